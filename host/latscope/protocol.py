@@ -1,0 +1,272 @@
+"""The latscope wire protocol: the one definition used by the gateware and the host.
+
+``docs/protocol.md`` describes every byte; this module is that description in code. The
+gateware (``latscope_gateware``) imports its constants and message layouts, the host parser
+and the reference encoder below use the same ones, so the two sides cannot drift apart.
+
+Device to host, the stream is a sequence of *records*. A record is one *lead* byte
+(bit 7 set) followed by 0..9 *continuation* bytes (bit 7 clear)::
+
+    lead:          1 s s s s p p p      s: source (4 bits), p: payload bits (MSBs)
+    continuation:  0 p p p p p p p      7 payload bits each, most significant group first
+
+The payload is an unsigned integer of ``3 + 7 * n`` bits for a record with ``n``
+continuation bytes; an encoder always uses the smallest ``n`` that holds the payload, except
+for SYNC records, which always have ``SYNC_CONT`` continuation bytes. Because every byte says
+whether it starts a record, a parser that lost or mangled a byte finds the next record by
+itself; the SYNC records (see :data:`Source.SYNC`) carry absolute time and a CRC so that it
+also knows which events it can trust.
+"""
+
+from enum import IntEnum
+
+from amaranth.lib import data
+
+__all__ = [
+    "VERSION", "MAGIC", "Source", "EDGE_SOURCES", "value_width",
+    "LEAD_FLAG", "LEAD_PAYLOAD_BITS", "CONT_BITS", "MAX_CONT", "SYNC_CONT",
+    "DELTA_BITS", "SEGMENT_MAX_EVENTS", "STAMP_BITS", "CRC_BITS", "LOSS_COUNT_BITS",
+    "crc16", "record_length", "encode_record", "event_payload", "sync_payload",
+    "Command", "IdentifyReply", "StatusReply", "IrqConfig", "IrqFlags", "StartArgs",
+    "MarkerConfig", "COMMAND_ARGS", "REPLY_LAYOUTS", "UNKNOWN_COMMAND_REPLY",
+    "StreamEncoder",
+]
+
+#: Protocol version; the identify reply carries it. Bump on any incompatible change.
+VERSION = 1
+#: First four bytes of the identify reply payload.
+MAGIC = b"LTSC"
+
+
+class Source(IntEnum):
+    """Record source: the 4-bit field of a lead byte."""
+    MARKER = 0    #: trace-port marker; value = sampled data bits
+    BUS    = 1    #: write into the bus trace window; value = written data (32 bits)
+    IRQ    = 2    #: IRQ generator output edge; value 1 = asserting edge, 0 = releasing edge
+    LOSS   = 3    #: events lost to a full FIFO; value = count << 4 | lost source
+    EDGE0  = 4    #: edge channel 0 .. 7 (sources 4..11); value = new pin level
+    EDGE1  = 5
+    EDGE2  = 6
+    EDGE3  = 7
+    EDGE4  = 8
+    EDGE5  = 9
+    EDGE6  = 10
+    EDGE7  = 11
+    REPLY  = 14   #: one byte of a command reply; payload = the byte (no time)
+    SYNC   = 15   #: segment boundary; payload = stamp (48 bits) << 16 | CRC-16
+
+
+EDGE_SOURCES = tuple(Source(Source.EDGE0 + n) for n in range(8))
+
+LEAD_FLAG = 0x80
+LEAD_PAYLOAD_BITS = 3
+CONT_BITS = 7
+#: Longest record: a lead byte and nine continuation bytes hold 66 payload bits.
+MAX_CONT = 9
+#: SYNC records always have this many continuation bytes (10 bytes in all).
+SYNC_CONT = 9
+
+#: An event's delta (cycles since the previous event or SYNC) is below ``2 ** DELTA_BITS``;
+#: a longer gap makes the encoder start a new segment first.
+DELTA_BITS = 24
+#: A segment holds at most this many event records before the encoder closes it.
+SEGMENT_MAX_EVENTS = 255
+#: Width of the time-stamp counter and of the stamp in a SYNC record; the host unwraps it.
+STAMP_BITS = 48
+CRC_BITS = 16
+#: Width of the lost-event count in a LOSS record.
+LOSS_COUNT_BITS = 32
+#: Value width of the fixed-width sources; MARKER's width comes from the identify reply.
+_FIXED_VALUE_WIDTH = {
+    Source.BUS: 32,
+    Source.IRQ: 1,
+    Source.LOSS: LOSS_COUNT_BITS + 4,
+    **{source: 1 for source in EDGE_SOURCES},
+}
+
+
+def value_width(source, marker_width=16):
+    """Number of value bits at the bottom of an event record's payload."""
+    source = Source(source)
+    if source == Source.MARKER:
+        return marker_width
+    if source in (Source.REPLY, Source.SYNC):
+        raise ValueError(f"{source.name} records carry no event value")
+    return _FIXED_VALUE_WIDTH[source]
+
+
+def crc16(data, crc=0):
+    """CRC-16/XMODEM (poly 0x1021, init 0, no reflection), as in SYNC records.
+
+    The gateware computes it with ``amaranth.lib.crc.catalog.CRC16_XMODEM``."""
+    import binascii
+    return binascii.crc_hqx(bytes(data), crc)
+
+
+def record_length(payload, source=None):
+    """Number of bytes of the record that carries ``payload``."""
+    if source == Source.SYNC:
+        return 1 + SYNC_CONT
+    n = 0
+    while payload >> (LEAD_PAYLOAD_BITS + CONT_BITS * n):
+        n += 1
+    if n > MAX_CONT:
+        raise ValueError(f"payload {payload:#x} does not fit in one record")
+    return 1 + n
+
+
+def encode_record(source, payload):
+    """Bytes of one record."""
+    n = record_length(payload, source) - 1
+    out = bytearray([LEAD_FLAG | (int(source) << LEAD_PAYLOAD_BITS)
+                     | ((payload >> (CONT_BITS * n)) & ((1 << LEAD_PAYLOAD_BITS) - 1))])
+    for i in reversed(range(n)):
+        out.append((payload >> (CONT_BITS * i)) & 0x7f)
+    return bytes(out)
+
+
+def event_payload(source, delta, value, marker_width=16):
+    width = value_width(source, marker_width)
+    if not 0 <= delta < (1 << DELTA_BITS):
+        raise ValueError(f"delta {delta} out of range")
+    if not 0 <= value < (1 << width):
+        raise ValueError(f"value {value:#x} wider than {width} bits")
+    return (delta << width) | value
+
+
+def sync_payload(stamp, crc):
+    return ((stamp % (1 << STAMP_BITS)) << CRC_BITS) | crc
+
+
+# --- Host to device: commands -------------------------------------------------------------
+#
+# A command is one opcode byte followed by the bytes of its argument layout (little-endian,
+# field order as declared, ``layout.size // 8`` bytes). Every command is answered by a reply
+# message: the opcode, a length byte and that many payload bytes, each carried by a REPLY
+# record. A command whose bytes stop arriving mid-way is dropped after a timeout, which is
+# how the host resynchronises the command channel.
+
+class Command(IntEnum):
+    IDENTIFY      = ord("I")  #: reply: IdentifyReply
+    START         = ord("S")  #: args: StartArgs; begins a capture (a SYNC record follows)
+    STOP          = ord("P")  #: ends a capture; the encoder drains the FIFO, closes the segment
+    IRQ_CONFIG    = ord("Q")  #: args: IrqConfig
+    MARKER_CONFIG = ord("M")  #: args: MarkerConfig
+    STATUS        = ord("R")  #: reply: StatusReply
+
+
+#: Reply to an opcode the device does not know: opcode ``?``, one byte: the unknown opcode.
+UNKNOWN_COMMAND_REPLY = ord("?")
+
+
+class IrqFlags(data.Struct):
+    enable: 1      #: generator running
+    one_shot: 1    #: fire once, then clear ``enable``
+    active_low: 1  #: output idles high and asserts low
+    _pad: 5
+
+
+class IrqConfig(data.Struct):
+    """IRQ generator settings. Intervals between asserting edges are
+    ``period + (lfsr & jitter_mask)`` cycles: ``jitter_mask = 0`` is a fixed period; a mask
+    of ``2**k - 1`` spreads the edges uniformly over ``[period, period + 2**k - 1]`` so
+    they do not phase-lock with the DUT's tick."""
+    period: 32       #: cycles between asserting edges (minimum)
+    jitter_mask: 32  #: pseudo-random extra cycles, ANDed with a 32-bit LFSR
+    width: 32        #: cycles the output stays asserted (at least 1, less than period)
+    flags: IrqFlags
+
+
+class StartArgs(data.Struct):
+    sources: 16  #: bit n enables source n (see Source); 0xffff enables everything present
+
+
+class MarkerConfig(data.Struct):
+    sample_delay: 8  #: cycles between the strobe edge and sampling the data lines
+
+
+class IdentifyReply(data.Struct):
+    magic: 32            #: MAGIC, little-endian
+    version: 8           #: VERSION
+    clock_hz: 32         #: capture clock frequency
+    stamp_shift: 8       #: sub-cycle stamp bits: one stamp unit is 1 / (clock_hz << stamp_shift)
+    marker_width: 8      #: data bits of the marker port (value width of MARKER events)
+    edge_count: 8        #: edge channels present (EDGE0 ..)
+    bus_width: 8         #: data bits of the bus-write front end, 0 if absent
+    fifo_depth: 16       #: events the FIFO holds
+    marker_latency: 8    #: cycles from the strobe changing at the pin to the stamp
+    bus_latency: 8       #: cycles from the bus write completing to the stamp
+    edge_latency: 8      #: cycles from an edge-channel pin changing to the stamp
+    irq_latency: 8       #: cycles from the IRQ output changing at the pin to the stamp
+    board: data.ArrayLayout(8, 16)  #: board name, ASCII, NUL-padded
+
+
+class StatusReply(data.Struct):
+    capturing: 8      #: 1 while a capture runs
+    events: 32        #: events written to the FIFO since START (mod 2**32)
+    lost: 32          #: events lost since START (mod 2**32)
+    fifo_max: 16      #: FIFO high-water mark since START
+    irq_edges: 32     #: asserting IRQ edges since START (mod 2**32)
+
+
+COMMAND_ARGS = {
+    Command.IDENTIFY: None,
+    Command.START: StartArgs,
+    Command.STOP: None,
+    Command.IRQ_CONFIG: IrqConfig,
+    Command.MARKER_CONFIG: MarkerConfig,
+    Command.STATUS: None,
+}
+
+REPLY_LAYOUTS = {
+    Command.IDENTIFY: IdentifyReply,
+    Command.STATUS: StatusReply,
+}
+
+
+# --- Reference encoder ----------------------------------------------------------------------
+
+class StreamEncoder:
+    """Encodes events exactly as the gateware's encoder does (same segment rules, same bytes).
+
+    Used by tests to check the gateware byte for byte, and by benchmarks to make streams.
+    Events must come in non-decreasing stamp order."""
+
+    def __init__(self, marker_width=16):
+        self.marker_width = marker_width
+        self._out = bytearray()
+        self._segment_crc = 0
+        self._segment_events = 0
+        self._base = None   # stamp the next delta is counted from; None before the first SYNC
+
+    def _emit(self, record):
+        self._out += record
+        self._segment_crc = crc16(record, self._segment_crc)
+
+    def sync(self, stamp):
+        """Close the current segment and start a new one whose time base is ``stamp``."""
+        record = encode_record(Source.SYNC, sync_payload(stamp, self._segment_crc))
+        self._segment_crc = 0
+        self._segment_events = 0
+        self._base = stamp
+        self._emit(record)
+
+    def event(self, stamp, source, value):
+        if (self._base is None or self._segment_events >= SEGMENT_MAX_EVENTS
+                or stamp - self._base >= (1 << DELTA_BITS)):
+            self.sync(stamp)
+        if stamp < self._base:
+            raise ValueError(f"stamp {stamp} before {self._base}")
+        self._emit(encode_record(source, event_payload(source, stamp - self._base, value,
+                                                       self.marker_width)))
+        self._base = stamp
+        self._segment_events += 1
+
+    def flush(self):
+        """Close the open segment (as the gateware does when idle or on STOP)."""
+        if self._base is not None and self._segment_events:
+            self.sync(self._base)
+
+    def take(self):
+        out, self._out = bytes(self._out), bytearray()
+        return out
