@@ -28,7 +28,7 @@ __all__ = [
     "DELTA_BITS", "SEGMENT_MAX_EVENTS", "STAMP_BITS", "CRC_BITS", "LOSS_COUNT_BITS",
     "crc16", "record_length", "encode_record", "event_payload", "sync_payload",
     "Command", "IdentifyReply", "StatusReply", "IrqConfig", "IrqFlags", "StartArgs",
-    "MarkerConfig", "COMMAND_ARGS", "REPLY_LAYOUTS", "UNKNOWN_COMMAND_REPLY",
+    "COMMAND_ARGS", "REPLY_LAYOUTS", "UNKNOWN_COMMAND_REPLY",
     "StreamEncoder",
 ]
 
@@ -148,10 +148,9 @@ def sync_payload(stamp, crc):
 
 class Command(IntEnum):
     IDENTIFY      = ord("I")  #: reply: IdentifyReply
-    START         = ord("S")  #: args: StartArgs; begins a capture (a SYNC record follows)
+    START         = ord("S")  #: args: StartArgs; begins a capture (a SYNC precedes its first event)
     STOP          = ord("P")  #: ends a capture; the encoder drains the FIFO, closes the segment
     IRQ_CONFIG    = ord("Q")  #: args: IrqConfig
-    MARKER_CONFIG = ord("M")  #: args: MarkerConfig
     STATUS        = ord("R")  #: reply: StatusReply
 
 
@@ -179,10 +178,6 @@ class IrqConfig(data.Struct):
 
 class StartArgs(data.Struct):
     sources: 16  #: bit n enables source n (see Source); 0xffff enables everything present
-
-
-class MarkerConfig(data.Struct):
-    sample_delay: 8  #: cycles between the strobe edge and sampling the data lines
 
 
 class IdentifyReply(data.Struct):
@@ -214,7 +209,6 @@ COMMAND_ARGS = {
     Command.START: StartArgs,
     Command.STOP: None,
     Command.IRQ_CONFIG: IrqConfig,
-    Command.MARKER_CONFIG: MarkerConfig,
     Command.STATUS: None,
 }
 

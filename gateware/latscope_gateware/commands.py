@@ -1,0 +1,136 @@
+"""Host-to-device command channel and the replies it sends back as REPLY records."""
+
+from amaranth.hdl import *
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from latscope.protocol import (COMMAND_ARGS, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
+                               IrqConfig, Source, StartArgs, StatusReply)
+
+from .records import record_layout
+
+__all__ = ["CommandProcessor"]
+
+
+def _size(layout):
+    return 0 if layout is None else layout.as_shape().size // 8
+
+
+class CommandProcessor(wiring.Component):
+    """Parses commands (opcode byte + little-endian argument bytes, see ``latscope.protocol``)
+    and answers each with a reply message, one REPLY record per byte.
+
+    A command whose bytes stop arriving for ``timeout`` cycles is dropped: that is how the host
+    resynchronises after a lost byte. The host waits for each reply before sending the next
+    command; bytes that arrive while a reply is still being sent are ignored.
+
+    ``identify`` is the constant payload of the IDENTIFY reply (an ``IdentifyReply`` value);
+    ``status`` is sampled when STATUS executes.
+    """
+
+    def __init__(self, identify, *, timeout):
+        self._identify = identify
+        self._timeout = timeout
+        super().__init__({
+            "rx": In(stream.Signature(8, always_ready=True)),
+            "replies": Out(stream.Signature(record_layout)),
+            "status": In(StatusReply),
+            "start": Out(1),
+            "stop": Out(1),
+            "sources": Out(StartArgs),
+            "irq_config": Out(IrqConfig),
+            "irq_apply": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        arg_bytes = max(_size(layout) for layout in COMMAND_ARGS.values())
+        reply_bytes = 2 + max(_size(layout) for layout in REPLY_LAYOUTS.values())
+
+        opcode = Signal(8)
+        args = Signal(8 * arg_bytes)
+        received = Signal(range(arg_bytes + 1))
+        expected = Signal(range(arg_bytes + 1))
+        in_command = Signal()
+        silence = Signal(range(self._timeout + 1))
+        execute = Signal()
+
+        reply = Signal(8 * reply_bytes)
+        reply_left = Signal(range(reply_bytes + 1))
+        replying = reply_left != 0
+
+        # Receive: opcode, then the argument bytes its layout needs.
+        with m.If(self.rx.valid & ~replying):
+            m.d.sync += silence.eq(0)
+            with m.If(~in_command):
+                m.d.sync += [opcode.eq(self.rx.payload), received.eq(0)]
+                with m.Switch(self.rx.payload):
+                    for command, layout in COMMAND_ARGS.items():
+                        with m.Case(command):
+                            m.d.sync += expected.eq(_size(layout))
+                            if _size(layout) == 0:
+                                m.d.comb += execute.eq(1)
+                            else:
+                                m.d.sync += in_command.eq(1)
+                    with m.Default():
+                        m.d.comb += execute.eq(1)
+            with m.Else():
+                m.d.sync += [
+                    args.eq(Cat(args[8:], self.rx.payload)),
+                    received.eq(received + 1),
+                ]
+                with m.If(received + 1 == expected):
+                    m.d.sync += in_command.eq(0)
+                    m.d.comb += execute.eq(1)
+        with m.Elif(in_command):
+            m.d.sync += silence.eq(silence + 1)
+            with m.If(silence == self._timeout):
+                m.d.sync += in_command.eq(0)
+
+        command = Mux(in_command, opcode, self.rx.payload)
+
+        def answer(code, payload, size):
+            m.d.sync += [
+                reply.eq(Cat(Const(code, 8), Const(size, 8), payload)),
+                reply_left.eq(2 + size),
+            ]
+
+        # Pulses are registered so that they come with the configuration they apply.
+        m.d.sync += [self.start.eq(0), self.stop.eq(0), self.irq_apply.eq(0)]
+        with m.If(execute):
+            with m.Switch(command):
+                with m.Case(Command.IDENTIFY):
+                    answer(Command.IDENTIFY, self._identify, _size(REPLY_LAYOUTS[Command.IDENTIFY]))
+                with m.Case(Command.STATUS):
+                    answer(Command.STATUS, self.status, _size(StatusReply))
+                with m.Case(Command.START):
+                    m.d.sync += self.start.eq(1)
+                    m.d.sync += self.sources.eq(self._args_of(args, arg_bytes, StartArgs))
+                    answer(Command.START, Const(0, 0), 0)
+                with m.Case(Command.STOP):
+                    m.d.sync += self.stop.eq(1)
+                    answer(Command.STOP, Const(0, 0), 0)
+                with m.Case(Command.IRQ_CONFIG):
+                    m.d.sync += self.irq_apply.eq(1)
+                    m.d.sync += self.irq_config.eq(self._args_of(args, arg_bytes, IrqConfig))
+                    answer(Command.IRQ_CONFIG, Const(0, 0), 0)
+                with m.Default():
+                    answer(UNKNOWN_COMMAND_REPLY, command, 1)
+
+        # Send the reply one byte per REPLY record.
+        m.d.comb += [
+            self.replies.valid.eq(replying),
+            self.replies.payload.source.eq(Source.REPLY),
+            self.replies.payload.payload.eq(reply[:8]),
+        ]
+        with m.If(self.replies.valid & self.replies.ready):
+            m.d.sync += [reply.eq(reply >> 8), reply_left.eq(reply_left - 1)]
+        return m
+
+    @staticmethod
+    def _args_of(args, arg_bytes, layout):
+        """The argument bytes of a command, from the register they were shifted into."""
+        size = _size(layout)
+        # The last argument byte received is in the top byte of `args`, so the command's
+        # `size` bytes are the top `size` bytes.
+        return args[8 * (arg_bytes - size):]

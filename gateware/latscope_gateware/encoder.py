@@ -1,0 +1,148 @@
+"""Turns FIFO entries into delta-coded event records and SYNC records."""
+
+from amaranth.hdl import *
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from latscope.protocol import (CRC_BITS, DELTA_BITS, SEGMENT_MAX_EVENTS, STAMP_BITS, Source,
+                               value_width)
+
+from .records import record_layout
+
+__all__ = ["EventEncoder"]
+
+
+class EventEncoder(wiring.Component):
+    """Delta-codes events into records, opening segments with SYNC records.
+
+    Implements exactly the segment rules of ``latscope.protocol.StreamEncoder``:
+
+    * a SYNC record (time base = the event's stamp) comes before the first event after
+      ``start``, before an event whose delta would not fit in ``DELTA_BITS``, and before the
+      event that would make a segment longer than ``SEGMENT_MAX_EVENTS``;
+    * within an entry the LOSS record goes first, then events in source order;
+    * an open segment is closed by a SYNC with the unchanged time base (a *flush*) when no
+      entry has come for ``flush_idle`` cycles, or at once when ``stopping`` and the FIFO is
+      empty, so the host can verify the last events without waiting for more.
+
+    Parameters
+    ----------
+    layout : the FIFO entry layout (see :func:`event_capture.entry_layout`)
+    sources : dict of Source to value width, in entry order
+    marker_width : value width of MARKER events
+    flush_idle : cycles without entries before an open segment is closed
+    """
+
+    def __init__(self, layout, sources, *, marker_width=16, flush_idle=1 << 16):
+        self._layout = layout
+        self._sources = dict(sources)
+        self._marker_width = marker_width
+        self._flush_idle = flush_idle
+        super().__init__({
+            "entries": In(stream.Signature(layout)),
+            "records": Out(stream.Signature(record_layout)),
+            "start": In(1),
+            "stopping": In(1),
+        })
+
+    def _payload(self, m, source, delta, value):
+        width = value_width(source, self._marker_width)
+        return (delta[:DELTA_BITS] << width) | value[:width]
+
+    def elaborate(self, platform):
+        m = Module()
+        entry = Signal(self._layout)
+        loaded = Signal()                       # `entry` holds records not yet sent
+        pending_loss = Signal()
+        pending = Signal(len(self._sources))    # events of `entry` not yet sent, by source order
+        base = Signal(STAMP_BITS)               # stamp the next delta counts from
+        based = Signal()                        # a SYNC has been sent since start
+        segment_events = Signal(range(SEGMENT_MAX_EVENTS + 1))
+        idle = Signal(range(self._flush_idle + 1))
+
+        delta = Signal(STAMP_BITS)
+        m.d.comb += delta.eq(entry.stamp - base)
+        need_sync = ~based | (segment_events == SEGMENT_MAX_EVENTS) | (delta >> DELTA_BITS != 0)
+
+        record = self.records.payload
+        sent = self.records.valid & self.records.ready
+
+        # Which record of the entry goes next: the LOSS record, else the lowest pending event.
+        source_list = list(self._sources)
+        event_source = Signal(4)
+        event_value = Signal(64)
+        lowest = Signal(len(source_list))
+        m.d.comb += lowest.eq(pending & -pending)     # isolates the lowest set bit
+        with m.Switch(lowest):
+            for index, source in enumerate(source_list):
+                with m.Case(1 << index):
+                    m.d.comb += [
+                        event_source.eq(source),
+                        event_value.eq(entry.value[source.name]),
+                    ]
+        with m.If(pending_loss):
+            m.d.comb += [
+                event_source.eq(Source.LOSS),
+                event_value.eq(Cat(entry.loss_source, entry.loss_count)),
+            ]
+
+        payload = Signal(64)
+        with m.Switch(event_source):
+            for source in [Source.LOSS, *source_list]:
+                with m.Case(source):
+                    m.d.comb += payload.eq(self._payload(m, source, delta, event_value))
+
+        def send_sync(time_base):
+            m.d.comb += [
+                self.records.valid.eq(1),
+                record.source.eq(Source.SYNC),
+                record.payload.eq(time_base << CRC_BITS),
+            ]
+            with m.If(sent):
+                m.d.sync += [
+                    base.eq(time_base),
+                    based.eq(1),
+                    segment_events.eq(0),
+                ]
+
+        with m.If(self.start):
+            m.d.sync += [based.eq(0), segment_events.eq(0), idle.eq(0)]
+        with m.Elif(loaded):
+            with m.If(need_sync):
+                send_sync(entry.stamp)
+            with m.Else():
+                m.d.comb += [
+                    self.records.valid.eq(1),
+                    record.source.eq(event_source),
+                    record.payload.eq(payload),
+                ]
+                with m.If(sent):
+                    m.d.sync += [
+                        base.eq(entry.stamp),
+                        segment_events.eq(segment_events + 1),
+                    ]
+                    with m.If(pending_loss):
+                        m.d.sync += pending_loss.eq(0)
+                        with m.If(pending == 0):
+                            m.d.sync += loaded.eq(0)
+                    with m.Else():
+                        m.d.sync += pending.eq(pending & ~lowest)
+                        with m.If(pending == lowest):
+                            m.d.sync += loaded.eq(0)
+        with m.Elif(self.entries.valid):
+            m.d.comb += self.entries.ready.eq(1)
+            m.d.sync += [
+                entry.eq(self.entries.payload),
+                loaded.eq(1),
+                pending.eq(self.entries.payload.present.as_value()),
+                pending_loss.eq(self.entries.payload.loss_valid),
+                idle.eq(0),
+            ]
+        with m.Elif(based & (segment_events != 0)):
+            with m.If(self.stopping | (idle == self._flush_idle)):
+                send_sync(base)
+                with m.If(sent):
+                    m.d.sync += idle.eq(0)
+            with m.Else():
+                m.d.sync += idle.eq(idle + 1)
+        return m

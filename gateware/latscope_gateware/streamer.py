@@ -1,0 +1,71 @@
+"""Events in, protocol bytes out: the time-stamper, FIFO, encoder and serializer in a row."""
+
+from amaranth.hdl import *
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out, connect, flipped
+
+from .encoder import EventEncoder
+from .event_capture import EventCapture
+from .records import RecordArbiter, RecordSerializer, record_layout
+
+__all__ = ["EventStreamer"]
+
+
+class EventStreamer(wiring.Component):
+    """Stamps the events of ``sources`` and streams them as protocol bytes.
+
+    ``start`` (one cycle) clears the loss and status counters and makes the next event open a
+    segment with a SYNC; events are taken while ``capturing`` is high. ``replies`` carries
+    REPLY records that go out between event records, ahead of them.
+
+    Ports named after the sources (``marker``, ``irq``, ...) take the events, as in
+    :class:`EventCapture`.
+    """
+
+    def __init__(self, sources, *, marker_width=16, fifo_depth=512, flush_idle=1 << 16):
+        self._capture = EventCapture(sources, fifo_depth=fifo_depth)
+        self._encoder = EventEncoder(self._capture.layout, sources, marker_width=marker_width,
+                                     flush_idle=flush_idle)
+        members = {
+            "start": In(1),
+            "capturing": In(1),
+            "replies": In(stream.Signature(record_layout)),
+            "bytes": Out(stream.Signature(8)),
+            "now": Out(self._capture.now.shape()),
+            "events": Out(32),
+            "lost": Out(32),
+            "fifo_max": Out(self._capture.fifo_max.shape()),
+        }
+        for source, width in sources.items():
+            members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
+        self._sources = dict(sources)
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.capture = capture = self._capture
+        m.submodules.encoder = encoder = self._encoder
+        m.submodules.arbiter = arbiter = RecordArbiter()
+        m.submodules.serializer = serializer = RecordSerializer()
+
+        for source in self._sources:
+            name = source.name.lower()
+            connect(m, flipped(getattr(self, name)), getattr(capture, name))
+        connect(m, capture.entries, encoder.entries)
+        connect(m, flipped(self.replies), arbiter.priority)
+        connect(m, encoder.records, arbiter.other)
+        connect(m, arbiter.records, serializer.records)
+        connect(m, serializer.bytes, flipped(self.bytes))
+
+        m.d.comb += [
+            capture.enable.eq(self.capturing),
+            capture.clear.eq(self.start),
+            encoder.start.eq(self.start),
+            encoder.stopping.eq(~self.capturing),
+            serializer.clear_crc.eq(self.start),
+            self.now.eq(capture.now),
+            self.events.eq(capture.events),
+            self.lost.eq(capture.lost),
+            self.fifo_max.eq(capture.fifo_max),
+        ]
+        return m
