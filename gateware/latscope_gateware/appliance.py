@@ -1,0 +1,171 @@
+"""The latscope appliance: front ends, time-stamper, IRQ generator, link; one clock domain."""
+
+from amaranth.hdl import *
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out, connect
+
+from latscope.protocol import MAGIC, VERSION, IdentifyReply, Source
+
+from .bus_write import BusWriteSnoop
+from .commands import CommandProcessor
+from .edge_channels import EdgeChannels
+from .irq_generator import IrqGenerator
+from .marker_port import MarkerPort
+from .streamer import EventStreamer
+from .uart import UARTRx, UARTTx
+
+__all__ = ["ApplianceConfig", "Appliance"]
+
+
+class ApplianceConfig:
+    """Build-time parameters of an appliance; the identify reply reports them.
+
+    ``uart_divisor`` is capture-clock cycles per UART bit (120 MHz / 10 = 12 Mbaud).
+    ``bus_window`` is ``(base word address, words)`` of the snooped Wishbone window, or None
+    for a board without a bus front end.
+    """
+
+    def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,
+                 bus_window=None, bus_addr_width=30, fifo_depth=512, sample_delay=2,
+                 flush_idle=None, command_timeout=None):
+        self.clock_hz = clock_hz
+        self.uart_divisor = uart_divisor
+        self.board = board
+        self.marker_width = marker_width
+        self.edge_count = edge_count
+        self.bus_window = bus_window
+        self.bus_addr_width = bus_addr_width
+        self.fifo_depth = fifo_depth
+        self.sample_delay = sample_delay
+        # Close an idle segment after about 1 ms so a live view never waits longer.
+        self.flush_idle = flush_idle if flush_idle is not None else max(64, clock_hz // 1000)
+        # A command that stalls for 64 byte times is abandoned.
+        self.command_timeout = command_timeout or 64 * 10 * uart_divisor
+
+
+class Appliance(wiring.Component):
+    """Everything between the pins and the host link.
+
+    Pins: ``marker_data``/``marker_strobe`` (trace port), ``edges`` (edge channels), ``bus``
+    (snooped Wishbone, when a window is configured), ``irq`` (to the DUT), ``uart_tx`` /
+    ``uart_rx`` (the host link).
+    """
+
+    def __init__(self, config):
+        self.config = config
+        self._marker = MarkerPort(data_width=config.marker_width, sample_delay=config.sample_delay)
+        self._edges = EdgeChannels(count=config.edge_count)
+        self._irq = IrqGenerator()
+        self._bus = None
+        if config.bus_window is not None:
+            base, words = config.bus_window
+            self._bus = BusWriteSnoop(addr_width=config.bus_addr_width, data_width=32,
+                                      window_base=base, window_words=words)
+        members = {
+            "marker_data": In(config.marker_width),
+            "marker_strobe": In(1),
+            "edges": In(config.edge_count),
+            "irq": Out(1),
+            "uart_tx": Out(1, init=1),
+            "uart_rx": In(1, init=1),
+        }
+        if self._bus is not None:
+            members["bus"] = In(self._bus.bus.signature.flip())
+        super().__init__(members)
+
+    def sources(self):
+        """Event sources of this build and their value widths, in stream order."""
+        sources = {Source.MARKER: self.config.marker_width}
+        if self._bus is not None:
+            sources[Source.BUS] = 32
+        sources[Source.IRQ] = 1
+        for n in range(self.config.edge_count):
+            sources[Source(Source.EDGE0 + n)] = 1
+        return sources
+
+    def identify(self):
+        """The IDENTIFY reply payload of this build."""
+        board = self.config.board.encode("ascii")[:16].ljust(16, b"\0")
+        return IdentifyReply.const({
+            "magic": int.from_bytes(MAGIC, "little"),
+            "version": VERSION,
+            "clock_hz": self.config.clock_hz,
+            "stamp_shift": 0,
+            "marker_width": self.config.marker_width,
+            "edge_count": self.config.edge_count,
+            "bus_width": 32 if self._bus is not None else 0,
+            "fifo_depth": self.config.fifo_depth,
+            "marker_latency": self._marker.latency,
+            "bus_latency": self._bus.latency if self._bus is not None else 0,
+            "edge_latency": self._edges.latency,
+            "irq_latency": self._irq.latency,
+            "board": list(board),
+        })
+
+    def elaborate(self, platform):
+        config = self.config
+        m = Module()
+        sources = self.sources()
+        m.submodules.marker = marker = self._marker
+        m.submodules.edges = edges = self._edges
+        m.submodules.irq_generator = irq = self._irq
+        m.submodules.streamer = streamer = EventStreamer(
+            sources, marker_width=config.marker_width, fifo_depth=config.fifo_depth,
+            flush_idle=config.flush_idle)
+        m.submodules.commands = commands = CommandProcessor(
+            self.identify(), timeout=config.command_timeout)
+        m.submodules.uart_tx = uart_tx = UARTTx(divisor=config.uart_divisor)
+        m.submodules.uart_rx = uart_rx = UARTRx(divisor=config.uart_divisor)
+
+        m.d.comb += [
+            marker.data.eq(self.marker_data),
+            marker.strobe.eq(self.marker_strobe),
+            edges.pins.eq(self.edges),
+            self.irq.eq(irq.irq),
+            self.uart_tx.eq(uart_tx.tx),
+            uart_rx.rx.eq(self.uart_rx),
+        ]
+        if self._bus is not None:
+            m.submodules.bus = bus = self._bus
+            connect(m, wiring.flipped(self.bus), bus.bus)
+
+        # Each source's events reach the streamer only if START enabled that source.
+        outputs = {Source.MARKER: marker.events, Source.IRQ: irq.events}
+        if self._bus is not None:
+            outputs[Source.BUS] = bus.events
+        for n in range(config.edge_count):
+            outputs[Source(Source.EDGE0 + n)] = edges.events[n]
+        for source, events in outputs.items():
+            port = getattr(streamer, source.name.lower())
+            m.d.comb += [
+                port.valid.eq(events.valid & commands.sources.sources[int(source)]),
+                port.payload.eq(events.payload),
+            ]
+
+        capturing = Signal()
+        with m.If(commands.start):
+            m.d.sync += capturing.eq(1)
+        with m.If(commands.stop):
+            m.d.sync += capturing.eq(0)
+
+        irq_edges = Signal(32)
+        with m.If(commands.start):
+            m.d.sync += irq_edges.eq(0)
+        with m.Elif(capturing & irq.events.valid & irq.events.payload):
+            m.d.sync += irq_edges.eq(irq_edges + 1)
+
+        connect(m, uart_rx.data, commands.rx)
+        connect(m, commands.replies, streamer.replies)
+        connect(m, streamer.bytes, uart_tx.data)
+        m.d.comb += [
+            streamer.start.eq(commands.start),
+            streamer.capturing.eq(capturing),
+            irq.config.eq(commands.irq_config),
+            irq.apply.eq(commands.irq_apply),
+            commands.status.capturing.eq(capturing),
+            commands.status.events.eq(streamer.events),
+            commands.status.lost.eq(streamer.lost),
+            commands.status.fifo_max.eq(streamer.fifo_max),
+            commands.status.irq_edges.eq(irq_edges),
+        ]
+        return m

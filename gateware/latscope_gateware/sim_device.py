@@ -1,0 +1,226 @@
+"""The appliance gateware in Amaranth's simulator, reachable as a serial port.
+
+The simulated appliance's UART pins are bridged bit by bit to a pseudo-terminal, so the host
+talks to it with exactly the code it uses for a board. A small scripted DUT drives the
+appliance's pins: it answers every asserting IRQ edge with an "ISR" (a marker at entry, a
+marker at exit, a pin high in between on edge channel 0) and writes a background marker
+every few hundred cycles, as a thread would. Every pin change it makes and every IRQ edge it
+sees is logged with its cycle (``--truth``), so tests can check the appliance's stamps
+against what really happened.
+
+Run ``python -m latscope_gateware.sim_device --help``.
+"""
+
+import argparse
+import json
+import os
+import random
+import sys
+import tty
+
+from amaranth.hdl import Elaboratable, Module, Signal
+from amaranth.sim import Simulator
+
+from latscope.protocol import Source
+
+from .appliance import Appliance, ApplianceConfig
+
+__all__ = ["ScriptedDut", "SimulatedDevice", "main"]
+
+#: Marker values of the scripted DUT (the real encoding is the firmware's business).
+ISR_ENTRY, ISR_EXIT, BACKGROUND = 0x1000, 0x2000, 0x3000
+
+
+class ScriptedDut:
+    """A deterministic stand-in for a DUT's pins: ISR markers after each IRQ, background
+    markers, optional bursts that overrun the FIFO."""
+
+    def __init__(self, *, seed=1, isr_delay=(20, 60), isr_length=(10, 30), background=300,
+                 burst_every=0, burst_length=0):
+        self.rng = random.Random(seed)
+        self.isr_delay = isr_delay
+        self.isr_length = isr_length
+        self.background = background
+        self.burst_every = burst_every
+        self.burst_length = burst_length
+        self.truth = []      # (cycle the pin changed, source name, value)
+
+
+class _Bench(Elaboratable):
+    """The appliance and the bench's own cycle counter, independent of the gateware's."""
+
+    def __init__(self, appliance):
+        self.appliance = appliance
+        self.cycle = Signal(64)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.appliance = self.appliance
+        m.d.sync += self.cycle.eq(self.cycle + 1)
+        return m
+
+
+class SimulatedDevice:
+    """Builds the simulator for an appliance, a scripted DUT and a byte bridge."""
+
+    def __init__(self, config, dut, *, host_fd, corrupt=(), max_cycles=None, truth=None):
+        self.config = config
+        self.appliance = Appliance(config)
+        self.bench = _Bench(self.appliance)
+        self.truth = truth             # open text file for the JSON-lines log, or None
+        self.dut = dut
+        self.host_fd = host_fd
+        self.corrupt = set(corrupt)     # indices of device->host bytes to corrupt
+        self.max_cycles = max_cycles
+        self.sent = 0
+        self.cycle = 0
+
+    # Cycle numbers come from the bench's counter: pins set by a testbench right after clock
+    # edge k are present during cycle k, when the counter reads k.
+
+    def _log(self, ctx, source, value):
+        entry = (ctx.get(self.bench.cycle), source.name, value)
+        self.dut.truth.append(entry)
+        if self.truth is not None:
+            self.truth.write(json.dumps(entry) + "\n")
+            self.truth.flush()
+
+    async def _clock(self, ctx):
+        while self.max_cycles is None or self.cycle < self.max_cycles:
+            await ctx.tick()
+            self.cycle += 1
+
+    async def _uart_to_host(self, ctx):
+        divisor = self.config.uart_divisor
+        tx = self.appliance.uart_tx
+        while True:
+            await ctx.negedge(tx)                    # start bit
+            await ctx.tick().repeat(divisor // 2 + 1)  # middle of the start bit
+            value = 0
+            for bit in range(8):
+                await ctx.tick().repeat(divisor)
+                value |= ctx.get(tx) << bit
+            await ctx.tick().repeat(divisor)         # stop bit
+            if self.sent in self.corrupt:
+                value ^= 0x24                        # flip two bits on the "wire"
+            self.sent += 1
+            try:
+                os.write(self.host_fd, bytes([value]))
+            except OSError:
+                pass                                 # host went away; keep simulating
+
+    async def _host_to_uart(self, ctx):
+        divisor = self.config.uart_divisor
+        rx = self.appliance.uart_rx
+        ctx.set(rx, 1)
+        while True:
+            await ctx.tick().repeat(8 * divisor)
+            try:
+                data = os.read(self.host_fd, 64)
+            except (BlockingIOError, OSError):
+                continue
+            for byte in data:
+                for level in [0, *((byte >> bit) & 1 for bit in range(8)), 1]:
+                    ctx.set(rx, level)
+                    await ctx.tick().repeat(divisor)
+
+    async def _dut(self, ctx):
+        app, dut = self.appliance, self.dut
+        strobe = 0
+
+        def marker(value):
+            nonlocal strobe
+            strobe ^= 1
+            ctx.set(app.marker_data, value)
+            ctx.set(app.marker_strobe, strobe)
+            self._log(ctx, Source.MARKER, value)
+
+        next_background = dut.background
+        next_burst = dut.burst_every or None
+        count = 0
+        while True:
+            await ctx.tick()
+            if self._irq_pending:
+                self._irq_pending = False
+                await ctx.tick().repeat(dut.rng.randint(*dut.isr_delay))
+                marker(ISR_ENTRY | count & 0xfff)
+                ctx.set(app.edges, 1)
+                self._log(ctx, Source.EDGE0, 1)
+                await ctx.tick().repeat(dut.rng.randint(*dut.isr_length))
+                marker(ISR_EXIT | count & 0xfff)
+                ctx.set(app.edges, 0)
+                self._log(ctx, Source.EDGE0, 0)
+                count += 1
+            now = ctx.get(self.bench.cycle)
+            if next_burst is not None and now >= next_burst:
+                for n in range(dut.burst_length):
+                    marker(BACKGROUND | n & 0xfff)
+                    await ctx.tick().repeat(2)
+                next_burst = ctx.get(self.bench.cycle) + dut.burst_every
+            if now >= next_background:
+                marker(BACKGROUND | 0xfff)
+                next_background = now + dut.background
+
+    async def _irq_watch(self, ctx):
+        # Logs every IRQ pin edge in the cycle it appears and tells the DUT about asserting
+        # ones (the DUT may be busy; its reaction time is its own business).
+        level = 0
+        while True:
+            await ctx.tick()
+            new = ctx.get(self.appliance.irq)
+            if new != level:
+                level = new
+                self._log(ctx, Source.IRQ, new)
+                if new:
+                    self._irq_pending = True
+
+    def run(self):
+        self._irq_pending = False
+        sim = Simulator(self.bench)
+        sim.add_clock(1 / self.config.clock_hz)
+        sim.add_testbench(self._clock)
+        for testbench in (self._uart_to_host, self._host_to_uart, self._dut, self._irq_watch):
+            sim.add_testbench(testbench, background=True)
+        sim.run()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m latscope_gateware.sim_device",
+        description="Run the latscope appliance gateware in simulation behind a pseudo-terminal.")
+    parser.add_argument("--clock-hz", type=int, default=100_000_000)
+    parser.add_argument("--uart-divisor", type=int, default=4)
+    parser.add_argument("--fifo-depth", type=int, default=64)
+    parser.add_argument("--cycles", type=int, default=None, help="stop after this many cycles")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--burst-every", type=int, default=0,
+                        help="cycles between marker bursts that overrun the FIFO (0: none)")
+    parser.add_argument("--burst-length", type=int, default=0)
+    parser.add_argument("--corrupt", default="",
+                        help="comma-separated indices of device-to-host bytes to corrupt")
+    parser.add_argument("--truth", help="write the DUT's pin changes here (JSON lines)")
+    args = parser.parse_args(argv)
+
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    os.set_blocking(master, False)
+    print(f"PTY {os.ttyname(slave)}", flush=True)
+
+    config = ApplianceConfig(clock_hz=args.clock_hz, uart_divisor=args.uart_divisor,
+                             fifo_depth=args.fifo_depth, flush_idle=2000,
+                             command_timeout=100 * args.uart_divisor * 10)
+    dut = ScriptedDut(seed=args.seed, burst_every=args.burst_every,
+                      burst_length=args.burst_length)
+    corrupt = [int(index) for index in args.corrupt.split(",") if index]
+    truth = open(args.truth, "w") if args.truth else None
+    device = SimulatedDevice(config, dut, host_fd=master, corrupt=corrupt,
+                             max_cycles=args.cycles, truth=truth)
+    try:
+        device.run()
+    except KeyboardInterrupt:
+        pass
+    print(f"simulated {device.cycle} cycles", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+"""The ``latscope`` command line."""
+
+import argparse
+import contextlib
+import csv
+import json
+import sys
+import time
+
+from .device import Device, DeviceError, IrqSettings, open_transport
+from .protocol import Source
+from .simulation import SIM_PORTS, SimulatedAppliance, is_simulated
+
+__all__ = ["main"]
+
+DEFAULT_PORT = "sim:gateware"
+
+
+@contextlib.contextmanager
+def open_device(port, baudrate, sim_args=()):
+    """A connected, identified :class:`Device` for a serial port, URL or simulation name."""
+    with contextlib.ExitStack() as stack:
+        if is_simulated(port):
+            port = stack.enter_context(SimulatedAppliance(port, sim_args)).pty
+        device = stack.enter_context(Device(open_transport(port, baudrate)))
+        device.identify()
+        yield device
+
+
+def cmd_info(args):
+    with open_device(args.port, args.baud) as device:
+        identity = device.identity
+        info = identity.as_dict()
+        info["resolution_ns"] = identity.resolution_ns
+        info["status"] = device.status()
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"board          {identity.board}")
+    print(f"protocol       version {identity.version}")
+    print(f"capture clock  {identity.clock_hz / 1e6:g} MHz, resolution {identity.resolution_ns:g} ns")
+    print(f"marker port    {identity.marker_width} data bits + strobe")
+    print(f"bus window     {'yes, %d-bit' % identity.bus_width if identity.bus_width else 'no'}")
+    print(f"edge channels  {identity.edge_count}")
+    print(f"FIFO           {identity.fifo_depth} entries")
+    print("pin latency    " + ", ".join(f"{source.name.lower()} {cycles}"
+                                        for source, cycles in identity.latency.items()
+                                        if source in identity.sources))
+    return 0
+
+
+class Progress:
+    """One status line on stderr, rewritten about twice a second."""
+
+    def __init__(self, stream=sys.stderr, interval=0.5):
+        self.stream = stream
+        self.interval = interval
+        self.started = time.monotonic()
+        self.shown = 0.0
+
+    def update(self, events, nbytes, stats, *, final=False):
+        now = time.monotonic()
+        if not final and now - self.shown < self.interval:
+            return
+        self.shown = now
+        elapsed = now - self.started
+        rate = events / elapsed if elapsed > 0 else 0.0
+        line = (f"{elapsed:7.1f} s  {events:10d} events  {rate:9.0f} ev/s  "
+                f"{nbytes / 1024:9.1f} KiB  lost {stats.lost_total:d}  "
+                f"dropped {stats.records_dropped:d}")
+        end = "\n" if final or not self.stream.isatty() else "\r"
+        print(line, end=end, file=self.stream, flush=True)
+
+
+def cmd_capture(args):
+    from .capture_file import CaptureWriter
+
+    with open_device(args.port, args.baud) as device:
+        identity = device.identity
+        irq = IrqSettings(period=args.irq_period, jitter_mask=args.irq_jitter,
+                          width=args.irq_width, enable=not args.no_irq)
+        metadata = {
+            "identity": identity.as_dict(),
+            "port": args.port,
+            "irq": irq.__dict__,
+            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "test_info": args.info,
+        }
+        progress = Progress()
+        with CaptureWriter(args.output, metadata) as writer:
+            received = 0
+
+            def sink(data):
+                nonlocal received
+                received += len(data)
+                writer.write(data)
+
+            device.raw_sink = sink
+            device.configure_irq(irq)
+            device.start()
+            events = 0
+            deadline = time.monotonic() + args.duration if args.duration else None
+            try:
+                while True:
+                    events += len(device.poll())
+                    progress.update(events, received, device.parser.stats)
+                    if deadline is not None and time.monotonic() >= deadline:
+                        break
+                    if args.events and events >= args.events:
+                        break
+            except KeyboardInterrupt:
+                pass
+            device.stop()
+            device.configure_irq(IrqSettings(enable=False))
+            events += len(device.drain())
+            events += len(device.parser.finish())
+            status = device.status()
+            progress.update(events, received, device.parser.stats, final=True)
+            writer.close({"events": events, "bytes": received, "device_status": status,
+                          "parser": device.parser.stats.as_dict()})
+    print(f"wrote {args.output}: {events} events", file=sys.stderr)
+    return 0
+
+
+def cmd_dump(args):
+    from .capture_file import load_capture
+
+    capture = load_capture(args.capture)
+    events = capture.events
+    clock_hz = capture.metadata["identity"]["clock_hz"]
+    sources = None
+    if args.source:
+        sources = {Source[name.strip().upper()] for name in args.source.split(",")}
+    writer = csv.writer(sys.stdout) if args.csv else None
+    if writer:
+        writer.writerow(["cycle", "time_ns", "source", "value"])
+    shown = 0
+    for stamp, source, value in zip(events.stamp.tolist(), events.source.tolist(),
+                                    events.value.tolist()):
+        if sources is not None and source not in sources:
+            continue
+        time_ns = stamp * 1e9 / clock_hz
+        name = Source(source).name
+        if writer:
+            writer.writerow([stamp, f"{time_ns:.1f}", name, value])
+        else:
+            print(f"{stamp:16d} {time_ns:16.1f} ns  {name:6s} {value:#x}")
+        shown += 1
+        if args.limit and shown >= args.limit:
+            break
+    print(capture.summary(), file=sys.stderr)
+    return 0
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="latscope",
+        description="Measure RTOS latencies with a time-stamping FPGA appliance.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def device_options(p):
+        p.add_argument("--port", default=DEFAULT_PORT,
+                       help=f"serial port or pyserial URL of the appliance, or a simulation: "
+                            f"{', '.join(SIM_PORTS)} (default: {DEFAULT_PORT})")
+        p.add_argument("--baud", type=int, default=12_000_000, help="UART baud rate")
+
+    p = sub.add_parser("info", help="identify a device")
+    device_options(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("capture", help="capture events into a file")
+    device_options(p)
+    p.add_argument("-o", "--output", required=True, help="capture file to write")
+    p.add_argument("--duration", type=float, default=None, help="seconds to capture")
+    p.add_argument("--events", type=int, default=None, help="stop after this many events")
+    p.add_argument("--irq-period", type=int, default=5000, help="IRQ period in cycles")
+    p.add_argument("--irq-jitter", type=lambda text: int(text, 0), default=0,
+                   help="jitter mask: extra 0..mask cycles per period (e.g. 0x3ff)")
+    p.add_argument("--irq-width", type=int, default=100, help="IRQ pulse width in cycles")
+    p.add_argument("--no-irq", action="store_true", help="leave the IRQ generator off")
+    p.add_argument("--info", default="", help="free-form test information to store")
+    p.set_defaults(func=cmd_capture)
+
+    p = sub.add_parser("dump", help="print the events of a capture file")
+    p.add_argument("capture")
+    p.add_argument("--csv", action="store_true", help="CSV instead of text")
+    p.add_argument("--source", help="comma-separated sources to show (e.g. marker,irq)")
+    p.add_argument("--limit", type=int, default=0, help="show at most this many events")
+    p.set_defaults(func=cmd_dump)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.command == "capture" and not (args.duration or args.events):
+        args.duration = 10.0
+    try:
+        return args.func(args)
+    except DeviceError as error:
+        print(f"latscope: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"latscope: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

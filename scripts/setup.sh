@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what latscope needs on a Debian bookworm machine; safe to run again.
+# Debian packages: the simulator, the RISC-V toolchain and C library. Python: a venv in .venv
+# with the pinned packages of pyproject.toml.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES="verilator gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-venv"
+missing=""
+for package in $APT_PACKAGES; do
+    dpkg -s "$package" >/dev/null 2>&1 || missing="$missing $package"
+done
+if [ -n "$missing" ]; then
+    echo "setup: installing Debian packages:$missing"
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+
+PYTHON="${PYTHON:-python3.11}"
+command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv with $PYTHON"
+    "$PYTHON" -m venv .venv
+fi
+# Reinstall only when pyproject.toml changed since the last install.
+stamp=.venv/.latscope-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+    echo "setup: installing Python packages into .venv"
+    .venv/bin/pip install -q --upgrade pip
+    .venv/bin/pip install -q -e ".[test]"
+    touch "$stamp"
+fi
