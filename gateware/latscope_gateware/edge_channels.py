@@ -1,0 +1,66 @@
+"""Edge channels: every edge of a few asynchronous pins is an event."""
+
+from amaranth.hdl import *
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .synchronizer import PinChangeDetector, check_sync_stages
+
+__all__ = ["EdgeChannels"]
+
+
+class EdgeChannels(wiring.Component):
+    """Independent edge detectors, one event stream per pin.
+
+    Parameters
+    ----------
+    count : int
+        Number of channels.
+    sync_stages : int, >= 2
+        Flip-flops of each pin's synchronizer.
+
+    Ports
+    -----
+    pins : In(count)
+        Asynchronous inputs.
+    events : Out(stream.Signature(1, always_ready=True)).array(count)
+        ``events[n].valid`` is high for one cycle per edge (rising or falling) of pin *n*,
+        with ``payload`` = the pin's new level.
+
+    Timing
+    ------
+    :attr:`latency` = ``sync_stages`` (2 by default): a level first present on ``pins[n]``
+    during cycle *k* gives ``events[n].valid`` during cycle *k* + ``latency``. Channels are
+    independent: simultaneous edges give simultaneous events, and a pulse one cycle wide gives
+    two events in consecutive cycles (1, then 0). A pulse shorter than a cycle may be missed;
+    that is the resolution of the capture clock.
+    """
+
+    def __init__(self, count=4, *, sync_stages=2):
+        if not isinstance(count, int) or count < 1:
+            raise ValueError(f"count must be a positive int, not {count!r}")
+        self._count = count
+        self._sync_stages = check_sync_stages(sync_stages)
+        super().__init__({
+            "pins": In(count),
+            "events": Out(stream.Signature(1, always_ready=True)).array(count),
+        })
+
+    @property
+    def count(self):
+        return self._count
+
+    @property
+    def latency(self):
+        return self._sync_stages
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.detector = detector = PinChangeDetector(self._count, stages=self._sync_stages)
+        m.d.comb += detector.pins.eq(self.pins)
+        for n, events in enumerate(self.events):
+            m.d.comb += [
+                events.valid.eq(detector.changed[n]),
+                events.payload.eq(detector.level[n]),
+            ]
+        return m

@@ -1,0 +1,80 @@
+"""Exports the appliance as a Verilog module with flat, documented port names.
+
+The Verilator full-system simulation (``sim/``) instantiates this module next to the RISC-V
+SoC; it is the same gateware a board runs. Ports: ``clk, rst, marker_data, marker_strobe,
+bus_cyc, bus_stb, bus_we, bus_ack, bus_adr, bus_dat_w, bus_sel, edges, irq, uart_tx,
+uart_rx``.
+
+Run ``python -m latscope_gateware.export --help``.
+"""
+
+import argparse
+
+from amaranth.back import verilog
+from amaranth.hdl import Elaboratable, Module, Signal
+
+from .appliance import Appliance, ApplianceConfig
+
+__all__ = ["FlatAppliance", "main"]
+
+
+class FlatAppliance(Elaboratable):
+    """The appliance with one plain signal per pin, for instantiation from Verilog."""
+
+    def __init__(self, config):
+        self.appliance = Appliance(config)
+        width = config.marker_width
+        self.marker_data = Signal(width)
+        self.marker_strobe = Signal()
+        self.edges = Signal(config.edge_count)
+        self.irq = Signal()
+        self.uart_tx = Signal(init=1)
+        self.uart_rx = Signal(init=1)
+        self.bus = {}
+        if config.bus_window is not None:
+            for name, member in self.appliance.bus.signature.members.items():
+                self.bus[name] = Signal(member.shape, name=f"bus_{name}")
+
+    def ports(self):
+        return [self.marker_data, self.marker_strobe, *self.bus.values(), self.edges,
+                self.irq, self.uart_tx, self.uart_rx]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.appliance = appliance = self.appliance
+        m.d.comb += [
+            appliance.marker_data.eq(self.marker_data),
+            appliance.marker_strobe.eq(self.marker_strobe),
+            appliance.edges.eq(self.edges),
+            appliance.uart_rx.eq(self.uart_rx),
+            self.irq.eq(appliance.irq),
+            self.uart_tx.eq(appliance.uart_tx),
+        ]
+        for name, signal in self.bus.items():
+            m.d.comb += getattr(appliance.bus, name).eq(signal)
+        return m
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m latscope_gateware.export",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("-o", "--output", required=True, help="Verilog file to write")
+    parser.add_argument("--name", default="latscope_appliance")
+    parser.add_argument("--clock-hz", type=int, default=100_000_000)
+    parser.add_argument("--uart-divisor", type=int, default=4)
+    parser.add_argument("--fifo-depth", type=int, default=512)
+    parser.add_argument("--board", default="verilator-soc")
+    parser.add_argument("--bus-base", type=lambda text: int(text, 0), default=0xF000_0100,
+                        help="byte address of the snooped trace window")
+    parser.add_argument("--bus-bytes", type=lambda text: int(text, 0), default=0x100)
+    args = parser.parse_args(argv)
+    config = ApplianceConfig(clock_hz=args.clock_hz, uart_divisor=args.uart_divisor,
+                             fifo_depth=args.fifo_depth, board=args.board,
+                             bus_window=(args.bus_base >> 2, args.bus_bytes >> 2))
+    top = FlatAppliance(config)
+    with open(args.output, "w") as file:
+        file.write(verilog.convert(top, name=args.name, ports=top.ports()))
+
+
+if __name__ == "__main__":
+    main()

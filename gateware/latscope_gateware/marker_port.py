@@ -1,0 +1,104 @@
+"""Parallel trace port: the DUT writes a marker value and toggles a strobe in one GPIO store."""
+
+from amaranth.hdl import *
+from amaranth.lib import stream, wiring
+from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.wiring import In, Out
+
+from .synchronizer import PinChangeDetector, check_sync_stages
+
+__all__ = ["MarkerPort"]
+
+
+class MarkerPort(wiring.Component):
+    """Takes a marker on every strobe toggle (both edges), sampling the data a little later.
+
+    The DUT writes the marker value and the inverted strobe in one store to its GPIO output
+    register, so each store toggles the strobe exactly once and no handshake is needed. The
+    lines of a GPIO port do not change in exactly the same instant, so the data is sampled
+    ``sample_delay`` cycles after the strobe edge has been seen, by which time every data
+    line has settled.
+
+    Parameters
+    ----------
+    data_width : int
+        Width of the marker value.
+    sync_stages : int, >= 2
+        Flip-flops of the synchronizer on every input (strobe and each data line).
+    sample_delay : int, >= 0
+        Cycles between detecting the (synchronized) strobe edge and sampling the
+        (synchronized) data.
+
+    Ports
+    -----
+    data : In(data_width)
+        Asynchronous marker value.
+    strobe : In(1)
+        Asynchronous strobe; every change of level is one marker.
+    events : Out(stream.Signature(data_width, always_ready=True))
+        ``valid`` is high for one cycle per strobe edge, with ``payload`` = the sampled data.
+
+    Timing
+    ------
+    :attr:`latency` = ``sync_stages + sample_delay`` (4 by default). A strobe edge first present
+    on ``strobe`` during cycle *k* gives ``valid`` during cycle *k* + ``latency``, with
+    ``payload`` = the level that ``data`` had during cycle *k* + ``sample_delay``. So data may
+    settle up to ``sample_delay`` cycles after the strobe, and must then hold for that cycle
+    (plus the sampling uncertainty of an asynchronous pin, in hardware).
+
+    The pipeline has no state besides a delay line, so strobe edges in consecutive cycles each
+    give their own event, in consecutive cycles, each with data sampled ``sample_delay`` cycles
+    after its own edge. ``valid`` and ``payload`` come from flip-flops (``valid`` through one
+    XOR when ``sample_delay`` is 0).
+    """
+
+    def __init__(self, data_width=16, *, sync_stages=2, sample_delay=2):
+        if not isinstance(data_width, int) or data_width < 1:
+            raise ValueError(f"data_width must be a positive int, not {data_width!r}")
+        if not isinstance(sample_delay, int) or sample_delay < 0:
+            raise ValueError(f"sample_delay must be an int >= 0, not {sample_delay!r}")
+        self._data_width = data_width
+        self._sync_stages = check_sync_stages(sync_stages)
+        self._sample_delay = sample_delay
+        super().__init__({
+            "data": In(data_width),
+            "strobe": In(1),
+            "events": Out(stream.Signature(data_width, always_ready=True)),
+        })
+
+    @property
+    def data_width(self):
+        return self._data_width
+
+    @property
+    def sample_delay(self):
+        return self._sample_delay
+
+    @property
+    def latency(self):
+        return self._sync_stages + self._sample_delay
+
+    def elaborate(self, platform):
+        m = Module()
+
+        m.submodules.strobe_detector = strobe = PinChangeDetector(1, stages=self._sync_stages)
+        m.d.comb += strobe.pins.eq(self.strobe)
+
+        # The data lines get the same synchronizer as the strobe, so a store that changes both
+        # at once reaches both synchronizer outputs in the same cycle.
+        data = Signal(self._data_width)
+        m.submodules.data_synchronizer = FFSynchronizer(self.data, data, stages=self._sync_stages)
+
+        # A shift register rather than a counter: each edge travels on its own, so edges in
+        # consecutive cycles never wait for one another.
+        sample_now = strobe.changed
+        for stage in range(self._sample_delay):
+            delayed = Signal(name=f"sample_in_{self._sample_delay - stage - 1}")
+            m.d.sync += delayed.eq(sample_now)
+            sample_now = delayed
+
+        m.d.comb += [
+            self.events.valid.eq(sample_now),
+            self.events.payload.eq(data),
+        ]
+        return m

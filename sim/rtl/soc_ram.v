@@ -1,0 +1,75 @@
+// latscope simulated SoC: the RAM (256 KiB at 0x1000_0000 by default), two Wishbone slaves.
+//
+// Port "i" (instruction bus) reads, port "d" (data bus) reads and writes with byte selects.
+// Both ports are classic Wishbone slaves with ONE wait state:
+//   cycle R    : CYC & STB & !ACK  (the request is accepted; a write updates the array at the
+//                end of R, a read captures the word at the end of R)
+//   cycle R+1  : ACK = 1, read data valid on DAT_R
+// so every access, including each beat of a cache-refill burst (CTI is ignored), takes 2
+// cycles. A master that keeps STB high after ACK starts its next request in R+2.
+// Requests whose word address is outside the RAM are acknowledged like the others: reads
+// return 0, writes are dropped (the harness reports them), so a stray access never hangs
+// the CPU. `hit` tells the caller whether the d-port address is inside the RAM.
+//
+// The harness loads the firmware image with the DPI-exported function soc_ram_write_word
+// before reset is released (Verilator only).
+module latscope_soc_ram #(
+    parameter [29:0] BASE_WORD = 30'h0400_0000,  // byte address 0x1000_0000
+    parameter        WORDS_LOG2 = 16             // 64 Ki words = 256 KiB
+) (
+    input  wire        clk,
+    input  wire        rst,
+    // instruction port (read only)
+    input  wire        i_cyc,
+    input  wire        i_stb,
+    input  wire [29:0] i_adr,
+    output reg         i_ack,
+    output reg  [31:0] i_dat_r,
+    // data port
+    input  wire        d_req,     // CYC & STB & !ACK of the data bus, decoded for this slave
+    input  wire        d_we,
+    input  wire [29:0] d_adr,
+    input  wire [31:0] d_dat_w,
+    input  wire [3:0]  d_sel,
+    output reg  [31:0] d_dat_r,
+    output wire        d_hit
+);
+    localparam WORDS = 1 << WORDS_LOG2;
+
+    reg [31:0] mem [0:WORDS-1];
+
+    wire i_hit = (i_adr >> WORDS_LOG2) == (BASE_WORD >> WORDS_LOG2);
+    assign d_hit = (d_adr >> WORDS_LOG2) == (BASE_WORD >> WORDS_LOG2);
+    wire [WORDS_LOG2-1:0] i_index = i_adr[WORDS_LOG2-1:0];
+    wire [WORDS_LOG2-1:0] d_index = d_adr[WORDS_LOG2-1:0];
+
+    wire i_req = i_cyc & i_stb & ~i_ack;
+
+    always @(posedge clk) begin
+        i_ack <= ~rst & i_req;
+        if (i_req)
+            i_dat_r <= i_hit ? mem[i_index] : 32'h0;
+    end
+
+    // Byte-wise write: the four byte lanes are written independently.
+    integer lane;
+    always @(posedge clk) begin
+        if (d_req & d_hit) begin
+            if (d_we) begin
+                for (lane = 0; lane < 4; lane = lane + 1)
+                    if (d_sel[lane])
+                        mem[d_index][lane*8 +: 8] <= d_dat_w[lane*8 +: 8];
+            end else begin
+                d_dat_r <= mem[d_index];
+            end
+        end
+    end
+
+`ifdef VERILATOR
+    export "DPI-C" function soc_ram_write_word;
+    // index: word index from the RAM base. Used by the harness only, before reset release.
+    function void soc_ram_write_word(input int index, input int value);
+        mem[index[WORDS_LOG2-1:0]] = value;
+    endfunction
+`endif
+endmodule
