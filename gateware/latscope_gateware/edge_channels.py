@@ -34,6 +34,9 @@ class EdgeChannels(wiring.Component):
     independent: simultaneous edges give simultaneous events, and a pulse one cycle wide gives
     two events in consecutive cycles (1, then 0). A pulse shorter than a cycle may be missed;
     that is the resolution of the capture clock.
+
+    A reset of ``sync`` never makes up an edge (see :class:`.synchronizer.PinChangeDetector`,
+    also for the one spurious edge of a pin that is high at configuration).
     """
 
     def __init__(self, count=4, *, sync_stages=2):

@@ -50,6 +50,11 @@ class MarkerPort(wiring.Component):
     give their own event, in consecutive cycles, each with data sampled ``sample_delay`` cycles
     after its own edge. ``valid`` and ``payload`` come from flip-flops (``valid`` through one
     XOR when ``sample_delay`` is 0).
+
+    A reset of ``sync`` drops markers still in the delay line but never makes one up: the
+    synchronizers and the strobe's previous level are reset-less (see
+    :class:`.synchronizer.PinChangeDetector`, also for the one spurious change a strobe that is
+    high at configuration gives, long before capture can be enabled).
     """
 
     def __init__(self, data_width=16, *, sync_stages=2, sample_delay=2):

@@ -102,14 +102,14 @@ class UARTRx(wiring.Component):
     the cycle in which the synchronized line does (the falling edge is detected in cycle *S*).
     Bit *k* of the frame (0 = start, 1..8 = data, 9 = stop) is sampled in cycle
     ``S + sample_offset + k * divisor``, with ``sample_offset = max(1, round(9 * (divisor - 1)
-    / 19))`` (4 for divisor 10, 1 for divisors 2 and 3): the offset that makes the tolerance to
-    a fast and to a slow sender equal. A start bit sampled high is a glitch and is ignored.
+    / 19))`` (4 for divisor 10, 1 for divisors 2 and 3): the whole number nearest to the offset
+    that makes the tolerance to a fast and to a slow sender equal. A start bit sampled high is a glitch and is ignored.
     ``data.valid`` (or ``framing_error``) is high in cycle ``S + sample_offset + 9 * divisor +
     1``, and the receiver looks for the next falling edge from that cycle on, i.e. while the
     stop bit is still on the line, so back-to-back frames are received.
 
     Rate tolerance: a sender's edge can fall anywhere within one clock cycle, so with a bit
-    time of ``d'`` cycles every frame is received for any phase iff
+    time of ``d'`` cycles every bit is sampled within its own bit time, for any phase, iff
     ``(sample_offset + 9 * divisor + 1) / 10 <= d' <= divisor + sample_offset / 9``. For divisor
     10 that is 9.5 .. 10.44 cycles: -5 % .. +4.4 %; for divisor 3: -3.3 % .. +3.7 %; for
     divisor 2 the one-cycle uncertainty leaves 0 % .. +5.6 % (a synchronous sender at exactly
@@ -118,6 +118,8 @@ class UARTRx(wiring.Component):
 
     def __init__(self, divisor, sync_stages=2):
         _check_divisor(divisor)
+        if not isinstance(sync_stages, int) or sync_stages < 2:
+            raise ValueError(f"sync_stages must be an integer >= 2, not {sync_stages!r}")
         self._divisor = divisor
         self._sync_stages = sync_stages
         super().__init__({

@@ -1,0 +1,31 @@
+/*
+ * Interrupt handler table. The port's trap code finds which line fired and
+ * calls k_irq_dispatch(line) between k_isr_enter() and k_isr_exit().
+ */
+#include "kernel_internal.h"
+
+static struct {
+	k_isr_t isr;
+	void *arg;
+} irq_table[K_IRQ_LINES];
+
+static uint32_t spurious_count;
+
+int k_irq_attach(unsigned line, k_isr_t isr, void *arg)
+{
+	if (line >= K_IRQ_LINES)
+		return K_EINVAL;
+	unsigned key = arch_irq_lock();
+	irq_table[line].isr = isr;
+	irq_table[line].arg = arg;
+	arch_irq_unlock(key);
+	return K_OK;
+}
+
+void k_irq_dispatch(unsigned line)
+{
+	if (line < K_IRQ_LINES && irq_table[line].isr != NULL)
+		irq_table[line].isr(irq_table[line].arg);
+	else
+		spurious_count++;
+}

@@ -1,0 +1,124 @@
+// latscope simulated SoC: a VexRiscv core (module `VexRiscv`, one variant per build), the
+// RAM and the peripheral page, wired as in sim/README.md ("Memory map").
+//
+// Buses: the CPU's iBus goes straight to the RAM's instruction port; its dBus is decoded
+// into RAM (0x1000_0000, 256 KiB), the peripheral page (0xF000_0000, 4 KiB) and "nothing"
+// (acknowledged, reads 0, writes dropped). Every dBus access takes 2 cycles: the request is
+// accepted in cycle R (CYC & STB & !ACK) and acknowledged in R+1 (see soc_ram.v and
+// soc_peripherals.v for what becomes visible when). The dBus signals are exported as they
+// are on the wire so the appliance's bus-write front end (and the harness) can snoop them;
+// a store "completes" in its ACK cycle.
+//
+// Resets: `rst` resets the whole SoC (peripherals, bus, CPU); `cpu_hold` keeps only the CPU
+// in reset, so the harness can start the firmware later while mtime and the appliance run.
+module latscope_soc (
+    input  wire        clk,
+    input  wire        rst,
+    input  wire        cpu_hold,
+    // interrupt from the appliance (edge-triggered, active high)
+    input  wire        irq,
+    // GPIO_OUT pins
+    output wire [31:0] gpio_out,
+    output wire [15:0] marker_data,
+    output wire        marker_strobe,
+    // dBus, for snooping
+    output wire        dbus_cyc,
+    output wire        dbus_stb,
+    output wire        dbus_we,
+    output wire        dbus_ack,
+    output wire [29:0] dbus_adr,
+    output wire [31:0] dbus_dat_w,
+    output wire [3:0]  dbus_sel,
+    // interrupt state, for edge channels and the ground-truth log
+    output wire        irq_pending,
+    output wire        cpu_meip,
+    output wire        timer_irq
+);
+    localparam [19:0] PERIPHERAL_PAGE = 20'hF0000;  // dBus word address bits 29..10
+
+    wire        i_cyc, i_stb, i_ack;
+    wire [29:0] i_adr;
+    wire [31:0] i_dat_r;
+
+    wire        d_cyc, d_stb, d_we;
+    reg         d_ack;
+    wire [29:0] d_adr;
+    wire [31:0] d_dat_w, d_ack_data, ram_dat_r, peripheral_dat_r;
+    wire [3:0]  d_sel;
+    wire        ram_hit;
+
+    /* verilator lint_off PINCONNECTEMPTY */
+    VexRiscv cpu (
+        .clk(clk),
+        .reset(rst | cpu_hold),
+        .externalResetVector(32'h1000_0000),
+        .timerInterrupt(timer_irq),
+        .softwareInterrupt(1'b0),
+        .externalInterruptArray({31'h0, irq_pending}),
+        .iBusWishbone_CYC(i_cyc),
+        .iBusWishbone_STB(i_stb),
+        .iBusWishbone_ACK(i_ack),
+        .iBusWishbone_WE(),
+        .iBusWishbone_ADR(i_adr),
+        .iBusWishbone_DAT_MISO(i_dat_r),
+        .iBusWishbone_DAT_MOSI(),
+        .iBusWishbone_SEL(),
+        .iBusWishbone_ERR(1'b0),
+        .iBusWishbone_CTI(),
+        .iBusWishbone_BTE(),
+        .dBusWishbone_CYC(d_cyc),
+        .dBusWishbone_STB(d_stb),
+        .dBusWishbone_ACK(d_ack),
+        .dBusWishbone_WE(d_we),
+        .dBusWishbone_ADR(d_adr),
+        .dBusWishbone_DAT_MISO(d_ack_data),
+        .dBusWishbone_DAT_MOSI(d_dat_w),
+        .dBusWishbone_SEL(d_sel),
+        .dBusWishbone_ERR(1'b0),
+        .dBusWishbone_CTI(),
+        .dBusWishbone_BTE()
+    );
+    /* verilator lint_on PINCONNECTEMPTY */
+
+    // mip.MEIP inside the core: the masked external interrupt, registered by the core.
+    assign cpu_meip = cpu.CsrPlugin_mip_MEIP;
+
+    // One wait state for every dBus target: accept in R, ACK in R+1.
+    wire d_req = d_cyc & d_stb & ~d_ack;
+    wire peripheral_hit = d_adr[29:10] == PERIPHERAL_PAGE;
+    reg  answered_by_ram, answered_by_peripheral;
+    always @(posedge clk) begin
+        d_ack <= ~rst & d_req;
+        if (d_req) begin
+            answered_by_ram <= ram_hit;
+            answered_by_peripheral <= peripheral_hit;
+        end
+    end
+    assign d_ack_data = answered_by_ram ? ram_dat_r
+                           : answered_by_peripheral ? peripheral_dat_r : 32'h0;
+
+    latscope_soc_ram ram (
+        .clk(clk), .rst(rst),
+        .i_cyc(i_cyc), .i_stb(i_stb), .i_adr(i_adr), .i_ack(i_ack), .i_dat_r(i_dat_r),
+        .d_req(d_req), .d_we(d_we), .d_adr(d_adr), .d_dat_w(d_dat_w), .d_sel(d_sel),
+        .d_dat_r(ram_dat_r), .d_hit(ram_hit)
+    );
+
+    latscope_soc_peripherals peripherals (
+        .clk(clk), .rst(rst),
+        .req(d_req & peripheral_hit), .we(d_we), .word(d_adr[9:0]), .dat_w(d_dat_w),
+        .sel(d_sel), .dat_r(peripheral_dat_r),
+        .gpio_out(gpio_out), .irq(irq), .irq_pending(irq_pending), .timer_irq(timer_irq)
+    );
+
+    assign marker_data = gpio_out[15:0];
+    assign marker_strobe = gpio_out[16];
+
+    assign dbus_cyc = d_cyc;
+    assign dbus_stb = d_stb;
+    assign dbus_we = d_we;
+    assign dbus_ack = d_ack;
+    assign dbus_adr = d_adr;
+    assign dbus_dat_w = d_dat_w;
+    assign dbus_sel = d_sel;
+endmodule

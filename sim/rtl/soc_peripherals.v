@@ -1,0 +1,104 @@
+// latscope simulated SoC: the peripheral page at 0xF000_0000 (see docs in sim/README.md).
+//
+// Byte offset  name          access
+//   0x000      GPIO_OUT      R/W   bits 15..0 -> marker_data pins, bit 16 -> marker_strobe pin
+//   0x010      MTIME_LO      R     free-running 64-bit cycle counter, 0 in the first cycle
+//   0x014      MTIME_HI      R     after reset release, +1 every cycle
+//   0x018      MTIMECMP_LO   R/W   timer_irq = (mtime >= mtimecmp); reset value all ones
+//   0x01C      MTIMECMP_HI   R/W
+//   0x020      SIM_EXIT      W     acknowledged only; the harness decodes it from the bus
+//   0x024      SIM_PUTC      W     acknowledged only; the harness decodes it from the bus
+//   0x030      IRQ_PENDING   R/W1C latch set by a rising edge of `irq`, drives ext. IRQ 0
+//   0x100-1FF  TRACE window  W     acknowledged and discarded (snooped by the appliance)
+// Everything else in the page reads 0 and ignores writes.
+//
+// Timing (the data bus gives one wait state: request accepted in cycle R, ACK in R+1):
+// * A write takes effect at the end of R, so the new register value, and the GPIO pins,
+//   are visible from the ACK cycle R+1 on.
+// * A read returns the value the register had in cycle R (MTIME_LO reads R's cycle number).
+// * irq: if `irq` is 0 in cycle N-1 and 1 in cycle N, irq_pending is 1 from cycle N+1.
+//   A W1C write of bit 0 clears it from R+1. When a rising edge and the clearing write
+//   happen in the same cycle the edge wins (the latch stays set): no IRQ is ever lost.
+// * timer_irq is combinational from mtime and mtimecmp: high in every cycle N with
+//   N >= mtimecmp, and low from R+1 after a write that moves mtimecmp past mtime.
+module latscope_soc_peripherals (
+    input  wire        clk,
+    input  wire        rst,
+    // data bus, decoded for this page
+    input  wire        req,       // CYC & STB & !ACK and the address is in the page
+    input  wire        we,
+    input  wire [9:0]  word,      // word offset inside the 4 KiB page
+    input  wire [31:0] dat_w,
+    input  wire [3:0]  sel,
+    output reg  [31:0] dat_r,
+    // pins
+    output reg  [31:0] gpio_out,
+    input  wire        irq,
+    output reg         irq_pending,
+    output wire        timer_irq
+);
+    localparam [9:0] GPIO_OUT    = 10'h000;
+    localparam [9:0] MTIME_LO    = 10'h004;
+    localparam [9:0] MTIME_HI    = 10'h005;
+    localparam [9:0] MTIMECMP_LO = 10'h006;
+    localparam [9:0] MTIMECMP_HI = 10'h007;
+    localparam [9:0] IRQ_PENDING = 10'h00C;
+
+    reg [63:0] mtime;
+    reg [63:0] mtimecmp;
+    reg        irq_previous;
+
+    assign timer_irq = mtime >= mtimecmp;
+
+    wire write = req & we;
+    wire irq_rise = irq & ~irq_previous;
+    wire pending_clear = write & (word == IRQ_PENDING) & sel[0] & dat_w[0];
+
+    // Byte-select merge for the writable 32-bit registers.
+    function [31:0] merge(input [31:0] current, input [31:0] written, input [3:0] lanes);
+        integer lane;
+        begin
+            for (lane = 0; lane < 4; lane = lane + 1)
+                merge[lane*8 +: 8] = lanes[lane] ? written[lane*8 +: 8] : current[lane*8 +: 8];
+        end
+    endfunction
+
+    always @(posedge clk) begin
+        if (rst) begin
+            gpio_out <= 32'h0;
+            mtime <= 64'h0;
+            mtimecmp <= {64{1'b1}};
+            irq_previous <= 1'b0;
+            irq_pending <= 1'b0;
+        end else begin
+            mtime <= mtime + 64'h1;
+            irq_previous <= irq;
+            if (irq_rise)
+                irq_pending <= 1'b1;
+            else if (pending_clear)
+                irq_pending <= 1'b0;
+            if (write) begin
+                case (word)
+                    GPIO_OUT:    gpio_out <= merge(gpio_out, dat_w, sel);
+                    MTIMECMP_LO: mtimecmp[31:0] <= merge(mtimecmp[31:0], dat_w, sel);
+                    MTIMECMP_HI: mtimecmp[63:32] <= merge(mtimecmp[63:32], dat_w, sel);
+                    default: ;
+                endcase
+            end
+        end
+    end
+
+    always @(posedge clk) begin
+        if (req & ~we) begin
+            case (word)
+                GPIO_OUT:    dat_r <= gpio_out;
+                MTIME_LO:    dat_r <= mtime[31:0];
+                MTIME_HI:    dat_r <= mtime[63:32];
+                MTIMECMP_LO: dat_r <= mtimecmp[31:0];
+                MTIMECMP_HI: dat_r <= mtimecmp[63:32];
+                IRQ_PENDING: dat_r <= {31'h0, irq_pending};
+                default:     dat_r <= 32'h0;
+            endcase
+        end
+    end
+endmodule
