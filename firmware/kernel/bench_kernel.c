@@ -116,6 +116,11 @@ int bench_run(int prio, bench_thread_entry_t entry, void *arg)
 	return board_exit_code() == 0 ? BENCH_SUCCESS : BENCH_ERROR;
 }
 
+void bench_exit(int code)
+{
+	board_exit(code);
+}
+
 void bench_console_write(const char *s)
 {
 	board_console_write(s);
@@ -128,12 +133,16 @@ int bench_thread_create(int id, const char *name, int prio, size_t stack_size,
 {
 	if (id < 0 || id >= BENCH_MAX_THREADS || !valid_prio(prio) || entry == NULL)
 		return BENCH_ERROR;
-	if (k_thread_alive(&threads[id]))
-		return BENCH_ERROR;
 	if (stack_size < K_ARCH_MIN_STACK_SIZE)
 		stack_size = K_ARCH_MIN_STACK_SIZE;
 	stack_size = ALIGN_UP(stack_size, K_ARCH_STACK_ALIGN);
-	uint8_t *stack = bind(&thread_stacks[id], &stack_arena, stack_size, K_ARCH_STACK_ALIGN);
+	/* k_thread_create() re-checks liveness under its own lock; this one
+	 * keeps two creators from binding memory at the same time. */
+	unsigned key = arch_irq_lock();
+	uint8_t *stack = k_thread_alive(&threads[id])
+				 ? NULL
+				 : bind(&thread_stacks[id], &stack_arena, stack_size, K_ARCH_STACK_ALIGN);
+	arch_irq_unlock(key);
 	if (stack == NULL)
 		return BENCH_ERROR;
 	return from_k(k_thread_create(&threads[id], name, (uint8_t)prio, stack,
@@ -199,21 +208,31 @@ static k_sem_t *sem_of(int id)
 
 int bench_sem_create(int id, unsigned initial_count, unsigned max_count)
 {
-	if (id < 0 || id >= BENCH_MAX_SEMS || sem_live[id])
+	if (id < 0 || id >= BENCH_MAX_SEMS)
 		return BENCH_ERROR;
-	if (k_sem_init(&sems[id], initial_count, max_count) != K_OK)
-		return BENCH_ERROR;
-	sem_live[id] = true;
-	return BENCH_SUCCESS;
+	unsigned key = arch_irq_lock();
+	int rc = BENCH_ERROR;
+	if (!sem_live[id] && k_sem_init(&sems[id], initial_count, max_count) == K_OK) {
+		sem_live[id] = true;
+		rc = BENCH_SUCCESS;
+	}
+	arch_irq_unlock(key);
+	return rc;
 }
 
 int bench_sem_delete(int id)
 {
+	/* Under the lock, so the id cannot be created again before the
+	 * waiters are released (the delete may switch to one of them). */
+	unsigned key = arch_irq_lock();
 	k_sem_t *s = sem_of(id);
-	if (s == NULL)
-		return BENCH_ERROR;
-	sem_live[id] = false;
-	return from_k(k_sem_delete(s));
+	int rc = BENCH_ERROR;
+	if (s != NULL) {
+		sem_live[id] = false;
+		rc = from_k(k_sem_delete(s));
+	}
+	arch_irq_unlock(key);
+	return rc;
 }
 
 int bench_sem_give(int id)
@@ -242,20 +261,32 @@ static k_mutex_t *mutex_of(int id)
 
 int bench_mutex_create(int id)
 {
-	if (id < 0 || id >= BENCH_MAX_MUTEXES || mutex_live[id])
+	if (id < 0 || id >= BENCH_MAX_MUTEXES)
 		return BENCH_ERROR;
-	k_mutex_init(&mutexes[id]);
-	mutex_live[id] = true;
-	return BENCH_SUCCESS;
+	unsigned key = arch_irq_lock();
+	int rc = BENCH_ERROR;
+	if (!mutex_live[id]) {
+		k_mutex_init(&mutexes[id]);
+		mutex_live[id] = true;
+		rc = BENCH_SUCCESS;
+	}
+	arch_irq_unlock(key);
+	return rc;
 }
 
 int bench_mutex_delete(int id)
 {
+	/* Under the lock, so the id cannot be created again before the
+	 * waiters are released (the delete may switch to one of them). */
+	unsigned key = arch_irq_lock();
 	k_mutex_t *m = mutex_of(id);
-	if (m == NULL)
-		return BENCH_ERROR;
-	mutex_live[id] = false;
-	return from_k(k_mutex_delete(m));
+	int rc = BENCH_ERROR;
+	if (m != NULL) {
+		mutex_live[id] = false;
+		rc = from_k(k_mutex_delete(m));
+	}
+	arch_irq_unlock(key);
+	return rc;
 }
 
 int bench_mutex_lock(int id, bench_ticks_t timeout)
@@ -279,25 +310,34 @@ static k_msgq_t *msgq_of(int id)
 
 int bench_mq_create(int id, size_t msg_size, unsigned capacity)
 {
-	if (id < 0 || id >= BENCH_MAX_MSGQS || msgq_live[id] || msg_size == 0)
+	if (id < 0 || id >= BENCH_MAX_MSGQS || msg_size == 0)
 		return BENCH_ERROR;
 	size_t bytes = msg_size * capacity;
+	unsigned key = arch_irq_lock();
+	int rc = BENCH_ERROR;
 	uint8_t *buf = NULL;
-	if (bytes != 0 && (buf = bind(&msgq_bufs[id], &mq_arena, bytes, 8)) == NULL)
-		return BENCH_ERROR;
-	if (k_msgq_init(&msgqs[id], buf, (uint32_t)msg_size, capacity) != K_OK)
-		return BENCH_ERROR;
-	msgq_live[id] = true;
-	return BENCH_SUCCESS;
+	if (!msgq_live[id] && (bytes == 0 || (buf = bind(&msgq_bufs[id], &mq_arena, bytes, 8)) != NULL) &&
+	    k_msgq_init(&msgqs[id], buf, (uint32_t)msg_size, capacity) == K_OK) {
+		msgq_live[id] = true;
+		rc = BENCH_SUCCESS;
+	}
+	arch_irq_unlock(key);
+	return rc;
 }
 
 int bench_mq_delete(int id)
 {
+	/* Under the lock, so the id cannot be created again before the
+	 * waiters are released (the delete may switch to one of them). */
+	unsigned key = arch_irq_lock();
 	k_msgq_t *q = msgq_of(id);
-	if (q == NULL)
-		return BENCH_ERROR;
-	msgq_live[id] = false;
-	return from_k(k_msgq_delete(q));
+	int rc = BENCH_ERROR;
+	if (q != NULL) {
+		msgq_live[id] = false;
+		rc = from_k(k_msgq_delete(q));
+	}
+	arch_irq_unlock(key);
+	return rc;
 }
 
 int bench_mq_send(int id, const void *msg, bench_ticks_t timeout)

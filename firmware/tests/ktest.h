@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "host.h"
+#include "kernel/arch.h"
+#include "kernel/board.h"
 #include "kernel/kernel.h"
 
 #define KT_LOG_SIZE 4096

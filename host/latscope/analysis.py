@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .markers import Point, Test, decode
+from .markers import ARG_BITS, Point, Test, decode
 from .protocol import Source
 
 __all__ = ["RULES", "Rule", "SampleTable", "analyze", "tables_as_rows"]
@@ -103,7 +103,11 @@ def _pair(a, b, losses):
 
 
 def _windows(stamps, tests, points, args):
-    """(test, parameter, first stamp, last stamp) of every START..END window."""
+    """(test, parameter, first stamp, last stamp) of every START..END window.
+
+    The parameter is the START marker's argument; a parameter of 128 or more (IDL-b-128,
+    SEO-f-255) continues in a PARAM marker that is the test's very next marker, whose
+    argument holds the parameter's bits 7 and up."""
     windows = []
     starts = np.flatnonzero(points == Point.START)
     ends = np.flatnonzero(points == Point.END)
@@ -111,7 +115,11 @@ def _windows(stamps, tests, points, args):
         test = tests[start]
         later = ends[(ends > start) & (tests[ends] == test)]
         stop = stamps[later[0]] if len(later) else np.iinfo(np.int64).max
-        windows.append((int(test), int(args[start]), int(stamps[start]), int(stop)))
+        parameter = int(args[start])
+        following = np.flatnonzero(tests[start + 1:] == test)
+        if len(following) and points[start + 1 + following[0]] == Point.PARAM:
+            parameter |= int(args[start + 1 + following[0]]) << ARG_BITS
+        windows.append((int(test), parameter, int(stamps[start]), int(stop)))
     return windows
 
 

@@ -31,27 +31,26 @@ and ``stats.reply_errors`` counts it.
 """
 
 import binascii
+import re
 from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .protocol import (CONT_BITS, CRC_BITS, DELTA_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS, MAX_CONT,
+from .protocol import (CRC_BITS, DELTA_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS, MAX_CONT,
                        REPLY_LAYOUTS, SEGMENT_MAX_EVENTS, STAMP_BITS, SYNC_CONT,
                        UNKNOWN_COMMAND_REPLY, Command, Source, value_width)
 
 __all__ = ["Events", "ParserStats", "StreamParser"]
 
 _STAMP_MASK = (1 << STAMP_BITS) - 1
-_U64 = 1 << 64
+#: Lead bytes of REPLY and SYNC records: only they can complete a reply or a segment.
+_REPLY_OR_SYNC_LEAD = re.compile(rb"[\xf0-\xff]")
 _SYNC_LENGTH = 1 + SYNC_CONT
 _MAX_LENGTH = 1 + MAX_CONT
 #: Event sources: every source below REPLY except the reserved 12 and 13.
 _EVENT_SOURCES = (Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS,
                   *(Source(Source.EDGE0 + n) for n in range(8)))
-#: Payload mask of a record of n bytes (n <= 8), indexed by n.
-_PAYLOAD_MASK = np.array([0] + [(1 << (LEAD_PAYLOAD_BITS + CONT_BITS * (n - 1))) - 1
-                                for n in range(1, 9)], dtype=np.uint64)
 
 
 class Events:
@@ -177,6 +176,7 @@ class _ReplyAssembler:
     def __init__(self, stats, out):
         self.stats = stats
         self.out = out
+        self.skipping = False      # bytes are being skipped after an error (counted once)
         self.reset()
 
     def reset(self):
@@ -185,9 +185,10 @@ class _ReplyAssembler:
         self.payload = bytearray()
 
     def abort(self):
-        """A reply byte was lost here."""
+        """A reply byte was lost here: abandon the message (one error per broken run)."""
         if self.opcode is not None:
             self.stats.reply_errors += 1
+            self.skipping = True
         self.reset()
 
     def completes(self, byte):
@@ -202,8 +203,10 @@ class _ReplyAssembler:
         if self.opcode is None:
             if byte in self.SIZES:
                 self.opcode = byte
-            else:
+                self.skipping = False
+            elif not self.skipping:
                 self.stats.reply_errors += 1
+                self.skipping = True
             return
         if self.length is None:
             if byte != self.SIZES[self.opcode]:
@@ -218,29 +221,6 @@ class _ReplyAssembler:
             self.reset()
 
 
-@dataclass
-class _OpenSegment:
-    """The segment after the last trusted SYNC, waiting for the SYNC that closes it."""
-    stamp: int          # 48-bit time base from the opening SYNC
-    crc: int            # CRC-16 of its bytes so far (REPLY records excluded)
-    bad: bool = False   # a malformed record or too many events: cannot verify
-    count: int = 0      # event records so far
-    parts: list = field(default_factory=list)   # (source, value, delta) arrays while not bad
-
-    def add(self, source, value, delta, bad):
-        self.count += len(source)
-        self.bad = self.bad or bad or self.count > SEGMENT_MAX_EVENTS
-        if self.bad:
-            self.parts = []
-        elif len(source):
-            self.parts.append((source, value, delta))
-
-    def columns(self):
-        if not self.parts:
-            return (np.empty(0, np.uint8), np.empty(0, np.uint64), np.empty(0, np.uint64))
-        return tuple(np.concatenate(column) for column in zip(*self.parts))
-
-
 class StreamParser:
     """Incremental parser: :meth:`feed` bytes, get verified :class:`Events`.
 
@@ -249,17 +229,25 @@ class StreamParser:
 
     Attributes: ``stats`` (:class:`ParserStats`), ``replies`` (deque of complete reply
     messages ``(opcode, payload_bytes)``, oldest first; the caller pops them).
+
+    Between feeds the parser keeps the bytes of the open segment, from its opening SYNC on
+    (at most a few KiB), and parses them again with the next data: a segment is checked and
+    decoded in one piece when its closing SYNC has arrived. Replies and skipped bytes in the
+    kept part are not counted twice.
     """
+
+    #: An open segment longer than this cannot be one the device sent (255 events of at most
+    #: 10 bytes, plus the replies to a few commands): it is dropped as bad.
+    MAX_SEGMENT_BYTES = 16 * 1024
+    #: New bytes without a SYNC or REPLY lead are parsed once this many have come.
+    MAX_UNPARSED = 4096
 
     def __init__(self, marker_width=16, latency=None):
         self.marker_width = marker_width
-        width = np.zeros(16, np.uint64)
+        # Value width per source; 64 for the others, so that their delta is 0.
+        self._width = np.full(16, 64, np.uint64)
         for source in _EVENT_SOURCES:
-            width[source] = value_width(source, marker_width)
-        self._width = width
-        self._value_mask = np.array([(1 << int(w)) - 1 for w in width], np.uint64)
-        self._is_event = np.zeros(16, bool)
-        self._is_event[list(_EVENT_SOURCES)] = True
+            self._width[source] = value_width(source, marker_width)
         self._latency = np.zeros(16, np.uint64)
         for source, cycles in (latency or {}).items():
             self._latency[int(source)] = cycles
@@ -267,10 +255,13 @@ class StreamParser:
         self.stats = ParserStats()
         self.replies = deque()
         self._assembler = _ReplyAssembler(self.stats, self.replies)
-        self._carry = b""            # bytes of a record that may not be complete yet
+        self._carry = b""            # the open segment from its SYNC on, or a partial record
+        self._seen = 0               # bytes at the start of _carry already accounted for
+        self._open_events = None     # event records of the open segment; None: no trusted SYNC
         self._eager_reply = False    # the last feed ended with a lone REPLY lead taken as whole
+        self._pending_lead = None    # offset in _carry of an unfinished SYNC or REPLY record
+        self._pending_needs = 0      # bytes from there that can finish it
         self._last_stamp = None      # 64-bit stamp of the last verified SYNC (unwrap anchor)
-        self._open = None            # _OpenSegment, or None: waiting for a SYNC
 
     # --- public interface ---------------------------------------------------------------
 
@@ -281,250 +272,311 @@ class StreamParser:
         if not data:
             return Events.empty()
         if self._eager_reply and data[0] < LEAD_FLAG:
-            # The REPLY record we took as one byte had a continuation: its value was wrong.
+            # The REPLY record taken as one byte had a continuation byte: its value was wrong.
             self.stats.reply_errors += 1
-            self.stats.bytes_skipped += 1
-            data = data[1:]
         self._eager_reply = False
-        return self._parse(self._carry + data, final=False)
+        self._carry += data
+        # Only a SYNC or REPLY record can complete anything; small pieces without one wait
+        # (this keeps one-byte-at-a-time feeding cheap).
+        pending = self._pending_lead
+        if ((pending is not None and len(self._carry) - pending >= self._pending_needs)
+                or len(self._carry) - self._seen > self.MAX_UNPARSED
+                or _REPLY_OR_SYNC_LEAD.search(data)):
+            return self._parse(self._carry, final=False)
+        return Events.empty()
 
     def gap(self):
         """Bytes are missing here: drop the open segment and trust nothing until a SYNC."""
-        self.stats.bytes_skipped += len(self._carry)
-        self._carry = b""
-        self._eager_reply = False
+        if len(self._carry) > self._seen:
+            # Count the records that came since the last parse (none can complete anything).
+            self._parse(self._carry, final=False)
+        self.stats.bytes_skipped += len(self._carry) - self._seen
         self._drop_open()
+        self._eager_reply = False
         self._assembler.abort()
 
     def finish(self):
-        """End of data: parses what is left; an unclosed segment is dropped and counted."""
+        """End of data: parses what is left; an unclosed segment is dropped and counted (a
+        segment without event records, as after the device's final SYNC, loses nothing)."""
         events = self._parse(self._carry, final=True) if self._carry else Events.empty()
+        if self._open_events == 0:
+            self._open_events = None
+        self._drop_open()
         self._eager_reply = False
-        if self._open is not None and (self._open.count or self._open.bad):
-            self._drop_open()
-        self._open = None
         self._assembler.abort()
         return events
 
     # --- internals ----------------------------------------------------------------------
 
     def _drop_open(self):
-        if self._open is not None:
+        if self._open_events is not None:
             self.stats.segments_bad += 1
-            self.stats.records_dropped += self._open.count
-        self._open = None
-
-    def _unwrap(self, stamp48):
-        if self._last_stamp is None:
-            return stamp48
-        return self._last_stamp + ((stamp48 - self._last_stamp) & _STAMP_MASK)
+            self.stats.records_dropped += self._open_events
+        self._open_events = None
+        self._carry = b""
+        self._seen = 0
+        self._pending_lead = None
 
     def _parse(self, buf, final):
-        """Parses ``buf`` (the carried-over bytes and new data); keeps what may be incomplete."""
+        """Parses ``buf`` (the kept bytes and new data); keeps the open segment's bytes."""
         arr = np.frombuffer(buf, np.uint8)
         starts = np.flatnonzero(arr >= LEAD_FLAG)
-        span = np.diff(starts, append=len(buf))          # bytes up to the next lead byte
-        leads = arr[starts]
-        source = (leads >> LEAD_PAYLOAD_BITS) & 0xf
+        span = np.empty_like(starts)                     # bytes up to the next lead byte
+        np.subtract(starts[1:], starts[:-1], out=span[:-1])
+        span[-1:] = len(buf) - starts[-1:]
 
         # The last record may still grow, unless it is a full SYNC, a REPLY that cannot have
         # (more) continuation bytes, or already too long to be a record.
-        self._carry = b""
-        ambiguous_reply = False
+        committed = len(buf)        # records and CRC domain end here
+        lone_reply = None
         if len(starts) and not final:
-            last_source, last_span, last_bits = source[-1], span[-1], leads[-1] & 0x7
+            last = int(arr[starts[-1]])
+            last_source, last_bits = (last >> LEAD_PAYLOAD_BITS) & 0xf, last & 0x7
+            last_span = int(span[-1])
             if last_source == Source.REPLY and last_span == 1 and last_bits < 2:
-                ambiguous_reply = True       # a byte 0/1, or the lead of a two-byte record
-            elif not (last_span > _MAX_LENGTH
-                      or (last_source == Source.SYNC and last_span >= _SYNC_LENGTH)
-                      or (last_source == Source.REPLY and (last_span > 1 or last_bits >= 2))):
-                self._carry = buf[starts[-1]:]
-            if ambiguous_reply or self._carry:
-                starts, span, leads, source = starts[:-1], span[:-1], leads[:-1], source[:-1]
-        committed = arr[:len(buf) - len(self._carry) - ambiguous_reply]
+                lone_reply = last_bits      # a byte 0/1, or the lead of a two-byte record
+            if lone_reply is not None or not (
+                    last_span > _MAX_LENGTH
+                    or (last_source == Source.SYNC and last_span >= _SYNC_LENGTH)
+                    or (last_source == Source.REPLY and (last_span > 1 or last_bits >= 2))):
+                committed = int(starts[-1])
+                starts, span = starts[:-1], span[:-1]
+        processed = committed       # bytes whose replies and skips have been counted
 
-        length = np.where(source == Source.SYNC, np.minimum(span, _SYNC_LENGTH), span)
-        payload, well_formed = self._decode(buf, starts, length, source)
-
-        is_reply = source == Source.REPLY
-        if is_reply.any():
-            for byte, ok in zip(payload[is_reply].tolist(), well_formed[is_reply].tolist()):
-                if ok:
-                    self._assembler.push(byte)
-                else:
-                    self._assembler.abort()
-        if ambiguous_reply:
-            byte = int(arr[-1]) & 0x7
-            if self._assembler.completes(byte):
+        r = self._decode(buf, starts, span)
+        new_replies = r.replies[r.starts[r.replies] >= self._seen]
+        for byte, ok in zip(r.payload[new_replies].tolist(),
+                            r.well_formed[new_replies].tolist()):
+            if ok:
                 self._assembler.push(byte)
-                self._eager_reply = True
             else:
-                self._carry = buf[-1:]
+                self._assembler.abort()
+        if lone_reply is not None and committed >= self._seen \
+                and self._assembler.completes(lone_reply):
+            self._assembler.push(lone_reply)
+            self._eager_reply = True
+            processed = len(buf)
 
-        records = _Records(starts, span, length, source, payload, well_formed,
-                           self._is_event[source] & well_formed)
-        events = self._segments(committed, records)
+        events, open_start = self._segments(arr[:committed], r)
+        if open_start is None:
+            self._carry, self._seen = buf[processed:], 0
+        else:
+            self._carry, self._seen = buf[open_start:], processed - open_start
+        self._pending_lead = None
+        if _REPLY_OR_SYNC_LEAD.match(buf, processed):
+            self._pending_lead = len(self._carry) - (len(buf) - processed)
+            self._pending_needs = _SYNC_LENGTH if buf[processed] >> 3 & 0xf == Source.SYNC else 2
         self.stats.events_delivered += len(events)
         return events
 
-    def _decode(self, buf, starts, length, source):
-        """Payload of every record and whether the record is well formed.
+    def _decode(self, buf, starts, span):
+        """Source, payload and well-formedness of every record (as :class:`_Records`).
 
-        Records of up to 8 bytes are read as big-endian 64-bit words at their start and their
-        7-bit groups packed together with three shift-and-mask steps; the few longer ones
-        (SYNC, LOSS, some BUS) go through a loop over their continuation bytes."""
-        padded = np.frombuffer(buf + bytes(8), np.uint8)
+        A record of up to 8 bytes is read as the big-endian 64-bit word at its start; masking
+        off the flag bits and the source and shifting out the bytes after the record leaves
+        7-bit groups 8 bits apart, which three shift-and-mask steps pack together. The few
+        longer records (SYNC, big LOSS and BUS payloads) get their last bytes added by
+        :func:`_decode_long`."""
+        # Padding with lead bytes makes a one-byte record at the end look like any other.
+        padded = buf + bytes([LEAD_FLAG]) * 8
         windows = np.ndarray((len(buf),), dtype=">u8", buffer=padded, strides=(1,))
-        short = np.minimum(length, 8)
-        x = windows[starts].astype(np.uint64) >> ((8 - short) * 8).astype(np.uint64)
-        x &= 0x7f7f7f7f7f7f7f7f                     # 7-bit groups, 8 bits apart
-        x = (x & 0x007f007f007f007f) | ((x >> 1) & 0x3f803f803f803f80)   # 14 bits, 16 apart
+        words = np.take(windows, starts).astype(np.uint64)
+        source = (words >> 59).astype(np.uint8) & 0xf
+        short = np.minimum(span, 8).astype(np.uint8)
+        x = (words & 0x077f7f7f7f7f7f7f) >> (64 - 8 * short)
+        x -= (x >> 1) & 0x3f803f803f803f80                               # 14 bits, 16 apart
         x = (x & 0x00003fff00003fff) | ((x >> 2) & 0x0fffc0000fffc000)   # 28 bits, 32 apart
-        x = (x & 0x000000000fffffff) | ((x >> 4) & 0x00fffffff0000000)   # 56 bits
-        payload = x & _PAYLOAD_MASK[short]            # drops the lead's flag and source
+        payload = (x & 0x000000000fffffff) | ((x >> 4) & 0x00fffffff0000000)
 
-        well_formed = (length <= _MAX_LENGTH) & ((source < 12) | (source >= Source.REPLY))
-        long_records = np.flatnonzero((length > 8) & (length <= _MAX_LENGTH))
+        is_event = source < len(_EVENT_SOURCES)
+        width = np.take(self._width, source, mode="clip")
+        ok = (span <= _MAX_LENGTH) & ((source & 0xe) != 12)    # 12 and 13 are reserved
+        # The sender uses the fewest continuation bytes: the top 10 payload bits are not 0
+        # (the second byte's flag keeps a one-byte record in: the next lead byte follows it).
+        ok &= ((words >> 48) & 0x07ff) != 0
+        special = np.flatnonzero(source >= Source.REPLY)
+        syncs = special[source[special] == Source.SYNC]
+        replies = special[source[special] == Source.REPLY]
+        if len(syncs):
+            # Fixed length 10, so no minimality; continuation bytes after the 10th are strays.
+            ok[syncs] = span[syncs] >= _SYNC_LENGTH
+        long_records = np.flatnonzero(span > 8)
         if len(long_records):
-            at = starts[long_records]
-            n = length[long_records]
-            lead_bits = (padded[at] & 0x7).astype(np.uint64)
-            value = lead_bits
-            for k in range(1, _MAX_LENGTH):
-                byte = padded[np.minimum(at + k, len(padded) - 1)]
-                value = np.where(n > k, (value << 7) | byte, value)
-            payload[long_records] = value
-            # A 10-byte record holds 66 bits; only payloads below 2**64 are valid.
-            well_formed[long_records[(n == _MAX_LENGTH) & (lead_bits > 1)]] = False
-
-        is_sync = source == Source.SYNC
-        well_formed &= ~is_sync | (length == _SYNC_LENGTH)
-        # The sender uses the fewest continuation bytes: the top group of a record is not 0.
-        top = (LEAD_PAYLOAD_BITS + CONT_BITS * np.maximum(length - 2, 0)).astype(np.uint64)
-        well_formed &= is_sync | (length == 1) | ((payload >> top) != 0)
-        well_formed &= (source != Source.REPLY) | ((length <= 2) & (payload <= 0xff))
-        delta = payload >> self._width[source]
-        well_formed &= ~self._is_event[source] | (delta < (1 << DELTA_BITS))
-        return payload, well_formed
+            _decode_long(np.frombuffer(padded, np.uint8), starts, span, source, payload, ok,
+                         long_records)
+        delta = payload >> width                    # 0 for SYNC and REPLY: width 64
+        value = payload ^ (delta << width)
+        ok &= (delta >> DELTA_BITS) == 0
+        if len(replies):
+            ok[replies] &= (span[replies] <= 2) & (payload[replies] <= 0xff)
+        return _Records(starts, span, source, payload, delta, value, ok, is_event & ok,
+                        replies, syncs)
 
     def _segments(self, committed, r):
-        """Splits the committed records at SYNCs, checks each closed segment, returns the
-        events of the verified ones and keeps the open one for the next buffer."""
+        """Splits the records at the well-formed SYNCs, checks every segment that is closed,
+        returns the events of the verified ones and where the open segment starts (None if
+        it cannot be trusted).
+
+        Segment k is records ``bounds[k] .. bounds[k + 1] - 1``: segment 0 comes before the
+        first SYNC (nothing there can be verified: the kept bytes start with the open
+        segment's SYNC), segment k >= 1 starts with its opening SYNC, the last one is open."""
         stats = self.stats
-        is_reply = r.source == Source.REPLY
+        seen = self._seen
+        count = len(r.starts)
         # CRC domain: the committed bytes without REPLY records.
-        if is_reply.any():
+        if len(r.replies):
             edges = np.zeros(len(committed) + 1, np.int64)
-            np.add.at(edges, r.starts[is_reply], 1)
-            np.add.at(edges, r.starts[is_reply] + r.span[is_reply], -1)
+            np.add.at(edges, r.starts[r.replies], 1)
+            np.add.at(edges, r.starts[r.replies] + r.span[r.replies], -1)
             excluded = np.cumsum(edges[:-1]) > 0
             crc_bytes = committed[~excluded]
             excluded_before = np.concatenate(([0], np.cumsum(excluded)))
             crc_position = r.starts - excluded_before[r.starts]
-            stats.bytes_skipped += int(r.span[is_reply & ~r.well_formed].sum())
+            bad_replies = r.replies[~r.well_formed[r.replies] & (r.starts[r.replies] >= seen)]
+            stats.bytes_skipped += int(r.span[bad_replies].sum())
         else:
             crc_bytes = committed
             crc_position = r.starts
         view = memoryview(crc_bytes)
 
-        is_sync = (r.source == Source.SYNC) & r.well_formed
-        syncs = np.flatnonzero(is_sync)
+        syncs = r.syncs[r.well_formed[r.syncs]]
         nsync = len(syncs)
-        segment = np.cumsum(is_sync)      # segment 0 was open before this buffer (or is none)
-        nseg = nsync + 1
-        bad_record = ~r.well_formed & ~is_reply
-        event_count = np.bincount(segment[r.is_event], minlength=nseg).tolist()
-        bad_count = np.bincount(segment[bad_record], minlength=nseg).tolist()
-        positions = crc_position[syncs].tolist()
-        sync_stamp = (r.payload[syncs] >> CRC_BITS).tolist()
-        sync_crc = (r.payload[syncs] & ((1 << CRC_BITS) - 1)).tolist()
+        bounds = np.concatenate(([0], syncs, [count]))
+        # Per segment: event records, and malformed records (which make a segment bad).
+        others = np.flatnonzero(~r.is_event)
+        event_count = np.diff(bounds) - np.diff(np.searchsorted(others, bounds))
+        bad = others[~r.well_formed[others] & (r.source[others] != Source.REPLY)]
+        bad_count = np.diff(np.searchsorted(bad, bounds))
 
-        # Skipped: bytes before the first trusted SYNC; in trusted segments, stray
-        # continuation bytes and malformed records.
-        lead_stray = int(r.starts[0]) if len(r.starts) else len(committed)
-        junk = (r.span - r.length) + np.where(bad_record, r.length, 0)
-        if self._open is None:
-            stats.bytes_skipped += positions[0] if nsync else len(crc_bytes)
-            junk = junk[segment > 0]
-        else:
-            stats.bytes_skipped += lead_stray
-        stats.bytes_skipped += int(junk.sum())
+        # Skipped: the bytes before the first SYNC, and in later segments stray continuation
+        # bytes (after a SYNC's tenth byte) and malformed records not counted before.
+        positions = crc_position[syncs]
+        stats.bytes_skipped += int(positions[0]) if nsync else len(crc_bytes)
+        first = syncs[0] if nsync else count
+        bad_new = bad[(bad >= first) & (r.starts[bad] >= seen)]
+        stray = syncs[(r.span[syncs] > _SYNC_LENGTH) & (r.starts[syncs] >= seen)]
+        stats.bytes_skipped += int(r.span[bad_new].sum() + (r.span[stray] - _SYNC_LENGTH).sum())
 
-        delta = np.where(r.is_event, r.payload >> self._width[r.source], 0).astype(np.uint64)
-        value = r.payload & self._value_mask[r.source]
-        cumulative = np.cumsum(delta, dtype=np.uint64)
-        offset = np.zeros(nseg, np.uint64)     # stamp of an event = offset[its segment] + cumulative
-        segment_ok = np.zeros(nseg, bool)
-        parts = []
-        for k in range(nsync):
-            if k == 0:
-                if self._open is None:
-                    continue
-                opened = self._open
-                crc = binascii.crc_hqx(view[:positions[0]], opened.crc)
-                stamp48 = opened.stamp
-                bad = opened.bad or bad_count[0] > 0
-                events = opened.count + event_count[0]
+        # Deltas of malformed records are not 0, but no verified segment holds one and the
+        # time bases are written relative to this same sum, so they cancel out.
+        delta = r.delta
+        verified = self._verify(view, positions, r.payload[syncs], event_count, bad_count,
+                                delta, bounds)
+        if verified is not None:
+            stamp = np.cumsum(delta)       # with the time bases added in at the SYNCs
+            if verified.all():
+                chosen = np.flatnonzero(r.is_event[syncs[0]:syncs[-1]]) + syncs[0]
             else:
-                crc = binascii.crc_hqx(view[positions[k - 1]:positions[k]], 0)
-                stamp48, bad, events = sync_stamp[k - 1], bad_count[k] > 0, event_count[k]
-            bad = bad or events > SEGMENT_MAX_EVENTS
-            if not bad and crc == sync_crc[k]:
-                base = self._unwrap(stamp48)
-                self._last_stamp = base
-                stats.segments_ok += 1
-                segment_ok[k] = True
-                if k == 0:
-                    p_source, p_value, p_delta = opened.columns()
-                    cycles = np.cumsum(p_delta, dtype=np.uint64)
-                    parts.append(Events(base + cycles, p_source, p_value))
-                    offset[0] = (base + int(cycles[-1] if len(cycles) else 0)) % _U64
-                else:
-                    offset[k] = (base - int(cumulative[syncs[k - 1]])) % _U64
-            elif not bad and events == 0 and sync_crc[k] == 0:
-                stats.restarts += 1           # START cleared the device's CRC: nothing lost
-            else:
-                stats.segments_bad += 1
-                stats.records_dropped += events
-
-        # The segment still open at the end of this buffer.
-        tail = np.flatnonzero(r.is_event & (segment == nsync))
-        if nsync:
-            self._open = _OpenSegment(stamp=sync_stamp[-1],
-                                      crc=binascii.crc_hqx(view[positions[-1]:], 0))
-        elif self._open is not None:
-            self._open.crc = binascii.crc_hqx(view, self._open.crc)
-        if self._open is not None:
-            self._open.add(r.source[tail], value[tail], delta[tail], bad_count[nsync] > 0)
-
-        chosen = np.flatnonzero(r.is_event & segment_ok[segment])
-        if len(chosen):
-            parts.append(Events(offset[segment[chosen]] + cumulative[chosen],
-                                r.source[chosen], value[chosen]))
-        events = Events.concatenate(parts)
-        if len(events):
-            latency = self._latency[events.source]
-            if latency.any():
-                events.stamp = np.maximum(events.stamp, latency) - latency
+                mask = np.repeat(np.concatenate(([False], verified, [False])), np.diff(bounds))
+                chosen = np.flatnonzero(r.is_event & mask)
+            source = np.take(r.source, chosen)
+            events = Events(self._correct(np.take(stamp, chosen), source), source,
+                            np.take(r.value, chosen))
             self._count_losses(events)
-        return events
+        else:
+            events = Events.empty()
+
+        # The open segment: kept unless it already cannot be verified.
+        self._open_events = None
+        if not nsync:
+            return events, None
+        self._open_events = int(event_count[-1])
+        if (bad_count[-1] or event_count[-1] > SEGMENT_MAX_EVENTS
+                or len(committed) - r.starts[syncs[-1]] > self.MAX_SEGMENT_BYTES):
+            self._drop_open()
+            return events, None
+        return events, int(r.starts[syncs[-1]])
+
+    def _verify(self, view, positions, sync_fields, event_count, bad_count, delta, bounds):
+        """Checks the closed segments 1 .. nsync-1 and writes their time bases into ``delta``
+        at their SYNC records, so that ``cumsum(delta)`` is every event's stamp. Returns which
+        segments verified (None if no segment was closed)."""
+        stats = self.stats
+        closed = len(positions) - 1
+        if closed <= 0:
+            return None
+        positions = positions.tolist()
+        crc = np.array([binascii.crc_hqx(view[a:b], 0)
+                        for a, b in zip(positions, positions[1:])], np.uint64)
+        expected = sync_fields[1:] & ((1 << CRC_BITS) - 1)
+        events = event_count[1:-1]
+        clean = (bad_count[1:-1] == 0) & (events <= SEGMENT_MAX_EVENTS)
+        ok = clean & (crc == expected)
+        # START clears the device's CRC: the first SYNC of a capture closes the previous
+        # capture's final, empty segment with CRC 0. Nothing is lost there.
+        restart = clean & ~ok & (events == 0) & (expected == 0)
+        failed = ~ok & ~restart
+        stats.segments_ok += int(ok.sum())
+        stats.restarts += int(restart.sum())
+        stats.segments_bad += int(failed.sum())
+        stats.records_dropped += int(events[failed].sum())
+        if not ok.any():
+            return ok
+
+        # Time bases: unwrap the 48-bit SYNC stamps against the previous verified one.
+        stamp48 = sync_fields[:-1][ok] >> CRC_BITS
+        anchor = int(stamp48[0]) if self._last_stamp is None else self._last_stamp
+        previous = np.concatenate((np.array([anchor & _STAMP_MASK], np.uint64), stamp48[:-1]))
+        base = anchor + np.cumsum((stamp48 - previous) & _STAMP_MASK)
+        self._last_stamp = int(base[-1])
+        # cumsum(delta) must equal the base at each verified segment's SYNC record: add there
+        # the base minus what the sum would be without it (wrapping uint64 arithmetic).
+        sync_at = bounds[1:-1]
+        segment_sum = np.add.reduceat(delta, sync_at)          # segments 1 .. nsync
+        sum_at_sync = np.cumsum(segment_sum) - segment_sum + delta[:sync_at[0]].sum()
+        adjust = base - sum_at_sync[:-1][ok]
+        sync_at = sync_at[:-1][ok]
+        adjust[1:] -= adjust[:-1].copy()
+        delta[sync_at] = adjust
+        return ok
+
+    def _correct(self, stamp, source):
+        """Stamps minus the pin-to-stamp latency of their sources (never below 0)."""
+        if not self.latency:
+            return stamp
+        latency = np.take(self._latency, source, mode="clip")
+        return np.maximum(stamp, latency) - latency
 
     def _count_losses(self, events):
-        losses = events.value[events.source == Source.LOSS]
+        is_loss = events.source == Source.LOSS
+        if not is_loss.any():
+            return
+        losses = events.value[is_loss]
         for value in losses.tolist():
             lost = value & 0xf
             self.stats.lost[lost] = self.stats.lost.get(lost, 0) + (value >> 4)
 
 
-class _Records:
-    """The complete records of one buffer, as parallel arrays."""
-    __slots__ = ("starts", "span", "length", "source", "payload", "well_formed", "is_event")
+def _decode_long(padded, starts, span, source, payload, ok, index):
+    """Decodes in place the records at ``index``, which are longer than 8 bytes: their
+    ``payload`` holds the 52 bits of their first 8 bytes; append the 7 bits of byte 9 and 10."""
+    length = np.where(source[index] == Source.SYNC, np.minimum(span[index], _SYNC_LENGTH),
+                      span[index])
+    index, length = index[length <= _MAX_LENGTH], length[length <= _MAX_LENGTH]
+    at = starts[index]
+    ninth = (padded[at + 8] & 0x7f).astype(np.uint64)
+    tenth = (padded[at + 9] & 0x7f).astype(np.uint64)
+    head = payload[index]
+    ten = length == _MAX_LENGTH
+    payload[index] = np.where(ten, (head << 14) | (ninth << 7) | tenth, (head << 7) | ninth)
+    # A 10-byte record holds 66 bits; only payloads below 2**64 are valid.
+    ok[index[ten & ((head >> 50) != 0)]] = False
 
-    def __init__(self, starts, span, length, source, payload, well_formed, is_event):
-        self.starts = starts            # offset of the lead byte
-        self.span = span                # bytes up to the next lead byte
-        self.length = length            # record bytes (span, or 10 for a SYNC with strays)
-        self.source = source
-        self.payload = payload
+
+class _Records:
+    """The complete records of one buffer, as parallel arrays (index = record number)."""
+    __slots__ = ("starts", "span", "source", "payload", "delta", "value", "well_formed",
+                 "is_event", "replies", "syncs")
+
+    def __init__(self, starts, span, source, payload, delta, value, well_formed, is_event,
+                 replies, syncs):
+        self.starts = starts            # offset of the lead byte in the buffer
+        self.span = span                # bytes up to the next lead byte (or buffer end)
+        self.source = source            # uint8
+        self.payload = payload          # uint64
+        self.delta = delta              # payload >> value width (0 for non-event sources)
+        self.value = value              # payload & value mask (meaningful for events)
         self.well_formed = well_formed
         self.is_event = is_event        # a well-formed event record
+        self.replies = replies          # record numbers of REPLY records
+        self.syncs = syncs              # record numbers of SYNC records, well formed or not

@@ -58,6 +58,11 @@ typedef void (*bench_isr_t)(void *arg);
  */
 int bench_run(int prio, bench_thread_entry_t entry, void *arg);
 
+/* End the test program with an exit code (0 = success). Hosted ports make
+ * bench_run() return (BENCH_SUCCESS only for 0); bare-metal ports end the
+ * program (the simulation's exit code). Does not return. */
+void bench_exit(int code) __attribute__((noreturn));
+
 /* Write a NUL-terminated string to the console (may be slow; not ISR-safe). */
 void bench_console_write(const char *s);
 

@@ -116,8 +116,6 @@ void arch_start(k_thread_t *first)
 
 void arch_idle(void)
 {
-	if (deliverable())
-		return; /* masked delivery raced with idle entry: retried at unlock */
 	if (k_timeouts_pending())
 		host_tick(); /* let simulated time pass until a timeout fires */
 	else
@@ -139,6 +137,7 @@ static void main_wrapper(void *arg)
 int host_run(k_entry_t entry, void *arg, uint8_t prio)
 {
 	main_entry = entry;
+	main_thread = (k_thread_t){0}; /* k_init() forgot the previous run */
 	if (k_thread_create(&main_thread, "host-main", prio, main_stack, sizeof(main_stack),
 			    main_wrapper, arg) != K_OK)
 		return -1;

@@ -1,0 +1,108 @@
+"""Link efficiency: bytes per event on the wire, and what a 12 Mbaud UART can carry.
+
+For each capture clock (48, 100, 120, 200 MHz) and marker spacing (one marker every 1, 10 and
+50 us) it encodes 20 ms of traffic with the protocol's encoder and prints the bytes per event
+(SYNC records included) for two mixes:
+
+* markers only (16-bit values, as a DUT writes trace IDs);
+* markers plus the demo's IRQ traffic: the IRQ generator asserting every 15 us plus 0..2.55 us
+  of jitter and releasing 0.4 us later (the demo's 1500 + 0..255 and 40 cycles at 100 MHz),
+  and the scripted ISR's entry and exit markers and EDGE0 edges 0.3 us and 1 us after each
+  IRQ.
+
+It then gives the load this traffic puts on a 12 Mbaud link (8N1: 1.2 MB/s) and the largest
+sustained event rate the link can carry at that size per event (bursts above it wait in the
+appliance's FIFO, or are counted lost when it is full). Run: ``.venv/bin/python
+bench/link_efficiency.py``. What it checks: the encoding's bytes per event (the delta coding
+keeps a marker at 4 to 5 bytes, IRQ and edge events at 2 to 3) and hence which workloads a
+12 Mbaud link sustains.
+"""
+
+import sys
+
+import numpy as np
+
+from latscope.protocol import Source
+
+from parser_throughput import encode_fast
+
+CLOCKS_HZ = (48_000_000, 100_000_000, 120_000_000, 200_000_000)
+MARKER_SPACING_US = (1, 10, 50)
+LINK_BYTES_PER_S = 12_000_000 / 10        # 8 data bits, a start and a stop bit
+DURATION_S = 0.02
+
+
+def markers(clock_hz, spacing_us, rng):
+    period = spacing_us * clock_hz / 1e6
+    count = int(DURATION_S * 1e6 / spacing_us)
+    stamp = (1000 + np.arange(count) * period).astype(np.uint64)
+    return stamp, np.full(count, Source.MARKER, np.uint8), rng.integers(0, 1 << 16, count,
+                                                                          dtype=np.uint64)
+
+
+def demo_irq_traffic(clock_hz, rng):
+    """IRQ edges as the demo programs the generator, and the scripted DUT's reaction."""
+    cycles = clock_hz / 1e6                                  # per microsecond
+    count = int(DURATION_S * 1e6 / 16.3)
+    period = 15 * cycles + rng.integers(0, 256, count) * cycles / 100
+    asserted = (2000 + np.cumsum(period)).astype(np.uint64)
+
+    def at(offset_us):
+        return asserted + np.uint64(round(offset_us * cycles))
+
+    parts = [
+        (asserted, Source.IRQ, 1), (at(0.4), Source.IRQ, 0),
+        (at(0.3), Source.MARKER, 0x1000), (at(0.3), Source.EDGE0, 1),
+        (at(1.0), Source.MARKER, 0x2000), (at(1.0), Source.EDGE0, 0),
+    ]
+    stamp = np.concatenate([p[0] for p in parts])
+    source = np.concatenate([np.full(count, p[1], np.uint8) for p in parts])
+    value = np.concatenate([np.full(count, p[2], np.uint64) for p in parts])
+    return stamp, source, value
+
+
+def bytes_per_event(*mixes):
+    stamp = np.concatenate([m[0] for m in mixes])
+    source = np.concatenate([m[1] for m in mixes])
+    value = np.concatenate([m[2] for m in mixes])
+    order = np.lexsort((source, stamp))     # same-cycle events in source order, as the device
+    data = encode_fast(stamp[order], source[order], value[order])
+    return len(data) / len(stamp), len(stamp) / DURATION_S
+
+
+def main():
+    rng = np.random.default_rng(1)
+    print(f"{DURATION_S * 1e3:g} ms of traffic per row; link: 12 Mbaud 8N1 = "
+          f"{LINK_BYTES_PER_S / 1e6:g} MB/s\n")
+    header = (f"{'clock':>8} {'marker':>8} | {'markers only':>22} | "
+              f"{'markers + demo IRQ/ISR traffic':>46}")
+    print(header)
+    print(f"{'MHz':>8} {'every':>8} | {'B/event':>8} {'max ev/s':>13} | "
+          f"{'events/s':>10} {'B/event':>8} {'link load':>10} {'max ev/s':>13}")
+    print("-" * len(header))
+    worst, per_microsecond = None, 0.0
+    for clock_hz in CLOCKS_HZ:
+        for spacing in MARKER_SPACING_US:
+            only, _ = bytes_per_event(markers(clock_hz, spacing, rng))
+            mixed, rate = bytes_per_event(markers(clock_hz, spacing, rng),
+                                          demo_irq_traffic(clock_hz, rng))
+            load = rate * mixed / LINK_BYTES_PER_S
+            worst = max(worst or 0, only)
+            if spacing == 1:
+                per_microsecond = max(per_microsecond, only)
+            print(f"{clock_hz / 1e6:8g} {spacing:>6} us | {only:8.2f} "
+                  f"{LINK_BYTES_PER_S / only:13,.0f} | {rate:10,.0f} {mixed:8.2f} "
+                  f"{load:9.0%} {LINK_BYTES_PER_S / mixed:13,.0f}")
+    print(f"""
+B/event includes the SYNC records (one per 255 events, or per gap of 2**24 cycles or more).
+'max ev/s' is the rate the link sustains at that size per event; denser traffic has smaller
+deltas and so slightly fewer bytes per event. A link load above 100% is sustainable only as a
+burst that fits the appliance's FIFO.
+12 Mbaud sustains at least {LINK_BYTES_PER_S / worst:,.0f} markers/s at any clock of interest;
+one marker every microsecond (1,000,000/s, {per_microsecond:.2f} B each) is \
+{1e6 * per_microsecond / LINK_BYTES_PER_S:.1f} times what it carries.""")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""PLL settings and the clock/reset of a board's capture domain.
+
+The appliance runs in one clock domain, ``sync``. On a board it is driven by the FPGA's PLL
+from the board's crystal, and held in reset until the PLL has locked and, after that, for a
+fixed number of cycles (iCE40 block RAMs read as zeros for ~3 us after configuration, and a
+PLL's first cycles after lock are best not trusted either).
+
+The settings are computed here rather than copied from a vendor tool, from the ranges in the
+parts' data sheets; :func:`ice40_pll_settings` and :func:`ecp5_pll_settings` return settings
+that produce *exactly* the requested frequency, or raise.
+"""
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from amaranth.hdl import *
+from amaranth.lib.cdc import ResetSynchronizer
+
+__all__ = ["Ice40PllSettings", "Ecp5PllSettings", "ice40_pll_settings", "ecp5_pll_settings",
+           "Ice40Pll", "Ecp5Pll", "POWER_ON_RESET_SECONDS"]
+
+#: Time ``sync`` stays in reset after the PLL reports lock (> 3 us iCE40 BRAM wake-up, x5).
+POWER_ON_RESET_SECONDS = 15e-6
+
+_MHZ = 1_000_000
+
+
+@dataclass(frozen=True)
+class Ice40PllSettings:
+    """SB_PLL40 parameters, feedback path SIMPLE: ``f_out = f_in * (divf + 1) / (divr + 1) /
+    2 ** divq``."""
+    f_in: int
+    divr: int
+    divf: int
+    divq: int
+
+    @property
+    def f_pfd(self):
+        return Fraction(self.f_in, self.divr + 1)
+
+    @property
+    def f_vco(self):
+        return self.f_pfd * (self.divf + 1)
+
+    @property
+    def f_out(self):
+        return self.f_vco / 2 ** self.divq
+
+    @property
+    def filter_range(self):
+        # Loop filter setting by phase detector frequency (iCE40 sysCLOCK PLL design guide).
+        for limit, setting in ((17, 1), (26, 2), (44, 3), (66, 4), (101, 5)):
+            if self.f_pfd < limit * _MHZ:
+                return setting
+        return 6
+
+
+def ice40_pll_settings(f_in, f_out):
+    """The SB_PLL40 settings for exactly ``f_out`` Hz from ``f_in`` Hz (SIMPLE feedback).
+
+    Ranges: PFD 10..133 MHz, VCO 533..1066 MHz, output 16..275 MHz; DIVR 0..15, DIVF 0..127,
+    DIVQ 1..6. Among exact solutions the one with the highest PFD frequency is taken (least
+    jitter). Raises :class:`ValueError` if there is none.
+    """
+    if not 16 * _MHZ <= f_out <= 275 * _MHZ:
+        raise ValueError(f"iCE40 PLL output {f_out} Hz is outside 16..275 MHz")
+    for divr in range(16):
+        f_pfd = Fraction(f_in, divr + 1)
+        if not 10 * _MHZ <= f_pfd <= 133 * _MHZ:
+            continue
+        for divq in range(1, 7):
+            f_vco = Fraction(f_out) * 2 ** divq
+            if not 533 * _MHZ <= f_vco <= 1066 * _MHZ:
+                continue
+            multiplier = f_vco / f_pfd
+            if multiplier.denominator == 1 and 1 <= multiplier <= 128:
+                return Ice40PllSettings(f_in=f_in, divr=divr, divf=int(multiplier) - 1, divq=divq)
+    raise ValueError(f"no iCE40 PLL setting gives exactly {f_out} Hz from {f_in} Hz")
+
+
+@dataclass(frozen=True)
+class Ecp5PllSettings:
+    """EHXPLLL parameters, feedback from CLKOP: ``f_out = f_in * clkfb_div / clki_div`` and
+    ``f_vco = f_out * clkop_div``."""
+    f_in: int
+    clki_div: int
+    clkfb_div: int
+    clkop_div: int
+
+    @property
+    def f_pfd(self):
+        return Fraction(self.f_in, self.clki_div)
+
+    @property
+    def f_out(self):
+        return self.f_pfd * self.clkfb_div
+
+    @property
+    def f_vco(self):
+        return self.f_out * self.clkop_div
+
+
+def ecp5_pll_settings(f_in, f_out):
+    """The EHXPLLL settings for exactly ``f_out`` Hz from ``f_in`` Hz (CLKOP feedback).
+
+    Ranges: input 8..400 MHz, PFD 3.125..400 MHz, VCO 400..800 MHz, output 3.125..400 MHz;
+    CLKI_DIV 1..128, CLKFB_DIV 1..80, CLKOP_DIV 1..128. The VCO is put as close to the middle
+    of its range (600 MHz) as possible, and the PFD as high as possible. Raises
+    :class:`ValueError` if there is no exact solution.
+    """
+    if not 8 * _MHZ <= f_in <= 400 * _MHZ:
+        raise ValueError(f"ECP5 PLL input {f_in} Hz is outside 8..400 MHz")
+    if not Fraction(3125, 1000) * _MHZ <= f_out <= 400 * _MHZ:
+        raise ValueError(f"ECP5 PLL output {f_out} Hz is outside 3.125..400 MHz")
+    best = None
+    for clki_div in range(1, 129):
+        f_pfd = Fraction(f_in, clki_div)
+        if f_pfd < Fraction(3125, 1000) * _MHZ:
+            break
+        clkfb_div = Fraction(f_out) / f_pfd
+        if clkfb_div.denominator != 1 or not 1 <= clkfb_div <= 80:
+            continue
+        for clkop_div in range(1, 129):
+            f_vco = f_out * clkop_div
+            if 400 * _MHZ <= f_vco <= 800 * _MHZ:
+                candidate = Ecp5PllSettings(f_in=f_in, clki_div=clki_div,
+                                            clkfb_div=int(clkfb_div), clkop_div=clkop_div)
+                key = (abs(f_vco - 600 * _MHZ), clki_div)
+                if best is None or key < best[0]:
+                    best = (key, candidate)
+    if best is None:
+        raise ValueError(f"no ECP5 PLL setting gives exactly {f_out} Hz from {f_in} Hz")
+    return best[1]
+
+
+def _power_on_reset(m, locked, clock_hz):
+    """Holds ``sync`` in reset until ``locked`` has been high for POWER_ON_RESET_SECONDS.
+
+    Runs in ``sync`` itself: its counter is reset asynchronously (ResetSynchronizer) while the
+    PLL is unlocked, so a loss of lock restarts the wait."""
+    delay = max(1, round(POWER_ON_RESET_SECONDS * clock_hz))
+    m.domains.por = ClockDomain("por", local=True)
+    m.d.comb += ClockSignal("por").eq(ClockSignal("sync"))
+    m.submodules.lock_sync = ResetSynchronizer(~locked, domain="por")
+    timer = Signal(range(delay + 1))
+    ready = Signal()
+    with m.If(timer == delay):
+        m.d.por += ready.eq(1)
+    with m.Else():
+        m.d.por += timer.eq(timer + 1)
+    m.submodules.reset_sync = ResetSynchronizer(~ready, domain="sync")
+
+
+class Ice40Pll(Elaboratable):
+    """Creates ``sync`` from an iCE40 SB_PLL40 fed by the board's crystal.
+
+    ``pad`` selects SB_PLL40_PAD (the crystal's pin is the PLL's dedicated input pad, as on the
+    iCE40UP5K's pin 35) instead of SB_PLL40_CORE fed from the global clock buffer.
+    """
+
+    def __init__(self, settings, *, clock_resource, pad=False):
+        self.settings = settings
+        self.clock_resource = clock_resource
+        self.pad = pad
+
+    def elaborate(self, platform):
+        m = Module()
+        s = self.settings
+        clk = Signal()
+        locked = Signal()
+        params = dict(
+            p_FEEDBACK_PATH="SIMPLE",
+            p_DIVR=s.divr, p_DIVF=s.divf, p_DIVQ=s.divq, p_FILTER_RANGE=s.filter_range,
+            i_RESETB=Const(1), i_BYPASS=Const(0),
+            o_PLLOUTGLOBAL=clk, o_LOCK=locked,
+        )
+        if self.pad:
+            port = platform.request(self.clock_resource, dir="-")
+            m.submodules.pll = Instance("SB_PLL40_PAD", i_PACKAGEPIN=port.io, **params)
+        else:
+            crystal = platform.request(self.clock_resource, dir="i")
+            m.submodules.pll = Instance("SB_PLL40_CORE", i_REFERENCECLK=crystal.i, **params)
+        m.domains.sync = ClockDomain("sync")
+        m.d.comb += ClockSignal("sync").eq(clk)
+        platform.add_clock_constraint(clk, float(s.f_out))
+        _power_on_reset(m, locked, float(s.f_out))
+        return m
+
+
+class Ecp5Pll(Elaboratable):
+    """Creates ``sync`` from an ECP5 EHXPLLL fed by the board's crystal."""
+
+    def __init__(self, settings, *, clock_resource):
+        self.settings = settings
+        self.clock_resource = clock_resource
+
+    def elaborate(self, platform):
+        m = Module()
+        s = self.settings
+        crystal = platform.request(self.clock_resource, dir="i")
+        clk = Signal()
+        locked = Signal()
+        m.submodules.pll = Instance(
+            "EHXPLLL",
+            p_PLLRST_ENA="DISABLED", p_INTFB_WAKE="DISABLED", p_STDBY_ENABLE="DISABLED",
+            p_DPHASE_SOURCE="DISABLED", p_OUTDIVIDER_MUXA="DIVA", p_CLKOP_ENABLE="ENABLED",
+            p_FEEDBK_PATH="CLKOP",
+            p_CLKI_DIV=s.clki_div, p_CLKFB_DIV=s.clkfb_div, p_CLKOP_DIV=s.clkop_div,
+            # Coarse phase of CLKOP = divider - 1: the output edge lines up with the VCO edge
+            # the feedback divider counts from, i.e. zero phase shift.
+            p_CLKOP_CPHASE=s.clkop_div - 1, p_CLKOP_FPHASE=0,
+            a_FREQUENCY_PIN_CLKI=str(float(s.f_in) / _MHZ),
+            a_FREQUENCY_PIN_CLKOP=str(float(s.f_out) / _MHZ),
+            i_CLKI=crystal.i, i_CLKFB=clk, i_RST=Const(0), i_STDBY=Const(0),
+            i_PHASESEL0=Const(0), i_PHASESEL1=Const(0), i_PHASEDIR=Const(0),
+            i_PHASESTEP=Const(0), i_PHASELOADREG=Const(0), i_PLLWAKESYNC=Const(0),
+            i_ENCLKOP=Const(0),
+            o_CLKOP=clk, o_LOCK=locked,
+        )
+        m.domains.sync = ClockDomain("sync")
+        m.d.comb += ClockSignal("sync").eq(clk)
+        platform.add_clock_constraint(clk, float(s.f_out))
+        _power_on_reset(m, locked, float(s.f_out))
+        return m

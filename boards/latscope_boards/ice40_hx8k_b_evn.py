@@ -1,0 +1,58 @@
+"""Lattice iCE40-HX8K-B-EVN breakout board (iCE40HX8K-CT256): the default board.
+
+Capture clock 120 MHz (8.33 ns) from the 12 MHz crystal through the SB_PLL40; host link on
+the FT2232H's channel B UART at 12 Mbaud (UART divisor 10). All appliance pins are on header
+J2, which nothing else on the board uses.
+"""
+
+from amaranth.build import Attrs
+from amaranth_boards.ice40_hx8k_b_evn import ICE40HX8KBEVNPlatform
+
+from .board import Board, Pin, PinMap
+from .clocking import Ice40Pll, ice40_pll_settings
+
+__all__ = ["board"]
+
+CRYSTAL_HZ = 12_000_000
+CLOCK_HZ = 120_000_000
+
+
+def _j2(number):
+    return Pin(("j", 2), str(number), f"J2-{number}")
+
+
+def _pll(board):
+    return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12")
+
+
+def board(clock_hz=CLOCK_HZ):
+    return Board(
+        name="hx8k",
+        title="Lattice iCE40-HX8K-B-EVN",
+        identify_name="ice40-hx8k-evn",
+        platform_class=ICE40HX8KBEVNPlatform,
+        family="ice40",
+        crystal=("clk12", CRYSTAL_HZ),
+        clock_hz=clock_hz,
+        baud=12_000_000,
+        # 32 block RAMs of 4 kbit; a 112-bit entry x 1024 takes 28 of them.
+        fifo_depth=1024,
+        block_ram_bits=32 * 4096,
+        pins=PinMap(
+            marker_data=tuple(_j2(n) for n in (4, 5, 6, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20,
+                                               21, 22, 25)),
+            marker_strobe=_j2(26),
+            edges=tuple(_j2(n) for n in (27, 28, 29, 30)),
+            irq=_j2(33),
+        ),
+        io_attrs=Attrs(IO_STANDARD="SB_LVCMOS", PULLUP=1),
+        make_pll=_pll,
+        # FT2232H channel A drives the SPI flash (jumpers J6/J7 in their flash position, as
+        # shipped); the FPGA boots from the flash after programming.
+        program=("openFPGALoader", "-b", "ice40_generic", "--write-flash", "{bitstream}"),
+        bitstream_suffix=".bin",
+        link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1), 12 Mbaud",
+        notes=(
+            "Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",
+        ),
+    )

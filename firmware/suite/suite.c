@@ -1,0 +1,127 @@
+/*
+ * latscope test suite: the run order, the selection, and the helpers every
+ * test uses. Progress goes to the console; the measurements are the markers.
+ */
+#include "suite.h"
+
+LS_MARKER_DEFINE_STATE;
+
+static const unsigned idl_b_threads[] = {SUITE_IDL_B_THREADS};
+static const unsigned tsl_threads[] = {SUITE_TSL_THREADS};
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static void put_uint(unsigned v)
+{
+	char buf[12];
+	int i = sizeof(buf) - 1;
+	buf[i] = '\0';
+	do {
+		buf[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	bench_console_write(&buf[i]);
+}
+
+void suite_fail(const char *file, int line, const char *what)
+{
+	bench_console_write("suite: FAIL ");
+	bench_console_write(file);
+	bench_console_write(":");
+	put_uint((unsigned)line);
+	bench_console_write(": ");
+	bench_console_write(what);
+	bench_console_write("\n");
+	bench_exit(2);
+}
+
+void suite_start(enum ls_test test, const char *name, unsigned n)
+{
+	bench_console_write("suite: ");
+	bench_console_write(name);
+	bench_console_write("-");
+	put_uint(n);
+	bench_console_write("\n");
+	/* Adjacent, so that no ISR marker of the test comes between them. */
+	unsigned key = bench_irq_lock();
+	ls_mark_value(LS_MARKER(test, LS_POINT_START, n));
+	if (n > LS_ARG_MASK)
+		ls_mark_value(LS_MARKER(test, LS_POINT_PARAM, n >> 7));
+	bench_irq_unlock(key);
+}
+
+void suite_end(enum ls_test test)
+{
+	ls_mark_value(LS_MARKER(test, LS_POINT_END, 0));
+}
+
+void suite_pace(void)
+{
+#if SUITE_PACE_CYCLES > 0
+	static bench_cycles_t last;
+	while ((bench_cycles_t)(bench_cycles() - last) < SUITE_PACE_CYCLES)
+		;
+	last = bench_cycles();
+#endif
+}
+
+void suite_spawn(int id, int prio, bench_thread_entry_t entry, unsigned index)
+{
+	int rc = bench_thread_create(id, "suite", prio, SUITE_STACK, entry,
+				     (void *)(uintptr_t)index);
+	SUITE_CHECK(rc == BENCH_SUCCESS);
+}
+
+void suite_delete_threads(int first, int count)
+{
+	for (int id = first; id < first + count; id++)
+		(void)bench_thread_delete(id); /* BENCH_ERROR: it had returned already */
+}
+
+void suite_main_priority(int prio)
+{
+	SUITE_CHECK(bench_thread_set_priority(BENCH_THREAD_MAIN, prio) == BENCH_SUCCESS);
+}
+
+static int selected(enum ls_test test)
+{
+	return (SUITE_SELECT & SUITE_BIT(test)) != 0;
+}
+
+void suite_main(void *arg)
+{
+	(void)arg;
+	bench_console_write("suite: start\n");
+	if (selected(LS_TEST_IL_A))
+		test_il_a();
+	for (unsigned i = 0; i < COUNT_OF(idl_b_threads) && selected(LS_TEST_IDL_B); i++)
+		test_idl_b(idl_b_threads[i]);
+	for (unsigned i = 0; i < COUNT_OF(tsl_threads) && selected(LS_TEST_TSL_A); i++)
+		test_tsl_a(tsl_threads[i]);
+	if (selected(LS_TEST_TF_A))
+		test_tf_a();
+	if (selected(LS_TEST_TF_B))
+		test_tf_b();
+	if (selected(LS_TEST_TF_C))
+		test_tf_c();
+	if (selected(LS_TEST_SEO_A))
+		test_seo_a();
+	if (selected(LS_TEST_SEO_B))
+		test_seo_b();
+	if (selected(LS_TEST_SEO_C))
+		test_seo_c();
+	if (selected(LS_TEST_SEO_D))
+		test_seo_d();
+	if (selected(LS_TEST_SEO_E))
+		test_seo_e();
+	if (selected(LS_TEST_SEO_F))
+		test_seo_f(SUITE_SEO_F_MAX);
+	if (selected(LS_TEST_SEO_G))
+		test_seo_g();
+	if (selected(LS_TEST_MQ))
+		test_mq();
+	if (selected(LS_TEST_CLOCK_ISR))
+		test_clock_isr();
+	bench_console_write("suite: done\n");
+	bench_exit(0);
+}

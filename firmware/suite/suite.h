@@ -1,0 +1,147 @@
+/*
+ * latscope test suite: shared settings and helpers. The tests use only
+ * latscope/bench_api.h and latscope/marker.h; docs/tests.md describes every
+ * test, its markers and the rule that pairs them into samples.
+ *
+ * Compile-time settings (all -D overridable; the Makefile passes SAMPLES=,
+ * TESTS=, PACE=):
+ *   SUITE_SAMPLES        samples of every IL, IDL and TSL table (1000)
+ *   SUITE_OBJ_SAMPLES    samples of TF, SEO and MQ tables (min(SUITE_SAMPLES, 256))
+ *   SUITE_CLK_SAMPLES    samples of the clock-ISR table (min(SUITE_SAMPLES, 100))
+ *   SUITE_SELECT         bit mask of the tests to run, bit n = LS_TEST_* n (all)
+ *   SUITE_IDL_B_THREADS  thread counts of IDL-b (1, 10, 128)
+ *   SUITE_TSL_THREADS    thread counts of TSL-a (2, 10, 128)
+ *   SUITE_SEO_F_MAX      most threads pending in SEO-f (255, capped by the port)
+ *   SUITE_PACE_CYCLES    minimum bench_cycles() between two samples of a
+ *                        thread-driven test, so that the appliance's FIFO
+ *                        drains (0: no pacing)
+ *   SUITE_IL_HEARTBEAT   polls between two "thread runs" markers of IL-a (1024)
+ *   SUITE_CLK_WORK       iterations of the clock-ISR test's fixed work (5000)
+ *   SUITE_SEO_G_WORK     iterations of the medium thread's work in SEO-g (200)
+ *   SUITE_STACK          stack bytes of every suite thread (512)
+ */
+#ifndef SUITE_H
+#define SUITE_H
+
+#include <stdint.h>
+
+#include "latscope/bench_api.h"
+#include "latscope/marker.h"
+
+#ifndef SUITE_SAMPLES
+#define SUITE_SAMPLES 1000u
+#endif
+#ifndef SUITE_OBJ_SAMPLES
+#define SUITE_OBJ_SAMPLES (SUITE_SAMPLES < 256u ? SUITE_SAMPLES : 256u)
+#endif
+#ifndef SUITE_CLK_SAMPLES
+#define SUITE_CLK_SAMPLES (SUITE_SAMPLES < 100u ? SUITE_SAMPLES : 100u)
+#endif
+#ifndef SUITE_SELECT
+#define SUITE_SELECT 0xFFFFFFFFu
+#endif
+#ifndef SUITE_IDL_B_THREADS
+#define SUITE_IDL_B_THREADS 1, 10, 128
+#endif
+#ifndef SUITE_TSL_THREADS
+#define SUITE_TSL_THREADS 2, 10, 128
+#endif
+#ifndef SUITE_SEO_F_MAX
+#define SUITE_SEO_F_MAX 255u
+#endif
+#ifndef SUITE_PACE_CYCLES
+#define SUITE_PACE_CYCLES 0u
+#endif
+#ifndef SUITE_IL_HEARTBEAT
+#define SUITE_IL_HEARTBEAT 1024u
+#endif
+#ifndef SUITE_CLK_WORK
+#define SUITE_CLK_WORK 5000u
+#endif
+#ifndef SUITE_SEO_G_WORK
+#define SUITE_SEO_G_WORK 200u
+#endif
+#ifndef SUITE_STACK
+#define SUITE_STACK 512u
+#endif
+
+#define SUITE_BIT(test) (1u << (test))
+
+/* The appliance's IRQ generator is interrupt line 0 (acknowledged at its
+ * latch with bench_irq_ack). */
+#define SUITE_IRQ 0
+
+/* Priorities (0 = most urgent). The suite's main thread runs at
+ * SUITE_PRIO_MAIN and drops to SUITE_PRIO_LOW to let the threads of a test
+ * run (then it is the "low-priority thread" the IDL-b IRQ interrupts). */
+#define SUITE_PRIO_HIGH 5
+#define SUITE_PRIO_MAIN 10
+#define SUITE_PRIO_WORK 20
+#define SUITE_PRIO_BELOW 50
+#define SUITE_PRIO_LOW 200
+
+/*
+ * A busy-wait step. The simulated SoC needs nothing (the appliance and the
+ * timer interrupt by themselves); the native build defines
+ * SUITE_HAS_BUSY_HOOK and advances its simulated IRQ generator and tick
+ * here, the only points where time passes on the host port.
+ */
+#ifdef SUITE_HAS_BUSY_HOOK
+void suite_port_busy(void);
+#define SUITE_BUSY() suite_port_busy()
+#else
+#define SUITE_BUSY() ((void)0)
+#endif
+
+/* Stop the suite with exit code 2 when cond is false (prints where). */
+#define SUITE_CHECK(cond) \
+	do { \
+		if (!(cond)) \
+			suite_fail(__FILE__, __LINE__, #cond); \
+	} while (0)
+
+void suite_fail(const char *file, int line, const char *what) __attribute__((noreturn));
+
+/* The suite's body: bench_run(SUITE_PRIO_MAIN, suite_main, NULL). Ends with
+ * bench_exit(0). */
+void suite_main(void *arg);
+
+/* START of test with parameter n: START(arg = n mod 128), followed by
+ * PARAM(arg = n / 128) when n >= 128, the two markers adjacent (interrupts
+ * locked); prints the table name to the console first. */
+void suite_start(enum ls_test test, const char *name, unsigned n);
+void suite_end(enum ls_test test);
+
+/* Spin until SUITE_PACE_CYCLES have passed since the previous call returned. */
+void suite_pace(void);
+
+/* Create thread id with SUITE_STACK (checked); arg = the thread's index. */
+void suite_spawn(int id, int prio, bench_thread_entry_t entry, unsigned index);
+/* Delete threads first .. first+count-1 that are still alive. */
+void suite_delete_threads(int first, int count);
+/* Set the main thread's priority (takes effect at once). */
+void suite_main_priority(int prio);
+
+static inline unsigned suite_index(void *arg)
+{
+	return (unsigned)(uintptr_t)arg;
+}
+
+/* The tests (test_*.c), each between its START and END markers. */
+void test_il_a(void);
+void test_idl_b(unsigned threads);
+void test_tsl_a(unsigned threads);
+void test_tf_a(void);
+void test_tf_b(void);
+void test_tf_c(void);
+void test_seo_a(void);
+void test_seo_b(void);
+void test_seo_c(void);
+void test_seo_d(void);
+void test_seo_e(void);
+void test_seo_f(unsigned max_pending);
+void test_seo_g(void);
+void test_mq(void);
+void test_clock_isr(void);
+
+#endif /* SUITE_H */

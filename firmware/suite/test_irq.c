@@ -1,0 +1,124 @@
+/*
+ * Interrupt handling (reference report 4.2 and 4.3): the appliance's IRQ
+ * generator interrupts the DUT about every 50 us on SUITE_IRQ.
+ *
+ * Both tests open the line the same way: START, acknowledge, enable. An edge
+ * before the acknowledge is cleared unhandled (its irq event then has no
+ * ISR_ENTRY before the next edge and pairs with nothing); an edge between
+ * the acknowledge and the enable is taken at the enable, a true latency of
+ * an IRQ that met a masked line. So every handler call of the window answers
+ * an edge of the window.
+ */
+#include "suite.h"
+
+#define SEM_IDL 0
+
+static volatile unsigned isr_calls;  /* handler calls since the line was opened */
+static volatile unsigned idl_woken;  /* IDL-b: T2 markers written */
+
+static void open_irq_line(bench_isr_t handler)
+{
+	isr_calls = 0;
+	SUITE_CHECK(bench_irq_attach(SUITE_IRQ, handler, NULL) == BENCH_SUCCESS);
+	bench_irq_ack(SUITE_IRQ);
+	SUITE_CHECK(bench_irq_enable(SUITE_IRQ) == BENCH_SUCCESS);
+}
+
+/* ---------------------------------------------------------------- IL-a-1 / IDL-a-1 */
+
+/* No rescheduling: mark, acknowledge, mark. */
+static void il_isr(void *arg)
+{
+	(void)arg;
+	unsigned n = isr_calls;
+	LS_MARK(IL_A, ISR_ENTRY, n);
+	bench_irq_ack(SUITE_IRQ);
+	isr_calls = n + 1;
+	LS_MARK(IL_A, ISR_EXIT, n);
+}
+
+/*
+ * The high-priority thread: polls the handler count, writes THREAD as soon
+ * as it sees a new call (the end of the IDL-a sample: the poll loop is a load
+ * and a branch, so that marker follows the return within one iteration), and
+ * a THREAD heartbeat every SUITE_IL_HEARTBEAT polls so that the IRQ also
+ * lands on marker stores. A thread that marked without pause would overflow
+ * the appliance's FIFO and lose every sample to it.
+ */
+static void il_thread(void *arg)
+{
+	unsigned index = suite_index(arg);
+	unsigned seen = 0, polls = 0;
+
+	suite_start(LS_TEST_IL_A, "IL-a", 1);
+	open_irq_line(il_isr);
+	while (seen < SUITE_SAMPLES) {
+		SUITE_BUSY();
+		unsigned now = isr_calls;
+		if (now != seen) {
+			LS_MARK(IL_A, THREAD, index);
+			seen = now;
+			polls = 0;
+		} else if (++polls == SUITE_IL_HEARTBEAT) {
+			LS_MARK(IL_A, THREAD, index);
+			polls = 0;
+		}
+	}
+	bench_irq_disable(SUITE_IRQ);
+	suite_end(LS_TEST_IL_A);
+}
+
+void test_il_a(void)
+{
+	/* More urgent than main: runs to its end inside the create call. */
+	suite_spawn(0, SUITE_PRIO_HIGH, il_thread, 0);
+}
+
+/* ---------------------------------------------------------------- IDL-b-N */
+
+/* Rescheduling: the give wakes the first of the pending threads, which runs
+ * when the handler returns (the kernel defers the switch to ISR exit). */
+static void idl_isr(void *arg)
+{
+	(void)arg;
+	unsigned n = isr_calls;
+	LS_MARK(IDL_B, ISR_ENTRY, n);
+	bench_irq_ack(SUITE_IRQ);
+	isr_calls = n + 1;
+	(void)bench_sem_give_from_isr(SEM_IDL); /* BENCH_FULL only if nobody pends */
+	LS_MARK(IDL_B, ISR_EXIT, n);
+}
+
+/* N of these pend on the semaphore, FIFO among equals: they wake in turn. */
+static void idl_waiter(void *arg)
+{
+	unsigned index = suite_index(arg);
+	for (;;) {
+		int rc = bench_sem_take(SEM_IDL, BENCH_FOREVER);
+		LS_MARK(IDL_B, T2, index);
+		SUITE_CHECK(rc == BENCH_SUCCESS);
+		/* The last sample closes the line before anyone else can run. */
+		if (++idl_woken == SUITE_SAMPLES)
+			bench_irq_disable(SUITE_IRQ);
+	}
+}
+
+void test_idl_b(unsigned threads)
+{
+	SUITE_CHECK(threads >= 1 && threads <= BENCH_MAX_THREADS);
+	SUITE_CHECK(bench_sem_create(SEM_IDL, 0, 1) == BENCH_SUCCESS);
+	for (unsigned i = 0; i < threads; i++)
+		suite_spawn((int)i, SUITE_PRIO_WORK, idl_waiter, i);
+	idl_woken = 0;
+	/* Main becomes the low-priority thread the IRQ interrupts; the waiters
+	 * run first and pend in creation order. */
+	suite_main_priority(SUITE_PRIO_LOW);
+	suite_start(LS_TEST_IDL_B, "IDL-b", threads);
+	open_irq_line(idl_isr);
+	while (idl_woken < SUITE_SAMPLES)
+		SUITE_BUSY();
+	suite_main_priority(SUITE_PRIO_MAIN);
+	suite_end(LS_TEST_IDL_B);
+	suite_delete_threads(0, (int)threads);
+	SUITE_CHECK(bench_sem_delete(SEM_IDL) == BENCH_SUCCESS);
+}

@@ -1,0 +1,54 @@
+// The ground-truth log: what the DUT did, cycle by cycle, recorded by the harness from the
+// simulated wires, independently of any gateware. Format: sim/README.md ("Ground-truth
+// log"). One text line per event, "<cycle> <event> <fields>", cycles in decimal, values in
+// 0x-prefixed hex, lines in non-decreasing cycle order.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+class TruthLog {
+public:
+    TruthLog() = default;
+    explicit TruthLog(const std::string &path) {
+        file_ = std::fopen(path.c_str(), "w");
+        if (!file_)
+            throw std::runtime_error("cannot write ground-truth log " + path);
+        std::setvbuf(file_, nullptr, _IOFBF, 1 << 20);
+        std::fputs("# latscope ground truth v1: <cycle> <event> <fields>; "
+                   "cycle 0 = first cycle after reset release\n", file_);
+    }
+    ~TruthLog() { close(); }
+    TruthLog(const TruthLog &) = delete;
+    TruthLog &operator=(const TruthLog &) = delete;
+
+    bool enabled() const { return file_ != nullptr; }
+
+    void line(uint64_t cycle, const char *event, unsigned level) {
+        if (file_)
+            std::fprintf(file_, "%llu %s %u\n", (unsigned long long)cycle, event, level);
+    }
+    void value(uint64_t cycle, const char *event, uint32_t value) {
+        if (file_)
+            std::fprintf(file_, "%llu %s 0x%08x\n", (unsigned long long)cycle, event, value);
+    }
+    void trace(uint64_t cycle, uint32_t address, uint32_t value, unsigned sel) {
+        if (file_)
+            std::fprintf(file_, "%llu trace 0x%08x 0x%08x 0x%x\n", (unsigned long long)cycle,
+                         address, value, sel);
+    }
+    void event(uint64_t cycle, const char *event) {
+        if (file_)
+            std::fprintf(file_, "%llu %s\n", (unsigned long long)cycle, event);
+    }
+    void close() {
+        if (file_)
+            std::fclose(file_);
+        file_ = nullptr;
+    }
+
+private:
+    std::FILE *file_ = nullptr;
+};

@@ -1,0 +1,268 @@
+"""The test suite's marker logic, run natively: firmware/suite built with the reference kernel's
+host port (`make -C firmware/suite native`), its recorded markers and simulated IRQ edges turned
+into the host's ``Events`` and analysed with ``latscope.analysis.analyze``.
+
+Checked: every table of docs/tests.md exists with exactly the samples the suite promises, every
+sample pairs the markers it should (the right thread, the right iteration, the right handler
+call), and the GPIO variant's strobe changes on every store, including when an ISR writes
+markers between a thread's. Latencies are not checked: host time stamps mean nothing here.
+
+When the simulated SoC's harness is built (sim/build/<cpu>/latscope-sim), the same checks also
+run on the RV32 build, from the harness's ground-truth log (SUITE_SIM=1 to require it).
+"""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from latscope.analysis import analyze
+from latscope.markers import Point, Test, decode, encode
+from latscope.parser import Events
+from latscope.protocol import Source
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "firmware" / "suite"
+SAMPLES = 30                       # SUITE_SAMPLES of the short suite: also OBJ and CLK samples
+SEO_F_MAX = 255
+GPIO_STROBE = 1 << 16
+
+# Every table of the suite and the markers its samples pair (A marker, B marker); "irq" = edge.
+EXPECTED = {
+    "IL-a-1": ("irq", Point.ISR_ENTRY), "IDL-a-1": (Point.ISR_EXIT, Point.THREAD),
+    **{f"IL-b-{n}": ("irq", Point.ISR_ENTRY) for n in (1, 10, 128)},
+    **{f"IDL-b-{n}": (Point.ISR_EXIT, Point.T2) for n in (1, 10, 128)},
+    **{f"TSL-a-{n}": (Point.T1, Point.T2) for n in (2, 10, 128)},
+    **{name: (Point.T1, Point.T2) for name in (
+        "TF-a-1", "TF-b-1", "TF-c-2", "SEO-a-1", "SEO-b-1", "SEO-c-1", "SEO-d-1", "SEO-e-1",
+        f"SEO-f-{SEO_F_MAX}", "SEO-g-3", "MQ-a-1", "CLK-a-1")},
+}
+
+
+def events_from_stores(stamps, kinds, values):
+    """Events as the appliance would report them: a GPIO store is a marker only when it
+    changes the strobe (bit 16), with the data pins as value; a trace-window store is a bus
+    marker; an IRQ rising edge an IRQ event."""
+    stamps = np.asarray(stamps, np.uint64)
+    kinds = np.asarray(kinds)
+    values = np.asarray(values, np.uint64)
+    keep = np.ones(len(stamps), bool)
+    source = np.full(len(stamps), int(Source.BUS), np.uint8)
+    gpio = kinds == "gpio"
+    strobe = (values[gpio] >> 16) & 1
+    keep[gpio] = strobe != np.concatenate([[0], strobe[:-1]])   # the pin starts low
+    source[gpio] = Source.MARKER
+    values = np.where(gpio, values & 0xFFFF, values)
+    irq = kinds == "irq"
+    source[irq] = Source.IRQ
+    keep &= ~irq | (values == 1)
+    return Events(stamps[keep], source[keep], values[keep])
+
+
+def read_native_dump(path):
+    stamps, kinds, values = [], [], []
+    for line in Path(path).read_text().splitlines():
+        stamp, kind, value = line.split()
+        stamps.append(int(stamp))
+        kinds.append(kind)
+        values.append(int(value, 16))
+    return stamps, kinds, values
+
+
+def read_truth_log(path):
+    """Marker stores and IRQ edges of the SoC harness's ground-truth log."""
+    stamps, kinds, values = [], [], []
+    for line in Path(path).read_text().splitlines():
+        fields = line.split()
+        if line.startswith("#") or len(fields) < 3:
+            continue
+        if fields[1] == "gpio":
+            kind, value = "gpio", int(fields[2], 16)
+        elif fields[1] == "trace":
+            kind, value = "bus", int(fields[3], 16)
+        elif fields[1] == "irq":
+            kind, value = "irq", int(fields[2])
+        else:
+            continue
+        stamps.append(int(fields[0]))
+        kinds.append(kind)
+        values.append(value)
+    return stamps, kinds, values
+
+
+def make_suite(target, marker, build, extra=()):
+    subprocess.run(["make", "-s", "-C", str(SUITE), target, f"MARKER={marker}",
+                    f"SAMPLES={SAMPLES}", f"BUILD={build}", "-j2", *extra],
+                   check=True, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module", params=["gpio", "bus"])
+def native_run(request, tmp_path_factory):
+    if shutil.which("gcc") is None or shutil.which("make") is None:
+        pytest.skip("needs gcc and make")
+    marker = request.param
+    build = "build/pytest"
+    make_suite("native", marker, build)
+    dump = tmp_path_factory.mktemp(marker) / "markers.txt"
+    result = subprocess.run([str(SUITE / build / f"native-{marker}" / "suite"), str(dump)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "suite: done" in result.stdout
+    stamps, kinds, values = read_native_dump(dump)
+    return marker, kinds, values, events_from_stores(stamps, kinds, values)
+
+
+def marker_at(events):
+    """stamp -> (test, point, arg) of every marker."""
+    is_marker = np.isin(events.source, [int(Source.MARKER), int(Source.BUS)])
+    stamps = events.stamp[is_marker].astype(np.int64)
+    tests, points, args = decode(events.value[is_marker].astype(np.int64) & 0xFFFF)
+    return {int(s): (int(t), int(p), int(a)) for s, t, p, a in zip(stamps, tests, points, args)}
+
+
+def pairs(table, markers):
+    """(A marker or None for an IRQ edge, B marker) of every sample of a table."""
+    out = []
+    for start, sample in zip(table.starts.tolist(), table.samples.tolist()):
+        assert sample > 0
+        out.append((markers.get(start), markers[start + sample]))
+    return out
+
+
+def check_suite(events, *, obj_samples, clk_samples, exact):
+    """The checks shared by the native and the RV32 run. exact: every table has exactly the
+    promised samples (native); else the IRQ tables may have one more (an edge in the few
+    cycles between the last sample and the line's disable)."""
+    tables = analyze(events, 1e9)
+    markers = marker_at(events)
+    assert set(tables) == set(EXPECTED)
+    for name, (a_point, b_point) in EXPECTED.items():
+        table = tables[name]
+        wanted = (SAMPLES if name[:2] in ("IL", "ID", "TS")
+                  else clk_samples if name.startswith("CLK") else obj_samples)
+        got = len(table.samples)
+        assert got == wanted or (not exact and name.startswith("IL") and got == wanted + 1), \
+            (name, got, wanted)
+        assert table.discarded == 0
+        for k, (a, b) in enumerate(pairs(table, markers)):
+            assert b[1] == b_point, (name, k, b)
+            if a_point == "irq":
+                assert a is None, (name, k, a)
+            else:
+                assert a[1] == a_point and a[0] == b[0], (name, k, a)
+            check_pair(name, k, a, b)
+
+
+def check_pair(name, k, a, b):
+    """What the suite writes in the arguments: the pairing joined the right markers."""
+    family, n = name.rsplit("-", 1)
+    n = int(n)
+    if family in ("IL-a", "IL-b"):
+        assert b[2] == k % 128                  # the k-th handler call of the window
+    elif family == "IDL-a":
+        assert a[2] == k % 128 and b[2] == 0     # back in thread 0 after call k
+    elif family == "IDL-b":
+        assert b[2] == k % n                     # equal-priority waiters wake in FIFO turn
+    elif family == "TSL-a":
+        assert b[2] == (a[2] + 1) % n            # the next thread in the yield round
+    elif family == "SEO-f":
+        assert a[2] == (k % n) + 1 and b[2] == k % n   # k pending: the newest is released
+    else:
+        assert a[2] == b[2] == k % 128, (name, k, a, b)
+
+
+def test_native_suite_tables_and_pairs(native_run):
+    _, _, _, events = native_run
+    check_suite(events, obj_samples=SAMPLES, clk_samples=SAMPLES, exact=True)
+
+
+def test_native_gpio_strobe_changes_on_every_store(native_run):
+    marker, kinds, values, events = native_run
+    if marker != "gpio":
+        assert set(kinds) == {"bus", "irq"}
+        assert all(v <= 0xFFFF for v, k in zip(values, kinds) if k == "bus")
+        return
+    words = np.array([v for v, k in zip(values, kinds) if k == "gpio"], np.uint64)
+    strobe = (words >> 16) & 1
+    assert strobe[0] == 1 and np.all(strobe[1:] != strobe[:-1])
+    assert np.all(words >> 17 == 0)
+    # ISR markers really interleave with thread markers (the case the shadow must survive).
+    points = decode(words.astype(np.int64) & 0xFFFF)[1]
+    assert np.count_nonzero(points == Point.ISR_ENTRY) >= SAMPLES * 4
+
+
+def test_native_windows_and_parameters(native_run):
+    _, _, _, events = native_run
+    markers = [m for _, m in sorted(marker_at(events).items())]
+    starts = [(t, a) for t, p, a in markers if p == Point.START]
+    assert [Test(t).name for t, _ in starts] == [
+        "IL_A", "IDL_B", "IDL_B", "IDL_B", "TSL_A", "TSL_A", "TSL_A", "TF_A", "TF_B", "TF_C",
+        "SEO_A", "SEO_B", "SEO_C", "SEO_D", "SEO_E", "SEO_F", "SEO_G", "MQ", "CLOCK_ISR"]
+    # Parameters of 128 and more: START's argument, then PARAM with the bits from 7 up.
+    for i, (t, p, a) in enumerate(markers):
+        if p == Point.START and t in (Test.IDL_B, Test.TSL_A) and a == 0:
+            assert markers[i + 1] == (t, Point.PARAM, 1)
+    # Every window is closed, by its own test's END, before the next START.
+    order = [(t, p) for t, p, _ in markers if p in (Point.START, Point.END)]
+    assert order == [(t, point) for t, _ in starts for point in (Point.START, Point.END)]
+
+
+def test_native_clock_isr_samples_see_the_tick(native_run):
+    """The tick interrupts some CLK samples and not others (the PARAM after T2 says which)."""
+    _, _, _, events = native_run
+    markers = [m for _, m in sorted(marker_at(events).items())]
+    ticks = [a for t, p, a in markers if t == Test.CLOCK_ISR and p == Point.PARAM]
+    assert len(ticks) == SAMPLES
+    assert 0 in ticks and any(t >= 1 for t in ticks)
+
+
+def test_parameter_high_bits_follow_start():
+    """analyze: a PARAM right after START extends the window's parameter (IDL-b-128), a PARAM
+    elsewhere does not."""
+    def m(test, point, arg=0):
+        return encode(test, point, arg)
+    values = [m(Test.TSL_A, Point.START, 128 & 127), m(Test.TSL_A, Point.PARAM, 1),
+              m(Test.TSL_A, Point.T1, 0), m(Test.TSL_A, Point.T2, 1), m(Test.TSL_A, Point.END),
+              m(Test.CLOCK_ISR, Point.START, 1), m(Test.CLOCK_ISR, Point.T1),
+              m(Test.CLOCK_ISR, Point.T2), m(Test.CLOCK_ISR, Point.PARAM, 1),
+              m(Test.CLOCK_ISR, Point.END)]
+    stamps = np.arange(len(values), dtype=np.uint64) * 10
+    events = Events(stamps, np.full(len(values), int(Source.MARKER), np.uint8), values)
+    tables = analyze(events, 1e9)
+    assert sorted(tables) == ["CLK-a-1", "TSL-a-128"]
+    assert tables["TSL-a-128"].samples.tolist() == [10]
+    assert tables["TSL-a-128"].parameters == {"test": "TSL_A", "n": 128}
+
+
+def _sim_binary():
+    for cpu in ("VexRiscv_IMAC", "VexRiscv_Lite"):
+        binary = ROOT / "sim" / "build" / cpu / "latscope-sim"
+        if binary.exists():
+            return cpu, binary
+    return None, None
+
+
+@pytest.mark.parametrize("marker", ["gpio", "bus"])
+def test_rv32_suite_on_the_simulated_soc(marker, tmp_path):
+    """The RV32 build on the SoC harness (bring-up IRQ driver, every 5000 cycles): the same
+    tables and pairs, from the harness's log of the stores and the IRQ line."""
+    cpu, binary = _sim_binary()
+    if binary is None or shutil.which("riscv64-unknown-elf-gcc") is None:
+        if os.environ.get("SUITE_SIM") == "1":
+            pytest.fail("SUITE_SIM=1 but the SoC harness or the RV32 toolchain is missing")
+        pytest.skip("needs the SoC harness (make -C sim) and riscv64-unknown-elf-gcc")
+    build = tmp_path / "build"
+    make_suite("sim", marker, build, [f"CPU={cpu}", "PACE=0"])
+    truth = tmp_path / "truth.txt"
+    result = subprocess.run([str(binary), "--irq-period", "5000", "--truth", str(truth),
+                             "--console", str(tmp_path / "console.txt"),
+                             "--max-cycles", "20000000", str(build / "suite.elf")],
+                            capture_output=True, text=True, timeout=120)
+    console = (tmp_path / "console.txt").read_text()
+    assert result.returncode == 0, result.stdout + result.stderr + console
+    assert "suite: done" in console
+    events = events_from_stores(*read_truth_log(truth))
+    check_suite(events, obj_samples=SAMPLES, clk_samples=SAMPLES, exact=False)
