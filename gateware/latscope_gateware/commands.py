@@ -59,6 +59,10 @@ class CommandProcessor(wiring.Component):
         reply_left = Signal(range(reply_bytes + 1))
         replying = reply_left != 0
 
+        # The argument register as it is once this cycle's byte is shifted in: a command
+        # executes in the cycle its last byte arrives, before `args` has been updated.
+        shifted = Cat(args[8:], self.rx.payload)
+
         # Receive: opcode, then the argument bytes its layout needs.
         with m.If(self.rx.valid & ~replying):
             m.d.sync += silence.eq(0)
@@ -76,7 +80,7 @@ class CommandProcessor(wiring.Component):
                         m.d.comb += execute.eq(1)
             with m.Else():
                 m.d.sync += [
-                    args.eq(Cat(args[8:], self.rx.payload)),
+                    args.eq(shifted),
                     received.eq(received + 1),
                 ]
                 with m.If(received + 1 == expected):
@@ -105,14 +109,14 @@ class CommandProcessor(wiring.Component):
                     answer(Command.STATUS, self.status, _size(StatusReply))
                 with m.Case(Command.START):
                     m.d.sync += self.start.eq(1)
-                    m.d.sync += self.sources.eq(self._args_of(args, arg_bytes, StartArgs))
+                    m.d.sync += self.sources.eq(self._args_of(shifted, arg_bytes, StartArgs))
                     answer(Command.START, Const(0, 0), 0)
                 with m.Case(Command.STOP):
                     m.d.sync += self.stop.eq(1)
                     answer(Command.STOP, Const(0, 0), 0)
                 with m.Case(Command.IRQ_CONFIG):
                     m.d.sync += self.irq_apply.eq(1)
-                    m.d.sync += self.irq_config.eq(self._args_of(args, arg_bytes, IrqConfig))
+                    m.d.sync += self.irq_config.eq(self._args_of(shifted, arg_bytes, IrqConfig))
                     answer(Command.IRQ_CONFIG, Const(0, 0), 0)
                 with m.Default():
                     answer(UNKNOWN_COMMAND_REPLY, command, 1)

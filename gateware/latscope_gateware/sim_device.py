@@ -25,7 +25,7 @@ from latscope.protocol import Source
 
 from .appliance import Appliance, ApplianceConfig
 
-__all__ = ["ScriptedDut", "SimulatedDevice", "main"]
+__all__ = ["ScriptedDut", "PtyLink", "ScriptedLink", "SimulatedDevice", "main"]
 
 #: Marker values of the scripted DUT (the real encoding is the firmware's business).
 ISR_ENTRY, ISR_EXIT, BACKGROUND = 0x1000, 0x2000, 0x3000
@@ -35,7 +35,7 @@ class ScriptedDut:
     """A deterministic stand-in for a DUT's pins: ISR markers after each IRQ, background
     markers, optional bursts that overrun the FIFO."""
 
-    def __init__(self, *, seed=1, isr_delay=(20, 60), isr_length=(10, 30), background=300,
+    def __init__(self, *, seed=1, isr_delay=(20, 60), isr_length=(10, 30), background=2000,
                  burst_every=0, burst_length=0):
         self.rng = random.Random(seed)
         self.isr_delay = isr_delay
@@ -44,6 +44,43 @@ class ScriptedDut:
         self.burst_every = burst_every
         self.burst_length = burst_length
         self.truth = []      # (cycle the pin changed, source name, value)
+
+
+class PtyLink:
+    """The host end of the UART is a pseudo-terminal (non-blocking master fd)."""
+
+    def __init__(self, fd):
+        self.fd = fd
+
+    def send(self, byte):
+        try:
+            os.write(self.fd, bytes([byte]))
+        except OSError:
+            pass                                 # host went away; keep simulating
+
+    def receive(self, cycle):
+        try:
+            return os.read(self.fd, 64)
+        except (BlockingIOError, OSError):
+            return b""
+
+
+class ScriptedLink:
+    """The host end of the UART is a script: command bytes due at given cycles, and a buffer
+    that collects everything the appliance sent. Deterministic, for tests."""
+
+    def __init__(self, script):
+        self.script = sorted(script, key=lambda item: item[0])   # [(cycle, bytes)]
+        self.received = bytearray()
+
+    def send(self, byte):
+        self.received.append(byte)
+
+    def receive(self, cycle):
+        data = b""
+        while self.script and self.script[0][0] <= cycle:
+            data += self.script.pop(0)[1]
+        return data
 
 
 class _Bench(Elaboratable):
@@ -63,13 +100,13 @@ class _Bench(Elaboratable):
 class SimulatedDevice:
     """Builds the simulator for an appliance, a scripted DUT and a byte bridge."""
 
-    def __init__(self, config, dut, *, host_fd, corrupt=(), max_cycles=None, truth=None):
+    def __init__(self, config, dut, *, link, corrupt=(), max_cycles=None, truth=None):
         self.config = config
         self.appliance = Appliance(config)
         self.bench = _Bench(self.appliance)
         self.truth = truth             # open text file for the JSON-lines log, or None
         self.dut = dut
-        self.host_fd = host_fd
+        self.link = link
         self.corrupt = set(corrupt)     # indices of device->host bytes to corrupt
         self.max_cycles = max_cycles
         self.sent = 0
@@ -104,10 +141,7 @@ class SimulatedDevice:
             if self.sent in self.corrupt:
                 value ^= 0x24                        # flip two bits on the "wire"
             self.sent += 1
-            try:
-                os.write(self.host_fd, bytes([value]))
-            except OSError:
-                pass                                 # host went away; keep simulating
+            self.link.send(value)
 
     async def _host_to_uart(self, ctx):
         divisor = self.config.uart_divisor
@@ -115,11 +149,7 @@ class SimulatedDevice:
         ctx.set(rx, 1)
         while True:
             await ctx.tick().repeat(8 * divisor)
-            try:
-                data = os.read(self.host_fd, 64)
-            except (BlockingIOError, OSError):
-                continue
-            for byte in data:
+            for byte in self.link.receive(ctx.get(self.bench.cycle)):
                 for level in [0, *((byte >> bit) & 1 for bit in range(8)), 1]:
                     ctx.set(rx, level)
                     await ctx.tick().repeat(divisor)
@@ -155,7 +185,7 @@ class SimulatedDevice:
             if next_burst is not None and now >= next_burst:
                 for n in range(dut.burst_length):
                     marker(BACKGROUND | n & 0xfff)
-                    await ctx.tick().repeat(2)
+                    await ctx.tick().repeat(4)   # the marker port's minimum spacing
                 next_burst = ctx.get(self.bench.cycle) + dut.burst_every
             if now >= next_background:
                 marker(BACKGROUND | 0xfff)
@@ -196,6 +226,8 @@ def main(argv=None):
     parser.add_argument("--burst-every", type=int, default=0,
                         help="cycles between marker bursts that overrun the FIFO (0: none)")
     parser.add_argument("--burst-length", type=int, default=0)
+    parser.add_argument("--background", type=int, default=2000,
+                        help="cycles between the DUT's background markers")
     parser.add_argument("--corrupt", default="",
                         help="comma-separated indices of device-to-host bytes to corrupt")
     parser.add_argument("--truth", help="write the DUT's pin changes here (JSON lines)")
@@ -209,11 +241,11 @@ def main(argv=None):
     config = ApplianceConfig(clock_hz=args.clock_hz, uart_divisor=args.uart_divisor,
                              fifo_depth=args.fifo_depth, flush_idle=2000,
                              command_timeout=100 * args.uart_divisor * 10)
-    dut = ScriptedDut(seed=args.seed, burst_every=args.burst_every,
+    dut = ScriptedDut(seed=args.seed, background=args.background, burst_every=args.burst_every,
                       burst_length=args.burst_length)
     corrupt = [int(index) for index in args.corrupt.split(",") if index]
     truth = open(args.truth, "w") if args.truth else None
-    device = SimulatedDevice(config, dut, host_fd=master, corrupt=corrupt,
+    device = SimulatedDevice(config, dut, link=PtyLink(master), corrupt=corrupt,
                              max_cycles=args.cycles, truth=truth)
     try:
         device.run()

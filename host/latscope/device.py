@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import serial
 
 from .parser import StreamParser
-from .protocol import (COMMAND_ARGS, MAGIC, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
-                       IdentifyReply, IrqConfig, Source, StartArgs, StatusReply, VERSION)
+from .protocol import (MAGIC, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
+                       IdentifyReply, IrqConfig, Source, StartArgs, StatusReply, VERSION,
+                       encode_command)
 
 __all__ = ["DeviceError", "Identity", "IrqSettings", "Device", "open_transport"]
 
@@ -147,11 +148,7 @@ class Device:
 
     def command(self, opcode, args=None):
         """Sends one command and returns its reply payload."""
-        layout = COMMAND_ARGS[opcode]
-        message = bytes([opcode])
-        if layout is not None:
-            message += args.as_bits().to_bytes(layout.as_shape().size // 8, "little")
-        self.transport.write(message)
+        self.transport.write(encode_command(opcode, args))
         deadline = time.monotonic() + self.reply_timeout
         while time.monotonic() < deadline:
             while self.parser.replies:

@@ -218,6 +218,15 @@ REPLY_LAYOUTS = {
 }
 
 
+def encode_command(opcode, args=None):
+    """The bytes of one command: the opcode, then ``args`` (a ``COMMAND_ARGS`` layout const)."""
+    layout = COMMAND_ARGS[Command(opcode)]
+    message = bytes([opcode])
+    if layout is not None:
+        message += args.as_bits().to_bytes(layout.as_shape().size // 8, "little")
+    return message
+
+
 # --- Reference encoder ----------------------------------------------------------------------
 
 class StreamEncoder:
