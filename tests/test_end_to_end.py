@@ -35,7 +35,7 @@ def run(*, cycles, fifo_depth=64, corrupt=(), **dut_options):
         (stop_at + 4000, encode_command(Command.STATUS)),
     ]
     config = ApplianceConfig(clock_hz=100_000_000, uart_divisor=4, fifo_depth=fifo_depth,
-                             flush_idle=400)   # short segments: corruption costs less
+                             flush_after=2000)  # short segments: corruption costs less
     link = ScriptedLink(script)
     device = SimulatedDevice(config, ScriptedDut(**dut_options), link=link, corrupt=corrupt,
                              max_cycles=cycles)

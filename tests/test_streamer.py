@@ -2,6 +2,7 @@
 
 import random
 
+from latscope.parser import Events, StreamParser
 from latscope.protocol import SEGMENT_MAX_EVENTS, Source, StreamEncoder
 from latscope_gateware.streamer import EventStreamer
 
@@ -10,11 +11,11 @@ from gateware_sim import byte_collector, run
 SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: 1, Source.EDGE0: 1, Source.EDGE1: 1}
 
 
-def simulate(script, *, cycles, fifo_depth=64, flush_idle=50, ready=lambda cycle: True,
+def simulate(script, *, cycles, fifo_depth=64, flush_after=1 << 16, ready=lambda cycle: True,
              drain=3000):
     """Runs ``script`` ({cycle offset: [(source, value), ...]}) through the streamer; returns
     (the stamped events as the testbench applied them, the bytes that came out)."""
-    dut = EventStreamer(SOURCES, fifo_depth=fifo_depth, flush_idle=flush_idle)
+    dut = EventStreamer(SOURCES, fifo_depth=fifo_depth, flush_after=flush_after)
     applied, out = [], []
 
     async def testbench(ctx):
@@ -65,17 +66,31 @@ def test_random_events_match_reference_byte_for_byte():
         if rng.random() < 0.08:  # sparse enough that the byte link keeps up: no loss here
             sources = rng.sample(list(SOURCES), rng.randint(1, 3))
             script[offset] = [(source, rng.getrandbits(SOURCES[source])) for source in sources]
-    applied, out = simulate(script, cycles=4000, drain=3000, flush_idle=1 << 16)
+    applied, out = simulate(script, cycles=4000, drain=3000, flush_after=1 << 16)
     applied.sort(key=lambda event: (event[0], event[1]))
     assert len(applied) > 2 * SEGMENT_MAX_EVENTS  # spans several segments
     assert out == reference(applied)
 
 
-def test_idle_flush_closes_segment_without_stop():
-    # The capture keeps running; after flush_idle quiet cycles the segment must be closed.
+def test_old_segment_is_closed_without_stop():
+    # The capture keeps running; flush_after cycles after its event the segment is closed.
     script = {2: [(Source.MARKER, 7)]}
-    applied, out = simulate(script, cycles=2 + 80, flush_idle=50, drain=0)
+    applied, out = simulate(script, cycles=2 + 80, flush_after=50, drain=0)
     assert out == reference(applied)
+
+
+def test_steady_trickle_is_delivered_within_flush_after():
+    # An event every 40 cycles never leaves the encoder idle; segments must still close
+    # about every flush_after cycles so the host can verify and deliver their events.
+    script = {offset: [(Source.MARKER, offset)] for offset in range(0, 2000, 40)}
+    applied, out = simulate(script, cycles=2000, flush_after=100, drain=200)
+    parser = StreamParser(latency={})
+    events = Events.concatenate([parser.feed(out), parser.finish()])
+    assert [(stamp, value) for stamp, _, value in applied] == \
+        list(zip(events.stamp.tolist(), events.value.tolist()))
+    assert parser.stats.segments_bad == 0
+    # Each segment holds the events of at most flush_after cycles (plus the one in flight).
+    assert parser.stats.segments_ok >= len(applied) // 4
 
 
 def test_long_gaps_and_stamp_wrap_through_encoder():
@@ -88,7 +103,7 @@ def test_long_gaps_and_stamp_wrap_through_encoder():
     from latscope_gateware.records import RecordSerializer
 
     layout = entry_layout(SOURCES)
-    encoder = EventEncoder(layout, SOURCES, flush_idle=1 << 16)
+    encoder = EventEncoder(layout, SOURCES, flush_after=1 << 16)
     serializer = RecordSerializer()
     m = Module()
     m.submodules.encoder, m.submodules.serializer = encoder, serializer

@@ -1,8 +1,7 @@
 """latscope on real FPGA boards: platforms, PLLs, pin maps, bitstream builds.
 
-``BOARDS`` maps a board's CLI name to the function that describes it (keyword arguments:
-``clock_hz``, and ``variant`` for the ULX3S). ``python -m latscope_boards --help`` builds,
-programs and documents them.
+``BOARDS`` maps a board's name (``make bitstream BOARD=<name>``) to the function that
+describes it; ``python -m latscope_boards --help`` builds, programs and documents them.
 """
 
 from . import ice40_hx8k_b_evn, icebreaker, ulx3s
@@ -10,16 +9,16 @@ from . import ice40_hx8k_b_evn, icebreaker, ulx3s
 __all__ = ["BOARDS", "DEFAULT_BOARD", "get_board"]
 
 BOARDS = {
-    "hx8k": ice40_hx8k_b_evn.board,
+    "ice40-hx8k-b-evn": ice40_hx8k_b_evn.board,
     "ulx3s": ulx3s.board,
     "icebreaker": icebreaker.board,
 }
-DEFAULT_BOARD = "hx8k"
+DEFAULT_BOARD = "ice40-hx8k-b-evn"
 
 
 def get_board(name, **options):
-    """The :class:`~latscope_boards.board.Board` called ``name``; ``options`` that are None
-    are left at the board's defaults."""
+    """The :class:`~latscope_boards.board.Board` called ``name``; ``options`` (``clock_hz``,
+    ``variant`` for the ULX3S) that are None keep the board's defaults."""
     try:
         factory = BOARDS[name]
     except KeyError:

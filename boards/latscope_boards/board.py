@@ -1,17 +1,17 @@
 """What a board is to latscope: a platform, a capture clock, a pin map and a host link.
 
 A board module (``ice40_hx8k_b_evn``, ``ulx3s``, ``icebreaker``) builds one :class:`Board`;
-everything else (the top-level design, the build, the docs) works from that description, so a
-pin or a clock is stated in exactly one place.
+everything else (the top-level design, the build, the pin-out tables of the docs) works from
+that description, so a pin or a clock is stated in exactly one place.
 """
 
 from dataclasses import dataclass, field
 
 from amaranth.build import Attrs, Pins, Resource, Subsignal
 from amaranth.hdl import *
+from amaranth.lib import io
 
 from latscope_gateware.appliance import Appliance, ApplianceConfig
-from latscope_gateware.event_capture import entry_layout
 
 __all__ = ["Pin", "PinMap", "Board", "BoardTop", "MARKER_RESOURCE", "EDGES_RESOURCE",
            "IRQ_RESOURCE"]
@@ -27,21 +27,23 @@ class Pin:
     """One header pin: an amaranth-boards connector pin, and the name printed on the board."""
     connector: tuple      # (name, number) of an amaranth-boards Connector
     pin: str              # the connector's pin name
-    label: str            # what a person looks for on the board, e.g. "J2 pin 4" or "GP0"
+    label: str            # what a person looks for on the board, e.g. "J2-4" or "GP0"
 
 
 @dataclass(frozen=True)
 class PinMap:
     """The appliance's pins on a board's headers.
 
-    ``marker_data`` is D0..D15 in order; ``ground`` lists header pins that are ground, for the
-    wiring guide (a ground wire next to the signals keeps the loop area small).
+    ``marker_data`` is D0..D15 in order. ``ground`` and ``avoid`` are header pins for the
+    wiring guide: ground pins to run a return wire from, and pins that must stay unconnected
+    (supply pins of another voltage).
     """
     marker_data: tuple
     marker_strobe: Pin
     edges: tuple
     irq: Pin
     ground: tuple = ()
+    avoid: tuple = ()
 
     def signals(self):
         """(signal name, Pin, direction) of every appliance pin, in documentation order."""
@@ -52,47 +54,49 @@ class PinMap:
         return rows
 
 
-
 @dataclass(frozen=True)
 class Board:
     """A board latscope builds for.
 
-    Attributes
-    ----------
-    name : CLI name (``hx8k``, ``ulx3s``, ``icebreaker``).
+    name : CLI name (``make bitstream BOARD=<name>``).
     title : the board's full name.
+    identify_name : what the IDENTIFY reply says (at most 16 ASCII characters).
     platform_class : its amaranth-boards platform.
-    family : ``"ice40"`` or ``"ecp5"``.
-    crystal : (resource name, frequency in Hz) of the PLL's reference.
+    family : ``"ice40"`` or ``"ecp5"`` (selects the YoWASP tools).
     clock_hz : the capture clock; the build fails if nextpnr's Fmax is below it.
-    baud : host link rate (the ``--baud`` to give ``latscope``); ``clock_hz / baud`` must be a
-        whole number, the UART divisor.
+    baud : host link rate; ``clock_hz / baud`` must be a whole number, the UART divisor.
     fifo_depth : entries of the event FIFO (block RAM).
-    block_ram_bits : block RAM of the part, in bits (for the FIFO fit check).
     pins : the :class:`PinMap`.
-    io_attrs : platform attributes of the appliance's pins (I/O standard, pull-ups).
-    make_pll : callable(board) -> Elaboratable that creates ``sync``.
-    program : argv of the programming command, ``{bitstream}`` replaced by the file.
+    io_attrs : platform attributes of the appliance's input pins (I/O standard, pull-ups).
+    make_pll : callable(board) -> Elaboratable that creates the ``sync`` domain.
+    program : argv of the programming command; ``{bitstream}`` is replaced by the file.
     bitstream_suffix : ``.bin`` (iCE40) or ``.bit`` (ECP5).
     link : one line on the USB-serial chip, for the docs.
+    ddr_inputs : sample the marker strobe and edge channels on both clock edges (ECP5
+        IDDRX1F); stamps then carry a half-cycle bit (identify ``stamp_shift`` 1).
     """
     name: str
     title: str
     identify_name: str
     platform_class: type
     family: str
-    crystal: tuple
     clock_hz: int
     baud: int
     fifo_depth: int
-    block_ram_bits: int
     pins: PinMap
     io_attrs: Attrs
     make_pll: object
     program: tuple
     bitstream_suffix: str
     link: str
+    ddr_inputs: bool = False
     notes: tuple = field(default=())
+
+    def __post_init__(self):
+        if len(self.identify_name.encode("ascii")) > 16:
+            raise ValueError(f"{self.name}: identify name {self.identify_name!r} is longer "
+                             f"than the 16 bytes of the IDENTIFY reply")
+        self.uart_divisor  # raises if the baud rate is not a whole divisor
 
     @property
     def uart_divisor(self):
@@ -103,31 +107,34 @@ class Board:
         return divisor
 
     def appliance_config(self):
+        # Only DDR boards name the option, so single-rate boards build the same appliance as
+        # every other user of ApplianceConfig.
+        ddr = {"ddr_inputs": True} if self.ddr_inputs else {}
         return ApplianceConfig(clock_hz=self.clock_hz, uart_divisor=self.uart_divisor,
-                               board=self.identify_name, fifo_depth=self.fifo_depth)
-
-    def fifo_bits(self):
-        """Block RAM bits the event FIFO needs (entry width x depth)."""
-        appliance = Appliance(self.appliance_config())
-        return entry_layout(appliance.sources()).size * self.fifo_depth
+                               board=self.identify_name, fifo_depth=self.fifo_depth, **ddr)
 
     def resources(self, platform):
         """The appliance's pins as platform resources, on the FPGA balls the header pins are
-        wired to (resolved through the platform's own connector table)."""
-        def balls(pins):
-            return " ".join(platform.connectors[pin.connector].mapping[pin.pin] for pin in pins)
-
+        wired to (looked up in the platform's own connector table)."""
         pins = self.pins
+        output_attrs = Attrs(**{key: value for key, value in self.io_attrs.items()
+                                if key not in ("PULLUP", "PULLMODE")})
         return [
             Resource(MARKER_RESOURCE, 0,
-                     Subsignal("data", Pins(balls(pins.marker_data), dir="i")),
-                     Subsignal("strobe", Pins(balls([pins.marker_strobe]), dir="i")),
+                     Subsignal("data", Pins(self.balls(platform, pins.marker_data), dir="i")),
+                     Subsignal("strobe", Pins(self.balls(platform, [pins.marker_strobe]),
+                                              dir="i")),
                      self.io_attrs),
-            Resource(EDGES_RESOURCE, 0, Pins(balls(pins.edges), dir="i"), self.io_attrs),
-            Resource(IRQ_RESOURCE, 0, Pins(balls([pins.irq]), dir="o"),
-                     Attrs(**{key: value for key, value in self.io_attrs.items()
-                              if key not in ("PULLUP", "PULLMODE")})),
+            Resource(EDGES_RESOURCE, 0, Pins(self.balls(platform, pins.edges), dir="i"),
+                     self.io_attrs),
+            Resource(IRQ_RESOURCE, 0, Pins(self.balls(platform, [pins.irq]), dir="o"),
+                     output_attrs),
         ]
+
+    @staticmethod
+    def balls(platform, pins):
+        """The FPGA package pins (space separated) that header ``pins`` are wired to."""
+        return " ".join(platform.connectors[pin.connector].mapping[pin.pin] for pin in pins)
 
     def platform(self):
         """A platform instance with the appliance's resources added."""
@@ -135,15 +142,14 @@ class Board:
         platform.add_resources(self.resources(platform))
         return platform
 
-    def ball_of(self, platform, pin):
-        return platform.connectors[pin.connector].mapping[pin.pin]
-
 
 class BoardTop(Elaboratable):
-    """The appliance on a board: PLL clock domain, pins, link.
+    """The appliance on a board: PLL clock domain, pins, host link.
 
-    Every input pin goes straight to the appliance's synchronizers (no I/O register), so the
-    pin-to-stamp latencies in the identify reply hold as the gateware states them.
+    Single-rate inputs go straight to the appliance's synchronizers (no I/O register), so the
+    pin-to-stamp latencies in the identify reply hold as the gateware states them. With
+    ``ddr_inputs`` the strobe and edge pins go through DDR input registers instead (the
+    IDDRX1F of an ECP5), which is the first synchronizer stage of the sub-cycle front end.
     """
 
     def __init__(self, board):
@@ -155,16 +161,31 @@ class BoardTop(Elaboratable):
         m.submodules.clocking = self.board.make_pll(self.board)
         m.submodules.appliance = appliance = self.appliance
 
-        marker = platform.request(MARKER_RESOURCE, 0)
-        edges = platform.request(EDGES_RESOURCE, 0)
         irq = platform.request(IRQ_RESOURCE, 0)
         uart = platform.request("uart", 0)
         m.d.comb += [
-            appliance.marker_data.eq(marker.data.i),
-            appliance.marker_strobe.eq(marker.strobe.i),
-            appliance.edges.eq(edges.i),
             irq.o.eq(appliance.irq),
             uart.tx.o.eq(appliance.uart_tx),
             appliance.uart_rx.eq(uart.rx.i),
         ]
+        if not self.board.ddr_inputs:
+            marker = platform.request(MARKER_RESOURCE, 0)
+            edges = platform.request(EDGES_RESOURCE, 0)
+            m.d.comb += [
+                appliance.marker_data.eq(marker.data.i),
+                appliance.marker_strobe.eq(marker.strobe.i),
+                appliance.edges.eq(edges.i),
+            ]
+        else:
+            marker = platform.request(MARKER_RESOURCE, 0, dir={"data": "i", "strobe": "-"})
+            edges = platform.request(EDGES_RESOURCE, 0, dir="-")
+            m.submodules.strobe_ddr = strobe_ddr = io.DDRBuffer("i", marker.strobe)
+            m.submodules.edges_ddr = edges_ddr = io.DDRBuffer("i", edges)
+            m.d.comb += [
+                appliance.marker_data.eq(marker.data.i),
+                # Q0 (rising edge) is the earlier sample of a cycle, Q1 (falling edge) the
+                # later one.
+                appliance.marker_strobe_ddr.eq(Cat(strobe_ddr.i[0], strobe_ddr.i[1])),
+                appliance.edges_ddr.eq(Cat(edges_ddr.i[0], edges_ddr.i[1])),
+            ]
         return m

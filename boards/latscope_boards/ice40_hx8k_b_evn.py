@@ -1,8 +1,11 @@
 """Lattice iCE40-HX8K-B-EVN breakout board (iCE40HX8K-CT256): the default board.
 
 Capture clock 120 MHz (8.33 ns) from the 12 MHz crystal through the SB_PLL40; host link on
-the FT2232H's channel B UART at 12 Mbaud (UART divisor 10). All appliance pins are on header
-J2, which nothing else on the board uses.
+the FT2232H's channel B UART at 12 Mbaud (120 MHz / 12 Mbaud = 10 cycles per bit). All
+appliance pins are on header J2 (FPGA bank 1), which nothing else on the board uses.
+
+J2 (2 x 20, pin 1 marked): pins 7, 8, 15, 16, 23, 24, 31, 32, 39, 40 are ground; pins 1 and 3
+carry the 1.2 V core supply and pin 2 the bank's VCCIO (3.3 V): never connect those three.
 """
 
 from amaranth.build import Attrs
@@ -27,29 +30,30 @@ def _pll(board):
 
 def board(clock_hz=CLOCK_HZ):
     return Board(
-        name="hx8k",
+        name="ice40-hx8k-b-evn",
         title="Lattice iCE40-HX8K-B-EVN",
-        identify_name="ice40-hx8k-evn",
+        identify_name="ice40-hx8k-b-evn",
         platform_class=ICE40HX8KBEVNPlatform,
         family="ice40",
-        crystal=("clk12", CRYSTAL_HZ),
         clock_hz=clock_hz,
         baud=12_000_000,
         # 32 block RAMs of 4 kbit; a 112-bit entry x 1024 takes 28 of them.
         fifo_depth=1024,
-        block_ram_bits=32 * 4096,
         pins=PinMap(
             marker_data=tuple(_j2(n) for n in (4, 5, 6, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20,
                                                21, 22, 25)),
             marker_strobe=_j2(26),
             edges=tuple(_j2(n) for n in (27, 28, 29, 30)),
             irq=_j2(33),
+            ground=tuple(f"J2-{n}" for n in (7, 8, 15, 16, 23, 24, 31, 32, 39, 40)),
+            avoid=("J2-1 (1.2 V)", "J2-2 (VCCIO 3.3 V)", "J2-3 (1.2 V)"),
         ),
+        # Pull-ups keep unconnected inputs quiet (an open marker line reads as 1).
         io_attrs=Attrs(IO_STANDARD="SB_LVCMOS", PULLUP=1),
         make_pll=_pll,
         # FT2232H channel A drives the SPI flash (jumpers J6/J7 in their flash position, as
         # shipped); the FPGA boots from the flash after programming.
-        program=("openFPGALoader", "-b", "ice40_generic", "--write-flash", "{bitstream}"),
+        program=("openFPGALoader", "-b", "ice40_generic", "{bitstream}"),
         bitstream_suffix=".bin",
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1), 12 Mbaud",
         notes=(

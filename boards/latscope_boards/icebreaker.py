@@ -1,9 +1,13 @@
 """1BitSquared iCEBreaker (iCE40UP5K-SG48).
 
-Capture clock 48 MHz from the 12 MHz crystal through the SB_PLL40 (the crystal is on pin 35,
-the PLL's own input pad, hence SB_PLL40_PAD); host link on the FT2232H's channel B UART at
-12 Mbaud (UART divisor 4). Marker data on PMOD1A (D0..D7) and PMOD1B (D8..D15); strobe, edge
-channels and IRQ on PMOD2, so the LED/button section must be snapped off.
+Capture clock from the 12 MHz crystal through the SB_PLL40 (the crystal drives pin 35, the
+PLL's own input pad, hence SB_PLL40_PAD); host link on the FT2232H's channel B UART at
+12 Mbaud. The UP5K is the slowest of the three parts, so its clock is set by what timing
+allows (see docs/boards.md for the measured Fmax).
+
+Marker data on PMOD1A (D0..D7) and PMOD1B (D8..D15); strobe, edge channels and IRQ on PMOD2,
+whose pins the snap-off LED/button section also uses: snap it off first. On every Pmod, pins
+5 and 11 are ground and pins 6 and 12 are 3.3 V.
 """
 
 from amaranth.build import Attrs
@@ -37,12 +41,10 @@ def board(clock_hz=CLOCK_HZ):
         identify_name="icebreaker",
         platform_class=ICEBreakerPlatform,
         family="ice40",
-        crystal=("clk12", CRYSTAL_HZ),
         clock_hz=clock_hz,
         baud=12_000_000,
         # 30 block RAMs of 4 kbit; a 112-bit entry x 1024 takes 28 of them.
         fifo_depth=1024,
-        block_ram_bits=30 * 4096,
         pins=PinMap(
             marker_data=(tuple(_pmod(0, pin) for pin in _PMOD_SIGNAL_PINS)
                          + tuple(_pmod(1, pin) for pin in _PMOD_SIGNAL_PINS)),
@@ -50,15 +52,17 @@ def board(clock_hz=CLOCK_HZ):
             edges=tuple(_pmod(2, pin) for pin in (2, 3, 4, 7)),
             irq=_pmod(2, 8),
             ground=tuple(f"{name}-{pin}" for name in _PMOD_NAMES.values() for pin in (5, 11)),
+            avoid=tuple(f"{name}-{pin} (3.3 V)" for name in _PMOD_NAMES.values()
+                        for pin in (6, 12)),
         ),
         io_attrs=Attrs(IO_STANDARD="SB_LVCMOS", PULLUP=1),
         make_pll=_pll,
-        program=("openFPGALoader", "-b", "ice40_generic", "--write-flash", "{bitstream}"),
+        program=("openFPGALoader", "-b", "ice40_generic", "{bitstream}"),
         bitstream_suffix=".bin",
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1), 12 Mbaud",
         notes=(
             "Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",
-            "PMOD2 pins 1-4 and 7-10 are wired to the snap-off LED/button section: snap it "
-            "off (or leave its buttons alone and ignore its LEDs) before connecting a target.",
+            "PMOD2 is shared with the snap-off LED/button section: snap it off before "
+            "connecting a target (its buttons would pull edge channels, its LEDs load them).",
         ),
     )

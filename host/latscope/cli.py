@@ -50,11 +50,12 @@ def cmd_info(args):
 
 
 class Progress:
-    """One status line on stderr, rewritten about twice a second."""
+    """One status line on stderr, rewritten about twice a second on a terminal; into a log
+    (not a terminal) a line every 10 s."""
 
-    def __init__(self, stream=sys.stderr, interval=0.5):
+    def __init__(self, stream=sys.stderr, interval=None):
         self.stream = stream
-        self.interval = interval
+        self.interval = interval or (0.5 if stream.isatty() else 10.0)
         self.started = time.monotonic()
         self.shown = 0.0
 

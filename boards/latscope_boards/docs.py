@@ -1,0 +1,49 @@
+"""The tables of docs/boards.md, made from the board descriptions and the recorded builds."""
+
+import json
+from pathlib import Path
+
+from . import BOARDS, get_board
+from .toolchain import UTILISATION_KEYS
+
+__all__ = ["pinout_table", "results_table"]
+
+
+def pinout_table(board):
+    """Markdown: every appliance pin of ``board``, header pin and FPGA ball."""
+    platform = board.platform_class()
+    lines = ["| signal | dir | header pin | FPGA pin |", "| --- | --- | --- | --- |"]
+    for signal, pin, direction in board.pins.signals():
+        lines.append(f"| {signal} | {direction} | {pin.label} | "
+                     f"{board.balls(platform, [pin])} |")
+    lines.append(f"| GND | | {', '.join(board.pins.ground)} | |")
+    return "\n".join(lines)
+
+
+def results_table(results_dir):
+    """Markdown: utilisation and Fmax of each board's recorded build (``BOARD.json``)."""
+    lines = ["| board | device | capture clock | Fmax (seed 1) | logic | block RAM | I/O | "
+             "build time | tools |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name in BOARDS:
+        path = Path(results_dir) / f"{name}.json"
+        if not path.exists():
+            lines.append(f"| {name} | | | not built | | | | | |")
+            continue
+        result = json.loads(path.read_text())
+        family = get_board(name).family
+        used = {}
+        for key, title in UTILISATION_KEYS[family]:
+            if key in result["utilisation"]:
+                cell = result["utilisation"][key]
+                used[title] = f"{cell['used']} / {cell['available']}"
+        logic = used.get("LCs") or f"{used.get('LUT4', '?')} LUT4, {used.get('FF', '?')} FF"
+        verdict = "met" if result["timing_met"] else "NOT MET"
+        tools = ", ".join(f"{package} {version}"
+                          for package, version in sorted(result["tool_versions"].items())
+                          if package.startswith("yowasp-nextpnr"))
+        lines.append(
+            f"| {result['title']} | {result['device']} | {result['clock_hz'] / 1e6:g} MHz | "
+            f"{result['fmax_mhz']:.1f} MHz ({verdict}) | {logic} | {used.get('BRAM', '')} | "
+            f"{used.get('I/O', '')} | {result['seconds']:.0f} s | {tools} |")
+    return "\n".join(lines)
