@@ -1,30 +1,26 @@
 """Link efficiency: bytes per event on the wire, and what a 12 Mbaud UART can carry.
 
 For each capture clock (48, 100, 120, 200 MHz) and marker spacing (one marker every 1, 10 and
-50 us) it encodes 20 ms of traffic with the protocol's encoder and prints the bytes per event
-(SYNC records included) for two mixes:
+50 us) it encodes 20 ms of traffic with the protocol's reference encoder, with the device's
+segment rules (a segment closes at 255 events, or once it is 1 ms old), and prints the bytes
+per event (SYNC records included) for two mixes:
 
 * markers only (16-bit values, as a DUT writes trace IDs);
-* markers plus the demo's IRQ traffic: the IRQ generator asserting every 15 us plus 0..2.55 us
-  of jitter and releasing 0.4 us later (the demo's 1500 + 0..255 and 40 cycles at 100 MHz),
-  and the scripted ISR's entry and exit markers and EDGE0 edges 0.3 us and 1 us after each
-  IRQ.
+* markers plus the traffic of an interrupt-latency test as the reference evaluations ran it:
+  the IRQ generator asserting every 50 us plus 0..2.55 us of jitter and releasing 1 us later,
+  and the handler's entry and exit markers 0.3 us and 1 us after each IRQ.
 
 It then gives the load this traffic puts on a 12 Mbaud link (8N1: 1.2 MB/s) and the largest
 sustained event rate the link can carry at that size per event (bursts above it wait in the
 appliance's FIFO, or are counted lost when it is full). Run: ``.venv/bin/python
-bench/link_efficiency.py``. What it checks: the encoding's bytes per event (the delta coding
-keeps a marker at 4 to 5 bytes, IRQ and edge events at 2 to 3) and hence which workloads a
-12 Mbaud link sustains.
+bench/link_efficiency.py``.
 """
 
 import sys
 
 import numpy as np
 
-from latscope.protocol import Source
-
-from parser_throughput import encode_fast
+from latscope.protocol import Source, StreamEncoder
 
 CLOCKS_HZ = (48_000_000, 100_000_000, 120_000_000, 200_000_000)
 MARKER_SPACING_US = (1, 10, 50)
@@ -40,20 +36,19 @@ def markers(clock_hz, spacing_us, rng):
                                                                           dtype=np.uint64)
 
 
-def demo_irq_traffic(clock_hz, rng):
-    """IRQ edges as the demo programs the generator, and the scripted DUT's reaction."""
+def il_test_traffic(clock_hz, rng):
+    """IRQ edges every ~50 us and the handler's entry and exit markers."""
     cycles = clock_hz / 1e6                                  # per microsecond
-    count = int(DURATION_S * 1e6 / 16.3)
-    period = 15 * cycles + rng.integers(0, 256, count) * cycles / 100
+    count = int(DURATION_S * 1e6 / 51.3)
+    period = 50 * cycles + rng.integers(0, 256, count) * cycles / 100
     asserted = (2000 + np.cumsum(period)).astype(np.uint64)
 
     def at(offset_us):
         return asserted + np.uint64(round(offset_us * cycles))
 
     parts = [
-        (asserted, Source.IRQ, 1), (at(0.4), Source.IRQ, 0),
-        (at(0.3), Source.MARKER, 0x1000), (at(0.3), Source.EDGE0, 1),
-        (at(1.0), Source.MARKER, 0x2000), (at(1.0), Source.EDGE0, 0),
+        (asserted, Source.IRQ, 1), (at(1.0), Source.IRQ, 0),
+        (at(0.3), Source.MARKER, 0x1000), (at(1.0), Source.MARKER, 0x2000),
     ]
     stamp = np.concatenate([p[0] for p in parts])
     source = np.concatenate([np.full(count, p[1], np.uint8) for p in parts])
@@ -61,13 +56,16 @@ def demo_irq_traffic(clock_hz, rng):
     return stamp, source, value
 
 
-def bytes_per_event(*mixes):
+def bytes_per_event(clock_hz, *mixes):
     stamp = np.concatenate([m[0] for m in mixes])
     source = np.concatenate([m[1] for m in mixes])
     value = np.concatenate([m[2] for m in mixes])
     order = np.lexsort((source, stamp))     # same-cycle events in source order, as the device
-    data = encode_fast(stamp[order], source[order], value[order])
-    return len(data) / len(stamp), len(stamp) / DURATION_S
+    encoder = StreamEncoder(flush_after=clock_hz // 1000)   # the appliance's default
+    for event in zip(stamp[order].tolist(), source[order].tolist(), value[order].tolist()):
+        encoder.event(*event)
+    encoder.flush()
+    return len(encoder.take()) / len(stamp), len(stamp) / DURATION_S
 
 
 def main():
@@ -75,7 +73,7 @@ def main():
     print(f"{DURATION_S * 1e3:g} ms of traffic per row; link: 12 Mbaud 8N1 = "
           f"{LINK_BYTES_PER_S / 1e6:g} MB/s\n")
     header = (f"{'clock':>8} {'marker':>8} | {'markers only':>22} | "
-              f"{'markers + demo IRQ/ISR traffic':>46}")
+              f"{'markers + IL test traffic (IRQ every 50 us)':>46}")
     print(header)
     print(f"{'MHz':>8} {'every':>8} | {'B/event':>8} {'max ev/s':>13} | "
           f"{'events/s':>10} {'B/event':>8} {'link load':>10} {'max ev/s':>13}")
@@ -83,9 +81,9 @@ def main():
     worst, per_microsecond = None, 0.0
     for clock_hz in CLOCKS_HZ:
         for spacing in MARKER_SPACING_US:
-            only, _ = bytes_per_event(markers(clock_hz, spacing, rng))
-            mixed, rate = bytes_per_event(markers(clock_hz, spacing, rng),
-                                          demo_irq_traffic(clock_hz, rng))
+            only, _ = bytes_per_event(clock_hz, markers(clock_hz, spacing, rng))
+            mixed, rate = bytes_per_event(clock_hz, markers(clock_hz, spacing, rng),
+                                          il_test_traffic(clock_hz, rng))
             load = rate * mixed / LINK_BYTES_PER_S
             worst = max(worst or 0, only)
             if spacing == 1:
@@ -94,7 +92,7 @@ def main():
                   f"{LINK_BYTES_PER_S / only:13,.0f} | {rate:10,.0f} {mixed:8.2f} "
                   f"{load:9.0%} {LINK_BYTES_PER_S / mixed:13,.0f}")
     print(f"""
-B/event includes the SYNC records (one per 255 events, or per gap of 2**24 cycles or more).
+B/event includes the SYNC records (one per 255 events, per 1 ms segment age, per 2**24-cycle gap).
 'max ev/s' is the rate the link sustains at that size per event; denser traffic has smaller
 deltas and so slightly fewer bytes per event. A link load above 100% is sustainable only as a
 burst that fits the appliance's FIFO.

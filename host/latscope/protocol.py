@@ -233,13 +233,21 @@ class StreamEncoder:
     """Encodes events exactly as the gateware's encoder does (same segment rules, same bytes).
 
     Used by tests to check the gateware byte for byte, and by benchmarks to make streams.
-    Events must come in non-decreasing stamp order."""
+    Events must come in non-decreasing stamp order.
 
-    def __init__(self, marker_width=16):
+    ``flush_after`` models the device's age rule (a segment is closed once it is that many
+    cycles old): the segment is flushed before an event that comes ``flush_after`` or more
+    cycles after the segment's first event. The device decides by the time the event leaves
+    its FIFO, so under back-pressure its segments can differ; benchmarks use this model for
+    byte counts, byte-exact tests leave it off (None)."""
+
+    def __init__(self, marker_width=16, flush_after=None):
         self.marker_width = marker_width
+        self.flush_after = flush_after
         self._out = bytearray()
         self._segment_crc = 0
         self._segment_events = 0
+        self._segment_first = None   # stamp of the open segment's first event
         self._base = None   # stamp the next delta is counted from; None before the first SYNC
 
     def _emit(self, record):
@@ -255,6 +263,9 @@ class StreamEncoder:
         self._emit(record)
 
     def event(self, stamp, source, value):
+        if (self.flush_after is not None and self._segment_events
+                and stamp - self._segment_first >= self.flush_after):
+            self.flush()
         if (self._base is None or self._segment_events >= SEGMENT_MAX_EVENTS
                 or stamp - self._base >= (1 << DELTA_BITS)):
             self.sync(stamp)
@@ -262,6 +273,8 @@ class StreamEncoder:
             raise ValueError(f"stamp {stamp} before {self._base}")
         self._emit(encode_record(source, event_payload(source, stamp - self._base, value,
                                                        self.marker_width)))
+        if not self._segment_events:
+            self._segment_first = stamp
         self._base = stamp
         self._segment_events += 1
 
