@@ -166,23 +166,23 @@ class Ice40Pll(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         s = self.settings
-        clk = Signal()
+        # The PLL drives the domain's clock net itself, so the clock constraint names a net
+        # that survives synthesis.
+        m.domains.sync = sync = ClockDomain("sync")
         locked = Signal()
         params = dict(
             p_FEEDBACK_PATH="SIMPLE",
             p_DIVR=s.divr, p_DIVF=s.divf, p_DIVQ=s.divq, p_FILTER_RANGE=s.filter_range,
             i_RESETB=Const(1), i_BYPASS=Const(0),
-            o_PLLOUTGLOBAL=clk, o_LOCK=locked,
+            o_PLLOUTGLOBAL=sync.clk, o_LOCK=locked,
         )
         if self.pad:
             port = platform.request(self.clock_resource, dir="-")
-            m.submodules.pll = Instance("SB_PLL40_PAD", i_PACKAGEPIN=port.io, **params)
+            m.submodules.pll = Instance("SB_PLL40_PAD", io_PACKAGEPIN=port.io, **params)
         else:
             crystal = platform.request(self.clock_resource, dir="i")
             m.submodules.pll = Instance("SB_PLL40_CORE", i_REFERENCECLK=crystal.i, **params)
-        m.domains.sync = ClockDomain("sync")
-        m.d.comb += ClockSignal("sync").eq(clk)
-        platform.add_clock_constraint(clk, float(s.f_out))
+        platform.add_clock_constraint(sync.clk, float(s.f_out))
         _power_on_reset(m, locked, float(s.f_out))
         return m
 
@@ -198,7 +198,7 @@ class Ecp5Pll(Elaboratable):
         m = Module()
         s = self.settings
         crystal = platform.request(self.clock_resource, dir="i")
-        clk = Signal()
+        m.domains.sync = sync = ClockDomain("sync")
         locked = Signal()
         m.submodules.pll = Instance(
             "EHXPLLL",
@@ -211,14 +211,12 @@ class Ecp5Pll(Elaboratable):
             p_CLKOP_CPHASE=s.clkop_div - 1, p_CLKOP_FPHASE=0,
             a_FREQUENCY_PIN_CLKI=str(float(s.f_in) / _MHZ),
             a_FREQUENCY_PIN_CLKOP=str(float(s.f_out) / _MHZ),
-            i_CLKI=crystal.i, i_CLKFB=clk, i_RST=Const(0), i_STDBY=Const(0),
+            i_CLKI=crystal.i, i_CLKFB=sync.clk, i_RST=Const(0), i_STDBY=Const(0),
             i_PHASESEL0=Const(0), i_PHASESEL1=Const(0), i_PHASEDIR=Const(0),
             i_PHASESTEP=Const(0), i_PHASELOADREG=Const(0), i_PLLWAKESYNC=Const(0),
             i_ENCLKOP=Const(0),
-            o_CLKOP=clk, o_LOCK=locked,
+            o_CLKOP=sync.clk, o_LOCK=locked,
         )
-        m.domains.sync = ClockDomain("sync")
-        m.d.comb += ClockSignal("sync").eq(clk)
-        platform.add_clock_constraint(clk, float(s.f_out))
+        platform.add_clock_constraint(sync.clk, float(s.f_out))
         _power_on_reset(m, locked, float(s.f_out))
         return m
