@@ -3,7 +3,13 @@
 #   make test   sets up and runs the tests (what CI runs)
 PYTHON := .venv/bin/python
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test bench clean bitstream bitstreams-all program
+
+# FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
+# [VARIANT=12F|25F|45F|85F for the ULX3S] [SEED=n]; fails when timing is not met.
+BOARD ?= ice40-hx8k-b-evn
+SEED ?= 1
+BOARD_OPTS = $(if $(VARIANT),--variant $(VARIANT))
 
 setup:
 	@scripts/setup.sh
@@ -20,3 +26,14 @@ bench: setup
 
 clean:
 	rm -rf build sim/build .pytest_cache
+
+bitstream: setup
+	$(PYTHON) -m latscope_boards build $(BOARD) $(BOARD_OPTS) --seed $(SEED)
+
+bitstreams-all: setup
+	$(PYTHON) -m latscope_boards build ice40-hx8k-b-evn
+	$(PYTHON) -m latscope_boards build icebreaker
+	$(PYTHON) -m latscope_boards build ulx3s
+
+program:
+	$(PYTHON) -m latscope_boards program $(BOARD) $(BOARD_OPTS)

@@ -13,13 +13,27 @@ from amaranth.lib import io
 
 from latscope_gateware.appliance import Appliance, ApplianceConfig
 
-__all__ = ["Pin", "PinMap", "Board", "BoardTop", "MARKER_RESOURCE", "EDGES_RESOURCE",
-           "IRQ_RESOURCE"]
+__all__ = ["Pin", "PinMap", "Board", "BoardTop", "fastest_baud", "FT2232H_BAUDS",
+           "MARKER_RESOURCE", "EDGES_RESOURCE", "IRQ_RESOURCE"]
 
 #: Names of the resources a board adds to its platform for the appliance's pins.
 MARKER_RESOURCE = "latscope_marker"
 EDGES_RESOURCE = "latscope_edges"
 IRQ_RESOURCE = "latscope_irq"
+
+
+#: FT2232H UART rates that latscope uses: 12 Mbaud (its maximum, 120 MHz / 10) and the exact
+#: integer fractions of it.
+FT2232H_BAUDS = (12_000_000, 6_000_000, 4_000_000, 3_000_000, 2_000_000, 1_000_000)
+
+
+def fastest_baud(clock_hz, rates, min_divisor=3):
+    """The fastest of ``rates`` that ``clock_hz`` divides into a whole UART divisor of at
+    least ``min_divisor`` (the receiver samples mid-bit; divisor 3 still gives it +-3 %)."""
+    for baud in sorted(rates, reverse=True):
+        if clock_hz % baud == 0 and clock_hz // baud >= min_divisor:
+            return baud
+    raise ValueError(f"no UART rate of {rates} suits a {clock_hz} Hz clock")
 
 
 @dataclass(frozen=True)
@@ -64,6 +78,7 @@ class Board:
     platform_class : its amaranth-boards platform.
     family : ``"ice40"`` or ``"ecp5"`` (selects the YoWASP tools).
     clock_hz : the capture clock; the build fails if nextpnr's Fmax is below it.
+    goal_hz : the capture clock issue 6 aims at for this board (docs and bench compare).
     baud : host link rate; ``clock_hz / baud`` must be a whole number, the UART divisor.
     fifo_depth : entries of the event FIFO (block RAM).
     pins : the :class:`PinMap`.
@@ -81,6 +96,7 @@ class Board:
     platform_class: type
     family: str
     clock_hz: int
+    goal_hz: int
     baud: int
     fifo_depth: int
     pins: PinMap

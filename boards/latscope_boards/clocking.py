@@ -17,7 +17,7 @@ from amaranth.hdl import *
 from amaranth.lib.cdc import ResetSynchronizer
 
 __all__ = ["Ice40PllSettings", "Ecp5PllSettings", "ice40_pll_settings", "ecp5_pll_settings",
-           "Ice40Pll", "Ecp5Pll", "POWER_ON_RESET_SECONDS"]
+           "Ice40Pll", "Ecp5Pll", "CrystalClock", "POWER_ON_RESET_SECONDS"]
 
 #: Time ``sync`` stays in reset after the PLL reports lock (> 3 us iCE40 BRAM wake-up, x5).
 POWER_ON_RESET_SECONDS = 15e-6
@@ -166,8 +166,8 @@ class Ice40Pll(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         s = self.settings
-        # The PLL drives the domain's clock net itself, so the clock constraint names a net
-        # that survives synthesis.
+        # No clock constraint here: nextpnr derives the PLL output's from the crystal's (the
+        # Clock() of the platform resource), on a net name that survives synthesis.
         m.domains.sync = sync = ClockDomain("sync")
         locked = Signal()
         params = dict(
@@ -182,7 +182,6 @@ class Ice40Pll(Elaboratable):
         else:
             crystal = platform.request(self.clock_resource, dir="i")
             m.submodules.pll = Instance("SB_PLL40_CORE", i_REFERENCECLK=crystal.i, **params)
-        platform.add_clock_constraint(sync.clk, float(s.f_out))
         _power_on_reset(m, locked, float(s.f_out))
         return m
 
@@ -198,6 +197,7 @@ class Ecp5Pll(Elaboratable):
         m = Module()
         s = self.settings
         crystal = platform.request(self.clock_resource, dir="i")
+        # nextpnr derives the clock constraint of CLKOP from the crystal's (see Ice40Pll).
         m.domains.sync = sync = ClockDomain("sync")
         locked = Signal()
         m.submodules.pll = Instance(
@@ -217,6 +217,22 @@ class Ecp5Pll(Elaboratable):
             i_ENCLKOP=Const(0),
             o_CLKOP=sync.clk, o_LOCK=locked,
         )
-        platform.add_clock_constraint(sync.clk, float(s.f_out))
         _power_on_reset(m, locked, float(s.f_out))
+        return m
+
+
+class CrystalClock(Elaboratable):
+    """Creates ``sync`` straight from the crystal, for a capture clock equal to it (below the
+    iCE40 PLL's 16 MHz minimum output). Same power-on reset as the PLLs."""
+
+    def __init__(self, clock_hz, *, clock_resource):
+        self.clock_hz = clock_hz
+        self.clock_resource = clock_resource
+
+    def elaborate(self, platform):
+        m = Module()
+        crystal = platform.request(self.clock_resource, dir="i")
+        m.domains.sync = sync = ClockDomain("sync")
+        m.d.comb += sync.clk.eq(crystal.i)
+        _power_on_reset(m, Const(1), self.clock_hz)
         return m

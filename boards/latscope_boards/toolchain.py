@@ -14,6 +14,7 @@ whether timing was met.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,7 +83,7 @@ class BuildResult:
     fmax_mhz: float                  # nextpnr's Fmax of the capture clock
     clocks: dict                     # clock net -> {"achieved": MHz, "constraint": MHz}
     utilisation: dict                # nextpnr bel type -> {"used": n, "available": n}
-    critical_path: list = field(default_factory=list)   # [(delay ns, kind, from, to, net)]
+    critical_path: list = field(default_factory=list)   # [(ns so far, cell entered)]
     seconds: float = 0.0
     bitstream: str = ""
     tool_versions: dict = field(default_factory=dict)
@@ -94,6 +95,10 @@ class BuildResult:
     def to_json(self):
         data = asdict(self)
         data["timing_met"] = self.timing_met
+        if self.timing_met:
+            data["critical_path"] = []     # only worth keeping when it is the problem
+        if Path(self.bitstream).is_relative_to(REPO_ROOT):
+            data["bitstream"] = str(Path(self.bitstream).relative_to(REPO_ROOT))
         return data
 
 
@@ -114,19 +119,26 @@ def parse_report(report, clock_hz):
                    for name, values in report.get("utilization", {}).items()}
     critical = []
     paths = [path for path in report.get("critical_paths", [])
-             if path.get("from") in capture and path.get("to") in capture]
+             if _clock_name(path.get("from")) in capture and _clock_name(path.get("to")) in capture]
     if paths:
+        # One line per cell the path enters, with the delay accumulated up to it.
+        total = 0.0
         for step in paths[0].get("path", []):
-            critical.append((round(float(step.get("delay", 0.0)), 3), step.get("type", ""),
-                             _endpoint(step.get("from")), _endpoint(step.get("to")),
-                             step.get("net", "")))
+            total += float(step.get("delay", 0.0))
+            cell = _short_cell_name((step.get("to") or {}).get("cell", ""))
+            if not critical or critical[-1][1] != cell:
+                critical.append((round(total, 2), cell))
     return fmax, clocks, utilisation, critical
 
 
-def _endpoint(point):
-    if not point:
-        return ""
-    return f"{point.get('cell', '')}.{point.get('port', '')}"
+def _clock_name(edge):
+    """``"posedge appliance.clk"`` -> ``"appliance.clk"``."""
+    return (edge or "").split(" ")[-1]
+
+
+def _short_cell_name(name):
+    # nextpnr names a carry-chain cell after every carry it passes through; one mark will do.
+    return re.sub(r"(_SB_CARRY_(CO_CI|CI_CO))+", "_CARRY*", name)[:100]
 
 
 def _tool_versions():
@@ -141,7 +153,8 @@ def _tool_versions():
     return versions
 
 
-def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()):
+def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=(),
+          synth_opts=None):
     """Builds ``board``'s bitstream in ``build_dir`` and returns a :class:`BuildResult`
     (also written to ``result.json`` there). Raises ``subprocess.CalledProcessError`` if a
     tool fails; missing timing is *not* an exception, see ``BuildResult.timing_met``."""
@@ -153,8 +166,9 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
                     "--seed", str(seed), *extra_nextpnr_opts]
     platform = board.platform()
     started = time.monotonic()
+    overrides = {} if synth_opts is None else {"synth_opts": synth_opts}
     plan = platform.prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False,
-                            verbose=verbose, nextpnr_opts=" ".join(nextpnr_opts))
+                            verbose=verbose, nextpnr_opts=" ".join(nextpnr_opts), **overrides)
     plan.execute_local(str(build_dir), env=env)
     seconds = time.monotonic() - started
     report = json.loads((build_dir / report_file).read_text())
@@ -185,7 +199,7 @@ def format_result(result, family):
         lines.append(f"    clock {name}: {clock['achieved']:.2f} MHz "
                      f"(constraint {clock['constraint']:.2f} MHz)")
     if result.critical_path and not result.timing_met:
-        lines.append("  critical path (delay ns, kind, from -> to, net):")
-        for delay, kind, source, sink, net in result.critical_path:
-            lines.append(f"    {delay:6.3f} {kind:7} {source} -> {sink}  {net}")
+        lines.append("  critical path (ns from the launching clock edge, cell):")
+        for delay, cell in result.critical_path:
+            lines.append(f"    {delay:7.2f}  {cell}")
     return "\n".join(lines)

@@ -8,6 +8,7 @@ from latscope.protocol import MAGIC, VERSION, IdentifyReply, Source
 
 from .bus_write import BusWriteSnoop
 from .commands import CommandProcessor
+from .ddr_edges import DdrEdgeChannels, DdrMarkerPort, ddr_stamp_latency
 from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
 from .marker_port import MarkerPort
@@ -22,12 +23,14 @@ class ApplianceConfig:
 
     ``uart_divisor`` is capture-clock cycles per UART bit (120 MHz / 10 = 12 Mbaud).
     ``bus_window`` is ``(base word address, words)`` of the snooped Wishbone window, or None
-    for a board without a bus front end.
+    for a board without a bus front end. ``ddr_inputs``: the marker strobe and the edge
+    channels come as DDR sample pairs (ports ``marker_strobe_ddr``, ``edges_ddr``; see
+    :mod:`.ddr_edges`) and stamps count half cycles (``stamp_shift`` 1).
     """
 
     def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,
                  bus_window=None, bus_addr_width=30, fifo_depth=512, sample_delay=2,
-                 flush_after=None, command_timeout=None):
+                 flush_after=None, command_timeout=None, ddr_inputs=False):
         self.clock_hz = clock_hz
         self.uart_divisor = uart_divisor
         self.board = board
@@ -37,6 +40,7 @@ class ApplianceConfig:
         self.bus_addr_width = bus_addr_width
         self.fifo_depth = fifo_depth
         self.sample_delay = sample_delay
+        self.ddr_inputs = ddr_inputs
         # Close a segment once it is about 1 ms old, so an event reaches the host (which can
         # verify it only when its segment is closed) within about 1 ms at any event rate.
         self.flush_after = flush_after if flush_after is not None else max(64, clock_hz // 1000)
@@ -54,8 +58,14 @@ class Appliance(wiring.Component):
 
     def __init__(self, config):
         self.config = config
-        self._marker = MarkerPort(data_width=config.marker_width, sample_delay=config.sample_delay)
-        self._edges = EdgeChannels(count=config.edge_count)
+        if config.ddr_inputs:
+            self._marker = DdrMarkerPort(data_width=config.marker_width,
+                                         sample_delay=config.sample_delay)
+            self._edges = DdrEdgeChannels(count=config.edge_count)
+        else:
+            self._marker = MarkerPort(data_width=config.marker_width,
+                                      sample_delay=config.sample_delay)
+            self._edges = EdgeChannels(count=config.edge_count)
         self._irq = IrqGenerator()
         self._bus = None
         if config.bus_window is not None:
@@ -64,8 +74,9 @@ class Appliance(wiring.Component):
                                       window_base=base, window_words=words)
         members = {
             "marker_data": In(config.marker_width),
-            "marker_strobe": In(1),
-            "edges": In(config.edge_count),
+            **({"marker_strobe_ddr": In(2), "edges_ddr": In(2 * config.edge_count)}
+               if config.ddr_inputs else
+               {"marker_strobe": In(1), "edges": In(config.edge_count)}),
             "irq": Out(1),
             "uart_tx": Out(1, init=1),
             "uart_rx": In(1, init=1),
@@ -91,17 +102,28 @@ class Appliance(wiring.Component):
             "magic": int.from_bytes(MAGIC, "little"),
             "version": VERSION,
             "clock_hz": self.config.clock_hz,
-            "stamp_shift": 0,
+            "stamp_shift": int(self.config.ddr_inputs),
             "marker_width": self.config.marker_width,
             "edge_count": self.config.edge_count,
             "bus_width": 32 if self._bus is not None else 0,
             "fifo_depth": self.config.fifo_depth,
+            **self._latencies(),
+            "board": list(board),
+        })
+
+    def _latencies(self):
+        """Pin-to-stamp latencies in stamp units (cycles, or half cycles with DDR inputs)."""
+        latency = {
             "marker_latency": self._marker.latency,
             "bus_latency": self._bus.latency if self._bus is not None else 0,
             "edge_latency": self._edges.latency,
             "irq_latency": self._irq.latency,
-            "board": list(board),
-        })
+        }
+        if self.config.ddr_inputs:
+            latency = {name: 2 * cycles for name, cycles in latency.items()}
+            latency["marker_latency"] = ddr_stamp_latency(self._marker.latency)
+            latency["edge_latency"] = ddr_stamp_latency(self._edges.latency)
+        return latency
 
     def elaborate(self, platform):
         config = self.config
@@ -112,7 +134,7 @@ class Appliance(wiring.Component):
         m.submodules.irq_generator = irq = self._irq
         m.submodules.streamer = streamer = EventStreamer(
             sources, marker_width=config.marker_width, fifo_depth=config.fifo_depth,
-            flush_after=config.flush_after)
+            flush_after=config.flush_after, stamp_shift=int(config.ddr_inputs))
         m.submodules.commands = commands = CommandProcessor(
             self.identify(), timeout=config.command_timeout)
         m.submodules.uart_tx = uart_tx = UARTTx(divisor=config.uart_divisor)
@@ -120,12 +142,24 @@ class Appliance(wiring.Component):
 
         m.d.comb += [
             marker.data.eq(self.marker_data),
-            marker.strobe.eq(self.marker_strobe),
-            edges.pins.eq(self.edges),
             self.irq.eq(irq.irq),
             self.uart_tx.eq(uart_tx.tx),
             uart_rx.rx.eq(self.uart_rx),
         ]
+        if config.ddr_inputs:
+            # Half bits in stream order; the IRQ output and the bus change on clock edges.
+            half = {Source.MARKER: marker.half}
+            half |= {Source(Source.EDGE0 + n): edges.half[n] for n in range(config.edge_count)}
+            m.d.comb += [
+                marker.strobe_ddr.eq(self.marker_strobe_ddr),
+                edges.pins_ddr.eq(self.edges_ddr),
+                streamer.half.eq(Cat(half.get(source, Const(0)) for source in sources)),
+            ]
+        else:
+            m.d.comb += [
+                marker.strobe.eq(self.marker_strobe),
+                edges.pins.eq(self.edges),
+            ]
         if self._bus is not None:
             m.submodules.bus = bus = self._bus
             connect(m, wiring.flipped(self.bus), bus.bus)

@@ -55,11 +55,19 @@ class EventCapture(wiring.Component):
 
     ``clear`` (one cycle, e.g. on START) zeroes loss and status counters; it does not touch the
     FIFO, which the encoder drains.
+
+    With ``stamp_shift=1`` (DDR front ends, see :mod:`.ddr_edges`) the stamp counts half
+    cycles: ``now * 2 + half``, where ``half`` (one bit per source, read with ``valid``) says an
+    event came in the later half of its cycle. Events of one cycle share their entry's stamp,
+    which takes the earliest of their halves.
     """
 
-    def __init__(self, sources, *, fifo_depth=512):
+    def __init__(self, sources, *, fifo_depth=512, stamp_shift=0):
+        if stamp_shift not in (0, 1):
+            raise ValueError(f"stamp_shift must be 0 or 1, not {stamp_shift!r}")
         self._sources = dict(sources)
         self._fifo_depth = fifo_depth
+        self._stamp_shift = stamp_shift
         self._layout = entry_layout(self._sources)
         members = {
             "enable": In(1),
@@ -73,6 +81,8 @@ class EventCapture(wiring.Component):
         }
         for source, width in self._sources.items():
             members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
+        if stamp_shift:
+            members["half"] = In(len(self._sources))
         super().__init__(members)
 
     @property
@@ -101,7 +111,14 @@ class EventCapture(wiring.Component):
         for source in sources:
             m.d.comb += incoming[source].eq(ports[source].valid & self.enable)
             m.d.comb += entry.value[source.name].eq(ports[source].payload)
-        m.d.comb += entry.stamp.eq(self.now)
+        if self._stamp_shift:
+            # The entry's half bit is 1 only if every event in it came in the later half.
+            late = Const(1)
+            for index, source in enumerate(sources):
+                late = late & (~entry.present[source.name] | self.half[index])
+            m.d.comb += entry.stamp.eq(Cat(late & (entry.present.as_value() != 0), self.now))
+        else:
+            m.d.comb += entry.stamp.eq(self.now)
 
         # The source whose loss is reported in this cycle's entry: the lowest with a count.
         flushing = {source: Signal(name=f"flush_{source.name.lower()}") for source in sources}

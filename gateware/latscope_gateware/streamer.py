@@ -22,8 +22,9 @@ class EventStreamer(wiring.Component):
     :class:`EventCapture`.
     """
 
-    def __init__(self, sources, *, marker_width=16, fifo_depth=512, flush_after=1 << 16):
-        self._capture = EventCapture(sources, fifo_depth=fifo_depth)
+    def __init__(self, sources, *, marker_width=16, fifo_depth=512, flush_after=1 << 16,
+                 stamp_shift=0):
+        self._capture = EventCapture(sources, fifo_depth=fifo_depth, stamp_shift=stamp_shift)
         self._encoder = EventEncoder(self._capture.layout, sources, marker_width=marker_width,
                                      flush_after=flush_after)
         members = {
@@ -38,6 +39,8 @@ class EventStreamer(wiring.Component):
         }
         for source, width in sources.items():
             members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
+        if stamp_shift:
+            members["half"] = In(len(sources))     # see EventCapture
         self._sources = dict(sources)
         super().__init__(members)
 
@@ -51,6 +54,8 @@ class EventStreamer(wiring.Component):
         for source in self._sources:
             name = source.name.lower()
             connect(m, flipped(getattr(self, name)), getattr(capture, name))
+        if "half" in self.signature.members:
+            m.d.comb += capture.half.eq(self.half)
         connect(m, capture.entries, encoder.entries)
         connect(m, flipped(self.replies), arbiter.priority)
         connect(m, encoder.records, arbiter.other)

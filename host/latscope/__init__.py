@@ -1,3 +1,20 @@
 """latscope host software: capture, parse, store and analyse time-stamped RTOS events."""
 
 __version__ = "0.1.0"
+
+
+def open(port="sim:gateware", **options):
+    """Connects to an appliance: the lab-script API, see :func:`latscope.api.open`."""
+    from .api import open as open_session
+    return open_session(port, **options)
+
+
+def __getattr__(name):
+    # Lazy, so that importing latscope does not start numpy/serial imports for every tool.
+    if name == "SuiteSettings":
+        from .simulation import SuiteSettings
+        return SuiteSettings
+    if name in ("IrqSettings", "CaptureResult", "Session"):
+        from . import api
+        return getattr(api, name)
+    raise AttributeError(f"module 'latscope' has no attribute {name!r}")

@@ -59,7 +59,7 @@ class Progress:
         self.started = time.monotonic()
         self.shown = 0.0
 
-    def update(self, events, nbytes, stats, *, final=False):
+    def update(self, events, nbytes, stats, *, final=False, analyzer=None):
         now = time.monotonic()
         if not final and now - self.shown < self.interval:
             return
@@ -69,12 +69,39 @@ class Progress:
         line = (f"{elapsed:7.1f} s  {events:10d} events  {rate:9.0f} ev/s  "
                 f"{nbytes / 1024:9.1f} KiB  lost {stats.lost_total:d}  "
                 f"dropped {stats.records_dropped:d}")
+        if analyzer is not None:
+            line += running_tables(analyzer)
         end = "\n" if final or not self.stream.isatty() else "\r"
         print(line, end=end, file=self.stream, flush=True)
 
 
+def running_tables(analyzer):
+    """`` | IL-a-1 n=512 min/avg/max 40/68/2986 ns`` for the tables of the running tests."""
+    parts = []
+    for name, table in analyzer.tables.items():
+        if table.parameters.get("test") in analyzer.running and table.count:
+            s = table.stats()
+            parts.append(f"{name} n={s['samples']} min/avg/max "
+                         f"{s['min_ns']:.0f}/{s['avg_ns']:.0f}/{s['max_ns']:.0f} ns")
+    return ("  | " + "; ".join(parts)) if parts else ""
+
+
+def parse_duration(text):
+    """Seconds from ``90``, ``90s``, ``15m``, ``8h`` or ``1d``."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    scale = units.get(text[-1:].lower())
+    try:
+        value = float(text[:-1] if scale else text) * (scale or 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30, 15m, 8h)")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"duration must be positive: {text!r}")
+    return value
+
+
 def cmd_capture(args):
     from .capture_file import CaptureWriter
+    from .streaming import StreamingAnalyzer
 
     with open_device(args.port, args.baud) as device:
         identity = device.identity
@@ -88,6 +115,8 @@ def cmd_capture(args):
             "test_info": args.info,
         }
         progress = Progress()
+        # Live statistics in bounded memory (the capture file keeps every event).
+        analyzer = StreamingAnalyzer(identity.clock_hz, interval=args.interval)
         with CaptureWriter(args.output, metadata) as writer:
             received = 0
 
@@ -103,8 +132,10 @@ def cmd_capture(args):
             deadline = time.monotonic() + args.duration if args.duration else None
             try:
                 while True:
-                    events += len(device.poll())
-                    progress.update(events, received, device.parser.stats)
+                    arrived = device.poll()
+                    events += len(arrived)
+                    analyzer.feed(arrived)
+                    progress.update(events, received, device.parser.stats, analyzer=analyzer)
                     if deadline is not None and time.monotonic() >= deadline:
                         break
                     if args.events and events >= args.events:
@@ -113,12 +144,15 @@ def cmd_capture(args):
                 pass
             device.stop()
             device.configure_irq(IrqSettings(enable=False))
-            events += len(device.drain())
-            events += len(device.parser.finish())
+            for arrived in (device.drain(), device.parser.finish()):
+                events += len(arrived)
+                analyzer.feed(arrived)
             status = device.status()
-            progress.update(events, received, device.parser.stats, final=True)
+            progress.update(events, received, device.parser.stats, final=True,
+                            analyzer=analyzer)
             writer.close({"events": events, "bytes": received, "device_status": status,
-                          "parser": device.parser.stats.as_dict()})
+                          "parser": device.parser.stats.as_dict(),
+                          "tables": analyzer.summary()})
     print(f"wrote {args.output}: {events} events", file=sys.stderr)
     return 0
 
@@ -153,6 +187,44 @@ def cmd_dump(args):
     return 0
 
 
+def cmd_report(args):
+    from .report import text_table, write_report
+
+    document, paths = write_report(args.capture, args.output, figures=not args.no_figures,
+                                   x=args.x)
+    if args.json:
+        print(json.dumps(document, indent=2))
+    else:
+        print(text_table(document["tables"]) if document["tables"]
+              else "no test of the suite in this capture")
+    print(f"wrote {paths['html']} (and report.md, results.csv, results.json"
+          f"{', figures/' if not args.no_figures else ''}) in {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_compare(args):
+    from . import compare
+
+    if args.label and len(args.label) > len(args.captures):
+        raise UsageError("more --label than captures")
+    runs = compare.load_runs(args.captures, args.label)
+    document = compare.comparison(runs)
+    if args.output:
+        written = compare.write_figures(runs, args.output)
+        compare.write_json(document, f"{args.output}/comparison.json")
+        print(f"wrote {len(written)} figures and comparison.json in {args.output}",
+              file=sys.stderr)
+    if args.json:
+        print(json.dumps(document, indent=2))
+    else:
+        print(compare.text_comparison(document))
+    return 0
+
+
+class UsageError(Exception):
+    """A command line that makes no sense (exit code 2, one line)."""
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="latscope",
@@ -173,7 +245,10 @@ def build_parser():
     p = sub.add_parser("capture", help="capture events into a file")
     device_options(p)
     p.add_argument("-o", "--output", required=True, help="capture file to write")
-    p.add_argument("--duration", type=float, default=None, help="seconds to capture")
+    p.add_argument("--duration", type=parse_duration, default=None,
+                   help="how long to capture: seconds, or with a unit: 15m, 8h, 1d")
+    p.add_argument("--interval", type=parse_duration, default=60.0,
+                   help="max-over-time interval of the live statistics (default 60 s)")
     p.add_argument("--events", type=int, default=None, help="stop after this many events")
     p.add_argument("--irq-period", type=int, default=5000, help="IRQ period in cycles")
     p.add_argument("--irq-jitter", type=lambda text: int(text, 0), default=0,
@@ -189,6 +264,32 @@ def build_parser():
     p.add_argument("--source", help="comma-separated sources to show (e.g. marker,irq)")
     p.add_argument("--limit", type=int, default=0, help="show at most this many events")
     p.set_defaults(func=cmd_dump)
+
+    p = sub.add_parser("report", help="tables, figures and a self-contained HTML report",
+                       description="Analyse a capture into the suite's sample tables and "
+                                   "write report.html (self-contained), report.md, "
+                                   "results.csv, results.json (docs/results-schema.md) and "
+                                   "figures/ (PNG, SVG) into a directory; print the tables.")
+    p.add_argument("capture", help="capture file (.lsc)")
+    p.add_argument("-o", "--output", required=True, help="directory to write")
+    p.add_argument("--no-figures", action="store_true", help="tables only (faster)")
+    p.add_argument("--x", choices=("index", "time"), default="index",
+                   help="time-series x axis: sample index or capture time")
+    p.add_argument("--json", action="store_true", help="print the results JSON")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("compare", help="compare the tables of several captures",
+                       description="Side-by-side tables of several captures with the "
+                                   "difference of every statistic against the first "
+                                   "(the baseline); with -o, overlaid distributions.")
+    p.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.lsc)")
+    p.add_argument("--label", action="append",
+                   help="name of a capture in the output, in order (repeat; default: "
+                        "file name)")
+    p.add_argument("-o", "--output", help="directory for the overlaid distribution figures "
+                                          "and comparison.json")
+    p.add_argument("--json", action="store_true", help="print the comparison JSON")
+    p.set_defaults(func=cmd_compare)
     return parser
 
 
@@ -198,7 +299,7 @@ def main(argv=None):
         args.duration = 10.0
     try:
         return args.func(args)
-    except DeviceError as error:
+    except (DeviceError, UsageError) as error:
         print(f"latscope: {error}", file=sys.stderr)
         return 2
     except OSError as error:

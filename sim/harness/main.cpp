@@ -47,6 +47,13 @@ constexpr bool WITH_APPLIANCE = true;
 #else
 constexpr bool WITH_APPLIANCE = false;
 #endif
+// The appliance's UART divisor, compiled in by sim/Makefile (UART_DIVISOR) from the same
+// setting the gateware was exported with; bring-up builds default to 4.
+#ifndef LATSCOPE_UART_DIVISOR
+#define LATSCOPE_UART_DIVISOR 4
+#endif
+#define LATSCOPE_STR2(x) #x
+#define LATSCOPE_STR(x) LATSCOPE_STR2(x)
 
 // The fixed memory map (sim/README.md), as byte addresses.
 constexpr uint32_t RAM_BASE = 0x10000000u, RAM_BYTES = 256u * 1024u;
@@ -57,7 +64,7 @@ constexpr uint32_t IRQ_PENDING = 0xF0000030u;
 constexpr uint32_t TRACE_BASE = 0xF0000100u, TRACE_BYTES = 0x100u;
 constexpr const char *RAM_SCOPE = "TOP.latscope_sim_top.soc.ram";
 
-constexpr unsigned RESET_CYCLES = 8;
+constexpr unsigned RESET_CYCLES = 8;  // plus one: see reset()
 constexpr int STATUS_TIMEOUT = 124, STATUS_ERROR = 125;
 
 volatile std::sig_atomic_t stop_signal = 0;
@@ -74,7 +81,8 @@ const char USAGE[] =
     "  --linger N         keep simulating N cycles after SIM_EXIT (default 0)\n"
     "  --hold-cpu         keep the CPU in reset until SIGUSR1; everything else runs\n"
     "  --pty              bridge uart_tx/uart_rx to a new pseudo-terminal, print 'PTY <path>'\n"
-    "  --uart-divisor N   cycles per UART bit (>= 2, default 4)\n"
+    "  --uart-divisor N   cycles per UART bit (>= 2; default " LATSCOPE_STR(LATSCOPE_UART_DIVISOR)
+    ", the appliance's)\n"
     "  --pty-poll N       cycles between pty services and signal checks (default 1024)\n"
     "  bring-up mode only (built without the appliance; the harness drives irq):\n"
     "  --irq-period N     cycles between rising edges (0 = line stays low; default 0)\n"
@@ -84,15 +92,15 @@ const char USAGE[] =
     "  --irq-count N      stop after N pulses (0 = forever; default 0)\n"
     "  trace builds only (make TRACE=vcd or TRACE=fst):\n"
     "  --trace FILE       dump all signals to FILE; --trace-start N: from cycle N on\n"
-    "Prints 'SIM end=<exit|timeout|signal> code=<c> cycles=<n> seconds=<s> "
-    "cycles_per_s=<r>' on stdout at the end.\n"
+    "Prints 'EXIT code=<c> cycle=<n>' on stdout when the firmware writes SIM_EXIT, and\n"
+    "'SIM end=<exit|timeout|signal> code=<c> cycles=<n> seconds=<s> cycles_per_s=<r>' at the end.\n"
     "Exit status: the firmware's exit code, 124 on --max-cycles, 128+signal, 125 on errors.\n";
 
 struct Options {
     std::string firmware, truth, console, trace;
     uint64_t max_cycles = 0, linger = 0, trace_start = 0;
     bool hold_cpu = false, pty = false;
-    unsigned uart_divisor = 4, pty_poll = 1024;
+    unsigned uart_divisor = LATSCOPE_UART_DIVISOR, pty_poll = 1024;
     uint64_t irq_period = 0, irq_start = UINT64_MAX, irq_width = 16, irq_jitter = 0,
              irq_count = 0;
 };
@@ -312,13 +320,20 @@ void Simulation::reset() {
     top_->rst = 0;
     cpu_held_ = options_.hold_cpu;
     top_->cpu_hold = cpu_held_;
+    // rtl/top.v registers rst and cpu_hold: one more edge makes the release reach the SoC,
+    // so that cycle 0 is the first cycle out of reset, as before.
+    top_->clk = 1;
+    top_->eval();
+    top_->clk = 0;
+    top_->eval();
 }
 
 void Simulation::service() {
     if (cpu_held_ && release_cpu) {
         cpu_held_ = false;
         top_->cpu_hold = 0;
-        truth_->event(cycle_, "cpu_run");
+        // Registered in rtl/top.v: the CPU leaves reset in the next cycle.
+        truth_->event(cycle_ + 1, "cpu_run");
     }
     if (!pty_)
         return;
@@ -358,6 +373,10 @@ void Simulation::on_store(uint32_t address, uint32_t data, unsigned sel) {
             exited_ = true;
             exit_code_ = data;
             exit_cycle_ = cycle_;
+            // At once, not at the end: with --linger a host that captures through the pty
+            // learns here that the firmware is done and can drain the appliance.
+            std::printf("EXIT code=%u cycle=%llu\n", data, (unsigned long long)cycle_);
+            std::fflush(stdout);
         }
         return;
     case MTIMECMP_LO:

@@ -1,0 +1,25 @@
+##
+## This file is part of latscope (BSD-2-Clause).
+##
+
+'''
+latscope latency samples, stacked on latscope_marker: inside each test's
+START..END markers, a pairing rule makes one sample from an event A (an
+asserting IRQ edge or a marker) to the first event B after it, when no other A
+came in between and no latscope LOSS lies between them. The rules are those of
+'latscope analyze' (rules.py is generated from host/latscope/analysis.py;
+docs/tests.md describes them). Rows: IL (interrupt latency), IDL (interrupt
+dispatch latency), TSL (thread switch latency) and Operations (the other
+tables), one annotation per sample; the test windows; pairs discarded because
+of a loss.
+
+Binary output 'csv': one line per sample, 'table,start_sample,end_sample,
+samples,ns', after a header line. Sample numbers are those of the capture; in
+a latscope export one sample is one capture-clock cycle (sample 0 is the
+cycle the export prints). Meta outputs count the samples of each row.
+
+Every sample is output as soon as its B event is seen, so none is lost at the
+end of the data (libsigrokdecode has no end-of-data call).
+'''
+
+from .pd import Decoder

@@ -1,0 +1,29 @@
+##
+## This file is part of latscope (BSD-2-Clause).
+##
+
+'''
+latscope trace markers on a logic capture: the DUT writes a 16-bit marker to
+data lines D0..D15 and toggles the strobe line in the same store. This decoder
+takes a marker on every strobe edge (rising or falling), samples the data lines
+'sample_delay' samples after the edge (to tolerate skew between the lines) and
+shows each marker's value and meaning (test, point, argument), as defined in
+latscope's docs/markers.md. It also shows the edges of the IRQ line, of the
+optional edge channels and of latscope's 'loss' channel, and passes all of them
+on to stacked decoders (latscope_latency).
+
+It works on a latscope export (latscope export --sr/--vcd, sample delay 0: the
+export holds each marker's data from its strobe edge on) and on a plain logic
+analyzer capture of the trace port (e.g. fx2lafw at 24 MHz; a delay of 1
+sample guards against skew between the strobe and the data lines). Markers
+closer together than the sample delay cannot be told apart and are flagged.
+
+Python output, one packet per event, in sample order (at one sample: LOSS,
+MARKER, IRQ, EDGE):
+ - ['MARKER', [value, test, point, arg]]   ss = strobe edge
+ - ['IRQ', asserting]                       1 = asserting edge, 0 = releasing
+ - ['EDGE', [channel, level]]
+ - ['LOSS', None]                           latscope lost events here
+'''
+
+from .pd import Decoder

@@ -1,0 +1,210 @@
+##
+## This file is part of latscope (BSD-2-Clause).
+##
+## Trace markers (docs/markers.md) on a logic capture. The encoding tables come from
+## encoding.py, generated from host/latscope/markers.py.
+##
+
+from collections import deque
+
+import sigrokdecode as srd
+
+from .encoding import (ARG_MASK, MARKER_BITS, POINT_MASK, POINT_NAMES, POINT_SHIFT,
+                       TEST_MASK, TEST_NAMES, TEST_SHIFT)
+
+EDGE_CHANNELS = 8
+#: Longest a marker's annotation extends towards the next marker (latscope export adds
+#: this much after the last event, so that the last annotation shows).
+HOLD_SECONDS = 10e-6
+UNCONNECTED = 0xff
+
+# Channel indices: the required strobe first, then the optional channels in this order.
+STROBE = 0
+DATA = 1                                   # D0 .. D15
+IRQ = DATA + MARKER_BITS
+LOSS = IRQ + 1
+EDGE = LOSS + 1                            # E0 .. E7
+
+# Annotation classes: one per marker point (so that PulseView colours them apart), then:
+POINT_CLASSES = len(POINT_NAMES)
+A_IRQ_ASSERT, A_IRQ_RELEASE, A_EDGE, A_LOSS, A_WARNING = range(POINT_CLASSES,
+                                                               POINT_CLASSES + 5)
+
+
+def _channels():
+    data = tuple({'id': 'd%d' % n, 'name': 'D%d' % n, 'desc': 'Marker data bit %d' % n}
+                 for n in range(MARKER_BITS))
+    others = (
+        {'id': 'irq', 'name': 'IRQ', 'desc': 'Interrupt request line into the DUT'},
+        {'id': 'loss', 'name': 'LOSS', 'desc': 'latscope export: toggles where events were lost'},
+    )
+    edges = tuple({'id': 'e%d' % n, 'name': 'E%d' % n, 'desc': 'Edge channel %d' % n}
+                  for n in range(EDGE_CHANNELS))
+    return data + others + edges
+
+
+def describe(value):
+    '''Test, point, argument and the annotation texts (longest first) of a marker.'''
+    test = (value >> TEST_SHIFT) & TEST_MASK
+    point = (value >> POINT_SHIFT) & POINT_MASK
+    arg = value & ARG_MASK
+    test_name = TEST_NAMES.get(test, 'test%d' % test)
+    point_name = POINT_NAMES[point]
+    texts = ['%s %s %d (0x%04x)' % (test_name, point_name, arg, value),
+             '%s %s %d' % (test_name, point_name, arg),
+             '%s %d' % (point_name, arg),
+             '%04x' % value]
+    return test, point, arg, texts
+
+
+class Decoder(srd.Decoder):
+    api_version = 3
+    id = 'latscope_marker'
+    name = 'latscope marker'
+    longname = 'latscope trace markers'
+    desc = 'RTOS trace markers (16-bit data + strobe), IRQ and edge channels.'
+    license = 'bsd-2-clause'
+    inputs = ['logic']
+    outputs = ['latscope_marker']
+    tags = ['Debug/trace']
+    channels = (
+        {'id': 'strobe', 'name': 'STB', 'desc': 'Marker strobe (toggles once per marker)'},
+    )
+    optional_channels = _channels()
+    options = (
+        {'id': 'sample_delay', 'desc': 'Samples from strobe edge to data sample',
+         'default': 1},
+        {'id': 'irq_polarity', 'desc': 'IRQ asserting level',
+         'default': 'active-high', 'values': ('active-high', 'active-low')},
+    )
+    annotations = tuple((name.lower().replace('_', '-'), 'Marker: %s' % name)
+                        for _, name in sorted(POINT_NAMES.items())) + (
+        ('irq-assert', 'IRQ asserted'),
+        ('irq-release', 'IRQ released'),
+        ('edge', 'Edge channel edge'),
+        ('loss', 'Events lost (latscope)'),
+        ('warning', 'Warning'),
+    )
+    annotation_rows = (
+        ('markers', 'Markers', tuple(range(POINT_CLASSES))),
+        ('irq', 'IRQ', (A_IRQ_ASSERT, A_IRQ_RELEASE)),
+        ('edges', 'Edges', (A_EDGE,)),
+        ('loss', 'Loss', (A_LOSS,)),
+        ('warnings', 'Warnings', (A_WARNING,)),
+    )
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        # Events waiting for output, in sample order: [ss, kind, payload, due]; a marker
+        # is complete once its data is sampled (due is None).
+        self.queue = deque()
+        # The last marker's annotation spans to the next marker, at most HOLD_SECONDS; it
+        # is put when either comes: [ss, annotation, deadline sample] or None.
+        self.shown = None
+        self.samplerate = None
+
+    def metadata(self, key, value):
+        if key == srd.SRD_CONF_SAMPLERATE:
+            self.samplerate = value
+
+    def start(self):
+        self.out_ann = self.register(srd.OUTPUT_ANN)
+        self.out_python = self.register(srd.OUTPUT_PYTHON)
+
+    def flush(self):
+        '''Outputs the complete events at the front of the queue. Everything after an
+        incomplete marker waits for it, so stacked decoders see events in sample order.'''
+        delay = self.options['sample_delay']
+        while self.queue and self.queue[0][3] is None:
+            ss, kind, payload, _ = self.queue.popleft()
+            es = ss + max(delay, 1)
+            if kind == 'MARKER':
+                value = payload
+                test, point, arg, texts = describe(value)
+                self.show_marker(ss)
+                self.shown = [ss, [point, texts], ss + self.hold]
+                self.put(ss, es, self.out_python, ['MARKER', [value, test, point, arg]])
+            elif kind == 'IRQ':
+                texts = (['IRQ asserted', 'IRQ', 'I'] if payload
+                         else ['IRQ released', 'IRQ off', 'i'])
+                self.put(ss, es, self.out_ann,
+                         [A_IRQ_ASSERT if payload else A_IRQ_RELEASE, texts])
+                self.put(ss, es, self.out_python, ['IRQ', payload])
+            elif kind == 'EDGE':
+                channel, level = payload
+                arrow = 'rise' if level else 'fall'
+                self.put(ss, es, self.out_ann,
+                         [A_EDGE, ['E%d %s' % (channel, arrow), 'E%d' % channel]])
+                self.put(ss, es, self.out_python, ['EDGE', [channel, level]])
+            else:
+                self.put(ss, es, self.out_ann, [A_LOSS, ['Events lost', 'Loss', 'L']])
+                self.put(ss, es, self.out_python, ['LOSS', None])
+
+    def show_marker(self, until):
+        '''Puts the open marker annotation, ending at ``until`` or at its deadline.'''
+        if self.shown is not None:
+            ss, annotation, deadline = self.shown
+            self.put(ss, min(until, deadline), self.out_ann, annotation)
+            self.shown = None
+
+    def warn(self, text):
+        self.put(self.samplenum, self.samplenum + 1, self.out_ann, [A_WARNING, [text]])
+
+    def decode(self):
+        delay = self.options['sample_delay']
+        if delay < 0:
+            raise ValueError('sample_delay must be 0 or more')
+        assert_level = 1 if self.options['irq_polarity'] == 'active-high' else 0
+        # Which optional channels are connected: libsigrokdecode gives unconnected ones the
+        # value 0xff. (Not self.has_channel(): libsigrokdecode 0.5.3 returns Py_True/False
+        # without a reference, and some 30 calls crash Python 3.11; bug 1671.)
+        pins = self.wait({'skip': 0})
+        present = [pin != UNCONNECTED for pin in pins]
+        data = [(bit, DATA + bit) for bit in range(MARKER_BITS) if present[DATA + bit]]
+        edges = [(n, EDGE + n) for n in range(EDGE_CHANNELS) if present[EDGE + n]]
+        # Watched channels in the order their events are queued within one sample.
+        watched = [channel for channel in (LOSS, STROBE, IRQ) if present[channel]]
+        watched += [channel for _, channel in edges]
+        conditions = [{channel: 'e'} for channel in watched]
+        queue = self.queue
+        self.hold = max(1, int(HOLD_SECONDS * self.samplerate)) if self.samplerate else 1000
+
+        while True:
+            pending = [entry for entry in queue if entry[3] is not None]
+            deadlines = [pending[0][3]] if pending else []
+            if self.shown is not None:
+                deadlines.append(self.shown[2])
+            if deadlines:
+                pins = self.wait(conditions + [{'skip': min(deadlines) - self.samplenum}])
+            else:
+                pins = self.wait(conditions)
+            now = self.samplenum
+            if self.shown is not None and now >= self.shown[2]:
+                self.show_marker(now)
+            # Data of a marker is sampled first: what the lines hold in its due sample.
+            for entry in pending:
+                if entry[3] <= now:
+                    entry[2] = sum(pins[channel] << bit for bit, channel in data)
+                    entry[3] = None
+            for channel, matched in zip(watched, self.matched):
+                if not matched:
+                    continue
+                if channel == LOSS:
+                    queue.append([now, 'LOSS', None, None])
+                elif channel == STROBE:
+                    if any(entry[3] is not None for entry in queue):
+                        self.warn('Strobe edge before the previous marker was sampled')
+                    entry = [now, 'MARKER', None, now + delay]
+                    if delay == 0:
+                        entry[2] = sum(pins[ch] << bit for bit, ch in data)
+                        entry[3] = None
+                    queue.append(entry)
+                elif channel == IRQ:
+                    queue.append([now, 'IRQ', int(pins[IRQ] == assert_level), None])
+                else:
+                    queue.append([now, 'EDGE', (channel - EDGE, pins[channel]), None])
+            self.flush()
+            if self.shown is not None and self.shown[2] <= now:
+                self.show_marker(now)

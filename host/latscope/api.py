@@ -1,0 +1,266 @@
+"""The lab-script API: drive an appliance from Python, in loops over configurations.
+
+::
+
+    import latscope
+
+    with latscope.open("sim:soc") as dev:                # or "/dev/ttyUSB1", "sim:gateware"
+        dev.configure_irq(period=5000, jitter_mask=0xff, width=100)
+        cap = dev.capture(duration=60, until_samples=("IL-a-1", 1000))
+        for row in cap.rows():                          # plain dicts: name, samples, min_ns...
+            print(row["name"], row["samples"], row["max_ns"])
+        cap.save("run1.lsc")
+        cap.report("run1-report")                       # HTML, Markdown, CSV, JSON, figures
+
+A capture is written to a capture file as it runs (a temporary one unless ``output`` is
+given), exactly as ``latscope capture`` writes it, and analysed with the same rules as
+``latscope report``; live statistics (:mod:`latscope.streaming`) decide ``until_samples``
+and feed ``on_progress``, in bounded memory. ``docs/api.md`` documents every call.
+
+``sim:soc`` runs the test suite once per :func:`open`: the simulated CPU is let out of reset
+when the first capture starts, and that capture also ends when the suite's firmware exits.
+Pass ``suite=latscope.SuiteSettings(...)`` to choose the CPU variant and suite build.
+"""
+
+import contextlib
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from .capture_file import load_capture
+from .device import Device, DeviceError, IrqSettings, open_transport
+from .simulation import SimulatedAppliance, is_simulated
+
+__all__ = ["open", "Session", "CaptureResult", "IrqSettings", "DeviceError"]
+
+
+def open(port="sim:gateware", *, baud=12_000_000, suite=None, log=None):
+    """Connects to an appliance and identifies it; returns a :class:`Session` (use it as a
+    context manager: leaving the block closes the link and ends a simulation).
+
+    ``port``: a serial port, a pyserial URL, ``sim:soc`` (the full-system simulation running
+    the test suite) or ``sim:gateware``. ``suite``: for ``sim:soc``, a
+    :class:`latscope.simulation.SuiteSettings` (CPU variant, samples, tests). ``log``: a
+    file for the simulation's build and run output."""
+    return Session(port, baud=baud, suite=suite, log=log)
+
+
+class Session:
+    """One connected appliance. Attributes: ``port``, ``identity``
+    (:class:`latscope.device.Identity`), ``irq`` (the :class:`IrqSettings` last set),
+    ``device`` (the low-level :class:`latscope.device.Device`), ``simulation`` (the running
+    simulation or None)."""
+
+    def __init__(self, port, *, baud=12_000_000, suite=None, log=None):
+        self.port = port
+        self.irq = IrqSettings()
+        self.suite = suite
+        self.simulation = None
+        self._stack = contextlib.ExitStack()
+        try:
+            path = port
+            if is_simulated(port):
+                self.simulation = self._stack.enter_context(self._simulation(port, suite, log))
+                path = self.simulation.pty
+            elif suite is not None:
+                raise ValueError("suite= is only for the sim:soc simulation")
+            self.device = self._stack.enter_context(Device(open_transport(path, baud)))
+            self.identity = self.device.identify()
+        except BaseException:
+            self._stack.close()
+            raise
+        self._cpu_released = False
+
+    @staticmethod
+    def _simulation(port, suite, log):
+        if port == "sim:soc" and suite is not None:
+            from .simulation import SocSimulation, build_soc
+            return SocSimulation(build_soc(suite, log=log), log=log)
+        return SimulatedAppliance(port, log=log)
+
+    def close(self):
+        self._stack.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def clock_hz(self):
+        return self.identity.clock_hz
+
+    def info(self):
+        """The identity and the device's STATUS as a plain dict (``latscope info --json``)."""
+        info = self.identity.as_dict()
+        info["resolution_ns"] = self.identity.resolution_ns
+        info["status"] = self.device.status()
+        return info
+
+    def configure_irq(self, settings=None, **fields):
+        """Sets the IRQ generator: an :class:`IrqSettings` or its fields (``period``,
+        ``jitter_mask``, ``width`` in cycles; ``enable``, ``one_shot``, ``active_low``);
+        fields not given keep their defaults. The settings go to the device now and into
+        the metadata of later captures."""
+        if settings is None:
+            settings = IrqSettings(**fields)
+        elif fields:
+            raise TypeError("give an IrqSettings or fields, not both")
+        self.device.configure_irq(settings)
+        self.irq = settings
+        return settings
+
+    def _metadata(self, info):
+        metadata = {"identity": self.identity.as_dict(), "port": self.port,
+                    "irq": self.irq.__dict__, "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "test_info": info}
+        build = getattr(self.simulation, "build", None)
+        if build is not None:
+            metadata["cpu"] = build.settings.cpu
+            metadata["suite"] = build.settings.as_dict()
+        return metadata
+
+    def _suite_done(self):
+        return self.simulation is not None and getattr(self.simulation, "exit_code",
+                                                       None) is not None
+
+    def capture(self, *, duration=None, until_samples=None, events=None, output=None,
+                info="", interval=60.0, on_progress=None, timeout=None):
+        """Captures until the first of: ``duration`` seconds, ``events`` events,
+        ``until_samples=(table, n)`` samples of a table (e.g. ``("IL-a-1", 1000)``), the
+        suite's end on ``sim:soc``, ``timeout`` seconds. At least one of them must be able
+        to end it. Returns a :class:`CaptureResult`.
+
+        ``output``: capture file to write (default: a temporary file, see
+        :meth:`CaptureResult.save`). ``interval``: seconds per max-over-time interval of
+        the live statistics. ``on_progress(analyzer, events)``: called after every batch
+        with the :class:`latscope.streaming.StreamingAnalyzer` and the event count."""
+        from .capture_file import CaptureWriter
+        from .streaming import StreamingAnalyzer
+
+        soc = hasattr(self.simulation, "release_cpu")
+        if not (duration or until_samples or events or timeout or soc):
+            raise ValueError("capture needs duration, events, until_samples or timeout")
+        if soc and self._suite_done():
+            raise DeviceError("the simulated suite has already run: open a new session")
+        temporary = output is None
+        if temporary:
+            handle = tempfile.NamedTemporaryFile(prefix="latscope-", suffix=".lsc",
+                                                 delete=False)
+            handle.close()
+            output = handle.name
+        analyzer = StreamingAnalyzer(self.clock_hz, interval=interval)
+        device = self.device
+        count = 0
+        started = time.monotonic()
+        limit = min(t for t in (duration, timeout, float("inf")) if t)
+        with CaptureWriter(output, self._metadata(info)) as writer:
+            device.raw_sink = writer.write
+            try:
+                device.start()
+                if soc and not self._cpu_released:
+                    self.simulation.release_cpu()
+                    self._cpu_released = True
+
+                def take(batch):
+                    nonlocal count
+                    count += len(batch)
+                    analyzer.feed(batch)
+                    if on_progress is not None:
+                        on_progress(analyzer, count)
+
+                while True:
+                    take(device.poll())
+                    if time.monotonic() - started >= limit:
+                        break
+                    if events and count >= events:
+                        break
+                    if until_samples and _samples(analyzer, until_samples[0]) >= until_samples[1]:
+                        break
+                    if soc and self.simulation.exited:
+                        break
+                device.stop()
+                take(device.drain())
+                take(device.parser.finish())
+                status = device.status()
+            finally:
+                device.raw_sink = None
+            writer.close({"events": count, "device_status": status,
+                          "parser": device.parser.stats.as_dict(),
+                          "tables": analyzer.summary(),
+                          "wall_seconds": time.monotonic() - started})
+        if timeout and not duration and time.monotonic() - started >= timeout:
+            raise DeviceError(f"capture did not end within the timeout of {timeout:g} s "
+                              f"({count} events)")
+        return CaptureResult(output, analyzer, temporary=temporary)
+
+
+def _samples(analyzer, name):
+    table = analyzer.tables.get(name)
+    return table.count if table is not None else 0
+
+
+class CaptureResult:
+    """A finished capture: ``path`` (its capture file), ``live`` (the streaming statistics
+    gathered while it ran). Tables and reports are made from the file, with the rules of
+    ``latscope report``."""
+
+    def __init__(self, path, live=None, *, temporary=False):
+        self.path = str(path)
+        self.live = live
+        self.temporary = temporary
+        self._capture = None
+        self._tables = None
+
+    @classmethod
+    def load(cls, path):
+        """A :class:`CaptureResult` of an existing capture file."""
+        return cls(path)
+
+    @property
+    def capture(self):
+        """The capture file read into events (:class:`latscope.capture_file.Capture`)."""
+        if self._capture is None:
+            self._capture = load_capture(self.path)
+        return self._capture
+
+    def tables(self):
+        """``{name: SampleTable}``: samples in cycles (numpy), ``stats()`` in ns."""
+        if self._tables is None:
+            from .analysis import analyze
+            self._tables = analyze(self.capture.events, self.capture.clock_hz)
+        return self._tables
+
+    def results(self):
+        """The results document (docs/results-schema.md) as plain Python objects."""
+        from .report import results
+        return results(self.capture, self.tables())
+
+    def rows(self):
+        """One plain dict per table: ``name``, ``samples``, ``min_ns``, ``max_ns``,
+        ``avg_ns``, ``std_ns``, percentiles, ``discarded``, ``parameters``."""
+        return self.results()["tables"]
+
+    def save(self, path):
+        """Copies the capture file to ``path`` (and uses that copy from now on)."""
+        path = str(path)
+        if Path(path).resolve() != Path(self.path).resolve():
+            shutil.copyfile(self.path, path)
+            if self.temporary:
+                Path(self.path).unlink(missing_ok=True)
+                self.temporary = False
+            self.path = path
+            if self._capture is not None:
+                self._capture.path = path
+        return path
+
+    def report(self, directory, *, figures=True):
+        """Writes the report of ``latscope report`` into ``directory``; returns the paths
+        (``html``, ``markdown``, ``csv``, ``json``)."""
+        from .report import write_report
+        return write_report(self.capture, directory, figures=figures)[1]
+
+    def __repr__(self):
+        return f"<CaptureResult {self.path}>"

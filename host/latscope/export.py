@@ -1,0 +1,479 @@
+"""A capture as logic signals, for sigrok and PulseView: session files (.sr), VCD, and the
+PulseView setup (.pvs) that attaches the latscope decoders.
+
+Signals (one sample = one capture-clock cycle; bit n of a sample word = channel n):
+
+====== ============ =============================================================
+bits   channels     level
+====== ============ =============================================================
+0..15  D0 .. D15    data of the last marker (trace port or bus window, low 16 bits)
+16     STB          toggles at every marker, in the cycle of its stamp
+17     IRQ          1 while the IRQ generator's output is asserted (whatever its polarity)
+18     LOSS         toggles where the appliance reported lost events (LOSS records)
+19..   E0 .. En-1   edge channels, as captured
+====== ============ =============================================================
+
+So the ``latscope_marker`` decoder (sample delay 0) sees every marker at its stamp and
+``latscope_latency`` pairs them exactly as :func:`latscope.analysis.analyze` does.
+
+A level can only show an edge if it changes. Where a capture has an IRQ or edge event that
+does not change the level (its opposite edge was lost: the appliance reports a LOSS there),
+the opposite level is shown for the one cycle before it, so the edge still appears; an extra
+IRQ *assertion* is never invented this way (a repeated releasing edge is left out, no rule
+uses it). Two markers in one cycle (trace port and bus window together) cannot be shown
+apart: the later one is kept and the number dropped is reported.
+
+Sample 0 is cycle ``origin`` (a few cycles before the first event); :class:`ExportInfo` gives
+it. Everything is streamed: the writers hold the change list (a few words per event) and one
+block of samples, whatever the gaps between events.
+"""
+
+import json
+import math
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .protocol import Source
+
+__all__ = ["Layout", "LevelTracker", "Changes", "ExportInfo", "export_capture", "write_sr",
+           "write_pvs", "VcdWriter", "vcd_timescale", "DATA_BITS"]
+
+DATA_BITS = 16
+STROBE_BIT = DATA_BITS
+IRQ_BIT = STROBE_BIT + 1
+LOSS_BIT = IRQ_BIT + 1
+EDGE_BIT = LOSS_BIT + 1
+#: Cycles shown before the first event (so that no edge falls on sample 0, where a decoder
+#: cannot see it) and after the last.
+MARGIN = 16
+#: After the last event the export also shows this long: the marker decoder's annotation
+#: of the last marker extends this far (its HOLD_SECONDS) when no marker follows.
+TAIL_SECONDS = 10e-6
+#: Samples generated at a time when writing a session file.
+BLOCK_SAMPLES = 1 << 20
+#: Samples per zip entry of a session file (entries stay well below 4 GiB: no zip64).
+ENTRY_SAMPLES = 1 << 26
+
+#: Height in pixels of the D0..D15 traces in the PulseView setup (PulseView's default: 34).
+DATA_TRACE_HEIGHT = 12
+
+MARKER_DECODER = "latscope_marker"
+LATENCY_DECODER = "latscope_latency"
+
+
+class ExportError(ValueError):
+    """A capture that cannot be exported (one-line message)."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Channel names in bit order."""
+    edge_count: int = 0
+
+    @classmethod
+    def for_capture(cls, metadata):
+        return cls(int(metadata.get("identity", {}).get("edge_count", 0)))
+
+    @property
+    def names(self):
+        return ([f"D{n}" for n in range(DATA_BITS)] + ["STB", "IRQ", "LOSS"]
+                + [f"E{n}" for n in range(self.edge_count)])
+
+    @property
+    def unitsize(self):
+        return (len(self.names) + 7) // 8
+
+    def decoder_channels(self):
+        """(decoder channel id, signal name) of latscope_marker's channels."""
+        return ([("strobe", "STB")] + [(f"d{n}", f"D{n}") for n in range(DATA_BITS)]
+                + [("irq", "IRQ"), ("loss", "LOSS")]
+                + [(f"e{n}", f"E{n}") for n in range(self.edge_count)])
+
+
+@dataclass
+class Changes:
+    """Sample words after each change: ``stamps`` (int64 cycles, increasing), ``words``."""
+    stamps: np.ndarray
+    words: np.ndarray
+
+    def __len__(self):
+        return len(self.stamps)
+
+
+@dataclass
+class ExportInfo:
+    origin: int                 # cycle of sample 0
+    samples: int                # samples written
+    clock_hz: int
+    changes: int                # sample words that differ from the previous one
+    markers_dropped: int = 0    # second marker of a cycle
+    edges_stretched: int = 0    # repeated levels shown with a one-cycle opposite pulse
+    edges_dropped: int = 0      # repeated levels that could not be shown
+    files: list = field(default_factory=list)
+
+    def summary(self):
+        text = (f"sample 0 = cycle {self.origin}, {self.samples} samples at "
+                f"{self.clock_hz / 1e6:g} MHz, {self.changes} changes")
+        if self.markers_dropped:
+            text += f"; {self.markers_dropped} second marker(s) of a cycle not shown"
+        if self.edges_stretched or self.edges_dropped:
+            text += (f"; after lost events: {self.edges_stretched} edge(s) shown with a "
+                     f"one-cycle pulse, {self.edges_dropped} repeated level(s) not shown")
+        return text
+
+
+class LevelTracker:
+    """Turns events into sample-word changes, batch by batch.
+
+    ``feed(events)`` returns the :class:`Changes` of every event up to ``holdback`` cycles
+    before the latest stamp seen; events of different sources can arrive a few cycles out
+    of stamp order (pin-latency correction), so the newest ones wait for the next batch.
+    ``finish()`` returns the rest."""
+
+    def __init__(self, layout, *, holdback=64):
+        self.layout = layout
+        self.holdback = holdback
+        self.word = 0                       # levels after the last change returned
+        self.initial = 0                    # levels before the first change
+        self.last_change = {}               # 1-bit channel -> stamp of its last change
+        self.last_stamp = None              # stamp of the last change returned
+        self.markers_dropped = 0
+        self.edges_stretched = 0
+        self.edges_dropped = 0
+        self._held = (np.empty(0, np.int64), np.empty(0, np.uint8), np.empty(0, np.int64))
+
+    def feed(self, events, final=False):
+        stamp = np.concatenate([self._held[0], events.stamp.astype(np.int64)])
+        source = np.concatenate([self._held[1], events.source])
+        value = np.concatenate([self._held[2], events.value.astype(np.int64)])
+        order = np.argsort(stamp, kind="stable")
+        stamp, source, value = stamp[order], source[order], value[order]
+        if final or not len(stamp):
+            ready = len(stamp)
+        else:
+            ready = int(np.searchsorted(stamp, stamp[-1] - self.holdback, side="right"))
+        self._held = (stamp[ready:], source[ready:], value[ready:])
+        return self._changes(stamp[:ready], source[:ready], value[:ready])
+
+    def finish(self):
+        return self.feed(_no_events(), final=True)
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _changes(self, stamp, source, value):
+        if self.last_stamp is not None and len(stamp) and stamp[0] <= self.last_stamp:
+            # Out of order by more than the holdback: show it in the next cycle.
+            stamp = np.maximum(stamp, self.last_stamp + 1)
+        groups = []                         # (stamps, bit mask, bit values) per channel group
+
+        is_marker = np.isin(source, (Source.MARKER, Source.BUS))
+        m_stamp, m_value = stamp[is_marker], value[is_marker] & ((1 << DATA_BITS) - 1)
+        keep = np.append(m_stamp[1:] != m_stamp[:-1], True)    # the later of one cycle's
+        self.markers_dropped += int(np.count_nonzero(~keep))
+        m_stamp, m_value = m_stamp[keep], m_value[keep]
+        strobe = ((self.word >> STROBE_BIT) + np.arange(1, len(m_stamp) + 1)) & 1
+        groups.append((m_stamp, (1 << (STROBE_BIT + 1)) - 1, m_value | (strobe << STROBE_BIT)))
+
+        l_stamp = np.unique(stamp[source == Source.LOSS])
+        loss = ((self.word >> LOSS_BIT) + np.arange(1, len(l_stamp) + 1)) & 1
+        groups.append((l_stamp, 1 << LOSS_BIT, loss << LOSS_BIT))
+
+        is_irq = source == Source.IRQ
+        groups.append(self._levels(IRQ_BIT, stamp[is_irq], value[is_irq] & 1, never=1))
+        for n in range(self.layout.edge_count):
+            is_edge = source == Source.EDGE0 + n
+            groups.append(self._levels(EDGE_BIT + n, stamp[is_edge], value[is_edge] & 1))
+        return self._merge(groups)
+
+    def _levels(self, bit, stamp, level, never=None):
+        """Changes of a 1-bit channel. A level equal to the previous one gets the opposite
+        level in the cycle before, if that cycle is free and the pulse is not ``never``."""
+        if not len(stamp):
+            return stamp, 1 << bit, level
+        if self.last_stamp is None and bit not in self.last_change:
+            # Nothing shown yet: the channel starts at the level before its first edge.
+            self.word = (self.word & ~(1 << bit)) | ((1 - int(level[0])) << bit)
+            self.initial = self.word
+        previous = np.concatenate([[(self.word >> bit) & 1], level[:-1]])
+        before = np.concatenate([[self.last_change.get(bit, np.iinfo(np.int64).min)],
+                                 stamp[:-1]])
+        repeated = level == previous
+        pulse = repeated & (stamp - 1 > before) & ((1 - level) != (never if never is not None
+                                                                  else -1))
+        self.edges_stretched += int(np.count_nonzero(pulse))
+        self.edges_dropped += int(np.count_nonzero(repeated & ~pulse))
+        stamp = np.concatenate([stamp, stamp[pulse] - 1])
+        level = np.concatenate([level, 1 - level[pulse]])
+        order = np.argsort(stamp, kind="stable")
+        stamp, level = stamp[order], level[order]
+        self.last_change[bit] = int(stamp[-1])
+        return stamp, 1 << bit, level << bit
+
+    def _merge(self, groups):
+        """One word per distinct stamp: every group's latest value at that stamp."""
+        stamps = np.unique(np.concatenate([g[0] for g in groups]))
+        if not len(stamps):
+            return Changes(stamps.astype(np.int64), np.empty(0, np.uint64))
+        words = np.full(len(stamps), self.word, np.int64)
+        for g_stamp, mask, g_value in groups:
+            if not len(g_stamp):
+                continue
+            latest = np.searchsorted(g_stamp, stamps, side="right") - 1   # -1: none yet
+            known = latest >= 0
+            words[known] = (words[known] & ~mask) | g_value[latest[known]]
+        # Drop stamps whose word equals the one before (nothing visible changed).
+        previous = np.concatenate([[self.word], words[:-1]])
+        changed = words != previous
+        stamps, words = stamps[changed], words[changed]
+        if len(stamps):
+            self.word = int(words[-1])
+            self.last_stamp = int(stamps[-1])
+        return Changes(stamps.astype(np.int64), words.astype(np.uint64))
+
+
+def _no_events():
+    from .parser import Events
+    return Events.empty()
+
+
+def capture_changes(capture):
+    """(:class:`Layout`, :class:`Changes`, tracker) of a whole capture."""
+    layout = Layout.for_capture(capture.metadata)
+    tracker = LevelTracker(layout)
+    changes = tracker.feed(capture.events, final=True)
+    return layout, changes, tracker
+
+
+def _samples(changes, initial, start, stop, unitsize):
+    """Bytes of samples ``start .. stop - 1`` (sample = stamp - origin, already applied)."""
+    first = int(np.searchsorted(changes.stamps, start, side="right"))
+    last = int(np.searchsorted(changes.stamps, stop, side="left"))
+    current = int(changes.words[first - 1]) if first else initial
+    points = np.concatenate([[start], changes.stamps[first:last], [stop]])
+    values = np.concatenate([[current], changes.words[first:last]]).astype("<u8")
+    block = np.repeat(values, np.diff(points))
+    return block.view(np.uint8).reshape(-1, 8)[:, :unitsize].tobytes()
+
+
+def samplerate_text(hz):
+    """The session-file samplerate, as libsigrok writes it (e.g. ``100 MHz``)."""
+    for unit, scale in (("GHz", 10**9), ("MHz", 10**6), ("kHz", 10**3)):
+        if hz % scale == 0:
+            return f"{hz // scale} {unit}"
+    return f"{hz} Hz"
+
+
+def write_sr(path, layout, changes, clock_hz, *, origin, samples, initial=0):
+    """Writes a sigrok session file (srzip, version 2) of ``samples`` samples from cycle
+    ``origin``. The logic data is written in blocks straight into the compressed zip
+    entries (``logic-1-1``, ``logic-1-2``, ...), so memory stays bounded however long the
+    quiet stretches are; they compress about 1000:1."""
+    shifted = Changes(changes.stamps - origin, changes.words)
+    names = layout.names
+    metadata = ["[global]", "sigrok version=0.5.2", "", "[device 1]", "capturefile=logic-1",
+                f"total probes={len(names)}", f"samplerate={samplerate_text(clock_hz)}",
+                "total analog=0"]
+    metadata += [f"probe{n + 1}={name}" for n, name in enumerate(names)]
+    metadata += [f"unitsize={layout.unitsize}", ""]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        archive.writestr("version", "2")
+        archive.writestr("metadata", "\n".join(metadata))
+        for entry, start in enumerate(range(0, samples, ENTRY_SAMPLES), 1):
+            stop = min(start + ENTRY_SAMPLES, samples)
+            with archive.open(f"logic-1-{entry}", "w") as out:
+                for block in range(start, stop, BLOCK_SAMPLES):
+                    out.write(_samples(shifted, initial, block,
+                                       min(block + BLOCK_SAMPLES, stop), layout.unitsize))
+
+
+def _ini_bytes(data):
+    """A QByteArray value in a QSettings INI file (Qt's escaping)."""
+    out, escape_hex_digit = [], False
+    for byte in data:
+        char = chr(byte)
+        if byte == 0:
+            out.append("\\0")
+            escape_hex_digit = True
+        elif byte < 0x20 or byte >= 0x7f or char in '"\\;,=':
+            out.append(f"\\x{byte:x}")
+            escape_hex_digit = True
+        elif escape_hex_digit and char in "0123456789abcdefABCDEF":
+            out.append(f"\\x{byte:x}")
+        else:
+            out.append(char)
+            escape_hex_digit = False
+    return "@ByteArray(" + "".join(out) + ")"
+
+
+def write_pvs(path, sr_path, layout, *, scale=None, marker_options=None):
+    """Writes a PulseView 0.4 session setup: the session file as device, the decoder stack
+    latscope_marker -> latscope_latency with its channels assigned by signal name.
+    PulseView loads ``X.pvs`` by itself when it opens ``X.sr``. ``scale``: seconds per
+    pixel of the initial view. ``marker_options``: latscope_marker options {id: int}."""
+    lines = ["[General]", "device_type=sessionfile", "decode_signals=1", "generated_signals=0",
+             "meta_objs=0", "views=1", "", "[device]",
+             f"filename={Path(sr_path).resolve()}", "", "[decode_signal0]",
+             "name=latscope", "enabled=true", "decoders=2"]
+    options = dict(marker_options or {})
+    for index, decoder in enumerate((MARKER_DECODER, LATENCY_DECODER)):
+        mine = options if decoder == MARKER_DECODER else {}
+        lines += [f"decoder{index}\\id={decoder}", f"decoder{index}\\visible=true",
+                  f"decoder{index}\\options={len(mine)}"]
+        for n, (name, value) in enumerate(sorted(mine.items())):
+            lines += [f"decoder{index}\\option{n}\\name={name}",
+                      f"decoder{index}\\option{n}\\type=x",
+                      f"decoder{index}\\option{n}\\value="
+                      + _ini_bytes(int(value).to_bytes(8, "little", signed=True))]
+    channels = layout.decoder_channels()
+    lines.append(f"channels={len(channels)}")
+    for index, (_, signal) in enumerate(channels):
+        lines += [f"channel{index}\\name={signal}",
+                  f"channel{index}\\initial_pin_state=2",     # SRD_INITIAL_PIN_SAME_AS_SAMPLE0
+                  f"channel{index}\\assigned_signal_name={signal}"]
+    # The main view: the data lines as thin traces, so the decoder rows fit on the screen.
+    lines += ["", "[view0]"]
+    if scale:
+        lines.append(f"scale={scale!r}")
+    lines += [f"D{n}\\trace_height={DATA_TRACE_HEIGHT}" for n in range(DATA_BITS)]
+    lines.append("")
+    Path(path).write_text("\n".join(lines))
+
+
+def vcd_timescale(clock_hz):
+    """(VCD timescale text, time units per cycle) so that one cycle is a whole number of
+    units; sigrok's VCD input makes one sample per unit, so the fewest units win."""
+    period_fs = 10**15 / clock_hz
+    for unit, fs in (("s", 10**15), ("ms", 10**12), ("us", 10**9), ("ns", 10**6),
+                     ("ps", 10**3), ("fs", 1)):
+        for magnitude in (100, 10, 1):
+            step = magnitude * fs
+            if step <= period_fs and math.isclose(period_fs / step, round(period_fs / step),
+                                                  rel_tol=0, abs_tol=1e-9):
+                return f"{magnitude} {unit}", round(period_fs / step)
+    raise ExportError(f"clock {clock_hz} Hz has no whole-femtosecond period")
+
+
+class VcdWriter:
+    """Writes changes as a VCD, one 1-bit wire per channel. ``stream``: a text stream.
+
+    One cycle is ``units`` time units of the timescale (1 when the clock period is 1, 10 or
+    100 units of some second fraction, e.g. 10 ns at 100 MHz); the time of cycle ``c`` is
+    ``(c - origin) * units``."""
+
+    def __init__(self, stream, layout, clock_hz, origin, *, comment=""):
+        self.stream = stream
+        self.layout = layout
+        self.origin = origin
+        self.timescale, self.units = vcd_timescale(clock_hz)
+        self.ids = [_vcd_id(n) for n in range(len(layout.names))]
+        self.word = None
+        self.time = None
+        self.comment = comment
+
+    def header(self, initial=0):
+        out = [f"$comment {self.comment} $end"] if self.comment else []
+        out += [f"$timescale {self.timescale} $end", "$scope module latscope $end"]
+        out += [f"$var wire 1 {ident} {name} $end"
+                for ident, name in zip(self.ids, self.layout.names)]
+        out += ["$upscope $end", "$enddefinitions $end", "#0", "$dumpvars"]
+        out += [f"{(initial >> n) & 1}{ident}" for n, ident in enumerate(self.ids)]
+        out += ["$end", ""]
+        self.stream.write("\n".join(out))
+        self.word, self.time = initial, 0
+
+    def changes(self, changes):
+        out = []
+        for stamp, word in zip(changes.stamps.tolist(), changes.words.tolist()):
+            diff = word ^ self.word
+            if not diff:
+                continue
+            time = (stamp - self.origin) * self.units
+            out.append(f"#{time}")
+            bit = 0
+            while diff:
+                if diff & 1:
+                    out.append(f"{(word >> bit) & 1}{self.ids[bit]}")
+                diff >>= 1
+                bit += 1
+            self.word, self.time = word, time
+        if out:
+            out.append("")
+            self.stream.write("\n".join(out))
+
+    def until(self, stamp):
+        """A timestamp for cycle ``stamp`` with no change: readers show the levels up to
+        there (sigrok fills samples only up to the last timestamp it read)."""
+        time = (stamp - self.origin) * self.units
+        if self.time is None or time > self.time:
+            self.stream.write(f"#{time}\n")
+            self.time = time
+
+
+def _vcd_id(n):
+    """Short VCD identifier from the printable characters ``!`` .. ``~``."""
+    chars = ""
+    n += 1
+    while n:
+        n, digit = divmod(n - 1, 94)
+        chars = chr(33 + digit) + chars
+    return chars
+
+
+def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=None):
+    """Exports a loaded capture (:class:`latscope.capture_file.Capture`) to a session file
+    ``sr`` (and its ``.pvs`` beside it unless ``pvs`` is False) and/or a VCD file ``vcd``.
+    ``start``/``stop``: only cycles in ``[start, stop)``. Returns :class:`ExportInfo`."""
+    clock_hz = int(capture.clock_hz or 0)
+    if clock_hz <= 0:
+        raise ExportError(f"{capture.path}: metadata has no capture clock (identity.clock_hz)")
+    events = capture.events
+    if start is not None or stop is not None:
+        stamp = events.stamp.astype(np.int64)
+        inside = np.ones(len(events), bool)
+        if start is not None:
+            inside &= stamp >= start
+        if stop is not None:
+            inside &= stamp < stop
+        events = events[inside]
+    layout = Layout.for_capture(capture.metadata)
+    tracker = LevelTracker(layout)
+    changes = tracker.feed(events, final=True)
+    initial = tracker.initial
+    if len(events):
+        first = int(events.stamp.min())
+        origin = first - MARGIN if start is None else min(start, first)
+        tail = MARGIN + math.ceil(TAIL_SECONDS * clock_hz)
+        end = int(events.stamp.max()) + tail if stop is None else stop
+    else:
+        origin = start or 0
+        end = stop if stop is not None else origin + 2 * MARGIN
+    samples = max(end - origin, 1)
+    info = ExportInfo(origin, samples, clock_hz, len(changes), tracker.markers_dropped,
+                      tracker.edges_stretched, tracker.edges_dropped)
+    if sr is not None:
+        write_sr(sr, layout, changes, clock_hz, origin=origin, samples=samples,
+                 initial=initial)
+        info.files.append(str(sr))
+        if pvs:
+            pvs_path = Path(sr).with_suffix(".pvs")
+            # Fit the whole export into about 1500 pixels.
+            write_pvs(pvs_path, sr, layout, scale=samples / clock_hz / 1500,
+                      marker_options={"sample_delay": 0})
+            info.files.append(str(pvs_path))
+    if vcd is not None:
+        with open(vcd, "w") as stream:
+            writer = VcdWriter(stream, layout, clock_hz, origin,
+                               comment=f"latscope export of {Path(capture.path).name}: "
+                                       f"sample 0 = cycle {origin}, clock {clock_hz} Hz")
+            writer.header(initial)
+            writer.changes(changes)
+            writer.until(origin + samples - 1)
+        info.files.append(str(vcd))
+    return info
+
+
+def info_json(info):
+    return json.dumps(info.__dict__)

@@ -1,0 +1,191 @@
+"""Figures of sample tables: time series, frequency distribution, maximum per interval.
+
+Every function returns a :class:`matplotlib.figure.Figure` made without pyplot (no global
+state, no display: the Agg renderer), so reports can be made in batch and in threads.
+:func:`save` writes a figure as PNG and SVG.
+
+Distributions are histograms *in clock ticks*: a bin is a whole number of ticks wide, so no
+bin straddles a tick boundary and every bin holds the samples of the same tick values (a bin
+width that is not a whole number of ticks makes comb artefacts). The count is shown linear
+and logarithmic: on the log scale the rare maxima that decide a worst case stay visible, as
+in OSADL's latency plots.
+
+Time series of more than :data:`MAX_POINTS` samples are drawn as the min..max envelope of
+equal slices of the samples, so figures stay small and fast for 10^7 samples and no maximum
+disappears.
+"""
+
+import base64
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+
+__all__ = ["MAX_BINS", "MAX_POINTS", "tick_histogram", "time_series", "distribution",
+           "overlay_distributions", "max_over_time", "save", "png_base64", "table_figures",
+           "figure_name"]
+
+#: Most bins of a distribution (the bin width grows by whole ticks past this).
+MAX_BINS = 200
+#: Most samples drawn one by one in a time series.
+MAX_POINTS = 20_000
+WIDTH, HEIGHT = 7.5, 3.2        # inches; 100 dpi PNGs: 750 px wide
+
+
+def tick_histogram(samples, max_bins=MAX_BINS, *, low=None, high=None):
+    """Histogram of integer tick values: ``(edges, counts, width)``.
+
+    Bins are ``width`` ticks wide (a whole number, the smallest that needs at most
+    ``max_bins`` bins) and start at ``low`` (default: the smallest sample); ``edges`` are
+    in ticks, ``len(edges) == len(counts) + 1``. ``low``/``high`` let several tables share
+    the same bins."""
+    samples = np.asarray(samples, np.int64)
+    if not len(samples):
+        return np.zeros(1, np.int64), np.zeros(0, np.int64), 1
+    low = int(samples.min()) if low is None else int(low)
+    high = int(samples.max()) if high is None else int(high)
+    width = max(1, math.ceil((high - low + 1) / max_bins))
+    bins = (high - low) // width + 1
+    counts = np.bincount((samples - low) // width, minlength=bins)
+    edges = low + width * np.arange(bins + 1, dtype=np.int64)
+    return edges, counts, width
+
+
+def _ns_per_tick(clock_hz):
+    return 1e9 / clock_hz
+
+
+def _figure(rows=1, height=HEIGHT):
+    figure = Figure(figsize=(WIDTH, height * rows), dpi=100, layout="constrained")
+    axes = figure.subplots(rows, 1, squeeze=False)[:, 0]
+    return figure, axes
+
+
+def _envelope(x, y, slices):
+    """Per slice of ``y`` (equal sample counts): x of the slice start, min, max."""
+    bounds = np.linspace(0, len(y), slices + 1).astype(np.int64)
+    starts = bounds[:-1]
+    return x[starts], np.minimum.reduceat(y, starts), np.maximum.reduceat(y, starts)
+
+
+def time_series(table, *, x="index"):
+    """Latency of every sample in capture order. ``x``: ``"index"`` (sample number) or
+    ``"time"`` (capture time of the sample's start, seconds from the first sample)."""
+    figure, (axes,) = _figure()
+    ns = table.ns()
+    if x == "time" and len(ns):
+        xs = (table.starts - table.starts[0]) / table.clock_hz
+        axes.set_xlabel("capture time (s)")
+    else:
+        xs = np.arange(len(ns))
+        axes.set_xlabel("sample")
+    if len(ns) > MAX_POINTS:
+        at, low, high = _envelope(xs, ns, MAX_POINTS // 4)
+        axes.fill_between(at, low, high, step="post", linewidth=0.6, color="tab:blue",
+                          label=f"min..max of {len(ns) // (MAX_POINTS // 4)}+ samples")
+        axes.legend(loc="upper right", fontsize="small")
+    elif len(ns):
+        axes.plot(xs, ns, linestyle="none", marker=".", markersize=2.5, color="tab:blue")
+    axes.set_ylabel("latency (ns)")
+    axes.set_title(f"{table.name}: latency of each sample ({len(ns)} samples)")
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    return figure
+
+
+def _bar(axes, edges, counts, tick_ns, **style):
+    axes.stairs(counts, edges * tick_ns, fill=style.pop("fill", True), **style)
+
+
+def distribution(table):
+    """Frequency distribution of one table: count per bin of whole ticks, on a linear and on
+    a logarithmic count axis."""
+    figure, axes = _figure(2, height=2.6)
+    tick_ns = _ns_per_tick(table.clock_hz)
+    edges, counts, width = tick_histogram(table.samples)
+    for ax, log in zip(axes, (False, True)):
+        _bar(ax, edges, counts, tick_ns, color="tab:blue")
+        ax.set_ylabel("samples (log)" if log else "samples")
+        if log:
+            ax.set_yscale("log")
+            ax.set_ylim(bottom=0.7)
+        ax.grid(alpha=0.3)
+    axes[0].set_title(f"{table.name}: frequency distribution (bin = {width} tick(s) = "
+                      f"{width * tick_ns:g} ns)")
+    axes[1].set_xlabel("latency (ns)")
+    return figure
+
+
+def overlay_distributions(named_tables, *, title=None):
+    """Distributions of the same test from several captures, on shared bins: a list of
+    ``(label, SampleTable)``; linear and log count. Bins are whole ticks of the first
+    table's clock."""
+    figure, axes = _figure(2, height=2.6)
+    present = [(label, table) for label, table in named_tables if len(table.samples)]
+    if present:
+        # Shared bins in ns: convert every table to the first table's ticks.
+        tick_ns = _ns_per_tick(present[0][1].clock_hz)
+        ticks = [np.rint(table.ns() / tick_ns).astype(np.int64) for _, table in present]
+        low = min(int(t.min()) for t in ticks)
+        high = max(int(t.max()) for t in ticks)
+        for ax, log in zip(axes, (False, True)):
+            for (label, _), t in zip(present, ticks):
+                edges, counts, width = tick_histogram(t, low=low, high=high)
+                _bar(ax, edges, counts, tick_ns, fill=False, linewidth=1.2, label=label)
+            if log:
+                ax.set_yscale("log")
+                ax.set_ylim(bottom=0.7)
+            ax.set_ylabel("samples (log)" if log else "samples")
+            ax.grid(alpha=0.3)
+        axes[0].legend(fontsize="small")
+        axes[0].set_title(title or f"{present[0][1].name}: distributions "
+                                   f"(bin = {width * tick_ns:g} ns)")
+    axes[1].set_xlabel("latency (ns)")
+    return figure
+
+
+def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
+    """The largest sample of every interval of ``interval_s`` seconds (NaN: no sample),
+    e.g. from :class:`latscope.streaming.StreamingStats`: for runs where the worst case
+    appears once an hour."""
+    figure, (axes,) = _figure()
+    maxima_ns = np.asarray(maxima_ns, np.float64)
+    hours = interval_s * len(maxima_ns) >= 3 * 3600
+    scale, unit = (3600.0, "h") if hours else (1.0, "s")
+    at = np.arange(len(maxima_ns)) * interval_s / scale
+    axes.step(at, maxima_ns, where="post", color="tab:red")
+    axes.set_xlabel(f"capture time ({unit})")
+    axes.set_ylabel("max latency (ns)")
+    axes.set_title(f"{title} ({interval_s:g} s)")
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    return figure
+
+
+def save(figure, stem, formats=("png", "svg")):
+    """Writes ``stem.png`` and ``stem.svg``; returns the paths."""
+    paths = []
+    for fmt in formats:
+        path = Path(f"{stem}.{fmt}")
+        figure.savefig(path, format=fmt)
+        paths.append(path)
+    return paths
+
+
+def png_base64(figure):
+    """The figure as a base64 PNG (for ``<img src="data:image/png;base64,...">``)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def figure_name(table_name, kind):
+    """File stem of a table's figure, e.g. ``IL-a-1.distribution``."""
+    return f"{table_name}.{kind}"
+
+
+def table_figures(table, *, x="index"):
+    """``{kind: Figure}`` of one table: ``timeseries`` and ``distribution``."""
+    return {"timeseries": time_series(table, x=x), "distribution": distribution(table)}

@@ -1,0 +1,339 @@
+"""Reports of a capture: one results document, written as JSON, CSV, Markdown and HTML.
+
+:func:`results` gathers everything a reader needs into one JSON-ready dict (schema in
+``docs/results-schema.md``, field ``version`` = :data:`SCHEMA_VERSION`): the run (device,
+clock and resolution, IRQ generator, suite/firmware settings, duration, losses and resyncs)
+and one row of statistics per sample table. The writers only format that dict, so the four
+files always agree. :func:`write_report` writes them all, with the figures of
+:mod:`latscope.plots` (PNG and SVG files; the HTML embeds the PNGs and needs nothing else).
+"""
+
+import csv
+import html
+import io
+import json
+from pathlib import Path
+
+from . import __version__, plots
+from .analysis import analyze
+from .capture_file import Capture, load_capture
+
+__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "results", "load_tables", "text_table",
+           "write_json", "write_csv", "write_markdown", "write_html", "write_report"]
+
+#: Version of the results document (docs/results-schema.md); bumped on incompatible change.
+SCHEMA_VERSION = 1
+
+#: Statistics of a table row: (key, column title, format).
+STAT_COLUMNS = [
+    ("samples", "samples", "{:d}"),
+    ("min_ns", "min (ns)", "{:.1f}"),
+    ("max_ns", "max (ns)", "{:.1f}"),
+    ("avg_ns", "avg (ns)", "{:.1f}"),
+    ("std_ns", "std (ns)", "{:.1f}"),
+    ("p50_ns", "p50 (ns)", "{:.1f}"),
+    ("p99_ns", "p99 (ns)", "{:.1f}"),
+    ("p999_ns", "p99.9 (ns)", "{:.1f}"),
+    ("discarded", "discarded", "{:d}"),
+]
+
+#: What each test family measures (table name prefix -> description), for readers.
+DESCRIPTIONS = {
+    "IL": "Interrupt latency: IRQ edge at the DUT's pin to the first instruction of the ISR",
+    "IDL": "Interrupt dispatch latency: end of the ISR to the first instruction of the "
+           "thread it made ready",
+    "TSL": "Thread switch latency: a thread yields to the next of N equal-priority threads",
+    "TF": "Thread create / delete",
+    "SEO": "Semaphore and mutex operations",
+    "MQ": "Message queue: send to a blocked receiver until it runs",
+    "CLK": "Clock ISR: fixed work interrupted (or not) by the system tick",
+}
+
+
+def describe(name):
+    return DESCRIPTIONS.get(name.split("-", 1)[0], "")
+
+
+def load_tables(capture):
+    """(``Capture``, ``{name: SampleTable}``) of a capture file path or a loaded capture."""
+    if not isinstance(capture, Capture):
+        capture = load_capture(capture)
+    return capture, analyze(capture.events, capture.clock_hz)
+
+
+def _duration_s(capture):
+    stamps = capture.events.stamp
+    if len(stamps) < 2 or not capture.clock_hz:
+        return 0.0
+    return float(int(stamps.max()) - int(stamps.min())) / capture.clock_hz
+
+
+def run_info(capture):
+    """The run's description from the capture's metadata, END chunk and reading stats."""
+    meta = capture.metadata
+    identity = dict(capture.identity)
+    clock_hz = capture.clock_hz
+    device = dict(identity)
+    if clock_hz:
+        device["resolution_ns"] = 1e9 / (clock_hz << int(identity.get("stamp_shift", 0)))
+    irq = dict(meta.get("irq") or {})
+    if irq and clock_hz:
+        for key in ("period", "width"):
+            if key in irq:
+                irq[f"{key}_ns"] = irq[key] * 1e9 / clock_hz
+    parser, file = capture.parser_stats, capture.file_stats
+    known = {"identity", "irq", "start_time", "port", "test_info", "suite", "firmware", "cpu"}
+    suite = meta.get("suite") or meta.get("firmware")
+    if meta.get("cpu"):
+        suite = {"cpu": meta["cpu"], **(suite if isinstance(suite, dict) else {})}
+    return {
+        "capture": {"path": str(capture.path), "start_time": meta.get("start_time"),
+                    "port": meta.get("port"), "test_info": meta.get("test_info") or "",
+                    "complete": file.complete,
+                    "other": {k: v for k, v in meta.items() if k not in known}},
+        "device": device,
+        "irq": irq or None,
+        "suite": suite or None,
+        "duration_s": _duration_s(capture),
+        "events": len(capture.events),
+        "integrity": {
+            "lost_events": parser.lost_total,
+            "lost_by_source": parser.as_dict()["lost"],
+            "records_dropped": parser.records_dropped,
+            "segments_ok": parser.segments_ok,
+            "segments_bad": parser.segments_bad,
+            "bytes_skipped": parser.bytes_skipped + file.bytes_skipped,
+            "file_gaps": file.gaps,
+            "chunks_bad": file.chunks_bad,
+            "truncated_bytes": file.truncated_bytes,
+        },
+        "device_status": (capture.end or {}).get("stats", {}).get("device_status")
+        if isinstance((capture.end or {}).get("stats"), dict) else None,
+    }
+
+
+def table_row(name, table):
+    """One table's JSON row: name, description, parameters and statistics (ns)."""
+    stats = table.stats()
+    row = {"name": name, "description": describe(name), "parameters": dict(table.parameters)}
+    for key, _, _ in STAT_COLUMNS:
+        row[key] = stats.get(key)
+    return row
+
+
+def results(capture, tables):
+    """The results document (docs/results-schema.md)."""
+    return {"schema": "latscope-results", "version": SCHEMA_VERSION,
+            "generator": f"latscope {__version__}", **run_info(capture),
+            "tables": [table_row(name, table) for name, table in tables.items()]}
+
+
+def _cell(value, fmt):
+    return "–" if value is None else fmt.format(value)
+
+
+def text_table(rows, *, name_title="test"):
+    """A fixed-width text table of result rows (for the terminal)."""
+    header = [name_title] + [title for _, title, _ in STAT_COLUMNS]
+    lines = [[row["name"]] + [_cell(row.get(k), f) for k, _, f in STAT_COLUMNS]
+             for row in rows]
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *lines)]
+    out = ["  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in
+                     enumerate(zip(header, widths)))]
+    for line in lines:
+        out.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
+                             enumerate(zip(line, widths))))
+    return "\n".join(out)
+
+
+def write_json(document, path):
+    Path(path).write_text(json.dumps(document, indent=2) + "\n")
+
+
+def write_csv(document, path):
+    """One row per table: name, test, n, then the statistics (ns)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["name", "test", "n"] + [key for key, _, _ in STAT_COLUMNS])
+    for row in document["tables"]:
+        params = row["parameters"]
+        writer.writerow([row["name"], params.get("test", ""), params.get("n", "")]
+                        + ["" if row[k] is None else row[k] for k, _, _ in STAT_COLUMNS])
+    Path(path).write_text(buffer.getvalue())
+
+
+def _settings_items(document):
+    """(section, [(label, value)]) of the run description, shared by Markdown and HTML."""
+    device, cap, integrity = document["device"], document["capture"], document["integrity"]
+    clock = device.get("clock_hz")
+    latency = ", ".join(f"{k.lower()} {v}" for k, v in (device.get("latency") or {}).items())
+    sections = [
+        ("Run", [("capture file", cap["path"]), ("started", cap["start_time"]),
+                 ("device reached through", cap["port"]), ("test information", cap["test_info"]),
+                 ("duration", f"{document['duration_s']:.6g} s (first to last event)"),
+                 ("events", document["events"]),
+                 ("closed cleanly", "yes" if cap["complete"] else "no (capture was cut off)")]
+         + [(key, json.dumps(value)) for key, value in cap["other"].items()]),
+        ("Device", [("board", device.get("board")),
+                    ("protocol version", device.get("version")),
+                    ("capture clock", f"{clock / 1e6:g} MHz" if clock else None),
+                    ("resolution", f"{device['resolution_ns']:g} ns"
+                     if "resolution_ns" in device else None),
+                    ("marker port", f"{device.get('marker_width')} bits"),
+                    ("bus window", f"{device.get('bus_width')} bits"
+                     if device.get("bus_width") else "no"),
+                    ("FIFO", f"{device.get('fifo_depth')} entries"),
+                    ("pin latency (cycles, corrected)", latency or "none")]),
+    ]
+    irq = document["irq"]
+    if irq:
+        items = [("enabled", "yes" if irq.get("enable", True) else "no")]
+        for key in ("period", "width"):
+            if key in irq:
+                ns = f" = {irq[key + '_ns']:g} ns" if key + "_ns" in irq else ""
+                items.append((key, f"{irq[key]} cycles{ns}"))
+        if "jitter_mask" in irq:
+            items.append(("jitter", f"+0..{irq['jitter_mask']} cycles per period"))
+        items += [(k.replace("_", " "), "yes" if irq[k] else "no")
+                  for k in ("one_shot", "active_low") if k in irq]
+        sections.append(("IRQ generator", items))
+    if document["suite"]:
+        suite = document["suite"]
+        items = list(suite.items()) if isinstance(suite, dict) else [("settings", suite)]
+        sections.append(("Firmware / test suite", [(str(k), v) for k, v in items]))
+    lost = ", ".join(f"{k.lower()} {v}" for k, v in integrity["lost_by_source"].items())
+    sections.append(("Losses and resyncs", [
+        ("events lost in the device (LOSS records)", f"{integrity['lost_events']}"
+         + (f" ({lost})" if lost else "")),
+        ("records dropped (damaged or unclosed segments)", integrity["records_dropped"]),
+        ("segments verified / bad (resyncs)",
+         f"{integrity['segments_ok']} / {integrity['segments_bad']}"),
+        ("stream bytes skipped", integrity["bytes_skipped"]),
+        ("gaps in the capture file", integrity["file_gaps"]),
+        ("damaged chunks / truncated bytes",
+         f"{integrity['chunks_bad']} / {integrity['truncated_bytes']}")]))
+    if document.get("device_status"):
+        sections.append(("Device status at the end", list(document["device_status"].items())))
+    return sections
+
+
+def _figure_stems(name):
+    return {kind: plots.figure_name(name, kind) for kind in ("timeseries", "distribution")}
+
+
+def write_markdown(document, path, *, figure_dir=None):
+    """Markdown: run description, summary table, per table its figures (if written)."""
+    lines = [f"# latscope report: {Path(document['capture']['path']).name}", ""]
+    for section, items in _settings_items(document):
+        lines += [f"## {section}", "", "| | |", "| --- | --- |"]
+        lines += [f"| {label} | {'' if value is None else value} |" for label, value in items]
+        lines.append("")
+    lines += ["## Results", "", "| test | " + " | ".join(t for _, t, _ in STAT_COLUMNS) + " |",
+              "| --- |" + " ---: |" * len(STAT_COLUMNS)]
+    for row in document["tables"]:
+        lines.append(f"| {row['name']} | "
+                     + " | ".join(_cell(row[k], f) for k, _, f in STAT_COLUMNS) + " |")
+    if not document["tables"]:
+        lines.append("\nNo test of the suite was found in this capture.")
+    lines.append("")
+    if figure_dir is not None:
+        for row in document["tables"]:
+            lines += [f"### {row['name']}", "", row["description"], ""]
+            for kind, stem in _figure_stems(row["name"]).items():
+                lines.append(f"![{row['name']} {kind}]({figure_dir}/{stem}.svg)")
+            lines.append("")
+    Path(path).write_text("\n".join(lines))
+
+
+_CSS = """
+body { font-family: sans-serif; max-width: 62em; margin: 1.5em auto; padding: 0 1em;
+       color: #222; line-height: 1.35; }
+h1 { font-size: 1.5em; border-bottom: 2px solid #446; padding-bottom: .2em; }
+h2 { font-size: 1.2em; margin-top: 1.6em; color: #335; }
+h3 { font-size: 1.05em; margin: 1.4em 0 .3em; }
+table { border-collapse: collapse; margin: .4em 0 1em; font-size: .92em; }
+th, td { border: 1px solid #ccd; padding: .25em .6em; }
+th { background: #eef; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.settings { display: grid; grid-template-columns: repeat(auto-fit, minmax(26em, 1fr));
+            gap: 0 1.5em; }
+.settings th { font-weight: normal; color: #555; background: #f6f6fa; width: 45%; }
+.note { color: #555; font-size: .9em; }
+.test { border-top: 1px solid #ccd; margin-top: 1.5em; }
+img { max-width: 100%; }
+"""
+
+
+def _html_table(header, rows, numeric_from=1):
+    out = ["<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>"]
+    for row in rows:
+        cells = [f"<td{' class=num' if i >= numeric_from else ''}>{html.escape(str(c))}</td>"
+                 for i, c in enumerate(row)]
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    return "\n".join(out) + "</table>"
+
+
+def write_html(document, path, *, figures=None):
+    """One self-contained HTML file. ``figures``: ``{table name: {kind: base64 PNG}}``."""
+    title = f"latscope report: {Path(document['capture']['path']).name}"
+    body = [f"<h1>{html.escape(title)}</h1>",
+            f"<p class=note>{html.escape(document['generator'])}, results schema version "
+            f"{document['version']}. Latencies in nanoseconds, measured by the appliance's "
+            f"time stamps (corrected for pin latency). A sample is exact or absent: pairs with "
+            f"a loss between them are discarded and counted.</p>",
+            "<h2>Run, device and settings</h2><div class=settings>"]
+    for section, items in _settings_items(document):
+        rows = "".join(f"<tr><th>{html.escape(str(label))}</th>"
+                       f"<td>{html.escape('' if value is None else str(value))}</td></tr>"
+                       for label, value in items)
+        body.append(f"<div><h3>{html.escape(section)}</h3><table>{rows}</table></div>")
+    body.append("</div><h2>Results</h2>")
+    header = ["test"] + [t for _, t, _ in STAT_COLUMNS]
+    rows = [[r["name"]] + [_cell(r[k], f) for k, _, f in STAT_COLUMNS]
+            for r in document["tables"]]
+    body.append(_html_table(header, rows) if rows else
+                "<p>No test of the suite was found in this capture.</p>")
+    for row in document["tables"]:
+        params = row["parameters"]
+        about = row["description"]
+        if params:
+            about += f" (test {params.get('test')}, N = {params.get('n')})"
+        body.append(f"<section class=test id='{html.escape(row['name'])}'>"
+                    f"<h3>{html.escape(row['name'])}</h3><p>{html.escape(about)}</p>")
+        body.append(_html_table(["samples", "min (ns)", "max (ns)", "avg (ns)"],
+                                [[_cell(row[k], f) for k, _, f in STAT_COLUMNS[:4]]],
+                                numeric_from=0))
+        for kind, png in (figures or {}).get(row["name"], {}).items():
+            body.append(f"<img alt='{html.escape(row['name'])} {kind}' "
+                        f"src='data:image/png;base64,{png}'>")
+        body.append("</section>")
+    page = (f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n<body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+    Path(path).write_text(page)
+
+
+def write_report(capture, directory, *, figures=True, x="index"):
+    """Writes ``report.html``, ``report.md``, ``results.csv``, ``results.json`` and (with
+    ``figures``) ``figures/<table>.<kind>.{png,svg}`` into ``directory``. ``capture``: a
+    path or a :class:`Capture`. Returns ``(document, {kind: path})``."""
+    capture, tables = load_tables(capture)
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    document = results(capture, tables)
+    paths = {"json": directory / "results.json", "csv": directory / "results.csv",
+             "markdown": directory / "report.md", "html": directory / "report.html"}
+    inline = {}
+    if figures:
+        figure_dir = directory / "figures"
+        figure_dir.mkdir(exist_ok=True)
+        for name, table in tables.items():
+            inline[name] = {}
+            for kind, figure in plots.table_figures(table, x=x).items():
+                plots.save(figure, figure_dir / plots.figure_name(name, kind))
+                inline[name][kind] = plots.png_base64(figure)
+    write_json(document, paths["json"])
+    write_csv(document, paths["csv"])
+    write_markdown(document, paths["markdown"], figure_dir="figures" if figures else None)
+    write_html(document, paths["html"], figures=inline)
+    return document, paths

@@ -1,0 +1,234 @@
+"""Statistics of a capture while it runs, in bounded memory: for overnight runs.
+
+:class:`StreamingAnalyzer` takes events in pieces as they arrive (``feed``) and applies the
+very rules of :func:`latscope.analysis.analyze` to them: it analyses the events it holds,
+takes the samples that are new, and keeps only what later samples can still need: the events
+after each running table's last sample (a start event waiting for its end) and the START and
+PARAM markers of the test windows still open. So memory does not grow with the capture.
+
+Per table, :class:`StreamingTable` keeps exact count, min, max, sum and sum of squares
+(Python integers: mean and standard deviation are exact), a histogram in clock ticks and the
+maximum per interval of capture time (e.g. per minute: the worst case that comes once an
+hour). The histogram starts one tick per bin and doubles its bin width when a sample would
+need more than ``max_bins`` bins, so it stays bounded too.
+
+If a table never completes a sample (a broken test, a stuck DUT), the events held for it
+would grow without end: past ``max_pending`` events the oldest are let go and counted in
+``events_released`` (samples spanning them are lost, never wrong).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .analysis import MARKER_SOURCES, RULES, SampleTable, analyze
+from .markers import Point, Test, decode
+from .parser import Events
+
+__all__ = ["StreamingTable", "StreamingAnalyzer"]
+
+
+@dataclass
+class StreamingTable:
+    """Running statistics of one sample table (samples in cycles of ``clock_hz``)."""
+    name: str
+    clock_hz: float
+    interval_cycles: int                 # width of one max-over-time interval, in cycles
+    max_bins: int = 4096
+    count: int = 0
+    discarded: int = 0
+    min: int = None
+    max: int = None
+    total: int = 0
+    total_squares: int = 0
+    bin_width: int = 1                   # ticks per histogram bin (a power of two)
+    histogram: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    interval_max: dict = field(default_factory=dict)   # interval index -> max cycles
+    parameters: dict = field(default_factory=dict)
+    origin: int = None                   # stamp intervals are counted from
+
+    def add(self, samples, starts):
+        """Adds samples (cycles) with the stamps they started at."""
+        samples = np.asarray(samples, np.int64)
+        if not len(samples):
+            return
+        self.count += len(samples)
+        low, high = int(samples.min()), int(samples.max())
+        self.min = low if self.min is None else min(self.min, low)
+        self.max = high if self.max is None else max(self.max, high)
+        self.total += int(samples.sum())
+        # Squares can pass 2**63 in a long run: sum them as Python integers, per piece.
+        self.total_squares += sum(int(v) * int(v) for v in samples.tolist()) \
+            if high >= 1 << 31 else int(np.dot(samples, samples))
+        self._histogram(samples, high)
+        self._intervals(samples, np.asarray(starts, np.int64))
+
+    def _histogram(self, samples, high):
+        while high // self.bin_width >= self.max_bins:
+            pairs = np.zeros(2 * ((len(self.histogram) + 1) // 2), np.int64)
+            pairs[:len(self.histogram)] = self.histogram
+            self.histogram = pairs.reshape(-1, 2).sum(axis=1)
+            self.bin_width *= 2
+        counts = np.bincount(samples // self.bin_width)
+        if len(counts) > len(self.histogram):
+            counts[:len(self.histogram)] += self.histogram
+            self.histogram = counts
+        else:
+            self.histogram[:len(counts)] += counts
+
+    def _intervals(self, samples, starts):
+        if self.origin is None:
+            self.origin = int(starts[0])
+        index = (starts - self.origin) // self.interval_cycles
+        for slot in np.unique(index).tolist():
+            worst = int(samples[index == slot].max())
+            if worst > self.interval_max.get(slot, -1):
+                self.interval_max[slot] = worst
+
+    # --- results ----------------------------------------------------------------------
+
+    def _ns(self, cycles):
+        return cycles * 1e9 / self.clock_hz
+
+    @property
+    def mean(self):
+        return self.total / self.count if self.count else None
+
+    def stats(self):
+        """count/min/max/avg/std in ns, as ``SampleTable.stats`` has them (no percentiles:
+        those need the histogram, see :meth:`percentile_ns`)."""
+        if not self.count:
+            return {"samples": 0, "discarded": self.discarded}
+        variance = self.total_squares / self.count - self.mean ** 2
+        return {"samples": self.count, "min_ns": self._ns(self.min),
+                "max_ns": self._ns(self.max), "avg_ns": self._ns(self.mean),
+                "std_ns": self._ns(max(variance, 0.0) ** 0.5),
+                "p99_ns": self.percentile_ns(99), "discarded": self.discarded}
+
+    def percentile_ns(self, q):
+        """Percentile from the histogram: the upper edge of the bin it falls in (exact when
+        bins are one tick wide)."""
+        if not self.count:
+            return None
+        rank = np.searchsorted(np.cumsum(self.histogram), self.count * q / 100.0)
+        upper = min((int(rank) + 1) * self.bin_width - 1, self.max)
+        return self._ns(upper)
+
+    def max_over_time(self):
+        """(interval seconds, max latency ns per interval; NaN where no sample)."""
+        slots = max(self.interval_max) + 1 if self.interval_max else 0
+        maxima = np.full(slots, np.nan)
+        for slot, cycles in self.interval_max.items():
+            maxima[slot] = self._ns(cycles)
+        return self.interval_cycles / self.clock_hz, maxima
+
+    def as_table(self):
+        """A :class:`SampleTable` look-alike of the histogram for :mod:`latscope.plots`:
+        one sample per histogram count at the bin's low edge."""
+        samples = np.repeat(np.arange(len(self.histogram), dtype=np.int64) * self.bin_width,
+                            self.histogram)
+        return SampleTable(self.name, self.clock_hz, samples, np.zeros(len(samples), np.int64),
+                           self.discarded, dict(self.parameters))
+
+
+_RULES_PER_TEST = {}
+for _rule in RULES:
+    _RULES_PER_TEST[_rule.test] = _RULES_PER_TEST.get(_rule.test, 0) + 1
+
+
+class StreamingAnalyzer:
+    """Feeds events in order; keeps :class:`StreamingTable` per table name in ``tables``.
+
+    ``interval``: seconds per max-over-time interval; ``max_pending``: most events held
+    between two feeds (see the module doc)."""
+
+    def __init__(self, clock_hz, *, interval=60.0, max_bins=4096, max_pending=1 << 21):
+        self.clock_hz = clock_hz
+        self.interval_cycles = max(1, int(interval * clock_hz))
+        self.max_bins = max_bins
+        self.max_pending = max_pending
+        self.tables = {}
+        self.events_seen = 0
+        self.events_released = 0
+        self.running = set()                  # test names whose window is open
+        self._held = Events.empty()
+        self._last_start = {}                 # table -> stamp of its last counted sample
+        self._held_discarded = {}             # table -> discarded pairs inside held events
+
+    def feed(self, events):
+        """Adds the next events (a parser ``Events``, in stamp order)."""
+        if not len(events):
+            return
+        self.events_seen += len(events)
+        buffer = Events.concatenate([self._held, events])
+        tables = analyze(buffer, self.clock_hz)
+        for name, table in tables.items():
+            self._count(name, table)
+        self._hold(buffer, tables)
+
+    def _count(self, name, table):
+        state = self.tables.get(name)
+        if state is None:
+            state = self.tables[name] = StreamingTable(
+                name, self.clock_hz, self.interval_cycles, self.max_bins,
+                parameters=dict(table.parameters))
+        last = self._last_start.get(name, -1)
+        new = table.starts > last
+        state.add(table.samples[new], table.starts[new])
+        state.discarded += table.discarded - self._held_discarded.get(name, 0)
+        if new.any():
+            self._last_start[name] = int(table.starts[new][-1])
+
+    def _open_windows(self, buffer):
+        """{test: index of its open window's START marker in ``buffer``}."""
+        is_marker = np.isin(buffer.source, [int(s) for s in MARKER_SOURCES])
+        index = np.flatnonzero(is_marker)
+        tests, points, _ = decode(buffer.value[is_marker].astype(np.int64) & 0xffff)
+        open_at = {}
+        for i in np.flatnonzero((points == Point.START) | (points == Point.END)).tolist():
+            if points[i] == Point.START:
+                open_at[int(tests[i])] = i
+            else:
+                open_at.pop(int(tests[i]), None)
+        return {test: (index, tests, points, i) for test, i in open_at.items()}
+
+    def _hold(self, buffer, tables):
+        """Keeps what later samples can need: events after the earliest open table's last
+        sample, and the START (+ PARAM) markers of open windows."""
+        windows = self._open_windows(buffer)
+        self.running = {Test(test).name for test in windows}
+        stamps = buffer.stamp.astype(np.int64)
+        keep_from = int(stamps[-1]) + 1 if len(stamps) else 0
+        pinned = []
+        for test, (index, tests, points, i) in windows.items():
+            start_stamp = int(stamps[index[i]])
+            pinned.append(index[i])
+            following = np.flatnonzero(tests[i + 1:] == test)
+            if len(following) and points[i + 1 + following[0]] == Point.PARAM:
+                pinned.append(index[i + 1 + following[0]])
+            mine = [t for t in tables.values() if t.parameters.get("test") == Test(test).name
+                    and len(t.starts) and t.starts[-1] > start_stamp]
+            if len(mine) < _RULES_PER_TEST.get(test, 0):
+                keep_from = min(keep_from, start_stamp + 1)   # a table has no sample yet
+            for table in mine:
+                keep_from = min(keep_from, int(table.starts[-1] + table.samples[-1]))
+        keep = stamps >= keep_from
+        keep[np.asarray(pinned, np.int64)] = True
+        if np.count_nonzero(keep) > self.max_pending:
+            tail = np.flatnonzero(keep)[-self.max_pending:]
+            self.events_released += int(np.count_nonzero(keep)) - len(tail)
+            keep[:] = False
+            keep[tail] = True
+            keep[np.asarray(pinned, np.int64)] = True
+        self._held = buffer[keep]
+        self._held_discarded = {name: table.discarded
+                                for name, table in analyze(self._held, self.clock_hz).items()}
+
+    def summary(self):
+        """{table: stats} of every table so far."""
+        return {name: table.stats() for name, table in self.tables.items()}
+
+    @property
+    def held(self):
+        """Events currently held for samples to come (bounded by ``max_pending``)."""
+        return len(self._held)

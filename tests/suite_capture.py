@@ -1,0 +1,65 @@
+"""Capture files from real runs of the test suite, for the report, streaming and API tests.
+
+The suite (firmware/suite) built natively with the reference kernel's host port records
+every marker store and IRQ edge with a host time stamp in nanoseconds
+(``make -C firmware/suite native-run``). :func:`native_suite_capture` runs it, turns the
+dump into the events the appliance would report (``test_suite_native.events_from_stores``),
+encodes them with the reference encoder (the gateware's exact byte stream) and writes a
+capture file with ``CaptureWriter``: a capture whose latencies were measured, at a 1 GHz
+"clock" (host nanoseconds), never invented.
+"""
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from latscope.capture_file import CaptureWriter
+from latscope.protocol import StreamEncoder
+from test_suite_native import SUITE, events_from_stores, read_native_dump
+
+#: The native build stamps in host nanoseconds.
+NATIVE_CLOCK_HZ = 1_000_000_000
+
+
+def native_identity(board):
+    return {"version": 1, "clock_hz": NATIVE_CLOCK_HZ, "stamp_shift": 0, "marker_width": 16,
+            "edge_count": 0, "bus_width": 32, "fifo_depth": 0, "board": board,
+            "latency": {}}
+
+
+def build_native_suite(samples, build="build/pytest-report", marker="gpio"):
+    """Path of the native suite binary (built if needed); skips the test without gcc."""
+    import pytest
+    if shutil.which("gcc") is None or shutil.which("make") is None:
+        pytest.skip("needs gcc and make")
+    subprocess.run(["make", "-s", "-C", str(SUITE), "native", f"MARKER={marker}",
+                    f"SAMPLES={samples}", f"BUILD={build}", "-j2"],
+                   check=True, capture_output=True, text=True)
+    return SUITE / build / f"native-{marker}" / "suite"
+
+
+def native_suite_capture(path, samples=100, *, board="native host port", tests="all",
+                         build="build/pytest-report"):
+    """Runs the native suite and writes its markers as a capture file at ``path``."""
+    binary = build_native_suite(samples, build)
+    dump = Path(path).with_suffix(".markers.txt")
+    result = subprocess.run([str(binary), str(dump)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    events = events_from_stores(*read_native_dump(dump))
+    encoder = StreamEncoder(marker_width=16)
+    for stamp, source, value in events:
+        encoder.event(stamp, source, value)
+    encoder.flush()
+    metadata = {"identity": native_identity(board), "port": "native",
+                "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "irq": {"period": 50, "jitter_mask": 0, "width": 1, "enable": True,
+                        "one_shot": False, "active_low": False},
+                "suite": {"samples": samples, "tests": tests, "marker": "gpio",
+                          "kernel": "reference kernel, host port"},
+                "test_info": "test suite run natively (host time stamps, ns)"}
+    with CaptureWriter(path, metadata) as writer:
+        writer.write(encoder.take())
+        writer.close({"events": len(events)})
+    return events

@@ -1,0 +1,123 @@
+"""FPGA boards: pin maps, clocks, generated constraints, docs, and the default board's real
+bitstream build with the YoWASP tools (timing must be met).
+
+The bitstream build takes about 1.5 minutes (plus about 2 minutes the first time YoWASP
+compiles its tools on a machine; they are cached in ~/.cache/YoWASP). The other boards are
+built by ``make bitstreams-all`` (see docs/boards.md).
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from latscope_boards import BOARDS, DEFAULT_BOARD, get_board
+from latscope_boards.board import BoardTop
+from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
+from latscope_boards.docs import pinout_table, results_table
+from latscope_boards.toolchain import DESIGN_NAME, REPO_ROOT, build
+
+DOCS = REPO_ROOT / "docs" / "boards.md"
+RESULTS = REPO_ROOT / "boards" / "results"
+CRYSTAL_HZ = {"ice40": 12_000_000, "ecp5": 25_000_000}
+
+
+@pytest.fixture(params=list(BOARDS))
+def board(request):
+    return get_board(request.param)
+
+
+def _pll_output(board, clock_hz):
+    if clock_hz == CRYSTAL_HZ[board.family]:
+        return clock_hz                  # no PLL
+    if board.family == "ice40":
+        return ice40_pll_settings(CRYSTAL_HZ["ice40"], clock_hz).f_out
+    return ecp5_pll_settings(CRYSTAL_HZ["ecp5"], clock_hz).f_out
+
+
+def test_pins_are_distinct_and_free(board):
+    platform = board.platform_class()
+    signals = board.pins.signals()
+    assert [name for name, _, _ in signals] == (
+        [f"D{n}" for n in range(16)] + ["STROBE"] + [f"EDGE{n}" for n in range(4)] + ["IRQ"])
+    balls = [board.balls(platform, [pin]) for _, pin, _ in signals]
+    assert len(set(balls)) == len(balls)
+    # None of them is a pin the board already uses for its clock or its host link.
+    used = set()
+    for name in ("uart", "clk12", "clk25"):
+        try:
+            resource = platform.lookup(name, 0)
+        except Exception:
+            continue
+        used |= set(re.findall(r"\w+", repr(resource))) & set(balls)
+    assert not used
+
+
+def test_clocks_and_uart_divisors_are_exact(board):
+    for clock_hz in (board.clock_hz, board.goal_hz):
+        assert _pll_output(board, clock_hz) == clock_hz
+        at_clock = get_board(board.name, clock_hz=clock_hz)
+        assert at_clock.uart_divisor * at_clock.baud == clock_hz
+        assert at_clock.uart_divisor >= 3
+    assert board.goal_hz >= board.clock_hz
+
+
+def test_default_board_at_its_goal_runs_the_link_at_10_cycles_per_bit():
+    board = get_board("ice40-hx8k-b-evn", clock_hz=120_000_000)
+    assert (board.baud, board.uart_divisor) == (12_000_000, 10)
+
+
+def test_unknown_board_or_variant_is_one_clear_error():
+    with pytest.raises(ValueError, match="unknown board 'nope'"):
+        get_board("nope")
+    with pytest.raises(ValueError, match="unknown ULX3S variant"):
+        get_board("ulx3s", variant="99F")
+
+
+def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
+    """The generated pin constraints (no build) place each appliance pin as the pin map says,
+    and the ECP5 build samples strobe and edges with IDDRX1F."""
+    platform = board.platform()
+    plan = platform.prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False)
+    files = plan.files
+    constraints = files[f"{DESIGN_NAME}.pcf" if board.family == "ice40" else f"{DESIGN_NAME}.lpf"]
+    constraints = constraints if isinstance(constraints, str) else constraints.decode()
+    balls = set(re.findall(r"set_io\s+\S+\s+(\w+)", constraints)
+                + re.findall(r'SITE "(\w+)"', constraints))
+    for _, pin, _ in board.pins.signals():
+        assert board.balls(board.platform_class(), [pin]) in balls
+    rtlil = files[f"{DESIGN_NAME}.il"]
+    rtlil = rtlil if isinstance(rtlil, str) else rtlil.decode()
+    iddr = rtlil.count("cell \\IDDRX1F")
+    assert iddr == (1 + 4 if board.ddr_inputs else 0)
+
+
+def test_docs_have_the_current_pinouts_and_build_table():
+    text = DOCS.read_text()
+    for name in BOARDS:
+        assert pinout_table(get_board(name)) in text, f"{DOCS}: pin-out of {name} is stale"
+    assert results_table(RESULTS) in text, f"{DOCS}: build table is stale " \
+        f"(regenerate: python -m latscope_boards table)"
+
+
+def test_recorded_builds_are_of_the_current_clocks():
+    for name in BOARDS:
+        path = RESULTS / f"{name}.json"
+        result = json.loads(path.read_text())
+        assert result["clock_hz"] == get_board(name).clock_hz, path
+        assert result["timing_met"], path
+
+
+@pytest.mark.timeout(900)
+def test_default_board_bitstream_meets_timing(tmp_path):
+    """A real build of the default board: yosys, nextpnr and icepack from PyPI."""
+    board = get_board(DEFAULT_BOARD)
+    result = build(board, build_dir=tmp_path)
+    assert result.timing_met, f"Fmax {result.fmax_mhz:.2f} MHz < {board.clock_hz / 1e6} MHz"
+    assert result.fmax_mhz >= board.clock_hz / 1e6
+    # The iCE40HX8K bitstream has a fixed size; the FIFO sits in block RAM.
+    assert Path(result.bitstream).stat().st_size == 135100
+    assert result.utilisation["ICESTORM_RAM"]["used"] == 28
+    assert result.utilisation["ICESTORM_PLL"]["used"] == 1
+    assert json.loads((tmp_path / "result.json").read_text())["timing_met"] is True
