@@ -3,7 +3,7 @@
 #   make test   sets up and runs the tests (what CI runs)
 PYTHON := .venv/bin/python
 
-.PHONY: setup demo test bench clean bitstream bitstreams-all program
+.PHONY: setup demo test bench clean bitstream bitstreams-all program install-decoders
 
 # FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
 # [VARIANT=12F|25F|45F|85F for the ULX3S] [SEED=n]; fails when timing is not met.
@@ -37,3 +37,14 @@ bitstreams-all: setup
 
 program:
 	$(PYTHON) -m latscope_boards program $(BOARD) $(BOARD_OPTS)
+
+# The sigrok protocol decoders (decoders/) for sigrok-cli and PulseView of this user, as
+# symbolic links (they follow the repository). Or use SIGROKDECODE_DIR=decoders instead.
+DECODERS_DIR ?= $(HOME)/.local/share/libsigrokdecode/decoders
+
+install-decoders:
+	mkdir -p $(DECODERS_DIR)
+	for decoder in decoders/latscope_*/; do \
+		ln -sfn "$(abspath .)/$${decoder%/}" "$(DECODERS_DIR)/$$(basename $$decoder)"; \
+	done
+	@echo "installed in $(DECODERS_DIR): $$(cd decoders && echo latscope_*)"

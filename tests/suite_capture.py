@@ -28,21 +28,23 @@ def native_identity(board):
             "latency": {}}
 
 
-def build_native_suite(samples, build="build/pytest-report", marker="gpio"):
-    """Path of the native suite binary (built if needed); skips the test without gcc."""
+def build_native_suite(samples, tests="all", marker="gpio"):
+    """Path of the native suite binary (built if needed); skips the test without gcc.
+    One build directory per test selection, so that selections do not rebuild each other."""
     import pytest
     if shutil.which("gcc") is None or shutil.which("make") is None:
         pytest.skip("needs gcc and make")
+    build = "build/pytest-report-" + tests.replace(",", "-").lower()
     subprocess.run(["make", "-s", "-C", str(SUITE), "native", f"MARKER={marker}",
-                    f"SAMPLES={samples}", f"BUILD={build}", "-j2"],
+                    f"SAMPLES={samples}", f"TESTS={tests}", f"BUILD={build}", "-j2"],
                    check=True, capture_output=True, text=True)
     return SUITE / build / f"native-{marker}" / "suite"
 
 
-def native_suite_capture(path, samples=100, *, board="native host port", tests="all",
-                         build="build/pytest-report"):
-    """Runs the native suite and writes its markers as a capture file at ``path``."""
-    binary = build_native_suite(samples, build)
+def native_suite_capture(path, samples=100, *, board="native host port", tests="all"):
+    """Runs the native suite (``tests``: all or markers.Test names, comma-separated) and
+    writes its markers as a capture file at ``path``."""
+    binary = build_native_suite(samples, tests)
     dump = Path(path).with_suffix(".markers.txt")
     result = subprocess.run([str(binary), str(dump)], capture_output=True, text=True,
                             timeout=120)

@@ -16,7 +16,8 @@ from latscope_boards import BOARDS, DEFAULT_BOARD, get_board
 from latscope_boards.board import BoardTop
 from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
 from latscope_boards.docs import pinout_table, results_table
-from latscope_boards.toolchain import DESIGN_NAME, REPO_ROOT, build
+from latscope_boards.toolchain import (DESIGN_NAME, REPO_ROOT, BuildResult, build,
+                                      format_result, parse_report)
 
 DOCS = REPO_ROOT / "docs" / "boards.md"
 RESULTS = REPO_ROOT / "boards" / "results"
@@ -121,3 +122,25 @@ def test_default_board_bitstream_meets_timing(tmp_path):
     assert result.utilisation["ICESTORM_RAM"]["used"] == 28
     assert result.utilisation["ICESTORM_PLL"]["used"] == 1
     assert json.loads((tmp_path / "result.json").read_text())["timing_met"] is True
+
+
+def test_a_report_below_the_capture_clock_is_a_failed_build():
+    """nextpnr's JSON report -> verdict; the critical path is kept for the failure message."""
+    report = {
+        "fmax": {"appliance.clk": {"achieved": 43.1, "constraint": 120.08}},
+        "utilization": {"ICESTORM_LC": {"used": 3156, "available": 7680}},
+        "critical_paths": [{"from": "posedge appliance.clk", "to": "posedge appliance.clk",
+                            "path": [
+                                {"delay": 0.5, "to": {"cell": "a_SB_CARRY_CO_CI_SB_CARRY_CO_CI_x"}},
+                                {"delay": 7.0, "to": {"cell": "b"}}]}],
+    }
+    fmax, clocks, utilisation, critical = parse_report(report, 120_000_000)
+    assert fmax == 43.1
+    assert critical == [(0.5, "a_CARRY*_x"), (7.5, "b")]
+    result = BuildResult(board="x", title="x", device="d", clock_hz=120_000_000, seed=1,
+                         fmax_mhz=fmax, clocks=clocks, utilisation=utilisation,
+                         critical_path=critical)
+    assert not result.timing_met
+    assert "NOT MET" in format_result(result, "ice40") and "b" in format_result(result, "ice40")
+    with pytest.raises(RuntimeError, match="no clock constrained to 48.0 MHz"):
+        parse_report(report, 48_000_000)

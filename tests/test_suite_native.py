@@ -237,6 +237,36 @@ def test_parameter_high_bits_follow_start():
     assert tables["TSL-a-128"].parameters == {"test": "TSL_A", "n": 128}
 
 
+def test_a_loss_next_to_the_end_event_discards_the_pair():
+    """The appliance sends a LOSS record at the latest with the next event of the source
+    (same cycle); the parser corrects the event's stamp for its pin delay (4 cycles for the
+    marker port) and not the LOSS record's. A THREAD marker lost after ISR_EXIT, then the
+    next THREAD: the pair (ISR_EXIT, next THREAD) must be discarded, not measured."""
+    il = Test.IL_A
+    exit_, thread = encode(il, Point.ISR_EXIT), encode(il, Point.THREAD)
+    # (stamp, source, value) in stream order: the LOSS record (1 marker) rides ahead of the
+    # THREAD marker in the entry of raw cycle 304, which the parser reports at 300; another,
+    # clean pair follows.
+    rows = [(0, Source.MARKER, encode(il, Point.START, 1)), (100, Source.MARKER, exit_),
+            (304, Source.LOSS, 1 << 4 | Source.MARKER), (300, Source.MARKER, thread),
+            (1000, Source.MARKER, exit_), (1100, Source.MARKER, thread),
+            (2000, Source.MARKER, encode(il, Point.END))]
+    stamps, sources, values = zip(*rows)
+    table = analyze(Events(stamps, [int(s) for s in sources], values), 1e9)["IDL-a-1"]
+    assert table.samples.tolist() == [100] and table.starts.tolist() == [1000]
+    assert table.discarded == 1
+    # An IRQ lost (its LOSS record comes later, with the next IRQ event) between an ISR's
+    # exit and the next THREAD marker also spoils that pair: the span starts at the
+    # previous IRQ event.
+    rows = [(0, Source.MARKER, encode(il, Point.START, 1)), (50, Source.IRQ, 1),
+            (100, Source.MARKER, exit_), (300, Source.MARKER, thread),
+            (400, Source.LOSS, 1 << 4 | Source.IRQ), (400, Source.IRQ, 0),
+            (2000, Source.MARKER, encode(il, Point.END))]
+    stamps, sources, values = zip(*rows)
+    table = analyze(Events(stamps, [int(s) for s in sources], values), 1e9)["IDL-a-1"]
+    assert table.samples.tolist() == [] and table.discarded == 1
+
+
 def _sim_binary():
     for cpu in ("VexRiscv_IMAC", "VexRiscv_Lite"):
         binary = ROOT / "sim" / "build" / cpu / "latscope-sim"

@@ -22,13 +22,15 @@ def pinout_table(board):
 
 def results_table(results_dir):
     """Markdown: utilisation and Fmax of each board's recorded build (``BOARD.json``)."""
+    # Deterministic figures only (same tools, same seed, same numbers), so a rebuild does not
+    # make the docs stale; build times vary and are in the bench's output instead.
     lines = ["| board | device | capture clock | Fmax (seed 1) | logic | block RAM | I/O | "
-             "build time | tools |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "nextpnr |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name in BOARDS:
         path = Path(results_dir) / f"{name}.json"
         if not path.exists():
-            lines.append(f"| {name} | | | not built | | | | | |")
+            lines.append(f"| {name} | | | not built | | | | |")
             continue
         result = json.loads(path.read_text())
         family = get_board(name).family
@@ -39,11 +41,10 @@ def results_table(results_dir):
                 used[title] = f"{cell['used']} / {cell['available']}"
         logic = used.get("LCs") or f"{used.get('LUT4', '?')} LUT4, {used.get('FF', '?')} FF"
         verdict = "met" if result["timing_met"] else "NOT MET"
-        tools = ", ".join(f"{package} {version}"
-                          for package, version in sorted(result["tool_versions"].items())
-                          if package.startswith("yowasp-nextpnr"))
+        nextpnr = f"yowasp-nextpnr-{family}"
+        tools = f"{nextpnr} {result['tool_versions'].get(nextpnr, '?')}"
         lines.append(
             f"| {result['title']} | {result['device']} | {result['clock_hz'] / 1e6:g} MHz | "
             f"{result['fmax_mhz']:.1f} MHz ({verdict}) | {logic} | {used.get('BRAM', '')} | "
-            f"{used.get('I/O', '')} | {result['seconds']:.0f} s | {tools} |")
+            f"{used.get('I/O', '')} | {tools} |")
     return "\n".join(lines)

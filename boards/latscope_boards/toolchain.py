@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import sysconfig
 import time
@@ -25,8 +24,8 @@ from pathlib import Path
 
 from .board import BoardTop
 
-__all__ = ["REPO_ROOT", "BuildResult", "yowasp_environment", "build", "parse_report",
-           "format_result"]
+__all__ = ["REPO_ROOT", "BuildResult", "ToolMissing", "yowasp_environment", "build",
+           "parse_report", "format_result"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Where builds go unless told otherwise: ``build/boards/<board>/`` in the repository.
@@ -192,9 +191,10 @@ def format_result(result, family):
             used = result.utilisation[key]["used"]
             available = result.utilisation[key]["available"]
             lines.append(f"  {title:8} {used:6} / {available:<6} ({100 * used / available:.0f} %)")
-    goal = result.clock_hz / 1e6
+    clock = result.clock_hz / 1e6
     verdict = "met" if result.timing_met else "NOT MET"
-    lines.append(f"  Fmax     {result.fmax_mhz:.2f} MHz, capture clock {goal:g} MHz: timing {verdict}")
+    lines.append(f"  Fmax     {result.fmax_mhz:.2f} MHz, capture clock {clock:g} MHz: "
+                 f"timing {verdict}")
     for name, clock in sorted(result.clocks.items()):
         lines.append(f"    clock {name}: {clock['achieved']:.2f} MHz "
                      f"(constraint {clock['constraint']:.2f} MHz)")

@@ -5,8 +5,16 @@ it. Everything is vectorised over numpy arrays of stamps (cycles, pin-corrected)
 
 A test runs between its START and END markers. Inside that window a *pairing rule* makes one
 sample from an event A and the first event B after it, when no other A comes between them (an
-A with no B is dropped) and no loss (a LOSS record of any source, or a stretch the parser
-could not verify) lies between them: a sample is either exact or absent, never wrong.
+A with no B is dropped) and no lost event can lie between them: a sample is either exact or
+absent, never wrong.
+
+Where lost events can lie: a LOSS record of source X says that events of X were lost after
+X's previous record in the stream and before the LOSS record itself (the appliance emits it
+when its FIFO has room again, at the latest together with X's next event). Event stamps are
+corrected for their source's pin delay and the LOSS record's is not, so an event stamped in
+the very cycle of the LOSS record comes out a few cycles *before* it: the span that may hold
+lost events is therefore taken from X's previous event to the LOSS record's stamp, and a pair
+that overlaps any such span is discarded.
 """
 
 from dataclasses import dataclass, field
@@ -86,9 +94,10 @@ class SampleTable:
         }
 
 
-def _pair(a, b, losses):
+def _pair(a, b, lossy_spans):
     """Samples from each stamp in ``a`` to the first stamp in ``b`` after it, when no other
-    ``a`` and no loss lies in between. Returns (start stamps, samples, discarded count)."""
+    ``a`` comes in between and the pair overlaps no span of :func:`_lossy_spans`. Returns
+    (start stamps, samples, discarded count)."""
     if not len(a) or not len(b):
         return np.empty(0, np.int64), np.empty(0, np.int64), 0
     index = np.searchsorted(b, a, side="right")
@@ -97,9 +106,42 @@ def _pair(a, b, losses):
     next_a = np.append(a[1:], np.iinfo(np.int64).max)
     # An A in the very cycle of B does not steal B (ties are impossible within one source).
     paired = has_end & (end <= next_a)
-    lossy = np.searchsorted(losses, a, side="right") != np.searchsorted(losses, end, side="right")
+    low, high = lossy_spans
+    # The first span that ends after A; the pair is lossy if that span starts before B.
+    first = np.searchsorted(high, a, side="right")
+    lossy = first < len(high)
+    lossy[lossy] = low[first[lossy]] < end[lossy]
     keep = paired & ~lossy
     return a[keep], (end - a)[keep], int(np.count_nonzero(paired & lossy))
+
+
+def _lossy_spans(stamp, source, value, extra):
+    """Sorted, disjoint stamp spans (low, high) in which lost events may lie: for every LOSS
+    record of source X, from the stamp of X's previous event in the stream (none: from the
+    start) to the LOSS record's stamp; plus a point span for every stamp in ``extra``. A
+    lost event's stamp t satisfies low < t < high; a pair (A, B) is lossy when some span
+    has low < B and high > A."""
+    is_loss = source == Source.LOSS
+    at = np.flatnonzero(is_loss)
+    lost_source = (value[is_loss] & 0xF).astype(np.int64)
+    low = np.full(len(at), np.iinfo(np.int64).min, np.int64)
+    for lost in np.unique(lost_source):
+        of_source = np.flatnonzero(source == lost)
+        mine = lost_source == lost
+        previous = np.searchsorted(of_source, at[mine]) - 1
+        low[mine] = np.where(previous >= 0, stamp[of_source[np.maximum(previous, 0)]], low[mine])
+    high = stamp[at]
+    extra = np.asarray(extra if extra is not None else [], np.int64)
+    low, high = np.concatenate([low, extra]), np.concatenate([high, extra])
+    if not len(low):
+        return low, high
+    # Merge overlapping spans: sorted by start, a span joins the previous group unless it
+    # starts after everything before it has ended.
+    order = np.argsort(low, kind="stable")
+    low, high = low[order], np.maximum.accumulate(high[order])
+    starts = np.flatnonzero(np.append(True, low[1:] > high[:-1]))
+    ends = np.append(starts[1:], len(low)) - 1
+    return low[starts], high[ends]
 
 
 def _windows(stamps, tests, points, args):
@@ -133,10 +175,7 @@ def analyze(events, clock_hz, *, losses=None):
     m_stamp = stamp[is_marker]
     tests, points, args = decode(events.value[is_marker].astype(np.int64) & 0xffff)
     irq = np.sort(stamp[(source == Source.IRQ) & (events.value == 1)])
-    loss = stamp[source == Source.LOSS]
-    if losses is not None:
-        loss = np.concatenate([loss, np.asarray(losses, np.int64)])
-    loss = np.sort(loss)
+    lossy_spans = _lossy_spans(stamp, source, events.value.astype(np.int64), losses)
 
     tables = {}
     for test, parameter, first, last in _windows(m_stamp, tests, points, args):
@@ -151,7 +190,8 @@ def analyze(events, clock_hz, *, losses=None):
             if rule.test != test:
                 continue
             name = rule.name.format(n=parameter)
-            begin, samples, discarded = _pair(stamps_of(rule.start), stamps_of(rule.end), loss)
+            begin, samples, discarded = _pair(stamps_of(rule.start), stamps_of(rule.end),
+                                             lossy_spans)
             table = tables.get(name)
             if table is None:
                 tables[name] = SampleTable(name, clock_hz, samples, begin, discarded,

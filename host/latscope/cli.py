@@ -154,6 +154,10 @@ def cmd_capture(args):
                           "parser": device.parser.stats.as_dict(),
                           "tables": analyzer.summary()})
     print(f"wrote {args.output}: {events} events", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"output": args.output, "events": events, "bytes": received,
+                          "device_status": status, "parser": device.parser.stats.as_dict(),
+                          "tables": analyzer.summary()}, indent=2))
     return 0
 
 
@@ -187,11 +191,38 @@ def cmd_dump(args):
     return 0
 
 
+def cmd_analyze(args):
+    """The sample tables of a capture (docs/tests.md) as text, CSV or JSON on stdout."""
+    import tempfile
+    from pathlib import Path
+
+    from .report import load_tables, results, text_table, write_csv
+
+    capture, tables = load_tables(args.capture)
+    document = results(capture, tables)
+    if args.format == "json":
+        print(json.dumps(document, indent=2))
+    elif args.format == "csv":
+        with tempfile.TemporaryDirectory() as scratch:
+            write_csv(document, Path(scratch) / "results.csv")
+            sys.stdout.write((Path(scratch) / "results.csv").read_text())
+    else:
+        device, integrity = document["device"], document["integrity"]
+        print(f"{capture.path}: {document['events']} events, {document['duration_s']:.6f} s "
+              f"at {device.get('clock_hz', 0) / 1e6:g} MHz ({device.get('board', '?')})")
+        print(text_table(document["tables"]) if document["tables"]
+              else "no test of the suite in this capture")
+        print(f"lost {integrity['lost_events']} events, {integrity['segments_bad']} resyncs, "
+              f"{integrity['records_dropped']} records dropped, {integrity['file_gaps']} file "
+              f"gaps")
+    return 0
+
+
 def cmd_report(args):
     from .report import text_table, write_report
 
     document, paths = write_report(args.capture, args.output, figures=not args.no_figures,
-                                   x=args.x)
+                                   x=args.x, interval_s=args.max_interval)
     if args.json:
         print(json.dumps(document, indent=2))
     else:
@@ -221,6 +252,42 @@ def cmd_compare(args):
     return 0
 
 
+def cmd_export(args):
+    from .capture_file import load_capture
+    from .export import ExportError, export_capture
+
+    if not (args.sr or args.vcd):
+        raise UsageError("nothing to write: give --sr OUT.sr and/or --vcd OUT.vcd")
+    capture = load_capture(args.capture)
+    try:
+        info = export_capture(capture, sr=args.sr, vcd=args.vcd, pvs=not args.no_pvs,
+                              start=args.start, stop=args.stop)
+    except ExportError as error:
+        raise UsageError(str(error)) from None
+    print(f"wrote {', '.join(info.files)}: {info.summary()}", file=sys.stderr)
+    return 0
+
+
+def cmd_stream(args):
+    from .stream import PULSEVIEW_BLOCK, stream_capture
+
+    irq = IrqSettings(period=args.irq_period, jitter_mask=args.irq_jitter,
+                      width=args.irq_width, enable=not args.no_irq)
+    if args.output in (None, "-"):
+        out = sys.stdout.buffer
+    else:
+        out = open(args.output, "wb")
+    try:
+        stream_capture(args.port, out, baudrate=args.baud, irq=irq,
+                       block=PULSEVIEW_BLOCK if args.pulseview else 0,
+                       duration=args.duration, max_events=args.events,
+                       flush_interval=args.flush, capture=args.capture, pvs=args.pvs)
+    finally:
+        if out is not sys.stdout.buffer:
+            out.close()
+    return 0
+
+
 class UsageError(Exception):
     """A command line that makes no sense (exit code 2, one line)."""
 
@@ -228,7 +295,10 @@ class UsageError(Exception):
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="latscope",
-        description="Measure RTOS latencies with a time-stamping FPGA appliance.")
+        description="Measure RTOS latencies with a time-stamping FPGA appliance.",
+        epilog="Every command has --help; commands that print results have --json. Exit "
+               "status: 0 done, 2 bad command line, unreadable input or device error (one "
+               "line on stderr naming the file or device), 130 interrupted.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def device_options(p):
@@ -256,6 +326,8 @@ def build_parser():
     p.add_argument("--irq-width", type=int, default=100, help="IRQ pulse width in cycles")
     p.add_argument("--no-irq", action="store_true", help="leave the IRQ generator off")
     p.add_argument("--info", default="", help="free-form test information to store")
+    p.add_argument("--json", action="store_true",
+                   help="print the capture's summary (events, losses, live tables) as JSON")
     p.set_defaults(func=cmd_capture)
 
     p = sub.add_parser("dump", help="print the events of a capture file")
@@ -264,6 +336,17 @@ def build_parser():
     p.add_argument("--source", help="comma-separated sources to show (e.g. marker,irq)")
     p.add_argument("--limit", type=int, default=0, help="show at most this many events")
     p.set_defaults(func=cmd_dump)
+
+    p = sub.add_parser("analyze", help="the sample tables of a capture",
+                       description="Pair the events of a capture into the samples of every "
+                                   "test (docs/tests.md) and print per table: number of "
+                                   "samples, min, max, average, standard deviation, p50, p99, "
+                                   "p99.9 (ns), and the losses and resyncs of the capture.")
+    p.add_argument("capture", help="capture file (.lsc)")
+    p.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                   help="text (default), CSV (one row per table) or JSON "
+                        "(docs/results-schema.md)")
+    p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("report", help="tables, figures and a self-contained HTML report",
                        description="Analyse a capture into the suite's sample tables and "
@@ -275,6 +358,9 @@ def build_parser():
     p.add_argument("--no-figures", action="store_true", help="tables only (faster)")
     p.add_argument("--x", choices=("index", "time"), default="index",
                    help="time-series x axis: sample index or capture time")
+    p.add_argument("--max-interval", type=parse_duration, default=None, metavar="SECONDS",
+                   help="also plot the maximum per interval of capture time (e.g. 1m; "
+                        "default: per minute for runs of 10 minutes or more)")
     p.add_argument("--json", action="store_true", help="print the results JSON")
     p.set_defaults(func=cmd_report)
 
@@ -290,6 +376,45 @@ def build_parser():
                                           "and comparison.json")
     p.add_argument("--json", action="store_true", help="print the comparison JSON")
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("export", help="export a capture for sigrok / PulseView",
+                       description="Write a capture as logic signals at the capture clock's "
+                                   "sample rate: a sigrok session file (with OUT.pvs beside "
+                                   "it, so PulseView opens it with the latscope decoders "
+                                   "attached) and/or a VCD. See README, sigrok and PulseView.")
+    p.add_argument("capture", help="capture file (.lsc)")
+    p.add_argument("--sr", metavar="OUT.sr", help="sigrok session file to write")
+    p.add_argument("--vcd", metavar="OUT.vcd", help="VCD file to write")
+    p.add_argument("--no-pvs", action="store_true", help="no PulseView setup beside OUT.sr")
+    p.add_argument("--start", type=int, help="first cycle to export (default: the first "
+                                             "event's, less a few)")
+    p.add_argument("--stop", type=int, help="export cycles before this one only")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("stream", help="live VCD stream for sigrok-cli / PulseView",
+                       description="Capture and write the events as they come as a VCD "
+                                   "stream (the signals of `latscope export`), e.g. "
+                                   "`latscope stream --port sim:soc | sigrok-cli -i - -I vcd "
+                                   "...` or, with --pulseview, into `pulseview -i /dev/stdin "
+                                   "-I vcd -s live.pvs`. See README, sigrok and PulseView.")
+    device_options(p)
+    p.add_argument("-o", "--output", help="file or FIFO to write (default: stdout)")
+    p.add_argument("--pulseview", action="store_true",
+                   help="pad every flush to PulseView's 4 MiB input blocks (live display)")
+    p.add_argument("--pvs", metavar="SETUP.pvs",
+                   help="write a PulseView setup with the decoders attached (pulseview -s)")
+    p.add_argument("--capture", metavar="FILE.lsc", help="also write a capture file")
+    p.add_argument("--flush", type=float, default=0.5, help="seconds between flushes")
+    p.add_argument("--duration", type=parse_duration, default=None,
+                   help="stop after this long (default: until the simulated firmware exits, "
+                        "the reader quits or Ctrl-C)")
+    p.add_argument("--events", type=int, default=None, help="stop after this many events")
+    p.add_argument("--irq-period", type=int, default=5000, help="IRQ period in cycles")
+    p.add_argument("--irq-jitter", type=lambda text: int(text, 0), default=0xff,
+                   help="jitter mask: extra 0..mask cycles per period (default 0xff)")
+    p.add_argument("--irq-width", type=int, default=100, help="IRQ pulse width in cycles")
+    p.add_argument("--no-irq", action="store_true", help="leave the IRQ generator off")
+    p.set_defaults(func=cmd_stream)
     return parser
 
 
@@ -305,6 +430,9 @@ def main(argv=None):
     except OSError as error:
         print(f"latscope: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("latscope: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

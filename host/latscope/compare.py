@@ -92,7 +92,7 @@ def text_comparison(document):
     formats = {key: fmt for key, _, fmt in STAT_COLUMNS}
     titles = [title for _, title, _ in STAT_COLUMNS]
     label_width = max([len(r["label"]) for r in document["runs"]] + [8]) + 2
-    widths = [max(len(t), 11) for t in titles]
+    widths = [max(len(t), 14) for t in titles]
     out = []
     for table in document["tables"]:
         out.append(table["name"])

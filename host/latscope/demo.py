@@ -1,104 +1,154 @@
-"""``make demo``: capture from the simulated appliance and show what came back.
+"""``make demo``: latscope's main job on a simulated board, from build to result tables.
 
-The appliance gateware runs in Amaranth's simulator behind a pseudo-terminal; a scripted DUT
-answers each IRQ with an "ISR" that writes an entry and an exit marker. The host captures
-through the same code as for a board, saves a capture file, prints the first events and the
-IRQ statistics measured from the stamps.
+A VexRiscv SoC (Verilator, cycle-accurate) runs latscope's whole test suite on the reference
+kernel; the appliance gateware, exported from Amaranth, time-stamps its trace markers and
+interrupt edges and drives its interrupt about every 50 us. The host builds everything it
+needs (make, incremental), captures the suite through the appliance exactly as from a board
+(the same device and parser code, over a pseudo-terminal), saves the capture file, and prints
+the tables of the reference report's section 4 with the losses and resyncs of the link.
+
+Run ``python -m latscope.demo --help``.
 """
 
 import argparse
-import os
 import sys
 import time
+from pathlib import Path
 
-import numpy as np
-
-from .capture_file import CaptureWriter
 from .cli import Progress
-from .device import Device, IrqSettings, open_transport
-from .protocol import Source
-from .simulation import SimulatedAppliance
+from .device import DeviceError
+from .simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
+from .streaming import StreamingAnalyzer
 
 __all__ = ["main"]
 
+CPUS = ("VexRiscv_IMAC", "VexRiscv_Lite")
 
-def describe(stamps, clock_hz):
-    ns = np.asarray(stamps, dtype=np.float64) * 1e9 / clock_hz
-    return (f"n={len(ns)}  min={ns.min():.0f} ns  max={ns.max():.0f} ns  "
-            f"avg={ns.mean():.1f} ns") if len(ns) else "n=0"
+
+class ConsoleFollower:
+    """Prints the suite's "suite: IDL-b-10" console lines as they come: which test runs."""
+
+    def __init__(self, path, started, stream=sys.stderr):
+        self.path = Path(path)
+        self.started = started
+        self.stream = stream
+        self.offset = 0
+
+    def poll(self):
+        try:
+            with open(self.path, "rb") as file:
+                file.seek(self.offset)
+                text = file.read()
+        except OSError:
+            return
+        complete = text.rfind(b"\n") + 1
+        self.offset += complete
+        for line in text[:complete].decode(errors="replace").splitlines():
+            name = line.removeprefix("suite: ")
+            if name != line and name not in ("start", "done"):
+                print(f"{time.monotonic() - self.started:7.1f} s  running {name}",
+                      file=self.stream, flush=True)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="python -m latscope.demo",
+                                     description=__doc__.split("\n\n")[1])
+    parser.add_argument("--cpu", choices=CPUS, default="VexRiscv_IMAC",
+                        help="simulated core (VexRiscv_Lite: rv32im, about 2x faster)")
+    parser.add_argument("--marker", choices=("gpio", "bus"), default="gpio",
+                        help="marker variant: GPIO trace port or bus trace window")
+    parser.add_argument("--samples", type=int, default=1000,
+                        help="samples of every IL, IDL and TSL table (default 1000)")
+    parser.add_argument("--tests", default="all",
+                        help="tests to run: all, or markers.Test names (IL_A,TSL_A,...)")
+    parser.add_argument("--pace", type=int, default=0,
+                        help="min. cycles between samples of thread-driven tests (default 0)")
+    parser.add_argument("-o", "--output", default="out/demo.lsc", help="capture file")
+    return parser.parse_args(argv)
+
+
+def print_results(capture_path, run, built_s, total_s):
+    from .report import load_tables, results, text_table
+
+    capture, tables = load_tables(capture_path)
+    document = results(capture, tables)
+    suite = run.metadata["suite"]
+    identity = run.identity
+    irq = run.metadata["irq"]
+    print(f"\nlatscope demo: {suite['cpu']} running the test suite ({suite['marker']} markers, "
+          f"{suite['samples']} samples), appliance '{identity.board}' at "
+          f"{identity.clock_hz / 1e6:g} MHz ({identity.resolution_ns:g} ns per stamp)")
+    print(f"IRQ generator: every {irq['period']} + 0..{irq['jitter_mask']} cycles "
+          f"({irq['period'] * 1e6 / identity.clock_hz:g} us), {irq['width']} cycles wide\n")
+    print(text_table(document["tables"]) if document["tables"] else "no tables")
+    integrity = document["integrity"]
+    status = run.status
+    print(f"\nlink: {integrity['lost_events']} events lost (FIFO overflow; max FIFO fill "
+          f"{status['fifo_max']} of {identity.fifo_depth}), {integrity['segments_bad']} "
+          f"resyncs, {integrity['records_dropped']} records dropped, "
+          f"{integrity['bytes_skipped']} bytes skipped; {document['events']} events in "
+          f"{integrity['segments_ok']} verified segments")
+    cycles = int(run.sim.get("cycles", 0))
+    print(f"simulation: {cycles / 1e6:.1f} M cycles ({cycles / identity.clock_hz:.3f} s of "
+          f"DUT time) in {float(run.sim.get('seconds', 0)):.1f} s, "
+          f"{float(run.sim.get('cycles_per_s', 0)) / 1e6:.2f} M cycles/s; UART "
+          f"{run.uart.get('tx_bytes', 0)} bytes, {run.uart.get('framing_errors', 0)} "
+          f"framing errors")
+    print(f"wall time: build {built_s:.1f} s, run {run.wall_seconds:.1f} s, "
+          f"total {total_s:.1f} s")
+    print(f"capture saved to {capture_path}  (latscope analyze {capture_path}; "
+          f"latscope report {capture_path} -o out/report)")
+    return document
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m latscope.demo", description=__doc__)
-    parser.add_argument("--irqs", type=int, default=25, help="IRQs to capture")
-    parser.add_argument("--irq-period", type=int, default=1500, help="cycles")
-    parser.add_argument("--output", default="out/demo.lsc")
-    parser.add_argument("--show", type=int, default=24, help="events to print")
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
+    started = time.monotonic()
+    settings = SuiteSettings(cpu=args.cpu, marker=args.marker, samples=args.samples,
+                             tests=args.tests, pace=args.pace)
+    output = Path(args.output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    console = output.with_suffix(".console.txt")
 
-    os.makedirs(os.path.dirname(args.output) or ".", exist_ok=True)
-    print("latscope demo: appliance gateware in simulation (Amaranth), host over a pty",
-          file=sys.stderr)
-    with SimulatedAppliance("sim:gateware") as sim, \
-            Device(open_transport(sim.pty)) as device:
-        identity = device.identify()
-        clock_hz = identity.clock_hz
-        print(f"device: {identity.board}, {clock_hz / 1e6:g} MHz, "
-              f"{identity.resolution_ns:g} ns per stamp, pin latency (cycles) "
-              + ", ".join(f"{s.name.lower()}={c}" for s, c in identity.latency.items()
-                          if s in identity.sources), file=sys.stderr)
-        irq = IrqSettings(period=args.irq_period, jitter_mask=0xff, width=40)
-        metadata = {"identity": identity.as_dict(), "port": "sim:gateware",
-                    "irq": irq.__dict__, "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "test_info": "latscope demo (gateware simulation, scripted DUT)"}
-        progress = Progress()
-        chunks = []
-        with CaptureWriter(args.output, metadata) as writer:
-            device.raw_sink = writer.write
-            device.configure_irq(irq)
-            device.start()
-            irq_edges = 0
-            while irq_edges < args.irqs:
-                events = device.poll()
-                if len(events):
-                    chunks.append(events)
-                    irq_edges += int(np.count_nonzero((events.source == Source.IRQ)
-                                                      & (events.value == 1)))
-                progress.update(sum(len(chunk) for chunk in chunks), 0, device.parser.stats)
-            device.stop()
-            device.configure_irq(IrqSettings(enable=False))
-            chunks.append(device.drain())
-            chunks.append(device.parser.finish())
-            status = device.status()
-            writer.close({"device_status": status, "parser": device.parser.stats.as_dict()})
+    print(f"latscope demo: building the SoC simulator ({args.cpu} + appliance) and the "
+          f"suite firmware (make; the first build takes about a minute)", file=sys.stderr)
+    try:
+        build = build_soc(settings, build_dir=ROOT / "firmware" / "suite" / "build" / "demo")
+    except DeviceError as error:
+        print(f"latscope demo: {error}", file=sys.stderr)
+        return 1
+    built_s = time.monotonic() - started
+    print(f"{built_s:7.1f} s  built {build.simulator} and {build.firmware}", file=sys.stderr)
 
-    from .parser import Events
-    events = Events.concatenate(chunks)
-    print(f"\nfirst {args.show} of {len(events)} events (stamps in cycles of "
-          f"{identity.resolution_ns:g} ns):")
-    for stamp, source, value in list(zip(events.stamp.tolist(), events.source.tolist(),
-                                         events.value.tolist()))[:args.show]:
-        print(f"  {stamp:12d}  {Source(source).name:6s} {value:#06x}")
+    progress = Progress()
+    follower = ConsoleFollower(console, progress.started)
+    analyzer = None
+    counted = {"events": 0}
 
-    irq_mask = (events.source == Source.IRQ) & (events.value == 1)
-    irq_stamps = events.stamp[irq_mask].astype(np.int64)
-    markers = events.stamp[events.source == Source.MARKER].astype(np.int64)
-    marker_values = events.value[events.source == Source.MARKER]
-    entries = markers[(marker_values & 0xf000) == 0x1000]
-    # Interrupt latency of the scripted ISR: asserting IRQ edge -> next ISR entry marker.
-    following = np.searchsorted(entries, irq_stamps)
-    paired = following < len(entries)
-    latency = entries[following[paired]] - irq_stamps[paired]
-    print("\nIRQ statistics (from the appliance's stamps):")
-    print(f"  asserting edges   {len(irq_stamps)}")
-    if len(irq_stamps) > 1:
-        print(f"  period            {describe(np.diff(irq_stamps), clock_hz)}  "
-              f"(programmed {args.irq_period} + 0..255 cycles)")
-    print(f"  IRQ -> ISR entry  {describe(latency, clock_hz)}")
-    stats = device.parser.stats
-    print(f"  device status     {status}")
-    print(f"  stream            {stats}")
-    print(f"\ncapture saved to {args.output}  (try: latscope dump {args.output})")
+    def on_events(events, device):
+        nonlocal analyzer
+        if analyzer is None:
+            analyzer = StreamingAnalyzer(device.identity.clock_hz)
+        analyzer.feed(events)
+        counted["events"] += len(events)
+        follower.poll()
+        progress.update(counted["events"], device.parser.stats.bytes_received,
+                        device.parser.stats, analyzer=analyzer)
+
+    try:
+        run = capture_suite(build, DEMO_IRQ, output=output, console=console,
+                            on_events=on_events,
+                            info=f"latscope demo: test suite on the simulated SoC "
+                                 f"({args.cpu}, {args.marker} markers)")
+    except DeviceError as error:
+        print(f"latscope demo: {error}", file=sys.stderr)
+        return 1
+    follower.poll()
+    if run.exit_code != 0:
+        print(f"latscope demo: the suite failed (exit code {run.exit_code}); console "
+              f"({console}):\n{run.console[-2000:]}", file=sys.stderr)
+        return 1
+    print_results(output, run, built_s, time.monotonic() - started)
     return 0
 
 

@@ -28,7 +28,6 @@ it. Everything is streamed: the writers hold the change list (a few words per ev
 block of samples, whatever the gaps between events.
 """
 
-import json
 import math
 import zipfile
 from dataclasses import dataclass, field
@@ -38,8 +37,8 @@ import numpy as np
 
 from .protocol import Source
 
-__all__ = ["Layout", "LevelTracker", "Changes", "ExportInfo", "export_capture", "write_sr",
-           "write_pvs", "VcdWriter", "vcd_timescale", "DATA_BITS"]
+__all__ = ["Layout", "LevelTracker", "Changes", "ExportInfo", "ExportError", "export_capture",
+           "write_sr", "write_pvs", "VcdWriter", "vcd_timescale", "DATA_BITS"]
 
 DATA_BITS = 16
 STROBE_BIT = DATA_BITS
@@ -82,10 +81,6 @@ class Layout:
         return ([f"D{n}" for n in range(DATA_BITS)] + ["STB", "IRQ", "LOSS"]
                 + [f"E{n}" for n in range(self.edge_count)])
 
-    @property
-    def unitsize(self):
-        return (len(self.names) + 7) // 8
-
     def decoder_channels(self):
         """(decoder channel id, signal name) of latscope_marker's channels."""
         return ([("strobe", "STB")] + [(f"d{n}", f"D{n}") for n in range(DATA_BITS)]
@@ -120,8 +115,9 @@ class ExportInfo:
         if self.markers_dropped:
             text += f"; {self.markers_dropped} second marker(s) of a cycle not shown"
         if self.edges_stretched or self.edges_dropped:
-            text += (f"; after lost events: {self.edges_stretched} edge(s) shown with a "
-                     f"one-cycle pulse, {self.edges_dropped} repeated level(s) not shown")
+            text += (f"; {self.edges_stretched} edge(s) that repeat a level (the opposite "
+                     f"edge is not in the capture) shown after a one-cycle pulse, "
+                     f"{self.edges_dropped} not shown")
         return text
 
 
@@ -171,7 +167,8 @@ class LevelTracker:
 
         is_marker = np.isin(source, (Source.MARKER, Source.BUS))
         m_stamp, m_value = stamp[is_marker], value[is_marker] & ((1 << DATA_BITS) - 1)
-        keep = np.append(m_stamp[1:] != m_stamp[:-1], True)    # the later of one cycle's
+        keep = np.ones(len(m_stamp), bool)
+        keep[:-1] = m_stamp[1:] != m_stamp[:-1]                  # the later of one cycle's
         self.markers_dropped += int(np.count_nonzero(~keep))
         m_stamp, m_value = m_stamp[keep], m_value[keep]
         strobe = ((self.word >> STROBE_BIT) + np.arange(1, len(m_stamp) + 1)) & 1
@@ -201,8 +198,9 @@ class LevelTracker:
         before = np.concatenate([[self.last_change.get(bit, np.iinfo(np.int64).min)],
                                  stamp[:-1]])
         repeated = level == previous
-        pulse = repeated & (stamp - 1 > before) & ((1 - level) != (never if never is not None
-                                                                  else -1))
+        pulse = repeated & (stamp - 1 > before)
+        if never is not None:
+            pulse &= (1 - level) != never
         self.edges_stretched += int(np.count_nonzero(pulse))
         self.edges_dropped += int(np.count_nonzero(repeated & ~pulse))
         stamp = np.concatenate([stamp, stamp[pulse] - 1])
@@ -239,23 +237,17 @@ def _no_events():
     return Events.empty()
 
 
-def capture_changes(capture):
-    """(:class:`Layout`, :class:`Changes`, tracker) of a whole capture."""
-    layout = Layout.for_capture(capture.metadata)
-    tracker = LevelTracker(layout)
-    changes = tracker.feed(capture.events, final=True)
-    return layout, changes, tracker
-
-
 def _samples(changes, initial, start, stop, unitsize):
-    """Bytes of samples ``start .. stop - 1`` (sample = stamp - origin, already applied)."""
+    """Bytes of samples ``start .. stop - 1`` (``changes`` in sample numbers)."""
     first = int(np.searchsorted(changes.stamps, start, side="right"))
     last = int(np.searchsorted(changes.stamps, stop, side="left"))
     current = int(changes.words[first - 1]) if first else initial
+    if first == last:                  # a quiet block: one word repeated
+        return current.to_bytes(8, "little")[:unitsize] * (stop - start)
     points = np.concatenate([[start], changes.stamps[first:last], [stop]])
-    values = np.concatenate([[current], changes.words[first:last]]).astype("<u8")
-    block = np.repeat(values, np.diff(points))
-    return block.view(np.uint8).reshape(-1, 8)[:, :unitsize].tobytes()
+    words = np.concatenate([[current], changes.words[first:last]]).astype("<u8")
+    units = np.ascontiguousarray(words.view(np.uint8).reshape(-1, 8)[:, :unitsize])
+    return np.repeat(units.view(f"V{unitsize}").ravel(), np.diff(points)).tobytes()
 
 
 def samplerate_text(hz):
@@ -266,18 +258,20 @@ def samplerate_text(hz):
     return f"{hz} Hz"
 
 
-def write_sr(path, layout, changes, clock_hz, *, origin, samples, initial=0):
-    """Writes a sigrok session file (srzip, version 2) of ``samples`` samples from cycle
-    ``origin``. The logic data is written in blocks straight into the compressed zip
-    entries (``logic-1-1``, ``logic-1-2``, ...), so memory stays bounded however long the
-    quiet stretches are; they compress about 1000:1."""
+def write_sr(path, names, changes, samplerate, *, origin, samples, initial=0):
+    """Writes a sigrok session file (srzip, version 2): logic channels ``names`` (bit n of
+    a sample word is channel n), ``samples`` samples, sample 0 at ``origin`` (in the unit
+    of ``changes.stamps``: cycles for a latscope export). The samples are generated block
+    by block straight into the compressed zip entries (``logic-1-1``, ``logic-1-2``, ...),
+    so memory stays bounded however long the quiet stretches are (they compress about
+    1000:1; about 100 million samples a second)."""
     shifted = Changes(changes.stamps - origin, changes.words)
-    names = layout.names
+    unitsize = (len(names) + 7) // 8
     metadata = ["[global]", "sigrok version=0.5.2", "", "[device 1]", "capturefile=logic-1",
-                f"total probes={len(names)}", f"samplerate={samplerate_text(clock_hz)}",
+                f"total probes={len(names)}", f"samplerate={samplerate_text(samplerate)}",
                 "total analog=0"]
     metadata += [f"probe{n + 1}={name}" for n, name in enumerate(names)]
-    metadata += [f"unitsize={layout.unitsize}", ""]
+    metadata += [f"unitsize={unitsize}", ""]
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         archive.writestr("version", "2")
         archive.writestr("metadata", "\n".join(metadata))
@@ -286,7 +280,7 @@ def write_sr(path, layout, changes, clock_hz, *, origin, samples, initial=0):
             with archive.open(f"logic-1-{entry}", "w") as out:
                 for block in range(start, stop, BLOCK_SAMPLES):
                     out.write(_samples(shifted, initial, block,
-                                       min(block + BLOCK_SAMPLES, stop), layout.unitsize))
+                                       min(block + BLOCK_SAMPLES, stop), unitsize))
 
 
 def _ini_bytes(data):
@@ -309,14 +303,16 @@ def _ini_bytes(data):
 
 
 def write_pvs(path, sr_path, layout, *, scale=None, marker_options=None):
-    """Writes a PulseView 0.4 session setup: the session file as device, the decoder stack
-    latscope_marker -> latscope_latency with its channels assigned by signal name.
-    PulseView loads ``X.pvs`` by itself when it opens ``X.sr``. ``scale``: seconds per
-    pixel of the initial view. ``marker_options``: latscope_marker options {id: int}."""
-    lines = ["[General]", "device_type=sessionfile", "decode_signals=1", "generated_signals=0",
-             "meta_objs=0", "views=1", "", "[device]",
-             f"filename={Path(sr_path).resolve()}", "", "[decode_signal0]",
-             "name=latscope", "enabled=true", "decoders=2"]
+    """Writes a PulseView 0.4 session setup: the session file ``sr_path`` as device (None:
+    no device, for ``pulseview -s``), the decoder stack latscope_marker -> latscope_latency
+    with its channels assigned by signal name. PulseView loads ``X.pvs`` by itself when it
+    opens ``X.sr``. ``scale``: seconds per pixel of the initial view. ``marker_options``:
+    latscope_marker options {id: int}."""
+    lines = ["[General]", "decode_signals=1", "generated_signals=0", "meta_objs=0", "views=1"]
+    if sr_path is not None:
+        lines += ["device_type=sessionfile", "", "[device]",
+                  f"filename={Path(sr_path).resolve()}"]
+    lines += ["", "[decode_signal0]", "name=latscope", "enabled=true", "decoders=2"]
     options = dict(marker_options or {})
     for index, decoder in enumerate((MARKER_DECODER, LATENCY_DECODER)):
         mine = options if decoder == MARKER_DECODER else {}
@@ -343,31 +339,29 @@ def write_pvs(path, sr_path, layout, *, scale=None, marker_options=None):
 
 
 def vcd_timescale(clock_hz):
-    """(VCD timescale text, time units per cycle) so that one cycle is a whole number of
-    units; sigrok's VCD input makes one sample per unit, so the fewest units win."""
-    period_fs = 10**15 / clock_hz
-    for unit, fs in (("s", 10**15), ("ms", 10**12), ("us", 10**9), ("ns", 10**6),
-                     ("ps", 10**3), ("fs", 1)):
-        for magnitude in (100, 10, 1):
-            step = magnitude * fs
-            if step <= period_fs and math.isclose(period_fs / step, round(period_fs / step),
-                                                  rel_tol=0, abs_tol=1e-9):
-                return f"{magnitude} {unit}", round(period_fs / step)
-    raise ExportError(f"clock {clock_hz} Hz has no whole-femtosecond period")
+    """The VCD timescale of one capture-clock cycle: the period as a whole number of the
+    largest unit that holds it exactly (``10 ns`` at 100 MHz, ``20 ns`` at 50 MHz), else in
+    femtoseconds, rounded (``20833333 fs`` at 48 MHz). The VCD standard only names 1, 10
+    and 100; libsigrok (and GTKWave) read any number, and sigrok makes one sample per unit,
+    so one sample is one cycle either way."""
+    if clock_hz <= 0:
+        raise ExportError(f"capture clock {clock_hz} Hz")
+    for unit, per_second in (("s", 1), ("ms", 10**3), ("us", 10**6), ("ns", 10**9),
+                             ("ps", 10**12), ("fs", 10**15)):
+        if per_second % clock_hz == 0:
+            return f"{per_second // clock_hz} {unit}"
+    return f"{max(1, round(10**15 / clock_hz))} fs"
 
 
 class VcdWriter:
     """Writes changes as a VCD, one 1-bit wire per channel. ``stream``: a text stream.
-
-    One cycle is ``units`` time units of the timescale (1 when the clock period is 1, 10 or
-    100 units of some second fraction, e.g. 10 ns at 100 MHz); the time of cycle ``c`` is
-    ``(c - origin) * units``."""
+    The time unit is one cycle (:func:`vcd_timescale`); cycle ``c`` is at ``#(c - origin)``."""
 
     def __init__(self, stream, layout, clock_hz, origin, *, comment=""):
         self.stream = stream
         self.layout = layout
         self.origin = origin
-        self.timescale, self.units = vcd_timescale(clock_hz)
+        self.timescale = vcd_timescale(clock_hz)
         self.ids = [_vcd_id(n) for n in range(len(layout.names))]
         self.word = None
         self.time = None
@@ -390,7 +384,7 @@ class VcdWriter:
             diff = word ^ self.word
             if not diff:
                 continue
-            time = (stamp - self.origin) * self.units
+            time = stamp - self.origin
             out.append(f"#{time}")
             bit = 0
             while diff:
@@ -406,7 +400,7 @@ class VcdWriter:
     def until(self, stamp):
         """A timestamp for cycle ``stamp`` with no change: readers show the levels up to
         there (sigrok fills samples only up to the last timestamp it read)."""
-        time = (stamp - self.origin) * self.units
+        time = stamp - self.origin
         if self.time is None or time > self.time:
             self.stream.write(f"#{time}\n")
             self.time = time
@@ -425,7 +419,8 @@ def _vcd_id(n):
 def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=None):
     """Exports a loaded capture (:class:`latscope.capture_file.Capture`) to a session file
     ``sr`` (and its ``.pvs`` beside it unless ``pvs`` is False) and/or a VCD file ``vcd``.
-    ``start``/``stop``: only cycles in ``[start, stop)``. Returns :class:`ExportInfo`."""
+    ``start``/``stop``: only the events of cycles ``[start, stop)`` (levels before the
+    first of them are taken as low). Returns :class:`ExportInfo`."""
     clock_hz = int(capture.clock_hz or 0)
     if clock_hz <= 0:
         raise ExportError(f"{capture.path}: metadata has no capture clock (identity.clock_hz)")
@@ -444,7 +439,7 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
     initial = tracker.initial
     if len(events):
         first = int(events.stamp.min())
-        origin = first - MARGIN if start is None else min(start, first)
+        origin = first - MARGIN if start is None else min(start, first - MARGIN)
         tail = MARGIN + math.ceil(TAIL_SECONDS * clock_hz)
         end = int(events.stamp.max()) + tail if stop is None else stop
     else:
@@ -454,7 +449,7 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
     info = ExportInfo(origin, samples, clock_hz, len(changes), tracker.markers_dropped,
                       tracker.edges_stretched, tracker.edges_dropped)
     if sr is not None:
-        write_sr(sr, layout, changes, clock_hz, origin=origin, samples=samples,
+        write_sr(sr, layout.names, changes, clock_hz, origin=origin, samples=samples,
                  initial=initial)
         info.files.append(str(sr))
         if pvs:
@@ -474,6 +469,3 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
         info.files.append(str(vcd))
     return info
 
-
-def info_json(info):
-    return json.dumps(info.__dict__)

@@ -24,7 +24,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 __all__ = ["MAX_BINS", "MAX_POINTS", "tick_histogram", "time_series", "distribution",
-           "overlay_distributions", "max_over_time", "save", "png_base64", "table_figures",
+           "overlay_distributions", "interval_maxima", "max_over_time", "save", "png_bytes", "png_base64", "table_figures",
            "figure_name"]
 
 #: Most bins of a distribution (the bin width grows by whole ticks past this).
@@ -154,14 +154,29 @@ def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
     maxima_ns = np.asarray(maxima_ns, np.float64)
     hours = interval_s * len(maxima_ns) >= 3 * 3600
     scale, unit = (3600.0, "h") if hours else (1.0, "s")
-    at = np.arange(len(maxima_ns)) * interval_s / scale
-    axes.step(at, maxima_ns, where="post", color="tab:red")
+    edges = np.arange(len(maxima_ns) + 1) * interval_s / scale
+    if len(maxima_ns):
+        axes.stairs(maxima_ns, edges, color="tab:red", linewidth=1.2)
+        axes.plot((edges[:-1] + edges[1:]) / 2, maxima_ns, linestyle="none", marker=".",
+                  markersize=3, color="tab:red")
     axes.set_xlabel(f"capture time ({unit})")
     axes.set_ylabel("max latency (ns)")
     axes.set_title(f"{title} ({interval_s:g} s)")
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     return figure
+
+
+def interval_maxima(table, interval_s):
+    """The largest sample (ns) of every ``interval_s`` seconds of capture time, counted from
+    the table's first sample (NaN: no sample in that interval)."""
+    if not len(table.samples):
+        return np.zeros(0)
+    width = max(1, int(interval_s * table.clock_hz))
+    slot = (table.starts - table.starts[0]) // width
+    maxima = np.full(int(slot[-1]) + 1, -1, np.int64)
+    np.maximum.at(maxima, slot, table.samples)
+    return np.where(maxima < 0, np.nan, maxima * (1e9 / table.clock_hz))
 
 
 def save(figure, stem, formats=("png", "svg")):
@@ -174,11 +189,15 @@ def save(figure, stem, formats=("png", "svg")):
     return paths
 
 
-def png_base64(figure):
-    """The figure as a base64 PNG (for ``<img src="data:image/png;base64,...">``)."""
+def png_bytes(figure):
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    return buffer.getvalue()
+
+
+def png_base64(figure):
+    """The figure as a base64 PNG (for ``<img src="data:image/png;base64,...">``)."""
+    return base64.b64encode(png_bytes(figure)).decode("ascii")
 
 
 def figure_name(table_name, kind):
@@ -186,6 +205,11 @@ def figure_name(table_name, kind):
     return f"{table_name}.{kind}"
 
 
-def table_figures(table, *, x="index"):
-    """``{kind: Figure}`` of one table: ``timeseries`` and ``distribution``."""
-    return {"timeseries": time_series(table, x=x), "distribution": distribution(table)}
+def table_figures(table, *, x="index", interval_s=None):
+    """``{kind: Figure}`` of one table: ``timeseries`` and ``distribution``, with
+    ``interval_s`` also ``maxima`` (the maximum per interval of capture time)."""
+    figures = {"timeseries": time_series(table, x=x), "distribution": distribution(table)}
+    if interval_s:
+        figures["maxima"] = max_over_time(interval_s, interval_maxima(table, interval_s),
+                                          title=f"{table.name}: maximum per interval")
+    return figures

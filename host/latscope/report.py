@@ -8,6 +8,7 @@ files always agree. :func:`write_report` writes them all, with the figures of
 :mod:`latscope.plots` (PNG and SVG files; the HTML embeds the PNGs and needs nothing else).
 """
 
+import base64
 import csv
 import html
 import io
@@ -162,11 +163,20 @@ def write_csv(document, path):
     Path(path).write_text(buffer.getvalue())
 
 
+def _source_present(name, device):
+    """Whether the device has the source ``name`` (the IDENTIFY reply lists the pin
+    latency of every possible source)."""
+    if name.startswith("EDGE"):
+        return int(name[4:]) < device.get("edge_count", 0)
+    return name != "BUS" or bool(device.get("bus_width"))
+
+
 def _settings_items(document):
     """(section, [(label, value)]) of the run description, shared by Markdown and HTML."""
     device, cap, integrity = document["device"], document["capture"], document["integrity"]
     clock = device.get("clock_hz")
-    latency = ", ".join(f"{k.lower()} {v}" for k, v in (device.get("latency") or {}).items())
+    latency = ", ".join(f"{k.lower()} {v}" for k, v in (device.get("latency") or {}).items()
+                        if _source_present(k, device))
     sections = [
         ("Run", [("capture file", cap["path"]), ("started", cap["start_time"]),
                  ("device reached through", cap["port"]), ("test information", cap["test_info"]),
@@ -217,11 +227,9 @@ def _settings_items(document):
     return sections
 
 
-def _figure_stems(name):
-    return {kind: plots.figure_name(name, kind) for kind in ("timeseries", "distribution")}
 
 
-def write_markdown(document, path, *, figure_dir=None):
+def write_markdown(document, path, *, figure_dir=None, kinds=("timeseries", "distribution")):
     """Markdown: run description, summary table, per table its figures (if written)."""
     lines = [f"# latscope report: {Path(document['capture']['path']).name}", ""]
     for section, items in _settings_items(document):
@@ -239,7 +247,8 @@ def write_markdown(document, path, *, figure_dir=None):
     if figure_dir is not None:
         for row in document["tables"]:
             lines += [f"### {row['name']}", "", row["description"], ""]
-            for kind, stem in _figure_stems(row["name"]).items():
+            for kind in kinds:
+                stem = plots.figure_name(row["name"], kind)
                 lines.append(f"![{row['name']} {kind}]({figure_dir}/{stem}.svg)")
             lines.append("")
     Path(path).write_text("\n".join(lines))
@@ -264,17 +273,22 @@ img { max-width: 100%; }
 """
 
 
-def _html_table(header, rows, numeric_from=1):
+def _html_table(header, rows, numeric_from=1, link_first=False):
+    """A table; ``link_first``: the first column links to the section of that name."""
     out = ["<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr>"]
     for row in rows:
         cells = [f"<td{' class=num' if i >= numeric_from else ''}>{html.escape(str(c))}</td>"
                  for i, c in enumerate(row)]
+        if link_first:
+            name = html.escape(str(row[0]))
+            cells[0] = f"<td><a href='#{name}'>{name}</a></td>"
         out.append("<tr>" + "".join(cells) + "</tr>")
     return "\n".join(out) + "</table>"
 
 
 def write_html(document, path, *, figures=None):
     """One self-contained HTML file. ``figures``: ``{table name: {kind: base64 PNG}}``."""
+    inline = figures or {}
     title = f"latscope report: {Path(document['capture']['path']).name}"
     body = [f"<h1>{html.escape(title)}</h1>",
             f"<p class=note>{html.escape(document['generator'])}, results schema version "
@@ -291,7 +305,7 @@ def write_html(document, path, *, figures=None):
     header = ["test"] + [t for _, t, _ in STAT_COLUMNS]
     rows = [[r["name"]] + [_cell(r[k], f) for k, _, f in STAT_COLUMNS]
             for r in document["tables"]]
-    body.append(_html_table(header, rows) if rows else
+    body.append(_html_table(header, rows, link_first=bool(inline)) if rows else
                 "<p>No test of the suite was found in this capture.</p>")
     for row in document["tables"]:
         params = row["parameters"]
@@ -313,14 +327,22 @@ def write_html(document, path, *, figures=None):
     Path(path).write_text(page)
 
 
-def write_report(capture, directory, *, figures=True, x="index"):
+#: Runs at least this long get a maximum-per-minute figure per table by default.
+LONG_RUN_S = 600.0
+
+
+def write_report(capture, directory, *, figures=True, x="index", interval_s=None):
     """Writes ``report.html``, ``report.md``, ``results.csv``, ``results.json`` and (with
     ``figures``) ``figures/<table>.<kind>.{png,svg}`` into ``directory``. ``capture``: a
-    path or a :class:`Capture`. Returns ``(document, {kind: path})``."""
+    path or a :class:`Capture`. ``interval_s``: add the maximum per interval of that many
+    seconds (default: per minute for runs of :data:`LONG_RUN_S` or longer, else none).
+    Returns ``(document, {kind: path})``."""
     capture, tables = load_tables(capture)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     document = results(capture, tables)
+    if interval_s is None and document["duration_s"] >= LONG_RUN_S:
+        interval_s = 60.0
     paths = {"json": directory / "results.json", "csv": directory / "results.csv",
              "markdown": directory / "report.md", "html": directory / "report.html"}
     inline = {}
@@ -329,11 +351,16 @@ def write_report(capture, directory, *, figures=True, x="index"):
         figure_dir.mkdir(exist_ok=True)
         for name, table in tables.items():
             inline[name] = {}
-            for kind, figure in plots.table_figures(table, x=x).items():
-                plots.save(figure, figure_dir / plots.figure_name(name, kind))
-                inline[name][kind] = plots.png_base64(figure)
+            for kind, figure in plots.table_figures(table, x=x,
+                                                    interval_s=interval_s).items():
+                stem = figure_dir / plots.figure_name(name, kind)
+                plots.save(figure, stem, formats=("svg",))
+                png = plots.png_bytes(figure)        # rendered once: file and inline copy
+                stem.with_name(stem.name + ".png").write_bytes(png)
+                inline[name][kind] = base64.b64encode(png).decode("ascii")
     write_json(document, paths["json"])
     write_csv(document, paths["csv"])
-    write_markdown(document, paths["markdown"], figure_dir="figures" if figures else None)
+    write_markdown(document, paths["markdown"], figure_dir="figures" if figures else None,
+                   kinds=list(next(iter(inline.values()), {})))
     write_html(document, paths["html"], figures=inline)
     return document, paths

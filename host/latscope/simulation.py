@@ -105,12 +105,13 @@ def is_simulated(port):
 @dataclass(frozen=True)
 class SuiteSettings:
     """What the simulated DUT runs: the CPU variant and the suite's build settings
-    (``firmware/suite/Makefile``: MARKER, SAMPLES, TESTS, PACE)."""
+    (``firmware/suite/Makefile``: MARKER, SAMPLES, TESTS, PACE, SUITE_CFLAGS)."""
     cpu: str = "VexRiscv_IMAC"       # or VexRiscv_Lite (rv32im, about 2x faster to simulate)
     marker: str = "gpio"             # gpio: GPIO trace port; bus: TRACE window on the bus
     samples: int = 1000              # per IL, IDL and TSL table (TF/SEO/MQ: up to 256)
     tests: str = "all"               # or a comma-separated list of markers.Test names
     pace: int = 0                    # min. cycles between two samples of thread-driven tests
+    cflags: str = ""                 # more -D settings of the suite (SUITE_CFLAGS, suite.h)
 
     def as_dict(self):
         return asdict(self)
@@ -152,7 +153,8 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None):
     build_dir = Path(build_dir) if build_dir is not None else suite / "build"
     _make(["-C", str(suite), "-j2", "sim", f"BUILD={build_dir.resolve()}",
            f"MARKER={settings.marker}", f"SAMPLES={settings.samples}",
-           f"TESTS={settings.tests}", f"PACE={settings.pace}", f"CPU={settings.cpu}"],
+           f"TESTS={settings.tests}", f"PACE={settings.pace}", f"CPU={settings.cpu}",
+           f"SUITE_CFLAGS={settings.cflags}"],
           "the test suite firmware", log)
     march = "rv32imac" if settings.cpu == "VexRiscv_IMAC" else "rv32im"
     firmware = build_dir.resolve() / f"sim-{settings.marker}-{march}" / "suite.elf"

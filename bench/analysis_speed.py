@@ -1,0 +1,142 @@
+"""Analysis speed: a capture of 10**7 events into all sample tables, then all figures.
+
+Goal checked: ``analyze`` turns >= 10 M events/s into the suite's tables (one core), and
+memory stays bounded (peak RSS printed). Also timed: reading the capture file
+(``load_capture``: parse and verify), the streaming statistics of a live capture
+(``StreamingAnalyzer`` fed in 64 KiB-sized pieces) and the figures of every table.
+
+The events are real: the test suite runs natively (firmware/suite, reference kernel, host
+port, ``SAMPLES`` per table) and its markers and IRQ edges, time-stamped by the host in ns,
+are repeated back to back (stamps shifted) until the capture has ``--events`` events. They
+are encoded as the appliance's byte stream (``bench/parser_throughput.encode_fast``, checked
+there against the reference encoder) into a capture file cached under /tmp.
+
+Run: ``.venv/bin/python bench/analysis_speed.py [--events N] [--samples N] [--no-figures]``.
+"""
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from parser_throughput import encode_fast                      # noqa: E402
+from test_suite_native import events_from_stores, read_native_dump   # noqa: E402
+
+from latscope import plots                                     # noqa: E402
+from latscope.analysis import analyze                          # noqa: E402
+from latscope.capture_file import CaptureWriter, load_capture  # noqa: E402
+from latscope.streaming import StreamingAnalyzer               # noqa: E402
+
+GOAL = 10e6
+SUITE = ROOT / "firmware" / "suite"
+
+
+def peak_rss_mib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def suite_events(samples):
+    """One native run of the whole suite, as the appliance would report it."""
+    build = "build/bench-analysis"
+    subprocess.run(["make", "-s", "-C", str(SUITE), "native", f"SAMPLES={samples}",
+                    f"BUILD={build}", "-j2"], check=True, capture_output=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        dump = Path(scratch) / "markers.txt"
+        subprocess.run([str(SUITE / build / "native-gpio" / "suite"), str(dump)], check=True,
+                       capture_output=True, timeout=600)
+        return events_from_stores(*read_native_dump(dump))
+
+
+def make_capture(count, samples):
+    path = Path(f"/tmp/latscope-bench-analysis-{count}-{samples}.lsc")
+    if path.exists():
+        return path
+    run = suite_events(samples)
+    repeats = -(-count // len(run))
+    span = int(run.stamp.max()) + 1000
+    stamp = np.concatenate([run.stamp + np.uint64(i * span) for i in range(repeats)])[:count]
+    source = np.tile(run.source, repeats)[:count]
+    value = np.tile(run.value, repeats)[:count]
+    data = encode_fast(stamp, source, value)
+    identity = {"version": 1, "clock_hz": 1_000_000_000, "stamp_shift": 0, "marker_width": 16,
+                "edge_count": 0, "bus_width": 0, "fifo_depth": 0, "board": "native host port",
+                "latency": {}}
+    with CaptureWriter(str(path) + ".part", {"identity": identity, "port": "native",
+                                             "suite": {"samples": samples, "repeats": repeats}},
+                       chunk_size=1 << 20) as writer:
+        writer.write(data)
+    os.replace(str(path) + ".part", path)
+    return path
+
+
+def timed(label, function, count=None):
+    started = time.perf_counter()
+    result = function()
+    seconds = time.perf_counter() - started
+    rate = f", {count / seconds / 1e6:6.2f} M events/s" if count else ""
+    print(f"{label:34s} {seconds:7.2f} s{rate}   peak RSS {peak_rss_mib():7.0f} MiB",
+          flush=True)
+    return result, seconds
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=10**7)
+    parser.add_argument("--samples", type=int, default=20000, help="suite SAMPLES per run")
+    parser.add_argument("--no-figures", action="store_true")
+    parser.add_argument("--make-only", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.make_only:
+        make_capture(args.events, args.samples)
+        return 0
+
+    # Made in a child process, so that the peak RSS printed is the analysis's alone.
+    timed("capture file (cached under /tmp)", lambda: subprocess.run(
+        [sys.executable, __file__, "--make-only", f"--events={args.events}",
+         f"--samples={args.samples}"], check=True))
+    path = make_capture(args.events, args.samples)
+    print(f"  {path}: {path.stat().st_size / 2**20:.1f} MiB")
+    capture, _ = timed("load_capture (parse, verify)", lambda: load_capture(path),
+                       args.events)
+    events = capture.events
+    assert len(events) == args.events, (len(events), args.events)
+    tables, seconds = timed("analyze -> all tables", lambda: analyze(events, capture.clock_hz),
+                            len(events))
+    rate = len(events) / seconds
+    samples = sum(len(t.samples) for t in tables.values())
+    print(f"  {len(tables)} tables, {samples} samples")
+
+    def stream():
+        analyzer = StreamingAnalyzer(capture.clock_hz)
+        for at in range(0, len(events), 16384):        # ~64 KiB of stream per piece
+            analyzer.feed(events[at:at + 16384])
+        return analyzer
+
+    live, _ = timed("streaming statistics (16 Ki pieces)", stream, len(events))
+    assert all(live.tables[n].count == len(t.samples) for n, t in tables.items())
+    print(f"  held at the end: {live.held} events, released {live.events_released}")
+
+    if not args.no_figures:
+        def figures():
+            for table in tables.values():
+                for figure in plots.table_figures(table).values():
+                    plots.png_bytes(figure)
+        timed(f"figures ({2 * len(tables)} PNGs)", figures)
+
+    print(f"analyze: {rate / 1e6:.2f} M events/s (goal {GOAL / 1e6:g} M): "
+          f"{'met' if rate >= GOAL else 'NOT met'}; peak RSS {peak_rss_mib():.0f} MiB")
+    return 0 if rate >= GOAL else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

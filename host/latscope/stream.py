@@ -1,0 +1,192 @@
+"""Live view: a running capture as a VCD stream for sigrok-cli and PulseView.
+
+``latscope stream`` captures from a device or a simulation and writes the events, as they
+arrive, as the logic signals of :mod:`latscope.export` in VCD: one sample per capture-clock
+cycle, so the latscope decoders decode it exactly like an exported file.
+
+Readers and their buffering:
+
+* ``sigrok-cli -i - -I vcd`` reads what the pipe has; libsigrok's VCD input passes samples
+  on in chunks (about a million samples), so annotations lag the capture by that much.
+* PulseView 0.4.2 (``pulseview -i /dev/stdin -I vcd``) reads its input in 4 MiB blocks and
+  waits until a block is full: a plain pipe would show nothing until the end. With
+  ``block=PULSEVIEW_BLOCK`` every flush is padded with spaces (VCD whitespace) up to the
+  next 4 MiB boundary, so each flush reaches PulseView at once. That costs up to 4 MiB per
+  flush through the pipe (8 MiB/s at the default two flushes a second), nothing on disk.
+
+PulseView and libsigrok hold every sample of a VCD input: ``unitsize`` bytes per capture
+cycle (3 bytes at 100 MHz is 300 MB per second of capture), so a live view suits the
+simulations (about 1.5 million cycles a second) and short runs of a board.
+"""
+
+import contextlib
+import io
+import sys
+import time
+from dataclasses import asdict
+
+import numpy as np
+
+from .device import Device, IrqSettings, open_transport
+from .export import MARGIN, Changes, Layout, LevelTracker, VcdWriter, write_pvs
+
+__all__ = ["PULSEVIEW_BLOCK", "LiveVcd", "stream_capture"]
+
+#: PulseView 0.4.2's input read size (pv/devices/inputfile.cpp: BufferSize).
+PULSEVIEW_BLOCK = 4 << 20
+
+
+class LiveVcd:
+    """Writes events to a binary stream ``out`` as VCD, incrementally.
+
+    ``feed(events)`` takes verified events in stream order; ``flush()`` writes what is
+    ready (events are held back a few cycles until later ones show that no earlier event of
+    another source can still come, or until ``flush(idle=True)``), pads to ``block`` bytes
+    if set, and flushes ``out``. Sample 0 (time 0) is cycle ``origin``, set from the first
+    event (less a few cycles)."""
+
+    def __init__(self, out, layout, clock_hz, *, block=0, comment="latscope stream"):
+        self.out = out
+        self.block = block
+        self.tracker = LevelTracker(layout)
+        self.text = io.StringIO()
+        self.writer = VcdWriter(self.text, layout, clock_hz, origin=None, comment=comment)
+        self.written = 0              # bytes written to out
+        self.events = 0
+        self._initial_written = False
+
+    @property
+    def origin(self):
+        return self.writer.origin
+
+    def start(self):
+        """Writes the header (all levels 0 at time 0) and flushes: readers can open."""
+        self.writer.header(0)
+        self.flush()
+
+    def feed(self, events):
+        if not len(events):
+            return
+        if self.writer.origin is None:
+            self.writer.origin = int(events.stamp.min()) - MARGIN
+        self.events += len(events)
+        self._write(self.tracker.feed(events))
+
+    def _write(self, changes):
+        if not len(changes):
+            return
+        if not self._initial_written:
+            # Channels that start high (known from their first edge) go high at time 0.
+            self.writer.changes(Changes(np.array([self.writer.origin], np.int64),
+                                        np.array([self.tracker.initial], np.uint64)))
+            self._initial_written = True
+        self.writer.changes(changes)
+
+    def flush(self, idle=False):
+        """Writes the pending text; with ``idle``, first releases the held-back events
+        (nothing new came for a while, so they are the latest)."""
+        if idle:
+            self._write(self.tracker.feed(_no_events(), final=True))
+        data = self.text.getvalue().encode()
+        self.text.seek(0)
+        self.text.truncate()
+        if self.block:
+            data += b" " * (-(self.written + len(data)) % self.block)
+        if data:
+            self.out.write(data)
+            self.written += len(data)
+        self.out.flush()
+
+    def finish(self):
+        self._write(self.tracker.finish())
+        if self.writer.origin is not None and self.tracker.last_stamp is not None:
+            self.writer.until(self.tracker.last_stamp + MARGIN)
+        self.block = 0               # the reader sees the end of the stream anyway
+        self.flush()
+
+
+def _no_events():
+    from .parser import Events
+    return Events.empty()
+
+
+@contextlib.contextmanager
+def _appliance(port, baudrate):
+    """(Device, simulation or None): a connected, identified device. ``port``: a port name,
+    a simulation name, or a :class:`~latscope.simulation.SimulatedAppliance` not yet
+    started (e.g. a ``SocSimulation`` of a particular suite build)."""
+    from .simulation import SimulatedAppliance, is_simulated
+
+    with contextlib.ExitStack() as stack:
+        sim = None
+        if isinstance(port, SimulatedAppliance):
+            sim = stack.enter_context(port)
+            port = sim.pty
+        elif is_simulated(port):
+            sim = stack.enter_context(SimulatedAppliance(port))
+            port = sim.pty
+        device = stack.enter_context(Device(open_transport(port, baudrate)))
+        device.identify()
+        yield device, sim
+
+
+def stream_capture(port, out, *, baudrate=12_000_000, irq=IrqSettings(), block=0,
+                   duration=None, max_events=None, flush_interval=0.5, capture=None,
+                   pvs=None, log=sys.stderr):
+    """Captures from ``port`` (a serial port, ``sim:soc`` / ``sim:gateware`` or a
+    :class:`~latscope.simulation.SimulatedAppliance`) and writes
+    the VCD stream to the binary stream ``out`` until ``duration`` seconds or
+    ``max_events`` events passed, a simulated DUT's firmware exited, the reader went away
+    or Ctrl-C. ``capture``: also write a capture file. ``pvs``: write a PulseView setup
+    there first (decoders attached to the stream's signals). Returns the :class:`LiveVcd`."""
+    from .capture_file import CaptureWriter
+
+    with _appliance(port, baudrate) as (device, sim):
+        identity = device.identity
+        layout = Layout(identity.edge_count)
+        if pvs is not None:
+            write_pvs(pvs, None, layout, marker_options={"sample_delay": 0})
+        live = LiveVcd(out, layout, identity.clock_hz, block=block,
+                       comment=f"latscope stream, clock {identity.clock_hz} Hz")
+        writer = None
+        if capture is not None:
+            writer = CaptureWriter(capture, {
+                "identity": identity.as_dict(), "port": str(port), "irq": asdict(irq),
+                "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "test_info": "latscope stream"})
+            device.raw_sink = writer.write
+        try:
+            live.start()
+            device.configure_irq(irq)
+            device.start()
+            if sim is not None and hasattr(sim, "release_cpu"):
+                sim.release_cpu()
+            started = last_flush = last_events = time.monotonic()
+            while True:
+                events = device.poll()
+                now = time.monotonic()
+                if len(events):
+                    live.feed(events)
+                    last_events = now
+                if now - last_flush >= flush_interval:
+                    live.flush(idle=now - last_events >= flush_interval)
+                    last_flush = now
+                if duration is not None and now - started >= duration:
+                    break
+                if max_events is not None and live.events >= max_events:
+                    break
+                if sim is not None and getattr(sim, "exited", False):
+                    break
+            device.stop()
+            device.configure_irq(IrqSettings(enable=False))
+            live.feed(device.drain())
+            live.feed(device.parser.finish())
+            live.finish()
+        except (BrokenPipeError, KeyboardInterrupt) as error:
+            if isinstance(error, BrokenPipeError):
+                print("latscope stream: the reader closed the stream", file=log)
+        finally:
+            if writer is not None:
+                writer.close({"events": live.events, "parser": device.parser.stats.as_dict()})
+    print(f"latscope stream: {live.events} events, sample 0 = cycle {live.origin}", file=log)
+    return live

@@ -1,0 +1,52 @@
+"""The lab-script examples (examples/*.py) run as a user runs them, against the full-system
+simulation (sim:soc: Verilator SoC running the test suite, the appliance gateware capturing),
+with small suites. Their output files are checked against the captures they wrote."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from latscope.analysis import analyze
+from latscope.capture_file import load_capture
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_example(name, *args):
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / name), *args],
+                            capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_capture_and_report(tmp_path):
+    out = run_example("capture_and_report.py", "--out", str(tmp_path), "--samples", "20",
+                      "--tests", "IL_A,TSL_A")
+    capture = load_capture(tmp_path / "capture.lsc")
+    tables = analyze(capture.events, capture.clock_hz)
+    assert set(tables) == {"IL-a-1", "IDL-a-1", "TSL-a-2", "TSL-a-10", "TSL-a-128"}
+    assert all(len(table.samples) == 20 for table in tables.values())
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["suite"]["cpu"] == "VexRiscv_Lite" and results["suite"]["samples"] == 20
+    assert results["device"]["board"] == capture.identity["board"]
+    for row in results["tables"]:
+        assert f"{row['name']:10s} {row['samples']:7d} {row['min_ns']:9.0f}" in out
+    assert "data:image/png;base64," in (tmp_path / "report.html").read_text()
+
+
+def test_compare_cpus(tmp_path):
+    out = run_example("compare_cpus.py", "--out", str(tmp_path), "--samples", "20")
+    document = json.loads((tmp_path / "comparison.json").read_text())
+    assert [run["label"] for run in document["runs"]] == ["VexRiscv_IMAC", "VexRiscv_Lite"]
+    averages = {}
+    for cpu in ("VexRiscv_IMAC", "VexRiscv_Lite"):
+        capture = load_capture(tmp_path / f"{cpu}.lsc")
+        averages[cpu] = analyze(capture.events, capture.clock_hz)["IL-a-1"].stats()["avg_ns"]
+    il = next(table for table in document["tables"] if table["name"] == "IL-a-1")
+    imac, lite = il["runs"]
+    assert lite["diff"]["avg_ns"] == pytest.approx(averages["VexRiscv_Lite"]
+                                                   - averages["VexRiscv_IMAC"])
+    assert (tmp_path / "IL-a-1.compare.png").exists() and "IL-a-1" in out

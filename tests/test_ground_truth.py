@@ -1,0 +1,177 @@
+"""Ground truth: the appliance's samples equal what the simulated DUT really did, exactly.
+
+A short suite runs on the Verilated SoC with the appliance (``sim:soc``), captured by the
+host through the pty exactly as ``make demo`` does. Independently of any gateware, the
+harness logs in C++ the cycle of every IRQ line edge, every change of the IRQ_PENDING latch
+and of the core's MEIP, and every marker store as the CPU's bus completes it (``--truth``,
+sim/README.md). From that log this test builds the events an ideal appliance would report
+and checks, for both marker variants:
+
+* every event of every source (markers or bus writes, both IRQ edges, edge channels 0 and 1)
+  has exactly the stamp and value of the truth, after the parser removed the documented
+  fixed pin delay of its source (identify reply; docs/tests.md); the appliance's time base
+  is the harness's cycle count (offset 0);
+* the same pairing rules (``latscope.analysis``) give the same tables with identical
+  samples from both.
+
+A third run floods the appliance (the IL-a thread marks on every poll) until its FIFO
+overflows: every event the host got is a true one, every missing one is counted in a LOSS
+record of its source, and every sample the host computed is a true sample (a pair with a
+loss between it is discarded, never wrong).
+
+Builds the appliance-enabled simulator (about 40 s the first time) and the suite.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from latscope.analysis import analyze
+from latscope.parser import Events
+from latscope.protocol import Source
+from latscope.simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
+
+SAMPLES = 12
+TESTS = "IL_A,IDL_B,TSL_A,SEO_F,MQ"
+BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-truth"
+GPIO_STROBE = 1 << 16
+#: Truth log line -> the appliance source that reports it (value: the new level).
+LEVEL_SOURCES = {"irq": Source.IRQ, "pending": Source.EDGE0, "meip": Source.EDGE1}
+
+
+def truth_events(path, marker):
+    """The events an exact appliance would report, from the harness's ground-truth log.
+
+    GPIO stores are markers only when they flip the strobe (bit 16; the pin starts low), with
+    the 16 data pins as value; TRACE-window stores are bus events with the 32-bit data."""
+    stamps, sources, values = [], [], []
+    strobe = 0
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("#"):
+            continue
+        cycle, kind, *fields = line.split()
+        if kind in LEVEL_SOURCES:
+            source, value = LEVEL_SOURCES[kind], int(fields[0])
+        elif kind == "gpio" and marker == "gpio":
+            word = int(fields[0], 16)
+            if (word & GPIO_STROBE) == strobe:
+                continue
+            strobe = word & GPIO_STROBE
+            source, value = Source.MARKER, word & 0xFFFF
+        elif kind == "trace" and marker == "bus":
+            source, value = Source.BUS, int(fields[1], 16)
+        else:
+            continue
+        stamps.append(int(cycle))
+        sources.append(int(source))
+        values.append(value)
+    return Events(stamps, sources, values)
+
+
+def by_source(events, source):
+    mask = events.source == int(source)
+    return events.stamp[mask].astype(np.int64), events.value[mask].astype(np.int64)
+
+
+def capture_window(host, identity):
+    """Cycles in which every source was surely being captured: from the first to the last
+    host event, shrunk by the largest pin delay (an event is captured when it reaches the
+    time-stamper, its pin delay after its stamp)."""
+    margin = max(identity.latency.values())
+    return int(host.stamp.min()) + margin, int(host.stamp.max()) - margin
+
+
+def run_suite(tmp_path, marker, samples=SAMPLES, tests=TESTS, cflags=""):
+    settings = SuiteSettings(marker=marker, samples=samples, tests=tests, cflags=cflags)
+    build = build_soc(settings, build_dir=BUILD_DIR)
+    truth = tmp_path / f"{marker}.truth"
+    run = capture_suite(build, DEMO_IRQ, output=tmp_path / f"{marker}.lsc", truth=truth,
+                        timeout=300)
+    assert run.exit_code == 0, run.console[-3000:]
+    return run, truth_events(truth, marker)
+
+
+@pytest.fixture(scope="module", params=["gpio", "bus"])
+def exact_run(request, tmp_path_factory):
+    marker = request.param
+    run, truth = run_suite(tmp_path_factory.mktemp(f"truth-{marker}"), marker)
+    return marker, run, truth
+
+
+def test_no_loss_no_damage(exact_run):
+    _, run, _ = exact_run
+    stats = run.parser_stats
+    assert run.status["lost"] == 0 and stats.lost_total == 0
+    assert stats.segments_bad == 0 and stats.records_dropped == 0 and stats.bytes_skipped == 0
+    assert run.uart["framing_errors"] == 0 and run.uart["dropped"] == 0
+
+
+def test_every_event_is_the_truth(exact_run):
+    marker, run, truth = exact_run
+    first, last = capture_window(run.events, run.identity)
+    sources = [Source.MARKER if marker == "gpio" else Source.BUS, Source.IRQ, Source.EDGE0,
+               Source.EDGE1]
+    for source in sources:
+        host_stamps, host_values = by_source(run.events, source)
+        true_stamps, true_values = by_source(truth, source)
+        inside = (true_stamps >= first) & (true_stamps <= last)
+        host_inside = (host_stamps >= first) & (host_stamps <= last)
+        assert np.count_nonzero(inside) > 2 * SAMPLES, source
+        np.testing.assert_array_equal(host_stamps[host_inside], true_stamps[inside],
+                                      err_msg=f"{source.name} stamps")
+        np.testing.assert_array_equal(host_values[host_inside], true_values[inside],
+                                      err_msg=f"{source.name} values")
+    # The other marker source and the unused edge channels stay silent.
+    other = Source.BUS if marker == "gpio" else Source.MARKER
+    for source in (other, Source.EDGE2, Source.EDGE3):
+        assert not np.any(run.events.source == int(source))
+
+
+def test_every_sample_is_the_truth(exact_run):
+    _, run, truth = exact_run
+    clock_hz = run.identity.clock_hz
+    host, true = analyze(run.events, clock_hz), analyze(truth, clock_hz)
+    expected = {"IL-a-1", "IDL-a-1", "MQ-a-1", "SEO-f-255",
+                *(f"{kind}-b-{n}" for kind in ("IL", "IDL") for n in (1, 10, 128)),
+                *(f"TSL-a-{n}" for n in (2, 10, 128))}
+    assert set(host) == set(true) == expected
+    for name, table in host.items():
+        assert len(table.samples) >= SAMPLES, name
+        np.testing.assert_array_equal(table.starts, true[name].starts, err_msg=name)
+        np.testing.assert_array_equal(table.samples, true[name].samples, err_msg=name)
+        assert table.discarded == 0
+
+
+def test_losses_are_counted_never_wrong(tmp_path):
+    """The IL-a thread marks every few polls: more markers than the link carries."""
+    run, truth = run_suite(tmp_path, "gpio", samples=60, tests="IL_A",
+                           cflags="-DSUITE_IL_HEARTBEAT=4u")
+    lost = run.parser_stats.lost
+    assert run.status["lost"] == sum(lost.values()) > 0
+    assert run.parser_stats.segments_bad == 0
+
+    # Every event the host has is true; the ones it misses are exactly the counted losses.
+    first, last = capture_window(run.events, run.identity)
+    for source in (Source.MARKER, Source.IRQ, Source.EDGE0, Source.EDGE1):
+        host_stamps, host_values = by_source(run.events, source)
+        true_stamps, true_values = by_source(truth, source)
+        inside = (true_stamps >= first) & (true_stamps <= last)
+        true_set = set(zip(true_stamps.tolist(), true_values.tolist()))
+        got = list(zip(host_stamps.tolist(), host_values.tolist()))
+        assert set(got) <= true_set, source
+        host_inside = (host_stamps >= first) & (host_stamps <= last)
+        missing = np.count_nonzero(inside) - np.count_nonzero(host_inside)
+        assert missing == lost.get(int(source), 0), source
+
+    # Samples: each one the host computed is the true sample that starts at the same stamp;
+    # the ones lost to overflow are missing (discarded or unpaired), not altered.
+    clock_hz = run.identity.clock_hz
+    host, true = analyze(run.events, clock_hz), analyze(truth, clock_hz)
+    for name in ("IL-a-1", "IDL-a-1"):
+        truth_samples = dict(zip(true[name].starts.tolist(), true[name].samples.tolist()))
+        got = dict(zip(host[name].starts.tolist(), host[name].samples.tolist()))
+        assert got and all(truth_samples.get(start) == sample
+                           for start, sample in got.items()), name
+        assert len(got) < len(truth_samples), name
+    assert host["IL-a-1"].discarded + host["IDL-a-1"].discarded > 0

@@ -1,0 +1,179 @@
+"""Reports, figures and comparisons of real captures: the test suite run natively
+(``suite_capture``: host nanosecond stamps, encoded as the appliance's byte stream).
+
+Every number the checks expect is computed here from ``analyze`` on the same capture, so a
+report that misses, reorders or reformats a statistic fails."""
+
+import csv
+import json
+import re
+
+import numpy as np
+import pytest
+
+from latscope import compare, plots
+from latscope.analysis import analyze
+from latscope.capture_file import load_capture
+from latscope.cli import main
+from latscope.report import SCHEMA_VERSION, STAT_COLUMNS, write_report
+from suite_capture import native_suite_capture
+
+SAMPLES = 40
+
+
+#: A few tests keep figures (about a second per table) fast; the whole suite runs once.
+TESTS = "IL_A,TSL_A,CLOCK_ISR"
+TABLES = ["IL-a-1", "IDL-a-1", "TSL-a-2", "TSL-a-10", "TSL-a-128", "CLK-a-1"]
+
+
+@pytest.fixture(scope="module")
+def captures(tmp_path_factory):
+    """Two runs of the same tests: same tables, different measured latencies."""
+    directory = tmp_path_factory.mktemp("captures")
+    paths = []
+    for run in ("run1", "run2"):
+        path = directory / f"{run}.lsc"
+        native_suite_capture(path, SAMPLES, tests=TESTS)
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def whole_suite(tmp_path_factory):
+    path = tmp_path_factory.mktemp("suite") / "suite.lsc"
+    native_suite_capture(path, SAMPLES)
+    return path
+
+
+@pytest.fixture(scope="module")
+def report(whole_suite, tmp_path_factory):
+    """The report of the whole suite, figures only for ``TABLES``' tests (a capture of
+    those tests alone would have the same figures)."""
+    out = tmp_path_factory.mktemp("report")
+    document, paths = write_report(whole_suite, out, figures=False)
+    capture = load_capture(whole_suite)
+    return document, paths, out, analyze(capture.events, capture.clock_hz)
+
+
+@pytest.fixture(scope="module")
+def figure_report(captures, tmp_path_factory):
+    out = tmp_path_factory.mktemp("figures")
+    document, paths = write_report(captures[0], out)
+    capture = load_capture(captures[0])
+    return document, paths, out, analyze(capture.events, capture.clock_hz)
+
+
+def test_json_matches_analysis(report):
+    document, paths, _, tables = report
+    assert json.loads(paths["json"].read_text()) == document
+    assert document["schema"] == "latscope-results" and document["version"] == SCHEMA_VERSION
+    assert [row["name"] for row in document["tables"]] == list(tables)
+    assert len(tables) == 23                       # every table of the suite
+    for row in document["tables"]:
+        stats = tables[row["name"]].stats()
+        for key, _, _ in STAT_COLUMNS:
+            assert row[key] == stats[key], (row["name"], key)
+        assert row["parameters"] == tables[row["name"]].parameters
+    assert document["device"]["clock_hz"] == 1_000_000_000
+    assert document["device"]["resolution_ns"] == 1.0
+    assert document["suite"]["samples"] == SAMPLES
+    assert document["integrity"]["lost_events"] == 0
+    assert document["capture"]["complete"] is True
+
+
+def test_duration_and_events(report, whole_suite):
+    document = report[0]
+    capture = load_capture(whole_suite)
+    stamps = capture.events.stamp.astype(np.int64)
+    assert document["events"] == len(capture.events)
+    assert document["duration_s"] == pytest.approx((stamps.max() - stamps.min()) / 1e9)
+
+
+def test_csv_markdown_html(figure_report):
+    document, paths, out, tables = figure_report
+    assert list(tables) == TABLES
+    rows = list(csv.DictReader(paths["csv"].open()))
+    assert [r["name"] for r in rows] == list(tables)
+    for r in rows:
+        assert int(r["samples"]) == len(tables[r["name"]].samples)
+        assert float(r["max_ns"]) == tables[r["name"]].stats()["max_ns"]
+    markdown = paths["markdown"].read_text()
+    page = paths["html"].read_text()
+    for name, table in tables.items():
+        stats = table.stats()
+        line = next(l for l in markdown.splitlines() if l.startswith(f"| {name} |"))
+        assert f"{stats['avg_ns']:.1f}" in line and f"{stats['max_ns']:.1f}" in line
+        assert f"<h3>{name}</h3>" in page
+        for kind in ("timeseries", "distribution"):
+            for ext in ("png", "svg"):
+                assert (out / "figures" / f"{name}.{kind}.{ext}").stat().st_size > 1000
+    # Self-contained: two inline PNGs per table, nothing loaded from elsewhere.
+    assert page.count("src='data:image/png;base64,") == 2 * len(tables)
+    assert not re.search(r"""(src|href)=['"](?!data:|#)""", page)
+    assert "native host port" in page and "1000 MHz" in page
+
+
+def test_tick_histogram_on_real_samples(report):
+    tables = report[3]
+    for name in ("IL-a-1", "CLK-a-1"):
+        samples = tables[name].samples
+        edges, counts, width = plots.tick_histogram(samples)
+        assert counts.sum() == len(samples) and len(counts) <= plots.MAX_BINS
+        assert np.all(np.diff(edges) == width) and edges[0] == samples.min()
+        # Each sample in the bin of whole ticks that holds it.
+        expected = np.array([np.count_nonzero((samples >= lo) & (samples < lo + width))
+                             for lo in edges[:-1]])
+        assert np.array_equal(counts, expected)
+
+
+def test_report_cli_json_and_errors(whole_suite, tmp_path, capsys):
+    assert main(["report", str(whole_suite), "-o", str(tmp_path / "r"), "--no-figures",
+                 "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert len(document["tables"]) == 23
+    assert not (tmp_path / "r" / "figures").exists()
+    bad = tmp_path / "bad.lsc"
+    bad.write_bytes(b"not a latscope capture file")
+    assert main(["report", str(bad), "-o", str(tmp_path / "r2")]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and str(bad) in error and "byte 0" in error
+
+
+def test_compare(captures, tmp_path, capsys):
+    runs = compare.load_runs(captures, ["A", "B"])
+    document = compare.comparison(runs)
+    assert [r["label"] for r in document["runs"]] == ["A", "B"]
+    for table in document["tables"]:
+        a, b = table["runs"]
+        assert a["present"] and b["present"] and "diff" not in a
+        for key in compare.COMPARED:
+            assert b["diff"][key] == pytest.approx(b["stats"][key] - a["stats"][key])
+    assert main(["compare", *map(str, captures), "--json", "-o", str(tmp_path)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert [table["name"] for table in printed["tables"]] == TABLES
+    assert (tmp_path / "IL-a-1.compare.png").exists()
+    assert (tmp_path / "comparison.json").exists()
+    assert main(["compare", *map(str, captures)]) == 0
+    text = capsys.readouterr().out
+    assert "IL-a-1" in text and "Δ" in text
+
+
+def test_maximum_per_interval(captures, tmp_path):
+    """The max-per-interval figure's values: the largest sample of every interval, the
+    same as the live statistics compute while capturing."""
+    from latscope.streaming import StreamingAnalyzer
+    capture = load_capture(captures[0])
+    table = analyze(capture.events, capture.clock_hz)["IL-a-1"]
+    interval = float(table.starts[-1] - table.starts[0]) / capture.clock_hz / 5
+    maxima = plots.interval_maxima(table, interval)
+    live = StreamingAnalyzer(capture.clock_hz, interval=interval)
+    live.feed(capture.events)
+    _, expected = live.tables["IL-a-1"].max_over_time()
+    assert len(maxima) == len(expected) >= 5
+    assert np.array_equal(np.isnan(maxima), np.isnan(expected))
+    assert np.allclose(maxima[~np.isnan(maxima)], expected[~np.isnan(expected)])
+    assert np.nanmax(maxima) == table.stats()["max_ns"]
+    assert main(["report", str(captures[0]), "-o", str(tmp_path), "--max-interval",
+                 str(interval)]) == 0
+    assert (tmp_path / "figures" / "IL-a-1.maxima.svg").exists()
+    assert "IL-a-1.maxima.svg" in (tmp_path / "report.md").read_text()
