@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from latscope.analysis import analyze
+from latscope.capture_file import load_capture
 from latscope.parser import Events
 from latscope.protocol import Source
 from latscope.simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
@@ -38,6 +39,10 @@ BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-truth"
 GPIO_STROBE = 1 << 16
 #: Truth log line -> the appliance source that reports it (value: the new level).
 LEVEL_SOURCES = {"irq": Source.IRQ, "pending": Source.EDGE0, "meip": Source.EDGE1}
+#: The fixed pin-to-stamp delay of each source, in cycles (docs/tests.md): the marker port's
+#: 2-flip-flop synchronizer and its 2-cycle sample delay, the registered bus snoop, the edge
+#: channels' synchronizer; the IRQ generator stamps the cycle its pin changes.
+PIN_DELAY = {Source.MARKER: 4, Source.BUS: 1, Source.IRQ: 0, Source.EDGE0: 2, Source.EDGE1: 2}
 
 
 def truth_events(path, marker):
@@ -89,6 +94,7 @@ def run_suite(tmp_path, marker, samples=SAMPLES, tests=TESTS, cflags=""):
     run = capture_suite(build, DEMO_IRQ, output=tmp_path / f"{marker}.lsc", truth=truth,
                         timeout=300)
     assert run.exit_code == 0, run.console[-3000:]
+    run.capture_path = tmp_path / f"{marker}.lsc"
     return run, truth_events(truth, marker)
 
 
@@ -122,6 +128,14 @@ def test_every_event_is_the_truth(exact_run):
                                       err_msg=f"{source.name} stamps")
         np.testing.assert_array_equal(host_values[host_inside], true_values[inside],
                                       err_msg=f"{source.name} values")
+    # The fixed pin delays: the appliance reports them, and its raw stamps (as stored in the
+    # capture file, before the parser's correction) are the truth plus exactly that delay.
+    assert {source: run.identity.latency[source] for source in PIN_DELAY} == PIN_DELAY
+    raw = load_capture(run.capture_path, correct_latency=False).events
+    for source in sources:
+        raw_stamps, _ = by_source(raw, source)
+        host_stamps, _ = by_source(run.events, source)
+        np.testing.assert_array_equal(raw_stamps - host_stamps, PIN_DELAY[source])
     # The other marker source and the unused edge channels stay silent.
     other = Source.BUS if marker == "gpio" else Source.MARKER
     for source in (other, Source.EDGE2, Source.EDGE3):

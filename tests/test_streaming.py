@@ -63,14 +63,14 @@ def test_pieces_give_the_exact_tables(capture, seed):
 
 
 def test_losses_discard_the_same_pairs(capture):
-    """LOSS records (the device's FIFO overflowed) inside the IL test: pairs across them are
-    discarded, by the streaming rules as by ``analyze``."""
+    """LOSS records (the device's FIFO overflowed: a marker lost) inside the IL test: pairs
+    that may span the lost event are discarded, by the streaming rules as by ``analyze``."""
     events = capture.events
     irq = np.flatnonzero((events.source == Source.IRQ) & (events.value == 1))
     at = irq[5:60:7] + 1          # right after some IRQ edges: their IL pair spans the loss
     stamp = np.insert(events.stamp, at, events.stamp[at - 1] + np.uint64(1))
     source = np.insert(events.source, at, int(Source.LOSS))
-    value = np.insert(events.value, at, 1)
+    value = np.insert(events.value, at, 1 << 4 | int(Source.MARKER))   # one marker lost
     lossy = Events(stamp, source, value)
     tables = analyze(lossy, capture.clock_hz)
     assert tables["IL-a-1"].discarded >= len(at) - 1
@@ -130,3 +130,24 @@ def test_parse_duration():
     for bad in ("8x", "-1", "h"):
         with pytest.raises(argparse.ArgumentTypeError):
             parse_duration(bad)
+
+
+def test_progress_shows_the_running_tests(capture):
+    """The capture's live display: per table of the tests running now, n/min/avg/max."""
+    from latscope.cli import running_tables
+    from latscope.markers import Point, Test, decode
+    events = capture.events
+    tests, points, _ = decode(events.value.astype(np.int64) & 0xffff)
+    marker = events.source == Source.MARKER
+    end_il = np.flatnonzero(marker & (tests == Test.IL_A) & (points == Point.END))[0]
+    analyzer = StreamingAnalyzer(capture.clock_hz)
+    analyzer.feed(events[:end_il - 10])                 # inside the IL-a window
+    assert analyzer.running == {"IL_A"}
+    line = running_tables(analyzer)
+    for name in ("IL-a-1", "IDL-a-1"):
+        table = analyzer.tables[name]
+        stats = table.stats()
+        assert (f"{name} n={table.count} min/avg/max {stats['min_ns']:.0f}/"
+                f"{stats['avg_ns']:.0f}/{stats['max_ns']:.0f} ns") in line
+    analyzer.feed(events[end_il - 10:])
+    assert running_tables(analyzer) == "" and analyzer.running == set()

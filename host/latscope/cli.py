@@ -20,9 +20,12 @@ DEFAULT_PORT = "sim:gateware"
 def open_device(port, baudrate, sim_args=()):
     """A connected, identified :class:`Device` for a serial port, URL or simulation name."""
     with contextlib.ExitStack() as stack:
+        simulation = None
         if is_simulated(port):
-            port = stack.enter_context(SimulatedAppliance(port, sim_args)).pty
+            simulation = stack.enter_context(SimulatedAppliance(port, sim_args))
+            port = simulation.pty
         device = stack.enter_context(Device(open_transport(port, baudrate)))
+        device.simulation = simulation     # sim:soc: the CPU waits for release_cpu()
         device.identify()
         yield device
 
@@ -128,6 +131,9 @@ def cmd_capture(args):
             device.raw_sink = sink
             device.configure_irq(irq)
             device.start()
+            simulation = device.simulation
+            if hasattr(simulation, "release_cpu"):      # sim:soc: run the suite now
+                simulation.release_cpu()
             events = 0
             deadline = time.monotonic() + args.duration if args.duration else None
             try:
@@ -137,6 +143,8 @@ def cmd_capture(args):
                     analyzer.feed(arrived)
                     progress.update(events, received, device.parser.stats, analyzer=analyzer)
                     if deadline is not None and time.monotonic() >= deadline:
+                        break
+                    if getattr(simulation, "exited", False):   # the suite has run
                         break
                     if args.events and events >= args.events:
                         break

@@ -50,7 +50,8 @@ def _difference(value, base):
 def comparison(runs):
     """The comparison document: the runs (label, capture path, board, clock, CPU/suite
     settings) and per table name (in first-seen order) every run's statistics with
-    ``diff`` (value - baseline) and ``diff_pct`` against the first run that has it."""
+    ``diff`` (value - baseline) and ``diff_pct`` against the first run that has samples in
+    it."""
     names = []
     for run in runs:
         names += [name for name in run.rows if name not in names]
@@ -65,7 +66,8 @@ def comparison(runs):
             stats = {key: row[key] for key in COMPARED}
             entry = {"run": run.label, "present": True, "stats": stats}
             if base is None:
-                base = stats
+                if stats["samples"]:             # the baseline: the first run with samples
+                    base = stats
             else:
                 entry["diff"], entry["diff_pct"] = {}, {}
                 for key in COMPARED:

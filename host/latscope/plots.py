@@ -108,7 +108,7 @@ def distribution(table):
     for ax, log in zip(axes, (False, True)):
         _bar(ax, edges, counts, tick_ns, color="tab:blue")
         ax.set_ylabel("samples (log)" if log else "samples")
-        if log:
+        if log and len(counts):
             ax.set_yscale("log")
             ax.set_ylim(bottom=0.7)
         ax.grid(alpha=0.3)

@@ -229,8 +229,9 @@ def _settings_items(document):
 
 
 
-def write_markdown(document, path, *, figure_dir=None, kinds=("timeseries", "distribution")):
-    """Markdown: run description, summary table, per table its figures (if written)."""
+def write_markdown(document, path, *, figure_dir=None, kinds=None):
+    """Markdown: run description, summary table, per table its figures: ``kinds`` =
+    ``{table: [figure kinds written]}`` in ``figure_dir``."""
     lines = [f"# latscope report: {Path(document['capture']['path']).name}", ""]
     for section, items in _settings_items(document):
         lines += [f"## {section}", "", "| | |", "| --- | --- |"]
@@ -247,7 +248,7 @@ def write_markdown(document, path, *, figure_dir=None, kinds=("timeseries", "dis
     if figure_dir is not None:
         for row in document["tables"]:
             lines += [f"### {row['name']}", "", row["description"], ""]
-            for kind in kinds:
+            for kind in (kinds or {}).get(row["name"], ()):
                 stem = plots.figure_name(row["name"], kind)
                 lines.append(f"![{row['name']} {kind}]({figure_dir}/{stem}.svg)")
             lines.append("")
@@ -350,6 +351,8 @@ def write_report(capture, directory, *, figures=True, x="index", interval_s=None
         figure_dir = directory / "figures"
         figure_dir.mkdir(exist_ok=True)
         for name, table in tables.items():
+            if not len(table.samples):
+                continue                         # nothing to draw; the table says so
             inline[name] = {}
             for kind, figure in plots.table_figures(table, x=x,
                                                     interval_s=interval_s).items():
@@ -361,6 +364,6 @@ def write_report(capture, directory, *, figures=True, x="index", interval_s=None
     write_json(document, paths["json"])
     write_csv(document, paths["csv"])
     write_markdown(document, paths["markdown"], figure_dir="figures" if figures else None,
-                   kinds=list(next(iter(inline.values()), {})))
+                   kinds={name: list(kinds) for name, kinds in inline.items()})
     write_html(document, paths["html"], figures=inline)
     return document, paths

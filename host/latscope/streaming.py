@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .analysis import MARKER_SOURCES, RULES, SampleTable, analyze
+from .analysis import MARKER_SOURCES, RULES, analyze
 from .markers import Point, Test, decode
 from .parser import Events
 
@@ -121,14 +121,6 @@ class StreamingTable:
         for slot, cycles in self.interval_max.items():
             maxima[slot] = self._ns(cycles)
         return self.interval_cycles / self.clock_hz, maxima
-
-    def as_table(self):
-        """A :class:`SampleTable` look-alike of the histogram for :mod:`latscope.plots`:
-        one sample per histogram count at the bin's low edge."""
-        samples = np.repeat(np.arange(len(self.histogram), dtype=np.int64) * self.bin_width,
-                            self.histogram)
-        return SampleTable(self.name, self.clock_hz, samples, np.zeros(len(samples), np.int64),
-                           self.discarded, dict(self.parameters))
 
 
 _RULES_PER_TEST = {}

@@ -1,0 +1,341 @@
+"""sigrok and PulseView: the latscope protocol decoders (decoders/) under Debian's sigrok-cli,
+on exports of captures from the full-system simulation (``sim:soc``), must give every latency
+sample that ``latscope.analysis.analyze`` computes from the same capture; the marker decoder
+must read a plain logic-analyzer capture of the trace port; the live VCD stream must decode
+while the capture runs; PulseView must open an export with the decoders attached.
+
+Needs ``sigrok-cli`` (scripts/setup.sh installs it; its absence fails these tests). The
+PulseView test needs ``pulseview``, ``Xvfb`` and ``xwd`` and is skipped only when
+``pulseview`` is absent.
+"""
+
+import csv
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from latscope import sigrok_rules
+from latscope.analysis import analyze
+from latscope.capture_file import load_capture
+from latscope.export import Changes, Layout, export_capture, write_sr
+from latscope.markers import Point, Test, decode
+from latscope.protocol import Source
+from latscope.simulation import DEMO_IRQ, ROOT, SocSimulation, SuiteSettings, build_soc, \
+    capture_suite
+from latscope.stream import PULSEVIEW_BLOCK, stream_capture
+
+DECODERS = ROOT / "decoders"
+BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-sigrok"
+SAMPLES = 20
+#: The rows of latscope_latency and the tables each holds.
+ROWS = {"il": "IL-", "idl": "IDL-", "tsl": "TSL-"}
+
+
+def sigrok_env():
+    return dict(os.environ, SIGROKDECODE_DIR=str(DECODERS))
+
+
+def sigrok_cli(*args, stdin=None):
+    """Runs sigrok-cli with the repository's decoders; returns its stdout."""
+    result = subprocess.run(["sigrok-cli", *map(str, args)], capture_output=True, text=True,
+                            env=sigrok_env(), stdin=stdin, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "srd: " not in result.stderr, result.stderr
+    return result.stdout
+
+
+def decoder_stack(layout, sample_delay=0):
+    channels = ":".join(f"{decoder}={signal}" for decoder, signal in layout.decoder_channels())
+    return f"latscope_marker:sample_delay={sample_delay}:{channels},latscope_latency"
+
+
+def csv_samples(text, origin):
+    """(table, start cycle, cycles) of latscope_latency's CSV output."""
+    rows = list(csv.DictReader(text.splitlines()))
+    return sorted((row["table"], int(row["start_sample"]) + origin, int(row["samples"]))
+                  for row in rows)
+
+
+def analyze_samples(capture):
+    tables = analyze(capture.events, capture.clock_hz)
+    return tables, sorted((name, int(start), int(cycles)) for name, table in tables.items()
+                          for start, cycles in zip(table.starts, table.samples))
+
+
+def suite_capture(tmp_path, marker, *, samples=SAMPLES, tests="all", cflags="", truth=False):
+    settings = SuiteSettings(marker=marker, samples=samples, tests=tests, cflags=cflags)
+    build = build_soc(settings, build_dir=BUILD_DIR)
+    path = tmp_path / f"{marker}.lsc"
+    truth_path = tmp_path / f"{marker}.truth" if truth else None
+    run = capture_suite(build, DEMO_IRQ, output=path, truth=truth_path, timeout=300)
+    assert run.exit_code == 0, run.console[-3000:]
+    return load_capture(path), truth_path, build
+
+
+@pytest.fixture(scope="module", params=["gpio", "bus"])
+def suite_run(request, tmp_path_factory):
+    """The whole suite (every test, a few samples each) on the simulated SoC, markers on
+    the GPIO trace port or the bus window."""
+    tmp = tmp_path_factory.mktemp(f"sigrok-{request.param}")
+    capture, truth, build = suite_capture(tmp, request.param, truth=True)
+    return request.param, capture, truth, build, tmp
+
+
+def test_generated_tables_are_current():
+    assert sigrok_rules.stale(DECODERS) == [], \
+        "run: python -m latscope.sigrok_rules --write"
+
+
+@pytest.mark.parametrize("fmt", ["sr", "vcd"])
+def test_decoders_give_every_sample_of_analyze(suite_run, fmt):
+    marker, capture, _, _, tmp = suite_run
+    out = tmp / f"export.{fmt}"
+    info = export_capture(capture, **{fmt: out})
+    layout = Layout.for_capture(capture.metadata)
+    source = ["-i", out] if fmt == "sr" else ["-I", "vcd", "-i", out]
+    decoded = sigrok_cli(*source, "-P", decoder_stack(layout), "-B", "latscope_latency=csv")
+
+    tables, expected = analyze_samples(capture)
+    # Every table of the suite (23, docs/tests.md), each with samples.
+    assert len(tables) == 23 and all(len(t.samples) for t in tables.values()), \
+        {name: len(t.samples) for name, t in tables.items()}
+    assert csv_samples(decoded, info.origin) == expected
+
+    # Meta output: the last count of each row is the number of its samples.
+    meta = sigrok_cli(*source, "-P", decoder_stack(layout), "-M", "latscope_latency")
+    last = dict(re.findall(r"(\w+) samples: (\d+)", meta))
+    for row, prefix in ROWS.items():
+        count = sum(len(t.samples) for name, t in tables.items() if name.startswith(prefix))
+        assert int(last[row.upper()]) == count, row
+
+
+def test_decoders_discard_pairs_across_a_loss(tmp_path):
+    """The IL-a thread marks every 4 polls: more markers than the link carries, the FIFO
+    overflows and the appliance reports LOSS records; pairs across one are discarded."""
+    capture, _, _ = suite_capture(tmp_path, "gpio", samples=60, tests="IL_A",
+                                  cflags="-DSUITE_IL_HEARTBEAT=4u")
+    assert capture.parser_stats.lost_total > 0
+    out = tmp_path / "lossy.sr"
+    info = export_capture(capture, sr=out)
+    layout = Layout.for_capture(capture.metadata)
+    stack = decoder_stack(layout)
+    tables, expected = analyze_samples(capture)
+    discarded = sum(table.discarded for table in tables.values())
+    assert discarded > 0 and expected
+
+    assert csv_samples(sigrok_cli("-i", out, "-P", stack, "-B", "latscope_latency=csv"),
+                       info.origin) == expected
+    lines = sigrok_cli("-i", out, "-P", stack, "-A", "latscope_latency=discarded").splitlines()
+    assert len(lines) == discarded
+
+
+def truth_lines(path):
+    for line in Path(path).read_text().splitlines():
+        if not line.startswith("#"):
+            cycle, kind, *fields = line.split()
+            yield int(cycle), kind, fields
+
+
+def test_plain_logic_analyzer_capture(suite_run):
+    """The trace port as a 16-channel logic analyzer (fx2lafw) at 24 MHz sees it: data bits
+    0..13 on D0..D13, the strobe on D14, the IRQ line on D15, sampled from the harness's
+    ground-truth log of the pins; saved by sigrok-cli as VCD (100 ps timescale) and decoded
+    with latscope_marker, sampling the data one analyzer sample after the strobe edge."""
+    marker, capture, truth, _, tmp = suite_run
+    if marker != "gpio":
+        pytest.skip("the bus window has no pins")
+    clock_hz, la_hz, delay = capture.clock_hz, 24_000_000, 1
+    # Pin words in analyzer samples: a change in cycle c is seen from sample
+    # ceil(c * la_hz / clock_hz) on. The first 5 ms of the suite.
+    end_cycle = 5 * clock_hz // 1000
+    word, stamps, words = 0, [], []
+    markers, irq_rises = [], []
+    for cycle, kind, fields in truth_lines(truth):
+        if cycle >= end_cycle:
+            break
+        sample = -(-cycle * la_hz // clock_hz)
+        if kind == "gpio":
+            pins = int(fields[0], 16)
+            if (pins >> 16) & 1 != (word >> 14) & 1:
+                markers.append((sample, pins & 0x3fff))
+            word = (word & ~0x7fff) | (pins & 0x3fff) | (((pins >> 16) & 1) << 14)
+        elif kind == "irq":
+            word = (word & ~(1 << 15)) | (int(fields[0]) << 15)
+            if int(fields[0]):
+                irq_rises.append(sample)
+        else:
+            continue
+        if stamps and stamps[-1] == sample:
+            words[-1] = word
+        else:
+            stamps.append(sample)
+            words.append(word)
+    samples = -(-end_cycle * la_hz // clock_hz)
+    la_sr, la_vcd = tmp / "analyzer.sr", tmp / "analyzer.vcd"
+    write_sr(la_sr, [f"D{n}" for n in range(16)],
+             Changes(np.array(stamps, np.int64), np.array(words, np.uint64)), la_hz,
+             origin=0, samples=samples)
+    sigrok_cli("-i", la_sr, "-O", "vcd", "-o", la_vcd)
+    header = la_vcd.read_text()[:2000]
+    timescale_ps = int(re.search(r"\$timescale (\d+) ps", header).group(1))
+    per_sample = 10**12 / timescale_ps / la_hz      # VCD samples per analyzer sample
+
+    channels = ":".join([f"d{n}=D{n}" for n in range(14)] + ["strobe=D14", "irq=D15"])
+    text = sigrok_cli("-I", "vcd", "-i", la_vcd, "-P",
+                      f"latscope_marker:sample_delay={round(delay * per_sample)}:{channels}",
+                      "--protocol-decoder-samplenum", "-A",
+                      "latscope_marker=start:end:isr-entry:isr-exit:t1:t2:thread:param:"
+                      "irq-assert")
+    decoded, irq = {}, []
+    for start, _, label in re.findall(r"^(\d+)-(\d+) latscope_marker-1: (.*)$", text, re.M):
+        at = round(int(start) / per_sample)
+        if label == "IRQ asserted":
+            irq.append(at)
+        else:
+            decoded[at] = int(re.search(r"\(0x([0-9a-f]{4})\)", label).group(1), 16)
+
+    # A marker shows if its strobe edge falls between two analyzer samples of its own and
+    # its data holds until the sample after; those must all be decoded, exactly.
+    readable = [(at, value) for (prev, _), (at, value), (after, _)
+                in zip([(-9, 0)] + markers, markers, markers[1:] + [(1 << 62, 0)])
+                if prev < at and after > at + delay]
+    assert len(readable) > 100
+    assert all(decoded.get(at) == value for at, value in readable)
+    # Every decoded marker is a real strobe edge (no invented marker).
+    assert set(decoded) <= {at for at, _ in markers}
+    assert irq == irq_rises and len(irq) > 10
+
+
+def test_live_stream_decodes_while_the_capture_runs(suite_run, tmp_path):
+    """``latscope stream`` into ``sigrok-cli -i - -I vcd``, padded for PulseView: the samples
+    of the live stream are those of analyze on the capture written alongside, and the first
+    ones come out while the simulation still runs."""
+    marker, capture, _, build, _ = suite_run
+    if marker != "gpio":
+        pytest.skip("one live run is enough")
+    layout = Layout.for_capture(capture.metadata)
+    reader = subprocess.Popen(
+        ["stdbuf", "-oL", "sigrok-cli", "-i", "-", "-I", "vcd", "-P", decoder_stack(layout),
+         "-B", "latscope_latency=csv"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=sigrok_env())
+    lines, first_line_at = [], []
+
+    def read():
+        for line in reader.stdout:
+            if not first_line_at and line.startswith(b"IL"):
+                first_line_at.append(time.monotonic())
+            lines.append(line.decode())
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    capture_path = tmp_path / "live.lsc"
+    live = stream_capture(SocSimulation(build), reader.stdin, irq=DEMO_IRQ,
+                          block=PULSEVIEW_BLOCK, capture=capture_path)
+    stream_ended = time.monotonic()
+    reader.stdin.close()
+    assert reader.wait(timeout=120) == 0, reader.stderr.read().decode()
+    thread.join()
+
+    capture = load_capture(capture_path)
+    _, expected = analyze_samples(capture)
+    assert len(expected) > 200
+    assert csv_samples("".join(lines), live.origin) == expected
+    assert first_line_at and first_line_at[0] < stream_ended - 1.0
+
+
+# --- PulseView ------------------------------------------------------------------------------
+
+def xwd_to_png(xwd, png):
+    """A 24/32-bit TrueColor X window dump (xwd -root) as a PNG file."""
+    data = Path(xwd).read_bytes()
+    header = struct.unpack(">25I", data[:100])
+    header_size, width, height = header[0], header[4], header[5]
+    byte_order, bits_per_pixel, bytes_per_line, ncolors = (header[7], header[11], header[12],
+                                                           header[19])
+    assert bits_per_pixel == 32, bits_per_pixel
+    pixels = np.frombuffer(data, np.uint8, bytes_per_line * height, header_size + 12 * ncolors)
+    pixels = pixels.reshape(height, bytes_per_line)[:, :width * 4].reshape(height, width, 4)
+    rgb = pixels[:, :, [2, 1, 0]] if byte_order == 0 else pixels[:, :, [1, 2, 3]]
+
+    def chunk(kind, body):
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body)))
+
+    raw = b"".join(b"\0" + row.tobytes() for row in np.ascontiguousarray(rgb))
+    Path(png).write_bytes(b"\x89PNG\r\n\x1a\n"
+                          + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+                          + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+    return rgb
+
+
+@pytest.fixture
+def xserver(tmp_path):
+    """A virtual X display (Xvfb); its number."""
+    read_fd, write_fd = os.pipe()
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0",
+                               "1600x1000x24", "-nolisten", "tcp"], pass_fds=(write_fd,),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write_fd)
+    with os.fdopen(read_fd) as pipe:
+        display = pipe.readline().strip()
+    assert display, "Xvfb did not start"
+    yield f":{display}"
+    server.send_signal(signal.SIGTERM)
+    server.wait(timeout=10)
+
+
+@pytest.mark.skipif(shutil.which("pulseview") is None, reason="pulseview is not installed")
+def test_pulseview_opens_an_export_with_the_decoders(suite_run, xserver, tmp_path):
+    """PulseView 0.4.2 opens OUT.sr, finds OUT.pvs beside it and runs the decoder stack; the
+    screenshot (an artifact: pulseview.png in this test's tmp_path) shows the IL and IDL rows
+    with the first IL-a-1 and IDL-a-1 samples."""
+    marker, capture, _, _, _ = suite_run
+    if marker != "gpio":
+        pytest.skip("one screenshot is enough")
+    tables = analyze(capture.events, capture.clock_hz)
+    # From the IL_A test's START marker to just after its first IDL sample.
+    events = capture.events.of(Source.MARKER)
+    test, point, _ = decode(events.value.astype(np.int64))
+    start = int(events.stamp[(test == Test.IL_A) & (point == Point.START)][0]) - 64
+    first_idl = tables["IDL-a-1"]
+    stop = int(first_idl.starts[0] + first_idl.samples[0]) + 400
+    export = tmp_path / "il_a.sr"
+    export_capture(capture, sr=export, start=start, stop=stop)
+    home = tmp_path / "home"
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    env = dict(sigrok_env(), DISPLAY=xserver, HOME=str(home), XDG_RUNTIME_DIR=str(runtime),
+               QT_QPA_PLATFORM="xcb")
+    log = tmp_path / "pulseview.log"
+    with open(log, "w") as out:
+        viewer = subprocess.Popen(["pulseview", "-geometry", "1600x1000+0+0", str(export)],
+                                  stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while "Acquisition took" not in log.read_text() and time.monotonic() < deadline:
+            assert viewer.poll() is None, log.read_text()
+            time.sleep(0.5)
+        time.sleep(3)              # decoding and drawing after the data is in
+        shot = tmp_path / "pulseview.xwd"
+        subprocess.run(["xwd", "-root", "-silent", "-out", str(shot)], env=env, check=True)
+        rgb = xwd_to_png(shot, tmp_path / "pulseview.png")
+    finally:
+        viewer.terminate()
+        viewer.wait(timeout=10)
+    text = log.read_text()
+    print(f"screenshot: {tmp_path / 'pulseview.png'}")
+    assert "Acquisition took" in text, text
+    assert '"latscope"' in text, text           # the decode signal of il_a.pvs exists
+    assert "Decoder reported an error" not in text and "Traceback" not in text, text
+    assert len(np.unique(rgb.reshape(-1, 3), axis=0)) > 20      # a drawn window
