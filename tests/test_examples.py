@@ -50,3 +50,28 @@ def test_compare_cpus(tmp_path):
     assert lite["diff"]["avg_ns"] == pytest.approx(averages["VexRiscv_Lite"]
                                                    - averages["VexRiscv_IMAC"])
     assert (tmp_path / "IL-a-1.compare.png").exists() and "IL-a-1" in out
+
+
+def test_api_until_samples(tmp_path):
+    """``capture(until_samples=...)`` ends the capture once the live statistics count that
+    many samples, long before the suite would end; the file then holds what was captured
+    and the API's tables are those of ``analyze``."""
+    import latscope
+    from latscope.api import CaptureResult
+
+    suite = latscope.SuiteSettings(cpu="VexRiscv_Lite", samples=400, tests="IL_A")
+    progress = []
+    with latscope.open("sim:soc", suite=suite) as dev:
+        dev.configure_irq(period=5000, jitter_mask=0xff, width=100)
+        cap = dev.capture(until_samples=("IL-a-1", 40), timeout=300,
+                          output=tmp_path / "run.lsc",
+                          on_progress=lambda live, events: progress.append(events))
+        assert dev.simulation.exit_code is None          # the suite was still running
+    live = cap.live.tables["IL-a-1"].count
+    assert 40 <= live < 400 and progress == sorted(progress)
+    again = CaptureResult.load(tmp_path / "run.lsc")
+    table = again.tables()["IL-a-1"]
+    assert len(table.samples) == live
+    row = next(row for row in again.rows() if row["name"] == "IL-a-1")
+    assert row["max_ns"] == table.stats()["max_ns"] == cap.live.tables["IL-a-1"].stats()["max_ns"]
+    assert again.results()["irq"]["period"] == 5000

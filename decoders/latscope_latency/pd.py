@@ -64,7 +64,8 @@ class Decoder(srd.Decoder):
     def reset(self):
         self.samplerate = None
         self.windows = []
-        self.last_loss = None              # sample of the latest LOSS event
+        self.loss_since = None             # start of the open loss span (LOSS high)
+        self.loss_ended = None             # end of the latest closed loss span
         self.counts = dict.fromkeys(ROWS, 0)
         self.header_sent = False
 
@@ -107,6 +108,12 @@ class Decoder(srd.Decoder):
         window.samples += 1
         self.put(ss, es, self.out_meta[row], self.counts[row])
 
+    def lossy(self, a, b):
+        '''Whether a loss span starts before B and ends after A (spans do not overlap and
+        come in order, so the open one and the latest closed one are all that matter).'''
+        return ((self.loss_since is not None and self.loss_since < b)
+                or (self.loss_ended is not None and self.loss_ended > a))
+
     def event(self, window, kind, ss):
         '''Event ``kind`` ('irq' or a marker point) at sample ``ss`` inside ``window``:
         it ends the pending sample of the rules whose B it is, then starts a new one for
@@ -114,7 +121,7 @@ class Decoder(srd.Decoder):
         for index, rule in enumerate(window.rules):
             a = window.pending[index]
             if rule[3] == kind and a is not None and ss > a:
-                if self.last_loss is not None and self.last_loss > a:
+                if self.lossy(a, ss):
                     self.put(a, ss, self.out_ann,
                              [A_DISCARDED, ['%s: events lost in between' % rule[1], 'lost']])
                 else:
@@ -133,7 +140,10 @@ class Decoder(srd.Decoder):
     def decode(self, ss, es, data):
         kind, payload = data
         if kind == 'LOSS':
-            self.last_loss = ss
+            if payload:
+                self.loss_since = ss
+            else:
+                self.loss_since, self.loss_ended = None, ss
         elif kind == 'IRQ':
             if payload:
                 for window in self.windows:

@@ -8,9 +8,10 @@ data lines D0..D15 and toggles the strobe line in the same store. This decoder
 takes a marker on every strobe edge (rising or falling), samples the data lines
 'sample_delay' samples after the edge (to tolerate skew between the lines) and
 shows each marker's value and meaning (test, point, argument), as defined in
-latscope's docs/markers.md. It also shows the edges of the IRQ line, of the
-optional edge channels and of latscope's 'loss' channel, and passes all of them
-on to stacked decoders (latscope_latency).
+latscope's docs/markers.md. It also shows the edges of the IRQ line and of the
+optional edge channels, the spans of latscope's 'loss' channel (high where the
+appliance may have lost events), and passes all of them on to stacked decoders
+(latscope_latency).
 
 It works on a latscope export (latscope export --sr/--vcd, sample delay 0: the
 export holds each marker's data from its strobe edge on) and on a plain logic
@@ -23,7 +24,8 @@ MARKER, IRQ, EDGE):
  - ['MARKER', [value, test, point, arg]]   ss = strobe edge
  - ['IRQ', asserting]                       1 = asserting edge, 0 = releasing
  - ['EDGE', [channel, level]]
- - ['LOSS', None]                           latscope lost events here
+ - ['LOSS', level]                          1: a span in which latscope may have lost
+                                            events begins, 0: it ends
 '''
 
 from .pd import Decoder

@@ -36,7 +36,7 @@ def _channels():
                  for n in range(MARKER_BITS))
     others = (
         {'id': 'irq', 'name': 'IRQ', 'desc': 'Interrupt request line into the DUT'},
-        {'id': 'loss', 'name': 'LOSS', 'desc': 'latscope export: toggles where events were lost'},
+        {'id': 'loss', 'name': 'LOSS', 'desc': 'latscope export: high where events may be lost'},
     )
     edges = tuple({'id': 'e%d' % n, 'name': 'E%d' % n, 'desc': 'Edge channel %d' % n}
                   for n in range(EDGE_CHANNELS))
@@ -104,6 +104,7 @@ class Decoder(srd.Decoder):
         # is put when either comes: [ss, annotation, deadline sample] or None.
         self.shown = None
         self.samplerate = None
+        self.loss_since = None             # start of the LOSS span being shown
 
     def metadata(self, key, value):
         if key == srd.SRD_CONF_SAMPLERATE:
@@ -139,8 +140,13 @@ class Decoder(srd.Decoder):
                          [A_EDGE, ['E%d %s' % (channel, arrow), 'E%d' % channel]])
                 self.put(ss, es, self.out_python, ['EDGE', [channel, level]])
             else:
-                self.put(ss, es, self.out_ann, [A_LOSS, ['Events lost', 'Loss', 'L']])
-                self.put(ss, es, self.out_python, ['LOSS', None])
+                if payload:
+                    self.loss_since = ss
+                elif self.loss_since is not None:
+                    self.put(self.loss_since, ss, self.out_ann,
+                             [A_LOSS, ['Events may be lost in here', 'Loss', 'L']])
+                    self.loss_since = None
+                self.put(ss, es, self.out_python, ['LOSS', payload])
 
     def show_marker(self, until):
         '''Puts the open marker annotation, ending at ``until`` or at its deadline.'''
@@ -169,6 +175,8 @@ class Decoder(srd.Decoder):
         watched += [channel for _, channel in edges]
         conditions = [{channel: 'e'} for channel in watched]
         queue = self.queue
+        if present[LOSS] and pins[LOSS]:
+            queue.append([0, 'LOSS', 1, None])     # a loss span began before the capture
         self.hold = max(1, int(HOLD_SECONDS * self.samplerate)) if self.samplerate else 1000
 
         while True:
@@ -192,7 +200,7 @@ class Decoder(srd.Decoder):
                 if not matched:
                     continue
                 if channel == LOSS:
-                    queue.append([now, 'LOSS', None, None])
+                    queue.append([now, 'LOSS', pins[LOSS], None])
                 elif channel == STROBE:
                     if any(entry[3] is not None for entry in queue):
                         self.warn('Strobe edge before the previous marker was sampled')

@@ -9,12 +9,18 @@ bits   channels     level
 0..15  D0 .. D15    data of the last marker (trace port or bus window, low 16 bits)
 16     STB          toggles at every marker, in the cycle of its stamp
 17     IRQ          1 while the IRQ generator's output is asserted (whatever its polarity)
-18     LOSS         toggles where the appliance reported lost events (LOSS records)
+18     LOSS         high where events may have been lost (below)
 19..   E0 .. En-1   edge channels, as captured
 ====== ============ =============================================================
 
 So the ``latscope_marker`` decoder (sample delay 0) sees every marker at its stamp and
 ``latscope_latency`` pairs them exactly as :func:`latscope.analysis.analyze` does.
+
+LOSS is high over the spans in which :func:`latscope.analysis.analyze` takes events to be
+possibly lost (its ``_lossy_spans``, the one definition): from the previous event of the
+source that lost events to the LOSS record that reports them, high from the span's first
+cycle up to (not including) its last; high at sample 0 if the span began before. A sample
+(A, B) is discarded when such a span starts before B and ends after A.
 
 A level can only show an edge if it changes. Where a capture has an IRQ or edge event that
 does not change the level (its opposite edge was lost: the appliance reports a LOSS there),
@@ -35,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .analysis import _lossy_spans      # the one definition of where events may be lost
 from .protocol import Source
 
 __all__ = ["Layout", "LevelTracker", "Changes", "ExportInfo", "ExportError", "export_capture",
@@ -124,10 +131,12 @@ class ExportInfo:
 class LevelTracker:
     """Turns events into sample-word changes, batch by batch.
 
-    ``feed(events)`` returns the :class:`Changes` of every event up to ``holdback`` cycles
-    before the latest stamp seen; events of different sources can arrive a few cycles out
-    of stamp order (pin-latency correction), so the newest ones wait for the next batch.
-    ``finish()`` returns the rest."""
+    ``feed(events)`` (events in stream order) returns the :class:`Changes` of every event up
+    to ``holdback`` cycles before the latest stamp seen; events of different sources can
+    arrive a few cycles out of stamp order (pin-latency correction), so the newest ones wait
+    for the next batch. ``finish()`` returns the rest. Fed all at once (``final=True``) the
+    result is exact; fed in pieces (a live stream), a loss span that begins before what was
+    already returned starts at the first cycle not yet returned (``loss_clamped``)."""
 
     def __init__(self, layout, *, holdback=64):
         self.layout = layout
@@ -139,27 +148,50 @@ class LevelTracker:
         self.markers_dropped = 0
         self.edges_stretched = 0
         self.edges_dropped = 0
+        self.loss_clamped = 0
         self._held = (np.empty(0, np.int64), np.empty(0, np.uint8), np.empty(0, np.int64))
+        self._last_of_source = {}           # source -> stamp of its last event (stream order)
+        self._rises = np.empty(0, np.int64)     # loss spans not yet shown: their starts
+        self._falls = np.empty(0, np.int64)     # ... and ends
+        self._loss_open = 0                 # loss spans shown as started, not yet ended
+
+    def _note_losses(self, events):
+        """Adds the loss spans of new events (stream order) to the pending ones; a source's
+        previous event may be in an earlier batch: it goes in front as a stand-in."""
+        known = [(stamp, source) for source, stamp in self._last_of_source.items()]
+        stamp = np.concatenate([np.array([k[0] for k in known], np.int64),
+                                events.stamp.astype(np.int64)])
+        source = np.concatenate([np.array([k[1] for k in known], np.uint8), events.source])
+        value = np.concatenate([np.zeros(len(known), np.int64), events.value.astype(np.int64)])
+        low, high = _lossy_spans(stamp, source, value, None)
+        self._rises = np.concatenate([self._rises, low])
+        self._falls = np.concatenate([self._falls, high])
+        for n in np.unique(events.source).tolist():
+            if n != Source.LOSS:
+                self._last_of_source[n] = int(events.stamp[events.source == n][-1])
 
     def feed(self, events, final=False):
+        if len(events):
+            self._note_losses(events)
         stamp = np.concatenate([self._held[0], events.stamp.astype(np.int64)])
         source = np.concatenate([self._held[1], events.source])
         value = np.concatenate([self._held[2], events.value.astype(np.int64)])
         order = np.argsort(stamp, kind="stable")
         stamp, source, value = stamp[order], source[order], value[order]
         if final or not len(stamp):
-            ready = len(stamp)
+            ready, cut = len(stamp), np.iinfo(np.int64).max
         else:
-            ready = int(np.searchsorted(stamp, stamp[-1] - self.holdback, side="right"))
+            cut = stamp[-1] - self.holdback
+            ready = int(np.searchsorted(stamp, cut, side="right"))
         self._held = (stamp[ready:], source[ready:], value[ready:])
-        return self._changes(stamp[:ready], source[:ready], value[:ready])
+        return self._changes(stamp[:ready], source[:ready], value[:ready], cut)
 
     def finish(self):
         return self.feed(_no_events(), final=True)
 
     # --- internals ----------------------------------------------------------------------
 
-    def _changes(self, stamp, source, value):
+    def _changes(self, stamp, source, value, cut):
         if self.last_stamp is not None and len(stamp) and stamp[0] <= self.last_stamp:
             # Out of order by more than the holdback: show it in the next cycle.
             stamp = np.maximum(stamp, self.last_stamp + 1)
@@ -174,9 +206,7 @@ class LevelTracker:
         strobe = ((self.word >> STROBE_BIT) + np.arange(1, len(m_stamp) + 1)) & 1
         groups.append((m_stamp, (1 << (STROBE_BIT + 1)) - 1, m_value | (strobe << STROBE_BIT)))
 
-        l_stamp = np.unique(stamp[source == Source.LOSS])
-        loss = ((self.word >> LOSS_BIT) + np.arange(1, len(l_stamp) + 1)) & 1
-        groups.append((l_stamp, 1 << LOSS_BIT, loss << LOSS_BIT))
+        groups.append(self._loss_level(cut))
 
         is_irq = source == Source.IRQ
         groups.append(self._levels(IRQ_BIT, stamp[is_irq], value[is_irq] & 1, never=1))
@@ -184,6 +214,33 @@ class LevelTracker:
             is_edge = source == Source.EDGE0 + n
             groups.append(self._levels(EDGE_BIT + n, stamp[is_edge], value[is_edge] & 1))
         return self._merge(groups)
+
+    def _loss_level(self, cut):
+        """Changes of the LOSS channel: high while a loss span is open (spans that touch
+        are one); the span starts and ends up to ``cut`` are due."""
+        rises, falls = self._rises[self._rises <= cut], self._falls[self._falls <= cut]
+        self._rises, self._falls = self._rises[self._rises > cut], self._falls[self._falls > cut]
+        if self.last_stamp is None:
+            # Nothing shown yet: spans that began before the first event start high.
+            before = rises == np.iinfo(np.int64).min
+            self._loss_open += int(np.count_nonzero(before))
+            rises = rises[~before]
+            if self._loss_open:
+                self.word |= 1 << LOSS_BIT
+                self.initial = self.word
+        else:
+            early = rises <= self.last_stamp
+            self.loss_clamped += int(np.count_nonzero(early))
+            rises = np.where(early, self.last_stamp + 1, rises)
+        points = np.concatenate([rises, falls])
+        step = np.concatenate([np.ones(len(rises), np.int64), -np.ones(len(falls), np.int64)])
+        order = np.lexsort((-step, points))            # at one stamp, starts before ends
+        points, open_spans = points[order], self._loss_open + np.cumsum(step[order])
+        if len(points):
+            self._loss_open = int(open_spans[-1])
+        last = np.append(points[1:] != points[:-1], True)  # the level after each stamp
+        level = (open_spans[last] > 0).astype(np.int64)
+        return points[last], 1 << LOSS_BIT, level << LOSS_BIT
 
     def _levels(self, bit, stamp, level, never=None):
         """Changes of a 1-bit channel. A level equal to the previous one gets the opposite
