@@ -19,9 +19,17 @@ overflows: every event the host got is a true one, every missing one is counted 
 record of its source, and every sample the host computed is a true sample (a pair with a
 loss between it is discarded, never wrong).
 
-Builds the appliance-enabled simulator (about 40 s the first time) and the suite.
+Last, ``latscope analyze`` prints the same tables from the capture file (text, CSV, JSON).
+
+Builds the appliance-enabled simulator (20-40 s the first time) and the suite; the runs
+themselves take about 15 s.
 """
 
+import csv
+import io
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -189,3 +197,32 @@ def test_losses_are_counted_never_wrong(tmp_path):
                            for start, sample in got.items()), name
         assert len(got) < len(truth_samples), name
     assert host["IL-a-1"].discarded + host["IDL-a-1"].discarded > 0
+
+
+def test_analyze_command_prints_the_tables(exact_run):
+    """`latscope analyze` on the capture file: the same tables, as text, CSV and JSON."""
+    _, run, truth = exact_run
+    true = analyze(truth, run.identity.clock_hz)
+
+    def analyze_command(*options):
+        result = subprocess.run([sys.executable, "-m", "latscope.cli", "analyze",
+                                 str(run.capture_path), *options],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    document = json.loads(analyze_command("--format", "json"))
+    assert document["integrity"]["lost_events"] == 0
+    rows = {row["name"]: row for row in document["tables"]}
+    assert set(rows) == set(true)
+    for name, table in true.items():
+        ns = table.samples * 1e9 / run.identity.clock_hz
+        assert rows[name]["samples"] == len(ns)
+        assert rows[name]["min_ns"] == ns.min() and rows[name]["max_ns"] == ns.max()
+        assert rows[name]["avg_ns"] == pytest.approx(ns.mean())
+        assert rows[name]["p99_ns"] == pytest.approx(np.percentile(ns, 99))
+    csv_rows = list(csv.DictReader(io.StringIO(analyze_command("--format", "csv"))))
+    assert [row["name"] for row in csv_rows] == [row["name"] for row in document["tables"]]
+    assert all(int(row["samples"]) == rows[row["name"]]["samples"] for row in csv_rows)
+    text = analyze_command()
+    assert "IDL-b-128" in text and "p99.9 (ns)" in text and "lost 0 events" in text

@@ -61,10 +61,25 @@ class EventEncoder(wiring.Component):
         based = Signal()                        # a SYNC has been sent since start
         segment_events = Signal(range(SEGMENT_MAX_EVENTS + 1))
         age = Signal(range(self._flush_after + 1))   # cycles since the segment's first event
+        aged = Signal()                         # age == flush_after
+        in_segment = Signal()                   # segment_events != 0
 
+        # `delta` (= entry.stamp - base) is computed in the cycles after the entry is loaded,
+        # low half then high half with a registered borrow, then whether it is too far for an
+        # event record (`phase` 3, 2, 1), before any record of the entry is offered; a record
+        # sent leaves delta 0 and goes back to `phase` 1. That is exact: while an entry is loaded, `base`
+        # only changes by a record of that entry being sent, which makes it the entry's stamp
+        # (delta 0), and flush SYNCs (which keep `base`) are sent only while no entry is
+        # loaded. So no wide subtraction lies on the path to the record and the SYNC decision;
+        # the three cycles cost nothing, the link is far slower than the encoder.
         delta = Signal(STAMP_BITS)
-        m.d.comb += delta.eq(entry.stamp - base)
-        need_sync = ~based | (segment_events == SEGMENT_MAX_EVENTS) | (delta >> DELTA_BITS != 0)
+        borrow = Signal()
+        phase = Signal(range(4))
+        low = Signal(DELTA_BITS + 1)
+        m.d.comb += low.eq(entry.stamp[:DELTA_BITS] - base[:DELTA_BITS])
+        too_far = Signal()                      # delta >= 2 ** DELTA_BITS
+        full = Signal()                         # segment_events == SEGMENT_MAX_EVENTS
+        need_sync = ~based | full | too_far     # all three from flip-flops
 
         record = self.records.payload
         sent = self.records.valid & self.records.ready
@@ -73,9 +88,9 @@ class EventEncoder(wiring.Component):
         source_list = list(self._sources)
         event_source = Signal(4)
         event_value = Signal(64)
-        lowest = Signal(len(source_list))
-        m.d.comb += lowest.eq(pending & -pending)     # isolates the lowest set bit
-        with m.Switch(lowest):
+        lowest_now = Signal(len(source_list))
+        m.d.comb += lowest_now.eq(pending & -pending)     # isolates the lowest set bit
+        with m.Switch(lowest_now):
             for index, source in enumerate(source_list):
                 with m.Case(1 << index):
                     m.d.comb += [
@@ -93,6 +108,11 @@ class EventEncoder(wiring.Component):
             for source in [Source.LOSS, *source_list]:
                 with m.Case(source):
                     m.d.comb += payload.eq(self._payload(m, source, delta, event_value))
+        # The next event record, registered in the cycle before it is offered (`phase` 1,
+        # which follows every load and every record sent), so that its selection and
+        # formatting are not on the path to the stream.
+        lowest = Signal.like(lowest_now)
+        event_record = Signal(record_layout)
 
         def send_sync(time_base):
             m.d.comb += [
@@ -105,26 +125,45 @@ class EventEncoder(wiring.Component):
                     base.eq(time_base),
                     based.eq(1),
                     segment_events.eq(0),
+                    in_segment.eq(0),
+                    full.eq(0),
                 ]
 
         with m.If(self.start):
-            m.d.sync += [based.eq(0), segment_events.eq(0)]
-        with m.Elif(based & (segment_events != 0) & ~loaded &
-                    ((self.stopping & ~self.entries.valid) | (age == self._flush_after))):
+            m.d.sync += [based.eq(0), segment_events.eq(0), in_segment.eq(0), full.eq(0)]
+        with m.Elif(based & in_segment & ~loaded &
+                    ((self.stopping & ~self.entries.valid) | aged)):
             send_sync(base)
+        with m.Elif(loaded & (phase == 3)):
+            m.d.sync += [delta[:DELTA_BITS].eq(low[:DELTA_BITS]), borrow.eq(low[DELTA_BITS]),
+                         phase.eq(2)]
+        with m.Elif(loaded & (phase == 2)):
+            m.d.sync += [delta[DELTA_BITS:].eq(entry.stamp[DELTA_BITS:] - base[DELTA_BITS:] - borrow),
+                         phase.eq(1)]
+        with m.Elif(loaded & (phase == 1)):
+            m.d.sync += [
+                too_far.eq(delta[DELTA_BITS:].any()),
+                lowest.eq(lowest_now),
+                event_record.source.eq(event_source),
+                event_record.payload.eq(payload),
+                phase.eq(0),
+            ]
         with m.Elif(loaded):
+            with m.If(sent):
+                m.d.sync += [delta.eq(0), too_far.eq(0), phase.eq(1)]
             with m.If(need_sync):
                 send_sync(entry.stamp)
             with m.Else():
                 m.d.comb += [
                     self.records.valid.eq(1),
-                    record.source.eq(event_source),
-                    record.payload.eq(payload),
+                    record.eq(event_record),
                 ]
                 with m.If(sent):
                     m.d.sync += [
                         base.eq(entry.stamp),
                         segment_events.eq(segment_events + 1),
+                        in_segment.eq(1),
+                        full.eq(segment_events == SEGMENT_MAX_EVENTS - 1),
                     ]
                     with m.If(pending_loss):
                         m.d.sync += pending_loss.eq(0)
@@ -138,14 +177,15 @@ class EventEncoder(wiring.Component):
             m.d.comb += self.entries.ready.eq(1)
             m.d.sync += [
                 entry.eq(self.entries.payload),
+                phase.eq(3),
                 loaded.eq(1),
                 pending.eq(self.entries.payload.present.as_value()),
                 pending_loss.eq(self.entries.payload.loss_valid),
             ]
 
         # The age of the open segment saturates at the limit until the flush is sent.
-        with m.If(segment_events == 0):
-            m.d.sync += age.eq(0)
-        with m.Elif(age != self._flush_after):
-            m.d.sync += age.eq(age + 1)
+        with m.If(~in_segment):
+            m.d.sync += [age.eq(0), aged.eq(0)]
+        with m.Elif(~aged):
+            m.d.sync += [age.eq(age + 1), aged.eq(age == self._flush_after - 1)]
         return m

@@ -54,7 +54,8 @@ class EventCapture(wiring.Component):
     100 MHz source lost with no room at all).
 
     ``clear`` (one cycle, e.g. on START) zeroes loss and status counters; it does not touch the
-    FIFO, which the encoder drains.
+    FIFO, which the encoder drains. The status counters (``events``, ``lost``, ``fifo_max``)
+    count a cycle's events one cycle later (registered for timing).
 
     With ``stamp_shift=1`` (DDR front ends, see :mod:`.ddr_edges`) the stamp counts half
     cycles: ``now * 2 + half``, where ``half`` (one bit per source, read with ``valid``) says an
@@ -107,6 +108,9 @@ class EventCapture(wiring.Component):
         ports = {source: getattr(self, source.name.lower()) for source in sources}
         counts = {source: Signal(LOSS_COUNT_BITS, name=f"lost_{source.name.lower()}")
                   for source in sources}
+        # `has_loss[s]` is `counts[s] != 0`, kept in a flip-flop so that the wide compares are
+        # off the path that picks the reported source and the events that may be written.
+        has_loss = {source: Signal(name=f"has_lost_{source.name.lower()}") for source in sources}
         incoming = {source: Signal(name=f"in_{source.name.lower()}") for source in sources}
         for source in sources:
             m.d.comb += incoming[source].eq(ports[source].valid & self.enable)
@@ -124,8 +128,8 @@ class EventCapture(wiring.Component):
         flushing = {source: Signal(name=f"flush_{source.name.lower()}") for source in sources}
         any_before = Const(0)
         for source in sources:
-            m.d.comb += flushing[source].eq(fifo.w_rdy & (counts[source] != 0) & ~any_before)
-            any_before = any_before | (counts[source] != 0)
+            m.d.comb += flushing[source].eq(fifo.w_rdy & has_loss[source] & ~any_before)
+            any_before = any_before | has_loss[source]
         with m.Switch(Cat(flushing[source] for source in sources)):
             for index, source in enumerate(sources):
                 with m.Case(1 << index):
@@ -142,31 +146,40 @@ class EventCapture(wiring.Component):
         for source in sources:
             # An event may go into the FIFO only if its source has no unreported loss, or if
             # that loss is reported in the same entry (ahead of it).
-            may_write = fifo.w_rdy & ((counts[source] == 0) | flushing[source])
+            may_write = fifo.w_rdy & (~has_loss[source] | flushing[source])
             m.d.comb += entry.present[source.name].eq(incoming[source] & may_write)
             dropped = incoming[source] & ~may_write
             lost_now.append(dropped)
             with m.If(self.clear):
-                m.d.sync += counts[source].eq(0)
+                m.d.sync += [counts[source].eq(0), has_loss[source].eq(0)]
             with m.Elif(dropped):
-                m.d.sync += counts[source].eq(saturating_increment(counts[source]))
+                m.d.sync += [counts[source].eq(saturating_increment(counts[source])),
+                             has_loss[source].eq(1)]
             with m.Elif(flushing[source]):
-                m.d.sync += counts[source].eq(0)
+                m.d.sync += [counts[source].eq(0), has_loss[source].eq(0)]
 
         written = Signal()
         m.d.comb += written.eq(fifo.w_rdy & ((entry.present.as_value() != 0) | entry.loss_valid))
         m.d.comb += fifo.w_en.eq(written)
 
         # Status: events accepted, events lost, FIFO high-water mark.
-        accepted = sum(entry.present[source.name] for source in sources)
-        dropped_now = sum(lost_now)
+        # A cycle's counts (and FIFO level) are taken one cycle later, from flip-flops, so the
+        # event decisions and the 32-bit adders are not one path; `clear` discards those of
+        # its own cycle and of the one before, exactly as if they were taken at once.
+        accepted = Signal(range(len(sources) + 1))
+        dropped_now = Signal(range(len(sources) + 1))
+        level = Signal.like(self.fifo_max)   # the FIFO's level (an adder's output), registered
         with m.If(self.clear):
-            m.d.sync += [self.events.eq(0), self.lost.eq(0), self.fifo_max.eq(0)]
+            m.d.sync += [self.events.eq(0), self.lost.eq(0), self.fifo_max.eq(0),
+                         accepted.eq(0), dropped_now.eq(0), level.eq(0)]
         with m.Else():
             m.d.sync += [
+                accepted.eq(sum(entry.present[source.name] for source in sources)),
+                dropped_now.eq(sum(lost_now)),
                 self.events.eq(self.events + accepted),
                 self.lost.eq(self.lost + dropped_now),
+                level.eq(fifo.level),
             ]
-            with m.If(fifo.level > self.fifo_max):
-                m.d.sync += self.fifo_max.eq(fifo.level)
+            with m.If(level > self.fifo_max):
+                m.d.sync += self.fifo_max.eq(level)
         return m

@@ -109,7 +109,6 @@ class IrqGenerator(wiring.Component):
         # Settings in force, captured at apply so ``config`` may change afterwards.
         period = Signal(32)
         jitter_mask = Signal(32)
-        width = Signal(32)
         one_shot = Signal()
         active_low = Signal()
 
@@ -118,23 +117,52 @@ class IrqGenerator(wiring.Component):
         m.d.comb += lfsr_next.eq(Cat((lfsr & row).xor() for row in _leap_rows()))
 
         asserted = Signal()          # logical output level, as the pin shows it
-        countdown = Signal(33)       # edge due at the end of the cycle in which this is 1
-        hold = Signal(32)            # release due at the end of the cycle in which this is 1
+        # An edge is due at the end of the cycle in which this is 1, or 2 before the first
+        # edge after an apply (`from_apply`): counting from the apply cycle, the first edge is
+        # I0 cycles away, so loading I0 and stopping one count early keeps an `interval - 1`
+        # subtraction off the draw path.
+        countdown = Signal(33)
+        from_apply = Signal()
+        # The release is due at the end of the cycle in which `hold` is 1 (the width, at least
+        # 1) or, for a pulse as long as the interval, in which `countdown` is 2: the cycle
+        # before the next asserting edge. That is W = min(max(width, 1), I1 - 1) without
+        # computing it from the interval just drawn.
+        hold = Signal(32)
+        min_width = Signal(32)       # max(width, 1), taken at apply
+        # `countdown == k` for k = 1, 2, 3 and `hold == 1`, kept in flip-flops alongside the
+        # counters (each updated from the value its counter takes), so no wide compare lies
+        # on the path from the counters to the pin and the draw.
+        countdown_is = {k: Signal(name=f"countdown_is_{k}") for k in (1, 2, 3)}
+        hold_is_1 = Signal()
+        min_width_is_1 = Signal()
 
         # One interval draw, shared by apply (new settings) and asserting edges (settings in
         # force): only one of the two can happen in a cycle.
         draw_period = Mux(self.apply, config.period, period)
         draw_mask = Mux(self.apply, config.jitter_mask, jitter_mask)
+        jitter = Signal(32)
         raw_interval = Signal(33)
+        # Whether the interval is 2 or 3 (or raw < MIN_INTERVAL = 2, made 2), decided from the
+        # summands beside the adder, not after it: both are small only if their bits above
+        # bit 1 are all 0, and then the sum is that of their two low bits.
+        small = Signal()
+        low_sum = Signal(3)
         interval = Signal(33)
         m.d.comb += [
-            raw_interval.eq(draw_period + (lfsr & draw_mask)),
-            interval.eq(Mux(raw_interval < MIN_INTERVAL, MIN_INTERVAL, raw_interval)),
+            jitter.eq(lfsr & draw_mask),
+            raw_interval.eq(draw_period + jitter),
+            small.eq(~draw_period[2:].any() & ~jitter[2:].any()),
+            low_sum.eq(draw_period[:2] + jitter[:2]),
+            interval.eq(Mux(small & (low_sum < MIN_INTERVAL), MIN_INTERVAL, raw_interval)),
         ]
-        # Width of the pulse that starts now: at least 1, and released before the next edge.
-        min_width = Mux(width == 0, 1, width)
-        pulse_width = Signal(32)
-        m.d.comb += pulse_width.eq(Mux(min_width < interval, min_width, interval - 1))
+
+        def load_countdown():
+            m.d.sync += [
+                countdown.eq(interval),
+                countdown_is[1].eq(0),                   # interval >= 2
+                countdown_is[2].eq(small & (low_sum <= 2)),
+                countdown_is[3].eq(small & (low_sum == 3)),
+            ]
 
         next_asserted = Signal()
         next_active_low = Signal()
@@ -144,27 +172,35 @@ class IrqGenerator(wiring.Component):
             m.d.sync += [
                 period.eq(config.period),
                 jitter_mask.eq(config.jitter_mask),
-                width.eq(config.width),
+                min_width.eq(Mux(config.width == 0, 1, config.width)),
+                min_width_is_1.eq(config.width <= 1),
                 one_shot.eq(config.flags.one_shot),
                 active_low.eq(config.flags.active_low),
                 self.enabled.eq(config.flags.enable),
             ]
             m.d.comb += [next_asserted.eq(0), next_active_low.eq(config.flags.active_low)]
             with m.If(config.flags.enable):
-                # Counting from the apply cycle itself: the edge is I0 cycles after it.
-                m.d.sync += [countdown.eq(interval - 1), lfsr.eq(lfsr_next)]
+                load_countdown()
+                m.d.sync += [from_apply.eq(1), lfsr.eq(lfsr_next)]
         with m.Elif(self.enabled):
-            m.d.sync += countdown.eq(countdown - 1)
+            m.d.sync += [
+                countdown.eq(countdown - 1),
+                countdown_is[1].eq(countdown_is[2]),
+                countdown_is[2].eq(countdown_is[3]),
+                countdown_is[3].eq(countdown == 4),
+            ]
             with m.If(asserted):
-                m.d.sync += hold.eq(hold - 1)
-                with m.If(hold == 1):
+                m.d.sync += [hold.eq(hold - 1), hold_is_1.eq(hold == 2)]
+                with m.If(hold_is_1 | countdown_is[2]):
                     m.d.comb += next_asserted.eq(0)
                     with m.If(one_shot):
                         m.d.sync += self.enabled.eq(0)
-            with m.Elif(countdown == 1):
+            with m.Elif(Mux(from_apply, countdown_is[2], countdown_is[1])):
                 m.d.comb += next_asserted.eq(1)
                 # Counting from the edge cycle (the next one): the next edge is I1 after it.
-                m.d.sync += [countdown.eq(interval), hold.eq(pulse_width), lfsr.eq(lfsr_next)]
+                load_countdown()
+                m.d.sync += [hold.eq(min_width), hold_is_1.eq(min_width_is_1),
+                             lfsr.eq(lfsr_next), from_apply.eq(0)]
 
         # Pin and event come from flip-flops loaded at the same clock edge: latency 0.
         m.d.sync += [

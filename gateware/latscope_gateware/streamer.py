@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out, connect, flipped
 from .encoder import EventEncoder
 from .event_capture import EventCapture
 from .records import RecordArbiter, RecordSerializer, record_layout
+from .stream_register import StreamRegister
 
 __all__ = ["EventStreamer"]
 
@@ -50,16 +51,25 @@ class EventStreamer(wiring.Component):
         m.submodules.encoder = encoder = self._encoder
         m.submodules.arbiter = arbiter = RecordArbiter()
         m.submodules.serializer = serializer = RecordSerializer()
+        # Register slices between the record stages, so that no combinational path runs from
+        # the encoder's delta and SYNC decision through the arbiter into the serializer.
+        # The FIFO's block-RAM output is slow (about 6 ns on ECP5): register it, too.
+        m.submodules.queued = queued = StreamRegister(self._capture.layout)
+        m.submodules.encoded = encoded = StreamRegister(record_layout)
+        m.submodules.merged = merged = StreamRegister(record_layout)
 
         for source in self._sources:
             name = source.name.lower()
             connect(m, flipped(getattr(self, name)), getattr(capture, name))
         if "half" in self.signature.members:
             m.d.comb += capture.half.eq(self.half)
-        connect(m, capture.entries, encoder.entries)
+        connect(m, capture.entries, queued.i)
+        connect(m, queued.o, encoder.entries)
         connect(m, flipped(self.replies), arbiter.priority)
-        connect(m, encoder.records, arbiter.other)
-        connect(m, arbiter.records, serializer.records)
+        connect(m, encoder.records, encoded.i)
+        connect(m, encoded.o, arbiter.other)
+        connect(m, arbiter.records, merged.i)
+        connect(m, merged.o, serializer.records)
         connect(m, serializer.bytes, flipped(self.bytes))
 
         m.d.comb += [

@@ -273,6 +273,9 @@ def cmd_export(args):
     except ExportError as error:
         raise UsageError(str(error)) from None
     print(f"wrote {', '.join(info.files)}: {info.summary()}", file=sys.stderr)
+    print(f"decode with: sigrok-cli -i {args.sr or args.vcd}"
+          f"{'' if args.sr else ' -I vcd'} -P {info.layout.decoder_stack()} "
+          f"-A latscope_latency", file=sys.stderr)
     return 0
 
 

@@ -81,8 +81,9 @@ def print_results(capture_path, run, built_s, total_s):
     suite = run.metadata["suite"]
     identity = run.identity
     irq = run.metadata["irq"]
+    pacing = f", {suite['pace']} cycles pacing" if suite["pace"] else ""
     print(f"\nlatscope demo: {suite['cpu']} running the test suite ({suite['marker']} markers, "
-          f"{suite['samples']} samples), appliance '{identity.board}' at "
+          f"{suite['samples']} samples{pacing}), appliance '{identity.board}' at "
           f"{identity.clock_hz / 1e6:g} MHz ({identity.resolution_ns:g} ns per stamp)")
     print(f"IRQ generator: every {irq['period']} + 0..{irq['jitter_mask']} cycles "
           f"({irq['period'] * 1e6 / identity.clock_hz:g} us), {irq['width']} cycles wide\n")

@@ -63,9 +63,6 @@ BLOCK_SAMPLES = 1 << 20
 #: Samples per zip entry of a session file (entries stay well below 4 GiB: no zip64).
 ENTRY_SAMPLES = 1 << 26
 
-#: Height in pixels of the D0..D15 traces in the PulseView setup (PulseView's default: 34).
-DATA_TRACE_HEIGHT = 12
-
 MARKER_DECODER = "latscope_marker"
 LATENCY_DECODER = "latscope_latency"
 
@@ -94,6 +91,11 @@ class Layout:
                 + [("irq", "IRQ"), ("loss", "LOSS")]
                 + [(f"e{n}", f"E{n}") for n in range(self.edge_count)])
 
+    def decoder_stack(self):
+        """sigrok-cli's ``-P`` argument for the latscope decoders on these signals."""
+        channels = ":".join(f"{decoder}={signal}" for decoder, signal in self.decoder_channels())
+        return f"{MARKER_DECODER}:sample_delay=0:{channels},{LATENCY_DECODER}"
+
 
 @dataclass
 class Changes:
@@ -107,6 +109,7 @@ class Changes:
 
 @dataclass
 class ExportInfo:
+    layout: Layout
     origin: int                 # cycle of sample 0
     samples: int                # samples written
     clock_hz: int
@@ -236,8 +239,9 @@ class LevelTracker:
         step = np.concatenate([np.ones(len(rises), np.int64), -np.ones(len(falls), np.int64)])
         order = np.lexsort((-step, points))            # at one stamp, starts before ends
         points, open_spans = points[order], self._loss_open + np.cumsum(step[order])
-        if len(points):
-            self._loss_open = int(open_spans[-1])
+        if not len(points):
+            return points, 1 << LOSS_BIT, points
+        self._loss_open = int(open_spans[-1])
         last = np.append(points[1:] != points[:-1], True)  # the level after each stamp
         level = (open_spans[last] > 0).astype(np.int64)
         return points[last], 1 << LOSS_BIT, level << LOSS_BIT
@@ -386,11 +390,9 @@ def write_pvs(path, sr_path, layout, *, scale=None, marker_options=None):
         lines += [f"channel{index}\\name={signal}",
                   f"channel{index}\\initial_pin_state=2",     # SRD_INITIAL_PIN_SAME_AS_SAMPLE0
                   f"channel{index}\\assigned_signal_name={signal}"]
-    # The main view: the data lines as thin traces, so the decoder rows fit on the screen.
     lines += ["", "[view0]"]
     if scale:
         lines.append(f"scale={scale!r}")
-    lines += [f"D{n}\\trace_height={DATA_TRACE_HEIGHT}" for n in range(DATA_BITS)]
     lines.append("")
     Path(path).write_text("\n".join(lines))
 
@@ -503,7 +505,7 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
         origin = start or 0
         end = stop if stop is not None else origin + 2 * MARGIN
     samples = max(end - origin, 1)
-    info = ExportInfo(origin, samples, clock_hz, len(changes), tracker.markers_dropped,
+    info = ExportInfo(layout, origin, samples, clock_hz, len(changes), tracker.markers_dropped,
                       tracker.edges_stretched, tracker.edges_dropped)
     if sr is not None:
         write_sr(sr, layout.names, changes, clock_hz, origin=origin, samples=samples,
