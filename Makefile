@@ -20,9 +20,13 @@ demo: setup
 test: setup
 	$(PYTHON) -m pytest -q
 
+# Benchmarks print their figures (bench/README.md); board_fmax.py is separate (slow).
 bench: setup
 	$(PYTHON) bench/parser_throughput.py
 	$(PYTHON) bench/link_efficiency.py
+	$(PYTHON) bench/analysis_speed.py
+	$(PYTHON) bench/marker_cost.py
+	$(PYTHON) bench/sim_speed.py
 
 clean:
 	rm -rf build sim/build .pytest_cache

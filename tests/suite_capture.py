@@ -22,8 +22,9 @@ from test_suite_native import SUITE, events_from_stores, read_native_dump
 NATIVE_CLOCK_HZ = 1_000_000_000
 
 
-def native_identity(board):
-    return {"version": 1, "clock_hz": NATIVE_CLOCK_HZ, "stamp_shift": 0, "marker_width": 16,
+def native_identity(board, stamp_shift=0):
+    return {"version": 1, "clock_hz": NATIVE_CLOCK_HZ, "stamp_shift": stamp_shift,
+            "marker_width": 16,
             "edge_count": 0, "bus_width": 32, "fifo_depth": 0, "board": board,
             "latency": {}}
 
@@ -41,9 +42,11 @@ def build_native_suite(samples, tests="all", marker="gpio"):
     return SUITE / build / f"native-{marker}" / "suite"
 
 
-def native_suite_capture(path, samples=100, *, board="native host port", tests="all"):
+def native_suite_capture(path, samples=100, *, board="native host port", tests="all",
+                         stamp_shift=0):
     """Runs the native suite (``tests``: all or markers.Test names, comma-separated) and
-    writes its markers as a capture file at ``path``."""
+    writes its markers as a capture file at ``path``. ``stamp_shift`` 1 says the stamps
+    count half cycles of the clock (a DDR board's identity)."""
     binary = build_native_suite(samples, tests)
     dump = Path(path).with_suffix(".markers.txt")
     result = subprocess.run([str(binary), str(dump)], capture_output=True, text=True,
@@ -54,7 +57,7 @@ def native_suite_capture(path, samples=100, *, board="native host port", tests="
     for stamp, source, value in events:
         encoder.event(stamp, source, value)
     encoder.flush()
-    metadata = {"identity": native_identity(board), "port": "native",
+    metadata = {"identity": native_identity(board, stamp_shift), "port": "native",
                 "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "irq": {"period": 50, "jitter_mask": 0, "width": 1, "enable": True,
                         "one_shot": False, "active_low": False},

@@ -26,7 +26,7 @@ def test_capture_and_report(tmp_path):
     out = run_example("capture_and_report.py", "--out", str(tmp_path), "--samples", "20",
                       "--tests", "IL_A,TSL_A")
     capture = load_capture(tmp_path / "capture.lsc")
-    tables = analyze(capture.events, capture.clock_hz)
+    tables = analyze(capture.events, capture.stamp_hz)
     assert set(tables) == {"IL-a-1", "IDL-a-1", "TSL-a-2", "TSL-a-10", "TSL-a-128"}
     assert all(len(table.samples) == 20 for table in tables.values())
     results = json.loads((tmp_path / "results.json").read_text())
@@ -44,7 +44,7 @@ def test_compare_cpus(tmp_path):
     averages = {}
     for cpu in ("VexRiscv_IMAC", "VexRiscv_Lite"):
         capture = load_capture(tmp_path / f"{cpu}.lsc")
-        averages[cpu] = analyze(capture.events, capture.clock_hz)["IL-a-1"].stats()["avg_ns"]
+        averages[cpu] = analyze(capture.events, capture.stamp_hz)["IL-a-1"].stats()["avg_ns"]
     il = next(table for table in document["tables"] if table["name"] == "IL-a-1")
     imac, lite = il["runs"]
     assert lite["diff"]["avg_ns"] == pytest.approx(averages["VexRiscv_Lite"]

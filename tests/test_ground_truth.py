@@ -187,16 +187,24 @@ def test_losses_are_counted_never_wrong(tmp_path):
         assert missing == lost.get(int(source), 0), source
 
     # Samples: each one the host computed is the true sample that starts at the same stamp;
-    # the ones lost to overflow are missing (discarded or unpaired), not altered.
+    # the ones lost to overflow are missing, not altered: either one of their two events
+    # was lost, or both arrived and the pair was discarded (a loss lies between them).
+    # Which pairs straddle a loss depends on the phase of the IRQs against the CPU's
+    # release, so the counts differ from run to run; the accounting does not.
     clock_hz = run.identity.clock_hz
     host, true = analyze(run.events, clock_hz), analyze(truth, clock_hz)
+    arrived = set(run.events.stamp[np.isin(run.events.source, [Source.MARKER, Source.IRQ])]
+                  .tolist())
     for name in ("IL-a-1", "IDL-a-1"):
         truth_samples = dict(zip(true[name].starts.tolist(), true[name].samples.tolist()))
         got = dict(zip(host[name].starts.tolist(), host[name].samples.tolist()))
         assert got and all(truth_samples.get(start) == sample
                            for start, sample in got.items()), name
         assert len(got) < len(truth_samples), name
-    assert host["IL-a-1"].discarded + host["IDL-a-1"].discarded > 0
+        both_arrived = [start for start, sample in truth_samples.items() if start not in got
+                        and start in arrived and start + sample in arrived]
+        # (Also discarded: pairs of an A and a later B whose true partner B' was lost.)
+        assert host[name].discarded >= len(both_arrived), name
 
 
 def test_analyze_command_prints_the_tables(exact_run):

@@ -52,7 +52,7 @@ def report(whole_suite, tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
     document, paths = write_report(whole_suite, out, figures=False)
     capture = load_capture(whole_suite)
-    return document, paths, out, analyze(capture.events, capture.clock_hz)
+    return document, paths, out, analyze(capture.events, capture.stamp_hz)
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def figure_report(captures, tmp_path_factory):
     out = tmp_path_factory.mktemp("figures")
     document, paths = write_report(captures[0], out)
     capture = load_capture(captures[0])
-    return document, paths, out, analyze(capture.events, capture.clock_hz)
+    return document, paths, out, analyze(capture.events, capture.stamp_hz)
 
 
 def test_json_matches_analysis(report):
@@ -87,6 +87,23 @@ def test_duration_and_events(report, whole_suite):
     stamps = capture.events.stamp.astype(np.int64)
     assert document["events"] == len(capture.events)
     assert document["duration_s"] == pytest.approx((stamps.max() - stamps.min()) / 1e9)
+
+
+def test_half_cycle_stamps_of_a_ddr_board(tmp_path):
+    """With stamp_shift 1 (DDR inputs) a stamp unit is half a clock cycle: latencies,
+    resolution and duration halve; IRQ settings stay in whole cycles."""
+    path = tmp_path / "ddr.lsc"
+    native_suite_capture(path, 20, tests="IL_A", stamp_shift=1)
+    capture = load_capture(path)
+    assert capture.stamp_hz == 2 * capture.clock_hz
+    document, _ = write_report(path, tmp_path / "report", figures=False)
+    assert document["device"]["resolution_ns"] == 0.5
+    il = next(row for row in document["tables"] if row["name"] == "IL-a-1")
+    cycles = analyze(capture.events, capture.clock_hz)["IL-a-1"].stats()
+    assert il["min_ns"] == cycles["min_ns"] / 2 and il["max_ns"] == cycles["max_ns"] / 2
+    stamps = capture.events.stamp.astype(np.int64)
+    assert document["duration_s"] == pytest.approx((stamps.max() - stamps.min()) / 2e9)
+    assert document["irq"]["period_ns"] == 50 * 1e9 / capture.clock_hz
 
 
 def test_csv_markdown_html(figure_report):
@@ -163,10 +180,10 @@ def test_maximum_per_interval(captures, tmp_path):
     same as the live statistics compute while capturing."""
     from latscope.streaming import StreamingAnalyzer
     capture = load_capture(captures[0])
-    table = analyze(capture.events, capture.clock_hz)["IL-a-1"]
-    interval = float(table.starts[-1] - table.starts[0]) / capture.clock_hz / 5
+    table = analyze(capture.events, capture.stamp_hz)["IL-a-1"]
+    interval = float(table.starts[-1] - table.starts[0]) / capture.stamp_hz / 5
     maxima = plots.interval_maxima(table, interval)
-    live = StreamingAnalyzer(capture.clock_hz, interval=interval)
+    live = StreamingAnalyzer(capture.stamp_hz, interval=interval)
     live.feed(capture.events)
     _, expected = live.tables["IL-a-1"].max_over_time()
     assert len(maxima) == len(expected) >= 5

@@ -65,7 +65,7 @@ def csv_samples(text, origin):
 
 
 def analyze_samples(capture):
-    tables = analyze(capture.events, capture.clock_hz)
+    tables = analyze(capture.events, capture.stamp_hz)
     return tables, sorted((name, int(start), int(cycles)) for name, table in tables.items()
                           for start, cycles in zip(table.starts, table.samples))
 
@@ -326,7 +326,7 @@ def test_pulseview_opens_an_export_with_the_decoders(suite_runs, xserver, tmp_pa
     screenshot (an artifact: pulseview.png in this test's tmp_path) shows the IL and IDL rows
     with the first IL-a-1 and IDL-a-1 samples."""
     capture, _, _, _ = suite_runs("gpio")
-    tables = analyze(capture.events, capture.clock_hz)
+    tables = analyze(capture.events, capture.stamp_hz)
     # From the IL_A test's START marker to just after its first IDL sample.
     events = capture.events.of(Source.MARKER)
     test, point, _ = decode(events.value.astype(np.int64))

@@ -56,9 +56,9 @@ def assert_same_tables(analyzer, tables):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_pieces_give_the_exact_tables(capture, seed):
-    analyzer = StreamingAnalyzer(capture.clock_hz)
+    analyzer = StreamingAnalyzer(capture.stamp_hz)
     held = feed_in_pieces(analyzer, capture.events, seed)
-    assert_same_tables(analyzer, analyze(capture.events, capture.clock_hz))
+    assert_same_tables(analyzer, analyze(capture.events, capture.stamp_hz))
     assert held < 2000 and analyzer.events_released == 0
 
 
@@ -72,9 +72,9 @@ def test_losses_discard_the_same_pairs(capture):
     source = np.insert(events.source, at, int(Source.LOSS))
     value = np.insert(events.value, at, 1 << 4 | int(Source.MARKER))   # one marker lost
     lossy = Events(stamp, source, value)
-    tables = analyze(lossy, capture.clock_hz)
+    tables = analyze(lossy, capture.stamp_hz)
     assert tables["IL-a-1"].discarded >= len(at) - 1
-    analyzer = StreamingAnalyzer(capture.clock_hz)
+    analyzer = StreamingAnalyzer(capture.stamp_hz)
     feed_in_pieces(analyzer, lossy, 3, largest=50)
     assert_same_tables(analyzer, tables)
 
@@ -82,7 +82,7 @@ def test_losses_discard_the_same_pairs(capture):
 def test_long_run_bounded_memory_and_max_per_interval(capture):
     """The suite's run repeated 30 times back to back (stamps shifted), fed in pieces:
     the held events stay those of one run's pieces, and max-per-interval matches."""
-    events, clock = capture.events, capture.clock_hz
+    events, clock = capture.events, capture.stamp_hz
     span = int(events.stamp.max()) + 1
     runs = 30
     long = Events(np.concatenate([events.stamp + np.uint64(i * span) for i in range(runs)]),
@@ -140,7 +140,7 @@ def test_progress_shows_the_running_tests(capture):
     tests, points, _ = decode(events.value.astype(np.int64) & 0xffff)
     marker = events.source == Source.MARKER
     end_il = np.flatnonzero(marker & (tests == Test.IL_A) & (points == Point.END))[0]
-    analyzer = StreamingAnalyzer(capture.clock_hz)
+    analyzer = StreamingAnalyzer(capture.stamp_hz)
     analyzer.feed(events[:end_il - 10])                 # inside the IL-a window
     assert analyzer.running == {"IL_A"}
     line = running_tables(analyzer)

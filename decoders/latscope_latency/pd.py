@@ -159,12 +159,13 @@ class Decoder(srd.Decoder):
                     window.parameter_known = True
                     if point == PARAM:
                         window.parameter |= arg << ARG_BITS
-            if point == END:
+            if point in (END, START):
+                # A START whose test's window is still open ends that window: its END was lost.
                 for window in mine:
                     self.close(window, ss)
                 self.windows = [window for window in self.windows if window.test != test]
-            elif point == START:
-                self.windows.append(Window(test, ss, arg))
+                if point == START:
+                    self.windows.append(Window(test, ss, arg))
             else:
                 for window in mine:
                     if ss > window.start:

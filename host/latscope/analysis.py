@@ -3,7 +3,8 @@
 One module, described in ``docs/tests.md``; the CLI, the reports and the sigrok decoder all use
 it. Everything is vectorised over numpy arrays of stamps (cycles, pin-corrected).
 
-A test runs between its START and END markers. Inside that window a *pairing rule* makes one
+A test runs between its START and END markers (a second START before the END, whose END
+was lost, ends the window instead). Inside that window a *pairing rule* makes one
 sample from an event A and the first event B after it, when no other A comes between them (an
 A with no B is dropped) and no lost event can lie between them: a sample is either exact or
 absent, never wrong.
@@ -64,16 +65,17 @@ RULES = [
 
 @dataclass
 class SampleTable:
-    """Samples of one table, in cycles, in capture order, with their start stamps."""
+    """Samples of one table, in stamp units (``stamp_hz`` per second: capture clock
+    cycles, or half cycles with DDR inputs), in capture order, with their start stamps."""
     name: str
-    clock_hz: float
+    stamp_hz: float
     samples: np.ndarray                     # int64 cycles
     starts: np.ndarray                      # int64 stamp of each sample's first event
     discarded: int = 0                      # pairs dropped because of a loss between them
     parameters: dict = field(default_factory=dict)
 
     def ns(self):
-        return self.samples * (1e9 / self.clock_hz)
+        return self.samples * (1e9 / self.stamp_hz)
 
     def stats(self):
         """Number of samples, min / max / average (the reference report's table), standard
@@ -94,16 +96,20 @@ class SampleTable:
         }
 
 
-def _pair(a, b, lossy_spans):
-    """Samples from each stamp in ``a`` to the first stamp in ``b`` after it, when no other
-    ``a`` comes in between and the pair overlaps no span of :func:`_lossy_spans`. Returns
-    (start stamps, samples, discarded count)."""
+def _pair(a, a_window, b, b_window, lossy_spans):
+    """Samples from each stamp in ``a`` to the first stamp in ``b`` after it in the same
+    window, when no other ``a`` comes in between and the pair overlaps no span of
+    :func:`_lossy_spans`. Stamps are sorted and so are their window numbers. Returns
+    (start stamps, windows, samples, lossy pair mask, paired mask) over ``a``."""
+    none = np.zeros(len(a), bool)
     if not len(a) or not len(b):
-        return np.empty(0, np.int64), np.empty(0, np.int64), 0
+        return none, none, np.zeros(len(a), np.int64)
     index = np.searchsorted(b, a, side="right")
-    has_end = index < len(b)
-    end = np.where(has_end, b[np.minimum(index, len(b) - 1)], 0)
-    next_a = np.append(a[1:], np.iinfo(np.int64).max)
+    clipped = np.minimum(index, len(b) - 1)
+    has_end = (index < len(b)) & (b_window[clipped] == a_window)
+    end = np.where(has_end, b[clipped], 0)
+    same_window_next = np.append(a_window[1:] == a_window[:-1], False)
+    next_a = np.where(same_window_next, np.append(a[1:], 0), np.iinfo(np.int64).max)
     # An A in the very cycle of B does not steal B (ties are impossible within one source).
     paired = has_end & (end <= next_a)
     low, high = lossy_spans
@@ -111,8 +117,7 @@ def _pair(a, b, lossy_spans):
     first = np.searchsorted(high, a, side="right")
     lossy = first < len(high)
     lossy[lossy] = low[first[lossy]] < end[lossy]
-    keep = paired & ~lossy
-    return a[keep], (end - a)[keep], int(np.count_nonzero(paired & lossy))
+    return paired & ~lossy, paired & lossy, end - a
 
 
 def _lossy_spans(stamp, source, value, extra):
@@ -144,62 +149,108 @@ def _lossy_spans(stamp, source, value, extra):
     return low[starts], high[ends]
 
 
-def _windows(stamps, tests, points, args):
-    """(test, parameter, first stamp, last stamp) of every START..END window.
+@dataclass
+class _Windows:
+    """The START windows of one test, in order: marker positions (within the test's
+    markers) of START and of the window's end, stamps of both, and the parameter."""
+    start: np.ndarray
+    stop: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    parameter: np.ndarray
 
-    The parameter is the START marker's argument; a parameter of 128 or more (IDL-b-128,
-    SEO-f-255) continues in a PARAM marker that is the test's very next marker, whose
-    argument holds the parameter's bits 7 and up."""
-    windows = []
-    starts = np.flatnonzero(points == Point.START)
-    ends = np.flatnonzero(points == Point.END)
-    for start in starts:
-        test = tests[start]
-        later = ends[(ends > start) & (tests[ends] == test)]
-        stop = stamps[later[0]] if len(later) else np.iinfo(np.int64).max
-        parameter = int(args[start])
-        following = np.flatnonzero(tests[start + 1:] == test)
-        if len(following) and points[start + 1 + following[0]] == Point.PARAM:
-            parameter |= int(args[start + 1 + following[0]]) << ARG_BITS
-        windows.append((int(test), parameter, int(stamps[start]), int(stop)))
-    return windows
+    def of_markers(self, positions):
+        """The window of each marker position (-1: in none)."""
+        window = np.searchsorted(self.start, positions, side="right") - 1
+        inside = (window >= 0) & (positions < self.stop[np.maximum(window, 0)])
+        return np.where(inside, window, -1)
+
+    def of_stamps(self, stamps):
+        """The window of each (sorted) stamp strictly between a START and its end (-1: none)."""
+        window = np.searchsorted(self.first, stamps, side="right") - 1
+        inside = (window >= 0) & (stamps < self.last[np.maximum(window, 0)])
+        return np.where(inside, window, -1)
 
 
-def analyze(events, clock_hz, *, losses=None):
-    """Sample tables of every test found in ``events`` (a parser ``Events``), by name.
+def _windows(stamps, points, args):
+    """The windows in one test's markers. A window runs from a START marker to the test's
+    next END, or to its next START when the END was lost. Its parameter is the START
+    marker's argument; a parameter of 128 or more (IDL-b-128, SEO-f-255) continues in a
+    PARAM marker that is the test's very next marker, whose argument holds bits 7 and up."""
+    start = np.flatnonzero(points == Point.START)
+    bounds = np.flatnonzero((points == Point.START) | (points == Point.END))
+    after = np.searchsorted(bounds, start, side="right")
+    stop = np.append(bounds, len(points))[after]
+    last = np.append(stamps, np.iinfo(np.int64).max)[stop]
+    parameter = args[start].astype(np.int64)
+    following = np.minimum(start + 1, len(points) - 1)
+    continued = (start + 1 < stop) & (points[following] == Point.PARAM)
+    parameter[continued] |= args[following[continued]].astype(np.int64) << ARG_BITS
+    return _Windows(start, stop, stamps[start], last, parameter)
+
+
+def analyze(events, stamp_hz, *, losses=None):
+    """Sample tables of every test found in ``events`` (a parser ``Events``), by name, in
+    the order their tests' windows first appear. ``stamp_hz``: stamp units per second
+    (``Capture.stamp_hz``, ``Identity.stamp_hz``).
 
     ``losses``: extra stamps where data is known to be missing (added to the LOSS records)."""
-    stamp = events.stamp.astype(np.int64)
-    source = events.source
-    is_marker = np.isin(source, [int(s) for s in MARKER_SOURCES])
-    m_stamp = stamp[is_marker]
-    tests, points, args = decode(events.value[is_marker].astype(np.int64) & 0xffff)
-    irq = np.sort(stamp[(source == Source.IRQ) & (events.value == 1)])
-    lossy_spans = _lossy_spans(stamp, source, events.value.astype(np.int64), losses)
+    stamp = events.stamp.astype(np.int64, copy=False)
+    source, value = events.source, events.value.astype(np.int64, copy=False)
+    marker_at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
+    tests, points, args = decode(value[marker_at] & 0xffff)
+    irq = stamp[(source == Source.IRQ) & (value == 1)]          # one source: in stamp order
+    lossy_spans = _lossy_spans(stamp, source, value, losses)
 
-    tables = {}
-    for test, parameter, first, last in _windows(m_stamp, tests, points, args):
-        inside = (m_stamp > first) & (m_stamp < last) & (tests == test)
+    # The markers of each test, in stream order (a radix sort on the small test number).
+    order = np.argsort(tests.astype(np.uint8), kind="stable")
+    test_of = tests[order]
+    edges = np.flatnonzero(np.append(True, test_of[1:] != test_of[:-1]))[:len(order)]
+    found = []                            # (first START position, rule index, name, table)
+    for begin, end in zip(edges, np.append(edges[1:], len(order))):
+        test = int(test_of[begin])
+        rules = [(index, rule) for index, rule in enumerate(RULES) if rule.test == test]
+        mine = order[begin:end]
+        m_stamp, m_points = stamp[marker_at[mine]], points[mine]
+        windows = _windows(m_stamp, m_points, args[mine])
+        if not rules or not len(windows.start):
+            continue
+        positions = {}
 
         def stamps_of(kind):
+            """Stamps of an event kind inside the windows, and their window numbers."""
             if kind == "irq":
-                return irq[(irq > first) & (irq < last)]
-            return m_stamp[inside & (points == kind)]
+                window = windows.of_stamps(irq)
+                return irq[window >= 0], window[window >= 0]
+            if kind not in positions:
+                at = np.flatnonzero(m_points == kind)
+                window = windows.of_markers(at)
+                positions[kind] = m_stamp[at[window >= 0]], window[window >= 0]
+            return positions[kind]
 
-        for rule in RULES:
-            if rule.test != test:
-                continue
-            name = rule.name.format(n=parameter)
-            begin, samples, discarded = _pair(stamps_of(rule.start), stamps_of(rule.end),
-                                             lossy_spans)
-            table = tables.get(name)
-            if table is None:
-                tables[name] = SampleTable(name, clock_hz, samples, begin, discarded,
-                                           {"test": Test(test).name, "n": parameter})
-            else:
-                table.samples = np.concatenate([table.samples, samples])
-                table.starts = np.concatenate([table.starts, begin])
-                table.discarded += discarded
+        for index, rule in rules:
+            (a, a_window), (b, b_window) = stamps_of(rule.start), stamps_of(rule.end)
+            keep, lossy, samples = _pair(a, a_window, b, b_window, lossy_spans)
+            names = np.array([rule.name.format(n=int(n)) for n in windows.parameter])
+            distinct = dict.fromkeys(names.tolist())
+            for name in distinct:
+                of_name = np.flatnonzero(names == name)
+                in_table = keep if len(distinct) == 1 else keep & np.isin(a_window, of_name)
+                lost = lossy if len(distinct) == 1 else lossy & np.isin(a_window, of_name)
+                table = SampleTable(name, stamp_hz, samples[in_table], a[in_table],
+                                    int(np.count_nonzero(lost)),
+                                    {"test": Test(test).name,
+                                     "n": int(windows.parameter[of_name[0]])})
+                found.append((int(mine[windows.start[of_name[0]]]), index, name, table))
+    tables = {}
+    for _, _, name, table in sorted(found, key=lambda item: item[:2]):
+        if name in tables:           # two tests' rules of one name (none at present)
+            other = tables[name]
+            other.samples = np.concatenate([other.samples, table.samples])
+            other.starts = np.concatenate([other.starts, table.starts])
+            other.discarded += table.discarded
+        else:
+            tables[name] = table
     return tables
 
 

@@ -151,7 +151,7 @@ class Session:
                                                  delete=False)
             handle.close()
             output = handle.name
-        analyzer = StreamingAnalyzer(self.clock_hz, interval=interval)
+        analyzer = StreamingAnalyzer(self.identity.stamp_hz, interval=interval)
         device = self.device
         count = 0
         started = time.monotonic()
@@ -227,10 +227,10 @@ class CaptureResult:
         return self._capture
 
     def tables(self):
-        """``{name: SampleTable}``: samples in cycles (numpy), ``stats()`` in ns."""
+        """``{name: SampleTable}``: samples in stamp units (numpy), ``stats()`` in ns."""
         if self._tables is None:
             from .analysis import analyze
-            self._tables = analyze(self.capture.events, self.capture.clock_hz)
+            self._tables = analyze(self.capture.events, self.capture.stamp_hz)
         return self._tables
 
     def results(self):

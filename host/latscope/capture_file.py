@@ -379,7 +379,15 @@ class Capture:
 
     @property
     def clock_hz(self):
+        """The capture clock (what IRQ periods and widths count)."""
         return self.identity.get("clock_hz") or self.metadata.get("clock_hz")
+
+    @property
+    def stamp_hz(self):
+        """Stamp units per second (what stamps and samples count): the capture clock,
+        times 2 when DDR inputs stamp half cycles (identity ``stamp_shift``)."""
+        clock_hz = self.clock_hz
+        return clock_hz << int(self.identity.get("stamp_shift", 0)) if clock_hz else clock_hz
 
     @property
     def stats(self):

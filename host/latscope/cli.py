@@ -119,7 +119,7 @@ def cmd_capture(args):
         }
         progress = Progress()
         # Live statistics in bounded memory (the capture file keeps every event).
-        analyzer = StreamingAnalyzer(identity.clock_hz, interval=args.interval)
+        analyzer = StreamingAnalyzer(identity.stamp_hz, interval=args.interval)
         with CaptureWriter(args.output, metadata) as writer:
             received = 0
 
@@ -174,7 +174,7 @@ def cmd_dump(args):
 
     capture = load_capture(args.capture)
     events = capture.events
-    clock_hz = capture.metadata["identity"]["clock_hz"]
+    stamp_hz = capture.stamp_hz
     sources = None
     if args.source:
         sources = {Source[name.strip().upper()] for name in args.source.split(",")}
@@ -186,7 +186,7 @@ def cmd_dump(args):
                                     events.value.tolist()):
         if sources is not None and source not in sources:
             continue
-        time_ns = stamp * 1e9 / clock_hz
+        time_ns = stamp * 1e9 / stamp_hz
         name = Source(source).name
         if writer:
             writer.writerow([stamp, f"{time_ns:.1f}", name, value])

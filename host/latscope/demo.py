@@ -136,7 +136,7 @@ def main(argv=None):
     def on_events(events, device):
         nonlocal analyzer
         if analyzer is None:
-            analyzer = StreamingAnalyzer(device.identity.clock_hz)
+            analyzer = StreamingAnalyzer(device.identity.stamp_hz)
         analyzer.feed(events)
         counted["events"] += len(events)
         follower.poll()

@@ -36,8 +36,13 @@ class Identity:
     board: str
 
     @property
+    def stamp_hz(self):
+        """Stamp units per second: the capture clock, times 2 with DDR inputs."""
+        return self.clock_hz << self.stamp_shift
+
+    @property
     def resolution_ns(self):
-        return 1e9 / (self.clock_hz << self.stamp_shift)
+        return 1e9 / self.stamp_hz
 
     @property
     def sources(self):

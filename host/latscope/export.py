@@ -112,7 +112,7 @@ class ExportInfo:
     layout: Layout
     origin: int                 # cycle of sample 0
     samples: int                # samples written
-    clock_hz: int
+    stamp_hz: int               # samples per second: one per stamp unit
     changes: int                # sample words that differ from the previous one
     markers_dropped: int = 0    # second marker of a cycle
     edges_stretched: int = 0    # repeated levels shown with a one-cycle opposite pulse
@@ -121,7 +121,7 @@ class ExportInfo:
 
     def summary(self):
         text = (f"sample 0 = cycle {self.origin}, {self.samples} samples at "
-                f"{self.clock_hz / 1e6:g} MHz, {self.changes} changes")
+                f"{self.stamp_hz / 1e6:g} MHz, {self.changes} changes")
         if self.markers_dropped:
             text += f"; {self.markers_dropped} second marker(s) of a cycle not shown"
         if self.edges_stretched or self.edges_dropped:
@@ -397,30 +397,31 @@ def write_pvs(path, sr_path, layout, *, scale=None, marker_options=None):
     Path(path).write_text("\n".join(lines))
 
 
-def vcd_timescale(clock_hz):
-    """The VCD timescale of one capture-clock cycle: the period as a whole number of the
+def vcd_timescale(sample_hz):
+    """The VCD timescale of one sample (one stamp unit: a capture-clock cycle, or half of one
+    with DDR inputs): the period as a whole number of the
     largest unit that holds it exactly (``10 ns`` at 100 MHz, ``20 ns`` at 50 MHz), else in
     femtoseconds, rounded (``20833333 fs`` at 48 MHz). The VCD standard only names 1, 10
     and 100; libsigrok (and GTKWave) read any number, and sigrok makes one sample per unit,
-    so one sample is one cycle either way."""
-    if clock_hz <= 0:
-        raise ExportError(f"capture clock {clock_hz} Hz")
+    so one sample is one stamp unit either way."""
+    if sample_hz <= 0:
+        raise ExportError(f"sample rate {sample_hz} Hz")
     for unit, per_second in (("s", 1), ("ms", 10**3), ("us", 10**6), ("ns", 10**9),
                              ("ps", 10**12), ("fs", 10**15)):
-        if per_second % clock_hz == 0:
-            return f"{per_second // clock_hz} {unit}"
-    return f"{max(1, round(10**15 / clock_hz))} fs"
+        if per_second % sample_hz == 0:
+            return f"{per_second // sample_hz} {unit}"
+    return f"{max(1, round(10**15 / sample_hz))} fs"
 
 
 class VcdWriter:
     """Writes changes as a VCD, one 1-bit wire per channel. ``stream``: a text stream.
-    The time unit is one cycle (:func:`vcd_timescale`); cycle ``c`` is at ``#(c - origin)``."""
+    The time unit is one stamp unit (:func:`vcd_timescale`); stamp ``c`` is at ``#(c - origin)``."""
 
-    def __init__(self, stream, layout, clock_hz, origin, *, comment=""):
+    def __init__(self, stream, layout, sample_hz, origin, *, comment=""):
         self.stream = stream
         self.layout = layout
         self.origin = origin
-        self.timescale = vcd_timescale(clock_hz)
+        self.timescale = vcd_timescale(sample_hz)
         self.ids = [_vcd_id(n) for n in range(len(layout.names))]
         self.word = None
         self.time = None
@@ -480,8 +481,8 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
     ``sr`` (and its ``.pvs`` beside it unless ``pvs`` is False) and/or a VCD file ``vcd``.
     ``start``/``stop``: only the events of cycles ``[start, stop)`` (levels before the
     first of them are taken as low). Returns :class:`ExportInfo`."""
-    clock_hz = int(capture.clock_hz or 0)
-    if clock_hz <= 0:
+    stamp_hz = int(capture.stamp_hz or 0)        # one sample per stamp unit
+    if stamp_hz <= 0:
         raise ExportError(f"{capture.path}: metadata has no capture clock (identity.clock_hz)")
     events = capture.events
     if start is not None or stop is not None:
@@ -499,29 +500,29 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
     if len(events):
         first = int(events.stamp.min())
         origin = first - MARGIN if start is None else min(start, first - MARGIN)
-        tail = MARGIN + math.ceil(TAIL_SECONDS * clock_hz)
+        tail = MARGIN + math.ceil(TAIL_SECONDS * stamp_hz)
         end = int(events.stamp.max()) + tail if stop is None else stop
     else:
         origin = start or 0
         end = stop if stop is not None else origin + 2 * MARGIN
     samples = max(end - origin, 1)
-    info = ExportInfo(layout, origin, samples, clock_hz, len(changes), tracker.markers_dropped,
+    info = ExportInfo(layout, origin, samples, stamp_hz, len(changes), tracker.markers_dropped,
                       tracker.edges_stretched, tracker.edges_dropped)
     if sr is not None:
-        write_sr(sr, layout.names, changes, clock_hz, origin=origin, samples=samples,
+        write_sr(sr, layout.names, changes, stamp_hz, origin=origin, samples=samples,
                  initial=initial)
         info.files.append(str(sr))
         if pvs:
             pvs_path = Path(sr).with_suffix(".pvs")
             # Fit the whole export into about 1500 pixels.
-            write_pvs(pvs_path, sr, layout, scale=samples / clock_hz / 1500,
+            write_pvs(pvs_path, sr, layout, scale=samples / stamp_hz / 1500,
                       marker_options={"sample_delay": 0})
             info.files.append(str(pvs_path))
     if vcd is not None:
         with open(vcd, "w") as stream:
-            writer = VcdWriter(stream, layout, clock_hz, origin,
+            writer = VcdWriter(stream, layout, stamp_hz, origin,
                                comment=f"latscope export of {Path(capture.path).name}: "
-                                       f"sample 0 = cycle {origin}, clock {clock_hz} Hz")
+                                       f"sample 0 = cycle {origin}, {stamp_hz} samples/s")
             writer.header(initial)
             writer.changes(changes)
             writer.until(origin + samples - 1)

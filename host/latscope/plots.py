@@ -53,8 +53,8 @@ def tick_histogram(samples, max_bins=MAX_BINS, *, low=None, high=None):
     return edges, counts, width
 
 
-def _ns_per_tick(clock_hz):
-    return 1e9 / clock_hz
+def _ns_per_tick(stamp_hz):
+    return 1e9 / stamp_hz
 
 
 def _figure(rows=1, height=HEIGHT):
@@ -76,7 +76,7 @@ def time_series(table, *, x="index"):
     figure, (axes,) = _figure()
     ns = table.ns()
     if x == "time" and len(ns):
-        xs = (table.starts - table.starts[0]) / table.clock_hz
+        xs = (table.starts - table.starts[0]) / table.stamp_hz
         axes.set_xlabel("capture time (s)")
     else:
         xs = np.arange(len(ns))
@@ -103,7 +103,7 @@ def distribution(table):
     """Frequency distribution of one table: count per bin of whole ticks, on a linear and on
     a logarithmic count axis."""
     figure, axes = _figure(2, height=2.6)
-    tick_ns = _ns_per_tick(table.clock_hz)
+    tick_ns = _ns_per_tick(table.stamp_hz)
     edges, counts, width = tick_histogram(table.samples)
     for ax, log in zip(axes, (False, True)):
         _bar(ax, edges, counts, tick_ns, color="tab:blue")
@@ -126,7 +126,7 @@ def overlay_distributions(named_tables, *, title=None):
     present = [(label, table) for label, table in named_tables if len(table.samples)]
     if present:
         # Shared bins in ns: convert every table to the first table's ticks.
-        tick_ns = _ns_per_tick(present[0][1].clock_hz)
+        tick_ns = _ns_per_tick(present[0][1].stamp_hz)
         ticks = [np.rint(table.ns() / tick_ns).astype(np.int64) for _, table in present]
         low = min(int(t.min()) for t in ticks)
         high = max(int(t.max()) for t in ticks)
@@ -172,11 +172,11 @@ def interval_maxima(table, interval_s):
     the table's first sample (NaN: no sample in that interval)."""
     if not len(table.samples):
         return np.zeros(0)
-    width = max(1, int(interval_s * table.clock_hz))
+    width = max(1, int(interval_s * table.stamp_hz))
     slot = (table.starts - table.starts[0]) // width
     maxima = np.full(int(slot[-1]) + 1, -1, np.int64)
     np.maximum.at(maxima, slot, table.samples)
-    return np.where(maxima < 0, np.nan, maxima * (1e9 / table.clock_hz))
+    return np.where(maxima < 0, np.nan, maxima * (1e9 / table.stamp_hz))
 
 
 def save(figure, stem, formats=("png", "svg")):

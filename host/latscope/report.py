@@ -59,14 +59,14 @@ def load_tables(capture):
     """(``Capture``, ``{name: SampleTable}``) of a capture file path or a loaded capture."""
     if not isinstance(capture, Capture):
         capture = load_capture(capture)
-    return capture, analyze(capture.events, capture.clock_hz)
+    return capture, analyze(capture.events, capture.stamp_hz)
 
 
 def _duration_s(capture):
     stamps = capture.events.stamp
-    if len(stamps) < 2 or not capture.clock_hz:
+    if len(stamps) < 2 or not capture.stamp_hz:
         return 0.0
-    return float(int(stamps.max()) - int(stamps.min())) / capture.clock_hz
+    return float(int(stamps.max()) - int(stamps.min())) / capture.stamp_hz
 
 
 def run_info(capture):
@@ -76,7 +76,7 @@ def run_info(capture):
     clock_hz = capture.clock_hz
     device = dict(identity)
     if clock_hz:
-        device["resolution_ns"] = 1e9 / (clock_hz << int(identity.get("stamp_shift", 0)))
+        device["resolution_ns"] = 1e9 / capture.stamp_hz
     irq = dict(meta.get("irq") or {})
     if irq and clock_hz:
         for key in ("period", "width"):

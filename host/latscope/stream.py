@@ -45,12 +45,12 @@ class LiveVcd:
     if set, and flushes ``out``. Sample 0 (time 0) is cycle ``origin``, set from the first
     event (less a few cycles)."""
 
-    def __init__(self, out, layout, clock_hz, *, block=0, comment="latscope stream"):
+    def __init__(self, out, layout, stamp_hz, *, block=0, comment="latscope stream"):
         self.out = out
         self.block = block
         self.tracker = LevelTracker(layout)
         self.text = io.StringIO()
-        self.writer = VcdWriter(self.text, layout, clock_hz, origin=None, comment=comment)
+        self.writer = VcdWriter(self.text, layout, stamp_hz, origin=None, comment=comment)
         self.written = 0              # bytes written to out
         self.events = 0
         self._initial_written = False
@@ -148,8 +148,8 @@ def stream_capture(port, out, *, baudrate=12_000_000, irq=IrqSettings(), block=0
               f"{layout.decoder_stack()}", file=log)
         if pvs is not None:
             write_pvs(pvs, None, layout, marker_options={"sample_delay": 0})
-        live = LiveVcd(out, layout, identity.clock_hz, block=block,
-                       comment=f"latscope stream, clock {identity.clock_hz} Hz")
+        live = LiveVcd(out, layout, identity.stamp_hz, block=block,
+                       comment=f"latscope stream, {identity.stamp_hz} samples/s")
         writer = None
         if capture is not None:
             writer = CaptureWriter(capture, {

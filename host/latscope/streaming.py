@@ -30,10 +30,10 @@ __all__ = ["StreamingTable", "StreamingAnalyzer"]
 
 @dataclass
 class StreamingTable:
-    """Running statistics of one sample table (samples in cycles of ``clock_hz``)."""
+    """Running statistics of one sample table (samples in stamp units, ``stamp_hz`` per second)."""
     name: str
-    clock_hz: float
-    interval_cycles: int                 # width of one max-over-time interval, in cycles
+    stamp_hz: float
+    interval_stamps: int                 # width of one max-over-time interval, in stamp units
     max_bins: int = 4096
     count: int = 0
     discarded: int = 0
@@ -43,12 +43,12 @@ class StreamingTable:
     total_squares: int = 0
     bin_width: int = 1                   # ticks per histogram bin (a power of two)
     histogram: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    interval_max: dict = field(default_factory=dict)   # interval index -> max cycles
+    interval_max: dict = field(default_factory=dict)   # interval index -> max sample (stamp units)
     parameters: dict = field(default_factory=dict)
     origin: int = None                   # stamp intervals are counted from
 
     def add(self, samples, starts):
-        """Adds samples (cycles) with the stamps they started at."""
+        """Adds samples (stamp units) with the stamps they started at."""
         samples = np.asarray(samples, np.int64)
         if not len(samples):
             return
@@ -79,7 +79,7 @@ class StreamingTable:
     def _intervals(self, samples, starts):
         if self.origin is None:
             self.origin = int(starts[0])
-        index = (starts - self.origin) // self.interval_cycles
+        index = (starts - self.origin) // self.interval_stamps
         for slot in np.unique(index).tolist():
             worst = int(samples[index == slot].max())
             if worst > self.interval_max.get(slot, -1):
@@ -87,8 +87,8 @@ class StreamingTable:
 
     # --- results ----------------------------------------------------------------------
 
-    def _ns(self, cycles):
-        return cycles * 1e9 / self.clock_hz
+    def _ns(self, stamps):
+        return stamps * 1e9 / self.stamp_hz
 
     @property
     def mean(self):
@@ -120,7 +120,7 @@ class StreamingTable:
         maxima = np.full(slots, np.nan)
         for slot, cycles in self.interval_max.items():
             maxima[slot] = self._ns(cycles)
-        return self.interval_cycles / self.clock_hz, maxima
+        return self.interval_stamps / self.stamp_hz, maxima
 
 
 _RULES_PER_TEST = {}
@@ -134,9 +134,9 @@ class StreamingAnalyzer:
     ``interval``: seconds per max-over-time interval; ``max_pending``: most events held
     between two feeds (see the module doc)."""
 
-    def __init__(self, clock_hz, *, interval=60.0, max_bins=4096, max_pending=1 << 21):
-        self.clock_hz = clock_hz
-        self.interval_cycles = max(1, int(interval * clock_hz))
+    def __init__(self, stamp_hz, *, interval=60.0, max_bins=4096, max_pending=1 << 21):
+        self.stamp_hz = stamp_hz
+        self.interval_stamps = max(1, int(interval * stamp_hz))
         self.max_bins = max_bins
         self.max_pending = max_pending
         self.tables = {}
@@ -153,7 +153,7 @@ class StreamingAnalyzer:
             return
         self.events_seen += len(events)
         buffer = Events.concatenate([self._held, events])
-        tables = analyze(buffer, self.clock_hz)
+        tables = analyze(buffer, self.stamp_hz)
         for name, table in tables.items():
             self._count(name, table)
         self._hold(buffer, tables)
@@ -162,7 +162,7 @@ class StreamingAnalyzer:
         state = self.tables.get(name)
         if state is None:
             state = self.tables[name] = StreamingTable(
-                name, self.clock_hz, self.interval_cycles, self.max_bins,
+                name, self.stamp_hz, self.interval_stamps, self.max_bins,
                 parameters=dict(table.parameters))
         last = self._last_start.get(name, -1)
         new = table.starts > last
@@ -214,7 +214,7 @@ class StreamingAnalyzer:
             keep[np.asarray(pinned, np.int64)] = True
         self._held = buffer[keep]
         self._held_discarded = {name: table.discarded
-                                for name, table in analyze(self._held, self.clock_hz).items()}
+                                for name, table in analyze(self._held, self.stamp_hz).items()}
 
     def summary(self):
         """{table: stats} of every table so far."""
