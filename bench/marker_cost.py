@@ -22,19 +22,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-SIM = Path(__file__).resolve().parent.parent / "sim"
+from sim_make import make
+
 CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]
 VARIANTS = ["gpio", "bus"]
 RESULT = re.compile(r"marker_cost (\w+): loops=(\d+) marker_loop=(\d+) empty_loop=(\d+) "
                     r"burst=(\d+)")
-
-
-def make(cpu, *targets):
-    result = subprocess.run(["make", "-s", "-C", str(SIM), f"CPU={cpu}", *targets],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"make -C sim CPU={cpu} failed:\n{result.stdout}{result.stderr}")
-    return result.stdout
 
 
 def burst_spacing(truth, variant, count):

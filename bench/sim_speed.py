@@ -21,17 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from sim_make import make
+
 ROOT = Path(__file__).resolve().parent.parent
-SIM = ROOT / "sim"
 CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]
-
-
-def make(cpu, *targets):
-    result = subprocess.run(["make", "-s", "-C", str(SIM), f"CPU={cpu}", *targets],
-                            capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"make -C sim CPU={cpu} failed:\n{result.stdout}{result.stderr}")
-    return result.stdout
 
 
 def cycles_per_second(binary, firmware, cycles, truth):

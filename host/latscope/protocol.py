@@ -30,6 +30,9 @@ __all__ = [
     "Command", "IdentifyReply", "StatusReply", "IrqConfig", "IrqFlags", "StartArgs",
     "COMMAND_ARGS", "REPLY_LAYOUTS", "UNKNOWN_COMMAND_REPLY",
     "StreamEncoder",
+    "SumpCommand", "SUMP_LONG_COMMAND", "SUMP_ARG_BYTES", "SUMP_MODE_ENTRY", "SUMP_ID_REPLY",
+    "SUMP_REFERENCE_HZ", "SUMP_GROUP_BITS", "SUMP_MAX_GROUPS", "SUMP_PROTOCOL_VERSION",
+    "SumpFlags", "SumpMetadataKey", "sump_metadata",
 ]
 
 #: Protocol version; the identify reply carries it. Bump on any incompatible change.
@@ -286,3 +289,76 @@ class StreamEncoder:
     def take(self):
         out, self._out = bytes(self._out), bytearray()
         return out
+
+
+# --- SUMP / Openbench Logic Sniffer device mode ---------------------------------------------
+#
+# The appliance also speaks the SUMP protocol that sigrok's ``ols`` driver and PulseView use
+# (docs/protocol.md, "SUMP device mode"). A SUMP command is one byte (bit 7 clear) or, with
+# bit 7 set, one opcode byte and 4 argument bytes (a 32-bit little-endian value). The SUMP
+# opcodes the link listens for in latscope mode (RESET, ID) are none of latscope's opcodes.
+
+class SumpCommand(IntEnum):
+    RESET           = 0x00  #: abort; the ols driver sends it 5 times to resynchronise
+    RUN             = 0x01  #: arm: sample, wait for the trigger, read back
+    ID              = 0x02  #: reply SUMP_ID_REPLY
+    METADATA        = 0x04  #: reply sump_metadata(...)
+    XON             = 0x11  #: ignored (no flow control)
+    XOFF            = 0x13  #: ignored
+    SET_DIVIDER     = 0x80  #: sample rate = SUMP_REFERENCE_HZ / (divider + 1); 24 bits
+    SET_READ_DELAY  = 0x81  #: bits 0..15: read count / 4 - 1; bits 16..31: delay count / 4 - 1
+    SET_FLAGS       = 0x82  #: SumpFlags
+    TRIGGER_MASK0   = 0xC0  #: stage 0: channels that take part
+    TRIGGER_VALUE0  = 0xC1  #: stage 0: their levels
+    TRIGGER_CONFIG0 = 0xC2  #: stage 0: delay, level, start (accepted, not used)
+
+
+#: Opcodes with this bit set are long commands: 4 argument bytes follow.
+SUMP_LONG_COMMAND = 0x80
+SUMP_ARG_BYTES = 4
+#: Bytes that put the link in SUMP mode when they arrive between latscope commands.
+SUMP_MODE_ENTRY = (SumpCommand.RESET, SumpCommand.ID)
+#: Reply to ID: what the ols driver looks for ("1ALS" = SUMP logic analyzer).
+SUMP_ID_REPLY = b"1ALS"
+#: The divider counts periods of this clock (the original OLS's), whatever the capture clock:
+#: the ols driver computes it as 100 MHz / rate - 1.
+SUMP_REFERENCE_HZ = 100_000_000
+#: Channels per channel group; a sample travels as one byte per enabled group.
+SUMP_GROUP_BITS = 8
+SUMP_MAX_GROUPS = 4
+SUMP_PROTOCOL_VERSION = 2
+
+
+class SumpFlags(IntEnum):
+    """Bits of the SET_FLAGS argument that the appliance honours (others are ignored)."""
+    GROUP_DISABLE_SHIFT = 2   #: bits 2..5: channel group n is disabled (not sent) if set
+    RLE = 1 << 8              #: run-length encoding
+
+
+class SumpMetadataKey(IntEnum):
+    """Metadata keys: the top 3 bits give the type (0: NUL-terminated string, 1: 32-bit
+    big-endian integer, 2: 8-bit integer)."""
+    END              = 0x00
+    DEVICE_NAME      = 0x01
+    FPGA_VERSION     = 0x02
+    PROBES           = 0x20
+    SAMPLE_MEMORY    = 0x21   #: bytes
+    MAX_SAMPLE_RATE  = 0x23   #: Hz
+    PROTOCOL_VERSION = 0x24
+
+
+def sump_metadata(*, name, version, probes, memory_bytes, max_rate_hz):
+    """The METADATA reply: every key, then END."""
+    def string(key, text):
+        return bytes([key]) + text.encode("ascii") + b"\0"
+
+    def u32(key, value):
+        return bytes([key]) + value.to_bytes(4, "big")
+
+    return (string(SumpMetadataKey.DEVICE_NAME, name)
+            + string(SumpMetadataKey.FPGA_VERSION, version)
+            + u32(SumpMetadataKey.PROBES, probes)
+            + u32(SumpMetadataKey.SAMPLE_MEMORY, memory_bytes)
+            + u32(SumpMetadataKey.MAX_SAMPLE_RATE, max_rate_hz)
+            + u32(SumpMetadataKey.PROTOCOL_VERSION, SUMP_PROTOCOL_VERSION)
+            + bytes([SumpMetadataKey.END]))

@@ -1,0 +1,327 @@
+"""SUMP / Openbench Logic Sniffer device mode: a small logic analyzer on the appliance's pins.
+
+Stock sigrok-cli and PulseView (driver ``ols``) talk to it over the appliance's serial link;
+``docs/protocol.md`` ("SUMP device mode") describes the subset, ``latscope.protocol`` holds
+its opcodes and metadata keys.
+"""
+
+import enum
+
+from amaranth.hdl import *
+from amaranth.lib import memory, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from latscope.protocol import (SUMP_ARG_BYTES, SUMP_GROUP_BITS, SUMP_ID_REPLY,
+                               SUMP_LONG_COMMAND, SUMP_MAX_GROUPS, SUMP_REFERENCE_HZ,
+                               SumpCommand, SumpFlags, sump_metadata)
+
+__all__ = ["SumpEngine", "DIVIDER_FRACTION_BITS"]
+
+#: Fractional bits of the sample-time accumulator that turns the 100 MHz-based divider into
+#: capture-clock cycles (rate error below 2**-12 of a cycle per sample).
+DIVIDER_FRACTION_BITS = 12
+DIVIDER_BITS = 24
+
+
+class _State(enum.Enum):
+    IDLE = 0
+    ARMED = 1       # sampling into the ring, waiting for the trigger
+    TRIGGERED = 2   # sampling the post-trigger entries
+    FLUSH = 3       # RLE: write the entry still held back
+    FETCH = 4       # readback: address the next entry
+    LOAD = 5        # readback: the entry leaves the block RAM
+    SEND = 6        # readback: its bytes, one per enabled channel group
+
+
+class SumpEngine(wiring.Component):
+    """Parses SUMP commands, captures ``sample`` into a block RAM and reads it back.
+
+    Parameters
+    ----------
+    channels : int, <= 32
+        Width of ``sample``; the metadata advertises this many probes.
+    depth : int, power of two
+        Entries of the sample memory (samples, or RLE entries).
+    clock_hz : int
+        The capture clock; the maximum sample rate, and the clock the divider is converted to.
+
+    Ports
+    -----
+    rx : In(stream.Signature(8, always_ready=True))
+        Command bytes from the host.
+    sample : In(channels)
+        The pins, already synchronised to the clock.
+    tx : Out(stream.Signature(8))
+        Reply and readback bytes.
+    idle : Out(1)
+        The parser is between commands (not inside a long command's argument bytes).
+
+    Behaviour
+    ---------
+    RUN arms: every sample tick writes ``sample`` (masked to the enabled channel groups) into
+    a ring; the first sample that matches trigger stage 0 (``sample & mask == value & mask``;
+    mask 0 matches at once) starts the post-trigger count (delay count entries, the trigger
+    sample being the first); then the newest ``min(read count, entries written)`` entries go
+    out newest first, each as the bytes of its enabled groups, channel group 0 first.
+
+    Sample ticks: the divider counts periods of ``SUMP_REFERENCE_HZ``, as sigrok computes it,
+    so a tick comes every ``(divider + 1) * clock_hz / SUMP_REFERENCE_HZ`` cycles on average
+    (exactly every ``divider + 1`` cycles at 100 MHz), at most one per cycle.
+
+    RLE (flag bit 8): the top channel of the highest enabled group becomes the count flag, as
+    in the original OLS; an entry with it set is a count ``n``: the value next to it in the
+    readback (the older one) lasted ``n + 1`` samples. Counts saturate at what the enabled
+    groups hold (a longer run is split). Pre- and post-trigger counts are in entries.
+    """
+
+    def __init__(self, *, channels, depth=512, clock_hz, name="latscope", version="1"):
+        if not 1 <= channels <= SUMP_MAX_GROUPS * SUMP_GROUP_BITS:
+            raise ValueError(f"channels must be 1..32, not {channels!r}")
+        if depth < 4 or depth & (depth - 1):
+            raise ValueError(f"depth must be a power of two >= 4, not {depth!r}")
+        self.channels = channels
+        self.depth = depth
+        self.clock_hz = clock_hz
+        #: Channel groups present; a sample is stored as that many bytes.
+        self.groups = -(-channels // SUMP_GROUP_BITS)
+        self.metadata_reply = sump_metadata(name=name, version=version, probes=channels,
+                                      memory_bytes=depth * self.groups, max_rate_hz=clock_hz)
+        super().__init__({
+            "rx": In(stream.Signature(8, always_ready=True)),
+            "sample": In(channels),
+            "tx": Out(stream.Signature(8)),
+            "idle": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        groups = self.groups
+        width = groups * SUMP_GROUP_BITS
+
+        # --- Command parser -----------------------------------------------------------------
+        opcode = Signal(8)
+        args = Signal(8 * SUMP_ARG_BYTES)
+        args_left = Signal(range(SUMP_ARG_BYTES + 1))
+        m.d.comb += self.idle.eq(args_left == 0)
+        # The argument as it is once this cycle's byte is shifted in (little-endian).
+        arg = Cat(args[8:], self.rx.payload)
+
+        short = Signal()      # a short command's byte arrives in this cycle
+        long = Signal()       # a long command's last argument byte arrives in this cycle
+        with m.If(self.rx.valid):
+            with m.If(args_left == 0):
+                with m.If(self.rx.payload & SUMP_LONG_COMMAND):
+                    m.d.sync += [opcode.eq(self.rx.payload), args_left.eq(SUMP_ARG_BYTES)]
+                with m.Else():
+                    m.d.comb += short.eq(1)
+            with m.Else():
+                m.d.sync += [args.eq(arg), args_left.eq(args_left - 1)]
+                m.d.comb += long.eq(args_left == 1)
+
+        divider = Signal(DIVIDER_BITS)
+        read_count = Signal(16)          # read back (read_count + 1) * 4 entries
+        delay_count = Signal(16)         # capture (delay_count + 1) * 4 after the trigger
+        flags = Signal(32)
+        trigger_mask = Signal(width)
+        trigger_value = Signal(width)
+        set_divider = Signal()
+        with m.If(long):
+            with m.Switch(opcode):
+                with m.Case(SumpCommand.SET_DIVIDER):
+                    m.d.sync += divider.eq(arg[:DIVIDER_BITS])
+                    m.d.comb += set_divider.eq(1)
+                with m.Case(SumpCommand.SET_READ_DELAY):
+                    m.d.sync += [read_count.eq(arg[:16]), delay_count.eq(arg[16:])]
+                with m.Case(SumpCommand.SET_FLAGS):
+                    m.d.sync += flags.eq(arg)
+                with m.Case(SumpCommand.TRIGGER_MASK0):
+                    m.d.sync += trigger_mask.eq(arg)
+                with m.Case(SumpCommand.TRIGGER_VALUE0):
+                    m.d.sync += trigger_value.eq(arg)
+                # Every other long command (trigger stages 1..3, TRIGGER_CONFIG0, ...) is
+                # parsed and ignored.
+        reset = short & (self.rx.payload == SumpCommand.RESET)
+        run = short & (self.rx.payload == SumpCommand.RUN)
+
+        # --- Replies: ID and METADATA from one ROM ------------------------------------------
+        rom = list(SUMP_ID_REPLY) + list(self.metadata_reply)
+        rom_data = Array(Const(byte, 8) for byte in rom)
+        rom_addr = Signal(range(len(rom)))
+        rom_left = Signal(range(len(rom) + 1))
+        with m.If(short):
+            with m.Switch(self.rx.payload):
+                with m.Case(SumpCommand.ID):
+                    m.d.sync += [rom_addr.eq(0), rom_left.eq(len(SUMP_ID_REPLY))]
+                with m.Case(SumpCommand.METADATA):
+                    m.d.sync += [rom_addr.eq(len(SUMP_ID_REPLY)),
+                                 rom_left.eq(len(self.metadata_reply))]
+                with m.Case(SumpCommand.RESET):
+                    m.d.sync += rom_left.eq(0)
+
+        # --- Configuration derived from the flags, fixed at RUN ---------------------------------
+        enabled = Signal(SUMP_MAX_GROUPS)       # channel groups sent at readback
+        rle = Signal()
+        value_mask = Signal(width)              # sample bits kept (RLE: minus the flag bit)
+        rank = Array(Signal(2, name=f"rank{g}") for g in range(groups))  # byte of a count
+        last = Signal(groups)                   # one-hot: the highest enabled stored group
+        count_max = Signal(width - 1)
+        disable_shift = int(SumpFlags.GROUP_DISABLE_SHIFT)
+        m.d.comb += rle.eq((flags & int(SumpFlags.RLE)) != 0)
+        with m.If(run):
+            m.d.sync += enabled.eq(~(flags >> disable_shift))
+            rank_so_far = Const(0, 3)
+            stored = ~(flags >> disable_shift)[:groups]
+            mask = []
+            for g in range(groups):
+                m.d.sync += rank[g].eq(rank_so_far)
+                rank_so_far = rank_so_far + stored[g]
+                above = stored[g + 1:] if g + 1 < groups else Const(0, 1)
+                is_last = stored[g] & (above == 0)
+                m.d.sync += last[g].eq(is_last)
+                keep = Mux(stored[g], 0xff, 0)
+                mask.append(Mux(rle & is_last, keep & 0x7f, keep))
+            m.d.sync += value_mask.eq(Cat(*mask))
+            with m.Switch(rank_so_far):
+                for n in range(1, groups + 1):
+                    with m.Case(n):
+                        m.d.sync += count_max.eq((1 << (SUMP_GROUP_BITS * n - 1)) - 1)
+                with m.Default():
+                    m.d.sync += count_max.eq(0)
+
+        # --- Sample ticks -------------------------------------------------------------------
+        # `until` = reference time to the next sample tick minus one unit, in 2**-F reference
+        # periods; a tick comes when it is negative. Every cycle advances `step` units.
+        frac = DIVIDER_FRACTION_BITS
+        step = round((SUMP_REFERENCE_HZ << frac) / self.clock_hz)
+        until = Signal(signed(DIVIDER_BITS + frac + 3))
+        after_tick = Signal.like(until)         # period - step (0 if faster than the clock)
+        with m.If(set_divider):
+            period = (arg[:DIVIDER_BITS] + 1) << frac
+            m.d.sync += after_tick.eq(Mux(period < step, 0, period - step))
+
+        # --- Sample memory ------------------------------------------------------------------
+        m.submodules.memory = mem = memory.Memory(shape=width, depth=self.depth, init=[])
+        write = mem.write_port()
+        read = mem.read_port()
+        wr_addr = Signal(range(self.depth))
+        rd_addr = Signal(range(self.depth))
+        filled = Signal(range(self.depth + 1))          # entries written since RUN
+        m.d.comb += [write.addr.eq(wr_addr), read.addr.eq(rd_addr)]
+        with m.If(write.en):
+            m.d.sync += wr_addr.eq(wr_addr + 1)
+            with m.If(filled != self.depth):
+                m.d.sync += filled.eq(filled + 1)
+
+        state = Signal(_State)
+        sampling = (state == _State.ARMED) | (state == _State.TRIGGERED)
+        tick = until < 0
+        with m.If(sampling):
+            m.d.sync += until.eq(until + Mux(tick, after_tick, -step))
+        with m.Else():
+            m.d.sync += until.eq(-1)
+
+        # Stage 1: the sample of a tick; stage 2 (next cycle): trigger and memory write.
+        sampled = Signal()
+        value = Signal(width)
+        m.d.sync += [sampled.eq(sampling & tick), value.eq(self.sample & value_mask)]
+
+        post_left = Signal(19)                  # entries still to write after the trigger
+        taking = sampled & ((state == _State.ARMED)
+                            | ((state == _State.TRIGGERED) & (post_left != 0)))
+
+        # RLE: a run's value is written when the run starts and its count when it ends; when
+        # one sample does both, the value is held back one sample (`held`), so there is never
+        # more than one write per cycle.
+        previous = Signal(width)
+        have_previous = Signal()
+        run_length = Signal(width - 1)          # samples of the current run after its first
+        held = Signal(width)
+        holding = Signal()
+        count_entry = Signal(width)
+        count_bytes = Array(run_length.word_select(n, 8) if 8 * (n + 1) <= len(run_length)
+                            else run_length[8 * n:] for n in range(groups))
+        m.d.comb += count_entry.eq(Cat(
+            count_bytes[rank[g]] | Mux(last[g], 0x80, 0) for g in range(groups)))
+
+        with m.If(taking):
+            with m.If(~rle):
+                m.d.comb += [write.en.eq(1), write.data.eq(value)]
+            with m.Elif(have_previous & (value == previous) & (run_length != count_max)):
+                m.d.sync += run_length.eq(run_length + 1)
+                with m.If(holding):
+                    m.d.comb += [write.en.eq(1), write.data.eq(held)]
+                    m.d.sync += holding.eq(0)
+            with m.Else():
+                m.d.sync += [previous.eq(value), have_previous.eq(1), run_length.eq(0)]
+                with m.If(have_previous & (run_length != 0)):
+                    # `holding` is clear: a run longer than one sample wrote its value.
+                    m.d.comb += [write.en.eq(1), write.data.eq(count_entry)]
+                    m.d.sync += [held.eq(value), holding.eq(1)]
+                with m.Elif(holding):
+                    m.d.comb += [write.en.eq(1), write.data.eq(held)]
+                    m.d.sync += held.eq(value)
+                with m.Else():
+                    m.d.comb += [write.en.eq(1), write.data.eq(value)]
+
+        # --- Capture and readback sequence ------------------------------------------------
+        entry = Signal(SUMP_MAX_GROUPS * SUMP_GROUP_BITS)
+        group = Signal(range(SUMP_MAX_GROUPS))
+        read_left = Signal(range(max(self.depth, 4 << 16) + 1))
+        match = ((value ^ trigger_value) & trigger_mask) == 0
+        delay_entries = (delay_count + 1) << 2
+        read_entries = (read_count + 1) << 2
+
+        with m.Switch(state):
+            with m.Case(_State.ARMED):
+                with m.If(sampled & match):
+                    m.d.sync += [state.eq(_State.TRIGGERED),
+                                 post_left.eq(delay_entries - write.en)]
+            with m.Case(_State.TRIGGERED):
+                with m.If(post_left == 0):
+                    m.d.sync += state.eq(_State.FLUSH)
+                with m.Elif(write.en):
+                    m.d.sync += post_left.eq(post_left - 1)
+            with m.Case(_State.FLUSH):
+                # The value held back or the count of the open run; never both (a held value
+                # starts a run of one).
+                with m.If(rle & holding):
+                    m.d.comb += [write.en.eq(1), write.data.eq(held)]
+                with m.Elif(rle & have_previous & (run_length != 0)):
+                    m.d.comb += [write.en.eq(1), write.data.eq(count_entry)]
+                m.d.sync += state.eq(_State.FETCH)
+                # Entries written after this point count too: `filled` and `wr_addr` are
+                # updated by the write of this cycle, so the readback starts a cycle later.
+            with m.Case(_State.FETCH):
+                with m.If(read_left == 0):
+                    m.d.sync += state.eq(_State.IDLE)
+                with m.Else():
+                    m.d.sync += state.eq(_State.LOAD)
+            with m.Case(_State.LOAD):
+                m.d.sync += [entry.eq(read.data), group.eq(0), state.eq(_State.SEND)]
+            with m.Case(_State.SEND):
+                byte = entry.word_select(group, 8)
+                m.d.comb += [self.tx.valid.eq(enabled.bit_select(group, 1) & (rom_left == 0)),
+                             self.tx.payload.eq(byte)]
+                with m.If(~enabled.bit_select(group, 1) | self.tx.ready & (rom_left == 0)):
+                    m.d.sync += group.eq(group + 1)
+                    with m.If(group == SUMP_MAX_GROUPS - 1):
+                        m.d.sync += [read_left.eq(read_left - 1), rd_addr.eq(rd_addr - 1),
+                                     state.eq(_State.FETCH)]
+
+        # FLUSH -> FETCH: how many entries to send, starting from the newest.
+        with m.If(state == _State.FLUSH):
+            m.d.sync += read_left.eq(Mux(read_entries < filled + write.en,
+                                         read_entries, filled + write.en))
+            m.d.sync += rd_addr.eq(wr_addr - 1 + write.en)
+
+        with m.If(rom_left != 0):
+            m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(rom_data[rom_addr])]
+            with m.If(self.tx.ready):
+                m.d.sync += [rom_addr.eq(rom_addr + 1), rom_left.eq(rom_left - 1)]
+
+        with m.If(run):
+            m.d.sync += [state.eq(_State.ARMED), filled.eq(0), have_previous.eq(0),
+                         holding.eq(0), run_length.eq(0)]
+        with m.If(reset):
+            m.d.sync += state.eq(_State.IDLE)
+        return m
