@@ -1,6 +1,9 @@
 """SUMP device mode: the engine answers ID and METADATA, captures scripted pins exactly (with
 divider, trigger, channel groups, RLE) and the appliance switches between latscope and SUMP."""
 
+import bisect
+import itertools
+
 import pytest
 
 from latscope.protocol import (SUMP_ID_REPLY, SUMP_PROTOCOL_VERSION, SumpCommand, SumpFlags,
@@ -143,22 +146,97 @@ def rle_decode(data, groups=3):
     return out[::-1]
 
 
+def runs(values):
+    return [(value, len(list(group))) for value, group in itertools.groupby(values)]
+
+
 def test_rle_capture_decodes_to_the_samples():
-    # Runs of 1, 2, 3, ... cycles, 0x7fffff at most so that channel 23 (the flag) stays 0.
-    edges, cycle, level = [], 0, 0
-    for length in range(1, 40):
-        cycle += length
-        edges.append(cycle)
-    def pins(now):
-        return sum(1 for edge in edges if edge <= now) * 0x10101
-    # read = entries; expect every entry back: 16 runs give at most 32 entries.
-    data, run_cycle = exchange(setup(read=32, delay=32, flags=SumpFlags.RLE | NO_GROUP_3)
-                               + bytes([SumpCommand.RUN]), pins=pins, expect=32 * 3,
-                               max_cycles=4000)
-    decoded = rle_decode(data)
-    # The decoded samples are the pins, one per cycle, in order, up to the capture end.
-    first = decoded.index(decoded[0])
-    expected = [pins(c) for c in range(run_cycle, run_cycle + 2000)]
-    start = expected.index(decoded[0])
-    assert decoded == expected[start:start + len(decoded)][:len(decoded)]
-    assert len(set(decoded)) > 8
+    # Value k lasts k + 1 cycles; channel 23, the RLE flag, stays 0.
+    edges = list(itertools.accumulate(range(1, 60)))
+    pins = lambda now: bisect.bisect_right(edges, now) * 0x10101
+    data, _ = exchange(setup(read=32, delay=32, flags=SumpFlags.RLE | NO_GROUP_3)
+                       + bytes([SumpCommand.RUN]), pins=pins, expect=32 * 3)
+    got = runs(rle_decode(data))
+    # 32 entries: a value and its count per run (the oldest count's value is not read back).
+    assert len(got) == 16
+    first = got[0][0] // 0x10101
+    assert got[1:-1] == [((first + n) * 0x10101, first + n + 1) for n in range(1, 15)]
+
+
+def test_rle_splits_runs_longer_than_a_count_holds():
+    # Only channels 0..7: channel 7 is the flag, a count holds up to 127.
+    flags = SumpFlags.RLE | (0b1110 << SumpFlags.GROUP_DISABLE_SHIFT)
+    pins = lambda now: 0x25 if now < 400 else 0x5a
+    data, _ = exchange(setup(read=16, delay=16, flags=flags) + bytes([SumpCommand.RUN]),
+                       pins=pins, expect=16, max_cycles=2000)
+    # Newest first: the sample that opened the last run, then full runs of 128 (count 127).
+    assert data[:10] == bytes([0x5a, 0x80 | 127]) * 5
+    (old, old_length), (new, new_length) = runs(rle_decode(data, groups=1))
+    assert (old, new, new_length) == (0x25, 0x5a, 5 * 128 + 1)
+    assert 128 < old_length <= 2 * 128      # the oldest count's value was not read back
+
+
+# --- The appliance: latscope and SUMP modes on one link ---------------------------------------
+
+def test_appliance_switches_between_latscope_and_sump_modes():
+    """latscope identify and capture; SUMP reset/ID stops the capture and answers; a SUMP
+    capture of the IRQ output and the DUT's markers; latscope identify brings latscope back."""
+    from latscope.device import IrqSettings
+    from latscope.parser import StreamParser
+    from latscope.protocol import Command, StartArgs, StatusReply, encode_command
+    from latscope_gateware.appliance import ApplianceConfig
+    from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
+
+    irq = IrqSettings(period=500, jitter_mask=0, width=50)
+    sump_setup = setup(divider=9, read=64, delay=64) + bytes([SumpCommand.RUN])
+    script = [
+        (100, encode_command(Command.IDENTIFY)),
+        (1500, encode_command(Command.IRQ_CONFIG, irq.encode())),
+        (2000, encode_command(Command.START, StartArgs.const({"sources": 0xffff}))),
+        (5000, bytes([SumpCommand.RESET] * 5 + [SumpCommand.ID])),
+        (6000, bytes([SumpCommand.METADATA])),
+        (9000, sump_setup),
+        (19000, encode_command(Command.IDENTIFY)),
+        (21000, encode_command(Command.STATUS)),
+    ]
+    config = ApplianceConfig(clock_hz=100_000_000, uart_divisor=4, fifo_depth=64,
+                             flush_after=2000, sump_depth=64)
+    link = ScriptedLink(script)
+    device = SimulatedDevice(config, ScriptedDut(isr_delay=(10, 20), isr_length=(5, 10)),
+                             link=link, max_cycles=23000)
+    channels = device.appliance.sump_channels()
+    assert channels[16:18] == ["STROBE", "IRQ"] and len(channels) == CHANNELS
+    device.run()
+    received = bytes(link.received)
+
+    metadata = sump_metadata(name="latscope", version="1", probes=CHANNELS,
+                             memory_bytes=64 * 3, max_rate_hz=100_000_000)
+    sump_start = received.index(SUMP_ID_REPLY + metadata)
+    readback_start = sump_start + len(SUMP_ID_REPLY + metadata)
+    readback = received[readback_start:readback_start + 64 * 3]
+
+    # Before: a latscope identify reply and a running capture (IRQ events).
+    before = StreamParser()
+    events = before.feed(received[:sump_start])
+    assert Command.IDENTIFY in dict(before.replies)
+    assert (events.source == 2).sum() >= 8
+
+    # The SUMP capture: one sample every 10 cycles; the IRQ output (channel 17) is high for
+    # 50 of every 500 cycles, the strobe toggles with every marker of the scripted DUT.
+    words = samples(readback)[::-1]
+    irq_runs = runs([word >> 17 & 1 for word in words])
+    assert [length for level, length in irq_runs[1:-1]] in ([5, 45] * 2, [45, 5] * 2)[:1] \
+        or all(length == (5 if level else 45) for level, length in irq_runs[1:-1])
+    assert sum(level for level, _ in irq_runs) >= 1
+    marker_values = {value for _, name, value in device.dut.truth if name == "MARKER"}
+    strobe_runs = runs([(word >> 16 & 1, word & 0xffff) for word in words])
+    assert len(strobe_runs) >= 2
+    assert {value for (_, value), _ in strobe_runs[1:]} <= marker_values
+
+    # After: latscope again, the capture stopped.
+    after = StreamParser()
+    after.feed(received[readback_start + len(readback):])
+    replies = dict(after.replies)
+    assert replies[Command.IDENTIFY] == dict(before.replies)[Command.IDENTIFY]
+    status = StatusReply.from_bits(int.from_bytes(replies[Command.STATUS], "little"))
+    assert status.capturing == 0

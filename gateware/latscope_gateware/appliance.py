@@ -4,7 +4,9 @@ from amaranth.hdl import *
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out, connect
 
-from latscope.protocol import MAGIC, VERSION, IdentifyReply, Source
+from amaranth.lib.cdc import FFSynchronizer
+
+from latscope.protocol import MAGIC, SUMP_MODE_ENTRY, VERSION, Command, IdentifyReply, Source
 
 from .bus_write import BusWriteSnoop
 from .commands import CommandProcessor
@@ -13,6 +15,7 @@ from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
 from .marker_port import MarkerPort
 from .streamer import EventStreamer
+from .sump import SumpEngine
 from .uart import UARTRx, UARTTx
 
 __all__ = ["ApplianceConfig", "Appliance"]
@@ -25,12 +28,13 @@ class ApplianceConfig:
     ``bus_window`` is ``(base word address, words)`` of the snooped Wishbone window, or None
     for a board without a bus front end. ``ddr_inputs``: the marker strobe and the edge
     channels come as DDR sample pairs (ports ``marker_strobe_ddr``, ``edges_ddr``; see
-    :mod:`.ddr_edges`) and stamps count half cycles (``stamp_shift`` 1).
+    :mod:`.ddr_edges`) and stamps count half cycles (``stamp_shift`` 1). ``sump_depth``:
+    samples of the SUMP device mode's memory (a power of two; see :mod:`.sump`).
     """
 
     def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,
                  bus_window=None, bus_addr_width=30, fifo_depth=512, sample_delay=2,
-                 flush_after=None, command_timeout=None, ddr_inputs=False):
+                 flush_after=None, command_timeout=None, ddr_inputs=False, sump_depth=512):
         self.clock_hz = clock_hz
         self.uart_divisor = uart_divisor
         self.board = board
@@ -41,6 +45,9 @@ class ApplianceConfig:
         self.fifo_depth = fifo_depth
         self.sample_delay = sample_delay
         self.ddr_inputs = ddr_inputs
+        # SUMP device mode's sample memory (block RAM): 512 samples of 24 bits are 3 of an
+        # iCE40's 4-kbit RAMs.
+        self.sump_depth = sump_depth
         # Close a segment once it is about 1 ms old, so an event reaches the host (which can
         # verify it only when its segment is closed) within about 1 ms at any event rate.
         self.flush_after = flush_after if flush_after is not None else max(64, clock_hz // 1000)
@@ -85,6 +92,11 @@ class Appliance(wiring.Component):
             members["bus"] = In(self._bus.bus.signature.flip())
         super().__init__(members)
 
+    def sump_channels(self):
+        """SUMP channels, channel 0 first: marker data, strobe, IRQ output, edge channels."""
+        return ([f"D{n}" for n in range(self.config.marker_width)] + ["STROBE", "IRQ"]
+                + [f"EDGE{n}" for n in range(self.config.edge_count)])
+
     def sources(self):
         """Event sources of this build and their value widths, in stream order."""
         sources = {Source.MARKER: self.config.marker_width}
@@ -128,6 +140,7 @@ class Appliance(wiring.Component):
     def elaborate(self, platform):
         config = self.config
         m = Module()
+        self._entering_sump = Signal()
         sources = self.sources()
         m.submodules.marker = marker = self._marker
         m.submodules.edges = edges = self._edges
@@ -180,7 +193,7 @@ class Appliance(wiring.Component):
         capturing = Signal()
         with m.If(commands.start):
             m.d.sync += capturing.eq(1)
-        with m.If(commands.stop):
+        with m.If(commands.stop | self._entering_sump):
             m.d.sync += capturing.eq(0)
 
         irq_edges = Signal(32)
@@ -189,9 +202,8 @@ class Appliance(wiring.Component):
         with m.Elif(capturing & irq.events.valid & irq.events.payload):
             m.d.sync += irq_edges.eq(irq_edges + 1)
 
-        connect(m, uart_rx.data, commands.rx)
         connect(m, commands.replies, streamer.replies)
-        connect(m, streamer.bytes, uart_tx.data)
+        self._link_modes(m, uart_rx, uart_tx, commands, streamer)
         m.d.comb += [
             streamer.start.eq(commands.start),
             streamer.capturing.eq(capturing),
@@ -204,3 +216,53 @@ class Appliance(wiring.Component):
             commands.status.irq_edges.eq(irq_edges),
         ]
         return m
+
+    def _link_modes(self, m, uart_rx, uart_tx, commands, streamer):
+        """The host link carries latscope's protocol or, in SUMP mode, SUMP's.
+
+        A SUMP RESET or ID byte that arrives between latscope commands switches to SUMP mode:
+        the capture stops, the event stream is dropped and the link carries the SUMP engine's
+        bytes only. latscope's IDENTIFY, arriving between SUMP commands, switches back.
+        """
+        config = self.config
+        names = self.sump_channels()
+        m.submodules.sump = sump = SumpEngine(channels=len(names), depth=config.sump_depth,
+                                             clock_hz=config.clock_hz)
+        # The pins as SUMP sees them, through a synchronizer of their own; the IRQ output
+        # goes through it too, so that every channel shows its pin with the same delay. With
+        # DDR inputs the rising-edge sample of each pair is taken.
+        if config.ddr_inputs:
+            strobe, edges = self.marker_strobe_ddr[0], self.edges_ddr[:config.edge_count]
+        else:
+            strobe, edges = self.marker_strobe, self.edges
+        m.submodules.sump_synchronizer = FFSynchronizer(
+            Cat(self.marker_data, strobe, self.irq, edges), sump.sample, stages=2)
+
+        sump_mode = Signal()
+        byte = uart_rx.data
+        is_entry = Cat(byte.payload == code for code in SUMP_MODE_ENTRY).any()
+        to_sump = Mux(sump_mode, ~(sump.idle & (byte.payload == Command.IDENTIFY)),
+                      commands.idle & is_entry)
+        m.d.comb += [
+            sump.rx.valid.eq(byte.valid & to_sump),
+            sump.rx.payload.eq(byte.payload),
+            commands.rx.valid.eq(byte.valid & ~to_sump),
+            commands.rx.payload.eq(byte.payload),
+            self._entering_sump.eq(byte.valid & to_sump & ~sump_mode),
+        ]
+        with m.If(byte.valid):
+            m.d.sync += sump_mode.eq(to_sump)
+
+        with m.If(sump_mode):
+            m.d.comb += [
+                uart_tx.data.valid.eq(sump.tx.valid),
+                uart_tx.data.payload.eq(sump.tx.payload),
+                sump.tx.ready.eq(uart_tx.data.ready),
+                streamer.bytes.ready.eq(1),     # the stopped capture's last bytes are dropped
+            ]
+        with m.Else():
+            m.d.comb += [
+                uart_tx.data.valid.eq(streamer.bytes.valid),
+                uart_tx.data.payload.eq(streamer.bytes.payload),
+                streamer.bytes.ready.eq(uart_tx.data.ready),
+            ]

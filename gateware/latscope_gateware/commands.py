@@ -25,7 +25,8 @@ class CommandProcessor(wiring.Component):
     command; bytes that arrive while a reply is still being sent are ignored.
 
     ``identify`` is the constant payload of the IDENTIFY reply (an ``IdentifyReply`` value);
-    ``status`` is sampled when STATUS executes.
+    ``status`` is sampled when STATUS executes. ``idle``: the next byte would be an opcode
+    (the appliance's SUMP mode switch looks at it).
     """
 
     def __init__(self, identify, *, timeout):
@@ -40,6 +41,7 @@ class CommandProcessor(wiring.Component):
             "sources": Out(StartArgs),
             "irq_config": Out(IrqConfig),
             "irq_apply": Out(1),
+            "idle": Out(1),
         })
 
     def elaborate(self, platform):
@@ -92,6 +94,7 @@ class CommandProcessor(wiring.Component):
                 m.d.sync += in_command.eq(0)
 
         command = Mux(in_command, opcode, self.rx.payload)
+        m.d.comb += self.idle.eq(~in_command)
 
         def answer(code, payload, size):
             m.d.sync += [

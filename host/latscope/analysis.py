@@ -196,9 +196,9 @@ def analyze(events, stamp_hz, *, losses=None):
 
     ``losses``: extra stamps where data is known to be missing (added to the LOSS records)."""
     stamp = events.stamp.astype(np.int64, copy=False)
-    source, value = events.source, events.value.astype(np.int64, copy=False)
+    source, value = events.source, events.value
     marker_at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
-    tests, points, args = decode(value[marker_at] & 0xffff)
+    tests, points, args = decode(value[marker_at].astype(np.int32) & 0xffff)
     irq = stamp[(source == Source.IRQ) & (value == 1)]          # one source: in stamp order
     lossy_spans = _lossy_spans(stamp, source, value, losses)
 
