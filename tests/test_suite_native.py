@@ -294,3 +294,18 @@ def test_rv32_suite_on_the_simulated_soc(marker, tmp_path):
     assert "suite: done" in console
     events = events_from_stores(*read_truth_log(truth))
     check_suite(events, obj_samples=SAMPLES, clk_samples=SAMPLES, exact=False)
+
+
+def test_a_loss_of_a_source_with_no_events_reaches_back_to_the_start():
+    """Events of a source that has shown none yet were lost: they may lie anywhere before
+    the LOSS record, so every pair before it is discarded; the pairs after it count."""
+    il = Test.IL_A
+    exit_, thread = encode(il, Point.ISR_EXIT), encode(il, Point.THREAD)
+    rows = [(0, Source.MARKER, encode(il, Point.START, 1)), (100, Source.MARKER, exit_),
+            (300, Source.MARKER, thread), (500, Source.LOSS, 3 << 4 | Source.EDGE0),
+            (1000, Source.MARKER, exit_), (1100, Source.MARKER, thread),
+            (2000, Source.MARKER, encode(il, Point.END))]
+    stamps, sources, values = zip(*rows)
+    table = analyze(Events(stamps, [int(s) for s in sources], values), 1e9)["IDL-a-1"]
+    assert table.samples.tolist() == [100] and table.starts.tolist() == [1000]
+    assert table.discarded == 1

@@ -132,6 +132,8 @@ def _lossy_spans(stamp, source, value, extra):
     low = np.full(len(at), np.iinfo(np.int64).min, np.int64)
     for lost in np.unique(lost_source):
         of_source = np.flatnonzero(source == lost)
+        if not len(of_source):
+            continue                  # no event of that source yet: lost from the start
         mine = lost_source == lost
         previous = np.searchsorted(of_source, at[mine]) - 1
         low[mine] = np.where(previous >= 0, stamp[of_source[np.maximum(previous, 0)]], low[mine])
