@@ -48,7 +48,8 @@ def open(port="sim:gateware", *, baud=12_000_000, suite=None, log=None):
 
 class Session:
     """One connected appliance. Attributes: ``port``, ``identity``
-    (:class:`latscope.device.Identity`), ``irq`` (the :class:`IrqSettings` last set),
+    (:class:`latscope.device.Identity`), ``irq`` (the :class:`IrqSettings` last set; at
+    open, the defaults: an IRQ every 5000 cycles, 100 cycles wide),
     ``device`` (the low-level :class:`latscope.device.Device`), ``simulation`` (the running
     simulation or None)."""
 
@@ -67,6 +68,8 @@ class Session:
                 raise ValueError("suite= is only for the sim:soc simulation")
             self.device = self._stack.enter_context(Device(open_transport(path, baud)))
             self.identity = self.device.identify()
+            # The device's IRQ generator is what ``irq`` and the captures' metadata say.
+            self.device.configure_irq(self.irq)
         except BaseException:
             self._stack.close()
             raise

@@ -327,7 +327,8 @@ def build_parser():
     device_options(p)
     p.add_argument("-o", "--output", required=True, help="capture file to write")
     p.add_argument("--duration", type=parse_duration, default=None,
-                   help="how long to capture: seconds, or with a unit: 15m, 8h, 1d")
+                   help="how long to capture: seconds, or with a unit: 15m, 8h, 1d "
+                        "(default: 10 s; on sim:soc until the suite has run)")
     p.add_argument("--interval", type=parse_duration, default=60.0,
                    help="max-over-time interval of the live statistics (default 60 s)")
     p.add_argument("--events", type=int, default=None, help="stop after this many events")
@@ -431,8 +432,8 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    if args.command == "capture" and not (args.duration or args.events):
-        args.duration = 10.0
+    if args.command == "capture" and not (args.duration or args.events or args.port == "sim:soc"):
+        args.duration = 10.0          # sim:soc ends with the suite
     try:
         return args.func(args)
     except (DeviceError, UsageError) as error:
