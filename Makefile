@@ -3,7 +3,7 @@
 #   make test   sets up and runs the tests (what CI runs)
 PYTHON := .venv/bin/python
 
-.PHONY: setup demo test bench clean bitstream bitstreams-all program install-decoders
+.PHONY: setup demo test bench clean bitstream bitstreams-all program install-decoders pty-shim
 
 # FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
 # [VARIANT=12F|25F|45F|85F for the ULX3S] [SEED=n]; fails when timing is not met.
@@ -52,3 +52,11 @@ install-decoders:
 		ln -sfn "$(abspath .)/$${decoder%/}" "$(DECODERS_DIR)/$$(basename $$decoder)"; \
 	done
 	@echo "installed in $(DECODERS_DIR): $$(cd decoders && echo latscope_*)"
+
+# LD_PRELOAD library that lets sigrok-cli / PulseView (libserialport) open the simulated
+# appliance's pty: LD_PRELOAD=$PWD/build/pty_shim.so sigrok-cli -d ols:conn=/dev/pts/N --scan
+pty-shim: build/pty_shim.so
+
+build/pty_shim.so: sim/pty_shim.c
+	mkdir -p build
+	gcc -shared -fPIC -O2 -Wall -o $@ $< -ldl

@@ -117,9 +117,10 @@ def test_default_board_bitstream_meets_timing(tmp_path):
     result = build(board, build_dir=tmp_path)
     assert result.timing_met, f"Fmax {result.fmax_mhz:.2f} MHz < {board.clock_hz / 1e6} MHz"
     assert result.fmax_mhz >= board.clock_hz / 1e6
-    # The iCE40HX8K bitstream has a fixed size; the FIFO sits in block RAM.
+    # The iCE40HX8K bitstream has a fixed size; the FIFO (28 RAMs) and the SUMP sample
+    # memory (3: 512 x 24 bits) sit in block RAM.
     assert Path(result.bitstream).stat().st_size == 135100
-    assert result.utilisation["ICESTORM_RAM"]["used"] == 28
+    assert result.utilisation["ICESTORM_RAM"]["used"] == 28 + 3
     assert result.utilisation["ICESTORM_PLL"]["used"] == 1
     assert json.loads((tmp_path / "result.json").read_text())["timing_met"] is True
 

@@ -3,11 +3,22 @@ divider, trigger, channel groups, RLE) and the appliance switches between latsco
 
 import bisect
 import itertools
+import os
+import subprocess
+import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 
-from latscope.protocol import (SUMP_ID_REPLY, SUMP_PROTOCOL_VERSION, SumpCommand, SumpFlags,
-                               SumpMetadataKey, sump_metadata)
+from latscope.device import Device, IrqSettings, open_transport
+from latscope.parser import Events, StreamParser
+from latscope.protocol import (SUMP_ID_REPLY, SUMP_PROTOCOL_VERSION, Command, Source,
+                               StartArgs, StatusReply, SumpCommand, SumpFlags, SumpMetadataKey,
+                               encode_command, sump_metadata)
+from latscope.simulation import ROOT, SocSimulation, SuiteSettings, build_soc
+from latscope_gateware.appliance import ApplianceConfig
+from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
 from latscope_gateware.sump import SumpEngine
 
 from gateware_sim import byte_collector, run
@@ -36,15 +47,16 @@ def setup(*, divider=0, read=64, delay=64, flags=NO_GROUP_3, mask=0, value=0):
 def exchange(message, *, pins=lambda cycle: 0, expect, depth=64, clock_hz=100_000_000,
              max_cycles=20_000):
     """Sends ``message`` one byte every 2 cycles while ``pins(cycle)`` drives the sample
-    input; returns the first ``expect`` bytes the engine sends and the cycle RUN arrived in."""
+    input; returns the first ``expect`` bytes the engine sends and the cycle the last byte
+    (RUN) arrived in."""
     dut = SumpEngine(channels=CHANNELS, depth=depth, clock_hz=clock_hz)
     out, state = [], {"cycle": 0, "run": None}
 
     async def host(ctx):
-        for byte in message:
+        for index, byte in enumerate(message):
             ctx.set(dut.rx.valid, 1)
             ctx.set(dut.rx.payload, byte)
-            if byte == SumpCommand.RUN and state["run"] is None:
+            if index == len(message) - 1:
                 state["run"] = state["cycle"]
             await ctx.tick()
             ctx.set(dut.rx.valid, 0)
@@ -111,17 +123,32 @@ def test_capture_reads_back_every_sample_newest_first(divider):
     assert 0 < got[-1] - run_cycle < 6
 
 
-def test_trigger_starts_the_post_trigger_count():
-    # Channel 20 rises in cycle 700; 8 of the 32 samples read back come before the trigger.
-    trigger_cycle = 700
+def test_divider_counts_100_mhz_periods_at_any_clock():
+    # At 72 MHz, 10 MHz (divider 9) is a sample every 7.2 cycles: 7 or 8, 7.2 on average.
+    data, _ = exchange(setup(divider=9, read=64, delay=64) + bytes([SumpCommand.RUN]),
+                       pins=lambda cycle: cycle & 0x3fffff, expect=64 * 3,
+                       clock_hz=72_000_000)
+    got = samples(data)
+    gaps = [a - b for a, b in zip(got, got[1:])]
+    assert set(gaps) == {7, 8} and abs(sum(gaps) - 63 * 7.2) < 1
+
+
+@pytest.mark.parametrize("trigger_cycle", [700, 0])
+def test_trigger_starts_the_post_trigger_count(trigger_cycle):
+    # Channel 20 rises in `trigger_cycle`; 8 of the 32 samples read back come before the
+    # trigger. A trigger condition that holds from the start counts only once those 8 are in.
     pins = lambda cycle: (cycle & 0xffff) | (cycle >= trigger_cycle) << 20
-    data, _ = exchange(setup(divider=1, read=32, delay=24, mask=1 << 20, value=1 << 20)
-                       + bytes([SumpCommand.RUN]), pins=pins, expect=32 * 3)
+    data, run_cycle = exchange(setup(divider=1, read=32, delay=24, mask=1 << 20,
+                                     value=1 << 20) + bytes([SumpCommand.RUN]),
+                               pins=pins, expect=32 * 3)
     got = samples(data)
     assert [(a & 0xffff) - (b & 0xffff) for a, b in zip(got, got[1:])] == [2] * 31
-    after = [s for s in got if s >> 20 & 1]
-    assert len(after) == 24 and len(got) - len(after) == 8
-    assert trigger_cycle <= (after[-1] & 0xffff) < trigger_cycle + 2
+    if trigger_cycle:
+        after = [s for s in got if s >> 20 & 1]
+        assert len(after) == 24 and len(got) - len(after) == 8
+        assert trigger_cycle <= (after[-1] & 0xffff) < trigger_cycle + 2
+    else:
+        assert 0 < (got[-1] & 0xffff) - run_cycle < 6      # the first sample is the oldest
 
 
 def test_disabled_groups_are_not_sent():
@@ -181,29 +208,25 @@ def test_rle_splits_runs_longer_than_a_count_holds():
 def test_appliance_switches_between_latscope_and_sump_modes():
     """latscope identify and capture; SUMP reset/ID stops the capture and answers; a SUMP
     capture of the IRQ output and the DUT's markers; latscope identify brings latscope back."""
-    from latscope.device import IrqSettings
-    from latscope.parser import StreamParser
-    from latscope.protocol import Command, StartArgs, StatusReply, encode_command
-    from latscope_gateware.appliance import ApplianceConfig
-    from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
 
     irq = IrqSettings(period=500, jitter_mask=0, width=50)
     sump_setup = setup(divider=9, read=64, delay=64) + bytes([SumpCommand.RUN])
     script = [
+        # A latscope reply byte takes about 40 cycles here (2 bytes per REPLY record).
         (100, encode_command(Command.IDENTIFY)),
-        (1500, encode_command(Command.IRQ_CONFIG, irq.encode())),
-        (2000, encode_command(Command.START, StartArgs.const({"sources": 0xffff}))),
-        (5000, bytes([SumpCommand.RESET] * 5 + [SumpCommand.ID])),
-        (6000, bytes([SumpCommand.METADATA])),
-        (9000, sump_setup),
-        (19000, encode_command(Command.IDENTIFY)),
-        (21000, encode_command(Command.STATUS)),
+        (3500, encode_command(Command.IRQ_CONFIG, irq.encode())),
+        (4500, encode_command(Command.START, StartArgs.const({"sources": 0xffff}))),
+        (7000, bytes([SumpCommand.RESET] * 5 + [SumpCommand.ID])),
+        (8000, bytes([SumpCommand.METADATA])),
+        (11000, sump_setup),
+        (21000, encode_command(Command.IDENTIFY)),
+        (24500, encode_command(Command.STATUS)),
     ]
     config = ApplianceConfig(clock_hz=100_000_000, uart_divisor=4, fifo_depth=64,
-                             flush_after=2000, sump_depth=64)
+                             flush_after=300, sump_depth=64)
     link = ScriptedLink(script)
     device = SimulatedDevice(config, ScriptedDut(isr_delay=(10, 20), isr_length=(5, 10)),
-                             link=link, max_cycles=23000)
+                             link=link, max_cycles=26000)
     channels = device.appliance.sump_channels()
     assert channels[16:18] == ["STROBE", "IRQ"] and len(channels) == CHANNELS
     device.run()
@@ -217,17 +240,16 @@ def test_appliance_switches_between_latscope_and_sump_modes():
 
     # Before: a latscope identify reply and a running capture (IRQ events).
     before = StreamParser()
-    events = before.feed(received[:sump_start])
+    events = Events.concatenate([before.feed(received[:sump_start]), before.finish()])
     assert Command.IDENTIFY in dict(before.replies)
-    assert (events.source == 2).sum() >= 8
+    assert (events.source == Source.IRQ).sum() >= 2
 
     # The SUMP capture: one sample every 10 cycles; the IRQ output (channel 17) is high for
     # 50 of every 500 cycles, the strobe toggles with every marker of the scripted DUT.
     words = samples(readback)[::-1]
     irq_runs = runs([word >> 17 & 1 for word in words])
-    assert [length for level, length in irq_runs[1:-1]] in ([5, 45] * 2, [45, 5] * 2)[:1] \
-        or all(length == (5 if level else 45) for level, length in irq_runs[1:-1])
-    assert sum(level for level, _ in irq_runs) >= 1
+    assert len(irq_runs) >= 3         # the first and last runs are cut by the capture
+    assert all(length == (5 if level else 45) for level, length in irq_runs[1:-1])
     marker_values = {value for _, name, value in device.dut.truth if name == "MARKER"}
     strobe_runs = runs([(word >> 16 & 1, word & 0xffff) for word in words])
     assert len(strobe_runs) >= 2
@@ -240,3 +262,157 @@ def test_appliance_switches_between_latscope_and_sump_modes():
     assert replies[Command.IDENTIFY] == dict(before.replies)[Command.IDENTIFY]
     status = StatusReply.from_bits(int.from_bytes(replies[Command.STATUS], "little"))
     assert status.capturing == 0
+
+
+# --- Stock sigrok-cli (driver ols) against the simulated SoC and appliance --------------------
+#
+# libserialport refuses a pty (sigrok bug 1642); sim/pty_shim.c, preloaded into sigrok-cli,
+# answers its sysfs lookup and its modem-line ioctls (see the file).
+
+IRQ_PERIOD, IRQ_WIDTH = 2000, 100
+
+
+@pytest.fixture(scope="module")
+def shim(tmp_path_factory):
+    source = ROOT / "sim" / "pty_shim.c"
+    library = tmp_path_factory.mktemp("sump") / "pty_shim.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", str(library),
+                    str(source), "-ldl"], check=True)
+    return library
+
+
+def drain(pty, quiet=0.2):
+    """Reads the pty until it has been quiet for ``quiet`` seconds."""
+    with open_transport(pty, timeout=quiet) as port:
+        while port.read(4096):
+            pass
+
+
+def sigrok(shim, pty, *args, samples=None, output=None, attempts=3):
+    """Runs sigrok-cli on the simulated appliance; returns its output.
+
+    The ols driver gives a device 10 ms to answer ID when probing and ends a readback after
+    30 ms without a byte; the simulation runs about 1000 times slower than a board, so on a
+    loaded machine it can miss these windows. Such a run (no device found, or fewer samples
+    than asked for) is repeated; any other failure is not."""
+    for _ in range(attempts):
+        # What an earlier readback still had on the way (an RLE capture ends in sigrok once
+        # it has the samples asked for; the rest of the readback keeps coming).
+        drain(pty)
+        result = subprocess.run(["sigrok-cli", "-d", f"ols:conn={pty}", *args],
+                                env={**os.environ, "LD_PRELOAD": str(shim)},
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                errors="replace", timeout=60)
+        late = ("No devices found" in result.stdout
+                or (samples is not None and result.returncode == 0
+                    and os.path.getsize(output) < 4 * samples))
+        if not late:
+            break
+    assert result.returncode == 0, result.stdout
+    return result.stdout
+
+
+def pin_changes(words):
+    """(sample index, pins) at every change of D0..D15, STROBE and IRQ."""
+    pins = [word & 0x3ffff for word in words]
+    return [(index, value) for index, value in enumerate(pins)
+            if index and value != pins[index - 1]]
+
+
+def truth_changes(path):
+    """(cycle, pins) at every change of the same pins, from the harness's ground truth."""
+    gpio = irq = 0
+    changes = []
+    for line in open(path):
+        fields = line.split()
+        if len(fields) < 3 or fields[1] not in ("gpio", "irq"):
+            continue
+        if fields[1] == "gpio":
+            gpio = int(fields[2], 16) & 0x1ffff
+        else:
+            irq = int(fields[2])
+        pins = gpio | irq << 17
+        if not changes or changes[-1][1] != pins:
+            changes.append((int(fields[0]), pins))
+    return changes
+
+
+def test_sigrok_cli_captures_the_simulated_appliance(shim, tmp_path):
+    build = build_soc(SuiteSettings(tests="IL_A", samples=2000),
+                      build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-sump")
+    truth = tmp_path / "truth.txt"
+    with SocSimulation(build, truth=truth) as sim:
+        # latscope's own protocol first: the IRQ generator, which the DUT's ISR answers.
+        with Device(open_transport(sim.pty)) as device:
+            device.identify()
+            device.configure_irq(IrqSettings(period=IRQ_PERIOD, width=IRQ_WIDTH))
+
+        scan = sigrok(shim, sim.pty, "--scan")
+        assert "ols - latscope" in scan and "with 22 channels" in scan, scan
+
+        sim.release_cpu()
+        deadline = time.monotonic() + 30
+        while "IL-a" not in sim.console_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.1)
+        # Every cycle (100 MHz = the simulated clock), the whole sample memory.
+        plain = tmp_path / "plain.bin"
+        sigrok(shim, sim.pty, "--config", "samplerate=100m", "--samples", "4096",
+               "-O", "binary", "-o", str(plain), samples=4096, output=plain)
+        # Every 10th cycle, run-length encoded: many more samples than the memory holds.
+        rle = tmp_path / "rle.bin"
+        sigrok(shim, sim.pty, "--config", "samplerate=10m:rle=on", "--samples", "40000",
+               "-O", "binary", "-o", str(rle), samples=40000, output=rle)
+        # Triggered on the IRQ output (channel 17) going high, a quarter before the trigger.
+        triggered = tmp_path / "triggered.bin"
+        sigrok(shim, sim.pty, "--config", "samplerate=100m:captureratio=25", "--triggers",
+               "17=1", "--samples", "4096", "-O", "binary", "-o", str(triggered),
+               samples=4096, output=triggered)
+        # latscope's protocol works again afterwards.
+        drain(sim.pty)
+        with Device(open_transport(sim.pty)) as device:
+            assert device.identify().board == "verilator-soc"
+    assert sim.summary.get("end") == "signal"
+
+    # The plain capture is the pins exactly: every change of the markers and of the IRQ
+    # output, cycle for cycle, as the harness logged them (same delay for every channel).
+    words = np.fromfile(plain, "<u4").tolist()
+    assert len(words) == 4096
+    captured = pin_changes(words)
+    strobe = [word >> 16 & 1 for word in words]
+    assert len(runs(strobe)) >= 3, "no markers in the capture"
+    logged = truth_changes(truth)
+
+    def logged_window(offset):
+        return [(cycle - offset, pins) for cycle, pins in logged
+                if captured[0][0] <= cycle - offset < len(words)]
+
+    # Where in the log the capture is: the offsets that put its first change on a logged one
+    # with the same pins; one must reproduce every change. (The suite's markers repeat every
+    # 128 IRQs, so several places in the log may match.)
+    matches = [cycle - captured[0][0] for cycle, pins in logged if pins == captured[0][1]
+               and logged_window(cycle - captured[0][0]) == captured]
+    assert matches, f"capture not found in the log: {captured[:8]}"
+
+    words = np.fromfile(triggered, "<u4").tolist()
+    irq = [word >> 17 & 1 for word in words]
+    # The trigger sample is the 1025th: the IRQ output is high there, in a pulse that it
+    # usually starts (unless the pre-trigger part filled up during a pulse).
+    assert len(words) == 4096 and irq[1024] == 1
+    start = end = 1024
+    while irq[start - 1]:
+        start -= 1
+    while irq[end]:
+        end += 1
+    assert end - start == IRQ_WIDTH
+
+    # The RLE capture: 40000 samples; the IRQ output keeps its period and width (in samples
+    # of 10 cycles), and the marker values are the firmware's.
+    words = np.fromfile(rle, "<u4").tolist()
+    assert len(words) == 40000
+    irq_runs = runs([word >> 17 & 1 for word in words])[1:-1]
+    assert len(irq_runs) >= 100
+    assert all(length == (IRQ_WIDTH if level else IRQ_PERIOD - IRQ_WIDTH) // 10
+               for level, length in irq_runs)
+    marker_values = {pins & 0x1ffff for _, pins in logged}
+    assert {word & 0x1ffff for word in words} <= marker_values

@@ -89,6 +89,7 @@ class Board:
     link : one line on the USB-serial chip, for the docs.
     ddr_inputs : sample the marker strobe and edge channels on both clock edges (ECP5
         IDDRX1F); stamps then carry a half-cycle bit (identify ``stamp_shift`` 1).
+    sump_depth : samples of the SUMP device mode's memory (block RAM); 0: no SUMP mode.
     """
     name: str
     title: str
@@ -106,6 +107,7 @@ class Board:
     bitstream_suffix: str
     link: str
     ddr_inputs: bool = False
+    sump_depth: int = 512
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -127,7 +129,8 @@ class Board:
         # every other user of ApplianceConfig.
         ddr = {"ddr_inputs": True} if self.ddr_inputs else {}
         return ApplianceConfig(clock_hz=self.clock_hz, uart_divisor=self.uart_divisor,
-                               board=self.identify_name, fifo_depth=self.fifo_depth, **ddr)
+                               board=self.identify_name, fifo_depth=self.fifo_depth,
+                               sump_depth=self.sump_depth, **ddr)
 
     def resources(self, platform):
         """The appliance's pins as platform resources, on the FPGA balls the header pins are

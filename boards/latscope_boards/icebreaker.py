@@ -50,6 +50,8 @@ def board(clock_hz=CLOCK_HZ):
         baud=fastest_baud(clock_hz, FT2232H_BAUDS),
         # 30 block RAMs of 4 kbit; a 112-bit entry x 1024 takes 28 of them.
         fifo_depth=1024,
+        # No SUMP device mode: it needs 3 more block RAMs and about 1500 logic cells.
+        sump_depth=0,
         pins=PinMap(
             marker_data=(tuple(_pmod(0, pin) for pin in _PMOD_SIGNAL_PINS)
                          + tuple(_pmod(1, pin) for pin in _PMOD_SIGNAL_PINS)),

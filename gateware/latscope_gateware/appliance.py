@@ -29,7 +29,8 @@ class ApplianceConfig:
     for a board without a bus front end. ``ddr_inputs``: the marker strobe and the edge
     channels come as DDR sample pairs (ports ``marker_strobe_ddr``, ``edges_ddr``; see
     :mod:`.ddr_edges`) and stamps count half cycles (``stamp_shift`` 1). ``sump_depth``:
-    samples of the SUMP device mode's memory (a power of two; see :mod:`.sump`).
+    samples of the SUMP device mode's memory (a power of two; see :mod:`.sump`), 0 for an
+    appliance without SUMP mode.
     """
 
     def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,
@@ -225,9 +226,13 @@ class Appliance(wiring.Component):
         bytes only. latscope's IDENTIFY, arriving between SUMP commands, switches back.
         """
         config = self.config
+        if not config.sump_depth:
+            connect(m, uart_rx.data, commands.rx)
+            connect(m, streamer.bytes, uart_tx.data)
+            return
         names = self.sump_channels()
         m.submodules.sump = sump = SumpEngine(channels=len(names), depth=config.sump_depth,
-                                             clock_hz=config.clock_hz)
+                                             clock_hz=config.clock_hz, version=str(VERSION))
         # The pins as SUMP sees them, through a synchronizer of their own; the IRQ output
         # goes through it too, so that every channel shows its pin with the same delay. With
         # DDR inputs the rising-edge sample of each pair is taken.

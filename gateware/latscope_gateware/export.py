@@ -64,12 +64,15 @@ def main(argv=None):
     parser.add_argument("--uart-divisor", type=int, default=4)
     parser.add_argument("--fifo-depth", type=int, default=512)
     parser.add_argument("--board", default="verilator-soc")
+    parser.add_argument("--sump-depth", type=int, default=4096,
+                        help="samples of the SUMP device mode's memory (a power of two)")
     parser.add_argument("--bus-base", type=lambda text: int(text, 0), default=0xF000_0100,
                         help="byte address of the snooped trace window")
     parser.add_argument("--bus-bytes", type=lambda text: int(text, 0), default=0x100)
     args = parser.parse_args(argv)
     config = ApplianceConfig(clock_hz=args.clock_hz, uart_divisor=args.uart_divisor,
                              fifo_depth=args.fifo_depth, board=args.board,
+                             sump_depth=args.sump_depth,
                              bus_window=(args.bus_base >> 2, args.bus_bytes >> 2))
     top = FlatAppliance(config)
     with open(args.output, "w") as file:

@@ -28,9 +28,10 @@ class _State(enum.Enum):
     ARMED = 1       # sampling into the ring, waiting for the trigger
     TRIGGERED = 2   # sampling the post-trigger entries
     FLUSH = 3       # RLE: write the entry still held back
-    FETCH = 4       # readback: address the next entry
-    LOAD = 5        # readback: the entry leaves the block RAM
-    SEND = 6        # readback: its bytes, one per enabled channel group
+    READBACK = 4    # readback: how many entries, from where
+    FETCH = 5       # readback: address the next entry
+    LOAD = 6        # readback: the entry leaves the block RAM
+    SEND = 7        # readback: its bytes, one per enabled channel group
 
 
 class SumpEngine(wiring.Component):
@@ -54,12 +55,14 @@ class SumpEngine(wiring.Component):
     tx : Out(stream.Signature(8))
         Reply and readback bytes.
     idle : Out(1)
-        The parser is between commands (not inside a long command's argument bytes).
+        The parser is between commands (not inside a long command's argument bytes). It
+        follows a byte one cycle late (bytes come at most one per UART frame).
 
     Behaviour
     ---------
     RUN arms: every sample tick writes ``sample`` (masked to the enabled channel groups) into
-    a ring; the first sample that matches trigger stage 0 (``sample & mask == value & mask``;
+    a ring. Once ``read count - delay count`` entries (the part before the trigger) are in
+    memory, the first sample that matches trigger stage 0 (``sample & mask == value & mask``;
     mask 0 matches at once) starts the post-trigger count (delay count entries, the trigger
     sample being the first); then the newest ``min(read count, entries written)`` entries go
     out newest first, each as the bytes of its enabled groups, channel group 0 first.
@@ -99,19 +102,24 @@ class SumpEngine(wiring.Component):
         width = groups * SUMP_GROUP_BITS
 
         # --- Command parser -----------------------------------------------------------------
+        # The bytes are registered first: what a command starts (RUN resets most of the
+        # engine) then depends on a flip-flop, not on the link's mode switch in front.
+        rx_valid = Signal()
+        rx_byte = Signal(8)
+        m.d.sync += [rx_valid.eq(self.rx.valid), rx_byte.eq(self.rx.payload)]
         opcode = Signal(8)
         args = Signal(8 * SUMP_ARG_BYTES)
         args_left = Signal(range(SUMP_ARG_BYTES + 1))
         m.d.comb += self.idle.eq(args_left == 0)
         # The argument as it is once this cycle's byte is shifted in (little-endian).
-        arg = Cat(args[8:], self.rx.payload)
+        arg = Cat(args[8:], rx_byte)
 
         short = Signal()      # a short command's byte arrives in this cycle
         long = Signal()       # a long command's last argument byte arrives in this cycle
-        with m.If(self.rx.valid):
+        with m.If(rx_valid):
             with m.If(args_left == 0):
-                with m.If(self.rx.payload & SUMP_LONG_COMMAND):
-                    m.d.sync += [opcode.eq(self.rx.payload), args_left.eq(SUMP_ARG_BYTES)]
+                with m.If(rx_byte & SUMP_LONG_COMMAND):
+                    m.d.sync += [opcode.eq(rx_byte), args_left.eq(SUMP_ARG_BYTES)]
                 with m.Else():
                     m.d.comb += short.eq(1)
             with m.Else():
@@ -140,8 +148,8 @@ class SumpEngine(wiring.Component):
                     m.d.sync += trigger_value.eq(arg)
                 # Every other long command (trigger stages 1..3, TRIGGER_CONFIG0, ...) is
                 # parsed and ignored.
-        reset = short & (self.rx.payload == SumpCommand.RESET)
-        run = short & (self.rx.payload == SumpCommand.RUN)
+        reset = short & (rx_byte == SumpCommand.RESET)
+        run = short & (rx_byte == SumpCommand.RUN)
 
         # --- Replies: ID and METADATA from one ROM ------------------------------------------
         rom = list(SUMP_ID_REPLY) + list(self.metadata_reply)
@@ -149,7 +157,7 @@ class SumpEngine(wiring.Component):
         rom_addr = Signal(range(len(rom)))
         rom_left = Signal(range(len(rom) + 1))
         with m.If(short):
-            with m.Switch(self.rx.payload):
+            with m.Switch(rx_byte):
                 with m.Case(SumpCommand.ID):
                     m.d.sync += [rom_addr.eq(0), rom_left.eq(len(SUMP_ID_REPLY))]
                 with m.Case(SumpCommand.METADATA):
@@ -160,15 +168,15 @@ class SumpEngine(wiring.Component):
 
         # --- Configuration derived from the flags, fixed at RUN ---------------------------------
         enabled = Signal(SUMP_MAX_GROUPS)       # channel groups sent at readback
-        rle = Signal()
+        rle = Signal()                          # run-length encoding, as of RUN
         value_mask = Signal(width)              # sample bits kept (RLE: minus the flag bit)
         rank = Array(Signal(2, name=f"rank{g}") for g in range(groups))  # byte of a count
         last = Signal(groups)                   # one-hot: the highest enabled stored group
         count_max = Signal(width - 1)
         disable_shift = int(SumpFlags.GROUP_DISABLE_SHIFT)
-        m.d.comb += rle.eq((flags & int(SumpFlags.RLE)) != 0)
+        rle_flag = (flags & int(SumpFlags.RLE)) != 0
         with m.If(run):
-            m.d.sync += enabled.eq(~(flags >> disable_shift))
+            m.d.sync += [enabled.eq(~(flags >> disable_shift)), rle.eq(rle_flag)]
             rank_so_far = Const(0, 3)
             stored = ~(flags >> disable_shift)[:groups]
             mask = []
@@ -179,7 +187,7 @@ class SumpEngine(wiring.Component):
                 is_last = stored[g] & (above == 0)
                 m.d.sync += last[g].eq(is_last)
                 keep = Mux(stored[g], 0xff, 0)
-                mask.append(Mux(rle & is_last, keep & 0x7f, keep))
+                mask.append(Mux(rle_flag & is_last, keep & 0x7f, keep))
             m.d.sync += value_mask.eq(Cat(*mask))
             with m.Switch(rank_so_far):
                 for n in range(1, groups + 1):
@@ -206,11 +214,12 @@ class SumpEngine(wiring.Component):
         wr_addr = Signal(range(self.depth))
         rd_addr = Signal(range(self.depth))
         filled = Signal(range(self.depth + 1))          # entries written since RUN
+        full = Signal()                                 # filled == depth
         m.d.comb += [write.addr.eq(wr_addr), read.addr.eq(rd_addr)]
         with m.If(write.en):
             m.d.sync += wr_addr.eq(wr_addr + 1)
-            with m.If(filled != self.depth):
-                m.d.sync += filled.eq(filled + 1)
+            with m.If(~full):
+                m.d.sync += [filled.eq(filled + 1), full.eq(filled == self.depth - 1)]
 
         state = Signal(_State)
         sampling = (state == _State.ARMED) | (state == _State.TRIGGERED)
@@ -220,21 +229,32 @@ class SumpEngine(wiring.Component):
         with m.Else():
             m.d.sync += until.eq(-1)
 
-        # Stage 1: the sample of a tick; stage 2 (next cycle): trigger and memory write.
+        # Stage 1, in a tick: the sample, whether it equals the previous one (RLE) and whether
+        # it matches the trigger. Stage 2, the next cycle: trigger and memory write. Only
+        # registers feed stage 2's decisions, which keeps the paths short.
         sampled = Signal()
         value = Signal(width)
-        m.d.sync += [sampled.eq(sampling & tick), value.eq(self.sample & value_mask)]
+        same = Signal()
+        match = Signal()
+        masked = self.sample & value_mask
+        m.d.sync += sampled.eq(sampling & tick)
+        with m.If(sampling & tick):
+            m.d.sync += [
+                value.eq(masked),
+                same.eq(masked == value),
+                match.eq(((masked ^ trigger_value) & trigger_mask) == 0),
+            ]
 
         post_left = Signal(19)                  # entries still to write after the trigger
-        taking = sampled & ((state == _State.ARMED)
-                            | ((state == _State.TRIGGERED) & (post_left != 0)))
+        post_more = Signal()                    # post_left != 0
+        taking = sampled & ((state == _State.ARMED) | ((state == _State.TRIGGERED) & post_more))
 
         # RLE: a run's value is written when the run starts and its count when it ends; when
         # one sample does both, the value is held back one sample (`held`), so there is never
         # more than one write per cycle.
-        previous = Signal(width)
         have_previous = Signal()
         run_length = Signal(width - 1)          # samples of the current run after its first
+        run_full = Signal()                     # run_length == count_max
         held = Signal(width)
         holding = Signal()
         count_entry = Signal(width)
@@ -246,13 +266,14 @@ class SumpEngine(wiring.Component):
         with m.If(taking):
             with m.If(~rle):
                 m.d.comb += [write.en.eq(1), write.data.eq(value)]
-            with m.Elif(have_previous & (value == previous) & (run_length != count_max)):
-                m.d.sync += run_length.eq(run_length + 1)
+            with m.Elif(have_previous & same & ~run_full):
+                m.d.sync += [run_length.eq(run_length + 1),
+                             run_full.eq(run_length + 1 == count_max)]
                 with m.If(holding):
                     m.d.comb += [write.en.eq(1), write.data.eq(held)]
                     m.d.sync += holding.eq(0)
             with m.Else():
-                m.d.sync += [previous.eq(value), have_previous.eq(1), run_length.eq(0)]
+                m.d.sync += [have_previous.eq(1), run_length.eq(0), run_full.eq(count_max == 0)]
                 with m.If(have_previous & (run_length != 0)):
                     # `holding` is clear: a run longer than one sample wrote its value.
                     m.d.comb += [write.en.eq(1), write.data.eq(count_entry)]
@@ -267,20 +288,34 @@ class SumpEngine(wiring.Component):
         entry = Signal(SUMP_MAX_GROUPS * SUMP_GROUP_BITS)
         group = Signal(range(SUMP_MAX_GROUPS))
         read_left = Signal(range(max(self.depth, 4 << 16) + 1))
-        match = ((value ^ trigger_value) & trigger_mask) == 0
         delay_entries = (delay_count + 1) << 2
         read_entries = (read_count + 1) << 2
 
+        # The trigger counts only once the entries to be read back before it are in memory
+        # (or the memory is full), so that a readback always holds its pre-trigger part.
+        # (`armed` lags `filled` by a cycle: at most one more entry before the trigger.)
+        pre_trigger = Signal(19)
+        post_entries = Signal(19)
+        post_entries_after = Signal(19)         # post_entries - 1
+        armed = Signal()
+        with m.If(run):
+            m.d.sync += [pre_trigger.eq(Mux(read_entries > delay_entries,
+                                            read_entries - delay_entries, 0)),
+                         post_entries.eq(delay_entries),
+                         post_entries_after.eq(delay_entries - 1)]
+        m.d.sync += armed.eq((filled >= pre_trigger) | full)
+
         with m.Switch(state):
             with m.Case(_State.ARMED):
-                with m.If(sampled & match):
-                    m.d.sync += [state.eq(_State.TRIGGERED),
-                                 post_left.eq(delay_entries - write.en)]
+                with m.If(sampled & match & armed):
+                    # The trigger sample's own entry, if written, is the first of them.
+                    m.d.sync += [state.eq(_State.TRIGGERED), post_more.eq(1),
+                                 post_left.eq(Mux(write.en, post_entries_after, post_entries))]
             with m.Case(_State.TRIGGERED):
-                with m.If(post_left == 0):
+                with m.If(~post_more):
                     m.d.sync += state.eq(_State.FLUSH)
                 with m.Elif(write.en):
-                    m.d.sync += post_left.eq(post_left - 1)
+                    m.d.sync += [post_left.eq(post_left - 1), post_more.eq(post_left != 1)]
             with m.Case(_State.FLUSH):
                 # The value held back or the count of the open run; never both (a held value
                 # starts a run of one).
@@ -288,9 +323,14 @@ class SumpEngine(wiring.Component):
                     m.d.comb += [write.en.eq(1), write.data.eq(held)]
                 with m.Elif(rle & have_previous & (run_length != 0)):
                     m.d.comb += [write.en.eq(1), write.data.eq(count_entry)]
-                m.d.sync += state.eq(_State.FETCH)
-                # Entries written after this point count too: `filled` and `wr_addr` are
-                # updated by the write of this cycle, so the readback starts a cycle later.
+                m.d.sync += state.eq(_State.READBACK)
+            with m.Case(_State.READBACK):
+                # How many entries to send, starting from the newest.
+                m.d.sync += [
+                    read_left.eq(Mux(read_entries < filled, read_entries, filled)),
+                    rd_addr.eq(wr_addr - 1),
+                    state.eq(_State.FETCH),
+                ]
             with m.Case(_State.FETCH):
                 with m.If(read_left == 0):
                     m.d.sync += state.eq(_State.IDLE)
@@ -308,19 +348,13 @@ class SumpEngine(wiring.Component):
                         m.d.sync += [read_left.eq(read_left - 1), rd_addr.eq(rd_addr - 1),
                                      state.eq(_State.FETCH)]
 
-        # FLUSH -> FETCH: how many entries to send, starting from the newest.
-        with m.If(state == _State.FLUSH):
-            m.d.sync += read_left.eq(Mux(read_entries < filled + write.en,
-                                         read_entries, filled + write.en))
-            m.d.sync += rd_addr.eq(wr_addr - 1 + write.en)
-
         with m.If(rom_left != 0):
             m.d.comb += [self.tx.valid.eq(1), self.tx.payload.eq(rom_data[rom_addr])]
             with m.If(self.tx.ready):
                 m.d.sync += [rom_addr.eq(rom_addr + 1), rom_left.eq(rom_left - 1)]
 
         with m.If(run):
-            m.d.sync += [state.eq(_State.ARMED), filled.eq(0), have_previous.eq(0),
+            m.d.sync += [state.eq(_State.ARMED), filled.eq(0), full.eq(0), have_previous.eq(0),
                          holding.eq(0), run_length.eq(0)]
         with m.If(reset):
             m.d.sync += state.eq(_State.IDLE)

@@ -102,14 +102,40 @@ def parse_duration(text):
     return value
 
 
+def irq_settings(args):
+    return IrqSettings(period=args.irq_period, jitter_mask=args.irq_jitter,
+                       width=args.irq_width, enable=not args.no_irq)
+
+
+def cmd_simulate(args):
+    """Runs a simulated appliance behind its pty for other programs (sigrok-cli's ols
+    driver, PulseView, a second latscope) until Ctrl-C."""
+    with SimulatedAppliance(args.port) as simulation:
+        with Device(open_transport(simulation.pty, args.baud)) as device:
+            device.identify()
+            device.configure_irq(irq_settings(args))
+        if hasattr(simulation, "release_cpu"):      # sim:soc: the DUT runs the suite now
+            simulation.release_cpu()
+        print(f"PTY {simulation.pty}", flush=True)
+        print(f"latscope simulate: {args.port} on {simulation.pty} until Ctrl-C, e.g. "
+              f"`latscope capture --port {simulation.pty} -o run.lsc` or, with the pty shim "
+              f"of README (SUMP), `sigrok-cli -d ols:conn={simulation.pty} --scan`",
+              file=sys.stderr)
+        try:
+            while simulation.process.poll() is None:
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
 def cmd_capture(args):
     from .capture_file import CaptureWriter
     from .streaming import StreamingAnalyzer
 
     with open_device(args.port, args.baud) as device:
         identity = device.identity
-        irq = IrqSettings(period=args.irq_period, jitter_mask=args.irq_jitter,
-                          width=args.irq_width, enable=not args.no_irq)
+        irq = irq_settings(args)
         metadata = {
             "identity": identity.as_dict(),
             "port": args.port,
@@ -282,8 +308,7 @@ def cmd_export(args):
 def cmd_stream(args):
     from .stream import PULSEVIEW_BLOCK, stream_capture
 
-    irq = IrqSettings(period=args.irq_period, jitter_mask=args.irq_jitter,
-                      width=args.irq_width, enable=not args.no_irq)
+    irq = irq_settings(args)
     if args.output in (None, "-"):
         out = sys.stdout.buffer
     else:
@@ -318,6 +343,13 @@ def build_parser():
                             f"{', '.join(SIM_PORTS)} (default: {DEFAULT_PORT})")
         p.add_argument("--baud", type=int, default=12_000_000, help="UART baud rate")
 
+    def irq_options(p, *, jitter):
+        p.add_argument("--irq-period", type=int, default=5000, help="IRQ period in cycles")
+        p.add_argument("--irq-jitter", type=lambda text: int(text, 0), default=jitter,
+                       help=f"jitter mask: extra 0..mask cycles per period (default {jitter:#x})")
+        p.add_argument("--irq-width", type=int, default=100, help="IRQ pulse width in cycles")
+        p.add_argument("--no-irq", action="store_true", help="leave the IRQ generator off")
+
     p = sub.add_parser("info", help="identify a device")
     device_options(p)
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -332,11 +364,7 @@ def build_parser():
     p.add_argument("--interval", type=parse_duration, default=60.0,
                    help="max-over-time interval of the live statistics (default 60 s)")
     p.add_argument("--events", type=int, default=None, help="stop after this many events")
-    p.add_argument("--irq-period", type=int, default=5000, help="IRQ period in cycles")
-    p.add_argument("--irq-jitter", type=lambda text: int(text, 0), default=0,
-                   help="jitter mask: extra 0..mask cycles per period (e.g. 0x3ff)")
-    p.add_argument("--irq-width", type=int, default=100, help="IRQ pulse width in cycles")
-    p.add_argument("--no-irq", action="store_true", help="leave the IRQ generator off")
+    irq_options(p, jitter=0)
     p.add_argument("--info", default="", help="free-form test information to store")
     p.add_argument("--json", action="store_true",
                    help="print the capture's summary (events, losses, live tables) as JSON")
@@ -421,12 +449,21 @@ def build_parser():
                    help="stop after this long (default: until the simulated firmware exits, "
                         "the reader quits or Ctrl-C)")
     p.add_argument("--events", type=int, default=None, help="stop after this many events")
-    p.add_argument("--irq-period", type=int, default=5000, help="IRQ period in cycles")
-    p.add_argument("--irq-jitter", type=lambda text: int(text, 0), default=0xff,
-                   help="jitter mask: extra 0..mask cycles per period (default 0xff)")
-    p.add_argument("--irq-width", type=int, default=100, help="IRQ pulse width in cycles")
-    p.add_argument("--no-irq", action="store_true", help="leave the IRQ generator off")
+    irq_options(p, jitter=0xff)
     p.set_defaults(func=cmd_stream)
+
+    p = sub.add_parser("simulate", help="run a simulated appliance behind a pty",
+                       description="Start a simulation (sim:soc: the RISC-V DUT runs the "
+                                   "suite; sim:gateware: the appliance alone), set its IRQ "
+                                   "generator, print `PTY <path>` and keep it running until "
+                                   "Ctrl-C, for programs that open the pty themselves: "
+                                   "sigrok-cli's or PulseView's ols driver (SUMP mode), or "
+                                   "`latscope capture --port <path>`.")
+    p.add_argument("--port", default="sim:soc", choices=list(SIM_PORTS),
+                   help="which simulation (default: sim:soc)")
+    p.add_argument("--baud", type=int, default=12_000_000, help=argparse.SUPPRESS)
+    irq_options(p, jitter=0xff)
+    p.set_defaults(func=cmd_simulate)
     return parser
 
 

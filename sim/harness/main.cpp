@@ -22,6 +22,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <sys/prctl.h>
+
 #include "Vlatscope_sim_top.h"
 #include "Vlatscope_sim_top__Dpi.h"
 #include "svdpi.h"
@@ -481,6 +483,9 @@ int Simulation::run() {
 }  // namespace
 
 int main(int argc, char **argv) {
+    // A simulation serves the process that started it (a host behind the pty, a test): it
+    // ends with it, even when that process is killed, instead of lingering forever.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     try {
         const Options options = parse_options(argc, argv);
         Simulation simulation(options);
