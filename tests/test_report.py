@@ -15,6 +15,7 @@ from latscope import compare, plots
 from latscope.analysis import analyze
 from latscope.capture_file import load_capture
 from latscope.cli import main
+from latscope.protocol import Source
 from latscope.report import SCHEMA_VERSION, STAT_COLUMNS, write_report
 from suite_capture import native_suite_capture
 
@@ -154,6 +155,24 @@ def test_report_cli_json_and_errors(whole_suite, tmp_path, capsys):
     assert main(["report", str(bad), "-o", str(tmp_path / "r2")]) == 2
     error = capsys.readouterr().err.strip()
     assert error.count("\n") == 0 and str(bad) in error and "byte 0" in error
+
+
+def test_every_result_printing_command_has_json(whole_suite, tmp_path, capsys):
+    capture = load_capture(whole_suite)
+    assert main(["dump", str(whole_suite), "--json", "--limit", "3"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(event["stamp"], event["source"]) for event in lines] == [
+        (int(stamp), Source(source).name) for stamp, source in
+        zip(capture.events.stamp[:3], capture.events.source[:3])]
+    assert main(["analyze", str(whole_suite), "--json"]) == 0
+    by_flag = json.loads(capsys.readouterr().out)
+    assert main(["analyze", str(whole_suite), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == by_flag
+    vcd = tmp_path / "part.vcd"
+    assert main(["export", str(whole_suite), "--vcd", str(vcd), "--json",
+                 "--stop", str(int(capture.events.stamp[100]))]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert written["files"] == [str(vcd)] and written["samplerate"] == capture.stamp_hz
 
 
 def test_compare(captures, tmp_path, capsys):

@@ -4,6 +4,7 @@ import argparse
 import contextlib
 import csv
 import json
+import os
 import sys
 import time
 
@@ -216,6 +217,9 @@ def cmd_dump(args):
         name = Source(source).name
         if writer:
             writer.writerow([stamp, f"{time_ns:.1f}", name, value])
+        elif args.json:
+            print(json.dumps({"stamp": stamp, "time_ns": round(time_ns, 1), "source": name,
+                              "value": value}))
         else:
             print(f"{stamp:16d} {time_ns:16.1f} ns  {name:6s} {value:#x}")
         shown += 1
@@ -234,7 +238,7 @@ def cmd_analyze(args):
 
     capture, tables = load_tables(args.capture)
     document = results(capture, tables)
-    if args.format == "json":
+    if args.format == "json" or args.json:
         print(json.dumps(document, indent=2))
     elif args.format == "csv":
         with tempfile.TemporaryDirectory() as scratch:
@@ -302,6 +306,13 @@ def cmd_export(args):
     print(f"decode with: sigrok-cli -i {args.sr or args.vcd}"
           f"{'' if args.sr else ' -I vcd'} -P {info.layout.decoder_stack()} "
           f"-A latscope_latency", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"files": info.files, "origin": info.origin, "samples": info.samples,
+                          "samplerate": info.stamp_hz, "changes": info.changes,
+                          "markers_dropped": info.markers_dropped,
+                          "edges_stretched": info.edges_stretched,
+                          "edges_dropped": info.edges_dropped,
+                          "decoders": info.layout.decoder_stack()}, indent=2))
     return 0
 
 
@@ -372,7 +383,9 @@ def build_parser():
 
     p = sub.add_parser("dump", help="print the events of a capture file")
     p.add_argument("capture")
-    p.add_argument("--csv", action="store_true", help="CSV instead of text")
+    output = p.add_mutually_exclusive_group()
+    output.add_argument("--csv", action="store_true", help="CSV instead of text")
+    output.add_argument("--json", action="store_true", help="JSON Lines: one object per event")
     p.add_argument("--source", help="comma-separated sources to show (e.g. marker,irq)")
     p.add_argument("--limit", type=int, default=0, help="show at most this many events")
     p.set_defaults(func=cmd_dump)
@@ -386,6 +399,7 @@ def build_parser():
     p.add_argument("--format", choices=("text", "csv", "json"), default="text",
                    help="text (default), CSV (one row per table) or JSON "
                         "(docs/results-schema.md)")
+    p.add_argument("--json", action="store_true", help="the same as --format json")
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("report", help="tables, figures and a self-contained HTML report",
@@ -429,6 +443,7 @@ def build_parser():
     p.add_argument("--start", type=int, help="first cycle to export (default: the first "
                                              "event's, less a few)")
     p.add_argument("--stop", type=int, help="export cycles before this one only")
+    p.add_argument("--json", action="store_true", help="print what was written as JSON")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("stream", help="live VCD stream for sigrok-cli / PulseView",
@@ -473,6 +488,11 @@ def main(argv=None):
         args.duration = 10.0          # sim:soc ends with the suite
     try:
         return args.func(args)
+    except BrokenPipeError:
+        # The reader had enough (`latscope dump ... | head`): not an error. Later writes
+        # (the interpreter's final flush) go nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except (DeviceError, UsageError) as error:
         print(f"latscope: {error}", file=sys.stderr)
         return 2
