@@ -1,10 +1,11 @@
 """Lattice iCE40-HX8K-B-EVN breakout board (iCE40HX8K-CT256): the default board.
 
-Capture clock from the 12 MHz crystal through the SB_PLL40: 72 MHz (13.9 ns), with margin
-below what the appliance gateware closes timing at on this part today (about 86 MHz; goal:
-120 MHz, 8.33 ns); host link on the FT2232H's channel B UART at 12 Mbaud (6 cycles per bit at
-72 MHz, 10 at 120 MHz). All
-appliance pins are on header J2 (FPGA bank 1), which nothing else on the board uses.
+Capture clock from the 12 MHz crystal through the SB_PLL40: 84 MHz (11.9 ns), below what the
+appliance gateware closes timing at on this part today (about 88-93 MHz over nextpnr seeds
+1-3; the SUMP engine and the command processor limit; goal: 120 MHz, 8.33 ns; see
+docs/boards.md); host link on the FT2232H's channel B UART at 12 Mbaud (7 cycles per bit at
+84 MHz, 10 at 120 MHz). All appliance pins are on header J2 (FPGA bank 1), which nothing else
+on the board uses.
 
 J2 (2 x 20, pin 1 marked): pins 7, 8, 15, 16, 23, 24, 31, 32, 39, 40 are ground; pins 1 and 3
 carry the 1.2 V core supply and pin 2 the bank's VCCIO (3.3 V): never connect those three.
@@ -19,7 +20,7 @@ from .clocking import Ice40Pll, ice40_pll_settings
 __all__ = ["board"]
 
 CRYSTAL_HZ = 12_000_000
-CLOCK_HZ = 72_000_000
+CLOCK_HZ = 84_000_000
 GOAL_HZ = 120_000_000
 
 

@@ -1,11 +1,11 @@
 """Radiona ULX3S (ECP5 LFE5U-12F/25F/45F/85F, CABGA381).
 
-Capture clock from the 25 MHz crystal through the EHXPLLL: 80 MHz, with margin below what
-the appliance gateware closes timing at on this part today (about 98 MHz; goal: 200 MHz).
-DDR input registers (IDDRX1F) on the marker strobe and the edge channels make stamps carry a
-half-cycle bit: 6.25 ns at 80 MHz, 2.5 ns at 200 MHz. Host link on the FT231X at 2 Mbaud: the FT231X makes 3 MHz / n
-(n = 1, 1.5, 2, 2.125, ...), and of its rates above 1 Mbaud only 2 Mbaud divides 50, 80 and
-200 MHz (25, 40 and 100 cycles per bit).
+Capture clock from the 25 MHz crystal through the EHXPLLL: 100 MHz, below what the appliance
+gateware closes timing at on this part today (about 106 MHz; goal: 200 MHz; see
+docs/boards.md). DDR input registers (IDDRX1F) on the marker strobe and the edge channels make
+stamps carry a half-cycle bit: 5 ns at 100 MHz, 2.5 ns at 200 MHz. Host link on the FT231X at
+2 Mbaud: the FT231X makes 3 MHz / n (n = 1, 1.5, 2, 2.125, ...), and of its rates above
+1 Mbaud only 2 Mbaud divides 50, 80, 100 and 200 MHz (25, 40, 50 and 100 cycles per bit).
 Appliance pins are on header J1: GP0..GP10 and GN0..GN10.
 """
 
@@ -18,7 +18,7 @@ from .clocking import Ecp5Pll, ecp5_pll_settings
 __all__ = ["VARIANTS", "DEFAULT_VARIANT", "board"]
 
 CRYSTAL_HZ = 25_000_000
-CLOCK_HZ = 80_000_000
+CLOCK_HZ = 100_000_000
 GOAL_HZ = 200_000_000
 
 #: ECP5 size on the board -> its amaranth-boards platform. A bitstream only loads on the size

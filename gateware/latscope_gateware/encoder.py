@@ -1,5 +1,8 @@
 """Turns FIFO entries into delta-coded event records and SYNC records."""
 
+import operator
+from functools import reduce
+
 from amaranth.hdl import *
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
@@ -67,116 +70,142 @@ class EventEncoder(wiring.Component):
         # `delta` (= entry.stamp - base) is computed in the cycles after the entry is loaded,
         # low half then high half with a registered borrow, then whether it is too far for an
         # event record (`phase` 3, 2, 1), before any record of the entry is offered; a record
-        # sent leaves delta 0 and goes back to `phase` 1. That is exact: while an entry is loaded, `base`
-        # only changes by a record of that entry being sent, which makes it the entry's stamp
-        # (delta 0), and flush SYNCs (which keep `base`) are sent only while no entry is
-        # loaded. So no wide subtraction lies on the path to the record and the SYNC decision;
-        # the three cycles cost nothing, the link is far slower than the encoder.
-        delta = Signal(STAMP_BITS)
-        borrow = Signal()
+        # sent makes delta 0 (`zeroed`) and goes back to `phase` 2 (choosing the next record).
+        # That is exact: while an entry is loaded, `base` only changes by a record of that
+        # entry being sent, which makes it the entry's stamp (delta 0), and flush SYNCs (which
+        # keep `base`) are sent only while no entry is loaded. So no wide subtraction lies on
+        # the path to the record and the SYNC decision; the cycles cost nothing, the link is
+        # far slower than the encoder. The halves are registered in every cycle, whatever the
+        # phase: used in exclusive phases, synthesis would share one subtractor between them,
+        # with input multiplexers in front of its carry chain.
+        low = Signal(DELTA_BITS + 1)            # low half and its borrow (valid in phase 2)
+        high = Signal(STAMP_BITS - DELTA_BITS)  # high half (valid in phase 1)
+        m.d.sync += [
+            low.eq(entry.stamp[:DELTA_BITS] - base[:DELTA_BITS]),
+            high.eq(entry.stamp[DELTA_BITS:] - base[DELTA_BITS:] - low[DELTA_BITS]),
+        ]
+        zeroed = Signal()                       # a record of the entry was sent: delta is 0
+        delta = Mux(zeroed, 0, Cat(low[:DELTA_BITS], high))
         phase = Signal(range(4))
-        low = Signal(DELTA_BITS + 1)
-        m.d.comb += low.eq(entry.stamp[:DELTA_BITS] - base[:DELTA_BITS])
-        too_far = Signal()                      # delta >= 2 ** DELTA_BITS
         full = Signal()                         # segment_events == SEGMENT_MAX_EVENTS
-        need_sync = ~based | full | too_far     # all three from flip-flops
 
         record = self.records.payload
-        sent = self.records.valid & self.records.ready
 
-        # Which record of the entry goes next: the LOSS record, else the lowest pending event.
+        # Which record of the entry goes next: the LOSS record, else the lowest pending event,
+        # chosen in `phase` 2 (one-hot, registered in `choice`: bit 0 LOSS, bit 1 + i source
+        # i), then formatted in `phase` 1 by an AND-OR of the formatted records, and offered
+        # from `phase` 0, so that neither step is a long path. Beside the record, also from
+        # `phase` 1: whether a SYNC must go first (`need_sync`: none since start, segment
+        # full, or delta too far for an event record) and whether the record is the entry's
+        # last. (A start while the record waits sends the encoder back to `phase` 1, so
+        # `need_sync` sees its effect.)
         source_list = list(self._sources)
-        event_source = Signal(4)
-        event_value = Signal(64)
         lowest_now = Signal(len(source_list))
-        m.d.comb += lowest_now.eq(pending & -pending)     # isolates the lowest set bit
-        with m.Switch(lowest_now):
-            for index, source in enumerate(source_list):
-                with m.Case(1 << index):
-                    m.d.comb += [
-                        event_source.eq(source),
-                        event_value.eq(entry.value[source.name]),
-                    ]
-        with m.If(pending_loss):
-            m.d.comb += [
-                event_source.eq(Source.LOSS),
-                event_value.eq(Cat(entry.loss_source, entry.loss_count)),
-            ]
-
+        for index in range(len(source_list)):
+            m.d.comb += lowest_now[index].eq(pending[index] & ~pending[:index].any()
+                                             if index else pending[0])
+        choice = Signal(1 + len(source_list))
+        lowest = choice[1:]                     # the pending event the record is of, if any
+        values = [(Source.LOSS, Cat(entry.loss_source, entry.loss_count))]
+        values += [(source, entry.value[source.name]) for source in source_list]
+        event_source = Signal(4)
         payload = Signal(64)
-        with m.Switch(event_source):
-            for source in [Source.LOSS, *source_list]:
-                with m.Case(source):
-                    m.d.comb += payload.eq(self._payload(m, source, delta, event_value))
-        # The next event record, registered in the cycle before it is offered (`phase` 1,
-        # which follows every load and every record sent), so that its selection and
-        # formatting are not on the path to the stream.
-        lowest = Signal.like(lowest_now)
+        m.d.comb += [
+            event_source.eq(reduce(operator.or_, [Mux(choice[index], source, 0)
+                                                  for index, (source, _) in enumerate(values)])),
+            payload.eq(reduce(operator.or_,
+                              [Mux(choice[index], self._payload(m, source, delta, value), 0)
+                               for index, (source, value) in enumerate(values)])),
+        ]
         event_record = Signal(record_layout)
+        need_sync = Signal()
+        last_record = Signal()
 
-        def send_sync(time_base):
+        # What is offered in this cycle, written out as sums of flip-flops (no priority chain)
+        # so that `valid` and the updates a sent record makes are a few gates deep:
+        # a flush SYNC (keeps `base`) while no entry is loaded, or, with an entry loaded and
+        # its record ready (`phase` 0), the SYNC before it or its record.
+        offer_flush = Signal()
+        offer_entry = Signal()
+        m.d.comb += [
+            offer_flush.eq(~self.start & ~loaded & based & in_segment
+                           & ((self.stopping & ~self.entries.valid) | aged)),
+            offer_entry.eq(~self.start & loaded & (phase == 0)),
+            self.records.valid.eq(offer_flush | offer_entry),
+        ]
+        with m.If(offer_entry & ~need_sync):
+            m.d.comb += record.eq(event_record)
+        with m.Else():
             m.d.comb += [
-                self.records.valid.eq(1),
                 record.source.eq(Source.SYNC),
-                record.payload.eq(time_base << CRC_BITS),
+                record.payload.eq(Mux(offer_flush, base, entry.stamp) << CRC_BITS),
             ]
-            with m.If(sent):
-                m.d.sync += [
-                    base.eq(time_base),
-                    based.eq(1),
-                    segment_events.eq(0),
-                    in_segment.eq(0),
-                    full.eq(0),
-                ]
+        sent_sync = Signal()
+        sent_event = Signal()
+        m.d.comb += [
+            sent_sync.eq(self.records.ready & (offer_flush | (offer_entry & need_sync))),
+            sent_event.eq(self.records.ready & offer_entry & ~need_sync),
+        ]
+
+        # An entry is taken exactly when nothing else happens in the encoder: no start, no
+        # flush and no entry loaded (then the flush's `stopping & ~valid` is 0).
+        m.d.comb += self.entries.ready.eq(~self.start & ~loaded & ~(based & in_segment & aged))
 
         with m.If(self.start):
             m.d.sync += [based.eq(0), segment_events.eq(0), in_segment.eq(0), full.eq(0)]
-        with m.Elif(based & in_segment & ~loaded &
-                    ((self.stopping & ~self.entries.valid) | aged)):
-            send_sync(base)
-        with m.Elif(loaded & (phase == 3)):
-            m.d.sync += [delta[:DELTA_BITS].eq(low[:DELTA_BITS]), borrow.eq(low[DELTA_BITS]),
-                         phase.eq(2)]
-        with m.Elif(loaded & (phase == 2)):
-            m.d.sync += [delta[DELTA_BITS:].eq(entry.stamp[DELTA_BITS:] - base[DELTA_BITS:] - borrow),
-                         phase.eq(1)]
-        with m.Elif(loaded & (phase == 1)):
+        with m.Elif(sent_sync):
             m.d.sync += [
-                too_far.eq(delta[DELTA_BITS:].any()),
-                lowest.eq(lowest_now),
-                event_record.source.eq(event_source),
-                event_record.payload.eq(payload),
-                phase.eq(0),
+                base.eq(Mux(offer_flush, base, entry.stamp)),
+                based.eq(1),
+                segment_events.eq(0),
+                in_segment.eq(0),
+                full.eq(0),
             ]
-        with m.Elif(loaded):
-            with m.If(sent):
-                m.d.sync += [delta.eq(0), too_far.eq(0), phase.eq(1)]
-            with m.If(need_sync):
-                send_sync(entry.stamp)
-            with m.Else():
-                m.d.comb += [
-                    self.records.valid.eq(1),
-                    record.eq(event_record),
-                ]
-                with m.If(sent):
+        with m.Elif(sent_event):
+            m.d.sync += [
+                base.eq(entry.stamp),
+                segment_events.eq(segment_events + 1),
+                in_segment.eq(1),
+                full.eq(segment_events == SEGMENT_MAX_EVENTS - 1),
+            ]
+
+        # The entry's own work: delta, record, then its records one by one. (A flush is only
+        # offered while no entry is loaded, and an entry is taken exactly with `ready`.)
+        with m.If(loaded & ~self.start):
+            with m.Switch(phase):
+                with m.Case(3):
+                    m.d.sync += phase.eq(2)
+                with m.Case(2):
                     m.d.sync += [
-                        base.eq(entry.stamp),
-                        segment_events.eq(segment_events + 1),
-                        in_segment.eq(1),
-                        full.eq(segment_events == SEGMENT_MAX_EVENTS - 1),
+                        choice.eq(Mux(pending_loss, 1, Cat(C(0, 1), lowest_now))),
+                        phase.eq(1),
                     ]
-                    with m.If(pending_loss):
-                        m.d.sync += pending_loss.eq(0)
-                        with m.If(pending == 0):
-                            m.d.sync += loaded.eq(0)
-                    with m.Else():
-                        m.d.sync += pending.eq(pending & ~lowest)
-                        with m.If(pending == lowest):
-                            m.d.sync += loaded.eq(0)
-        with m.Elif(self.entries.valid):
-            m.d.comb += self.entries.ready.eq(1)
+                with m.Case(1):
+                    m.d.sync += [
+                        need_sync.eq(~based | full | (~zeroed & high.any())),
+                        last_record.eq(Mux(pending_loss, pending == 0, pending == lowest)),
+                        event_record.source.eq(event_source),
+                        event_record.payload.eq(payload),
+                        phase.eq(0),
+                    ]
+                with m.Case(0):
+                    with m.If(self.records.ready):
+                        m.d.sync += [zeroed.eq(1), phase.eq(2)]
+            with m.If(sent_event):
+                with m.If(pending_loss):
+                    m.d.sync += pending_loss.eq(0)
+                with m.Else():
+                    m.d.sync += pending.eq(pending & ~lowest)
+                with m.If(last_record):
+                    m.d.sync += loaded.eq(0)
+        with m.Elif(loaded):
+            # A start: `based` is cleared, so a record waiting in `phase` 0 is looked at again.
+            with m.If(phase == 0):
+                m.d.sync += phase.eq(1)
+        with m.Elif(self.entries.valid & self.entries.ready):
             m.d.sync += [
                 entry.eq(self.entries.payload),
+                zeroed.eq(0),
                 phase.eq(3),
                 loaded.eq(1),
                 pending.eq(self.entries.payload.present.as_value()),

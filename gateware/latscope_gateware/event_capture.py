@@ -1,13 +1,15 @@
 """Time-stamper, merge, FIFO and loss accounting."""
 
+import operator
+from functools import reduce
+
 from amaranth.hdl import *
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
 
-__all__ = ["entry_layout", "EventCapture"]
+__all__ = ["entry_layout", "EventCapture", "EntryFifo", "FreeRunningCounter"]
 
 
 def entry_layout(sources):
@@ -55,7 +57,12 @@ class EventCapture(wiring.Component):
 
     ``clear`` (one cycle, e.g. on START) zeroes loss and status counters; it does not touch the
     FIFO, which the encoder drains. The status counters (``events``, ``lost``, ``fifo_max``)
-    count a cycle's events one cycle later (registered for timing).
+    count a cycle's events two cycles later (registered for timing).
+
+    The FIFO (:class:`EntryFifo`) holds ``fifo_depth`` entries, like a ``SyncFIFOBuffered`` of
+    that depth, and says whether it has room from a flip-flop; an entry reaches ``entries``
+    four cycles after the cycle it was taken in (the stamp is that of the event's cycle, so
+    this latency shows nowhere in the stream).
 
     With ``stamp_shift=1`` (DDR front ends, see :mod:`.ddr_edges`) the stamp counts half
     cycles: ``now * 2 + half``, where ``half`` (one bit per source, read with ``valid``) says an
@@ -92,9 +99,9 @@ class EventCapture(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.fifo = fifo = SyncFIFOBuffered(width=self._layout.size, depth=self._fifo_depth)
-
-        m.d.sync += self.now.eq(self.now + 1)
+        m.submodules.fifo = fifo = EntryFifo(self._layout.size, self._fifo_depth)
+        m.submodules.counter = counter = FreeRunningCounter(STAMP_BITS)
+        m.d.comb += self.now.eq(counter.value)
 
         entry = Signal(self._layout)
         m.d.comb += [
@@ -124,62 +131,192 @@ class EventCapture(wiring.Component):
         else:
             m.d.comb += entry.stamp.eq(self.now)
 
-        # The source whose loss is reported in this cycle's entry: the lowest with a count.
+        # The source whose loss is reported in this cycle's entry: the lowest with a count,
+        # `picked` in the cycle before (a flip-flop per source, set from the next loss flags).
+        # Everything that decides which events may be written comes from flip-flops (the loss
+        # flags and the FIFO's room), so only the events themselves are late in the cycle.
+        picked = {source: Signal(name=f"picked_{source.name.lower()}") for source in sources}
         flushing = {source: Signal(name=f"flush_{source.name.lower()}") for source in sources}
-        any_before = Const(0)
         for source in sources:
-            m.d.comb += flushing[source].eq(fifo.w_rdy & has_loss[source] & ~any_before)
-            any_before = any_before | has_loss[source]
-        with m.Switch(Cat(flushing[source] for source in sources)):
-            for index, source in enumerate(sources):
-                with m.Case(1 << index):
-                    m.d.comb += [
-                        entry.loss_valid.eq(1),
-                        entry.loss_source.eq(source),
-                        entry.loss_count.eq(counts[source]),
-                    ]
+            m.d.comb += flushing[source].eq(fifo.w_rdy & picked[source])
+        # At most one source flushes: its fields, as an AND-OR rather than a priority mux.
+        def selected(values):
+            return reduce(operator.or_, [Mux(flushing[source], value, 0)
+                                         for source, value in values])
+
+        m.d.comb += [
+            entry.loss_valid.eq(Cat(flushing[source] for source in sources).any()),
+            entry.loss_source.eq(selected((source, Const(source, 4)) for source in sources)),
+            entry.loss_count.eq(selected((source, counts[source]) for source in sources)),
+        ]
 
         def saturating_increment(count):
             return Mux(count.all(), count, count + 1)
 
-        lost_now = []
+        dropped = {}
+        has_loss_next = {}
         for source in sources:
             # An event may go into the FIFO only if its source has no unreported loss, or if
             # that loss is reported in the same entry (ahead of it).
-            may_write = fifo.w_rdy & (~has_loss[source] | flushing[source])
+            may_write = Signal(name=f"may_write_{source.name.lower()}")
+            m.d.comb += may_write.eq(fifo.w_rdy & (~has_loss[source] | flushing[source]))
             m.d.comb += entry.present[source.name].eq(incoming[source] & may_write)
-            dropped = incoming[source] & ~may_write
-            lost_now.append(dropped)
+            dropped[source] = Signal(name=f"dropped_{source.name.lower()}")
+            m.d.comb += dropped[source].eq(incoming[source] & ~may_write)
+            has_loss_next[source] = Signal(name=f"has_lost_next_{source.name.lower()}")
+            m.d.comb += has_loss_next[source].eq(
+                ~self.clear & (dropped[source] | (has_loss[source] & ~flushing[source])))
+            m.d.sync += has_loss[source].eq(has_loss_next[source])
             with m.If(self.clear):
-                m.d.sync += [counts[source].eq(0), has_loss[source].eq(0)]
-            with m.Elif(dropped):
-                m.d.sync += [counts[source].eq(saturating_increment(counts[source])),
-                             has_loss[source].eq(1)]
+                m.d.sync += counts[source].eq(0)
+            with m.Elif(dropped[source]):
+                m.d.sync += counts[source].eq(saturating_increment(counts[source]))
             with m.Elif(flushing[source]):
-                m.d.sync += [counts[source].eq(0), has_loss[source].eq(0)]
+                m.d.sync += counts[source].eq(0)
+        for index, source in enumerate(sources):
+            lower = Cat(has_loss_next[other] for other in sources[:index])
+            m.d.sync += picked[source].eq(has_loss_next[source] & ~lower.any()
+                                          if index else has_loss_next[source])
 
-        written = Signal()
-        m.d.comb += written.eq(fifo.w_rdy & ((entry.present.as_value() != 0) | entry.loss_valid))
-        m.d.comb += fifo.w_en.eq(written)
+        any_loss = Cat(has_loss[source] for source in sources).any()
+        m.d.comb += fifo.w_en.eq(fifo.w_rdy & ((entry.present.as_value() != 0) | any_loss))
 
         # Status: events accepted, events lost, FIFO high-water mark.
-        # A cycle's counts (and FIFO level) are taken one cycle later, from flip-flops, so the
-        # event decisions and the 32-bit adders are not one path; `clear` discards those of
-        # its own cycle and of the one before, exactly as if they were taken at once.
+        # A cycle's accepted and dropped events are registered as they are, counted in the
+        # next cycle and added in the one after, so the event decisions, the bit counts and
+        # the 32-bit adders are three separate paths; `clear` discards the counts of its own
+        # cycle and of the one before, exactly as if they were taken at once.
+        accepted_bits = Signal(len(sources))
+        dropped_bits = Signal(len(sources))
+        cleared = Signal()               # `clear` was high in the cycle before
         accepted = Signal(range(len(sources) + 1))
         dropped_now = Signal(range(len(sources) + 1))
         level = Signal.like(self.fifo_max)   # the FIFO's level (an adder's output), registered
+        m.d.sync += [
+            accepted_bits.eq(entry.present.as_value()),
+            dropped_bits.eq(Cat(dropped[source] for source in sources)),
+            cleared.eq(self.clear),
+        ]
         with m.If(self.clear):
             m.d.sync += [self.events.eq(0), self.lost.eq(0), self.fifo_max.eq(0),
                          accepted.eq(0), dropped_now.eq(0), level.eq(0)]
         with m.Else():
             m.d.sync += [
-                accepted.eq(sum(entry.present[source.name] for source in sources)),
-                dropped_now.eq(sum(lost_now)),
+                accepted.eq(Mux(cleared, 0, sum(accepted_bits))),
+                dropped_now.eq(Mux(cleared, 0, sum(dropped_bits))),
                 self.events.eq(self.events + accepted),
                 self.lost.eq(self.lost + dropped_now),
                 level.eq(fifo.level),
             ]
             with m.If(level > self.fifo_max):
                 m.d.sync += self.fifo_max.eq(level)
+        return m
+
+
+class FreeRunningCounter(wiring.Component):
+    """``value`` counts clock cycles from 0 (wrapping at ``2 ** width``), exactly, without a
+    ``width``-bit carry chain: the low and the high half count separately, and the high half
+    steps in the cycle after the low half was all ones minus one, which a flip-flop
+    remembers, i.e. in the very cycle the low half wraps to 0."""
+
+    def __init__(self, width):
+        self._width = width
+        super().__init__({"value": Out(width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        low_width = self._width // 2
+        low = Signal(low_width)
+        high = Signal(self._width - low_width)
+        low_wraps = Signal()       # `low` is all ones: the high half steps at this clock edge
+        m.d.sync += [low.eq(low + 1), low_wraps.eq(low == (1 << low_width) - 2)]
+        with m.If(low_wraps):
+            m.d.sync += high.eq(high + 1)
+        m.d.comb += self.value.eq(Cat(low, high))
+        return m
+
+
+class EntryFifo(wiring.Component):
+    """The capture's FIFO: ``depth`` entries in block RAM, with registers on both sides.
+
+    Same ports, capacity and room as ``amaranth.lib.fifo.SyncFIFOBuffered(width, depth)``:
+    ``w_rdy`` is 0 when ``depth`` entries are held (or, for a cycle or two, one or two fewer,
+    while they are on their way out of the block RAM), ``level`` counts the entries held.
+    What differs is latency, for timing: a write is registered on its way into the block RAM,
+    so the logic that decides it drives flip-flops only, not the block RAMs' write enables and
+    the pointers; and the block RAM's output goes into a register of its own before ``r_data``
+    (an ECP5 block RAM takes about 6 ns to show its data). An entry written in cycle *c* is
+    on ``r_data`` from *c* + 4 at the earliest (*c* + 2 for ``SyncFIFOBuffered``); ``w_rdy``
+    comes from a flip-flop.
+    """
+
+    def __init__(self, width, depth):
+        if depth < 3:
+            raise ValueError(f"depth must be at least 3, not {depth!r}")
+        self._width = width
+        self._depth = depth
+        super().__init__({
+            "w_data": In(width),
+            "w_en": In(1),
+            "w_rdy": Out(1, init=1),
+            "r_data": Out(width),
+            "r_en": In(1),
+            "r_rdy": Out(1),
+            "level": Out(range(depth + 1)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        # The block RAM holds all but two: one in its output latch, one in `r_data`.
+        capacity = self._depth - 2
+        rows = 1 << (capacity - 1).bit_length() if capacity > 1 else 2
+        m.submodules.storage = storage = memory.Memory(shape=self._width, depth=rows, init=[])
+        write = storage.write_port()
+        read = storage.read_port(domain="sync")
+        produce = Signal(range(rows))              # pointers wrap with the power-of-two rows
+        consume = Signal(range(rows))
+
+        # The write of this cycle, registered: it reaches the block RAM in the next cycle.
+        pending = Signal()
+        pending_data = Signal(self._width)
+        do_write = self.w_en & self.w_rdy
+        m.d.sync += [pending.eq(do_write), pending_data.eq(self.w_data)]
+        m.d.comb += [write.addr.eq(produce), write.data.eq(pending_data), write.en.eq(pending)]
+        with m.If(pending):
+            m.d.sync += produce.eq(produce + 1)
+
+        # Read side: the block RAM's output (`latched`: it holds an entry not yet moved on;
+        # the read port keeps its data while not enabled) moves into `r_data` when that is
+        # free or being read, and a new read is started when the latch is free or moving.
+        stored = Signal(range(capacity + 1))       # entries in block RAM, not yet read out
+        latched = Signal()
+        move = Signal()
+        do_read = Signal()
+        m.d.comb += [
+            move.eq(latched & (~self.r_rdy | self.r_en)),
+            do_read.eq((stored != 0) & (~latched | move)),
+            read.addr.eq(consume),
+            read.en.eq(do_read),
+        ]
+        with m.If(do_read):
+            m.d.sync += consume.eq(consume + 1)
+        m.d.sync += [
+            latched.eq(do_read | (latched & ~move)),
+            self.r_rdy.eq(move | (self.r_rdy & ~self.r_en)),
+            stored.eq(stored + pending - do_read),
+        ]
+        with m.If(move):
+            m.d.sync += self.r_data.eq(read.data)
+
+        # Room: the entries of block RAM and the pending write (`stored + pending`) after this
+        # cycle's write and read must stay below `capacity`. The compares are of flip-flops,
+        # so `w_en` only selects among them.
+        held = stored + pending                    # entries bound for the block RAM
+        one_below = Signal()                       # held == capacity - 1
+        m.d.comb += one_below.eq(Mux(pending, stored == capacity - 2, stored == capacity - 1))
+        with m.If(do_write & ~do_read):
+            m.d.sync += self.w_rdy.eq(~one_below)
+        with m.Elif(do_read & ~do_write):
+            m.d.sync += self.w_rdy.eq(1)
+        m.d.comb += self.level.eq(held + latched + self.r_rdy)
         return m

@@ -112,17 +112,36 @@ class IrqGenerator(wiring.Component):
         one_shot = Signal()
         active_low = Signal()
 
+        # The LFSR state of the next draw and, beside it, the state of the draw after that, so
+        # that no draw waits for the leap's XOR network.
         lfsr = Signal(_LFSR_WIDTH, init=LFSR_SEED)
-        lfsr_next = Signal(_LFSR_WIDTH)
-        m.d.comb += lfsr_next.eq(Cat((lfsr & row).xor() for row in _leap_rows()))
+        lfsr_ahead = Signal(_LFSR_WIDTH, init=lfsr_leap(LFSR_SEED))
+
+        def advance_lfsr():
+            m.d.sync += [lfsr.eq(lfsr_ahead),
+                         lfsr_ahead.eq(Cat((lfsr_ahead & row).xor() for row in _leap_rows()))]
+
+        # Every interval is drawn into a register a cycle or more before it is needed (see the
+        # three draws below), so no 33-bit add lies between the apply strobe or the countdown
+        # and the counters.
+        first = _Draw(m, "first")        # I0, drawn in the apply cycle
+        second = _Draw(m, "second")      # I1 in case I0 = 2: then the first edge draws at A + 1
+        edge = _Draw(m, "edge")          # the draw of an asserting edge, with the settings in force
+        first.sample(config.period, config.jitter_mask, lfsr, enable=self.apply)
+        second.sample(config.period, config.jitter_mask, lfsr_ahead, enable=self.apply)
+        # Valid whenever an asserting edge can draw: period, mask and LFSR change only at a
+        # draw, and the next draw is at least two cycles after it (an interval is >= 2), or is
+        # the first edge at A + 1, which takes `second`.
+        edge.sample(period, jitter_mask, lfsr)
 
         asserted = Signal()          # logical output level, as the pin shows it
-        # An edge is due at the end of the cycle in which this is 1, or 2 before the first
-        # edge after an apply (`from_apply`): counting from the apply cycle, the first edge is
-        # I0 cycles away, so loading I0 and stopping one count early keeps an `interval - 1`
+        # An edge is due at the end of the cycle in which this is 1, or 3 before the first
+        # edge after an apply (`from_apply`): the countdown is loaded with I0 in the cycle after
+        # the apply (`loading`), so stopping two counts early keeps an `interval - 2`
         # subtraction off the draw path.
         countdown = Signal(33)
         from_apply = Signal()
+        loading = Signal()
         # The release is due at the end of the cycle in which `hold` is 1 (the width, at least
         # 1) or, for a pulse as long as the interval, in which `countdown` is 2: the cycle
         # before the next asserting edge. That is W = min(max(width, 1), I1 - 1) without
@@ -136,37 +155,24 @@ class IrqGenerator(wiring.Component):
         hold_is_1 = Signal()
         min_width_is_1 = Signal()
 
-        # One interval draw, shared by apply (new settings) and asserting edges (settings in
-        # force): only one of the two can happen in a cycle.
-        draw_period = Mux(self.apply, config.period, period)
-        draw_mask = Mux(self.apply, config.jitter_mask, jitter_mask)
-        jitter = Signal(32)
-        raw_interval = Signal(33)
-        # Whether the interval is 2 or 3 (or raw < MIN_INTERVAL = 2, made 2), decided from the
-        # summands beside the adder, not after it: both are small only if their bits above
-        # bit 1 are all 0, and then the sum is that of their two low bits.
-        small = Signal()
-        low_sum = Signal(3)
-        interval = Signal(33)
-        m.d.comb += [
-            jitter.eq(lfsr & draw_mask),
-            raw_interval.eq(draw_period + jitter),
-            small.eq(~draw_period[2:].any() & ~jitter[2:].any()),
-            low_sum.eq(draw_period[:2] + jitter[:2]),
-            interval.eq(Mux(small & (low_sum < MIN_INTERVAL), MIN_INTERVAL, raw_interval)),
-        ]
-
-        def load_countdown():
+        def load_countdown(draw):
             m.d.sync += [
-                countdown.eq(interval),
+                countdown.eq(draw.interval),
                 countdown_is[1].eq(0),                   # interval >= 2
-                countdown_is[2].eq(small & (low_sum <= 2)),
-                countdown_is[3].eq(small & (low_sum == 3)),
+                countdown_is[2].eq(draw.is_2),
+                countdown_is[3].eq(draw.is_3),
             ]
 
         next_asserted = Signal()
         next_active_low = Signal()
         m.d.comb += [next_asserted.eq(asserted), next_active_low.eq(active_low)]
+
+        def assert_edge(draw):
+            # Counting from the edge cycle (the next one): the next edge is I1 after it.
+            m.d.comb += next_asserted.eq(1)
+            load_countdown(draw)
+            m.d.sync += [hold.eq(min_width), hold_is_1.eq(min_width_is_1), from_apply.eq(0)]
+            advance_lfsr()
 
         with m.If(self.apply):
             m.d.sync += [
@@ -177,11 +183,20 @@ class IrqGenerator(wiring.Component):
                 one_shot.eq(config.flags.one_shot),
                 active_low.eq(config.flags.active_low),
                 self.enabled.eq(config.flags.enable),
+                loading.eq(config.flags.enable),
             ]
             m.d.comb += [next_asserted.eq(0), next_active_low.eq(config.flags.active_low)]
             with m.If(config.flags.enable):
-                load_countdown()
-                m.d.sync += [from_apply.eq(1), lfsr.eq(lfsr_next)]
+                m.d.sync += from_apply.eq(1)
+                advance_lfsr()
+        with m.Elif(loading):
+            # Cycle A + 1 (the output is released): start counting I0, or with I0 = 2 this is
+            # already the cycle before the first edge.
+            m.d.sync += loading.eq(0)
+            with m.If(first.is_2):
+                assert_edge(second)
+            with m.Else():
+                load_countdown(first)
         with m.Elif(self.enabled):
             m.d.sync += [
                 countdown.eq(countdown - 1),
@@ -195,12 +210,8 @@ class IrqGenerator(wiring.Component):
                     m.d.comb += next_asserted.eq(0)
                     with m.If(one_shot):
                         m.d.sync += self.enabled.eq(0)
-            with m.Elif(Mux(from_apply, countdown_is[2], countdown_is[1])):
-                m.d.comb += next_asserted.eq(1)
-                # Counting from the edge cycle (the next one): the next edge is I1 after it.
-                load_countdown()
-                m.d.sync += [hold.eq(min_width), hold_is_1.eq(min_width_is_1),
-                             lfsr.eq(lfsr_next), from_apply.eq(0)]
+            with m.Elif(Mux(from_apply, countdown_is[3], countdown_is[1])):
+                assert_edge(edge)
 
         # Pin and event come from flip-flops loaded at the same clock edge: latency 0.
         m.d.sync += [
@@ -210,3 +221,32 @@ class IrqGenerator(wiring.Component):
             self.events.payload.eq(next_asserted),
         ]
         return m
+
+
+class _Draw:
+    """One interval draw ``I = max(2, period + (lfsr & mask))`` held in flip-flops, with
+    ``is_2``/``is_3`` (I == 2, I == 3) beside it. Whether I is that small is decided from the
+    summands, next to the adder rather than after it: both are small only if their bits above
+    bit 1 are all 0, and then the sum is that of their two low bits.
+
+    ``interval`` is the raw sum, without the ``max(2, ...)``: a sum of 0 or 1 has ``is_2`` set,
+    and the countdown goes by the flags it is loaded with and reloads before its value could
+    matter, so the clamp is not on the adder's path."""
+
+    def __init__(self, m, name):
+        self._m = m
+        self.interval = Signal(33, name=f"{name}_interval")
+        self.is_2 = Signal(name=f"{name}_is_2")
+        self.is_3 = Signal(name=f"{name}_is_3")
+
+    def sample(self, period, mask, lfsr, *, enable=1):
+        jitter = lfsr & mask
+        raw = period + jitter
+        small = ~period[2:].any() & ~jitter[2:].any()
+        low_sum = period[:2] + jitter[:2]
+        with self._m.If(enable):
+            self._m.d.sync += [
+                self.interval.eq(raw),
+                self.is_2.eq(small & (low_sum <= MIN_INTERVAL)),
+                self.is_3.eq(small & (low_sum == 3)),
+            ]

@@ -27,7 +27,12 @@ class RecordSerializer(wiring.Component):
     The CRC restarts with each SYNC's own lead byte; ``clear_crc`` restarts it empty (START).
 
     One record is taken only when the previous one is fully sent (one idle cycle between
-    records), so the CRC register already holds every byte sent when a SYNC is taken.
+    records), so the CRC register holds every byte sent when a SYNC's CRC is filled in, in the
+    cycle after it is taken (the CRC unit's inputs are registered: it sees a byte, and
+    ``clear_crc``, a cycle late). Its
+    length is worked out in the cycle after it is taken, from the registered payload, and its
+    lead byte is picked into a register in the cycle after that, so the lead byte is offered
+    from the third cycle on (the link is far slower than that).
     """
 
     records: In(stream.Signature(record_layout))
@@ -43,47 +48,77 @@ class RecordSerializer(wiring.Component):
         cont = Signal(range(MAX_CONT + 1))     # continuation bytes of the record
         left = Signal(range(MAX_CONT + 2))     # bytes still to send, lead included
         busy = Signal()
+        sizing = Signal()                      # the record was taken in the previous cycle
 
-        # Fewest continuation bytes that hold the incoming payload.
-        needed = Signal.like(cont)
+        # Fewest continuation bytes that hold the payload, and one more (the bytes to send):
+        # the payload needs continuation byte n + 1 iff it has a bit above the lead byte's and
+        # n continuation bytes' worth. Those tests form a thermometer code; its top is found
+        # as a one-hot (no chain of priority multiplexers) and encoded, for both counts, with
+        # no adder.
+        above = [payload[LEAD_PAYLOAD_BITS + CONT_BITS * n:] != 0 for n in range(MAX_CONT)]
+        top = [above[n] & ~above[n + 1] if n + 1 < MAX_CONT else above[n]
+               for n in range(MAX_CONT)]        # top[n]: exactly n + 1 continuation bytes
+
+        def encoded(offset, shape):
+            # The number of continuation bytes plus `offset`, in binary.
+            cases = [(~above[0], offset)] + [(top[n], n + 1 + offset) for n in range(MAX_CONT)]
+            count = Signal(shape)
+            for bit in range(len(count)):
+                m.d.comb += count[bit].eq(Cat(*[chosen for chosen, value in cases
+                                                if value >> bit & 1]).any())
+            return count
+
+        needed = encoded(0, cont.shape())
+        needed_bytes = encoded(1, left.shape())
+
         incoming = self.records.payload
-        # Later (higher n) assignments win, so this finds the highest non-empty group.
-        for n in range(MAX_CONT):
-            with m.If(incoming.payload >> (LEAD_PAYLOAD_BITS + CONT_BITS * n) != 0):
-                m.d.comb += needed.eq(n + 1)
-
-        is_sync = incoming.source == Source.SYNC
         m.d.comb += self.records.ready.eq(~busy)
+        is_sync = source == Source.SYNC
         with m.If(self.records.valid & ~busy):
             m.d.sync += [
                 busy.eq(1),
+                sizing.eq(1),
                 source.eq(incoming.source),
-                payload.eq(Mux(is_sync, incoming.payload | crc.crc, incoming.payload)),
-                cont.eq(Mux(is_sync, SYNC_CONT, needed)),
-                left.eq(Mux(is_sync, SYNC_CONT, needed) + 1),
+                payload.eq(incoming.payload),
             ]
+        with m.If(sizing):
+            # The CRC goes into a SYNC here, not when it is taken: the CRC unit sees each byte
+            # a cycle after it is sent (its inputs are registered).
+            m.d.sync += [
+                sizing.eq(0),
+                cont.eq(Mux(is_sync, SYNC_CONT, needed)),
+                left.eq(Mux(is_sync, SYNC_CONT + 1, needed_bytes)),
+            ]
+            with m.If(is_sync):
+                m.d.sync += payload.eq(payload | crc.crc)
 
+        # The byte on offer is a register, so that the CRC and the link see a flip-flop: the
+        # lead byte is picked out of the payload in the cycle after the record's length is
+        # known (`leading`), each continuation byte when the byte before it is sent.
         is_lead = left == cont + 1
         byte = Signal(8)
-        with m.If(is_lead):
-            m.d.comb += byte.eq(LEAD_FLAG | (source << LEAD_PAYLOAD_BITS)
+        leading = Signal()
+        m.d.sync += leading.eq(sizing)
+        sent = busy & ~sizing & ~leading & self.bytes.ready
+        with m.If(leading):
+            m.d.sync += byte.eq(LEAD_FLAG | (source << LEAD_PAYLOAD_BITS)
                                 | payload.bit_select(cont * CONT_BITS, LEAD_PAYLOAD_BITS))
-        with m.Else():
-            m.d.comb += byte.eq(payload.bit_select((left - 1).as_unsigned() * CONT_BITS, CONT_BITS))
+        with m.Elif(sent):
+            m.d.sync += byte.eq(payload.bit_select((left - 2).as_unsigned() * CONT_BITS,
+                                                   CONT_BITS))
         m.d.comb += [
             self.bytes.payload.eq(byte),
-            self.bytes.valid.eq(busy),
+            self.bytes.valid.eq(busy & ~sizing & ~leading),
         ]
-        sent = busy & self.bytes.ready
         with m.If(sent):
             m.d.sync += left.eq(left - 1)
             with m.If(left == 1):
                 m.d.sync += busy.eq(0)
 
-        m.d.comb += [
+        m.d.sync += [
             crc.data.eq(byte),
             crc.valid.eq(sent & (source != Source.REPLY)),
-            crc.start.eq(self.clear_crc | (sent & is_lead & (source == Source.SYNC))),
+            crc.start.eq(self.clear_crc | (sent & is_lead & is_sync)),
         ]
         return m
 

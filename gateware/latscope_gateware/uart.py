@@ -58,26 +58,36 @@ class UARTTx(wiring.Component):
         # line returns to idle by itself.
         pending = Signal(FRAME_BITS - 1, init=~0)
 
-        bit_ends = timer == 0
-        m.d.comb += self.data.ready.eq((bits_left == 0) | ((bits_left == 1) & bit_ends))
+        # `ready` is a flip-flop, loaded with what it will be from the state the counters take
+        # (idle, or in the last cycle of a stop bit), so the producer's logic is not chained to
+        # the counters' compares.
+        next_bits_left = Signal.like(bits_left)
+        next_timer = Signal.like(timer)
+        m.d.comb += [next_bits_left.eq(bits_left), next_timer.eq(timer)]
+        ready = Signal(init=1)
+        m.d.comb += self.data.ready.eq(ready)
+        m.d.sync += [
+            bits_left.eq(next_bits_left),
+            timer.eq(next_timer),
+            ready.eq((next_bits_left == 0) | ((next_bits_left == 1) & (next_timer == 0))),
+        ]
 
-        with m.If(self.data.valid & self.data.ready):
+        bit_ends = timer == 0
+        with m.If(self.data.valid & ready):
             m.d.sync += [
                 self.tx.eq(0),                                   # start bit
                 pending.eq(Cat(self.data.payload, C(1, 1))),     # data LSB first, stop bit
-                bits_left.eq(FRAME_BITS),
-                timer.eq(divisor - 1),
             ]
+            m.d.comb += [next_bits_left.eq(FRAME_BITS), next_timer.eq(divisor - 1)]
         with m.Elif(bits_left != 0):
             with m.If(bit_ends):
                 m.d.sync += [
                     self.tx.eq(pending[0]),
                     pending.eq(Cat(pending[1:], C(1, 1))),
-                    bits_left.eq(bits_left - 1),
-                    timer.eq(divisor - 1),
                 ]
+                m.d.comb += [next_bits_left.eq(bits_left - 1), next_timer.eq(divisor - 1)]
             with m.Else():
-                m.d.sync += timer.eq(timer - 1)
+                m.d.comb += next_timer.eq(timer - 1)
         return m
 
 
