@@ -236,6 +236,12 @@ def test_parameter_high_bits_follow_start():
     assert tables["TSL-a-128"].parameters == {"test": "TSL_A", "n": 128}
 
 
+def idl_table(rows):
+    """The IDL-a-1 table of events given as (stamp, source, value) rows in stream order."""
+    stamps, sources, values = zip(*rows)
+    return analyze(Events(stamps, [int(s) for s in sources], values), 1e9)["IDL-a-1"]
+
+
 def test_a_loss_next_to_the_end_event_discards_the_pair():
     """The appliance sends a LOSS record at the latest with the next event of the source
     (same cycle); the parser corrects the event's stamp for its pin delay (4 cycles for the
@@ -250,8 +256,7 @@ def test_a_loss_next_to_the_end_event_discards_the_pair():
             (304, Source.LOSS, 1 << 4 | Source.MARKER), (300, Source.MARKER, thread),
             (1000, Source.MARKER, exit_), (1100, Source.MARKER, thread),
             (2000, Source.MARKER, encode(il, Point.END))]
-    stamps, sources, values = zip(*rows)
-    table = analyze(Events(stamps, [int(s) for s in sources], values), 1e9)["IDL-a-1"]
+    table = idl_table(rows)
     assert table.samples.tolist() == [100] and table.starts.tolist() == [1000]
     assert table.discarded == 1
     # An IRQ lost (its LOSS record comes later, with the next IRQ event) between an ISR's
@@ -261,8 +266,7 @@ def test_a_loss_next_to_the_end_event_discards_the_pair():
             (100, Source.MARKER, exit_), (300, Source.MARKER, thread),
             (400, Source.LOSS, 1 << 4 | Source.IRQ), (400, Source.IRQ, 0),
             (2000, Source.MARKER, encode(il, Point.END))]
-    stamps, sources, values = zip(*rows)
-    table = analyze(Events(stamps, [int(s) for s in sources], values), 1e9)["IDL-a-1"]
+    table = idl_table(rows)
     assert table.samples.tolist() == [] and table.discarded == 1
 
 
@@ -305,7 +309,6 @@ def test_a_loss_of_a_source_with_no_events_reaches_back_to_the_start():
             (300, Source.MARKER, thread), (500, Source.LOSS, 3 << 4 | Source.EDGE0),
             (1000, Source.MARKER, exit_), (1100, Source.MARKER, thread),
             (2000, Source.MARKER, encode(il, Point.END))]
-    stamps, sources, values = zip(*rows)
-    table = analyze(Events(stamps, [int(s) for s in sources], values), 1e9)["IDL-a-1"]
+    table = idl_table(rows)
     assert table.samples.tolist() == [100] and table.starts.tolist() == [1000]
     assert table.discarded == 1
