@@ -83,7 +83,7 @@ class Board:
     fifo_depth : entries of the event FIFO (block RAM).
     pins : the :class:`PinMap`.
     io_attrs : platform attributes of the appliance's input pins (I/O standard, pull-ups).
-    make_pll : callable(board) -> Elaboratable that creates the ``sync`` domain.
+    make_pll : callable(board) -> Elaboratable that drives the ``sync`` domain's clock and reset.
     program : argv of the programming command; ``{bitstream}`` is replaced by the file.
     bitstream_suffix : ``.bin`` (iCE40) or ``.bit`` (ECP5).
     link : one line on the USB-serial chip, for the docs.
@@ -177,6 +177,8 @@ class BoardTop(Elaboratable):
 
     def elaborate(self, platform):
         m = Module()
+        # The capture clock domain belongs to the top; the clocking module drives it.
+        m.domains.sync = ClockDomain("sync")
         m.submodules.clocking = self.board.make_pll(self.board)
         m.submodules.appliance = appliance = self.appliance
 

@@ -152,7 +152,7 @@ def _power_on_reset(m, locked, clock_hz):
 
 
 class Ice40Pll(Elaboratable):
-    """Creates ``sync`` from an iCE40 SB_PLL40 fed by the board's crystal.
+    """Drives the ``sync`` domain (defined by the top) from an iCE40 SB_PLL40 fed by the board's crystal.
 
     ``pad`` selects SB_PLL40_PAD (the crystal's pin is the PLL's dedicated input pad, as on the
     iCE40UP5K's pin 35) instead of SB_PLL40_CORE fed from the global clock buffer.
@@ -168,13 +168,12 @@ class Ice40Pll(Elaboratable):
         s = self.settings
         # No clock constraint here: nextpnr derives the PLL output's from the crystal's (the
         # Clock() of the platform resource), on a net name that survives synthesis.
-        m.domains.sync = sync = ClockDomain("sync")
         locked = Signal()
         params = dict(
             p_FEEDBACK_PATH="SIMPLE",
             p_DIVR=s.divr, p_DIVF=s.divf, p_DIVQ=s.divq, p_FILTER_RANGE=s.filter_range,
             i_RESETB=Const(1), i_BYPASS=Const(0),
-            o_PLLOUTGLOBAL=sync.clk, o_LOCK=locked,
+            o_PLLOUTGLOBAL=ClockSignal("sync"), o_LOCK=locked,
         )
         if self.pad:
             port = platform.request(self.clock_resource, dir="-")
@@ -187,7 +186,8 @@ class Ice40Pll(Elaboratable):
 
 
 class Ecp5Pll(Elaboratable):
-    """Creates ``sync`` from an ECP5 EHXPLLL fed by the board's crystal."""
+    """Drives the ``sync`` domain (defined by the top) from an ECP5 EHXPLLL fed by the board's
+    crystal."""
 
     def __init__(self, settings, *, clock_resource):
         self.settings = settings
@@ -198,7 +198,6 @@ class Ecp5Pll(Elaboratable):
         s = self.settings
         crystal = platform.request(self.clock_resource, dir="i")
         # nextpnr derives the clock constraint of CLKOP from the crystal's (see Ice40Pll).
-        m.domains.sync = sync = ClockDomain("sync")
         locked = Signal()
         m.submodules.pll = Instance(
             "EHXPLLL",
@@ -211,18 +210,18 @@ class Ecp5Pll(Elaboratable):
             p_CLKOP_CPHASE=s.clkop_div - 1, p_CLKOP_FPHASE=0,
             a_FREQUENCY_PIN_CLKI=str(float(s.f_in) / _MHZ),
             a_FREQUENCY_PIN_CLKOP=str(float(s.f_out) / _MHZ),
-            i_CLKI=crystal.i, i_CLKFB=sync.clk, i_RST=Const(0), i_STDBY=Const(0),
+            i_CLKI=crystal.i, i_CLKFB=ClockSignal("sync"), i_RST=Const(0), i_STDBY=Const(0),
             i_PHASESEL0=Const(0), i_PHASESEL1=Const(0), i_PHASEDIR=Const(0),
             i_PHASESTEP=Const(0), i_PHASELOADREG=Const(0), i_PLLWAKESYNC=Const(0),
             i_ENCLKOP=Const(0),
-            o_CLKOP=sync.clk, o_LOCK=locked,
+            o_CLKOP=ClockSignal("sync"), o_LOCK=locked,
         )
         _power_on_reset(m, locked, float(s.f_out))
         return m
 
 
 class CrystalClock(Elaboratable):
-    """Creates ``sync`` straight from the crystal, for a capture clock equal to it (below the
+    """Drives ``sync`` straight from the crystal, for a capture clock equal to it (below the
     iCE40 PLL's 16 MHz minimum output). Same power-on reset as the PLLs."""
 
     def __init__(self, clock_hz, *, clock_resource):
@@ -232,7 +231,6 @@ class CrystalClock(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         crystal = platform.request(self.clock_resource, dir="i")
-        m.domains.sync = sync = ClockDomain("sync")
-        m.d.comb += sync.clk.eq(crystal.i)
+        m.d.comb += ClockSignal("sync").eq(crystal.i)
         _power_on_reset(m, Const(1), self.clock_hz)
         return m
