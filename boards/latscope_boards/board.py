@@ -182,28 +182,35 @@ class BoardTop(Elaboratable):
         m.submodules.clocking = self.board.make_pll(self.board)
         m.submodules.appliance = appliance = self.appliance
 
-        irq = platform.request(IRQ_RESOURCE, 0)
-        uart = platform.request("uart", 0)
+        def buffer(name, direction, port, kind=io.Buffer):
+            """An I/O buffer (``kind``) of the pins ``port``, added as submodule ``name``."""
+            m.submodules[name] = buffered = kind(direction, port)
+            return buffered
+
+        irq = buffer("irq_buffer", "o", platform.request(IRQ_RESOURCE, 0, dir="-"))
+        uart = platform.request("uart", 0, dir="-")
+        uart_tx = buffer("uart_tx_buffer", "o", uart.tx)
+        uart_rx = buffer("uart_rx_buffer", "i", uart.rx)
+        marker = platform.request(MARKER_RESOURCE, 0, dir="-")
+        edges = platform.request(EDGES_RESOURCE, 0, dir="-")
+        marker_data = buffer("marker_data_buffer", "i", marker.data)
         m.d.comb += [
             irq.o.eq(appliance.irq),
-            uart.tx.o.eq(appliance.uart_tx),
-            appliance.uart_rx.eq(uart.rx.i),
+            uart_tx.o.eq(appliance.uart_tx),
+            appliance.uart_rx.eq(uart_rx.i),
+            appliance.marker_data.eq(marker_data.i),
         ]
         if not self.board.ddr_inputs:
-            marker = platform.request(MARKER_RESOURCE, 0)
-            edges = platform.request(EDGES_RESOURCE, 0)
+            strobe = buffer("marker_strobe_buffer", "i", marker.strobe)
+            edge_pins = buffer("edges_buffer", "i", edges)
             m.d.comb += [
-                appliance.marker_data.eq(marker.data.i),
-                appliance.marker_strobe.eq(marker.strobe.i),
-                appliance.edges.eq(edges.i),
+                appliance.marker_strobe.eq(strobe.i),
+                appliance.edges.eq(edge_pins.i),
             ]
         else:
-            marker = platform.request(MARKER_RESOURCE, 0, dir={"data": "i", "strobe": "-"})
-            edges = platform.request(EDGES_RESOURCE, 0, dir="-")
-            m.submodules.strobe_ddr = strobe_ddr = io.DDRBuffer("i", marker.strobe)
-            m.submodules.edges_ddr = edges_ddr = io.DDRBuffer("i", edges)
+            strobe_ddr = buffer("strobe_ddr", "i", marker.strobe, io.DDRBuffer)
+            edges_ddr = buffer("edges_ddr", "i", edges, io.DDRBuffer)
             m.d.comb += [
-                appliance.marker_data.eq(marker.data.i),
                 # Q0 (rising edge) is the earlier sample of a cycle, Q1 (falling edge) the
                 # later one.
                 appliance.marker_strobe_ddr.eq(Cat(strobe_ddr.i[0], strobe_ddr.i[1])),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from amaranth.hdl import *
+from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
 __all__ = ["Ice40PllSettings", "Ecp5PllSettings", "ice40_pll_settings", "ecp5_pll_settings",
@@ -133,6 +134,12 @@ def ecp5_pll_settings(f_in, f_out):
     return best[1]
 
 
+def _crystal(m, platform, resource):
+    """The input buffer of the crystal's pin (its resource carries the clock constraint)."""
+    m.submodules.crystal = crystal = io.Buffer("i", platform.request(resource, dir="-"))
+    return crystal
+
+
 def _power_on_reset(m, locked, clock_hz):
     """Holds ``sync`` in reset until ``locked`` has been high for POWER_ON_RESET_SECONDS.
 
@@ -152,7 +159,8 @@ def _power_on_reset(m, locked, clock_hz):
 
 
 class Ice40Pll(Elaboratable):
-    """Drives the ``sync`` domain (defined by the top) from an iCE40 SB_PLL40 fed by the board's crystal.
+    """Drives the ``sync`` domain (defined by the top) from an iCE40 SB_PLL40 fed by the
+    board's crystal.
 
     ``pad`` selects SB_PLL40_PAD (the crystal's pin is the PLL's dedicated input pad, as on the
     iCE40UP5K's pin 35) instead of SB_PLL40_CORE fed from the global clock buffer.
@@ -179,7 +187,7 @@ class Ice40Pll(Elaboratable):
             port = platform.request(self.clock_resource, dir="-")
             m.submodules.pll = Instance("SB_PLL40_PAD", io_PACKAGEPIN=port.io, **params)
         else:
-            crystal = platform.request(self.clock_resource, dir="i")
+            crystal = _crystal(m, platform, self.clock_resource)
             m.submodules.pll = Instance("SB_PLL40_CORE", i_REFERENCECLK=crystal.i, **params)
         _power_on_reset(m, locked, float(s.f_out))
         return m
@@ -196,7 +204,7 @@ class Ecp5Pll(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         s = self.settings
-        crystal = platform.request(self.clock_resource, dir="i")
+        crystal = _crystal(m, platform, self.clock_resource)
         # nextpnr derives the clock constraint of CLKOP from the crystal's (see Ice40Pll).
         locked = Signal()
         m.submodules.pll = Instance(
@@ -230,7 +238,7 @@ class CrystalClock(Elaboratable):
 
     def elaborate(self, platform):
         m = Module()
-        crystal = platform.request(self.clock_resource, dir="i")
+        crystal = _crystal(m, platform, self.clock_resource)
         m.d.comb += ClockSignal("sync").eq(crystal.i)
         _power_on_reset(m, Const(1), self.clock_hz)
         return m
