@@ -99,8 +99,9 @@ class SampleTable:
 def _pair(a, a_window, b, b_window, lossy_spans):
     """Samples from each stamp in ``a`` to the first stamp in ``b`` after it in the same
     window, when no other ``a`` comes in between and the pair overlaps no span of
-    :func:`_lossy_spans`. Stamps are sorted and so are their window numbers. Returns
-    (start stamps, windows, samples, lossy pair mask, paired mask) over ``a``."""
+    :func:`_lossy_spans`. Stamps are sorted and so are their window numbers. Returns, over
+    ``a``: the mask of kept samples, the mask of pairs discarded for a loss between them,
+    and every A's length to its B (meaningful where one of the masks is set)."""
     none = np.zeros(len(a), bool)
     if not len(a) or not len(b):
         return none, none, np.zeros(len(a), np.int64)
@@ -217,18 +218,18 @@ def analyze(events, stamp_hz, *, losses=None):
         windows = _windows(m_stamp, m_points, args[mine])
         if not rules or not len(windows.start):
             continue
-        positions = {}
+        of_point = {}                     # point -> (stamps, windows), computed once
 
         def stamps_of(kind):
             """Stamps of an event kind inside the windows, and their window numbers."""
             if kind == "irq":
                 window = windows.of_stamps(irq)
                 return irq[window >= 0], window[window >= 0]
-            if kind not in positions:
+            if kind not in of_point:
                 at = np.flatnonzero(m_points == kind)
                 window = windows.of_markers(at)
-                positions[kind] = m_stamp[at[window >= 0]], window[window >= 0]
-            return positions[kind]
+                of_point[kind] = m_stamp[at[window >= 0]], window[window >= 0]
+            return of_point[kind]
 
         for index, rule in rules:
             (a, a_window), (b, b_window) = stamps_of(rule.start), stamps_of(rule.end)
