@@ -186,3 +186,5 @@ def test_appliance_reports_half_cycle_stamps_and_latencies():
     assert reply.irq_latency == 2 * plain_reply.irq_latency
     assert plain_reply.edge_latency == 2 and plain_reply.marker_latency == 4
     assert "edges_ddr" in ddr.signature.members and "edges" not in ddr.signature.members
+    for build in (ddr, plain):          # and both elaborate
+        Fragment.get(build, None)
