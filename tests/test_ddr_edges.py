@@ -63,7 +63,7 @@ class _EdgeBench(Elaboratable):
     def __init__(self, count, ddr=True):
         self.ddr = ddr
         self.pins = Signal(count)
-        self.iddr = IddrModel(count)
+        self.iddr = IddrModel(count) if ddr else None
         self.edges = DdrEdgeChannels(count) if ddr else EdgeChannels(count)
         sources = {Source(Source.EDGE0 + n): 1 for n in range(count)}
         self.capture = EventCapture(sources, fifo_depth=64, stamp_shift=int(ddr))
