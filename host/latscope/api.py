@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .capture_file import load_capture
 from .device import Device, DeviceError, IrqSettings, open_transport
-from .simulation import SimulatedAppliance, is_simulated
+from .simulation import SimulatedAppliance, dut_metadata, is_simulated
 
 __all__ = ["open", "Session", "CaptureResult", "IrqSettings", "DeviceError"]
 
@@ -119,10 +119,7 @@ class Session:
         metadata = {"identity": self.identity.as_dict(), "port": self.port,
                     "irq": self.irq.__dict__, "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                     "test_info": info}
-        build = getattr(self.simulation, "build", None)
-        if build is not None:
-            metadata["cpu"] = build.settings.cpu
-            metadata["suite"] = build.settings.as_dict()
+        metadata.update(dut_metadata(self.simulation))
         return metadata
 
     def _suite_done(self):

@@ -10,7 +10,7 @@ import time
 
 from .device import Device, DeviceError, IrqSettings, open_transport
 from .protocol import Source
-from .simulation import SIM_PORTS, SimulatedAppliance, is_simulated
+from .simulation import SIM_PORTS, SimulatedAppliance, dut_metadata, is_simulated
 
 __all__ = ["main"]
 
@@ -143,6 +143,7 @@ def cmd_capture(args):
             "irq": irq.__dict__,
             "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "test_info": args.info,
+            **dut_metadata(device.simulation),
         }
         progress = Progress()
         # Live statistics in bounded memory (the capture file keeps every event).

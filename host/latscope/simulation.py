@@ -117,6 +117,15 @@ class SuiteSettings:
         return asdict(self)
 
 
+def dut_metadata(simulation):
+    """What a capture's metadata says about a simulated DUT (``cpu``, ``suite``): nothing
+    for a board or the gateware-only simulation."""
+    build = getattr(simulation, "build", None)
+    if build is None:
+        return {}
+    return {"cpu": build.settings.cpu, "suite": build.settings.as_dict()}
+
+
 @dataclass(frozen=True)
 class SocBuild:
     """A built simulator (with the appliance) and the suite firmware it runs."""

@@ -29,6 +29,7 @@ import numpy as np
 
 from .device import Device, IrqSettings, open_transport
 from .export import MARGIN, Changes, Layout, LevelTracker, VcdWriter, write_pvs
+from .simulation import dut_metadata
 
 __all__ = ["PULSEVIEW_BLOCK", "LiveVcd", "stream_capture"]
 
@@ -155,7 +156,7 @@ def stream_capture(port, out, *, baudrate=12_000_000, irq=IrqSettings(), block=0
             writer = CaptureWriter(capture, {
                 "identity": identity.as_dict(), "port": str(port), "irq": asdict(irq),
                 "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "test_info": "latscope stream"})
+                "test_info": "latscope stream", **dut_metadata(sim)})
             device.raw_sink = writer.write
         try:
             live.start()
