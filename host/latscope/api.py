@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .capture_file import load_capture
 from .device import Device, DeviceError, IrqSettings, open_transport
-from .simulation import SimulatedAppliance, dut_metadata, is_simulated
+from .simulation import SimulatedAppliance, capture_metadata, is_simulated
 
 __all__ = ["open", "Session", "CaptureResult", "IrqSettings", "DeviceError"]
 
@@ -115,13 +115,6 @@ class Session:
         self.irq = settings
         return settings
 
-    def _metadata(self, info):
-        metadata = {"identity": self.identity.as_dict(), "port": self.port,
-                    "irq": self.irq.__dict__, "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "test_info": info}
-        metadata.update(dut_metadata(self.simulation))
-        return metadata
-
     def _suite_done(self):
         return self.simulation is not None and getattr(self.simulation, "exit_code",
                                                        None) is not None
@@ -156,7 +149,8 @@ class Session:
         count = 0
         started = time.monotonic()
         limit = min(t for t in (duration, timeout, float("inf")) if t)
-        with CaptureWriter(output, self._metadata(info)) as writer:
+        with CaptureWriter(output, capture_metadata(
+                self.identity, self.port, self.irq, info, self.simulation)) as writer:
             device.raw_sink = writer.write
             try:
                 device.start()

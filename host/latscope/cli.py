@@ -10,7 +10,7 @@ import time
 
 from .device import Device, DeviceError, IrqSettings, open_transport
 from .protocol import Source
-from .simulation import SIM_PORTS, SimulatedAppliance, dut_metadata, is_simulated
+from .simulation import SIM_PORTS, SimulatedAppliance, capture_metadata, is_simulated
 
 __all__ = ["main"]
 
@@ -137,14 +137,7 @@ def cmd_capture(args):
     with open_device(args.port, args.baud) as device:
         identity = device.identity
         irq = irq_settings(args)
-        metadata = {
-            "identity": identity.as_dict(),
-            "port": args.port,
-            "irq": irq.__dict__,
-            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "test_info": args.info,
-            **dut_metadata(device.simulation),
-        }
+        metadata = capture_metadata(identity, args.port, irq, args.info, device.simulation)
         progress = Progress()
         # Live statistics in bounded memory (the capture file keeps every event).
         analyzer = StreamingAnalyzer(identity.stamp_hz, interval=args.interval)

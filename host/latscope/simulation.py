@@ -117,13 +117,16 @@ class SuiteSettings:
         return asdict(self)
 
 
-def dut_metadata(simulation):
-    """What a capture's metadata says about a simulated DUT (``cpu``, ``suite``): nothing
-    for a board or the gateware-only simulation."""
+def capture_metadata(identity, port, irq, test_info="", simulation=None):
+    """The metadata a capture file starts with (``docs/capture-format.md``): the device's
+    identity, the port, the IRQ settings, the start time, the user's test information and,
+    on ``sim:soc``, the simulated DUT (``cpu``, ``suite``)."""
+    metadata = {"identity": identity.as_dict(), "port": str(port), "irq": asdict(irq),
+                "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "test_info": test_info}
     build = getattr(simulation, "build", None)
-    if build is None:
-        return {}
-    return {"cpu": build.settings.cpu, "suite": build.settings.as_dict()}
+    if build is not None:
+        metadata.update(cpu=build.settings.cpu, suite=build.settings.as_dict())
+    return metadata
 
 
 @dataclass(frozen=True)
@@ -281,16 +284,10 @@ def capture_suite(build, irq=DEMO_IRQ, *, output=None, truth=None, console=None,
     with SocSimulation(build, truth=truth, console=console) as sim, \
             Device(open_transport(sim.pty)) as device:
         identity = device.identify()
-        metadata = {
-            "identity": identity.as_dict(),
-            "port": "sim:soc",
-            "cpu": build.settings.cpu,
-            "suite": build.settings.as_dict(),
-            "irq": asdict(irq),
-            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "test_info": info or (f"latscope test suite on the simulated SoC "
-                                  f"({build.settings.cpu}, {build.settings.marker} markers)"),
-        }
+        metadata = capture_metadata(
+            identity, "sim:soc", irq,
+            info or (f"latscope test suite on the simulated SoC "
+                     f"({build.settings.cpu}, {build.settings.marker} markers)"), sim)
         writer = CaptureWriter(output, metadata) if output is not None else None
         try:
             if writer is not None:

@@ -23,13 +23,12 @@ import contextlib
 import io
 import sys
 import time
-from dataclasses import asdict
 
 import numpy as np
 
 from .device import Device, IrqSettings, open_transport
 from .export import MARGIN, Changes, Layout, LevelTracker, VcdWriter, write_pvs
-from .simulation import dut_metadata
+from .simulation import capture_metadata
 
 __all__ = ["PULSEVIEW_BLOCK", "LiveVcd", "stream_capture"]
 
@@ -153,10 +152,8 @@ def stream_capture(port, out, *, baudrate=12_000_000, irq=IrqSettings(), block=0
                        comment=f"latscope stream, {identity.stamp_hz} samples/s")
         writer = None
         if capture is not None:
-            writer = CaptureWriter(capture, {
-                "identity": identity.as_dict(), "port": str(port), "irq": asdict(irq),
-                "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "test_info": "latscope stream", **dut_metadata(sim)})
+            writer = CaptureWriter(capture, capture_metadata(identity, port, irq,
+                                                             "latscope stream", sim))
             device.raw_sink = writer.write
         try:
             live.start()
