@@ -25,7 +25,7 @@ import numpy as np
 from .markers import ARG_BITS, Point, Test, decode
 from .protocol import Source
 
-__all__ = ["RULES", "Rule", "SampleTable", "analyze", "tables_as_rows"]
+__all__ = ["RULES", "Rule", "SampleTable", "analyze", "tables_as_rows", "windows_of_test"]
 
 #: Marker values reach the host from the trace port (MARKER) or the bus window (BUS).
 MARKER_SOURCES = (Source.MARKER, Source.BUS)
@@ -175,7 +175,7 @@ class _Windows:
         return np.where(inside, window, -1)
 
 
-def _windows(stamps, points, args):
+def windows_of_test(stamps, points, args):
     """The windows in one test's markers. A window runs from a START marker to the test's
     next END, or to its next START when the END was lost. Its parameter is the START
     marker's argument; a parameter of 128 or more (IDL-b-128, SEO-f-255) continues in a
@@ -215,7 +215,7 @@ def analyze(events, stamp_hz, *, losses=None):
         rules = [(index, rule) for index, rule in enumerate(RULES) if rule.test == test]
         mine = order[begin:end]
         m_stamp, m_points = stamp[marker_at[mine]], points[mine]
-        windows = _windows(m_stamp, m_points, args[mine])
+        windows = windows_of_test(m_stamp, m_points, args[mine])
         if not rules or not len(windows.start):
             continue
         of_point = {}                     # point -> (stamps, windows), computed once

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .analysis import MARKER_SOURCES, RULES, analyze
+from .analysis import MARKER_SOURCES, RULES, analyze, windows_of_test
 from .markers import Point, Test, decode
 from .parser import Events
 
@@ -30,7 +30,8 @@ __all__ = ["StreamingTable", "StreamingAnalyzer"]
 
 @dataclass
 class StreamingTable:
-    """Running statistics of one sample table (samples in stamp units, ``stamp_hz`` per second)."""
+    """Running statistics of one sample table (samples in stamp units, ``stamp_hz`` per
+    second)."""
     name: str
     stamp_hz: float
     interval_stamps: int                 # width of one max-over-time interval, in stamp units
@@ -172,17 +173,21 @@ class StreamingAnalyzer:
             self._last_start[name] = int(table.starts[new][-1])
 
     def _open_windows(self, buffer):
-        """{test: index of its open window's START marker in ``buffer``}."""
-        is_marker = np.isin(buffer.source, [int(s) for s in MARKER_SOURCES])
-        index = np.flatnonzero(is_marker)
-        tests, points, _ = decode(buffer.value[is_marker].astype(np.int64) & 0xffff)
+        """{test: buffer indices of its open window's START marker (and of the PARAM marker
+        after it, if any)}. A window is open while no END (or next START) of its test has
+        come: the windows of :func:`latscope.analysis.windows_of_test`."""
+        marker_at = np.flatnonzero(np.isin(buffer.source, [int(s) for s in MARKER_SOURCES]))
+        tests, points, args = decode(buffer.value[marker_at].astype(np.int32) & 0xffff)
+        stamps = buffer.stamp.astype(np.int64)[marker_at]
         open_at = {}
-        for i in np.flatnonzero((points == Point.START) | (points == Point.END)).tolist():
-            if points[i] == Point.START:
-                open_at[int(tests[i])] = i
-            else:
-                open_at.pop(int(tests[i]), None)
-        return {test: (index, tests, points, i) for test, i in open_at.items()}
+        for test in np.unique(tests).tolist():
+            mine = np.flatnonzero(tests == test)
+            windows = windows_of_test(stamps[mine], points[mine], args[mine])
+            if len(windows.start) and windows.stop[-1] == len(mine):
+                start = int(windows.start[-1])
+                param = start + 1 < len(mine) and points[mine[start + 1]] == Point.PARAM
+                open_at[test] = marker_at[mine[start:start + 1 + param]].tolist()
+        return open_at
 
     def _hold(self, buffer, tables):
         """Keeps what later samples can need: events after the earliest open table's last
@@ -192,12 +197,9 @@ class StreamingAnalyzer:
         stamps = buffer.stamp.astype(np.int64)
         keep_from = int(stamps[-1]) + 1 if len(stamps) else 0
         pinned = []
-        for test, (index, tests, points, i) in windows.items():
-            start_stamp = int(stamps[index[i]])
-            pinned.append(index[i])
-            following = np.flatnonzero(tests[i + 1:] == test)
-            if len(following) and points[i + 1 + following[0]] == Point.PARAM:
-                pinned.append(index[i + 1 + following[0]])
+        for test, markers in windows.items():
+            start_stamp = int(stamps[markers[0]])
+            pinned += markers
             mine = [t for t in tables.values() if t.parameters.get("test") == Test(test).name
                     and len(t.starts) and t.starts[-1] > start_stamp]
             if len(mine) < _RULES_PER_TEST.get(test, 0):
