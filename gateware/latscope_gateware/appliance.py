@@ -141,7 +141,7 @@ class Appliance(wiring.Component):
     def elaborate(self, platform):
         config = self.config
         m = Module()
-        self._entering_sump = Signal()
+        entering_sump = Signal()         # driven by _link_modes: the capture stops
         sources = self.sources()
         m.submodules.marker = marker = self._marker
         m.submodules.edges = edges = self._edges
@@ -194,7 +194,7 @@ class Appliance(wiring.Component):
         capturing = Signal()
         with m.If(commands.start):
             m.d.sync += capturing.eq(1)
-        with m.If(commands.stop | self._entering_sump):
+        with m.If(commands.stop | entering_sump):
             m.d.sync += capturing.eq(0)
 
         irq_edges = Signal(32)
@@ -204,7 +204,7 @@ class Appliance(wiring.Component):
             m.d.sync += irq_edges.eq(irq_edges + 1)
 
         connect(m, commands.replies, streamer.replies)
-        self._link_modes(m, uart_rx, uart_tx, commands, streamer)
+        self._link_modes(m, uart_rx, uart_tx, commands, streamer, entering_sump)
         m.d.comb += [
             streamer.start.eq(commands.start),
             streamer.capturing.eq(capturing),
@@ -218,7 +218,7 @@ class Appliance(wiring.Component):
         ]
         return m
 
-    def _link_modes(self, m, uart_rx, uart_tx, commands, streamer):
+    def _link_modes(self, m, uart_rx, uart_tx, commands, streamer, entering_sump):
         """The host link carries latscope's protocol or, in SUMP mode, SUMP's.
 
         A SUMP RESET or ID byte that arrives between latscope commands switches to SUMP mode:
@@ -253,7 +253,7 @@ class Appliance(wiring.Component):
             sump.rx.payload.eq(byte.payload),
             commands.rx.valid.eq(byte.valid & ~to_sump),
             commands.rx.payload.eq(byte.payload),
-            self._entering_sump.eq(byte.valid & to_sump & ~sump_mode),
+            entering_sump.eq(byte.valid & to_sump & ~sump_mode),
         ]
         with m.If(byte.valid):
             m.d.sync += sump_mode.eq(to_sump)
