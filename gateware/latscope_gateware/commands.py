@@ -22,7 +22,8 @@ class CommandProcessor(wiring.Component):
 
     A command whose bytes stop arriving for ``timeout`` cycles is dropped: that is how the host
     resynchronises after a lost byte. The host waits for each reply before sending the next
-    command; bytes that arrive while a reply is still being sent are ignored.
+    command; bytes that arrive while a reply is still being sent are ignored. A command
+    executes three cycles after its last byte is offered on ``rx``.
 
     ``identify`` is the constant payload of the IDENTIFY reply (an ``IdentifyReply`` value);
     ``status`` is sampled when STATUS executes. ``idle``: the next byte would be an opcode
@@ -49,51 +50,67 @@ class CommandProcessor(wiring.Component):
         arg_bytes = max(_size(layout) for layout in COMMAND_ARGS.values())
         reply_bytes = 2 + max(_size(layout) for layout in REPLY_LAYOUTS.values())
 
+        # Three stages, each fed by flip-flops only, so that neither the link's mode switch
+        # in front nor the wide reply register behind lengthens a path: the byte is
+        # registered; the parser takes it in and decides whether a command is complete
+        # (`execute`, registered with the command's one-hot decode); the command executes.
+        # Bytes come at most one per UART frame, so the two cycles of latency cost nothing.
+        byte_valid = Signal()
+        byte = Signal(8)
+        m.d.sync += [byte_valid.eq(self.rx.valid), byte.eq(self.rx.payload)]
+
         opcode = Signal(8)
         args = Signal(8 * arg_bytes)
         received = Signal(range(arg_bytes + 1))
         expected = Signal(range(arg_bytes + 1))
         in_command = Signal()
         silence = Signal(range(self._timeout + 1))
-        execute = Signal()
 
         reply = Signal(8 * reply_bytes)
         reply_left = Signal(range(reply_bytes + 1))
         replying = reply_left != 0
 
-        # The argument register as it is once this cycle's byte is shifted in: a command
-        # executes in the cycle its last byte arrives, before `args` has been updated.
-        shifted = Cat(args[8:], self.rx.payload)
+        execute = Signal()              # the command completed in the previous cycle
+        known = list(COMMAND_ARGS)
+        executing = Signal(len(known))  # its one-hot decode; all zero: an unknown opcode
+        unknown = Signal(8)             # the opcode, for the UNKNOWN_COMMAND reply
+        m.d.sync += execute.eq(0)
 
-        # Receive: opcode, then the argument bytes its layout needs.
-        with m.If(self.rx.valid & ~replying):
+        def complete(command):
+            m.d.sync += [
+                execute.eq(1),
+                executing.eq(Cat(command == code for code in known)),
+                unknown.eq(command),
+            ]
+
+        # Parse: opcode, then the argument bytes its layout needs.
+        with m.If(byte_valid & ~replying & ~execute):
             m.d.sync += silence.eq(0)
             with m.If(~in_command):
-                m.d.sync += [opcode.eq(self.rx.payload), received.eq(0)]
-                with m.Switch(self.rx.payload):
+                m.d.sync += [opcode.eq(byte), received.eq(0)]
+                with m.Switch(byte):
                     for command, layout in COMMAND_ARGS.items():
                         with m.Case(command):
                             m.d.sync += expected.eq(_size(layout))
                             if _size(layout) == 0:
-                                m.d.comb += execute.eq(1)
+                                complete(byte)
                             else:
                                 m.d.sync += in_command.eq(1)
                     with m.Default():
-                        m.d.comb += execute.eq(1)
+                        complete(byte)
             with m.Else():
                 m.d.sync += [
-                    args.eq(shifted),
+                    args.eq(Cat(args[8:], byte)),
                     received.eq(received + 1),
                 ]
                 with m.If(received + 1 == expected):
                     m.d.sync += in_command.eq(0)
-                    m.d.comb += execute.eq(1)
+                    complete(opcode)
         with m.Elif(in_command):
             m.d.sync += silence.eq(silence + 1)
             with m.If(silence == self._timeout):
                 m.d.sync += in_command.eq(0)
 
-        command = Mux(in_command, opcode, self.rx.payload)
         m.d.comb += self.idle.eq(~in_command)
 
         def answer(code, payload, size):
@@ -102,27 +119,28 @@ class CommandProcessor(wiring.Component):
                 reply_left.eq(2 + size),
             ]
 
-        # Pulses are registered so that they come with the configuration they apply.
+        def executes(command):
+            return execute & executing[known.index(command)]
+
+        # Execute. Pulses are registered so that they come with the configuration they apply.
         m.d.sync += [self.start.eq(0), self.stop.eq(0), self.irq_apply.eq(0)]
-        with m.If(execute):
-            with m.Switch(command):
-                with m.Case(Command.IDENTIFY):
-                    answer(Command.IDENTIFY, self._identify, _size(REPLY_LAYOUTS[Command.IDENTIFY]))
-                with m.Case(Command.STATUS):
-                    answer(Command.STATUS, self.status, _size(StatusReply))
-                with m.Case(Command.START):
-                    m.d.sync += self.start.eq(1)
-                    m.d.sync += self.sources.eq(self._args_of(shifted, arg_bytes, StartArgs))
-                    answer(Command.START, Const(0, 0), 0)
-                with m.Case(Command.STOP):
-                    m.d.sync += self.stop.eq(1)
-                    answer(Command.STOP, Const(0, 0), 0)
-                with m.Case(Command.IRQ_CONFIG):
-                    m.d.sync += self.irq_apply.eq(1)
-                    m.d.sync += self.irq_config.eq(self._args_of(shifted, arg_bytes, IrqConfig))
-                    answer(Command.IRQ_CONFIG, Const(0, 0), 0)
-                with m.Default():
-                    answer(UNKNOWN_COMMAND_REPLY, command, 1)
+        with m.If(executes(Command.IDENTIFY)):
+            answer(Command.IDENTIFY, self._identify, _size(REPLY_LAYOUTS[Command.IDENTIFY]))
+        with m.If(executes(Command.STATUS)):
+            answer(Command.STATUS, self.status, _size(StatusReply))
+        with m.If(executes(Command.START)):
+            m.d.sync += self.start.eq(1)
+            m.d.sync += self.sources.eq(self._args_of(args, arg_bytes, StartArgs))
+            answer(Command.START, Const(0, 0), 0)
+        with m.If(executes(Command.STOP)):
+            m.d.sync += self.stop.eq(1)
+            answer(Command.STOP, Const(0, 0), 0)
+        with m.If(executes(Command.IRQ_CONFIG)):
+            m.d.sync += self.irq_apply.eq(1)
+            m.d.sync += self.irq_config.eq(self._args_of(args, arg_bytes, IrqConfig))
+            answer(Command.IRQ_CONFIG, Const(0, 0), 0)
+        with m.If(execute & (executing == 0)):
+            answer(UNKNOWN_COMMAND_REPLY, unknown, 1)
 
         # Send the reply one byte per REPLY record.
         m.d.comb += [

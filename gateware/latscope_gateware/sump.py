@@ -203,8 +203,10 @@ class SumpEngine(wiring.Component):
         step = round((SUMP_REFERENCE_HZ << frac) / self.clock_hz)
         until = Signal(signed(DIVIDER_BITS + frac + 3))
         after_tick = Signal.like(until)         # period - step (0 if faster than the clock)
-        with m.If(set_divider):
-            period = (arg[:DIVIDER_BITS] + 1) << frac
+        divider_set = Signal()                  # from the divider register, a cycle later
+        m.d.sync += divider_set.eq(set_divider)
+        with m.If(divider_set):
+            period = (divider + 1) << frac
             m.d.sync += after_tick.eq(Mux(period < step, 0, period - step))
 
         # --- Sample memory ------------------------------------------------------------------
@@ -248,12 +250,14 @@ class SumpEngine(wiring.Component):
         post_left = Signal(19)                  # entries still to write after the trigger
         post_more = Signal()                    # post_left != 0
         taking = sampled & ((state == _State.ARMED) | ((state == _State.TRIGGERED) & post_more))
+        sample_writes = Signal()                # `taking` writes an entry (write.en)
 
         # RLE: a run's value is written when the run starts and its count when it ends; when
         # one sample does both, the value is held back one sample (`held`), so there is never
         # more than one write per cycle.
         have_previous = Signal()
         run_length = Signal(width - 1)          # samples of the current run after its first
+        run_counted = Signal()                  # run_length != 0
         run_full = Signal()                     # run_length == count_max
         held = Signal(width)
         holding = Signal()
@@ -263,18 +267,24 @@ class SumpEngine(wiring.Component):
         m.d.comb += count_entry.eq(Cat(
             count_bytes[rank[g]] | Mux(last[g], 0x80, 0) for g in range(groups)))
 
+        # Whether a sample writes depends on flip-flops only (the trigger's post-trigger
+        # count below depends on it): every sample writes, except one that extends a run
+        # while no value is held back.
+        extends = have_previous & same & ~run_full
+        m.d.comb += sample_writes.eq(taking & (~rle | ~extends | holding))
         with m.If(taking):
             with m.If(~rle):
                 m.d.comb += [write.en.eq(1), write.data.eq(value)]
-            with m.Elif(have_previous & same & ~run_full):
-                m.d.sync += [run_length.eq(run_length + 1),
+            with m.Elif(extends):
+                m.d.sync += [run_length.eq(run_length + 1), run_counted.eq(1),
                              run_full.eq(run_length + 1 == count_max)]
                 with m.If(holding):
                     m.d.comb += [write.en.eq(1), write.data.eq(held)]
                     m.d.sync += holding.eq(0)
             with m.Else():
-                m.d.sync += [have_previous.eq(1), run_length.eq(0), run_full.eq(count_max == 0)]
-                with m.If(have_previous & (run_length != 0)):
+                m.d.sync += [have_previous.eq(1), run_length.eq(0), run_counted.eq(0),
+                             run_full.eq(count_max == 0)]
+                with m.If(have_previous & run_counted):
                     # `holding` is clear: a run longer than one sample wrote its value.
                     m.d.comb += [write.en.eq(1), write.data.eq(count_entry)]
                     m.d.sync += [held.eq(value), holding.eq(1)]
@@ -310,18 +320,19 @@ class SumpEngine(wiring.Component):
                 with m.If(sampled & match & armed):
                     # The trigger sample's own entry, if written, is the first of them.
                     m.d.sync += [state.eq(_State.TRIGGERED), post_more.eq(1),
-                                 post_left.eq(Mux(write.en, post_entries_after, post_entries))]
+                                 post_left.eq(Mux(sample_writes, post_entries_after,
+                                                  post_entries))]
             with m.Case(_State.TRIGGERED):
                 with m.If(~post_more):
                     m.d.sync += state.eq(_State.FLUSH)
-                with m.Elif(write.en):
+                with m.Elif(sample_writes):
                     m.d.sync += [post_left.eq(post_left - 1), post_more.eq(post_left != 1)]
             with m.Case(_State.FLUSH):
                 # The value held back or the count of the open run; never both (a held value
                 # starts a run of one).
                 with m.If(rle & holding):
                     m.d.comb += [write.en.eq(1), write.data.eq(held)]
-                with m.Elif(rle & have_previous & (run_length != 0)):
+                with m.Elif(rle & have_previous & run_counted):
                     m.d.comb += [write.en.eq(1), write.data.eq(count_entry)]
                 m.d.sync += state.eq(_State.READBACK)
             with m.Case(_State.READBACK):
@@ -355,7 +366,7 @@ class SumpEngine(wiring.Component):
 
         with m.If(run):
             m.d.sync += [state.eq(_State.ARMED), filled.eq(0), full.eq(0), have_previous.eq(0),
-                         holding.eq(0), run_length.eq(0)]
+                         holding.eq(0), run_length.eq(0), run_counted.eq(0)]
         with m.If(reset):
             m.d.sync += state.eq(_State.IDLE)
         return m
