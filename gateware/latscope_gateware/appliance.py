@@ -14,6 +14,7 @@ from .ddr_edges import DdrEdgeChannels, DdrMarkerPort, ddr_stamp_latency
 from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
 from .marker_port import MarkerPort
+from .stream_register import StreamRegister
 from .streamer import EventStreamer
 from .sump import SumpEngine
 from .uart import UARTRx, UARTTx
@@ -204,7 +205,11 @@ class Appliance(wiring.Component):
             m.d.sync += irq_edges.eq(irq_edges + 1)
 
         connect(m, commands.replies, streamer.replies)
-        self._link_modes(m, uart_rx, uart_tx, commands, streamer, entering_sump)
+        # The bytes to send reach the transmitter through a register slice, so that the
+        # handshake with it is not one path with the serializer's and the mode switch's.
+        m.submodules.tx_register = tx_register = StreamRegister(8)
+        connect(m, tx_register.o, uart_tx.data)
+        self._link_modes(m, uart_rx, tx_register.i, commands, streamer, entering_sump)
         m.d.comb += [
             streamer.start.eq(commands.start),
             streamer.capturing.eq(capturing),
@@ -218,7 +223,7 @@ class Appliance(wiring.Component):
         ]
         return m
 
-    def _link_modes(self, m, uart_rx, uart_tx, commands, streamer, entering_sump):
+    def _link_modes(self, m, uart_rx, tx_bytes, commands, streamer, entering_sump):
         """The host link carries latscope's protocol or, in SUMP mode, SUMP's.
 
         A SUMP RESET or ID byte that arrives between latscope commands switches to SUMP mode:
@@ -228,7 +233,7 @@ class Appliance(wiring.Component):
         config = self.config
         if not config.sump_depth:
             connect(m, uart_rx.data, commands.rx)
-            connect(m, streamer.bytes, uart_tx.data)
+            connect(m, streamer.bytes, tx_bytes)
             return
         names = self.sump_channels()
         m.submodules.sump = sump = SumpEngine(channels=len(names), depth=config.sump_depth,
@@ -260,14 +265,14 @@ class Appliance(wiring.Component):
 
         with m.If(sump_mode):
             m.d.comb += [
-                uart_tx.data.valid.eq(sump.tx.valid),
-                uart_tx.data.payload.eq(sump.tx.payload),
-                sump.tx.ready.eq(uart_tx.data.ready),
+                tx_bytes.valid.eq(sump.tx.valid),
+                tx_bytes.payload.eq(sump.tx.payload),
+                sump.tx.ready.eq(tx_bytes.ready),
                 streamer.bytes.ready.eq(1),     # the stopped capture's last bytes are dropped
             ]
         with m.Else():
             m.d.comb += [
-                uart_tx.data.valid.eq(streamer.bytes.valid),
-                uart_tx.data.payload.eq(streamer.bytes.payload),
-                streamer.bytes.ready.eq(uart_tx.data.ready),
+                tx_bytes.valid.eq(streamer.bytes.valid),
+                tx_bytes.payload.eq(streamer.bytes.payload),
+                streamer.bytes.ready.eq(tx_bytes.ready),
             ]

@@ -53,7 +53,7 @@ class CommandProcessor(wiring.Component):
         # Three stages, each fed by flip-flops only, so that neither the link's mode switch
         # in front nor the wide reply register behind lengthens a path: the byte is
         # registered; the parser takes it in and decides whether a command is complete
-        # (`execute`, registered with the command's one-hot decode); the command executes.
+        # (`executing`, the command's registered one-hot decode); the command executes.
         # Bytes come at most one per UART frame, so the two cycles of latency cost nothing.
         byte_valid = Signal()
         byte = Signal(8)
@@ -70,18 +70,17 @@ class CommandProcessor(wiring.Component):
         reply_left = Signal(range(reply_bytes + 1))
         replying = reply_left != 0
 
-        execute = Signal()              # the command completed in the previous cycle
+        # A completed command, for one cycle: its one-hot decode (the last bit: an unknown
+        # opcode, kept in `unknown` for its reply).
         known = list(COMMAND_ARGS)
-        executing = Signal(len(known))  # its one-hot decode; all zero: an unknown opcode
-        unknown = Signal(8)             # the opcode, for the UNKNOWN_COMMAND reply
-        m.d.sync += execute.eq(0)
+        executing = Signal(len(known) + 1)
+        execute = executing.any()
+        unknown = Signal(8)
+        m.d.sync += executing.eq(0)
 
         def complete(command):
-            m.d.sync += [
-                execute.eq(1),
-                executing.eq(Cat(command == code for code in known)),
-                unknown.eq(command),
-            ]
+            decoded = Cat(command == code for code in known)
+            m.d.sync += [executing.eq(Cat(decoded, decoded == 0)), unknown.eq(command)]
 
         # Parse: opcode, then the argument bytes its layout needs.
         with m.If(byte_valid & ~replying & ~execute):
@@ -113,34 +112,38 @@ class CommandProcessor(wiring.Component):
 
         m.d.comb += self.idle.eq(~in_command)
 
-        def answer(code, payload, size):
-            m.d.sync += [
-                reply.eq(Cat(Const(code, 8), Const(size, 8), payload)),
-                reply_left.eq(2 + size),
-            ]
-
         def executes(command):
-            return execute & executing[known.index(command)]
+            return executing[known.index(command)]
 
         # Execute. Pulses are registered so that they come with the configuration they apply.
-        m.d.sync += [self.start.eq(0), self.stop.eq(0), self.irq_apply.eq(0)]
-        with m.If(executes(Command.IDENTIFY)):
-            answer(Command.IDENTIFY, self._identify, _size(REPLY_LAYOUTS[Command.IDENTIFY]))
-        with m.If(executes(Command.STATUS)):
-            answer(Command.STATUS, self.status, _size(StatusReply))
+        m.d.sync += [
+            self.start.eq(executes(Command.START)),
+            self.stop.eq(executes(Command.STOP)),
+            self.irq_apply.eq(executes(Command.IRQ_CONFIG)),
+        ]
         with m.If(executes(Command.START)):
-            m.d.sync += self.start.eq(1)
             m.d.sync += self.sources.eq(self._args_of(args, arg_bytes, StartArgs))
-            answer(Command.START, Const(0, 0), 0)
-        with m.If(executes(Command.STOP)):
-            m.d.sync += self.stop.eq(1)
-            answer(Command.STOP, Const(0, 0), 0)
         with m.If(executes(Command.IRQ_CONFIG)):
-            m.d.sync += self.irq_apply.eq(1)
             m.d.sync += self.irq_config.eq(self._args_of(args, arg_bytes, IrqConfig))
-            answer(Command.IRQ_CONFIG, Const(0, 0), 0)
-        with m.If(execute & (executing == 0)):
-            answer(UNKNOWN_COMMAND_REPLY, unknown, 1)
+
+        # The reply (code, payload size, payload), selected by the one-hot decode with an
+        # AND-OR rather than a chain of multiplexers: the reply register is wide.
+        answers = [
+            (Command.IDENTIFY, self._identify, _size(REPLY_LAYOUTS[Command.IDENTIFY])),
+            (Command.STATUS, self.status, _size(StatusReply)),
+            (Command.START, Const(0, 0), 0),
+            (Command.STOP, Const(0, 0), 0),
+            (Command.IRQ_CONFIG, Const(0, 0), 0),
+        ]
+        assert {code for code, *_ in answers} == set(known)
+        answer = Const(0, len(reply))
+        answer_left = Const(0, len(reply_left))
+        for code, payload, size in answers + [(UNKNOWN_COMMAND_REPLY, unknown, 1)]:
+            selected = executing[-1] if code == UNKNOWN_COMMAND_REPLY else executes(code)
+            answer |= Mux(selected, Cat(Const(code, 8), Const(size, 8), payload), 0)
+            answer_left |= Mux(selected, 2 + size, 0)
+        with m.If(execute):
+            m.d.sync += [reply.eq(answer), reply_left.eq(answer_left)]
 
         # Send the reply one byte per REPLY record.
         m.d.comb += [

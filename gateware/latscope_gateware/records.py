@@ -52,10 +52,10 @@ class RecordSerializer(wiring.Component):
 
         # Fewest continuation bytes that hold the payload, and one more (the bytes to send):
         # the payload needs continuation byte n + 1 iff it has a bit above the lead byte's and
-        # n continuation bytes' worth. Those tests form a thermometer code; its top is found
-        # as a one-hot (no chain of priority multiplexers) and encoded, for both counts, with
-        # no adder.
-        above = [payload[LEAD_PAYLOAD_BITS + CONT_BITS * n:] != 0 for n in range(MAX_CONT)]
+        # n continuation bytes' worth. Those tests (wide ORs) are registered as the record is
+        # taken; they form a thermometer code, whose top is found as a one-hot (no chain of
+        # priority multiplexers) and encoded, for both counts, with no adder.
+        above = Signal(MAX_CONT)
         top = [above[n] & ~above[n + 1] if n + 1 < MAX_CONT else above[n]
                for n in range(MAX_CONT)]        # top[n]: exactly n + 1 continuation bytes
 
@@ -80,6 +80,8 @@ class RecordSerializer(wiring.Component):
                 sizing.eq(1),
                 source.eq(incoming.source),
                 payload.eq(incoming.payload),
+                above.eq(Cat(incoming.payload[LEAD_PAYLOAD_BITS + CONT_BITS * n:] != 0
+                             for n in range(MAX_CONT))),
             ]
         with m.If(sizing):
             # The CRC goes into a SYNC here, not when it is taken: the CRC unit sees each byte

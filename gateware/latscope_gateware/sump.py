@@ -173,6 +173,7 @@ class SumpEngine(wiring.Component):
         rank = Array(Signal(2, name=f"rank{g}") for g in range(groups))  # byte of a count
         last = Signal(groups)                   # one-hot: the highest enabled stored group
         count_max = Signal(width - 1)
+        count_last = Signal(width - 1)          # count_max - 1: no adder before the compare
         disable_shift = int(SumpFlags.GROUP_DISABLE_SHIFT)
         rle_flag = (flags & int(SumpFlags.RLE)) != 0
         with m.If(run):
@@ -192,9 +193,10 @@ class SumpEngine(wiring.Component):
             with m.Switch(rank_so_far):
                 for n in range(1, groups + 1):
                     with m.Case(n):
-                        m.d.sync += count_max.eq((1 << (SUMP_GROUP_BITS * n - 1)) - 1)
+                        count = (1 << (SUMP_GROUP_BITS * n - 1)) - 1
+                        m.d.sync += [count_max.eq(count), count_last.eq(count - 1)]
                 with m.Default():
-                    m.d.sync += count_max.eq(0)
+                    m.d.sync += [count_max.eq(0), count_last.eq(0)]
 
         # --- Sample ticks -------------------------------------------------------------------
         # `until` = reference time to the next sample tick minus one unit, in 2**-F reference
@@ -277,7 +279,7 @@ class SumpEngine(wiring.Component):
                 m.d.comb += [write.en.eq(1), write.data.eq(value)]
             with m.Elif(extends):
                 m.d.sync += [run_length.eq(run_length + 1), run_counted.eq(1),
-                             run_full.eq(run_length + 1 == count_max)]
+                             run_full.eq(run_length == count_last)]
                 with m.If(holding):
                     m.d.comb += [write.en.eq(1), write.data.eq(held)]
                     m.d.sync += holding.eq(0)
