@@ -32,7 +32,7 @@ def _pll(board):
     return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12")
 
 
-def board(clock_hz=CLOCK_HZ):
+def board(clock_hz=CLOCK_HZ, ddr_inputs=True):
     return Board(
         name="ice40-hx8k-b-evn",
         title="Lattice iCE40-HX8K-B-EVN",
@@ -60,6 +60,7 @@ def board(clock_hz=CLOCK_HZ):
         # shipped); the FPGA boots from the flash after programming.
         program=("openFPGALoader", "-b", "ice40_generic", "{bitstream}"),
         bitstream_suffix=".bin",
+        ddr_inputs=ddr_inputs,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         notes=(
             "Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",

@@ -40,7 +40,7 @@ def _pll(board):
                     pad=True)
 
 
-def board(clock_hz=CLOCK_HZ):
+def board(clock_hz=CLOCK_HZ, ddr_inputs=True):
     return Board(
         name="icebreaker",
         title="1BitSquared iCEBreaker",
@@ -68,6 +68,7 @@ def board(clock_hz=CLOCK_HZ):
         make_pll=_pll,
         program=("openFPGALoader", "-b", "ice40_generic", "{bitstream}"),
         bitstream_suffix=".bin",
+        ddr_inputs=ddr_inputs,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         notes=(
             "Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",

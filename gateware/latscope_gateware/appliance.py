@@ -142,7 +142,7 @@ class Appliance(wiring.Component):
     def elaborate(self, platform):
         config = self.config
         m = Module()
-        entering_sump = Signal()         # driven by _link_modes: the capture stops
+        entering_sump = Signal()         # from _link_modes, a cycle late: the capture stops
         sources = self.sources()
         m.submodules.marker = marker = self._marker
         m.submodules.edges = edges = self._edges
@@ -258,8 +258,8 @@ class Appliance(wiring.Component):
             sump.rx.payload.eq(byte.payload),
             commands.rx.valid.eq(byte.valid & ~to_sump),
             commands.rx.payload.eq(byte.payload),
-            entering_sump.eq(byte.valid & to_sump & ~sump_mode),
         ]
+        m.d.sync += entering_sump.eq(byte.valid & to_sump & ~sump_mode)
         with m.If(byte.valid):
             m.d.sync += sump_mode.eq(to_sump)
 

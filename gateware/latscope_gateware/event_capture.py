@@ -56,13 +56,15 @@ class EventCapture(wiring.Component):
     100 MHz source lost with no room at all).
 
     ``clear`` (one cycle, e.g. on START) zeroes loss and status counters; it does not touch the
-    FIFO, which the encoder drains. The status counters (``events``, ``lost``, ``fifo_max``)
-    count a cycle's events two cycles later (registered for timing).
+    FIFO, which the encoder drains. Events are registered (with their stamp) before they are
+    taken, so they are taken in the cycle after they come; the status counters (``events``,
+    ``lost``, ``fifo_max``) count a cycle's events three cycles after it (registered for
+    timing).
 
     The FIFO (:class:`EntryFifo`) holds ``fifo_depth`` entries, like a ``SyncFIFOBuffered`` of
     that depth, and says whether it has room from a flip-flop; an entry reaches ``entries``
-    four cycles after the cycle it was taken in (the stamp is that of the event's cycle, so
-    this latency shows nowhere in the stream).
+    four cycles after the cycle it was taken in, five after its events came (the stamp is that
+    of the events' cycle, so this latency shows nowhere in the stream).
 
     With ``stamp_shift=1`` (DDR front ends, see :mod:`.ddr_edges`) the stamp counts half
     cycles: ``now * 2 + half``, where ``half`` (one bit per source, read with ``valid``) says an
@@ -118,18 +120,26 @@ class EventCapture(wiring.Component):
         # `has_loss[s]` is `counts[s] != 0`, kept in a flip-flop so that the wide compares are
         # off the path that picks the reported source and the events that may be written.
         has_loss = {source: Signal(name=f"has_lost_{source.name.lower()}") for source in sources}
+        # A cycle's events are registered with that cycle's count before anything else looks
+        # at them, so the front ends' and the enable's paths end here; the stamp is still the
+        # count of the cycle the event came in.
         incoming = {source: Signal(name=f"in_{source.name.lower()}") for source in sources}
+        values = Signal.like(entry.value)
+        now = Signal.like(self.now)
+        half = Signal(len(sources))
+        m.d.sync += [values.eq(Cat(ports[source].payload for source in sources)), now.eq(self.now)]
+        m.d.comb += entry.value.eq(values)
         for source in sources:
-            m.d.comb += incoming[source].eq(ports[source].valid & self.enable)
-            m.d.comb += entry.value[source.name].eq(ports[source].payload)
+            m.d.sync += incoming[source].eq(ports[source].valid & self.enable)
         if self._stamp_shift:
+            m.d.sync += half.eq(self.half)
             # The entry's half bit is 1 only if every event in it came in the later half.
             late = Const(1)
             for index, source in enumerate(sources):
-                late = late & (~entry.present[source.name] | self.half[index])
-            m.d.comb += entry.stamp.eq(Cat(late & (entry.present.as_value() != 0), self.now))
+                late = late & (~entry.present[source.name] | half[index])
+            m.d.comb += entry.stamp.eq(Cat(late & (entry.present.as_value() != 0), now))
         else:
-            m.d.comb += entry.stamp.eq(self.now)
+            m.d.comb += entry.stamp.eq(now)
 
         # The source whose loss is reported in this cycle's entry: the lowest with a count,
         # `picked` in the cycle before (a flip-flop per source, set from the next loss flags).

@@ -219,6 +219,11 @@ class SumpEngine(wiring.Component):
         rd_addr = Signal(range(self.depth))
         filled = Signal(range(self.depth + 1))          # entries written since RUN
         full = Signal()                                 # filled == depth
+        # An entry to write (`store`) is written in the next cycle, from flip-flops: the
+        # decision has inputs enough without the address and fill counters behind it.
+        store = Signal()
+        store_data = Signal(width)
+        m.d.sync += [write.en.eq(store), write.data.eq(store_data)]
         m.d.comb += [write.addr.eq(wr_addr), read.addr.eq(rd_addr)]
         with m.If(write.en):
             m.d.sync += wr_addr.eq(wr_addr + 1)
@@ -252,7 +257,7 @@ class SumpEngine(wiring.Component):
         post_left = Signal(19)                  # entries still to write after the trigger
         post_more = Signal()                    # post_left != 0
         taking = sampled & ((state == _State.ARMED) | ((state == _State.TRIGGERED) & post_more))
-        sample_writes = Signal()                # `taking` writes an entry (write.en)
+        sample_writes = Signal()                # `taking` stores an entry
 
         # RLE: a run's value is written when the run starts and its count when it ends; when
         # one sample does both, the value is held back one sample (`held`), so there is never
@@ -276,25 +281,25 @@ class SumpEngine(wiring.Component):
         m.d.comb += sample_writes.eq(taking & (~rle | ~extends | holding))
         with m.If(taking):
             with m.If(~rle):
-                m.d.comb += [write.en.eq(1), write.data.eq(value)]
+                m.d.comb += [store.eq(1), store_data.eq(value)]
             with m.Elif(extends):
                 m.d.sync += [run_length.eq(run_length + 1), run_counted.eq(1),
                              run_full.eq(run_length == count_last)]
                 with m.If(holding):
-                    m.d.comb += [write.en.eq(1), write.data.eq(held)]
+                    m.d.comb += [store.eq(1), store_data.eq(held)]
                     m.d.sync += holding.eq(0)
             with m.Else():
                 m.d.sync += [have_previous.eq(1), run_length.eq(0), run_counted.eq(0),
                              run_full.eq(count_max == 0)]
                 with m.If(have_previous & run_counted):
                     # `holding` is clear: a run longer than one sample wrote its value.
-                    m.d.comb += [write.en.eq(1), write.data.eq(count_entry)]
+                    m.d.comb += [store.eq(1), store_data.eq(count_entry)]
                     m.d.sync += [held.eq(value), holding.eq(1)]
                 with m.Elif(holding):
-                    m.d.comb += [write.en.eq(1), write.data.eq(held)]
+                    m.d.comb += [store.eq(1), store_data.eq(held)]
                     m.d.sync += held.eq(value)
                 with m.Else():
-                    m.d.comb += [write.en.eq(1), write.data.eq(value)]
+                    m.d.comb += [store.eq(1), store_data.eq(value)]
 
         # --- Capture and readback sequence ------------------------------------------------
         entry = Signal(SUMP_MAX_GROUPS * SUMP_GROUP_BITS)
@@ -305,7 +310,8 @@ class SumpEngine(wiring.Component):
 
         # The trigger counts only once the entries to be read back before it are in memory
         # (or the memory is full), so that a readback always holds its pre-trigger part.
-        # (`armed` lags `filled` by a cycle: at most one more entry before the trigger.)
+        # (`armed` lags a stored entry by two cycles: at most two more entries before the
+        # trigger.)
         pre_trigger = Signal(19)
         post_entries = Signal(19)
         post_entries_after = Signal(19)         # post_entries - 1
@@ -333,17 +339,18 @@ class SumpEngine(wiring.Component):
                 # The value held back or the count of the open run; never both (a held value
                 # starts a run of one).
                 with m.If(rle & holding):
-                    m.d.comb += [write.en.eq(1), write.data.eq(held)]
+                    m.d.comb += [store.eq(1), store_data.eq(held)]
                 with m.Elif(rle & have_previous & run_counted):
-                    m.d.comb += [write.en.eq(1), write.data.eq(count_entry)]
+                    m.d.comb += [store.eq(1), store_data.eq(count_entry)]
                 m.d.sync += state.eq(_State.READBACK)
             with m.Case(_State.READBACK):
-                # How many entries to send, starting from the newest.
-                m.d.sync += [
-                    read_left.eq(Mux(read_entries < filled, read_entries, filled)),
-                    rd_addr.eq(wr_addr - 1),
-                    state.eq(_State.FETCH),
-                ]
+                # How many entries to send, starting from the newest, once the last is written.
+                with m.If(~write.en):
+                    m.d.sync += [
+                        read_left.eq(Mux(read_entries < filled, read_entries, filled)),
+                        rd_addr.eq(wr_addr - 1),
+                        state.eq(_State.FETCH),
+                    ]
             with m.Case(_State.FETCH):
                 with m.If(read_left == 0):
                     m.d.sync += state.eq(_State.IDLE)
