@@ -213,3 +213,20 @@ def test_events_match_pin_edges_through_reconfiguration(active_low):
     assert event_list(trace) == edges
     assert len(edges) > 100
     assert IrqGenerator.latency == 0
+
+
+def test_intervals_and_widths_across_the_16_bit_halves():
+    """The draw adder and the down-counters work in 16-bit halves: intervals around 2**16
+    (some draws carry into the high half) and a width of 2**16 + 1 come out exact."""
+    period, mask, width = 0xfffe, 0x7, 0x10001
+    trace = simulate({0: config(period, jitter_mask=mask, width=width)}, 4 * (period + mask))
+    edges = pin_edges(trace)
+    rising = [cycle for cycle, level in edges if level]
+    expected = [period + (draw & mask) for draw in itertools.islice(reference_draws(), 6)]
+    assert rising[0] == expected[0]
+    assert [b - a for a, b in itertools.pairwise(rising)] == expected[1:len(rising)]
+    assert any(gap >= 1 << 16 for gap in expected[:len(rising)])
+    for (up, _), (down, level) in zip(edges[::2], edges[1::2]):
+        assert level == 0
+        interval = expected[rising.index(up) + 1]
+        assert down - up == min(width, interval - 1)

@@ -263,11 +263,15 @@ class Appliance(wiring.Component):
         with m.If(byte.valid):
             m.d.sync += sump_mode.eq(to_sump)
 
+        # The SUMP engine's bytes come through a register slice of their own (its reply ROM
+        # and readback multiplexers are slow), as the streamer's come from a register.
+        m.submodules.sump_tx = sump_tx = StreamRegister(8)
+        connect(m, sump.tx, sump_tx.i)
         with m.If(sump_mode):
             m.d.comb += [
-                tx_bytes.valid.eq(sump.tx.valid),
-                tx_bytes.payload.eq(sump.tx.payload),
-                sump.tx.ready.eq(tx_bytes.ready),
+                tx_bytes.valid.eq(sump_tx.o.valid),
+                tx_bytes.payload.eq(sump_tx.o.payload),
+                sump_tx.o.ready.eq(tx_bytes.ready),
                 streamer.bytes.ready.eq(1),     # the stopped capture's last bytes are dropped
             ]
         with m.Else():

@@ -139,14 +139,14 @@ class IrqGenerator(wiring.Component):
         # edge after an apply (`from_apply`): the countdown is loaded with I0 in the cycle after
         # the apply (`loading`), so stopping two counts early keeps an `interval - 2`
         # subtraction off the draw path.
-        countdown = Signal(33)
+        countdown = _DownCounter(m, 33, "countdown")
         from_apply = Signal()
         loading = Signal()
         # The release is due at the end of the cycle in which `hold` is 1 (the width, at least
         # 1) or, for a pulse as long as the interval, in which `countdown` is 2: the cycle
         # before the next asserting edge. That is W = min(max(width, 1), I1 - 1) without
         # computing it from the interval just drawn.
-        hold = Signal(32)
+        hold = _DownCounter(m, 32, "hold")
         min_width = Signal(32)       # max(width, 1), taken at apply
         # `countdown == k` for k = 1, 2, 3 and `hold == 1`, kept in flip-flops alongside the
         # counters (each updated from the value its counter takes), so no wide compare lies
@@ -156,8 +156,8 @@ class IrqGenerator(wiring.Component):
         min_width_is_1 = Signal()
 
         def load_countdown(draw):
+            countdown.load(draw.interval)
             m.d.sync += [
-                countdown.eq(draw.interval),
                 countdown_is[1].eq(0),                   # interval >= 2
                 countdown_is[2].eq(draw.is_2),
                 countdown_is[3].eq(draw.is_3),
@@ -171,7 +171,8 @@ class IrqGenerator(wiring.Component):
             # Counting from the edge cycle (the next one): the next edge is I1 after it.
             m.d.comb += next_asserted.eq(1)
             load_countdown(draw)
-            m.d.sync += [hold.eq(min_width), hold_is_1.eq(min_width_is_1), from_apply.eq(0)]
+            hold.load(min_width)
+            m.d.sync += [hold_is_1.eq(min_width_is_1), from_apply.eq(0)]
             advance_lfsr()
 
         with m.If(self.apply):
@@ -198,14 +199,15 @@ class IrqGenerator(wiring.Component):
             with m.Else():
                 load_countdown(first)
         with m.Elif(self.enabled):
+            countdown.decrement()
             m.d.sync += [
-                countdown.eq(countdown - 1),
                 countdown_is[1].eq(countdown_is[2]),
                 countdown_is[2].eq(countdown_is[3]),
-                countdown_is[3].eq(countdown == 4),
+                countdown_is[3].eq(countdown.value == 4),
             ]
             with m.If(asserted):
-                m.d.sync += [hold.eq(hold - 1), hold_is_1.eq(hold == 2)]
+                hold.decrement()
+                m.d.sync += hold_is_1.eq(hold.value == 2)
                 with m.If(hold_is_1 | countdown_is[2]):
                     m.d.comb += next_asserted.eq(0)
                     with m.If(one_shot):
@@ -241,7 +243,12 @@ class _Draw:
 
     def sample(self, period, mask, lfsr, *, enable=1):
         jitter = lfsr & mask
-        raw = period + jitter
+        # Carry select: the halves are added separately, the high half both without and with
+        # the low half's carry (a - ~b is a + b + 1 in one chain), so no carry runs 33 bits.
+        low = period[:16] + jitter[:16]
+        high = Cat(period[16:], 0) + Cat(jitter[16:], 0)
+        high_carried = (Cat(period[16:], 0) - ~Cat(jitter[16:], 0))[:17]
+        raw = Cat(low[:16], Mux(low[16], high_carried, high))
         small = ~period[2:].any() & ~jitter[2:].any()
         low_sum = period[:2] + jitter[:2]
         with self._m.If(enable):
@@ -250,3 +257,26 @@ class _Draw:
                 self.is_2.eq(small & (low_sum <= MIN_INTERVAL)),
                 self.is_3.eq(small & (low_sum == 3)),
             ]
+
+
+class _DownCounter:
+    """A loadable down-counter without a full-width borrow chain: the low and the high half
+    count separately, the high half stepping in the cycle the low half wraps from 0 (which a
+    flip-flop knows a cycle ahead). It wraps like a ``width``-bit counter."""
+
+    def __init__(self, m, width, name):
+        self._m = m
+        self._low = Signal(width // 2, name=f"{name}_low")
+        self._high = Signal(width - width // 2, name=f"{name}_high")
+        self._low_is_0 = Signal(name=f"{name}_low_is_0")
+        self.value = Cat(self._low, self._high)
+
+    def load(self, value):
+        low = value[:len(self._low)]
+        self._m.d.sync += [self._low.eq(low), self._high.eq(value[len(self._low):]),
+                           self._low_is_0.eq(low == 0)]
+
+    def decrement(self):
+        self._m.d.sync += [self._low.eq(self._low - 1), self._low_is_0.eq(self._low == 1)]
+        with self._m.If(self._low_is_0):
+            self._m.d.sync += self._high.eq(self._high - 1)

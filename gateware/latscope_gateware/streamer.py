@@ -72,12 +72,17 @@ class EventStreamer(wiring.Component):
         connect(m, merged.o, serializer.records)
         connect(m, serializer.bytes, flipped(self.bytes))
 
+        # `start` fans out to much of the capture, encoder and serializer: it goes to them
+        # from a flip-flop of its own, a cycle later (an event taken after a start reaches the
+        # encoder several cycles after it, so it still finds the encoder started).
+        start = Signal()
+        m.d.sync += start.eq(self.start)
         m.d.comb += [
             capture.enable.eq(self.capturing),
-            capture.clear.eq(self.start),
-            encoder.start.eq(self.start),
+            capture.clear.eq(start),
+            encoder.start.eq(start),
             encoder.stopping.eq(~self.capturing),
-            serializer.clear_crc.eq(self.start),
+            serializer.clear_crc.eq(start),
             self.now.eq(capture.now),
             self.events.eq(capture.events),
             self.lost.eq(capture.lost),
