@@ -1,12 +1,11 @@
 """1BitSquared iCEBreaker (iCE40UP5K-SG48).
 
 Capture clock from the 12 MHz crystal, through the SB_PLL40 for clocks above it (the
-crystal drives pin 35, the PLL's own input pad, hence SB_PLL40_PAD). The UP5K is the slowest
-of the three parts: the appliance gateware closes timing at 34-37 MHz on it today, depending on
-the nextpnr seed (the command processor limits), so the capture clock is 30 MHz, with margin
-(goal: 48 MHz; see docs/boards.md for the measured Fmax). Host link on the FT2232H's channel B
-UART at 6 Mbaud, 5 cycles per bit (36 MHz would give 12 Mbaud at 3 cycles per bit, but
-without margin).
+crystal drives pin 35, the PLL's own input pad, hence SB_PLL40_PAD): 36 MHz. The UP5K is the
+slowest of the three parts: the appliance gateware closes timing at 40-42 MHz on it (nextpnr
+seeds 1-3), so 36 MHz keeps a margin (goal: 48 MHz; see docs/boards.md). The marker strobe
+and the edge channels go through the SB_IO's DDR input registers: stamps count half cycles,
+13.9 ns. Host link on the FT2232H's channel B UART at 12 Mbaud, 3 cycles per bit.
 
 Marker data on PMOD1A (D0..D7) and PMOD1B (D8..D15); strobe, edge channels and IRQ on PMOD2,
 whose pins the snap-off LED/button section also uses: snap it off first. On every Pmod, pins
@@ -22,7 +21,7 @@ from .clocking import CrystalClock, Ice40Pll, ice40_pll_settings
 __all__ = ["board"]
 
 CRYSTAL_HZ = 12_000_000
-CLOCK_HZ = 30_000_000
+CLOCK_HZ = 36_000_000
 GOAL_HZ = 48_000_000
 
 _PMOD_NAMES = {0: "PMOD1A", 1: "PMOD1B", 2: "PMOD2"}
