@@ -191,13 +191,6 @@ class EventEncoder(wiring.Component):
                 with m.Case(0):
                     with m.If(self.records.ready):
                         m.d.sync += [zeroed.eq(1), phase.eq(2)]
-            with m.If(sent_event):
-                with m.If(pending_loss):
-                    m.d.sync += pending_loss.eq(0)
-                with m.Else():
-                    m.d.sync += pending.eq(pending & ~lowest)
-                with m.If(last_record):
-                    m.d.sync += loaded.eq(0)
         with m.Elif(loaded):
             # A start: `based` is cleared, so a record waiting in `phase` 0 is looked at again.
             with m.If(phase == 0):
@@ -211,6 +204,15 @@ class EventEncoder(wiring.Component):
                 pending.eq(self.entries.payload.present.as_value()),
                 pending_loss.eq(self.entries.payload.loss_valid),
             ]
+        # A record of the entry sent (only while it is loaded and no start comes: outside
+        # the chain above, so that these enables are a gate or two deep).
+        with m.If(sent_event):
+            with m.If(pending_loss):
+                m.d.sync += pending_loss.eq(0)
+            with m.Else():
+                m.d.sync += pending.eq(pending & ~lowest)
+            with m.If(last_record):
+                m.d.sync += loaded.eq(0)
 
         # The age of the open segment saturates at the limit until the flush is sent.
         with m.If(~in_segment):
