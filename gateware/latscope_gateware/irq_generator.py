@@ -6,6 +6,8 @@ from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import IrqConfig
 
+from .arithmetic import carry_select_add
+
 __all__ = ["LFSR_POLYNOMIAL", "LFSR_SEED", "MIN_INTERVAL", "lfsr_leap", "IrqGenerator"]
 
 #: Characteristic polynomial of the jitter LFSR, x^32 + x^22 + x^2 + x + 1 (primitive, so the
@@ -243,12 +245,8 @@ class _Draw:
 
     def sample(self, period, mask, lfsr, *, enable=1):
         jitter = lfsr & mask
-        # Carry select: the halves are added separately, the high half both without and with
-        # the low half's carry (a - ~b is a + b + 1 in one chain), so no carry runs 33 bits.
-        low = period[:16] + jitter[:16]
-        high = Cat(period[16:], 0) + Cat(jitter[16:], 0)
-        high_carried = (Cat(period[16:], 0) - ~Cat(jitter[16:], 0))[:17]
-        raw = Cat(low[:16], Mux(low[16], high_carried, high))
+        # No carry runs 33 bits: the halves are added separately (carry select).
+        raw = carry_select_add(Cat(period, 0), Cat(jitter, 0), width=33, split=16)
         small = ~period[2:].any() & ~jitter[2:].any()
         low_sum = period[:2] + jitter[:2]
         with self._m.If(enable):

@@ -15,6 +15,8 @@ from latscope.protocol import (SUMP_ARG_BYTES, SUMP_GROUP_BITS, SUMP_ID_REPLY,
                                SUMP_LONG_COMMAND, SUMP_MAX_GROUPS, SUMP_REFERENCE_HZ,
                                SumpCommand, SumpFlags, sump_metadata)
 
+from .arithmetic import carry_select_add
+
 __all__ = ["SumpEngine", "DIVIDER_FRACTION_BITS"]
 
 #: Fractional bits of the sample-time accumulator that turns the 100 MHz-based divider into
@@ -234,7 +236,9 @@ class SumpEngine(wiring.Component):
         sampling = (state == _State.ARMED) | (state == _State.TRIGGERED)
         tick = until < 0
         with m.If(sampling):
-            m.d.sync += until.eq(until + Mux(tick, after_tick, -step))
+            # A carry select keeps the 39-bit add off one long chain.
+            m.d.sync += until.eq(carry_select_add(until, Mux(tick, after_tick, -step),
+                                                  width=len(until), split=len(until) // 2))
         with m.Else():
             m.d.sync += until.eq(-1)
 
