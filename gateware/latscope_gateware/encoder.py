@@ -87,6 +87,7 @@ class EventEncoder(wiring.Component):
         zeroed = Signal()                       # a record of the entry was sent: delta is 0
         delta = Mux(zeroed, 0, Cat(low[:DELTA_BITS], high))
         phase = Signal(range(4))
+        offering = Signal()                     # `phase` 0 with an entry loaded, in one flip-flop
         full = Signal()                         # segment_events == SEGMENT_MAX_EVENTS
 
         record = self.records.payload
@@ -130,7 +131,7 @@ class EventEncoder(wiring.Component):
         m.d.comb += [
             offer_flush.eq(~self.start & ~loaded & based & in_segment
                            & ((self.stopping & ~self.entries.valid) | aged)),
-            offer_entry.eq(~self.start & loaded & (phase == 0)),
+            offer_entry.eq(~self.start & offering),
             self.records.valid.eq(offer_flush | offer_entry),
         ]
         with m.If(offer_entry & ~need_sync):
@@ -187,14 +188,15 @@ class EventEncoder(wiring.Component):
                         event_record.source.eq(event_source),
                         event_record.payload.eq(payload),
                         phase.eq(0),
+                        offering.eq(1),
                     ]
                 with m.Case(0):
                     with m.If(self.records.ready):
-                        m.d.sync += [zeroed.eq(1), phase.eq(2)]
+                        m.d.sync += [zeroed.eq(1), phase.eq(2), offering.eq(0)]
         with m.Elif(loaded):
             # A start: `based` is cleared, so a record waiting in `phase` 0 is looked at again.
-            with m.If(phase == 0):
-                m.d.sync += phase.eq(1)
+            with m.If(offering):
+                m.d.sync += [phase.eq(1), offering.eq(0)]
         with m.Elif(self.entries.valid & self.entries.ready):
             m.d.sync += [
                 entry.eq(self.entries.payload),

@@ -35,6 +35,8 @@ class StreamRegister(wiring.Component):
                 m.d.sync += [self.o.payload.eq(skid), self.o.valid.eq(1), skid_valid.eq(0)]
             with m.Else():
                 m.d.sync += [self.o.payload.eq(self.i.payload), self.o.valid.eq(self.i.valid)]
-        with m.Elif(self.i.valid & self.i.ready):
-            m.d.sync += [skid.eq(self.i.payload), skid_valid.eq(1)]
+        with m.Elif(~skid_valid):
+            # Stalled with the skid free: it takes whatever is offered (its payload register
+            # loads whether or not `i.valid` is high, so `i.valid` is not on that wide enable).
+            m.d.sync += [skid.eq(self.i.payload), skid_valid.eq(self.i.valid)]
         return m
