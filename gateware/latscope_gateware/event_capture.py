@@ -127,7 +127,10 @@ class EventCapture(wiring.Component):
         values = Signal.like(entry.value)
         now = Signal.like(self.now)
         half = Signal(len(sources))
-        m.d.sync += [values.eq(Cat(ports[source].payload for source in sources)), now.eq(self.now)]
+        m.d.sync += [
+            values.eq(Cat(ports[source].payload for source in sources)),
+            now.eq(self.now),
+        ]
         m.d.comb += entry.value.eq(values)
         for source in sources:
             m.d.sync += incoming[source].eq(ports[source].valid & self.enable)
@@ -315,8 +318,8 @@ class EntryFifo(wiring.Component):
             self.r_rdy.eq(move | (self.r_rdy & ~self.r_en)),
             stored.eq(stored + pending - do_read),
         ]
-        # No reset on the data path: the block RAM's output, about 6 ns after the clock on an
-        # ECP5, then needs no logic in front of its register.
+        # The data register needs no reset, and without one there is a term less in front of
+        # it: it takes the block RAM's output, which an ECP5 shows about 6 ns after the clock.
         data = Signal(self._width, reset_less=True)
         m.d.comb += self.r_data.eq(data)
         with m.If(move):

@@ -74,14 +74,16 @@ class EventStreamer(wiring.Component):
 
         # `start` fans out to much of the capture, encoder and serializer: it goes to them
         # from a flip-flop of its own, a cycle later (an event taken after a start reaches the
-        # encoder several cycles after it, so it still finds the encoder started).
+        # encoder several cycles after it, so it still finds the encoder started). The
+        # encoder's `stopping` (it flushes the open segment at once) is registered likewise.
         start = Signal()
-        m.d.sync += start.eq(self.start)
+        stopping = Signal()
+        m.d.sync += [start.eq(self.start), stopping.eq(~self.capturing)]
         m.d.comb += [
             capture.enable.eq(self.capturing),
             capture.clear.eq(start),
             encoder.start.eq(start),
-            encoder.stopping.eq(~self.capturing),
+            encoder.stopping.eq(stopping),
             serializer.clear_crc.eq(start),
             self.now.eq(capture.now),
             self.events.eq(capture.events),
