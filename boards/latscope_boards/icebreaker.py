@@ -2,8 +2,8 @@
 
 Capture clock from the 12 MHz crystal, through the SB_PLL40 for clocks above it (the
 crystal drives pin 35, the PLL's own input pad, hence SB_PLL40_PAD): 36 MHz. The UP5K is the
-slowest of the three parts: the appliance gateware closes timing at 40-42 MHz on it (nextpnr
-seeds 1-3), so 36 MHz keeps a margin (goal: 48 MHz; see docs/boards.md). The marker strobe
+slowest of the three parts: the appliance gateware closes timing at 39-42 MHz on it (nextpnr
+seeds 1-2), so 36 MHz keeps a margin (goal: 48 MHz; see docs/boards.md). The marker strobe
 and the edge channels go through the SB_IO's DDR input registers: stamps count half cycles,
 13.9 ns. Host link on the FT2232H's channel B UART at 12 Mbaud, 3 cycles per bit.
 

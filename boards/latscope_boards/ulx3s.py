@@ -1,11 +1,12 @@
 """Radiona ULX3S (ECP5 LFE5U-12F/25F/45F/85F, CABGA381).
 
-Capture clock from the 25 MHz crystal through the EHXPLLL: 100 MHz, below what the appliance
-gateware closes timing at on this part today (about 106 MHz; goal: 200 MHz; see
-docs/boards.md). DDR input registers (IDDRX1F) on the marker strobe and the edge channels make
-stamps carry a half-cycle bit: 5 ns at 100 MHz, 2.5 ns at 200 MHz. Host link on the FT231X at
-2 Mbaud: the FT231X makes 3 MHz / n (n = 1, 1.5, 2, 2.125, ...), and of its rates above
-1 Mbaud only 2 Mbaud divides 50, 80, 100 and 200 MHz (25, 40, 50 and 100 cycles per bit).
+Capture clock from the 25 MHz crystal through the EHXPLLL: 110 MHz, below what the appliance
+gateware closes timing at on this part today (about 111-118 MHz depending on the seed,
+limited by the block RAM's output; goal: 200 MHz; see docs/boards.md). DDR input registers
+(IDDRX1F) on the marker strobe and the edge channels make stamps carry a half-cycle bit:
+4.55 ns at 110 MHz, 2.5 ns at 200 MHz. Host link on the FT231X at 2 Mbaud: the FT231X makes
+3 MHz / n (n = 1, 1.5, 2, 2.125, ...), and of its rates above 1 Mbaud only 2 Mbaud divides
+the even-MHz clocks (55 cycles per bit at 110 MHz, 100 at 200 MHz).
 Appliance pins are on header J1: GP0..GP10 and GN0..GN10.
 """
 
@@ -18,7 +19,7 @@ from .clocking import Ecp5Pll, ecp5_pll_settings
 __all__ = ["VARIANTS", "DEFAULT_VARIANT", "board"]
 
 CRYSTAL_HZ = 25_000_000
-CLOCK_HZ = 100_000_000
+CLOCK_HZ = 110_000_000
 GOAL_HZ = 200_000_000
 
 #: ECP5 size on the board -> its amaranth-boards platform. A bitstream only loads on the size
@@ -57,8 +58,9 @@ def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True):
         clock_hz=clock_hz,
         goal_hz=GOAL_HZ,
         baud=2_000_000,
-        # A 112-bit entry x 4096 takes 28 DP16KD (4096 x 4 each): fits even the 12F's 32.
-        fifo_depth=4096,
+        # A 112-bit entry x 2048 takes 13 DP16KD (2048 x 9 each). (4096 entries would take
+        # two banks of them and a multiplexer behind the block RAMs' slow output.)
+        fifo_depth=2048,
         pins=PinMap(
             marker_data=tuple(_gp(n) for n in range(8)) + tuple(_gn(n) for n in range(8)),
             marker_strobe=_gp(8),
