@@ -5,9 +5,9 @@ strobe and the edge channels go through the SB_IO's DDR input registers, so stam
 cycles: 6.94 ns. With 76 % of the logic cells and 31 of 32 block RAMs in use, placement
 decides the Fmax: 81-96 MHz over nextpnr seeds 1-4 (and recent revisions) when asked for
 84 MHz, 89-93 MHz when asked for 72 MHz, so 72 MHz keeps a margin over every seed tried
-(goal: 120 MHz, 8.33 ns; see docs/boards.md). Host link on the FT2232H's channel B UART at 12 Mbaud (6 cycles per bit at
-72 MHz, 10 at 120 MHz).
-All appliance pins are on header J2 (FPGA bank 1), which nothing else on the board uses.
+(goal: 120 MHz, 8.33 ns; see docs/boards.md). Host link on the FT2232H's channel B UART at
+12 Mbaud (6 cycles per bit at 72 MHz, 10 at 120 MHz). All appliance pins are on header J2
+(FPGA bank 1), which nothing else on the board uses.
 
 J2 (2 x 20, pin 1 marked): pins 7, 8, 15, 16, 23, 24, 31, 32, 39, 40 are ground; pins 1 and 3
 carry the 1.2 V core supply and pin 2 the bank's VCCIO (3.3 V): never connect those three.
