@@ -14,9 +14,10 @@ def config(period, *, jitter_mask=0, width=1, enable=1, one_shot=0, active_low=0
             "flags": {"enable": enable, "one_shot": one_shot, "active_low": active_low}}
 
 
-def simulate(applies, cycles):
+def simulate(applies, cycles, reseeds=()):
     """Applies ``applies`` ({cycle: config}) and returns one sample per cycle, index = cycle:
-    (pin, events.valid, events.payload, enabled) as they are during that cycle."""
+    (pin, events.valid, events.payload, enabled) as they are during that cycle. ``reseeds``:
+    cycles (of applies) with ``reseed`` high."""
     dut = IrqGenerator()
     trace = []
 
@@ -25,6 +26,7 @@ def simulate(applies, cycles):
             if cycle in applies:
                 ctx.set(dut.config, applies[cycle])
             ctx.set(dut.apply, cycle in applies)
+            ctx.set(dut.reseed, cycle in reseeds)
             trace.append((ctx.get(dut.irq), ctx.get(dut.events.valid),
                           ctx.get(dut.events.payload), ctx.get(dut.enabled)))
             await ctx.tick()
@@ -199,6 +201,29 @@ def test_apply_restarts_the_timing():
                       1: config(2, jitter_mask=0xff, width=1)}, 300)
     assert asserting_cycles(trace)[0] == 1 + 2 + second
     assert first != second
+
+
+def test_reseed_restarts_the_sequence_from_the_seed():
+    """An apply with reseed (the appliance's START) draws as a generator fresh from reset:
+    the edges after it are those of the first apply after reset, shifted to it."""
+    period, mask = 4, 0x1f
+    settings = config(period, jitter_mask=mask, width=2)
+    fresh = asserting_cycles(simulate({3: settings}, 600))
+    # Run a while (draws advance the LFSR), then apply the same settings with reseed.
+    restart = 301
+    trace = simulate({3: settings, restart: settings}, restart + 600, reseeds={restart})
+    after = [cycle - restart + 3 for cycle in asserting_cycles(trace) if cycle > restart]
+    assert after[:len(fresh) - 2] == fresh[:-2] and len(fresh) > 20
+    # Without reseed the same apply continues the sequence: other intervals.
+    trace = simulate({3: settings, restart: settings}, restart + 600)
+    continued = [cycle - restart + 3 for cycle in asserting_cycles(trace) if cycle > restart]
+    assert continued[:10] != fresh[:10]
+    # A reseed with the generator disabled: the next apply draws from the seed.
+    trace = simulate({3: settings, 200: config(period, enable=0), 250: settings},
+                     250 + 600, reseeds={200})
+    again = [cycle - 250 + 3 for cycle in asserting_cycles(trace) if cycle > 250]
+    assert again[:len(fresh) - 2] == fresh[:-2]
+    assert event_list(trace) == pin_edges(trace)
 
 
 @pytest.mark.parametrize("active_low", [0, 1])

@@ -62,7 +62,12 @@ class Appliance(wiring.Component):
 
     Pins: ``marker_data``/``marker_strobe`` (trace port), ``edges`` (edge channels), ``bus``
     (snooped Wishbone, when a window is configured), ``irq`` (to the DUT), ``uart_tx`` /
-    ``uart_rx`` (the host link).
+    ``uart_rx`` (the host link), ``capturing`` (high while a capture runs: from the cycle
+    after START's execution to STOP; the simulation harness starts the DUT's CPU a fixed
+    number of cycles after it rises, a board may show it on an LED).
+
+    START also restarts the IRQ generator with its settings in force and its LFSR reseeded
+    (docs/protocol.md), so the IRQ sequence of a capture is fixed relative to its START.
     """
 
     def __init__(self, config):
@@ -87,6 +92,7 @@ class Appliance(wiring.Component):
                if config.ddr_inputs else
                {"marker_strobe": In(1), "edges": In(config.edge_count)}),
             "irq": Out(1),
+            "capturing": Out(1),
             "uart_tx": Out(1, init=1),
             "uart_rx": In(1, init=1),
         }
@@ -214,7 +220,11 @@ class Appliance(wiring.Component):
             streamer.start.eq(commands.start),
             streamer.capturing.eq(capturing),
             irq.config.eq(commands.irq_config),
-            irq.apply.eq(commands.irq_apply),
+            # IRQ_CONFIG applies new settings; START applies the settings in force again,
+            # from the seed: the first edge is I0 = period + (seed & mask) after START.
+            irq.apply.eq(commands.irq_apply | commands.start),
+            irq.reseed.eq(commands.start),
+            self.capturing.eq(capturing),
             commands.status.capturing.eq(capturing),
             commands.status.events.eq(streamer.events),
             commands.status.lost.eq(streamer.lost),

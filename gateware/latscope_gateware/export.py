@@ -2,8 +2,8 @@
 
 The Verilator full-system simulation (``sim/``) instantiates this module next to the RISC-V
 SoC; it is the same gateware a board runs. Ports: ``clk, rst, marker_data, marker_strobe,
-bus_cyc, bus_stb, bus_we, bus_ack, bus_adr, bus_dat_w, bus_sel, edges, irq, uart_tx,
-uart_rx``.
+bus_cyc, bus_stb, bus_we, bus_ack, bus_adr, bus_dat_w, bus_sel, edges, irq, capturing,
+uart_tx, uart_rx``.
 
 Run ``python -m latscope_gateware.export --help``.
 """
@@ -28,6 +28,7 @@ class FlatAppliance(Elaboratable):
         self.marker_strobe = Signal()
         self.edges = Signal(config.edge_count)
         self.irq = Signal()
+        self.capturing = Signal()
         self.uart_tx = Signal(init=1)
         self.uart_rx = Signal(init=1)
         self.bus = {}
@@ -37,7 +38,7 @@ class FlatAppliance(Elaboratable):
 
     def ports(self):
         return [self.marker_data, self.marker_strobe, *self.bus.values(), self.edges,
-                self.irq, self.uart_tx, self.uart_rx]
+                self.irq, self.capturing, self.uart_tx, self.uart_rx]
 
     def elaborate(self, platform):
         m = Module()
@@ -48,6 +49,7 @@ class FlatAppliance(Elaboratable):
             appliance.edges.eq(self.edges),
             appliance.uart_rx.eq(self.uart_rx),
             self.irq.eq(appliance.irq),
+            self.capturing.eq(appliance.capturing),
             self.uart_tx.eq(appliance.uart_tx),
         ]
         for name, signal in self.bus.items():

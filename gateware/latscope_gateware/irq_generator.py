@@ -55,6 +55,11 @@ class IrqGenerator(wiring.Component):
         Settings, taken only in a cycle with ``apply`` high.
     apply : In(1)
         One-cycle strobe: load ``config`` and restart the timing.
+    reseed : In(1)
+        With ``apply``: the LFSR starts over from :data:`LFSR_SEED`, as after reset, so the
+        draws from this apply on are those of a fresh generator. The appliance applies its
+        settings in force with ``reseed`` at a capture's START: the IRQ sequence of every
+        capture is the same, counted from its START.
     irq : Out(1)
         The pin, straight from a flip-flop. Low after reset (released, active high).
     enabled : Out(1)
@@ -71,8 +76,9 @@ class IrqGenerator(wiring.Component):
       ``lfsr`` is a 32-bit Fibonacci LFSR with polynomial :data:`LFSR_POLYNOMIAL`
       (x^32 + x^22 + x^2 + x + 1) that is :data:`LFSR_SEED` after reset and is advanced by
       32 steps (:func:`lfsr_leap`) at each draw, so the k-th draw since reset (k = 0, 1, ...)
-      uses ``lfsr_leap^k(LFSR_SEED)``. Only reset reseeds it; draws happen at an apply with
-      enable and at every asserting edge.
+      uses ``lfsr_leap^k(LFSR_SEED)``. Reset and an apply with ``reseed`` reseed it (the
+      draw of that apply is then draw 0); draws happen at an apply with enable and at
+      every asserting edge.
     * With ``flags.enable``: the first asserting edge is at ``A + I0`` (I0 drawn in cycle A with
       the new config), and an asserting edge at cycle *E* draws the next interval I1 so the
       following one is at ``E + I1``, and so on.
@@ -99,6 +105,7 @@ class IrqGenerator(wiring.Component):
         super().__init__({
             "config": In(IrqConfig),
             "apply": In(1),
+            "reseed": In(1),
             "irq": Out(1),
             "enabled": Out(1),
             "events": Out(stream.Signature(1, always_ready=True)),
@@ -123,14 +130,20 @@ class IrqGenerator(wiring.Component):
             m.d.sync += [lfsr.eq(lfsr_ahead),
                          lfsr_ahead.eq(Cat((lfsr_ahead & row).xor() for row in _leap_rows()))]
 
+        # The state an apply draws from: the LFSR's, or with `reseed` the seed (constants,
+        # so the multiplexer is one more input of each jitter bit's AND, no deeper).
+        reseeding = self.apply & self.reseed
+        apply_lfsr = Mux(reseeding, LFSR_SEED, lfsr)
+        apply_lfsr_ahead = Mux(reseeding, lfsr_leap(LFSR_SEED), lfsr_ahead)
+
         # Every interval is drawn into a register a cycle or more before it is needed (see the
         # three draws below), so no 33-bit add lies between the apply strobe or the countdown
         # and the counters.
         first = _Draw(m, "first")        # I0, drawn in the apply cycle
         second = _Draw(m, "second")      # I1 in case I0 = 2: then the first edge draws at A + 1
         edge = _Draw(m, "edge")          # the draw of an asserting edge, with the settings in force
-        first.sample(config.period, config.jitter_mask, lfsr, enable=self.apply)
-        second.sample(config.period, config.jitter_mask, lfsr_ahead, enable=self.apply)
+        first.sample(config.period, config.jitter_mask, apply_lfsr, enable=self.apply)
+        second.sample(config.period, config.jitter_mask, apply_lfsr_ahead, enable=self.apply)
         # Valid whenever an asserting edge can draw: period, mask and LFSR change only at a
         # draw, and the next draw is at least two cycles after it (an interval is >= 2), or is
         # the first edge at A + 1, which takes `second`.
@@ -191,7 +204,14 @@ class IrqGenerator(wiring.Component):
             m.d.comb += [next_asserted.eq(0), next_active_low.eq(config.flags.active_low)]
             with m.If(config.flags.enable):
                 m.d.sync += from_apply.eq(1)
-                advance_lfsr()
+                with m.If(self.reseed):
+                    # Draw 0 was taken from the seed in this cycle: on to draws 1 and 2.
+                    m.d.sync += [lfsr.eq(lfsr_leap(LFSR_SEED)),
+                                 lfsr_ahead.eq(lfsr_leap(lfsr_leap(LFSR_SEED)))]
+                with m.Else():
+                    advance_lfsr()
+            with m.Elif(self.reseed):
+                m.d.sync += [lfsr.eq(LFSR_SEED), lfsr_ahead.eq(lfsr_leap(LFSR_SEED))]
         with m.Elif(loading):
             # Cycle A + 1 (the output is released): start counting I0, or with I0 = 2 this is
             # already the cycle before the first edge.
