@@ -11,10 +11,13 @@ Both print ``PTY <path>`` and bridge the appliance's UART to that pty; the host 
 :func:`latscope.device.open_transport`, the same code as for a board's serial port.
 
 For ``sim:soc`` the CPU is held in reset until the host has identified the appliance,
-configured the IRQ generator and started the capture (:meth:`SocSimulation.release_cpu`), so
-the capture holds the whole suite; the harness says when the firmware exited
-(:attr:`SocSimulation.exited`) and keeps simulating so the appliance can drain.
-:func:`capture_suite` does all of that in order.
+configured the IRQ generator and started the capture: the harness lets it run
+:data:`RELEASE_AFTER_START` (+ ``phase``) cycles after the capture starts, and START
+restarts the IRQ generator from its seed, so a run is reproducible to the cycle (without a
+START, :meth:`SocSimulation.release_cpu` lets it run at once). The harness says when the
+firmware exited (:attr:`SocSimulation.exited`), stops its clock a few cycles later until the
+host's STOP arrives (so the capture ends at a fixed cycle too) and keeps simulating so the
+appliance can drain. :func:`capture_suite` does all of that in order.
 """
 
 import os
@@ -49,6 +52,12 @@ DEMO_IRQ = IrqSettings(period=5000, jitter_mask=0xff, width=100)
 
 #: --linger value that means "until the host stops the simulation".
 _LINGER_FOREVER = 1 << 62
+#: Cycles from the capture's start (the appliance's ``capturing`` rising, the cycle after
+#: START executed) to the CPU's first cycle out of reset, plus the run's ``phase``.
+RELEASE_AFTER_START = 16
+#: Cycles after the firmware's exit at which the harness waits for the host's next byte
+#: (STOP), so that the capture ends at a fixed cycle as well.
+EXIT_PAUSE = 64
 
 
 class SimulatedAppliance:
@@ -180,9 +189,12 @@ class SocSimulation(SimulatedAppliance):
 
     ``SocSimulation(build)`` or, through :class:`SimulatedAppliance`, ``("sim:soc")`` (the
     default suite, built if needed). ``truth``: write the harness's ground-truth log there;
-    ``console``: the firmware's console file (a temporary file by default)."""
+    ``console``: the firmware's console file (a temporary file by default). ``phase``:
+    extra cycles before the CPU's release (after :data:`RELEASE_AFTER_START`): the IRQ
+    sequence meets the suite at another phase, still reproducibly."""
 
-    def __init__(self, build="sim:soc", extra_args=(), *, log=None, truth=None, console=None):
+    def __init__(self, build="sim:soc", extra_args=(), *, log=None, truth=None, console=None,
+                 phase=0):
         if build == "sim:soc":
             build = build_soc(log=log)
         self.build = build
@@ -192,8 +204,12 @@ class SocSimulation(SimulatedAppliance):
                                                              suffix=".txt", delete=False)
             console = self._console_file.name
         self.console = Path(console)
-        command = [str(build.simulator), "--pty", "--hold-cpu", "--linger", str(_LINGER_FOREVER),
-                   "--console", str(self.console)]
+        if phase < 0:
+            raise ValueError(f"phase must be 0 or more, not {phase}")
+        command = [str(build.simulator), "--pty", "--hold-cpu",
+                   "--release-on-start", str(RELEASE_AFTER_START + phase),
+                   "--pause-after-exit", str(EXIT_PAUSE),
+                   "--linger", str(_LINGER_FOREVER), "--console", str(self.console)]
         if truth is not None:
             command += ["--truth", str(truth)]
         command += [*extra_args, str(build.firmware)]
@@ -229,7 +245,9 @@ class SocSimulation(SimulatedAppliance):
         self._exited.set()         # the harness ended (with or without the firmware's exit)
 
     def release_cpu(self):
-        """Lets the CPU out of reset (the harness logs ``cpu_run``)."""
+        """Lets the CPU out of reset now, if no capture has started (the harness logs
+        ``cpu_run``); once a capture started, the CPU runs at its fixed cycle after START
+        and this changes nothing."""
         self.process.send_signal(signal.SIGUSR1)
 
     @property
@@ -268,10 +286,12 @@ class SuiteCapture:
 
 
 def capture_suite(build, irq=DEMO_IRQ, *, output=None, truth=None, console=None,
-                  on_events=None, timeout=600.0, info=""):
+                  on_events=None, timeout=600.0, info="", phase=0):
     """Runs the suite of ``build`` on the simulated SoC and captures it through the appliance,
-    exactly as from a board: identify, configure the IRQ generator, start, let the CPU run,
-    read until the firmware exits, stop, drain.
+    exactly as from a board: identify, configure the IRQ generator, start (the harness lets
+    the CPU run ``phase`` + :data:`RELEASE_AFTER_START` cycles later), read until the
+    firmware exits, stop, drain. The same build, IRQ settings and phase give the same
+    capture, to the cycle (relative to START).
 
     ``output``: a capture file to write (metadata: identity, CPU variant, suite and IRQ
     settings). ``truth``: the harness's ground-truth log. ``on_events(events, device)``:
@@ -281,20 +301,20 @@ def capture_suite(build, irq=DEMO_IRQ, *, output=None, truth=None, console=None,
 
     started = time.monotonic()
     chunks = []
-    with SocSimulation(build, truth=truth, console=console) as sim, \
+    with SocSimulation(build, truth=truth, console=console, phase=phase) as sim, \
             Device(open_transport(sim.pty)) as device:
         identity = device.identify()
         metadata = capture_metadata(
             identity, "sim:soc", irq,
             info or (f"latscope test suite on the simulated SoC "
                      f"({build.settings.cpu}, {build.settings.marker} markers)"), sim)
+        metadata["cpu_release"] = {"after_start": RELEASE_AFTER_START, "phase": phase}
         writer = CaptureWriter(output, metadata) if output is not None else None
         try:
             if writer is not None:
                 device.raw_sink = writer.write
             device.configure_irq(irq)
-            device.start()
-            sim.release_cpu()
+            device.start()                 # the CPU runs a fixed number of cycles later
 
             def take(events):
                 if len(events):

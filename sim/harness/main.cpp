@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -82,6 +83,11 @@ const char USAGE[] =
     "  --console FILE     firmware console (SIM_PUTC) to FILE instead of stderr\n"
     "  --linger N         keep simulating N cycles after SIM_EXIT (default 0)\n"
     "  --hold-cpu         keep the CPU in reset until SIGUSR1; everything else runs\n"
+    "  --release-on-start N  keep the CPU in reset until N (>= 1) cycles after the appliance's\n"
+    "                     capture starts (its `capturing` output rises); SIGUSR1 releases\n"
+    "                     it at once only while no capture has started\n"
+    "  --pause-after-exit N  N cycles after SIM_EXIT, stop the clock until the host sends a\n"
+    "                     byte (it then enters uart_rx at that fixed cycle)\n"
     "  --pty              bridge uart_tx/uart_rx to a new pseudo-terminal, print 'PTY <path>'\n"
     "  --uart-divisor N   cycles per UART bit (>= 2; default " LATSCOPE_STR(LATSCOPE_UART_DIVISOR)
     ", the appliance's)\n"
@@ -101,6 +107,7 @@ const char USAGE[] =
 struct Options {
     std::string firmware, truth, console, trace;
     uint64_t max_cycles = 0, linger = 0, trace_start = 0;
+    uint64_t release_on_start = 0, pause_after_exit = UINT64_MAX;
     bool hold_cpu = false, pty = false;
     unsigned uart_divisor = LATSCOPE_UART_DIVISOR, pty_poll = 1024;
     uint64_t irq_period = 0, irq_start = UINT64_MAX, irq_width = 16, irq_jitter = 0,
@@ -134,6 +141,8 @@ Options parse_options(int argc, char **argv) {
         else if (arg == "--console") options.console = value();
         else if (arg == "--linger") options.linger = number();
         else if (arg == "--hold-cpu") options.hold_cpu = true;
+        else if (arg == "--release-on-start") options.release_on_start = number();
+        else if (arg == "--pause-after-exit") options.pause_after_exit = number();
         else if (arg == "--pty") options.pty = true;
         else if (arg == "--uart-divisor") options.uart_divisor = unsigned(number());
         else if (arg == "--pty-poll") options.pty_poll = unsigned(number());
@@ -155,6 +164,13 @@ Options parse_options(int argc, char **argv) {
         throw std::runtime_error("--uart-divisor must be at least 2");
     if (options.pty_poll == 0)
         throw std::runtime_error("--pty-poll must be at least 1");
+    if (options.release_on_start) {
+        if (!WITH_APPLIANCE)
+            throw std::runtime_error("--release-on-start: this build has no appliance");
+        options.hold_cpu = true;
+    }
+    if (options.pause_after_exit != UINT64_MAX && !options.pty)
+        throw std::runtime_error("--pause-after-exit needs --pty (it waits for the host)");
     if (options.irq_start == UINT64_MAX)
         options.irq_start = options.irq_period;
     if (options.irq_period) {
@@ -272,6 +288,8 @@ private:
     void service();                  // every pty_poll cycles: pty, signals
     void sample();                   // the outputs of cycle `cycle_`
     void on_store(uint32_t address, uint32_t data, unsigned sel);
+    void release(uint64_t cycle);    // the CPU leaves reset in `cycle` (> cycle_)
+    bool paused();                   // waiting for the host after SIM_EXIT
     void dump(uint64_t half_cycles);
 
     const Options &options_;
@@ -294,6 +312,9 @@ private:
     uint32_t exit_code_ = 0;
     uint64_t exit_cycle_ = 0;
     bool cpu_held_ = false;
+    bool capturing_ = false;         // the appliance's capture runs (as sampled last cycle)
+    uint64_t release_at_ = UINT64_MAX;   // --release-on-start: the CPU's first cycle
+    bool pause_done_ = false;
     uint64_t unmapped_stores_ = 0, pin_mismatches_ = 0;
 };
 
@@ -330,13 +351,35 @@ void Simulation::reset() {
     top_->eval();
 }
 
-void Simulation::service() {
-    if (cpu_held_ && release_cpu) {
-        cpu_held_ = false;
-        top_->cpu_hold = 0;
-        // Registered in rtl/top.v: the CPU leaves reset in the next cycle.
-        truth_->event(cycle_ + 1, "cpu_run");
+void Simulation::release(uint64_t cycle) {
+    cpu_held_ = false;
+    top_->cpu_hold = 0;
+    // Registered in rtl/top.v at the rising edge that ends cycle c - 1 (set before it).
+    truth_->event(cycle, "cpu_run");
+}
+
+// --pause-after-exit: from SIM_EXIT + N on, the clock stands still until the host's next
+// byte is in the UART encoder; the harness keeps serving the pty (and signals) meanwhile.
+// The byte then enters uart_rx in this same cycle, however long the host took.
+bool Simulation::paused() {
+    if (pause_done_ || !exited_ || cycle_ - exit_cycle_ < options_.pause_after_exit)
+        return false;
+    if (!encoder_.queued() && !stop_signal) {
+        struct timespec nap = {0, 200000};   // 0.2 ms
+        nanosleep(&nap, nullptr);
+        service();
+        if (!encoder_.queued() && !stop_signal)
+            return true;
     }
+    pause_done_ = true;
+    return false;
+}
+
+void Simulation::service() {
+    // With --release-on-start a started capture has fixed the release: the signal, which a
+    // host sends after START's reply, must not move it.
+    if (cpu_held_ && release_cpu && release_at_ == UINT64_MAX)
+        release(cycle_ + 1);
     if (!pty_)
         return;
     pty_->flush();
@@ -403,6 +446,12 @@ void Simulation::sample() {
                 truth_->line(cycle_, NAMES[bit], (lines >> bit) & 1);
         lines_ = lines;
     }
+    if (bool(top_->capturing) != capturing_) {
+        capturing_ = top_->capturing;
+        truth_->line(cycle_, "capture", capturing_);
+        if (capturing_ && cpu_held_ && options_.release_on_start && release_at_ == UINT64_MAX)
+            release_at_ = cycle_ + options_.release_on_start;
+    }
     if (top_->dbus_ack && top_->dbus_we && top_->dbus_cyc && top_->dbus_stb)
         on_store(uint32_t(top_->dbus_adr) << 2, top_->dbus_dat_w, top_->dbus_sel);
     if (pty_) {
@@ -426,6 +475,8 @@ int Simulation::run() {
     const char *end = "timeout";
     int status = STATUS_TIMEOUT;
     for (;;) {
+        if (paused())
+            continue;
         if (until_service-- == 0) {
             until_service = options_.pty_poll - 1;
             service();
@@ -443,6 +494,8 @@ int Simulation::run() {
         top_->eval();
         dump(2 * (cycle_ + RESET_CYCLES) + 1);
         sample();
+        if (cpu_held_ && cycle_ + 1 == release_at_)
+            release(release_at_);    // before the rising edge that registers cpu_hold
         if (exited_ && cycle_ - exit_cycle_ >= options_.linger) {
             end = "exit";
             status = int(exit_code_ & 0xFF);

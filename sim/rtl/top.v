@@ -7,6 +7,8 @@
 //   bus_*                     <- the dBus exactly as on the wire
 //   edges[0] <- IRQ_PENDING latch, edges[1] <- the core's mip.MEIP, edges[3:2] <- 0
 //   uart_tx/uart_rx           <-> top ports (the harness bridges them to a pty)
+//   capturing                 -> top port: a capture runs (the harness can start the CPU
+//                                a fixed number of cycles after it rises)
 // Without it (bring-up mode) the harness drives `irq` through `irq_drive`, and uart_tx
 // echoes uart_rx one cycle later, so the pty bridge can be tested end to end.
 //
@@ -20,6 +22,7 @@ module latscope_sim_top (
     input  wire        uart_rx,
     output wire        uart_tx,
     output wire        irq,
+    output wire        capturing,
     output wire        irq_pending,
     output wire        cpu_meip,
     output wire        timer_irq,
@@ -69,12 +72,14 @@ module latscope_sim_top (
         .bus_sel(dbus_sel),
         .edges({2'b00, cpu_meip, irq_pending}),
         .irq(irq),
+        .capturing(capturing),
         .uart_tx(uart_tx),
         .uart_rx(uart_rx_q)
     );
     wire unused_irq_drive = irq_drive;  // the appliance owns the IRQ line
 `else
     assign irq = irq_drive;
+    assign capturing = 1'b0;
     reg uart_echo = 1'b1;
     always @(posedge clk)
         uart_echo <= rst_q | uart_rx_q;
