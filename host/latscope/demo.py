@@ -7,10 +7,17 @@ needs (make, incremental), captures the suite through the appliance exactly as f
 (the same device and parser code, over a pseudo-terminal), saves the capture file, and prints
 the tables of the reference report's section 4 with the losses and resyncs of the link.
 
+The run is reproducible to the cycle (the CPU starts a fixed number of cycles after the
+capture's START, which also restarts the IRQ generator from its seed): the same build gives
+the same tables and ``results.json``. ``--phase N`` starts the CPU N cycles later, so the IRQs
+meet the suite at another phase; ``--sweep K`` runs K phases spread over one IRQ period and
+prints the spread (min..max over the runs) of every statistic of every table.
+
 Run ``python -m latscope.demo --help``.
 """
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -69,8 +76,19 @@ def parse_args(argv):
     parser.add_argument("--pace", type=int, default=None,
                         help="min. cycles between two samples of thread-driven tests "
                              "(default: 0 for gpio, %d for bus)" % BUS_PACE)
-    parser.add_argument("-o", "--output", default="out/demo.lsc", help="capture file")
-    return parser.parse_args(argv)
+    parser.add_argument("--phase", type=int, default=0,
+                        help="cycles of extra delay before the CPU starts (after the "
+                             "capture's START): another, still reproducible, IRQ phase")
+    parser.add_argument("--sweep", type=int, default=0, metavar="K",
+                        help="run K phases spread over one IRQ period (from --phase on) "
+                             "and print the spread of every statistic (K captures)")
+    parser.add_argument("-o", "--output", default="out/demo.lsc",
+                        help="capture file; the results document goes beside it "
+                             "(.results.json; a sweep's as .sweep.json)")
+    args = parser.parse_args(argv)
+    if args.phase < 0 or args.sweep < 0:
+        parser.error("--phase and --sweep must be 0 or more")
+    return args
 
 
 def print_results(capture_path, run, built_s, total_s):
@@ -108,6 +126,82 @@ def print_results(capture_path, run, built_s, total_s):
     return document
 
 
+def sweep_phases(count, first=0, period=DEMO_IRQ.period):
+    """``count`` phases from ``first`` on, spread evenly over one IRQ period."""
+    return [first + round(n * period / count) for n in range(count)]
+
+
+def spread(documents):
+    """Per table and statistic, (min, max) over the results documents of a sweep; a table
+    missing from a run counts as missing (None)."""
+    from .report import STAT_COLUMNS
+
+    names = list(dict.fromkeys(row["name"] for doc in documents for row in doc["tables"]))
+    out = {}
+    for name in names:
+        rows = [next((row for row in doc["tables"] if row["name"] == name), None)
+                for doc in documents]
+        out[name] = {}
+        for key, _, _ in STAT_COLUMNS:
+            values = [row.get(key) for row in rows if row is not None]
+            values = [value for value in values if value is not None]
+            complete = len(values) == len(documents)
+            out[name][key] = [min(values), max(values)] if values and complete else None
+    return out
+
+
+def print_spread(phases, table_spread):
+    from .report import STAT_COLUMNS
+
+    print(f"\nphase sweep: {len(phases)} runs, CPU started {', '.join(map(str, phases))} "
+          f"cycles later; min..max of each statistic over the runs\n")
+    header = ["table"] + [title for _, title, _ in STAT_COLUMNS]
+    lines = []
+    for name, stats in table_spread.items():
+        cells = [name]
+        for key, _, fmt in STAT_COLUMNS:
+            pair = stats[key]
+            if pair is None:
+                cells.append("–")
+            elif pair[0] == pair[1]:
+                cells.append(fmt.format(pair[0]))
+            else:
+                cells.append(f"{fmt.format(pair[0])}..{fmt.format(pair[1])}")
+        lines.append(cells)
+    widths = [max(len(row[n]) for row in [header] + lines) for n in range(len(header))]
+    for row in [header] + lines:
+        print("  ".join(cell.ljust(w) if n == 0 else cell.rjust(w)
+                        for n, (cell, w) in enumerate(zip(row, widths))))
+
+
+def run_sweep(build, args, output):
+    """``--sweep K``: K captures at the phases of :func:`sweep_phases`; prints and saves
+    (``.sweep.json``) the spread of every statistic."""
+    from .report import load_tables, results
+
+    phases = sweep_phases(args.sweep, args.phase)
+    documents = []
+    for phase in phases:
+        path = output.with_name(f"{output.stem}.phase{phase}{output.suffix}")
+        run = capture_suite(build, DEMO_IRQ, output=path, phase=phase,
+                            console=path.with_suffix(".console.txt"),
+                            info=f"latscope demo sweep: phase {phase}")
+        if run.exit_code != 0:
+            print(f"latscope demo: the suite failed at phase {phase} (exit code "
+                  f"{run.exit_code})", file=sys.stderr)
+            return 1
+        capture, tables = load_tables(path)
+        documents.append(results(capture, tables))
+        print(f"phase {phase}: {len(tables)} tables, {run.wall_seconds:.1f} s", file=sys.stderr)
+    table_spread = spread(documents)
+    print_spread(phases, table_spread)
+    sweep_path = output.with_suffix(".sweep.json")
+    sweep_path.write_text(json.dumps({"phases": phases, "tables": table_spread}, indent=2)
+                          + "\n")
+    print(f"\nspread saved to {sweep_path}; captures {output.stem}.phase*.lsc")
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv)
     started = time.monotonic()
@@ -127,6 +221,12 @@ def main(argv=None):
         return 1
     built_s = time.monotonic() - started
     print(f"{built_s:7.1f} s  built {build.simulator} and {build.firmware}", file=sys.stderr)
+    if args.sweep:
+        try:
+            return run_sweep(build, args, output)
+        except DeviceError as error:
+            print(f"latscope demo: {error}", file=sys.stderr)
+            return 1
 
     progress = Progress()
     follower = ConsoleFollower(console, progress.started)
@@ -145,7 +245,7 @@ def main(argv=None):
 
     try:
         run = capture_suite(build, DEMO_IRQ, output=output, console=console,
-                            on_events=on_events,
+                            on_events=on_events, phase=args.phase,
                             info=f"latscope demo: test suite on the simulated SoC "
                                  f"({args.cpu}, {args.marker} markers)")
     except DeviceError as error:
@@ -156,7 +256,10 @@ def main(argv=None):
         print(f"latscope demo: the suite failed (exit code {run.exit_code}); console "
               f"({console}):\n{run.console[-2000:]}", file=sys.stderr)
         return 1
-    print_results(output, run, built_s, time.monotonic() - started)
+    document = print_results(output, run, built_s, time.monotonic() - started)
+    results_path = output.with_suffix(".results.json")
+    results_path.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"results saved to {results_path}")
     return 0
 
 
