@@ -169,8 +169,9 @@ class _Windows:
         return np.where(inside, window, -1)
 
     def of_stamps(self, stamps):
-        """The window of each (sorted) stamp strictly between a START and its end (-1: none)."""
-        window = np.searchsorted(self.first, stamps, side="right") - 1
+        """The window of each (sorted) stamp strictly between a START and its end (-1: none):
+        an IRQ edge in the very cycle of a START or an END is in no window."""
+        window = np.searchsorted(self.first, stamps, side="left") - 1
         inside = (window >= 0) & (stamps < self.last[np.maximum(window, 0)])
         return np.where(inside, window, -1)
 
