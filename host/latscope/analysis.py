@@ -176,6 +176,18 @@ class _Windows:
         return np.where(inside, window, -1)
 
 
+def _markers_in_time_order(stamp, source):
+    """Positions of the marker events (trace port and bus window) in stamp order; two in
+    one cycle in the order trace port, bus window. (The stream is in stamp order within a
+    source; after the pin-delay correction a trace-port marker can follow a later bus
+    marker there.)"""
+    at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
+    kinds = source[at]
+    if np.any(kinds == Source.BUS) and np.any(kinds == Source.MARKER):
+        at = at[np.lexsort((kinds, stamp[at]))]
+    return at
+
+
 def windows_of_test(stamps, points, args):
     """The windows in one test's markers. A window runs from a START marker to the test's
     next END, or to its next START when the END was lost. Its parameter is the START
@@ -201,7 +213,7 @@ def analyze(events, stamp_hz, *, losses=None):
     ``losses``: extra stamps where data is known to be missing (added to the LOSS records)."""
     stamp = events.stamp.astype(np.int64, copy=False)
     source, value = events.source, events.value
-    marker_at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
+    marker_at = _markers_in_time_order(stamp, source)
     tests, points, args = decode(value[marker_at].astype(np.int32) & 0xffff)
     irq = stamp[(source == Source.IRQ) & (value == 1)]          # one source: in stamp order
     lossy_spans = _lossy_spans(stamp, source, value, losses)
