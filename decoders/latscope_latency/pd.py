@@ -25,6 +25,9 @@ class Window:
         self.parameter_known = False       # until the test's next marker: is it a PARAM?
         self.rules = [rule for rule in RULES if rule[0] == test]
         self.pending = [None] * len(self.rules)    # sample of the unpaired A per rule
+        # The A that an A of the pending one's own sample replaced: a B in that sample is
+        # not the new A's (B must be later) but may end the older one's sample.
+        self.earlier = [None] * len(self.rules)
         self.samples = 0
 
 
@@ -116,18 +119,28 @@ class Decoder(srd.Decoder):
 
     def event(self, window, kind, ss):
         '''Event ``kind`` ('irq' or a marker point) at sample ``ss`` inside ``window``:
-        it ends the pending sample of the rules whose B it is, then starts a new one for
-        the rules whose A it is (a later A replaces an unpaired one).'''
+        it ends the sample of the latest A strictly before it (if that one is unpaired),
+        then becomes the pending A of the rules whose A it is (an unpaired older A is
+        dropped). Events of one sample come in any order: a B never pairs with an A of
+        its own sample.'''
         for index, rule in enumerate(window.rules):
-            a = window.pending[index]
-            if rule[3] == kind and a is not None and ss > a:
-                if self.lossy(a, ss):
-                    self.put(a, ss, self.out_ann,
-                             [A_DISCARDED, ['%s: events lost in between' % rule[1], 'lost']])
-                else:
-                    self.emit(window, rule, a, ss)
-                window.pending[index] = None
+            pending = window.pending[index]
+            if rule[3] == kind:
+                a = pending if pending is not None and pending < ss else window.earlier[index]
+                if a is not None and a < ss:
+                    if self.lossy(a, ss):
+                        self.put(a, ss, self.out_ann,
+                                 [A_DISCARDED, ['%s: events lost in between' % rule[1],
+                                                'lost']])
+                    else:
+                        self.emit(window, rule, a, ss)
+                    if a == pending:
+                        window.pending[index] = None
+                    window.earlier[index] = None
             if rule[2] == kind:
+                pending = window.pending[index]
+                if pending is None or pending < ss:
+                    window.earlier[index] = pending
                 window.pending[index] = ss
 
     def close(self, window, es):
@@ -167,6 +180,7 @@ class Decoder(srd.Decoder):
                 if point == START:
                     self.windows.append(Window(test, ss, arg))
             else:
+                # A marker after its test's START (in the order the markers come, as
+                # analyze takes them) is in the window, even in START's own sample.
                 for window in mine:
-                    if ss > window.start:
-                        self.event(window, point, ss)
+                    self.event(window, point, ss)

@@ -24,6 +24,10 @@ DATA = 1                                   # D0 .. D15
 IRQ = DATA + MARKER_BITS
 LOSS = IRQ + 1
 EDGE = LOSS + 1                            # E0 .. E7
+# A second marker lane (latscope export, when two markers share a cycle): its marker is
+# the second of its sample, after the one of STB.
+STROBE2 = EDGE + EDGE_CHANNELS
+DATA2 = STROBE2 + 1                        # D2_0 .. D2_15
 
 # Annotation classes: one per marker point (so that PulseView colours them apart), then:
 POINT_CLASSES = len(POINT_NAMES)
@@ -40,7 +44,11 @@ def _channels():
     )
     edges = tuple({'id': 'e%d' % n, 'name': 'E%d' % n, 'desc': 'Edge channel %d' % n}
                   for n in range(EDGE_CHANNELS))
-    return data + others + edges
+    lane2 = ({'id': 'strobe2', 'name': 'STB2',
+              'desc': 'latscope export: strobe of the second marker of a cycle'},)
+    lane2 += tuple({'id': 'd2_%d' % n, 'name': 'D2_%d' % n,
+                    'desc': 'Second marker lane, data bit %d' % n} for n in range(MARKER_BITS))
+    return data + others + edges + lane2
 
 
 def describe(value):
@@ -97,8 +105,8 @@ class Decoder(srd.Decoder):
         self.reset()
 
     def reset(self):
-        # Events waiting for output, in sample order: [ss, kind, payload, due]; a marker
-        # is complete once its data is sampled (due is None).
+        # Events waiting for output, in sample order: [ss, kind, payload, due, data
+        # channels]; a marker is complete once its data is sampled (due is None).
         self.queue = deque()
         # The last marker's annotation spans to the next marker, at most HOLD_SECONDS; it
         # is put when either comes: [ss, annotation, deadline sample] or None.
@@ -119,7 +127,7 @@ class Decoder(srd.Decoder):
         incomplete marker waits for it, so stacked decoders see events in sample order.'''
         delay = self.options['sample_delay']
         while self.queue and self.queue[0][3] is None:
-            ss, kind, payload, _ = self.queue.popleft()
+            ss, kind, payload, _, _ = self.queue.popleft()
             es = ss + max(delay, 1)
             if kind == 'MARKER':
                 value = payload
@@ -169,14 +177,16 @@ class Decoder(srd.Decoder):
         pins = self.wait({'skip': 0})
         present = [pin != UNCONNECTED for pin in pins]
         data = [(bit, DATA + bit) for bit in range(MARKER_BITS) if present[DATA + bit]]
+        data2 = [(bit, DATA2 + bit) for bit in range(MARKER_BITS) if present[DATA2 + bit]]
+        lane_data = {STROBE: data, STROBE2: data2}
         edges = [(n, EDGE + n) for n in range(EDGE_CHANNELS) if present[EDGE + n]]
         # Watched channels in the order their events are queued within one sample.
-        watched = [channel for channel in (LOSS, STROBE, IRQ) if present[channel]]
+        watched = [channel for channel in (LOSS, STROBE, STROBE2, IRQ) if present[channel]]
         watched += [channel for _, channel in edges]
         conditions = [{channel: 'e'} for channel in watched]
         queue = self.queue
         if present[LOSS] and pins[LOSS]:
-            queue.append([0, 'LOSS', 1, None])     # a loss span began before the capture
+            queue.append([0, 'LOSS', 1, None, None])   # a loss span began before the capture
         self.hold = max(1, int(HOLD_SECONDS * self.samplerate)) if self.samplerate else 1000
 
         while True:
@@ -194,25 +204,26 @@ class Decoder(srd.Decoder):
             # Data of a marker is sampled first: what the lines hold in its due sample.
             for entry in pending:
                 if entry[3] <= now:
-                    entry[2] = sum(pins[channel] << bit for bit, channel in data)
+                    entry[2] = sum(pins[channel] << bit for bit, channel in entry[4])
                     entry[3] = None
             for channel, matched in zip(watched, self.matched):
                 if not matched:
                     continue
                 if channel == LOSS:
-                    queue.append([now, 'LOSS', pins[LOSS], None])
-                elif channel == STROBE:
-                    if any(entry[3] is not None for entry in queue):
+                    queue.append([now, 'LOSS', pins[LOSS], None, None])
+                elif channel in lane_data:
+                    lane = lane_data[channel]
+                    if any(entry[3] is not None and entry[4] is lane for entry in queue):
                         self.warn('Strobe edge before the previous marker was sampled')
-                    entry = [now, 'MARKER', None, now + delay]
+                    entry = [now, 'MARKER', None, now + delay, lane]
                     if delay == 0:
-                        entry[2] = sum(pins[ch] << bit for bit, ch in data)
+                        entry[2] = sum(pins[ch] << bit for bit, ch in lane)
                         entry[3] = None
                     queue.append(entry)
                 elif channel == IRQ:
-                    queue.append([now, 'IRQ', int(pins[IRQ] == assert_level), None])
+                    queue.append([now, 'IRQ', int(pins[IRQ] == assert_level), None, None])
                 else:
-                    queue.append([now, 'EDGE', (channel - EDGE, pins[channel]), None])
+                    queue.append([now, 'EDGE', (channel - EDGE, pins[channel]), None, None])
             self.flush()
             if self.shown is not None and self.shown[2] <= now:
                 self.show_marker(now)

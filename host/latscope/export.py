@@ -11,6 +11,8 @@ bits   channels     level
 17     IRQ          1 while the IRQ generator's output is asserted (whatever its polarity)
 18     LOSS         high where events may have been lost (below)
 19..   E0 .. En-1   edge channels, as captured
+then   STB2, D2_0.. second marker lane (only when the capture has two markers in one
+       .. D2_15     cycle): strobe and data of the second marker of a cycle
 ====== ============ =============================================================
 
 So the ``latscope_marker`` decoder (sample delay 0) sees every marker at its stamp and
@@ -26,8 +28,11 @@ A level can only show an edge if it changes. Where a capture has an IRQ or edge 
 does not change the level (its opposite edge was lost: the appliance reports a LOSS there),
 the opposite level is shown for the one cycle before it, so the edge still appears; an extra
 IRQ *assertion* is never invented this way (a repeated releasing edge is left out, no rule
-uses it). Two markers in one cycle (trace port and bus window together) cannot be shown
-apart: the later one is kept and the number dropped is reported.
+uses it). Two markers in one cycle (trace port and bus window together) are taken in the
+order trace port, bus window (as analyze takes them, docs/tests.md): the first on STB/D*,
+the second on the second lane STB2/D2_*, which :func:`export_capture` adds when the capture
+has such a cycle and the marker decoder reads after the first. Without that lane (the live
+stream) the second one is shown instead of the first and the number dropped is reported.
 
 Sample 0 is cycle ``origin`` (a few cycles before the first event); :class:`ExportInfo` gives
 it. Everything is streamed: the writers hold the change list (a few words per event) and one
@@ -73,8 +78,10 @@ class ExportError(ValueError):
 
 @dataclass(frozen=True)
 class Layout:
-    """Channel names in bit order."""
+    """Channel names in bit order. ``second_lane``: strobe and data of the second marker
+    of a cycle, after the edge channels."""
     edge_count: int = 0
+    second_lane: bool = False
 
     @classmethod
     def for_capture(cls, metadata):
@@ -83,13 +90,22 @@ class Layout:
     @property
     def names(self):
         return ([f"D{n}" for n in range(DATA_BITS)] + ["STB", "IRQ", "LOSS"]
-                + [f"E{n}" for n in range(self.edge_count)])
+                + [f"E{n}" for n in range(self.edge_count)]
+                + (["STB2"] + [f"D2_{n}" for n in range(DATA_BITS)] if self.second_lane
+                   else []))
+
+    @property
+    def strobe2_bit(self):
+        """Bit of STB2 (the second lane's data follow it)."""
+        return EDGE_BIT + self.edge_count
 
     def decoder_channels(self):
         """(decoder channel id, signal name) of latscope_marker's channels."""
         return ([("strobe", "STB")] + [(f"d{n}", f"D{n}") for n in range(DATA_BITS)]
                 + [("irq", "IRQ"), ("loss", "LOSS")]
-                + [(f"e{n}", f"E{n}") for n in range(self.edge_count)])
+                + [(f"e{n}", f"E{n}") for n in range(self.edge_count)]
+                + ([("strobe2", "STB2")] + [(f"d2_{n}", f"D2_{n}") for n in range(DATA_BITS)]
+                   if self.second_lane else []))
 
     def decoder_stack(self):
         """sigrok-cli's ``-P`` argument for the latscope decoders on these signals."""
@@ -202,12 +218,18 @@ class LevelTracker:
 
         is_marker = np.isin(source, (Source.MARKER, Source.BUS))
         m_stamp, m_value = stamp[is_marker], value[is_marker] & ((1 << DATA_BITS) - 1)
-        keep = np.ones(len(m_stamp), bool)
-        keep[:-1] = m_stamp[1:] != m_stamp[:-1]                  # the later of one cycle's
-        self.markers_dropped += int(np.count_nonzero(~keep))
-        m_stamp, m_value = m_stamp[keep], m_value[keep]
-        strobe = ((self.word >> STROBE_BIT) + np.arange(1, len(m_stamp) + 1)) & 1
-        groups.append((m_stamp, (1 << (STROBE_BIT + 1)) - 1, m_value | (strobe << STROBE_BIT)))
+        order = np.lexsort((source[is_marker], m_stamp))      # one cycle: trace port first
+        m_stamp, m_value = m_stamp[order], m_value[order]
+        second = np.zeros(len(m_stamp), bool)
+        second[1:] = m_stamp[1:] == m_stamp[:-1]
+        if self.layout.second_lane:
+            lane2 = self.layout.strobe2_bit
+            groups.append(self._lane(lane2, lane2 + 1, m_stamp[second], m_value[second]))
+            first = ~second
+        else:
+            first = np.append(~second[1:], True)[:len(second)]   # the later of one cycle's
+            self.markers_dropped += int(np.count_nonzero(second))
+        groups.append(self._lane(STROBE_BIT, 0, m_stamp[first], m_value[first]))
 
         groups.append(self._loss_level(cut))
 
@@ -217,6 +239,13 @@ class LevelTracker:
             is_edge = source == Source.EDGE0 + n
             groups.append(self._levels(EDGE_BIT + n, stamp[is_edge], value[is_edge] & 1))
         return self._merge(groups)
+
+    def _lane(self, strobe_bit, data_bit, stamps, values):
+        """Changes of a marker lane: its 16 data bits from ``data_bit`` on and its strobe,
+        toggled by every marker."""
+        strobe = ((self.word >> strobe_bit) + np.arange(1, len(stamps) + 1)) & 1
+        mask = ((1 << DATA_BITS) - 1) << data_bit | 1 << strobe_bit
+        return stamps, mask, values << data_bit | strobe << strobe_bit
 
     def _loss_level(self, cut):
         """Changes of the LOSS channel: high while a loss span is open (spans that touch
@@ -494,6 +523,9 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
             inside &= stamp < stop
         events = events[inside]
     layout = Layout.for_capture(capture.metadata)
+    marker_stamps = events.stamp[np.isin(events.source, (Source.MARKER, Source.BUS))]
+    if len(np.unique(marker_stamps)) < len(marker_stamps):
+        layout = Layout(layout.edge_count, second_lane=True)
     tracker = LevelTracker(layout)
     changes = tracker.feed(events, final=True)
     initial = tracker.initial
