@@ -1,0 +1,211 @@
+"""The pairing rules of docs/tests.md, cycle by cycle, and the sigrok decoders against
+``analyze`` on random captures.
+
+The edge cases the rules decide (each a small capture): an IRQ edge in the very cycle of a
+test's START or END; an A and a B in one cycle; two markers in one cycle (trace port and
+bus window); the endpoints of a span in which events may have been lost. Then a property
+test (hypothesis): random synthetic captures, written as capture files by the reference
+encoder, go through ``analyze`` and, exported as sigrok session files, through sigrok-cli
+with latscope's decoders (as tests/test_sigrok.py does for simulated runs); both must give
+the same samples and discard the same pairs.
+
+Needs ``sigrok-cli`` for the property test.
+"""
+
+import csv
+import os
+import subprocess
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from latscope.analysis import analyze
+from latscope.capture_file import CaptureWriter, load_capture
+from latscope.export import Layout, export_capture
+from latscope.markers import Point, Test, encode
+from latscope.parser import Events
+from latscope.protocol import Source, StreamEncoder
+from latscope.simulation import ROOT
+
+CLOCK_HZ = 100_000_000
+M, B, I, L = Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS
+
+
+def mark(test, point, arg=0):
+    return encode(test, point, arg)
+
+
+def samples_of(events):
+    tables = analyze(_events(events), CLOCK_HZ)
+    return {name: list(zip(table.starts.tolist(), table.samples.tolist()))
+            for name, table in tables.items()}, tables
+
+
+def _events(rows):
+    rows = sorted(rows, key=lambda row: (row[0], row[1] != L, row[1]))
+    return Events([r[0] for r in rows], [int(r[1]) for r in rows], [r[2] for r in rows])
+
+
+# --- the rules, case by case ----------------------------------------------------------------
+
+def test_irq_edge_in_the_cycle_of_start_or_end_is_in_no_window():
+    start, end = mark(Test.IL_A, Point.START, 1), mark(Test.IL_A, Point.END)
+    entry = mark(Test.IL_A, Point.ISR_ENTRY)
+    got, _ = samples_of([(100, M, start), (100, I, 1), (110, I, 0), (150, M, entry),
+                         (200, I, 1), (230, M, entry), (300, I, 1), (300, M, end),
+                         (320, M, entry)])
+    # The edge at 100 (START's cycle) pairs with nothing: the ISR_ENTRY at 150 has no A.
+    # The edge at 300 (END's cycle) is outside too.
+    assert got == {"IL-a-1": [(200, 30)], "IDL-a-1": []}
+
+
+def test_a_b_in_one_cycle_is_no_pair_the_b_ends_the_previous_a():
+    start = mark(Test.TSL_A, Point.START, 2)
+    t1, t2 = mark(Test.TSL_A, Point.T1), mark(Test.TSL_A, Point.T2)
+    # T1 at 120 (bus) and T2 at 120 (trace port): the T2 ends the sample of the T1 at 100;
+    # the T1 of 120 pairs with the T2 at 150.
+    got, _ = samples_of([(90, M, start), (100, M, t1), (120, B, t1), (120, M, t2),
+                         (150, M, t2)])
+    assert got == {"TSL-a-2": [(100, 20), (120, 30)]}
+    # IRQ A and marker B in one cycle: B is not that edge's; the edge pairs with a later B.
+    start, entry = mark(Test.IL_A, Point.START, 1), mark(Test.IL_A, Point.ISR_ENTRY)
+    got, _ = samples_of([(90, M, start), (100, I, 1), (140, I, 0), (200, I, 1),
+                         (200, M, entry), (260, M, entry)])
+    assert got["IL-a-1"] == [(100, 100), (200, 60)]
+
+
+def test_two_markers_in_one_cycle_are_taken_trace_port_first():
+    # START (trace port) and PARAM (bus) in one cycle: PARAM is the test's next marker.
+    start = mark(Test.IDL_B, Point.START, 0)
+    param = mark(Test.IDL_B, Point.PARAM, 1)
+    exit_, t2 = mark(Test.IDL_B, Point.ISR_EXIT), mark(Test.IDL_B, Point.T2)
+    got, _ = samples_of([(50, M, start), (50, B, param), (60, M, exit_), (75, B, t2)])
+    assert got == {"IL-b-128": [], "IDL-b-128": [(60, 15)]}
+    # A marker of the test in the cycle of END but on the bus (after the trace port's
+    # END) is outside the window; the trace port's marker before a bus END is inside.
+    start, end = mark(Test.TSL_A, Point.START, 2), mark(Test.TSL_A, Point.END)
+    t1, t2 = mark(Test.TSL_A, Point.T1), mark(Test.TSL_A, Point.T2)
+    got, _ = samples_of([(10, M, start), (20, M, t1), (30, M, end), (30, B, t2)])
+    assert got == {"TSL-a-2": []}
+    got, _ = samples_of([(10, M, start), (20, M, t1), (30, M, t2), (30, B, end)])
+    assert got == {"TSL-a-2": [(20, 10)]}
+
+
+def test_loss_span_endpoints():
+    """A LOSS record of source X at stamp h after X's event at stamp l: events may be lost
+    at l < t < h; a pair (A, B) is discarded iff l < B and h > A."""
+    start, t1, t2 = (mark(Test.SEO_D, Point.START, 1), mark(Test.SEO_D, Point.T1),
+                     mark(Test.SEO_D, Point.T2))
+    base = [(10, M, start), (100, M, t1), (120, M, t2)]
+    # IRQ events at 40 and 100 bound the span (40, 100) of a LOSS at 100: h = A, kept.
+    _, tables = samples_of(base + [(40, I, 1), (100, L, 1 << 4 | I), (101, I, 0)])
+    assert tables["SEO-d-1"].samples.tolist() == [20] and tables["SEO-d-1"].discarded == 0
+    # LOSS at 101: h > A: discarded.
+    _, tables = samples_of(base + [(40, I, 1), (101, L, 1 << 4 | I), (102, I, 0)])
+    assert tables["SEO-d-1"].samples.tolist() == [] and tables["SEO-d-1"].discarded == 1
+    # The span's low end is X's previous event: at B (120) it is kept, at 119 discarded.
+    _, tables = samples_of(base + [(120, I, 1), (200, L, 1 << 4 | I), (201, I, 0)])
+    assert tables["SEO-d-1"].discarded == 0
+    _, tables = samples_of(base + [(119, I, 1), (200, L, 1 << 4 | I), (201, I, 0)])
+    assert tables["SEO-d-1"].discarded == 1
+
+
+# --- analyze and the sigrok decoders on random captures ----------------------------------
+
+#: The tests a random capture uses and the points their rules pair.
+TESTS = {Test.IL_A: (Point.ISR_ENTRY, Point.ISR_EXIT, Point.THREAD),
+         Test.IDL_B: (Point.ISR_ENTRY, Point.ISR_EXIT, Point.T2),
+         Test.TSL_A: (Point.T1, Point.T2)}
+
+
+@st.composite
+def captures(draw):
+    """Events of a random capture: markers of three tests (on the trace port or the bus
+    window, START/END/PARAM included, ENDs sometimes missing), IRQ edges and LOSS records,
+    with events of different sources sharing cycles."""
+    rows = []
+    stamp, irq_level = 1000, 0
+    tests = draw(st.lists(st.sampled_from(sorted(TESTS)), min_size=1, max_size=2,
+                          unique=True))
+    for _ in range(draw(st.integers(3, 40))):
+        stamp += draw(st.sampled_from([1, 1, 2, 3, 7, 20, 60]))
+        # One to three events in this cycle, of different sources; "start" is a START
+        # marker with an IRQ edge in its cycle.
+        kinds = draw(st.lists(st.sampled_from(["marker"] * 4 + ["bus"] * 2 + ["irq"] * 3
+                                              + ["loss", "start"]), min_size=1, max_size=3))
+        if "start" in kinds:
+            kinds = ["start", "irq"]
+        for kind in dict.fromkeys(kinds):
+            source = {"marker": M, "bus": B, "irq": I, "loss": L, "start": M}[kind]
+            if kind in ("marker", "bus", "start"):
+                test = draw(st.sampled_from(tests))
+                point = Point.START if kind == "start" else draw(st.sampled_from(
+                    (Point.START, Point.END, Point.PARAM) + TESTS[test] * 3))
+                value = mark(test, point, draw(st.integers(0, 3)))
+            elif kind == "irq":
+                irq_level ^= 1
+                value = irq_level
+            else:
+                value = draw(st.integers(1, 3)) << 4 | int(draw(st.sampled_from([M, B, I])))
+            rows.append((stamp, source, value))
+    # Stream order (docs/protocol.md): by stamp; in one cycle the LOSS record first, then
+    # the events in source order.
+    return sorted(rows, key=lambda row: (row[0], row[1] != L, row[1]))
+
+
+def write_capture(path, rows):
+    encoder = StreamEncoder(marker_width=16)
+    for stamp, source, value in rows:
+        encoder.event(stamp, source, value)
+    encoder.flush()
+    identity = {"version": 1, "clock_hz": CLOCK_HZ, "stamp_shift": 0, "marker_width": 16,
+                "edge_count": 0, "bus_width": 32, "fifo_depth": 0, "board": "synthetic",
+                "latency": {}}
+    with CaptureWriter(path, {"identity": identity, "port": "synthetic",
+                              "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                              "irq": {}, "test_info": "hypothesis"}) as writer:
+        writer.write(encoder.take())
+        writer.close({"events": len(rows)})
+    return load_capture(path)
+
+
+def sigrok_csv(sr_path, layout):
+    result = subprocess.run(
+        ["sigrok-cli", "-i", str(sr_path), "-P", layout.decoder_stack(),
+         "-B", "latscope_latency=csv"],
+        capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, SIGROKDECODE_DIR=str(ROOT / "decoders")))
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    return result.stdout
+
+
+def sigrok_discarded(sr_path, layout):
+    result = subprocess.run(
+        ["sigrok-cli", "-i", str(sr_path), "-P", layout.decoder_stack(),
+         "-A", "latscope_latency=discarded"],
+        capture_output=True, text=True, timeout=60,
+        env=dict(os.environ, SIGROKDECODE_DIR=str(ROOT / "decoders")))
+    assert result.returncode == 0, result.stderr
+    return len(result.stdout.splitlines())
+
+
+@settings(max_examples=100, deadline=None, derandomize=True, phases=[Phase.generate],
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(rows=captures())
+def test_decoders_give_the_samples_of_analyze(rows, tmp_path):
+    capture = write_capture(tmp_path / "random.lsc", rows)
+    tables = analyze(capture.events, capture.stamp_hz)
+    expected = sorted((name, int(start), int(cycles)) for name, table in tables.items()
+                      for start, cycles in zip(table.starts, table.samples))
+    sr = tmp_path / "random.sr"
+    info = export_capture(capture, sr=sr, pvs=False)
+    assert info.markers_dropped == 0
+    layout = Layout(0, second_lane=info.layout.second_lane)
+    rows_out = list(csv.DictReader(sigrok_csv(sr, layout).splitlines()))
+    decoded = sorted((row["table"], int(row["start_sample"]) + info.origin,
+                      int(row["samples"])) for row in rows_out)
+    assert decoded == expected
+    assert sigrok_discarded(sr, layout) == sum(t.discarded for t in tables.values())
