@@ -133,15 +133,18 @@ def captures(draw):
     for _ in range(draw(st.integers(3, 40))):
         stamp += draw(st.sampled_from([1, 1, 2, 3, 7, 20, 60]))
         # One to three events in this cycle, of different sources; "start" is a START
-        # marker with an IRQ edge in its cycle.
+        # marker with an IRQ edge in its cycle, "pair" two markers of one test.
         kinds = draw(st.lists(st.sampled_from(["marker"] * 4 + ["bus"] * 2 + ["irq"] * 3
-                                              + ["loss", "start"]), min_size=1, max_size=3))
+                                              + ["loss", "start", "pair"]),
+                              min_size=1, max_size=3))
+        test = draw(st.sampled_from(tests))
         if "start" in kinds:
             kinds = ["start", "irq"]
+        elif "pair" in kinds:
+            kinds = ["marker", "bus"]
         for kind in dict.fromkeys(kinds):
             source = {"marker": M, "bus": B, "irq": I, "loss": L, "start": M}[kind]
             if kind in ("marker", "bus", "start"):
-                test = draw(st.sampled_from(tests))
                 point = Point.START if kind == "start" else draw(st.sampled_from(
                     (Point.START, Point.END, Point.PARAM) + TESTS[test] * 3))
                 value = mark(test, point, draw(st.integers(0, 3)))
