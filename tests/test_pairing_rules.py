@@ -94,6 +94,21 @@ def test_two_markers_in_one_cycle_are_taken_trace_port_first():
     assert got == {"TSL-a-2": [(20, 10)]}
 
 
+def test_handler_entry_marker_of_the_kernel():
+    """ILH: the IRQ edge to the kernel's KERNEL/ISR_ENTRY marker (another test's marker,
+    in the window by its place in the marker order); IL (to the handler's own marker)
+    beside it. Without kernel markers in the capture there is no ILH table."""
+    start, end = mark(Test.IL_A, Point.START, 1), mark(Test.IL_A, Point.END)
+    entry, kernel = mark(Test.IL_A, Point.ISR_ENTRY), mark(Test.KERNEL, Point.ISR_ENTRY, 0)
+    events = [(100, M, start), (200, I, 1), (250, I, 0), (360, B, kernel), (380, M, entry),
+              (500, I, 1), (560, B, kernel), (600, M, end), (700, B, kernel)]
+    got, _ = samples_of(events)
+    assert got["ILH-a-1"] == [(200, 160), (500, 60)]
+    assert got["IL-a-1"] == [(200, 180)]
+    got, _ = samples_of([event for event in events if event[2] != kernel])
+    assert "ILH-a-1" not in got and got["IL-a-1"] == [(200, 180)]
+
+
 def test_loss_span_endpoints():
     """A LOSS record of source X at stamp h after X's event at stamp l: events may be lost
     at l < t < h; a pair (A, B) is discarded iff l < B and h > A."""
@@ -135,7 +150,7 @@ def captures(draw):
         # One to three events in this cycle, of different sources; "start" is a START
         # marker with an IRQ edge in its cycle, "pair" two markers of one test.
         kinds = draw(st.lists(st.sampled_from(["marker"] * 4 + ["bus"] * 2 + ["irq"] * 3
-                                              + ["loss", "start", "pair"]),
+                                              + ["loss", "start", "pair", "kernel"]),
                               min_size=1, max_size=3))
         test = draw(st.sampled_from(tests))
         if "start" in kinds:
@@ -143,8 +158,13 @@ def captures(draw):
         elif "pair" in kinds:
             kinds = ["marker", "bus"]
         for kind in dict.fromkeys(kinds):
-            source = {"marker": M, "bus": B, "irq": I, "loss": L, "start": M}[kind]
-            if kind in ("marker", "bus", "start"):
+            source = {"marker": M, "bus": B, "irq": I, "loss": L, "start": M,
+                      "kernel": B}[kind]
+            if kind == "kernel":       # the kernel's handler-entry marker (bus window)
+                if B in kinds:
+                    continue
+                value = mark(Test.KERNEL, Point.ISR_ENTRY, 0)
+            elif kind in ("marker", "bus", "start"):
                 point = Point.START if kind == "start" else draw(st.sampled_from(
                     (Point.START, Point.END, Point.PARAM) + TESTS[test] * 3))
                 value = mark(test, point, draw(st.integers(0, 3)))

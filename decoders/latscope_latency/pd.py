@@ -8,7 +8,7 @@
 
 import sigrokdecode as srd
 
-from .rules import ARG_BITS, END, PARAM, RULES, START
+from .rules import ARG_BITS, END, HANDLER_POINT, KERNEL_TEST, PARAM, RULES, START
 
 ROWS = ('il', 'idl', 'tsl', 'op')
 A_WINDOW, A_DISCARDED = len(ROWS), len(ROWS) + 1
@@ -164,6 +164,11 @@ class Decoder(srd.Decoder):
                         self.event(window, 'irq', ss)
         elif kind == 'MARKER':
             _, test, point, arg = payload
+            if test == KERNEL_TEST and point == HANDLER_POINT:
+                # The kernel is about to call a handler: an event of every open window.
+                for window in self.windows:
+                    self.event(window, 'handler', ss)
+                return
             mine = [window for window in self.windows if window.test == test]
             for window in mine:
                 # A parameter of 128 or more continues in a PARAM marker that is the

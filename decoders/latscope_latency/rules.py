@@ -3,18 +3,23 @@
 
 # A rule makes one sample from an event A and the first event B after it inside a
 # START..END window of its test (docs/tests.md). An event is 'irq' (an asserting
-# IRQ edge) or a marker point number. name: the table, {n} = the test's parameter.
+# IRQ edge), 'handler' (the kernel's marker KERNEL_TEST/HANDLER_POINT) or a marker
+# point number. name: the table, {n} = the test's parameter.
 
 ARG_BITS = 7
 START = 0
 END = 1
 PARAM = 7
+KERNEL_TEST = 16
+HANDLER_POINT = 2
 
 # (test, table name, A, B, annotation row)
 RULES = (
     (1, 'IL-a-1', 'irq', 2, 'il'),
+    (1, 'ILH-a-1', 'irq', 'handler', 'il'),
     (1, 'IDL-a-1', 3, 6, 'idl'),
     (2, 'IL-b-{n}', 'irq', 2, 'il'),
+    (2, 'ILH-b-{n}', 'irq', 'handler', 'il'),
     (2, 'IDL-b-{n}', 3, 5, 'idl'),
     (3, 'TSL-a-{n}', 4, 5, 'tsl'),
     (4, 'TF-a-1', 4, 5, 'op'),

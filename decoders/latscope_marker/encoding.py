@@ -25,6 +25,7 @@ TEST_NAMES = {
     13: 'SEO_G',
     14: 'MQ',
     15: 'CLOCK_ISR',
+    16: 'KERNEL',
 }
 
 POINT_NAMES = {

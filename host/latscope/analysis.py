@@ -35,7 +35,8 @@ MARKER_SOURCES = (Source.MARKER, Source.BUS)
 class Rule:
     """One sample table of a test: ``name`` (``{n}`` = the START marker's argument), the
     event that starts a sample and the event that ends it. An event is ``"irq"`` (an
-    asserting IRQ edge) or a marker :class:`Point`."""
+    asserting IRQ edge), ``"handler"`` (the kernel's KERNEL/ISR_ENTRY marker: it is about
+    to call an interrupt handler) or a marker :class:`Point` of the test."""
     test: Test
     name: str
     start: object
@@ -44,8 +45,10 @@ class Rule:
 
 RULES = [
     Rule(Test.IL_A, "IL-a-1", "irq", Point.ISR_ENTRY),
+    Rule(Test.IL_A, "ILH-a-1", "irq", "handler"),
     Rule(Test.IL_A, "IDL-a-1", Point.ISR_EXIT, Point.THREAD),
     Rule(Test.IDL_B, "IL-b-{n}", "irq", Point.ISR_ENTRY),
+    Rule(Test.IDL_B, "ILH-b-{n}", "irq", "handler"),
     Rule(Test.IDL_B, "IDL-b-{n}", Point.ISR_EXIT, Point.T2),
     Rule(Test.TSL_A, "TSL-a-{n}", Point.T1, Point.T2),
     Rule(Test.TF_A, "TF-a-1", Point.T1, Point.T2),
@@ -216,6 +219,9 @@ def analyze(events, stamp_hz, *, losses=None):
     marker_at = _markers_in_time_order(stamp, source)
     tests, points, args = decode(value[marker_at].astype(np.int32) & 0xffff)
     irq = stamp[(source == Source.IRQ) & (value == 1)]          # one source: in stamp order
+    # The kernel's handler-entry markers: positions among all markers, and stamps.
+    handler_at = np.flatnonzero((tests == Test.KERNEL) & (points == Point.ISR_ENTRY))
+    handler = stamp[marker_at[handler_at]]
     lossy_spans = _lossy_spans(stamp, source, value, losses)
 
     # The markers of each test, in stream order (a radix sort on the small test number).
@@ -225,7 +231,8 @@ def analyze(events, stamp_hz, *, losses=None):
     found = []                            # (first START position, rule index, name, table)
     for begin, end in zip(edges, np.append(edges[1:], len(order))):
         test = int(test_of[begin])
-        rules = [(index, rule) for index, rule in enumerate(RULES) if rule.test == test]
+        rules = [(index, rule) for index, rule in enumerate(RULES) if rule.test == test
+                 and (len(handler) or "handler" not in (rule.start, rule.end))]
         mine = order[begin:end]
         m_stamp, m_points = stamp[marker_at[mine]], points[mine]
         windows = windows_of_test(m_stamp, m_points, args[mine])
@@ -238,6 +245,12 @@ def analyze(events, stamp_hz, *, losses=None):
             if kind == "irq":
                 window = windows.of_stamps(irq)
                 return irq[window >= 0], window[window >= 0]
+            if kind == "handler":
+                # A marker of another test: in the window by its place in the marker order.
+                bounds = np.append(mine, len(marker_at))
+                window = _Windows(bounds[windows.start], bounds[windows.stop], None, None,
+                                  None).of_markers(handler_at)
+                return handler[window >= 0], window[window >= 0]
             if kind not in of_point:
                 at = np.flatnonzero(m_points == kind)
                 window = windows.of_markers(at)

@@ -47,6 +47,7 @@ class Test(IntEnum):
     SEO_G = 13        #: priority inversion: time for the high-priority thread to get the mutex
     MQ = 14           #: message send -> blocked receiver resumes
     CLOCK_ISR = 15    #: clock-ISR method: fixed work interrupted or not by the tick
+    KERNEL = 16       #: the kernel's own markers (ISR_ENTRY: about to call a line's handler)
 
 
 class Point(IntEnum):

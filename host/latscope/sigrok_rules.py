@@ -30,6 +30,7 @@ def _row(name):
     """Annotation row of a table: the reference report's IL, IDL and TSL tables, the rest
     (thread, semaphore, queue and clock operations) in one row."""
     prefix = name.split("-", 1)[0]
+    prefix = "IL" if prefix == "ILH" else prefix
     return prefix.lower() if prefix in ("IL", "IDL", "TSL") else "op"
 
 
@@ -52,17 +53,20 @@ def marker_encoding():
 
 def latency_rules():
     def event(kind):
-        return repr(kind) if kind == "irq" else str(int(kind))
+        return repr(kind) if kind in ("irq", "handler") else str(int(kind))
 
     lines = [_HEADER.format(source="host/latscope/analysis.py and markers.py"),
              "# A rule makes one sample from an event A and the first event B after it inside a",
              "# START..END window of its test (docs/tests.md). An event is 'irq' (an asserting",
-             "# IRQ edge) or a marker point number. name: the table, {n} = the test's parameter.",
+             "# IRQ edge), 'handler' (the kernel's marker KERNEL_TEST/HANDLER_POINT) or a marker",
+             "# point number. name: the table, {n} = the test's parameter.",
              "",
              f"ARG_BITS = {markers.ARG_BITS}",
              f"START = {int(markers.Point.START)}",
              f"END = {int(markers.Point.END)}",
              f"PARAM = {int(markers.Point.PARAM)}",
+             f"KERNEL_TEST = {int(markers.Test.KERNEL)}",
+             f"HANDLER_POINT = {int(markers.Point.ISR_ENTRY)}",
              "",
              "# (test, table name, A, B, annotation row)",
              "RULES = ("]

@@ -29,6 +29,7 @@ enum ls_test {
     LS_TEST_SEO_G = 13,
     LS_TEST_MQ = 14,
     LS_TEST_CLOCK_ISR = 15,
+    LS_TEST_KERNEL = 16,
 };
 
 enum ls_point {

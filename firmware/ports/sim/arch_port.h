@@ -36,4 +36,16 @@ static inline void arch_irq_unlock(unsigned key)
  * byte at a time, about a million simulated cycles for the arena alone. */
 #define K_ARCH_NOINIT __attribute__((section(".noinit")))
 
+/* K_TRACE_WINDOW: byte address of the board's bus trace window (the latscope
+ * SoC's 0xF0000100; the suite's sim build defines it). The kernel then writes
+ * the marker KERNEL/ISR_ENTRY(line) (latscope/markers.h, docs/markers.md) in
+ * ONE store just before it calls a line's handler: the end of the ILH tables
+ * (docs/tests.md), whatever marker variant the suite uses. */
+#ifdef K_TRACE_WINDOW
+#include "latscope/markers.h"
+#define K_TRACE_HANDLER_ENTRY(line) \
+	(*(volatile uint32_t *)(K_TRACE_WINDOW) = \
+		 LS_MARKER(LS_TEST_KERNEL, LS_POINT_ISR_ENTRY, (line)))
+#endif
+
 #endif /* ARCH_PORT_H */
