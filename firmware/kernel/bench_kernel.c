@@ -248,7 +248,7 @@ int bench_sem_give(int id)
 	return s ? from_k(k_sem_give(s)) : BENCH_ERROR;
 }
 
-int bench_sem_give_from_isr(int id)
+K_IRQ_PATH(bench_sem_give_from_isr) int bench_sem_give_from_isr(int id)
 {
 	return bench_sem_give(id); /* the kernel's give is ISR-safe */
 }
@@ -387,7 +387,7 @@ int bench_irq_disable(int irq)
 	return BENCH_SUCCESS;
 }
 
-void bench_irq_ack(int irq)
+K_IRQ_PATH(bench_irq_ack) void bench_irq_ack(int irq)
 {
 	if (valid_irq(irq))
 		board_irq_line_ack((unsigned)irq);

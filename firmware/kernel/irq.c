@@ -32,7 +32,7 @@ int k_irq_attach(unsigned line, k_isr_t isr, void *arg)
 	return K_OK;
 }
 
-void k_irq_dispatch(unsigned line)
+K_IRQ_PATH(k_irq_dispatch) void k_irq_dispatch(unsigned line)
 {
 	if (line < K_IRQ_LINES && irq_table[line].isr != NULL) {
 		k_isr_t isr = irq_table[line].isr;

@@ -104,12 +104,12 @@ void k_resched_unlock(unsigned key)
 	arch_irq_unlock(key);
 }
 
-void k_isr_enter(void)
+K_IRQ_PATH(k_isr_enter) void k_isr_enter(void)
 {
 	k_isr_nesting++;
 }
 
-k_thread_t *k_isr_exit(void)
+K_IRQ_PATH(k_isr_exit) k_thread_t *k_isr_exit(void)
 {
 	if (--k_isr_nesting != 0 || !running)
 		return NULL;

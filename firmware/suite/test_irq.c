@@ -27,7 +27,7 @@ static void open_irq_line(bench_isr_t handler)
 /* ---------------------------------------------------------------- IL-a-1 / IDL-a-1 */
 
 /* No rescheduling: mark, acknowledge, mark. */
-static void il_isr(void *arg)
+SUITE_ISR(il_isr) static void il_isr(void *arg)
 {
 	(void)arg;
 	unsigned n = isr_calls;
@@ -78,7 +78,7 @@ void test_il_a(void)
 
 /* Rescheduling: the give wakes the first of the pending threads, which runs
  * when the handler returns (the kernel defers the switch to ISR exit). */
-static void idl_isr(void *arg)
+SUITE_ISR(idl_isr) static void idl_isr(void *arg)
 {
 	(void)arg;
 	unsigned n = isr_calls;

@@ -69,7 +69,7 @@ static void fatal(uint32_t mcause, const uint32_t *frame)
  * thread's partial frame. Returns the interrupted thread when k_isr_exit()
  * chose another one to run (k_current), else NULL.
  */
-k_thread_t *k_arch_trap(uint32_t mcause, uint32_t *frame)
+K_IRQ_PATH(k_arch_trap) k_thread_t *k_arch_trap(uint32_t mcause, uint32_t *frame)
 {
 	if ((int32_t)mcause >= 0)
 		fatal(mcause, frame); /* exceptions are bugs: no syscalls here */

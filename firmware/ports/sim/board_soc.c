@@ -32,7 +32,7 @@ void rv32_board_start(void)
 	csr_set(mie, MIE_MEIE); /* lines are gated one by one in CSR_IRQ_MASK */
 }
 
-bool rv32_board_interrupt(uint32_t cause)
+K_IRQ_PATH(rv32_board_interrupt) bool rv32_board_interrupt(uint32_t cause)
 {
 	if (cause == RV32_IRQ_M_EXT) {
 		uint32_t pending = csr_read(CSR_IRQ_PENDING) & csr_read(CSR_IRQ_MASK);
@@ -60,7 +60,7 @@ void board_irq_line_enable(unsigned line, bool enable)
 		csr_clear(CSR_IRQ_MASK, 1u << line);
 }
 
-void board_irq_line_ack(unsigned line)
+K_IRQ_PATH(board_irq_line_ack) void board_irq_line_ack(unsigned line)
 {
 	if (line == 0)
 		soc_irq_acknowledge(); /* the only line with a latch on this SoC */

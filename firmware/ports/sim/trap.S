@@ -16,7 +16,8 @@
  */
 #include "arch_frame.h"
 
-	.section .text.k_trap_entry, "ax", @progbits
+	/* With the rest of the interrupt path (K_IRQ_PATH, kernel.h). */
+	.section .text.irq_path.k_trap_entry, "ax", @progbits
 	.globl k_trap_entry
 	.type k_trap_entry, @function
 	.balign 4
