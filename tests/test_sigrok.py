@@ -112,8 +112,8 @@ def test_decoders_give_every_sample_of_analyze(suite_runs, marker, fmt):
     decoded = sigrok_cli(*source, "-P", layout.decoder_stack(), "-B", "latscope_latency=csv")
 
     tables, expected = analyze_samples(capture)
-    # Every table of the suite (23, docs/tests.md), each with samples.
-    assert len(tables) == 23 and all(len(t.samples) for t in tables.values()), \
+    # Every table of the suite (27, docs/tests.md), each with samples.
+    assert len(tables) == 27 and all(len(t.samples) for t in tables.values()), \
         {name: len(t.samples) for name, t in tables.items()}
     assert csv_samples(decoded, info.origin) == expected
 

@@ -35,10 +35,13 @@ STROBE = 1 << 16
 # Marker encoding and the rules, written out from docs/markers.md and docs/tests.md.
 START, END, ISR_ENTRY, ISR_EXIT, T1, T2, THREAD, PARAM = range(8)
 IL_A, IDL_B, TSL_A = 1, 2, 3
-#: test -> [(table name, A, B)]; A/B: "irq" or a point. Every other test: T1 -> T2.
+KERNEL = 16             # the kernel's marker KERNEL/ISR_ENTRY: it calls a handler now
+#: test -> [(table name, A, B)]; A/B: "irq", "handler" (the kernel's marker) or a point.
 RULES = {
-    IL_A: [("IL-a-1", "irq", ISR_ENTRY), ("IDL-a-1", ISR_EXIT, THREAD)],
-    IDL_B: [("IL-b-{n}", "irq", ISR_ENTRY), ("IDL-b-{n}", ISR_EXIT, T2)],
+    IL_A: [("IL-a-1", "irq", ISR_ENTRY), ("ILH-a-1", "irq", "handler"),
+           ("IDL-a-1", ISR_EXIT, THREAD)],
+    IDL_B: [("IL-b-{n}", "irq", ISR_ENTRY), ("ILH-b-{n}", "irq", "handler"),
+            ("IDL-b-{n}", ISR_EXIT, T2)],
     TSL_A: [("TSL-a-{n}", T1, T2)],
     4: [("TF-a-1", T1, T2)], 5: [("TF-b-1", T1, T2)], 6: [("TF-c-2", T1, T2)],
     7: [("SEO-a-1", T1, T2)], 8: [("SEO-b-1", T1, T2)], 9: [("SEO-c-1", T1, T2)],
@@ -49,8 +52,9 @@ RULES = {
 
 def truth_events(path):
     """(cycle, kind, value) in log order: ("irq", 1) for a rising IRQ edge, ("marker",
-    16-bit value) for a GPIO store that flips the strobe; and the cycles of the capture's
-    start and of the CPU's release."""
+    16-bit value) for a GPIO store that flips the strobe or a store into the bus trace
+    window (the kernel's markers); and the cycles of the capture's start and of the CPU's
+    release."""
     events, strobe, capture_start, cpu_run = [], 0, None, None
     for line in Path(path).read_text().splitlines():
         if line.startswith("#"):
@@ -64,6 +68,8 @@ def truth_events(path):
             if word & STROBE != strobe:
                 strobe = word & STROBE
                 events.append((cycle, "marker", word & 0xFFFF))
+        elif kind == "trace":
+            events.append((cycle, "marker", int(fields[1], 16) & 0xFFFF))
         elif kind == "capture" and fields[0] == "1" and capture_start is None:
             capture_start = cycle
         elif kind == "cpu_run":
@@ -74,12 +80,15 @@ def truth_events(path):
 def simple_pairing(events):
     """{table: [(start cycle, cycles)]}: one pass in time order. In a cycle the marker
     comes before the IRQ edge (a B in an A's cycle is not that A's; an edge in a START's or
-    END's cycle is in no window)."""
+    END's cycle is in no window). A kernel marker (the bus window's) is an event of every
+    open window; in the demo's GPIO build no two markers share a cycle."""
     events = sorted(events, key=lambda event: (event[0], event[1] != "marker"))
     windows = {}           # test -> {"n": parameter, "pending": {table: A cycle}, "fresh"}
     tables = {}
     for cycle, kind, value in events:
-        if kind == "marker":
+        if kind == "marker" and value >> 10 == KERNEL:
+            targets, point = list(windows.items()), "handler"
+        elif kind == "marker":
             test, point, arg = value >> 10, (value >> 7) & 7, value & 0x7F
             window = windows.get(test)
             if window is not None and window["fresh"]:
