@@ -40,7 +40,10 @@ STAT_COLUMNS = [
 
 #: What each test family measures (table name prefix -> description), for readers.
 DESCRIPTIONS = {
-    "IL": "Interrupt latency: IRQ edge at the DUT's pin to the first instruction of the ISR",
+    "IL": "Interrupt latency: IRQ edge at the DUT's pin to the handler's entry marker "
+          "(after its prologue)",
+    "ILH": "Interrupt latency: IRQ edge at the DUT's pin to the first instruction of the "
+           "handler (the kernel's marker just before it calls the handler)",
     "IDL": "Interrupt dispatch latency: end of the ISR to the first instruction of the "
            "thread it made ready",
     "TSL": "Thread switch latency: a thread yields to the next of N equal-priority threads",
