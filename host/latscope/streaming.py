@@ -125,8 +125,11 @@ class StreamingTable:
 
 
 _RULES_PER_TEST = {}
+_HANDLER_RULES_PER_TEST = {}          # rules that need the kernel's handler-entry markers
 for _rule in RULES:
     _RULES_PER_TEST[_rule.test] = _RULES_PER_TEST.get(_rule.test, 0) + 1
+    if "handler" in (_rule.start, _rule.end):
+        _HANDLER_RULES_PER_TEST[_rule.test] = _HANDLER_RULES_PER_TEST.get(_rule.test, 0) + 1
 
 
 class StreamingAnalyzer:
@@ -147,6 +150,7 @@ class StreamingAnalyzer:
         self._held = Events.empty()
         self._last_start = {}                 # table -> stamp of its last counted sample
         self._held_discarded = {}             # table -> discarded pairs inside held events
+        self._handler_tables = False          # the kernel's markers came: ILH tables exist
 
     def feed(self, events):
         """Adds the next events (a parser ``Events``, in stamp order)."""
@@ -155,6 +159,7 @@ class StreamingAnalyzer:
         self.events_seen += len(events)
         buffer = Events.concatenate([self._held, events])
         tables = analyze(buffer, self.stamp_hz)
+        self._handler_tables |= any(name.startswith("ILH-") for name in tables)
         for name, table in tables.items():
             self._count(name, table)
         self._hold(buffer, tables)
@@ -202,7 +207,10 @@ class StreamingAnalyzer:
             pinned += markers
             mine = [t for t in tables.values() if t.parameters.get("test") == Test(test).name
                     and len(t.starts) and t.starts[-1] > start_stamp]
-            if len(mine) < _RULES_PER_TEST.get(test, 0):
+            rules = _RULES_PER_TEST.get(test, 0)
+            if not self._handler_tables:       # analyze makes no ILH table without them
+                rules -= _HANDLER_RULES_PER_TEST.get(test, 0)
+            if len(mine) < rules:
                 keep_from = min(keep_from, start_stamp + 1)   # a table has no sample yet
             for table in mine:
                 keep_from = min(keep_from, int(table.starts[-1] + table.samples[-1]))
