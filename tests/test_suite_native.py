@@ -137,6 +137,8 @@ def check_suite(events, *, obj_samples, clk_samples, exact):
     cycles between the last sample and the line's disable)."""
     tables = analyze(events, 1e9)
     markers = marker_at(events)
+    check_handler_tables(tables, markers)
+    tables = {name: table for name, table in tables.items() if not name.startswith("ILH-")}
     assert set(tables) == set(EXPECTED)
     for name, (a_point, b_point) in EXPECTED.items():
         table = tables[name]
@@ -153,6 +155,22 @@ def check_suite(events, *, obj_samples, clk_samples, exact):
             else:
                 assert a[1] == a_point and a[0] == b[0], (name, k, a)
             check_pair(name, k, a, b)
+
+
+def check_handler_tables(tables, markers):
+    """The ILH tables (the SoC build's kernel writes a handler-entry marker): beside each
+    IL table, from the same IRQ edges to the kernel's marker of line 0, which comes
+    before the handler's ISR_ENTRY marker."""
+    handler = [name for name in tables if name.startswith("ILH-")]
+    assert handler == [] or sorted(handler) == sorted(
+        name.replace("IL-", "ILH-") for name in EXPECTED if name.startswith("IL-"))
+    for name in handler:
+        il = tables[name.replace("ILH-", "IL-")]
+        table = tables[name]
+        assert table.starts.tolist() == il.starts.tolist(), name
+        assert np.all(table.samples < il.samples), name
+        for start, sample in zip(table.starts.tolist(), table.samples.tolist()):
+            assert markers[start + sample] == (Test.KERNEL, Point.ISR_ENTRY, 0), name
 
 
 def check_pair(name, k, a, b):
