@@ -40,8 +40,8 @@ DECODERS = ROOT / "decoders"
 BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-sigrok"
 LOSSY_BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-sigrok-loss"
 SAMPLES = 20
-#: The rows of latscope_latency and the tables each holds.
-ROWS = {"il": "IL-", "idl": "IDL-", "tsl": "TSL-"}
+#: The rows of latscope_latency and the tables each holds (name prefixes).
+ROWS = {"il": ("IL-", "ILH-"), "idl": "IDL-", "tsl": "TSL-"}
 
 
 def sigrok_env():
