@@ -71,7 +71,7 @@
  * block (K_IRQ_PATH in kernel/kernel.h; sim/firmware/link.ld), so that the
  * instruction-cache placement of trap entry, dispatch and handler is the
  * same in every build of the suite. */
-#define SUITE_ISR(name) __attribute__((section(".text.irq_path." #name)))
+#define SUITE_ISR(name) __attribute__((section(".text.irq_path.1." #name)))
 
 /* The appliance's IRQ generator is interrupt line 0 (acknowledged at its
  * latch with bench_irq_ack). */

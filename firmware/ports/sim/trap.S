@@ -17,7 +17,7 @@
 #include "arch_frame.h"
 
 	/* With the rest of the interrupt path (K_IRQ_PATH, kernel.h). */
-	.section .text.irq_path.k_trap_entry, "ax", @progbits
+	.section .text.irq_path.0.k_trap_entry, "ax", @progbits
 	.globl k_trap_entry
 	.type k_trap_entry, @function
 	.balign 4

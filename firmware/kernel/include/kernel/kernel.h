@@ -69,13 +69,13 @@
 /*
  * K_IRQ_PATH(name): on the functions an interrupt runs through (trap entry,
  * dispatch, the ISR bookkeeping), which go into the ELF section
- * .text.irq_path.<name>. A linker script keeps them in one block from a
+ * .text.irq_path.0.<name>. A linker script keeps them in one block from a
  * cache-line boundary (sim/firmware/link.ld), so that the path's code does
  * not evict itself from a direct-mapped instruction cache, whatever else a
  * build contains. Without such a script the sections land with the rest.
  */
 #ifndef K_IRQ_PATH
-#define K_IRQ_PATH(name) __attribute__((section(".text.irq_path." #name)))
+#define K_IRQ_PATH(name) __attribute__((section(".text.irq_path.0." #name)))
 #endif
 
 #define K_PRIO_COUNT   256
