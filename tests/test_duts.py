@@ -197,3 +197,144 @@ def test_linux_cross_compiles_for_the_pi(tmp_path):
     header = subprocess.run(["aarch64-linux-gnu-readelf", "-h", str(binary)],
                             capture_output=True, text=True, check=True).stdout
     assert "AArch64" in header and "ELF64" in header
+
+
+# ---------------------------------------------------------------------------- Cortex-M
+
+CM_SEO_F_MAX = 128        # the STM32F4 boards' SEO-f (96 KiB of RAM), also under QEMU
+QEMU = ["qemu-system-arm", "-machine", "netduinoplus2", "-nographic", "-monitor", "none",
+        "-serial", "none", "-semihosting-config", "enable=on,target=native"]
+UNIMP_WRITE = re.compile(r"^(GPIO[A-I]): unimplemented device write \(size 4, offset (0x[0-9a-f]+), "
+                         r"value (0x[0-9a-f]+)\)$")
+BSRR = 0x18
+
+
+def need_arm():
+    need("arm-none-eabi-gcc", "make")
+    if not Path("/usr/lib/picolibc/arm-none-eabi/picolibc.specs").exists():
+        pytest.fail("picolibc-arm-none-eabi needed (scripts/setup.sh installs it)")
+
+
+def bsrr_stores(log):
+    """[(port, word)] of the BSRR stores QEMU logged (its GPIO ports are unimplemented
+    devices: -d unimp logs every access), after the start-up configuration."""
+    stores = []
+    for line in Path(log).read_text().splitlines():
+        match = UNIMP_WRITE.match(line)
+        if match and int(match[2], 16) == BSRR:
+            stores.append((match[1], int(match[3], 16)))
+    return stores
+
+
+def stm32_markers(stores):
+    """Marker values from the STM32 port's stores, checking the protocol of
+    suite/stm32f4/ls_marker_port.h: all marker pins low at start; then per marker GPIOB's
+    BSRR with all 16 pins set or reset, then GPIOC's with PC11 (D11) and PC8 (STROBE) set or
+    reset; the strobe changes with every marker, from low."""
+    pc = (1 << 8) | (1 << 11)
+    assert stores[:2] == [("GPIOB", 0xFFFF << 16), ("GPIOC", pc << 16)]
+    body = stores[2:]
+    assert len(body) % 2 == 0
+    strobe = 0
+    values = []
+    for k in range(0, len(body), 2):
+        (port_b, b), (port_c, c) = body[k], body[k + 1]
+        assert (port_b, port_c) == ("GPIOB", "GPIOC"), (k, body[k:k + 2])
+        assert b & 0xFFFF ^ (b >> 16) == 0xFFFF, (k, hex(b))
+        assert c & 0xFFFF ^ (c >> 16) == pc and not c & ~(pc | pc << 16), (k, hex(c))
+        assert (c >> 8) & 1 == strobe ^ 1, (k, hex(c))
+        strobe ^= 1
+        values.append(b & 0xFFFF & ~(1 << 11) | c & (1 << 11))
+    return np.array(values, np.int64)
+
+
+def check_cm_tables(values):
+    """The suite's tables from the markers: every one that needs no IRQ edge (QEMU raises
+    the line in software), with the samples and pairs of the native run."""
+    events = Events(np.arange(len(values), dtype=np.uint64) * 10,
+                    np.full(len(values), int(Source.MARKER), np.uint8), values)
+    tables = analyze(events, 1e9)
+    markers = {10 * i: tuple(int(x) for x in m) for i, m in enumerate(zip(*decode(values)))}
+    expected = {"IDL-a-1": (Point.ISR_EXIT, Point.THREAD),
+                **{f"IDL-b-{n}": (Point.ISR_EXIT, Point.T2) for n in (1, 10, 128)},
+                **{f"TSL-a-{n}": (Point.T1, Point.T2) for n in (2, 10, 128)},
+                **{name: (Point.T1, Point.T2) for name in (
+                    "TF-a-1", "TF-b-1", "TF-c-2", "SEO-a-1", "SEO-b-1", "SEO-c-1", "SEO-d-1",
+                    "SEO-e-1", f"SEO-f-{CM_SEO_F_MAX}", "SEO-g-3", "MQ-a-1", "CLK-a-1")}}
+    assert {name for name in tables if not name.startswith("IL-")} == set(expected)
+    for name, (a_point, b_point) in expected.items():
+        table = tables[name]
+        assert len(table.samples) == SAMPLES and table.discarded == 0, name
+        for k, (start, sample) in enumerate(zip(table.starts.tolist(), table.samples.tolist())):
+            a, b = markers[start], markers[start + sample]
+            assert (a[1], b[1]) == (a_point, b_point) and a[0] == b[0], (name, k, a, b)
+            check_pair(name, k, a, b)
+    check_il_window(values)
+
+
+@pytest.mark.parametrize("board", ["qemu-stm32", "qemu-m0plus"])
+def test_cortex_m_under_qemu(board, tmp_path):
+    """The smoke test and the suite on the Cortex-M port under QEMU (netduinoplus2), with
+    the STM32 board code compiled for the M4 and for the RP2040's M0+ (ARMv6-M): every smoke
+    case passes, the suite runs to its end, and QEMU's log of the GPIO stores spells the
+    suite's markers. Functional only: QEMU's time is not the board's."""
+    need_arm()
+    need("qemu-system-arm")
+    make(FIRMWARE, "cortex-m", f"BOARD={board}", f"BUILD={tmp_path}")
+    smoke = subprocess.run([*QEMU, "-kernel", str(tmp_path / f"cm-{board}" / "bench_smoke.elf")],
+                           capture_output=True, text=True, timeout=60)
+    console = smoke.stdout + smoke.stderr
+    assert smoke.returncode == 0, console[-3000:]
+    assert "SUMMARY bench_smoke: passed=8 failed=0" in console
+    assert int(re.search(r"tick wake-ups during the churn: (\d+)", console)[1]) > 0
+
+    make(SUITE, "cortex-m", f"BOARD={board}", f"SAMPLES={SAMPLES}", f"BUILD={tmp_path}")
+    log = tmp_path / "unimp.log"
+    suite = subprocess.run([*QEMU, "-d", "unimp", "-D", str(log), "-kernel",
+                            str(tmp_path / f"cm-{board}-gpio" / "suite.elf")],
+                           capture_output=True, text=True, timeout=60)
+    console = suite.stdout + suite.stderr
+    assert suite.returncode == 0 and "suite: done" in console, console[-3000:]
+    check_cm_tables(stm32_markers(bsrr_stores(log)))
+
+
+def symbols(elf):
+    out = subprocess.run(["arm-none-eabi-nm", str(elf)], capture_output=True, text=True,
+                         check=True).stdout
+    return {parts[2]: int(parts[0], 16) for parts in map(str.split, out.splitlines())
+            if len(parts) == 3}
+
+
+@pytest.mark.parametrize("board", ["stm32f4", "rp2040"])
+def test_cortex_m_boards_cross_compile(board, tmp_path):
+    """The suite and the smoke test for the Nucleo (flash image) and the Pico (SRAM image,
+    entered at 0x20000000, with its UF2): the vector table where the core looks for it."""
+    need_arm()
+    make(FIRMWARE, "cortex-m", f"BOARD={board}", f"BUILD={tmp_path}")
+    make(SUITE, "cortex-m", f"BOARD={board}", f"BUILD={tmp_path}")
+    elf = tmp_path / f"cm-{board}-gpio" / "suite.elf"
+    header = subprocess.run(["arm-none-eabi-readelf", "-h", "-A", str(elf)],
+                            capture_output=True, text=True, check=True).stdout
+    assert "ARM" in header and "ELF32" in header
+    table = symbols(elf)
+    if board == "stm32f4":
+        assert table["__interrupt_vector"] == 0x0800_0000
+        assert "Tag_CPU_arch: v7E-M" in header
+        assert table["__stack"] == 0x2000_0000 + 96 * 1024
+        return
+    assert "Tag_CPU_arch: v6S-M" in header
+    assert table["rp2040_entry"] == 0x2000_0000 and table["__interrupt_vector"] % 256 == 0
+    image = (elf.parent / "suite.bin").read_bytes()
+    uf2 = (elf.parent / "suite.uf2").read_bytes()
+    assert len(uf2) == 512 * -(-len(image) // 256)
+    payload = b""
+    for n in range(len(uf2) // 512):
+        block = uf2[512 * n:512 * (n + 1)]
+        magic0, magic1, flags, address, size, number, count, family = \
+            np.frombuffer(block[:32], "<u4").tolist()
+        assert (magic0, magic1, flags, family) == (0x0A324655, 0x9E5D5157, 0x2000, 0xE48BFF56)
+        assert (address, size, number, count) == (0x2000_0000 + 256 * n, 256, n,
+                                                   len(uf2) // 512)
+        assert block[-4:] == (0x0AB16F30).to_bytes(4, "little")
+        payload += block[32:32 + 256]
+    assert payload[:len(image)] == image
