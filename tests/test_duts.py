@@ -120,7 +120,7 @@ def linux_builds(tmp_path_factory):
 def linux_run(request, linux_builds, watcher, tmp_path_factory):
     name = request.param
     log = tmp_path_factory.mktemp(name) / "stores.txt"
-    env = dict(os.environ, LATSCOPE_CPU="0", LATSCOPE_SOFT_IRQ_US="200", LATSCOPE_GPIO="gpiomem")
+    env = dict(os.environ, LATSCOPE_CPU="0", LATSCOPE_SOFT_IRQ_US="1000", LATSCOPE_GPIO="gpiomem")
     result = subprocess.run([str(watcher), str(log), str(linux_builds[name])], env=env,
                             capture_output=True, text=True, timeout=60)
     if name == "realtime" and "no SCHED_FIFO rights" in result.stderr:
@@ -176,15 +176,17 @@ def test_linux_gpiomem_tables(linux_run):
 
 def check_il_window(values):
     """IL-a with software IRQs (no IRQ pin in CI): the handler thread's ENTRY/EXIT pairs
-    come whole, numbered 0..SAMPLES-1 in order, between the polling thread's THREAD
-    markers (two calls may follow each other when the thread did not run in between)."""
+    come whole, numbered 0, 1, ... in order, at least SAMPLES of them, between the polling
+    thread's THREAD markers. Calls may follow each other when the thread did not run in
+    between (on Linux raises queue up while a traced handler is slow; the thread ends the
+    window when it has seen SAMPLES calls, however many there were by then)."""
     tests, points, args = decode(values)
     il = [(int(p), int(a)) for t, p, a in zip(tests, points, args) if t == Test.IL_A]
     assert il[0] == (Point.START, 1) and il[-1] == (Point.END, 0)
     calls = [k for k, (p, _) in enumerate(il) if p == Point.ISR_ENTRY]
-    assert len(calls) == SAMPLES
+    assert len(calls) >= SAMPLES
     for n, k in enumerate(calls):
-        assert il[k:k + 2] == [(Point.ISR_ENTRY, n), (Point.ISR_EXIT, n)]
+        assert il[k:k + 2] == [(Point.ISR_ENTRY, n % 128), (Point.ISR_EXIT, n % 128)]
     others = {p for p, _ in il[1:-1]} - {Point.ISR_ENTRY, Point.ISR_EXIT}
     assert others == {Point.THREAD} and il[calls[-1] + 2] == (Point.THREAD, 0)
 
