@@ -340,3 +340,17 @@ def test_cortex_m_boards_cross_compile(board, tmp_path):
         assert block[-4:] == (0x0AB16F30).to_bytes(4, "little")
         payload += block[32:32 + 256]
     assert payload[:len(image)] == image
+
+
+# ---------------------------------------------------------------------------- docs
+
+@pytest.mark.parametrize("dut,page", [("raspberry-pi", "raspberry-pi.md"), ("nucleo", "nucleo.md"),
+                                      ("pico", "pico.md")])
+def test_wiring_tables_are_current(dut, page):
+    """docs/duts/<page> has the wiring table to every board, as the board descriptions give
+    it (python -m latscope_boards.duts prints them)."""
+    from latscope_boards import BOARDS, get_board
+    from latscope_boards.duts import wiring_table
+    text = (ROOT / "docs" / "duts" / page).read_text()
+    for name in BOARDS:
+        assert wiring_table(dut, get_board(name)) in text, f"docs/duts/{page}: {name} table stale"
