@@ -282,7 +282,7 @@ def test_cortex_m_under_qemu(board, tmp_path):
     suite's markers. Functional only: QEMU's time is not the board's."""
     need_arm()
     need("qemu-system-arm")
-    make(FIRMWARE, "cortex-m", f"BOARD={board}", f"BUILD={tmp_path}")
+    make(FIRMWARE, "cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
     smoke = subprocess.run([*QEMU, "-kernel", str(tmp_path / f"cm-{board}" / "bench_smoke.elf")],
                            capture_output=True, text=True, timeout=60)
     console = smoke.stdout + smoke.stderr
@@ -290,7 +290,7 @@ def test_cortex_m_under_qemu(board, tmp_path):
     assert "SUMMARY bench_smoke: passed=8 failed=0" in console
     assert int(re.search(r"tick wake-ups during the churn: (\d+)", console)[1]) > 0
 
-    make(SUITE, "cortex-m", f"BOARD={board}", f"SAMPLES={SAMPLES}", f"BUILD={tmp_path}")
+    make(SUITE, "cortex-m", f"CM_BOARD={board}", f"SAMPLES={SAMPLES}", f"BUILD={tmp_path}")
     log = tmp_path / "unimp.log"
     suite = subprocess.run([*QEMU, "-d", "unimp", "-D", str(log), "-kernel",
                             str(tmp_path / f"cm-{board}-gpio" / "suite.elf")],
@@ -312,8 +312,8 @@ def test_cortex_m_boards_cross_compile(board, tmp_path):
     """The suite and the smoke test for the Nucleo (flash image) and the Pico (SRAM image,
     entered at 0x20000000, with its UF2): the vector table where the core looks for it."""
     need_arm()
-    make(FIRMWARE, "cortex-m", f"BOARD={board}", f"BUILD={tmp_path}")
-    make(SUITE, "cortex-m", f"BOARD={board}", f"BUILD={tmp_path}")
+    make(FIRMWARE, "cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
+    make(SUITE, "cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
     elf = tmp_path / f"cm-{board}-gpio" / "suite.elf"
     header = subprocess.run(["arm-none-eabi-readelf", "-h", "-A", str(elf)],
                             capture_output=True, text=True, check=True).stdout

@@ -1,5 +1,5 @@
 # Cortex-M boards of the reference kernel's Cortex-M port, for firmware/Makefile and
-# firmware/suite/Makefile. Set BOARD, include this file; paths are relative to firmware/.
+# firmware/suite/Makefile. Set CM_BOARD, include this file; paths are relative to firmware/.
 #
 #   stm32f4       NUCLEO-F401RE / -F446RE (Cortex-M4, 96 KiB RAM used), flash image
 #   rp2040        Raspberry Pi Pico (Cortex-M0+), an SRAM image (load as UF2 or by SWD)
@@ -23,7 +23,7 @@ CM_ARCH_SRC := ports/cortex-m/arch_cm.c ports/cortex-m/switch.S
 CM_QEMU_LD := -Wl,--defsym=__flash=0x08000000 -Wl,--defsym=__flash_size=0x100000 \
               -Wl,--defsym=__ram=0x20000000 -Wl,--defsym=__ram_size=0x20000
 
-ifeq ($(BOARD),stm32f4)
+ifeq ($(CM_BOARD),stm32f4)
 CM_ARCH := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft
 CM_ARENA_KIB ?= 48
 CM_SUITE_DEFS := -DSUITE_STACK=320u -DSUITE_SEO_F_MAX=128u
@@ -31,7 +31,7 @@ CM_LDFLAGS := -Wl,--defsym=__flash=0x08000000 -Wl,--defsym=__flash_size=0x80000 
               -Wl,--defsym=__ram=0x20000000 -Wl,--defsym=__ram_size=0x18000
 CM_BOARD_SRC := ports/cortex-m/board_stm32f4.c
 CM_MARKER_DIR := stm32f4
-else ifeq ($(BOARD),rp2040)
+else ifeq ($(CM_BOARD),rp2040)
 # SRAM image: "flash" = the first 48 KiB of SRAM (code, entered at 0x20000000 by the boot
 # ROM), "ram" = the rest up to 0x20042000.
 CM_ARCH := -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft
@@ -41,7 +41,7 @@ CM_LDFLAGS := -Wl,--defsym=__flash=0x20000000 -Wl,--defsym=__flash_size=0xC000 \
               -Wl,--defsym=__ram=0x2000C000 -Wl,--defsym=__ram_size=0x36000
 CM_BOARD_SRC := ports/cortex-m/board_rp2040.c ports/cortex-m/rp2040_entry.S
 CM_MARKER_DIR := rp2040
-else ifeq ($(BOARD),qemu-stm32)
+else ifeq ($(CM_BOARD),qemu-stm32)
 CM_ARCH := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft
 CM_DEFS := -DCM_QEMU
 CM_ARENA_KIB ?= 48
@@ -49,7 +49,7 @@ CM_SUITE_DEFS := -DSUITE_STACK=320u -DSUITE_SEO_F_MAX=128u
 CM_LDFLAGS := $(CM_QEMU_LD) --crt0=semihost --oslib=semihost
 CM_BOARD_SRC := ports/cortex-m/board_stm32f4.c
 CM_MARKER_DIR := stm32f4
-else ifeq ($(BOARD),qemu-m0plus)
+else ifeq ($(CM_BOARD),qemu-m0plus)
 CM_ARCH := -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft
 CM_DEFS := -DCM_QEMU
 CM_ARENA_KIB ?= 48
@@ -58,7 +58,7 @@ CM_LDFLAGS := $(CM_QEMU_LD) --crt0=semihost --oslib=semihost
 CM_BOARD_SRC := ports/cortex-m/board_stm32f4.c
 CM_MARKER_DIR := stm32f4
 else
-$(error BOARD must be stm32f4, rp2040, qemu-stm32 or qemu-m0plus, not '$(BOARD)')
+$(error CM_BOARD must be stm32f4, rp2040, qemu-stm32 or qemu-m0plus, not '$(CM_BOARD)')
 endif
 
 CM_COMMON := $(CM_ARCH) --specs=picolibc.specs -std=gnu11 -Os -g -ffunction-sections \
