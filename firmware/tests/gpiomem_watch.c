@@ -2,7 +2,7 @@
  * gpiomem_watch: a fake BCM2835 GPIO register block that sees every store a
  * program makes to it, without the program's help (x86-64 Linux, for CI).
  *
- *   gpiomem_watch LOG PROGRAM [ARGS...]
+ *   gpiomem_watch [--cpu N] LOG PROGRAM [ARGS...]
  *
  * It creates a memfd standing in for /dev/gpiomem, names it to the program in
  * LATSCOPE_GPIOMEM (/proc/self/fd/N) and runs the program under ptrace. When
@@ -18,9 +18,17 @@
  *
  * Stores of different threads are serialised by the faults themselves (each
  * is performed before its thread continues). Exit code: the program's.
+ *
+ * --cpu N: the program runs its threads on CPU N (LATSCOPE_CPU) with real-time
+ * priorities. A thread stopped at a fault is not runnable, so a less urgent
+ * thread would run in its place, which never happens without the tracer. The
+ * tracer therefore runs on CPU N at SCHED_FIFO 99: woken by the stop, it takes
+ * the CPU at once and gives it back with the continue, and no other thread of
+ * the program runs in between. (The program itself starts SCHED_OTHER.)
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -183,6 +191,8 @@ static pid_t start_child(char **argv)
 	if (pid < 0)
 		die("fork");
 	if (pid == 0) {
+		struct sched_param normal = {.sched_priority = 0};
+		sched_setscheduler(0, SCHED_OTHER, &normal);
 		ptrace(PTRACE_TRACEME, 0, 0, 0);
 		raise(SIGSTOP);
 		execvp(argv[0], argv);
@@ -238,10 +248,34 @@ static int trace(pid_t pid)
 	}
 }
 
+/* On CPU cpu at SCHED_FIFO 99 (see the top of the file). */
+static void take_cpu(const char *cpu_text)
+{
+	char *end;
+	long cpu = strtol(cpu_text, &end, 10);
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (*end != '\0' || cpu < 0 || cpu >= CPU_SETSIZE) {
+		fprintf(stderr, "gpiomem_watch: --cpu %s: a CPU number wanted\n", cpu_text);
+		exit(2);
+	}
+	CPU_SET((int)cpu, &set);
+	struct sched_param top = {.sched_priority = 99};
+	if (sched_setaffinity(0, sizeof(set), &set) != 0 ||
+	    sched_setscheduler(0, SCHED_FIFO, &top) != 0)
+		fprintf(stderr, "gpiomem_watch: --cpu %s: %s (running without)\n", cpu_text,
+			strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && strcmp(argv[1], "--cpu") == 0) {
+		take_cpu(argv[2]);
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: gpiomem_watch LOG PROGRAM [ARGS...]\n");
+		fprintf(stderr, "usage: gpiomem_watch [--cpu N] LOG PROGRAM [ARGS...]\n");
 		return 2;
 	}
 	log_file = fopen(argv[1], "w");
