@@ -27,6 +27,9 @@
  * the program runs in between. (The program itself starts SCHED_OTHER.)
  */
 #define _GNU_SOURCE
+#ifndef __x86_64__
+#error "gpiomem_watch decodes x86-64 stores: build and run it on an x86-64 Linux machine"
+#endif
 #include <errno.h>
 #include <sched.h>
 #include <inttypes.h>
