@@ -333,6 +333,14 @@ def test_cortex_m_boards_cross_compile(board, tmp_path):
                             capture_output=True, text=True, check=True).stdout
     assert "ARM" in header and "ELF32" in header
     table = symbols(elf)
+    # suite_end is one marker: the strobe shadow's store plus the port's device stores
+    # (STM32: GPIOB and GPIOC BSRR; RP2040: SIO GPIO_OUT_XOR), between PRIMASK save/restore.
+    code = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn",
+                           "--disassemble=suite_end", str(elf)],
+                          capture_output=True, text=True, check=True).stdout
+    stores = re.findall(r"\bstr(?:\.w)?\s", code)
+    assert len(stores) == (3 if board == "stm32f4" else 2), code
+    assert "cpsid" in code and "msr" in code and "bl" not in code.split("<suite_end>:")[1]
     if board == "stm32f4":
         assert table["__interrupt_vector"] == 0x0800_0000
         assert "Tag_CPU_arch: v7E-M" in header
