@@ -197,7 +197,7 @@ def test_compare(captures, tmp_path, capsys):
 def test_maximum_per_interval(captures, tmp_path):
     """The max-per-interval figure's values: the largest sample of every interval, the
     same as the live statistics compute while capturing."""
-    from latscope.streaming import StreamingAnalyzer
+    from latscope.live_stats import StreamingAnalyzer
     capture = load_capture(captures[0])
     table = analyze(capture.events, capture.stamp_hz)["IL-a-1"]
     interval = float(table.starts[-1] - table.starts[0]) / capture.stamp_hz / 5

@@ -1,4 +1,4 @@
-"""Streaming statistics (latscope.streaming) against the whole-capture analysis, on a real
+"""Streaming statistics (latscope.live_stats) against the whole-capture analysis, on a real
 run of the test suite (``suite_capture``) fed in random pieces, as a capture loop sees it.
 
 The streaming rules must give exactly the tables of ``analyze``: count, min, max, mean,
@@ -15,7 +15,7 @@ from latscope.capture_file import load_capture
 from latscope.cli import parse_duration
 from latscope.parser import Events
 from latscope.protocol import Source
-from latscope.streaming import StreamingAnalyzer
+from latscope.live_stats import StreamingAnalyzer
 from suite_capture import native_suite_capture
 
 

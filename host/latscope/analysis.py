@@ -73,6 +73,9 @@ class SampleTable:
     starts: np.ndarray                      # int64 stamp of each sample's first event
     discarded: int = 0                      # pairs dropped because of a loss between them
     parameters: dict = field(default_factory=dict)
+    #: int64 stamps of the first events of the discarded pairs (live statistics count the
+    #: pairs they have not seen by these)
+    discarded_starts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
     def ns(self):
         return self.samples * (1e9 / self.stamp_hz)
@@ -243,7 +246,7 @@ def analyze(events, stamp_hz, *, losses=None):
                 table = SampleTable(name, stamp_hz, samples[in_table], a[in_table],
                                     int(np.count_nonzero(lost)),
                                     {"test": Test(test).name,
-                                     "n": int(windows.parameter[of_name[0]])})
+                                     "n": int(windows.parameter[of_name[0]])}, a[lost])
                 found.append((int(mine[windows.start[of_name[0]]]), index, name, table))
     # Every name is one test's (its rules' names differ), so each table was made whole.
     return {name: table for _, _, name, table in sorted(found, key=lambda item: item[:2])}

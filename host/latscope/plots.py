@@ -148,7 +148,7 @@ def overlay_distributions(named_tables, *, title=None):
 
 def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
     """The largest sample of every interval of ``interval_s`` seconds (NaN: no sample),
-    e.g. from :class:`latscope.streaming.StreamingStats`: for runs where the worst case
+    e.g. from :class:`latscope.live_stats.StreamingStats`: for runs where the worst case
     appears once an hour."""
     figure, (axes,) = _figure()
     maxima_ns = np.asarray(maxima_ns, np.float64)
