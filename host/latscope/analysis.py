@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .markers import ARG_BITS, Point, Test, decode
-from .protocol import Source
+from .protocol import Source, loss_source
 
 __all__ = ["RULES", "Rule", "SampleTable", "analyze", "tables_as_rows", "windows_of_test"]
 
@@ -132,7 +132,7 @@ def _lossy_spans(stamp, source, value, extra):
     has low < B and high > A."""
     is_loss = source == Source.LOSS
     at = np.flatnonzero(is_loss)
-    lost_source = (value[is_loss] & 0xF).astype(np.int64)
+    lost_source = loss_source(value[is_loss].astype(np.int64))
     low = np.full(len(at), np.iinfo(np.int64).min, np.int64)
     for lost in np.unique(lost_source):
         of_source = np.flatnonzero(source == lost)
