@@ -263,3 +263,34 @@ def test_cli_export(tmp_path, capsys):
         writer.write(b"")
     assert cli.main(["export", str(tmp_path / "noclock.lsc"), "--vcd", "x.vcd"]) == 2
     assert "noclock.lsc: metadata has no capture clock" in capsys.readouterr().err
+
+
+def test_cli_export_errors_name_the_option_or_the_file(tmp_path, capsys):
+    write_capture(tmp_path / "c.lsc", EVENTS)
+    capture = str(tmp_path / "c.lsc")
+    # Existing outputs are kept unless --force.
+    assert cli.main(["export", capture, "--vcd", str(tmp_path / "o.vcd")]) == 0
+    before = (tmp_path / "o.vcd").read_text()
+    capsys.readouterr()
+    assert cli.main(["export", capture, "--vcd", str(tmp_path / "o.vcd"), "--start", "1"]) == 2
+    assert f"{tmp_path / 'o.vcd'}: exists; give --force" in capsys.readouterr().err
+    assert (tmp_path / "o.vcd").read_text() == before
+    assert cli.main(["export", capture, "--vcd", str(tmp_path / "o.vcd"), "--start", "1",
+                     "--force"]) == 0
+    assert (tmp_path / "o.vcd").read_text() != before
+    capsys.readouterr()
+    assert cli.main(["export", capture, "--sr", "/dev/full", "--no-pvs"]) == 2
+    err = capsys.readouterr().err
+    assert "latscope: /dev/full: cannot write: No space left on device" in err, err
+    assert cli.main(["export", capture, "--vcd", str(tmp_path / "w.vcd"), "--start", "10",
+                     "--stop", "5"]) == 2
+    assert "--stop 5 is not after --start 10" in capsys.readouterr().err
+    assert not (tmp_path / "w.vcd").exists()
+    try:
+        cli.main(["export", capture, "--vcd", str(tmp_path / "w.vcd"), "--start", "-3"])
+    except SystemExit as exit:
+        assert exit.code == 2
+    assert "argument --start: must be 0 or more: '-3'" in capsys.readouterr().err
+    assert cli.main(["dump", capture, "--source", "marker,foo"]) == 2
+    assert "--source marker,foo: unknown source FOO (known: MARKER, BUS, IRQ, LOSS, EDGE0" \
+        in capsys.readouterr().err
