@@ -79,6 +79,26 @@ def test_losses_discard_the_same_pairs(capture):
     assert_same_tables(analyzer, tables)
 
 
+def test_each_piece_is_analysed_once(capture, monkeypatch):
+    """The held events are not analysed again to find what was counted before: one
+    ``analyze`` per fed piece (with the events held from before it)."""
+    from latscope import live_stats
+
+    calls = []
+
+    def counting(events, stamp_hz, **options):
+        calls.append(len(events))
+        return analyze(events, stamp_hz, **options)
+
+    monkeypatch.setattr(live_stats, "analyze", counting)
+    analyzer = StreamingAnalyzer(capture.stamp_hz)
+    pieces = [capture.events[n:n + 500] for n in range(0, len(capture.events), 500)]
+    for piece in pieces:
+        analyzer.feed(piece)
+    assert len(calls) == len(pieces)
+    assert_same_tables(analyzer, analyze(capture.events, capture.stamp_hz))
+
+
 def test_long_run_bounded_memory_and_max_per_interval(capture):
     """The suite's run repeated 30 times back to back (stamps shifted), fed in pieces:
     the held events stay those of one run's pieces, and max-per-interval matches."""

@@ -25,7 +25,7 @@ import numpy as np
 from .markers import ARG_BITS, Point, Test, decode
 from .protocol import Source, loss_source
 
-__all__ = ["RULES", "Rule", "SampleTable", "analyze", "tables_as_rows", "windows_of_test"]
+__all__ = ["RULES", "Rule", "SampleTable", "analyze", "windows_of_test"]
 
 #: Marker values reach the host from the trace port (MARKER) or the bus window (BUS).
 MARKER_SOURCES = (Source.MARKER, Source.BUS)
@@ -251,7 +251,3 @@ def analyze(events, stamp_hz, *, losses=None):
     # Every name is one test's (its rules' names differ), so each table was made whole.
     return {name: table for _, _, name, table in sorted(found, key=lambda item: item[:2])}
 
-
-def tables_as_rows(tables):
-    """Rows for text/CSV/JSON output: one dict per table."""
-    return [{"test": name, **table.stats()} for name, table in tables.items()]

@@ -94,10 +94,7 @@ class Session:
 
     def info(self):
         """The identity and the device's STATUS as a plain dict (``latscope info --json``)."""
-        info = self.identity.as_dict()
-        info["resolution_ns"] = self.identity.resolution_ns
-        info["status"] = self.device.status()
-        return info
+        return self.session.info()
 
     def configure_irq(self, settings=None, **fields):
         """Sets the IRQ generator: an :class:`IrqSettings` or its fields (``period``,

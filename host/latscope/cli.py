@@ -154,9 +154,7 @@ def cmd_info(args):
 
     with CaptureSession(args.port, baud=args.baud) as session:
         identity = session.identity
-        info = identity.as_dict()
-        info["resolution_ns"] = identity.resolution_ns
-        info["status"] = session.device.status()
+        info = session.info()
     if args.json:
         print(json.dumps(info, indent=2))
         return 0

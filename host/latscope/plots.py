@@ -15,7 +15,6 @@ equal slices of the samples, so figures stay small and fast for 10^7 samples and
 disappears.
 """
 
-import base64
 import io
 import math
 from pathlib import Path
@@ -24,7 +23,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 __all__ = ["MAX_BINS", "MAX_POINTS", "tick_histogram", "time_series", "distribution",
-           "overlay_distributions", "interval_maxima", "max_over_time", "save", "png_bytes", "png_base64", "table_figures",
+           "overlay_distributions", "interval_maxima", "max_over_time", "save", "png_bytes", "table_figures",
            "figure_name"]
 
 #: Most bins of a distribution (the bin width grows by whole ticks past this).
@@ -193,11 +192,6 @@ def png_bytes(figure):
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()
-
-
-def png_base64(figure):
-    """The figure as a base64 PNG (for ``<img src="data:image/png;base64,...">``)."""
-    return base64.b64encode(png_bytes(figure)).decode("ascii")
 
 
 def figure_name(table_name, kind):

@@ -112,6 +112,13 @@ class CaptureSession:
     def __exit__(self, *exc):
         self.close()
 
+    def info(self):
+        """The identity and the device's STATUS as a plain dict (``latscope info --json``)."""
+        info = self.identity.as_dict()
+        info["resolution_ns"] = self.identity.resolution_ns
+        info["status"] = self.device.status()
+        return info
+
     def configure_irq(self, irq):
         """Sets the IRQ generator now; captures record (and set) it from then on."""
         self.device.configure_irq(irq)
