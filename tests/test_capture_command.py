@@ -8,26 +8,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from latscope.capture_file import load_capture
+from test_simulate_command import alive, children
 
 CAPTURE = [sys.executable, "-m", "latscope.cli", "capture", "--port", "sim:gateware"]
-
-
-def alive(pid):
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
-def children(pid):
-    return [int(child) for child in
-            Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
 def wait_for_data(process, path, more=300, timeout=120):

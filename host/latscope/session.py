@@ -98,7 +98,10 @@ class CaptureSession:
             if owns_port:
                 self._stack.enter_context(port)
             self.device = self._stack.enter_context(Device(open_transport(port.path, baud)))
-            self.identity = self.device.identify()
+            try:
+                self.identity = self.device.identify()
+            except DeviceError as error:
+                raise DeviceError(f"{port.name}: {error}") from None
         except BaseException:
             self._stack.close()
             raise
