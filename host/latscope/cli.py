@@ -528,7 +528,7 @@ def _simulate_options(p):
 def cmd_simulate(args):
     """Runs a simulated appliance behind its pty for other programs (sigrok-cli's ols
     driver, PulseView, a second latscope) until Ctrl-C."""
-    from .session import CaptureSession
+    from .session import CaptureSession, sigint_deferred
     from .simulation import open_port
 
     irq = irq_settings(args)
@@ -542,11 +542,11 @@ def cmd_simulate(args):
               f"`latscope capture --port {simulation.pty} -o run.lsc` or, with the pty shim "
               f"of README (SUMP), `sigrok-cli -d ols:conn={simulation.pty} --scan`",
               file=sys.stderr)
-        try:
-            while simulation.process.poll() is None:
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            pass
+        # Ctrl-C only sets a flag: a KeyboardInterrupt raised inside Popen.poll() can leave
+        # its waitpid lock taken, and the simulation's stop() would then wait forever.
+        with sigint_deferred() as interrupted:
+            while simulation.process.poll() is None and not interrupted.wait(0.2):
+                pass
     return 0
 
 
