@@ -228,7 +228,7 @@ def cmd_analyze(args):
     import tempfile
     from pathlib import Path
 
-    from .report import load_tables, results, text_table, write_csv
+    from .report import holes_text, integrity_line, load_tables, results, text_table, write_csv
 
     capture, tables = load_tables(args.capture)
     document = results(capture, tables)
@@ -244,9 +244,9 @@ def cmd_analyze(args):
               f"at {device.get('clock_hz', 0) / 1e6:g} MHz ({device.get('board', '?')})")
         print(text_table(document["tables"]) if document["tables"]
               else "no test of the suite in this capture")
-        print(f"lost {integrity['lost_events']} events, {integrity['segments_bad']} resyncs, "
-              f"{integrity['records_dropped']} records dropped, {integrity['file_gaps']} file "
-              f"gaps")
+        print(integrity_line(integrity))
+        if integrity["holes"]:
+            print(holes_text(integrity))
     return 0
 
 
