@@ -14,10 +14,12 @@ import tracemalloc
 import zipfile
 
 import numpy as np
+import pytest
 
 from latscope import cli
 from latscope.analysis import _lossy_spans
-from latscope.capture_file import CaptureWriter, load_capture
+from latscope.capture_file import (CaptureWriter, ChunkType, _encode_chunk, _file_header,
+                                   load_capture)
 from latscope.export import (MARGIN, Layout, LevelTracker, export_capture, vcd_timescale,
                              write_pvs, write_sr)
 from latscope.markers import Point, Test, encode
@@ -253,7 +255,10 @@ def test_cli_export(tmp_path, capsys):
     assert "sample 0 = cycle 984" in capsys.readouterr().err
     assert cli.main(["export", str(tmp_path / "c.lsc")]) == 2
     assert "give --sr OUT.sr and/or --vcd OUT.vcd" in capsys.readouterr().err
-    with CaptureWriter(tmp_path / "noclock.lsc", {"identity": {}}) as writer:
-        writer.write(b"")
+    # A capture without its clock: the writer refuses it, the reader names file and field.
+    with pytest.raises(ValueError, match="clock_hz"):
+        CaptureWriter(tmp_path / "noclock.lsc", {"identity": {}})
+    (tmp_path / "noclock.lsc").write_bytes(_file_header() + _encode_chunk(
+        ChunkType.METADATA, 0, 0, b'{"identity": {}}'))
     assert cli.main(["export", str(tmp_path / "noclock.lsc"), "--vcd", "x.vcd"]) == 2
-    assert "noclock.lsc: metadata has no capture clock" in capsys.readouterr().err
+    assert "noclock.lsc: byte 44: METADATA identity.clock_hz: missing" in capsys.readouterr().err
