@@ -262,6 +262,11 @@ class _Bad:
     truncated: bool
 
 
+def _no_constant(name):
+    """NaN and Infinity are no JSON (the writer never writes them)."""
+    raise ValueError(f"{name} is not JSON")
+
+
 def _open_regular(path):
     """The file opened for reading, and its size; only regular files (a FIFO would block,
     a device never end)."""
@@ -371,7 +376,7 @@ class CaptureReader:
 
     def _json(self, payload, at, strict):
         try:
-            return json.loads(payload)
+            return json.loads(payload, parse_constant=_no_constant)
         except (ValueError, RecursionError):
             if strict:
                 raise self._error(at, "METADATA is not JSON") from None
