@@ -22,7 +22,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from .parser import Events, ParserStats, StreamParser
-from .protocol import Source
+from .protocol import VERSION, Source
 
 __all__ = ["FORMAT_VERSION", "ChunkType", "CaptureFileError", "CaptureWriter", "CaptureReader",
            "FileStats", "GAP", "Capture", "load_capture"]
@@ -409,7 +409,9 @@ def parser_for(metadata):
     marker_width = int(identity.get("marker_width", 16))
     latency = {Source[name]: int(cycles)
                for name, cycles in dict(identity.get("latency", {})).items()}
-    return StreamParser(marker_width=marker_width, latency=latency)
+    # Files written before protocol version 2 carry version 1 streams.
+    return StreamParser(marker_width=marker_width, latency=latency,
+                        version=int(identity.get("version", VERSION)))
 
 
 def load_capture(path, *, correct_latency=True):
@@ -420,7 +422,7 @@ def load_capture(path, *, correct_latency=True):
     try:
         parser = parser_for(metadata)
         if not correct_latency:
-            parser = StreamParser(marker_width=parser.marker_width)
+            parser = StreamParser(marker_width=parser.marker_width, version=parser.version)
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         reader.close()
         raise CaptureFileError(path, _FILE_HEADER.size + CHUNK_OVERHEAD,
