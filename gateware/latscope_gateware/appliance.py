@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out, connect
 
 from amaranth.lib.cdc import FFSynchronizer
 
-from latscope.protocol import MAGIC, SUMP_MODE_ENTRY, Command, IdentifyReply, Source
+from latscope.protocol import MAGIC, SUMP_MODE_ENTRY, VERSION, Command, IdentifyReply, Source
 
 from .bus_write import BusWriteSnoop
 from .commands import CommandProcessor
@@ -20,9 +20,6 @@ from .sump import SumpEngine
 from .uart import UARTRx, UARTTx
 
 __all__ = ["ApplianceConfig", "Appliance"]
-
-#: The protocol version the encoder writes (still version 1; version 2 comes with its seal).
-VERSION = 1
 
 
 class ApplianceConfig:
