@@ -12,12 +12,12 @@ import random
 from dataclasses import dataclass, field
 
 from latscope.markers import Point, Test, encode as marker
-from latscope.protocol import Source, StreamEncoder
+from latscope.protocol import VERSION, Source, StreamEncoder
 
 #: Pin-to-stamp delays (cycles) of the simulated appliance, as in its identify reply.
 LATENCY = {Source.MARKER: 4, Source.IRQ: 0}
 IDENTITY = {"clock_hz": 100_000_000, "stamp_shift": 0, "marker_width": 16, "edge_count": 0,
-            "bus_width": 0, "fifo_depth": 512, "board": "synthetic", "version": 1,
+            "bus_width": 0, "fifo_depth": 512, "board": "synthetic", "version": VERSION,
             "latency": {source.name: cycles for source, cycles in LATENCY.items()}}
 
 

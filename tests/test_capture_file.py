@@ -16,7 +16,7 @@ from latscope.capture_file import (CHUNK_OVERHEAD, GAP, CaptureFileError, Captur
                                    CaptureWriter, ChunkType, _encode_chunk, _file_header,
                                    load_capture)
 from latscope.parser import Events, StreamParser
-from latscope.protocol import Source, StreamEncoder
+from latscope.protocol import HOLE_SOURCE, Source, StreamEncoder
 
 METADATA = {
     "identity": {"clock_hz": 100_000_000, "marker_width": 16, "board": "test",
@@ -55,6 +55,15 @@ def crafted(metadata_payload, stream=b"", end=None):
 def parse(data, latency=LATENCY):
     parser = StreamParser(latency=latency)
     return list(Events.concatenate([parser.feed(data), parser.finish()]))
+
+
+def is_hole(event):
+    return event[1] == Source.LOSS and event[2] & 0xf == HOLE_SOURCE
+
+
+def real(events):
+    """The events without the parser's holes."""
+    return [event for event in events if not is_hole(event)]
 
 
 def write_capture(path, stream, chunk_size, rng=None):
@@ -144,7 +153,9 @@ def test_cut_at_every_byte_offset(tmp_path, capture):
             continue
         loaded = load_capture(path)
         intact = max(end for _, end, _ in chunks if end <= cut)
-        assert list(loaded.events) == expected[intact], cut
+        got = list(loaded.events)
+        assert real(got) == real(expected[intact]), cut
+        assert not any(is_hole(event) for event in got[:-1]), cut    # a hole only at the end
         stats = loaded.file_stats
         assert stats.truncated_bytes == cut - intact, cut
         assert stats.chunks_bad == 0
@@ -167,8 +178,13 @@ def test_damaged_middle_chunk_costs_only_its_segments(tmp_path, capture, where):
     before = b"".join(p for s, e, p in chunks if e <= start)
     after = b"".join(p for s, e, p in chunks if s >= end)
     # The parser trusts nothing after the gap until the next SYNC, as a fresh parser would.
-    assert list(loaded.events) == parse(before) + parse(after)
-    assert len(loaded.events) < len(parse(stream))
+    got = list(loaded.events)
+    assert real(got) == real(parse(before)) + real(parse(after))
+    assert len(real(got)) < len(parse(stream))
+    # One hole where the chunk was, counting at least the events lost there.
+    holes = [n for n, event in enumerate(got) if is_hole(event)]
+    assert holes == [len(real(parse(before)))]
+    assert got[holes[0]][2] >> 4 >= len(parse(stream)) - len(real(got))
     stats = loaded.file_stats
     assert (stats.chunks_bad, stats.gaps, stats.complete) == (1, 1, True)
     assert stats.bytes_skipped == end - start

@@ -24,7 +24,7 @@ from latscope.export import (MARGIN, Layout, LevelTracker, export_capture, vcd_t
                              write_pvs, write_sr)
 from latscope.markers import Point, Test, encode
 from latscope.parser import Events
-from latscope.protocol import Source, StreamEncoder
+from latscope.protocol import VERSION, Source, StreamEncoder
 from latscope.simulation import ROOT
 from latscope.stream import LiveVcd
 
@@ -53,7 +53,7 @@ def write_capture(path, evs, edge_count=EDGES):
     for stamp, source, value in evs:
         encoder.event(stamp, source, value)
     encoder.flush()
-    identity = {"version": 1, "clock_hz": CLOCK_HZ, "stamp_shift": 0, "marker_width": 16,
+    identity = {"version": VERSION, "clock_hz": CLOCK_HZ, "stamp_shift": 0, "marker_width": 16,
                 "edge_count": edge_count, "bus_width": 32, "fifo_depth": 64, "board": "test",
                 "latency": {}}
     with CaptureWriter(path, {"identity": identity}) as writer:

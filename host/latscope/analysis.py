@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .markers import ARG_BITS, Point, Test, decode
-from .protocol import Source
+from .protocol import HOLE_SOURCE, Source
 
 __all__ = ["RULES", "Rule", "SampleTable", "HOLE", "Hole", "analyze", "holes_of", "is_hole",
            "tables_as_rows", "windows_of_test"]
@@ -41,7 +41,7 @@ __all__ = ["RULES", "Rule", "SampleTable", "HOLE", "Hole", "analyze", "holes_of"
 MARKER_SOURCES = (Source.MARKER, Source.BUS)
 #: Lost-source nibble of a LOSS record that stands for a hole: events of any source may be
 #: missing (the parser's interface, docs/protocol.md).
-HOLE = 0xF
+HOLE = HOLE_SOURCE
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from .capture_metadata import MetadataError, check_end, check_metadata
 from .parser import Events, ParserStats, StreamParser
-from .protocol import Source
+from .protocol import VERSION, Source
 
 __all__ = ["FORMAT_VERSION", "ChunkType", "CaptureFileError", "CaptureWriter", "CaptureReader",
            "CaptureEvents", "FileStats", "GAP", "Capture", "load_capture"]
@@ -290,7 +290,8 @@ class CaptureReader:
     no capture file or has no usable metadata. A damaged header or first METADATA chunk is
     survived when a copy of the metadata is intact (format 2). Iterating yields the payload
     of every intact DATA chunk in stream order, once, and :data:`GAP` wherever bytes of the
-    device stream are missing (a damaged chunk, a cut-off end). After iterating, ``stats``
+    device stream are missing (a damaged chunk, a cut-off end); ``gap_bytes`` then says how
+    many (exactly, or at the end of the file at most). After iterating, ``stats``
     (:class:`FileStats`) is complete and ``end`` holds the END chunk (None if the writer did
     not close cleanly). Reading a damaged file never raises past the metadata.
 
@@ -308,6 +309,7 @@ class CaptureReader:
         self.version = None
         self._window, self._window_at = b"", 0
         self._wasted = 0                     # payload bytes CRC-checked in vain
+        self.gap_bytes = None                # stream bytes missing at the last GAP (None: unknown)
         self._file, self.size = _open_regular(path)
         try:
             header_error = self._read_header()
@@ -436,7 +438,8 @@ class CaptureReader:
     def __iter__(self):
         stats = self.stats
         position = 0                 # stream bytes delivered so far
-        missing = False              # bytes may be missing after the last DATA delivered
+        known = 0                    # the stream is known to go on at least to here
+        tail = 0                     # bytes of bad regions after the last intact chunk
         for item in self._chunks():
             if isinstance(item, _Bad):
                 if item.truncated:
@@ -444,15 +447,15 @@ class CaptureReader:
                 else:
                     stats.chunks_bad += 1
                     stats.bytes_skipped += item.end - item.start
-                missing = True
+                tail += item.end - item.start
                 continue
             stats.chunks_ok += 1
-            missing = False
+            tail = 0
+            # A METADATA or END chunk's stream offset is the DATA bytes written before it.
+            known = max(known, item.offset)
+            if item.kind == ChunkType.END:
+                self._read_end(item)
             if item.kind != ChunkType.DATA:
-                # Their stream offset is the DATA bytes written before them.
-                missing = item.offset > position
-                if item.kind == ChunkType.END:
-                    self._read_end(item)
                 continue
             payload = item.payload
             if item.offset + len(payload) <= position:
@@ -460,14 +463,19 @@ class CaptureReader:
                 continue
             if item.offset > position:
                 stats.gaps += 1
+                self.gap_bytes = item.offset - position
                 yield GAP
             elif item.offset < position:
                 payload = payload[position - item.offset:]
             stats.data_bytes += len(payload)
             position = item.offset + len(item.payload)
+            known = max(known, position)
             yield payload
-        if missing:                  # the file ends in damage or cut off
+        if known > position or tail:
+            # The file ends in damage or cut off: the stream bytes missing are those the
+            # intact chunks after the last DATA account for, plus at most the bad bytes.
             stats.gaps += 1
+            self.gap_bytes = known - position + tail
             yield GAP
         self._file.close()
 
@@ -537,13 +545,15 @@ class Capture(_CaptureInfo):
 
 
 def parser_for(metadata, correct_latency=True):
-    """A :class:`StreamParser` set up from a capture's (checked) metadata: marker width and,
-    with ``correct_latency``, the pin latencies."""
+    """A :class:`StreamParser` set up from a capture's (checked) metadata: protocol
+    version, marker width and, with ``correct_latency``, the pin latencies."""
     identity = metadata.get("identity", {})
     latency = {Source[name]: int(cycles)
                for name, cycles in dict(identity.get("latency") or {}).items()}
+    # Files written before protocol version 2 carry version 1 streams (identity.version 1).
     return StreamParser(marker_width=int(identity.get("marker_width", 16)),
-                        latency=latency if correct_latency else None)
+                        latency=latency if correct_latency else None,
+                        version=int(identity.get("version") or VERSION))
 
 
 class CaptureEvents(_CaptureInfo):
@@ -590,9 +600,8 @@ class CaptureEvents(_CaptureInfo):
             yield from self._feed(bytes(pending))
             pending.clear()
             if item is GAP:
-                events = self.parser.gap()
-                if isinstance(events, Events) and len(events):
-                    yield events
+                # The parser reports the hole with the events after it (or at finish()).
+                self.parser.gap(missing_bytes=self.reader.gap_bytes)
         yield from self._feed(bytes(pending))
         events = self.parser.finish()
         if len(events):

@@ -12,7 +12,7 @@ import serial
 
 from .parser import StreamParser
 from .protocol import (MAGIC, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
-                       IdentifyReply, IrqConfig, Source, StartArgs, StatusReply, VERSION,
+                       IdentifyReply, IrqConfig, Source, StartArgs, StatusReply, VERSIONS,
                        encode_command)
 
 __all__ = ["DeviceError", "Identity", "IrqSettings", "Device", "open_transport"]
@@ -72,9 +72,9 @@ class Identity:
         reply = IdentifyReply.from_bits(int.from_bytes(payload, "little"))
         if reply.magic.to_bytes(4, "little") != MAGIC:
             raise DeviceError(f"not a latscope device: identify magic {reply.magic:#010x}")
-        if reply.version != VERSION:
-            raise DeviceError(f"device speaks protocol version {reply.version}, "
-                              f"this host knows version {VERSION}")
+        if reply.version not in VERSIONS:
+            raise DeviceError(f"device speaks protocol version {reply.version}, this host "
+                              f"knows versions {', '.join(map(str, VERSIONS))}")
         latency = {Source.MARKER: reply.marker_latency, Source.BUS: reply.bus_latency,
                    Source.IRQ: reply.irq_latency}
         latency.update({Source(Source.EDGE0 + n): reply.edge_latency for n in range(8)})
@@ -85,7 +85,8 @@ class Identity:
                    board=bytes(reply.board).rstrip(b"\0").decode("ascii", "replace"))
 
     def parser(self):
-        return StreamParser(marker_width=self.marker_width, latency=self.latency)
+        return StreamParser(marker_width=self.marker_width, latency=self.latency,
+                            version=self.version)
 
 
 @dataclass(frozen=True)
