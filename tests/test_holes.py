@@ -119,7 +119,31 @@ def test_hole_at_the_start_and_at_the_end(run):
     assert (last.after, last.lost) == (events[-6][0], 5)
     tables = analyze(damaged, HZ)
     assert invented(tables, run.samples) == []
-    assert "IL-a-1" not in tables and "IDL-a-1" not in tables
+    # IL_A's START was in the hole: its table's name does not depend on the parameter, so
+    # what follows the hole is still IL-a-1 (of unknown parameter).
+    il = tables["IL-a-1"]
+    assert 0 < len(il.samples) < len(run.samples["IL-a-1"]) and il.parameters["n"] is None
+
+
+def test_window_opened_by_a_hole(run):
+    """A hole that swallows a test's START and its first samples: a table whose name does
+    not depend on the parameter keeps the samples after the hole (all true); one whose name
+    does (TSL-a-N) gets none; a pair across a hole inside a window is discarded, counted."""
+    events = run.events
+    for test, name in ((Test.TF_A, "TF-a-1"), (Test.MQ, "MQ-a-1"), (Test.CLOCK_ISR, "CLK-a-1")):
+        start = _find(events, test, Point.START)[0]
+        tables = analyze(with_holes(events, [(start - 2, start + 7)]), HZ)
+        assert invented(tables, run.samples) == [], name
+        assert len(run.samples[name]) - 5 <= len(tables[name].samples) < len(run.samples[name])
+    # Inside a window: T1 before the hole, T2 after it.
+    t1 = _find(events, Test.TF_A, Point.T1)[10]
+    tables = analyze(with_holes(events, [(t1 + 1, t1 + 2)]), HZ)
+    table = tables["TF-a-1"]
+    assert invented(tables, run.samples) == [] and table.discarded_by_holes >= 1
+    # The sample whose T2 was lost, and (spans are closed at the hole's stamp) the one
+    # starting at the hole's stamp.
+    assert len(table.samples) >= len(run.samples["TF-a-1"]) - 2
+    assert table.parameters == {"test": "TF_A", "n": 1}
 
 
 def test_analyze_command_shows_the_holes(run, tmp_path, capsys):

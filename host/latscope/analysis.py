@@ -230,9 +230,12 @@ def holes_of(events):
 
 @dataclass
 class _Windows:
-    """The START windows of one test, in order: marker positions (within the test's
-    markers) of START and of the window's end, stamps of both, the parameter, the window's
-    epoch (holes in the stream before its START) and whether its parameter is certain."""
+    """The windows of one test, in order: marker positions (within the test's markers) of
+    START (or of the first marker after a hole) and of the window's end, stamps of both,
+    the parameter, the window's epoch (holes in the stream before it), whether its
+    parameter is certain, and ``outer``: the window it lies in (itself, or for a window a
+    hole opened inside another, that one: pairs are made within it, so that a pair across
+    the hole is seen and discarded)."""
     start: np.ndarray
     stop: np.ndarray
     first: np.ndarray
@@ -240,6 +243,7 @@ class _Windows:
     parameter: np.ndarray
     epoch: np.ndarray
     certain: np.ndarray
+    outer: np.ndarray
 
     def of_markers(self, positions, epochs=None):
         """The window of each marker position (-1: in none). With ``epochs`` (holes before
@@ -260,29 +264,52 @@ class _Windows:
         return np.where(inside, window, -1)
 
 
-def windows_of_test(stamps, points, args, epochs=None, holes=0):
+def windows_of_test(stamps, points, args, epochs=None, hole_after=()):
     """The windows in one test's markers. A window runs from a START marker to the test's
     next END, or to its next START when the END was lost. Its parameter is the START
     marker's argument; a parameter of 128 or more (IDL-b-128, SEO-f-255) continues in a
     PARAM marker that is the test's very next marker, whose argument holds bits 7 and up.
 
-    ``epochs``: the number of holes in the stream before each marker, ``holes``: in all.
-    A window's parameter is not certain when a hole comes right after its START (before
-    the test's next marker, or at any time if none follows): a PARAM may be lost there."""
+    ``epochs``: the number of holes in the stream before each marker; ``hole_after``: per
+    hole, the stamp of the last event before it. A window's parameter is not certain when
+    a hole comes right after its START (before the test's next marker, or at any time if
+    none follows): a PARAM may be lost there. After a hole, the test's markers up to its
+    next START or END lie in one true window whose START may be lost in the hole: they
+    form a window of unknown parameter, from the hole on (first stamp: the event before
+    the hole)."""
     if epochs is None:
         epochs = np.zeros(len(points), np.int64)
-    start = np.flatnonzero(points == Point.START)
-    bounds = np.flatnonzero((points == Point.START) | (points == Point.END))
+    holes = len(hole_after)
+    is_start = points == Point.START
+    start = np.flatnonzero(is_start)
+    bounds = np.flatnonzero(is_start | (points == Point.END))
     after = np.searchsorted(bounds, start, side="right")
     stop = np.append(bounds, len(points))[after]
-    last = np.append(stamps, np.iinfo(np.int64).max)[stop]
     parameter = args[start].astype(np.int64)
     following = np.minimum(start + 1, len(points) - 1)
     next_epoch = np.where(start + 1 < len(points), epochs[following], holes)
     certain = next_epoch == epochs[start]
     continued = (start + 1 < stop) & (points[following] == Point.PARAM) & certain
     parameter[continued] |= args[following[continued]].astype(np.int64) << ARG_BITS
-    return _Windows(start, stop, stamps[start], last, parameter, epochs[start], certain)
+    first = stamps[start]
+    # Windows a hole opened: the first marker after a hole, unless it is a START.
+    opened = np.flatnonzero(np.diff(epochs, prepend=0) != 0)
+    opened = opened[~is_start[opened]]
+    if len(opened):
+        hole_low = np.asarray(hole_after, np.int64)[epochs[opened] - 1]
+        at = np.concatenate([start, opened])
+        order = np.argsort(at, kind="stable")
+        start = at[order]
+        stop = np.concatenate([stop, np.append(bounds, len(points))[
+            np.searchsorted(bounds, opened, side="left")]])[order]
+        first = np.maximum.accumulate(np.concatenate([first, hole_low])[order])
+        parameter = np.concatenate([parameter, np.full(len(opened), -1)])[order]
+        certain = np.concatenate([certain, np.zeros(len(opened), bool)])[order]
+    last = np.append(stamps, np.iinfo(np.int64).max)[stop]
+    # Windows that end at the same bound lie in the first of them (stops never decrease).
+    run_start = np.flatnonzero(np.append(True, stop[1:] != stop[:-1]))
+    outer = run_start[np.searchsorted(run_start, np.arange(len(start)), side="right") - 1]
+    return _Windows(start, stop, first, last, parameter, epochs[start], certain, outer)
 
 
 def analyze(events, stamp_hz, *, losses=None):
@@ -294,7 +321,8 @@ def analyze(events, stamp_hz, *, losses=None):
     stamp = events.stamp.astype(np.int64, copy=False)
     source, value = events.source, events.value
     epoch = np.cumsum(is_hole(source, value))          # holes up to each event
-    holes = int(epoch[-1]) if len(epoch) else 0
+    hole_after = [hole.after if hole.after is not None else np.iinfo(np.int64).min
+                  for hole in holes_of(events)]
     marker_at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
     tests, points, args = decode(value[marker_at].astype(np.int32) & 0xffff)
     irq_at = np.flatnonzero((source == Source.IRQ) & (value == 1))
@@ -312,7 +340,7 @@ def analyze(events, stamp_hz, *, losses=None):
         rules = [(index, rule) for index, rule in enumerate(RULES) if rule.test == test]
         mine = order[begin:end]
         m_stamp, m_points, m_epoch = stamp[marker_at[mine]], points[mine], epoch[marker_at[mine]]
-        windows = windows_of_test(m_stamp, m_points, args[mine], m_epoch, holes)
+        windows = windows_of_test(m_stamp, m_points, args[mine], m_epoch, hole_after)
         if not rules or not len(windows.start):
             continue
         of_kind = {}                      # (kind, as A) -> (stamps, windows), computed once
@@ -334,17 +362,20 @@ def analyze(events, stamp_hz, *, losses=None):
 
         for index, rule in rules:
             (a, a_window), (b, b_window) = stamps_of(rule.start, True), stamps_of(rule.end, False)
-            keep, lossy, by_hole, samples = _pair(a, a_window, b, b_window, lossy_spans,
-                                                  hole_spans)
+            keep, lossy, by_hole, samples = _pair(a, windows.outer[a_window], b,
+                                                  windows.outer[b_window], lossy_spans, hole_spans)
+            # A name with the parameter in it is known only where the parameter is.
+            known = windows.certain | ("{n}" not in rule.name)
             names = np.array([rule.name.format(n=int(n)) for n in windows.parameter])
-            distinct = dict.fromkeys(names[windows.certain].tolist())
+            distinct = dict.fromkeys(names[known].tolist())
             for name in distinct:
-                of_name = np.flatnonzero((names == name) & windows.certain)
+                of_name = np.flatnonzero((names == name) & known)
                 mine_a = np.isin(a_window, of_name)
+                n = windows.parameter[of_name][windows.certain[of_name]]
                 table = SampleTable(name, stamp_hz, samples[keep & mine_a], a[keep & mine_a],
                                     int(np.count_nonzero(lossy & mine_a)),
                                     {"test": Test(test).name,
-                                     "n": int(windows.parameter[of_name[0]])},
+                                     "n": int(n[0]) if len(n) else None},
                                     int(np.count_nonzero(by_hole & mine_a)))
                 found.append((int(mine[windows.start[of_name[0]]]), index, name, table))
     # Every name is one test's (its rules' names differ), so each table was made whole.
