@@ -21,10 +21,11 @@ Holes: where the host dropped or could not verify stream data (a segment that fa
 check, a gap in a capture file, a resync), the parser emits a LOSS record whose lost-source
 nibble is :data:`HOLE` (0xF): events of *any* source may be missing there. A hole is a loss
 span for every source, from the previous delivered event of any source (none: from the
-start) to the hole's stamp. A hole may also have swallowed a test's END or its next START:
-so a window takes start events (A) only from before the first hole inside it; what comes
-after that hole is attributed to no table until the test's next START. A window whose
-parameter may have continued in a PARAM marker lost in a hole gives no table at all.
+start) to the hole's stamp. A hole may also have swallowed a test's END or its next START
+(and a PARAM): so a window takes start events (A) only from before the first hole inside
+it. After a hole, the test's markers up to its next START or END form a window of unknown
+parameter: its samples go to the tables whose name does not depend on the parameter, and
+to no table otherwise (docs/tests.md, rules 4 to 6).
 """
 
 from dataclasses import dataclass, field
