@@ -2,7 +2,8 @@
 each test bounded in examples and in time (derandomized: CI runs the same examples).
 
 Parser: any bytes, in any pieces, never raise and keep the hole statistics; a damaged true
-stream never yields an event that is not true, and its holes count every event missing. Reader: any damage to a true capture file gives either one
+stream never yields an event that is not true, and its holes count every event missing.
+Reader: any damage to a true capture file gives either one
 :class:`CaptureFileError` line or events that are all true; any metadata the reader accepts
 the writer accepts too (and the other way round), and the report handles it."""
 
@@ -37,7 +38,9 @@ def parse(pieces):
 
 
 def untrue(events):
-    return [e for e in events if e not in TRUTH and not (e[1] == Source.LOSS and e[2] & 0xF == HOLE)]
+    """Events that are neither true nor holes."""
+    return [e for e in events
+            if e not in TRUTH and not (e[1] == Source.LOSS and e[2] & 0xF == HOLE)]
 
 
 def split(data, cuts):
