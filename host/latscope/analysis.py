@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .markers import ARG_BITS, Point, Test, decode
-from .protocol import HOLE_SOURCE, Source
+from .protocol import HOLE_SOURCE, Source, loss_count, loss_source
 
 __all__ = ["RULES", "Rule", "SampleTable", "HOLE", "Hole", "analyze", "holes_of", "is_hole",
-           "tables_as_rows", "windows_of_test"]
+           "windows_of_test"]
 
 #: Marker values reach the host from the trace port (MARKER) or the bus window (BUS).
 MARKER_SOURCES = (Source.MARKER, Source.BUS)
@@ -87,6 +87,9 @@ class SampleTable:
     starts: np.ndarray                      # int64 stamp of each sample's first event
     discarded: int = 0                      # pairs dropped because of a loss between them
     parameters: dict = field(default_factory=dict)
+    #: int64 stamps of the first events of the discarded pairs (live statistics count the
+    #: pairs they have not seen by these)
+    discarded_starts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     discarded_by_holes: int = 0             # of ``discarded``: those with a hole between them
 
     def ns(self):
@@ -152,9 +155,9 @@ def _lossy_spans(stamp, source, value, extra):
     :func:`_hole_spans`; plus a point span for every stamp in ``extra``. A lost event's
     stamp t satisfies low < t < high; a pair (A, B) is lossy when some span has low < B
     and high > A."""
-    is_loss = (source == Source.LOSS) & ((value & 0xF) != HOLE)
+    is_loss = (source == Source.LOSS) & (loss_source(value) != HOLE)
     at = np.flatnonzero(is_loss)
-    lost_source = (value[is_loss] & 0xF).astype(np.int64)
+    lost_source = loss_source(value[is_loss].astype(np.int64))
     low = np.full(len(at), np.iinfo(np.int64).min, np.int64)
     for lost in np.unique(lost_source):
         of_source = np.flatnonzero(source == lost)
@@ -185,7 +188,7 @@ def _merged(low, high):
 
 def is_hole(source, value):
     """Mask of the hole records (LOSS records of lost source :data:`HOLE`)."""
-    return (source == Source.LOSS) & ((value & 0xF) == HOLE)
+    return (source == Source.LOSS) & (loss_source(value) == HOLE)
 
 
 def _hole_spans(stamp, source, value):
@@ -226,7 +229,8 @@ def holes_of(events):
     low, _ = _hole_spans(stamp, events.source, events.value)
     at = np.flatnonzero(is_hole(events.source, events.value))
     return [Hole(int(i), int(stamp[i]), None if lo == np.iinfo(np.int64).min else int(lo) + 1,
-                 int(events.value[i]) >> 4) for i, lo in zip(at.tolist(), low.tolist())]
+                 loss_count(int(events.value[i])))
+            for i, lo in zip(at.tolist(), low.tolist())]
 
 
 @dataclass
@@ -377,12 +381,8 @@ def analyze(events, stamp_hz, *, losses=None):
                                     int(np.count_nonzero(lossy & mine_a)),
                                     {"test": Test(test).name,
                                      "n": int(n[0]) if len(n) else None},
-                                    int(np.count_nonzero(by_hole & mine_a)))
+                                    a[lossy & mine_a], int(np.count_nonzero(by_hole & mine_a)))
                 found.append((int(mine[windows.start[of_name[0]]]), index, name, table))
     # Every name is one test's (its rules' names differ), so each table was made whole.
     return {name: table for _, _, name, table in sorted(found, key=lambda item: item[:2])}
 
-
-def tables_as_rows(tables):
-    """Rows for text/CSV/JSON output: one dict per table."""
-    return [{"test": name, **table.stats()} for name, table in tables.items()]

@@ -27,8 +27,8 @@ import zlib
 from dataclasses import dataclass, field
 
 from .capture_metadata import MetadataError, check_end, check_metadata
-from .parser import Events, ParserStats, StreamParser
-from .protocol import VERSION, Source
+from .identity import Identity
+from .parser import Events, ParserStats
 
 __all__ = ["FORMAT_VERSION", "ChunkType", "CaptureFileError", "CaptureWriter", "CaptureReader",
            "CaptureEvents", "FileStats", "GAP", "Capture", "load_capture"]
@@ -504,18 +504,19 @@ class _CaptureInfo:
 
     @property
     def identity(self):
-        return self.metadata["identity"]
+        """The device's :class:`~latscope.identity.Identity`, as its metadata stores it."""
+        return Identity.from_dict(self.metadata["identity"])
 
     @property
     def clock_hz(self):
-        """The capture clock (what IRQ periods and widths count)."""
-        return self.identity["clock_hz"]
+        """The capture clock (what IRQ periods and widths count; the metadata has it)."""
+        return self.identity.clock_hz
 
     @property
     def stamp_hz(self):
         """Stamp units per second (what stamps and samples count): the capture clock,
         times 2 when DDR inputs stamp half cycles (identity ``stamp_shift``)."""
-        return self.clock_hz << self.identity.get("stamp_shift", 0)
+        return self.identity.stamp_hz
 
 
 @dataclass
@@ -546,14 +547,9 @@ class Capture(_CaptureInfo):
 
 def parser_for(metadata, correct_latency=True):
     """A :class:`StreamParser` set up from a capture's (checked) metadata: protocol
-    version, marker width and, with ``correct_latency``, the pin latencies."""
-    identity = metadata.get("identity", {})
-    latency = {Source[name]: int(cycles)
-               for name, cycles in dict(identity.get("latency") or {}).items()}
-    # Files written before protocol version 2 carry version 1 streams (identity.version 1).
-    return StreamParser(marker_width=int(identity.get("marker_width", 16)),
-                        latency=latency if correct_latency else None,
-                        version=int(identity.get("version") or VERSION))
+    version (files of protocol version 1 say so in their identity), marker width and, with
+    ``correct_latency``, the pin latencies."""
+    return Identity.from_dict(metadata.get("identity")).parser(correct_latency=correct_latency)
 
 
 class CaptureEvents(_CaptureInfo):

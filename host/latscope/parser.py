@@ -41,7 +41,7 @@ from amaranth.lib import data
 from .protocol import (CRC_BITS, DELTA_BITS, HOLE_SOURCE, LEAD_FLAG, LEAD_PAYLOAD_BITS,
                        MAX_CONT, REPLY_LAYOUTS, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
                        UNKNOWN_COMMAND_REPLY, VERSION, VERSIONS, Command, Source, Tally,
-                       fixed_length, hole_value, value_width)
+                       fixed_length, hole_value, loss_count, loss_source, value_width)
 
 __all__ = ["Events", "ParserStats", "StreamParser"]
 
@@ -487,8 +487,8 @@ class StreamParser:
         if not is_loss.any():
             return
         for value in events.value[is_loss].tolist():
-            lost = value & 0xf
-            self.stats.lost[lost] = self.stats.lost.get(lost, 0) + (value >> 4)
+            lost = loss_source(value)
+            self.stats.lost[lost] = self.stats.lost.get(lost, 0) + loss_count(value)
 
 
 class _Segments:

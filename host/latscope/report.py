@@ -18,11 +18,12 @@ from pathlib import Path
 from . import __version__, plots
 from .analysis import HOLE, analyze, holes_of
 from .capture_file import Capture, load_capture
-from .protocol import Source
+from .identity import Identity
+from .protocol import Source, loss_count, loss_source
 
-__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "results", "load_tables", "text_table",
-           "integrity_line", "holes_text", "write_json", "write_csv", "write_markdown",
-           "write_html", "write_report"]
+__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "REPORT_FILES", "results", "load_tables",
+           "text_table", "integrity_line", "holes_text", "write_json", "csv_text", "write_csv",
+           "write_markdown", "write_html", "write_report"]
 
 #: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
 #: they discarded.
@@ -77,14 +78,14 @@ def _duration_s(capture):
 
 def _device_losses(events):
     """{source name: events} the device reported lost (LOSS records that are no hole)."""
-    loss = events.value[(events.source == Source.LOSS) & ((events.value & 0xF) != HOLE)]
+    loss = events.value[(events.source == Source.LOSS) & (loss_source(events.value) != HOLE)]
     lost = {}
     for value in loss.tolist():
         try:
-            name = Source(value & 0xF).name
+            name = Source(loss_source(value)).name
         except ValueError:
-            name = str(value & 0xF)
-        lost[name] = lost.get(name, 0) + (value >> 4)
+            name = str(loss_source(value))
+        lost[name] = lost.get(name, 0) + loss_count(value)
     return lost
 
 
@@ -155,9 +156,8 @@ def holes_text(integrity, limit=HOLES_SHOWN):
 def run_info(capture, tables=None):
     """The run's description from the capture's metadata, END chunk and reading stats."""
     meta = capture.metadata
-    identity = dict(capture.identity)
     clock_hz = capture.clock_hz
-    device = dict(identity)
+    device = capture.identity.as_dict()
     if clock_hz:
         device["resolution_ns"] = 1e9 / capture.stamp_hz
     irq = dict(meta.get("irq") or {})
@@ -223,8 +223,8 @@ def write_json(document, path):
     Path(path).write_text(json.dumps(document, indent=2) + "\n")
 
 
-def write_csv(document, path):
-    """One row per table: name, test, n, then the statistics (ns)."""
+def csv_text(document):
+    """The CSV of the tables: one row per table: name, test, n, then the statistics (ns)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["name", "test", "n"] + [key for key, _, _ in STAT_COLUMNS])
@@ -232,23 +232,21 @@ def write_csv(document, path):
         params = row["parameters"]
         writer.writerow([row["name"], params.get("test", ""), params.get("n", "")]
                         + ["" if row[k] is None else row[k] for k, _, _ in STAT_COLUMNS])
-    Path(path).write_text(buffer.getvalue())
+    return buffer.getvalue()
 
 
-def _source_present(name, device):
-    """Whether the device has the source ``name`` (the IDENTIFY reply lists the pin
-    latency of every possible source)."""
-    if name.startswith("EDGE"):
-        return int(name[4:]) < device.get("edge_count", 0)
-    return name != "BUS" or bool(device.get("bus_width"))
+def write_csv(document, path):
+    """:func:`csv_text` into a file."""
+    Path(path).write_text(csv_text(document))
 
 
 def _settings_items(document):
     """(section, [(label, value)]) of the run description, shared by Markdown and HTML."""
     device, cap, integrity = document["device"], document["capture"], document["integrity"]
     clock = device.get("clock_hz")
-    latency = ", ".join(f"{k.lower()} {v}" for k, v in (device.get("latency") or {}).items()
-                        if _source_present(k, device))
+    identity = Identity.from_dict(device)
+    latency = ", ".join(f"{source.name.lower()} {identity.latency[source]}"
+                        for source in identity.sources if source in identity.latency)
     sections = [
         ("Run", [("capture file", cap["path"]), ("started", cap["start_time"]),
                  ("device reached through", cap["port"]), ("test information", cap["test_info"]),
@@ -407,6 +405,9 @@ def write_html(document, path, *, figures=None):
             + "\n".join(body) + "\n</body></html>\n")
     Path(path).write_text(page)
 
+
+#: The files :func:`write_report` writes into its directory (and ``figures/``).
+REPORT_FILES = ("report.html", "report.md", "results.csv", "results.json")
 
 #: Runs at least this long get a maximum-per-minute figure per table by default.
 LONG_RUN_S = 600.0
