@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from . import __version__, plots
-from .analysis import HOLE, analyze, holes_of
+from .analysis import analyze, holes_of, is_hole
 from .capture_file import Capture, load_capture
 from .identity import Identity
 from .protocol import Source, loss_count, loss_source
@@ -78,7 +78,7 @@ def _duration_s(capture):
 
 def _device_losses(events):
     """{source name: events} the device reported lost (LOSS records that are no hole)."""
-    loss = events.value[(events.source == Source.LOSS) & (loss_source(events.value) != HOLE)]
+    loss = events.value[(events.source == Source.LOSS) & ~is_hole(events.source, events.value)]
     lost = {}
     for value in loss.tolist():
         try:
