@@ -1,20 +1,24 @@
 """Incremental parser of the device-to-host stream (the records of ``latscope.protocol``).
 
 :class:`StreamParser` takes the bytes of the link in pieces of any size and returns the events
-of every *segment* whose closing SYNC record verified it (CRC-16 over the segment's bytes).
-It never returns an event it could not verify, and it never raises on bad stream bytes: it
-finds the next record by the lead-byte flag, trusts nothing until the next SYNC, and counts
-what it threw away in :class:`ParserStats`.
+of every *segment* that passed its checks (version 2: structure, the TALLY's count, the SEAL's
+CRC-32 and the chain of sequence numbers and stamps; version 1: the CRC-16 in the next SYNC;
+docs/protocol.md, "What a reader guarantees"). It never returns an event it could not verify,
+and it never raises on bad stream bytes: it finds the next record by the lead-byte flag,
+trusts nothing until the next SYNC, and puts a *hole* (a LOSS event of lost-source
+``HOLE_SOURCE``, with the number of event records lost) where it dropped data; what it threw
+away is also counted in :class:`ParserStats`.
 
 Parsing is vectorised with numpy over each buffer: find the lead bytes, measure the records,
 decode payloads of up to 8 bytes with a few word-wide operations on big-endian windows,
-cumulate deltas, then one ``binascii.crc_hqx`` call per segment. Only REPLY records and SYNC
-records are looked at one by one in Python.
+cumulate deltas and check every segment's structure at once; then one CRC call and a few
+integer steps of the chain per segment. Only REPLY records are looked at one by one.
 
 Time. An event's stamp is the 64-bit cycle number of the capture clock: the 48-bit stamp of
-the SYNC that opened its segment, unwrapped against the previous verified SYNC (time only goes
-forward; a jump of 2**48 cycles or more, or a device that restarted its counter, cannot be
-told from a wrap), plus the deltas of the segment up to the event, minus the pin-to-stamp
+the SYNC that opened its segment, unwrapped against the time base (version 2: the last stamp
+of the last confirmed segment; version 1: the previous verified SYNC; time only goes forward,
+so a jump of 2**48 cycles or more cannot be told from a wrap), plus the deltas of the segment
+up to the event, minus the pin-to-stamp
 latency of the event's source (``latency`` argument; clamped so that a stamp never goes below
 0). After that correction events of *different* sources may be out of stamp order by up to the
 difference of their latencies (a few cycles); events are always returned in stream order, and
