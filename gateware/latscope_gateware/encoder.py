@@ -234,12 +234,11 @@ class EventEncoder(wiring.Component):
         # full, or delta too far for an event record), whether a SYNC must go first
         # (`need_sync`: no segment open) and whether the record is the entry's last. (A start
         # while the record waits sends the encoder back to `phase` 1, so they see its effect.)
-        event_record = Signal(record_layout)
+        entry_record = Signal(record_layout)    # the SYNC or event record on offer
         need_seal = Signal()
         need_sync = Signal()
         last_record = Signal()
-        sealing = self._offer(m, segment, entry, loaded, offering, event_record, need_seal,
-                              need_sync)
+        sealing = self._offer(m, segment, loaded, offering, entry_record, need_seal, need_sync)
 
         # An entry is taken exactly when nothing else happens in the encoder: no start, no
         # flush and no entry loaded (then the flush's `stopping & ~valid` is 0).
@@ -262,11 +261,16 @@ class EventEncoder(wiring.Component):
                                                        | (~zeroed & high.any()))),
                         need_sync.eq(~segment.opened),
                         last_record.eq(choice.last),
-                        event_record.source.eq(format.source),
-                        event_record.payload.eq(format.payload),
                         phase.eq(0),
                         offering.eq(1),
                     ]
+                    # The SYNC before the entry's record, or that record, in one register.
+                    with m.If(segment.opened):
+                        m.d.sync += [entry_record.source.eq(format.source),
+                                     entry_record.payload.eq(format.payload)]
+                    with m.Else():
+                        m.d.sync += [entry_record.source.eq(Source.SYNC),
+                                     entry_record.payload.eq(entry.stamp)]
                 with m.Case(0):
                     with m.If(self.records.ready):
                         # After a SYNC or an event record `base` is the entry's stamp.
@@ -287,15 +291,15 @@ class EventEncoder(wiring.Component):
             m.d.sync += loaded.eq(0)
         return m
 
-    def _offer(self, m, segment, entry, loaded, offering, event_record, need_seal, need_sync):
+    def _offer(self, m, segment, loaded, offering, entry_record, need_seal, need_sync):
         """What is offered in this cycle, and which record that is when sent (to ``segment``);
         returns the signal that says the offer is the TALLY or the SEAL.
 
         Written out as sums of flip-flops (no priority chain) so that ``valid`` and the
         updates a sent record makes are a few gates deep: a flush (TALLY, then SEAL) while no
         entry is loaded, or, with an entry loaded and its record ready (``phase`` 0), the
-        TALLY and SEAL or the SYNC before it, or its record. Once the TALLY is out, the SEAL
-        follows before anything else."""
+        TALLY and SEAL, or ``entry_record`` (the SYNC before the entry's record, or that
+        record). Once the TALLY is out, the SEAL follows before anything else."""
         record = self.records.payload
         offer_flush = Signal()
         offer_entry = Signal()
@@ -314,10 +318,8 @@ class EventEncoder(wiring.Component):
                 record.source.eq(Mux(tallied, Source.SEAL, Source.TALLY)),
                 record.payload.eq(Mux(tallied, 0, segment.tally.as_value())),
             ]
-        with m.Elif(need_sync):
-            m.d.comb += [record.source.eq(Source.SYNC), record.payload.eq(entry.stamp)]
         with m.Else():
-            m.d.comb += record.eq(event_record)
+            m.d.comb += record.eq(entry_record)
         sent = self.records.ready & (offer_flush | offer_entry)
         m.d.comb += [
             segment.sent_tally.eq(sent & sealing & ~tallied),
