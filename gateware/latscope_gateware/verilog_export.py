@@ -5,7 +5,7 @@ SoC; it is the same gateware a board runs. Ports: ``clk, rst, marker_data, marke
 bus_cyc, bus_stb, bus_we, bus_ack, bus_adr, bus_dat_w, bus_sel, edges, irq, uart_tx,
 uart_rx``.
 
-Run ``python -m latscope_gateware.export --help``.
+Run ``python -m latscope_gateware.verilog_export --help``.
 """
 
 import argparse
@@ -56,7 +56,7 @@ class FlatAppliance(Elaboratable):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m latscope_gateware.export",
+    parser = argparse.ArgumentParser(prog="python -m latscope_gateware.verilog_export",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", required=True, help="Verilog file to write")
     parser.add_argument("--name", default="latscope_appliance")
