@@ -66,9 +66,10 @@ def main(argv=None):
     parser.add_argument("--board", default="verilator-soc")
     parser.add_argument("--sump-depth", type=int, default=4096,
                         help="samples of the SUMP device mode's memory (a power of two)")
-    parser.add_argument("--bus-base", type=lambda text: int(text, 0), default=0xF000_0100,
+    # The snooped window is the SoC's TRACE window (sim/soc_map.toml, via sim/Makefile).
+    parser.add_argument("--bus-base", type=lambda text: int(text, 0), required=True,
                         help="byte address of the snooped trace window")
-    parser.add_argument("--bus-bytes", type=lambda text: int(text, 0), default=0x100)
+    parser.add_argument("--bus-bytes", type=lambda text: int(text, 0), required=True)
     args = parser.parse_args(argv)
     config = ApplianceConfig(clock_hz=args.clock_hz, uart_divisor=args.uart_divisor,
                              fifo_depth=args.fifo_depth, board=args.board,
