@@ -43,8 +43,7 @@ def _configure(dut, commands, *, run_after=True):
             ctx.set(dut.long.valid, 1)
             ctx.set(dut.long.payload.opcode, opcode)
             ctx.set(dut.long.payload.arg, arg)
-            if opcode == SumpCommand.SET_DIVIDER:
-                assert ctx.get(dut.set_divider)
+            assert ctx.get(dut.set_divider) == (opcode == SumpCommand.SET_DIVIDER)
             await ctx.tick()
             ctx.set(dut.long.valid, 0)
             assert not ctx.get(dut.set_divider)
@@ -66,12 +65,13 @@ def test_configuration_keeps_the_settings_and_fixes_the_groups_at_run():
     seen = {}
 
     async def check(ctx):
+        assert ctx.get(dut.settings.read_entries) == 4      # read count 0 until set
         await _configure(dut, commands)(ctx)
         for name in ("divider", "trigger_mask", "trigger_value", "read_entries", "enabled",
                      "rle", "value_mask", "last", "count_max", "count_last", "pre_trigger",
                      "post_entries", "post_entries_after"):
-            seen[name] = ctx.get(getattr(dut, name))
-        seen["rank"] = [ctx.get(dut.rank[g]) for g in range(3)]
+            seen[name] = ctx.get(getattr(dut.settings, name))
+        seen["rank"] = [ctx.get(dut.settings.rank[g]) for g in range(3)]
 
     run(dut, check)
     assert seen == {
@@ -90,8 +90,9 @@ def test_configuration_without_rle_stores_every_enabled_bit():
     async def check(ctx):
         await _configure(dut, [(SumpCommand.SET_READ_DELAY, 0 | 7 << 16),
                                (SumpCommand.SET_FLAGS, 0b1000 << 2)])(ctx)
-        seen.update(mask=ctx.get(dut.value_mask), rle=ctx.get(dut.rle),
-                    pre=ctx.get(dut.pre_trigger), post=ctx.get(dut.post_entries))
+        settings = dut.settings
+        seen.update(mask=ctx.get(settings.value_mask), rle=ctx.get(settings.rle),
+                    pre=ctx.get(settings.pre_trigger), post=ctx.get(settings.post_entries))
 
     run(dut, check)
     # Fewer entries read than after the trigger: nothing needs to be in memory before it.
@@ -130,10 +131,10 @@ def _sampler_run(dut, clock_cycles, *, divider, sample=lambda cycle: cycle & 0xf
 
     async def testbench(ctx):
         value_mask, trigger_mask, trigger_value = masks
-        ctx.set(dut.value_mask, value_mask)
-        ctx.set(dut.trigger_mask, trigger_mask)
-        ctx.set(dut.trigger_value, trigger_value)
-        ctx.set(dut.divider, divider)
+        ctx.set(dut.settings.value_mask, value_mask)
+        ctx.set(dut.settings.trigger_mask, trigger_mask)
+        ctx.set(dut.settings.trigger_value, trigger_value)
+        ctx.set(dut.settings.divider, divider)
         ctx.set(dut.set_divider, 1)
         await ctx.tick()
         ctx.set(dut.set_divider, 0)
@@ -151,16 +152,16 @@ def _sampler_run(dut, clock_cycles, *, divider, sample=lambda cycle: cycle & 0xf
 
 def test_sampler_ticks_every_divider_plus_one_reference_periods():
     # 100 MHz: every divider + 1 cycles, from the first cycle of `sampling`.
-    ticks = _sampler_run(SumpSampler(8, clock_hz=100_000_000), 40, divider=3)
+    ticks = _sampler_run(SumpSampler(1, clock_hz=100_000_000), 40, divider=3)
     assert [cycle for cycle, *_ in ticks] == list(range(0, 40, 4))
     assert [value for _, value, _, _ in ticks] == list(range(0, 40, 4))
     # 50 MHz: half as many cycles; divider 0 asks for more than the clock gives: every cycle.
-    ticks = _sampler_run(SumpSampler(8, clock_hz=50_000_000), 40, divider=3)
+    ticks = _sampler_run(SumpSampler(1, clock_hz=50_000_000), 40, divider=3)
     assert [cycle for cycle, *_ in ticks] == list(range(0, 40, 2))
-    ticks = _sampler_run(SumpSampler(8, clock_hz=50_000_000), 10, divider=0)
+    ticks = _sampler_run(SumpSampler(1, clock_hz=50_000_000), 10, divider=0)
     assert [cycle for cycle, *_ in ticks] == list(range(10))
     # 72 MHz, divider 99 (1 MHz): 72 cycles per sample on average, 71 or 72 apart.
-    ticks = _sampler_run(SumpSampler(8, clock_hz=72_000_000), 72 * 50 + 1, divider=99)
+    ticks = _sampler_run(SumpSampler(1, clock_hz=72_000_000), 72 * 50 + 1, divider=99)
     cycles = [cycle for cycle, *_ in ticks]
     assert cycles[-1] - cycles[0] == 72 * 50 and len(cycles) == 51
 
@@ -168,21 +169,21 @@ def test_sampler_ticks_every_divider_plus_one_reference_periods():
 def test_sampler_masks_compares_and_matches():
     # Samples 0x10, 0x11, 0x12, 0x13, ... with bit 0 masked off: pairs of equal values; the
     # trigger matches bit 1 = 1 and bit 4 = 1.
-    ticks = _sampler_run(SumpSampler(8, clock_hz=100_000_000), 6, divider=0,
+    ticks = _sampler_run(SumpSampler(1, clock_hz=100_000_000), 6, divider=0,
                          sample=lambda cycle: 0x10 + cycle, masks=(0xfe, 0x12, 0x12))
     assert ticks == [(0, 0x10, 0, 0), (1, 0x10, 1, 0), (2, 0x12, 0, 1), (3, 0x12, 1, 1),
                      (4, 0x14, 0, 0), (5, 0x14, 1, 0)]
 
 
 def test_trigger_counts_once_armed_then_takes_the_post_trigger_entries():
-    dut = SumpTrigger(depth=64)
+    dut = SumpTrigger(groups=1, depth=64)
     trigger_at = 9              # the sample (counted from 0) that matches once armed
     taken, flushes, sampling_after = [], [], []
 
     async def testbench(ctx):
-        ctx.set(dut.pre_trigger, 4)
-        ctx.set(dut.post_entries, 3)
-        ctx.set(dut.post_entries_after, 2)
+        ctx.set(dut.settings.pre_trigger, 4)
+        ctx.set(dut.settings.post_entries, 3)
+        ctx.set(dut.settings.post_entries_after, 2)
         ctx.set(dut.run, 1)
         await ctx.tick()
         ctx.set(dut.run, 0)
@@ -243,10 +244,10 @@ def _record(values, *, rle, depth=512):
     result = {}
 
     async def testbench(ctx):
-        ctx.set(dut.rle, rle)
-        ctx.set(dut.count_max, 127)
-        ctx.set(dut.count_last, 126)
-        ctx.set(dut.last, 1)
+        ctx.set(dut.settings.rle, rle)
+        ctx.set(dut.settings.count_max, 127)
+        ctx.set(dut.settings.count_last, 126)
+        ctx.set(dut.settings.last, 1)
         ctx.set(dut.run, 1)
         await ctx.tick()
         ctx.set(dut.run, 0)
@@ -307,8 +308,8 @@ def test_readback_sends_the_newest_entries_first_in_enabled_groups():
             ctx.set(dut.read_data, memory[address])
 
     async def testbench(ctx):
-        ctx.set(dut.enabled, 0b0101)            # groups 0 and 2
-        ctx.set(dut.read_entries, 4)
+        ctx.set(dut.settings.enabled, 0b0101)   # groups 0 and 2
+        ctx.set(dut.settings.read_entries, 4)
         ctx.set(dut.filled, depth)
         ctx.set(dut.write_addr, 3)              # the newest entry is at address 2
         ctx.set(dut.writing, 1)                 # the last entry is still being written

@@ -92,9 +92,8 @@ class SumpEngine(wiring.Component):
         m.submodules.parser = parser = SumpCommandParser()
         m.submodules.configuration = config = SumpConfiguration(groups)
         m.submodules.replies = replies = SumpReplies(self.metadata_reply)
-        m.submodules.sampler = sampler = SumpSampler(groups * SUMP_GROUP_BITS,
-                                                     clock_hz=self.clock_hz)
-        m.submodules.trigger = trigger = SumpTrigger(depth)
+        m.submodules.sampler = sampler = SumpSampler(groups, clock_hz=self.clock_hz)
+        m.submodules.trigger = trigger = SumpTrigger(groups, depth)
         m.submodules.recorder = recorder = SumpRecorder(groups, depth)
         m.submodules.readback = readback = SumpReadback(groups, depth)
 
@@ -107,46 +106,33 @@ class SumpEngine(wiring.Component):
         m.d.comb += [
             self.idle.eq(parser.idle),
             config.run.eq(run),
-
+            [part.settings.eq(config.settings) for part in (sampler, trigger, recorder,
+                                                            readback)],
+            # Stage 1 (the sampler) feeds stage 2 (trigger and recorder).
             sampler.sample.eq(self.sample),
             sampler.sampling.eq(trigger.sampling),
-            sampler.divider.eq(config.divider),
             sampler.set_divider.eq(config.set_divider),
-            sampler.value_mask.eq(config.value_mask),
-            sampler.trigger_mask.eq(config.trigger_mask),
-            sampler.trigger_value.eq(config.trigger_value),
-
-            trigger.run.eq(run),
-            trigger.reset.eq(reset),
             trigger.sampled.eq(sampler.sampled),
             trigger.match.eq(sampler.match),
+            recorder.value.eq(sampler.value),
+            recorder.same.eq(sampler.same),
+            # The capture's course.
+            trigger.run.eq(run),
+            trigger.reset.eq(reset),
             trigger.writes.eq(recorder.writes),
             trigger.filled.eq(recorder.filled),
             trigger.full.eq(recorder.full),
-            trigger.pre_trigger.eq(config.pre_trigger),
-            trigger.post_entries.eq(config.post_entries),
-            trigger.post_entries_after.eq(config.post_entries_after),
-
             recorder.run.eq(run),
             recorder.taking.eq(trigger.taking),
             recorder.flush.eq(trigger.flush),
-            recorder.value.eq(sampler.value),
-            recorder.same.eq(sampler.same),
-            recorder.rle.eq(config.rle),
-            recorder.count_max.eq(config.count_max),
-            recorder.count_last.eq(config.count_last),
-            recorder.rank.eq(config.rank),
-            recorder.last.eq(config.last),
-            recorder.read_addr.eq(readback.read_addr),
-
+            # The readback, once the capture is over, from the recorder's memory.
             readback.start.eq(trigger.flush),
             readback.stop.eq(run | reset),
             readback.writing.eq(recorder.writing),
-            readback.read_entries.eq(config.read_entries),
             readback.filled.eq(recorder.filled),
             readback.write_addr.eq(recorder.write_addr),
-            readback.enabled.eq(config.enabled),
             readback.read_data.eq(recorder.read_data),
+            recorder.read_addr.eq(readback.read_addr),
         ]
         # A reply goes out whole, ahead of the readback's bytes.
         with m.If(replies.tx.valid):

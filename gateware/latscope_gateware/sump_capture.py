@@ -10,13 +10,13 @@ Only registers feed stage 2's decisions, which keeps the paths short.
 import enum
 
 from amaranth.hdl import *
-from amaranth.lib import data, memory, wiring
+from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import SUMP_GROUP_BITS, SUMP_REFERENCE_HZ
 
 from .arithmetic import carry_select_add
-from .sump_commands import DIVIDER_BITS, ENTRY_COUNT_BITS
+from .sump_commands import settings_layout
 
 __all__ = ["DIVIDER_FRACTION_BITS", "SumpSampler", "SumpTrigger", "SumpRecorder"]
 
@@ -31,13 +31,12 @@ class SumpSampler(wiring.Component):
     Ports
     -----
     sample : In(width)
-        The pins, synchronised.
+        The pins, synchronised (``width`` = 8 bits per group).
     sampling : In(1)
         Ticks come while this is high; it restarts the tick count when it rises.
-    divider, set_divider : In(DIVIDER_BITS), In(1)
-        From :class:`.sump_commands.SumpConfiguration`.
-    value_mask, trigger_mask, trigger_value : In(width)
-        The stored sample bits, trigger stage 0.
+    set_divider, settings : In(1), In(settings_layout(groups))
+        From :class:`.sump_commands.SumpConfiguration`; the sampler reads the divider, the
+        value mask and trigger stage 0.
     sampled : Out(1)
         A tick was in the previous cycle: ``value``, ``same`` and ``match`` are its.
     value : Out(width)
@@ -53,16 +52,14 @@ class SumpSampler(wiring.Component):
     the first cycle of ``sampling``.
     """
 
-    def __init__(self, width, *, clock_hz):
+    def __init__(self, groups, *, clock_hz):
         self._clock_hz = clock_hz
+        width = groups * SUMP_GROUP_BITS
         super().__init__({
             "sample": In(width),
             "sampling": In(1),
-            "divider": In(DIVIDER_BITS),
             "set_divider": In(1),
-            "value_mask": In(width),
-            "trigger_mask": In(width),
-            "trigger_value": In(width),
+            "settings": In(settings_layout(groups)),
             "sampled": Out(1),
             "value": Out(width),
             "same": Out(1),
@@ -75,12 +72,13 @@ class SumpSampler(wiring.Component):
         # periods; a tick comes when it is negative. Every cycle advances `step` units.
         frac = DIVIDER_FRACTION_BITS
         step = round((SUMP_REFERENCE_HZ << frac) / self._clock_hz)
-        until = Signal(signed(DIVIDER_BITS + frac + 3))
+        settings = self.settings
+        until = Signal(signed(len(settings.divider) + frac + 3))
         after_tick = Signal.like(until)         # period - step (0 if faster than the clock)
         divider_set = Signal()                  # from the divider register, a cycle later
         m.d.sync += divider_set.eq(self.set_divider)
         with m.If(divider_set):
-            period = (self.divider + 1) << frac
+            period = (settings.divider + 1) << frac
             m.d.sync += after_tick.eq(Mux(period < step, 0, period - step))
 
         tick = until < 0
@@ -91,13 +89,13 @@ class SumpSampler(wiring.Component):
         with m.Else():
             m.d.sync += until.eq(-1)
 
-        masked = self.sample & self.value_mask
+        masked = self.sample & settings.value_mask
         m.d.sync += self.sampled.eq(self.sampling & tick)
         with m.If(self.sampling & tick):
             m.d.sync += [
                 self.value.eq(masked),
                 self.same.eq(masked == self.value),
-                self.match.eq(((masked ^ self.trigger_value) & self.trigger_mask) == 0),
+                self.match.eq(((masked ^ settings.trigger_value) & settings.trigger_mask) == 0),
             ]
         return m
 
@@ -120,10 +118,11 @@ class SumpTrigger(wiring.Component):
         Stage 1's outputs (:class:`SumpSampler`).
     writes : In(1)
         The sample being taken writes an entry (:class:`SumpRecorder`).
-    filled, full : In(...), In(1)
+    filled, full : In(range(depth + 1)), In(1)
         Entries written since RUN; the memory is full.
-    pre_trigger, post_entries, post_entries_after : In(ENTRY_COUNT_BITS)
-        From :class:`.sump_commands.SumpConfiguration`.
+    settings : In(settings_layout(groups))
+        From :class:`.sump_commands.SumpConfiguration`: the trigger reads ``pre_trigger``,
+        ``post_entries`` and ``post_entries_after``.
     sampling : Out(1)
         Armed or triggered: sample ticks run.
     taking : Out(1)
@@ -138,7 +137,7 @@ class SumpTrigger(wiring.Component):
     trigger sample's own entry, if written, is the first post-trigger entry.
     """
 
-    def __init__(self, depth):
+    def __init__(self, groups, depth):
         super().__init__({
             "run": In(1),
             "reset": In(1),
@@ -147,9 +146,7 @@ class SumpTrigger(wiring.Component):
             "writes": In(1),
             "filled": In(range(depth + 1)),
             "full": In(1),
-            "pre_trigger": In(ENTRY_COUNT_BITS),
-            "post_entries": In(ENTRY_COUNT_BITS),
-            "post_entries_after": In(ENTRY_COUNT_BITS),
+            "settings": In(settings_layout(groups)),
             "sampling": Out(1),
             "taking": Out(1),
             "flush": Out(1),
@@ -157,11 +154,12 @@ class SumpTrigger(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        settings = self.settings
         phase = Signal(_Phase)
         armed = Signal()
-        post_left = Signal(ENTRY_COUNT_BITS)    # entries still to write after the trigger
-        post_more = Signal()                    # post_left != 0
-        m.d.sync += armed.eq((self.filled >= self.pre_trigger) | self.full)
+        post_left = Signal.like(settings.post_entries)  # entries still to write after it
+        post_more = Signal()                            # post_left != 0
+        m.d.sync += armed.eq((self.filled >= settings.pre_trigger) | self.full)
         m.d.comb += [
             self.sampling.eq((phase == _Phase.ARMED) | (phase == _Phase.TRIGGERED)),
             self.taking.eq(self.sampled & ((phase == _Phase.ARMED)
@@ -172,8 +170,8 @@ class SumpTrigger(wiring.Component):
             with m.Case(_Phase.ARMED):
                 with m.If(self.sampled & self.match & armed):
                     m.d.sync += [phase.eq(_Phase.TRIGGERED), post_more.eq(1),
-                                 post_left.eq(Mux(self.writes, self.post_entries_after,
-                                                  self.post_entries))]
+                                 post_left.eq(Mux(self.writes, settings.post_entries_after,
+                                                  settings.post_entries))]
             with m.Case(_Phase.TRIGGERED):
                 with m.If(~post_more):
                     m.d.sync += phase.eq(_Phase.FLUSH)
@@ -199,8 +197,9 @@ class SumpRecorder(wiring.Component):
         Stage 2 takes ``value`` (with ``same``: it equals the previous sample).
     flush : In(1)
         Write the value held back or the count of the open run.
-    rle, count_max, count_last, rank, last : In(...)
-        From :class:`.sump_commands.SumpConfiguration`.
+    settings : In(settings_layout(groups))
+        From :class:`.sump_commands.SumpConfiguration`: the recorder reads ``rle``,
+        ``count_max``, ``count_last``, ``rank`` and ``last``.
     writes : Out(1)
         ``taking`` stores an entry (it depends on flip-flops only).
     writing : Out(1)
@@ -230,11 +229,7 @@ class SumpRecorder(wiring.Component):
             "flush": In(1),
             "value": In(width),
             "same": In(1),
-            "rle": In(1),
-            "count_max": In(width - 1),
-            "count_last": In(width - 1),
-            "rank": In(data.ArrayLayout(2, groups)),
-            "last": In(groups),
+            "settings": In(settings_layout(groups)),
             "writes": Out(1),
             "writing": Out(1),
             "filled": Out(range(depth + 1)),
@@ -276,7 +271,8 @@ class SumpRecorder(wiring.Component):
         count."""
         groups = self._groups
         width = groups * SUMP_GROUP_BITS
-        value, rle = self.value, self.rle
+        settings = self.settings
+        value, rle = self.value, settings.rle
         have_previous = Signal()
         run_length = Signal(width - 1)          # samples of the current run after its first
         run_counted = Signal()                  # run_length != 0
@@ -287,7 +283,8 @@ class SumpRecorder(wiring.Component):
         count_bytes = Array(run_length.word_select(n, 8) if 8 * (n + 1) <= len(run_length)
                             else run_length[8 * n:] for n in range(groups))
         m.d.comb += count_entry.eq(Cat(
-            count_bytes[self.rank[g]] | Mux(self.last[g], 0x80, 0) for g in range(groups)))
+            count_bytes[settings.rank[g]] | Mux(settings.last[g], 0x80, 0)
+            for g in range(groups)))
 
         def write(entry):
             m.d.comb += [store.eq(1), store_data.eq(entry)]
@@ -302,13 +299,13 @@ class SumpRecorder(wiring.Component):
                 write(value)
             with m.Elif(extends):
                 m.d.sync += [run_length.eq(run_length + 1), run_counted.eq(1),
-                             run_full.eq(run_length == self.count_last)]
+                             run_full.eq(run_length == settings.count_last)]
                 with m.If(holding):
                     write(held)
                     m.d.sync += holding.eq(0)
             with m.Else():
                 m.d.sync += [have_previous.eq(1), run_length.eq(0), run_counted.eq(0),
-                             run_full.eq(self.count_max == 0)]
+                             run_full.eq(settings.count_max == 0)]
                 with m.If(have_previous & run_counted):
                     # `holding` is clear: a run longer than one sample wrote its value.
                     write(count_entry)

@@ -8,8 +8,8 @@ from amaranth.lib.wiring import In, Out
 from latscope.protocol import (SUMP_ARG_BYTES, SUMP_GROUP_BITS, SUMP_ID_REPLY,
                                SUMP_LONG_COMMAND, SUMP_MAX_GROUPS, SumpCommand, SumpFlags)
 
-__all__ = ["DIVIDER_BITS", "ENTRY_COUNT_BITS", "long_command_layout", "SumpCommandParser",
-           "SumpConfiguration", "SumpReplies"]
+__all__ = ["DIVIDER_BITS", "ENTRY_COUNT_BITS", "long_command_layout", "settings_layout",
+           "SumpCommandParser", "SumpConfiguration", "SumpReplies"]
 
 DIVIDER_BITS = 24
 #: Read and delay counts in entries: ((16-bit count) + 1) * 4.
@@ -17,6 +17,39 @@ ENTRY_COUNT_BITS = 19
 
 #: A long command: its opcode and its argument (little-endian on the wire).
 long_command_layout = data.StructLayout({"opcode": 8, "arg": 8 * SUMP_ARG_BYTES})
+
+
+def settings_layout(groups):
+    """The settings :class:`SumpConfiguration` gives the capture and readback parts, for
+    ``groups`` channel groups present.
+
+    As set: ``divider``; trigger stage 0 (``trigger_mask``, ``trigger_value``);
+    ``read_entries`` (entries to read back).
+
+    Fixed at RUN: ``enabled`` (channel groups sent at readback), ``rle``, ``value_mask``
+    (the sample bits stored; with RLE without the count flag), ``rank`` (per group: which
+    byte of a count it stores), ``last`` (one-hot: the highest enabled stored group, whose
+    top bit flags a count), ``count_max`` and ``count_last`` (= ``count_max - 1``, so that
+    no adder comes before the compare), ``pre_trigger`` (entries to have in memory before a
+    trigger counts), ``post_entries`` and ``post_entries_after`` (= ``post_entries - 1``).
+    """
+    width = groups * SUMP_GROUP_BITS
+    return data.StructLayout({
+        "divider": DIVIDER_BITS,
+        "trigger_mask": width,
+        "trigger_value": width,
+        "read_entries": ENTRY_COUNT_BITS,
+        "enabled": SUMP_MAX_GROUPS,
+        "rle": 1,
+        "value_mask": width,
+        "rank": data.ArrayLayout(2, groups),
+        "last": groups,
+        "count_max": width - 1,
+        "count_last": width - 1,
+        "pre_trigger": ENTRY_COUNT_BITS,
+        "post_entries": ENTRY_COUNT_BITS,
+        "post_entries_after": ENTRY_COUNT_BITS,
+    })
 
 
 class SumpCommandParser(wiring.Component):
@@ -90,102 +123,80 @@ class SumpConfiguration(wiring.Component):
         is ignored.
     run : In(1)
         RUN: fix the capture's configuration.
-    divider, set_divider : Out(DIVIDER_BITS), Out(1)
-        The divider; ``set_divider`` is high in the cycle SET_DIVIDER arrives (the divider
-        register holds it from the next cycle on).
-    trigger_mask, trigger_value : Out(width)
-        Trigger stage 0.
-    read_entries : Out(ENTRY_COUNT_BITS)
-        Entries to read back, as now set.
-
-    Fixed at RUN: ``enabled`` (channel groups sent at readback), ``rle``, ``value_mask``
-    (the sample bits stored; with RLE without the count flag), ``rank`` (per group: which
-    byte of a count it stores), ``last`` (one-hot: the highest enabled stored group, whose
-    top bit flags a count), ``count_max`` and ``count_last`` (= ``count_max - 1``, so that
-    no adder comes before the compare), ``pre_trigger`` (entries to have in memory before a
-    trigger counts), ``post_entries`` and ``post_entries_after`` (= ``post_entries - 1``).
+    set_divider : Out(1)
+        High in the cycle SET_DIVIDER arrives (``settings.divider`` holds it from the next
+        cycle on).
+    settings : Out(settings_layout(groups))
+        The settings (see :func:`settings_layout`); until SET_READ_DELAY, one read count.
     """
 
     def __init__(self, groups):
         self._groups = groups
-        width = groups * SUMP_GROUP_BITS
         super().__init__({
             "long": In(stream.Signature(long_command_layout, always_ready=True)),
             "run": In(1),
-            "divider": Out(DIVIDER_BITS),
             "set_divider": Out(1),
-            "trigger_mask": Out(width),
-            "trigger_value": Out(width),
-            "read_entries": Out(ENTRY_COUNT_BITS),
-            "enabled": Out(SUMP_MAX_GROUPS),
-            "rle": Out(1),
-            "value_mask": Out(width),
-            "rank": Out(data.ArrayLayout(2, groups)),
-            "last": Out(groups),
-            "count_max": Out(width - 1),
-            "count_last": Out(width - 1),
-            "pre_trigger": Out(ENTRY_COUNT_BITS),
-            "post_entries": Out(ENTRY_COUNT_BITS),
-            "post_entries_after": Out(ENTRY_COUNT_BITS),
+            "settings": Out(settings_layout(groups), init={"read_entries": 4}),
         })
 
     def elaborate(self, platform):
         m = Module()
-        read_count = Signal(16)          # read back (read_count + 1) * 4 entries
+        settings = self.settings
         delay_count = Signal(16)         # capture (delay_count + 1) * 4 after the trigger
         flags = Signal(32)
         arg = self.long.payload.arg
         with m.If(self.long.valid):
             with m.Switch(self.long.payload.opcode):
                 with m.Case(SumpCommand.SET_DIVIDER):
-                    m.d.sync += self.divider.eq(arg[:DIVIDER_BITS])
+                    m.d.sync += settings.divider.eq(arg[:DIVIDER_BITS])
                     m.d.comb += self.set_divider.eq(1)
                 with m.Case(SumpCommand.SET_READ_DELAY):
-                    m.d.sync += [read_count.eq(arg[:16]), delay_count.eq(arg[16:])]
+                    m.d.sync += [settings.read_entries.eq((arg[:16] + 1) << 2),
+                                 delay_count.eq(arg[16:])]
                 with m.Case(SumpCommand.SET_FLAGS):
                     m.d.sync += flags.eq(arg)
                 with m.Case(SumpCommand.TRIGGER_MASK0):
-                    m.d.sync += self.trigger_mask.eq(arg)
+                    m.d.sync += settings.trigger_mask.eq(arg)
                 with m.Case(SumpCommand.TRIGGER_VALUE0):
-                    m.d.sync += self.trigger_value.eq(arg)
+                    m.d.sync += settings.trigger_value.eq(arg)
 
+        read_entries = settings.read_entries
         delay_entries = (delay_count + 1) << 2
-        m.d.comb += self.read_entries.eq((read_count + 1) << 2)
         with m.If(self.run):
             m.d.sync += [
-                self.pre_trigger.eq(Mux(self.read_entries > delay_entries,
-                                        self.read_entries - delay_entries, 0)),
-                self.post_entries.eq(delay_entries),
-                self.post_entries_after.eq(delay_entries - 1),
+                settings.pre_trigger.eq(Mux(read_entries > delay_entries,
+                                            read_entries - delay_entries, 0)),
+                settings.post_entries.eq(delay_entries),
+                settings.post_entries_after.eq(delay_entries - 1),
             ]
             self._fix_groups(m, flags)
         return m
 
     def _fix_groups(self, m, flags):
         """At RUN: the enabled groups, RLE and what they make of a stored entry."""
-        groups = self._groups
+        groups, settings = self._groups, self.settings
         disabled = flags >> int(SumpFlags.GROUP_DISABLE_SHIFT)
         rle = (flags & int(SumpFlags.RLE)) != 0
-        m.d.sync += [self.enabled.eq(~disabled), self.rle.eq(rle)]
+        m.d.sync += [settings.enabled.eq(~disabled), settings.rle.eq(rle)]
         stored = ~disabled[:groups]
         rank_so_far = Const(0, 3)
         mask = []
         for g in range(groups):
-            m.d.sync += self.rank[g].eq(rank_so_far)
+            m.d.sync += settings.rank[g].eq(rank_so_far)
             rank_so_far = rank_so_far + stored[g]
             above = stored[g + 1:] if g + 1 < groups else Const(0, 1)
             is_last = stored[g] & (above == 0)
-            m.d.sync += self.last[g].eq(is_last)
+            m.d.sync += settings.last[g].eq(is_last)
             keep = Mux(stored[g], 0xff, 0)
             mask.append(Mux(rle & is_last, keep & 0x7f, keep))
-        m.d.sync += self.value_mask.eq(Cat(*mask))
+        m.d.sync += settings.value_mask.eq(Cat(*mask))
         with m.Switch(rank_so_far):
             for n in range(1, groups + 1):
                 with m.Case(n):
                     count = (1 << (SUMP_GROUP_BITS * n - 1)) - 1
-                    m.d.sync += [self.count_max.eq(count), self.count_last.eq(count - 1)]
+                    m.d.sync += [settings.count_max.eq(count), settings.count_last.eq(count - 1)]
             with m.Default():
-                m.d.sync += [self.count_max.eq(0), self.count_last.eq(0)]
+                m.d.sync += [settings.count_max.eq(0), settings.count_last.eq(0)]
 
 
 class SumpReplies(wiring.Component):

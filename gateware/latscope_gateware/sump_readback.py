@@ -9,7 +9,7 @@ from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import SUMP_GROUP_BITS, SUMP_MAX_GROUPS
 
-from .sump_commands import ENTRY_COUNT_BITS
+from .sump_commands import settings_layout
 
 __all__ = ["SumpReadback"]
 
@@ -34,12 +34,11 @@ class SumpReadback(wiring.Component):
         RUN or RESET: a readback under way ends.
     writing : In(1)
         The recorder writes an entry in this cycle.
-    read_entries : In(ENTRY_COUNT_BITS)
-        Entries to read back.
     filled, write_addr : In(range(depth + 1)), In(range(depth))
         Entries in memory; where the next one would go (the newest is just before it).
-    enabled : In(SUMP_MAX_GROUPS)
-        Channel groups sent.
+    settings : In(settings_layout(groups))
+        From :class:`.sump_commands.SumpConfiguration`: the readback reads ``read_entries``
+        and ``enabled`` (the channel groups sent).
     read_addr, read_data : Out(range(depth)), In(width)
         The memory's read port (data in the cycle after the address).
     tx : Out(stream.Signature(8))
@@ -51,10 +50,9 @@ class SumpReadback(wiring.Component):
             "start": In(1),
             "stop": In(1),
             "writing": In(1),
-            "read_entries": In(ENTRY_COUNT_BITS),
             "filled": In(range(depth + 1)),
             "write_addr": In(range(depth)),
-            "enabled": In(SUMP_MAX_GROUPS),
+            "settings": In(settings_layout(groups)),
             "read_addr": Out(range(depth)),
             "read_data": In(groups * SUMP_GROUP_BITS),
             "tx": Out(stream.Signature(8)),
@@ -68,13 +66,14 @@ class SumpReadback(wiring.Component):
         group = Signal(range(SUMP_MAX_GROUPS))
         # At most what the memory holds, and at most the largest read count, 4 << 16.
         read_left = Signal(range(max(self._depth, 4 << 16) + 1))
-        group_enabled = self.enabled.bit_select(group, 1)
+        read_entries = self.settings.read_entries
+        group_enabled = self.settings.enabled.bit_select(group, 1)
         with m.Switch(step):
             with m.Case(_Step.START):
                 with m.If(~self.writing):
                     m.d.sync += [
-                        read_left.eq(Mux(self.read_entries < self.filled,
-                                         self.read_entries, self.filled)),
+                        read_left.eq(Mux(read_entries < self.filled, read_entries,
+                                         self.filled)),
                         self.read_addr.eq(self.write_addr - 1),
                         step.eq(_Step.FETCH),
                     ]
