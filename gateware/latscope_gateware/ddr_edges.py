@@ -10,12 +10,13 @@ showed, and the time-stamper puts that half-cycle bit below the cycle count
 
 Sample convention (the IDDRX1F's, modelled by :class:`IddrModel`): during cycle *c* the DDR
 register presents ``(early, late) = (pin at rising edge c-1, pin at falling edge c-1/2)``,
-packed as ``Cat(early, late)`` (a front end's ``pins``/``strobe`` port). Numbering half cycles from 0 at the first rising
-edge, a pin that changes in half cycle *j* (the open-closed interval ``(j/2, (j+1)/2]`` in
-cycles) is first seen in cycle ``c = (j + 3) // 2``, in the late sample if *j* is even and in
-the early one if *j* is odd. :func:`ddr_stamp_latency` turns the front end's latency in cycles
-into the pin-to-stamp latency in stamp units that the IDENTIFY reply carries, so that
-``stamp - latency = j`` exactly.
+packed as ``Cat(early, late)`` (a front end's ``pins`` or ``strobe`` port). Numbering half
+cycles from 0 at the first rising edge, a pin that changes in half cycle *j* (the
+open-closed interval ``(j/2, (j+1)/2]`` in cycles) is first seen in cycle
+``c = (j + 3) // 2``, in the late sample if *j* is even and in the early one if *j* is odd.
+:func:`ddr_stamp_latency` turns the front end's latency in cycles into the pin-to-stamp
+latency in stamp units that the IDENTIFY reply carries, so that ``stamp - latency = j``
+exactly.
 """
 
 from amaranth.hdl import *

@@ -61,10 +61,11 @@ class SumpEngine(wiring.Component):
     groups hold (a longer run is split). Pre- and post-trigger counts are in entries.
 
     Parts: :class:`.sump_commands.SumpCommandParser` (bytes to commands),
-    :class:`.sump_commands.SumpConfiguration` (the settings), :class:`.sump_commands.SumpReplies`
-    (ID, METADATA), :class:`.sump_capture.SumpSampler` (ticks, stage 1),
-    :class:`.sump_capture.SumpTrigger` (the capture's course), :class:`.sump_capture.SumpRecorder`
-    (memory, RLE) and :class:`.sump_readback.SumpReadback`.
+    :class:`.sump_commands.SumpConfiguration` (the settings),
+    :class:`.sump_commands.SumpReplies` (ID, METADATA), :class:`.sump_capture.SumpSampler`
+    (ticks, stage 1), :class:`.sump_capture.SumpTrigger` (the capture's course),
+    :class:`.sump_capture.SumpRecorder` (memory, RLE) and
+    :class:`.sump_readback.SumpReadback`.
     """
 
     def __init__(self, *, channels, depth=512, clock_hz, name="latscope", version="1"):

@@ -2,8 +2,9 @@
  *
  * The map is fixed (sim/README.md, "Memory map"); it is defined once, in sim/soc_map.toml,
  * for the harness, the RTL and the firmware alike (soc_map.h is generated from it). Every
- * register is 32 bits wide and must be accessed with 32-bit loads and stores. A marker is ONE store: GPIO_OUT = data | strobe << 16 with the strobe toggled on
- * every marker, or any store into the TRACE window.
+ * register is 32 bits wide and must be accessed with 32-bit loads and stores. A marker is
+ * ONE store: GPIO_OUT = data | strobe << 16 with the strobe toggled on every marker, or any
+ * store into the TRACE window.
  */
 #ifndef LATSCOPE_SIM_SOC_H
 #define LATSCOPE_SIM_SOC_H
