@@ -10,6 +10,18 @@ from latscope_gateware.sump_readback import SumpReadback
 from gateware_sim import byte_collector, run
 
 
+async def _pulse(ctx, signal):
+    """``signal`` high for one cycle."""
+    ctx.set(signal, 1)
+    await ctx.tick()
+    ctx.set(signal, 0)
+
+
+def _set(ctx, struct, **fields):
+    for name, value in fields.items():
+        ctx.set(getattr(struct, name), value)
+
+
 def test_parser_splits_short_and_long_commands():
     dut = SumpCommandParser()
     # RUN; SET_DIVIDER 0x04030201 (whose argument bytes look like short commands); ID.
@@ -131,13 +143,9 @@ def _sampler_run(dut, clock_cycles, *, divider, sample=lambda cycle: cycle & 0xf
 
     async def testbench(ctx):
         value_mask, trigger_mask, trigger_value = masks
-        ctx.set(dut.settings.value_mask, value_mask)
-        ctx.set(dut.settings.trigger_mask, trigger_mask)
-        ctx.set(dut.settings.trigger_value, trigger_value)
-        ctx.set(dut.settings.divider, divider)
-        ctx.set(dut.set_divider, 1)
-        await ctx.tick()
-        ctx.set(dut.set_divider, 0)
+        _set(ctx, dut.settings, value_mask=value_mask, trigger_mask=trigger_mask,
+             trigger_value=trigger_value, divider=divider)
+        await _pulse(ctx, dut.set_divider)
         await ctx.tick().repeat(2)
         ctx.set(dut.sampling, 1)
         for cycle in range(clock_cycles):
@@ -181,12 +189,8 @@ def test_trigger_counts_once_armed_then_takes_the_post_trigger_entries():
     taken, flushes, sampling_after = [], [], []
 
     async def testbench(ctx):
-        ctx.set(dut.settings.pre_trigger, 4)
-        ctx.set(dut.settings.post_entries, 3)
-        ctx.set(dut.settings.post_entries_after, 2)
-        ctx.set(dut.run, 1)
-        await ctx.tick()
-        ctx.set(dut.run, 0)
+        _set(ctx, dut.settings, pre_trigger=4, post_entries=3, post_entries_after=2)
+        await _pulse(ctx, dut.run)
         samples = 0
         for cycle in range(80):
             # Sampling until the flush, not in or after it.
@@ -206,9 +210,7 @@ def test_trigger_counts_once_armed_then_takes_the_post_trigger_entries():
             ctx.set(dut.filled, len(taken))
         sampling_after.append(ctx.get(dut.sampling))
         # RUN arms again; RESET stops.
-        ctx.set(dut.run, 1)
-        await ctx.tick()
-        ctx.set(dut.run, 0)
+        await _pulse(ctx, dut.run)
         sampling_after.append(ctx.get(dut.sampling))
         ctx.set(dut.reset, 1)
         await ctx.tick()
@@ -244,13 +246,8 @@ def _record(values, *, rle, depth=512):
     result = {}
 
     async def testbench(ctx):
-        ctx.set(dut.settings.rle, rle)
-        ctx.set(dut.settings.count_max, 127)
-        ctx.set(dut.settings.count_last, 126)
-        ctx.set(dut.settings.last, 1)
-        ctx.set(dut.run, 1)
-        await ctx.tick()
-        ctx.set(dut.run, 0)
+        _set(ctx, dut.settings, rle=rle, count_max=127, count_last=126, last=1)
+        await _pulse(ctx, dut.run)
         previous = None
         writes = 0
         for value in values:
@@ -261,9 +258,7 @@ def _record(values, *, rle, depth=512):
             previous = value
             await ctx.tick()
         ctx.set(dut.taking, 0)
-        ctx.set(dut.flush, 1)
-        await ctx.tick()
-        ctx.set(dut.flush, 0)
+        await _pulse(ctx, dut.flush)
         await ctx.tick().repeat(2)
         filled = ctx.get(dut.filled)
         memory = []
@@ -308,33 +303,24 @@ def test_readback_sends_the_newest_entries_first_in_enabled_groups():
             ctx.set(dut.read_data, memory[address])
 
     async def testbench(ctx):
-        ctx.set(dut.settings.enabled, 0b0101)   # groups 0 and 2
-        ctx.set(dut.settings.read_entries, 4)
+        _set(ctx, dut.settings, enabled=0b0101, read_entries=4)     # groups 0 and 2
         ctx.set(dut.filled, depth)
         ctx.set(dut.write_addr, 3)              # the newest entry is at address 2
         ctx.set(dut.writing, 1)                 # the last entry is still being written
-        ctx.set(dut.start, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
+        await _pulse(ctx, dut.start)
         await ctx.tick().repeat(3)
         assert not out
         ctx.set(dut.writing, 0)
         await ctx.tick().repeat(60)
         # Fewer entries in memory than asked for: only those.
         ctx.set(dut.filled, 1)
-        ctx.set(dut.start, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
+        await _pulse(ctx, dut.start)
         await ctx.tick().repeat(30)
         # RUN or RESET stops a readback under way.
         ctx.set(dut.filled, depth)
-        ctx.set(dut.start, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
+        await _pulse(ctx, dut.start)
         await ctx.tick().repeat(8)
-        ctx.set(dut.stop, 1)
-        await ctx.tick()
-        ctx.set(dut.stop, 0)
+        await _pulse(ctx, dut.stop)
         await ctx.tick().repeat(30)
 
     run(dut, testbench, processes=[memory_port,
