@@ -29,9 +29,8 @@ class ApplianceConfig:
     for a board without a bus front end. ``ddr_inputs``: the marker strobe and the edge
     channels come as DDR sample pairs (ports ``marker_strobe`` and ``edges`` twice as wide,
     ``Cat(early, late)``; see :mod:`.ddr_edges`) and stamps count half cycles
-    (``stamp_shift`` 1). ``sump_depth``:
-    samples of the SUMP device mode's memory (a power of two; see :mod:`.sump`), 0 for an
-    appliance without SUMP mode.
+    (``stamp_shift`` 1). ``sump_depth``: samples of the SUMP device mode's memory (a power of
+    two; see :mod:`.sump`), 0 for an appliance without SUMP mode.
     """
 
     def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,
