@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 from latscope.analysis import analyze
 from latscope.capture_file import CaptureWriter, load_capture
-from latscope.export import Layout, export_capture
+from latscope.channels import Layout
+from latscope.logic_export import export_capture
 from latscope.markers import Point, Test, encode
 from latscope.parser import Events
 from latscope.protocol import Source, StreamEncoder

@@ -25,7 +25,6 @@ from pathlib import Path
 from .cli import Progress
 from .device import DeviceError
 from .simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
-from .streaming import StreamingAnalyzer
 
 __all__ = ["main"]
 
@@ -92,7 +91,7 @@ def parse_args(argv):
 
 
 def print_results(capture_path, run, built_s, total_s):
-    from .report import load_tables, results, text_table
+    from .report import integrity_line, load_tables, results, text_table
 
     capture, tables = load_tables(capture_path)
     document = results(capture, tables)
@@ -113,6 +112,7 @@ def print_results(capture_path, run, built_s, total_s):
           f"resyncs, {integrity['records_dropped']} records dropped, "
           f"{integrity['bytes_skipped']} bytes skipped; {document['events']} events in "
           f"{integrity['segments_ok']} verified segments")
+    print(integrity_line(integrity))
     cycles = int(run.sim.get("cycles", 0))
     print(f"simulation: {cycles / 1e6:.1f} M cycles ({cycles / identity.clock_hz:.3f} s of "
           f"DUT time) in {float(run.sim.get('seconds', 0)):.1f} s, "
@@ -230,22 +230,14 @@ def main(argv=None):
 
     progress = Progress()
     follower = ConsoleFollower(console, progress.started)
-    analyzer = None
-    counted = {"events": 0}
 
-    def on_events(events, device):
-        nonlocal analyzer
-        if analyzer is None:
-            analyzer = StreamingAnalyzer(device.identity.stamp_hz)
-        analyzer.feed(events)
-        counted["events"] += len(events)
+    def on_batch(events, run):
         follower.poll()
-        progress.update(counted["events"], device.parser.stats.bytes_received,
-                        device.parser.stats, analyzer=analyzer)
+        progress.update(run.events, run.bytes, run.parser_stats, analyzer=run.analyzer)
 
     try:
-        run = capture_suite(build, DEMO_IRQ, output=output, console=console,
-                            on_events=on_events, phase=args.phase,
+        run = capture_suite(build, DEMO_IRQ, output=output, console=console, live=True,
+                            on_batch=on_batch, phase=args.phase,
                             info=f"latscope demo: test suite on the simulated SoC "
                                  f"({args.cpu}, {args.marker} markers)")
     except DeviceError as error:

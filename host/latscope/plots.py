@@ -15,7 +15,6 @@ equal slices of the samples, so figures stay small and fast for 10^7 samples and
 disappears.
 """
 
-import base64
 import io
 import math
 from pathlib import Path
@@ -24,7 +23,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 __all__ = ["MAX_BINS", "MAX_POINTS", "tick_histogram", "time_series", "distribution",
-           "overlay_distributions", "interval_maxima", "max_over_time", "save", "png_bytes", "png_base64", "table_figures",
+           "overlay_distributions", "interval_maxima", "max_over_time", "save", "png_bytes", "table_figures",
            "figure_name"]
 
 #: Most bins of a distribution (the bin width grows by whole ticks past this).
@@ -148,7 +147,7 @@ def overlay_distributions(named_tables, *, title=None):
 
 def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
     """The largest sample of every interval of ``interval_s`` seconds (NaN: no sample),
-    e.g. from :class:`latscope.streaming.StreamingStats`: for runs where the worst case
+    e.g. from :class:`latscope.live_stats.StreamingStats`: for runs where the worst case
     appears once an hour."""
     figure, (axes,) = _figure()
     maxima_ns = np.asarray(maxima_ns, np.float64)
@@ -193,11 +192,6 @@ def png_bytes(figure):
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()
-
-
-def png_base64(figure):
-    """The figure as a base64 PNG (for ``<img src="data:image/png;base64,...">``)."""
-    return base64.b64encode(png_bytes(figure)).decode("ascii")
 
 
 def figure_name(table_name, kind):

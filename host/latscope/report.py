@@ -16,14 +16,20 @@ import json
 from pathlib import Path
 
 from . import __version__, plots
-from .analysis import analyze
+from .analysis import analyze, holes_of, is_hole
 from .capture_file import Capture, load_capture
+from .identity import Identity
+from .protocol import Source, loss_count, loss_source
 
-__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "results", "load_tables", "text_table",
-           "write_json", "write_csv", "write_markdown", "write_html", "write_report"]
+__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "REPORT_FILES", "results", "load_tables",
+           "text_table", "integrity_line", "holes_text", "write_json", "csv_text", "write_csv",
+           "write_markdown", "write_html", "write_report"]
 
-#: Version of the results document (docs/results-schema.md); bumped on incompatible change.
-SCHEMA_VERSION = 1
+#: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
+#: they discarded.
+SCHEMA_VERSION = 2
+#: Holes listed one by one in text output (JSON lists them all).
+HOLES_SHOWN = 10
 
 #: Statistics of a table row: (key, column title, format).
 STAT_COLUMNS = [
@@ -36,6 +42,7 @@ STAT_COLUMNS = [
     ("p99_ns", "p99 (ns)", "{:.1f}"),
     ("p999_ns", "p99.9 (ns)", "{:.1f}"),
     ("discarded", "discarded", "{:d}"),
+    ("discarded_by_holes", "by holes", "{:d}"),
 ]
 
 #: What each test family measures (table name prefix -> description), for readers.
@@ -72,12 +79,90 @@ def _duration_s(capture):
     return float(int(stamps.max()) - int(stamps.min())) / capture.stamp_hz
 
 
-def run_info(capture):
+def _device_losses(events):
+    """{source name: events} the device reported lost (LOSS records that are no hole)."""
+    loss = events.value[(events.source == Source.LOSS) & ~is_hole(events.source, events.value)]
+    lost = {}
+    for value in loss.tolist():
+        try:
+            name = Source(loss_source(value)).name
+        except ValueError:
+            name = str(loss_source(value))
+        lost[name] = lost.get(name, 0) + loss_count(value)
+    return lost
+
+
+def _holes(capture):
+    """The holes of a capture as JSON rows (docs/results-schema.md, ``integrity.holes``)."""
+    hz = capture.stamp_hz
+    origin = int(capture.events.stamp[0]) if len(capture.events) else 0
+    return [{"index": hole.index, "stamp": hole.stamp, "after": hole.after,
+             "time_s": (hole.stamp - origin) / hz if hz else None,
+             "events_lost_at_most": hole.lost} for hole in holes_of(capture.events)]
+
+
+def _integrity(capture, tables):
+    parser, file = capture.parser_stats, capture.file_stats
+    lost = _device_losses(capture.events)
+    holes = _holes(capture)
+    return {
+        "lost_events": sum(lost.values()),
+        "lost_by_source": lost,
+        "holes": len(holes),
+        "hole_events_lost_at_most": sum(hole["events_lost_at_most"] for hole in holes),
+        "hole_list": holes,
+        "pairs_discarded": sum(table.discarded for table in tables.values()),
+        "pairs_discarded_by_holes": sum(table.discarded_by_holes for table in tables.values()),
+        "records_dropped": parser.records_dropped,
+        "segments_ok": parser.segments_ok,
+        "segments_bad": parser.segments_bad,
+        "bytes_skipped": parser.bytes_skipped + file.bytes_skipped,
+        "file_gaps": file.gaps,
+        "chunks_bad": file.chunks_bad,
+        "truncated_bytes": file.truncated_bytes,
+    }
+
+
+def integrity_line(integrity):
+    """One line on what was lost: "nothing lost: ..." only when nothing was, else "DATA
+    LOST: " and every kind of loss that happened, with its count."""
+    damage = {"events lost in the device (FIFO full)": integrity["lost_events"],
+              "hole(s)": integrity["holes"], "resyncs": integrity["segments_bad"],
+              "records dropped": integrity["records_dropped"],
+              "file gaps": integrity["file_gaps"], "damaged chunks": integrity["chunks_bad"],
+              "truncated bytes": integrity["truncated_bytes"]}
+    if not any(damage.values()):
+        return (f"nothing lost: 0 events lost, 0 holes, 0 resyncs, "
+                f"{integrity['bytes_skipped']} bytes skipped")
+    parts = []
+    for what, count in damage.items():
+        if count and what == "hole(s)":
+            parts.append(f"{count} hole(s) where at most "
+                         f"{integrity['hole_events_lost_at_most']} events are missing")
+        elif count:
+            parts.append(f"{count} {what}")
+    return (f"DATA LOST: {', '.join(parts)}; {integrity['pairs_discarded']} pairs discarded "
+            f"({integrity['pairs_discarded_by_holes']} by holes)")
+
+
+def holes_text(integrity, limit=HOLES_SHOWN):
+    """The holes, one line each (the first ``limit``)."""
+    lines = []
+    for hole in integrity["hole_list"][:limit]:
+        when = f" (t = {hole['time_s']:.6f} s)" if hole["time_s"] is not None else ""
+        after = "the start" if hole["after"] is None else f"stamp {hole['after']}"
+        lines.append(f"  hole after {after} until stamp {hole['stamp']}{when}: at most "
+                     f"{hole['events_lost_at_most']} events missing")
+    if len(integrity["hole_list"]) > limit:
+        lines.append(f"  ... and {len(integrity['hole_list']) - limit} more holes")
+    return "\n".join(lines)
+
+
+def run_info(capture, tables=None):
     """The run's description from the capture's metadata, END chunk and reading stats."""
     meta = capture.metadata
-    identity = dict(capture.identity)
     clock_hz = capture.clock_hz
-    device = dict(identity)
+    device = capture.identity.as_dict()
     if clock_hz:
         device["resolution_ns"] = 1e9 / capture.stamp_hz
     irq = dict(meta.get("irq") or {})
@@ -85,7 +170,6 @@ def run_info(capture):
         for key in ("period", "width"):
             if key in irq:
                 irq[f"{key}_ns"] = irq[key] * 1e9 / clock_hz
-    parser, file = capture.parser_stats, capture.file_stats
     known = {"identity", "irq", "start_time", "port", "test_info", "suite", "firmware", "cpu"}
     suite = meta.get("suite") or meta.get("firmware")
     if meta.get("cpu"):
@@ -93,24 +177,14 @@ def run_info(capture):
     return {
         "capture": {"path": str(capture.path), "start_time": meta.get("start_time"),
                     "port": meta.get("port"), "test_info": meta.get("test_info") or "",
-                    "complete": file.complete,
+                    "complete": capture.file_stats.complete,
                     "other": {k: v for k, v in meta.items() if k not in known}},
         "device": device,
         "irq": irq or None,
         "suite": suite or None,
         "duration_s": _duration_s(capture),
         "events": len(capture.events),
-        "integrity": {
-            "lost_events": parser.lost_total,
-            "lost_by_source": parser.as_dict()["lost"],
-            "records_dropped": parser.records_dropped,
-            "segments_ok": parser.segments_ok,
-            "segments_bad": parser.segments_bad,
-            "bytes_skipped": parser.bytes_skipped + file.bytes_skipped,
-            "file_gaps": file.gaps,
-            "chunks_bad": file.chunks_bad,
-            "truncated_bytes": file.truncated_bytes,
-        },
+        "integrity": _integrity(capture, tables or {}),
         "device_status": (capture.end or {}).get("stats", {}).get("device_status")
         if isinstance((capture.end or {}).get("stats"), dict) else None,
     }
@@ -128,7 +202,7 @@ def table_row(name, table):
 def results(capture, tables):
     """The results document (docs/results-schema.md)."""
     return {"schema": "latscope-results", "version": SCHEMA_VERSION,
-            "generator": f"latscope {__version__}", **run_info(capture),
+            "generator": f"latscope {__version__}", **run_info(capture, tables),
             "tables": [table_row(name, table) for name, table in tables.items()]}
 
 
@@ -154,8 +228,8 @@ def write_json(document, path):
     Path(path).write_text(json.dumps(document, indent=2) + "\n")
 
 
-def write_csv(document, path):
-    """One row per table: name, test, n, then the statistics (ns)."""
+def csv_text(document):
+    """The CSV of the tables: one row per table: name, test, n, then the statistics (ns)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["name", "test", "n"] + [key for key, _, _ in STAT_COLUMNS])
@@ -163,23 +237,21 @@ def write_csv(document, path):
         params = row["parameters"]
         writer.writerow([row["name"], params.get("test", ""), params.get("n", "")]
                         + ["" if row[k] is None else row[k] for k, _, _ in STAT_COLUMNS])
-    Path(path).write_text(buffer.getvalue())
+    return buffer.getvalue()
 
 
-def _source_present(name, device):
-    """Whether the device has the source ``name`` (the IDENTIFY reply lists the pin
-    latency of every possible source)."""
-    if name.startswith("EDGE"):
-        return int(name[4:]) < device.get("edge_count", 0)
-    return name != "BUS" or bool(device.get("bus_width"))
+def write_csv(document, path):
+    """:func:`csv_text` into a file."""
+    Path(path).write_text(csv_text(document))
 
 
 def _settings_items(document):
     """(section, [(label, value)]) of the run description, shared by Markdown and HTML."""
     device, cap, integrity = document["device"], document["capture"], document["integrity"]
     clock = device.get("clock_hz")
-    latency = ", ".join(f"{k.lower()} {v}" for k, v in (device.get("latency") or {}).items()
-                        if _source_present(k, device))
+    identity = Identity.from_dict(device)
+    latency = ", ".join(f"{source.name.lower()} {identity.latency[source]}"
+                        for source in identity.sources if source in identity.latency)
     sections = [
         ("Run", [("capture file", cap["path"]), ("started", cap["start_time"]),
                  ("device reached through", cap["port"]), ("test information", cap["test_info"]),
@@ -216,8 +288,16 @@ def _settings_items(document):
         sections.append(("Firmware / test suite", [(str(k), v) for k, v in items]))
     lost = ", ".join(f"{k.lower()} {v}" for k, v in integrity["lost_by_source"].items())
     sections.append(("Losses and resyncs", [
+        ("summary", integrity_line(integrity)),
         ("events lost in the device (LOSS records)", f"{integrity['lost_events']}"
          + (f" ({lost})" if lost else "")),
+        ("holes (stream data dropped or not verifiable)",
+         f"{integrity['holes']}, at most {integrity['hole_events_lost_at_most']} events "
+         f"missing" + ("".join(f"; after {'the start' if h['after'] is None else h['after']}"
+                               f" until {h['stamp']}: at most {h['events_lost_at_most']}"
+                               for h in integrity["hole_list"][:HOLES_SHOWN]))),
+        ("pairs discarded (by holes)",
+         f"{integrity['pairs_discarded']} ({integrity['pairs_discarded_by_holes']})"),
         ("records dropped (damaged or unclosed segments)", integrity["records_dropped"]),
         ("segments verified / bad (resyncs)",
          f"{integrity['segments_ok']} / {integrity['segments_bad']}"),
@@ -330,6 +410,9 @@ def write_html(document, path, *, figures=None):
             + "\n".join(body) + "\n</body></html>\n")
     Path(path).write_text(page)
 
+
+#: The files :func:`write_report` writes into its directory (and ``figures/``).
+REPORT_FILES = ("report.html", "report.md", "results.csv", "results.json")
 
 #: Runs at least this long get a maximum-per-minute figure per table by default.
 LONG_RUN_S = 600.0
