@@ -69,6 +69,9 @@ constexpr uint32_t TRACE_BASE = SOC_TRACE_BASE, TRACE_BYTES = SOC_TRACE_BYTES;
 constexpr const char *RAM_SCOPE = "TOP.latscope_sim_top.soc.ram";
 
 constexpr unsigned RESET_CYCLES = 8;  // plus one: see reset()
+// --release-on-start: the link is taken to be idle (the appliance has answered) after this
+// many cycles without a UART bit either way; command to reply takes a few tens of cycles.
+constexpr uint64_t LINK_QUIET_CYCLES = 1024;
 constexpr int STATUS_TIMEOUT = 124, STATUS_ERROR = 125;
 
 volatile std::sig_atomic_t stop_signal = 0;
@@ -86,7 +89,9 @@ const char USAGE[] =
     "  --hold-cpu         keep the CPU in reset until SIGUSR1; everything else runs\n"
     "  --release-on-start N  keep the CPU in reset until N (>= 1) cycles after the appliance's\n"
     "                     capture starts (its `capturing` output rises); SIGUSR1 releases\n"
-    "                     it at once only while no capture has started\n"
+    "                     it at once only while no capture has started; until then the\n"
+    "                     clock runs only while the link is busy (host commands enter at\n"
+    "                     fixed cycles, see waiting_for_host)\n"
     "  --pause-after-exit N  N cycles after SIM_EXIT, stop the clock until the host sends a\n"
     "                     byte (it then enters uart_rx at that fixed cycle)\n"
     "  --pty              bridge uart_tx/uart_rx to a new pseudo-terminal, print 'PTY <path>'\n"
@@ -291,6 +296,8 @@ private:
     void on_store(uint32_t address, uint32_t data, unsigned sel);
     void release(uint64_t cycle);    // the CPU leaves reset in `cycle` (> cycle_)
     bool paused();                   // waiting for the host after SIM_EXIT
+    bool waiting_for_host();         // before START with --release-on-start
+    void receive();                  // host bytes from the pty into the UART encoder
     void dump(uint64_t half_cycles);
 
     const Options &options_;
@@ -316,6 +323,7 @@ private:
     bool capturing_ = false;         // the appliance's capture runs (as sampled last cycle)
     uint64_t release_at_ = UINT64_MAX;   // --release-on-start: the CPU's first cycle
     bool pause_done_ = false;
+    uint64_t link_quiet_ = 0;        // cycles since the UART link (either way) was busy
     uint64_t unmapped_stores_ = 0, pin_mismatches_ = 0;
 };
 
@@ -376,6 +384,35 @@ bool Simulation::paused() {
     return false;
 }
 
+// --release-on-start, until the capture starts (or SIGUSR1 lets the CPU run): the clock
+// runs only while the link is busy. Once neither a host byte nor a reply byte has moved for
+// LINK_QUIET_CYCLES (the appliance has answered), it stands still until the host's next
+// command, and host bytes are taken only then: each command before START, START included,
+// enters uart_rx at a fixed cycle however long the host took. So the IRQ generator's state
+// at START (a pulse of the settings loaded before it may be under way) is the same in
+// every run, and with it the whole capture.
+bool Simulation::waiting_for_host() {
+    if (!options_.release_on_start || !pty_ || !cpu_held_ || capturing_ ||
+        release_at_ != UINT64_MAX)
+        return false;
+    if (encoder_.queued() || link_quiet_ < LINK_QUIET_CYCLES)
+        return false;
+    struct timespec nap = {0, 200000};   // 0.2 ms
+    nanosleep(&nap, nullptr);
+    service();
+    receive();
+    return !encoder_.queued() && !stop_signal && cpu_held_;
+}
+
+void Simulation::receive() {
+    if (encoder_.queued() < 64) {
+        uint8_t buffer[256];
+        const size_t count = pty_->receive(buffer, sizeof buffer);
+        for (size_t n = 0; n < count; n++)
+            encoder_.push(buffer[n]);
+    }
+}
+
 void Simulation::service() {
     // With --release-on-start a started capture has fixed the release: the signal, which a
     // host sends after START's reply, must not move it.
@@ -384,12 +421,11 @@ void Simulation::service() {
     if (!pty_)
         return;
     pty_->flush();
-    if (encoder_.queued() < 64) {
-        uint8_t buffer[256];
-        const size_t count = pty_->receive(buffer, sizeof buffer);
-        for (size_t n = 0; n < count; n++)
-            encoder_.push(buffer[n]);
-    }
+    // Before the capture starts, waiting_for_host() alone takes host bytes.
+    const bool before_start = options_.release_on_start && cpu_held_ && !capturing_ &&
+                              release_at_ == UINT64_MAX;
+    if (!before_start)
+        receive();
 }
 
 void Simulation::on_store(uint32_t address, uint32_t data, unsigned sel) {
@@ -459,6 +495,8 @@ void Simulation::sample() {
         uint8_t byte;
         if (decoder_.step(top_->uart_tx, byte))
             pty_->send(byte);
+        const bool busy = !top_->uart_tx || decoder_.busy() || encoder_.queued();
+        link_quiet_ = busy ? 0 : link_quiet_ + 1;
     }
 }
 
@@ -476,7 +514,7 @@ int Simulation::run() {
     const char *end = "timeout";
     int status = STATUS_TIMEOUT;
     for (;;) {
-        if (paused())
+        if (paused() || waiting_for_host())
             continue;
         if (until_service-- == 0) {
             until_service = options_.pty_poll - 1;

@@ -47,6 +47,9 @@ public:
         return true;
     }
 
+    // A frame is being received (from its start bit to its stop bit's sample).
+    bool busy() const { return bit_ >= 0; }
+
     uint64_t framing_errors = 0;
 
 private:
