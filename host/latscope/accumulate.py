@@ -219,7 +219,7 @@ class TableAccumulator:
 
     def _intervals(self, samples, starts):
         slot = (starts - self.first_start) // self.interval_stamps
-        top = int(slot[-1]) + 1
+        top = int(slot.max()) + 1
         if top > len(self._slots):
             self._slots = np.append(self._slots, np.full(top - len(self._slots), -1, np.int64))
         np.maximum.at(self._slots, slot, samples)
