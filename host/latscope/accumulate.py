@@ -48,13 +48,32 @@ def merge_counts(values, counts, new_values, new_counts=None):
     """Sorted distinct values and their counts of two value-count sets (``new_counts``
     None: every new value counts once)."""
     if new_counts is None:
-        new_values, new_counts = np.unique(np.asarray(new_values, np.int64), return_counts=True)
+        new_values, new_counts = _value_counts(np.asarray(new_values, np.int64))
     if not len(values):
         return new_values.astype(np.int64), new_counts.astype(np.int64)
+    at = np.searchsorted(values, new_values)
+    if np.all(at < len(values)) and np.array_equal(values[np.minimum(at, len(values) - 1)],
+                                                   new_values):
+        counts = counts.copy()                   # every value seen before: just count
+        counts[at] += new_counts
+        return values, counts
     merged, inverse = np.unique(np.concatenate([values, new_values]), return_inverse=True)
     total = np.zeros(len(merged), np.int64)
     np.add.at(total, inverse, np.concatenate([counts, new_counts]).astype(np.int64))
     return merged, total
+
+
+def _value_counts(samples):
+    """Sorted distinct values of ``samples`` and their counts (a bincount when the values
+    span little more than their number, else a sort)."""
+    if not len(samples):
+        return samples, samples
+    low, high = int(samples.min()), int(samples.max())
+    if high - low <= 4 * len(samples) + 4096:
+        counts = np.bincount(samples - low)
+        values = np.flatnonzero(counts)
+        return values + low, counts[values]
+    return np.unique(samples, return_counts=True)
 
 
 def _order_statistic(values, cumulative, k):
@@ -222,7 +241,8 @@ class TableAccumulator:
         top = int(slot.max()) + 1
         if top > len(self._slots):
             self._slots = np.append(self._slots, np.full(top - len(self._slots), -1, np.int64))
-        np.maximum.at(self._slots, slot, samples)
+        at = np.flatnonzero(np.append(True, slot[1:] != slot[:-1]))   # runs of one slot
+        np.maximum.at(self._slots, slot[at], np.maximum.reduceat(samples, at))
 
     # --- results ----------------------------------------------------------------------
 

@@ -232,20 +232,17 @@ class BatchAnalysis:
                     self._name_window(state, window, argument)
                 else:
                     state.param_wait = (window, int(m_args[at]))
-        segment = np.searchsorted(bounds, np.arange(len(m_points)), side="right") - 1
-        windows = np.where(segment < 0, carried,
-                           np.append(bound_window, -1)[np.maximum(segment, 0)])
+        # Each marker is in the window of the last bound before it (or the carried one).
+        lengths = np.diff(np.concatenate([[0], bounds, [len(m_points)]]))
+        windows = np.repeat(np.concatenate([[carried], bound_window]), lengths)
+        of_kind = {}
         for (index, rule), pending in zip(state.rules, state.pending):
-            a, a_window = self._marker_events(rule.start, m_stamp, m_points, windows)
-            b, b_window = self._marker_events(rule.end, m_stamp, m_points, windows)
-            pending.add(a, a_window, b, b_window)
-
-    @staticmethod
-    def _marker_events(kind, m_stamp, m_points, windows):
-        if kind == "irq":
-            return _EMPTY, _EMPTY
-        inside = (m_points == kind) & (windows >= 0)
-        return m_stamp[inside], windows[inside]
+            for kind in (rule.start, rule.end):
+                if kind not in of_kind:
+                    inside = (m_points == kind) & (windows >= 0) if kind != "irq" else None
+                    of_kind[kind] = ((m_stamp[inside], windows[inside]) if inside is not None
+                                     else (_EMPTY, _EMPTY))
+            pending.add(*of_kind[rule.start], *of_kind[rule.end])
 
     def _close(self, state, stamp):
         state.open = False
@@ -309,20 +306,18 @@ class BatchAnalysis:
         if final:
             decided = np.ones(len(a), bool)
         else:
-            closed = np.array([state.closed(w) for w in a_window.tolist()], bool)
+            closed = (a_window < state.windows - 1) | (not state.open)
             no_more_a = closed
             if rule.start == "irq":                   # IRQs may still fall into the window
-                ends = {w: e for w, _, e in state.first}
-                no_more_a = closed & np.array([ends.get(w, -_NEVER) <= self._horizon
-                                               for w in a_window.tolist()], bool)
+                no_more_a = closed & (self._window_ends(state, a_window) <= self._horizon)
             same_next = np.append(a_window[1:] == a_window[:-1], False)
-            has_next = np.append(np.ones(len(a) - 1, bool), False)
+            has_next = np.arange(len(a)) < len(a) - 1
             next_a = np.where(same_next, np.append(a[1:], 0), _NEVER)
             end_seen = np.searchsorted(b, a, side="right") < len(b)
-            named = np.array([(w, index) in state.names for w in a_window.tolist()], bool)
+            unnamed = -1 if state.param_wait is None else state.param_wait[0]
             decided = ((has_next | no_more_a)
                        & (end_seen | closed | (same_next & (next_a < self._horizon)))
-                       & named)
+                       & (a_window != unnamed))
             decided = np.logical_and.accumulate(decided)
         count = int(np.count_nonzero(decided))
         if not count:
@@ -331,16 +326,28 @@ class BatchAnalysis:
                     lengths[:count])
         pending.a, pending.a_window = a[count:], a_window[count:]
 
+    @staticmethod
+    def _window_ends(state, windows):
+        """End stamps of ``windows`` (-_NEVER for windows no longer kept: ended before any
+        IRQ still to come)."""
+        if not state.first:
+            return np.full(len(windows), -_NEVER, np.int64)
+        table = np.array(state.first, np.int64).reshape(-1, 3)
+        at = np.searchsorted(table[:, 0], windows)
+        found = table[np.minimum(at, len(table) - 1), 0] == windows
+        return np.where(found, table[np.minimum(at, len(table) - 1), 2], -_NEVER)
+
     def _count(self, state, index, a, a_window, keep, lossy, lengths):
         """Adds decided samples to their tables (by window: the window's name)."""
         if keep.any():
             self._counted_end = max(self._counted_end, int((a + lengths)[keep].max()))
-        for window in np.unique(a_window).tolist():
-            mine = a_window == window
-            table = self.tables[state.names[(window, index)]]
-            kept = mine & keep
-            table.add(lengths[kept], a[kept])
-            table.discarded += int(np.count_nonzero(mine & lossy))
+        # Windows come in order: one run of samples per window.
+        runs = np.flatnonzero(np.append(True, a_window[1:] != a_window[:-1])).tolist()
+        for begin, end in zip(runs, runs[1:] + [len(a)]):
+            table = self.tables[state.names[(int(a_window[begin]), index)]]
+            kept = keep[begin:end]
+            table.add(lengths[begin:end][kept], a[begin:end][kept])
+            table.discarded += int(np.count_nonzero(lossy[begin:end]))
 
     def _trim_ends(self, pending):
         """Drops end events that can end no sample any more: at or below every pending start
