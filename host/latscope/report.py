@@ -1,6 +1,7 @@
 """Reports of a capture: one results document, written as JSON, CSV, Markdown and HTML.
 
-:func:`results` gathers everything a reader needs into one JSON-ready dict (schema in
+:func:`load_tables` analyses a capture file in bounded memory
+(:func:`latscope.capture_analysis.analyze_capture`: whatever its length). :func:`results` gathers everything a reader needs into one JSON-ready dict (schema in
 ``docs/results-schema.md``, field ``version`` = :data:`SCHEMA_VERSION`): the run (device,
 clock and resolution, IRQ generator, suite/firmware settings, duration, losses and resyncs)
 and one row of statistics per sample table. The writers only format that dict, so the four
@@ -16,8 +17,9 @@ import json
 from pathlib import Path
 
 from . import __version__, plots
-from .analysis import analyze
-from .capture_file import Capture, load_capture
+from .accumulate import TableAccumulator
+from .capture_analysis import CaptureSummary, analyze_capture
+from .capture_file import Capture
 
 __all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "results", "load_tables", "text_table",
            "write_json", "write_csv", "write_markdown", "write_html", "write_report"]
@@ -55,22 +57,25 @@ def describe(name):
     return DESCRIPTIONS.get(name.split("-", 1)[0], "")
 
 
-def load_tables(capture):
-    """(``Capture``, ``{name: SampleTable}``) of a capture file path or a loaded capture."""
+def load_tables(capture, *, interval_s=60.0):
+    """(``CaptureSummary``, ``{name: TableAccumulator}``) of a capture file path, read in
+    bounded memory, or of a loaded ``Capture`` (its ``SampleTable`` turned into
+    accumulators). The tables keep their maximum per ``interval_s`` seconds."""
     if not isinstance(capture, Capture):
-        capture = load_capture(capture)
-    return capture, analyze(capture.events, capture.stamp_hz)
-
-
-def _duration_s(capture):
-    stamps = capture.events.stamp
-    if len(stamps) < 2 or not capture.stamp_hz:
-        return 0.0
-    return float(int(stamps.max()) - int(stamps.min())) / capture.stamp_hz
+        return analyze_capture(capture, interval_s=interval_s)
+    from .analysis import analyze
+    interval = max(1, int(interval_s * capture.stamp_hz)) if interval_s else None
+    tables = analyze(capture.events, capture.stamp_hz)
+    return CaptureSummary.of_capture(capture), {
+        name: TableAccumulator.of_table(table, interval_stamps=interval)
+        for name, table in tables.items()}
 
 
 def run_info(capture):
-    """The run's description from the capture's metadata, END chunk and reading stats."""
+    """The run's description from the capture's metadata, END chunk and reading stats
+    (``capture``: a ``CaptureSummary`` or a ``Capture``)."""
+    if isinstance(capture, Capture):
+        capture = CaptureSummary.of_capture(capture)
     meta = capture.metadata
     identity = dict(capture.identity)
     clock_hz = capture.clock_hz
@@ -95,8 +100,8 @@ def run_info(capture):
         "device": device,
         "irq": irq or None,
         "suite": suite or None,
-        "duration_s": _duration_s(capture),
-        "events": len(capture.events),
+        "duration_s": capture.duration_s,
+        "events": capture.event_count,
         "integrity": {
             "lost_events": parser.lost_total,
             "lost_by_source": parser.as_dict()["lost"],
@@ -123,7 +128,8 @@ def table_row(name, table):
 
 
 def results(capture, tables):
-    """The results document (docs/results-schema.md)."""
+    """The results document (docs/results-schema.md) of a ``CaptureSummary`` or
+    ``Capture`` and its tables (``TableAccumulator`` or ``SampleTable``)."""
     return {"schema": "latscope-results", "version": SCHEMA_VERSION,
             "generator": f"latscope {__version__}", **run_info(capture),
             "tables": [table_row(name, table) for name, table in tables.items()]}
@@ -338,7 +344,7 @@ def write_report(capture, directory, *, figures=True, x="index", interval_s=None
     path or a :class:`Capture`. ``interval_s``: add the maximum per interval of that many
     seconds (default: per minute for runs of :data:`LONG_RUN_S` or longer, else none).
     Returns ``(document, {kind: path})``."""
-    capture, tables = load_tables(capture)
+    capture, tables = load_tables(capture, interval_s=interval_s or 60.0)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     document = results(capture, tables)
@@ -351,7 +357,7 @@ def write_report(capture, directory, *, figures=True, x="index", interval_s=None
         figure_dir = directory / "figures"
         figure_dir.mkdir(exist_ok=True)
         for name, table in tables.items():
-            if not len(table.samples):
+            if not table.count:
                 continue                         # nothing to draw; the table says so
             inline[name] = {}
             for kind, figure in plots.table_figures(table, x=x,
