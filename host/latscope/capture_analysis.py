@@ -41,6 +41,7 @@ class CaptureBatches:
         reader.close()
         self.metadata = reader.metadata
         self.parser_stats = self.file_stats = self.end = None
+        self.stamp_hz = CaptureSummary(self.path, self.metadata, None, None).stamp_hz
 
     def _parser(self):
         try:
@@ -73,6 +74,11 @@ class CaptureBatches:
             reader.close()
         self.parser_stats, self.file_stats, self.end = parser.stats, reader.stats, reader.end
 
+    def summary(self, event_count):
+        """``Capture.summary``'s line after an iteration that read ``event_count`` events."""
+        return CaptureSummary(self.path, self.metadata, self.parser_stats, self.file_stats,
+                              self.end, event_count).summary()
+
 
 @dataclass
 class CaptureSummary:
@@ -101,6 +107,7 @@ class CaptureSummary:
                    capture.end, len(stamps), int(stamps.min()) if len(stamps) else None,
                    int(stamps.max()) if len(stamps) else None, 0)
 
+    summary = Capture.summary                  # the same line, from the counts
     identity = property(lambda self: self._capture.identity)
     clock_hz = property(lambda self: self._capture.clock_hz)
     stamp_hz = property(lambda self: self._capture.stamp_hz)

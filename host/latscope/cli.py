@@ -191,35 +191,42 @@ def cmd_capture(args):
 
 
 def cmd_dump(args):
-    from .capture_file import load_capture
+    """The events of a capture, read batch by batch (memory does not grow with the file)."""
+    from .capture_analysis import CaptureBatches
 
-    capture = load_capture(args.capture)
-    events = capture.events
-    stamp_hz = capture.stamp_hz
+    batches = CaptureBatches(args.capture)
+    stamp_hz = batches.stamp_hz
     sources = None
     if args.source:
         sources = {Source[name.strip().upper()] for name in args.source.split(",")}
     writer = csv.writer(sys.stdout) if args.csv else None
     if writer:
         writer.writerow(["cycle", "time_ns", "source", "value"])
-    shown = 0
-    for stamp, source, value in zip(events.stamp.tolist(), events.source.tolist(),
-                                    events.value.tolist()):
-        if sources is not None and source not in sources:
-            continue
-        time_ns = stamp * 1e9 / stamp_hz
-        name = Source(source).name
-        if writer:
-            writer.writerow([stamp, f"{time_ns:.1f}", name, value])
-        elif args.json:
-            print(json.dumps({"stamp": stamp, "time_ns": round(time_ns, 1), "source": name,
-                              "value": value}))
-        else:
-            print(f"{stamp:16d} {time_ns:16.1f} ns  {name:6s} {value:#x}")
-        shown += 1
+    shown = read = 0
+    for events in batches:
+        read += len(events)
+        if sources is not None:
+            events = events.of(*sources)
+        if args.limit:
+            events = events[:args.limit - shown]
+        for stamp, source, value in events:
+            time_ns = stamp * 1e9 / stamp_hz
+            name = Source(source).name
+            if writer:
+                writer.writerow([stamp, f"{time_ns:.1f}", name, value])
+            elif args.json:
+                print(json.dumps({"stamp": stamp, "time_ns": round(time_ns, 1),
+                                  "source": name, "value": value}))
+            else:
+                print(f"{stamp:16d} {time_ns:16.1f} ns  {name:6s} {value:#x}")
+        shown += len(events)
         if args.limit and shown >= args.limit:
             break
-    print(capture.summary(), file=sys.stderr)
+    if batches.parser_stats is None:              # stopped at the limit: the file's rest unread
+        print(f"{batches.path}: {shown} events shown (--limit), reading stopped after "
+              f"{read} events", file=sys.stderr)
+    else:
+        print(batches.summary(read), file=sys.stderr)
     return 0
 
 
