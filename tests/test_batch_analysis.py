@@ -16,6 +16,7 @@ import pytest
 from latscope.accumulate import TableAccumulator, stats_of_counts
 from latscope.analysis import analyze
 from latscope.batch_analysis import BatchAnalysis, analyze_batches
+from latscope.capture_analysis import CaptureSummary, analyze_capture
 from latscope.capture_file import load_capture
 from latscope.markers import Point, Test, encode
 from latscope.parser import Events
@@ -210,3 +211,19 @@ def test_envelope_and_interval_maxima_are_exact():
     np.maximum.at(expected, slot, samples)
     assert np.array_equal(accumulator.interval_maxima_ns(),
                           np.where(expected < 0, np.nan, expected * 1.0), equal_nan=True)
+
+
+@pytest.mark.parametrize("background", [False, True])
+def test_capture_files_read_in_batches(suite_captures, background):
+    """``analyze_capture``: the file read in small batches (in a helper process or not)
+    gives ``analyze``'s tables of the whole loaded capture, and the same run summary."""
+    path = suite_captures[0]
+    capture = load_capture(path)
+    summary, tables = analyze_capture(path, batch_events=1000, background=background)
+    assert_same(analyze(capture.events, capture.stamp_hz), tables, background)
+    expected = CaptureSummary.of_capture(capture)
+    for key in ("event_count", "stamp_min", "stamp_max", "metadata", "end", "duration_s"):
+        assert getattr(summary, key) == getattr(expected, key), key
+    assert summary.parser_stats == capture.parser_stats
+    assert summary.file_stats == capture.file_stats
+    assert summary.summary() == capture.summary()

@@ -9,7 +9,10 @@ number of events: one batch, the pending events of the analysis, and per table i
 counts, first samples and envelope.
 """
 
+import multiprocessing
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from .batch_analysis import analyze_batches
 from .capture_file import (CHUNK_OVERHEAD, GAP, Capture, CaptureFileError, CaptureReader,
@@ -32,11 +35,16 @@ def latency_skew(identity):
 
 class CaptureBatches:
     """The events of a capture file in batches, in stream order (iterable again and again).
-    After an iteration: ``parser_stats``, ``file_stats`` and ``end`` as in ``Capture``."""
+    After an iteration: ``parser_stats``, ``file_stats`` and ``end`` as in ``Capture``.
 
-    def __init__(self, path, *, batch_events=BATCH_EVENTS):
+    ``background``: read and parse in a helper process, so that parsing (about half the
+    work of an analysis) runs on another core while the caller works on the previous batch;
+    at most two batches are on their way at a time."""
+
+    def __init__(self, path, *, batch_events=BATCH_EVENTS, background=False):
         self.path = str(path)
         self.batch_events = batch_events
+        self.background = background
         reader = CaptureReader(path)
         reader.close()
         self.metadata = reader.metadata
@@ -51,6 +59,11 @@ class CaptureBatches:
                                    f"METADATA identity unusable: {error!r}") from None
 
     def __iter__(self):
+        if self.background:
+            return self._from_helper()
+        return self._read()
+
+    def _read(self):
         parser = self._parser()
         reader = CaptureReader(self.path)
         parts, count = [], 0
@@ -73,6 +86,49 @@ class CaptureBatches:
         finally:
             reader.close()
         self.parser_stats, self.file_stats, self.end = parser.stats, reader.stats, reader.end
+
+    def _from_helper(self):
+        """Batches from a helper process that runs :meth:`_read` (over a pipe: the three
+        arrays of a batch as bytes, then the statistics, or the reading error)."""
+        receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
+        helper = multiprocessing.get_context("fork").Process(
+            target=self._serve, args=(send,), daemon=True)
+        helper.start()
+        send.close()
+        try:
+            while True:
+                kind = receive.recv()
+                if kind == "batch":
+                    stamp, source, value = (receive.recv_bytes() for _ in range(3))
+                    yield Events(np.frombuffer(stamp, np.uint64),
+                                 np.frombuffer(source, np.uint8),
+                                 np.frombuffer(value, np.uint64))
+                elif kind == "error":
+                    raise CaptureFileError(*receive.recv())
+                else:
+                    self.parser_stats, self.file_stats, self.end = receive.recv()
+                    return
+        finally:
+            receive.close()
+            if helper.is_alive():
+                helper.kill()
+            helper.join()
+
+    def _serve(self, send):
+        try:
+            for events in self._read():
+                send.send("batch")
+                for column in (events.stamp, events.source, events.value):
+                    send.send_bytes(np.ascontiguousarray(column))
+            send.send("done")
+            send.send((self.parser_stats, self.file_stats, self.end))
+        except CaptureFileError as error:
+            send.send("error")
+            send.send((error.path, error.offset, error.reason))
+        except (BrokenPipeError, KeyboardInterrupt):
+            pass                               # the reader stopped early
+        finally:
+            send.close()
 
     def summary(self, event_count):
         """``Capture.summary``'s line after an iteration that read ``event_count`` events."""
@@ -120,10 +176,11 @@ class CaptureSummary:
         return float(self.stamp_max - self.stamp_min) / self.stamp_hz
 
 
-def analyze_capture(path, *, interval_s=60.0, batch_events=BATCH_EVENTS):
+def analyze_capture(path, *, interval_s=60.0, batch_events=BATCH_EVENTS, background=True):
     """``(CaptureSummary, {name: TableAccumulator})`` of a capture file, in bounded memory;
-    the tables keep their maximum per ``interval_s`` seconds (None: not kept)."""
-    batches = CaptureBatches(path, batch_events=batch_events)
+    the tables keep their maximum per ``interval_s`` seconds (None: not kept).
+    ``background``: parse in a helper process (:class:`CaptureBatches`)."""
+    batches = CaptureBatches(path, batch_events=batch_events, background=background)
     probe = CaptureSummary(batches.path, batches.metadata, None, None)
     stamp_hz = probe.stamp_hz
     if not stamp_hz:
