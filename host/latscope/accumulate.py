@@ -202,9 +202,11 @@ class TableAccumulator:
         while (first_index + len(samples) - 1) // self.bucket_width >= self.buckets:
             self._halve()
         width = self.bucket_width
-        slot = (first_index + np.arange(len(samples))) // width
-        at = np.flatnonzero(np.append(True, slot[1:] != slot[:-1]))
-        slots = slot[at]
+        # Where each bucket's samples begin in this batch, and the buckets' numbers.
+        at = np.arange(-first_index % width, len(samples), width)
+        if not len(at) or at[0]:
+            at = np.concatenate([[0], at])
+        slots = (first_index + at) // width
         low = np.minimum.reduceat(samples, at)
         high = np.maximum.reduceat(samples, at)
         total = np.add.reduceat(samples, at)
