@@ -35,7 +35,7 @@ from .markers import ARG_BITS, Point, Test, decode
 from .parser import Events
 from .protocol import Source
 
-__all__ = ["BatchAnalysis", "analyze_batches", "merge_spans"]
+__all__ = ["BatchAnalysis", "LossSpans", "analyze_batches", "merge_spans"]
 
 _NEVER = np.iinfo(np.int64).max
 _EMPTY = np.zeros(0, np.int64)
@@ -53,6 +53,37 @@ def merge_spans(*spans):
     starts = np.flatnonzero(np.append(True, low[1:] > high[:-1]))
     ends = np.append(starts[1:], len(low)) - 1
     return low[starts], high[ends]
+
+
+class LossSpans:
+    """The loss spans of a capture's LOSS records (:func:`latscope.analysis._lossy_spans`,
+    the one definition), found batch by batch: ``feed(events)`` returns the spans of the
+    batch's LOSS records, each from the previous event of its source, which may lie in an
+    earlier batch. Keeps the last event of every source."""
+
+    def __init__(self):
+        self._last = {}                  # source -> (stream index, stamp, value)
+        self._events = 0
+
+    def feed(self, events):
+        """The (merged) spans of the LOSS records in ``events`` (the next batch)."""
+        new = (_EMPTY, _EMPTY)
+        if np.any(events.source == Source.LOSS):
+            # The last event of every other source stands before the batch, so that each
+            # LOSS record finds the previous event of its source as in the whole capture.
+            before = sorted((index, source, stamp, value) for source, (index, stamp, value)
+                            in self._last.items() if source != Source.LOSS)
+            prefix = Events([b[2] for b in before], [b[1] for b in before],
+                            [b[3] for b in before])
+            joined = Events.concatenate([prefix, events])
+            new = _lossy_spans(joined.stamp.astype(np.int64), joined.source, joined.value,
+                               None)
+        for source in np.unique(events.source).tolist():
+            at = len(events) - 1 - int(np.argmax(events.source[::-1] == source))
+            self._last[source] = (self._events + at, int(events.stamp[at]),
+                                  int(events.value[at]))
+        self._events += len(events)
+        return new
 
 
 class _Pending:
@@ -110,7 +141,7 @@ class BatchAnalysis:
         self.tables = {}
         self._order = {}                 # table -> (START marker index, rule index)
         self._tests = {}
-        self._last_event = {}            # source -> (stream index, stamp, value)
+        self._losses = LossSpans()
         self._irq_held = _EMPTY
         self._last_irq = None
         self._counted_end = -_NEVER      # largest end of a counted sample
@@ -132,8 +163,7 @@ class BatchAnalysis:
         self.out_of_order += int(np.count_nonzero(stamp < self._horizon))
         self.stamp_min = low if self.stamp_min is None else min(self.stamp_min, low)
         self.stamp_max = high if self.stamp_max is None else max(self.stamp_max, high)
-        self._collect_spans(events, stamp)
-        self._remember_last(stamp, source, value)
+        self._collect_spans(events)
         self.events += len(events)
         if self.needs_second_pass:
             return                       # only the spans matter now
@@ -157,27 +187,16 @@ class BatchAnalysis:
         self._decide(final=True)
         return self
 
-    def _collect_spans(self, events, stamp):
-        """Adds the loss spans of the batch's LOSS records (and checks they reach back no
-        further than what was counted)."""
-        if not self.spans_known and np.any(events.source == Source.LOSS):
-            # The last event of every other source stands before the batch, so that each
-            # LOSS record finds the previous event of its source as in the whole capture.
-            before = sorted((index, source, s, v) for source, (index, s, v)
-                            in self._last_event.items() if source != Source.LOSS)
-            prefix = Events([s for _, _, s, _ in before], [src for _, src, _, _ in before],
-                            [v for _, _, _, v in before])
-            joined = Events.concatenate([prefix, events])
-            new = _lossy_spans(joined.stamp.astype(np.int64), joined.source, joined.value, None)
-            if len(new[0]) and int(new[0].min()) < self._counted_end:
-                self.needs_second_pass = True
+    def _collect_spans(self, events):
+        """Adds the loss spans of the batch's LOSS records; notes when one reaches back
+        before the end of a counted sample."""
+        if self.spans_known:
+            return
+        new = self._losses.feed(events)
+        if len(new[0]) and int(new[0].min()) < self._counted_end:
+            self.needs_second_pass = True
+        if len(new[0]):
             self.spans = merge_spans(self.spans, new)
-
-    def _remember_last(self, stamp, source, value):
-        present = np.unique(source)
-        for src in present.tolist():
-            at = len(source) - 1 - int(np.argmax(source[::-1] == src))
-            self._last_event[src] = (self.events + at, int(stamp[at]), int(value[at]))
 
     # --- windows -------------------------------------------------------------------------
 
