@@ -24,7 +24,10 @@ back to the previous event of its source, which may precede samples already coun
 new span reaches back before the end of a counted sample, the analysis cannot take that
 sample back: it then only collects the spans to the end (``needs_second_pass``), and a second
 pass with every span known from the start (``spans=``) gives the exact tables.
-:func:`analyze_batches` does both.
+:func:`analyze_batches` does both. To make that rare, a decided sample is counted only once
+every source that had an event lately (``loss_lag_s``) has had one after the sample's end:
+a later LOSS record of such a source cannot reach back over it. Only a LOSS record of a
+source silent for longer (or never seen) needs the second pass.
 """
 
 import numpy as np
@@ -85,6 +88,15 @@ class LossSpans:
         self._events += len(events)
         return new
 
+    def safe_end(self, horizon, lag):
+        """A stamp below which no span of a later LOSS record begins, unless its source has
+        had no event since ``horizon - lag`` (or none at all): the earliest latest event of
+        the sources that had one since, and one stamp below the ``horizon`` (a hole begins
+        at the previous event of any source)."""
+        recent = [stamp for source, (_, stamp, _) in self._last.items()
+                  if source != Source.LOSS and stamp >= horizon - lag]
+        return min(recent + [horizon - 1])
+
 
 class _Pending:
     """Start and end events of one rule not decided yet: stamps and window numbers."""
@@ -127,10 +139,14 @@ class BatchAnalysis:
     where data is missing (as ``analyze``'s); ``spans``: every loss span of the capture, when
     known (a second pass); ``skew``: the largest amount by which an event's stamp can fall
     below the largest stamp before it (the spread of the pin latencies); ``interval_stamps``:
-    width of the tables' max-per-interval slots (None: none)."""
+    width of the tables' max-per-interval slots (None: none); ``loss_lag_s``: a sample is
+    counted once every source with an event in the last ``loss_lag_s`` seconds has had one
+    after it (so that a LOSS record of such a source finds it uncounted)."""
 
-    def __init__(self, stamp_hz, *, losses=None, spans=None, skew=0, interval_stamps=None):
+    def __init__(self, stamp_hz, *, losses=None, spans=None, skew=0, interval_stamps=None,
+                 loss_lag_s=0.1):
         self.stamp_hz = stamp_hz
+        self.loss_lag = int(loss_lag_s * stamp_hz)
         self.skew = int(skew)
         self.interval_stamps = interval_stamps
         extra = np.asarray(losses if losses is not None else [], np.int64)
@@ -312,6 +328,7 @@ class BatchAnalysis:
     # --- samples -------------------------------------------------------------------------
 
     def _decide(self, final):
+        self._safe = self._losses.safe_end(self._horizon, self.loss_lag)
         self._assign_irqs()
         for state in self._tests.values():
             for (index, rule), pending in zip(state.rules, state.pending):
@@ -337,6 +354,9 @@ class BatchAnalysis:
             decided = ((has_next | no_more_a)
                        & (end_seen | closed | (same_next & (next_a < self._horizon)))
                        & (a_window != unnamed))
+            # A sample waits until no LOSS record of a source seen lately can reach back
+            # over it (its span starts at that source's latest event, or later).
+            decided &= ~(keep & (a + lengths > self._safe))
             decided = np.logical_and.accumulate(decided)
         count = int(np.count_nonzero(decided))
         if not count:
@@ -395,9 +415,11 @@ def analyze_batches(batches, stamp_hz, **options):
     analysis = BatchAnalysis(stamp_hz, **options)
     for events in batches():
         analysis.feed(events)
+    analysis.passes = 1
     if analysis.needs_second_pass:
         options = dict(options, losses=None)
         analysis = BatchAnalysis(stamp_hz, spans=analysis.spans, **options)
         for events in batches():
             analysis.feed(events)
+        analysis.passes = 2
     return analysis.finish()
