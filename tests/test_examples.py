@@ -31,7 +31,7 @@ def test_capture_and_report(tmp_path):
     assert all(len(table.samples) == 20 for table in tables.values())
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["suite"]["cpu"] == "VexRiscv_Lite" and results["suite"]["samples"] == 20
-    assert results["device"]["board"] == capture.identity["board"]
+    assert results["device"]["board"] == capture.identity.board
     for row in results["tables"]:
         assert f"{row['name']:10s} {row['samples']:7d} {row['min_ns']:9.0f}" in out
     assert "data:image/png;base64," in (tmp_path / "report.html").read_text()

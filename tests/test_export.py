@@ -1,4 +1,4 @@
-"""The export of captures as logic signals (latscope.export, latscope.stream): session-file
+"""The export of captures as logic signals (latscope.logic_export, latscope.live_vcd): session-file
 and VCD content against a cycle-by-cycle model, levels that repeat, markers that share a
 cycle, batches, long quiet gaps in bounded memory, the PulseView setup, the CLI.
 
@@ -18,13 +18,16 @@ import numpy as np
 from latscope import cli
 from latscope.analysis import _lossy_spans
 from latscope.capture_file import CaptureWriter, load_capture
-from latscope.export import (MARGIN, Layout, LevelTracker, export_capture, vcd_timescale,
-                             write_pvs, write_sr)
+from latscope.channels import Layout
+from latscope.levels import MARGIN, LevelTracker
+from latscope.logic_export import export_capture
+from latscope.sigrok_session import write_pvs, write_sr
+from latscope.vcd import vcd_timescale
 from latscope.markers import Point, Test, encode
 from latscope.parser import Events
 from latscope.protocol import Source, StreamEncoder
 from latscope.simulation import ROOT
-from latscope.stream import LiveVcd
+from latscope.live_vcd import LiveVcd
 
 CLOCK_HZ = 100_000_000
 EDGES = 2
@@ -61,7 +64,8 @@ def write_capture(path, evs, edge_count=EDGES):
 
 def model_levels(evs, first, count, edge_count=EDGES):
     """Sample words cycle by cycle, straight from the channel definitions (no repeated
-    levels in ``evs``): data of the last marker, strobe parity, IRQ, LOSS spans, edges."""
+    levels in ``evs``): data of the last marker (bits 0-15), strobe parity (16), IRQ (17),
+    edges (18..), LOSS spans (after the edges)."""
     low, high = _lossy_spans(evs.stamp.astype(np.int64), evs.source,
                              evs.value.astype(np.int64), None)
     rows = sorted(zip(evs.stamp.tolist(), evs.source.tolist(), evs.value.tolist()))
@@ -77,8 +81,8 @@ def model_levels(evs, first, count, edge_count=EDGES):
                 edges[source - E0] = value
             k += 1
         loss = int(np.any((low <= cycle) & (cycle < high)))
-        words.append(data | strobe << 16 | irq << 17 | loss << 18
-                     | sum(level << (19 + n) for n, level in enumerate(edges)))
+        words.append(data | strobe << 16 | irq << 17 | loss << (18 + edge_count)
+                     | sum(level << (18 + n) for n, level in enumerate(edges)))
     return words
 
 
@@ -116,12 +120,13 @@ def test_session_file_holds_the_levels_cycle_by_cycle(tmp_path):
     assert (info.markers_dropped, info.edges_stretched, info.edges_dropped) == (0, 0, 0)
     metadata, words = sr_words(tmp_path / "c.sr")
     assert "samplerate=100 MHz" in metadata and "total probes=21" in metadata
-    assert "probe17=STB" in metadata and "probe19=LOSS" in metadata and "probe21=E1" in metadata
+    assert "probe17=STROBE" in metadata and "probe19=EDGE0" in metadata
+    assert "probe20=EDGE1" in metadata and "probe21=LOSS" in metadata
     assert len(words) == info.samples
     assert words.tolist() == model_levels(capture.events, info.origin, info.samples)
     # The loss span: from the marker before the LOSS record to the record.
-    assert words[1210 - info.origin] >> 18 & 1 and not words[1500 - info.origin] >> 18 & 1
-    assert not words[1209 - info.origin] >> 18 & 1
+    assert words[1210 - info.origin] >> 20 & 1 and not words[1500 - info.origin] >> 20 & 1
+    assert not words[1209 - info.origin] >> 20 & 1
 
 
 def test_vcd_has_the_same_changes(tmp_path):
@@ -151,10 +156,10 @@ def test_repeated_levels_and_shared_cycles():
     irq = {stamp: w >> 17 & 1 for stamp, w in word.items() if stamp in (100, 199, 200, 300)}
     assert irq == {100: 1, 199: 0, 200: 1, 300: 0}
     assert 399 not in word and 400 not in word
-    assert word[599] >> 19 & 1 == 0 and word[600] >> 19 & 1 == 1
+    assert word[599] >> 18 & 1 == 0 and word[600] >> 18 & 1 == 1
     assert word[700] & 0x1ffff == 0x222 | 1 << 16
     assert (tracker.edges_stretched, tracker.edges_dropped, tracker.markers_dropped) == (2, 1, 1)
-    assert tracker.initial >> 19 & 1 == 0          # E0 starts low: its first edge rises
+    assert tracker.initial >> 18 & 1 == 0          # E0 starts low: its first edge rises
 
 
 def test_batches_give_the_changes_of_the_whole():
@@ -219,7 +224,8 @@ def test_pulseview_setup(tmp_path):
     assert "decoder0\\option1\\value=@ByteArray(\\0\\0\\0\\0\\0\\0\\0\\0)" in text
     assert "decoder0\\option0\\value=@ByteArray(\\0\\x31\\0\\0\\0\\0\\0\\0)" in text
     channels = re.findall(r"channel(\d+)\\assigned_signal_name=(\S+)", text)
-    assert channels[:2] == [("0", "STB"), ("1", "D0")] and channels[-1] == ("20", "E1")
+    assert channels[:2] == [("0", "STROBE"), ("1", "D0")] and channels[-1] == ("20", "LOSS")
+    assert channels[-3:-1] == [("18", "EDGE0"), ("19", "EDGE1")]
     assert len(channels) == 21
     write_pvs(tmp_path / "live.pvs", None, Layout(0))
     assert "device" not in (tmp_path / "live.pvs").read_text()
@@ -257,3 +263,34 @@ def test_cli_export(tmp_path, capsys):
         writer.write(b"")
     assert cli.main(["export", str(tmp_path / "noclock.lsc"), "--vcd", "x.vcd"]) == 2
     assert "noclock.lsc: metadata has no capture clock" in capsys.readouterr().err
+
+
+def test_cli_export_errors_name_the_option_or_the_file(tmp_path, capsys):
+    write_capture(tmp_path / "c.lsc", EVENTS)
+    capture = str(tmp_path / "c.lsc")
+    # Existing outputs are kept unless --force.
+    assert cli.main(["export", capture, "--vcd", str(tmp_path / "o.vcd")]) == 0
+    before = (tmp_path / "o.vcd").read_text()
+    capsys.readouterr()
+    assert cli.main(["export", capture, "--vcd", str(tmp_path / "o.vcd"), "--start", "1"]) == 2
+    assert f"{tmp_path / 'o.vcd'}: exists; give --force" in capsys.readouterr().err
+    assert (tmp_path / "o.vcd").read_text() == before
+    assert cli.main(["export", capture, "--vcd", str(tmp_path / "o.vcd"), "--start", "1",
+                     "--force"]) == 0
+    assert (tmp_path / "o.vcd").read_text() != before
+    capsys.readouterr()
+    assert cli.main(["export", capture, "--sr", "/dev/full", "--no-pvs"]) == 2
+    err = capsys.readouterr().err
+    assert "latscope: /dev/full: cannot write: No space left on device" in err, err
+    assert cli.main(["export", capture, "--vcd", str(tmp_path / "w.vcd"), "--start", "10",
+                     "--stop", "5"]) == 2
+    assert "--stop 5 is not after --start 10" in capsys.readouterr().err
+    assert not (tmp_path / "w.vcd").exists()
+    try:
+        cli.main(["export", capture, "--vcd", str(tmp_path / "w.vcd"), "--start", "-3"])
+    except SystemExit as exit:
+        assert exit.code == 2
+    assert "argument --start: must be 0 or more: '-3'" in capsys.readouterr().err
+    assert cli.main(["dump", capture, "--source", "marker,foo"]) == 2
+    assert "--source marker,foo: unknown source FOO (known: MARKER, BUS, IRQ, LOSS, EDGE0" \
+        in capsys.readouterr().err

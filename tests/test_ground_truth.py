@@ -103,6 +103,7 @@ def run_suite(tmp_path, marker, samples=SAMPLES, tests=TESTS, cflags=""):
                         timeout=300)
     assert run.exit_code == 0, run.console[-3000:]
     run.capture_path = tmp_path / f"{marker}.lsc"
+    run.captured = load_capture(run.capture_path).events       # what the file holds
     return run, truth_events(truth, marker)
 
 
@@ -123,11 +124,11 @@ def test_no_loss_no_damage(exact_run):
 
 def test_every_event_is_the_truth(exact_run):
     marker, run, truth = exact_run
-    first, last = capture_window(run.events, run.identity)
+    first, last = capture_window(run.captured, run.identity)
     sources = [Source.MARKER if marker == "gpio" else Source.BUS, Source.IRQ, Source.EDGE0,
                Source.EDGE1]
     for source in sources:
-        host_stamps, host_values = by_source(run.events, source)
+        host_stamps, host_values = by_source(run.captured, source)
         true_stamps, true_values = by_source(truth, source)
         inside = (true_stamps >= first) & (true_stamps <= last)
         host_inside = (host_stamps >= first) & (host_stamps <= last)
@@ -142,18 +143,18 @@ def test_every_event_is_the_truth(exact_run):
     raw = load_capture(run.capture_path, correct_latency=False).events
     for source in sources:
         raw_stamps, _ = by_source(raw, source)
-        host_stamps, _ = by_source(run.events, source)
+        host_stamps, _ = by_source(run.captured, source)
         np.testing.assert_array_equal(raw_stamps - host_stamps, PIN_DELAY[source])
     # The other marker source and the unused edge channels stay silent.
     other = Source.BUS if marker == "gpio" else Source.MARKER
     for source in (other, Source.EDGE2, Source.EDGE3):
-        assert not np.any(run.events.source == int(source))
+        assert not np.any(run.captured.source == int(source))
 
 
 def test_every_sample_is_the_truth(exact_run):
     _, run, truth = exact_run
     clock_hz = run.identity.clock_hz
-    host, true = analyze(run.events, clock_hz), analyze(truth, clock_hz)
+    host, true = analyze(run.captured, clock_hz), analyze(truth, clock_hz)
     expected = {"IL-a-1", "IDL-a-1", "MQ-a-1", "SEO-f-255",
                 *(f"{kind}-b-{n}" for kind in ("IL", "IDL") for n in (1, 10, 128)),
                 *(f"TSL-a-{n}" for n in (2, 10, 128))}
@@ -174,9 +175,9 @@ def test_losses_are_counted_never_wrong(tmp_path):
     assert run.parser_stats.segments_bad == 0
 
     # Every event the host has is true; the ones it misses are exactly the counted losses.
-    first, last = capture_window(run.events, run.identity)
+    first, last = capture_window(run.captured, run.identity)
     for source in (Source.MARKER, Source.IRQ, Source.EDGE0, Source.EDGE1):
-        host_stamps, host_values = by_source(run.events, source)
+        host_stamps, host_values = by_source(run.captured, source)
         true_stamps, true_values = by_source(truth, source)
         inside = (true_stamps >= first) & (true_stamps <= last)
         true_set = set(zip(true_stamps.tolist(), true_values.tolist()))
@@ -192,8 +193,8 @@ def test_losses_are_counted_never_wrong(tmp_path):
     # Which pairs straddle a loss depends on the phase of the IRQs against the CPU's
     # release, so the counts differ from run to run; the accounting does not.
     clock_hz = run.identity.clock_hz
-    host, true = analyze(run.events, clock_hz), analyze(truth, clock_hz)
-    arrived = set(run.events.stamp[np.isin(run.events.source, [Source.MARKER, Source.IRQ])]
+    host, true = analyze(run.captured, clock_hz), analyze(truth, clock_hz)
+    arrived = set(run.captured.stamp[np.isin(run.captured.source, [Source.MARKER, Source.IRQ])]
                   .tolist())
     for name in ("IL-a-1", "IDL-a-1"):
         truth_samples = dict(zip(true[name].starts.tolist(), true[name].samples.tolist()))

@@ -9,7 +9,7 @@ import pytest
 from latscope.parser import Events, StreamParser
 from latscope.protocol import (DELTA_BITS, SEGMENT_MAX_EVENTS, STAMP_BITS, Command, Source,
                                StreamEncoder, UNKNOWN_COMMAND_REPLY, encode_record,
-                               value_width)
+                               loss_count, loss_source, loss_value, value_width)
 
 EVENT_SOURCES = [Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS, *range(4, 12)]
 SYNC_LEAD = 0x80 | Source.SYNC << 3
@@ -157,6 +157,16 @@ def test_loss_records_are_events_and_counted():
     assert parser.stats.lost == {Source.MARKER: 12, Source.IRQ: 3}
     assert parser.stats.lost_total == 15
     assert parser.stats.as_dict()["lost"] == {"MARKER": 12, "IRQ": 3}
+
+
+def test_loss_value_is_count_above_the_source():
+    """docs/protocol.md: a LOSS record's value is count << 4 | lost source."""
+    for source, count in ((Source.MARKER, 7), (Source.EDGE7, (1 << 32) - 1)):
+        value = loss_value(source, count)
+        assert value == count << 4 | int(source)
+        assert (loss_source(value), loss_count(value)) == (source, count)
+    values = np.array([3 << 4 | 2, 9 << 4 | 11], np.int64)
+    assert loss_source(values).tolist() == [2, 11] and loss_count(values).tolist() == [3, 9]
 
 
 def test_events_helpers():

@@ -5,6 +5,7 @@ Every number the checks expect is computed here from ``analyze`` on the same cap
 report that misses, reorders or reformats a statistic fails."""
 
 import csv
+import io
 import json
 import re
 
@@ -168,6 +169,11 @@ def test_every_result_printing_command_has_json(whole_suite, tmp_path, capsys):
     by_flag = json.loads(capsys.readouterr().out)
     assert main(["analyze", str(whole_suite), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == by_flag
+    # CSV on stdout: the rows of report's results.csv, no file written on the way.
+    assert main(["analyze", str(whole_suite), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [row["name"] for row in rows] == [table["name"] for table in by_flag["tables"]]
+    assert [int(row["samples"]) for row in rows] == [t["samples"] for t in by_flag["tables"]]
     vcd = tmp_path / "part.vcd"
     assert main(["export", str(whole_suite), "--vcd", str(vcd), "--json",
                  "--stop", str(int(capture.events.stamp[100]))]) == 0
@@ -197,7 +203,7 @@ def test_compare(captures, tmp_path, capsys):
 def test_maximum_per_interval(captures, tmp_path):
     """The max-per-interval figure's values: the largest sample of every interval, the
     same as the live statistics compute while capturing."""
-    from latscope.streaming import StreamingAnalyzer
+    from latscope.live_stats import StreamingAnalyzer
     capture = load_capture(captures[0])
     table = analyze(capture.events, capture.stamp_hz)["IL-a-1"]
     interval = float(table.starts[-1] - table.starts[0]) / capture.stamp_hz / 5

@@ -27,12 +27,15 @@ import pytest
 from latscope import sigrok_rules
 from latscope.analysis import analyze
 from latscope.capture_file import load_capture
-from latscope.export import Changes, Layout, export_capture, write_sr
+from latscope.channels import Layout
+from latscope.levels import Changes
+from latscope.logic_export import export_capture
+from latscope.sigrok_session import write_sr
 from latscope.markers import Point, Test, decode
 from latscope.protocol import Source
 from latscope.simulation import DEMO_IRQ, ROOT, SocSimulation, SuiteSettings, build_soc, \
     capture_suite
-from latscope.stream import PULSEVIEW_BLOCK, stream_capture
+from latscope.live_vcd import PULSEVIEW_BLOCK, stream_capture
 
 DECODERS = ROOT / "decoders"
 #: Suite builds (firmware, per settings: one directory each, so that they do not overwrite
@@ -107,7 +110,7 @@ def test_decoders_give_every_sample_of_analyze(suite_runs, marker, fmt):
     capture, _, _, tmp = suite_runs(marker)
     out = tmp / f"export.{fmt}"
     info = export_capture(capture, **{fmt: out})
-    layout = Layout.for_capture(capture.metadata)
+    layout = Layout.for_identity(capture.identity)
     source = ["-i", out] if fmt == "sr" else ["-I", "vcd", "-i", out]
     decoded = sigrok_cli(*source, "-P", layout.decoder_stack(), "-B", "latscope_latency=csv")
 
@@ -133,7 +136,7 @@ def test_decoders_discard_pairs_across_a_loss(tmp_path):
     assert capture.parser_stats.lost_total > 0
     out = tmp_path / "lossy.sr"
     info = export_capture(capture, sr=out)
-    layout = Layout.for_capture(capture.metadata)
+    layout = Layout.for_identity(capture.identity)
     stack = layout.decoder_stack()
     tables, expected = analyze_samples(capture)
     discarded = sum(table.discarded for table in tables.values())
@@ -241,7 +244,7 @@ def test_live_stream_decodes_while_the_capture_runs(suite_runs, tmp_path):
     ones come out while the simulation still runs."""
     capture, _, build, _ = suite_runs("gpio")
     build = build_soc(build.settings, build_dir=BUILD_DIR)      # (still) the suite's firmware
-    layout = Layout.for_capture(capture.metadata)
+    layout = Layout.for_identity(capture.identity)
     reader = subprocess.Popen(
         ["stdbuf", "-oL", "sigrok-cli", "-i", "-", "-I", "vcd", "-P", layout.decoder_stack(),
          "-B", "latscope_latency=csv"],

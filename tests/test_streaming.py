@@ -1,4 +1,4 @@
-"""Streaming statistics (latscope.streaming) against the whole-capture analysis, on a real
+"""Streaming statistics (latscope.live_stats) against the whole-capture analysis, on a real
 run of the test suite (``suite_capture``) fed in random pieces, as a capture loop sees it.
 
 The streaming rules must give exactly the tables of ``analyze``: count, min, max, mean,
@@ -15,7 +15,7 @@ from latscope.capture_file import load_capture
 from latscope.cli import parse_duration
 from latscope.parser import Events
 from latscope.protocol import Source
-from latscope.streaming import StreamingAnalyzer
+from latscope.live_stats import StreamingAnalyzer
 from suite_capture import native_suite_capture
 
 
@@ -77,6 +77,26 @@ def test_losses_discard_the_same_pairs(capture):
     analyzer = StreamingAnalyzer(capture.stamp_hz)
     feed_in_pieces(analyzer, lossy, 3, largest=50)
     assert_same_tables(analyzer, tables)
+
+
+def test_each_piece_is_analysed_once(capture, monkeypatch):
+    """The held events are not analysed again to find what was counted before: one
+    ``analyze`` per fed piece (with the events held from before it)."""
+    from latscope import live_stats
+
+    calls = []
+
+    def counting(events, stamp_hz, **options):
+        calls.append(len(events))
+        return analyze(events, stamp_hz, **options)
+
+    monkeypatch.setattr(live_stats, "analyze", counting)
+    analyzer = StreamingAnalyzer(capture.stamp_hz)
+    pieces = [capture.events[n:n + 500] for n in range(0, len(capture.events), 500)]
+    for piece in pieces:
+        analyzer.feed(piece)
+    assert len(calls) == len(pieces)
+    assert_same_tables(analyzer, analyze(capture.events, capture.stamp_hz))
 
 
 def test_long_run_bounded_memory_and_max_per_interval(capture):

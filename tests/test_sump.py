@@ -350,7 +350,7 @@ def test_sigrok_cli_captures_the_simulated_appliance(shim, tmp_path):
         scan = sigrok(shim, sim.pty, "--scan")
         assert "ols - latscope" in scan and "with 22 channels" in scan, scan
 
-        sim.release_cpu()
+        sim.release_dut()
         deadline = time.monotonic() + 30
         while "IL-a" not in sim.console_text() and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -37,3 +37,40 @@ POINT_NAMES = {
     6: 'THREAD',
     7: 'PARAM',
 }
+
+# Channels (host/latscope/channels.py): the strobe is required, the rest optional.
+CHANNELS = (
+    {'id': 'strobe', 'name': 'STROBE', 'desc': 'Marker strobe (toggles once per marker)'},
+    {'id': 'd0', 'name': 'D0', 'desc': 'Marker data bit 0'},
+    {'id': 'd1', 'name': 'D1', 'desc': 'Marker data bit 1'},
+    {'id': 'd2', 'name': 'D2', 'desc': 'Marker data bit 2'},
+    {'id': 'd3', 'name': 'D3', 'desc': 'Marker data bit 3'},
+    {'id': 'd4', 'name': 'D4', 'desc': 'Marker data bit 4'},
+    {'id': 'd5', 'name': 'D5', 'desc': 'Marker data bit 5'},
+    {'id': 'd6', 'name': 'D6', 'desc': 'Marker data bit 6'},
+    {'id': 'd7', 'name': 'D7', 'desc': 'Marker data bit 7'},
+    {'id': 'd8', 'name': 'D8', 'desc': 'Marker data bit 8'},
+    {'id': 'd9', 'name': 'D9', 'desc': 'Marker data bit 9'},
+    {'id': 'd10', 'name': 'D10', 'desc': 'Marker data bit 10'},
+    {'id': 'd11', 'name': 'D11', 'desc': 'Marker data bit 11'},
+    {'id': 'd12', 'name': 'D12', 'desc': 'Marker data bit 12'},
+    {'id': 'd13', 'name': 'D13', 'desc': 'Marker data bit 13'},
+    {'id': 'd14', 'name': 'D14', 'desc': 'Marker data bit 14'},
+    {'id': 'd15', 'name': 'D15', 'desc': 'Marker data bit 15'},
+    {'id': 'irq', 'name': 'IRQ', 'desc': 'Interrupt request line into the DUT'},
+    {'id': 'edge0', 'name': 'EDGE0', 'desc': 'Edge channel 0'},
+    {'id': 'edge1', 'name': 'EDGE1', 'desc': 'Edge channel 1'},
+    {'id': 'edge2', 'name': 'EDGE2', 'desc': 'Edge channel 2'},
+    {'id': 'edge3', 'name': 'EDGE3', 'desc': 'Edge channel 3'},
+    {'id': 'edge4', 'name': 'EDGE4', 'desc': 'Edge channel 4'},
+    {'id': 'edge5', 'name': 'EDGE5', 'desc': 'Edge channel 5'},
+    {'id': 'edge6', 'name': 'EDGE6', 'desc': 'Edge channel 6'},
+    {'id': 'edge7', 'name': 'EDGE7', 'desc': 'Edge channel 7'},
+    {'id': 'loss', 'name': 'LOSS', 'desc': 'latscope export: high where events may be lost'},
+)
+STROBE = 0
+DATA = 1                                  # D0 .. D15
+IRQ = 17
+EDGE = 18                                 # EDGE0 .. EDGE7
+EDGE_CHANNELS = 8
+LOSS = 26

@@ -9,38 +9,19 @@ from collections import deque
 
 import sigrokdecode as srd
 
-from .encoding import (ARG_MASK, MARKER_BITS, POINT_MASK, POINT_NAMES, POINT_SHIFT,
-                       TEST_MASK, TEST_NAMES, TEST_SHIFT)
+from .encoding import (ARG_MASK, CHANNELS, DATA, EDGE, EDGE_CHANNELS, IRQ, LOSS,
+                       MARKER_BITS, POINT_MASK, POINT_NAMES, POINT_SHIFT, STROBE, TEST_MASK,
+                       TEST_NAMES, TEST_SHIFT)
 
-EDGE_CHANNELS = 8
 #: Longest a marker's annotation extends towards the next marker (latscope export adds
 #: this much after the last event, so that the last annotation shows).
 HOLD_SECONDS = 10e-6
 UNCONNECTED = 0xff
 
-# Channel indices: the required strobe first, then the optional channels in this order.
-STROBE = 0
-DATA = 1                                   # D0 .. D15
-IRQ = DATA + MARKER_BITS
-LOSS = IRQ + 1
-EDGE = LOSS + 1                            # E0 .. E7
-
 # Annotation classes: one per marker point (so that PulseView colours them apart), then:
 POINT_CLASSES = len(POINT_NAMES)
 A_IRQ_ASSERT, A_IRQ_RELEASE, A_EDGE, A_LOSS, A_WARNING = range(POINT_CLASSES,
                                                                POINT_CLASSES + 5)
-
-
-def _channels():
-    data = tuple({'id': 'd%d' % n, 'name': 'D%d' % n, 'desc': 'Marker data bit %d' % n}
-                 for n in range(MARKER_BITS))
-    others = (
-        {'id': 'irq', 'name': 'IRQ', 'desc': 'Interrupt request line into the DUT'},
-        {'id': 'loss', 'name': 'LOSS', 'desc': 'latscope export: high where events may be lost'},
-    )
-    edges = tuple({'id': 'e%d' % n, 'name': 'E%d' % n, 'desc': 'Edge channel %d' % n}
-                  for n in range(EDGE_CHANNELS))
-    return data + others + edges
 
 
 def describe(value):
@@ -67,10 +48,8 @@ class Decoder(srd.Decoder):
     inputs = ['logic']
     outputs = ['latscope_marker']
     tags = ['Debug/trace']
-    channels = (
-        {'id': 'strobe', 'name': 'STB', 'desc': 'Marker strobe (toggles once per marker)'},
-    )
-    optional_channels = _channels()
+    channels = CHANNELS[:1]                # the strobe; the channel list is generated
+    optional_channels = CHANNELS[1:]
     options = (
         {'id': 'sample_delay', 'desc': 'Samples from strobe edge to data sample',
          'default': 1},
@@ -137,7 +116,7 @@ class Decoder(srd.Decoder):
                 channel, level = payload
                 arrow = 'rise' if level else 'fall'
                 self.put(ss, es, self.out_ann,
-                         [A_EDGE, ['E%d %s' % (channel, arrow), 'E%d' % channel]])
+                         [A_EDGE, ['EDGE%d %s' % (channel, arrow), 'E%d' % channel]])
                 self.put(ss, es, self.out_python, ['EDGE', [channel, level]])
             else:
                 if payload:

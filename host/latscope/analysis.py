@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .markers import ARG_BITS, Point, Test, decode
-from .protocol import Source
+from .protocol import Source, loss_source
 
-__all__ = ["RULES", "Rule", "SampleTable", "analyze", "tables_as_rows", "windows_of_test"]
+__all__ = ["RULES", "Rule", "SampleTable", "analyze", "windows_of_test"]
 
 #: Marker values reach the host from the trace port (MARKER) or the bus window (BUS).
 MARKER_SOURCES = (Source.MARKER, Source.BUS)
@@ -73,6 +73,9 @@ class SampleTable:
     starts: np.ndarray                      # int64 stamp of each sample's first event
     discarded: int = 0                      # pairs dropped because of a loss between them
     parameters: dict = field(default_factory=dict)
+    #: int64 stamps of the first events of the discarded pairs (live statistics count the
+    #: pairs they have not seen by these)
+    discarded_starts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
     def ns(self):
         return self.samples * (1e9 / self.stamp_hz)
@@ -119,7 +122,7 @@ def _lossy_spans(stamp, source, value, extra):
     has low < B and high > A."""
     is_loss = source == Source.LOSS
     at = np.flatnonzero(is_loss)
-    lost_source = (value[is_loss] & 0xF).astype(np.int64)
+    lost_source = loss_source(value[is_loss].astype(np.int64))
     low = np.full(len(at), np.iinfo(np.int64).min, np.int64)
     for lost in np.unique(lost_source):
         of_source = np.flatnonzero(source == lost)
@@ -233,12 +236,8 @@ def analyze(events, stamp_hz, *, losses=None):
                 table = SampleTable(name, stamp_hz, samples[in_table], a[in_table],
                                     int(np.count_nonzero(lost)),
                                     {"test": Test(test).name,
-                                     "n": int(windows.parameter[of_name[0]])})
+                                     "n": int(windows.parameter[of_name[0]])}, a[lost])
                 found.append((int(mine[windows.start[of_name[0]]]), index, name, table))
     # Every name is one test's (its rules' names differ), so each table was made whole.
     return {name: table for _, _, name, table in sorted(found, key=lambda item: item[:2])}
 
-
-def tables_as_rows(tables):
-    """Rows for text/CSV/JSON output: one dict per table."""
-    return [{"test": name, **table.stats()} for name, table in tables.items()]

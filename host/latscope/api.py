@@ -14,7 +14,7 @@
 
 A capture is written to a capture file as it runs (a temporary one unless ``output`` is
 given), exactly as ``latscope capture`` writes it, and analysed with the same rules as
-``latscope report``; live statistics (:mod:`latscope.streaming`) decide ``until_samples``
+``latscope report``; live statistics (:mod:`latscope.live_stats`) decide ``until_samples``
 and feed ``on_progress``, in bounded memory. ``docs/api.md`` documents every call.
 
 ``sim:soc`` runs the test suite once per :func:`open`: the simulated CPU is let out of reset
@@ -22,15 +22,13 @@ when the first capture starts, and that capture also ends when the suite's firmw
 Pass ``suite=latscope.SuiteSettings(...)`` to choose the CPU variant and suite build.
 """
 
-import contextlib
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 from .capture_file import load_capture
-from .device import Device, DeviceError, IrqSettings, open_transport
-from .simulation import SimulatedAppliance, capture_metadata, is_simulated
+from .device import DeviceError, IrqSettings
+from .session import CaptureSession, Until
 
 __all__ = ["open", "Session", "CaptureResult", "IrqSettings", "DeviceError"]
 
@@ -47,43 +45,24 @@ def open(port="sim:gateware", *, baud=12_000_000, suite=None, log=None):
 
 
 class Session:
-    """One connected appliance. Attributes: ``port``, ``identity``
-    (:class:`latscope.device.Identity`), ``irq`` (the :class:`IrqSettings` last set; at
-    open, the defaults: an IRQ every 5000 cycles, 100 cycles wide),
-    ``device`` (the low-level :class:`latscope.device.Device`), ``simulation`` (the running
-    simulation or None)."""
+    """One connected appliance. Attributes: ``port`` (the name given), ``identity``
+    (:class:`latscope.identity.Identity`), ``irq`` (the :class:`IrqSettings` last set; at
+    open, the defaults: an IRQ every 5000 cycles, 100 cycles wide), ``device`` (the
+    low-level :class:`latscope.device.Device`), ``simulation`` (the running simulation or
+    None). A thin layer over :class:`latscope.session.CaptureSession`."""
 
     def __init__(self, port, *, baud=12_000_000, suite=None, log=None):
         self.port = port
-        self.irq = IrqSettings()
-        self.suite = suite
-        self.simulation = None
-        self._stack = contextlib.ExitStack()
+        self.session = CaptureSession(port, baud=baud, suite=suite, log=log)
         try:
-            path = port
-            if is_simulated(port):
-                self.simulation = self._stack.enter_context(self._simulation(port, suite, log))
-                path = self.simulation.pty
-            elif suite is not None:
-                raise ValueError("suite= is only for the sim:soc simulation")
-            self.device = self._stack.enter_context(Device(open_transport(path, baud)))
-            self.identity = self.device.identify()
             # The device's IRQ generator is what ``irq`` and the captures' metadata say.
-            self.device.configure_irq(self.irq)
+            self.session.configure_irq(IrqSettings())
         except BaseException:
-            self._stack.close()
+            self.session.close()
             raise
-        self._cpu_released = False
-
-    @staticmethod
-    def _simulation(port, suite, log):
-        if port == "sim:soc" and suite is not None:
-            from .simulation import SocSimulation, build_soc
-            return SocSimulation(build_soc(suite, log=log), log=log)
-        return SimulatedAppliance(port, log=log)
 
     def close(self):
-        self._stack.close()
+        self.session.close()
 
     def __enter__(self):
         return self
@@ -92,15 +71,30 @@ class Session:
         self.close()
 
     @property
+    def identity(self):
+        return self.session.identity
+
+    @property
+    def device(self):
+        return self.session.device
+
+    @property
+    def irq(self):
+        return self.session.irq
+
+    @property
+    def simulation(self):
+        from .simulation import SimulatedAppliance
+        port = self.session.port
+        return port if isinstance(port, SimulatedAppliance) else None
+
+    @property
     def clock_hz(self):
         return self.identity.clock_hz
 
     def info(self):
         """The identity and the device's STATUS as a plain dict (``latscope info --json``)."""
-        info = self.identity.as_dict()
-        info["resolution_ns"] = self.identity.resolution_ns
-        info["status"] = self.device.status()
-        return info
+        return self.session.info()
 
     def configure_irq(self, settings=None, **fields):
         """Sets the IRQ generator: an :class:`IrqSettings` or its fields (``period``,
@@ -111,33 +105,25 @@ class Session:
             settings = IrqSettings(**fields)
         elif fields:
             raise TypeError("give an IrqSettings or fields, not both")
-        self.device.configure_irq(settings)
-        self.irq = settings
+        self.session.configure_irq(settings)
         return settings
-
-    def _suite_done(self):
-        return self.simulation is not None and getattr(self.simulation, "exit_code",
-                                                       None) is not None
 
     def capture(self, *, duration=None, until_samples=None, events=None, output=None,
                 info="", interval=60.0, on_progress=None, timeout=None):
         """Captures until the first of: ``duration`` seconds, ``events`` events,
         ``until_samples=(table, n)`` samples of a table (e.g. ``("IL-a-1", 1000)``), the
-        suite's end on ``sim:soc``, ``timeout`` seconds. At least one of them must be able
-        to end it. Returns a :class:`CaptureResult`.
+        suite's end on ``sim:soc``, ``timeout`` seconds (then DeviceError). At least one of
+        them must be able to end it. Ctrl-C stops the capture cleanly (the file is complete)
+        and then raises KeyboardInterrupt. Returns a :class:`CaptureResult`.
 
         ``output``: capture file to write (default: a temporary file, see
         :meth:`CaptureResult.save`). ``interval``: seconds per max-over-time interval of
         the live statistics. ``on_progress(analyzer, events)``: called after every batch
-        with the :class:`latscope.streaming.StreamingAnalyzer` and the event count."""
-        from .capture_file import CaptureWriter
-        from .streaming import StreamingAnalyzer
+        with the :class:`latscope.live_stats.StreamingAnalyzer` and the event count."""
+        from .live_stats import StreamingAnalyzer
 
-        soc = hasattr(self.simulation, "release_cpu")
-        if not (duration or until_samples or events or timeout or soc):
+        if not (duration or until_samples or events or timeout or self.session.port.dut_ends):
             raise ValueError("capture needs duration, events, until_samples or timeout")
-        if soc and self._suite_done():
-            raise DeviceError("the simulated suite has already run: open a new session")
         temporary = output is None
         if temporary:
             handle = tempfile.NamedTemporaryFile(prefix="latscope-", suffix=".lsc",
@@ -145,55 +131,17 @@ class Session:
             handle.close()
             output = handle.name
         analyzer = StreamingAnalyzer(self.identity.stamp_hz, interval=interval)
-        device = self.device
-        count = 0
-        started = time.monotonic()
-        limit = min(t for t in (duration, timeout, float("inf")) if t)
-        with CaptureWriter(output, capture_metadata(
-                self.identity, self.port, self.irq, info, self.simulation)) as writer:
-            device.raw_sink = writer.write
-            try:
-                device.start()
-                if soc and not self._cpu_released:
-                    self.simulation.release_cpu()
-                    self._cpu_released = True
-
-                def take(batch):
-                    nonlocal count
-                    count += len(batch)
-                    analyzer.feed(batch)
-                    if on_progress is not None:
-                        on_progress(analyzer, count)
-
-                while True:
-                    take(device.poll())
-                    if time.monotonic() - started >= limit:
-                        break
-                    if events and count >= events:
-                        break
-                    if until_samples and _samples(analyzer, until_samples[0]) >= until_samples[1]:
-                        break
-                    if soc and self.simulation.exited:
-                        break
-                device.stop()
-                take(device.drain())
-                take(device.parser.finish())
-                status = device.status()
-            finally:
-                device.raw_sink = None
-            writer.close({"events": count, "device_status": status,
-                          "parser": device.parser.stats.as_dict(),
-                          "tables": analyzer.summary(),
-                          "wall_seconds": time.monotonic() - started})
-        if timeout and not duration and time.monotonic() - started >= timeout:
-            raise DeviceError(f"capture did not end within the timeout of {timeout:g} s "
-                              f"({count} events)")
+        progress = None
+        if on_progress is not None:
+            def progress(batch, run):
+                on_progress(analyzer, run.events)
+        run = self.session.capture(
+            output, info=info, analyzer=analyzer, on_batch=progress,
+            until=Until(duration=duration, events=events, samples=until_samples,
+                        timeout=timeout))
+        if run.interrupted:
+            raise KeyboardInterrupt
         return CaptureResult(output, analyzer, temporary=temporary)
-
-
-def _samples(analyzer, name):
-    table = analyzer.tables.get(name)
-    return table.count if table is not None else 0
 
 
 class CaptureResult:

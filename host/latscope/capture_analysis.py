@@ -29,7 +29,7 @@ BATCH_EVENTS = 1 << 18
 def latency_skew(identity):
     """The most an event's (pin-latency corrected) stamp can fall below an earlier event's:
     the spread of the pin latencies, LOSS records (not corrected) counting as 0."""
-    cycles = [int(c) for c in dict(identity.get("latency") or {}).values()] + [0]
+    cycles = [int(c) for c in identity.latency.values()] + [0]
     return max(cycles) - min(cycles)
 
 

@@ -21,8 +21,8 @@ import time
 import zlib
 from dataclasses import dataclass, field
 
+from .identity import Identity
 from .parser import Events, ParserStats, StreamParser
-from .protocol import Source
 
 __all__ = ["FORMAT_VERSION", "ChunkType", "CaptureFileError", "CaptureWriter", "CaptureReader",
            "FileStats", "GAP", "Capture", "load_capture"]
@@ -375,19 +375,19 @@ class Capture:
 
     @property
     def identity(self):
-        return self.metadata.get("identity", {})
+        """The device's :class:`~latscope.identity.Identity`, as its metadata stores it."""
+        return Identity.from_dict(self.metadata.get("identity"))
 
     @property
     def clock_hz(self):
-        """The capture clock (what IRQ periods and widths count)."""
-        return self.identity.get("clock_hz") or self.metadata.get("clock_hz")
+        """The capture clock (what IRQ periods and widths count); None if unknown."""
+        return self.identity.clock_hz or None
 
     @property
     def stamp_hz(self):
         """Stamp units per second (what stamps and samples count): the capture clock,
         times 2 when DDR inputs stamp half cycles (identity ``stamp_shift``)."""
-        clock_hz = self.clock_hz
-        return clock_hz << int(self.identity.get("stamp_shift", 0)) if clock_hz else clock_hz
+        return self.identity.stamp_hz or None
 
     @property
     def stats(self):
@@ -411,11 +411,7 @@ class Capture:
 
 def parser_for(metadata):
     """A :class:`StreamParser` set up from a capture's metadata (marker width, latencies)."""
-    identity = metadata.get("identity", {})
-    marker_width = int(identity.get("marker_width", 16))
-    latency = {Source[name]: int(cycles)
-               for name, cycles in dict(identity.get("latency", {})).items()}
-    return StreamParser(marker_width=marker_width, latency=latency)
+    return Identity.from_dict(metadata.get("identity")).parser()
 
 
 def load_capture(path, *, correct_latency=True):

@@ -1,55 +1,174 @@
-"""The ``latscope`` command line."""
+"""The ``latscope`` command line.
+
+Each command is a ``cmd_*`` function with the function that declares its options right
+above it (registered with :func:`command`). Every value is checked before a device is
+opened or a file written: a bad one ends in one line on stderr and exit status 2. Output
+files are never overwritten without ``--force``.
+"""
 
 import argparse
-import contextlib
-import csv
 import json
 import os
+import stat
 import sys
 import time
 
-from .device import Device, DeviceError, IrqSettings, open_transport
+from .device import DeviceError, IrqSettings
 from .protocol import Source
-from .simulation import SIM_PORTS, SimulatedAppliance, capture_metadata, is_simulated
+from .simulation import SIM_PORTS
 
-__all__ = ["main"]
+__all__ = ["main", "Progress", "parse_duration"]
 
 DEFAULT_PORT = "sim:gateware"
 
 
-@contextlib.contextmanager
-def open_device(port, baudrate, sim_args=()):
-    """A connected, identified :class:`Device` for a serial port, URL or simulation name."""
-    with contextlib.ExitStack() as stack:
-        simulation = None
-        if is_simulated(port):
-            simulation = stack.enter_context(SimulatedAppliance(port, sim_args))
-            port = simulation.pty
-        device = stack.enter_context(Device(open_transport(port, baudrate)))
-        device.simulation = simulation     # sim:soc: the CPU waits for release_cpu()
-        device.identify()
-        yield device
+class UsageError(Exception):
+    """A command line that makes no sense (exit code 2, one line)."""
 
 
+# --- values ---------------------------------------------------------------------------------
+
+def parse_duration(text):
+    """Seconds from ``90``, ``90s``, ``15m``, ``8h`` or ``1d``."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    scale = units.get(text[-1:].lower())
+    try:
+        value = float(text[:-1] if scale else text) * (scale or 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30, 15m, 8h)")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"duration must be positive: {text!r}")
+    return value
+
+
+def count(text):
+    """A whole number of 1 or more (``--events``)."""
+    return _bounded_int(text, 1)
+
+
+def natural(text):
+    """A whole number of 0 or more (``--limit``, cycle numbers)."""
+    return _bounded_int(text, 0)
+
+
+def _bounded_int(text, low):
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {low} or more: {text!r}")
+    return value
+
+
+def seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
+    return value
+
+
+def irq_settings(args):
+    """The IRQ generator settings of the command line, checked against what the
+    generator's 32-bit registers can do (width 1 .. period - 1)."""
+    try:
+        return IrqSettings(period=args.irq_period, jitter_mask=args.irq_jitter,
+                           width=args.irq_width, enable=not args.no_irq)
+    except ValueError as error:
+        raise UsageError(f"{error} (--irq-period {args.irq_period}, --irq-width "
+                         f"{args.irq_width}, --irq-jitter {args.irq_jitter:#x})") from None
+
+
+def new_output(path, force):
+    """Refuses to overwrite an existing regular file unless ``--force`` (a FIFO, a device
+    or stdout is written to as it is)."""
+    if path is None or force:
+        return
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode):
+        raise UsageError(f"{path}: exists; give --force to overwrite it")
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"{path}: is a directory")
+
+
+def new_files_in(directory, names, force):
+    """Refuses to write ``names`` into ``directory`` where one exists, unless ``--force``."""
+    if force:
+        return
+    for name in names:
+        path = os.path.join(directory, name)
+        if os.path.lexists(path):
+            raise UsageError(f"{path}: exists; give --force to overwrite it")
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+COMMANDS = []
+
+
+def command(name, options, **parser_arguments):
+    """Registers a ``cmd_*`` function as the sub-command ``name``; ``options(parser)``
+    declares its options."""
+    def register(run):
+        COMMANDS.append((name, options, parser_arguments, run))
+        return run
+    return register
+
+
+def device_options(p):
+    p.add_argument("--port", default=DEFAULT_PORT,
+                   help=f"serial port or pyserial URL of the appliance, or a simulation: "
+                        f"{', '.join(SIM_PORTS)} (default: {DEFAULT_PORT})")
+    p.add_argument("--baud", type=count, default=12_000_000, help="UART baud rate")
+
+
+def irq_options(p, *, jitter):
+    p.add_argument("--irq-period", type=lambda text: int(text, 0), default=5000,
+                   help="IRQ period in cycles (2 .. 2**32 - 1)")
+    p.add_argument("--irq-jitter", type=lambda text: int(text, 0), default=jitter,
+                   help=f"jitter mask: extra 0..mask cycles per period, 32 bits "
+                        f"(default {jitter:#x})")
+    p.add_argument("--irq-width", type=lambda text: int(text, 0), default=100,
+                   help="IRQ pulse width in cycles (1 .. period - 1)")
+    p.add_argument("--no-irq", action="store_true", help="leave the IRQ generator off")
+
+
+def force_option(p):
+    p.add_argument("--force", action="store_true", help="overwrite existing output files")
+
+
+def _info_options(p):
+    device_options(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+@command("info", _info_options, help="identify a device")
 def cmd_info(args):
-    with open_device(args.port, args.baud) as device:
-        identity = device.identity
-        info = identity.as_dict()
-        info["resolution_ns"] = identity.resolution_ns
-        info["status"] = device.status()
+    from .session import CaptureSession
+
+    with CaptureSession(args.port, baud=args.baud) as session:
+        identity = session.identity
+        info = session.info()
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
     print(f"board          {identity.board}")
     print(f"protocol       version {identity.version}")
-    print(f"capture clock  {identity.clock_hz / 1e6:g} MHz, resolution {identity.resolution_ns:g} ns")
+    print(f"capture clock  {identity.clock_hz / 1e6:g} MHz, resolution "
+          f"{identity.resolution_ns:g} ns")
     print(f"marker port    {identity.marker_width} data bits + strobe")
-    print(f"bus window     {'yes, %d-bit' % identity.bus_width if identity.bus_width else 'no'}")
+    print(f"bus window     "
+          f"{'yes, %d-bit' % identity.bus_width if identity.bus_width else 'no'}")
     print(f"edge channels  {identity.edge_count}")
     print(f"FIFO           {identity.fifo_depth} entries")
-    print("pin latency    " + ", ".join(f"{source.name.lower()} {cycles}"
-                                        for source, cycles in identity.latency.items()
-                                        if source in identity.sources))
+    print("pin latency    " + ", ".join(f"{source.name.lower()} {identity.latency[source]}"
+                                        for source in identity.sources))
     return 0
 
 
@@ -90,115 +209,83 @@ def running_tables(analyzer):
     return ("  | " + "; ".join(parts)) if parts else ""
 
 
-def parse_duration(text):
-    """Seconds from ``90``, ``90s``, ``15m``, ``8h`` or ``1d``."""
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    scale = units.get(text[-1:].lower())
-    try:
-        value = float(text[:-1] if scale else text) * (scale or 1)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30, 15m, 8h)")
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"duration must be positive: {text!r}")
-    return value
+def _capture_options(p):
+    device_options(p)
+    p.add_argument("-o", "--output", required=True, help="capture file to write")
+    force_option(p)
+    p.add_argument("--duration", type=parse_duration, default=None,
+                   help="how long to capture: seconds, or with a unit: 15m, 8h, 1d "
+                        "(default: 10 s; on sim:soc until the suite has run)")
+    p.add_argument("--interval", type=parse_duration, default=60.0,
+                   help="max-over-time interval of the live statistics (default 60 s)")
+    p.add_argument("--events", type=count, default=None, help="stop after this many events")
+    irq_options(p, jitter=0)
+    p.add_argument("--info", default="", help="free-form test information to store")
+    p.add_argument("--json", action="store_true",
+                   help="print the capture's summary (events, losses, live tables) as JSON")
 
 
-def irq_settings(args):
-    return IrqSettings(period=args.irq_period, jitter_mask=args.irq_jitter,
-                       width=args.irq_width, enable=not args.no_irq)
-
-
-def cmd_simulate(args):
-    """Runs a simulated appliance behind its pty for other programs (sigrok-cli's ols
-    driver, PulseView, a second latscope) until Ctrl-C."""
-    with SimulatedAppliance(args.port) as simulation:
-        with Device(open_transport(simulation.pty, args.baud)) as device:
-            device.identify()
-            device.configure_irq(irq_settings(args))
-        if hasattr(simulation, "release_cpu"):      # sim:soc: the DUT runs the suite now
-            simulation.release_cpu()
-        print(f"PTY {simulation.pty}", flush=True)
-        print(f"latscope simulate: {args.port} on {simulation.pty} until Ctrl-C, e.g. "
-              f"`latscope capture --port {simulation.pty} -o run.lsc` or, with the pty shim "
-              f"of README (SUMP), `sigrok-cli -d ols:conn={simulation.pty} --scan`",
-              file=sys.stderr)
-        try:
-            while simulation.process.poll() is None:
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            pass
-    return 0
-
-
+@command("capture", _capture_options, help="capture events into a file")
 def cmd_capture(args):
-    from .capture_file import CaptureWriter
-    from .streaming import StreamingAnalyzer
+    from .live_stats import StreamingAnalyzer
+    from .session import CaptureSession, Until
 
-    with open_device(args.port, args.baud) as device:
-        identity = device.identity
-        irq = irq_settings(args)
-        metadata = capture_metadata(identity, args.port, irq, args.info, device.simulation)
-        progress = Progress()
+    irq = irq_settings(args)
+    new_output(args.output, args.force)
+    with CaptureSession(args.port, baud=args.baud) as session:
+        if not (args.duration or args.events or session.port.dut_ends):
+            args.duration = 10.0           # a simulated suite ends by itself
+        session.configure_irq(irq)
         # Live statistics in bounded memory (the capture file keeps every event).
-        analyzer = StreamingAnalyzer(identity.stamp_hz, interval=args.interval)
-        with CaptureWriter(args.output, metadata) as writer:
-            received = 0
+        analyzer = StreamingAnalyzer(session.identity.stamp_hz, interval=args.interval)
+        progress = Progress()
 
-            def sink(data):
-                nonlocal received
-                received += len(data)
-                writer.write(data)
+        def show(events, run):
+            progress.update(run.events, run.bytes, run.parser_stats, analyzer=analyzer)
 
-            device.raw_sink = sink
-            device.configure_irq(irq)
-            device.start()
-            simulation = device.simulation
-            if hasattr(simulation, "release_cpu"):      # sim:soc: run the suite now
-                simulation.release_cpu()
-            events = 0
-            deadline = time.monotonic() + args.duration if args.duration else None
-            try:
-                while True:
-                    arrived = device.poll()
-                    events += len(arrived)
-                    analyzer.feed(arrived)
-                    progress.update(events, received, device.parser.stats, analyzer=analyzer)
-                    if deadline is not None and time.monotonic() >= deadline:
-                        break
-                    if getattr(simulation, "exited", False):   # the suite has run
-                        break
-                    if args.events and events >= args.events:
-                        break
-            except KeyboardInterrupt:
-                pass
-            device.stop()
-            device.configure_irq(IrqSettings(enable=False))
-            for arrived in (device.drain(), device.parser.finish()):
-                events += len(arrived)
-                analyzer.feed(arrived)
-            status = device.status()
-            progress.update(events, received, device.parser.stats, final=True,
-                            analyzer=analyzer)
-            writer.close({"events": events, "bytes": received, "device_status": status,
-                          "parser": device.parser.stats.as_dict(),
-                          "tables": analyzer.summary()})
-    print(f"wrote {args.output}: {events} events", file=sys.stderr)
+        run = session.capture(args.output, info=args.info, analyzer=analyzer, on_batch=show,
+                              until=Until(duration=args.duration, events=args.events))
+        progress.update(run.events, run.bytes, run.parser_stats, final=True, analyzer=analyzer)
+    if run.interrupted:
+        print("latscope: interrupted: the capture was stopped and drained", file=sys.stderr)
+    print(f"wrote {args.output}: {run.events} events", file=sys.stderr)
     if args.json:
-        print(json.dumps({"output": args.output, "events": events, "bytes": received,
-                          "device_status": status, "parser": device.parser.stats.as_dict(),
+        print(json.dumps({"output": args.output, "events": run.events, "bytes": run.bytes,
+                          "device_status": run.status, "parser": run.parser_stats.as_dict(),
                           "tables": analyzer.summary()}, indent=2))
     return 0
 
 
+def _dump_options(p):
+    p.add_argument("capture")
+    output = p.add_mutually_exclusive_group()
+    output.add_argument("--csv", action="store_true", help="CSV instead of text")
+    output.add_argument("--json", action="store_true", help="JSON Lines: one object per event")
+    p.add_argument("--source", help="comma-separated sources to show (e.g. marker,irq)")
+    p.add_argument("--limit", type=natural, default=0, help="show at most this many events")
+
+
+def sources_named(text):
+    """The sources of ``--source marker,irq``; an unknown name is a usage error."""
+    known = {source.name for source in Source if source not in (Source.REPLY, Source.SYNC)}
+    names = [name.strip().upper() for name in text.split(",")]
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise UsageError(f"--source {text}: unknown source {', '.join(unknown)} (known: "
+                         f"{', '.join(sorted(known, key=lambda name: Source[name]))})")
+    return {int(Source[name]) for name in names}
+
+
+@command("dump", _dump_options, help="print the events of a capture file")
 def cmd_dump(args):
     """The events of a capture, read batch by batch (memory does not grow with the file)."""
+    import csv
+
     from .capture_analysis import CaptureBatches
 
+    sources = sources_named(args.source) if args.source else None
     batches = CaptureBatches(args.capture)
     stamp_hz = batches.stamp_hz
-    sources = None
-    if args.source:
-        sources = {Source[name.strip().upper()] for name in args.source.split(",")}
     writer = csv.writer(sys.stdout) if args.csv else None
     if writer:
         writer.writerow(["cycle", "time_ns", "source", "value"])
@@ -230,21 +317,29 @@ def cmd_dump(args):
     return 0
 
 
+def _analyze_options(p):
+    p.add_argument("capture", help="capture file (.lsc)")
+    p.add_argument("--format", choices=("text", "csv", "json"), default="text",
+                   help="text (default), CSV (one row per table) or JSON "
+                        "(docs/results-schema.md)")
+    p.add_argument("--json", action="store_true", help="the same as --format json")
+
+
+@command("analyze", _analyze_options, help="the sample tables of a capture",
+         description="Pair the events of a capture into the samples of every test "
+                     "(docs/tests.md) and print per table: number of samples, min, max, "
+                     "average, standard deviation, p50, p99, p99.9 (ns), and the losses and "
+                     "resyncs of the capture.")
 def cmd_analyze(args):
     """The sample tables of a capture (docs/tests.md) as text, CSV or JSON on stdout."""
-    import tempfile
-    from pathlib import Path
-
-    from .report import load_tables, results, text_table, write_csv
+    from .report import csv_text, load_tables, results, text_table
 
     capture, tables = load_tables(args.capture)
     document = results(capture, tables)
     if args.format == "json" or args.json:
         print(json.dumps(document, indent=2))
     elif args.format == "csv":
-        with tempfile.TemporaryDirectory() as scratch:
-            write_csv(document, Path(scratch) / "results.csv")
-            sys.stdout.write((Path(scratch) / "results.csv").read_text())
+        sys.stdout.write(csv_text(document))
     else:
         device, integrity = document["device"], document["integrity"]
         print(f"{capture.path}: {document['events']} events, {document['duration_s']:.6f} s "
@@ -257,9 +352,28 @@ def cmd_analyze(args):
     return 0
 
 
-def cmd_report(args):
-    from .report import text_table, write_report
+def _report_options(p):
+    p.add_argument("capture", help="capture file (.lsc)")
+    p.add_argument("-o", "--output", required=True, help="directory to write")
+    force_option(p)
+    p.add_argument("--no-figures", action="store_true", help="tables only (faster)")
+    p.add_argument("--x", choices=("index", "time"), default="index",
+                   help="time-series x axis: sample index or capture time")
+    p.add_argument("--max-interval", type=parse_duration, default=None, metavar="SECONDS",
+                   help="also plot the maximum per interval of capture time (e.g. 1m; "
+                        "default: per minute for runs of 10 minutes or more)")
+    p.add_argument("--json", action="store_true", help="print the results JSON")
 
+
+@command("report", _report_options, help="tables, figures and a self-contained HTML report",
+         description="Analyse a capture into the suite's sample tables and write report.html "
+                     "(self-contained), report.md, results.csv, results.json "
+                     "(docs/results-schema.md) and figures/ (PNG, SVG) into a directory; "
+                     "print the tables.")
+def cmd_report(args):
+    from .report import REPORT_FILES, text_table, write_report
+
+    new_files_in(args.output, REPORT_FILES, args.force)
     document, paths = write_report(args.capture, args.output, figures=not args.no_figures,
                                    x=args.x, interval_s=args.max_interval)
     if args.json:
@@ -272,6 +386,21 @@ def cmd_report(args):
     return 0
 
 
+def _compare_options(p):
+    p.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.lsc)")
+    p.add_argument("--label", action="append",
+                   help="name of a capture in the output, in order (repeat; default: "
+                        "file name)")
+    p.add_argument("-o", "--output", help="directory for the overlaid distribution figures "
+                                          "and comparison.json")
+    force_option(p)
+    p.add_argument("--json", action="store_true", help="print the comparison JSON")
+
+
+@command("compare", _compare_options, help="compare the tables of several captures",
+         description="Side-by-side tables of several captures with the difference of every "
+                     "statistic against the first (the baseline); with -o, overlaid "
+                     "distributions.")
 def cmd_compare(args):
     from . import compare
 
@@ -280,6 +409,7 @@ def cmd_compare(args):
     runs = compare.load_runs(args.captures, args.label)
     document = compare.comparison(runs)
     if args.output:
+        new_files_in(args.output, ["comparison.json"], args.force)
         written = compare.write_figures(runs, args.output)
         compare.write_json(document, f"{args.output}/comparison.json")
         print(f"wrote {len(written)} figures and comparison.json in {args.output}",
@@ -291,12 +421,37 @@ def cmd_compare(args):
     return 0
 
 
+def _export_options(p):
+    p.add_argument("capture", help="capture file (.lsc)")
+    p.add_argument("--sr", metavar="OUT.sr", help="sigrok session file to write")
+    p.add_argument("--vcd", metavar="OUT.vcd", help="VCD file to write")
+    p.add_argument("--no-pvs", action="store_true", help="no PulseView setup beside OUT.sr")
+    force_option(p)
+    p.add_argument("--start", type=natural, help="first cycle to export (default: the first "
+                                                "event's, less a few)")
+    p.add_argument("--stop", type=natural, help="export cycles before this one only")
+    p.add_argument("--json", action="store_true", help="print what was written as JSON")
+
+
+@command("export", _export_options, help="export a capture for sigrok / PulseView",
+         description="Write a capture as logic signals at the capture clock's sample rate: a "
+                     "sigrok session file (with OUT.pvs beside it, so PulseView opens it with "
+                     "the latscope decoders attached) and/or a VCD. See README, sigrok and "
+                     "PulseView.")
 def cmd_export(args):
+    from pathlib import Path
+
     from .capture_file import load_capture
-    from .export import ExportError, export_capture
+    from .logic_export import ExportError, export_capture
 
     if not (args.sr or args.vcd):
         raise UsageError("nothing to write: give --sr OUT.sr and/or --vcd OUT.vcd")
+    if args.start is not None and args.stop is not None and args.stop <= args.start:
+        raise UsageError(f"--stop {args.stop} is not after --start {args.start}: nothing to "
+                         f"export")
+    for path in (args.sr, args.vcd,
+                 Path(args.sr).with_suffix(".pvs") if args.sr and not args.no_pvs else None):
+        new_output(path, args.force)
     capture = load_capture(args.capture)
     try:
         info = export_capture(capture, sr=args.sr, vcd=args.vcd, pvs=not args.no_pvs,
@@ -317,142 +472,7 @@ def cmd_export(args):
     return 0
 
 
-def cmd_stream(args):
-    from .stream import PULSEVIEW_BLOCK, stream_capture
-
-    irq = irq_settings(args)
-    if args.output in (None, "-"):
-        out = sys.stdout.buffer
-    else:
-        out = open(args.output, "wb")
-    try:
-        stream_capture(args.port, out, baudrate=args.baud, irq=irq,
-                       block=PULSEVIEW_BLOCK if args.pulseview else 0,
-                       duration=args.duration, max_events=args.events,
-                       flush_interval=args.flush, capture=args.capture, pvs=args.pvs)
-    finally:
-        if out is not sys.stdout.buffer:
-            out.close()
-    return 0
-
-
-class UsageError(Exception):
-    """A command line that makes no sense (exit code 2, one line)."""
-
-
-def build_parser():
-    parser = argparse.ArgumentParser(
-        prog="latscope",
-        description="Measure RTOS latencies with a time-stamping FPGA appliance.",
-        epilog="Every command has --help; commands that print results have --json. Exit "
-               "status: 0 done, 2 bad command line, unreadable input or device error (one "
-               "line on stderr naming the file or device), 130 interrupted.")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    def device_options(p):
-        p.add_argument("--port", default=DEFAULT_PORT,
-                       help=f"serial port or pyserial URL of the appliance, or a simulation: "
-                            f"{', '.join(SIM_PORTS)} (default: {DEFAULT_PORT})")
-        p.add_argument("--baud", type=int, default=12_000_000, help="UART baud rate")
-
-    def irq_options(p, *, jitter):
-        p.add_argument("--irq-period", type=int, default=5000, help="IRQ period in cycles")
-        p.add_argument("--irq-jitter", type=lambda text: int(text, 0), default=jitter,
-                       help=f"jitter mask: extra 0..mask cycles per period (default {jitter:#x})")
-        p.add_argument("--irq-width", type=int, default=100, help="IRQ pulse width in cycles")
-        p.add_argument("--no-irq", action="store_true", help="leave the IRQ generator off")
-
-    p = sub.add_parser("info", help="identify a device")
-    device_options(p)
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=cmd_info)
-
-    p = sub.add_parser("capture", help="capture events into a file")
-    device_options(p)
-    p.add_argument("-o", "--output", required=True, help="capture file to write")
-    p.add_argument("--duration", type=parse_duration, default=None,
-                   help="how long to capture: seconds, or with a unit: 15m, 8h, 1d "
-                        "(default: 10 s; on sim:soc until the suite has run)")
-    p.add_argument("--interval", type=parse_duration, default=60.0,
-                   help="max-over-time interval of the live statistics (default 60 s)")
-    p.add_argument("--events", type=int, default=None, help="stop after this many events")
-    irq_options(p, jitter=0)
-    p.add_argument("--info", default="", help="free-form test information to store")
-    p.add_argument("--json", action="store_true",
-                   help="print the capture's summary (events, losses, live tables) as JSON")
-    p.set_defaults(func=cmd_capture)
-
-    p = sub.add_parser("dump", help="print the events of a capture file")
-    p.add_argument("capture")
-    output = p.add_mutually_exclusive_group()
-    output.add_argument("--csv", action="store_true", help="CSV instead of text")
-    output.add_argument("--json", action="store_true", help="JSON Lines: one object per event")
-    p.add_argument("--source", help="comma-separated sources to show (e.g. marker,irq)")
-    p.add_argument("--limit", type=int, default=0, help="show at most this many events")
-    p.set_defaults(func=cmd_dump)
-
-    p = sub.add_parser("analyze", help="the sample tables of a capture",
-                       description="Pair the events of a capture into the samples of every "
-                                   "test (docs/tests.md) and print per table: number of "
-                                   "samples, min, max, average, standard deviation, p50, p99, "
-                                   "p99.9 (ns), and the losses and resyncs of the capture.")
-    p.add_argument("capture", help="capture file (.lsc)")
-    p.add_argument("--format", choices=("text", "csv", "json"), default="text",
-                   help="text (default), CSV (one row per table) or JSON "
-                        "(docs/results-schema.md)")
-    p.add_argument("--json", action="store_true", help="the same as --format json")
-    p.set_defaults(func=cmd_analyze)
-
-    p = sub.add_parser("report", help="tables, figures and a self-contained HTML report",
-                       description="Analyse a capture into the suite's sample tables and "
-                                   "write report.html (self-contained), report.md, "
-                                   "results.csv, results.json (docs/results-schema.md) and "
-                                   "figures/ (PNG, SVG) into a directory; print the tables.")
-    p.add_argument("capture", help="capture file (.lsc)")
-    p.add_argument("-o", "--output", required=True, help="directory to write")
-    p.add_argument("--no-figures", action="store_true", help="tables only (faster)")
-    p.add_argument("--x", choices=("index", "time"), default="index",
-                   help="time-series x axis: sample index or capture time")
-    p.add_argument("--max-interval", type=parse_duration, default=None, metavar="SECONDS",
-                   help="also plot the maximum per interval of capture time (e.g. 1m; "
-                        "default: per minute for runs of 10 minutes or more)")
-    p.add_argument("--json", action="store_true", help="print the results JSON")
-    p.set_defaults(func=cmd_report)
-
-    p = sub.add_parser("compare", help="compare the tables of several captures",
-                       description="Side-by-side tables of several captures with the "
-                                   "difference of every statistic against the first "
-                                   "(the baseline); with -o, overlaid distributions.")
-    p.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.lsc)")
-    p.add_argument("--label", action="append",
-                   help="name of a capture in the output, in order (repeat; default: "
-                        "file name)")
-    p.add_argument("-o", "--output", help="directory for the overlaid distribution figures "
-                                          "and comparison.json")
-    p.add_argument("--json", action="store_true", help="print the comparison JSON")
-    p.set_defaults(func=cmd_compare)
-
-    p = sub.add_parser("export", help="export a capture for sigrok / PulseView",
-                       description="Write a capture as logic signals at the capture clock's "
-                                   "sample rate: a sigrok session file (with OUT.pvs beside "
-                                   "it, so PulseView opens it with the latscope decoders "
-                                   "attached) and/or a VCD. See README, sigrok and PulseView.")
-    p.add_argument("capture", help="capture file (.lsc)")
-    p.add_argument("--sr", metavar="OUT.sr", help="sigrok session file to write")
-    p.add_argument("--vcd", metavar="OUT.vcd", help="VCD file to write")
-    p.add_argument("--no-pvs", action="store_true", help="no PulseView setup beside OUT.sr")
-    p.add_argument("--start", type=int, help="first cycle to export (default: the first "
-                                             "event's, less a few)")
-    p.add_argument("--stop", type=int, help="export cycles before this one only")
-    p.add_argument("--json", action="store_true", help="print what was written as JSON")
-    p.set_defaults(func=cmd_export)
-
-    p = sub.add_parser("stream", help="live VCD stream for sigrok-cli / PulseView",
-                       description="Capture and write the events as they come as a VCD "
-                                   "stream (the signals of `latscope export`), e.g. "
-                                   "`latscope stream --port sim:soc | sigrok-cli -i - -I vcd "
-                                   "...` or, with --pulseview, into `pulseview -i /dev/stdin "
-                                   "-I vcd -s live.pvs`. See README, sigrok and PulseView.")
+def _stream_options(p):
     device_options(p)
     p.add_argument("-o", "--output", help="file or FIFO to write (default: stdout)")
     p.add_argument("--pulseview", action="store_true",
@@ -460,33 +480,110 @@ def build_parser():
     p.add_argument("--pvs", metavar="SETUP.pvs",
                    help="write a PulseView setup with the decoders attached (pulseview -s)")
     p.add_argument("--capture", metavar="FILE.lsc", help="also write a capture file")
-    p.add_argument("--flush", type=float, default=0.5, help="seconds between flushes")
+    force_option(p)
+    p.add_argument("--flush", type=seconds, default=0.5, help="seconds between flushes")
     p.add_argument("--duration", type=parse_duration, default=None,
                    help="stop after this long (default: until the simulated firmware exits, "
                         "the reader quits or Ctrl-C)")
-    p.add_argument("--events", type=int, default=None, help="stop after this many events")
+    p.add_argument("--events", type=count, default=None, help="stop after this many events")
     irq_options(p, jitter=0xff)
-    p.set_defaults(func=cmd_stream)
 
-    p = sub.add_parser("simulate", help="run a simulated appliance behind a pty",
-                       description="Start a simulation (sim:soc: the RISC-V DUT runs the "
-                                   "suite; sim:gateware: the appliance alone), set its IRQ "
-                                   "generator, print `PTY <path>` and keep it running until "
-                                   "Ctrl-C, for programs that open the pty themselves: "
-                                   "sigrok-cli's or PulseView's ols driver (SUMP mode), or "
-                                   "`latscope capture --port <path>`.")
+
+@command("stream", _stream_options, help="live VCD stream for sigrok-cli / PulseView",
+         description="Capture and write the events as they come as a VCD stream (the "
+                     "signals of `latscope export`), e.g. `latscope stream --port sim:soc | "
+                     "sigrok-cli -i - -I vcd ...` or, with --pulseview, into `pulseview -i "
+                     "/dev/stdin -I vcd -s live.pvs`. See README, sigrok and PulseView.")
+def cmd_stream(args):
+    from .live_vcd import PULSEVIEW_BLOCK, stream_capture
+
+    irq = irq_settings(args)
+    to_stdout = args.output in (None, "-")
+    for path in (None if to_stdout else args.output, args.capture, args.pvs):
+        new_output(path, args.force)
+    out = sys.stdout.buffer if to_stdout else _open_output(args.output)
+    try:
+        stream_capture(args.port, out, baudrate=args.baud, irq=irq,
+                       block=PULSEVIEW_BLOCK if args.pulseview else 0,
+                       duration=args.duration, max_events=args.events,
+                       flush_interval=args.flush, capture=args.capture, pvs=args.pvs)
+    finally:
+        if not to_stdout:
+            out.close()
+    return 0
+
+
+def _open_output(path):
+    try:
+        return open(path, "wb")
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, path) from None
+
+
+def _simulate_options(p):
     p.add_argument("--port", default="sim:soc", choices=list(SIM_PORTS),
                    help="which simulation (default: sim:soc)")
-    p.add_argument("--baud", type=int, default=12_000_000, help=argparse.SUPPRESS)
+    p.add_argument("--baud", type=count, default=12_000_000, help=argparse.SUPPRESS)
     irq_options(p, jitter=0xff)
-    p.set_defaults(func=cmd_simulate)
+
+
+@command("simulate", _simulate_options, help="run a simulated appliance behind a pty",
+         description="Start a simulation (sim:soc: the RISC-V DUT runs the suite; "
+                     "sim:gateware: the appliance alone), set its IRQ generator, print "
+                     "`PTY <path>` and keep it running until Ctrl-C, for programs that open "
+                     "the pty themselves: sigrok-cli's or PulseView's ols driver (SUMP mode), "
+                     "or `latscope capture --port <path>`.")
+def cmd_simulate(args):
+    """Runs a simulated appliance behind its pty for other programs (sigrok-cli's ols
+    driver, PulseView, a second latscope) until Ctrl-C."""
+    from .session import CaptureSession, sigint_deferred
+    from .simulation import open_port
+
+    irq = irq_settings(args)
+    with open_port(args.port) as simulation:
+        # Set up, then let go of the pty: the other program is its only user.
+        with CaptureSession(simulation, baud=args.baud, owns_port=False) as session:
+            session.configure_irq(irq)
+        simulation.release_dut()          # sim:soc: the DUT runs the suite now
+        print(f"PTY {simulation.pty}", flush=True)
+        print(f"latscope simulate: {args.port} on {simulation.pty} until Ctrl-C, e.g. "
+              f"`latscope capture --port {simulation.pty} -o run.lsc` or, with the pty shim "
+              f"of README (SUMP), `sigrok-cli -d ols:conn={simulation.pty} --scan`",
+              file=sys.stderr)
+        # Ctrl-C only sets a flag: a KeyboardInterrupt raised inside Popen.poll() can leave
+        # its waitpid lock taken, and the simulation's stop() would then wait forever.
+        with sigint_deferred() as interrupted:
+            while simulation.process.poll() is None and not interrupted.wait(0.2):
+                pass
+    return 0
+
+
+# --- main -------------------------------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    """Errors in one line: ``latscope capture: error: argument --events: ...``."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser():
+    parser = _Parser(
+        prog="latscope",
+        description="Measure RTOS latencies with a time-stamping FPGA appliance.",
+        epilog="Every command has --help; commands that print results have --json. Exit "
+               "status: 0 done, 2 bad command line, unreadable input or device error (one "
+               "line on stderr naming the file or device), 130 interrupted.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, options, parser_arguments, run in COMMANDS:
+        p = sub.add_parser(name, **parser_arguments)
+        options(p)
+        p.set_defaults(func=run)
     return parser
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    if args.command == "capture" and not (args.duration or args.events or args.port == "sim:soc"):
-        args.duration = 10.0          # sim:soc ends with the suite
     try:
         return args.func(args)
     except BrokenPipeError:
@@ -498,7 +595,8 @@ def main(argv=None):
         print(f"latscope: {error}", file=sys.stderr)
         return 2
     except OSError as error:
-        print(f"latscope: {error}", file=sys.stderr)
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"latscope: {where}{error.strerror or error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("latscope: interrupted", file=sys.stderr)

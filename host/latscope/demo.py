@@ -18,7 +18,6 @@ from pathlib import Path
 from .cli import Progress
 from .device import DeviceError
 from .simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
-from .streaming import StreamingAnalyzer
 
 __all__ = ["main"]
 
@@ -130,22 +129,14 @@ def main(argv=None):
 
     progress = Progress()
     follower = ConsoleFollower(console, progress.started)
-    analyzer = None
-    counted = {"events": 0}
 
-    def on_events(events, device):
-        nonlocal analyzer
-        if analyzer is None:
-            analyzer = StreamingAnalyzer(device.identity.stamp_hz)
-        analyzer.feed(events)
-        counted["events"] += len(events)
+    def on_batch(events, run):
         follower.poll()
-        progress.update(counted["events"], device.parser.stats.bytes_received,
-                        device.parser.stats, analyzer=analyzer)
+        progress.update(run.events, run.bytes, run.parser_stats, analyzer=run.analyzer)
 
     try:
-        run = capture_suite(build, DEMO_IRQ, output=output, console=console,
-                            on_events=on_events,
+        run = capture_suite(build, DEMO_IRQ, output=output, console=console, live=True,
+                            on_batch=on_batch,
                             info=f"latscope demo: test suite on the simulated SoC "
                                  f"({args.cpu}, {args.marker} markers)")
     except DeviceError as error:

@@ -10,82 +10,21 @@ from dataclasses import dataclass
 
 import serial
 
-from .parser import StreamParser
-from .protocol import (MAGIC, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
-                       IdentifyReply, IrqConfig, Source, StartArgs, StatusReply, VERSION,
-                       encode_command)
+from .identity import Identity, IdentityError
+from .parser import Events, StreamParser
+from .protocol import (REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command, IrqConfig, StartArgs,
+                       StatusReply, encode_command)
 
-__all__ = ["DeviceError", "Identity", "IrqSettings", "Device", "open_transport"]
+__all__ = ["DeviceError", "Identity", "IrqSettings", "Device", "Port", "open_transport"]
 
 
 class DeviceError(Exception):
     """The device did not answer as the protocol says (one-line message)."""
 
 
-@dataclass(frozen=True)
-class Identity:
-    """What the IDENTIFY reply says about a device."""
-    version: int
-    clock_hz: int
-    stamp_shift: int
-    marker_width: int
-    edge_count: int
-    bus_width: int
-    fifo_depth: int
-    latency: dict          # Source -> cycles from pin to stamp
-    board: str
-
-    @property
-    def stamp_hz(self):
-        """Stamp units per second: the capture clock, times 2 with DDR inputs."""
-        return self.clock_hz << self.stamp_shift
-
-    @property
-    def resolution_ns(self):
-        return 1e9 / self.stamp_hz
-
-    @property
-    def sources(self):
-        sources = [Source.MARKER]
-        if self.bus_width:
-            sources.append(Source.BUS)
-        sources.append(Source.IRQ)
-        sources += [Source(Source.EDGE0 + n) for n in range(self.edge_count)]
-        return sources
-
-    def as_dict(self):
-        return {
-            "version": self.version, "clock_hz": self.clock_hz, "stamp_shift": self.stamp_shift,
-            "marker_width": self.marker_width, "edge_count": self.edge_count,
-            "bus_width": self.bus_width, "fifo_depth": self.fifo_depth, "board": self.board,
-            "latency": {source.name: cycles for source, cycles in self.latency.items()},
-        }
-
-    @classmethod
-    def from_dict(cls, info):
-        info = dict(info)
-        info["latency"] = {Source[name]: cycles for name, cycles in info["latency"].items()}
-        return cls(**info)
-
-    @classmethod
-    def from_reply(cls, payload):
-        reply = IdentifyReply.from_bits(int.from_bytes(payload, "little"))
-        if reply.magic.to_bytes(4, "little") != MAGIC:
-            raise DeviceError(f"not a latscope device: identify magic {reply.magic:#010x}")
-        if reply.version != VERSION:
-            raise DeviceError(f"device speaks protocol version {reply.version}, "
-                              f"this host knows version {VERSION}")
-        latency = {Source.MARKER: reply.marker_latency, Source.BUS: reply.bus_latency,
-                   Source.IRQ: reply.irq_latency}
-        latency.update({Source(Source.EDGE0 + n): reply.edge_latency for n in range(8)})
-        return cls(version=reply.version, clock_hz=reply.clock_hz,
-                   stamp_shift=reply.stamp_shift, marker_width=reply.marker_width,
-                   edge_count=reply.edge_count, bus_width=reply.bus_width,
-                   fifo_depth=reply.fifo_depth, latency=latency,
-                   board=bytes(reply.board).rstrip(b"\0").decode("ascii", "replace"))
-
-    def parser(self):
-        return StreamParser(marker_width=self.marker_width, latency=self.latency)
+#: The IRQ generator's registers are 32 bits wide (``protocol.IrqConfig``).
+_U32 = (1 << 32) - 1
+_FIELD_NAMES = {"period": "period", "jitter_mask": "jitter mask", "width": "width"}
 
 
 @dataclass(frozen=True)
@@ -98,12 +37,69 @@ class IrqSettings:
     one_shot: bool = False
     active_low: bool = False
 
+    def __post_init__(self):
+        for name in ("period", "jitter_mask", "width"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 0 <= value <= _U32:
+                raise ValueError(f"IRQ {_FIELD_NAMES[name]} {value!r} is not a number of "
+                                 f"cycles from 0 to {_U32}")
+        if self.period < 2:
+            raise ValueError(f"IRQ period {self.period} is below 2 cycles")
+        if not 1 <= self.width < self.period:
+            raise ValueError(f"IRQ width {self.width} must be at least 1 cycle and less "
+                             f"than the period ({self.period} cycles)")
+
     def encode(self):
         return IrqConfig.const({
             "period": self.period, "jitter_mask": self.jitter_mask, "width": self.width,
             "flags": {"enable": self.enable, "one_shot": self.one_shot,
                       "active_low": self.active_low},
         })
+
+
+class Port:
+    """Where an appliance is reached: here a board's serial port (or a pyserial URL), with
+    nothing to start. The simulations (:mod:`latscope.simulation`) are ports too, that start
+    a child process, and some run a DUT of their own; so every port offers the same
+    methods, and a capture session never asks what kind it has.
+
+    Use as a context manager; ``path`` is what :func:`open_transport` opens."""
+
+    #: Whether the DUT behind this port runs a program that ends (a capture can stop there).
+    dut_ends = False
+
+    def __init__(self, path):
+        self.name = str(path)          # what the capture's metadata records as ``port``
+        self.path = str(path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        """Ends what the port started (nothing for a board)."""
+
+    def release_dut(self):
+        """Lets a DUT that waits for the capture run (a board's DUT runs on its own)."""
+
+    @property
+    def dut_exited(self):
+        """Whether the DUT's program has ended (never known for a board)."""
+        return False
+
+    def dut_failure(self):
+        """Why the DUT ended without finishing its program, or None."""
+        return None
+
+    def dut_metadata(self):
+        """What the capture's metadata records about the DUT (nothing for a board)."""
+        return {}
+
+    def dut_end_stats(self):
+        """What the capture file's END chunk records about the DUT's end."""
+        return {}
 
 
 def open_transport(port, baudrate=12_000_000, timeout=0.05):
@@ -174,7 +170,10 @@ class Device:
     # --- commands -----------------------------------------------------------------------
 
     def identify(self):
-        self.identity = Identity.from_reply(self.command(Command.IDENTIFY))
+        try:
+            self.identity = Identity.from_reply(self.command(Command.IDENTIFY))
+        except IdentityError as error:
+            raise DeviceError(str(error)) from None
         # Rebuild the parser with the device's widths and pin latencies; nothing is in
         # flight yet because no capture runs.
         self.parser = self.identity.parser()
@@ -203,7 +202,6 @@ class Device:
         return self.take_events()
 
     def take_events(self):
-        from .parser import Events
         events, self._events = self._events, []
         return Events.concatenate(events)
 

@@ -39,7 +39,8 @@ import numpy as np
 
 from .protocol import (CRC_BITS, DELTA_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS, MAX_CONT,
                        REPLY_LAYOUTS, SEGMENT_MAX_EVENTS, STAMP_BITS, SYNC_CONT,
-                       UNKNOWN_COMMAND_REPLY, Command, Source, value_width)
+                       UNKNOWN_COMMAND_REPLY, Command, Source, loss_count, loss_source,
+                       value_width)
 
 __all__ = ["Events", "ParserStats", "StreamParser"]
 
@@ -543,8 +544,8 @@ class StreamParser:
             return
         losses = events.value[is_loss]
         for value in losses.tolist():
-            lost = value & 0xf
-            self.stats.lost[lost] = self.stats.lost.get(lost, 0) + (value >> 4)
+            lost = loss_source(value)
+            self.stats.lost[lost] = self.stats.lost.get(lost, 0) + loss_count(value)
 
 
 def _decode_long(padded, starts, span, source, payload, ok, index):

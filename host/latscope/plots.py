@@ -21,7 +21,6 @@ figures are made from the accumulator (value counts, first samples, envelope), s
 the same figures.
 """
 
-import base64
 import io
 import math
 from pathlib import Path
@@ -33,7 +32,7 @@ from .accumulate import TableAccumulator
 
 __all__ = ["MAX_BINS", "MAX_POINTS", "tick_histogram", "accumulated", "time_series",
            "distribution", "overlay_distributions", "interval_maxima", "max_over_time", "save",
-           "png_bytes", "png_base64", "table_figures", "figure_name"]
+           "png_bytes", "table_figures", "figure_name"]
 
 #: Most bins of a distribution (the bin width grows by whole ticks past this).
 MAX_BINS = 200
@@ -211,11 +210,6 @@ def png_bytes(figure):
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()
-
-
-def png_base64(figure):
-    """The figure as a base64 PNG (for ``<img src="data:image/png;base64,...">``)."""
-    return base64.b64encode(png_bytes(figure)).decode("ascii")
 
 
 def figure_name(table_name, kind):

@@ -26,6 +26,7 @@ __all__ = [
     "VERSION", "MAGIC", "Source", "EDGE_SOURCES", "value_width",
     "LEAD_FLAG", "LEAD_PAYLOAD_BITS", "CONT_BITS", "MAX_CONT", "SYNC_CONT",
     "DELTA_BITS", "SEGMENT_MAX_EVENTS", "STAMP_BITS", "CRC_BITS", "LOSS_COUNT_BITS",
+    "LossValue", "loss_value", "loss_source", "loss_count",
     "crc16", "record_length", "encode_record", "event_payload", "sync_payload",
     "Command", "IdentifyReply", "StatusReply", "IrqConfig", "IrqFlags", "StartArgs",
     "COMMAND_ARGS", "REPLY_LAYOUTS", "UNKNOWN_COMMAND_REPLY",
@@ -46,7 +47,7 @@ class Source(IntEnum):
     MARKER = 0    #: trace-port marker; value = sampled data bits
     BUS    = 1    #: write into the bus trace window; value = written data (32 bits)
     IRQ    = 2    #: IRQ generator output edge; value 1 = asserting edge, 0 = releasing edge
-    LOSS   = 3    #: events lost to a full FIFO; value = count << 4 | lost source
+    LOSS   = 3    #: events lost to a full FIFO; value: LossValue (count << 4 | lost source)
     EDGE0  = 4    #: edge channel 0 .. 7 (sources 4..11); value = new pin level
     EDGE1  = 5
     EDGE2  = 6
@@ -79,11 +80,40 @@ STAMP_BITS = 48
 CRC_BITS = 16
 #: Width of the lost-event count in a LOSS record.
 LOSS_COUNT_BITS = 32
+
+
+class LossValue(data.Struct):
+    """The value of a LOSS record: how many events of which source the FIFO lost."""
+    source: 4                   #: the source (Source) that lost events
+    count: LOSS_COUNT_BITS      #: how many were lost since its previous LOSS record
+
+
+_LOSS_SOURCE = LossValue.as_shape()["source"]
+_LOSS_COUNT = LossValue.as_shape()["count"]
+_LOSS_SOURCE_MASK = (1 << _LOSS_SOURCE.width) - 1
+_LOSS_COUNT_MASK = (1 << _LOSS_COUNT.width) - 1
+
+
+def loss_value(source, count):
+    """The value of a LOSS record (an int)."""
+    return (int(count) << _LOSS_COUNT.offset) | (int(source) << _LOSS_SOURCE.offset)
+
+
+def loss_source(value):
+    """The lost source of LOSS values (an int or a numpy array of them)."""
+    return (value >> _LOSS_SOURCE.offset) & _LOSS_SOURCE_MASK
+
+
+def loss_count(value):
+    """The lost-event count of LOSS values (an int or a numpy array of them)."""
+    return (value >> _LOSS_COUNT.offset) & _LOSS_COUNT_MASK
+
+
 #: Value width of the fixed-width sources; MARKER's width comes from the identify reply.
 _FIXED_VALUE_WIDTH = {
     Source.BUS: 32,
     Source.IRQ: 1,
-    Source.LOSS: LOSS_COUNT_BITS + 4,
+    Source.LOSS: LossValue.as_shape().size,
     **{source: 1 for source in EDGE_SOURCES},
 }
 

@@ -20,9 +20,10 @@ from . import __version__, plots
 from .accumulate import TableAccumulator
 from .capture_analysis import CaptureSummary, analyze_capture
 from .capture_file import Capture
+from .identity import Identity
 
-__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "results", "load_tables", "text_table",
-           "write_json", "write_csv", "write_markdown", "write_html", "write_report"]
+__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "REPORT_FILES", "results", "load_tables",
+           "text_table", "write_json", "csv_text", "write_csv", "write_markdown", "write_html", "write_report"]
 
 #: Version of the results document (docs/results-schema.md); bumped on incompatible change.
 SCHEMA_VERSION = 1
@@ -77,9 +78,8 @@ def run_info(capture):
     if isinstance(capture, Capture):
         capture = CaptureSummary.of_capture(capture)
     meta = capture.metadata
-    identity = dict(capture.identity)
     clock_hz = capture.clock_hz
-    device = dict(identity)
+    device = capture.identity.as_dict()
     if clock_hz:
         device["resolution_ns"] = 1e9 / capture.stamp_hz
     irq = dict(meta.get("irq") or {})
@@ -157,8 +157,8 @@ def write_json(document, path):
     Path(path).write_text(json.dumps(document, indent=2) + "\n")
 
 
-def write_csv(document, path):
-    """One row per table: name, test, n, then the statistics (ns)."""
+def csv_text(document):
+    """The CSV of the tables: one row per table: name, test, n, then the statistics (ns)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["name", "test", "n"] + [key for key, _, _ in STAT_COLUMNS])
@@ -166,23 +166,21 @@ def write_csv(document, path):
         params = row["parameters"]
         writer.writerow([row["name"], params.get("test", ""), params.get("n", "")]
                         + ["" if row[k] is None else row[k] for k, _, _ in STAT_COLUMNS])
-    Path(path).write_text(buffer.getvalue())
+    return buffer.getvalue()
 
 
-def _source_present(name, device):
-    """Whether the device has the source ``name`` (the IDENTIFY reply lists the pin
-    latency of every possible source)."""
-    if name.startswith("EDGE"):
-        return int(name[4:]) < device.get("edge_count", 0)
-    return name != "BUS" or bool(device.get("bus_width"))
+def write_csv(document, path):
+    """:func:`csv_text` into a file."""
+    Path(path).write_text(csv_text(document))
 
 
 def _settings_items(document):
     """(section, [(label, value)]) of the run description, shared by Markdown and HTML."""
     device, cap, integrity = document["device"], document["capture"], document["integrity"]
     clock = device.get("clock_hz")
-    latency = ", ".join(f"{k.lower()} {v}" for k, v in (device.get("latency") or {}).items()
-                        if _source_present(k, device))
+    identity = Identity.from_dict(device)
+    latency = ", ".join(f"{source.name.lower()} {identity.latency[source]}"
+                        for source in identity.sources if source in identity.latency)
     sections = [
         ("Run", [("capture file", cap["path"]), ("started", cap["start_time"]),
                  ("device reached through", cap["port"]), ("test information", cap["test_info"]),
@@ -333,6 +331,9 @@ def write_html(document, path, *, figures=None):
             + "\n".join(body) + "\n</body></html>\n")
     Path(path).write_text(page)
 
+
+#: The files :func:`write_report` writes into its directory (and ``figures/``).
+REPORT_FILES = ("report.html", "report.md", "results.csv", "results.json")
 
 #: Runs at least this long get a maximum-per-minute figure per table by default.
 LONG_RUN_S = 600.0

@@ -4,7 +4,8 @@ libsigrokdecode runs the decoders in ``decoders/`` with its own Python, where ``
 not importable. So the marker encoding (:mod:`latscope.markers`) and the pairing rules
 (:mod:`latscope.analysis`) are written into plain Python files next to the decoders:
 
-* ``decoders/latscope_marker/encoding.py``: field shifts and widths, test and point names;
+* ``decoders/latscope_marker/encoding.py``: field shifts and widths, test and point names,
+  and the decoder's channels (:mod:`latscope.channels`: ids, names, order);
 * ``decoders/latscope_latency/rules.py``: the rule table (test, table name, start and end
   event) and the marker points the window logic needs.
 
@@ -16,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import analysis, markers
+from . import analysis, channels, markers
 
 __all__ = ["GENERATED", "marker_encoding", "latency_rules", "main"]
 
@@ -46,8 +47,28 @@ def marker_encoding():
     lines += [f"    {test.value}: {test.name!r}," for test in markers.Test]
     lines += ["}", "", "POINT_NAMES = {"]
     lines += [f"    {point.value}: {point.name!r}," for point in markers.Point]
-    lines += ["}", ""]
+    lines += ["}", ""] + decoder_channels()
     return "\n".join(lines)
+
+
+def decoder_channels():
+    """The channel list of latscope_marker: STROBE (required) first, then the others in
+    channel order (host/latscope/channels.py), and the index of each kind."""
+    ordered = channels.decoder_channels()
+    ids = [channel.decoder_id for channel in ordered]
+    lines = ["# Channels (host/latscope/channels.py): the strobe is required, the rest optional.",
+             "CHANNELS = ("]
+    lines += [f"    {{'id': {c.decoder_id!r}, 'name': {c.name!r}, 'desc': {c.description!r}}},"
+              for c in ordered]
+    lines += [")",
+              f"STROBE = {ids.index('strobe')}",
+              f"DATA = {ids.index('d0')}                                  # D0 .. D15",
+              f"IRQ = {ids.index('irq')}",
+              f"EDGE = {ids.index('edge0')}                                 # EDGE0 .. EDGE7",
+              f"EDGE_CHANNELS = {channels.MAX_EDGES}",
+              f"LOSS = {ids.index('loss')}",
+              ""]
+    return lines
 
 
 def latency_rules():

@@ -10,28 +10,28 @@
 Both print ``PTY <path>`` and bridge the appliance's UART to that pty; the host opens it with
 :func:`latscope.device.open_transport`, the same code as for a board's serial port.
 
-For ``sim:soc`` the CPU is held in reset until the host has identified the appliance,
-configured the IRQ generator and started the capture (:meth:`SocSimulation.release_cpu`), so
-the capture holds the whole suite; the harness says when the firmware exited
-(:attr:`SocSimulation.exited`) and keeps simulating so the appliance can drain.
-:func:`capture_suite` does all of that in order.
+Both are :class:`latscope.device.Port` objects, as a board's serial port is, so a capture
+session (:mod:`latscope.session`) treats them alike. For ``sim:soc`` the CPU is held in reset
+until the host has identified the appliance, configured the IRQ generator and started the
+capture (:meth:`SocSimulation.release_dut`), so the capture holds the whole suite; the harness
+says when the firmware exited (:attr:`SocSimulation.dut_exited`) and keeps simulating so the
+appliance can drain. :func:`capture_suite` runs the suite that way.
 """
 
+import ctypes
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .device import Device, DeviceError, IrqSettings, open_transport
-from .parser import Events
+from .device import DeviceError, IrqSettings, Port
 
 __all__ = ["SimulatedAppliance", "SocSimulation", "SuiteSettings", "SocBuild", "SuiteCapture",
-           "SIM_PORTS", "DEMO_IRQ", "is_simulated", "build_soc", "capture_suite"]
+           "SIM_PORTS", "DEMO_IRQ", "is_simulated", "open_port", "build_soc", "capture_suite"]
 
 #: The repository (sim/, firmware/): this file is host/latscope/simulation.py in it.
 ROOT = Path(os.environ.get("LATSCOPE_ROOT", Path(__file__).resolve().parents[2]))
@@ -51,39 +51,39 @@ DEMO_IRQ = IrqSettings(period=5000, jitter_mask=0xff, width=100)
 _LINGER_FOREVER = 1 << 62
 
 
-class SimulatedAppliance:
+class SimulatedAppliance(Port):
     """Runs a simulation in a child process and gives the pty it bridges the UART to.
 
-    Use as a context manager; the child is terminated on exit. ``sim:soc`` gives a
-    :class:`SocSimulation` of the default suite (built first if needed)."""
-
-    def __new__(cls, port=None, *args, **kwargs):
-        if cls is SimulatedAppliance and port == "sim:soc":
-            return super().__new__(SocSimulation)
-        return super().__new__(cls)
+    Use as a context manager; the child is terminated on exit, and it dies with this process
+    if that is killed (``PR_SET_PDEATHSIG``). It runs in a process group of its own, so a
+    Ctrl-C at the terminal reaches only the host, which then stops the capture cleanly
+    while the simulation still answers. :func:`open_port` gives the simulation of a port
+    name (``sim:soc``: a :class:`SocSimulation` of the default suite)."""
 
     def __init__(self, port, extra_args=(), *, log=None):
-        if port not in SIM_PORTS:
+        if port not in SIM_PORTS or SIM_PORTS[port] is None:
             raise DeviceError(f"unknown simulated device {port!r}; known: {', '.join(SIM_PORTS)}")
-        self.command = [*SIM_PORTS[port], *extra_args]
+        self._start([*SIM_PORTS[port], *extra_args], port, log)
+
+    def _start(self, command, name, log):
+        super().__init__(name)
+        self.command = command
         self.log = log
         self.process = None
-        self.pty = None
+        self.path = self.pty = None
 
     def __enter__(self):
         self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE,
-                                        stderr=self.log or subprocess.DEVNULL, text=True)
+                                        stderr=self.log or subprocess.DEVNULL, text=True,
+                                        process_group=0, preexec_fn=_die_with(os.getpid()))
         line = self.process.stdout.readline()
         if not line.startswith("PTY "):
             self.process.kill()
             self.process.wait()
             raise DeviceError(f"simulation {' '.join(map(str, self.command))} did not start "
                               f"(printed {line!r})")
-        self.pty = line.split(None, 1)[1].strip()
+        self.path = self.pty = line.split(None, 1)[1].strip()
         return self
-
-    def __exit__(self, *exc):
-        self.stop()
 
     def stop(self):
         """Ends the child (SIGTERM, then SIGKILL after 10 s)."""
@@ -94,6 +94,35 @@ class SimulatedAppliance:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent):
+    """A ``preexec_fn`` for a child that must end with ``parent``: the kernel sends it
+    SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG, as the Verilator harness also
+    sets for itself), and it ends at once if the parent died before that was set."""
+    def arrange():
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+    return arrange
+
+
+def open_port(port, extra_args=(), *, suite=None, log=None):
+    """The :class:`~latscope.device.Port` of a port name, not yet started: a simulation for
+    ``sim:soc`` (the suite of ``suite``, a :class:`SuiteSettings`, built if needed) and
+    ``sim:gateware``, else a serial port or pyserial URL."""
+    if suite is not None and port != "sim:soc":
+        raise ValueError("suite= is only for the sim:soc simulation")
+    if port == "sim:soc":
+        build = build_soc(suite or SuiteSettings(), log=log)
+        return SocSimulation(build, extra_args, log=log)
+    if is_simulated(port):
+        return SimulatedAppliance(port, extra_args, log=log)
+    return Port(port)
 
 
 def is_simulated(port):
@@ -115,18 +144,6 @@ class SuiteSettings:
 
     def as_dict(self):
         return asdict(self)
-
-
-def capture_metadata(identity, port, irq, test_info="", simulation=None):
-    """The metadata a capture file starts with (``docs/capture-format.md``): the device's
-    identity, the port, the IRQ settings, the start time, the user's test information and,
-    on ``sim:soc``, the simulated DUT (``cpu``, ``suite``)."""
-    metadata = {"identity": identity.as_dict(), "port": str(port), "irq": asdict(irq),
-                "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "test_info": test_info}
-    build = getattr(simulation, "build", None)
-    if build is not None:
-        metadata.update(cpu=build.settings.cpu, suite=build.settings.as_dict())
-    return metadata
 
 
 @dataclass(frozen=True)
@@ -176,15 +193,14 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None):
 # --- sim:soc: run -----------------------------------------------------------------------------
 
 class SocSimulation(SimulatedAppliance):
-    """The Verilated SoC with the appliance, running the suite, the CPU held in reset.
+    """The Verilated SoC with the appliance, running the suite of ``build`` (a
+    :class:`SocBuild`), the CPU held in reset until :meth:`release_dut`. ``truth``: write the
+    harness's ground-truth log there; ``console``: the firmware's console file (a temporary
+    file by default)."""
 
-    ``SocSimulation(build)`` or, through :class:`SimulatedAppliance`, ``("sim:soc")`` (the
-    default suite, built if needed). ``truth``: write the harness's ground-truth log there;
-    ``console``: the firmware's console file (a temporary file by default)."""
+    dut_ends = True
 
-    def __init__(self, build="sim:soc", extra_args=(), *, log=None, truth=None, console=None):
-        if build == "sim:soc":
-            build = build_soc(log=log)
+    def __init__(self, build, extra_args=(), *, log=None, truth=None, console=None):
         self.build = build
         self._console_file = None
         if console is None:
@@ -197,15 +213,13 @@ class SocSimulation(SimulatedAppliance):
         if truth is not None:
             command += ["--truth", str(truth)]
         command += [*extra_args, str(build.firmware)]
-        self.command = command
-        self.log = log
-        self.process = None
-        self.pty = None
+        self._start(command, "sim:soc", log)
         self.exit_code = None          # the firmware's exit code, once it exited
         self.exit_cycle = None
         self.summary = {}              # the harness's SIM line, after stop()
         self.uart = {}                 # its UART line (bytes, framing errors, backlog)
         self._exited = threading.Event()
+        self._released = False
         self._reader = None
 
     def __enter__(self):
@@ -228,14 +242,28 @@ class SocSimulation(SimulatedAppliance):
                 self.uart = {key: int(value) for key, value in values.items()}
         self._exited.set()         # the harness ended (with or without the firmware's exit)
 
-    def release_cpu(self):
-        """Lets the CPU out of reset (the harness logs ``cpu_run``)."""
-        self.process.send_signal(signal.SIGUSR1)
+    def release_dut(self):
+        """Lets the CPU out of reset (the harness logs ``cpu_run``); once per run."""
+        if not self._released:
+            self.process.send_signal(signal.SIGUSR1)
+            self._released = True
 
     @property
-    def exited(self):
+    def dut_exited(self):
         """The firmware exited, or the harness ended."""
         return self._exited.is_set()
+
+    def dut_failure(self):
+        if self._exited.is_set() and self.exit_code is None:
+            return (f"the simulation ended before the firmware exited: "
+                    f"{self.summary or 'no summary'}")
+        return None
+
+    def dut_metadata(self):
+        return {"cpu": self.build.settings.cpu, "suite": self.build.settings.as_dict()}
+
+    def dut_end_stats(self):
+        return {"exit_code": self.exit_code, "exit_cycle": self.exit_cycle}
 
     def console_text(self):
         try:
@@ -253,9 +281,11 @@ class SocSimulation(SimulatedAppliance):
 
 @dataclass
 class SuiteCapture:
-    """One run of the suite captured through the appliance."""
-    events: Events
-    identity: object                 # latscope.device.Identity
+    """One run of the suite captured through the appliance. The events are in the capture
+    file ``path`` (None: the run was only counted, e.g. for a benchmark)."""
+    path: object
+    events: int                      # events captured
+    identity: object                 # latscope.identity.Identity
     metadata: dict
     status: dict                     # the appliance's STATUS after the capture
     parser_stats: object             # latscope.parser.ParserStats
@@ -265,67 +295,35 @@ class SuiteCapture:
     uart: dict                       # the harness's UART line
     wall_seconds: float
     console: str = field(repr=False, default="")
+    live: object = None              # the live statistics (StreamingAnalyzer), with live=True
 
 
 def capture_suite(build, irq=DEMO_IRQ, *, output=None, truth=None, console=None,
-                  on_events=None, timeout=600.0, info=""):
+                  on_batch=None, live=False, timeout=600.0, info=""):
     """Runs the suite of ``build`` on the simulated SoC and captures it through the appliance,
-    exactly as from a board: identify, configure the IRQ generator, start, let the CPU run,
-    read until the firmware exits, stop, drain.
+    exactly as from a board (a :class:`latscope.session.CaptureSession`): identify,
+    configure the IRQ generator, start, let the CPU run, read until the firmware exits,
+    stop, drain.
 
-    ``output``: a capture file to write (metadata: identity, CPU variant, suite and IRQ
-    settings). ``truth``: the harness's ground-truth log. ``on_events(events, device)``:
-    called with every batch of verified events (progress). Raises DeviceError when the
-    firmware does not exit within ``timeout`` seconds or the harness ends first."""
-    from .capture_file import CaptureWriter
+    ``output``: the capture file to write (metadata: identity, CPU variant, suite and IRQ
+    settings). ``truth``: the harness's ground-truth log. ``live``: keep live statistics
+    (:class:`latscope.live_stats.StreamingAnalyzer`, in ``run.analyzer`` of every batch and
+    ``live`` of the result). ``on_batch(events, run)``: as for
+    :meth:`~latscope.session.CaptureSession.capture` (progress).
+    Raises DeviceError when the firmware does not exit within ``timeout`` seconds or the
+    harness ends first."""
+    from .live_stats import StreamingAnalyzer
+    from .session import CaptureSession, Until
 
-    started = time.monotonic()
-    chunks = []
-    with SocSimulation(build, truth=truth, console=console) as sim, \
-            Device(open_transport(sim.pty)) as device:
-        identity = device.identify()
-        metadata = capture_metadata(
-            identity, "sim:soc", irq,
-            info or (f"latscope test suite on the simulated SoC "
-                     f"({build.settings.cpu}, {build.settings.marker} markers)"), sim)
-        writer = CaptureWriter(output, metadata) if output is not None else None
-        try:
-            if writer is not None:
-                device.raw_sink = writer.write
-            device.configure_irq(irq)
-            device.start()
-            sim.release_cpu()
-
-            def take(events):
-                if len(events):
-                    chunks.append(events)
-                    if on_events is not None:
-                        on_events(events, device)
-
-            deadline = started + timeout
-            while not sim.exited:
-                take(device.poll())
-                if time.monotonic() > deadline:
-                    raise DeviceError(f"the suite did not finish within {timeout:g} s "
-                                      f"(console: {sim.console})")
-            if sim.exit_code is None:
-                raise DeviceError(f"the simulation ended before the firmware exited: "
-                                  f"{sim.summary or 'no summary'}")
-            # The firmware is done; the harness lingers so the appliance can drain: STOP
-            # closes the last segment once its FIFO is empty.
-            device.stop()
-            device.configure_irq(IrqSettings(enable=False))
-            take(device.drain())
-            take(device.parser.finish())
-            status = device.status()
-            if writer is not None:
-                writer.close({"device_status": status, "parser": device.parser.stats.as_dict(),
-                              "exit_code": sim.exit_code, "exit_cycle": sim.exit_cycle})
-        except BaseException:
-            if writer is not None:
-                writer.abandon()
-            raise
+    info = info or (f"latscope test suite on the simulated SoC ({build.settings.cpu}, "
+                    f"{build.settings.marker} markers)")
+    with CaptureSession(SocSimulation(build, truth=truth, console=console)) as session:
+        session.configure_irq(irq)
+        analyzer = StreamingAnalyzer(session.identity.stamp_hz) if live else None
+        run = session.capture(output, info=info, until=Until(timeout=timeout),
+                              analyzer=analyzer, on_batch=on_batch)
+        sim = session.port
         sim.stop()
-        return SuiteCapture(Events.concatenate(chunks), identity, metadata, status,
-                            device.parser.stats, sim.exit_code, sim.exit_cycle, sim.summary,
-                            sim.uart, time.monotonic() - started, sim.console_text())
+        return SuiteCapture(output, run.events, session.identity, run.metadata, run.status,
+                            run.parser_stats, sim.exit_code, sim.exit_cycle, sim.summary,
+                            sim.uart, run.wall_seconds, sim.console_text(), analyzer)

@@ -1,7 +1,7 @@
 """Live view: a running capture as a VCD stream for sigrok-cli and PulseView.
 
 ``latscope stream`` captures from a device or a simulation and writes the events, as they
-arrive, as the logic signals of :mod:`latscope.export` in VCD: one sample per capture-clock
+arrive, as the logic signals of :mod:`latscope.logic_export` in VCD: one sample per capture-clock
 cycle, so the latscope decoders decode it exactly like an exported file.
 
 Readers and their buffering:
@@ -19,16 +19,19 @@ attached, measured with 0.4.2: 1.2 GB per second of capture at 100 MHz), so a li
 suits the simulations (about 1.5 million cycles a second) and short runs of a board.
 """
 
-import contextlib
 import io
 import sys
 import time
 
 import numpy as np
 
-from .device import Device, IrqSettings, open_transport
-from .export import MARGIN, Changes, Layout, LevelTracker, VcdWriter, write_pvs
-from .simulation import capture_metadata
+from .channels import Layout
+from .device import IrqSettings
+from .levels import MARGIN, Changes, LevelTracker
+from .parser import Events
+from .session import CaptureSession, Until
+from .sigrok_session import write_pvs
+from .vcd import VcdWriter
 
 __all__ = ["PULSEVIEW_BLOCK", "LiveVcd", "stream_capture"]
 
@@ -86,7 +89,7 @@ class LiveVcd:
         """Writes the pending text; with ``idle``, first releases the held-back events
         (nothing new came for a while, so they are the latest)."""
         if idle:
-            self._write(self.tracker.feed(_no_events(), final=True))
+            self._write(self.tracker.feed(Events.empty(), final=True))
         data = self.text.getvalue().encode()
         self.text.seek(0)
         self.text.truncate()
@@ -105,88 +108,65 @@ class LiveVcd:
         self.flush()
 
 
-def _no_events():
-    from .parser import Events
-    return Events.empty()
-
-
-@contextlib.contextmanager
-def _appliance(port, baudrate):
-    """(Device, simulation or None): a connected, identified device. ``port``: a port name,
-    a simulation name, or a :class:`~latscope.simulation.SimulatedAppliance` not yet
-    started (e.g. a ``SocSimulation`` of a particular suite build)."""
-    from .simulation import SimulatedAppliance, is_simulated
-
-    with contextlib.ExitStack() as stack:
-        sim = None
-        if isinstance(port, SimulatedAppliance):
-            sim = stack.enter_context(port)
-            port = sim.pty
-        elif is_simulated(port):
-            sim = stack.enter_context(SimulatedAppliance(port))
-            port = sim.pty
-        device = stack.enter_context(Device(open_transport(port, baudrate)))
-        device.identify()
-        yield device, sim
-
-
 def stream_capture(port, out, *, baudrate=12_000_000, irq=IrqSettings(), block=0,
                    duration=None, max_events=None, flush_interval=0.5, capture=None,
                    pvs=None, log=sys.stderr):
     """Captures from ``port`` (a serial port, ``sim:soc`` / ``sim:gateware`` or a
-    :class:`~latscope.simulation.SimulatedAppliance`) and writes
-    the VCD stream to the binary stream ``out`` until ``duration`` seconds or
+    :class:`~latscope.device.Port` such as a :class:`~latscope.simulation.SocSimulation`)
+    and writes the VCD stream to the binary stream ``out`` until ``duration`` seconds or
     ``max_events`` events passed, a simulated DUT's firmware exited, the reader went away
     or Ctrl-C. ``capture``: also write a capture file. ``pvs``: write a PulseView setup
     there first (decoders attached to the stream's signals). Returns the :class:`LiveVcd`."""
-    from .capture_file import CaptureWriter
-
-    with _appliance(port, baudrate) as (device, sim):
-        identity = device.identity
-        layout = Layout(identity.edge_count)
+    with CaptureSession(port, baud=baudrate) as session:
+        identity = session.identity
+        layout = Layout.for_identity(identity)
         print(f"latscope stream: signals of {identity.board}, decoders: -P "
               f"{layout.decoder_stack()}", file=log)
         if pvs is not None:
             write_pvs(pvs, None, layout, marker_options={"sample_delay": 0})
         live = LiveVcd(out, layout, identity.stamp_hz, block=block,
                        comment=f"latscope stream, {identity.stamp_hz} samples/s")
-        writer = None
-        if capture is not None:
-            writer = CaptureWriter(capture, capture_metadata(identity, port, irq,
-                                                             "latscope stream", sim))
-            device.raw_sink = writer.write
-        try:
-            live.start()
-            device.configure_irq(irq)
-            device.start()
-            if sim is not None and hasattr(sim, "release_cpu"):
-                sim.release_cpu()
-            started = last_flush = last_events = time.monotonic()
-            while True:
-                events = device.poll()
-                now = time.monotonic()
-                if len(events):
-                    live.feed(events)
-                    last_events = now
-                if now - last_flush >= flush_interval:
-                    live.flush(idle=now - last_events >= flush_interval)
-                    last_flush = now
-                if duration is not None and now - started >= duration:
-                    break
-                if max_events is not None and live.events >= max_events:
-                    break
-                if sim is not None and getattr(sim, "exited", False):
-                    break
-            device.stop()
-            device.configure_irq(IrqSettings(enable=False))
-            live.feed(device.drain())
-            live.feed(device.parser.finish())
-            live.finish()
-        except (BrokenPipeError, KeyboardInterrupt) as error:
-            if isinstance(error, BrokenPipeError):
-                print("latscope stream: the reader closed the stream", file=log)
-        finally:
-            if writer is not None:
-                writer.close({"events": live.events, "parser": device.parser.stats.as_dict()})
+        pacing = _Pacing(live, flush_interval, log)
+        if pacing.write(live.start):
+            session.configure_irq(irq)
+            session.capture(capture, info="latscope stream", on_batch=pacing.batch,
+                            until=Until(duration=duration, events=max_events))
+            pacing.write(live.finish)
     print(f"latscope stream: {live.events} events, sample 0 = cycle {live.origin}", file=log)
     return live
+
+
+class _Pacing:
+    """Feeds a :class:`LiveVcd` batch by batch and flushes it every ``interval`` seconds
+    (releasing held-back events once nothing new came for that long); a reader that closed
+    the stream ends the capture."""
+
+    def __init__(self, live, interval, log):
+        self.live = live
+        self.interval = interval
+        self.log = log
+        self.closed = False
+        self.last_flush = self.last_events = time.monotonic()
+
+    def write(self, action, *args):
+        """Runs a write to the reader; False (and a message, once) if it went away."""
+        if self.closed:
+            return False
+        try:
+            action(*args)
+            return True
+        except BrokenPipeError:
+            self.closed = True
+            print("latscope stream: the reader closed the stream", file=self.log)
+            return False
+
+    def batch(self, events, run):
+        now = time.monotonic()
+        if len(events):
+            self.last_events = now
+            if not self.write(self.live.feed, events):
+                return True
+        if now - self.last_flush >= self.interval:
+            self.last_flush = now
+            return not self.write(self.live.flush, now - self.last_events >= self.interval)
+        return self.closed

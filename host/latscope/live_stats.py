@@ -4,7 +4,9 @@
 very rules of :func:`latscope.analysis.analyze` to them: it analyses the events it holds,
 takes the samples that are new, and keeps only what later samples can still need: the events
 after each running table's last sample (a start event waiting for its end) and the START and
-PARAM markers of the test windows still open. So memory does not grow with the capture.
+PARAM markers of the test windows still open. So memory does not grow with the capture, and
+each piece is analysed once (with the events held from before): a sample or discarded pair
+is new when it starts after the last one counted.
 
 Per table, :class:`StreamingTable` keeps exact count, min, max, sum and sum of squares
 (Python integers: mean and standard deviation are exact), a histogram in clock ticks and the
@@ -146,7 +148,7 @@ class StreamingAnalyzer:
         self.running = set()                  # test names whose window is open
         self._held = Events.empty()
         self._last_start = {}                 # table -> stamp of its last counted sample
-        self._held_discarded = {}             # table -> discarded pairs inside held events
+        self._last_discarded = {}             # table -> start of its last counted discarded pair
 
     def feed(self, events):
         """Adds the next events (a parser ``Events``, in stamp order)."""
@@ -168,9 +170,12 @@ class StreamingAnalyzer:
         last = self._last_start.get(name, -1)
         new = table.starts > last
         state.add(table.samples[new], table.starts[new])
-        state.discarded += table.discarded - self._held_discarded.get(name, 0)
         if new.any():
             self._last_start[name] = int(table.starts[new][-1])
+        dropped = table.discarded_starts > self._last_discarded.get(name, -1)
+        state.discarded += int(np.count_nonzero(dropped))
+        if dropped.any():
+            self._last_discarded[name] = int(table.discarded_starts[dropped][-1])
 
     def _open_windows(self, buffer):
         """{test: buffer indices of its open window's START marker (and of the PARAM marker
@@ -215,8 +220,6 @@ class StreamingAnalyzer:
             keep[tail] = True
             keep[np.asarray(pinned, np.int64)] = True
         self._held = buffer[keep]
-        self._held_discarded = {name: table.discarded
-                                for name, table in analyze(self._held, self.stamp_hz).items()}
 
     def summary(self):
         """{table: stats} of every table so far."""

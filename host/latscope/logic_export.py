@@ -1,0 +1,139 @@
+"""A capture as logic signals, for sigrok and PulseView: a session file (``.sr``, with the
+PulseView setup ``.pvs`` beside it) and/or a VCD.
+
+The signals are those of :class:`latscope.channels.Layout` (bit n of a sample word =
+channel n: D0..D15, STROBE, IRQ, EDGE0.., LOSS), their levels made by
+:class:`latscope.levels.LevelTracker`; so the ``latscope_marker`` decoder (sample delay 0)
+sees every marker at its stamp and ``latscope_latency`` pairs them exactly as
+:func:`latscope.analysis.analyze` does. Sample 0 is cycle ``origin`` (a few cycles before the
+first event); :class:`ExportInfo` gives it.
+"""
+
+import contextlib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .channels import Layout
+from .levels import MARGIN, LevelTracker
+from .sigrok_session import write_pvs, write_sr
+from .vcd import VcdError, VcdWriter
+
+__all__ = ["ExportInfo", "ExportError", "export_capture"]
+
+#: After the last event the export also shows this long: the marker decoder's annotation
+#: of the last marker extends this far (its HOLD_SECONDS) when no marker follows.
+TAIL_SECONDS = 10e-6
+
+
+class ExportError(ValueError):
+    """A capture that cannot be exported, or an output that cannot be written (one-line
+    message naming the file)."""
+
+
+@dataclass
+class ExportInfo:
+    layout: Layout
+    origin: int                 # cycle of sample 0
+    samples: int                # samples written
+    stamp_hz: int               # samples per second: one per stamp unit
+    changes: int                # sample words that differ from the previous one
+    markers_dropped: int = 0    # second marker of a cycle
+    edges_stretched: int = 0    # repeated levels shown with a one-cycle opposite pulse
+    edges_dropped: int = 0      # repeated levels that could not be shown
+    files: list = field(default_factory=list)
+
+    def summary(self):
+        text = (f"sample 0 = cycle {self.origin}, {self.samples} samples at "
+                f"{self.stamp_hz / 1e6:g} MHz, {self.changes} changes")
+        if self.markers_dropped:
+            text += f"; {self.markers_dropped} second marker(s) of a cycle not shown"
+        if self.edges_stretched or self.edges_dropped:
+            text += (f"; {self.edges_stretched} edge(s) that repeat a level (the opposite "
+                     f"edge is not in the capture) shown after a one-cycle pulse, "
+                     f"{self.edges_dropped} not shown")
+        return text
+
+
+def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=None):
+    """Exports a loaded capture (:class:`latscope.capture_file.Capture`) to a session file
+    ``sr`` (and its ``.pvs`` beside it unless ``pvs`` is False) and/or a VCD file ``vcd``.
+    ``start``/``stop``: only the events of cycles ``[start, stop)`` (levels before the
+    first of them are taken as low). Returns :class:`ExportInfo`; raises
+    :class:`ExportError` naming the capture or the output file."""
+    stamp_hz = int(capture.stamp_hz or 0)        # one sample per stamp unit
+    if stamp_hz <= 0:
+        raise ExportError(f"{capture.path}: metadata has no capture clock (identity.clock_hz)")
+    if start is not None and start < 0:
+        raise ExportError(f"--start {start}: a cycle number is 0 or more")
+    if start is not None and stop is not None and stop <= start:
+        raise ExportError(f"--stop {stop} is not after --start {start}: nothing to export")
+    events = _between(capture.events, start, stop)
+    layout = Layout.for_identity(capture.identity)
+    tracker = LevelTracker(layout)
+    changes = tracker.feed(events, final=True)
+    origin, samples = _extent(events, stamp_hz, start, stop)
+    info = ExportInfo(layout, origin, samples, stamp_hz, len(changes), tracker.markers_dropped,
+                      tracker.edges_stretched, tracker.edges_dropped)
+    if sr is not None:
+        with _writing(sr):
+            write_sr(sr, layout.names, changes, stamp_hz, origin=origin, samples=samples,
+                     initial=tracker.initial)
+        info.files.append(str(sr))
+        if pvs:
+            pvs_path = Path(sr).with_suffix(".pvs")
+            with _writing(pvs_path):
+                # Fit the whole export into about 1500 pixels.
+                write_pvs(pvs_path, sr, layout, scale=samples / stamp_hz / 1500,
+                          marker_options={"sample_delay": 0})
+            info.files.append(str(pvs_path))
+    if vcd is not None:
+        with _writing(vcd), open(vcd, "w") as stream:
+            writer = VcdWriter(stream, layout, stamp_hz, origin,
+                               comment=f"latscope export of {Path(capture.path).name}: "
+                                       f"sample 0 = cycle {origin}, {stamp_hz} samples/s")
+            writer.header(tracker.initial)
+            writer.changes(changes)
+            writer.until(origin + samples - 1)
+        info.files.append(str(vcd))
+    return info
+
+
+def _between(events, start, stop):
+    """The events of cycles ``[start, stop)`` (None: unbounded)."""
+    if start is None and stop is None:
+        return events
+    stamp = events.stamp.astype(np.int64)
+    inside = np.ones(len(events), bool)
+    if start is not None:
+        inside &= stamp >= start
+    if stop is not None:
+        inside &= stamp < stop
+    return events[inside]
+
+
+def _extent(events, stamp_hz, start, stop):
+    """(origin, samples): the cycles exported, a margin around the events unless given."""
+    if len(events):
+        first = int(events.stamp.min())
+        origin = first - MARGIN if start is None else min(start, first - MARGIN)
+        tail = MARGIN + math.ceil(TAIL_SECONDS * stamp_hz)
+        end = int(events.stamp.max()) + tail if stop is None else stop
+    else:
+        origin = start or 0
+        end = stop if stop is not None else origin + 2 * MARGIN
+    return origin, max(end - origin, 1)
+
+
+@contextlib.contextmanager
+def _writing(path):
+    """Turns an error writing ``path`` (a full disk, no permission) into an
+    :class:`ExportError` that names it."""
+    try:
+        yield
+    except OSError as error:
+        raise ExportError(f"{path}: cannot write: {error.strerror or error}") from None
+    except VcdError as error:
+        raise ExportError(f"{path}: {error}") from None

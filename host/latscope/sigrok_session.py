@@ -1,0 +1,120 @@
+"""sigrok session files (srzip, ``.sr``) and the PulseView setup (``.pvs``) that attaches
+the latscope decoders to them.
+
+Everything is streamed: :func:`write_sr` generates one block of samples at a time from the
+change list, straight into the compressed zip entries, whatever the gaps between events.
+"""
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from .channels import LATENCY_DECODER, MARKER_DECODER
+from .levels import Changes
+
+__all__ = ["write_sr", "write_pvs", "samplerate_text"]
+
+#: Samples generated at a time when writing a session file.
+BLOCK_SAMPLES = 1 << 20
+#: Samples per zip entry of a session file (entries stay well below 4 GiB: no zip64).
+ENTRY_SAMPLES = 1 << 26
+
+
+def _samples(changes, initial, start, stop, unitsize):
+    """Bytes of samples ``start .. stop - 1`` (``changes`` in sample numbers)."""
+    first = int(np.searchsorted(changes.stamps, start, side="right"))
+    last = int(np.searchsorted(changes.stamps, stop, side="left"))
+    current = int(changes.words[first - 1]) if first else initial
+    if first == last:                  # a quiet block: one word repeated
+        return current.to_bytes(8, "little")[:unitsize] * (stop - start)
+    points = np.concatenate([[start], changes.stamps[first:last], [stop]])
+    words = np.concatenate([[current], changes.words[first:last]]).astype("<u8")
+    units = np.ascontiguousarray(words.view(np.uint8).reshape(-1, 8)[:, :unitsize])
+    return np.repeat(units.view(f"V{unitsize}").ravel(), np.diff(points)).tobytes()
+
+
+def samplerate_text(hz):
+    """The session-file samplerate, as libsigrok writes it (e.g. ``100 MHz``)."""
+    for unit, scale in (("GHz", 10**9), ("MHz", 10**6), ("kHz", 10**3)):
+        if hz % scale == 0:
+            return f"{hz // scale} {unit}"
+    return f"{hz} Hz"
+
+
+def write_sr(path, names, changes, samplerate, *, origin, samples, initial=0):
+    """Writes a sigrok session file (srzip, version 2): logic channels ``names`` (bit n of
+    a sample word is channel n), ``samples`` samples, sample 0 at ``origin`` (in the unit
+    of ``changes.stamps``: cycles for a latscope export). The samples are generated block
+    by block straight into the compressed zip entries (``logic-1-1``, ``logic-1-2``, ...),
+    so memory stays bounded however long the quiet stretches are (they compress about
+    1000:1; about 100 million samples a second)."""
+    shifted = Changes(changes.stamps - origin, changes.words)
+    unitsize = (len(names) + 7) // 8
+    metadata = ["[global]", "sigrok version=0.5.2", "", "[device 1]", "capturefile=logic-1",
+                f"total probes={len(names)}", f"samplerate={samplerate_text(samplerate)}",
+                "total analog=0"]
+    metadata += [f"probe{n + 1}={name}" for n, name in enumerate(names)]
+    metadata += [f"unitsize={unitsize}", ""]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        archive.writestr("version", "2")
+        archive.writestr("metadata", "\n".join(metadata))
+        for entry, start in enumerate(range(0, samples, ENTRY_SAMPLES), 1):
+            stop = min(start + ENTRY_SAMPLES, samples)
+            with archive.open(f"logic-1-{entry}", "w") as out:
+                for block in range(start, stop, BLOCK_SAMPLES):
+                    out.write(_samples(shifted, initial, block,
+                                       min(block + BLOCK_SAMPLES, stop), unitsize))
+
+
+def _ini_bytes(data):
+    """A QByteArray value in a QSettings INI file (Qt's escaping)."""
+    out, escape_hex_digit = [], False
+    for byte in data:
+        char = chr(byte)
+        if byte == 0:
+            out.append("\\0")
+            escape_hex_digit = True
+        elif byte < 0x20 or byte >= 0x7f or char in '"\\;,=':
+            out.append(f"\\x{byte:x}")
+            escape_hex_digit = True
+        elif escape_hex_digit and char in "0123456789abcdefABCDEF":
+            out.append(f"\\x{byte:x}")
+        else:
+            out.append(char)
+            escape_hex_digit = False
+    return "@ByteArray(" + "".join(out) + ")"
+
+
+def write_pvs(path, sr_path, layout, *, scale=None, marker_options=None):
+    """Writes a PulseView 0.4 session setup: the session file ``sr_path`` as device (None:
+    no device, for ``pulseview -s``), the decoder stack latscope_marker -> latscope_latency
+    with its channels assigned by signal name. PulseView loads ``X.pvs`` by itself when it
+    opens ``X.sr``. ``scale``: seconds per pixel of the initial view. ``marker_options``:
+    latscope_marker options {id: int}."""
+    lines = ["[General]", "decode_signals=1", "generated_signals=0", "meta_objs=0", "views=1"]
+    if sr_path is not None:
+        lines += ["device_type=sessionfile", "", "[device]",
+                  f"filename={Path(sr_path).resolve()}"]
+    lines += ["", "[decode_signal0]", "name=latscope", "enabled=true", "decoders=2"]
+    options = dict(marker_options or {})
+    for index, decoder in enumerate((MARKER_DECODER, LATENCY_DECODER)):
+        mine = options if decoder == MARKER_DECODER else {}
+        lines += [f"decoder{index}\\id={decoder}", f"decoder{index}\\visible=true",
+                  f"decoder{index}\\options={len(mine)}"]
+        for n, (name, value) in enumerate(sorted(mine.items())):
+            lines += [f"decoder{index}\\option{n}\\name={name}",
+                      f"decoder{index}\\option{n}\\type=x",
+                      f"decoder{index}\\option{n}\\value="
+                      + _ini_bytes(int(value).to_bytes(8, "little", signed=True))]
+    channels = layout.decoder_channels()
+    lines.append(f"channels={len(channels)}")
+    for index, (_, signal) in enumerate(channels):
+        lines += [f"channel{index}\\name={signal}",
+                  f"channel{index}\\initial_pin_state=2",     # SRD_INITIAL_PIN_SAME_AS_SAMPLE0
+                  f"channel{index}\\assigned_signal_name={signal}"]
+    lines += ["", "[view0]"]
+    if scale:
+        lines.append(f"scale={scale!r}")
+    lines.append("")
+    Path(path).write_text("\n".join(lines))
