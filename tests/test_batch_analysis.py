@@ -20,7 +20,7 @@ from latscope.capture_analysis import CaptureSummary, analyze_capture
 from latscope.capture_file import load_capture
 from latscope.markers import Point, Test, encode
 from latscope.parser import Events
-from latscope.protocol import Source
+from latscope.protocol import Source, hole_value
 from suite_capture import native_suite_capture
 
 BATCHES = (1, 2, 5, 64, 4096, 1 << 40)
@@ -41,14 +41,17 @@ def assert_same(whole, bounded, label):
         assert np.array_equal(starts, table.starts[:accumulator.keep_points]), (label, name)
         assert accumulator.parameters == table.parameters, (label, name)
         assert accumulator.discarded == table.discarded, (label, name)
+        assert accumulator.discarded_by_holes == table.discarded_by_holes, (label, name)
         assert accumulator.stats() == table.stats(), (label, name)
 
 
-def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None):
+def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0):
     """Events of test runs as the suite makes them (START [PARAM] samples END), with markers
     dropped now and then, ENDs lost, stray markers, IRQ edges every ~400 cycles, LOSS records
     (``loss_rate`` per event, of IRQ or MARKER events) and pin latencies
-    subtracted from the stamps (``latency``: {source: cycles}) as the parser does."""
+    subtracted from the stamps (``latency``: {source: cycles}) as the parser does; holes
+    (``hole_rate`` per event: the parser's LOSS record of source HOLE, stamped with the next
+    event, the events in it gone), some right after a START."""
     rng = np.random.default_rng(seed)
     raw = []                                     # (raw stamp, source, value)
     t = 100
@@ -81,7 +84,16 @@ def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None):
         raw += [(at, Source.IRQ, 1), (at + 30, Source.IRQ, 0)]
     raw.sort(key=lambda event: event[0])
     events = []
+    gone = 0
     for stamp, source, value in raw:
+        after_start = source == Source.MARKER and value >> 7 & 7 == Point.START
+        if gone:                                 # inside a hole: lost, then reported
+            gone -= 1
+            if not gone:
+                events.append((stamp, Source.LOSS, hole_value(3)))
+            continue
+        if rng.random() < hole_rate * (30 if after_start else 1):
+            gone = int(rng.integers(1, 4))
         if rng.random() < loss_rate:
             lost = int(rng.choice([Source.IRQ, Source.MARKER]))
             events.append((stamp, Source.LOSS, int(rng.integers(1, 9)) << 4 | lost))
@@ -92,16 +104,18 @@ def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None):
 
 
 @pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("loss_rate", [0.0, 0.003])
-def test_synthetic_streams_at_every_batch_size(seed, loss_rate):
+@pytest.mark.parametrize("loss_rate, hole_rate", [(0.0, 0.0), (0.003, 0.0), (0.0, 0.002)])
+def test_synthetic_streams_at_every_batch_size(seed, loss_rate, hole_rate):
     # Pin latencies that reorder IRQ edges and markers (the horizon must allow for them).
     latency = [None, {Source.MARKER: 2, Source.IRQ: 60}, None,
                {Source.MARKER: 60, Source.IRQ: 0}][seed % 4]
-    events = shaped_stream(seed, loss_rate=loss_rate, latency=latency)
+    events = shaped_stream(seed, loss_rate=loss_rate, latency=latency, hole_rate=hole_rate)
     whole = analyze(events, 100e6)
     assert sum(len(t.samples) for t in whole.values()) > 50        # a real workload
     if loss_rate:
         assert sum(t.discarded for t in whole.values()), "no pair crossed a loss"
+    if hole_rate:
+        assert sum(t.discarded_by_holes for t in whole.values()), "no pair crossed a hole"
     skew = max((latency or {0: 0}).values())
     for size in BATCHES:
         analysis = analyze_batches(batches_of(events, size), 100e6, skew=skew)
@@ -220,10 +234,11 @@ def test_capture_files_read_in_batches(suite_captures, background):
     gives ``analyze``'s tables of the whole loaded capture, and the same run summary."""
     path = suite_captures[0]
     capture = load_capture(path)
-    summary, tables = analyze_capture(path, batch_events=1000, background=background)
+    summary, tables = analyze_capture(path, batch_bytes=3000, background=background)
     assert_same(analyze(capture.events, capture.stamp_hz), tables, background)
     expected = CaptureSummary.of_capture(capture)
-    for key in ("event_count", "stamp_min", "stamp_max", "metadata", "end", "duration_s"):
+    for key in ("event_count", "stamp_min", "stamp_max", "metadata", "end", "duration_s",
+                "first_stamp", "device_losses", "holes"):
         assert getattr(summary, key) == getattr(expected, key), key
     assert summary.parser_stats == capture.parser_stats
     assert summary.file_stats == capture.file_stats

@@ -234,4 +234,4 @@ def test_analyze_command_prints_the_tables(exact_run):
     assert [row["name"] for row in csv_rows] == [row["name"] for row in document["tables"]]
     assert all(int(row["samples"]) == rows[row["name"]]["samples"] for row in csv_rows)
     text = analyze_command()
-    assert "IDL-b-128" in text and "p99.9 (ns)" in text and "lost 0 events" in text
+    assert "IDL-b-128" in text and "p99.9 (ns)" in text and "nothing lost: 0 events lost" in text

@@ -75,7 +75,7 @@ def test_random_events_match_reference_byte_for_byte():
 def test_old_segment_is_closed_without_stop():
     # The capture keeps running; flush_after cycles after its event the segment is closed.
     script = {2: [(Source.MARKER, 7)]}
-    applied, out = simulate(script, cycles=2 + 80, flush_after=50, drain=0)
+    applied, out = simulate(script, cycles=2 + 120, flush_after=50, drain=0)
     assert out == reference(applied)
 
 

@@ -7,8 +7,8 @@ from amaranth.hdl import *
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import (CRC_BITS, DELTA_BITS, SEGMENT_MAX_EVENTS, STAMP_BITS, Source,
-                               value_width)
+from latscope.protocol import (DELTA_BITS, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
+                               Source, Tally, value_width)
 
 from .records import record_layout
 
@@ -16,19 +16,23 @@ __all__ = ["EventEncoder"]
 
 
 class EventEncoder(wiring.Component):
-    """Delta-codes events into records, opening segments with SYNC records.
+    """Delta-codes events into records, in segments: SYNC, events, TALLY, SEAL.
 
-    Implements exactly the segment rules of ``latscope.protocol.StreamEncoder``:
+    Implements exactly the segment rules of ``latscope.protocol.StreamEncoder`` (version 2):
 
-    * a SYNC record (time base = the event's stamp) comes before the first event after
-      ``start``, before an event whose delta would not fit in ``DELTA_BITS``, and before the
-      event that would make a segment longer than ``SEGMENT_MAX_EVENTS``;
+    * a SYNC record (time base = the event's stamp) opens a segment before an event when none
+      is open: the first event after ``start`` or after a seal;
+    * the open segment is sealed (a TALLY record: its event count and the sequence numbers,
+      then a SEAL record, whose CRC-32 the serializer fills in) before an event whose delta
+      would not fit in ``DELTA_BITS`` and before the event that would make it longer than
+      ``SEGMENT_MAX_EVENTS``;
     * within an entry the LOSS record goes first, then events in source order;
-    * an open segment is closed by a SYNC with the unchanged time base (a *flush*) once
-      ``flush_after`` cycles have passed since its first event record, before the next entry
-      is taken, or at once when ``stopping`` and the FIFO is empty. The host can verify events
-      only when their segment is closed, so this bounds how late they reach it, whatever the
-      event rate.
+    * the open segment is also sealed (a *flush*) once ``flush_after`` cycles have passed
+      since its first event record, before the next entry is taken, or at once when
+      ``stopping`` and the FIFO is empty. The host can verify events only when their
+      segment is sealed, so this bounds how late they reach it, whatever the event rate.
+
+    The TALLY's ``sent`` counts event records sent since reset, ``captured`` since ``start``.
 
     Parameters
     ----------
@@ -61,8 +65,11 @@ class EventEncoder(wiring.Component):
         pending_loss = Signal()
         pending = Signal(len(self._sources))    # events of `entry` not yet sent, by source order
         base = Signal(STAMP_BITS)               # stamp the next delta counts from
-        based = Signal()                        # a SYNC has been sent since start
+        opened = Signal()                       # a segment is open: SYNC sent, not sealed
+        tallied = Signal()                      # its TALLY is sent: the SEAL comes next
         segment_events = Signal(range(SEGMENT_MAX_EVENTS + 1))
+        sent_count = Signal(SEQUENCE_BITS)      # event records sent since reset
+        captured = Signal(SEQUENCE_BITS)        # event records sent since start
         age = Signal(range(self._flush_after + 1))   # cycles since the segment's first event
         aged = Signal()                         # age == flush_after
         in_segment = Signal()                   # segment_events != 0
@@ -96,10 +103,10 @@ class EventEncoder(wiring.Component):
         # chosen in `phase` 2 (one-hot, registered in `choice`: bit 0 LOSS, bit 1 + i source
         # i), then formatted in `phase` 1 by an AND-OR of the formatted records, and offered
         # from `phase` 0, so that neither step is a long path. Beside the record, also from
-        # `phase` 1: whether a SYNC must go first (`need_sync`: none since start, segment
-        # full, or delta too far for an event record) and whether the record is the entry's
-        # last. (A start while the record waits sends the encoder back to `phase` 1, so
-        # `need_sync` sees its effect.)
+        # `phase` 1: whether the open segment must be sealed first (`need_seal`: segment
+        # full, or delta too far for an event record), whether a SYNC must go first
+        # (`need_sync`: no segment open) and whether the record is the entry's last. (A start
+        # while the record waits sends the encoder back to `phase` 1, so they see its effect.)
         source_list = list(self._sources)
         lowest_now = Signal(len(source_list))
         for index in range(len(source_list)):
@@ -119,56 +126,83 @@ class EventEncoder(wiring.Component):
                                for index, (source, value) in enumerate(values)])),
         ]
         event_record = Signal(record_layout)
+        need_seal = Signal()
         need_sync = Signal()
         last_record = Signal()
+        tally = Signal(Tally)
+        m.d.comb += [
+            tally.count.eq(segment_events),
+            tally.sent.eq(sent_count),
+            tally.captured.eq(captured),
+        ]
 
         # What is offered in this cycle, written out as sums of flip-flops (no priority chain)
         # so that `valid` and the updates a sent record makes are a few gates deep:
-        # a flush SYNC (keeps `base`) while no entry is loaded, or, with an entry loaded and
-        # its record ready (`phase` 0), the SYNC before it or its record.
+        # a flush (TALLY, then SEAL) while no entry is loaded, or, with an entry loaded and
+        # its record ready (`phase` 0), the TALLY and SEAL or the SYNC before it, or its
+        # record. Once the TALLY is out, the SEAL follows before anything else.
         offer_flush = Signal()
         offer_entry = Signal()
         m.d.comb += [
-            offer_flush.eq(~self.start & ~loaded & based & in_segment
-                           & ((self.stopping & ~self.entries.valid) | aged)),
+            offer_flush.eq(~self.start & ~loaded & opened & in_segment
+                           & ((self.stopping & ~self.entries.valid) | aged | tallied)),
             offer_entry.eq(~self.start & offering),
             self.records.valid.eq(offer_flush | offer_entry),
         ]
-        with m.If(offer_entry & ~need_sync):
-            m.d.comb += record.eq(event_record)
-        with m.Else():
+        sealing = Signal()                      # the offer is the TALLY or the SEAL
+        m.d.comb += sealing.eq(offer_flush | tallied | need_seal)
+        with m.If(sealing):
             m.d.comb += [
-                record.source.eq(Source.SYNC),
-                record.payload.eq(Mux(offer_flush, base, entry.stamp) << CRC_BITS),
+                record.source.eq(Mux(tallied, Source.SEAL, Source.TALLY)),
+                record.payload.eq(Mux(tallied, 0, tally.as_value())),
             ]
+        with m.Elif(need_sync):
+            m.d.comb += [record.source.eq(Source.SYNC), record.payload.eq(entry.stamp)]
+        with m.Else():
+            m.d.comb += record.eq(event_record)
+        sent = Signal()
+        sent_tally = Signal()
+        sent_seal = Signal()
         sent_sync = Signal()
         sent_event = Signal()
         m.d.comb += [
-            sent_sync.eq(self.records.ready & (offer_flush | (offer_entry & need_sync))),
-            sent_event.eq(self.records.ready & offer_entry & ~need_sync),
+            sent.eq(self.records.ready & (offer_flush | offer_entry)),
+            sent_tally.eq(sent & sealing & ~tallied),
+            sent_seal.eq(sent & tallied),
+            sent_sync.eq(sent & ~sealing & need_sync),
+            sent_event.eq(sent & ~sealing & ~need_sync),
         ]
 
         # An entry is taken exactly when nothing else happens in the encoder: no start, no
         # flush and no entry loaded (then the flush's `stopping & ~valid` is 0).
-        m.d.comb += self.entries.ready.eq(~self.start & ~loaded & ~(based & in_segment & aged))
+        m.d.comb += self.entries.ready.eq(
+            ~self.start & ~loaded & ~(opened & in_segment & (aged | tallied)))
 
         with m.If(self.start):
-            m.d.sync += [based.eq(0), segment_events.eq(0), in_segment.eq(0), full.eq(0)]
-        with m.Elif(sent_sync):
+            m.d.sync += [opened.eq(0), tallied.eq(0), segment_events.eq(0), in_segment.eq(0),
+                         full.eq(0), captured.eq(0)]
+        with m.Elif(sent_tally):
+            m.d.sync += tallied.eq(1)
+        with m.Elif(sent_seal):
             m.d.sync += [
-                base.eq(Mux(offer_flush, base, entry.stamp)),
-                based.eq(1),
+                opened.eq(0),
+                tallied.eq(0),
                 segment_events.eq(0),
                 in_segment.eq(0),
                 full.eq(0),
             ]
+        with m.Elif(sent_sync):
+            m.d.sync += [base.eq(entry.stamp), opened.eq(1)]
         with m.Elif(sent_event):
             m.d.sync += [
                 base.eq(entry.stamp),
                 segment_events.eq(segment_events + 1),
                 in_segment.eq(1),
                 full.eq(segment_events == SEGMENT_MAX_EVENTS - 1),
+                captured.eq(captured + 1),
             ]
+        with m.If(sent_event):
+            m.d.sync += sent_count.eq(sent_count + 1)
 
         # The entry's own work: delta, record, then its records one by one. (A flush is only
         # offered while no entry is loaded, and an entry is taken exactly with `ready`.)
@@ -183,7 +217,8 @@ class EventEncoder(wiring.Component):
                     ]
                 with m.Case(1):
                     m.d.sync += [
-                        need_sync.eq(~based | full | (~zeroed & high.any())),
+                        need_seal.eq(opened & (full | (~zeroed & high.any()))),
+                        need_sync.eq(~opened),
                         last_record.eq(Mux(pending_loss, pending == 0, pending == lowest)),
                         event_record.source.eq(event_source),
                         event_record.payload.eq(payload),
@@ -192,9 +227,11 @@ class EventEncoder(wiring.Component):
                     ]
                 with m.Case(0):
                     with m.If(self.records.ready):
-                        m.d.sync += [zeroed.eq(1), phase.eq(2), offering.eq(0)]
+                        # After a SYNC or an event record `base` is the entry's stamp.
+                        m.d.sync += [zeroed.eq(zeroed | ~sealing), phase.eq(2),
+                                     offering.eq(0)]
         with m.Elif(loaded):
-            # A start: `based` is cleared, so a record waiting in `phase` 0 is looked at again.
+            # A start: no segment is open, so a record waiting in `phase` 0 is looked at again.
             with m.If(offering):
                 m.d.sync += [phase.eq(1), offering.eq(0)]
         with m.Elif(self.entries.valid & self.entries.ready):

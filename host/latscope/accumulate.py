@@ -125,13 +125,16 @@ def _sqrt_ratio(numerator, denominator):
     return (2 * root + 1) / (1 << (shift // 2 + 1))
 
 
-def stats_of_counts(values, counts, stamp_hz, discarded=0):
-    """A table row's statistics (ns) from exact value counts: see the module doc."""
+def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0):
+    """A table row's statistics (ns) from exact value counts: see the module doc.
+    ``discarded``: pairs dropped for a loss between them, ``discarded_by_holes``: of those,
+    for a hole."""
     values = np.asarray(values, np.int64)
     counts = np.asarray(counts, np.int64)
     n = int(counts.sum()) if len(counts) else 0
     if not n:
-        return {"samples": 0, "discarded": discarded}
+        return {"samples": 0, "discarded": discarded,
+                "discarded_by_holes": discarded_by_holes}
     ns_per_stamp = 1e9 / stamp_hz
     ns = [float(v) * ns_per_stamp for v in values.tolist()]
     total, squares, denominator = _exact_sums(ns, counts.tolist())
@@ -144,6 +147,7 @@ def stats_of_counts(values, counts, stamp_hz, discarded=0):
     for key, q in PERCENTILES:
         row[key] = percentile_of_counts(values, cumulative, q, ns_per_stamp)
     row["discarded"] = discarded
+    row["discarded_by_holes"] = discarded_by_holes
     return row
 
 
@@ -159,6 +163,7 @@ class TableAccumulator:
         self.parameters = dict(parameters or {})
         self.interval_stamps = interval_stamps
         self.discarded = 0
+        self.discarded_by_holes = 0              # of ``discarded``: a hole between them
         self.count = 0
         self.values = np.zeros(0, np.int64)
         self.counts = np.zeros(0, np.int64)
@@ -176,6 +181,7 @@ class TableAccumulator:
         accumulator = cls(table.name, table.stamp_hz, table.parameters, **options)
         accumulator.add(table.samples, table.starts)
         accumulator.discarded = table.discarded
+        accumulator.discarded_by_holes = table.discarded_by_holes
         return accumulator
 
     def add(self, samples, starts):
@@ -254,7 +260,8 @@ class TableAccumulator:
 
     def stats(self):
         """The table row's statistics (``SampleTable.stats``: same method, same values)."""
-        return stats_of_counts(self.values, self.counts, self.stamp_hz, self.discarded)
+        return stats_of_counts(self.values, self.counts, self.stamp_hz, self.discarded,
+                               self.discarded_by_holes)
 
     def kept_points(self):
         """(samples, starts) of the first ``keep_points`` samples (all, if no more)."""

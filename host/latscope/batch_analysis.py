@@ -33,7 +33,7 @@ source silent for longer (or never seen) needs the second pass.
 import numpy as np
 
 from .accumulate import TableAccumulator
-from .analysis import MARKER_SOURCES, RULES, _lossy_spans, _pair
+from .analysis import RULES, _hole_spans, _lossy_spans, _merged, _pair, holes_of, is_hole
 from .markers import ARG_BITS, Point, Test, decode
 from .parser import Events
 from .protocol import Source
@@ -41,6 +41,7 @@ from .protocol import Source
 __all__ = ["BatchAnalysis", "LossSpans", "analyze_batches", "merge_spans"]
 
 _NEVER = np.iinfo(np.int64).max
+_LOWEST = np.iinfo(np.int64).min
 _EMPTY = np.zeros(0, np.int64)
 
 
@@ -69,8 +70,9 @@ class LossSpans:
         self._events = 0
 
     def feed(self, events):
-        """The (merged) spans of the LOSS records in ``events`` (the next batch)."""
-        new = (_EMPTY, _EMPTY)
+        """The (merged) loss spans of the LOSS records in ``events`` (the next batch) and,
+        among them, the spans of its holes (``_hole_spans``)."""
+        new = holes = (_EMPTY, _EMPTY)
         if np.any(events.source == Source.LOSS):
             # The last event of every other source stands before the batch, so that each
             # LOSS record finds the previous event of its source as in the whole capture.
@@ -79,14 +81,15 @@ class LossSpans:
             prefix = Events([b[2] for b in before], [b[1] for b in before],
                             [b[3] for b in before])
             joined = Events.concatenate([prefix, events])
-            new = _lossy_spans(joined.stamp.astype(np.int64), joined.source, joined.value,
-                               None)
+            stamp = joined.stamp.astype(np.int64)
+            new = _lossy_spans(stamp, joined.source, joined.value, None)
+            holes = _merged(*_hole_spans(stamp, joined.source, joined.value))
         for source in np.unique(events.source).tolist():
             at = len(events) - 1 - int(np.argmax(events.source[::-1] == source))
             self._last[source] = (self._events + at, int(events.stamp[at]),
                                   int(events.value[at]))
         self._events += len(events)
-        return new
+        return new, holes
 
     def safe_end(self, horizon, lag):
         """A stamp below which no span of a later LOSS record begins, unless its source has
@@ -115,36 +118,52 @@ class _Pending:
 
 
 class _TestState:
-    """One test's windows and the pending events of its rules."""
+    """One test's windows and the pending events of its rules.
+
+    Windows as ``windows_of_test`` makes them: from a START, or (after a hole) from the
+    test's first marker after it, to the next START or END; windows that end at the same
+    bound form a group, named by its first window (``outer``): a start event pairs with an
+    end event of its group."""
 
     def __init__(self, test):
         self.test = test
         self.rules = [(index, rule) for index, rule in enumerate(RULES) if rule.test == test]
         self.pending = [_Pending() for _ in self.rules]
         self.uses_irq = any(rule.start == "irq" for _, rule in self.rules)
-        self.windows = 0                 # windows opened so far; the open one is windows - 1
-        self.open = False
-        self.param_wait = None           # (window, START argument): its next marker decides
-        self.names = {}                  # window -> table name (when its parameter is known)
-        self.first = []                  # (window, START stamp, end stamp or _NEVER) for IRQs
-        self.start_marker = {}           # window -> global index of its START marker
+        self.windows = 0                 # windows so far; the latest is windows - 1
+        self.open = False                # a group is open (no bound since it began)
+        self.group = -1                  # the open group's first window
+        self.outer = []                  # window -> first window of its group
+        self.epoch = -1                  # holes before the latest window began
+        self.last_epoch = 0              # holes before the test's latest marker
+        self.param_wait = None           # (window, START argument, epoch): its next marker decides
+        self.names = {}                  # (window, rule) -> table name (None: no table)
+        self.first = []                  # [window, first stamp, end stamp or _NEVER, epoch]
+        self.group_rows = 0              # rows of ``first`` from the open group's first on
+        self.last_first = -_NEVER        # first stamps of IRQ windows only grow
+        self.start_marker = {}           # window -> global index of the marker it began at
+        self.irq_wait = (_EMPTY, _EMPTY)  # IRQs (stamps, epochs) not given a window yet
+        self.irq_floor = -_NEVER         # no IRQ still to be given a window is stamped below
 
-    def closed(self, window):
-        """Whether every marker of ``window`` has been seen (its END or next START has)."""
-        return window < self.windows - 1 or not self.open
+    def closed(self, windows):
+        """Which ``windows`` have all their markers seen (their group has ended)."""
+        return ~(self.open & (self.outer_of(windows) == self.group))
+
+    def outer_of(self, windows):
+        return np.asarray(self.outer, np.int64)[windows] if len(windows) else windows
 
 
 class BatchAnalysis:
     """See the module doc. ``stamp_hz``: stamp units per second; ``losses``: extra stamps
-    where data is missing (as ``analyze``'s); ``spans``: every loss span of the capture, when
-    known (a second pass); ``skew``: the largest amount by which an event's stamp can fall
+    where data is missing (as ``analyze``'s); ``spans``, ``hole_spans``: every loss span and
+    hole span of the capture, when known (a second pass); ``skew``: the largest amount by which an event's stamp can fall
     below the largest stamp before it (the spread of the pin latencies); ``interval_stamps``:
     width of the tables' max-per-interval slots (None: none); ``loss_lag_s``: a sample is
     counted once every source with an event in the last ``loss_lag_s`` seconds has had one
     after it (so that a LOSS record of such a source finds it uncounted)."""
 
-    def __init__(self, stamp_hz, *, losses=None, spans=None, skew=0, interval_stamps=None,
-                 loss_lag_s=0.1):
+    def __init__(self, stamp_hz, *, losses=None, spans=None, hole_spans=None, skew=0,
+                 interval_stamps=None, loss_lag_s=0.1):
         self.stamp_hz = stamp_hz
         self.loss_lag = int(loss_lag_s * stamp_hz)
         self.skew = int(skew)
@@ -153,13 +172,19 @@ class BatchAnalysis:
         self.spans_known = spans is not None
         self.spans = merge_spans(spans if spans is not None else (_EMPTY, _EMPTY),
                                  (extra, extra))
+        self.hole_spans = hole_spans if hole_spans is not None else (_EMPTY, _EMPTY)
+        self.holes = 0                   # holes so far (the epoch of what comes next)
         self.needs_second_pass = False
         self.tables = {}
         self._order = {}                 # table -> (START marker index, rule index)
-        self._tests = {}
+        self._n_from = {}                # table -> window its parameter n comes from
+        # Tests with an IRQ rule see every IRQ edge from the start (a window a hole opens
+        # may take IRQs from before the test's first marker after it).
+        self._tests = {test: _TestState(test) for test in dict.fromkeys(
+            rule.test for rule in RULES if rule.start == "irq")}
         self._losses = LossSpans()
-        self._irq_held = _EMPTY
-        self._last_irq = None
+        self._hole_after = []            # per hole: stamp of the last event before it
+        self._delivered = Events.empty()  # the latest event that is no LOSS record
         self._counted_end = -_NEVER      # largest end of a counted sample
         self.events = 0
         self.markers = 0
@@ -184,11 +209,16 @@ class BatchAnalysis:
         if self.needs_second_pass:
             return                       # only the spans matter now
         self._horizon = max(self._horizon, self.stamp_max - self.skew)
-        self._markers(stamp, source, value)
-        irq = stamp[(source == Source.IRQ) & (value == 1)]
-        if len(irq):
-            self._irq_held = np.concatenate([self._irq_held, irq])
-            self._last_irq = int(irq[-1])
+        epoch = self.holes + np.cumsum(is_hole(source, value))     # holes up to each event
+        self._note_holes(events, int(epoch[-1]) > self.holes)
+        self.holes = int(epoch[-1])
+        self._markers(stamp, source, value, epoch)
+        irq_at = np.flatnonzero((source == Source.IRQ) & (value == 1))
+        if len(irq_at):
+            for state in self._tests.values():
+                if state.uses_irq:
+                    state.irq_wait = (np.concatenate([state.irq_wait[0], stamp[irq_at]]),
+                                      np.concatenate([state.irq_wait[1], epoch[irq_at]]))
         self._decide(final=False)
 
     def finish(self):
@@ -198,25 +228,39 @@ class BatchAnalysis:
         self._horizon = _NEVER
         for state in self._tests.values():
             if state.param_wait is not None:         # the START was the test's last marker
-                window, argument = state.param_wait
-                self._name_window(state, window, argument)
+                window, argument, epoch = state.param_wait
+                state.param_wait = None
+                self._name_window(state, window, argument, certain=self.holes == epoch)
         self._decide(final=True)
         return self
+
+    def _note_holes(self, events, any_hole):
+        """Notes where each hole of the batch begins: the stamp of the last delivered event
+        before it (``holes_of``; it may be in an earlier batch)."""
+        if any_hole:
+            joined = Events.concatenate([self._delivered, events])
+            self._hole_after += [_LOWEST if hole.after is None else hole.after
+                                 for hole in holes_of(joined)]
+        delivered = np.flatnonzero(events.source != Source.LOSS)
+        if len(delivered):
+            self._delivered = events[delivered[-1:]]
 
     def _collect_spans(self, events):
         """Adds the loss spans of the batch's LOSS records; notes when one reaches back
         before the end of a counted sample."""
         if self.spans_known:
             return
-        new = self._losses.feed(events)
+        new, holes = self._losses.feed(events)
         if len(new[0]) and int(new[0].min()) < self._counted_end:
             self.needs_second_pass = True
         if len(new[0]):
             self.spans = merge_spans(self.spans, new)
+        if len(holes[0]):
+            self.hole_spans = merge_spans(self.hole_spans, holes)
 
     # --- windows -------------------------------------------------------------------------
 
-    def _markers(self, stamp, source, value):
+    def _markers(self, stamp, source, value, epoch):
         marker_at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
         first_index = self.markers
         self.markers += len(marker_at)
@@ -235,101 +279,174 @@ class BatchAnalysis:
                 continue
             mine = order[begin:end]
             self._test_markers(state, stamp[marker_at[mine]], points[mine], args[mine],
-                               first_index + mine)
+                               epoch[marker_at[mine]], first_index + mine)
 
-    def _test_markers(self, state, m_stamp, m_points, m_args, global_index):
+    def _test_markers(self, state, m_stamp, m_points, m_args, m_epoch, global_index):
         """Windows of one test's markers in this batch; adds their start and end events to
-        the pending events of the test's rules."""
+        the pending events of the test's rules. A start event counts only in the epoch of
+        its window (no hole since it began); a START's parameter is certain only if no hole
+        comes before the test's next marker (a PARAM may have been lost in it)."""
         if state.param_wait is not None:             # this batch's first marker decides
-            window, argument = state.param_wait
-            if m_points[0] == Point.PARAM:
+            window, argument, epoch = state.param_wait
+            state.param_wait = None
+            certain = int(m_epoch[0]) == epoch
+            if m_points[0] == Point.PARAM and certain:
                 argument |= int(m_args[0]) << ARG_BITS
-            self._name_window(state, window, argument)
-        bounds = np.flatnonzero((m_points == Point.START) | (m_points == Point.END))
-        carried = state.windows - 1 if state.open else -1
-        bound_window = np.full(len(bounds), -1, np.int64)
-        for k, at in enumerate(bounds.tolist()):
-            if state.open:                            # this bound ends the open window
+            self._name_window(state, window, argument, certain)
+        is_start = m_points == Point.START
+        is_bound = is_start | (m_points == Point.END)
+        # A hole opens a window at the test's first marker after it (unless a START).
+        opening = (m_epoch != np.concatenate([[state.last_epoch], m_epoch[:-1]])) & ~is_start
+        state.last_epoch = int(m_epoch[-1])
+        carried = (state.windows - 1, state.epoch) if state.open else (-1, -1)
+        segments = []                                 # (position, window, epoch) from there on
+        for at in np.flatnonzero(is_bound | opening).tolist():
+            if opening[at]:
+                epoch = int(m_epoch[at])
+                window = self._new_window(state, int(global_index[at]),
+                                          self._hole_after[epoch - 1], epoch, group=False)
+                self._name_window(state, window, -1, certain=False)
+                segments.append((at, window, epoch))
+            if not is_bound[at]:
+                continue
+            if state.open:                            # this bound ends the open group
                 self._close(state, int(m_stamp[at]))
-            if m_points[at] == Point.START:
-                window = state.windows
-                state.windows += 1
-                state.open = True
-                bound_window[k] = window
-                state.start_marker[window] = int(global_index[at])
-                if state.uses_irq:
-                    state.first.append([window, int(m_stamp[at]), _NEVER])
-                state.param_wait = None
-                if at + 1 < len(m_points):
-                    argument = int(m_args[at])
-                    if m_points[at + 1] == Point.PARAM:
-                        argument |= int(m_args[at + 1]) << ARG_BITS
-                    self._name_window(state, window, argument)
-                else:
-                    state.param_wait = (window, int(m_args[at]))
-        # Each marker is in the window of the last bound before it (or the carried one).
-        lengths = np.diff(np.concatenate([[0], bounds, [len(m_points)]]))
-        windows = np.repeat(np.concatenate([[carried], bound_window]), lengths)
+            if not is_start[at]:
+                segments.append((at, -1, -1))
+                continue
+            epoch = int(m_epoch[at])
+            window = self._new_window(state, int(global_index[at]), int(m_stamp[at]), epoch,
+                                      group=True)
+            segments.append((at, window, epoch))
+            if at + 1 < len(m_points):
+                argument = int(m_args[at])
+                certain = int(m_epoch[at + 1]) == epoch
+                if m_points[at + 1] == Point.PARAM and certain:
+                    argument |= int(m_args[at + 1]) << ARG_BITS
+                self._name_window(state, window, argument, certain)
+            else:
+                state.param_wait = (window, int(m_args[at]), epoch)
+        # Each marker is in the window of the last segment before it (or the carried one).
+        at = np.array([0] + [seg[0] for seg in segments] + [len(m_points)], np.int64)
+        lengths = np.diff(at)
+        windows = np.repeat(np.array([carried[0]] + [seg[1] for seg in segments]), lengths)
+        window_epoch = np.repeat(np.array([carried[1]] + [seg[2] for seg in segments]),
+                                 lengths)
+        same_epoch = m_epoch == window_epoch
         of_kind = {}
         for (index, rule), pending in zip(state.rules, state.pending):
-            for kind in (rule.start, rule.end):
-                if kind not in of_kind:
-                    inside = (m_points == kind) & (windows >= 0) if kind != "irq" else None
-                    of_kind[kind] = ((m_stamp[inside], windows[inside]) if inside is not None
-                                     else (_EMPTY, _EMPTY))
-            pending.add(*of_kind[rule.start], *of_kind[rule.end])
+            for kind, as_start in ((rule.start, True), (rule.end, False)):
+                if (kind, as_start) not in of_kind:
+                    inside = None
+                    if kind != "irq":
+                        inside = (m_points == kind) & (windows >= 0)
+                        if as_start:
+                            inside &= same_epoch
+                    of_kind[kind, as_start] = ((m_stamp[inside], windows[inside])
+                                               if inside is not None else (_EMPTY, _EMPTY))
+            pending.add(*of_kind[rule.start, True], *of_kind[rule.end, False])
+
+    def _new_window(self, state, marker, first, epoch, group):
+        """A new window beginning at global marker index ``marker``, stamp ``first``: a
+        START's (``group``: it begins a group) or one a hole opened (it joins the open
+        group, if any)."""
+        window = state.windows
+        state.windows += 1
+        if group or not state.open:
+            state.open, state.group, state.group_rows = True, window, len(state.first)
+        state.outer.append(state.group)
+        state.epoch = epoch
+        state.start_marker[window] = marker
+        if state.uses_irq:
+            state.last_first = max(state.last_first, first)
+            state.first.append([window, state.last_first, _NEVER, epoch])
+        return window
 
     def _close(self, state, stamp):
+        """The open group ends at a bound stamped ``stamp``."""
         state.open = False
-        if state.uses_irq:
-            state.first[-1][2] = stamp
+        for row in state.first[state.group_rows:]:
+            row[2] = stamp
 
-    def _name_window(self, state, window, parameter):
-        state.param_wait = None
+    def _name_window(self, state, window, parameter, certain):
+        """Names the tables of ``window`` once its parameter is known. A name with the
+        parameter in it is known only where the parameter is certain; a window without one
+        gives that rule no table (its samples count nowhere). A table's ``n`` is the
+        parameter of its first certain window, its place that of its first window."""
         for index, rule in state.rules:
-            name = rule.name.format(n=parameter)
+            known = certain or "{n}" not in rule.name
+            name = rule.name.format(n=parameter) if known else None
             state.names[(window, index)] = name
+            if name is None:
+                continue
+            place = (state.start_marker[window], index)
             if name not in self.tables:
                 self.tables[name] = TableAccumulator(
-                    name, self.stamp_hz, {"test": Test(state.test).name, "n": parameter},
+                    name, self.stamp_hz, {"test": Test(state.test).name, "n": None},
                     interval_stamps=self.interval_stamps)
-                self._order[name] = (state.start_marker[window], index)
+                self._order[name] = place
+            self._order[name] = min(self._order[name], place)
+            if certain and self._n_from.get(name, _NEVER) > window:
+                self.tables[name].parameters["n"] = parameter
+                self._n_from[name] = window
 
-    def _assign_irqs(self):
-        """Gives the held IRQ edges stamped below the horizon (no START can come before
-        them any more) their windows, in every test with an IRQ rule."""
-        ready = int(np.argmax(self._irq_held >= self._horizon)) if np.any(
-            self._irq_held >= self._horizon) else len(self._irq_held)
-        irq, self._irq_held = self._irq_held[:ready], self._irq_held[ready:]
+    def _assign_irqs(self, final):
+        """Gives IRQ edges their windows, in every test with an IRQ rule, once no window
+        can still begin at or before them: a START comes above the horizon, and a window a
+        hole opens begins where the hole does (the last event before it), for a hole after
+        the test's latest marker or one still to come (after the latest event)."""
         for state in self._tests.values():
-            if not state.uses_irq or not state.first:
+            if not state.uses_irq:
                 continue
-            table = np.array(state.first, np.int64).reshape(-1, 3)
-            if len(irq):
-                slot = np.searchsorted(table[:, 1], irq, side="right") - 1
-                inside = (slot >= 0) & (irq < table[np.maximum(slot, 0), 2])
-                window = np.where(inside, table[np.maximum(slot, 0), 0], -1)
-                for (index, rule), pending in zip(state.rules, state.pending):
-                    if rule.start == "irq":
-                        pending.add(irq[inside], window[inside], _EMPTY, _EMPTY)
-            # Windows no IRQ still to come can fall into: ended at or before the lowest
-            # stamp an unassigned IRQ can have.
-            if len(self._irq_held):
-                lowest = int(self._irq_held[0])
-            elif self._last_irq is not None:
-                lowest = self._last_irq
-            else:
-                continue
-            keep = 0
-            while keep < len(state.first) - 1 and state.first[keep][2] <= lowest:
-                keep += 1
-            del state.first[:keep]
+            stamps, epochs = state.irq_wait
+            below = _NEVER if final else min(
+                [self._horizon, self._delivered_stamp()]
+                + self._hole_after[state.last_epoch:self.holes])
+            ready = int(np.argmax(stamps >= below)) if np.any(stamps >= below) else len(stamps)
+            self._irqs_into_windows(state, stamps[:ready], epochs[:ready])
+            stamps, epochs = stamps[ready:], epochs[ready:]
+            # After a hole with no marker of the test since, an IRQ followed by another
+            # below the horizon can end no sample (no end event can come between them any
+            # more); one of an epoch the test has had no marker in, and never will, none.
+            after_hole = epochs > state.last_epoch
+            dead = after_hole & ((epochs < self.holes) | (
+                (stamps < self._horizon) & (np.append(epochs[1:] == epochs[:-1], False))
+                & np.append(stamps[1:] < self._horizon, False)))
+            state.irq_wait = (stamps[~dead], epochs[~dead])
+            state.irq_floor = min(self._horizon, int(state.irq_wait[0][0])
+                                  if len(state.irq_wait[0]) else _NEVER)
+            self._prune_windows(state)
+
+    def _delivered_stamp(self):
+        return int(self._delivered.stamp[0]) if len(self._delivered) else _NEVER
+
+    @staticmethod
+    def _irqs_into_windows(state, irq, irq_epoch):
+        if not len(irq) or not state.first:
+            return
+        table = np.array(state.first, np.int64).reshape(-1, 4)
+        slot = np.searchsorted(table[:, 1], irq, side="right") - 1
+        row = table[np.maximum(slot, 0)]
+        # Inside a window's stamps, and no hole since it began (a start event).
+        inside = (slot >= 0) & (irq < row[:, 2]) & (irq_epoch == row[:, 3])
+        for (index, rule), pending in zip(state.rules, state.pending):
+            if rule.start == "irq":
+                pending.add(irq[inside], row[inside, 0], _EMPTY, _EMPTY)
+
+    @staticmethod
+    def _prune_windows(state):
+        """Forgets the IRQ windows that ended at or before every IRQ still to come."""
+        keep = 0
+        while keep < len(state.first) - 1 and state.first[keep][2] <= state.irq_floor:
+            keep += 1
+        del state.first[:keep]
+        state.group_rows = max(0, state.group_rows - keep)
 
     # --- samples -------------------------------------------------------------------------
 
     def _decide(self, final):
         self._safe = self._losses.safe_end(self._horizon, self.loss_lag)
-        self._assign_irqs()
+        self._assign_irqs(final)
         for state in self._tests.values():
             for (index, rule), pending in zip(state.rules, state.pending):
                 if len(pending.a):
@@ -338,15 +455,17 @@ class BatchAnalysis:
 
     def _decide_rule(self, state, index, rule, pending, final):
         a, a_window, b = pending.a, pending.a_window, pending.b
-        keep, lossy, lengths = _pair(a, a_window, b, pending.b_window, self.spans)
+        group = state.outer_of(a_window)            # a start pairs within its group
+        keep, lossy, by_hole, lengths = _pair(a, group, b, state.outer_of(pending.b_window),
+                                              self.spans, self.hole_spans)
         if final:
             decided = np.ones(len(a), bool)
         else:
-            closed = (a_window < state.windows - 1) | (not state.open)
+            closed = state.closed(a_window)
             no_more_a = closed
             if rule.start == "irq":                   # IRQs may still fall into the window
-                no_more_a = closed & (self._window_ends(state, a_window) <= self._horizon)
-            same_next = np.append(a_window[1:] == a_window[:-1], False)
+                no_more_a = closed & (self._window_ends(state, a_window) <= state.irq_floor)
+            same_next = np.append(group[1:] == group[:-1], False)
             has_next = np.arange(len(a)) < len(a) - 1
             next_a = np.where(same_next, np.append(a[1:], 0), _NEVER)
             end_seen = np.searchsorted(b, a, side="right") < len(b)
@@ -362,7 +481,7 @@ class BatchAnalysis:
         if not count:
             return
         self._count(state, index, a[:count], a_window[:count], keep[:count], lossy[:count],
-                    lengths[:count])
+                    by_hole[:count], lengths[:count])
         pending.a, pending.a_window = a[count:], a_window[count:]
 
     @staticmethod
@@ -371,22 +490,27 @@ class BatchAnalysis:
         IRQ still to come)."""
         if not state.first:
             return np.full(len(windows), -_NEVER, np.int64)
-        table = np.array(state.first, np.int64).reshape(-1, 3)
+        table = np.array(state.first, np.int64).reshape(-1, 4)
         at = np.searchsorted(table[:, 0], windows)
         found = table[np.minimum(at, len(table) - 1), 0] == windows
         return np.where(found, table[np.minimum(at, len(table) - 1), 2], -_NEVER)
 
-    def _count(self, state, index, a, a_window, keep, lossy, lengths):
-        """Adds decided samples to their tables (by window: the window's name)."""
+    def _count(self, state, index, a, a_window, keep, lossy, by_hole, lengths):
+        """Adds decided samples to their tables (by window: the window's name; none for a
+        window whose parameter is not certain)."""
         if keep.any():
             self._counted_end = max(self._counted_end, int((a + lengths)[keep].max()))
         # Windows come in order: one run of samples per window.
         runs = np.flatnonzero(np.append(True, a_window[1:] != a_window[:-1])).tolist()
         for begin, end in zip(runs, runs[1:] + [len(a)]):
-            table = self.tables[state.names[(int(a_window[begin]), index)]]
+            name = state.names[(int(a_window[begin]), index)]
+            if name is None:
+                continue
+            table = self.tables[name]
             kept = keep[begin:end]
             table.add(lengths[begin:end][kept], a[begin:end][kept])
             table.discarded += int(np.count_nonzero(lossy[begin:end]))
+            table.discarded_by_holes += int(np.count_nonzero(by_hole[begin:end]))
 
     def _trim_ends(self, pending):
         """Drops end events that can end no sample any more: at or below every pending start
@@ -418,7 +542,8 @@ def analyze_batches(batches, stamp_hz, **options):
     analysis.passes = 1
     if analysis.needs_second_pass:
         options = dict(options, losses=None)
-        analysis = BatchAnalysis(stamp_hz, spans=analysis.spans, **options)
+        analysis = BatchAnalysis(stamp_hz, spans=analysis.spans,
+                                 hole_spans=analysis.hole_spans, **options)
         for events in batches():
             analysis.feed(events)
         analysis.passes = 2

@@ -1,7 +1,7 @@
 """A capture file analysed in bounded memory: its events read in batches, its tables
 accumulated (:mod:`latscope.batch_analysis`), and what the reports say about the run.
 
-:class:`CaptureBatches` reads a capture file's events in batches of about ``batch_events``
+:class:`CaptureBatches` reads a capture file's events in batches (``CaptureEvents``)
 (each iteration reads the file again, as the second pass of the analysis needs);
 :func:`analyze_capture` gives a :class:`CaptureSummary` (the run without its events) and the
 tables as :class:`~latscope.accumulate.TableAccumulator`. Memory does not grow with the
@@ -14,16 +14,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .analysis import HOLE, holes_of, is_hole
 from .batch_analysis import analyze_batches
-from .capture_file import (CHUNK_OVERHEAD, GAP, Capture, CaptureFileError, CaptureReader,
-                           _FILE_HEADER, parser_for)
+from .capture_file import Capture, CaptureEvents, CaptureFileError, _CaptureInfo
 from .parser import Events
+from .protocol import Source, loss_count, loss_source
 
-__all__ = ["BATCH_EVENTS", "CaptureBatches", "CaptureSummary", "analyze_capture",
+__all__ = ["BATCH_BYTES", "CaptureBatches", "CaptureSummary", "RunCounts", "analyze_capture",
            "latency_skew"]
 
-#: Events per batch (about 6 MB of arrays).
-BATCH_EVENTS = 1 << 18
+#: Stream bytes per batch (at most that many events, about 16 MB of arrays).
+BATCH_BYTES = 1 << 20
 
 
 def latency_skew(identity):
@@ -33,30 +34,23 @@ def latency_skew(identity):
     return max(cycles) - min(cycles)
 
 
-class CaptureBatches:
-    """The events of a capture file in batches, in stream order (iterable again and again).
-    After an iteration: ``parser_stats``, ``file_stats`` and ``end`` as in ``Capture``.
+class CaptureBatches(_CaptureInfo):
+    """The events of a capture file in batches (``CaptureEvents``), in stream order,
+    iterable again and again. After an iteration: ``parser_stats``, ``file_stats`` and
+    ``end`` as in ``Capture``.
 
     ``background``: read and parse in a helper process, so that parsing (about half the
     work of an analysis) runs on another core while the caller works on the previous batch;
     at most two batches are on their way at a time."""
 
-    def __init__(self, path, *, batch_events=BATCH_EVENTS, background=False):
+    def __init__(self, path, *, batch_bytes=BATCH_BYTES, background=False):
         self.path = str(path)
-        self.batch_events = batch_events
+        self.batch_bytes = batch_bytes
         self.background = background
-        reader = CaptureReader(path)
-        reader.close()
-        self.metadata = reader.metadata
+        stream = CaptureEvents(path)          # checks the file and its metadata now
+        stream.reader.close()
+        self.metadata = stream.metadata
         self.parser_stats = self.file_stats = self.end = None
-        self.stamp_hz = CaptureSummary(self.path, self.metadata, None, None).stamp_hz
-
-    def _parser(self):
-        try:
-            return parser_for(self.metadata)
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
-            raise CaptureFileError(self.path, _FILE_HEADER.size + CHUNK_OVERHEAD,
-                                   f"METADATA identity unusable: {error!r}") from None
 
     def __iter__(self):
         if self.background:
@@ -64,28 +58,13 @@ class CaptureBatches:
         return self._read()
 
     def _read(self):
-        parser = self._parser()
-        reader = CaptureReader(self.path)
-        parts, count = [], 0
+        stream = CaptureEvents(self.path, batch_bytes=self.batch_bytes)
         try:
-            for item in reader:
-                if item is GAP:
-                    parser.gap()
-                    continue
-                events = parser.feed(item)
-                if len(events):
-                    parts.append(events)
-                    count += len(events)
-                if count >= self.batch_events:
-                    yield Events.concatenate(parts)
-                    parts, count = [], 0
-            parts.append(parser.finish())
-            last = Events.concatenate(parts)
-            if len(last):
-                yield last
+            yield from stream
         finally:
-            reader.close()
-        self.parser_stats, self.file_stats, self.end = parser.stats, reader.stats, reader.end
+            stream.reader.close()
+        self.parser_stats, self.file_stats, self.end = (stream.parser_stats,
+                                                        stream.file_stats, stream.end)
 
     def _from_helper(self):
         """Batches from a helper process that runs :meth:`_read` (over a pipe: the three
@@ -136,11 +115,52 @@ class CaptureBatches:
                               self.end, event_count).summary()
 
 
+class RunCounts:
+    """What the report says about a capture's losses, counted batch by batch: ``device_losses``
+    ({source name: events} of the LOSS records that are no hole), ``holes``
+    (:class:`latscope.analysis.Hole`, from ``holes_of``), ``first_stamp`` (of the first event
+    in the stream) and ``events``."""
+
+    def __init__(self):
+        self.device_losses = {}
+        self.holes = []
+        self.first_stamp = None
+        self.events = 0
+        self._delivered = Events.empty()     # the last event that is no LOSS record
+
+    def feed(self, events):
+        if not len(events):
+            return
+        if self.first_stamp is None:
+            self.first_stamp = int(events.stamp[0])
+        loss = events.source == Source.LOSS
+        lost = loss_source(events.value[loss])
+        for source, count in zip(lost.tolist(), loss_count(events.value[loss]).tolist()):
+            if source == HOLE:
+                continue
+            try:
+                name = Source(source).name
+            except ValueError:
+                name = str(source)
+            self.device_losses[name] = self.device_losses.get(name, 0) + count
+        if np.any(is_hole(events.source, events.value)):
+            # A hole begins after the previous delivered event: it may be in an earlier batch.
+            before = len(self._delivered)
+            for hole in holes_of(Events.concatenate([self._delivered, events])):
+                self.holes.append(type(hole)(hole.index - before + self.events, hole.stamp,
+                                             hole.after, hole.lost))
+        delivered = np.flatnonzero(~loss)
+        if len(delivered):
+            self._delivered = events[delivered[-1:]]
+        self.events += len(events)
+
+
 @dataclass
-class CaptureSummary:
+class CaptureSummary(_CaptureInfo):
     """A capture without its events: what ``Capture`` says about the run (``metadata``,
-    ``parser_stats``, ``file_stats``, ``end``, and ``identity``, ``clock_hz``, ``stamp_hz``)
-    plus ``event_count`` and the first and last stamps."""
+    ``parser_stats``, ``file_stats``, ``end``; ``identity``, ``clock_hz``, ``stamp_hz``)
+    plus ``event_count``, the smallest and largest stamps, the stamp of the first event, the
+    device's losses by source and the holes (:class:`RunCounts`)."""
     path: str
     metadata: dict
     parser_stats: object
@@ -149,24 +169,23 @@ class CaptureSummary:
     event_count: int = 0
     stamp_min: int = None
     stamp_max: int = None
+    first_stamp: int = None
+    device_losses: dict = field(default_factory=dict)
+    holes: list = field(default_factory=list)
     passes: int = 1                      # file reads the analysis needed
-    _capture: Capture = field(default=None, repr=False)
-
-    def __post_init__(self):
-        self._capture = Capture(self.path, self.metadata, Events.empty(), self.parser_stats,
-                                self.file_stats, self.end)
 
     @classmethod
     def of_capture(cls, capture):
+        """The summary of a loaded ``Capture``."""
+        counts = RunCounts()
+        counts.feed(capture.events)
         stamps = capture.events.stamp
         return cls(capture.path, capture.metadata, capture.parser_stats, capture.file_stats,
                    capture.end, len(stamps), int(stamps.min()) if len(stamps) else None,
-                   int(stamps.max()) if len(stamps) else None, 0)
+                   int(stamps.max()) if len(stamps) else None, counts.first_stamp,
+                   counts.device_losses, counts.holes, 0)
 
     summary = Capture.summary                  # the same line, from the counts
-    identity = property(lambda self: self._capture.identity)
-    clock_hz = property(lambda self: self._capture.clock_hz)
-    stamp_hz = property(lambda self: self._capture.stamp_hz)
 
     @property
     def duration_s(self):
@@ -176,27 +195,28 @@ class CaptureSummary:
         return float(self.stamp_max - self.stamp_min) / self.stamp_hz
 
 
-def analyze_capture(path, *, interval_s=60.0, batch_events=BATCH_EVENTS, background=True):
+def analyze_capture(path, *, interval_s=60.0, batch_bytes=BATCH_BYTES, background=True):
     """``(CaptureSummary, {name: TableAccumulator})`` of a capture file, in bounded memory;
     the tables keep their maximum per ``interval_s`` seconds (None: not kept).
     ``background``: parse in a helper process (:class:`CaptureBatches`)."""
-    batches = CaptureBatches(path, batch_events=batch_events, background=background)
-    probe = CaptureSummary(batches.path, batches.metadata, None, None)
-    stamp_hz = probe.stamp_hz
-    if not stamp_hz:
-        raise CaptureFileError(path, _FILE_HEADER.size + CHUNK_OVERHEAD,
-                               "METADATA has no capture clock (identity clock_hz)")
+    batches = CaptureBatches(path, batch_bytes=batch_bytes, background=background)
+    stamp_hz = batches.stamp_hz
     interval = max(1, int(interval_s * stamp_hz)) if interval_s else None
-    reads = []
+    passes = []
 
     def read():
-        reads.append(1)
-        return iter(batches)
+        counts = RunCounts() if not passes else None
+        passes.append(counts)
+        for events in batches:
+            if counts is not None:
+                counts.feed(events)
+            yield events
 
-    analysis = analyze_batches(read, stamp_hz, skew=latency_skew(probe.identity),
+    analysis = analyze_batches(read, stamp_hz, skew=latency_skew(batches.identity),
                                interval_stamps=interval)
+    counts = passes[0]
     summary = CaptureSummary(batches.path, batches.metadata, batches.parser_stats,
                              batches.file_stats, batches.end, analysis.events,
-                             analysis.stamp_min, analysis.stamp_max, len(reads))
+                             analysis.stamp_min, analysis.stamp_max, counts.first_stamp,
+                             counts.device_losses, counts.holes, len(passes))
     return summary, analysis.ordered_tables()
-

@@ -332,7 +332,7 @@ def _analyze_options(p):
                      "resyncs of the capture.")
 def cmd_analyze(args):
     """The sample tables of a capture (docs/tests.md) as text, CSV or JSON on stdout."""
-    from .report import csv_text, load_tables, results, text_table
+    from .report import csv_text, holes_text, integrity_line, load_tables, results, text_table
 
     capture, tables = load_tables(args.capture)
     document = results(capture, tables)
@@ -346,9 +346,9 @@ def cmd_analyze(args):
               f"at {device.get('clock_hz', 0) / 1e6:g} MHz ({device.get('board', '?')})")
         print(text_table(document["tables"]) if document["tables"]
               else "no test of the suite in this capture")
-        print(f"lost {integrity['lost_events']} events, {integrity['segments_bad']} resyncs, "
-              f"{integrity['records_dropped']} records dropped, {integrity['file_gaps']} file "
-              f"gaps")
+        print(integrity_line(integrity))
+        if integrity["holes"]:
+            print(holes_text(integrity))
     return 0
 
 

@@ -21,12 +21,17 @@ from .accumulate import TableAccumulator
 from .capture_analysis import CaptureSummary, analyze_capture
 from .capture_file import Capture
 from .identity import Identity
+from .protocol import Source, loss_count, loss_source
 
 __all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "REPORT_FILES", "results", "load_tables",
-           "text_table", "write_json", "csv_text", "write_csv", "write_markdown", "write_html", "write_report"]
+           "text_table", "integrity_line", "holes_text", "write_json", "csv_text", "write_csv",
+           "write_markdown", "write_html", "write_report"]
 
-#: Version of the results document (docs/results-schema.md); bumped on incompatible change.
-SCHEMA_VERSION = 1
+#: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
+#: they discarded.
+SCHEMA_VERSION = 2
+#: Holes listed one by one in text output (JSON lists them all).
+HOLES_SHOWN = 10
 
 #: Statistics of a table row: (key, column title, format).
 STAT_COLUMNS = [
@@ -39,6 +44,7 @@ STAT_COLUMNS = [
     ("p99_ns", "p99 (ns)", "{:.1f}"),
     ("p999_ns", "p99.9 (ns)", "{:.1f}"),
     ("discarded", "discarded", "{:d}"),
+    ("discarded_by_holes", "by holes", "{:d}"),
 ]
 
 #: What each test family measures (table name prefix -> description), for readers.
@@ -72,7 +78,71 @@ def load_tables(capture, *, interval_s=60.0):
         for name, table in tables.items()}
 
 
-def run_info(capture):
+def _holes(capture):
+    """The holes of a capture as JSON rows (docs/results-schema.md, ``integrity.holes``)."""
+    hz = capture.stamp_hz
+    origin = capture.first_stamp or 0
+    return [{"index": hole.index, "stamp": hole.stamp, "after": hole.after,
+             "time_s": (hole.stamp - origin) / hz if hz else None,
+             "events_lost_at_most": hole.lost} for hole in capture.holes]
+
+
+def _integrity(capture, tables):
+    parser, file = capture.parser_stats, capture.file_stats
+    lost = capture.device_losses
+    holes = _holes(capture)
+    return {
+        "lost_events": sum(lost.values()),
+        "lost_by_source": lost,
+        "holes": len(holes),
+        "hole_events_lost_at_most": sum(hole["events_lost_at_most"] for hole in holes),
+        "hole_list": holes,
+        "pairs_discarded": sum(table.discarded for table in tables.values()),
+        "pairs_discarded_by_holes": sum(table.discarded_by_holes for table in tables.values()),
+        "records_dropped": parser.records_dropped,
+        "segments_ok": parser.segments_ok,
+        "segments_bad": parser.segments_bad,
+        "bytes_skipped": parser.bytes_skipped + file.bytes_skipped,
+        "file_gaps": file.gaps,
+        "chunks_bad": file.chunks_bad,
+        "truncated_bytes": file.truncated_bytes,
+    }
+
+
+def integrity_line(integrity):
+    """One line on what was lost; it starts with "nothing lost" only when nothing was."""
+    damage = {"events lost in the device": integrity["lost_events"],
+              "holes": integrity["holes"], "resyncs": integrity["segments_bad"],
+              "records dropped": integrity["records_dropped"],
+              "file gaps": integrity["file_gaps"], "damaged chunks": integrity["chunks_bad"],
+              "truncated bytes": integrity["truncated_bytes"]}
+    if not any(damage.values()):
+        return (f"nothing lost: 0 events lost, 0 holes, 0 resyncs, "
+                f"{integrity['bytes_skipped']} bytes skipped")
+    parts = [f"{integrity['lost_events']} events lost in the device"]
+    if integrity["holes"]:
+        parts.append(f"{integrity['holes']} hole(s) where at most "
+                     f"{integrity['hole_events_lost_at_most']} events are missing")
+    parts += [f"{count} {what}" for what, count in list(damage.items())[2:] if count]
+    parts.append(f"{integrity['pairs_discarded']} pairs discarded "
+                 f"({integrity['pairs_discarded_by_holes']} by holes)")
+    return "DATA LOST: " + ", ".join(parts)
+
+
+def holes_text(integrity, limit=HOLES_SHOWN):
+    """The holes, one line each (the first ``limit``)."""
+    lines = []
+    for hole in integrity["hole_list"][:limit]:
+        when = f" (t = {hole['time_s']:.6f} s)" if hole["time_s"] is not None else ""
+        after = "the start" if hole["after"] is None else f"stamp {hole['after']}"
+        lines.append(f"  hole after {after} until stamp {hole['stamp']}{when}: at most "
+                     f"{hole['events_lost_at_most']} events missing")
+    if len(integrity["hole_list"]) > limit:
+        lines.append(f"  ... and {len(integrity['hole_list']) - limit} more holes")
+    return "\n".join(lines)
+
+
+def run_info(capture, tables=None):
     """The run's description from the capture's metadata, END chunk and reading stats
     (``capture``: a ``CaptureSummary`` or a ``Capture``)."""
     if isinstance(capture, Capture):
@@ -87,7 +157,6 @@ def run_info(capture):
         for key in ("period", "width"):
             if key in irq:
                 irq[f"{key}_ns"] = irq[key] * 1e9 / clock_hz
-    parser, file = capture.parser_stats, capture.file_stats
     known = {"identity", "irq", "start_time", "port", "test_info", "suite", "firmware", "cpu"}
     suite = meta.get("suite") or meta.get("firmware")
     if meta.get("cpu"):
@@ -95,24 +164,14 @@ def run_info(capture):
     return {
         "capture": {"path": str(capture.path), "start_time": meta.get("start_time"),
                     "port": meta.get("port"), "test_info": meta.get("test_info") or "",
-                    "complete": file.complete,
+                    "complete": capture.file_stats.complete,
                     "other": {k: v for k, v in meta.items() if k not in known}},
         "device": device,
         "irq": irq or None,
         "suite": suite or None,
         "duration_s": capture.duration_s,
         "events": capture.event_count,
-        "integrity": {
-            "lost_events": parser.lost_total,
-            "lost_by_source": parser.as_dict()["lost"],
-            "records_dropped": parser.records_dropped,
-            "segments_ok": parser.segments_ok,
-            "segments_bad": parser.segments_bad,
-            "bytes_skipped": parser.bytes_skipped + file.bytes_skipped,
-            "file_gaps": file.gaps,
-            "chunks_bad": file.chunks_bad,
-            "truncated_bytes": file.truncated_bytes,
-        },
+        "integrity": _integrity(capture, tables or {}),
         "device_status": (capture.end or {}).get("stats", {}).get("device_status")
         if isinstance((capture.end or {}).get("stats"), dict) else None,
     }
@@ -131,7 +190,7 @@ def results(capture, tables):
     """The results document (docs/results-schema.md) of a ``CaptureSummary`` or
     ``Capture`` and its tables (``TableAccumulator`` or ``SampleTable``)."""
     return {"schema": "latscope-results", "version": SCHEMA_VERSION,
-            "generator": f"latscope {__version__}", **run_info(capture),
+            "generator": f"latscope {__version__}", **run_info(capture, tables),
             "tables": [table_row(name, table) for name, table in tables.items()]}
 
 
@@ -217,8 +276,16 @@ def _settings_items(document):
         sections.append(("Firmware / test suite", [(str(k), v) for k, v in items]))
     lost = ", ".join(f"{k.lower()} {v}" for k, v in integrity["lost_by_source"].items())
     sections.append(("Losses and resyncs", [
+        ("summary", integrity_line(integrity)),
         ("events lost in the device (LOSS records)", f"{integrity['lost_events']}"
          + (f" ({lost})" if lost else "")),
+        ("holes (stream data dropped or not verifiable)",
+         f"{integrity['holes']}, at most {integrity['hole_events_lost_at_most']} events "
+         f"missing" + ("".join(f"; after {'the start' if h['after'] is None else h['after']}"
+                               f" until {h['stamp']}: at most {h['events_lost_at_most']}"
+                               for h in integrity["hole_list"][:HOLES_SHOWN]))),
+        ("pairs discarded (by holes)",
+         f"{integrity['pairs_discarded']} ({integrity['pairs_discarded_by_holes']})"),
         ("records dropped (damaged or unclosed segments)", integrity["records_dropped"]),
         ("segments verified / bad (resyncs)",
          f"{integrity['segments_ok']} / {integrity['segments_bad']}"),
