@@ -243,3 +243,47 @@ def test_capture_files_read_in_batches(suite_captures, background):
     assert summary.parser_stats == capture.parser_stats
     assert summary.file_stats == capture.file_stats
     assert summary.summary() == capture.summary()
+
+
+def _export_files(sr, vcd):
+    """The contents of a session file's entries (the zip's dates vary) and of a VCD."""
+    import zipfile
+    with zipfile.ZipFile(sr) as archive:
+        entries = {name: archive.read(name) for name in archive.namelist()}
+    return entries, vcd.read_text()
+
+
+@pytest.mark.parametrize("window", [(None, None), ("middle", None)])
+def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
+    """``export_capture`` of a capture file, read in small batches, writes the files of the
+    loaded capture exported at once (``LevelTracker`` fed everything, ``write_sr``)."""
+    from latscope.channels import Layout
+    from latscope.levels import LevelTracker
+    from latscope.logic_export import _between, _extent, export_capture
+    from latscope.sigrok_session import write_sr
+    from latscope.vcd import VcdWriter
+
+    path = suite_captures[0]
+    capture = load_capture(path)
+    start = None if window[0] is None else int(capture.events.stamp[len(capture.events) // 2])
+    events = _between(capture.events, start, None)
+    layout = Layout.for_identity(capture.identity)
+    tracker = LevelTracker(layout)
+    changes = tracker.feed(events, final=True)
+    stamps = events.stamp.astype(np.int64)
+    origin, samples = _extent(int(stamps.min()), int(stamps.max()), int(capture.stamp_hz),
+                              start, None)
+    write_sr(tmp_path / "whole.sr", layout.names, changes, int(capture.stamp_hz),
+             origin=origin, samples=samples, initial=tracker.initial)
+    with open(tmp_path / "whole.vcd", "w") as stream:
+        writer = VcdWriter(stream, layout, int(capture.stamp_hz), origin,
+                           comment=f"latscope export of {path.name}: sample 0 = cycle "
+                                   f"{origin}, {int(capture.stamp_hz)} samples/s")
+        writer.header(tracker.initial)
+        writer.changes(changes)
+        writer.until(origin + samples - 1)
+    info = export_capture(path, sr=tmp_path / "parts.sr", vcd=tmp_path / "parts.vcd",
+                          start=start, batch_bytes=2000)
+    assert (info.origin, info.samples, info.changes) == (origin, samples, len(changes))
+    assert _export_files(tmp_path / "parts.sr", tmp_path / "parts.vcd") == _export_files(
+        tmp_path / "whole.sr", tmp_path / "whole.vcd")

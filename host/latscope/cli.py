@@ -441,7 +441,6 @@ def _export_options(p):
 def cmd_export(args):
     from pathlib import Path
 
-    from .capture_file import load_capture
     from .logic_export import ExportError, export_capture
 
     if not (args.sr or args.vcd):
@@ -452,9 +451,8 @@ def cmd_export(args):
     for path in (args.sr, args.vcd,
                  Path(args.sr).with_suffix(".pvs") if args.sr and not args.no_pvs else None):
         new_output(path, args.force)
-    capture = load_capture(args.capture)
-    try:
-        info = export_capture(capture, sr=args.sr, vcd=args.vcd, pvs=not args.no_pvs,
+    try:                                 # read from the file in batches: bounded memory
+        info = export_capture(args.capture, sr=args.sr, vcd=args.vcd, pvs=not args.no_pvs,
                               start=args.start, stop=args.stop)
     except ExportError as error:
         raise UsageError(str(error)) from None

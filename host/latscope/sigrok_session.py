@@ -5,6 +5,7 @@ Everything is streamed: :func:`write_sr` generates one block of samples at a tim
 change list, straight into the compressed zip entries, whatever the gaps between events.
 """
 
+import contextlib
 import zipfile
 from pathlib import Path
 
@@ -55,14 +56,19 @@ class SrWriter:
         self.written = 0                     # samples written
         self._stamps, self._words = np.empty(0, np.int64), np.empty(0, np.uint64)
         self._entry = None
+        self._archive = None
         metadata = ["[global]", "sigrok version=0.5.2", "", "[device 1]",
                     "capturefile=logic-1", f"total probes={len(names)}",
                     f"samplerate={samplerate_text(samplerate)}", "total analog=0"]
         metadata += [f"probe{n + 1}={name}" for n, name in enumerate(names)]
         metadata += [f"unitsize={self.unitsize}", ""]
         self._archive = zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1)
-        self._archive.writestr("version", "2")
-        self._archive.writestr("metadata", "\n".join(metadata))
+        try:
+            self._archive.writestr("version", "2")
+            self._archive.writestr("metadata", "\n".join(metadata))
+        except BaseException:
+            self.abandon()
+            raise
 
     def add(self, changes):
         """Adds changes later than every change added before."""
@@ -79,6 +85,16 @@ class SrWriter:
                 self._entry.close()
         finally:
             self._archive.close()
+
+    def abandon(self):
+        """Closes the file if :meth:`close` did not (after an error; a second error while
+        closing is the same error and is not raised again)."""
+        with contextlib.suppress(OSError):
+            if self._entry is not None and not self._entry.closed:
+                self._entry.close()
+        with contextlib.suppress(OSError):
+            if self._archive.fp is not None:
+                self._archive.close()
 
     def _write_until(self, stop, final):
         """Writes the samples before ``stop`` (in whole blocks unless ``final``)."""
