@@ -41,8 +41,16 @@ def run(argv):
             usage.ru_maxrss / 1024)
 
 
+def first_stamp(path):
+    """The first event's stamp (``latscope dump --limit 1 --csv``)."""
+    out = subprocess.run([sys.executable, "-m", "latscope.cli", "dump", str(path), "--limit",
+                          "1", "--csv"], check=True, capture_output=True, text=True).stdout
+    return int(out.splitlines()[1].split(",")[0])
+
+
 def commands(path, scratch):
     cli = [sys.executable, "-m", "latscope.cli"]
+    start = first_stamp(path)
     return [
         ("analyze", 1, cli + ["analyze", str(path)]),
         ("report --no-figures", 1, cli + ["report", str(path), "-o", f"{scratch}/r1",
@@ -51,6 +59,9 @@ def commands(path, scratch):
         ("compare (same file twice)", 2, cli + ["compare", str(path), str(path)]),
         ("dump --limit 1", 0, cli + ["dump", str(path), "--limit", "1"]),
         ("dump --source loss", 1, cli + ["dump", str(path), "--source", "loss"]),
+        ("export --vcd (first 1e6 stamps)", 2, cli + [
+            "export", str(path), "--vcd", f"{scratch}/part.vcd", "--start", str(start),
+            "--stop", str(start + 10**6)]),
     ]
 
 
