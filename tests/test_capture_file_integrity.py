@@ -237,3 +237,26 @@ def test_write_errors_name_the_file():
         with CaptureWriter("/dev/full", METADATA) as writer:
             writer.write(b"x" * 100)
     assert "/dev/full" in str(error.value) and "\n" not in str(error.value)
+
+
+def test_gaps_say_how_many_stream_bytes_are_missing(tmp_path, written):
+    """A damaged DATA chunk in the middle: the gap is its length, exactly. The last DATA
+    chunk damaged: the intact END says how many bytes the stream had. The parser's holes
+    then count at least the events lost."""
+    stream, data = written
+    chunks = data_chunks(data)
+    for index in (len(chunks) // 2, len(chunks) - 1):
+        start, end, payload = chunks[index]
+        damaged = bytearray(data)
+        damaged[start + CHUNK_OVERHEAD] ^= 0x40
+        path = tmp_path / "gap.lsc"
+        path.write_bytes(bytes(damaged))
+        reader = CaptureReader(path)
+        gaps = []
+        for item in reader:
+            if item is capture_file.GAP:
+                gaps.append(reader.gap_bytes)
+        assert gaps == [len(payload)], index
+        loaded = load_capture(path)
+        delivered = [e for e in loaded.events if not (e[1] == 3 and e[2] & 0xF == 0xF)]
+        assert loaded.parser_stats.records_dropped >= len(parse(stream)) - len(delivered)

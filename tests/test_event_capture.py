@@ -7,7 +7,7 @@ import pytest
 from latscope.parser import Events, StreamParser
 from latscope.protocol import Source
 from latscope_gateware.event_capture import EntryFifo, FreeRunningCounter
-from latscope_gateware.streamer import EventStreamer
+from latscope_gateware.capture_pipeline import CapturePipeline
 
 from gateware_sim import byte_collector, run
 
@@ -79,10 +79,10 @@ OVERFLOW_SOURCES = {Source.MARKER: 16, Source.IRQ: 1, Source.EDGE0: 1, Source.ED
 
 def overflow_run(*, fifo_depth, marker_every, edge_every, link_every, cycles, drain):
     """Markers every ``marker_every`` cycles and IRQ/EDGE0 edges together (the IRQ output
-    looped back to an edge channel) every ``edge_every`` cycles, into a streamer whose link
+    looped back to an edge channel) every ``edge_every`` cycles, into a capture pipeline whose link
     takes a byte every ``link_every`` cycles: sustained overflow. Returns the events offered
     (stamped as the testbench applied them), the bytes out and the status counters."""
-    dut = EventStreamer(OVERFLOW_SOURCES, fifo_depth=fifo_depth, flush_after=400)
+    dut = CapturePipeline(OVERFLOW_SOURCES, fifo_depth=fifo_depth, flush_after=400)
     offered, out, status = [], [], {}
 
     async def testbench(ctx):

@@ -282,6 +282,29 @@ def test_every_byte_insertion(inserted):
                       position)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_many_damages_in_a_long_stream(seed):
+    """Flips, drops, duplicates and bursts at random places of a long stream, fed in random
+    pieces: still only true events, every missing one in a hole of exact count."""
+    rng = random.Random(seed)
+    events = random_events(rng, 3000, gaps=(0, 1, 3, 100, 5000, 1 << 25))
+    data = bytearray(encode(events))
+    for _ in range(25):
+        at = rng.randrange(len(data))
+        kind = rng.choice(["flip", "drop", "duplicate", "burst"])
+        if kind == "flip":
+            data[at] ^= 1 << rng.randrange(8)
+        elif kind == "drop":
+            del data[at]
+        elif kind == "duplicate":
+            data[at:at] = data[at:at + 1]
+        else:
+            data[at:at + 8] = bytes(rng.getrandbits(8) for _ in range(8))
+    got, parser = parse(pieces(bytes(data), rng, 500))
+    check_holes(events, got, exact=True)
+    assert parser.stats.holes >= 1
+
+
 def test_version_1_damage_never_alters_an_event():
     """Old captures: the same damage, read with the version 1 rules (holes bounded by the
     time they span, so not exact)."""

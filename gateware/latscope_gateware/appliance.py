@@ -15,7 +15,7 @@ from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
 from .marker_port import MarkerPort
 from .stream_register import StreamRegister
-from .streamer import EventStreamer
+from .capture_pipeline import CapturePipeline
 from .sump import SumpEngine
 from .uart import UARTRx, UARTTx
 
@@ -147,7 +147,7 @@ class Appliance(wiring.Component):
         m.submodules.marker = marker = self._marker
         m.submodules.edges = edges = self._edges
         m.submodules.irq_generator = irq = self._irq
-        m.submodules.streamer = streamer = EventStreamer(
+        m.submodules.streamer = streamer = CapturePipeline(
             sources, marker_width=config.marker_width, fifo_depth=config.fifo_depth,
             flush_after=config.flush_after, stamp_shift=int(config.ddr_inputs))
         m.submodules.commands = commands = CommandProcessor(

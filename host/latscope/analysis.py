@@ -137,14 +137,15 @@ def _pair(a, a_window, b, b_window, lossy_spans, hole_spans):
     return paired & ~lossy, lossy, lossy & _overlaps(hole_spans, a, end), end - a
 
 
-def _lossy_spans(stamp, source, value, extra):
+def _lossy_spans(stamp, source, value, extra, holes=None):
     """Sorted, disjoint stamp spans (low, high) in which lost events may lie: for every LOSS
     record of source X, from the stamp of X's previous event in the stream (none: from the
     start) to the LOSS record's stamp; for every hole (:data:`HOLE`), the span of
-    :func:`_hole_spans`; plus a point span for every stamp in ``extra``. A lost event's
+    :func:`_hole_spans` (``holes``: those spans, if known); plus a point span for every
+    stamp in ``extra``. A lost event's
     stamp t satisfies low < t < high; a pair (A, B) is lossy when some span has low < B
     and high > A."""
-    is_loss = (source == Source.LOSS) & (loss_source(value) != HOLE)
+    is_loss = (source == Source.LOSS) & ~is_hole(source, value)
     at = np.flatnonzero(is_loss)
     lost_source = loss_source(value[is_loss].astype(np.int64))
     low = np.full(len(at), np.iinfo(np.int64).min, np.int64)
@@ -156,7 +157,7 @@ def _lossy_spans(stamp, source, value, extra):
         previous = np.searchsorted(of_source, at[mine]) - 1
         low[mine] = np.where(previous >= 0, stamp[of_source[np.maximum(previous, 0)]], low[mine])
     high = stamp[at]
-    hole_low, hole_high = _hole_spans(stamp, source, value)
+    hole_low, hole_high = _hole_spans(stamp, source, value) if holes is None else holes
     extra = np.asarray(extra if extra is not None else [], np.int64)
     return _merged(np.concatenate([low, hole_low, extra]),
                    np.concatenate([high, hole_high, extra]))
@@ -177,10 +178,12 @@ def _merged(low, high):
 
 def is_hole(source, value):
     """Mask of the hole records (LOSS records of lost source :data:`HOLE`)."""
-    return (source == Source.LOSS) & (loss_source(value) == HOLE)
+    mask = source == Source.LOSS
+    mask[mask] = loss_source(value[mask].astype(np.int64)) == HOLE    # few: LOSS records only
+    return mask
 
 
-def _hole_spans(stamp, source, value):
+def _hole_spans(stamp, source, value, at=None):
     """(low, high) of every hole, in stream order: from the previous delivered event of any
     source (LOSS records, whose stamps are not pin-corrected, do not count; none: from the
     start) to the hole's stamp, both widened by one stamp so that a lost event in the very
@@ -190,8 +193,8 @@ def _hole_spans(stamp, source, value):
     so within one source its stamp is later; from another source it can be earlier by at
     most the difference of the two pin delays, and the rules' end events (B) are markers,
     whose lost fellows share B's source. So no lost event that could change a pair lies
-    below it."""
-    at = np.flatnonzero(is_hole(source, value))
+    below it. ``at``: the holes' indices, if known."""
+    at = np.flatnonzero(is_hole(source, value)) if at is None else at
     low = np.full(len(at), np.iinfo(np.int64).min, np.int64)
     if len(at):
         delivered = np.flatnonzero(source != Source.LOSS)
@@ -239,22 +242,16 @@ class _Windows:
     certain: np.ndarray
     outer: np.ndarray
 
-    def of_markers(self, positions, epochs=None):
-        """The window of each marker position (-1: in none). With ``epochs`` (holes before
-        each marker), a marker after a hole inside its window is in none."""
+    def of_markers(self, positions):
+        """The window of each marker position (-1: in none)."""
         window = np.searchsorted(self.start, positions, side="right") - 1
         inside = (window >= 0) & (positions < self.stop[np.maximum(window, 0)])
-        if epochs is not None:
-            inside &= epochs == self.epoch[np.maximum(window, 0)]
         return np.where(inside, window, -1)
 
-    def of_stamps(self, stamps, epochs=None):
-        """The window of each (sorted) stamp strictly between a START and its end (-1: none);
-        ``epochs`` as in :meth:`of_markers`."""
+    def of_stamps(self, stamps):
+        """The window of each (sorted) stamp strictly between a START and its end (-1: none)."""
         window = np.searchsorted(self.first, stamps, side="right") - 1
         inside = (window >= 0) & (stamps < self.last[np.maximum(window, 0)])
-        if epochs is not None:
-            inside &= epochs == self.epoch[np.maximum(window, 0)]
         return np.where(inside, window, -1)
 
 
@@ -314,15 +311,16 @@ def analyze(events, stamp_hz, *, losses=None):
     ``losses``: extra stamps where data is known to be missing (added to the LOSS records)."""
     stamp = events.stamp.astype(np.int64, copy=False)
     source, value = events.source, events.value
-    epoch = np.cumsum(is_hole(source, value))          # holes up to each event
-    hole_after = [hole.after if hole.after is not None else np.iinfo(np.int64).min
-                  for hole in holes_of(events)]
+    hole_at = np.flatnonzero(is_hole(source, value))
+    holes = _hole_spans(stamp, source, value, hole_at)
+    hole_after = holes[0] + 1          # the stamp of the event before each hole (or int64 min)
     marker_at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
     tests, points, args = decode(value[marker_at].astype(np.int32) & 0xffff)
     irq_at = np.flatnonzero((source == Source.IRQ) & (value == 1))
-    irq, irq_epoch = stamp[irq_at], epoch[irq_at]        # one source: in stamp order
-    lossy_spans = _lossy_spans(stamp, source, value, losses)
-    hole_spans = _merged(*_hole_spans(stamp, source, value))
+    # An event's epoch: the holes before it in the stream.
+    irq, irq_epoch = stamp[irq_at], np.searchsorted(hole_at, irq_at)   # one source: in order
+    lossy_spans = _lossy_spans(stamp, source, value, losses, holes)
+    hole_spans = _merged(*holes)
 
     # The markers of each test, in stream order (a radix sort on the small test number).
     order = np.argsort(tests.astype(np.uint8), kind="stable")
@@ -333,26 +331,30 @@ def analyze(events, stamp_hz, *, losses=None):
         test = int(test_of[begin])
         rules = [(index, rule) for index, rule in enumerate(RULES) if rule.test == test]
         mine = order[begin:end]
-        m_stamp, m_points, m_epoch = stamp[marker_at[mine]], points[mine], epoch[marker_at[mine]]
+        m_stamp, m_points = stamp[marker_at[mine]], points[mine]
+        m_epoch = np.searchsorted(hole_at, marker_at[mine])
         windows = windows_of_test(m_stamp, m_points, args[mine], m_epoch, hole_after)
         if not rules or not len(windows.start):
             continue
-        of_kind = {}                      # (kind, as A) -> (stamps, windows), computed once
+        of_kind = {}                      # kind -> (stamps, windows, epochs), computed once
 
         def stamps_of(kind, as_start):
             """Stamps of an event kind inside the windows, and their window numbers. Start
             events count only before the first hole of their window; end events anywhere
             in it (a pair across a hole is then discarded, and counted)."""
-            if (kind, as_start) not in of_kind:
+            if kind not in of_kind:
                 if kind == "irq":
-                    window = windows.of_stamps(irq, irq_epoch if as_start else None)
-                    found_at = irq
+                    found_at, window, epochs = irq, windows.of_stamps(irq), irq_epoch
                 else:
                     at = np.flatnonzero(m_points == kind)
-                    window = windows.of_markers(at, m_epoch[at] if as_start else None)
-                    found_at = m_stamp[at]
-                of_kind[kind, as_start] = found_at[window >= 0], window[window >= 0]
-            return of_kind[kind, as_start]
+                    found_at, window, epochs = m_stamp[at], windows.of_markers(at), m_epoch[at]
+                inside = window >= 0
+                of_kind[kind] = found_at[inside], window[inside], epochs[inside]
+            found_at, window, epochs = of_kind[kind]
+            if as_start and len(hole_after):
+                before_hole = epochs == windows.epoch[window]
+                return found_at[before_hole], window[before_hole]
+            return found_at, window
 
         for index, rule in rules:
             (a, a_window), (b, b_window) = stamps_of(rule.start, True), stamps_of(rule.end, False)
@@ -364,7 +366,9 @@ def analyze(events, stamp_hz, *, losses=None):
             distinct = dict.fromkeys(names[known].tolist())
             for name in distinct:
                 of_name = np.flatnonzero((names == name) & known)
-                mine_a = np.isin(a_window, of_name)
+                # (Most tests have one name for all their windows: no lookup needed.)
+                mine_a = (np.ones(len(a), bool) if len(of_name) == len(names)
+                          else np.isin(a_window, of_name))
                 n = windows.parameter[of_name][windows.certain[of_name]]
                 table = SampleTable(name, stamp_hz, samples[keep & mine_a], a[keep & mine_a],
                                     int(np.count_nonzero(lossy & mine_a)),

@@ -422,7 +422,8 @@ class CaptureReader:
 
     def _chunks(self):
         """Every intact chunk (:class:`_Chunk`) and bad region (:class:`_Bad`) in file order."""
-        offset = HEADER_SIZE
+        self._wasted = 0             # each walk has its own CRC budget (the metadata search
+        offset = HEADER_SIZE         # may have walked the file before)
         while offset < self.size:
             chunk = self._chunk_at(offset)
             if not isinstance(chunk, _Chunk):

@@ -1,20 +1,24 @@
 """Incremental parser of the device-to-host stream (the records of ``latscope.protocol``).
 
 :class:`StreamParser` takes the bytes of the link in pieces of any size and returns the events
-of every *segment* whose closing SYNC record verified it (CRC-16 over the segment's bytes).
-It never returns an event it could not verify, and it never raises on bad stream bytes: it
-finds the next record by the lead-byte flag, trusts nothing until the next SYNC, and counts
-what it threw away in :class:`ParserStats`.
+of every *segment* that passed its checks (version 2: structure, the TALLY's count, the SEAL's
+CRC-32 and the chain of sequence numbers and stamps; version 1: the CRC-16 in the next SYNC;
+docs/protocol.md, "What a reader guarantees"). It never returns an event it could not verify,
+and it never raises on bad stream bytes: it finds the next record by the lead-byte flag,
+trusts nothing until the next SYNC, and puts a *hole* (a LOSS event of lost-source
+``HOLE_SOURCE``, with the number of event records lost) where it dropped data; what it threw
+away is also counted in :class:`ParserStats`.
 
 Parsing is vectorised with numpy over each buffer: find the lead bytes, measure the records,
 decode payloads of up to 8 bytes with a few word-wide operations on big-endian windows,
-cumulate deltas, then one ``binascii.crc_hqx`` call per segment. Only REPLY records and SYNC
-records are looked at one by one in Python.
+cumulate deltas and check every segment's structure at once; then one CRC call and a few
+integer steps of the chain per segment. Only REPLY records are looked at one by one.
 
 Time. An event's stamp is the 64-bit cycle number of the capture clock: the 48-bit stamp of
-the SYNC that opened its segment, unwrapped against the previous verified SYNC (time only goes
-forward; a jump of 2**48 cycles or more, or a device that restarted its counter, cannot be
-told from a wrap), plus the deltas of the segment up to the event, minus the pin-to-stamp
+the SYNC that opened its segment, unwrapped against the time base (version 2: the last stamp
+of the last confirmed segment; version 1: the previous verified SYNC; time only goes forward,
+so a jump of 2**48 cycles or more cannot be told from a wrap), plus the deltas of the segment
+up to the event, minus the pin-to-stamp
 latency of the event's source (``latency`` argument; clamped so that a stamp never goes below
 0). After that correction events of *different* sources may be out of stamp order by up to the
 difference of their latencies (a few cycles); events are always returned in stream order, and
@@ -521,11 +525,15 @@ class _Segments:
             crc_bytes = committed
             position = r.starts
         self.view = memoryview(crc_bytes)
-        self.pos = np.concatenate((position, [len(crc_bytes)])).tolist()
+        self.pos_np = np.concatenate((position, [len(crc_bytes)]))
+        self.pos = _Ints(self.pos_np)
         non_reply = r.source != Source.REPLY
         self.non_reply_at = np.flatnonzero(non_reply)
-        self.events_before = np.concatenate(([0], np.cumsum(r.is_event))).tolist()
-        self.non_reply_before = np.concatenate(([0], np.cumsum(non_reply))).tolist()
+        self.events_np = np.concatenate(([0], np.cumsum(r.is_event)))
+        self.non_reply_np = (np.concatenate(([0], np.cumsum(non_reply))) if len(r.replies)
+                             else np.arange(count + 1))
+        self.events_before = _Ints(self.events_np)
+        self.non_reply_before = _Ints(self.non_reply_np)
         self.delta_sum = np.concatenate((np.zeros(1, np.uint64), np.cumsum(r.delta)))
         self.delivered = []      # (first record, end record, 64-bit stamp of the first)
         self.holes = []          # (record index the hole goes before, stamp, count)
@@ -533,38 +541,65 @@ class _Segments:
     def run(self):
         """Returns the events and the offset where the kept open segment starts (or None)."""
         p, r = self.p, self.r
-        syncs = np.flatnonzero((r.source == Source.SYNC) & r.well_formed).tolist()
-        seals = np.flatnonzero((r.source == Source.SEAL) & r.well_formed)
+        sync_at = np.flatnonzero((r.source == Source.SYNC) & r.well_formed)
+        syncs = sync_at.tolist()
+        following = syncs[1:] + [self.count]
+        if p.version == 1:
+            closes = [f if f < self.count else None for f in following]
+        else:
+            closes = self._precheck_v2(sync_at, np.array(following, np.int64))
         done, done_byte = 0, 0   # records and CRC-domain bytes accounted for
         open_start = None
         p._open = None
+        seal_length = int(p._fixed[Source.SEAL])
         for k, s in enumerate(syncs):
-            self._junk(done, done_byte, s)
-            following = syncs[k + 1] if k + 1 < len(syncs) else self.count
-            close = None
-            if p.version == 1:
-                if following < self.count:
-                    close = following
-            else:
-                at = int(np.searchsorted(seals, s))
-                if at < len(seals) and seals[at] < following:
-                    close = int(seals[at])
-            if close is None and following == self.count:
+            if s > done or self.pos[s] > done_byte:
+                self._junk(done, done_byte, s)
+            close = closes[k]
+            if close is None and following[k] == self.count:
                 open_start = self._keep_open(s)
                 done, done_byte = self.count, self.pos[-1]
                 break
             if close is None:                  # version 2: a SYNC came before the SEAL
-                self._fail(s, following)
-                done, done_byte = following, self.pos[following]
+                self._fail(s, following[k])
+                done, done_byte = following[k], self.pos[following[k]]
             elif p.version == 1:
                 self._close_v1(s, close)
                 done, done_byte = close, self.pos[close]
             else:
-                self._close_v2(s, close)
-                done, done_byte = close + 1, self.pos[close] + int(p._fixed[Source.SEAL])
+                self._close_v2(k, s, close)
+                done, done_byte = close + 1, self.pos[close] + seal_length
         if open_start is None:
             self._junk(done, done_byte, self.count)
         return self._events(), open_start
+
+    def _precheck_v2(self, sync_at, following):
+        """For every SYNC, at once: the SEAL that closes its segment (None: none before the
+        next SYNC), and the checks other than the CRC and the chain, with the fields they
+        need (as lists, read one segment at a time by :meth:`_close_v2`)."""
+        r = self.r
+        seals = np.flatnonzero((r.source == Source.SEAL) & r.well_formed)
+        at = np.searchsorted(seals, sync_at)
+        close = seals[np.minimum(at, len(seals) - 1)] if len(seals) else following
+        closed = (at < len(seals)) & (close < following)
+        close = np.where(closed, close, following - 1)
+        # The TALLY is the last record before the SEAL that is not a reply.
+        tally = self.non_reply_at[np.maximum(np.searchsorted(self.non_reply_at, close) - 1, 0)]
+        events = self.events_np[tally] - self.events_np[sync_at + 1]
+        between = self.non_reply_np[tally] - self.non_reply_np[sync_at + 1]
+        fields = r.payload[tally]
+        ok = (closed & (tally > sync_at) & (r.source[tally] == Source.TALLY)
+              & r.well_formed[tally] & (between == events) & (events > 0)
+              & (events <= SEGMENT_MAX_EVENTS)
+              & ((fields >> np.uint64(_TALLY_AT["count"])) == events.astype(np.uint64)))
+        mask = np.uint64(_SEQUENCE_MASK)
+        self.v2 = list(zip(ok.tolist(), tally.tolist(), events.tolist(),
+                   ((fields >> np.uint64(_TALLY_AT["sent"])) & mask).tolist(),
+                   ((fields >> np.uint64(_TALLY_AT["captured"])) & mask).tolist(),
+                   r.payload[sync_at].tolist(), r.payload[close].tolist(),
+                   (self.delta_sum[tally] - self.delta_sum[sync_at + 1]).tolist(),
+                   self.pos_np[sync_at].tolist(), self.pos_np[close].tolist()))
+        return [c if k else None for c, k in zip(close.tolist(), closed.tolist())]
 
     def _junk(self, first, first_byte, end):
         """Records ``first .. end - 1`` lie outside any segment (from ``first_byte`` on)."""
@@ -628,23 +663,13 @@ class _Segments:
             self._hole(s, base, count)
         self._accept(s, e, base, self._segment_sum(s, e), None)
 
-    def _close_v2(self, s, e):
-        r = self.r
-        tally = int(self.non_reply_at[np.searchsorted(self.non_reply_at, e) - 1])
-        events = self.events_before[tally] - self.events_before[s + 1]
-        between = self.non_reply_before[tally] - self.non_reply_before[s + 1]
-        ok = (tally > s and r.source[tally] == Source.TALLY and r.well_formed[tally]
-              and between == events and 0 < events <= SEGMENT_MAX_EVENTS)
-        if ok:
-            fields = int(r.payload[tally])
-            ok = (fields >> _TALLY_AT["count"] == events
-                  and binascii.crc32(self.view[self.pos[s]:self.pos[e]]) == int(r.payload[e]))
-        if not ok or not self._deliver_v2(s, tally, int(r.payload[s]), events,
-                                          fields >> _TALLY_AT["sent"] & _SEQUENCE_MASK,
-                                          fields >> _TALLY_AT["captured"] & _SEQUENCE_MASK):
+    def _close_v2(self, k, s, e):
+        ok, tally, events, sent, captured, stamp48, crc, segment_sum, first, end = self.v2[k]
+        if not (ok and binascii.crc32(self.view[first:end]) == crc
+                and self._deliver_v2(s, tally, stamp48, events, sent, captured, segment_sum)):
             self._fail(s, e)
 
-    def _deliver_v2(self, s, tally, stamp48, count, sent, captured):
+    def _deliver_v2(self, s, tally, stamp48, count, sent, captured, segment_sum):
         """Links a verified segment into the chain; False if its stamp cannot be trusted.
 
         It is *linked* when its sequence follows the last delivered segment's with no event
@@ -659,7 +684,6 @@ class _Segments:
         if last is not None:
             step = (stamp48 - last[1]) & _STAMP_MASK
             linked = sent_before == last[0]
-        segment_sum = self._segment_sum(s, tally)
         candidate, p._candidate = p._candidate, None
         if linked:
             base = last[2] + step
@@ -752,6 +776,18 @@ def _decode_long(padded, starts, length, payload, ok, index):
     payload[index] = np.where(ten, (head << 14) | (ninth << 7) | tenth, (head << 7) | ninth)
     # A 10-byte record holds 66 bits; only payloads below 2**64 are valid.
     ok[index[ten & ((head >> 50) != 0)]] = False
+
+
+class _Ints:
+    """Python ints out of a numpy array, one at a time (cheaper than ``tolist()`` of a whole
+    buffer's records when a few are looked at)."""
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return int(self.array[index])
 
 
 class _Records:

@@ -21,7 +21,6 @@ from .accumulate import TableAccumulator
 from .capture_analysis import CaptureSummary, analyze_capture
 from .capture_file import Capture
 from .identity import Identity
-from .protocol import Source, loss_count, loss_source
 
 __all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "REPORT_FILES", "results", "load_tables",
            "text_table", "integrity_line", "holes_text", "write_json", "csv_text", "write_csv",
@@ -110,23 +109,25 @@ def _integrity(capture, tables):
 
 
 def integrity_line(integrity):
-    """One line on what was lost; it starts with "nothing lost" only when nothing was."""
-    damage = {"events lost in the device": integrity["lost_events"],
-              "holes": integrity["holes"], "resyncs": integrity["segments_bad"],
+    """One line on what was lost: "nothing lost: ..." only when nothing was, else "DATA
+    LOST: " and every kind of loss that happened, with its count."""
+    damage = {"events lost in the device (FIFO full)": integrity["lost_events"],
+              "hole(s)": integrity["holes"], "resyncs": integrity["segments_bad"],
               "records dropped": integrity["records_dropped"],
               "file gaps": integrity["file_gaps"], "damaged chunks": integrity["chunks_bad"],
               "truncated bytes": integrity["truncated_bytes"]}
     if not any(damage.values()):
         return (f"nothing lost: 0 events lost, 0 holes, 0 resyncs, "
                 f"{integrity['bytes_skipped']} bytes skipped")
-    parts = [f"{integrity['lost_events']} events lost in the device"]
-    if integrity["holes"]:
-        parts.append(f"{integrity['holes']} hole(s) where at most "
-                     f"{integrity['hole_events_lost_at_most']} events are missing")
-    parts += [f"{count} {what}" for what, count in list(damage.items())[2:] if count]
-    parts.append(f"{integrity['pairs_discarded']} pairs discarded "
-                 f"({integrity['pairs_discarded_by_holes']} by holes)")
-    return "DATA LOST: " + ", ".join(parts)
+    parts = []
+    for what, count in damage.items():
+        if count and what == "hole(s)":
+            parts.append(f"{count} hole(s) where at most "
+                         f"{integrity['hole_events_lost_at_most']} events are missing")
+        elif count:
+            parts.append(f"{count} {what}")
+    return (f"DATA LOST: {', '.join(parts)}; {integrity['pairs_discarded']} pairs discarded "
+            f"({integrity['pairs_discarded_by_holes']} by holes)")
 
 
 def holes_text(integrity, limit=HOLES_SHOWN):
