@@ -156,8 +156,9 @@ class _TestState:
 class BatchAnalysis:
     """See the module doc. ``stamp_hz``: stamp units per second; ``losses``: extra stamps
     where data is missing (as ``analyze``'s); ``spans``, ``hole_spans``: every loss span and
-    hole span of the capture, when known (a second pass); ``skew``: the largest amount by which an event's stamp can fall
-    below the largest stamp before it (the spread of the pin latencies); ``interval_stamps``:
+    hole span of the capture, when known (a second pass); ``skew``: the largest amount by
+    which an event's stamp can fall below the largest stamp before it (the spread of the
+    pin latencies); ``interval_stamps``:
     width of the tables' max-per-interval slots (None: none); ``loss_lag_s``: a sample is
     counted once every source with an event in the last ``loss_lag_s`` seconds has had one
     after it (so that a LOSS record of such a source finds it uncounted)."""

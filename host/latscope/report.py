@@ -1,8 +1,8 @@
 """Reports of a capture: one results document, written as JSON, CSV, Markdown and HTML.
 
-:func:`load_tables` analyses a capture file in bounded memory
-(:func:`latscope.capture_analysis.analyze_capture`: whatever its length). :func:`results` gathers everything a reader needs into one JSON-ready dict (schema in
-``docs/results-schema.md``, field ``version`` = :data:`SCHEMA_VERSION`): the run (device,
+:func:`load_tables` analyses a capture file in bounded memory, whatever its length
+(:func:`latscope.capture_analysis.analyze_capture`). :func:`results` gathers everything a
+reader needs into one JSON-ready dict (schema in ``docs/results-schema.md``, field ``version`` = :data:`SCHEMA_VERSION`): the run (device,
 clock and resolution, IRQ generator, suite/firmware settings, duration, losses and resyncs)
 and one row of statistics per sample table. The writers only format that dict, so the four
 files always agree. :func:`write_report` writes them all, with the figures of
