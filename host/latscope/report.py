@@ -4,8 +4,9 @@
 (:func:`latscope.capture_analysis.analyze_capture`). :func:`results` gathers everything a
 reader needs into one JSON-ready dict (schema in ``docs/results-schema.md``, field
 ``version`` = :data:`SCHEMA_VERSION`): the run (device, clock and resolution, IRQ
-generator, suite/firmware settings, duration, losses and resyncs) and one row of statistics per sample table. The writers only format that dict, so the four
-files always agree. :func:`write_report` writes them all, with the figures of
+generator, suite/firmware settings, duration, losses and resyncs) and one row of
+statistics per sample table. The writers only format that dict, so the four files always
+agree. :func:`write_report` writes them all, with the figures of
 :mod:`latscope.plots` (PNG and SVG files; the HTML embeds the PNGs and needs nothing else).
 """
 
