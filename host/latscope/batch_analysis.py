@@ -297,7 +297,9 @@ class BatchAnalysis:
         is_start = m_points == Point.START
         is_bound = is_start | (m_points == Point.END)
         # A hole opens a window at the test's first marker after it (unless a START).
-        opening = (m_epoch != np.concatenate([[state.last_epoch], m_epoch[:-1]])) & ~is_start
+        no_holes = state.last_epoch == int(m_epoch[-1])        # none before these markers
+        opening = np.zeros(len(m_points), bool) if no_holes else (
+            m_epoch != np.concatenate([[state.last_epoch], m_epoch[:-1]])) & ~is_start
         state.last_epoch = int(m_epoch[-1])
         carried = (state.windows - 1, state.epoch) if state.open else (-1, -1)
         segments = []                                 # (position, window, epoch) from there on
@@ -333,7 +335,7 @@ class BatchAnalysis:
         windows = np.repeat(np.array([carried[0]] + [seg[1] for seg in segments]), lengths)
         window_epoch = np.repeat(np.array([carried[1]] + [seg[2] for seg in segments]),
                                  lengths)
-        same_epoch = m_epoch == window_epoch
+        same_epoch = True if no_holes else m_epoch == window_epoch
         of_kind = {}
         for (index, rule), pending in zip(state.rules, state.pending):
             for kind, as_start in ((rule.start, True), (rule.end, False)):
@@ -469,7 +471,9 @@ class BatchAnalysis:
             same_next = np.append(group[1:] == group[:-1], False)
             has_next = np.arange(len(a)) < len(a) - 1
             next_a = np.where(same_next, np.append(a[1:], 0), _NEVER)
-            end_seen = np.searchsorted(b, a, side="right") < len(b)
+            # Its end is known when it has one in its group (a first end event beyond the
+            # group means the group is closed).
+            end_seen = lengths > 0
             unnamed = -1 if state.param_wait is None else state.param_wait[0]
             decided = ((has_next | no_more_a)
                        & (end_seen | closed | (same_next & (next_a < self._horizon)))
