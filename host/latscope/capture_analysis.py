@@ -1,8 +1,9 @@
 """A capture file analysed in bounded memory: its events read in batches, its tables
 accumulated (:mod:`latscope.batch_analysis`), and what the reports say about the run.
 
-:class:`CaptureBatches` reads a capture file's events in batches (``CaptureEvents``)
-(each iteration reads the file again, as the second pass of the analysis needs);
+:class:`CaptureBatches` reads a capture file's events in batches (``CaptureEvents``; each
+iteration reads the file again, as a second pass of the analysis needs), optionally in a
+helper process;
 :func:`analyze_capture` gives a :class:`CaptureSummary` (the run without its events) and the
 tables as :class:`~latscope.accumulate.TableAccumulator`. Memory does not grow with the
 number of events: one batch, the pending events of the analysis, and per table its value
