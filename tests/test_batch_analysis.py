@@ -243,6 +243,7 @@ def test_capture_files_read_in_batches(suite_captures, background):
     assert summary.parser_stats == capture.parser_stats
     assert summary.file_stats == capture.file_stats
     assert summary.summary() == capture.summary()
+    assert summary.out_of_order == 0 and summary.passes == 1
 
 
 def _export_files(sr, vcd):

@@ -174,6 +174,7 @@ class CaptureSummary(_CaptureInfo):
     device_losses: dict = field(default_factory=dict)
     holes: list = field(default_factory=list)
     passes: int = 1                      # file reads the analysis needed
+    out_of_order: int = 0                # events below the horizon (BatchAnalysis): 0 = exact
 
     @classmethod
     def of_capture(cls, capture):
@@ -219,5 +220,6 @@ def analyze_capture(path, *, interval_s=60.0, batch_bytes=BATCH_BYTES, backgroun
     summary = CaptureSummary(batches.path, batches.metadata, batches.parser_stats,
                              batches.file_stats, batches.end, analysis.events,
                              analysis.stamp_min, analysis.stamp_max, counts.first_stamp,
-                             counts.device_losses, counts.holes, len(passes))
+                             counts.device_losses, counts.holes, len(passes),
+                             analysis.out_of_order)
     return summary, analysis.ordered_tables()
