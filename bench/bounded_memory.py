@@ -10,8 +10,8 @@ its own process (``python -m latscope.cli ...``, output to /dev/null); its peak 
 time come from ``wait4``. Wall time depends on what else runs on the machine: the CPU time
 is printed too, and events/s from both. ``analyze_capture`` then runs in this process to
 split the CPU time between the analysis and its helper process (reading and parsing the
-file): the rate goal is checked against the busier of the two (the rate when each has a
-core, as on an otherwise idle 2-core machine).
+file), which shows the rate when each has a core. The rate goal is judged on ``analyze``'s
+wall time: run it on an otherwise idle machine.
 
 Run: ``.venv/bin/python bench/bounded_memory.py [--events 10000000 100000000]``.
 """
@@ -123,9 +123,10 @@ def main(argv=None):
               f"{cpu / 1e6:.2f} M events/s per CPU second of all its processes, "
               f"{split[count] / 1e6:.2f} M events/s when analysis and helper have a core each "
               f"(goal {GOAL_RATE / 1e6:g} M)")
-    met = worst < GOAL_RSS_MIB and all(rate >= GOAL_RATE for rate in split.values())
-    print(("goals met" if met else "goals NOT met") + " (rate: the busier process's CPU time;"
-          " wall time on a shared machine is printed above)")
+    # The verdict is on wall time, what a user waits for; the CPU figures above only say
+    # what an idle machine could give.
+    met = worst < GOAL_RSS_MIB and all(wall >= GOAL_RATE for wall, _ in rates.values())
+    print(("goals met" if met else "goals NOT met") + " (rate: analyze's wall time)")
     return 0 if met else 1
 
 
