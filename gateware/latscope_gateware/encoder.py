@@ -238,7 +238,8 @@ class EventEncoder(wiring.Component):
         need_seal = Signal()
         need_sync = Signal()
         last_record = Signal()
-        sealing = self._offer(m, segment, loaded, offering, entry_record, need_seal, need_sync)
+        entry_seals = self._offer(m, segment, loaded, offering, entry_record, need_seal,
+                                  need_sync)
 
         # An entry is taken exactly when nothing else happens in the encoder: no start, no
         # flush and no entry loaded (then the flush's `stopping & ~valid` is 0).
@@ -274,7 +275,7 @@ class EventEncoder(wiring.Component):
                 with m.Case(0):
                     with m.If(self.records.ready):
                         # After a SYNC or an event record `base` is the entry's stamp.
-                        m.d.sync += [zeroed.eq(zeroed | ~sealing), phase.eq(2),
+                        m.d.sync += [zeroed.eq(zeroed | ~entry_seals), phase.eq(2),
                                      offering.eq(0)]
         with m.Elif(loaded):
             # A start: no segment is open, so a record waiting in `phase` 0 is looked at again.
@@ -293,7 +294,7 @@ class EventEncoder(wiring.Component):
 
     def _offer(self, m, segment, loaded, offering, entry_record, need_seal, need_sync):
         """What is offered in this cycle, and which record that is when sent (to ``segment``);
-        returns the signal that says the offer is the TALLY or the SEAL.
+        returns the signal that says the entry's offer is its TALLY or SEAL.
 
         Written out as sums of flip-flops (no priority chain) so that ``valid`` and the
         updates a sent record makes are a few gates deep: a flush (TALLY, then SEAL) while no
@@ -320,11 +321,15 @@ class EventEncoder(wiring.Component):
             ]
         with m.Else():
             m.d.comb += record.eq(entry_record)
-        sent = self.records.ready & (offer_flush | offer_entry)
+        # Which record went out, each as a short AND of flip-flops: a flush never sends a
+        # SYNC or an event record, so those two look at the entry's offer only.
+        ready = self.records.ready
+        entry_seals = Signal()                  # the entry's offer is its TALLY or SEAL
         m.d.comb += [
-            segment.sent_tally.eq(sent & sealing & ~tallied),
-            segment.sent_seal.eq(sent & tallied),
-            segment.sent_sync.eq(sent & ~sealing & need_sync),
-            segment.sent_event.eq(sent & ~sealing & ~need_sync),
+            entry_seals.eq(tallied | need_seal),
+            segment.sent_tally.eq(ready & ~tallied & (offer_flush | (offer_entry & need_seal))),
+            segment.sent_seal.eq(ready & tallied & (offer_flush | offer_entry)),
+            segment.sent_sync.eq(ready & offer_entry & ~entry_seals & need_sync),
+            segment.sent_event.eq(ready & offer_entry & ~entry_seals & ~need_sync),
         ]
-        return sealing
+        return entry_seals
