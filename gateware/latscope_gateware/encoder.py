@@ -9,7 +9,7 @@ import operator
 from functools import reduce
 
 from amaranth.hdl import *
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import (DELTA_BITS, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
@@ -230,16 +230,16 @@ class EventEncoder(wiring.Component):
 
         # The entry's next record is chosen in `phase` 2, formatted in `phase` 1 and offered
         # from `phase` 0, so that neither step is a long path. Beside the record, also from
-        # `phase` 1: whether the open segment must be sealed first (`need_seal`: segment
-        # full, or delta too far for an event record), whether a SYNC must go first
-        # (`need_sync`: no segment open) and whether the record is the entry's last. (A start
-        # while the record waits sends the encoder back to `phase` 1, so they see its effect.)
+        # `phase` 1, the kind of record the entry offers (`kind`, one-hot): the TALLY or the
+        # SEAL when the open segment must be sealed first (TALLY sent, segment full, or delta
+        # too far for an event record), a SYNC when no segment is open, else the event record;
+        # and whether that is the entry's last record (`finishing`). Nothing else can change
+        # them before the offer. (A start while the record waits sends the encoder back to
+        # `phase` 1, so they see its effect.)
         entry_record = Signal(record_layout)    # the SYNC or event record on offer
-        need_seal = Signal()
-        need_sync = Signal()
-        last_record = Signal()
-        entry_seals = self._offer(m, segment, loaded, offering, entry_record, need_seal,
-                                  need_sync)
+        kind = Signal(data.StructLayout({"tally": 1, "seal": 1, "sync": 1, "event": 1}))
+        finishing = Signal()
+        self._offer(m, segment, loaded, offering, entry_record, kind)
 
         # An entry is taken exactly when nothing else happens in the encoder: no start, no
         # flush and no entry loaded (then the flush's `stopping & ~valid` is 0).
@@ -257,11 +257,14 @@ class EventEncoder(wiring.Component):
                     m.d.comb += choice.pick.eq(1)
                     m.d.sync += phase.eq(1)
                 with m.Case(1):
+                    tallied, opened = segment.tallied, segment.opened
+                    seal = opened & (segment.full | (~zeroed & high.any()))
                     m.d.sync += [
-                        need_seal.eq(segment.opened & (segment.full
-                                                       | (~zeroed & high.any()))),
-                        need_sync.eq(~segment.opened),
-                        last_record.eq(choice.last),
+                        kind.seal.eq(tallied),
+                        kind.tally.eq(~tallied & seal),
+                        kind.sync.eq(~tallied & ~seal & ~opened),
+                        kind.event.eq(~tallied & ~seal & opened),
+                        finishing.eq(~tallied & ~seal & opened & choice.last),
                         phase.eq(0),
                         offering.eq(1),
                     ]
@@ -275,8 +278,8 @@ class EventEncoder(wiring.Component):
                 with m.Case(0):
                     with m.If(self.records.ready):
                         # After a SYNC or an event record `base` is the entry's stamp.
-                        m.d.sync += [zeroed.eq(zeroed | ~entry_seals), phase.eq(2),
-                                     offering.eq(0)]
+                        m.d.sync += [zeroed.eq(zeroed | kind.sync | kind.event),
+                                     phase.eq(2), offering.eq(0)]
         with m.Elif(loaded):
             # A start: no segment is open, so a record waiting in `phase` 0 is looked at again.
             with m.If(offering):
@@ -288,13 +291,12 @@ class EventEncoder(wiring.Component):
         # An event record of the entry sent (only while it is loaded and no start comes:
         # outside the chain above, so that these enables are a gate or two deep).
         m.d.comb += choice.advance.eq(segment.sent_event)
-        with m.If(segment.sent_event & last_record):
+        with m.If(self.records.ready & ~self.start & offering & finishing):
             m.d.sync += loaded.eq(0)
         return m
 
-    def _offer(self, m, segment, loaded, offering, entry_record, need_seal, need_sync):
-        """What is offered in this cycle, and which record that is when sent (to ``segment``);
-        returns the signal that says the entry's offer is its TALLY or SEAL.
+    def _offer(self, m, segment, loaded, offering, entry_record, kind):
+        """What is offered in this cycle, and which record that is when sent (to ``segment``).
 
         Written out as sums of flip-flops (no priority chain) so that ``valid`` and the
         updates a sent record makes are a few gates deep: a flush (TALLY, then SEAL) while no
@@ -313,7 +315,7 @@ class EventEncoder(wiring.Component):
         ]
         sealing = Signal()
         tallied = segment.tallied
-        m.d.comb += sealing.eq(offer_flush | tallied | need_seal)
+        m.d.comb += sealing.eq(offer_flush | kind.tally | kind.seal)
         with m.If(sealing):
             m.d.comb += [
                 record.source.eq(Mux(tallied, Source.SEAL, Source.TALLY)),
@@ -321,15 +323,11 @@ class EventEncoder(wiring.Component):
             ]
         with m.Else():
             m.d.comb += record.eq(entry_record)
-        # Which record went out, each as a short AND of flip-flops: a flush never sends a
-        # SYNC or an event record, so those two look at the entry's offer only.
+        # Which record went out, each a short AND of flip-flops (the entry's `kind` is one).
         ready = self.records.ready
-        entry_seals = Signal()                  # the entry's offer is its TALLY or SEAL
         m.d.comb += [
-            entry_seals.eq(tallied | need_seal),
-            segment.sent_tally.eq(ready & ~tallied & (offer_flush | (offer_entry & need_seal))),
-            segment.sent_seal.eq(ready & tallied & (offer_flush | offer_entry)),
-            segment.sent_sync.eq(ready & offer_entry & ~entry_seals & need_sync),
-            segment.sent_event.eq(ready & offer_entry & ~entry_seals & ~need_sync),
+            segment.sent_tally.eq(ready & ((offer_flush & ~tallied) | (offer_entry & kind.tally))),
+            segment.sent_seal.eq(ready & ((offer_flush & tallied) | (offer_entry & kind.seal))),
+            segment.sent_sync.eq(ready & offer_entry & kind.sync),
+            segment.sent_event.eq(ready & offer_entry & kind.event),
         ]
-        return entry_seals
