@@ -313,16 +313,16 @@ class EventEncoder(wiring.Component):
             offer_entry.eq(~self.start & offering),
             self.records.valid.eq(offer_flush | offer_entry),
         ]
-        sealing = Signal()
+        # The payload from flip-flops only: the entry's SYNC or event record when that is what
+        # it offers, else the TALLY or the SEAL (of a flush, or of the entry's seal).
         tallied = segment.tallied
-        m.d.comb += sealing.eq(offer_flush | kind.tally | kind.seal)
-        with m.If(sealing):
+        with m.If(offering & (kind.sync | kind.event)):
+            m.d.comb += record.eq(entry_record)
+        with m.Else():
             m.d.comb += [
                 record.source.eq(Mux(tallied, Source.SEAL, Source.TALLY)),
                 record.payload.eq(Mux(tallied, 0, segment.tally.as_value())),
             ]
-        with m.Else():
-            m.d.comb += record.eq(entry_record)
         # Which record went out, each a short AND of flip-flops (the entry's `kind` is one).
         ready = self.records.ready
         m.d.comb += [
