@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what latscope needs on a Debian bookworm machine; safe to run again.
-# Debian packages: the simulator, the RISC-V toolchain and C library. Python: a venv in .venv
+# Debian packages: the simulator, the RISC-V toolchain and C library, ser2net (lab farms).
+# Python: a venv in .venv
 # with the pinned packages of pyproject.toml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES="verilator gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-venv sigrok-cli pulseview xvfb x11-apps"
+APT_PACKAGES="verilator gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-venv sigrok-cli pulseview xvfb x11-apps ser2net"
 missing=""
 for package in $APT_PACKAGES; do
     dpkg -s "$package" >/dev/null 2>&1 || missing="$missing $package"

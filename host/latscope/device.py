@@ -118,8 +118,9 @@ class Device:
     :meth:`read_events`.
     """
 
-    def __init__(self, transport, *, reply_timeout=5.0):
+    def __init__(self, transport, *, reply_timeout=5.0, name=None):
         self.transport = transport
+        self.name = name or getattr(transport, "port", None) or "device"
         self.reply_timeout = reply_timeout
         self.parser = StreamParser()
         self.identity = None
@@ -137,8 +138,16 @@ class Device:
 
     # --- link ---------------------------------------------------------------------------
 
+    def _link_lost(self, error):
+        # A network port (rfc2217://) whose connection dropped, a USB adapter unplugged:
+        # pyserial raises SerialException (an OSError); say which port, as every error does.
+        return DeviceError(f"{self.name}: link lost: {error}")
+
     def _read(self):
-        data = self.transport.read(max(1, self.transport.in_waiting or 4096))
+        try:
+            data = self.transport.read(max(1, self.transport.in_waiting or 4096))
+        except serial.SerialException as error:
+            raise self._link_lost(error) from None
         if data:
             if self.raw_sink is not None:
                 self.raw_sink(data)
@@ -149,7 +158,10 @@ class Device:
 
     def command(self, opcode, args=None):
         """Sends one command and returns its reply payload."""
-        self.transport.write(encode_command(opcode, args))
+        try:
+            self.transport.write(encode_command(opcode, args))
+        except serial.SerialException as error:
+            raise self._link_lost(error) from None
         deadline = time.monotonic() + self.reply_timeout
         while time.monotonic() < deadline:
             while self.parser.replies:
