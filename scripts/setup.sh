@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Installs what latscope needs on a Debian bookworm machine; safe to run again.
 # Debian packages: the simulator, the RISC-V toolchain and C library, ser2net (lab farms).
-# Python: a venv in .venv
-# with the pinned packages of pyproject.toml.
+# Python: a venv in .venv with the pinned packages of pyproject.toml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
