@@ -95,13 +95,24 @@ def start_simulation(processes, name, truth, *args):
     return line.split()[1]
 
 
-def ser2net_command(pty, port, speed=12_000_000):
-    """ser2net serving ``pty`` over RFC 2217 on 127.0.0.1:``port``, configured as labgrid's
-    exporter configures it (docs/lab.md)."""
-    return [SER2NET, "-d", "-n", "-Y", f"connection: &latscope#  accepter: "
-            f"telnet(rfc2217,mode=server),tcp,{LOOPBACK},{port}",
-            "-Y", f"  connector: serialdev(nouucplock=true),{pty},{speed}n81,local",
-            "-Y", "  options:", "-Y", "    max-connections: 10"]
+#: ser2net options for an appliance's link (docs/lab.md): by default ser2net forwards at
+#: most 64 bytes per read and waits at least 1 ms before sending, about 0.1 MB/s; a 12 Mbaud
+#: appliance sends up to 1.2 MB/s.
+FAST_OPTIONS = ("dev-to-net-bufsize: 65536", "chardelay: false")
+
+
+def ser2net_command(pty, port, speed=12_000_000, protocol="rfc2217", options=()):
+    """ser2net serving ``pty`` on 127.0.0.1:``port``: over RFC 2217, configured as labgrid's
+    exporter configures it (docs/lab.md), or as a raw TCP stream (``protocol="raw"``);
+    ``options``: more lines of its ``options:`` (e.g. :data:`FAST_OPTIONS`)."""
+    accepter = "telnet(rfc2217,mode=server),tcp" if protocol == "rfc2217" else "tcp"
+    command = [SER2NET, "-d", "-n", "-Y", f"connection: &latscope#  accepter: "
+               f"{accepter},{LOOPBACK},{port}",
+               "-Y", f"  connector: serialdev(nouucplock=true),{pty},{speed}n81,local",
+               "-Y", "  options:", "-Y", "    max-connections: 10"]
+    for option in options:
+        command += ["-Y", f"    {option}"]
+    return command
 
 
 def loopback_ser2net(directory):

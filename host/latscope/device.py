@@ -103,8 +103,13 @@ class Port:
 
 
 def open_transport(port, baudrate=12_000_000, timeout=0.05):
-    """A pyserial port for a device name (``/dev/ttyUSB1``), a pty or a pyserial URL."""
+    """A pyserial port for a device name (``/dev/ttyUSB1``), a pty or a pyserial URL;
+    ``rfc2217://`` (a network serial port) with latscope's faster reader
+    (:mod:`latscope.network_port`)."""
     try:
+        if str(port).startswith("rfc2217://"):
+            from .network_port import Rfc2217Port
+            return Rfc2217Port(port, baudrate=baudrate, timeout=timeout)
         return serial.serial_for_url(port, baudrate=baudrate, timeout=timeout)
     except (serial.SerialException, ValueError) as error:
         raise DeviceError(f"{port}: cannot open: {error}") from None
