@@ -88,3 +88,81 @@ def test_capture_through_ser2net_is_exact_and_a_dropped_link_is_an_error(network
     assert not cut.file_stats.complete
     events = captured(cut)
     assert len(events) >= 40 and set(events) <= truth
+
+
+class _Server:
+    """What `_TelnetStream` hands on: data chunks and telnet commands, recorded."""
+
+    def __init__(self):
+        import queue
+        self._read_buffer = queue.Queue()
+        self.calls = []
+
+    def _telnet_negotiate_option(self, command, option):
+        self.calls.append(("negotiate", command, option))
+
+    def _telnet_process_subnegotiation(self, suboption):
+        self.calls.append(("sub", suboption))
+
+    def _telnet_process_command(self, command):
+        self.calls.append(("command", command))
+
+    def data(self):
+        chunks = []
+        while not self._read_buffer.empty():
+            chunks.append(self._read_buffer.get())
+        return b"".join(chunks), len(chunks)
+
+
+def test_telnet_stream_passes_data_in_chunks_and_commands_on():
+    """latscope's RFC 2217 reader: data between IAC bytes in one chunk, an escaped 0xFF as
+    data, negotiations and subnegotiations to pyserial's handlers, in any split of the
+    stream into reads."""
+    from serial.rfc2217 import DO, IAC, NOP, SB, SE, WILL
+
+    from latscope.network_port import _TelnetStream
+
+    payload = bytes(range(256)) * 4
+    escaped = payload.replace(IAC, IAC + IAC)
+    stream = (IAC + WILL + b"\x2c" + escaped[:300] + IAC + SB + b"\x2c\x65" + IAC + IAC
+              + b"\x01" + IAC + SE + escaped[300:] + IAC + NOP + IAC + DO + b"\x03")
+    for split in (1, 7, 64, len(stream)):
+        server = _Server()
+        telnet = _TelnetStream(server)
+        for start in range(0, len(stream), split):
+            telnet.feed(stream[start:start + split])
+        data, chunks = server.data()
+        assert data == payload
+        assert server.calls == [("negotiate", WILL, b"\x2c"), ("sub", b"\x2c\x65\xff\x01"),
+                                ("command", NOP), ("negotiate", DO, b"\x03")]
+        if split == len(stream):
+            assert chunks <= 2 * 4 + 2           # a chunk per run between 0xFF bytes
+
+
+@pytest.mark.timeout(120)
+def test_labgrid_driver_on_a_local_appliance(tmp_path):
+    """The plugin on a local port (LatscopeAppliance; here the gateware simulation, which
+    latscope starts itself): labgrid's Environment loads it from `imports:`, the driver
+    identifies, sets the IRQ generator, captures, gives the tables and the report."""
+    from labgrid import Environment
+
+    config = tmp_path / "env.yaml"
+    config.write_text("targets:\n  main:\n    resources:\n      LatscopeAppliance:\n"
+                      "        port: sim:gateware\n    drivers:\n      LatscopeDriver: {}\n"
+                      "imports:\n  - latscope.lab\n")
+    env = Environment(str(config))
+    target = env.get_target("main")
+    try:
+        driver = target.get_driver("LatscopeDriver")          # activated
+        assert driver.identify()["board"] == "sim"
+        driver.configure_irq(period=1200, jitter_mask=0x3f, width=25)
+        result = driver.capture(tmp_path / "local.lsc", events=60, timeout=60)
+        rows = {row["name"]: row for row in driver.tables(tmp_path / "local.lsc")}
+        assert rows == {row["name"]: row for row in result.rows()}
+        assert rows["IL-a-1"]["samples"] >= 1                 # the scripted DUT's IL_A test
+        assert driver.report(result, tmp_path / "report")["html"] == tmp_path / "report" / "report.html"
+        metadata = result.capture.metadata
+        assert metadata["port"] == "sim:gateware" and metadata["irq"]["period"] == 1200
+        assert metadata["test_info"] == "labgrid target main, sim:gateware"
+    finally:
+        target.deactivate_all_drivers()
