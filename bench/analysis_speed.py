@@ -36,6 +36,7 @@ from latscope import plots                                     # noqa: E402
 from latscope.analysis import analyze                          # noqa: E402
 from latscope.capture_file import CaptureWriter, load_capture  # noqa: E402
 from latscope.live_stats import StreamingAnalyzer               # noqa: E402
+from latscope.protocol import VERSION                          # noqa: E402
 
 GOAL = 10e6
 SUITE = ROOT / "firmware" / "suite"
@@ -58,7 +59,7 @@ def suite_events(samples):
 
 
 def make_capture(count, samples):
-    path = Path(f"/tmp/latscope-bench-analysis-{count}-{samples}.lsc")
+    path = Path(f"/tmp/latscope-bench-analysis-v{VERSION}-{count}-{samples}.lsc")
     if path.exists():
         return path
     run = suite_events(samples)
@@ -68,7 +69,8 @@ def make_capture(count, samples):
     source = np.tile(run.source, repeats)[:count]
     value = np.tile(run.value, repeats)[:count]
     data = encode_fast(stamp, source, value)
-    identity = {"version": 1, "clock_hz": 1_000_000_000, "stamp_shift": 0, "marker_width": 16,
+    identity = {"version": VERSION, "clock_hz": 1_000_000_000, "stamp_shift": 0,
+                "marker_width": 16,
                 "edge_count": 0, "bus_width": 0, "fifo_depth": 0, "board": "native host port",
                 "latency": {}}
     with CaptureWriter(str(path) + ".part", {"identity": identity, "port": "native",

@@ -10,6 +10,9 @@ per event (SYNC records included) for two mixes:
   the IRQ generator asserting every 50 us plus 0..2.55 us of jitter and releasing 1 us later,
   and the handler's entry and exit markers 0.3 us and 1 us after each IRQ.
 
+Beside each protocol version 2 figure it gives version 1's (one 10-byte SYNC per segment
+instead of SYNC, TALLY and SEAL, 23 bytes): the cost of the stronger integrity check.
+
 It then gives the load this traffic puts on a 12 Mbaud link (8N1: 1.2 MB/s) and the largest
 sustained event rate the link can carry at that size per event (bursts above it wait in the
 appliance's FIFO, or are counted lost when it is full). Run: ``.venv/bin/python
@@ -56,12 +59,13 @@ def il_test_traffic(clock_hz, rng):
     return stamp, source, value
 
 
-def bytes_per_event(clock_hz, *mixes):
+def bytes_per_event(clock_hz, *mixes, version=2):
     stamp = np.concatenate([m[0] for m in mixes])
     source = np.concatenate([m[1] for m in mixes])
     value = np.concatenate([m[2] for m in mixes])
     order = np.lexsort((source, stamp))     # same-cycle events in source order, as the device
-    encoder = StreamEncoder(flush_after=clock_hz // 1000)   # the appliance's default
+    encoder = StreamEncoder(flush_after=clock_hz // 1000,   # the appliance's default
+                            version=version)
     for event in zip(stamp[order].tolist(), source[order].tolist(), value[order].tolist()):
         encoder.event(*event)
     encoder.flush()
@@ -72,27 +76,34 @@ def main():
     rng = np.random.default_rng(1)
     print(f"{DURATION_S * 1e3:g} ms of traffic per row; link: 12 Mbaud 8N1 = "
           f"{LINK_BYTES_PER_S / 1e6:g} MB/s\n")
-    header = (f"{'clock':>8} {'marker':>8} | {'markers only':>22} | "
-              f"{'markers + IL test traffic (IRQ every 50 us)':>46}")
+    header = (f"{'clock':>8} {'marker':>8} | {'markers only':>27} | "
+              f"{'markers + IL test traffic (IRQ every 50 us)':>51}")
     print(header)
-    print(f"{'MHz':>8} {'every':>8} | {'B/event':>8} {'max ev/s':>13} | "
-          f"{'events/s':>10} {'B/event':>8} {'link load':>10} {'max ev/s':>13}")
+    print(f"{'MHz':>8} {'every':>8} | {'B/event':>8} {'(v1)':>4} {'max ev/s':>13} | "
+          f"{'events/s':>10} {'B/event':>8} {'(v1)':>4} {'link load':>10} {'max ev/s':>13}")
     print("-" * len(header))
-    worst, per_microsecond = None, 0.0
+    worst, per_microsecond, cost = None, 0.0, 0.0
     for clock_hz in CLOCKS_HZ:
         for spacing in MARKER_SPACING_US:
-            only, _ = bytes_per_event(clock_hz, markers(clock_hz, spacing, rng))
-            mixed, rate = bytes_per_event(clock_hz, markers(clock_hz, spacing, rng),
-                                          il_test_traffic(clock_hz, rng))
+            seed = int(rng.integers(1 << 30))
+            traffic = [markers(clock_hz, spacing, np.random.default_rng(seed))]
+            mix = traffic + [il_test_traffic(clock_hz, np.random.default_rng(seed))]
+            only, _ = bytes_per_event(clock_hz, *traffic)
+            only_v1, _ = bytes_per_event(clock_hz, *traffic, version=1)
+            mixed, rate = bytes_per_event(clock_hz, *mix)
+            mixed_v1, _ = bytes_per_event(clock_hz, *mix, version=1)
             load = rate * mixed / LINK_BYTES_PER_S
             worst = max(worst or 0, only)
+            cost = max(cost, only / only_v1 - 1, mixed / mixed_v1 - 1)
             if spacing == 1:
                 per_microsecond = max(per_microsecond, only)
-            print(f"{clock_hz / 1e6:8g} {spacing:>6} us | {only:8.2f} "
+            print(f"{clock_hz / 1e6:8g} {spacing:>6} us | {only:8.2f} {only_v1:4.2f} "
                   f"{LINK_BYTES_PER_S / only:13,.0f} | {rate:10,.0f} {mixed:8.2f} "
-                  f"{load:9.0%} {LINK_BYTES_PER_S / mixed:13,.0f}")
+                  f"{mixed_v1:4.2f} {load:9.0%} {LINK_BYTES_PER_S / mixed:13,.0f}")
     print(f"""
-B/event includes the SYNC records (one per 255 events, per 1 ms segment age, per 2**24-cycle gap).
+B/event includes the segment records (SYNC, TALLY, SEAL: one set per 255 events, per 1 ms
+segment age, per 2**24-cycle gap); (v1): the same traffic in protocol version 1.
+Version 2 costs at most {cost:.1%} more bytes per event than version 1 in these rows.
 'max ev/s' is the rate the link sustains at that size per event; denser traffic has smaller
 deltas and so slightly fewer bytes per event. A link load above 100% is sustainable only as a
 burst that fits the appliance's FIFO.

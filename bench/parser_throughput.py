@@ -21,8 +21,8 @@ import numpy as np
 
 from latscope.parser import Events, StreamParser
 from latscope.protocol import (CONT_BITS, DELTA_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS,
-                               SEGMENT_MAX_EVENTS, Source, StreamEncoder, encode_record,
-                               sync_payload, value_width)
+                               SEGMENT_MAX_EVENTS, VERSION, Source, StreamEncoder, encode_record,
+                               sync_payload, tally_payload, value_width)
 
 
 def workload(count, *, seed=1, marker_spacing=100, irq_period=5000, irq_jitter=0xff,
@@ -73,18 +73,15 @@ def encode_fast(stamp, source, value, marker_width=16):
         body[start[has] + k] = ((payload[has] >> shift) & 0x7f).astype(np.uint8)
     body = body.tobytes()
     out = bytearray()
-    crc = 0
     seg_first = np.flatnonzero(new_segment).tolist() + [count]
     byte_at = start.tolist() + [len(body)]
     stamps = stamp.tolist()
     for first, after in zip(seg_first, seg_first[1:]):
-        sync = encode_record(Source.SYNC, sync_payload(stamps[first], crc))
-        events = body[byte_at[first]:byte_at[after]]
-        out += sync
-        out += events
-        crc = binascii.crc_hqx(events, binascii.crc_hqx(sync, 0))
-    if count:
-        out += encode_record(Source.SYNC, sync_payload(stamps[-1], crc))
+        segment = (encode_record(Source.SYNC, sync_payload(stamps[first]))
+                   + body[byte_at[first]:byte_at[after]]
+                   + encode_record(Source.TALLY, tally_payload(after - first, after, after)))
+        out += segment
+        out += encode_record(Source.SEAL, binascii.crc32(segment))
     return bytes(out)
 
 
@@ -109,7 +106,7 @@ LATENCY = {Source.MARKER: 4, Source.IRQ: 1}
 
 
 def cached_stream(count, seed):
-    key = hashlib.sha1(f"v1 {count} {seed}".encode()).hexdigest()[:12]
+    key = hashlib.sha1(f"protocol {VERSION} {count} {seed}".encode()).hexdigest()[:12]
     path = f"/tmp/latscope-bench-stream-{key}.bin"
     stamp, source, value = workload(count, seed=seed)
     if os.path.exists(path):

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from latscope.capture_file import CaptureWriter
-from latscope.protocol import StreamEncoder
+from latscope.protocol import VERSION, StreamEncoder
 from test_suite_native import SUITE, events_from_stores, read_native_dump
 
 #: The native build stamps in host nanoseconds.
@@ -23,7 +23,7 @@ NATIVE_CLOCK_HZ = 1_000_000_000
 
 
 def native_identity(board, stamp_shift=0):
-    return {"version": 1, "clock_hz": NATIVE_CLOCK_HZ, "stamp_shift": stamp_shift,
+    return {"version": VERSION, "clock_hz": NATIVE_CLOCK_HZ, "stamp_shift": stamp_shift,
             "marker_width": 16,
             "edge_count": 0, "bus_width": 32, "fifo_depth": 0, "board": board,
             "latency": {}}

@@ -14,10 +14,12 @@ import tracemalloc
 import zipfile
 
 import numpy as np
+import pytest
 
 from latscope import cli
 from latscope.analysis import _lossy_spans
-from latscope.capture_file import CaptureWriter, load_capture
+from latscope.capture_file import (CaptureWriter, ChunkType, _encode_chunk, _file_header,
+                                   load_capture)
 from latscope.channels import Layout
 from latscope.levels import MARGIN, LevelTracker
 from latscope.logic_export import export_capture
@@ -25,7 +27,7 @@ from latscope.sigrok_session import write_pvs, write_sr
 from latscope.vcd import vcd_timescale
 from latscope.markers import Point, Test, encode
 from latscope.parser import Events
-from latscope.protocol import Source, StreamEncoder
+from latscope.protocol import VERSION, Source, StreamEncoder
 from latscope.simulation import ROOT
 from latscope.live_vcd import LiveVcd
 
@@ -54,7 +56,7 @@ def write_capture(path, evs, edge_count=EDGES):
     for stamp, source, value in evs:
         encoder.event(stamp, source, value)
     encoder.flush()
-    identity = {"version": 1, "clock_hz": CLOCK_HZ, "stamp_shift": 0, "marker_width": 16,
+    identity = {"version": VERSION, "clock_hz": CLOCK_HZ, "stamp_shift": 0, "marker_width": 16,
                 "edge_count": edge_count, "bus_width": 32, "fifo_depth": 64, "board": "test",
                 "latency": {}}
     with CaptureWriter(path, {"identity": identity}) as writer:
@@ -259,10 +261,13 @@ def test_cli_export(tmp_path, capsys):
     assert "sample 0 = cycle 984" in capsys.readouterr().err
     assert cli.main(["export", str(tmp_path / "c.lsc")]) == 2
     assert "give --sr OUT.sr and/or --vcd OUT.vcd" in capsys.readouterr().err
-    with CaptureWriter(tmp_path / "noclock.lsc", {"identity": {}}) as writer:
-        writer.write(b"")
+    # A capture without its clock: the writer refuses it, the reader names file and field.
+    with pytest.raises(ValueError, match="clock_hz"):
+        CaptureWriter(tmp_path / "noclock.lsc", {"identity": {}})
+    (tmp_path / "noclock.lsc").write_bytes(_file_header() + _encode_chunk(
+        ChunkType.METADATA, 0, 0, b'{"identity": {}}'))
     assert cli.main(["export", str(tmp_path / "noclock.lsc"), "--vcd", "x.vcd"]) == 2
-    assert "noclock.lsc: metadata has no capture clock" in capsys.readouterr().err
+    assert "noclock.lsc: byte 44: METADATA identity.clock_hz: missing" in capsys.readouterr().err
 
 
 def test_cli_export_errors_name_the_option_or_the_file(tmp_path, capsys):

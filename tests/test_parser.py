@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 from latscope.parser import Events, StreamParser
-from latscope.protocol import (DELTA_BITS, SEGMENT_MAX_EVENTS, STAMP_BITS, Command, Source,
-                               StreamEncoder, UNKNOWN_COMMAND_REPLY, encode_record,
-                               loss_count, loss_source, loss_value, value_width)
+from latscope.protocol import (DELTA_BITS, HOLE_SOURCE, SEGMENT_MAX_EVENTS, SEQUENCE_BITS,
+                               STAMP_BITS,
+                               VERSION, Command, Source, StreamEncoder, UNKNOWN_COMMAND_REPLY,
+                               encode_record, hole_value, loss_count, loss_source, loss_value,
+                               value_width)
 
 EVENT_SOURCES = [Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS, *range(4, 12)]
 SYNC_LEAD = 0x80 | Source.SYNC << 3
@@ -25,6 +27,8 @@ def random_events(rng, count, *, start=1000, marker_width=16, gaps=(0, 1, 2, 100
         source = rng.choice(EVENT_SOURCES)
         width = value_width(source, marker_width)
         value = rng.choice([0, (1 << width) - 1, rng.getrandbits(width)])
+        if source == Source.LOSS:       # of a real source: lost-source 0xF marks a hole
+            value = value & ~0xf | rng.randrange(12)
         events.append((stamp, int(source), value))
     return events
 
@@ -57,16 +61,16 @@ def reply_records(opcode, payload):
     return [encode_record(Source.REPLY, byte) for byte in message]
 
 
-def segments_of(data):
+def segments_of(data, version=VERSION):
     """Byte offsets of the SYNC records of a clean stream, and the number of event records
-    between each SYNC and the next."""
+    of the segment each opens."""
     syncs, counts = [], []
     for offset, byte in enumerate(data):
         if byte & 0x80:
             if byte >> 3 & 0xf == Source.SYNC:
                 syncs.append(offset)
                 counts.append(0)
-            else:
+            elif byte >> 3 & 0xf < Source.TALLY:
                 counts[-1] += 1
     return syncs, counts
 
@@ -125,7 +129,7 @@ def test_long_segments_and_same_cycle_events():
     data = encode(events)
     got, parser = parse([data])
     assert got == events
-    assert parser.stats.segments_ok == len(segments_of(data)[0]) - 1 >= 5
+    assert parser.stats.segments_ok == len(segments_of(data)[0]) >= 5
 
 
 def test_stamp_wrap_at_48_bits():
@@ -181,42 +185,69 @@ def test_events_helpers():
 
 # --- damage ---------------------------------------------------------------------------------
 
-def small_stream():
-    """Five segments (long gaps force SYNCs), every record size, about 200 bytes."""
+def small_stream(version=VERSION):
+    """Five segments (long gaps force SYNCs), every record size, about 250 bytes."""
     rng = random.Random(11)
     events = []
     for segment in range(5):
         start = (segment + 1) << 30
         events += [(stamp + start, source, value)
                    for stamp, source, value in random_events(rng, 6, start=0)]
-    data = encode(events)
-    assert len(segments_of(data)[0]) == 6
+    data = encode(events, encoder=StreamEncoder(version=version))
+    assert len(segments_of(data, version)[0]) == 5 + (version == 1)
     return events, data
 
 
-def check_damaged(events, data, damaged, position):
-    """Every delivered event is an original one, in order; only the segments next to the
-    damage may lose events, and a loss shows in the statistics."""
-    got, parser = parse([damaged])
-    it = iter(events)
-    assert all(event in it for event in got), f"invented or mistimed event at {position}"
-    syncs, counts = segments_of(data)
+def is_hole(event):
+    return event[1] == Source.LOSS and event[2] & 0xf == HOLE_SOURCE
+
+
+def check_holes(truth, got, *, exact):
+    """The delivered events are true events, in order and unaltered, and every true event
+    that is missing is covered by holes between the delivered events around it: a hole
+    stamped at or after it (or the end-of-stream hole), with counts that add up to at least
+    the missing events (``exact``: exactly, for the holes before a delivered event)."""
+    delivered = [event for event in got if not is_hole(event)]
+    it = iter(truth)
+    assert all(event in it for event in delivered), "invented or altered event"
+    at, holes = 0, []
+    for event in got + [None]:
+        if event is not None and is_hole(event):
+            holes.append(event)
+            continue
+        end = truth.index(event, at) if event is not None else len(truth)
+        missing = truth[at:end]
+        count = sum(hole[2] >> 4 for hole in holes)
+        if missing:
+            assert holes, f"{len(missing)} events missing without a hole"
+            assert event is None or holes[-1][0] >= missing[-1][0], "hole stamped too early"
+            assert count >= len(missing)
+        if exact and event is not None:
+            assert count == len(missing)
+        at, holes = end + 1, []
+
+
+def check_damaged(events, data, damaged, position, version=VERSION):
+    """Only events of the segments next to the damage may go missing, every missing one is
+    covered by a hole, and the statistics agree with the holes."""
+    got, parser = parse([damaged], version=version)
+    check_holes(events, got, exact=version == 2)
+    syncs, counts = segments_of(data, version)
     segment = max(0, sum(1 for s in syncs if s <= position) - 1)
     first = sum(counts[:max(segment - 1, 0)])
     last = sum(counts[:segment + 1])
-    missing = set(events) - set(got)
+    missing = [event for event in events if event not in got]
     assert all(first <= events.index(event) < last for event in missing), position
-    stats = parser.stats
-    if missing:
-        assert stats.segments_bad >= 1 or (stats.bytes_skipped and segment == 0), position
-    else:
-        assert got == events
+    holes = [event for event in got if is_hole(event)]
+    assert parser.stats.holes == len(holes)
+    assert parser.stats.records_dropped == sum(hole[2] >> 4 for hole in holes)
+    if not missing:
+        assert [event for event in got if not is_hole(event)] == events
     return parser
 
 
 def test_every_bit_flip():
     events, data = small_stream()
-    syncs, _ = segments_of(data)
     unnoticed = set()
     for position in range(len(data)):
         for bit in range(8):
@@ -225,12 +256,9 @@ def test_every_bit_flip():
             parser = check_damaged(events, data, bytes(damaged), position)
             if not (parser.stats.segments_bad or parser.stats.bytes_skipped):
                 unnoticed.add((position, bit))
-    # Only the stamp of the last SYNC is unchecked (no segment follows whose CRC would cover
-    # it), and harmless. The first SYNC's CRC field is covered by the next segment's CRC.
-    last = syncs[-1]
-    stamp_bits = ({(last, 0)} | {(last + n, b) for n in range(1, 7) for b in range(7)}
-                  | {(last + 7, b) for b in range(2, 7)})
-    assert unnoticed == stamp_bits
+    # Version 2: the CRC-32 covers every bit of a segment up to its SEAL, the SEAL is
+    # compared whole: no flip goes unnoticed.
+    assert unnoticed == set()
 
 
 def test_every_byte_deletion():
@@ -239,12 +267,55 @@ def test_every_byte_deletion():
         check_damaged(events, data, data[:position] + data[position + 1:], position)
 
 
-@pytest.mark.parametrize("inserted", [0x00, 0x55, 0x7f, 0x80, 0xa9, SYNC_LEAD, 0xf0, 0xff])
+def test_every_byte_duplication():
+    events, data = small_stream()
+    for position in range(len(data)):
+        check_damaged(events, data, data[:position + 1] + data[position:], position)
+
+
+@pytest.mark.parametrize("inserted", [0x00, 0x55, 0x7f, 0x80, 0xa9, 0xe8, SYNC_LEAD, 0xf0,
+                                      0xff])
 def test_every_byte_insertion(inserted):
     events, data = small_stream()
     for position in range(len(data) + 1):
         check_damaged(events, data, data[:position] + bytes([inserted]) + data[position:],
                       position)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_many_damages_in_a_long_stream(seed):
+    """Flips, drops, duplicates and bursts at random places of a long stream, fed in random
+    pieces: still only true events, every missing one in a hole of exact count."""
+    rng = random.Random(seed)
+    events = random_events(rng, 3000, gaps=(0, 1, 3, 100, 5000, 1 << 25))
+    data = bytearray(encode(events))
+    for _ in range(25):
+        at = rng.randrange(len(data))
+        kind = rng.choice(["flip", "drop", "duplicate", "burst"])
+        if kind == "flip":
+            data[at] ^= 1 << rng.randrange(8)
+        elif kind == "drop":
+            del data[at]
+        elif kind == "duplicate":
+            data[at:at] = data[at:at + 1]
+        else:
+            data[at:at + 8] = bytes(rng.getrandbits(8) for _ in range(8))
+    got, parser = parse(pieces(bytes(data), rng, 500))
+    check_holes(events, got, exact=True)
+    assert parser.stats.holes >= 1
+
+
+def test_version_1_damage_never_alters_an_event():
+    """Old captures: the same damage, read with the version 1 rules (holes bounded by the
+    time they span, so not exact)."""
+    events, data = small_stream(version=1)
+    for position in range(len(data)):
+        for bit in (0, 3, 7):
+            damaged = bytearray(data)
+            damaged[position] ^= 1 << bit
+            check_damaged(events, data, bytes(damaged), position, version=1)
+        check_damaged(events, data, data[:position] + data[position + 1:], position, 1)
+        check_damaged(events, data, data[:position + 1] + data[position:], position, 1)
 
 
 def test_damage_costs_exactly_the_damaged_segment():
@@ -253,17 +324,30 @@ def test_damage_costs_exactly_the_damaged_segment():
     damaged = bytearray(data)
     damaged[syncs[2] + 12] ^= 0x10          # inside an event record of segment 2
     got, parser = parse([bytes(damaged)])
-    assert got == events[:sum(counts[:2])] + events[sum(counts[:3]):]
+    hole = (events[sum(counts[:3])][0], int(Source.LOSS), hole_value(counts[2]))
+    assert got == events[:sum(counts[:2])] + [hole] + events[sum(counts[:3]):]
     assert parser.stats.segments_bad == 1
-    assert parser.stats.records_dropped == counts[2]
+    assert (parser.stats.holes, parser.stats.records_dropped) == (1, counts[2])
     assert parser.stats.segments_ok == 4
+
+
+def test_a_lost_segment_is_a_hole_by_its_sequence_number():
+    """Cut out exactly one whole segment: no byte is damaged, the sequence shows it."""
+    events, data = small_stream()
+    syncs, counts = segments_of(data)
+    got, parser = parse([data[:syncs[1]] + data[syncs[2]:]])
+    hole = (events[sum(counts[:2])][0], int(Source.LOSS), hole_value(counts[1]))
+    assert got == events[:counts[0]] + [hole] + events[sum(counts[:2]):]
+    assert (parser.stats.segments_bad, parser.stats.bytes_skipped) == (0, 0)
 
 
 def test_bytes_before_the_first_sync_are_skipped():
     events, data = small_stream()
     syncs, counts = segments_of(data)
-    got, parser = parse([data[syncs[1] - 7:]])      # starts inside segment 0's last record
-    assert got == events[counts[0]:]
+    got, parser = parse([data[syncs[1] - 7:]])      # starts inside segment 0's last records
+    # The first verified segment's TALLY says how many events of the capture came before.
+    assert got == [(events[counts[0]][0], int(Source.LOSS), hole_value(counts[0]))] \
+        + events[counts[0]:]
     assert parser.stats.bytes_skipped == 7
     assert parser.stats.segments_bad == 0
 
@@ -272,39 +356,68 @@ def test_garbage_never_raises():
     rng = random.Random(3)
     garbage = bytes(rng.getrandbits(8) for _ in range(50000))
     got, parser = parse(pieces(garbage, rng, 3000))
+    assert all(is_hole(event) for event in got)
     events, data = small_stream()
-    assert parse([garbage, data])[0] == events
+    got = parse([garbage, data])[0]
+    assert [event for event in got if not is_hole(event)] == events
     assert parser.stats.bytes_received == len(garbage)
 
 
-# --- gap(), finish(), restart -----------------------------------------------------------------
+def test_a_stamp_before_the_time_base_is_refused_until_confirmed():
+    """A device reset restarts the stamps and the sequence: the first segment after it is
+    refused (its stamp lies behind the time base), the next one confirms it."""
+    before, after = [(5_000_000 + n, int(Source.MARKER), n) for n in range(3)], \
+        [(100 + 2 * (1 << 24) * n, int(Source.IRQ), n & 1) for n in range(3)]
+    data = encode(before) + bytes([0x55]) + encode(after)      # a junk byte: a hole
+    got, parser = parse([data])
+    assert got[:3] == before
+    assert [value for _, _, value in got[4:]] == [1, 0]
+    hole = got[3]
+    assert is_hole(hole) and hole[2] >> 4 >= 1
+    steps = [b[0] - a[0] for a, b in zip(got[4:], got[5:])]
+    assert steps == [2 * (1 << 24)]
+    assert got[4][0] > before[-1][0]            # time only goes forward
+    assert parser.stats.segments_bad == 1
+
+
+# --- gap(), finish(), versions ------------------------------------------------------------------
 
 def test_gap_drops_the_open_segment_and_waits_for_a_sync():
     events, data = small_stream()
     syncs, counts = segments_of(data)
-    leads = [n for n in range(syncs[2] + 10, syncs[3]) if data[n] & 0x80]
+    leads = [n for n in range(syncs[2] + 8, syncs[3]) if data[n] & 0x80]
     cut = leads[2] + 1                  # two whole event records and one byte of the third
     resume = syncs[3] + 4               # the bytes in between are lost
-    parser = StreamParser()
-    first = list(parser.feed(data[:cut]))
-    parser.gap()
-    rest, _ = parse([data[resume:]], parser)
-    assert first == events[:sum(counts[:2])]
-    assert rest == events[sum(counts[:4]):]
-    assert (parser.stats.segments_bad, parser.stats.records_dropped) == (1, 2)
-    assert parser.stats.bytes_skipped == 1 + syncs[4] - resume
+    lost = sum(counts[2:4])
+    for missing, count in ((resume - cut, lost), (None, None)):
+        parser = StreamParser()
+        first = list(parser.feed(data[:cut]))
+        parser.gap(missing)
+        rest, _ = parse([data[resume:]], parser)
+        assert first == events[:sum(counts[:2])]
+        assert rest[1:] == events[sum(counts[:4]):]
+        stamp, source, value = rest[0]
+        assert (stamp, source, value & 0xf) == (events[sum(counts[:4])][0], Source.LOSS, 0xf)
+        if count is not None:           # few bytes missing: exact
+            assert value >> 4 == count
+        else:                           # unknown: as often more as the sequence can wrap
+            assert value >> 4 >= lost and (value >> 4) % (1 << SEQUENCE_BITS) == lost
+        assert (parser.stats.segments_bad, parser.stats.records_dropped) == (1, value >> 4)
+        assert parser.stats.bytes_skipped == 1 + syncs[4] - resume
 
 
 def test_finish_drops_an_unclosed_segment():
     events, data = small_stream()
     syncs, counts = segments_of(data)
     parser = StreamParser()
-    got = list(parser.feed(data[:syncs[4] + 14]))
-    assert list(parser.finish()) == []
+    got = list(parser.feed(data[:syncs[4] + 12]))
+    end = list(parser.finish())
     assert got == events[:sum(counts[:4])]
+    # The end-of-stream hole: after the last delivered event, bounded by the bytes dropped.
+    assert end == [(events[sum(counts[:4]) - 1][0] + 1, int(Source.LOSS), hole_value(12))]
     assert parser.stats.segments_bad == 1
-    assert parser.stats.records_dropped == sum(1 for b in data[syncs[4] + 10:syncs[4] + 14]
-                                               if b & 0x80)
+    assert parser.stats.records_dropped == 12 >= sum(1 for b in data[syncs[4] + 8:syncs[4] + 12]
+                                                     if b & 0x80)
 
 
 def test_finish_after_a_clean_end_loses_nothing():
@@ -312,17 +425,70 @@ def test_finish_after_a_clean_end_loses_nothing():
     parser = StreamParser()
     assert list(parser.feed(data)) == events
     assert len(parser.finish()) == 0
-    assert (parser.stats.segments_bad, parser.stats.records_dropped) == (0, 0)
+    assert (parser.stats.segments_bad, parser.stats.records_dropped, parser.stats.holes) == \
+        (0, 0, 0)
 
 
-def test_a_new_capture_restarts_the_crc():
-    """START clears the device's CRC: the first SYNC of the next capture has CRC 0."""
+def test_a_new_capture_continues_the_sequence():
+    """START restarts the capture's count, not the device's: nothing is lost between."""
     first = [(1000 + n, int(Source.MARKER), n) for n in range(10)]
     second = [(90000 + n, int(Source.IRQ), n & 1) for n in range(10)]
-    data = encode(first) + encode(second)           # a fresh encoder starts with CRC 0
+    encoder = StreamEncoder()
+    data = encode(first, encoder=encoder)
+    encoder.start()
+    data += encode(second, encoder=encoder)
     got, parser = parse([data])
     assert got == first + second
-    assert (parser.stats.restarts, parser.stats.segments_bad) == (1, 0)
+    assert (parser.stats.holes, parser.stats.segments_bad) == (0, 0)
+
+
+def test_a_capture_joined_late_starts_with_a_hole():
+    events = [(1000 + n, int(Source.MARKER), n) for n in range(300)]
+    data = encode(events)
+    syncs, counts = segments_of(data)
+    got, parser = parse([data[syncs[1]:]])
+    assert got == [(events[255][0], int(Source.LOSS), hole_value(255))] + events[255:]
+
+
+def test_version_1_streams_still_parse():
+    rng = random.Random(9)
+    events = random_events(rng, 2000, gaps=(0, 1, 70, 1 << 23, 1 << DELTA_BITS))
+    data = encode(events, encoder=StreamEncoder(version=1))
+    for largest in (len(data), 13):
+        got, parser = parse(pieces(data, rng, largest), version=1)
+        assert got == events
+        assert (parser.stats.segments_bad, parser.stats.holes) == (0, 0)
+    # ... and a version 1 restart (START cleared the CRC) loses nothing.
+    first = [(1000 + n, int(Source.MARKER), n) for n in range(10)]
+    data = encode(first, encoder=StreamEncoder(version=1)) * 2
+    got, parser = parse([data], version=1)
+    assert got == first * 2 and parser.stats.restarts == 1
+
+
+def test_version_1_hole_is_bounded_by_its_bytes_or_time_span():
+    """No sequence numbers in version 1: a hole counts the event records its bytes or the
+    time it spans could hold, whichever is fewer (with bytes missing in unknown number,
+    only the time)."""
+    events, data = small_stream(version=1)
+    syncs, counts = segments_of(data, 1)
+    damaged = bytearray(data)
+    damaged[syncs[2] + 12] ^= 0x10
+    got, parser = parse([bytes(damaged)], version=1)
+    hole = got[sum(counts[:2])]
+    after = events[sum(counts[:3])]
+    assert hole == (after[0], int(Source.LOSS), hole_value(syncs[3] - syncs[2]))
+    parser = StreamParser(version=1)
+    got = list(parser.feed(data[:syncs[2] + 12]))
+    parser.gap()
+    got += parse([data[syncs[3]:]], parser)[0]
+    before = events[sum(counts[:2]) - 1]
+    assert got[sum(counts[:2])] == (after[0], int(Source.LOSS),
+                                    hole_value(12 * (after[0] - before[0] + 1)))
+
+
+def test_unknown_version_is_refused():
+    with pytest.raises(ValueError, match="version 3"):
+        StreamParser(version=3)
 
 
 # --- replies ---------------------------------------------------------------------------------

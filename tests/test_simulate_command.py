@@ -48,7 +48,13 @@ def test_simulate_serves_its_pty_until_ctrl_c():
         assert {Source.IRQ, Source.MARKER} <= sources
     finally:
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=30) == 0
+        try:
+            code = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()            # a hung simulate must not outlive the test
+            process.wait()
+            raise
+    assert code == 0
     assert not Path(pty).exists()
 
 

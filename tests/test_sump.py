@@ -13,7 +13,7 @@ import pytest
 
 from latscope.device import Device, IrqSettings, open_transport
 from latscope.parser import Events, StreamParser
-from latscope.protocol import (SUMP_ID_REPLY, SUMP_PROTOCOL_VERSION, Command, Source,
+from latscope.protocol import (SUMP_ID_REPLY, SUMP_PROTOCOL_VERSION, VERSION, Command, Source,
                                StartArgs, StatusReply, SumpCommand, SumpFlags, SumpMetadataKey,
                                encode_command, sump_metadata)
 from latscope.simulation import ROOT, SocSimulation, SuiteSettings, build_soc
@@ -232,7 +232,7 @@ def test_appliance_switches_between_latscope_and_sump_modes():
     device.run()
     received = bytes(link.received)
 
-    metadata = sump_metadata(name="latscope", version="1", probes=CHANNELS,
+    metadata = sump_metadata(name="latscope", version=str(VERSION), probes=CHANNELS,
                              memory_bytes=64 * 3, max_rate_hz=100_000_000)
     sump_start = received.index(SUMP_ID_REPLY + metadata)
     readback_start = sump_start + len(SUMP_ID_REPLY + metadata)

@@ -1,34 +1,172 @@
-"""Turns FIFO entries into delta-coded event records and SYNC records."""
+"""Turns FIFO entries into delta-coded event records, in sealed segments.
+
+Four small parts: :class:`RecordChoice` (which record of an entry goes next),
+:class:`RecordFormat` (that record's source and payload), :class:`SegmentState` (the open
+segment and the sequence numbers, as the records sent change them) and :class:`EventEncoder`,
+which steps an entry through them and offers its records and the segment records."""
 
 import operator
 from functools import reduce
 
 from amaranth.hdl import *
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import (CRC_BITS, DELTA_BITS, SEGMENT_MAX_EVENTS, STAMP_BITS, Source,
-                               value_width)
+from latscope.protocol import (DELTA_BITS, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
+                               Source, Tally, value_width)
 
 from .records import record_layout
 
-__all__ = ["EventEncoder"]
+__all__ = ["RecordChoice", "RecordFormat", "SegmentState", "EventEncoder"]
+
+
+class RecordChoice(wiring.Component):
+    """Which record of a loaded entry goes next: its LOSS record first, then its events in
+    source order.
+
+    ``load`` takes the entry's ``present`` events and ``loss`` flag as the records to send;
+    ``pick`` registers the next of them in ``choice`` (one-hot: bit 0 the LOSS record, bit
+    1 + i source i); ``advance`` says that record was sent. ``last``: the chosen record is the
+    entry's last one."""
+
+    def __init__(self, count):
+        self._count = count
+        super().__init__({
+            "present": In(count), "loss": In(1),
+            "load": In(1), "pick": In(1), "advance": In(1),
+            "choice": Out(1 + count), "last": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        pending = Signal(self._count)           # events not yet sent, in source order
+        pending_loss = Signal()
+        lowest_now = Signal(self._count)        # the lowest pending event, one-hot
+        for index in range(self._count):
+            m.d.comb += lowest_now[index].eq(pending[index] & ~pending[:index].any()
+                                             if index else pending[0])
+        lowest = self.choice[1:]                # the event the chosen record is of, if any
+        with m.If(self.load):
+            m.d.sync += [pending.eq(self.present), pending_loss.eq(self.loss)]
+        with m.Elif(self.pick):
+            m.d.sync += self.choice.eq(Mux(pending_loss, 1, Cat(C(0, 1), lowest_now)))
+        with m.If(self.advance):
+            with m.If(pending_loss):
+                m.d.sync += pending_loss.eq(0)
+            with m.Else():
+                m.d.sync += pending.eq(pending & ~lowest)
+        m.d.comb += self.last.eq(Mux(pending_loss, pending == 0, pending == lowest))
+        return m
+
+
+class RecordFormat(wiring.Component):
+    """The event record ``choice`` (as :class:`RecordChoice` gives it) of ``entry``, with
+    ``delta``: its ``source`` and ``payload``, as an AND-OR of every source's record (no
+    priority chain)."""
+
+    def __init__(self, layout, sources, *, marker_width=16):
+        self._sources = list(sources)
+        self._marker_width = marker_width
+        super().__init__({
+            "entry": In(layout), "choice": In(1 + len(self._sources)), "delta": In(STAMP_BITS),
+            "source": Out(4), "payload": Out(64),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        entry = self.entry
+        values = [(Source.LOSS, Cat(entry.loss_source, entry.loss_count))]
+        values += [(source, entry.value[source.name]) for source in self._sources]
+
+        def payload(source, value):
+            width = value_width(source, self._marker_width)
+            return (self.delta[:DELTA_BITS] << width) | value[:width]
+
+        m.d.comb += [
+            self.source.eq(reduce(operator.or_, [Mux(self.choice[index], source, 0)
+                                                 for index, (source, _) in enumerate(values)])),
+            self.payload.eq(reduce(operator.or_, [Mux(self.choice[index], payload(*pair), 0)
+                                                  for index, pair in enumerate(values)])),
+        ]
+        return m
+
+
+class SegmentState(wiring.Component):
+    """The open segment, as the records sent change it: ``start`` (nothing open, the capture's
+    count restarts) and one of ``sent_tally``, ``sent_seal``, ``sent_sync``, ``sent_event``
+    (``stamp``: the stamp of the entry whose SYNC or event record it is).
+
+    ``base``: the stamp the next delta counts from; ``opened``: SYNC sent, not sealed;
+    ``tallied``: its TALLY sent, the SEAL comes next; ``in_segment``: it has an event record;
+    ``full``: ``SEGMENT_MAX_EVENTS`` of them; ``aged``: ``flush_after`` cycles since its
+    first; ``tally``: the TALLY payload (count, sequence numbers since reset and since
+    ``start``)."""
+
+    def __init__(self, *, flush_after):
+        self._flush_after = flush_after
+        super().__init__({
+            "start": In(1), "sent_tally": In(1), "sent_seal": In(1), "sent_sync": In(1),
+            "sent_event": In(1), "stamp": In(STAMP_BITS),
+            "base": Out(STAMP_BITS), "opened": Out(1), "tallied": Out(1), "in_segment": Out(1),
+            "full": Out(1), "aged": Out(1), "tally": Out(Tally),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        events = Signal(range(SEGMENT_MAX_EVENTS + 1))
+        sent = Signal(SEQUENCE_BITS)            # event records sent since reset
+        captured = Signal(SEQUENCE_BITS)        # event records sent since start
+        m.d.comb += [self.tally.count.eq(events), self.tally.sent.eq(sent),
+                     self.tally.captured.eq(captured)]
+        # The sent_* inputs never come together: each register has its own short enable, with
+        # `start` last (it wins), rather than one priority chain through all of them.
+        with m.If(self.sent_sync | self.sent_event):
+            m.d.sync += self.base.eq(self.stamp)
+        with m.If(self.sent_sync):
+            m.d.sync += self.opened.eq(1)
+        with m.If(self.sent_tally):
+            m.d.sync += self.tallied.eq(1)
+        with m.If(self.sent_event):
+            m.d.sync += [
+                events.eq(events + 1),
+                self.in_segment.eq(1),
+                self.full.eq(events == SEGMENT_MAX_EVENTS - 1),
+                captured.eq(captured + 1),
+                sent.eq(sent + 1),
+            ]
+        with m.If(self.sent_seal | self.start):
+            m.d.sync += [self.opened.eq(0), self.tallied.eq(0), events.eq(0),
+                         self.in_segment.eq(0), self.full.eq(0)]
+        with m.If(self.start):
+            m.d.sync += captured.eq(0)
+
+        # The age of the open segment saturates at the limit until the flush is sent.
+        age = Signal(range(self._flush_after + 1))
+        with m.If(~self.in_segment):
+            m.d.sync += [age.eq(0), self.aged.eq(0)]
+        with m.Elif(~self.aged):
+            m.d.sync += [age.eq(age + 1), self.aged.eq(age == self._flush_after - 1)]
+        return m
 
 
 class EventEncoder(wiring.Component):
-    """Delta-codes events into records, opening segments with SYNC records.
+    """Delta-codes events into records, in segments: SYNC, events, TALLY, SEAL.
 
-    Implements exactly the segment rules of ``latscope.protocol.StreamEncoder``:
+    Implements exactly the segment rules of ``latscope.protocol.StreamEncoder`` (version 2):
 
-    * a SYNC record (time base = the event's stamp) comes before the first event after
-      ``start``, before an event whose delta would not fit in ``DELTA_BITS``, and before the
-      event that would make a segment longer than ``SEGMENT_MAX_EVENTS``;
+    * a SYNC record (time base = the event's stamp) opens a segment before an event when none
+      is open: the first event after ``start`` or after a seal;
+    * the open segment is sealed (a TALLY record: its event count and the sequence numbers,
+      then a SEAL record, whose CRC-32 the serializer fills in) before an event whose delta
+      would not fit in ``DELTA_BITS`` and before the event that would make it longer than
+      ``SEGMENT_MAX_EVENTS``;
     * within an entry the LOSS record goes first, then events in source order;
-    * an open segment is closed by a SYNC with the unchanged time base (a *flush*) once
-      ``flush_after`` cycles have passed since its first event record, before the next entry
-      is taken, or at once when ``stopping`` and the FIFO is empty. The host can verify events
-      only when their segment is closed, so this bounds how late they reach it, whatever the
-      event rate.
+    * the open segment is also sealed (a *flush*) once ``flush_after`` cycles have passed
+      since its first event record, before the next entry is taken, or at once when
+      ``stopping`` and the FIFO is empty. The host can verify events only when their
+      segment is sealed, so this bounds how late they reach it, whatever the event rate.
+
+    The TALLY's ``sent`` counts event records sent since reset, ``captured`` since ``start``.
 
     Parameters
     ----------
@@ -50,34 +188,27 @@ class EventEncoder(wiring.Component):
             "stopping": In(1),
         })
 
-    def _payload(self, m, source, delta, value):
-        width = value_width(source, self._marker_width)
-        return (delta[:DELTA_BITS] << width) | value[:width]
-
     def elaborate(self, platform):
         m = Module()
+        m.submodules.choice = choice = RecordChoice(len(self._sources))
+        m.submodules.format = format = RecordFormat(self._layout, self._sources,
+                                                    marker_width=self._marker_width)
+        m.submodules.segment = segment = SegmentState(flush_after=self._flush_after)
         entry = Signal(self._layout)
         loaded = Signal()                       # `entry` holds records not yet sent
-        pending_loss = Signal()
-        pending = Signal(len(self._sources))    # events of `entry` not yet sent, by source order
-        base = Signal(STAMP_BITS)               # stamp the next delta counts from
-        based = Signal()                        # a SYNC has been sent since start
-        segment_events = Signal(range(SEGMENT_MAX_EVENTS + 1))
-        age = Signal(range(self._flush_after + 1))   # cycles since the segment's first event
-        aged = Signal()                         # age == flush_after
-        in_segment = Signal()                   # segment_events != 0
 
         # `delta` (= entry.stamp - base) is computed in the cycles after the entry is loaded,
         # low half then high half with a registered borrow, then whether it is too far for an
-        # event record (`phase` 3, 2, 1), before any record of the entry is offered; a record
-        # sent makes delta 0 (`zeroed`) and goes back to `phase` 2 (choosing the next record).
-        # That is exact: while an entry is loaded, `base` only changes by a record of that
-        # entry being sent, which makes it the entry's stamp (delta 0), and flush SYNCs (which
-        # keep `base`) are sent only while no entry is loaded. So no wide subtraction lies on
-        # the path to the record and the SYNC decision; the cycles cost nothing, the link is
+        # event record (`phase` 3, 2, 1), before any record of the entry is offered; a SYNC or
+        # event record sent makes delta 0 (`zeroed`) and any record sent goes back to `phase`
+        # 2 (choosing the next record). That is exact: while an entry is loaded, `base` only
+        # changes by a SYNC or event record of that entry, which makes it the entry's stamp,
+        # and flushes are sent only while no entry is loaded. So no wide subtraction lies on
+        # the path to the record and the seal decision; the cycles cost nothing, the link is
         # far slower than the encoder. The halves are registered in every cycle, whatever the
         # phase: used in exclusive phases, synthesis would share one subtractor between them,
         # with input multiplexers in front of its carry chain.
+        base = segment.base
         low = Signal(DELTA_BITS + 1)            # low half and its borrow (valid in phase 2)
         high = Signal(STAMP_BITS - DELTA_BITS)  # high half (valid in phase 1)
         m.d.sync += [
@@ -85,90 +216,36 @@ class EventEncoder(wiring.Component):
             high.eq(entry.stamp[DELTA_BITS:] - base[DELTA_BITS:] - low[DELTA_BITS]),
         ]
         zeroed = Signal()                       # a record of the entry was sent: delta is 0
-        delta = Mux(zeroed, 0, Cat(low[:DELTA_BITS], high))
         phase = Signal(range(4))
         offering = Signal()                     # `phase` 0 with an entry loaded, in one flip-flop
-        full = Signal()                         # segment_events == SEGMENT_MAX_EVENTS
+        m.d.comb += [
+            choice.present.eq(self.entries.payload.present.as_value()),
+            choice.loss.eq(self.entries.payload.loss_valid),
+            format.entry.eq(entry),
+            format.choice.eq(choice.choice),
+            format.delta.eq(Mux(zeroed, 0, Cat(low[:DELTA_BITS], high))),
+            segment.stamp.eq(entry.stamp),
+            segment.start.eq(self.start),
+        ]
 
-        record = self.records.payload
-
-        # Which record of the entry goes next: the LOSS record, else the lowest pending event,
-        # chosen in `phase` 2 (one-hot, registered in `choice`: bit 0 LOSS, bit 1 + i source
-        # i), then formatted in `phase` 1 by an AND-OR of the formatted records, and offered
+        # The entry's next record is chosen in `phase` 2, formatted in `phase` 1 and offered
         # from `phase` 0, so that neither step is a long path. Beside the record, also from
-        # `phase` 1: whether a SYNC must go first (`need_sync`: none since start, segment
-        # full, or delta too far for an event record) and whether the record is the entry's
-        # last. (A start while the record waits sends the encoder back to `phase` 1, so
-        # `need_sync` sees its effect.)
-        source_list = list(self._sources)
-        lowest_now = Signal(len(source_list))
-        for index in range(len(source_list)):
-            m.d.comb += lowest_now[index].eq(pending[index] & ~pending[:index].any()
-                                             if index else pending[0])
-        choice = Signal(1 + len(source_list))
-        lowest = choice[1:]                     # the pending event the record is of, if any
-        values = [(Source.LOSS, Cat(entry.loss_source, entry.loss_count))]
-        values += [(source, entry.value[source.name]) for source in source_list]
-        event_source = Signal(4)
-        payload = Signal(64)
-        m.d.comb += [
-            event_source.eq(reduce(operator.or_, [Mux(choice[index], source, 0)
-                                                  for index, (source, _) in enumerate(values)])),
-            payload.eq(reduce(operator.or_,
-                              [Mux(choice[index], self._payload(m, source, delta, value), 0)
-                               for index, (source, value) in enumerate(values)])),
-        ]
-        event_record = Signal(record_layout)
-        need_sync = Signal()
-        last_record = Signal()
-
-        # What is offered in this cycle, written out as sums of flip-flops (no priority chain)
-        # so that `valid` and the updates a sent record makes are a few gates deep:
-        # a flush SYNC (keeps `base`) while no entry is loaded, or, with an entry loaded and
-        # its record ready (`phase` 0), the SYNC before it or its record.
-        offer_flush = Signal()
-        offer_entry = Signal()
-        m.d.comb += [
-            offer_flush.eq(~self.start & ~loaded & based & in_segment
-                           & ((self.stopping & ~self.entries.valid) | aged)),
-            offer_entry.eq(~self.start & offering),
-            self.records.valid.eq(offer_flush | offer_entry),
-        ]
-        with m.If(offer_entry & ~need_sync):
-            m.d.comb += record.eq(event_record)
-        with m.Else():
-            m.d.comb += [
-                record.source.eq(Source.SYNC),
-                record.payload.eq(Mux(offer_flush, base, entry.stamp) << CRC_BITS),
-            ]
-        sent_sync = Signal()
-        sent_event = Signal()
-        m.d.comb += [
-            sent_sync.eq(self.records.ready & (offer_flush | (offer_entry & need_sync))),
-            sent_event.eq(self.records.ready & offer_entry & ~need_sync),
-        ]
+        # `phase` 1, the kind of record the entry offers (`kind`, one-hot): the TALLY or the
+        # SEAL when the open segment must be sealed first (TALLY sent, segment full, or delta
+        # too far for an event record), a SYNC when no segment is open, else the event record;
+        # and whether that is the entry's last record (`finishing`). Nothing else can change
+        # them before the offer. (A start while the record waits sends the encoder back to
+        # `phase` 1, so they see its effect.)
+        entry_record = Signal(record_layout)    # the SYNC or event record on offer
+        kind = Signal(data.StructLayout({"tally": 1, "seal": 1, "sync": 1, "event": 1}))
+        finishing = Signal()
+        self._offer(m, segment, loaded, offering, entry_record, kind)
 
         # An entry is taken exactly when nothing else happens in the encoder: no start, no
         # flush and no entry loaded (then the flush's `stopping & ~valid` is 0).
-        m.d.comb += self.entries.ready.eq(~self.start & ~loaded & ~(based & in_segment & aged))
-
-        with m.If(self.start):
-            m.d.sync += [based.eq(0), segment_events.eq(0), in_segment.eq(0), full.eq(0)]
-        with m.Elif(sent_sync):
-            m.d.sync += [
-                base.eq(Mux(offer_flush, base, entry.stamp)),
-                based.eq(1),
-                segment_events.eq(0),
-                in_segment.eq(0),
-                full.eq(0),
-            ]
-        with m.Elif(sent_event):
-            m.d.sync += [
-                base.eq(entry.stamp),
-                segment_events.eq(segment_events + 1),
-                in_segment.eq(1),
-                full.eq(segment_events == SEGMENT_MAX_EVENTS - 1),
-            ]
+        m.d.comb += self.entries.ready.eq(
+            ~self.start & ~loaded
+            & ~(segment.opened & segment.in_segment & (segment.aged | segment.tallied)))
 
         # The entry's own work: delta, record, then its records one by one. (A flush is only
         # offered while no entry is loaded, and an entry is taken exactly with `ready`.)
@@ -177,48 +254,80 @@ class EventEncoder(wiring.Component):
                 with m.Case(3):
                     m.d.sync += phase.eq(2)
                 with m.Case(2):
-                    m.d.sync += [
-                        choice.eq(Mux(pending_loss, 1, Cat(C(0, 1), lowest_now))),
-                        phase.eq(1),
-                    ]
+                    m.d.comb += choice.pick.eq(1)
+                    m.d.sync += phase.eq(1)
                 with m.Case(1):
+                    tallied, opened = segment.tallied, segment.opened
+                    seal = opened & (segment.full | (~zeroed & high.any()))
                     m.d.sync += [
-                        need_sync.eq(~based | full | (~zeroed & high.any())),
-                        last_record.eq(Mux(pending_loss, pending == 0, pending == lowest)),
-                        event_record.source.eq(event_source),
-                        event_record.payload.eq(payload),
+                        kind.seal.eq(tallied),
+                        kind.tally.eq(~tallied & seal),
+                        kind.sync.eq(~tallied & ~seal & ~opened),
+                        kind.event.eq(~tallied & ~seal & opened),
+                        finishing.eq(~tallied & ~seal & opened & choice.last),
                         phase.eq(0),
                         offering.eq(1),
                     ]
+                    # The SYNC before the entry's record, or that record, in one register.
+                    with m.If(segment.opened):
+                        m.d.sync += [entry_record.source.eq(format.source),
+                                     entry_record.payload.eq(format.payload)]
+                    with m.Else():
+                        m.d.sync += [entry_record.source.eq(Source.SYNC),
+                                     entry_record.payload.eq(entry.stamp)]
                 with m.Case(0):
                     with m.If(self.records.ready):
-                        m.d.sync += [zeroed.eq(1), phase.eq(2), offering.eq(0)]
+                        # After a SYNC or an event record `base` is the entry's stamp.
+                        m.d.sync += [zeroed.eq(zeroed | kind.sync | kind.event),
+                                     phase.eq(2), offering.eq(0)]
         with m.Elif(loaded):
-            # A start: `based` is cleared, so a record waiting in `phase` 0 is looked at again.
+            # A start: no segment is open, so a record waiting in `phase` 0 is looked at again.
             with m.If(offering):
                 m.d.sync += [phase.eq(1), offering.eq(0)]
         with m.Elif(self.entries.valid & self.entries.ready):
-            m.d.sync += [
-                entry.eq(self.entries.payload),
-                zeroed.eq(0),
-                phase.eq(3),
-                loaded.eq(1),
-                pending.eq(self.entries.payload.present.as_value()),
-                pending_loss.eq(self.entries.payload.loss_valid),
-            ]
-        # A record of the entry sent (only while it is loaded and no start comes: outside
-        # the chain above, so that these enables are a gate or two deep).
-        with m.If(sent_event):
-            with m.If(pending_loss):
-                m.d.sync += pending_loss.eq(0)
-            with m.Else():
-                m.d.sync += pending.eq(pending & ~lowest)
-            with m.If(last_record):
-                m.d.sync += loaded.eq(0)
-
-        # The age of the open segment saturates at the limit until the flush is sent.
-        with m.If(~in_segment):
-            m.d.sync += [age.eq(0), aged.eq(0)]
-        with m.Elif(~aged):
-            m.d.sync += [age.eq(age + 1), aged.eq(age == self._flush_after - 1)]
+            m.d.comb += choice.load.eq(1)
+            m.d.sync += [entry.eq(self.entries.payload), zeroed.eq(0), phase.eq(3),
+                         loaded.eq(1)]
+        # An event record of the entry sent (only while it is loaded and no start comes:
+        # outside the chain above, so that these enables are a gate or two deep).
+        m.d.comb += choice.advance.eq(segment.sent_event)
+        with m.If(self.records.ready & ~self.start & offering & finishing):
+            m.d.sync += loaded.eq(0)
         return m
+
+    def _offer(self, m, segment, loaded, offering, entry_record, kind):
+        """What is offered in this cycle, and which record that is when sent (to ``segment``).
+
+        Written out as sums of flip-flops (no priority chain) so that ``valid`` and the
+        updates a sent record makes are a few gates deep: a flush (TALLY, then SEAL) while no
+        entry is loaded, or, with an entry loaded and its record ready (``phase`` 0), the
+        TALLY and SEAL, or ``entry_record`` (the SYNC before the entry's record, or that
+        record). Once the TALLY is out, the SEAL follows before anything else."""
+        record = self.records.payload
+        offer_flush = Signal()
+        offer_entry = Signal()
+        m.d.comb += [
+            offer_flush.eq(~self.start & ~loaded & segment.opened & segment.in_segment
+                           & ((self.stopping & ~self.entries.valid) | segment.aged
+                              | segment.tallied)),
+            offer_entry.eq(~self.start & offering),
+            self.records.valid.eq(offer_flush | offer_entry),
+        ]
+        # The payload from flip-flops only: the entry's SYNC or event record when that is what
+        # it offers, else the TALLY or the SEAL (of a flush, or of the entry's seal).
+        tallied = segment.tallied
+        with m.If(offering & (kind.sync | kind.event)):
+            m.d.comb += record.eq(entry_record)
+        with m.Else():
+            m.d.comb += [
+                record.source.eq(Mux(tallied, Source.SEAL, Source.TALLY)),
+                record.payload.eq(Mux(tallied, 0, segment.tally.as_value())),
+            ]
+        # Which record went out, each a short AND of flip-flops (the entry's `kind` is one).
+        ready = self.records.ready
+        m.d.comb += [
+            segment.sent_tally.eq(ready & ((offer_flush & ~tallied) | (offer_entry & kind.tally))),
+            segment.sent_seal.eq(ready & ((offer_flush & tallied) | (offer_entry & kind.seal))),
+            segment.sent_sync.eq(ready & offer_entry & kind.sync),
+            segment.sent_event.eq(ready & offer_entry & kind.event),
+        ]

@@ -5,13 +5,13 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.crc import catalog
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import (CONT_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS, MAX_CONT,
-                               SYNC_CONT, Source)
+from latscope.protocol import (CONT_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS, MAX_CONT, Source,
+                               fixed_length)
 
 __all__ = ["record_layout", "RecordSerializer", "RecordArbiter"]
 
-#: One record before serialisation. For SYNC records the serializer fills in the CRC field
-#: (the low ``CRC_BITS`` of the payload must be 0).
+#: One record before serialisation. For SEAL records the serializer fills in the CRC-32
+#: (the payload must be 0).
 record_layout = data.StructLayout({
     "source": 4,
     "payload": 64,
@@ -22,12 +22,13 @@ class RecordSerializer(wiring.Component):
     """Turns records into bytes and keeps the segment CRC.
 
     A record of payload *p* becomes a lead byte and the fewest continuation bytes that hold
-    *p*; SYNC records always get ``SYNC_CONT`` continuation bytes and carry in their low
-    ``CRC_BITS`` the CRC-16/XMODEM of every non-REPLY byte since the previous SYNC's lead byte.
-    The CRC restarts with each SYNC's own lead byte; ``clear_crc`` restarts it empty (START).
+    *p*; the segment records (SYNC, TALLY, SEAL) have their fixed lengths
+    (``protocol.fixed_length``), and a SEAL carries the CRC-32/ISO-HDLC of every non-REPLY
+    byte from its segment's SYNC lead byte to the TALLY's last byte. The CRC restarts with each
+    SYNC's own lead byte; ``clear_crc`` restarts it empty (START).
 
     One record is taken only when the previous one is fully sent (one idle cycle between
-    records), so the CRC register holds every byte sent when a SYNC's CRC is filled in, in the
+    records), so the CRC register holds every byte sent when a SEAL's CRC is filled in, in the
     cycle after it is taken (the CRC unit's inputs are registered: it sees a byte, and
     ``clear_crc``, a cycle late). Its
     length is worked out in the cycle after it is taken, from the registered payload, and its
@@ -41,7 +42,7 @@ class RecordSerializer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.crc = crc = catalog.CRC16_XMODEM(8).create()
+        m.submodules.crc = crc = catalog.CRC32_ISO_HDLC(8).create()
 
         source = Signal(4)
         payload = Signal(64)
@@ -74,6 +75,16 @@ class RecordSerializer(wiring.Component):
         incoming = self.records.payload
         m.d.comb += self.records.ready.eq(~busy)
         is_sync = source == Source.SYNC
+        is_seal = source == Source.SEAL
+        # Fixed lengths by source (one-hot over the few fixed sources, then an AND-OR).
+        fixed = {Source(s): fixed_length(s) - 1 for s in (Source.SYNC, Source.TALLY,
+                                                          Source.SEAL)}
+        is_fixed = Signal()
+        fixed_cont = Signal.like(cont)
+        m.d.comb += is_fixed.eq(Cat(source == s for s in fixed).any())
+        for s, n in fixed.items():
+            with m.If(source == s):
+                m.d.comb += fixed_cont.eq(n)
         with m.If(self.records.valid & ~busy):
             m.d.sync += [
                 busy.eq(1),
@@ -84,15 +95,15 @@ class RecordSerializer(wiring.Component):
                              for n in range(MAX_CONT))),
             ]
         with m.If(sizing):
-            # The CRC goes into a SYNC here, not when it is taken: the CRC unit sees each byte
+            # The CRC goes into a SEAL here, not when it is taken: the CRC unit sees each byte
             # a cycle after it is sent (its inputs are registered).
             m.d.sync += [
                 sizing.eq(0),
-                cont.eq(Mux(is_sync, SYNC_CONT, needed)),
-                left.eq(Mux(is_sync, SYNC_CONT + 1, needed_bytes)),
+                cont.eq(Mux(is_fixed, fixed_cont, needed)),
+                left.eq(Mux(is_fixed, fixed_cont + 1, needed_bytes)),
             ]
-            with m.If(is_sync):
-                m.d.sync += payload.eq(payload | crc.crc)
+            with m.If(is_seal):
+                m.d.sync += payload.eq(crc.crc)
 
         # The byte on offer is a register, so that the CRC and the link see a flip-flop: the
         # lead byte is picked out of the payload in the cycle after the record's length is

@@ -16,6 +16,16 @@ corrected for their source's pin delay and the LOSS record's is not, so an event
 the very cycle of the LOSS record comes out a few cycles *before* it: the span that may hold
 lost events is therefore taken from X's previous event to the LOSS record's stamp, and a pair
 that overlaps any such span is discarded.
+
+Holes: where the host dropped or could not verify stream data (a segment that failed its
+check, a gap in a capture file, a resync), the parser emits a LOSS record whose lost-source
+nibble is :data:`HOLE` (0xF): events of *any* source may be missing there. A hole is a loss
+span for every source, from the previous delivered event of any source (none: from the
+start) to the hole's stamp. A hole may also have swallowed a test's END or its next START
+(and a PARAM): so a window takes start events (A) only from before the first hole inside
+it. After a hole, the test's markers up to its next START or END form a window of unknown
+parameter: its samples go to the tables whose name does not depend on the parameter, and
+to no table otherwise (docs/tests.md, rules 4 to 6).
 """
 
 from dataclasses import dataclass, field
@@ -23,12 +33,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .markers import ARG_BITS, Point, Test, decode
-from .protocol import Source, loss_source
+from .protocol import HOLE_SOURCE, Source, loss_count, loss_source
 
-__all__ = ["RULES", "Rule", "SampleTable", "analyze", "windows_of_test"]
+__all__ = ["RULES", "Rule", "SampleTable", "HOLE", "Hole", "analyze", "holes_of", "is_hole",
+           "windows_of_test"]
 
 #: Marker values reach the host from the trace port (MARKER) or the bus window (BUS).
 MARKER_SOURCES = (Source.MARKER, Source.BUS)
+#: Lost-source nibble of a LOSS record that stands for a hole: events of any source may be
+#: missing (the parser's interface, docs/protocol.md).
+HOLE = HOLE_SOURCE
 
 
 @dataclass(frozen=True)
@@ -76,38 +90,41 @@ class SampleTable:
     #: int64 stamps of the first events of the discarded pairs (live statistics count the
     #: pairs they have not seen by these)
     discarded_starts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    discarded_by_holes: int = 0             # of ``discarded``: those with a hole between them
 
     def ns(self):
         return self.samples * (1e9 / self.stamp_hz)
 
     def stats(self):
         """Number of samples, min / max / average (the reference report's table), standard
-        deviation and percentiles, in ns."""
-        ns = self.ns()
-        if not len(ns):
-            return {"samples": 0, "discarded": self.discarded}
-        return {
-            "samples": int(len(ns)),
-            "min_ns": float(ns.min()),
-            "max_ns": float(ns.max()),
-            "avg_ns": float(ns.mean()),
-            "std_ns": float(ns.std()),
-            "p50_ns": float(np.percentile(ns, 50)),
-            "p99_ns": float(np.percentile(ns, 99)),
-            "p999_ns": float(np.percentile(ns, 99.9)),
-            "discarded": self.discarded,
-        }
+        deviation and percentiles, in ns: :func:`latscope.accumulate.stats_of_counts` (the
+        method the bounded analysis uses too)."""
+        from .accumulate import stats_of_counts
+        values, counts = np.unique(self.samples, return_counts=True)
+        return stats_of_counts(values, counts, self.stamp_hz, self.discarded,
+                               self.discarded_by_holes)
 
 
-def _pair(a, a_window, b, b_window, lossy_spans):
+def _overlaps(spans, a, end):
+    """Which pairs (a, end) overlap one of the sorted, disjoint ``spans`` (low, high)."""
+    low, high = spans
+    # The first span that ends after A; the pair is lossy if that span starts before B.
+    first = np.searchsorted(high, a, side="right")
+    lossy = first < len(high)
+    lossy[lossy] = low[first[lossy]] < end[lossy]
+    return lossy
+
+
+def _pair(a, a_window, b, b_window, lossy_spans, hole_spans):
     """Samples from each stamp in ``a`` to the first stamp in ``b`` after it in the same
     window, when no other ``a`` comes in between and the pair overlaps no span of
     :func:`_lossy_spans`. Stamps are sorted and so are their window numbers. Returns, over
     ``a``: the mask of kept samples, the mask of pairs discarded for a loss between them,
+    the mask of those discarded for a hole (``hole_spans``, a subset of ``lossy_spans``),
     and every A's length to its B (meaningful where one of the masks is set)."""
     none = np.zeros(len(a), bool)
     if not len(a) or not len(b):
-        return none, none, np.zeros(len(a), np.int64)
+        return none, none, none, np.zeros(len(a), np.int64)
     index = np.searchsorted(b, a, side="right")
     clipped = np.minimum(index, len(b) - 1)
     has_end = (index < len(b)) & (b_window[clipped] == a_window)
@@ -116,21 +133,19 @@ def _pair(a, a_window, b, b_window, lossy_spans):
     next_a = np.where(same_window_next, np.append(a[1:], 0), np.iinfo(np.int64).max)
     # An A in the very cycle of B does not steal B (ties are impossible within one source).
     paired = has_end & (end <= next_a)
-    low, high = lossy_spans
-    # The first span that ends after A; the pair is lossy if that span starts before B.
-    first = np.searchsorted(high, a, side="right")
-    lossy = first < len(high)
-    lossy[lossy] = low[first[lossy]] < end[lossy]
-    return paired & ~lossy, paired & lossy, end - a
+    lossy = paired & _overlaps(lossy_spans, a, end)
+    return paired & ~lossy, lossy, lossy & _overlaps(hole_spans, a, end), end - a
 
 
-def _lossy_spans(stamp, source, value, extra):
+def _lossy_spans(stamp, source, value, extra, holes=None):
     """Sorted, disjoint stamp spans (low, high) in which lost events may lie: for every LOSS
     record of source X, from the stamp of X's previous event in the stream (none: from the
-    start) to the LOSS record's stamp; plus a point span for every stamp in ``extra``. A
-    lost event's stamp t satisfies low < t < high; a pair (A, B) is lossy when some span
-    has low < B and high > A."""
-    is_loss = source == Source.LOSS
+    start) to the LOSS record's stamp; for every hole (:data:`HOLE`), the span of
+    :func:`_hole_spans` (``holes``: those spans, if known); plus a point span for every
+    stamp in ``extra``. A lost event's
+    stamp t satisfies low < t < high; a pair (A, B) is lossy when some span has low < B
+    and high > A."""
+    is_loss = (source == Source.LOSS) & ~is_hole(source, value)
     at = np.flatnonzero(is_loss)
     lost_source = loss_source(value[is_loss].astype(np.int64))
     low = np.full(len(at), np.iinfo(np.int64).min, np.int64)
@@ -142,12 +157,18 @@ def _lossy_spans(stamp, source, value, extra):
         previous = np.searchsorted(of_source, at[mine]) - 1
         low[mine] = np.where(previous >= 0, stamp[of_source[np.maximum(previous, 0)]], low[mine])
     high = stamp[at]
+    hole_low, hole_high = _hole_spans(stamp, source, value) if holes is None else holes
     extra = np.asarray(extra if extra is not None else [], np.int64)
-    low, high = np.concatenate([low, extra]), np.concatenate([high, extra])
+    return _merged(np.concatenate([low, hole_low, extra]),
+                   np.concatenate([high, hole_high, extra]))
+
+
+def _merged(low, high):
+    """Spans sorted by start, overlapping ones merged."""
     if not len(low):
         return low, high
-    # Merge overlapping spans: sorted by start, a span joins the previous group unless it
-    # starts after everything before it has ended.
+    # Sorted by start, a span joins the previous group unless it starts after everything
+    # before it has ended.
     order = np.argsort(low, kind="stable")
     low, high = low[order], np.maximum.accumulate(high[order])
     starts = np.flatnonzero(np.append(True, low[1:] > high[:-1]))
@@ -155,15 +176,71 @@ def _lossy_spans(stamp, source, value, extra):
     return low[starts], high[ends]
 
 
+def is_hole(source, value):
+    """Mask of the hole records (LOSS records of lost source :data:`HOLE`)."""
+    mask = source == Source.LOSS
+    mask[mask] = loss_source(value[mask].astype(np.int64)) == HOLE    # few: LOSS records only
+    return mask
+
+
+def _hole_spans(stamp, source, value, at=None):
+    """(low, high) of every hole, in stream order: from the previous delivered event of any
+    source (LOSS records, whose stamps are not pin-corrected, do not count; none: from the
+    start) to the hole's stamp, both widened by one stamp so that a lost event in the very
+    stamp of either end counts as inside.
+
+    Why the previous event is low enough: a lost event followed that event in the stream,
+    so within one source its stamp is later; from another source it can be earlier by at
+    most the difference of the two pin delays, and the rules' end events (B) are markers,
+    whose lost fellows share B's source. So no lost event that could change a pair lies
+    below it. ``at``: the holes' indices, if known."""
+    at = np.flatnonzero(is_hole(source, value)) if at is None else at
+    low = np.full(len(at), np.iinfo(np.int64).min, np.int64)
+    if len(at):
+        delivered = np.flatnonzero(source != Source.LOSS)
+        previous = np.searchsorted(delivered, at) - 1
+        has = previous >= 0
+        low[has] = stamp[delivered[previous[has]]] - 1
+    return low, stamp[at] + 1
+
+
+@dataclass(frozen=True)
+class Hole:
+    """A hole in the events: ``index`` in the stream, ``stamp`` (the first verified stamp
+    after it), ``after`` (the stamp of the previous delivered event, None: from the start)
+    and ``lost``: event records lost there (exact, or a bound never below the truth)."""
+    index: int
+    stamp: int
+    after: object
+    lost: int
+
+
+def holes_of(events):
+    """The holes (:class:`Hole`) of a parser ``Events``, in stream order."""
+    stamp = events.stamp.astype(np.int64, copy=False)
+    low, _ = _hole_spans(stamp, events.source, events.value)
+    at = np.flatnonzero(is_hole(events.source, events.value))
+    return [Hole(int(i), int(stamp[i]), None if lo == np.iinfo(np.int64).min else int(lo) + 1,
+                 loss_count(int(events.value[i])))
+            for i, lo in zip(at.tolist(), low.tolist())]
+
+
 @dataclass
 class _Windows:
-    """The START windows of one test, in order: marker positions (within the test's
-    markers) of START and of the window's end, stamps of both, and the parameter."""
+    """The windows of one test, in order: marker positions (within the test's markers) of
+    START (or of the first marker after a hole) and of the window's end, stamps of both,
+    the parameter, the window's epoch (holes in the stream before it), whether its
+    parameter is certain, and ``outer``: the window it lies in (itself, or for a window a
+    hole opened inside another, that one: pairs are made within it, so that a pair across
+    the hole is seen and discarded)."""
     start: np.ndarray
     stop: np.ndarray
     first: np.ndarray
     last: np.ndarray
     parameter: np.ndarray
+    epoch: np.ndarray
+    certain: np.ndarray
+    outer: np.ndarray
 
     def of_markers(self, positions):
         """The window of each marker position (-1: in none)."""
@@ -178,21 +255,52 @@ class _Windows:
         return np.where(inside, window, -1)
 
 
-def windows_of_test(stamps, points, args):
+def windows_of_test(stamps, points, args, epochs=None, hole_after=()):
     """The windows in one test's markers. A window runs from a START marker to the test's
     next END, or to its next START when the END was lost. Its parameter is the START
     marker's argument; a parameter of 128 or more (IDL-b-128, SEO-f-255) continues in a
-    PARAM marker that is the test's very next marker, whose argument holds bits 7 and up."""
-    start = np.flatnonzero(points == Point.START)
-    bounds = np.flatnonzero((points == Point.START) | (points == Point.END))
+    PARAM marker that is the test's very next marker, whose argument holds bits 7 and up.
+
+    ``epochs``: the number of holes in the stream before each marker; ``hole_after``: per
+    hole, the stamp of the last event before it. A window's parameter is not certain when
+    a hole comes right after its START (before the test's next marker, or at any time if
+    none follows): a PARAM may be lost there. After a hole, the test's markers up to its
+    next START or END lie in one true window whose START may be lost in the hole: they
+    form a window of unknown parameter, from the hole on (first stamp: the event before
+    the hole)."""
+    if epochs is None:
+        epochs = np.zeros(len(points), np.int64)
+    holes = len(hole_after)
+    is_start = points == Point.START
+    start = np.flatnonzero(is_start)
+    bounds = np.flatnonzero(is_start | (points == Point.END))
     after = np.searchsorted(bounds, start, side="right")
     stop = np.append(bounds, len(points))[after]
-    last = np.append(stamps, np.iinfo(np.int64).max)[stop]
     parameter = args[start].astype(np.int64)
     following = np.minimum(start + 1, len(points) - 1)
-    continued = (start + 1 < stop) & (points[following] == Point.PARAM)
+    next_epoch = np.where(start + 1 < len(points), epochs[following], holes)
+    certain = next_epoch == epochs[start]
+    continued = (start + 1 < stop) & (points[following] == Point.PARAM) & certain
     parameter[continued] |= args[following[continued]].astype(np.int64) << ARG_BITS
-    return _Windows(start, stop, stamps[start], last, parameter)
+    first = stamps[start]
+    # Windows a hole opened: the first marker after a hole, unless it is a START.
+    opened = np.flatnonzero(np.diff(epochs, prepend=0) != 0)
+    opened = opened[~is_start[opened]]
+    if len(opened):
+        hole_low = np.asarray(hole_after, np.int64)[epochs[opened] - 1]
+        at = np.concatenate([start, opened])
+        order = np.argsort(at, kind="stable")
+        start = at[order]
+        stop = np.concatenate([stop, np.append(bounds, len(points))[
+            np.searchsorted(bounds, opened, side="left")]])[order]
+        first = np.maximum.accumulate(np.concatenate([first, hole_low])[order])
+        parameter = np.concatenate([parameter, np.full(len(opened), -1)])[order]
+        certain = np.concatenate([certain, np.zeros(len(opened), bool)])[order]
+    last = np.append(stamps, np.iinfo(np.int64).max)[stop]
+    # Windows that end at the same bound lie in the first of them (stops never decrease).
+    run_start = np.flatnonzero(np.append(True, stop[1:] != stop[:-1]))
+    outer = run_start[np.searchsorted(run_start, np.arange(len(start)), side="right") - 1]
+    return _Windows(start, stop, first, last, parameter, epochs[start], certain, outer)
 
 
 def analyze(events, stamp_hz, *, losses=None):
@@ -203,10 +311,16 @@ def analyze(events, stamp_hz, *, losses=None):
     ``losses``: extra stamps where data is known to be missing (added to the LOSS records)."""
     stamp = events.stamp.astype(np.int64, copy=False)
     source, value = events.source, events.value
+    hole_at = np.flatnonzero(is_hole(source, value))
+    holes = _hole_spans(stamp, source, value, hole_at)
+    hole_after = holes[0] + 1          # the stamp of the event before each hole (or int64 min)
     marker_at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
     tests, points, args = decode(value[marker_at].astype(np.int32) & 0xffff)
-    irq = stamp[(source == Source.IRQ) & (value == 1)]          # one source: in stamp order
-    lossy_spans = _lossy_spans(stamp, source, value, losses)
+    irq_at = np.flatnonzero((source == Source.IRQ) & (value == 1))
+    # An event's epoch: the holes before it in the stream.
+    irq, irq_epoch = stamp[irq_at], np.searchsorted(hole_at, irq_at)   # one source: in order
+    lossy_spans = _lossy_spans(stamp, source, value, losses, holes)
+    hole_spans = _merged(*holes)
 
     # The markers of each test, in stream order (a radix sort on the small test number).
     order = np.argsort(tests.astype(np.uint8), kind="stable")
@@ -218,35 +332,49 @@ def analyze(events, stamp_hz, *, losses=None):
         rules = [(index, rule) for index, rule in enumerate(RULES) if rule.test == test]
         mine = order[begin:end]
         m_stamp, m_points = stamp[marker_at[mine]], points[mine]
-        windows = windows_of_test(m_stamp, m_points, args[mine])
+        m_epoch = np.searchsorted(hole_at, marker_at[mine])
+        windows = windows_of_test(m_stamp, m_points, args[mine], m_epoch, hole_after)
         if not rules or not len(windows.start):
             continue
-        of_point = {}                     # point -> (stamps, windows), computed once
+        of_kind = {}                      # kind -> (stamps, windows, epochs), computed once
 
-        def stamps_of(kind):
-            """Stamps of an event kind inside the windows, and their window numbers."""
-            if kind == "irq":
-                window = windows.of_stamps(irq)
-                return irq[window >= 0], window[window >= 0]
-            if kind not in of_point:
-                at = np.flatnonzero(m_points == kind)
-                window = windows.of_markers(at)
-                of_point[kind] = m_stamp[at[window >= 0]], window[window >= 0]
-            return of_point[kind]
+        def stamps_of(kind, as_start):
+            """Stamps of an event kind inside the windows, and their window numbers. Start
+            events count only before the first hole of their window; end events anywhere
+            in it (a pair across a hole is then discarded, and counted)."""
+            if kind not in of_kind:
+                if kind == "irq":
+                    found_at, window, epochs = irq, windows.of_stamps(irq), irq_epoch
+                else:
+                    at = np.flatnonzero(m_points == kind)
+                    found_at, window, epochs = m_stamp[at], windows.of_markers(at), m_epoch[at]
+                inside = window >= 0
+                of_kind[kind] = found_at[inside], window[inside], epochs[inside]
+            found_at, window, epochs = of_kind[kind]
+            if as_start and len(hole_after):
+                before_hole = epochs == windows.epoch[window]
+                return found_at[before_hole], window[before_hole]
+            return found_at, window
 
         for index, rule in rules:
-            (a, a_window), (b, b_window) = stamps_of(rule.start), stamps_of(rule.end)
-            keep, lossy, samples = _pair(a, a_window, b, b_window, lossy_spans)
+            (a, a_window), (b, b_window) = stamps_of(rule.start, True), stamps_of(rule.end, False)
+            keep, lossy, by_hole, samples = _pair(a, windows.outer[a_window], b,
+                                                  windows.outer[b_window], lossy_spans, hole_spans)
+            # A name with the parameter in it is known only where the parameter is.
+            known = windows.certain | ("{n}" not in rule.name)
             names = np.array([rule.name.format(n=int(n)) for n in windows.parameter])
-            distinct = dict.fromkeys(names.tolist())
+            distinct = dict.fromkeys(names[known].tolist())
             for name in distinct:
-                of_name = np.flatnonzero(names == name)
-                in_table = keep if len(distinct) == 1 else keep & np.isin(a_window, of_name)
-                lost = lossy if len(distinct) == 1 else lossy & np.isin(a_window, of_name)
-                table = SampleTable(name, stamp_hz, samples[in_table], a[in_table],
-                                    int(np.count_nonzero(lost)),
+                of_name = np.flatnonzero((names == name) & known)
+                # (Most tests have one name for all their windows: no lookup needed.)
+                mine_a = (np.ones(len(a), bool) if len(of_name) == len(names)
+                          else np.isin(a_window, of_name))
+                n = windows.parameter[of_name][windows.certain[of_name]]
+                table = SampleTable(name, stamp_hz, samples[keep & mine_a], a[keep & mine_a],
+                                    int(np.count_nonzero(lossy & mine_a)),
                                     {"test": Test(test).name,
-                                     "n": int(windows.parameter[of_name[0]])}, a[lost])
+                                     "n": int(n[0]) if len(n) else None},
+                                    a[lossy & mine_a], int(np.count_nonzero(by_hole & mine_a)))
                 found.append((int(mine[windows.start[of_name[0]]]), index, name, table))
     # Every name is one test's (its rules' names differ), so each table was made whole.
     return {name: table for _, _, name, table in sorted(found, key=lambda item: item[:2])}

@@ -278,34 +278,42 @@ def sources_named(text):
 
 @command("dump", _dump_options, help="print the events of a capture file")
 def cmd_dump(args):
+    """The events of a capture, read batch by batch (memory does not grow with the file)."""
     import csv
 
-    from .capture_file import load_capture
+    from .capture_analysis import CaptureBatches
 
     sources = sources_named(args.source) if args.source else None
-    capture = load_capture(args.capture)
-    events = capture.events
-    stamp_hz = capture.stamp_hz
+    batches = CaptureBatches(args.capture)
+    stamp_hz = batches.stamp_hz
     writer = csv.writer(sys.stdout) if args.csv else None
     if writer:
         writer.writerow(["cycle", "time_ns", "source", "value"])
-    shown = 0
-    for stamp, source, value in events:
-        if sources is not None and source not in sources:
-            continue
-        time_ns = stamp * 1e9 / stamp_hz
-        name = Source(source).name
-        if writer:
-            writer.writerow([stamp, f"{time_ns:.1f}", name, value])
-        elif args.json:
-            print(json.dumps({"stamp": stamp, "time_ns": round(time_ns, 1), "source": name,
-                              "value": value}))
-        else:
-            print(f"{stamp:16d} {time_ns:16.1f} ns  {name:6s} {value:#x}")
-        shown += 1
+    shown = read = 0
+    for events in batches:
+        read += len(events)
+        if sources is not None:
+            events = events.of(*sources)
+        if args.limit:
+            events = events[:args.limit - shown]
+        for stamp, source, value in events:
+            time_ns = stamp * 1e9 / stamp_hz
+            name = Source(source).name
+            if writer:
+                writer.writerow([stamp, f"{time_ns:.1f}", name, value])
+            elif args.json:
+                print(json.dumps({"stamp": stamp, "time_ns": round(time_ns, 1),
+                                  "source": name, "value": value}))
+            else:
+                print(f"{stamp:16d} {time_ns:16.1f} ns  {name:6s} {value:#x}")
+        shown += len(events)
         if args.limit and shown >= args.limit:
             break
-    print(capture.summary(), file=sys.stderr)
+    if batches.parser_stats is None:              # stopped at the limit: the file's rest unread
+        print(f"{batches.path}: {shown} events shown (--limit), reading stopped after "
+              f"{read} events", file=sys.stderr)
+    else:
+        print(batches.summary(read), file=sys.stderr)
     return 0
 
 
@@ -324,7 +332,7 @@ def _analyze_options(p):
                      "resyncs of the capture.")
 def cmd_analyze(args):
     """The sample tables of a capture (docs/tests.md) as text, CSV or JSON on stdout."""
-    from .report import csv_text, load_tables, results, text_table
+    from .report import csv_text, holes_text, integrity_line, load_tables, results, text_table
 
     capture, tables = load_tables(args.capture)
     document = results(capture, tables)
@@ -338,9 +346,9 @@ def cmd_analyze(args):
               f"at {device.get('clock_hz', 0) / 1e6:g} MHz ({device.get('board', '?')})")
         print(text_table(document["tables"]) if document["tables"]
               else "no test of the suite in this capture")
-        print(f"lost {integrity['lost_events']} events, {integrity['segments_bad']} resyncs, "
-              f"{integrity['records_dropped']} records dropped, {integrity['file_gaps']} file "
-              f"gaps")
+        print(integrity_line(integrity))
+        if integrity["holes"]:
+            print(holes_text(integrity))
     return 0
 
 
@@ -433,7 +441,6 @@ def _export_options(p):
 def cmd_export(args):
     from pathlib import Path
 
-    from .capture_file import load_capture
     from .logic_export import ExportError, export_capture
 
     if not (args.sr or args.vcd):
@@ -444,9 +451,8 @@ def cmd_export(args):
     for path in (args.sr, args.vcd,
                  Path(args.sr).with_suffix(".pvs") if args.sr and not args.no_pvs else None):
         new_output(path, args.force)
-    capture = load_capture(args.capture)
-    try:
-        info = export_capture(capture, sr=args.sr, vcd=args.vcd, pvs=not args.no_pvs,
+    try:                                 # read from the file in batches: bounded memory
+        info = export_capture(args.capture, sr=args.sr, vcd=args.vcd, pvs=not args.no_pvs,
                               start=args.start, stop=args.stop)
     except ExportError as error:
         raise UsageError(str(error)) from None
@@ -532,7 +538,7 @@ def _simulate_options(p):
 def cmd_simulate(args):
     """Runs a simulated appliance behind its pty for other programs (sigrok-cli's ols
     driver, PulseView, a second latscope) until Ctrl-C."""
-    from .session import CaptureSession
+    from .session import CaptureSession, sigint_deferred
     from .simulation import open_port
 
     irq = irq_settings(args)
@@ -547,11 +553,11 @@ def cmd_simulate(args):
               f"`latscope capture --port {simulation.pty} -o run.lsc` or, with the pty shim "
               f"of README (SUMP), `sigrok-cli -d ols:conn={simulation.pty} --scan`",
               file=sys.stderr)
-        try:
-            while simulation.process.poll() is None:
-                time.sleep(0.2)
-        except KeyboardInterrupt:
-            pass
+        # Ctrl-C only sets a flag: a KeyboardInterrupt raised inside Popen.poll() can leave
+        # its waitpid lock taken, and the simulation's stop() would then wait forever.
+        with sigint_deferred() as interrupted:
+            while simulation.process.poll() is None and not interrupted.wait(0.2):
+                pass
     return 0
 
 

@@ -73,7 +73,7 @@ def parse_args(argv):
 
 
 def print_results(capture_path, run, built_s, total_s):
-    from .report import load_tables, results, text_table
+    from .report import integrity_line, load_tables, results, text_table
 
     capture, tables = load_tables(capture_path)
     document = results(capture, tables)
@@ -94,6 +94,7 @@ def print_results(capture_path, run, built_s, total_s):
           f"resyncs, {integrity['records_dropped']} records dropped, "
           f"{integrity['bytes_skipped']} bytes skipped; {document['events']} events in "
           f"{integrity['segments_ok']} verified segments")
+    print(integrity_line(integrity))
     cycles = int(run.sim.get("cycles", 0))
     print(f"simulation: {cycles / 1e6:.1f} M cycles ({cycles / identity.clock_hz:.3f} s of "
           f"DUT time) in {float(run.sim.get('seconds', 0)):.1f} s, "

@@ -9,7 +9,7 @@ same fields the device sent.
 
 from dataclasses import dataclass, field
 
-from .protocol import MAGIC, VERSION, IdentifyReply, Source
+from .protocol import MAGIC, VERSION, VERSIONS, IdentifyReply, Source
 
 __all__ = ["Identity", "IdentityError"]
 
@@ -82,9 +82,9 @@ class Identity:
         reply = IdentifyReply.from_bits(int.from_bytes(payload, "little"))
         if reply.magic.to_bytes(4, "little") != MAGIC:
             raise IdentityError(f"not a latscope device: identify magic {reply.magic:#010x}")
-        if reply.version != VERSION:
-            raise IdentityError(f"device speaks protocol version {reply.version}, "
-                                f"this host knows version {VERSION}")
+        if reply.version not in VERSIONS:
+            raise IdentityError(f"device speaks protocol version {reply.version}, this host "
+                                f"knows versions {', '.join(map(str, VERSIONS))}")
         latency = {Source.MARKER: reply.marker_latency, Source.BUS: reply.bus_latency,
                    Source.IRQ: reply.irq_latency}
         latency.update({Source(Source.EDGE0 + n): reply.edge_latency for n in range(8)})
@@ -98,4 +98,5 @@ class Identity:
         """A stream parser for this device's records (marker width, pin latencies)."""
         from .parser import StreamParser
         return StreamParser(marker_width=self.marker_width,
-                            latency=self.latency if correct_latency else None)
+                            latency=self.latency if correct_latency else None,
+                            version=self.version)

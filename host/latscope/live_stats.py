@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .analysis import MARKER_SOURCES, RULES, analyze, windows_of_test
+from .analysis import MARKER_SOURCES, RULES, is_hole, analyze, windows_of_test
 from .markers import Point, Test, decode
 from .parser import Events
 
@@ -211,6 +211,11 @@ class StreamingAnalyzer:
                 keep_from = min(keep_from, start_stamp + 1)   # a table has no sample yet
             for table in mine:
                 keep_from = min(keep_from, int(table.starts[-1] + table.samples[-1]))
+        if pinned:
+            # A hole after an open window's START ends what that window attributes: the
+            # next analysis must see it, or events after it would join the window.
+            holes = np.flatnonzero(is_hole(buffer.source, buffer.value))
+            pinned += holes[holes > min(pinned)].tolist()
         keep = stamps >= keep_from
         keep[np.asarray(pinned, np.int64)] = True
         if np.count_nonzero(keep) > self.max_pending:

@@ -12,10 +12,14 @@ Device to host, the stream is a sequence of *records*. A record is one *lead* by
 
 The payload is an unsigned integer of ``3 + 7 * n`` bits for a record with ``n``
 continuation bytes; an encoder always uses the smallest ``n`` that holds the payload, except
-for SYNC records, which always have ``SYNC_CONT`` continuation bytes. Because every byte says
-whether it starts a record, a parser that lost or mangled a byte finds the next record by
-itself; the SYNC records (see :data:`Source.SYNC`) carry absolute time and a CRC so that it
-also knows which events it can trust.
+for the segment records (SYNC, TALLY, SEAL), which have a fixed length (:func:`fixed_length`).
+Because every byte says whether it starts a record, a parser that lost or mangled a byte finds
+the next record by itself; the segment records carry absolute time, sequence numbers and a
+CRC-32 so that it also knows which events it can trust and how many it lost.
+
+Version 2 (this one): a segment is ``SYNC, events, TALLY, SEAL``. Version 1 (old capture
+files): a segment runs from one SYNC (stamp and the CRC-16 of the segment before it) to the
+next. :class:`StreamEncoder` writes both; the gateware writes version 2.
 """
 
 from enum import IntEnum
@@ -23,11 +27,13 @@ from enum import IntEnum
 from amaranth.lib import data
 
 __all__ = [
-    "VERSION", "MAGIC", "Source", "EDGE_SOURCES", "value_width",
-    "LEAD_FLAG", "LEAD_PAYLOAD_BITS", "CONT_BITS", "MAX_CONT", "SYNC_CONT",
+    "VERSION", "VERSIONS", "MAGIC", "Source", "EDGE_SOURCES", "value_width",
+    "LEAD_FLAG", "LEAD_PAYLOAD_BITS", "CONT_BITS", "MAX_CONT", "SYNC_CONT", "fixed_length",
     "DELTA_BITS", "SEGMENT_MAX_EVENTS", "STAMP_BITS", "CRC_BITS", "LOSS_COUNT_BITS",
+    "SEQUENCE_BITS", "Tally", "HOLE_SOURCE", "hole_value",
     "LossValue", "loss_value", "loss_source", "loss_count",
-    "crc16", "record_length", "encode_record", "event_payload", "sync_payload",
+    "crc16", "crc32", "record_length", "encode_record", "event_payload", "sync_payload",
+    "tally_payload",
     "Command", "IdentifyReply", "StatusReply", "IrqConfig", "IrqFlags", "StartArgs",
     "COMMAND_ARGS", "REPLY_LAYOUTS", "UNKNOWN_COMMAND_REPLY",
     "StreamEncoder",
@@ -37,7 +43,9 @@ __all__ = [
 ]
 
 #: Protocol version; the identify reply carries it. Bump on any incompatible change.
-VERSION = 1
+VERSION = 2
+#: Versions the host reads (version 1: capture files written before version 2).
+VERSIONS = (1, 2)
 #: First four bytes of the identify reply payload.
 MAGIC = b"LTSC"
 
@@ -56,8 +64,10 @@ class Source(IntEnum):
     EDGE5  = 9
     EDGE6  = 10
     EDGE7  = 11
+    TALLY  = 12   #: closes a segment's CRC domain (v2); payload = :class:`Tally`
+    SEAL   = 13   #: ends a segment (v2); payload = CRC-32 of SYNC .. TALLY
     REPLY  = 14   #: one byte of a command reply; payload = the byte (no time)
-    SYNC   = 15   #: segment boundary; payload = stamp (48 bits) << 16 | CRC-16
+    SYNC   = 15   #: opens a segment; payload = stamp (48 bits) (v1: << 16 | CRC-16)
 
 
 EDGE_SOURCES = tuple(Source(Source.EDGE0 + n) for n in range(8))
@@ -67,8 +77,19 @@ LEAD_PAYLOAD_BITS = 3
 CONT_BITS = 7
 #: Longest record: a lead byte and nine continuation bytes hold 66 payload bits.
 MAX_CONT = 9
-#: SYNC records always have this many continuation bytes (10 bytes in all).
+#: Version 1 SYNC records have this many continuation bytes (10 bytes in all).
 SYNC_CONT = 9
+#: Continuation bytes of the fixed-length records, per protocol version.
+_FIXED_CONT = {
+    1: {15: SYNC_CONT},
+    2: {15: 7, 12: 8, 13: 5},      # SYNC 8 bytes (52 bits), TALLY 9 (59), SEAL 6 (38)
+}
+
+
+def fixed_length(source, version=None):
+    """Bytes of a record of ``source`` if that source has a fixed length, else None."""
+    cont = _FIXED_CONT[VERSION if version is None else version].get(int(source))
+    return None if cont is None else 1 + cont
 
 #: An event's delta (cycles since the previous event or SYNC) is below ``2 ** DELTA_BITS``;
 #: a longer gap makes the encoder start a new segment first.
@@ -77,7 +98,10 @@ DELTA_BITS = 24
 SEGMENT_MAX_EVENTS = 255
 #: Width of the time-stamp counter and of the stamp in a SYNC record; the host unwraps it.
 STAMP_BITS = 48
+#: Width of the version 1 SYNC's CRC-16 (version 2's SEAL carries a CRC-32).
 CRC_BITS = 16
+#: Width of the sequence numbers in a TALLY record.
+SEQUENCE_BITS = 24
 #: Width of the lost-event count in a LOSS record.
 LOSS_COUNT_BITS = 32
 
@@ -118,12 +142,32 @@ _FIXED_VALUE_WIDTH = {
 }
 
 
+class Tally(data.Struct):
+    """Payload of a TALLY record (version 2): what the segment it closes holds, and where it
+    sits in the device's stream. The sequence numbers count event records (LOSS included)
+    modulo ``2 ** SEQUENCE_BITS``, up to and including this segment's; each segment holds at
+    least one, so they also number the segments."""
+    captured: SEQUENCE_BITS   #: event records sent since START
+    sent: SEQUENCE_BITS       #: event records sent since power-up (never reset)
+    count: 8                  #: event records in this segment (1 .. SEGMENT_MAX_EVENTS)
+
+
+#: LOSS records whose lost-source nibble is this are *holes*, which the parser (never the
+#: device) puts into the events it returns: events of any source may be missing there.
+HOLE_SOURCE = 0xF
+
+
+def hole_value(count):
+    """The value of a hole's LOSS event: ``count`` event records lost, any source."""
+    return (count << 4) | HOLE_SOURCE
+
+
 def value_width(source, marker_width=16):
     """Number of value bits at the bottom of an event record's payload."""
     source = Source(source)
     if source == Source.MARKER:
         return marker_width
-    if source in (Source.REPLY, Source.SYNC):
+    if source in (Source.REPLY, Source.SYNC, Source.TALLY, Source.SEAL):
         raise ValueError(f"{source.name} records carry no event value")
     return _FIXED_VALUE_WIDTH[source]
 
@@ -136,10 +180,21 @@ def crc16(data, crc=0):
     return binascii.crc_hqx(bytes(data), crc)
 
 
-def record_length(payload, source=None):
+def crc32(data, crc=0):
+    """CRC-32/ISO-HDLC (zlib's, Python's ``binascii.crc32``), as in SEAL records.
+
+    The gateware computes it with ``amaranth.lib.crc.catalog.CRC32_ISO_HDLC``."""
+    import binascii
+    return binascii.crc32(bytes(data), crc)
+
+
+def record_length(payload, source=None, version=None):
     """Number of bytes of the record that carries ``payload``."""
-    if source == Source.SYNC:
-        return 1 + SYNC_CONT
+    fixed = None if source is None else fixed_length(source, version)
+    if fixed is not None:
+        if payload >> (LEAD_PAYLOAD_BITS + CONT_BITS * (fixed - 1)):
+            raise ValueError(f"payload {payload:#x} does not fit in a {fixed}-byte record")
+        return fixed
     n = 0
     while payload >> (LEAD_PAYLOAD_BITS + CONT_BITS * n):
         n += 1
@@ -148,9 +203,9 @@ def record_length(payload, source=None):
     return 1 + n
 
 
-def encode_record(source, payload):
+def encode_record(source, payload, version=None):
     """Bytes of one record."""
-    n = record_length(payload, source) - 1
+    n = record_length(payload, source, version) - 1
     out = bytearray([LEAD_FLAG | (int(source) << LEAD_PAYLOAD_BITS)
                      | ((payload >> (CONT_BITS * n)) & ((1 << LEAD_PAYLOAD_BITS) - 1))])
     for i in reversed(range(n)):
@@ -167,8 +222,17 @@ def event_payload(source, delta, value, marker_width=16):
     return (delta << width) | value
 
 
-def sync_payload(stamp, crc):
-    return ((stamp % (1 << STAMP_BITS)) << CRC_BITS) | crc
+def sync_payload(stamp, crc=None):
+    """A SYNC's payload: the stamp (version 2), or the stamp and a CRC-16 (version 1)."""
+    stamp %= 1 << STAMP_BITS
+    return stamp if crc is None else (stamp << CRC_BITS) | crc
+
+
+def tally_payload(count, sent, captured):
+    """A TALLY's payload (the sequence numbers are taken modulo ``2 ** SEQUENCE_BITS``)."""
+    mask = (1 << SEQUENCE_BITS) - 1
+    return Tally.const({"count": count, "sent": sent & mask,
+                        "captured": captured & mask}).as_value().value
 
 
 # --- Host to device: commands -------------------------------------------------------------
@@ -266,55 +330,97 @@ class StreamEncoder:
     """Encodes events exactly as the gateware's encoder does (same segment rules, same bytes).
 
     Used by tests to check the gateware byte for byte, and by benchmarks to make streams.
-    Events must come in non-decreasing stamp order.
+    Events must come in non-decreasing stamp order. ``version=1`` writes the old format
+    (for tests of old capture files); the gateware writes version 2.
 
     ``flush_after`` models the device's age rule (a segment is closed once it is that many
     cycles old): the segment is flushed before an event that comes ``flush_after`` or more
     cycles after the segment's first event. The device decides by the time the event leaves
     its FIFO, so under back-pressure its segments can differ; benchmarks use this model for
-    byte counts, byte-exact tests leave it off (None)."""
+    byte counts, byte-exact tests leave it off (None).
 
-    def __init__(self, marker_width=16, flush_after=None):
+    ``sent`` is the device's count of event records sent since power-up (a TALLY carries it);
+    :meth:`start` begins a capture as START does (the ``captured`` count restarts)."""
+
+    def __init__(self, marker_width=16, flush_after=None, *, version=VERSION, sent=0):
+        if version not in VERSIONS:
+            raise ValueError(f"unknown protocol version {version}")
         self.marker_width = marker_width
         self.flush_after = flush_after
+        self.version = version
+        self.sent = sent
+        self.captured = 0
         self._out = bytearray()
         self._segment_crc = 0
         self._segment_events = 0
         self._segment_first = None   # stamp of the open segment's first event
+        self._open = False           # a segment is open (version 2)
         self._base = None   # stamp the next delta is counted from; None before the first SYNC
 
-    def _emit(self, record):
+    def _emit(self, source, payload):
+        record = encode_record(source, payload, self.version)
         self._out += record
-        self._segment_crc = crc16(record, self._segment_crc)
+        if self.version == 1:
+            self._segment_crc = crc16(record, self._segment_crc)
+        elif source != Source.SEAL:
+            self._segment_crc = crc32(record, self._segment_crc)
+
+    def start(self):
+        """A new capture (the device's START): the open segment is left unclosed, as the
+        device leaves it, and the capture's event count restarts."""
+        self._open = False
+        self._base = None
+        self._segment_events = 0
+        self.captured = 0
+        if self.version == 1:
+            self._segment_crc = 0
 
     def sync(self, stamp):
-        """Close the current segment and start a new one whose time base is ``stamp``."""
-        record = encode_record(Source.SYNC, sync_payload(stamp, self._segment_crc))
-        self._segment_crc = 0
+        """Start a new segment whose time base is ``stamp`` (closing the open one)."""
+        if self.version == 1:
+            crc, self._segment_crc = self._segment_crc, 0
+            self._emit(Source.SYNC, sync_payload(stamp, crc))
+        else:
+            if self._open:
+                self.seal()
+            self._segment_crc = 0
+            self._emit(Source.SYNC, sync_payload(stamp))
+            self._open = True
         self._segment_events = 0
         self._base = stamp
-        self._emit(record)
+
+    def seal(self):
+        """Close the open segment (version 2): its TALLY and SEAL."""
+        self._emit(Source.TALLY, tally_payload(self._segment_events, self.sent, self.captured))
+        self._emit(Source.SEAL, self._segment_crc)
+        self._open = False
+        self._segment_events = 0
 
     def event(self, stamp, source, value):
         if (self.flush_after is not None and self._segment_events
                 and stamp - self._segment_first >= self.flush_after):
             self.flush()
         if (self._base is None or self._segment_events >= SEGMENT_MAX_EVENTS
-                or stamp - self._base >= (1 << DELTA_BITS)):
+                or stamp - self._base >= (1 << DELTA_BITS)
+                or (self.version == 2 and not self._open)):
             self.sync(stamp)
         if stamp < self._base:
             raise ValueError(f"stamp {stamp} before {self._base}")
-        self._emit(encode_record(source, event_payload(source, stamp - self._base, value,
-                                                       self.marker_width)))
+        self._emit(source, event_payload(source, stamp - self._base, value, self.marker_width))
         if not self._segment_events:
             self._segment_first = stamp
         self._base = stamp
         self._segment_events += 1
+        self.sent += 1
+        self.captured += 1
 
     def flush(self):
         """Close the open segment (as the gateware does when idle or on STOP)."""
-        if self._base is not None and self._segment_events:
-            self.sync(self._base)
+        if self.version == 1:
+            if self._base is not None and self._segment_events:
+                self.sync(self._base)
+        elif self._open:
+            self.seal()
 
     def take(self):
         out, self._out = bytes(self._out), bytearray()

@@ -1,10 +1,12 @@
 """Reports of a capture: one results document, written as JSON, CSV, Markdown and HTML.
 
-:func:`results` gathers everything a reader needs into one JSON-ready dict (schema in
-``docs/results-schema.md``, field ``version`` = :data:`SCHEMA_VERSION`): the run (device,
-clock and resolution, IRQ generator, suite/firmware settings, duration, losses and resyncs)
-and one row of statistics per sample table. The writers only format that dict, so the four
-files always agree. :func:`write_report` writes them all, with the figures of
+:func:`load_tables` analyses a capture file in bounded memory, whatever its length
+(:func:`latscope.capture_analysis.analyze_capture`). :func:`results` gathers everything a
+reader needs into one JSON-ready dict (schema in ``docs/results-schema.md``, field
+``version`` = :data:`SCHEMA_VERSION`): the run (device, clock and resolution, IRQ
+generator, suite/firmware settings, duration, losses and resyncs) and one row of
+statistics per sample table. The writers only format that dict, so the four files always
+agree. :func:`write_report` writes them all, with the figures of
 :mod:`latscope.plots` (PNG and SVG files; the HTML embeds the PNGs and needs nothing else).
 """
 
@@ -16,15 +18,20 @@ import json
 from pathlib import Path
 
 from . import __version__, plots
-from .analysis import analyze
-from .capture_file import Capture, load_capture
+from .accumulate import TableAccumulator
+from .capture_analysis import CaptureSummary, analyze_capture
+from .capture_file import Capture
 from .identity import Identity
 
 __all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "REPORT_FILES", "results", "load_tables",
-           "text_table", "write_json", "csv_text", "write_csv", "write_markdown", "write_html", "write_report"]
+           "text_table", "integrity_line", "holes_text", "write_json", "csv_text", "write_csv",
+           "write_markdown", "write_html", "write_report"]
 
-#: Version of the results document (docs/results-schema.md); bumped on incompatible change.
-SCHEMA_VERSION = 1
+#: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
+#: they discarded.
+SCHEMA_VERSION = 2
+#: Holes listed one by one in text output (JSON lists them all).
+HOLES_SHOWN = 10
 
 #: Statistics of a table row: (key, column title, format).
 STAT_COLUMNS = [
@@ -37,6 +44,7 @@ STAT_COLUMNS = [
     ("p99_ns", "p99 (ns)", "{:.1f}"),
     ("p999_ns", "p99.9 (ns)", "{:.1f}"),
     ("discarded", "discarded", "{:d}"),
+    ("discarded_by_holes", "by holes", "{:d}"),
 ]
 
 #: What each test family measures (table name prefix -> description), for readers.
@@ -56,22 +64,91 @@ def describe(name):
     return DESCRIPTIONS.get(name.split("-", 1)[0], "")
 
 
-def load_tables(capture):
-    """(``Capture``, ``{name: SampleTable}``) of a capture file path or a loaded capture."""
+def load_tables(capture, *, interval_s=60.0):
+    """(``CaptureSummary``, ``{name: TableAccumulator}``) of a capture file path, read in
+    bounded memory, or of a loaded ``Capture`` (its ``SampleTable`` turned into
+    accumulators). The tables keep their maximum per ``interval_s`` seconds."""
     if not isinstance(capture, Capture):
-        capture = load_capture(capture)
-    return capture, analyze(capture.events, capture.stamp_hz)
+        return analyze_capture(capture, interval_s=interval_s)
+    from .analysis import analyze
+    interval = max(1, int(interval_s * capture.stamp_hz)) if interval_s else None
+    tables = analyze(capture.events, capture.stamp_hz)
+    return CaptureSummary.of_capture(capture), {
+        name: TableAccumulator.of_table(table, interval_stamps=interval)
+        for name, table in tables.items()}
 
 
-def _duration_s(capture):
-    stamps = capture.events.stamp
-    if len(stamps) < 2 or not capture.stamp_hz:
-        return 0.0
-    return float(int(stamps.max()) - int(stamps.min())) / capture.stamp_hz
+def _holes(capture):
+    """The holes of a capture as JSON rows (docs/results-schema.md, ``integrity.holes``)."""
+    hz = capture.stamp_hz
+    origin = capture.first_stamp or 0
+    return [{"index": hole.index, "stamp": hole.stamp, "after": hole.after,
+             "time_s": (hole.stamp - origin) / hz if hz else None,
+             "events_lost_at_most": hole.lost} for hole in capture.holes]
 
 
-def run_info(capture):
-    """The run's description from the capture's metadata, END chunk and reading stats."""
+def _integrity(capture, tables):
+    parser, file = capture.parser_stats, capture.file_stats
+    lost = capture.device_losses
+    holes = _holes(capture)
+    return {
+        "lost_events": sum(lost.values()),
+        "lost_by_source": lost,
+        "holes": len(holes),
+        "hole_events_lost_at_most": sum(hole["events_lost_at_most"] for hole in holes),
+        "hole_list": holes,
+        "pairs_discarded": sum(table.discarded for table in tables.values()),
+        "pairs_discarded_by_holes": sum(table.discarded_by_holes for table in tables.values()),
+        "records_dropped": parser.records_dropped,
+        "segments_ok": parser.segments_ok,
+        "segments_bad": parser.segments_bad,
+        "bytes_skipped": parser.bytes_skipped + file.bytes_skipped,
+        "file_gaps": file.gaps,
+        "chunks_bad": file.chunks_bad,
+        "truncated_bytes": file.truncated_bytes,
+    }
+
+
+def integrity_line(integrity):
+    """One line on what was lost: "nothing lost: ..." only when nothing was, else "DATA
+    LOST: " and every kind of loss that happened, with its count."""
+    damage = {"events lost in the device (FIFO full)": integrity["lost_events"],
+              "hole(s)": integrity["holes"], "resyncs": integrity["segments_bad"],
+              "records dropped": integrity["records_dropped"],
+              "file gaps": integrity["file_gaps"], "damaged chunks": integrity["chunks_bad"],
+              "truncated bytes": integrity["truncated_bytes"]}
+    if not any(damage.values()):
+        return (f"nothing lost: 0 events lost, 0 holes, 0 resyncs, "
+                f"{integrity['bytes_skipped']} bytes skipped")
+    parts = []
+    for what, count in damage.items():
+        if count and what == "hole(s)":
+            parts.append(f"{count} hole(s) where at most "
+                         f"{integrity['hole_events_lost_at_most']} events are missing")
+        elif count:
+            parts.append(f"{count} {what}")
+    return (f"DATA LOST: {', '.join(parts)}; {integrity['pairs_discarded']} pairs discarded "
+            f"({integrity['pairs_discarded_by_holes']} by holes)")
+
+
+def holes_text(integrity, limit=HOLES_SHOWN):
+    """The holes, one line each (the first ``limit``)."""
+    lines = []
+    for hole in integrity["hole_list"][:limit]:
+        when = f" (t = {hole['time_s']:.6f} s)" if hole["time_s"] is not None else ""
+        after = "the start" if hole["after"] is None else f"stamp {hole['after']}"
+        lines.append(f"  hole after {after} until stamp {hole['stamp']}{when}: at most "
+                     f"{hole['events_lost_at_most']} events missing")
+    if len(integrity["hole_list"]) > limit:
+        lines.append(f"  ... and {len(integrity['hole_list']) - limit} more holes")
+    return "\n".join(lines)
+
+
+def run_info(capture, tables=None):
+    """The run's description from the capture's metadata, END chunk and reading stats
+    (``capture``: a ``CaptureSummary`` or a ``Capture``)."""
+    if isinstance(capture, Capture):
+        capture = CaptureSummary.of_capture(capture)
     meta = capture.metadata
     clock_hz = capture.clock_hz
     device = capture.identity.as_dict()
@@ -82,7 +159,6 @@ def run_info(capture):
         for key in ("period", "width"):
             if key in irq:
                 irq[f"{key}_ns"] = irq[key] * 1e9 / clock_hz
-    parser, file = capture.parser_stats, capture.file_stats
     known = {"identity", "irq", "start_time", "port", "test_info", "suite", "firmware", "cpu"}
     suite = meta.get("suite") or meta.get("firmware")
     if meta.get("cpu"):
@@ -90,24 +166,14 @@ def run_info(capture):
     return {
         "capture": {"path": str(capture.path), "start_time": meta.get("start_time"),
                     "port": meta.get("port"), "test_info": meta.get("test_info") or "",
-                    "complete": file.complete,
+                    "complete": capture.file_stats.complete,
                     "other": {k: v for k, v in meta.items() if k not in known}},
         "device": device,
         "irq": irq or None,
         "suite": suite or None,
-        "duration_s": _duration_s(capture),
-        "events": len(capture.events),
-        "integrity": {
-            "lost_events": parser.lost_total,
-            "lost_by_source": parser.as_dict()["lost"],
-            "records_dropped": parser.records_dropped,
-            "segments_ok": parser.segments_ok,
-            "segments_bad": parser.segments_bad,
-            "bytes_skipped": parser.bytes_skipped + file.bytes_skipped,
-            "file_gaps": file.gaps,
-            "chunks_bad": file.chunks_bad,
-            "truncated_bytes": file.truncated_bytes,
-        },
+        "duration_s": capture.duration_s,
+        "events": capture.event_count,
+        "integrity": _integrity(capture, tables or {}),
         "device_status": (capture.end or {}).get("stats", {}).get("device_status")
         if isinstance((capture.end or {}).get("stats"), dict) else None,
     }
@@ -123,9 +189,10 @@ def table_row(name, table):
 
 
 def results(capture, tables):
-    """The results document (docs/results-schema.md)."""
+    """The results document (docs/results-schema.md) of a ``CaptureSummary`` or
+    ``Capture`` and its tables (``TableAccumulator`` or ``SampleTable``)."""
     return {"schema": "latscope-results", "version": SCHEMA_VERSION,
-            "generator": f"latscope {__version__}", **run_info(capture),
+            "generator": f"latscope {__version__}", **run_info(capture, tables),
             "tables": [table_row(name, table) for name, table in tables.items()]}
 
 
@@ -211,8 +278,16 @@ def _settings_items(document):
         sections.append(("Firmware / test suite", [(str(k), v) for k, v in items]))
     lost = ", ".join(f"{k.lower()} {v}" for k, v in integrity["lost_by_source"].items())
     sections.append(("Losses and resyncs", [
+        ("summary", integrity_line(integrity)),
         ("events lost in the device (LOSS records)", f"{integrity['lost_events']}"
          + (f" ({lost})" if lost else "")),
+        ("holes (stream data dropped or not verifiable)",
+         f"{integrity['holes']}, at most {integrity['hole_events_lost_at_most']} events "
+         f"missing" + ("".join(f"; after {'the start' if h['after'] is None else h['after']}"
+                               f" until {h['stamp']}: at most {h['events_lost_at_most']}"
+                               for h in integrity["hole_list"][:HOLES_SHOWN]))),
+        ("pairs discarded (by holes)",
+         f"{integrity['pairs_discarded']} ({integrity['pairs_discarded_by_holes']})"),
         ("records dropped (damaged or unclosed segments)", integrity["records_dropped"]),
         ("segments verified / bad (resyncs)",
          f"{integrity['segments_ok']} / {integrity['segments_bad']}"),
@@ -339,7 +414,7 @@ def write_report(capture, directory, *, figures=True, x="index", interval_s=None
     path or a :class:`Capture`. ``interval_s``: add the maximum per interval of that many
     seconds (default: per minute for runs of :data:`LONG_RUN_S` or longer, else none).
     Returns ``(document, {kind: path})``."""
-    capture, tables = load_tables(capture)
+    capture, tables = load_tables(capture, interval_s=interval_s or 60.0)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     document = results(capture, tables)
@@ -352,7 +427,7 @@ def write_report(capture, directory, *, figures=True, x="index", interval_s=None
         figure_dir = directory / "figures"
         figure_dir.mkdir(exist_ok=True)
         for name, table in tables.items():
-            if not len(table.samples):
+            if not table.count:
                 continue                         # nothing to draw; the table says so
             inline[name] = {}
             for kind, figure in plots.table_figures(table, x=x,

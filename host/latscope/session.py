@@ -147,7 +147,7 @@ class CaptureSession:
         run = CaptureRun(output, metadata, analyzer)
         writer = _open_writer(output, metadata)
         try:
-            with _sigint_deferred() as interrupted:
+            with sigint_deferred() as interrupted:
                 self._run(run, writer, until, on_batch, interrupted)
                 if writer is not None:
                     writer.close(run.end_stats(self.port))
@@ -245,7 +245,7 @@ def _abandon(writer):
 
 
 @contextlib.contextmanager
-def _sigint_deferred():
+def sigint_deferred():
     """While the block runs, SIGINT (Ctrl-C) sets the event yielded instead of raising
     KeyboardInterrupt; a second one raises it. Only in the main thread (where Python runs
     signal handlers), and not if SIGINT is ignored (a background job)."""

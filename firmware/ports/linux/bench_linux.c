@@ -10,9 +10,13 @@
  *   mutexes     pthread_mutex PTHREAD_PRIO_INHERIT, recursive
  *   msg queues  ring buffer + PI mutex + two CLOCK_MONOTONIC condvars
  *   interrupts  one SCHED_FIFO 99 thread per attached line waiting for a
- *               UIO device (LATSCOPE_IRQ<n>_UIO) or a software raise; the
- *               handler runs holding the global "interrupt lock" that
- *               bench_irq_lock() takes, so critical sections exclude it
+ *               GPIO edge through libgpiod (LATSCOPE_IRQ<n>_GPIO=chip:line,
+ *               builds with LATSCOPE_HAVE_GPIOD), a UIO device
+ *               (LATSCOPE_IRQ<n>_UIO) or a software raise; the handler runs
+ *               holding the global "interrupt lock" that bench_irq_lock()
+ *               takes, so critical sections exclude it
+ *   CPUs        LATSCOPE_CPU=n pins every bench thread to CPU n (an isolated
+ *               one, see docs/duts/raspberry-pi.md)
  *   ticks       1 ms of CLOCK_MONOTONIC (Linux has no user-visible tick)
  */
 #define _GNU_SOURCE
@@ -30,6 +34,10 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef LATSCOPE_HAVE_GPIOD
+#include <gpiod.h>
+#endif
 
 #include "latscope/bench_api.h"
 
@@ -153,8 +161,11 @@ static int start_thread(thread_slot_t *t, int prio, size_t stack_size, bool deta
 		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
 		pthread_attr_setschedparam(&attr, &sp);
 		rc = pthread_create(&t->handle, &attr, thread_main, t);
-		if (rc == EPERM)
-			realtime = 0; /* no RT rights: fall back once and for all */
+		if (rc == EPERM) { /* no RT rights: fall back once and for all */
+			realtime = 0;
+			fputs("linux: no SCHED_FIFO rights: threads run SCHED_OTHER, "
+			      "priorities are not honoured\n", stderr);
+		}
 	}
 	if (!realtime) {
 		pthread_attr_setinheritsched(&attr, PTHREAD_INHERIT_SCHED);
@@ -602,6 +613,10 @@ typedef struct {
 	volatile bool enabled;
 	volatile bool pending; /* raised while disabled */
 	int uio_fd;
+#ifdef LATSCOPE_HAVE_GPIOD
+	struct gpiod_chip *chip;
+	struct gpiod_line *gpio; /* rising-edge events, when LATSCOPE_IRQ<n>_GPIO */
+#endif
 	bool thread_started;
 	pthread_t thread;
 	sem_t soft; /* software raises */
@@ -616,17 +631,29 @@ static void init_irq_lock(void)
 	init_pi_mutex(&irq_lock, PTHREAD_MUTEX_RECURSIVE);
 }
 
+/* Block until the line's next interrupt; false for a spurious wake-up. */
+static bool wait_irq(irq_line_t *line)
+{
+#ifdef LATSCOPE_HAVE_GPIOD
+	if (line->gpio != NULL) {
+		struct gpiod_line_event event;
+		return gpiod_line_event_read(line->gpio, &event) == 0 &&
+		       event.event_type == GPIOD_LINE_EVENT_RISING_EDGE;
+	}
+#endif
+	if (line->uio_fd >= 0) {
+		uint32_t count;
+		return read(line->uio_fd, &count, sizeof(count)) == (ssize_t)sizeof(count);
+	}
+	return sem_wait(&line->soft) == 0;
+}
+
 static void *irq_thread(void *arg)
 {
 	irq_line_t *line = arg;
 	for (;;) {
-		if (line->uio_fd >= 0) {
-			uint32_t count;
-			if (read(line->uio_fd, &count, sizeof(count)) != (ssize_t)sizeof(count))
-				continue;
-		} else if (sem_wait(&line->soft) != 0) {
+		if (!wait_irq(line))
 			continue;
-		}
 		if (!line->enabled) {
 			line->pending = true;
 			continue;
@@ -637,6 +664,37 @@ static void *irq_thread(void *arg)
 		pthread_mutex_unlock(&irq_lock);
 	}
 	return NULL;
+}
+
+/* LATSCOPE_IRQ<n>_GPIO=chip:offset (e.g. gpiochip0:17): rising edges of
+ * that line through libgpiod v1 line events. 0 when unset or opened. */
+static int open_gpio_irq(irq_line_t *line, int irq)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "LATSCOPE_IRQ%d_GPIO", irq);
+	const char *spec = getenv(name);
+	if (spec == NULL)
+		return 0;
+#ifdef LATSCOPE_HAVE_GPIOD
+	char chip_name[64];
+	unsigned offset;
+	if (sscanf(spec, "%63[^:]:%u", chip_name, &offset) != 2) {
+		fprintf(stderr, "linux: %s=%s: chip:line wanted\n", name, spec);
+		return -1;
+	}
+	line->chip = gpiod_chip_open_lookup(chip_name);
+	line->gpio = line->chip ? gpiod_chip_get_line(line->chip, offset) : NULL;
+	if (line->gpio == NULL ||
+	    gpiod_line_request_rising_edge_events(line->gpio, "latscope-irq") != 0) {
+		fprintf(stderr, "linux: %s=%s: %s\n", name, spec, strerror(errno));
+		return -1;
+	}
+	return 0;
+#else
+	(void)line;
+	fprintf(stderr, "linux: %s=%s: built without libgpiod (GPIOD=0)\n", name, spec);
+	return -1;
+#endif
 }
 
 int bench_irq_attach(int irq, bench_isr_t handler, void *arg)
@@ -653,7 +711,11 @@ int bench_irq_attach(int irq, bench_isr_t handler, void *arg)
 	snprintf(name, sizeof(name), "LATSCOPE_IRQ%d_UIO", irq);
 	const char *dev = getenv(name);
 	line->uio_fd = dev ? open(dev, O_RDWR) : -1;
-	if (dev != NULL && line->uio_fd < 0)
+	if (dev != NULL && line->uio_fd < 0) {
+		fprintf(stderr, "linux: %s=%s: %s\n", name, dev, strerror(errno));
+		return BENCH_ERROR;
+	}
+	if (open_gpio_irq(line, irq) != 0)
 		return BENCH_ERROR;
 	sem_init(&line->soft, 0, 0);
 	pthread_attr_t attr;
@@ -762,6 +824,28 @@ uint32_t bench_cycles_per_second(void)
 
 /* ------------------------------------------------------------ start-up */
 
+/* LATSCOPE_CPU=n: this thread, and every thread it creates, on CPU n. */
+static int pin_to_cpu(void)
+{
+	const char *text = getenv("LATSCOPE_CPU");
+	if (text == NULL)
+		return 0;
+	char *end;
+	long cpu = strtol(text, &end, 10);
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	bool valid = *end == '\0' && end != text && cpu >= 0 && cpu < CPU_SETSIZE;
+	if (valid)
+		CPU_SET((int)cpu, &set);
+	else
+		errno = EINVAL;
+	if (!valid || sched_setaffinity(0, sizeof(set), &set) != 0) {
+		fprintf(stderr, "linux: LATSCOPE_CPU=%s: %s\n", text, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int bench_run(int prio, bench_thread_entry_t entry, void *arg)
 {
 	if (!valid_prio(prio) || entry == NULL)
@@ -779,6 +863,8 @@ int bench_run(int prio, bench_thread_entry_t entry, void *arg)
 	}
 	install_signal_handlers();
 	pthread_once(&irq_once, init_irq_lock);
+	if (pin_to_cpu() != 0)
+		return BENCH_ERROR;
 	(void)mlockall(MCL_CURRENT | MCL_FUTURE); /* best effort: no page faults later */
 	if (create_slot(BENCH_THREAD_MAIN, prio, MIN_STACK, entry, arg, false) != BENCH_SUCCESS)
 		return BENCH_ERROR;

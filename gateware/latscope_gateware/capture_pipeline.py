@@ -9,10 +9,10 @@ from .event_capture import EventCapture
 from .records import RecordArbiter, RecordSerializer, record_layout
 from .stream_register import StreamRegister
 
-__all__ = ["EventStreamer"]
+__all__ = ["CapturePipeline"]
 
 
-class EventStreamer(wiring.Component):
+class CapturePipeline(wiring.Component):
     """Stamps the events of ``sources`` and streams them as protocol bytes.
 
     ``start`` (one cycle) clears the loss and status counters and makes the next event open a

@@ -4,7 +4,7 @@ import random
 
 from latscope.parser import Events, StreamParser
 from latscope.protocol import SEGMENT_MAX_EVENTS, Source, StreamEncoder
-from latscope_gateware.streamer import EventStreamer
+from latscope_gateware.capture_pipeline import CapturePipeline
 
 from gateware_sim import byte_collector, run
 
@@ -13,9 +13,9 @@ SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: 1, Source.EDGE0: 1, So
 
 def simulate(script, *, cycles, fifo_depth=64, flush_after=1 << 16, ready=lambda cycle: True,
              drain=3000):
-    """Runs ``script`` ({cycle offset: [(source, value), ...]}) through the streamer; returns
+    """Runs ``script`` ({cycle offset: [(source, value), ...]}) through the pipeline; returns
     (the stamped events as the testbench applied them, the bytes that came out)."""
-    dut = EventStreamer(SOURCES, fifo_depth=fifo_depth, flush_after=flush_after)
+    dut = CapturePipeline(SOURCES, fifo_depth=fifo_depth, flush_after=flush_after)
     applied, out = [], []
 
     async def testbench(ctx):
@@ -75,7 +75,7 @@ def test_random_events_match_reference_byte_for_byte():
 def test_old_segment_is_closed_without_stop():
     # The capture keeps running; flush_after cycles after its event the segment is closed.
     script = {2: [(Source.MARKER, 7)]}
-    applied, out = simulate(script, cycles=2 + 80, flush_after=50, drain=0)
+    applied, out = simulate(script, cycles=2 + 120, flush_after=50, drain=0)
     assert out == reference(applied)
 
 

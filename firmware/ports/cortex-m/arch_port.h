@@ -1,0 +1,36 @@
+/*
+ * Cortex-M port of the reference kernel (ARMv6-M and ARMv7-M: Cortex-M0+,
+ * M3, M4 without FPU context). Threads run in thread mode on the process
+ * stack (PSP); handlers and the kernel's ISRs on the main stack (MSP).
+ * Interrupts are masked with PRIMASK. All ISRs share one priority (they do
+ * not nest, as on the RV32 port); PendSV, the context switch, has the lowest.
+ */
+#ifndef ARCH_PORT_H
+#define ARCH_PORT_H
+
+#include <stdint.h>
+
+struct k_arch_thread {
+	uint32_t sp; /* saved r4-r11 + exception frame (switch.S); offset 0 of k_thread_t */
+};
+
+/* Set PRIMASK; the key is its previous value (1 = was masked). */
+static inline unsigned arch_irq_lock(void)
+{
+	unsigned primask;
+	__asm__ volatile("mrs %0, primask\n\tcpsid i" : "=r"(primask) : : "memory");
+	return primask;
+}
+
+static inline void arch_irq_unlock(unsigned key)
+{
+	__asm__ volatile("msr primask, %0" : : "r"(key) : "memory");
+}
+
+#define K_ARCH_IRQ_UNLOCKED_KEY 0u
+#define K_ARCH_STACK_ALIGN 8
+/* 64-byte frame plus a few call levels of the kernel. */
+#define K_ARCH_MIN_STACK_SIZE 256u
+#define K_ARCH_IDLE_STACK_SIZE 256u
+
+#endif /* ARCH_PORT_H */

@@ -1,0 +1,68 @@
+# Cortex-M boards of the reference kernel's Cortex-M port, for firmware/Makefile and
+# firmware/suite/Makefile. Set CM_BOARD, include this file; paths are relative to firmware/.
+#
+#   stm32f4       NUCLEO-F401RE / -F446RE (Cortex-M4, 96 KiB RAM used), flash image
+#   rp2040        Raspberry Pi Pico (Cortex-M0+), an SRAM image (load as UF2 or by SWD)
+#   qemu-stm32    the STM32F4 board code on QEMU netduinoplus2 (STM32F405): semihosting
+#                 console and exit, lines raised in software
+#   qemu-m0plus   the same, compiled for the Cortex-M0+ (ARMv6-M code of the RP2040 build,
+#                 run by QEMU's Cortex-M4 model: QEMU has no RP2040)
+#
+# Gives CM_CC, CM_ARCH (compile and link), CM_DEFS, CM_LDFLAGS, CM_BOARD_SRC (board sources),
+# CM_MARKER_DIR (where the board's ls_marker_port.h is, under suite/) and CM_SUITE_DEFS (the
+# suite's sizes for the board's RAM). CM_ARENA_KIB=n overrides the thread stack arena.
+#
+# The STM32F4 boards have 96 KiB of RAM (F401RE): 48 KiB of stacks, so the suite's threads
+# get 320 bytes (a thread's own calls; ISRs run on the main stack) and SEO-f goes up to 128
+# pending threads, not 255. The QEMU boards use the same sizes, so CI runs what the Nucleo
+# runs. The RP2040 has room for the whole suite.
+
+CM_PREFIX ?= arm-none-eabi-
+CM_CC := $(CM_PREFIX)gcc
+CM_ARCH_SRC := ports/cortex-m/arch_cm.c ports/cortex-m/switch.S
+CM_QEMU_LD := -Wl,--defsym=__flash=0x08000000 -Wl,--defsym=__flash_size=0x100000 \
+              -Wl,--defsym=__ram=0x20000000 -Wl,--defsym=__ram_size=0x20000
+
+ifeq ($(CM_BOARD),stm32f4)
+CM_ARCH := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft
+CM_ARENA_KIB ?= 48
+CM_SUITE_DEFS := -DSUITE_STACK=320u -DSUITE_SEO_F_MAX=128u
+CM_LDFLAGS := -Wl,--defsym=__flash=0x08000000 -Wl,--defsym=__flash_size=0x80000 \
+              -Wl,--defsym=__ram=0x20000000 -Wl,--defsym=__ram_size=0x18000
+CM_BOARD_SRC := ports/cortex-m/board_stm32f4.c
+CM_MARKER_DIR := stm32f4
+else ifeq ($(CM_BOARD),rp2040)
+# SRAM image: "flash" = the first 48 KiB of SRAM (code, entered at 0x20000000 by the boot
+# ROM), "ram" = the rest up to 0x20042000.
+CM_ARCH := -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft
+CM_ARENA_KIB ?= 128
+CM_SUITE_DEFS := -DSUITE_STACK=384u
+CM_LDFLAGS := -Wl,--defsym=__flash=0x20000000 -Wl,--defsym=__flash_size=0xC000 \
+              -Wl,--defsym=__ram=0x2000C000 -Wl,--defsym=__ram_size=0x36000
+CM_BOARD_SRC := ports/cortex-m/board_rp2040.c ports/cortex-m/rp2040_entry.S
+CM_MARKER_DIR := rp2040
+else ifeq ($(CM_BOARD),qemu-stm32)
+CM_ARCH := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft
+CM_DEFS := -DCM_QEMU
+CM_ARENA_KIB ?= 48
+CM_SUITE_DEFS := -DSUITE_STACK=320u -DSUITE_SEO_F_MAX=128u
+CM_LDFLAGS := $(CM_QEMU_LD) --crt0=semihost --oslib=semihost
+CM_BOARD_SRC := ports/cortex-m/board_stm32f4.c
+CM_MARKER_DIR := stm32f4
+else ifeq ($(CM_BOARD),qemu-m0plus)
+CM_ARCH := -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft
+CM_DEFS := -DCM_QEMU
+CM_ARENA_KIB ?= 48
+CM_SUITE_DEFS := -DSUITE_STACK=320u -DSUITE_SEO_F_MAX=128u
+CM_LDFLAGS := $(CM_QEMU_LD) --crt0=semihost --oslib=semihost
+CM_BOARD_SRC := ports/cortex-m/board_stm32f4.c
+CM_MARKER_DIR := stm32f4
+else
+$(error CM_BOARD must be stm32f4, rp2040, qemu-stm32 or qemu-m0plus, not '$(CM_BOARD)')
+endif
+
+CM_COMMON := $(CM_ARCH) --specs=picolibc.specs -std=gnu11 -Os -g -ffunction-sections \
+             -fdata-sections $(CM_DEFS) -DCM_STACK_ARENA_KIB=$(CM_ARENA_KIB)u
+CM_INC := -Iinclude -Ikernel/include -Ikernel -Iports/cortex-m
+CM_QEMU_RUN := qemu-system-arm -machine netduinoplus2 -nographic -monitor none -serial none \
+               -semihosting-config enable=on,target=native -kernel

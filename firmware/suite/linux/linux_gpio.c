@@ -1,0 +1,180 @@
+/*
+ * The Linux marker port's set-up (ls_marker_port.h): map the BCM GPIO block
+ * or request the lines through libgpiod, and measure what a marker costs.
+ *
+ * Environment:
+ *   LATSCOPE_GPIO        gpiomem | gpiod | auto (default: gpiomem when the
+ *                        device opens, else gpiod)
+ *   LATSCOPE_GPIOMEM     the register block's device file (/dev/gpiomem)
+ *   LATSCOPE_GPIOCHIP    libgpiod chip: name, number or path (gpiochip0)
+ *   LATSCOPE_GPIO_LINES  libgpiod: 17 comma-separated line offsets for
+ *                        D0..D15 and STROBE (0,1,...,16: the Pi's numbering)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef LATSCOPE_HAVE_GPIOD
+#include <gpiod.h>
+#endif
+
+#include "linux_dut.h"
+#include "suite.h"
+
+#define BLOCK_BYTES 4096u
+#define GPFSEL0 0u
+#define GPFSEL1 1u
+#define FSEL_OUTPUTS_0_9 0x09249249u /* function 001 (output) for 10 pins */
+#define FSEL_OUTPUTS_10_16 0x00049249u /* and for 7 pins: bits 0..20 */
+#define FSEL_MASK_10_16 0x001FFFFFu
+#define LINES 17
+#define COST_MARKERS 200u
+
+volatile uint32_t *ls_linux_gpio_block;
+static const char *backend = "none";
+
+static const char *env_or(const char *name, const char *fallback)
+{
+	const char *value = getenv(name);
+	return value != NULL && *value != '\0' ? value : fallback;
+}
+
+/* GPIO0-16 as outputs, all low (the strobe starts low, as the shadow says). */
+static int open_gpiomem(const char *path, int quiet_enoent)
+{
+	int fd = open(path, O_RDWR | O_SYNC | O_CLOEXEC);
+	if (fd < 0) {
+		if (!(quiet_enoent && (errno == ENOENT || errno == EACCES)))
+			fprintf(stderr, "linux: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	void *map = mmap(NULL, BLOCK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		fprintf(stderr, "linux: %s: mmap: %s\n", path, strerror(errno));
+		return -1;
+	}
+	volatile uint32_t *block = map;
+	block[LS_BCM_GPCLR0] = LS_LINUX_PINS;
+	block[GPFSEL0] = FSEL_OUTPUTS_0_9;
+	block[GPFSEL1] = (block[GPFSEL1] & ~FSEL_MASK_10_16) | FSEL_OUTPUTS_10_16;
+	ls_linux_gpio_block = block;
+	return 0;
+}
+
+#ifdef LATSCOPE_HAVE_GPIOD
+static struct gpiod_chip *chip;
+static struct gpiod_line_bulk data_lines;
+static struct gpiod_line *strobe_line;
+
+static int parse_lines(unsigned offsets[LINES])
+{
+	const char *text = getenv("LATSCOPE_GPIO_LINES");
+	for (unsigned i = 0; i < LINES; i++)
+		offsets[i] = i;
+	if (text == NULL)
+		return 0;
+	char *end = (char *)text;
+	for (unsigned i = 0; i < LINES; i++) {
+		offsets[i] = (unsigned)strtoul(end, &end, 10);
+		if (*end != (i + 1 < LINES ? ',' : '\0')) {
+			fprintf(stderr, "linux: LATSCOPE_GPIO_LINES: 17 comma-separated offsets "
+					"wanted, bad at character %ld\n", (long)(end - text));
+			return -1;
+		}
+		end++;
+	}
+	return 0;
+}
+
+/* Data lines in one request, the strobe alone: its ioctl goes second. */
+static int open_gpiod(void)
+{
+	const char *name = env_or("LATSCOPE_GPIOCHIP", "gpiochip0");
+	unsigned offsets[LINES];
+	if (parse_lines(offsets) != 0)
+		return -1;
+	chip = gpiod_chip_open_lookup(name);
+	if (chip == NULL) {
+		fprintf(stderr, "linux: gpio chip %s: %s\n", name, strerror(errno));
+		return -1;
+	}
+	int zeros[LINES - 1] = {0};
+	if (gpiod_chip_get_lines(chip, offsets, LINES - 1, &data_lines) != 0 ||
+	    gpiod_line_request_bulk_output(&data_lines, "latscope-data", zeros) != 0 ||
+	    (strobe_line = gpiod_chip_get_line(chip, offsets[LINES - 1])) == NULL ||
+	    gpiod_line_request_output(strobe_line, "latscope-strobe", 0) != 0) {
+		fprintf(stderr, "linux: %s: requesting the marker lines: %s\n", name,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void ls_linux_gpiod_store(uint32_t word)
+{
+	int values[LINES - 1];
+	for (unsigned i = 0; i < LINES - 1; i++)
+		values[i] = (int)((word >> i) & 1u);
+	gpiod_line_set_value_bulk(&data_lines, values);
+	gpiod_line_set_value(strobe_line, (int)((word >> 16) & 1u));
+}
+#else
+static int open_gpiod(void)
+{
+	fprintf(stderr, "linux: built without libgpiod (GPIOD=0): no fallback\n");
+	return -1;
+}
+
+void ls_linux_gpiod_store(uint32_t word)
+{
+	(void)word;
+}
+#endif
+
+int linux_gpio_open(void)
+{
+	const char *want = env_or("LATSCOPE_GPIO", "auto");
+	const char *path = env_or("LATSCOPE_GPIOMEM", "/dev/gpiomem");
+	int is_auto = strcmp(want, "auto") == 0;
+	if (is_auto || strcmp(want, "gpiomem") == 0) {
+		if (open_gpiomem(path, is_auto) == 0) {
+			backend = "gpiomem";
+			return 0;
+		}
+		if (!is_auto)
+			return -1;
+	} else if (strcmp(want, "gpiod") != 0) {
+		fprintf(stderr, "linux: LATSCOPE_GPIO=%s: gpiomem, gpiod or auto wanted\n", want);
+		return -1;
+	}
+	if (open_gpiod() != 0)
+		return -1;
+	backend = "gpiod";
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Markers of test NONE (outside every test window, ignored by the host). */
+void linux_gpio_report_cost(void)
+{
+	uint64_t start = now_ns();
+	for (unsigned i = 0; i < COST_MARKERS; i++)
+		ls_mark_value(LS_MARKER(LS_TEST_NONE, LS_POINT_PARAM, i));
+	uint64_t ns = now_ns() - start;
+	printf("linux: markers by %s: %llu ns per marker (%u markers, interrupt lock included)\n",
+	       backend, (unsigned long long)(ns / COST_MARKERS), COST_MARKERS);
+	fflush(stdout);
+}
