@@ -45,13 +45,15 @@ def assert_same(whole, bounded, label):
         assert accumulator.stats() == table.stats(), (label, name)
 
 
-def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0):
+def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0, kernel=False):
     """Events of test runs as the suite makes them (START [PARAM] samples END), with markers
     dropped now and then, ENDs lost, stray markers, IRQ edges every ~400 cycles, LOSS records
     (``loss_rate`` per event, of IRQ or MARKER events) and pin latencies
     subtracted from the stamps (``latency``: {source: cycles}) as the parser does; holes
     (``hole_rate`` per event: the parser's LOSS record of source HOLE, stamped with the next
-    event, the events in it gone), some right after a START."""
+    event, the events in it gone), some right after a START. ``kernel``: the kernel's
+    handler-entry marker on the bus window a few cycles before (or in the cycle of) each
+    ISR_ENTRY, so that ILH tables exist and markers of two sources share cycles."""
     rng = np.random.default_rng(seed)
     raw = []                                     # (raw stamp, source, value)
     t = 100
@@ -72,6 +74,9 @@ def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0):
                 if rng.random() < 0.05:
                     continue                     # a dropped marker
                 raw.append((t, Source.MARKER, encode(test, point, 0)))
+                if kernel and point == Point.ISR_ENTRY:
+                    raw.append((t - int(rng.integers(0, 4)), Source.BUS,
+                                encode(Test.KERNEL, Point.ISR_ENTRY, 0)))
                 if rng.random() < 0.02:          # a stray marker of another test
                     raw.append((t + 1, Source.MARKER, encode(Test.TSL_A, Point.T2, 0)))
         t += 50
@@ -82,7 +87,7 @@ def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0):
     irq = np.cumsum(rng.integers(300, 500, size=end // 300))
     for at in irq[irq < end].tolist():
         raw += [(at, Source.IRQ, 1), (at + 30, Source.IRQ, 0)]
-    raw.sort(key=lambda event: event[0])
+    raw.sort(key=lambda event: (event[0], event[1]))
     events = []
     gone = 0
     for stamp, source, value in raw:
@@ -122,6 +127,26 @@ def test_synthetic_streams_at_every_batch_size(seed, loss_rate, hole_rate):
         assert_same(whole, analysis.ordered_tables(), (seed, size))
         assert analysis.out_of_order == 0
         assert analysis.passes == 1          # losses of lively sources: counted in one pass
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("hole_rate", [0.0, 0.002])
+def test_handler_markers_and_shared_cycles_at_every_batch_size(seed, hole_rate):
+    """The kernel's handler-entry markers (ILH tables, placed in windows by marker order) on
+    the bus window, sharing cycles with the trace port's markers and, after the pin-latency
+    correction, arriving after later trace-port markers: the bounded analysis takes markers
+    in time order as analyze does."""
+    latency = [None, {Source.MARKER: 3, Source.BUS: 0, Source.IRQ: 10},
+               {Source.MARKER: 0, Source.BUS: 3, Source.IRQ: 0}, None][seed]
+    events = shaped_stream(seed + 10, runs=16, latency=latency, hole_rate=hole_rate,
+                           kernel=True)
+    whole = analyze(events, 100e6)
+    assert sum(len(t.samples) for name, t in whole.items() if name.startswith("ILH-")) > 20
+    skew = max((latency or {0: 0}).values())
+    for size in BATCHES:
+        analysis = analyze_batches(batches_of(events, size), 100e6, skew=skew)
+        assert_same(whole, analysis.ordered_tables(), (seed, size))
+        assert analysis.out_of_order == 0
 
 
 def test_the_skew_allowance_matters():

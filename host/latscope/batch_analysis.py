@@ -33,7 +33,8 @@ source silent for longer (or never seen) needs the second pass.
 import numpy as np
 
 from .accumulate import TableAccumulator
-from .analysis import RULES, _hole_spans, _lossy_spans, _merged, _pair, holes_of, is_hole
+from .analysis import (RULES, _hole_spans, _lossy_spans, _markers_in_time_order, _merged,
+                       _pair, holes_of, is_hole)
 from .markers import ARG_BITS, Point, Test, decode
 from .parser import Events
 from .protocol import Source
@@ -123,6 +124,7 @@ class _TestState:
         self.rules = [(index, rule) for index, rule in enumerate(RULES) if rule.test == test]
         self.pending = [_Pending() for _ in self.rules]
         self.uses_irq = any(rule.start == "irq" for _, rule in self.rules)
+        self.uses_handler = any("handler" in (rule.start, rule.end) for _, rule in self.rules)
         self.windows = 0                 # windows so far; the latest is windows - 1
         self.open = False                # a group is open (no bound since it began)
         self.group = -1                  # the open group's first window
@@ -185,6 +187,11 @@ class BatchAnalysis:
         self.stamp_min = self.stamp_max = None
         self.out_of_order = 0            # events stamped below the horizon promised
         self._horizon = -_NEVER
+        # Markers are taken in stamp order (trace port before bus window in one cycle, as
+        # analyze takes them): those not below the horizon wait, a later one may precede.
+        self._held = (_EMPTY, np.zeros(0, np.uint8), _EMPTY, _EMPTY)  # stamp, source, value, epoch
+        self.handlers = 0                # the kernel's handler-entry markers so far
+        self._handler_names = set()      # tables of "handler" rules (none without such markers)
 
     # --- input ---------------------------------------------------------------------------
 
@@ -206,7 +213,7 @@ class BatchAnalysis:
         epoch = self.holes + np.cumsum(is_hole(source, value))     # holes up to each event
         self._note_holes(events, int(epoch[-1]) > self.holes)
         self.holes = int(epoch[-1])
-        self._markers(stamp, source, value, epoch)
+        self._take_markers(stamp, source, value, epoch, final=False)
         irq_at = np.flatnonzero((source == Source.IRQ) & (value == 1))
         if len(irq_at):
             for state in self._tests.values():
@@ -220,6 +227,7 @@ class BatchAnalysis:
         if self.needs_second_pass:
             return self
         self._horizon = _NEVER
+        self._take_markers(_EMPTY, np.zeros(0, np.uint8), _EMPTY, _EMPTY, final=True)
         for state in self._tests.values():
             if state.param_wait is not None:         # the START was the test's last marker
                 window, argument, epoch = state.param_wait
@@ -254,16 +262,31 @@ class BatchAnalysis:
 
     # --- windows -------------------------------------------------------------------------
 
-    def _markers(self, stamp, source, value, epoch):
-        marker_at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
+    def _take_markers(self, stamp, source, value, epoch, final):
+        """Adds the batch's markers to those held and takes, in stamp order, the ones below
+        the horizon (all when ``final``)."""
+        at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
+        held = [np.concatenate([h, column[at]]) for h, column in
+                zip(self._held, (stamp, source, value.astype(np.int64), epoch))]
+        order = _markers_in_time_order(held[0], held[1])
+        h_stamp, h_source, h_value, h_epoch = (column[order] for column in held)
+        ready = len(h_stamp) if final else int(np.searchsorted(h_stamp, self._horizon))
+        self._held = tuple(column[ready:] for column in (h_stamp, h_source, h_value, h_epoch))
+        self._markers(h_stamp[:ready], h_value[:ready], h_epoch[:ready])
+
+    def _markers(self, m_stamp, m_value, m_epoch):
+        """The next markers in stamp order (``m_epoch``: holes in the stream before each)."""
         first_index = self.markers
-        self.markers += len(marker_at)
-        if not len(marker_at):
+        self.markers += len(m_stamp)
+        if not len(m_stamp):
             return
-        tests, points, args = decode(value[marker_at].astype(np.int32) & 0xffff)
+        tests, points, args = decode(m_value.astype(np.int32) & 0xffff)
+        handler_at = np.flatnonzero((tests == Test.KERNEL) & (points == Point.ISR_ENTRY))
+        self.handlers += len(handler_at)
         order = np.argsort(tests.astype(np.uint8), kind="stable")
         test_of = tests[order]
         edges = np.flatnonzero(np.append(True, test_of[1:] != test_of[:-1]))
+        placed = {}                                  # test -> where its windows are
         for begin, end in zip(edges, np.append(edges[1:], len(order))):
             test = int(test_of[begin])
             state = self._tests.get(test)
@@ -272,8 +295,31 @@ class BatchAnalysis:
             if not state.rules:
                 continue
             mine = order[begin:end]
-            self._test_markers(state, stamp[marker_at[mine]], points[mine], args[mine],
-                               epoch[marker_at[mine]], first_index + mine)
+            placed[test] = self._test_markers(state, m_stamp[mine], points[mine], args[mine],
+                                              m_epoch[mine], first_index + mine)
+        for test, state in self._tests.items():
+            if state.uses_handler and len(handler_at):
+                self._handler_markers(state, placed.get(test), m_stamp[handler_at],
+                                      m_epoch[handler_at], first_index + handler_at)
+
+    @staticmethod
+    def _handler_markers(state, placed, h_stamp, h_epoch, h_at):
+        """Adds the kernel's handler-entry markers (global marker indices ``h_at``) to the test's "handler" rules: each is in the window of the test's marker
+        before it in the marker order (as ``analyze`` places them by position), if any."""
+        if placed is None:                           # no marker of the test in the batch
+            placed = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                      (state.windows - 1, state.epoch) if state.open else (-1, -1))
+        positions, windows, window_epoch, carried = placed
+        before = np.searchsorted(positions, h_at) - 1
+        window = np.append(windows, carried[0])[before]      # -1 -> the carried window
+        epoch = np.append(window_epoch, carried[1])[before]
+        inside = window >= 0
+        for (index, rule), pending in zip(state.rules, state.pending):
+            if rule.end == "handler":
+                pending.add(_EMPTY, _EMPTY, h_stamp[inside], window[inside])
+            if rule.start == "handler":
+                start = inside & (h_epoch == epoch)
+                pending.add(h_stamp[start], window[start], _EMPTY, _EMPTY)
 
     def _test_markers(self, state, m_stamp, m_points, m_args, m_epoch, global_index):
         """Windows of one test's markers in this batch; adds their start and end events to
@@ -334,13 +380,16 @@ class BatchAnalysis:
             for kind, as_start in ((rule.start, True), (rule.end, False)):
                 if (kind, as_start) not in of_kind:
                     inside = None
-                    if kind != "irq":
+                    if kind not in ("irq", "handler"):
                         inside = (m_points == kind) & (windows >= 0)
                         if as_start:
                             inside &= same_epoch
                     of_kind[kind, as_start] = ((m_stamp[inside], windows[inside])
                                                if inside is not None else (_EMPTY, _EMPTY))
             pending.add(*of_kind[rule.start, True], *of_kind[rule.end, False])
+        # Where the windows are, for the handler markers: global marker indices, windows,
+        # their epochs, and the window (and epoch) before the batch.
+        return global_index, windows, window_epoch, carried
 
     def _new_window(self, state, marker, first, epoch, group):
         """A new window beginning at global marker index ``marker``, stamp ``first``: a
@@ -376,6 +425,8 @@ class BatchAnalysis:
             if name is None:
                 continue
             place = (state.start_marker[window], index)
+            if "handler" in (rule.start, rule.end):
+                self._handler_names.add(name)
             if name not in self.tables:
                 self.tables[name] = TableAccumulator(
                     name, self.stamp_hz, {"test": Test(state.test).name, "n": None},
@@ -403,11 +454,16 @@ class BatchAnalysis:
             stamps, epochs = stamps[ready:], epochs[ready:]
             # After a hole with no marker of the test since, an IRQ followed by another
             # below the horizon can end no sample (no end event can come between them any
-            # more); one of an epoch the test has had no marker in, and never will, none.
+            # more; a handler marker can, if the test's window is open: it is in that one);
+            # one of an epoch the test has had no marker in, and never will (none held
+            # either), none.
             after_hole = epochs > state.last_epoch
-            dead = after_hole & ((epochs < self.holes) | (
-                (stamps < self._horizon) & (np.append(epochs[1:] == epochs[:-1], False))
-                & np.append(stamps[1:] < self._horizon, False)))
+            settled = int(np.min(self._held[3], initial=self.holes))
+            no_end = (stamps < self._horizon) & (np.append(epochs[1:] == epochs[:-1], False)) \
+                & np.append(stamps[1:] < self._horizon, False)
+            if state.uses_handler and state.open:
+                no_end[:] = False
+            dead = after_hole & ((epochs < settled) | no_end)
             state.irq_wait = (stamps[~dead], epochs[~dead])
             state.irq_floor = min(self._horizon, int(state.irq_wait[0][0])
                                   if len(state.irq_wait[0]) else _NEVER)
@@ -421,7 +477,8 @@ class BatchAnalysis:
         if not len(irq) or not state.first:
             return
         table = np.array(state.first, np.int64).reshape(-1, 4)
-        slot = np.searchsorted(table[:, 1], irq, side="right") - 1
+        # Strictly after the window's first stamp (an IRQ in the cycle of a START is in none).
+        slot = np.searchsorted(table[:, 1], irq, side="left") - 1
         row = table[np.maximum(slot, 0)]
         # Inside a window's stamps, and no hole since it began (a start event).
         inside = (slot >= 0) & (irq < row[:, 2]) & (irq_epoch == row[:, 3])
@@ -524,9 +581,11 @@ class BatchAnalysis:
 
     def ordered_tables(self):
         """``{name: TableAccumulator}`` in ``analyze``'s order (the order the tests' windows
-        first appear)."""
+        first appear); tables of "handler" rules only if the capture has handler-entry
+        markers (as ``analyze``)."""
         return {name: self.tables[name]
-                for name in sorted(self.tables, key=lambda name: self._order[name])}
+                for name in sorted(self.tables, key=lambda name: self._order[name])
+                if self.handlers or name not in self._handler_names}
 
 
 def analyze_batches(batches, stamp_hz, **options):
