@@ -172,6 +172,42 @@ def cmd_info(args):
     return 0
 
 
+def _selftest_options(p):
+    device_options(p)
+    p.add_argument("--loopback", action="store_true",
+                   help="also the loopback test: a jumper from IRQ to EDGE0 and to the strobe "
+                        "(sim:gateware simulates the jumper)")
+    p.add_argument("--wiring", action="store_true",
+                   help="also the wiring test: run the DUT's wiring program "
+                        "(firmware/tools/) when asked")
+    p.add_argument("--count", type=count, default=256, help="echo patterns (default 256)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+@command("selftest", _selftest_options, help="check the link, the pin latencies and the wiring")
+def cmd_selftest(args):
+    from dataclasses import asdict
+
+    from .device import Device, open_transport
+    from .selftest import format_results, run_selftest
+    from .simulation import open_port
+
+    sim_args = ["--loopback"] if args.loopback and args.port == "sim:gateware" else []
+    with open_port(args.port, sim_args) as port, \
+            Device(open_transport(port.path, args.baud)) as device:
+        if args.wiring:
+            print("wiring: start the DUT's wiring program now (firmware/tools/)",
+                  file=sys.stderr)
+        results = run_selftest(device, port=args.port, baud=args.baud,
+                               loopback=args.loopback, wiring=args.wiring, count=args.count)
+    if args.json:
+        print(json.dumps({name: {**asdict(result), "ok": result.ok}
+                          for name, result in results.items()}, indent=2))
+    else:
+        print("\n".join(format_results(**results)))
+    return 0 if all(result.ok for result in results.values()) else 1
+
+
 class Progress:
     """One status line on stderr, rewritten about twice a second on a terminal; into a log
     (not a terminal) a line every 10 s."""

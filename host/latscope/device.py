@@ -12,8 +12,8 @@ import serial
 
 from .identity import Identity, IdentityError
 from .parser import Events, StreamParser
-from .protocol import (REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command, IrqConfig, StartArgs,
-                       StatusReply, encode_command)
+from .protocol import (REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command, EchoPattern, IrqConfig,
+                       StartArgs, StatusReply, encode_command)
 
 __all__ = ["DeviceError", "Identity", "IrqSettings", "Device", "Port", "open_transport"]
 
@@ -124,6 +124,8 @@ class Device:
         self.parser = StreamParser()
         self.identity = None
         self.raw_sink = None      # called with every byte chunk read (the capture file)
+        self.bytes_read = 0       # link statistics (the self-test's throughput figures)
+        self.bytes_written = 0
         self._events = []
 
     def close(self):
@@ -140,6 +142,7 @@ class Device:
     def _read(self):
         data = self.transport.read(max(1, self.transport.in_waiting or 4096))
         if data:
+            self.bytes_read += len(data)
             if self.raw_sink is not None:
                 self.raw_sink(data)
             events = self.parser.feed(data)
@@ -149,7 +152,9 @@ class Device:
 
     def command(self, opcode, args=None):
         """Sends one command and returns its reply payload."""
-        self.transport.write(encode_command(opcode, args))
+        message = encode_command(opcode, args)
+        self.transport.write(message)
+        self.bytes_written += len(message)
         deadline = time.monotonic() + self.reply_timeout
         while time.monotonic() < deadline:
             while self.parser.replies:
@@ -188,6 +193,11 @@ class Device:
 
     def stop(self):
         self.command(Command.STOP)
+
+    def echo(self, pattern):
+        """Sends ECHO with a 64-bit ``pattern``; returns the pattern the device sent back."""
+        reply = self.command(Command.ECHO, EchoPattern.const({"pattern": pattern}))
+        return int.from_bytes(reply, "little")
 
     def status(self):
         reply = StatusReply.from_bits(int.from_bytes(self.command(Command.STATUS), "little"))
