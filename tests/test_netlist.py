@@ -71,9 +71,11 @@ class Script:
 def scripted_session(board):
     script = Script(board)
     rng = random.Random(12)
+    # Like the host, each command waits for the previous one's reply (bytes that come during
+    # a reply are ignored, and a zero byte among them would even switch to SUMP mode).
     cycle = script.command(1500, Command.IDENTIFY)
-    cycle = script.command(cycle + 20, Command.IRQ_CONFIG, IRQ.encode())
-    cycle = script.command(cycle + 20, Command.START, StartArgs.const({"sources": 0xffff}))
+    cycle = script.command(cycle + 6000, Command.IRQ_CONFIG, IRQ.encode())
+    cycle = script.command(cycle + 300, Command.START, StartArgs.const({"sources": 0xffff}))
     # Clean part: markers and edges in both halves of their cycles, never two sources in one
     # cycle (events of one cycle share one stamp, the earliest half's).
     cycle += 200
@@ -93,7 +95,7 @@ def scripted_session(board):
         script.marker(cycle * P + (EARLY, LATE)[n % 2], rng.randrange(1 << 16))
         cycle += 700
     cycle = script.command(cycle + 200, Command.STOP)
-    script.command(cycle + 500, Command.STATUS)
+    script.command(cycle + 1000, Command.STATUS)
     return script, burst
 
 

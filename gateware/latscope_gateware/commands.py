@@ -5,7 +5,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import (COMMAND_ARGS, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
-                               EchoPattern, IrqConfig, Source, StartArgs, StatusReply)
+                               EchoPattern, EchoReply, IrqConfig, Source, StartArgs,
+                               StatusReply)
 
 from .records import record_layout
 
@@ -134,8 +135,10 @@ class CommandProcessor(wiring.Component):
             (Command.START, Const(0, 0), 0),
             (Command.STOP, Const(0, 0), 0),
             (Command.IRQ_CONFIG, Const(0, 0), 0),
-            # The pattern comes back as it came: the argument bytes, as last received.
-            (Command.ECHO, self._args_of(args, arg_bytes, EchoPattern), _size(EchoPattern)),
+            # The pattern comes back as it came (the argument bytes, as last received), and
+            # EchoReply's zero end byte.
+            (Command.ECHO, Cat(self._args_of(args, arg_bytes, EchoPattern), Const(0, 8)),
+             _size(EchoReply)),
         ]
         assert {code for code, *_ in answers} == set(known)
         answer = Const(0, len(reply))

@@ -33,15 +33,16 @@ from .session import CaptureSession, Until
 __all__ = ["open", "Session", "CaptureResult", "IrqSettings", "DeviceError"]
 
 
-def open(port="sim:gateware", *, baud=12_000_000, suite=None, log=None):
+def open(port="sim:gateware", *, baud=12_000_000, suite=None, log=None, sim_args=()):
     """Connects to an appliance and identifies it; returns a :class:`Session` (use it as a
     context manager: leaving the block closes the link and ends a simulation).
 
     ``port``: a serial port, a pyserial URL, ``sim:soc`` (the full-system simulation running
     the test suite) or ``sim:gateware``. ``suite``: for ``sim:soc``, a
     :class:`latscope.simulation.SuiteSettings` (CPU variant, samples, tests). ``log``: a
-    file for the simulation's build and run output."""
-    return Session(port, baud=baud, suite=suite, log=log)
+    file for the simulation's build and run output. ``sim_args``: more arguments of a
+    simulation (``["--loopback"]``: sim:gateware with the self-test's jumper)."""
+    return Session(port, baud=baud, suite=suite, log=log, sim_args=sim_args)
 
 
 class Session:
@@ -51,9 +52,11 @@ class Session:
     low-level :class:`latscope.device.Device`), ``simulation`` (the running simulation or
     None). A thin layer over :class:`latscope.session.CaptureSession`."""
 
-    def __init__(self, port, *, baud=12_000_000, suite=None, log=None):
+    def __init__(self, port, *, baud=12_000_000, suite=None, log=None, sim_args=()):
         self.port = port
-        self.session = CaptureSession(port, baud=baud, suite=suite, log=log)
+        self.baud = baud
+        self.session = CaptureSession(port, baud=baud, suite=suite, log=log,
+                                      sim_args=sim_args)
         try:
             # The device's IRQ generator is what ``irq`` and the captures' metadata say.
             self.session.configure_irq(IrqSettings())
@@ -107,6 +110,19 @@ class Session:
             raise TypeError("give an IrqSettings or fields, not both")
         self.session.configure_irq(settings)
         return settings
+
+    def selftest(self, *, loopback=False, wiring=False, count=64):
+        """The first-plug-in self-test (:mod:`latscope.selftest`): the link (``count`` ECHO
+        patterns), and with ``loopback`` the jumper test, with ``wiring`` the wiring
+        program's markers. Returns ``{"link": LinkResult, ...}``; each result has ``ok``.
+        The IRQ generator is set back to :attr:`irq` afterwards."""
+        from .selftest import run_selftest
+        try:
+            return run_selftest(self.device, port=self.port, baud=self.baud,
+                                identity=self.identity, loopback=loopback, wiring=wiring,
+                                count=count)
+        finally:
+            self.session.configure_irq(self.irq)
 
     def capture(self, *, duration=None, until_samples=None, events=None, output=None,
                 info="", interval=60.0, on_progress=None, timeout=None):

@@ -12,8 +12,8 @@ import serial
 
 from .identity import Identity, IdentityError
 from .parser import Events, StreamParser
-from .protocol import (REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command, EchoPattern, IrqConfig,
-                       StartArgs, StatusReply, encode_command)
+from .protocol import (REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command, EchoPattern, EchoReply,
+                       IrqConfig, StartArgs, StatusReply, encode_command)
 
 __all__ = ["DeviceError", "Identity", "IrqSettings", "Device", "Port", "open_transport"]
 
@@ -197,7 +197,7 @@ class Device:
     def echo(self, pattern):
         """Sends ECHO with a 64-bit ``pattern``; returns the pattern the device sent back."""
         reply = self.command(Command.ECHO, EchoPattern.const({"pattern": pattern}))
-        return int.from_bytes(reply, "little")
+        return EchoReply.from_bits(int.from_bytes(reply, "little")).pattern
 
     def status(self):
         reply = StatusReply.from_bits(int.from_bytes(self.command(Command.STATUS), "little"))

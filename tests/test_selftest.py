@@ -1,0 +1,109 @@
+"""The first-plug-in self-test against the simulated appliance (sim:gateware, the gateware in
+Amaranth's simulator behind a pty), a port where nothing answers, a port that answers
+garbage, and wiring faults made up from the program's own pattern."""
+
+import json
+import os
+import tty
+
+import pytest
+
+import latscope
+from latscope.cli import main
+from latscope.device import Device, open_transport
+from latscope.selftest import check_link, check_wiring, wiring_pattern
+
+
+def test_cli_selftest_with_the_simulated_jumper(capsys):
+    status = main(["selftest", "--port", "sim:gateware", "--count", "12", "--loopback",
+                   "--json"])
+    results = json.loads(capsys.readouterr().out)
+    assert status == 0
+    link, loopback = results["link"], results["loopback"]
+    assert link["ok"] and link["sent"] == 12 and link["wrong"] == link["missing"] == 0
+    assert link["bytes_written"] == 12 * 9 and link["bytes_read"] >= 12 * 10
+    assert loopback["ok"] and loopback["irq_edges"] >= 16
+    # The simulated jumper is an ideal wire: after the documented pin latencies, each IRQ
+    # change has the same stamp as EDGE0 and MARKER; uncorrected, they differ by exactly
+    # the documented latencies.
+    assert loopback["offsets"] == {"EDGE0": [0], "MARKER": [0]}
+    assert loopback["delays_ns"] == {name: [ns, ns]
+                                     for name, ns in loopback["documented_ns"].items()}
+    assert loopback["matched"]["EDGE0"] == loopback["matched"]["MARKER"] > 30
+
+
+def test_api_selftest_without_the_jumper_fails_the_loopback():
+    """sim:gateware without --loopback: the scripted DUT drives EDGE0 and the strobe, not
+    the IRQ output, so the loopback check must fail and say why."""
+    with latscope.open("sim:gateware") as session:
+        results = session.selftest(loopback=True, count=8)
+        irq_after = session.irq
+    assert results["link"].ok and results["link"].sent == 8
+    assert not results["loopback"].ok and results["loopback"].problems
+    assert irq_after == latscope.IrqSettings()
+
+
+def _pty():
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    return master, os.ttyname(slave)
+
+
+def test_silent_port_gets_the_cable_hint():
+    master, path = _pty()
+    try:
+        with Device(open_transport(path), reply_timeout=0.3) as device:
+            result = check_link(device, count=8, baud=12_000_000, port=path)
+    finally:
+        os.close(master)
+    assert not result.ok and result.missing == 1 and result.sent == 1
+    assert "nothing came back" in result.hint and "cable" in result.hint
+
+
+def test_garbage_gets_the_baud_hint():
+    # pyserial's loop:// sends every byte back: the device end "speaks" command bytes, which
+    # are no records, as a wrong baud rate would give garbage.
+    with Device(open_transport("loop://"), reply_timeout=0.3) as device:
+        result = check_link(device, count=8, baud=3_000_000, port="loop://")
+    assert not result.ok and result.bytes_read > 0
+    assert "baud" in result.hint and "3000000" in result.hint
+
+
+def test_cli_exit_status_and_hint_on_a_silent_port(capsys):
+    master, path = _pty()
+    try:
+        status = main(["selftest", "--port", path, "--count", "2"])
+    finally:
+        os.close(master)
+    out = capsys.readouterr().out
+    assert status == 1 and "link: FAILED" in out and "hint: nothing came back" in out
+
+
+def _wired(values, fault):
+    return [fault(value) for value in values]
+
+
+def _bit(value, n):
+    return value >> n & 1
+
+
+@pytest.mark.parametrize("fault, expected", [
+    (lambda v: v | 1 << 3, {"stuck_high": [3]}),
+    (lambda v: v & ~(1 << 15), {"stuck_low": [15]}),
+    (lambda v: v & ~0x60 | _bit(v, 5) << 6 | _bit(v, 6) << 5, {"swapped": [(5, 6), (6, 5)]}),
+    # Wired-OR and wired-AND shorts.
+    (lambda v: v | (_bit(v, 9) | _bit(v, 10)) * 0x600, {"shorted": [(9, 10)]}),
+    (lambda v: v & ~0x3 | (_bit(v, 0) & _bit(v, 1)) * 0x3, {"shorted": [(0, 1)]}),
+])
+def test_wiring_faults_are_named(fault, expected):
+    result = check_wiring(_wired(wiring_pattern(), fault))
+    assert not result.ok
+    found = {name: getattr(result, name) for name in
+             ("stuck_high", "stuck_low", "swapped", "shorted") if getattr(result, name)}
+    assert found == expected
+
+
+def test_wiring_clean_and_strobe_faults():
+    assert check_wiring(wiring_pattern()).ok
+    assert "not connected" in check_wiring([]).problems[0]
+    assert "loose" in check_wiring(wiring_pattern()[:-3]).problems[0]
