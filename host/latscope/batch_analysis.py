@@ -48,15 +48,8 @@ _EMPTY = np.zeros(0, np.int64)
 def merge_spans(*spans):
     """One sorted, disjoint set of (low, high) spans from several, merged as
     ``_lossy_spans`` merges (spans that overlap or touch become one)."""
-    low = np.concatenate([s[0] for s in spans]).astype(np.int64)
-    high = np.concatenate([s[1] for s in spans]).astype(np.int64)
-    if not len(low):
-        return low, high
-    order = np.argsort(low, kind="stable")
-    low, high = low[order], np.maximum.accumulate(high[order])
-    starts = np.flatnonzero(np.append(True, low[1:] > high[:-1]))
-    ends = np.append(starts[1:], len(low)) - 1
-    return low[starts], high[ends]
+    return _merged(np.concatenate([s[0] for s in spans]).astype(np.int64),
+                   np.concatenate([s[1] for s in spans]).astype(np.int64))
 
 
 class LossSpans:
