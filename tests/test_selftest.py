@@ -4,7 +4,9 @@ garbage, and wiring faults made up from the program's own pattern."""
 
 import json
 import os
+import subprocess
 import tty
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +14,8 @@ import latscope
 from latscope.cli import main
 from latscope.device import Device, open_transport
 from latscope.selftest import check_link, check_wiring, wiring_pattern
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_cli_selftest_with_the_simulated_jumper(capsys):
@@ -107,3 +111,20 @@ def test_wiring_clean_and_strobe_faults():
     assert check_wiring(wiring_pattern()).ok
     assert "not connected" in check_wiring([]).problems[0]
     assert "loose" in check_wiring(wiring_pattern()[:-3]).problems[0]
+
+
+def test_the_firmware_wiring_walk_is_the_pattern_the_host_checks(tmp_path):
+    """firmware/tools/wiring_walk.h, compiled for the host with a store that prints each
+    marker word: the values are wiring_pattern(), each with its own strobe toggle."""
+    tools = REPO_ROOT / "firmware" / "tools"
+    program = tmp_path / "wiring_host"
+    subprocess.run(["gcc", "-Wall", "-Wextra", "-Werror", "-std=c99", "-I", str(tools / "host"),
+                    "-I", str(REPO_ROOT / "firmware" / "include"), "-I", str(tools),
+                    "-o", str(program), str(tools / "wiring_host.c")], check=True)
+    words = [int(line, 16) for line in
+             subprocess.run([str(program)], check=True, capture_output=True,
+                            text=True).stdout.split()]
+    assert [word & 0xffff for word in words] == wiring_pattern()
+    strobes = [word >> 16 for word in words]
+    assert all(a != b for a, b in zip([0] + strobes, strobes))
+    assert check_wiring([word & 0xffff for word in words]).ok
