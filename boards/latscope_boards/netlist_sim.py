@@ -50,8 +50,8 @@ def cell_models(family="ice40"):
 class NetlistPorts:
     """Names of the netlist's top module and of its ports, and the PLL instance's path."""
     top: str
-    ports: dict                     # role -> port name (MARKER_DATA, STROBE, EDGES, IRQ, TX, RX, CLOCK)
-    pll: str                        # escaped Verilog instance name of the SB_PLL40_*
+    ports: dict     # role (MARKER_DATA, STROBE, EDGES, IRQ, TX, RX, CLOCK) -> port name
+    pll: str        # Verilog instance name of the SB_PLL40_* (escaped)
 
 
 def _escape(name):

@@ -27,8 +27,9 @@ class CommandProcessor(wiring.Component):
     executes three cycles after its last byte is offered on ``rx``.
 
     ``identify`` is the constant payload of the IDENTIFY reply (an ``IdentifyReply`` value);
-    ``status`` is sampled when STATUS executes; ECHO's reply is its own argument bytes. ``idle``: the next byte would be an opcode
-    (the appliance's SUMP mode switch looks at it).
+    ``status`` is sampled when STATUS executes; ECHO's reply is its own argument bytes and a
+    zero byte. ``idle``: the next byte would be an opcode (the appliance's SUMP mode switch
+    looks at it).
     """
 
     def __init__(self, identify, *, timeout):

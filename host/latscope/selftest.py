@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .device import DeviceError, IrqSettings
+from .parser import Events
 from .protocol import Source
 
 __all__ = ["LinkResult", "LoopbackResult", "WiringResult", "echo_patterns", "check_link",
@@ -150,8 +151,7 @@ def check_loopback(device, identity, *, edges=16, timeout=20.0, irq=LOOPBACK_IRQ
             asserted += int(np.count_nonzero(irq_events.value == 1))
     device.stop()
     collected.append(device.drain())
-    events = type(collected[0]).concatenate(collected) if collected else device.take_events()
-    return loopback_result(events, identity)
+    return loopback_result(Events.concatenate(collected), identity)
 
 
 def loopback_result(events, identity):
