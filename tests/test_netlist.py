@@ -16,7 +16,7 @@ wrote the netlist), compiling (~5 s) and ~80 000 clock cycles of gate-level simu
 """
 
 import random
-from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -69,6 +69,8 @@ class Script:
 
 
 def scripted_session(board):
+    """The script; returns it and the cycles where the capture starts, the burst starts and
+    STOP's last bit ends."""
     script = Script(board)
     rng = random.Random(12)
     # Like the host, each command waits for the previous one's reply (bytes that come during
@@ -76,27 +78,29 @@ def scripted_session(board):
     cycle = script.command(1500, Command.IDENTIFY)
     cycle = script.command(cycle + 6000, Command.IRQ_CONFIG, IRQ.encode())
     cycle = script.command(cycle + 300, Command.START, StartArgs.const({"sources": 0xffff}))
-    # Clean part: markers and edges in both halves of their cycles, never two sources in one
-    # cycle (events of one cycle share one stamp, the earliest half's).
+    started = cycle
+    # Before the overflow: markers and edges in both halves of their cycles, never two
+    # sources in one cycle (events of one cycle share one stamp, the earliest half's).
     cycle += 200
     for n in range(24):
         script.marker(cycle * P + (EARLY, LATE)[n % 2], rng.randrange(1 << 16))
         cycle += rng.randrange(40, 160)
-        script.edge(cycle * P + (LATE, EARLY)[n % 2], n % 4)
+        script.edge(cycle * P + (LATE, EARLY)[n // 4 % 2], n % 4)
         cycle += rng.randrange(40, 160)
-    # Overflow: EDGE1 changes every cycle, alternating halves.
+    # Overflow: EDGE1 changes every cycle, alternating halves; then markers while the FIFO
+    # drains (some find it full: they are lost and counted, like the IRQ's edges then).
     cycle += 300
-    burst = (cycle, cycle + BURST_CYCLES)
+    burst = cycle
     for n in range(BURST_CYCLES):
         script.edge((cycle + n) * P + (EARLY, LATE)[n % 2], 1)
     cycle += BURST_CYCLES + 500
-    # Capture goes on: markers while the FIFO drains.
     for n in range(6):
         script.marker(cycle * P + (EARLY, LATE)[n % 2], rng.randrange(1 << 16))
         cycle += 700
-    cycle = script.command(cycle + 200, Command.STOP)
-    script.command(cycle + 1000, Command.STATUS)
-    return script, burst
+    # (STOP is sent where the IRQ output does not change: see Session.expected.)
+    stopped = script.command(cycle + 800, Command.STOP)
+    script.command(stopped + 1000, Command.STATUS)
+    return script, (started, burst, stopped)
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +109,7 @@ def session(tmp_path_factory, default_board_build):
     netlist = default_board_build / NETLIST_NAME
     if not netlist.exists():          # the bitstream test did not run: synthesize only
         netlist = synthesize(board, tmp_path_factory.mktemp("synth"))
-    script, burst = scripted_session(board)
+    script, marks = scripted_session(board)
     log = run(netlist, script.stimulus, tmp_path_factory.mktemp("netlist_sim"),
               end_ps=400_000 * P, quiet_ps=3000 * P)
     received = decode_uart(log, script.bit_ps)
@@ -116,8 +120,47 @@ def session(tmp_path_factory, default_board_build):
     events = Events.concatenate([parser.feed(received), parser.finish()])
     status = StatusReply.from_bits(
         int.from_bytes(dict(parser.replies)[Command.STATUS], "little"))
-    irq_pin = [(time, level) for time, pin, level in log if pin == "I"]
-    return board, identity, events, parser.stats, status, script, burst, irq_pin
+    # The IRQ output's changes, as the testbench saw them, are scripted events too.
+    irq_pin = [(time, Source.IRQ, level) for time, pin, level in log if pin == "I"]
+    origin = half_index(script.truth[0][0]) - delivered(events, Source.MARKER)[0][0]
+    return Session(board, identity, events, parser.stats, status,
+                   sorted(script.truth + irq_pin, key=lambda change: change[0]), marks,
+                   origin)
+
+
+@dataclass
+class Session:
+    board: object
+    identity: object
+    events: object
+    stats: object
+    status: object
+    truth: list           # (time of the pin change, Source, value), the IRQ output's too
+    marks: tuple          # cycles: capture started, burst started, STOP sent
+    origin: int           # half_index() of stamp 0: fixed by the first marker
+
+    def expected(self, source, first_cycle, last_cycle):
+        """(stamp, value) of the scripted changes of ``source`` stamped between the cycles.
+        A change is stamped with the first clock edge after it (the IRQ output, which
+        changes on rising edges, with the next falling one). Where the capture starts or
+        stops, no change may fall within 16 cycles: the command's exact cycle is not known
+        from outside."""
+        changes = [(time, value) for time, name, value in self.truth if name == source]
+        for edge in {first_cycle, last_cycle} & {self.marks[0], self.marks[2]}:
+            assert not any(abs(time - edge * P) < 16 * P for time, _ in changes), source
+        first, last = (2 * cycle - self.origin for cycle in (first_cycle, last_cycle))
+        return [(stamp, value) for stamp, value in
+                ((half_index(time) - self.origin, value) for time, value in changes)
+                if first <= stamp < last]
+
+    def delivered(self, source, first_cycle, last_cycle):
+        first, last = (2 * cycle - self.origin for cycle in (first_cycle, last_cycle))
+        return [(stamp, value) for stamp, value in delivered(self.events, source)
+                if first <= stamp < last]
+
+    def lost(self, source):
+        losses = self.events.value[self.events.source == Source.LOSS].astype(np.int64)
+        return int(sum(value >> 4 for value in losses if value & 0xf == source))
 
 
 def delivered(events, source):
@@ -125,64 +168,46 @@ def delivered(events, source):
     return list(zip(events.stamp[mask].tolist(), events.value[mask].tolist()))
 
 
+SOURCES = (Source.MARKER, Source.IRQ, Source.EDGE0, Source.EDGE1, Source.EDGE2, Source.EDGE3)
+
+
 def test_identify_reply_of_the_netlist(session):
-    board, identity = session[:2]
+    identity, board = session.identity, session.board
     assert identity.board == board.identify_name and identity.clock_hz == board.clock_hz
     assert identity.stamp_shift == 1 and identity.fifo_depth == board.fifo_depth
 
 
 def test_every_scripted_event_at_its_half_cycle(session):
-    board, identity, events, stats, status, script, burst, _ = session
-    assert stats.segments_bad == 0 and stats.bytes_skipped == 0 and stats.holes == 0
-    # One time origin for every source: the first marker's fixes it.
-    first_time, _, _ = script.truth[0]
-    origin = half_index(first_time) - delivered(events, Source.MARKER)[0][0]
-    clean = [(half_index(time) - origin, int(source), value)
-             for time, source, value in script.truth
-             if not burst[0] * P <= time < burst[1] * P]
-    got = [(stamp, int(source), value) for stamp, source, value in
-           zip(events.stamp.tolist(), events.source.tolist(), events.value.tolist())
-           if source != Source.IRQ and source != Source.LOSS
-           and not (Source(source) == Source.EDGE1
-                    and burst[0] * 2 - origin <= stamp < burst[1] * 2 + 2 - origin)]
-    assert sorted(got) == sorted(clean)
-    # Both halves of a cycle were exercised, for markers and for edges.
-    for source in (Source.MARKER, Source.EDGE0):
-        assert {stamp % 2 for stamp, _ in delivered(events, source)} == {0, 1}
-
-
-def test_irq_output_stamps_match_its_pin(session):
-    """The IRQ generator's events carry the stamps of its pin's changes, as the testbench
-    saw them, with the same origin as the inputs' (whole cycles: the output changes on
-    rising edges)."""
-    board, identity, events, stats, status, script, burst, irq_pin = session
-    first_time, _, _ = script.truth[0]
-    origin = half_index(first_time) - delivered(events, Source.MARKER)[0][0]
-    got = delivered(events, Source.IRQ)
-    assert len(got) >= 10
-    # A change on a rising edge is sampled, by an input at the same moment, on that edge.
-    pin = [(time // HALF - origin, level) for time, level in irq_pin]
-    first, last = got[0][0], got[-1][0]
-    assert got == [(stamp, level) for stamp, level in pin if first <= stamp <= last]
-    assert status.irq_edges == sum(level for _, level in got)
+    """From START to the overflow: every change of every pin, at exactly its half cycle."""
+    started, burst, _ = session.marks
+    assert session.stats.segments_bad == session.stats.bytes_skipped == 0
+    assert session.stats.holes == 0
+    for source in SOURCES:
+        assert session.delivered(source, started, burst) == \
+            session.expected(source, started, burst), source
+        assert len(session.expected(source, started, burst)) >= 5, source
+    # Both halves of a cycle were exercised, for markers and for each edge channel.
+    for source in SOURCES[:1] + SOURCES[2:]:
+        assert {stamp % 2 for stamp, _ in session.delivered(source, started, burst)} == {0, 1}
 
 
 def test_overflow_losses_are_exactly_accounted(session):
-    board, identity, events, stats, status, script, burst, _ = session
-    first_time, _, _ = script.truth[0]
-    origin = half_index(first_time) - delivered(events, Source.MARKER)[0][0]
-    scripted = [(half_index(time) - origin, value) for time, source, value in script.truth
-                if source == Source.EDGE1 and burst[0] * P <= time < burst[1] * P]
-    window = (scripted[0][0], scripted[-1][0])
-    got = [(stamp, value) for stamp, value in delivered(events, Source.EDGE1)
-           if window[0] <= stamp <= window[1]]
-    losses = events.value[events.source == Source.LOSS].astype(np.int64)
-    lost_edge1 = int(sum(value >> 4 for value in losses if value & 0xf == Source.EDGE1))
-    assert lost_edge1 > 0 and len(got) > board.fifo_depth // 2
-    assert set(got) <= set(scripted)          # every delivered event is exact
-    assert len(got) + lost_edge1 == len(scripted)
-    assert status.lost == int(sum(value >> 4 for value in losses)) == lost_edge1
-    assert status.fifo_max == board.fifo_depth
-    assert status.capturing == 0
-    # The markers after the overflow all arrived.
-    assert delivered(events, Source.MARKER)[-1][1] == script.truth[-1][2]
+    """From the burst to STOP: per source, every delivered event is a scripted one, exact,
+    and delivered + LOSS-counted = scripted."""
+    _, burst, stopped = session.marks
+    for source in SOURCES:
+        got = session.delivered(source, burst, stopped)
+        expected = session.expected(source, burst, stopped)
+        assert set(got) <= set(expected), source
+        assert len(got) + session.lost(source) == len(expected), source
+    assert session.lost(Source.EDGE1) > 0 and session.lost(Source.MARKER) > 0
+    assert len(session.delivered(Source.EDGE1, burst, stopped)) > session.board.fifo_depth // 2
+    status = session.status
+    assert status.lost == sum(session.lost(source) for source in SOURCES)
+    assert status.fifo_max == session.board.fifo_depth and status.capturing == 0
+    started = session.marks[0]
+    rising = [value for _, value in session.expected(Source.IRQ, started, stopped)]
+    assert status.irq_edges == sum(rising)
+    # Capture went on after the losses: the last marker arrived.
+    assert session.delivered(Source.MARKER, burst, stopped)[-1] == \
+        session.expected(Source.MARKER, burst, stopped)[-1]
