@@ -15,6 +15,7 @@ wrote the netlist), compiling (~5 s) and ~80 000 clock cycles of gate-level simu
 (about 2 minutes).
 """
 
+import os
 import random
 from dataclasses import dataclass
 
@@ -103,11 +104,17 @@ def scripted_session(board):
     return script, (started, burst, stopped)
 
 
-@pytest.fixture(scope="module")
-def session(tmp_path_factory, default_board_build):
-    board = get_board(DEFAULT_BOARD)
+#: Boards whose netlists run: the default board in CI; more (iCE40 boards: the cell models
+#: and the PLL bypass are iCE40's) with LATSCOPE_NETLIST_BOARDS=ice40-hx8k-b-evn,icebreaker.
+BOARDS = os.environ.get("LATSCOPE_NETLIST_BOARDS", DEFAULT_BOARD).split(",")
+
+
+@pytest.fixture(scope="module", params=BOARDS)
+def session(request, tmp_path_factory, default_board_build):
+    board = get_board(request.param)
     netlist = default_board_build / NETLIST_NAME
-    if not netlist.exists():          # the bitstream test did not run: synthesize only
+    if board.name != DEFAULT_BOARD or not netlist.exists():
+        # Not the netlist of the bitstream test of this run: synthesize only.
         netlist = synthesize(board, tmp_path_factory.mktemp("synth"))
     script, marks = scripted_session(board)
     log = run(netlist, script.stimulus, tmp_path_factory.mktemp("netlist_sim"),
