@@ -130,9 +130,24 @@ def session(request, tmp_path_factory, default_board_build):
     # The IRQ output's changes, as the testbench saw them, are scripted events too.
     irq_pin = [(time, Source.IRQ, level) for time, pin, level in log if pin == "I"]
     origin = half_index(script.truth[0][0]) - delivered(events, Source.MARKER)[0][0]
+    truth = sorted(script.truth + irq_pin, key=lambda change: change[0])
     return Session(board, identity, events, parser.stats, status,
-                   sorted(script.truth + irq_pin, key=lambda change: change[0]), marks,
-                   origin)
+                   entry_stamps(truth, origin, identity.latency), marks, origin)
+
+
+def entry_stamps(truth, origin, latency):
+    """(time, source, value, stamp) of each scripted change: stamped with the first clock edge
+    after it (``half_index``; the IRQ output, which changes on rising edges, with the next
+    falling one), less ``origin``. Changes that reach the time-stamper in the same cycle
+    (after their pin latencies) share one FIFO entry, whose stamp is the earliest half of
+    theirs (docs/protocol.md); e.g. an IRQ edge with an edge-channel change in the late half
+    of the same cycle."""
+    raw = [half_index(time) - origin + latency[source] for time, source, _ in truth]
+    earliest = {}
+    for stamp in raw:
+        earliest[stamp >> 1] = min(earliest.get(stamp >> 1, stamp), stamp)
+    return [(time, source, value, earliest[stamp >> 1] - latency[source])
+            for (time, source, value), stamp in zip(truth, raw)]
 
 
 @dataclass
@@ -142,7 +157,7 @@ class Session:
     events: object
     stats: object
     status: object
-    truth: list           # (time of the pin change, Source, value), the IRQ output's too
+    truth: list           # (time of the pin change, Source, value, stamp), the IRQ's too
     marks: tuple          # cycles: capture started, burst started, STOP sent
     origin: int           # half_index() of stamp 0: fixed by the first marker
 
@@ -152,13 +167,12 @@ class Session:
         changes on rising edges, with the next falling one). Where the capture starts or
         stops, no change may fall within 16 cycles: the command's exact cycle is not known
         from outside."""
-        changes = [(time, value) for time, name, value in self.truth if name == source]
+        changes = [(time, value, stamp) for time, name, value, stamp in self.truth
+                   if name == source]
         for edge in {first_cycle, last_cycle} & {self.marks[0], self.marks[2]}:
-            assert not any(abs(time - edge * P) < 16 * P for time, _ in changes), source
+            assert not any(abs(time - edge * P) < 16 * P for time, _, _ in changes), source
         first, last = (2 * cycle - self.origin for cycle in (first_cycle, last_cycle))
-        return [(stamp, value) for stamp, value in
-                ((half_index(time) - self.origin, value) for time, value in changes)
-                if first <= stamp < last]
+        return [(stamp, value) for _, value, stamp in changes if first <= stamp < last]
 
     def delivered(self, source, first_cycle, last_cycle):
         first, last = (2 * cycle - self.origin for cycle in (first_cycle, last_cycle))
