@@ -558,6 +558,10 @@ def _simulate_options(p):
     p.add_argument("--port", default="sim:soc", choices=list(SIM_PORTS),
                    help="which simulation (default: sim:soc)")
     p.add_argument("--baud", type=count, default=12_000_000, help=argparse.SUPPRESS)
+    p.add_argument("--truth", metavar="FILE",
+                   help="write the simulation's ground-truth log there: every pin change of "
+                        "the DUT with its cycle (JSON lines for sim:gateware, the harness's "
+                        "log for sim:soc), to check what a capture through this pty got")
     irq_options(p, jitter=0xff)
 
 
@@ -574,7 +578,8 @@ def cmd_simulate(args):
     from .simulation import open_port
 
     irq = irq_settings(args)
-    with open_port(args.port) as simulation:
+    new_output(args.truth, False)
+    with open_port(args.port, ["--truth", args.truth] if args.truth else ()) as simulation:
         # Set up, then let go of the pty: the other program is its only user.
         with CaptureSession(simulation, baud=args.baud, owns_port=False) as session:
             session.configure_irq(irq)
