@@ -220,7 +220,9 @@ def test_overflow_losses_are_exactly_accounted(session):
         expected = session.expected(source, burst, stopped)
         assert set(got) <= set(expected), source
         assert len(got) + session.lost(source) == len(expected), source
-    assert session.lost(Source.EDGE1) > 0 and session.lost(Source.MARKER) > 0
+    # (On the HX8K the markers and an IRQ edge after the burst find the FIFO still full too;
+    # the iCEBreaker's link drains it twice as fast.)
+    assert session.lost(Source.EDGE1) > 0
     assert len(session.delivered(Source.EDGE1, burst, stopped)) > session.board.fifo_depth // 2
     status = session.status
     assert status.lost == sum(session.lost(source) for source in SOURCES)
