@@ -12,10 +12,11 @@ from amaranth.sim import Simulator
 
 from latscope.protocol import Source
 from latscope_gateware.appliance import Appliance, ApplianceConfig
-from latscope_gateware.ddr_edges import (DdrEdgeChannels, DdrPinChangeDetector, IddrModel,
-                                         ddr_stamp_latency)
+from latscope_gateware.ddr_edges import IddrModel, ddr_stamp_latency
 from latscope_gateware.edge_channels import EdgeChannels
 from latscope_gateware.event_capture import EventCapture
+from latscope_gateware.marker_port import MarkerPort
+from latscope_gateware.synchronizer import PinChangeDetector
 
 PERIOD_NS = 5.0          # 200 MHz, the ULX3S capture clock
 HALF_NS = PERIOD_NS / 2
@@ -34,7 +35,7 @@ def _run(dut, testbench):
 
 
 def test_detector_flags_the_half_that_first_shows_the_new_level():
-    dut = DdrPinChangeDetector(1)
+    dut = PinChangeDetector(1, ddr=True)
     # (early, late) pairs, one per cycle, and the (changed, half, level) expected `latency`
     # cycles later.
     pairs = [(0, 0), (0, 1), (1, 1), (0, 0), (0, 0), (1, 0), (0, 0), (1, 1), (1, 1)]
@@ -45,7 +46,7 @@ def test_detector_flags_the_half_that_first_shows_the_new_level():
 
     async def testbench(ctx):
         for early, late in pairs + [(1, 1)] * dut.latency:
-            ctx.set(dut.pins_ddr, early | late << 1)
+            ctx.set(dut.pins, early | late << 1)
             await ctx.tick()
             seen.append((ctx.get(dut.changed), ctx.get(dut.changed) and ctx.get(dut.half),
                          ctx.get(dut.level)))
@@ -64,11 +65,11 @@ class _EdgeBench(Elaboratable):
         self.ddr = ddr
         self.pins = Signal(count)
         self.iddr = IddrModel(count) if ddr else None
-        self.edges = DdrEdgeChannels(count) if ddr else EdgeChannels(count)
+        self.edges = EdgeChannels(count, ddr=ddr)
         sources = {Source(Source.EDGE0 + n): 1 for n in range(count)}
         self.capture = EventCapture(sources, fifo_depth=64, stamp_shift=int(ddr))
         self.sources = list(sources)
-        self.latency = ddr_stamp_latency(self.edges.latency) if ddr else self.edges.latency
+        self.latency = self.edges.stamp_latency
 
     def elaborate(self, platform):
         m = Module()
@@ -77,7 +78,7 @@ class _EdgeBench(Elaboratable):
         m.d.comb += capture.enable.eq(1)
         if self.ddr:
             m.submodules.iddr = self.iddr
-            m.d.comb += [self.iddr.pin.eq(self.pins), self.edges.pins_ddr.eq(self.iddr.q),
+            m.d.comb += [self.iddr.pin.eq(self.pins), self.edges.pins.eq(self.iddr.q),
                          capture.half.eq(self.edges.half)]
         else:
             m.d.comb += self.edges.pins.eq(self.pins)
@@ -88,19 +89,51 @@ class _EdgeBench(Elaboratable):
         return m
 
 
+class _MarkerBench(Elaboratable):
+    """Strobe -> IDDRX1F model -> DDR marker port -> time-stamper; the data lines go to the
+    port directly (single rate)."""
+
+    def __init__(self):
+        self.pins = Signal()
+        self.data = Signal(16)
+        self.iddr = IddrModel(1)
+        self.marker = MarkerPort(ddr=True)
+        self.capture = EventCapture({Source.MARKER: 16}, fifo_depth=64, stamp_shift=1)
+        self.latency = self.marker.stamp_latency
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.iddr = self.iddr
+        m.submodules.marker = marker = self.marker
+        m.submodules.capture = capture = self.capture
+        m.d.comb += [
+            capture.enable.eq(1),
+            self.iddr.pin.eq(self.pins),
+            marker.strobe.eq(self.iddr.q),
+            marker.data.eq(self.data),
+            capture.half.eq(marker.half),
+            capture.marker.valid.eq(marker.events.valid),
+            capture.marker.payload.eq(marker.events.payload),
+        ]
+        return m
+
+
 def _drive_and_collect(bench, changes, stop_ns):
-    """Applies ``changes`` [(time ns, pin mask)] to the pins and returns the FIFO entries as
-    (stamp, present bits, values)."""
+    """Applies ``changes`` [(time ns, pin mask)] to the pins (and, for a marker bench, the
+    change's number, from 1, to the data lines at the same instant) and returns the FIFO
+    entries as (stamp, present bits, values)."""
     entries = []
 
     async def driver(ctx):
         now = 0.0
         level = 0
-        for at, mask in changes:
+        for number, (at, mask) in enumerate(changes, 1):
             await ctx.delay((at - now) * 1e-9)
             now = at
             level ^= mask
             ctx.set(bench.pins, level)
+            if hasattr(bench, "data"):
+                ctx.set(bench.data, number)
         await ctx.delay((stop_ns - now) * 1e-9)
 
     async def reader(ctx):
@@ -148,6 +181,19 @@ def test_edge_stamps_name_the_half_cycle_of_the_change():
     assert [value for _, _, value in entries] == [(n + 1) % 2 for n in range(len(changes))]
 
 
+def test_marker_stamps_name_the_half_cycle_of_the_strobe_edge():
+    """The DDR marker port: stamp - latency = the half cycle of each strobe edge, and the data
+    that changed with the strobe is the payload."""
+    changes = _random_changes(8)
+    bench = _MarkerBench()
+    entries = _drive_and_collect(bench, changes, changes[-1][0] + 20 * PERIOD_NS)
+    assert len(entries) == len(changes)
+    for number, ((time_ns, _), (stamp, _, value)) in enumerate(zip(changes, entries), 1):
+        assert stamp - bench.latency == int((time_ns - ORIGIN_NS) // HALF_NS), (time_ns, stamp)
+        assert value == number
+    assert {stamp & 1 for stamp, _, _ in entries} == {0, 1}
+
+
 def test_ddr_and_single_rate_stamps_share_one_time_base():
     """The same edges through the single-rate front end: its corrected stamps (cycles) are the
     DDR ones (half cycles) halved, so DDR sources line up with the IRQ output's stamps."""
@@ -185,6 +231,8 @@ def test_appliance_reports_half_cycle_stamps_and_latencies():
     assert reply.marker_latency == ddr_stamp_latency(2 + 2) == 11
     assert reply.irq_latency == 2 * plain_reply.irq_latency
     assert plain_reply.edge_latency == 2 and plain_reply.marker_latency == 4
-    assert "edges_ddr" in ddr.signature.members and "edges" not in ddr.signature.members
+    # A DDR build takes a sample pair per strobe and edge pin, a single-rate build one sample.
+    assert len(ddr.edges) == 2 * len(plain.edges) == 2 * 4
+    assert len(ddr.marker_strobe) == 2 and len(plain.marker_strobe) == 1
     for build in (ddr, plain):          # and both elaborate
         Fragment.get(build, None)

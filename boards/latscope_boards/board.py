@@ -200,20 +200,13 @@ class BoardTop(Elaboratable):
             appliance.uart_rx.eq(uart_rx.i),
             appliance.marker_data.eq(marker_data.i),
         ]
-        if not self.board.ddr_inputs:
-            strobe = buffer("marker_strobe_buffer", "i", marker.strobe)
-            edge_pins = buffer("edges_buffer", "i", edges)
-            m.d.comb += [
-                appliance.marker_strobe.eq(strobe.i),
-                appliance.edges.eq(edge_pins.i),
-            ]
-        else:
-            strobe_ddr = buffer("strobe_ddr", "i", marker.strobe, io.DDRBuffer)
-            edges_ddr = buffer("edges_ddr", "i", edges, io.DDRBuffer)
-            m.d.comb += [
-                # Q0 (rising edge) is the earlier sample of a cycle, Q1 (falling edge) the
-                # later one.
-                appliance.marker_strobe_ddr.eq(Cat(strobe_ddr.i[0], strobe_ddr.i[1])),
-                appliance.edges_ddr.eq(Cat(edges_ddr.i[0], edges_ddr.i[1])),
-            ]
+        # DDR buffers give each pin's samples as Cat(Q0, Q1): the rising-edge (earlier)
+        # sample of a cycle first, as the appliance's DDR front ends take them.
+        sampled = io.DDRBuffer if self.board.ddr_inputs else io.Buffer
+        strobe = buffer("marker_strobe_buffer", "i", marker.strobe, sampled)
+        edge_pins = buffer("edges_buffer", "i", edges, sampled)
+        m.d.comb += [
+            appliance.marker_strobe.eq(strobe.i),
+            appliance.edges.eq(edge_pins.i),
+        ]
         return m

@@ -10,7 +10,6 @@ from latscope.protocol import MAGIC, SUMP_MODE_ENTRY, VERSION, Command, Identify
 
 from .bus_write import BusWriteSnoop
 from .commands import CommandProcessor
-from .ddr_edges import DdrEdgeChannels, DdrMarkerPort, ddr_stamp_latency
 from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
 from .marker_port import MarkerPort
@@ -28,10 +27,10 @@ class ApplianceConfig:
     ``uart_divisor`` is capture-clock cycles per UART bit (120 MHz / 10 = 12 Mbaud).
     ``bus_window`` is ``(base word address, words)`` of the snooped Wishbone window, or None
     for a board without a bus front end. ``ddr_inputs``: the marker strobe and the edge
-    channels come as DDR sample pairs (ports ``marker_strobe_ddr``, ``edges_ddr``; see
-    :mod:`.ddr_edges`) and stamps count half cycles (``stamp_shift`` 1). ``sump_depth``:
-    samples of the SUMP device mode's memory (a power of two; see :mod:`.sump`), 0 for an
-    appliance without SUMP mode.
+    channels come as DDR sample pairs (ports ``marker_strobe`` and ``edges`` twice as wide,
+    ``Cat(early, late)``; see :mod:`.ddr_edges`) and stamps count half cycles
+    (``stamp_shift`` 1). ``sump_depth``: samples of the SUMP device mode's memory (a power of
+    two; see :mod:`.sump`), 0 for an appliance without SUMP mode.
     """
 
     def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,
@@ -67,14 +66,11 @@ class Appliance(wiring.Component):
 
     def __init__(self, config):
         self.config = config
-        if config.ddr_inputs:
-            self._marker = DdrMarkerPort(data_width=config.marker_width,
-                                         sample_delay=config.sample_delay)
-            self._edges = DdrEdgeChannels(count=config.edge_count)
-        else:
-            self._marker = MarkerPort(data_width=config.marker_width,
-                                      sample_delay=config.sample_delay)
-            self._edges = EdgeChannels(count=config.edge_count)
+        #: Stamp units per cycle, as a shift: 1 (half cycles) with DDR inputs.
+        self.stamp_shift = int(config.ddr_inputs)
+        self._marker = MarkerPort(data_width=config.marker_width,
+                                  sample_delay=config.sample_delay, ddr=config.ddr_inputs)
+        self._edges = EdgeChannels(count=config.edge_count, ddr=config.ddr_inputs)
         self._irq = IrqGenerator()
         self._bus = None
         if config.bus_window is not None:
@@ -83,9 +79,9 @@ class Appliance(wiring.Component):
                                       window_base=base, window_words=words)
         members = {
             "marker_data": In(config.marker_width),
-            **({"marker_strobe_ddr": In(2), "edges_ddr": In(2 * config.edge_count)}
-               if config.ddr_inputs else
-               {"marker_strobe": In(1), "edges": In(config.edge_count)}),
+            # One sample per pin, or a DDR sample pair, as the front ends take them.
+            "marker_strobe": In(len(self._marker.strobe)),
+            "edges": In(len(self._edges.pins)),
             "irq": Out(1),
             "uart_tx": Out(1, init=1),
             "uart_rx": In(1, init=1),
@@ -116,7 +112,7 @@ class Appliance(wiring.Component):
             "magic": int.from_bytes(MAGIC, "little"),
             "version": VERSION,
             "clock_hz": self.config.clock_hz,
-            "stamp_shift": int(self.config.ddr_inputs),
+            "stamp_shift": self.stamp_shift,
             "marker_width": self.config.marker_width,
             "edge_count": self.config.edge_count,
             "bus_width": 32 if self._bus is not None else 0,
@@ -127,17 +123,14 @@ class Appliance(wiring.Component):
 
     def _latencies(self):
         """Pin-to-stamp latencies in stamp units (cycles, or half cycles with DDR inputs)."""
-        latency = {
-            "marker_latency": self._marker.latency,
-            "bus_latency": self._bus.latency if self._bus is not None else 0,
-            "edge_latency": self._edges.latency,
-            "irq_latency": self._irq.latency,
+        # The bus and the IRQ output change on clock edges: their latencies are whole cycles.
+        return {
+            "marker_latency": self._marker.stamp_latency,
+            "bus_latency": (self._bus.latency if self._bus is not None else 0)
+                           << self.stamp_shift,
+            "edge_latency": self._edges.stamp_latency,
+            "irq_latency": self._irq.latency << self.stamp_shift,
         }
-        if self.config.ddr_inputs:
-            latency = {name: 2 * cycles for name, cycles in latency.items()}
-            latency["marker_latency"] = ddr_stamp_latency(self._marker.latency)
-            latency["edge_latency"] = ddr_stamp_latency(self._edges.latency)
-        return latency
 
     def elaborate(self, platform):
         config = self.config
@@ -149,7 +142,7 @@ class Appliance(wiring.Component):
         m.submodules.irq_generator = irq = self._irq
         m.submodules.streamer = streamer = EventStreamer(
             sources, marker_width=config.marker_width, fifo_depth=config.fifo_depth,
-            flush_after=config.flush_after, stamp_shift=int(config.ddr_inputs))
+            flush_after=config.flush_after, stamp_shift=self.stamp_shift)
         m.submodules.commands = commands = CommandProcessor(
             self.identify(), timeout=config.command_timeout)
         m.submodules.uart_tx = uart_tx = UARTTx(divisor=config.uart_divisor)
@@ -157,24 +150,17 @@ class Appliance(wiring.Component):
 
         m.d.comb += [
             marker.data.eq(self.marker_data),
+            marker.strobe.eq(self.marker_strobe),
+            edges.pins.eq(self.edges),
             self.irq.eq(irq.irq),
             self.uart_tx.eq(uart_tx.tx),
             uart_rx.rx.eq(self.uart_rx),
         ]
-        if config.ddr_inputs:
+        if "half" in streamer.signature.members:        # stamps count half cycles
             # Half bits in stream order; the IRQ output and the bus change on clock edges.
             half = {Source.MARKER: marker.half}
             half |= {Source(Source.EDGE0 + n): edges.half[n] for n in range(config.edge_count)}
-            m.d.comb += [
-                marker.strobe_ddr.eq(self.marker_strobe_ddr),
-                edges.pins_ddr.eq(self.edges_ddr),
-                streamer.half.eq(Cat(half.get(source, Const(0)) for source in sources)),
-            ]
-        else:
-            m.d.comb += [
-                marker.strobe.eq(self.marker_strobe),
-                edges.pins.eq(self.edges),
-            ]
+            m.d.comb += streamer.half.eq(Cat(half.get(source, Const(0)) for source in sources))
         if self._bus is not None:
             m.submodules.bus = bus = self._bus
             connect(m, wiring.flipped(self.bus), bus.bus)
@@ -239,12 +225,9 @@ class Appliance(wiring.Component):
         m.submodules.sump = sump = SumpEngine(channels=len(names), depth=config.sump_depth,
                                              clock_hz=config.clock_hz, version=str(VERSION))
         # The pins as SUMP sees them, through a synchronizer of their own; the IRQ output
-        # goes through it too, so that every channel shows its pin with the same delay. With
-        # DDR inputs the rising-edge sample of each pair is taken.
-        if config.ddr_inputs:
-            strobe, edges = self.marker_strobe_ddr[0], self.edges_ddr[:config.edge_count]
-        else:
-            strobe, edges = self.marker_strobe, self.edges
+        # goes through it too, so that every channel shows its pin with the same delay. Of a
+        # DDR sample pair the early (rising-edge) sample is taken.
+        strobe, edges = self.marker_strobe[0], self.edges[:config.edge_count]
         m.submodules.sump_synchronizer = FFSynchronizer(
             Cat(self.marker_data, strobe, self.irq, edges), sump.sample, stages=2)
 

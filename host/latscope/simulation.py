@@ -185,7 +185,8 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None):
            f"TESTS={settings.tests}", f"PACE={settings.pace}", f"CPU={settings.cpu}",
            f"SUITE_CFLAGS={settings.cflags}"],
           "the test suite firmware", log)
-    march = "rv32imac" if settings.cpu == "VexRiscv_IMAC" else "rv32im"
+    march = _make(["-s", "-C", str(suite), f"CPU={settings.cpu}", "print-march"],
+                  "the firmware's -march (sim/soc_map.toml)", None).strip()
     firmware = build_dir.resolve() / f"sim-{settings.marker}-{march}" / "suite.elf"
     return SocBuild(simulator, firmware, settings)
 

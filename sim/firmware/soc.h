@@ -1,30 +1,20 @@
 /* latscope simulated SoC: memory map, CSR helpers and the bring-up runtime (soc.c, start.S).
  *
- * The map is fixed (sim/README.md, "Memory map"); the firmware of the test suite uses the
- * same addresses. Every register is 32 bits wide and must be accessed with 32-bit loads and
- * stores. A marker is ONE store: GPIO_OUT = data | strobe << 16 with the strobe toggled on
- * every marker, or any store into the TRACE window.
+ * The map is fixed (sim/README.md, "Memory map"); it is defined once, in sim/soc_map.toml,
+ * for the harness, the RTL and the firmware alike (soc_map.h is generated from it). Every
+ * register is 32 bits wide and must be accessed with 32-bit loads and stores. A marker is
+ * ONE store: GPIO_OUT = data | strobe << 16 with the strobe toggled on every marker, or any
+ * store into the TRACE window.
  */
 #ifndef LATSCOPE_SIM_SOC_H
 #define LATSCOPE_SIM_SOC_H
 
 #include <stdint.h>
 
-#define SOC_RAM_BASE        0x10000000u
-#define SOC_RAM_BYTES       (256u * 1024u)
+/* The addresses: SOC_RAM_BASE, SOC_GPIO_OUT, ..., SOC_TRACE_BASE (sim/soc_map.toml). */
+#include "soc_map.h"
 
-#define SOC_GPIO_OUT        0xF0000000u
-#define SOC_MTIME_LO        0xF0000010u
-#define SOC_MTIME_HI        0xF0000014u
-#define SOC_MTIMECMP_LO     0xF0000018u
-#define SOC_MTIMECMP_HI     0xF000001Cu
-#define SOC_SIM_EXIT        0xF0000020u
-#define SOC_SIM_PUTC        0xF0000024u
-#define SOC_IRQ_PENDING     0xF0000030u
-#define SOC_TRACE_BASE      0xF0000100u
-#define SOC_TRACE_BYTES     0x100u
-
-#define SOC_GPIO_STROBE     (1u << 16)
+#define SOC_GPIO_STROBE     (1u << SOC_GPIO_STROBE_BIT)
 
 #define SOC_REG(address)    (*(volatile uint32_t *)(uintptr_t)(address))
 

@@ -39,6 +39,7 @@ using TraceFile = VerilatedFstC;
 #include "elf_loader.h"
 #include "irq_driver.h"
 #include "pty_bridge.h"
+#include "soc_map.h"
 #include "truth_log.h"
 #include "uart.h"
 
@@ -57,13 +58,13 @@ constexpr bool WITH_APPLIANCE = false;
 #define LATSCOPE_STR2(x) #x
 #define LATSCOPE_STR(x) LATSCOPE_STR2(x)
 
-// The fixed memory map (sim/README.md), as byte addresses.
-constexpr uint32_t RAM_BASE = 0x10000000u, RAM_BYTES = 256u * 1024u;
-constexpr uint32_t GPIO_OUT = 0xF0000000u;
-constexpr uint32_t MTIMECMP_LO = 0xF0000018u, MTIMECMP_HI = 0xF000001Cu;
-constexpr uint32_t SIM_EXIT = 0xF0000020u, SIM_PUTC = 0xF0000024u;
-constexpr uint32_t IRQ_PENDING = 0xF0000030u;
-constexpr uint32_t TRACE_BASE = 0xF0000100u, TRACE_BYTES = 0x100u;
+// The fixed memory map (sim/README.md), as byte addresses, from sim/soc_map.toml.
+constexpr uint32_t RAM_BASE = SOC_RAM_BASE, RAM_BYTES = SOC_RAM_BYTES;
+constexpr uint32_t GPIO_OUT = SOC_GPIO_OUT;
+constexpr uint32_t MTIMECMP_LO = SOC_MTIMECMP_LO, MTIMECMP_HI = SOC_MTIMECMP_HI;
+constexpr uint32_t SIM_EXIT = SOC_SIM_EXIT, SIM_PUTC = SOC_SIM_PUTC;
+constexpr uint32_t IRQ_PENDING = SOC_IRQ_PENDING;
+constexpr uint32_t TRACE_BASE = SOC_TRACE_BASE, TRACE_BYTES = SOC_TRACE_BYTES;
 constexpr const char *RAM_SCOPE = "TOP.latscope_sim_top.soc.ram";
 
 constexpr unsigned RESET_CYCLES = 8;  // plus one: see reset()

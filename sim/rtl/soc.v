@@ -2,7 +2,7 @@
 // RAM and the peripheral page, wired as in sim/README.md ("Memory map").
 //
 // Buses: the CPU's iBus goes straight to the RAM's instruction port; its dBus is decoded
-// into RAM (0x1000_0000, 256 KiB), the peripheral page (0xF000_0000, 4 KiB) and "nothing"
+// into RAM, the peripheral page (both in sim/soc_map.toml, via soc_map.vh) and "nothing"
 // (acknowledged, reads 0, writes dropped). Every dBus access takes 2 cycles: the request is
 // accepted in cycle R (CYC & STB & !ACK) and acknowledged in R+1 (see soc_ram.v and
 // soc_peripherals.v for what becomes visible when). The dBus signals are exported as they
@@ -11,6 +11,8 @@
 //
 // Resets: `rst` resets the whole SoC (peripherals, bus, CPU); `cpu_hold` keeps only the CPU
 // in reset, so the harness can start the firmware later while mtime and the appliance run.
+`include "soc_map.vh"
+
 module latscope_soc (
     input  wire        clk,
     input  wire        rst,
@@ -34,7 +36,9 @@ module latscope_soc (
     output wire        cpu_meip,
     output wire        timer_irq
 );
-    localparam [19:0] PERIPHERAL_PAGE = 20'hF0000;  // dBus word address bits 29..10
+    // The page: dBus word address bits 29..PAGE_WORD_BITS; a register: the bits below.
+    localparam PAGE_WORD_BITS = `SOC_PAGE_WORD_BITS;
+    localparam [29-PAGE_WORD_BITS:0] PERIPHERAL_PAGE = `SOC_PERIPHERAL_PAGE;
 
     wire        i_cyc, i_stb, i_ack;
     wire [29:0] i_adr;
@@ -51,7 +55,7 @@ module latscope_soc (
     VexRiscv cpu (
         .clk(clk),
         .reset(rst | cpu_hold),
-        .externalResetVector(32'h1000_0000),
+        .externalResetVector(`SOC_RESET_VECTOR),
         .timerInterrupt(timer_irq),
         .softwareInterrupt(1'b0),
         .externalInterruptArray({31'h0, irq_pending}),
@@ -85,7 +89,7 @@ module latscope_soc (
 
     // One wait state for every dBus target: accept in R, ACK in R+1.
     wire d_req = d_cyc & d_stb & ~d_ack;
-    wire peripheral_hit = d_adr[29:10] == PERIPHERAL_PAGE;
+    wire peripheral_hit = d_adr[29:PAGE_WORD_BITS] == PERIPHERAL_PAGE;
     reg  answered_by_ram, answered_by_peripheral;
     always @(posedge clk) begin
         d_ack <= ~rst & d_req;
@@ -106,13 +110,13 @@ module latscope_soc (
 
     latscope_soc_peripherals peripherals (
         .clk(clk), .rst(rst),
-        .req(d_req & peripheral_hit), .we(d_we), .word(d_adr[9:0]), .dat_w(d_dat_w),
+        .req(d_req & peripheral_hit), .we(d_we), .word(d_adr[PAGE_WORD_BITS-1:0]), .dat_w(d_dat_w),
         .sel(d_sel), .dat_r(peripheral_dat_r),
         .gpio_out(gpio_out), .irq(irq), .irq_pending(irq_pending), .timer_irq(timer_irq)
     );
 
     assign marker_data = gpio_out[15:0];
-    assign marker_strobe = gpio_out[16];
+    assign marker_strobe = gpio_out[`SOC_GPIO_STROBE_BIT];
 
     assign dbus_cyc = d_cyc;
     assign dbus_stb = d_stb;

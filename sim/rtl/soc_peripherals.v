@@ -1,15 +1,16 @@
-// latscope simulated SoC: the peripheral page at 0xF000_0000 (see docs in sim/README.md).
+// latscope simulated SoC: the peripheral page (see docs in sim/README.md; the addresses are
+// in sim/soc_map.toml, from which soc_map.vh is generated).
 //
-// Byte offset  name          access
-//   0x000      GPIO_OUT      R/W   bits 15..0 -> marker_data pins, bit 16 -> marker_strobe pin
-//   0x010      MTIME_LO      R     free-running 64-bit cycle counter, 0 in the first cycle
-//   0x014      MTIME_HI      R     after reset release, +1 every cycle
-//   0x018      MTIMECMP_LO   R/W   timer_irq = (mtime >= mtimecmp); reset value all ones
-//   0x01C      MTIMECMP_HI   R/W
-//   0x020      SIM_EXIT      W     acknowledged only; the harness decodes it from the bus
-//   0x024      SIM_PUTC      W     acknowledged only; the harness decodes it from the bus
-//   0x030      IRQ_PENDING   R/W1C latch set by a rising edge of `irq`, drives ext. IRQ 0
-//   0x100-1FF  TRACE window  W     acknowledged and discarded (snooped by the appliance)
+// name          access
+// GPIO_OUT      R/W   bits 15..0 -> marker_data pins, the strobe bit -> marker_strobe pin
+// MTIME_LO      R     free-running 64-bit cycle counter, 0 in the first cycle
+// MTIME_HI      R     after reset release, +1 every cycle
+// MTIMECMP_LO   R/W   timer_irq = (mtime >= mtimecmp); reset value all ones
+// MTIMECMP_HI   R/W
+// SIM_EXIT      W     acknowledged only; the harness decodes it from the bus
+// SIM_PUTC      W     acknowledged only; the harness decodes it from the bus
+// IRQ_PENDING   R/W1C latch set by a rising edge of `irq`, drives ext. IRQ 0
+// TRACE window  W     acknowledged and discarded (snooped by the appliance)
 // Everything else in the page reads 0 and ignores writes.
 //
 // Timing (the data bus gives one wait state: request accepted in cycle R, ACK in R+1):
@@ -21,13 +22,15 @@
 //   happen in the same cycle the edge wins (the latch stays set): no IRQ is ever lost.
 // * timer_irq is combinational from mtime and mtimecmp: high in every cycle N with
 //   N >= mtimecmp, and low from R+1 after a write that moves mtimecmp past mtime.
+`include "soc_map.vh"
+
 module latscope_soc_peripherals (
     input  wire        clk,
     input  wire        rst,
     // data bus, decoded for this page
     input  wire        req,       // CYC & STB & !ACK and the address is in the page
     input  wire        we,
-    input  wire [9:0]  word,      // word offset inside the 4 KiB page
+    input  wire [`SOC_PAGE_WORD_BITS-1:0] word,   // word offset inside the page
     input  wire [31:0] dat_w,
     input  wire [3:0]  sel,
     output reg  [31:0] dat_r,
@@ -37,12 +40,12 @@ module latscope_soc_peripherals (
     output reg         irq_pending,
     output wire        timer_irq
 );
-    localparam [9:0] GPIO_OUT    = 10'h000;
-    localparam [9:0] MTIME_LO    = 10'h004;
-    localparam [9:0] MTIME_HI    = 10'h005;
-    localparam [9:0] MTIMECMP_LO = 10'h006;
-    localparam [9:0] MTIMECMP_HI = 10'h007;
-    localparam [9:0] IRQ_PENDING = 10'h00C;
+    localparam [`SOC_PAGE_WORD_BITS-1:0] GPIO_OUT    = `SOC_GPIO_OUT_WORD;
+    localparam [`SOC_PAGE_WORD_BITS-1:0] MTIME_LO    = `SOC_MTIME_LO_WORD;
+    localparam [`SOC_PAGE_WORD_BITS-1:0] MTIME_HI    = `SOC_MTIME_HI_WORD;
+    localparam [`SOC_PAGE_WORD_BITS-1:0] MTIMECMP_LO = `SOC_MTIMECMP_LO_WORD;
+    localparam [`SOC_PAGE_WORD_BITS-1:0] MTIMECMP_HI = `SOC_MTIMECMP_HI_WORD;
+    localparam [`SOC_PAGE_WORD_BITS-1:0] IRQ_PENDING = `SOC_IRQ_PENDING_WORD;
 
     reg [63:0] mtime;
     reg [63:0] mtimecmp;

@@ -1,4 +1,5 @@
-// latscope simulated SoC: the RAM (256 KiB at 0x1000_0000 by default), two Wishbone slaves.
+// latscope simulated SoC: the RAM (by default where sim/soc_map.toml puts it), two Wishbone
+// slaves.
 //
 // Port "i" (instruction bus) reads, port "d" (data bus) reads and writes with byte selects.
 // Both ports are classic Wishbone slaves with ONE wait state:
@@ -13,9 +14,11 @@
 //
 // The harness loads the firmware image with the DPI-exported function soc_ram_write_word
 // before reset is released (Verilator only).
+`include "soc_map.vh"
+
 module latscope_soc_ram #(
-    parameter [29:0] BASE_WORD = 30'h0400_0000,  // byte address 0x1000_0000
-    parameter        WORDS_LOG2 = 16             // 64 Ki words = 256 KiB
+    parameter [29:0] BASE_WORD = `SOC_RAM_BASE_WORD,    // word address of the first word
+    parameter        WORDS_LOG2 = `SOC_RAM_WORDS_LOG2
 ) (
     input  wire        clk,
     input  wire        rst,

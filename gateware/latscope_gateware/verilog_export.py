@@ -5,7 +5,7 @@ SoC; it is the same gateware a board runs. Ports: ``clk, rst, marker_data, marke
 bus_cyc, bus_stb, bus_we, bus_ack, bus_adr, bus_dat_w, bus_sel, edges, irq, uart_tx,
 uart_rx``.
 
-Run ``python -m latscope_gateware.export --help``.
+Run ``python -m latscope_gateware.verilog_export --help``.
 """
 
 import argparse
@@ -56,7 +56,7 @@ class FlatAppliance(Elaboratable):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m latscope_gateware.export",
+    parser = argparse.ArgumentParser(prog="python -m latscope_gateware.verilog_export",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--output", required=True, help="Verilog file to write")
     parser.add_argument("--name", default="latscope_appliance")
@@ -66,9 +66,10 @@ def main(argv=None):
     parser.add_argument("--board", default="verilator-soc")
     parser.add_argument("--sump-depth", type=int, default=4096,
                         help="samples of the SUMP device mode's memory (a power of two)")
-    parser.add_argument("--bus-base", type=lambda text: int(text, 0), default=0xF000_0100,
+    # The snooped window is the SoC's TRACE window (sim/soc_map.toml, via sim/Makefile).
+    parser.add_argument("--bus-base", type=lambda text: int(text, 0), required=True,
                         help="byte address of the snooped trace window")
-    parser.add_argument("--bus-bytes", type=lambda text: int(text, 0), default=0x100)
+    parser.add_argument("--bus-bytes", type=lambda text: int(text, 0), required=True)
     args = parser.parse_args(argv)
     config = ApplianceConfig(clock_hz=args.clock_hz, uart_divisor=args.uart_divisor,
                              fifo_depth=args.fifo_depth, board=args.board,
