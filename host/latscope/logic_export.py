@@ -16,8 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .channels import Layout
+from .channels import EXPORT_DATA_BITS, Layout
 from .levels import MARGIN, LevelTracker
+from .markers import Point, decode
+from .parser import Events
+from .protocol import Source
 from .sigrok_session import write_pvs, write_sr
 from .vcd import VcdError, VcdWriter
 
@@ -43,11 +46,15 @@ class ExportInfo:
     markers_dropped: int = 0    # second marker of a cycle
     edges_stretched: int = 0    # repeated levels shown with a one-cycle opposite pulse
     edges_dropped: int = 0      # repeated levels that could not be shown
+    context: int = 0            # START / PARAM markers from before the window, repeated
     files: list = field(default_factory=list)
 
     def summary(self):
         text = (f"sample 0 = cycle {self.origin}, {self.samples} samples at "
                 f"{self.stamp_hz / 1e6:g} MHz, {self.changes} changes")
+        if self.context:
+            text += (f"; {self.context} marker(s) of the open test (START, PARAM) from before "
+                     f"the window repeated at samples 1..{self.context}")
         if self.markers_dropped:
             text += f"; {self.markers_dropped} second marker(s) of a cycle not shown"
         if self.edges_stretched or self.edges_dropped:
@@ -61,7 +68,9 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
     """Exports a loaded capture (:class:`latscope.capture_file.Capture`) to a session file
     ``sr`` (and its ``.pvs`` beside it unless ``pvs`` is False) and/or a VCD file ``vcd``.
     ``start``/``stop``: only the events of cycles ``[start, stop)`` (levels before the
-    first of them are taken as low). Returns :class:`ExportInfo`; raises
+    first of them are taken as low); the START marker of a test whose window is open at
+    ``start`` and its PARAM marker (the test context the decoders need to pair what the
+    window holds) are repeated at samples 1, 2, ... of the export. Returns :class:`ExportInfo`; raises
     :class:`ExportError` naming the capture or the output file."""
     stamp_hz = int(capture.stamp_hz or 0)        # one sample per stamp unit
     if stamp_hz <= 0:
@@ -72,11 +81,12 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
         raise ExportError(f"--stop {stop} is not after --start {start}: nothing to export")
     events = _between(capture.events, start, stop)
     layout = Layout.for_identity(capture.identity)
-    tracker = LevelTracker(layout)
-    changes = tracker.feed(events, final=True)
     origin, samples = _extent(events, stamp_hz, start, stop)
+    context = _context(capture.events, start, origin) if start is not None else Events.empty()
+    tracker = LevelTracker(layout)
+    changes = tracker.feed(Events.concatenate([context, events]), final=True)
     info = ExportInfo(layout, origin, samples, stamp_hz, len(changes), tracker.markers_dropped,
-                      tracker.edges_stretched, tracker.edges_dropped)
+                      tracker.edges_stretched, tracker.edges_dropped, len(context))
     if sr is not None:
         with _writing(sr):
             write_sr(sr, layout.names, changes, stamp_hz, origin=origin, samples=samples,
@@ -112,6 +122,37 @@ def _between(events, start, stop):
     if stop is not None:
         inside &= stamp < stop
     return events[inside]
+
+
+def _context(events, start, origin):
+    """The markers a window from cycle ``start`` needs from before it: per test whose window
+    is open there (its last START before ``start`` has no END after it), that START and,
+    if the test's next marker is a PARAM before ``start`` (a parameter of 128 or more,
+    docs/markers.md), that PARAM; placed at cycles ``origin + 1``, ``origin + 2``, ...
+    (sample 0 shows no edge), before any event of the window (``_extent`` leaves ``MARGIN``
+    cycles)."""
+    markers = events.of(Source.MARKER, Source.BUS)
+    markers = markers[markers.stamp.astype(np.int64) < start]
+    value = markers.value.astype(np.int64) & ((1 << EXPORT_DATA_BITS) - 1)
+    test, point, _ = decode(value)
+    kept = []
+    for number in np.unique(test[point == Point.START]).tolist():
+        mine = np.flatnonzero(test == number)
+        starts = mine[point[mine] == Point.START]
+        last = int(starts[-1])
+        after = mine[mine > last]
+        if np.any(point[after] == Point.END):
+            continue                          # that window closed before the export
+        kept.append(last)
+        if len(after) and point[after[0]] == Point.PARAM:
+            kept.append(int(after[0]))
+    kept.sort()
+    if len(kept) >= MARGIN:
+        raise ExportError(f"--start {start}: {len(kept)} context markers do not fit before "
+                          f"the window")
+    context = markers[np.array(kept, np.int64)]
+    return Events(origin + 1 + np.arange(len(kept), dtype=np.uint64), context.source,
+                  context.value)
 
 
 def _extent(events, stamp_hz, start, stop):

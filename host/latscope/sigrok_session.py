@@ -13,7 +13,7 @@ import numpy as np
 from .channels import LATENCY_DECODER, MARKER_DECODER
 from .levels import Changes
 
-__all__ = ["write_sr", "write_pvs", "samplerate_text"]
+__all__ = ["write_sr", "write_pvs", "samplerate_text", "hidden_signals"]
 
 #: Samples generated at a time when writing a session file.
 BLOCK_SAMPLES = 1 << 20
@@ -86,12 +86,22 @@ def _ini_bytes(data):
     return "@ByteArray(" + "".join(out) + ")"
 
 
+def hidden_signals(layout):
+    """Signals a .pvs hides at first: the marker data bits (the decoders show their values)."""
+    return [name for name in layout.names if name.startswith("D") and name[1:].isdigit()]
+
+
 def write_pvs(path, sr_path, layout, *, scale=None, marker_options=None):
     """Writes a PulseView 0.4 session setup: the session file ``sr_path`` as device (None:
     no device, for ``pulseview -s``), the decoder stack latscope_marker -> latscope_latency
     with its channels assigned by signal name. PulseView loads ``X.pvs`` by itself when it
     opens ``X.sr``. ``scale``: seconds per pixel of the initial view. ``marker_options``:
-    latscope_marker options {id: int}."""
+    latscope_marker options {id: int}.
+
+    The marker data channels D0..D15 start hidden (disabled in PulseView; the decoders still
+    read them, and the channel menu shows them again): PulseView 0.4 puts the decoder rows
+    below all logic traces, and with the 16 data bits shown they sit below a 900-pixel-high
+    window."""
     lines = ["[General]", "decode_signals=1", "generated_signals=0", "meta_objs=0", "views=1"]
     if sr_path is not None:
         lines += ["device_type=sessionfile", "", "[device]",
@@ -116,5 +126,7 @@ def write_pvs(path, sr_path, layout, *, scale=None, marker_options=None):
     lines += ["", "[view0]"]
     if scale:
         lines.append(f"scale={scale!r}")
+    for name in hidden_signals(layout):
+        lines += ["", f"[{name}]", f"name={name}", "enabled=false"]
     lines.append("")
     Path(path).write_text("\n".join(lines))
