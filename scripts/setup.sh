@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES="verilator gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-venv sigrok-cli pulseview xvfb x11-apps"
+APT_PACKAGES="verilator gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-venv sigrok-cli pulseview xvfb x11-apps tesseract-ocr"
 missing=""
 for package in $APT_PACKAGES; do
     dpkg -s "$package" >/dev/null 2>&1 || missing="$missing $package"

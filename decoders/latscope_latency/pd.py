@@ -45,7 +45,7 @@ class Decoder(srd.Decoder):
     outputs = []
     tags = ['Debug/trace']
     options = (
-        {'id': 'tables', 'desc': 'Tables (names or prefixes, comma-separated; empty: all)',
+        {'id': 'tables', 'desc': 'Tables (names or prefixes, e.g. IL-a/TSL; empty: all)',
          'default': ''},
         {'id': 'unit', 'desc': 'Unit of the latencies', 'default': 'us',
          'values': ('us', 'ns', 'ticks')},
@@ -86,8 +86,8 @@ class Decoder(srd.Decoder):
     def start(self):
         self.out_ann = self.register(srd.OUTPUT_ANN)
         self.out_binary = self.register(srd.OUTPUT_BINARY)
-        wanted = [name.strip() for name in self.options['tables'].split(',')]
-        self.wanted = tuple(name for name in wanted if name)
+        # '/' or spaces between names: ',' and ':' separate decoders and options in -P.
+        self.wanted = tuple(self.options['tables'].replace('/', ' ').split())
         self.unit = self.options['unit']
 
     def metadata(self, key, value):

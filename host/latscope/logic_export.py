@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .analysis import analyze
 from .channels import EXPORT_DATA_BITS, Layout
 from .levels import MARGIN, LevelTracker
 from .markers import Point, decode
@@ -25,6 +26,11 @@ from .sigrok_session import write_pvs, write_sr
 from .vcd import VcdError, VcdWriter
 
 __all__ = ["ExportInfo", "ExportError", "export_capture"]
+
+#: The initial PulseView view: this many seconds per pixel (a 2 us latency is 100 pixels,
+#: wide enough for "IL-a-1 2.000 us"), from this long before the first latency sample.
+VIEW_SCALE = 20e-9
+VIEW_LEAD_SECONDS = 2e-6
 
 #: After the last event the export also shows this long: the marker decoder's annotation
 #: of the last marker extends this far (its HOLD_SECONDS) when no marker follows.
@@ -83,8 +89,9 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
     layout = Layout.for_identity(capture.identity)
     origin, samples = _extent(events, stamp_hz, start, stop)
     context = _context(capture.events, start, origin) if start is not None else Events.empty()
+    events = Events.concatenate([context, events])
     tracker = LevelTracker(layout)
-    changes = tracker.feed(Events.concatenate([context, events]), final=True)
+    changes = tracker.feed(events, final=True)
     info = ExportInfo(layout, origin, samples, stamp_hz, len(changes), tracker.markers_dropped,
                       tracker.edges_stretched, tracker.edges_dropped, len(context))
     if sr is not None:
@@ -95,8 +102,8 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
         if pvs:
             pvs_path = Path(sr).with_suffix(".pvs")
             with _writing(pvs_path):
-                # Fit the whole export into about 1500 pixels.
-                write_pvs(pvs_path, sr, layout, scale=samples / stamp_hz / 1500,
+                write_pvs(pvs_path, sr, layout, **_initial_view(events, stamp_hz, origin,
+                                                                samples),
                           marker_options={"sample_delay": 0})
             info.files.append(str(pvs_path))
     if vcd is not None:
@@ -122,6 +129,17 @@ def _between(events, start, stop):
     if stop is not None:
         inside &= stamp < stop
     return events[inside]
+
+
+def _initial_view(events, stamp_hz, origin, samples):
+    """PulseView's first view: zoomed in on the first latency sample, so that its
+    annotation is readable (VIEW_SCALE); the whole export if it has no sample."""
+    starts = [int(table.starts[0]) for table in analyze(events, stamp_hz).values()
+              if len(table.starts)]
+    if not starts:
+        return {"scale": samples / stamp_hz / 1500, "offset": 0}
+    lead = (min(starts) - origin) / stamp_hz - VIEW_LEAD_SECONDS
+    return {"scale": VIEW_SCALE, "offset": max(0.0, lead)}
 
 
 def _context(events, start, origin):
