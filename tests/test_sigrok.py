@@ -5,7 +5,7 @@ must read a plain logic-analyzer capture of the trace port; the live VCD stream 
 while the capture runs; PulseView must open an export with the decoders attached.
 
 Needs ``sigrok-cli`` (scripts/setup.sh installs it; its absence fails these tests). The
-PulseView test needs ``pulseview``, ``Xvfb`` and ``xwd`` and is skipped only when
+PulseView test needs ``pulseview``, ``Xvfb``, ``xwd`` and ``tesseract`` and is skipped only when
 ``pulseview`` is absent.
 """
 
