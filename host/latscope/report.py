@@ -19,6 +19,7 @@ from . import __version__, plots
 from .analysis import analyze, holes_of, is_hole
 from .capture_file import Capture, load_capture
 from .identity import Identity
+from .loop import loop_table
 from .protocol import Source, loss_count, loss_source
 
 __all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "REPORT_FILES", "results", "load_tables",
@@ -55,6 +56,9 @@ DESCRIPTIONS = {
     "SEO": "Semaphore and mutex operations",
     "MQ": "Message queue: send to a blocked receiver until it runs",
     "CLK": "Clock ISR: fixed work interrupted (or not) by the system tick",
+    "LOOP": "IRQ loop (no latscope code on the DUT): IRQ edge at the DUT's pin to the change "
+            "of the GPIO its handler toggles, read on an edge channel; includes the "
+            "handler's own GPIO write",
 }
 
 
@@ -62,11 +66,19 @@ def describe(name):
     return DESCRIPTIONS.get(name.split("-", 1)[0], "")
 
 
-def load_tables(capture):
-    """(``Capture``, ``{name: SampleTable}``) of a capture file path or a loaded capture."""
+def load_tables(capture, loop=None):
+    """(``Capture``, ``{name: SampleTable}``) of a capture file path or a loaded capture.
+    ``loop``: the IRQ loop's edge channel (``EDGE2``; default: the capture metadata's
+    ``loop``, which ``latscope capture --loop`` records): its ``LOOP-<channel>`` table
+    (:mod:`latscope.loop`) comes first."""
     if not isinstance(capture, Capture):
         capture = load_capture(capture)
-    return capture, analyze(capture.events, capture.stamp_hz)
+    tables = analyze(capture.events, capture.stamp_hz)
+    loop = loop or capture.metadata.get("loop")
+    if loop:
+        table = loop_table(capture.events, capture.stamp_hz, loop)
+        tables = {table.name: table, **tables}
+    return capture, tables
 
 
 def _duration_s(capture):
@@ -415,13 +427,13 @@ REPORT_FILES = ("report.html", "report.md", "results.csv", "results.json")
 LONG_RUN_S = 600.0
 
 
-def write_report(capture, directory, *, figures=True, x="index", interval_s=None):
+def write_report(capture, directory, *, figures=True, x="index", interval_s=None, loop=None):
     """Writes ``report.html``, ``report.md``, ``results.csv``, ``results.json`` and (with
     ``figures``) ``figures/<table>.<kind>.{png,svg}`` into ``directory``. ``capture``: a
     path or a :class:`Capture`. ``interval_s``: add the maximum per interval of that many
     seconds (default: per minute for runs of :data:`LONG_RUN_S` or longer, else none).
-    Returns ``(document, {kind: path})``."""
-    capture, tables = load_tables(capture)
+    ``loop``: as for :func:`load_tables`. Returns ``(document, {kind: path})``."""
+    capture, tables = load_tables(capture, loop)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     document = results(capture, tables)
