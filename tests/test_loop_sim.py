@@ -117,3 +117,21 @@ def test_loop_equals_marker_il_plus_the_instrumentation_cost(loop_run):
     cost = np.array(loop[-len(marker):]) - np.array(marker)
     assert set(cost.tolist()) == {LOOP_COST_CYCLES}
     assert set(difference.tolist()) == {LOOP_COST_CYCLES}
+
+
+def test_sigrok_decoder_gives_the_loop_table(loop_run, tmp_path):
+    """latscope_latency with ``loop=EDGE2`` on the export of the capture: the LOOP-EDGE2
+    samples of the host's table, no more, no fewer."""
+    from latscope.channels import Layout
+    from latscope.logic_export import export_capture
+    from test_sigrok import csv_samples, sigrok_cli
+
+    program, (capture, tables, _) = loop_run
+    out = tmp_path / "loop.sr"
+    info = export_capture(capture, sr=out)
+    stack = Layout.for_identity(capture.identity).decoder_stack() + ":loop=EDGE2"
+    decoded = csv_samples(sigrok_cli("-i", out, "-P", stack, "-B", "latscope_latency=csv"),
+                          info.origin)
+    table = tables["LOOP-EDGE2"]
+    assert [row for row in decoded if row[0] == "LOOP-EDGE2"] == sorted(
+        ("LOOP-EDGE2", int(a), int(s)) for a, s in zip(table.starts, table.samples))

@@ -11,7 +11,7 @@ import sigrokdecode as srd
 from .rules import ARG_BITS, END, PARAM, RULES, START
 
 ROWS = ('il', 'idl', 'tsl', 'op')
-A_WINDOW, A_DISCARDED = len(ROWS), len(ROWS) + 1
+A_WINDOW, A_DISCARDED, A_LOOP = len(ROWS), len(ROWS) + 1, len(ROWS) + 2
 CSV_HEADER = b'table,start_sample,end_sample,samples,ns\n'
 
 
@@ -38,6 +38,10 @@ class Decoder(srd.Decoder):
     inputs = ['latscope_marker']
     outputs = []
     tags = ['Debug/trace']
+    options = (
+        {'id': 'loop', 'desc': 'IRQ loop: edge channel the DUT handler toggles (LOOP table)',
+         'default': '', 'values': ('',) + tuple('EDGE%d' % n for n in range(8))},
+    )
     annotations = (
         ('il', 'Interrupt latency sample'),
         ('idl', 'Interrupt dispatch latency sample'),
@@ -45,6 +49,7 @@ class Decoder(srd.Decoder):
         ('op', 'Operation time sample'),
         ('window', 'Test window'),
         ('discarded', 'Pair discarded: events lost in between'),
+        ('loop', 'IRQ loop sample: IRQ edge to the loop channel\'s next change'),
     )
     annotation_rows = (
         ('il', 'IL', (0,)),
@@ -53,6 +58,7 @@ class Decoder(srd.Decoder):
         ('op', 'Operations', (3,)),
         ('tests', 'Tests', (A_WINDOW,)),
         ('discarded', 'Discarded', (A_DISCARDED,)),
+        ('loop', 'IRQ loop', (A_LOOP,)),
     )
     binary = (
         ('csv', 'Samples as CSV: table,start_sample,end_sample,samples,ns'),
@@ -68,6 +74,7 @@ class Decoder(srd.Decoder):
         self.loss_ended = None             # end of the latest closed loss span
         self.counts = dict.fromkeys(ROWS, 0)
         self.header_sent = False
+        self.loop_pending = None           # sample of the IRQ edge the loop waits on
 
     def start(self):
         self.out_ann = self.register(srd.OUTPUT_ANN)
@@ -108,6 +115,31 @@ class Decoder(srd.Decoder):
         window.samples += 1
         self.put(ss, es, self.out_meta[row], self.counts[row])
 
+    def loop_edge(self, ss, is_irq):
+        '''The IRQ loop (option loop; host/latscope/loop.py): an asserting IRQ edge waits
+        for the loop channel's next change, which makes the sample; an IRQ edge with no
+        change before the next one is dropped. The LOSS channel says no source, so a pair
+        across any loss is discarded (the host's table only discards losses of the IRQ and
+        the loop channel).'''
+        a, self.loop_pending = self.loop_pending, (ss if is_irq else None)
+        if is_irq or a is None or ss <= a:
+            return
+        table = 'LOOP-' + self.options['loop']
+        if self.lossy(a, ss):
+            self.put(a, ss, self.out_ann, [A_DISCARDED, ['%s: events lost in between' % table,
+                                                         'lost']])
+            return
+        texts = self.duration(ss - a)
+        ns = None
+        if self.samplerate:
+            texts, ns = texts
+        self.put(a, ss, self.out_ann, [A_LOOP, ['%s: %s' % (table, texts[0]), texts[-1]]])
+        if not self.header_sent:
+            self.put(a, ss, self.out_binary, [0, CSV_HEADER])
+            self.header_sent = True
+        line = '%s,%d,%d,%d,%s\n' % (table, a, ss, ss - a, '' if ns is None else '%.3f' % ns)
+        self.put(a, ss, self.out_binary, [0, line.encode()])
+
     def lossy(self, a, b):
         '''Whether a loss span starts before B and ends after A (spans do not overlap and
         come in order, so the open one and the latest closed one are all that matter).'''
@@ -144,7 +176,12 @@ class Decoder(srd.Decoder):
                 self.loss_since = ss
             else:
                 self.loss_since, self.loss_ended = None, ss
+        elif kind == 'EDGE':
+            if self.options['loop'] == 'EDGE%d' % payload[0]:
+                self.loop_edge(ss, False)
         elif kind == 'IRQ':
+            if payload and self.options['loop']:
+                self.loop_edge(ss, True)
             if payload:
                 for window in self.windows:
                     if ss > window.start:
