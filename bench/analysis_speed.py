@@ -69,7 +69,8 @@ def make_capture(count, samples):
     source = np.tile(run.source, repeats)[:count]
     value = np.tile(run.value, repeats)[:count]
     data = encode_fast(stamp, source, value)
-    identity = {"version": VERSION, "clock_hz": 1_000_000_000, "stamp_shift": 0, "marker_width": 16,
+    identity = {"version": VERSION, "clock_hz": 1_000_000_000, "stamp_shift": 0,
+                "marker_width": 16,
                 "edge_count": 0, "bus_width": 0, "fifo_depth": 0, "board": "native host port",
                 "latency": {}}
     with CaptureWriter(str(path) + ".part", {"identity": identity, "port": "native",

@@ -13,7 +13,7 @@ SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: 1, Source.EDGE0: 1, So
 
 def simulate(script, *, cycles, fifo_depth=64, flush_after=1 << 16, ready=lambda cycle: True,
              drain=3000):
-    """Runs ``script`` ({cycle offset: [(source, value), ...]}) through the capture pipeline; returns
+    """Runs ``script`` ({cycle offset: [(source, value), ...]}) through the pipeline; returns
     (the stamped events as the testbench applied them, the bytes that came out)."""
     dut = CapturePipeline(SOURCES, fifo_depth=fifo_depth, flush_after=flush_after)
     applied, out = [], []

@@ -10,6 +10,7 @@ import types
 from pathlib import Path
 
 import pytest
+from amaranth.hdl import Fragment
 
 from latscope.channels import MAX_EDGES, Layout, decoder_channels, pins
 from latscope_boards import BOARDS, get_board
@@ -74,6 +75,7 @@ def test_sump_channels_are_the_pins_in_order(edges):
     and IRQ against the simulated pins bit by bit)."""
     appliance = Appliance(ApplianceConfig(clock_hz=100_000_000, uart_divisor=4, edge_count=edges))
     assert appliance.sump_channels() == [c.name for c in pins(16, edges)]
+    Fragment.get(appliance, None)         # elaborated, as a build would (no unused warnings)
 
 
 @pytest.mark.parametrize("name", sorted(BOARDS))

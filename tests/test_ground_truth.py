@@ -152,9 +152,21 @@ def test_every_event_is_the_truth(exact_run):
         assert not np.any(run.captured.source == int(source))
 
 
+def assert_bounded_analysis_is_analyze(path):
+    """The bounded analysis of the capture file (``latscope analyze``, ``report``), read in
+    tiny and in large batches, gives ``analyze``'s tables of the loaded capture."""
+    from latscope.capture_analysis import analyze_capture
+    from test_batch_analysis import assert_same
+    capture = load_capture(path)
+    whole = analyze(capture.events, capture.stamp_hz)
+    for batch_bytes in (64, 1 << 20):
+        assert_same(whole, analyze_capture(path, batch_bytes=batch_bytes)[1], batch_bytes)
+
+
 def test_every_sample_is_the_truth(exact_run):
     _, run, truth = exact_run
     clock_hz = run.identity.clock_hz
+    assert_bounded_analysis_is_analyze(run.capture_path)
     host, true = analyze(run.captured, clock_hz), analyze(truth, clock_hz)
     expected = {"IL-a-1", "IDL-a-1", "MQ-a-1", "SEO-f-255",
                 *(f"{kind}-b-{n}" for kind in ("IL", "IDL") for n in (1, 10, 128)),
@@ -194,6 +206,7 @@ def test_losses_are_counted_never_wrong(tmp_path):
     # Which pairs straddle a loss depends on the phase of the IRQs against the CPU's
     # release, so the counts differ from run to run; the accounting does not.
     clock_hz = run.identity.clock_hz
+    assert_bounded_analysis_is_analyze(run.capture_path)
     host, true = analyze(run.captured, clock_hz), analyze(truth, clock_hz)
     arrived = set(run.captured.stamp[np.isin(run.captured.source, [Source.MARKER, Source.IRQ])]
                   .tolist())

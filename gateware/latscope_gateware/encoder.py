@@ -9,7 +9,7 @@ import operator
 from functools import reduce
 
 from amaranth.hdl import *
-from amaranth.lib import stream, wiring
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import (DELTA_BITS, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
@@ -230,15 +230,16 @@ class EventEncoder(wiring.Component):
 
         # The entry's next record is chosen in `phase` 2, formatted in `phase` 1 and offered
         # from `phase` 0, so that neither step is a long path. Beside the record, also from
-        # `phase` 1: whether the open segment must be sealed first (`need_seal`: segment
-        # full, or delta too far for an event record), whether a SYNC must go first
-        # (`need_sync`: no segment open) and whether the record is the entry's last. (A start
-        # while the record waits sends the encoder back to `phase` 1, so they see its effect.)
+        # `phase` 1, the kind of record the entry offers (`kind`, one-hot): the TALLY or the
+        # SEAL when the open segment must be sealed first (TALLY sent, segment full, or delta
+        # too far for an event record), a SYNC when no segment is open, else the event record;
+        # and whether that is the entry's last record (`finishing`). Nothing else can change
+        # them before the offer. (A start while the record waits sends the encoder back to
+        # `phase` 1, so they see its effect.)
         entry_record = Signal(record_layout)    # the SYNC or event record on offer
-        need_seal = Signal()
-        need_sync = Signal()
-        last_record = Signal()
-        sealing = self._offer(m, segment, loaded, offering, entry_record, need_seal, need_sync)
+        kind = Signal(data.StructLayout({"tally": 1, "seal": 1, "sync": 1, "event": 1}))
+        finishing = Signal()
+        self._offer(m, segment, loaded, offering, entry_record, kind)
 
         # An entry is taken exactly when nothing else happens in the encoder: no start, no
         # flush and no entry loaded (then the flush's `stopping & ~valid` is 0).
@@ -256,11 +257,14 @@ class EventEncoder(wiring.Component):
                     m.d.comb += choice.pick.eq(1)
                     m.d.sync += phase.eq(1)
                 with m.Case(1):
+                    tallied, opened = segment.tallied, segment.opened
+                    seal = opened & (segment.full | (~zeroed & high.any()))
                     m.d.sync += [
-                        need_seal.eq(segment.opened & (segment.full
-                                                       | (~zeroed & high.any()))),
-                        need_sync.eq(~segment.opened),
-                        last_record.eq(choice.last),
+                        kind.seal.eq(tallied),
+                        kind.tally.eq(~tallied & seal),
+                        kind.sync.eq(~tallied & ~seal & ~opened),
+                        kind.event.eq(~tallied & ~seal & opened),
+                        finishing.eq(~tallied & ~seal & opened & choice.last),
                         phase.eq(0),
                         offering.eq(1),
                     ]
@@ -274,8 +278,8 @@ class EventEncoder(wiring.Component):
                 with m.Case(0):
                     with m.If(self.records.ready):
                         # After a SYNC or an event record `base` is the entry's stamp.
-                        m.d.sync += [zeroed.eq(zeroed | ~sealing), phase.eq(2),
-                                     offering.eq(0)]
+                        m.d.sync += [zeroed.eq(zeroed | kind.sync | kind.event),
+                                     phase.eq(2), offering.eq(0)]
         with m.Elif(loaded):
             # A start: no segment is open, so a record waiting in `phase` 0 is looked at again.
             with m.If(offering):
@@ -287,13 +291,12 @@ class EventEncoder(wiring.Component):
         # An event record of the entry sent (only while it is loaded and no start comes:
         # outside the chain above, so that these enables are a gate or two deep).
         m.d.comb += choice.advance.eq(segment.sent_event)
-        with m.If(segment.sent_event & last_record):
+        with m.If(self.records.ready & ~self.start & offering & finishing):
             m.d.sync += loaded.eq(0)
         return m
 
-    def _offer(self, m, segment, loaded, offering, entry_record, need_seal, need_sync):
-        """What is offered in this cycle, and which record that is when sent (to ``segment``);
-        returns the signal that says the offer is the TALLY or the SEAL.
+    def _offer(self, m, segment, loaded, offering, entry_record, kind):
+        """What is offered in this cycle, and which record that is when sent (to ``segment``).
 
         Written out as sums of flip-flops (no priority chain) so that ``valid`` and the
         updates a sent record makes are a few gates deep: a flush (TALLY, then SEAL) while no
@@ -310,21 +313,21 @@ class EventEncoder(wiring.Component):
             offer_entry.eq(~self.start & offering),
             self.records.valid.eq(offer_flush | offer_entry),
         ]
-        sealing = Signal()
+        # The payload from flip-flops only: the entry's SYNC or event record when that is what
+        # it offers, else the TALLY or the SEAL (of a flush, or of the entry's seal).
         tallied = segment.tallied
-        m.d.comb += sealing.eq(offer_flush | tallied | need_seal)
-        with m.If(sealing):
+        with m.If(offering & (kind.sync | kind.event)):
+            m.d.comb += record.eq(entry_record)
+        with m.Else():
             m.d.comb += [
                 record.source.eq(Mux(tallied, Source.SEAL, Source.TALLY)),
                 record.payload.eq(Mux(tallied, 0, segment.tally.as_value())),
             ]
-        with m.Else():
-            m.d.comb += record.eq(entry_record)
-        sent = self.records.ready & (offer_flush | offer_entry)
+        # Which record went out, each a short AND of flip-flops (the entry's `kind` is one).
+        ready = self.records.ready
         m.d.comb += [
-            segment.sent_tally.eq(sent & sealing & ~tallied),
-            segment.sent_seal.eq(sent & tallied),
-            segment.sent_sync.eq(sent & ~sealing & need_sync),
-            segment.sent_event.eq(sent & ~sealing & ~need_sync),
+            segment.sent_tally.eq(ready & ((offer_flush & ~tallied) | (offer_entry & kind.tally))),
+            segment.sent_seal.eq(ready & ((offer_flush & tallied) | (offer_entry & kind.seal))),
+            segment.sent_sync.eq(ready & offer_entry & kind.sync),
+            segment.sent_event.eq(ready & offer_entry & kind.event),
         ]
-        return sealing

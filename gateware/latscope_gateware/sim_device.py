@@ -2,9 +2,12 @@
 
 The simulated appliance's UART pins are bridged bit by bit to a pseudo-terminal, so the host
 talks to it with exactly the code it uses for a board. A small scripted DUT drives the
-appliance's pins: it answers every asserting IRQ edge with an "ISR" (a marker at entry, a
-marker at exit, a pin high in between on edge channel 0) and writes a background marker
-every few hundred cycles, as a thread would. Every pin change it makes and every IRQ edge it
+appliance's pins with the markers of the suite's IL_A test (docs/tests.md): it answers
+every asserting IRQ edge with an "ISR" (an ISR_ENTRY marker, an ISR_EXIT marker, a pin high
+in between on edge channel 0) after which its thread marks THREAD, starts a new IL_A window
+(START) every 4 ISRs and writes a PARAM marker every few thousand cycles as a heartbeat, so
+a capture of it has IL-a-1 and IDL-a-1 tables. It keeps the marker port's spacing rule
+(docs/markers.md). Every pin change it makes and every IRQ edge it
 sees is logged with its cycle (``--truth``), so tests can check the appliance's stamps
 against what really happened.
 
@@ -21,25 +24,35 @@ import tty
 from amaranth.hdl import Elaboratable, Module, Signal
 from amaranth.sim import Simulator
 
+from latscope.markers import Point, Test, encode
 from latscope.protocol import Source
 
 from .appliance import Appliance, ApplianceConfig
 
 __all__ = ["ScriptedDut", "PtyLink", "ScriptedLink", "SimulatedDevice", "main"]
 
-#: Marker values of the scripted DUT (the real encoding is the firmware's business).
-ISR_ENTRY, ISR_EXIT, BACKGROUND = 0x1000, 0x2000, 0x3000
+#: ISRs per IL_A window of the scripted DUT (a START marker begins each; a capture of a
+#: few ISRs still holds a window).
+WINDOW = 4
+#: Capture cycles the scripted DUT leaves between two markers: the marker port's sample
+#: delay + 1 (docs/markers.md).
+MARKER_SPACING = 3
+
+
+def _il(point, arg=0):
+    return encode(Test.IL_A, point, arg)
 
 
 class ScriptedDut:
-    """A deterministic stand-in for a DUT's pins: ISR markers after each IRQ, background
-    markers, optional bursts that overrun the FIFO."""
+    """A deterministic stand-in for a DUT's pins: the IL_A test's markers around each IRQ,
+    heartbeat markers, optional bursts that overrun the FIFO."""
 
-    def __init__(self, *, seed=1, isr_delay=(20, 60), isr_length=(10, 30), background=2000,
-                 burst_every=0, burst_length=0):
+    def __init__(self, *, seed=1, isr_delay=(20, 60), isr_length=(10, 30), thread_delay=(5, 25),
+                 background=2000, burst_every=0, burst_length=0):
         self.rng = random.Random(seed)
         self.isr_delay = isr_delay
         self.isr_length = isr_length
+        self.thread_delay = thread_delay
         self.background = background
         self.burst_every = burst_every
         self.burst_length = burst_length
@@ -163,39 +176,48 @@ class SimulatedDevice:
 
     async def _dut(self, ctx):
         app, dut = self.appliance, self.dut
-        strobe = 0
+        strobe, last = 0, -MARKER_SPACING
 
-        def marker(value):
-            nonlocal strobe
+        async def marker(value):
+            nonlocal strobe, last
+            wait = last + MARKER_SPACING - ctx.get(self.bench.cycle)
+            if wait > 0:
+                await _ticks(ctx, wait)
             strobe ^= 1
             ctx.set(app.marker_data, value)
             ctx.set(app.marker_strobe, strobe)
             self._log(ctx, Source.MARKER, value)
+            last = ctx.get(self.bench.cycle)
 
         next_background = dut.background
         next_burst = dut.burst_every or None
         count = 0
+        await marker(_il(Point.START, 1))
         while True:
             await ctx.tick()
             if self._irq_pending:
                 self._irq_pending = False
                 await _ticks(ctx, dut.rng.randint(*dut.isr_delay))
-                marker(ISR_ENTRY | count & 0xfff)
+                await marker(_il(Point.ISR_ENTRY, count))
                 ctx.set(app.edges, 1)
                 self._log(ctx, Source.EDGE0, 1)
                 await _ticks(ctx, dut.rng.randint(*dut.isr_length))
-                marker(ISR_EXIT | count & 0xfff)
+                await marker(_il(Point.ISR_EXIT, count))
                 ctx.set(app.edges, 0)
                 self._log(ctx, Source.EDGE0, 0)
+                await _ticks(ctx, dut.rng.randint(*dut.thread_delay))
+                await marker(_il(Point.THREAD))
                 count += 1
+                if count % WINDOW == 0:
+                    await marker(_il(Point.START, 1))
             now = ctx.get(self.bench.cycle)
             if next_burst is not None and now >= next_burst:
                 for n in range(dut.burst_length):
-                    marker(BACKGROUND | n & 0xfff)
+                    await marker(_il(Point.PARAM, n))
                     await _ticks(ctx, 4)   # the marker port's minimum spacing
                 next_burst = ctx.get(self.bench.cycle) + dut.burst_every
             if now >= next_background:
-                marker(BACKGROUND | 0xfff)
+                await marker(_il(Point.PARAM, 0x7f))
                 next_background = now + dut.background
 
     async def _irq_watch(self, ctx):

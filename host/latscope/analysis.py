@@ -97,23 +97,12 @@ class SampleTable:
 
     def stats(self):
         """Number of samples, min / max / average (the reference report's table), standard
-        deviation and percentiles, in ns."""
-        ns = self.ns()
-        if not len(ns):
-            return {"samples": 0, "discarded": self.discarded,
-                    "discarded_by_holes": self.discarded_by_holes}
-        return {
-            "samples": int(len(ns)),
-            "min_ns": float(ns.min()),
-            "max_ns": float(ns.max()),
-            "avg_ns": float(ns.mean()),
-            "std_ns": float(ns.std()),
-            "p50_ns": float(np.percentile(ns, 50)),
-            "p99_ns": float(np.percentile(ns, 99)),
-            "p999_ns": float(np.percentile(ns, 99.9)),
-            "discarded": self.discarded,
-            "discarded_by_holes": self.discarded_by_holes,
-        }
+        deviation and percentiles, in ns: :func:`latscope.accumulate.stats_of_counts` (the
+        method the bounded analysis uses too)."""
+        from .accumulate import stats_of_counts
+        values, counts = np.unique(self.samples, return_counts=True)
+        return stats_of_counts(values, counts, self.stamp_hz, self.discarded,
+                               self.discarded_by_holes)
 
 
 def _overlaps(spans, a, end):

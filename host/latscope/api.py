@@ -174,8 +174,12 @@ class CaptureResult:
         """``{name: SampleTable}``: samples in stamp units (numpy), ``stats()`` in ns (with
         the IRQ loop's table if the capture recorded a loop channel)."""
         if self._tables is None:
-            from .report import load_tables
-            self._tables = load_tables(self.capture)[1]
+            from .analysis import analyze
+            from .loop import tables_with_loop
+            capture = self.capture
+            self._tables = tables_with_loop(capture.events, capture.stamp_hz,
+                                            analyze(capture.events, capture.stamp_hz),
+                                            capture.metadata.get("loop"))
         return self._tables
 
     def results(self):

@@ -536,14 +536,20 @@ class Capture(_CaptureInfo):
     def stats(self):
         return {"file": self.file_stats.as_dict(), "parser": self.parser_stats.as_dict()}
 
+    @property
+    def event_count(self):
+        return len(self.events)
+
     def summary(self):
+        """One line: path, events, how the file ended, damage, stream statistics (also
+        ``CaptureSummary.summary``)."""
         f, p = self.file_stats, self.parser_stats
         state = "complete" if f.complete else "not closed cleanly"
         damage = ""
         if f.chunks_bad or f.truncated_bytes or f.gaps or f.header_damaged:
             damage = (f", {f.chunks_bad} bad chunk(s), {f.truncated_bytes} truncated bytes, "
                       f"{f.gaps} gap(s)" + (", damaged file header" if f.header_damaged else ""))
-        return (f"{self.path}: {len(self.events)} events, {state}{damage}; stream: {p}")
+        return (f"{self.path}: {self.event_count} events, {state}{damage}; stream: {p}")
 
 
 def parser_for(metadata, correct_latency=True):

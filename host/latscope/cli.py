@@ -300,34 +300,42 @@ def sources_named(text):
 
 @command("dump", _dump_options, help="print the events of a capture file")
 def cmd_dump(args):
+    """The events of a capture, read batch by batch (memory does not grow with the file)."""
     import csv
 
-    from .capture_file import load_capture
+    from .capture_analysis import CaptureBatches
 
     sources = sources_named(args.source) if args.source else None
-    capture = load_capture(args.capture)
-    events = capture.events
-    stamp_hz = capture.stamp_hz
+    batches = CaptureBatches(args.capture)
+    stamp_hz = batches.stamp_hz
     writer = csv.writer(sys.stdout) if args.csv else None
     if writer:
         writer.writerow(["cycle", "time_ns", "source", "value"])
-    shown = 0
-    for stamp, source, value in events:
-        if sources is not None and source not in sources:
-            continue
-        time_ns = stamp * 1e9 / stamp_hz
-        name = Source(source).name
-        if writer:
-            writer.writerow([stamp, f"{time_ns:.1f}", name, value])
-        elif args.json:
-            print(json.dumps({"stamp": stamp, "time_ns": round(time_ns, 1), "source": name,
-                              "value": value}))
-        else:
-            print(f"{stamp:16d} {time_ns:16.1f} ns  {name:6s} {value:#x}")
-        shown += 1
+    shown = read = 0
+    for events in batches:
+        read += len(events)
+        if sources is not None:
+            events = events.of(*sources)
+        if args.limit:
+            events = events[:args.limit - shown]
+        for stamp, source, value in events:
+            time_ns = stamp * 1e9 / stamp_hz
+            name = Source(source).name
+            if writer:
+                writer.writerow([stamp, f"{time_ns:.1f}", name, value])
+            elif args.json:
+                print(json.dumps({"stamp": stamp, "time_ns": round(time_ns, 1),
+                                  "source": name, "value": value}))
+            else:
+                print(f"{stamp:16d} {time_ns:16.1f} ns  {name:6s} {value:#x}")
+        shown += len(events)
         if args.limit and shown >= args.limit:
             break
-    print(capture.summary(), file=sys.stderr)
+    if batches.parser_stats is None:              # stopped at the limit: the file's rest unread
+        print(f"{batches.path}: {shown} events shown (--limit), reading stopped after "
+              f"{read} events", file=sys.stderr)
+    else:
+        print(batches.summary(read), file=sys.stderr)
     return 0
 
 
@@ -457,7 +465,6 @@ def _export_options(p):
 def cmd_export(args):
     from pathlib import Path
 
-    from .capture_file import load_capture
     from .logic_export import ExportError, export_capture
 
     if not (args.sr or args.vcd):
@@ -468,9 +475,8 @@ def cmd_export(args):
     for path in (args.sr, args.vcd,
                  Path(args.sr).with_suffix(".pvs") if args.sr and not args.no_pvs else None):
         new_output(path, args.force)
-    capture = load_capture(args.capture)
-    try:
-        info = export_capture(capture, sr=args.sr, vcd=args.vcd, pvs=not args.no_pvs,
+    try:                                 # read from the file in batches: bounded memory
+        info = export_capture(args.capture, sr=args.sr, vcd=args.vcd, pvs=not args.no_pvs,
                               start=args.start, stop=args.stop)
     except ExportError as error:
         raise UsageError(str(error)) from None
@@ -540,6 +546,10 @@ def _simulate_options(p):
     p.add_argument("--port", default="sim:soc", choices=list(SIM_PORTS),
                    help="which simulation (default: sim:soc)")
     p.add_argument("--baud", type=count, default=12_000_000, help=argparse.SUPPRESS)
+    p.add_argument("--truth", metavar="FILE",
+                   help="write the simulation's ground-truth log there: every pin change of "
+                        "the DUT with its cycle (JSON lines for sim:gateware, the harness's "
+                        "log for sim:soc), to check what a capture through this pty got")
     irq_options(p, jitter=0xff)
 
 
@@ -556,7 +566,8 @@ def cmd_simulate(args):
     from .simulation import open_port
 
     irq = irq_settings(args)
-    with open_port(args.port) as simulation:
+    new_output(args.truth, False)
+    with open_port(args.port, ["--truth", args.truth] if args.truth else ()) as simulation:
         # Set up, then let go of the pty: the other program is its only user.
         with CaptureSession(simulation, baud=args.baud, owns_port=False) as session:
             session.configure_irq(irq)

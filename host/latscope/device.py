@@ -103,8 +103,13 @@ class Port:
 
 
 def open_transport(port, baudrate=12_000_000, timeout=0.05):
-    """A pyserial port for a device name (``/dev/ttyUSB1``), a pty or a pyserial URL."""
+    """A pyserial port for a device name (``/dev/ttyUSB1``), a pty or a pyserial URL;
+    ``rfc2217://`` (a network serial port) with latscope's faster reader
+    (:mod:`latscope.network_port`)."""
     try:
+        if str(port).startswith("rfc2217://"):
+            from .network_port import Rfc2217Port
+            return Rfc2217Port(port, baudrate=baudrate, timeout=timeout)
         return serial.serial_for_url(port, baudrate=baudrate, timeout=timeout)
     except (serial.SerialException, ValueError) as error:
         raise DeviceError(f"{port}: cannot open: {error}") from None
@@ -118,8 +123,9 @@ class Device:
     :meth:`read_events`.
     """
 
-    def __init__(self, transport, *, reply_timeout=5.0):
+    def __init__(self, transport, *, reply_timeout=5.0, name=None):
         self.transport = transport
+        self.name = name or getattr(transport, "port", None) or "device"
         self.reply_timeout = reply_timeout
         self.parser = StreamParser()
         self.identity = None
@@ -137,8 +143,16 @@ class Device:
 
     # --- link ---------------------------------------------------------------------------
 
+    def _link_lost(self, error):
+        # A network port (rfc2217://) whose connection dropped, a USB adapter unplugged:
+        # pyserial raises SerialException (an OSError); say which port, as every error does.
+        return DeviceError(f"{self.name}: link lost: {error}")
+
     def _read(self):
-        data = self.transport.read(max(1, self.transport.in_waiting or 4096))
+        try:
+            data = self.transport.read(max(1, self.transport.in_waiting or 4096))
+        except serial.SerialException as error:
+            raise self._link_lost(error) from None
         if data:
             if self.raw_sink is not None:
                 self.raw_sink(data)
@@ -149,7 +163,10 @@ class Device:
 
     def command(self, opcode, args=None):
         """Sends one command and returns its reply payload."""
-        self.transport.write(encode_command(opcode, args))
+        try:
+            self.transport.write(encode_command(opcode, args))
+        except serial.SerialException as error:
+            raise self._link_lost(error) from None
         deadline = time.monotonic() + self.reply_timeout
         while time.monotonic() < deadline:
             while self.parser.replies:

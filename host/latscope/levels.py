@@ -56,7 +56,12 @@ class LevelTracker:
     result is exact; fed in pieces (a live stream), a loss span that begins before what was
     already returned starts at the first cycle not yet returned (``loss_clamped``)."""
 
-    def __init__(self, layout, *, holdback=64):
+    def __init__(self, layout, *, holdback=64, spans=None, initial=None):
+        """``spans``: every loss span of the events to come, when known beforehand (then the
+        tracker finds none itself and none is clamped); ``initial``: the levels before the
+        first change, when known (the level before each 1-bit channel's first edge, high
+        LOSS if a span began before): fed in batches, the result is then that of feeding all
+        at once."""
         self.layout = layout
         self.strobe_bit = layout.bit("STROBE")
         self.irq_bit = layout.bit("IRQ")
@@ -76,6 +81,11 @@ class LevelTracker:
         self._rises = np.empty(0, np.int64)     # loss spans not yet shown: their starts
         self._falls = np.empty(0, np.int64)     # ... and ends
         self._loss_open = 0                 # loss spans shown as started, not yet ended
+        self._spans_known = spans is not None
+        if spans is not None:
+            self._rises, self._falls = (np.asarray(column, np.int64) for column in spans)
+        if initial is not None:
+            self.word = self.initial = int(initial)
 
     def _note_losses(self, events):
         """Adds the loss spans of new events (stream order) to the pending ones; a source's
@@ -93,7 +103,7 @@ class LevelTracker:
                 self._last_of_source[n] = int(events.stamp[events.source == n][-1])
 
     def feed(self, events, final=False):
-        if len(events):
+        if len(events) and not self._spans_known:
             self._note_losses(events)
         stamp = np.concatenate([self._held[0], events.stamp.astype(np.int64)])
         source = np.concatenate([self._held[1], events.source])

@@ -10,15 +10,20 @@ first event); :class:`ExportInfo` gives it.
 """
 
 import contextlib
+import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from .batch_analysis import LossSpans, merge_spans
+from .capture_analysis import BATCH_BYTES, CaptureBatches
+from .capture_file import Capture
 from .channels import Layout
 from .levels import MARGIN, LevelTracker
-from .sigrok_session import write_pvs, write_sr
+from .protocol import Source
+from .sigrok_session import SrWriter, write_pvs
 from .vcd import VcdError, VcdWriter
 
 __all__ = ["ExportInfo", "ExportError", "export_capture"]
@@ -57,12 +62,24 @@ class ExportInfo:
         return text
 
 
-def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=None):
-    """Exports a loaded capture (:class:`latscope.capture_file.Capture`) to a session file
-    ``sr`` (and its ``.pvs`` beside it unless ``pvs`` is False) and/or a VCD file ``vcd``.
-    ``start``/``stop``: only the events of cycles ``[start, stop)`` (levels before the
-    first of them are taken as low). Returns :class:`ExportInfo`; raises
-    :class:`ExportError` naming the capture or the output file."""
+def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=None,
+                   batch_bytes=BATCH_BYTES):
+    """Exports a capture to a session file ``sr`` (and its ``.pvs`` beside it unless ``pvs``
+    is False) and/or a VCD file ``vcd``. ``capture``: a capture file's path, read twice in
+    batches (``batch_bytes`` of stream each) in bounded memory, or a loaded
+    :class:`latscope.capture_file.Capture`. ``start``/``stop``: only the events of cycles
+    ``[start, stop)`` (levels before the first of them are taken as low). Returns
+    :class:`ExportInfo`; raises :class:`ExportError` naming the capture or the output file.
+
+    The first pass finds what the levels need from the whole capture (the first and last
+    stamps, the loss spans, each channel's level before its first edge), the second makes
+    the changes batch by batch and writes them as they come: the files are those of the
+    whole capture at once."""
+    if isinstance(capture, Capture):
+        batches = lambda: iter([capture.events])            # noqa: E731
+    else:
+        capture = CaptureBatches(capture, batch_bytes=batch_bytes)
+        batches = lambda: iter(capture)                     # noqa: E731
     stamp_hz = int(capture.stamp_hz or 0)        # one sample per stamp unit
     if stamp_hz <= 0:
         raise ExportError(f"{capture.path}: metadata has no capture clock (identity.clock_hz)")
@@ -70,17 +87,43 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
         raise ExportError(f"--start {start}: a cycle number is 0 or more")
     if start is not None and stop is not None and stop <= start:
         raise ExportError(f"--stop {stop} is not after --start {start}: nothing to export")
-    events = _between(capture.events, start, stop)
     layout = Layout.for_identity(capture.identity)
-    tracker = LevelTracker(layout)
-    changes = tracker.feed(events, final=True)
-    origin, samples = _extent(events, stamp_hz, start, stop)
-    info = ExportInfo(layout, origin, samples, stamp_hz, len(changes), tracker.markers_dropped,
+    survey = _Survey(layout)
+    for events in batches():
+        survey.feed(_between(events, start, stop))
+    origin, samples = _extent(survey.first, survey.last, stamp_hz, start, stop)
+    tracker = LevelTracker(layout, spans=survey.spans, initial=survey.initial())
+    sinks = []                                   # (path, add changes, finish)
+    with contextlib.ExitStack() as stack:
+        if sr is not None:
+            with _writing(sr):
+                session = SrWriter(sr, layout.names, stamp_hz, origin=origin,
+                                   initial=tracker.initial)
+            stack.callback(session.abandon)
+            sinks.append((sr, session.add, lambda: session.close(samples)))
+        if vcd is not None:
+            with _writing(vcd):
+                stream = stack.enter_context(open(vcd, "w"))
+                writer = VcdWriter(stream, layout, stamp_hz, origin,
+                                   comment=f"latscope export of {Path(capture.path).name}: "
+                                           f"sample 0 = cycle {origin}, {stamp_hz} samples/s")
+                writer.header(tracker.initial)
+            sinks.append((vcd, writer.changes,
+                          lambda: writer.until(origin + samples - 1)))
+        changes = 0
+        for events in itertools.chain(batches(), [None]):
+            piece = tracker.finish() if events is None else tracker.feed(
+                _between(events, start, stop))
+            changes += len(piece)
+            for path, add, _ in sinks:
+                with _writing(path):
+                    add(piece)
+        for path, _, finish in sinks:
+            with _writing(path):
+                finish()
+    info = ExportInfo(layout, origin, samples, stamp_hz, changes, tracker.markers_dropped,
                       tracker.edges_stretched, tracker.edges_dropped)
     if sr is not None:
-        with _writing(sr):
-            write_sr(sr, layout.names, changes, stamp_hz, origin=origin, samples=samples,
-                     initial=tracker.initial)
         info.files.append(str(sr))
         if pvs:
             pvs_path = Path(sr).with_suffix(".pvs")
@@ -90,15 +133,52 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
                           marker_options={"sample_delay": 0})
             info.files.append(str(pvs_path))
     if vcd is not None:
-        with _writing(vcd), open(vcd, "w") as stream:
-            writer = VcdWriter(stream, layout, stamp_hz, origin,
-                               comment=f"latscope export of {Path(capture.path).name}: "
-                                       f"sample 0 = cycle {origin}, {stamp_hz} samples/s")
-            writer.header(tracker.initial)
-            writer.changes(changes)
-            writer.until(origin + samples - 1)
         info.files.append(str(vcd))
     return info
+
+
+class _Survey:
+    """What the levels need to know of the whole capture before the first change: the
+    first and last stamps, the loss spans (:class:`LossSpans`) and the first level of every
+    1-bit channel (IRQ, edges)."""
+
+    def __init__(self, layout):
+        self.layout = layout
+        self.first = self.last = None
+        self.spans = (np.empty(0, np.int64), np.empty(0, np.int64))
+        self.first_level = {}                # source -> level of its first event
+        self._losses = LossSpans()
+
+    def feed(self, events):
+        if not len(events):
+            return
+        stamp = events.stamp.astype(np.int64)
+        low, high = int(stamp.min()), int(stamp.max())
+        self.first = low if self.first is None else min(self.first, low)
+        self.last = high if self.last is None else max(self.last, high)
+        spans, _ = self._losses.feed(events)
+        if len(spans[0]):
+            self.spans = merge_spans(self.spans, spans)
+        for source in [Source.IRQ] + [Source(Source.EDGE0 + n)
+                                      for n in range(self.layout.edge_count)]:
+            if source not in self.first_level:
+                at = np.flatnonzero(events.source == source)
+                if len(at):
+                    self.first_level[source] = int(events.value[at[0]]) & 1
+
+    def initial(self):
+        """The levels before the first change, as ``LevelTracker`` sets them when it is fed
+        everything at once: each 1-bit channel opposite to its first level, LOSS high if a
+        span began before any event."""
+        word = 0
+        bits = {Source.IRQ: self.layout.bit("IRQ")}
+        bits.update({Source(Source.EDGE0 + n): self.layout.bit(f"EDGE{n}")
+                     for n in range(self.layout.edge_count)})
+        for source, level in self.first_level.items():
+            word |= (1 - level) << bits[source]
+        if len(self.spans[0]) and self.spans[0][0] == np.iinfo(np.int64).min:
+            word |= 1 << self.layout.bit("LOSS")
+        return word
 
 
 def _between(events, start, stop):
@@ -114,13 +194,13 @@ def _between(events, start, stop):
     return events[inside]
 
 
-def _extent(events, stamp_hz, start, stop):
-    """(origin, samples): the cycles exported, a margin around the events unless given."""
-    if len(events):
-        first = int(events.stamp.min())
+def _extent(first, last, stamp_hz, start, stop):
+    """(origin, samples): the cycles exported, a margin around the events (stamps
+    ``first`` to ``last``; None: no events) unless given."""
+    if first is not None:
         origin = first - MARGIN if start is None else min(start, first - MARGIN)
         tail = MARGIN + math.ceil(TAIL_SECONDS * stamp_hz)
-        end = int(events.stamp.max()) + tail if stop is None else stop
+        end = last + tail if stop is None else stop
     else:
         origin = start or 0
         end = stop if stop is not None else origin + 2 * MARGIN

@@ -97,3 +97,36 @@ def loop_table(events, stamp_hz, channel, *, losses=None):
                   "extra_edges": int(extra)}
     return SampleTable(name, stamp_hz, (end - a)[keep], a[keep], int(np.count_nonzero(lossy)),
                        parameters, a[lossy], int(np.count_nonzero(by_hole)))
+
+
+def tables_with_loop(events, stamp_hz, tables, loop):
+    """``tables`` (``analyze``'s) with the ``LOOP-<loop>`` table first (``loop`` None: as
+    they are)."""
+    if not loop:
+        return tables
+    table = loop_table(events, stamp_hz, loop)
+    return {table.name: table, **tables}
+
+
+def loop_events(batches, channel):
+    """The events :func:`loop_table` needs from a capture read in batches (an iterable of
+    parser ``Events``, e.g. ``CaptureBatches``): the IRQ and loop channel events, every LOSS
+    record, and the delivered event right before each hole (its stamp is the low end of
+    the hole's span). A small part of the stream: about three records per interrupt."""
+    loop = loop_source(channel)
+    parts, last = [], None               # last: the previous batch's last delivered event
+    for events in batches:
+        source = events.source
+        keep = (source == Source.IRQ) | (source == loop) | (source == Source.LOSS)
+        delivered = np.flatnonzero(source != Source.LOSS)
+        holes = np.flatnonzero(is_hole(source, events.value))
+        before = np.searchsorted(delivered, holes) - 1
+        keep[delivered[before[before >= 0]]] = True
+        if np.any(before < 0) and last is not None and int(last.source[0]) not in (
+                int(Source.IRQ), int(loop)):
+            parts.append(last)           # a hole at the batch's start: its low end
+        parts.append(events[keep])
+        if len(delivered):
+            last = events[delivered[-1:]]
+    from .parser import Events
+    return Events.concatenate(parts)

@@ -11,8 +11,14 @@ and logarithmic: on the log scale the rare maxima that decide a worst case stay 
 in OSADL's latency plots.
 
 Time series of more than :data:`MAX_POINTS` samples are drawn as the min..max envelope of
-equal slices of the samples, so figures stay small and fast for 10^7 samples and no maximum
-disappears.
+consecutive slices of the samples (a power of two of them each: the envelope of
+:class:`latscope.accumulate.TableAccumulator`), so figures stay small and fast for 10^9
+samples and no maximum disappears.
+
+Every function takes a table as :func:`latscope.analysis.analyze` gives it
+(``SampleTable``) or as the bounded analysis accumulates it (``TableAccumulator``): the
+figures are made from the accumulator (value counts, first samples, envelope), so both give
+the same figures.
 """
 
 import io
@@ -22,9 +28,11 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["MAX_BINS", "MAX_POINTS", "tick_histogram", "time_series", "distribution",
-           "overlay_distributions", "interval_maxima", "max_over_time", "save", "png_bytes", "table_figures",
-           "figure_name"]
+from .accumulate import TableAccumulator
+
+__all__ = ["MAX_BINS", "MAX_POINTS", "tick_histogram", "accumulated", "time_series",
+           "distribution", "overlay_distributions", "interval_maxima", "max_over_time", "save",
+           "png_bytes", "table_figures", "figure_name"]
 
 #: Most bins of a distribution (the bin width grows by whole ticks past this).
 MAX_BINS = 200
@@ -33,13 +41,13 @@ MAX_POINTS = 20_000
 WIDTH, HEIGHT = 7.5, 3.2        # inches; 100 dpi PNGs: 750 px wide
 
 
-def tick_histogram(samples, max_bins=MAX_BINS, *, low=None, high=None):
+def tick_histogram(samples, max_bins=MAX_BINS, *, low=None, high=None, counts=None):
     """Histogram of integer tick values: ``(edges, counts, width)``.
 
     Bins are ``width`` ticks wide (a whole number, the smallest that needs at most
     ``max_bins`` bins) and start at ``low`` (default: the smallest sample); ``edges`` are
     in ticks, ``len(edges) == len(counts) + 1``. ``low``/``high`` let several tables share
-    the same bins."""
+    the same bins. ``counts``: ``samples`` are distinct values, each counted that often."""
     samples = np.asarray(samples, np.int64)
     if not len(samples):
         return np.zeros(1, np.int64), np.zeros(0, np.int64), 1
@@ -47,9 +55,23 @@ def tick_histogram(samples, max_bins=MAX_BINS, *, low=None, high=None):
     high = int(samples.max()) if high is None else int(high)
     width = max(1, math.ceil((high - low + 1) / max_bins))
     bins = (high - low) // width + 1
-    counts = np.bincount((samples - low) // width, minlength=bins)
+    slot = (samples - low) // width
+    if counts is None:
+        binned = np.bincount(slot, minlength=bins)
+    else:
+        binned = np.zeros(bins, np.int64)
+        np.add.at(binned, slot, np.asarray(counts, np.int64))
     edges = low + width * np.arange(bins + 1, dtype=np.int64)
-    return edges, counts, width
+    return edges, binned, width
+
+
+def accumulated(table, interval_s=None):
+    """The :class:`~latscope.accumulate.TableAccumulator` of a table (itself if it is one);
+    ``interval_s``: the max-per-interval width it must have kept."""
+    if isinstance(table, TableAccumulator):
+        return table
+    interval = max(1, int(interval_s * table.stamp_hz)) if interval_s else None
+    return TableAccumulator.of_table(table, interval_stamps=interval)
 
 
 def _ns_per_tick(stamp_hz):
@@ -62,33 +84,28 @@ def _figure(rows=1, height=HEIGHT):
     return figure, axes
 
 
-def _envelope(x, y, slices):
-    """Per slice of ``y`` (equal sample counts): x of the slice start, min, max."""
-    bounds = np.linspace(0, len(y), slices + 1).astype(np.int64)
-    starts = bounds[:-1]
-    return x[starts], np.minimum.reduceat(y, starts), np.maximum.reduceat(y, starts)
-
-
 def time_series(table, *, x="index"):
     """Latency of every sample in capture order. ``x``: ``"index"`` (sample number) or
     ``"time"`` (capture time of the sample's start, seconds from the first sample)."""
+    table = accumulated(table)
     figure, (axes,) = _figure()
-    ns = table.ns()
-    if x == "time" and len(ns):
-        xs = (table.starts - table.starts[0]) / table.stamp_hz
-        axes.set_xlabel("capture time (s)")
-    else:
-        xs = np.arange(len(ns))
-        axes.set_xlabel("sample")
-    if len(ns) > MAX_POINTS:
-        at, low, high = _envelope(xs, ns, MAX_POINTS // 4)
-        axes.fill_between(at, low, high, step="post", linewidth=0.6, color="tab:blue",
-                          label=f"min..max of {len(ns) // (MAX_POINTS // 4)}+ samples")
+    ns_per_stamp = table.ns_per_stamp
+    count = table.count
+    if count > MAX_POINTS:
+        index, starts, low, high, _ = table.envelope()
+        at = (starts - table.first_start) / table.stamp_hz if x == "time" else index
+        axes.fill_between(at, low * ns_per_stamp, high * ns_per_stamp, step="post",
+                          linewidth=0.6, color="tab:blue",
+                          label=f"min..max of {table.bucket_width} samples")
         axes.legend(loc="upper right", fontsize="small")
-    elif len(ns):
-        axes.plot(xs, ns, linestyle="none", marker=".", markersize=2.5, color="tab:blue")
+    elif count:
+        samples, starts = table.kept_points()
+        at = (starts - starts[0]) / table.stamp_hz if x == "time" else np.arange(count)
+        axes.plot(at, samples * ns_per_stamp, linestyle="none", marker=".", markersize=2.5,
+                  color="tab:blue")
+    axes.set_xlabel("capture time (s)" if x == "time" and count else "sample")
     axes.set_ylabel("latency (ns)")
-    axes.set_title(f"{table.name}: latency of each sample ({len(ns)} samples)")
+    axes.set_title(f"{table.name}: latency of each sample ({count} samples)")
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     return figure
@@ -101,9 +118,10 @@ def _bar(axes, edges, counts, tick_ns, **style):
 def distribution(table):
     """Frequency distribution of one table: count per bin of whole ticks, on a linear and on
     a logarithmic count axis."""
+    table = accumulated(table)
     figure, axes = _figure(2, height=2.6)
     tick_ns = _ns_per_tick(table.stamp_hz)
-    edges, counts, width = tick_histogram(table.samples)
+    edges, counts, width = tick_histogram(table.values, counts=table.counts)
     for ax, log in zip(axes, (False, True)):
         _bar(ax, edges, counts, tick_ns, color="tab:blue")
         ax.set_ylabel("samples (log)" if log else "samples")
@@ -119,19 +137,22 @@ def distribution(table):
 
 def overlay_distributions(named_tables, *, title=None):
     """Distributions of the same test from several captures, on shared bins: a list of
-    ``(label, SampleTable)``; linear and log count. Bins are whole ticks of the first
-    table's clock."""
+    ``(label, table)``; linear and log count. Bins are whole ticks of the first table's
+    clock."""
     figure, axes = _figure(2, height=2.6)
-    present = [(label, table) for label, table in named_tables if len(table.samples)]
+    present = [(label, accumulated(table)) for label, table in named_tables]
+    present = [(label, table) for label, table in present if table.count]
     if present:
-        # Shared bins in ns: convert every table to the first table's ticks.
+        # Shared bins in ns: convert every table's values to the first table's ticks.
         tick_ns = _ns_per_tick(present[0][1].stamp_hz)
-        ticks = [np.rint(table.ns() / tick_ns).astype(np.int64) for _, table in present]
+        ticks = [np.rint(table.values * table.ns_per_stamp / tick_ns).astype(np.int64)
+                 for _, table in present]
         low = min(int(t.min()) for t in ticks)
         high = max(int(t.max()) for t in ticks)
         for ax, log in zip(axes, (False, True)):
-            for (label, _), t in zip(present, ticks):
-                edges, counts, width = tick_histogram(t, low=low, high=high)
+            for (label, table), t in zip(present, ticks):
+                edges, counts, width = tick_histogram(t, low=low, high=high,
+                                                      counts=table.counts)
                 _bar(ax, edges, counts, tick_ns, fill=False, linewidth=1.2, label=label)
             if log:
                 ax.set_yscale("log")
@@ -147,8 +168,7 @@ def overlay_distributions(named_tables, *, title=None):
 
 def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
     """The largest sample of every interval of ``interval_s`` seconds (NaN: no sample),
-    e.g. from :class:`latscope.live_stats.StreamingStats`: for runs where the worst case
-    appears once an hour."""
+    e.g. from :func:`interval_maxima`: for runs where the worst case appears once an hour."""
     figure, (axes,) = _figure()
     maxima_ns = np.asarray(maxima_ns, np.float64)
     hours = interval_s * len(maxima_ns) >= 3 * 3600
@@ -169,13 +189,11 @@ def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
 def interval_maxima(table, interval_s):
     """The largest sample (ns) of every ``interval_s`` seconds of capture time, counted from
     the table's first sample (NaN: no sample in that interval)."""
-    if not len(table.samples):
-        return np.zeros(0)
-    width = max(1, int(interval_s * table.stamp_hz))
-    slot = (table.starts - table.starts[0]) // width
-    maxima = np.full(int(slot[-1]) + 1, -1, np.int64)
-    np.maximum.at(maxima, slot, table.samples)
-    return np.where(maxima < 0, np.nan, maxima * (1e9 / table.stamp_hz))
+    table = accumulated(table, interval_s)
+    if table.interval_stamps != max(1, int(interval_s * table.stamp_hz)):
+        raise ValueError(f"{table.name}: maxima kept per {table.interval_stamps} stamps, "
+                         f"not per {interval_s} s")
+    return table.interval_maxima_ns()
 
 
 def save(figure, stem, formats=("png", "svg")):

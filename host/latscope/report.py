@@ -1,10 +1,12 @@
 """Reports of a capture: one results document, written as JSON, CSV, Markdown and HTML.
 
-:func:`results` gathers everything a reader needs into one JSON-ready dict (schema in
-``docs/results-schema.md``, field ``version`` = :data:`SCHEMA_VERSION`): the run (device,
-clock and resolution, IRQ generator, suite/firmware settings, duration, losses and resyncs)
-and one row of statistics per sample table. The writers only format that dict, so the four
-files always agree. :func:`write_report` writes them all, with the figures of
+:func:`load_tables` analyses a capture file in bounded memory, whatever its length
+(:func:`latscope.capture_analysis.analyze_capture`). :func:`results` gathers everything a
+reader needs into one JSON-ready dict (schema in ``docs/results-schema.md``, field
+``version`` = :data:`SCHEMA_VERSION`): the run (device, clock and resolution, IRQ
+generator, suite/firmware settings, duration, losses and resyncs) and one row of
+statistics per sample table. The writers only format that dict, so the four files always
+agree. :func:`write_report` writes them all, with the figures of
 :mod:`latscope.plots` (PNG and SVG files; the HTML embeds the PNGs and needs nothing else).
 """
 
@@ -16,11 +18,11 @@ import json
 from pathlib import Path
 
 from . import __version__, plots
-from .analysis import analyze, holes_of, is_hole
-from .capture_file import Capture, load_capture
+from .accumulate import TableAccumulator
+from .capture_analysis import CaptureBatches, CaptureSummary, analyze_capture
+from .capture_file import Capture
 from .identity import Identity
-from .loop import loop_table
-from .protocol import Source, loss_count, loss_source
+from .loop import loop_events, loop_table, tables_with_loop
 
 __all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "REPORT_FILES", "results", "load_tables",
            "text_table", "integrity_line", "holes_text", "write_json", "csv_text", "write_csv",
@@ -66,53 +68,47 @@ def describe(name):
     return DESCRIPTIONS.get(name.split("-", 1)[0], "")
 
 
-def load_tables(capture, loop=None):
-    """(``Capture``, ``{name: SampleTable}``) of a capture file path or a loaded capture.
+def load_tables(capture, loop=None, *, interval_s=60.0):
+    """(``CaptureSummary``, ``{name: TableAccumulator}``) of a capture file path, read in
+    bounded memory, or of a loaded ``Capture`` (its ``SampleTable`` turned into
+    accumulators). The tables keep their maximum per ``interval_s`` seconds.
+
     ``loop``: the IRQ loop's edge channel (``EDGE2``; default: the capture metadata's
     ``loop``, which ``latscope capture --loop`` records): its ``LOOP-<channel>`` table
-    (:mod:`latscope.loop`) comes first."""
+    (:mod:`latscope.loop`) comes first. From a file it is made of the events it needs
+    (IRQ, loop channel, LOSS records: one more pass over the file)."""
     if not isinstance(capture, Capture):
-        capture = load_capture(capture)
-    tables = analyze(capture.events, capture.stamp_hz)
-    loop = loop or capture.metadata.get("loop")
-    if loop:
-        table = loop_table(capture.events, capture.stamp_hz, loop)
-        tables = {table.name: table, **tables}
-    return capture, tables
-
-
-def _duration_s(capture):
-    stamps = capture.events.stamp
-    if len(stamps) < 2 or not capture.stamp_hz:
-        return 0.0
-    return float(int(stamps.max()) - int(stamps.min())) / capture.stamp_hz
-
-
-def _device_losses(events):
-    """{source name: events} the device reported lost (LOSS records that are no hole)."""
-    loss = events.value[(events.source == Source.LOSS) & ~is_hole(events.source, events.value)]
-    lost = {}
-    for value in loss.tolist():
-        try:
-            name = Source(loss_source(value)).name
-        except ValueError:
-            name = str(loss_source(value))
-        lost[name] = lost.get(name, 0) + loss_count(value)
-    return lost
+        summary, tables = analyze_capture(capture, interval_s=interval_s)
+        loop = loop or summary.metadata.get("loop")
+        if not loop:
+            return summary, tables
+        events = loop_events(CaptureBatches(capture), loop)
+        table = loop_table(events, summary.stamp_hz, loop)
+        interval = max(1, int(interval_s * summary.stamp_hz)) if interval_s else None
+        return summary, {table.name: TableAccumulator.of_table(table, interval_stamps=interval),
+                         **tables}
+    from .analysis import analyze
+    interval = max(1, int(interval_s * capture.stamp_hz)) if interval_s else None
+    tables = tables_with_loop(capture.events, capture.stamp_hz,
+                              analyze(capture.events, capture.stamp_hz),
+                              loop or capture.metadata.get("loop"))
+    return CaptureSummary.of_capture(capture), {
+        name: TableAccumulator.of_table(table, interval_stamps=interval)
+        for name, table in tables.items()}
 
 
 def _holes(capture):
     """The holes of a capture as JSON rows (docs/results-schema.md, ``integrity.holes``)."""
     hz = capture.stamp_hz
-    origin = int(capture.events.stamp[0]) if len(capture.events) else 0
+    origin = capture.first_stamp or 0
     return [{"index": hole.index, "stamp": hole.stamp, "after": hole.after,
              "time_s": (hole.stamp - origin) / hz if hz else None,
-             "events_lost_at_most": hole.lost} for hole in holes_of(capture.events)]
+             "events_lost_at_most": hole.lost} for hole in capture.holes]
 
 
 def _integrity(capture, tables):
     parser, file = capture.parser_stats, capture.file_stats
-    lost = _device_losses(capture.events)
+    lost = capture.device_losses
     holes = _holes(capture)
     return {
         "lost_events": sum(lost.values()),
@@ -168,7 +164,10 @@ def holes_text(integrity, limit=HOLES_SHOWN):
 
 
 def run_info(capture, tables=None):
-    """The run's description from the capture's metadata, END chunk and reading stats."""
+    """The run's description from the capture's metadata, END chunk and reading stats
+    (``capture``: a ``CaptureSummary`` or a ``Capture``)."""
+    if isinstance(capture, Capture):
+        capture = CaptureSummary.of_capture(capture)
     meta = capture.metadata
     clock_hz = capture.clock_hz
     device = capture.identity.as_dict()
@@ -191,8 +190,8 @@ def run_info(capture, tables=None):
         "device": device,
         "irq": irq or None,
         "suite": suite or None,
-        "duration_s": _duration_s(capture),
-        "events": len(capture.events),
+        "duration_s": capture.duration_s,
+        "events": capture.event_count,
         "integrity": _integrity(capture, tables or {}),
         "device_status": (capture.end or {}).get("stats", {}).get("device_status")
         if isinstance((capture.end or {}).get("stats"), dict) else None,
@@ -209,7 +208,8 @@ def table_row(name, table):
 
 
 def results(capture, tables):
-    """The results document (docs/results-schema.md)."""
+    """The results document (docs/results-schema.md) of a ``CaptureSummary`` or
+    ``Capture`` and its tables (``TableAccumulator`` or ``SampleTable``)."""
     return {"schema": "latscope-results", "version": SCHEMA_VERSION,
             "generator": f"latscope {__version__}", **run_info(capture, tables),
             "tables": [table_row(name, table) for name, table in tables.items()]}
@@ -432,8 +432,8 @@ def write_report(capture, directory, *, figures=True, x="index", interval_s=None
     ``figures``) ``figures/<table>.<kind>.{png,svg}`` into ``directory``. ``capture``: a
     path or a :class:`Capture`. ``interval_s``: add the maximum per interval of that many
     seconds (default: per minute for runs of :data:`LONG_RUN_S` or longer, else none).
-    ``loop``: as for :func:`load_tables`. Returns ``(document, {kind: path})``."""
-    capture, tables = load_tables(capture, loop)
+    Returns ``(document, {kind: path})``."""
+    capture, tables = load_tables(capture, loop, interval_s=interval_s or 60.0)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     document = results(capture, tables)
@@ -446,7 +446,7 @@ def write_report(capture, directory, *, figures=True, x="index", interval_s=None
         figure_dir = directory / "figures"
         figure_dir.mkdir(exist_ok=True)
         for name, table in tables.items():
-            if not len(table.samples):
+            if not table.count:
                 continue                         # nothing to draw; the table says so
             inline[name] = {}
             for kind, figure in plots.table_figures(table, x=x,

@@ -98,11 +98,14 @@ class CaptureSession:
         try:
             if owns_port:
                 self._stack.enter_context(port)
-            self.device = self._stack.enter_context(Device(open_transport(port.path, baud)))
+            self.device = self._stack.enter_context(Device(open_transport(port.path, baud),
+                                                             name=port.name))
             try:
                 self.identity = self.device.identify()
             except DeviceError as error:
-                raise DeviceError(f"{port.name}: {error}") from None
+                message = str(error)
+                raise DeviceError(message if message.startswith(port.name)
+                                  else f"{port.name}: {message}") from None
         except BaseException:
             self._stack.close()
             raise

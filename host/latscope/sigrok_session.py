@@ -5,6 +5,7 @@ Everything is streamed: :func:`write_sr` generates one block of samples at a tim
 change list, straight into the compressed zip entries, whatever the gaps between events.
 """
 
+import contextlib
 import zipfile
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import numpy as np
 from .channels import LATENCY_DECODER, MARKER_DECODER
 from .levels import Changes
 
-__all__ = ["write_sr", "write_pvs", "samplerate_text"]
+__all__ = ["SrWriter", "write_sr", "write_pvs", "samplerate_text"]
 
 #: Samples generated at a time when writing a session file.
 BLOCK_SAMPLES = 1 << 20
@@ -42,29 +43,93 @@ def samplerate_text(hz):
     return f"{hz} Hz"
 
 
+class SrWriter:
+    """Writes a sigrok session file from changes that come in pieces, in stamp order
+    (``add``): every block of samples is written as soon as no later change can fall in
+    it, so memory holds one block and the changes not yet written. ``close(samples)``
+    writes the rest, up to ``samples`` samples. The file is :func:`write_sr`'s."""
+
+    def __init__(self, path, names, samplerate, *, origin, initial=0):
+        self.origin = origin
+        self.initial = initial
+        self.unitsize = (len(names) + 7) // 8
+        self.written = 0                     # samples written
+        self._stamps, self._words = np.empty(0, np.int64), np.empty(0, np.uint64)
+        self._entry = None
+        self._archive = None
+        metadata = ["[global]", "sigrok version=0.5.2", "", "[device 1]",
+                    "capturefile=logic-1", f"total probes={len(names)}",
+                    f"samplerate={samplerate_text(samplerate)}", "total analog=0"]
+        metadata += [f"probe{n + 1}={name}" for n, name in enumerate(names)]
+        metadata += [f"unitsize={self.unitsize}", ""]
+        self._archive = zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1)
+        try:
+            self._archive.writestr("version", "2")
+            self._archive.writestr("metadata", "\n".join(metadata))
+        except BaseException:
+            self.abandon()
+            raise
+
+    def add(self, changes):
+        """Adds changes later than every change added before."""
+        if len(changes):
+            self._stamps = np.concatenate([self._stamps, changes.stamps - self.origin])
+            self._words = np.concatenate([self._words, changes.words])
+            # Later changes come after the last one: the samples up to it are final.
+            self._write_until(int(self._stamps[-1]) + 1, final=False)
+
+    def close(self, samples):
+        try:
+            self._write_until(samples, final=True)
+            if self._entry is not None:
+                self._entry.close()
+        finally:
+            self._archive.close()
+
+    def abandon(self):
+        """Closes the file if :meth:`close` did not (after an error; a second error while
+        closing is the same error and is not raised again)."""
+        with contextlib.suppress(OSError):
+            if self._entry is not None and not self._entry.closed:
+                self._entry.close()
+        with contextlib.suppress(OSError):
+            if self._archive.fp is not None:
+                self._archive.close()
+
+    def _write_until(self, stop, final):
+        """Writes the samples before ``stop`` (in whole blocks unless ``final``)."""
+        while self.written < stop:
+            block = min(BLOCK_SAMPLES, ENTRY_SAMPLES - self.written % ENTRY_SAMPLES)
+            end = self.written + block
+            if end > stop:
+                if not final:
+                    return
+                end = stop
+            if self.written % ENTRY_SAMPLES == 0:
+                if self._entry is not None:
+                    self._entry.close()
+                self._entry = self._archive.open(
+                    f"logic-1-{self.written // ENTRY_SAMPLES + 1}", "w")
+            self._entry.write(_samples(Changes(self._stamps, self._words), self.initial,
+                                       self.written, end, self.unitsize))
+            self.written = end
+            # Keep the changes from the last one at or before the next sample on.
+            keep = max(int(np.searchsorted(self._stamps, end, side="right")) - 1, 0)
+            if keep:
+                self.initial = int(self._words[keep - 1])
+                self._stamps, self._words = self._stamps[keep:], self._words[keep:]
+
+
 def write_sr(path, names, changes, samplerate, *, origin, samples, initial=0):
     """Writes a sigrok session file (srzip, version 2): logic channels ``names`` (bit n of
     a sample word is channel n), ``samples`` samples, sample 0 at ``origin`` (in the unit
     of ``changes.stamps``: cycles for a latscope export). The samples are generated block
     by block straight into the compressed zip entries (``logic-1-1``, ``logic-1-2``, ...),
     so memory stays bounded however long the quiet stretches are (they compress about
-    1000:1; about 100 million samples a second)."""
-    shifted = Changes(changes.stamps - origin, changes.words)
-    unitsize = (len(names) + 7) // 8
-    metadata = ["[global]", "sigrok version=0.5.2", "", "[device 1]", "capturefile=logic-1",
-                f"total probes={len(names)}", f"samplerate={samplerate_text(samplerate)}",
-                "total analog=0"]
-    metadata += [f"probe{n + 1}={name}" for n, name in enumerate(names)]
-    metadata += [f"unitsize={unitsize}", ""]
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        archive.writestr("version", "2")
-        archive.writestr("metadata", "\n".join(metadata))
-        for entry, start in enumerate(range(0, samples, ENTRY_SAMPLES), 1):
-            stop = min(start + ENTRY_SAMPLES, samples)
-            with archive.open(f"logic-1-{entry}", "w") as out:
-                for block in range(start, stop, BLOCK_SAMPLES):
-                    out.write(_samples(shifted, initial, block,
-                                       min(block + BLOCK_SAMPLES, stop), unitsize))
+    1000:1; about 100 million samples a second). :class:`SrWriter` does it."""
+    writer = SrWriter(path, names, samplerate, origin=origin, initial=initial)
+    writer.add(changes)
+    writer.close(samples)
 
 
 def _ini_bytes(data):

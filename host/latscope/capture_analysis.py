@@ -1,0 +1,225 @@
+"""A capture file analysed in bounded memory: its events read in batches, its tables
+accumulated (:mod:`latscope.batch_analysis`), and what the reports say about the run.
+
+:class:`CaptureBatches` reads a capture file's events in batches (``CaptureEvents``; each
+iteration reads the file again, as a second pass of the analysis needs), optionally in a
+helper process;
+:func:`analyze_capture` gives a :class:`CaptureSummary` (the run without its events) and the
+tables as :class:`~latscope.accumulate.TableAccumulator`. Memory does not grow with the
+number of events: one batch, the pending events of the analysis, and per table its value
+counts, first samples and envelope.
+"""
+
+import multiprocessing
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .analysis import HOLE, holes_of, is_hole
+from .batch_analysis import analyze_batches
+from .capture_file import Capture, CaptureEvents, CaptureFileError, _CaptureInfo
+from .parser import Events
+from .protocol import Source, loss_count, loss_source
+
+__all__ = ["BATCH_BYTES", "CaptureBatches", "CaptureSummary", "RunCounts", "analyze_capture",
+           "latency_skew"]
+
+#: Stream bytes per batch (at most that many events, about 16 MB of arrays).
+BATCH_BYTES = 1 << 20
+
+
+def latency_skew(identity):
+    """The most an event's (pin-latency corrected) stamp can fall below an earlier event's:
+    the spread of the pin latencies, LOSS records (not corrected) counting as 0."""
+    cycles = [int(c) for c in identity.latency.values()] + [0]
+    return max(cycles) - min(cycles)
+
+
+class CaptureBatches(_CaptureInfo):
+    """The events of a capture file in batches (``CaptureEvents``), in stream order,
+    iterable again and again. After an iteration: ``parser_stats``, ``file_stats`` and
+    ``end`` as in ``Capture``.
+
+    ``background``: read and parse in a helper process, so that parsing (about half the
+    work of an analysis) runs on another core while the caller works on the previous batch;
+    at most two batches are on their way at a time."""
+
+    def __init__(self, path, *, batch_bytes=BATCH_BYTES, background=False):
+        self.path = str(path)
+        self.batch_bytes = batch_bytes
+        self.background = background
+        stream = CaptureEvents(path)          # checks the file and its metadata now
+        stream.reader.close()
+        self.metadata = stream.metadata
+        self.parser_stats = self.file_stats = self.end = None
+
+    def __iter__(self):
+        if self.background:
+            return self._from_helper()
+        return self._read()
+
+    def _read(self):
+        stream = CaptureEvents(self.path, batch_bytes=self.batch_bytes)
+        try:
+            yield from stream
+        finally:
+            stream.reader.close()
+        self.parser_stats, self.file_stats, self.end = (stream.parser_stats,
+                                                        stream.file_stats, stream.end)
+
+    def _from_helper(self):
+        """Batches from a helper process that runs :meth:`_read` (over a pipe: the three
+        arrays of a batch as bytes, then the statistics, or the reading error)."""
+        receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
+        helper = multiprocessing.get_context("fork").Process(
+            target=self._serve, args=(send,), daemon=True)
+        helper.start()
+        send.close()
+        try:
+            while True:
+                kind = receive.recv()
+                if kind == "batch":
+                    stamp, source, value = (receive.recv_bytes() for _ in range(3))
+                    yield Events(np.frombuffer(stamp, np.uint64),
+                                 np.frombuffer(source, np.uint8),
+                                 np.frombuffer(value, np.uint64))
+                elif kind == "error":
+                    raise CaptureFileError(*receive.recv())
+                else:
+                    self.parser_stats, self.file_stats, self.end = receive.recv()
+                    return
+        finally:
+            receive.close()
+            if helper.is_alive():
+                helper.kill()
+            helper.join()
+
+    def _serve(self, send):
+        try:
+            for events in self._read():
+                send.send("batch")
+                for column in (events.stamp, events.source, events.value):
+                    send.send_bytes(np.ascontiguousarray(column))
+            send.send("done")
+            send.send((self.parser_stats, self.file_stats, self.end))
+        except CaptureFileError as error:
+            send.send("error")
+            send.send((error.path, error.offset, error.reason))
+        except (BrokenPipeError, KeyboardInterrupt):
+            pass                               # the reader stopped early
+        finally:
+            send.close()
+
+    def summary(self, event_count):
+        """``Capture.summary``'s line after an iteration that read ``event_count`` events."""
+        return CaptureSummary(self.path, self.metadata, self.parser_stats, self.file_stats,
+                              self.end, event_count).summary()
+
+
+class RunCounts:
+    """What the report says about a capture's losses, counted batch by batch: ``device_losses``
+    ({source name: events} of the LOSS records that are no hole), ``holes``
+    (:class:`latscope.analysis.Hole`, from ``holes_of``), ``first_stamp`` (of the first event
+    in the stream) and ``events``."""
+
+    def __init__(self):
+        self.device_losses = {}
+        self.holes = []
+        self.first_stamp = None
+        self.events = 0
+        self._delivered = Events.empty()     # the last event that is no LOSS record
+
+    def feed(self, events):
+        if not len(events):
+            return
+        if self.first_stamp is None:
+            self.first_stamp = int(events.stamp[0])
+        loss = events.source == Source.LOSS
+        lost = loss_source(events.value[loss])
+        for source, count in zip(lost.tolist(), loss_count(events.value[loss]).tolist()):
+            if source == HOLE:
+                continue
+            try:
+                name = Source(source).name
+            except ValueError:
+                name = str(source)
+            self.device_losses[name] = self.device_losses.get(name, 0) + count
+        if np.any(is_hole(events.source, events.value)):
+            # A hole begins after the previous delivered event: it may be in an earlier batch.
+            before = len(self._delivered)
+            for hole in holes_of(Events.concatenate([self._delivered, events])):
+                self.holes.append(type(hole)(hole.index - before + self.events, hole.stamp,
+                                             hole.after, hole.lost))
+        delivered = np.flatnonzero(~loss)
+        if len(delivered):
+            self._delivered = events[delivered[-1:]]
+        self.events += len(events)
+
+
+@dataclass
+class CaptureSummary(_CaptureInfo):
+    """A capture without its events: what ``Capture`` says about the run (``metadata``,
+    ``parser_stats``, ``file_stats``, ``end``; ``identity``, ``clock_hz``, ``stamp_hz``)
+    plus ``event_count``, the smallest and largest stamps, the stamp of the first event, the
+    device's losses by source and the holes (:class:`RunCounts`)."""
+    path: str
+    metadata: dict
+    parser_stats: object
+    file_stats: object
+    end: dict = None
+    event_count: int = 0
+    stamp_min: int = None
+    stamp_max: int = None
+    first_stamp: int = None
+    device_losses: dict = field(default_factory=dict)
+    holes: list = field(default_factory=list)
+    passes: int = 1                      # file reads the analysis needed
+    out_of_order: int = 0                # events below the horizon (BatchAnalysis): 0 = exact
+
+    @classmethod
+    def of_capture(cls, capture):
+        """The summary of a loaded ``Capture``."""
+        counts = RunCounts()
+        counts.feed(capture.events)
+        stamps = capture.events.stamp
+        return cls(capture.path, capture.metadata, capture.parser_stats, capture.file_stats,
+                   capture.end, len(stamps), int(stamps.min()) if len(stamps) else None,
+                   int(stamps.max()) if len(stamps) else None, counts.first_stamp,
+                   counts.device_losses, counts.holes, 0)
+
+    summary = Capture.summary                  # the same line, from the counts
+
+    @property
+    def duration_s(self):
+        """Seconds from the first to the last event (0 with fewer than two)."""
+        if self.event_count < 2 or not self.stamp_hz:
+            return 0.0
+        return float(self.stamp_max - self.stamp_min) / self.stamp_hz
+
+
+def analyze_capture(path, *, interval_s=60.0, batch_bytes=BATCH_BYTES, background=True):
+    """``(CaptureSummary, {name: TableAccumulator})`` of a capture file, in bounded memory;
+    the tables keep their maximum per ``interval_s`` seconds (None: not kept).
+    ``background``: parse in a helper process (:class:`CaptureBatches`)."""
+    batches = CaptureBatches(path, batch_bytes=batch_bytes, background=background)
+    stamp_hz = batches.stamp_hz
+    interval = max(1, int(interval_s * stamp_hz)) if interval_s else None
+    passes = []
+
+    def read():
+        counts = RunCounts() if not passes else None
+        passes.append(counts)
+        for events in batches:
+            if counts is not None:
+                counts.feed(events)
+            yield events
+
+    analysis = analyze_batches(read, stamp_hz, skew=latency_skew(batches.identity),
+                               interval_stamps=interval)
+    counts = passes[0]
+    summary = CaptureSummary(batches.path, batches.metadata, batches.parser_stats,
+                             batches.file_stats, batches.end, analysis.events,
+                             analysis.stamp_min, analysis.stamp_max, counts.first_stamp,
+                             counts.device_losses, counts.holes, len(passes),
+                             analysis.out_of_order)
+    return summary, analysis.ordered_tables()

@@ -1,0 +1,135 @@
+"""latscope appliances as labgrid resources: a plugin for labgrid's target factory.
+
+A lab farm that already runs labgrid (coordinator, exporters, places; ``docs/lab.md``)
+gets an appliance like any other part of a place. List this module under ``imports:`` of
+the environment file and bind :class:`LatscopeDriver` to the appliance's serial port::
+
+    targets:
+      main:
+        resources:
+          RemotePlace: {name: !template "$LG_PLACE"}   # its NetworkSerialPort "latscope"
+        drivers:
+          LatscopeDriver: {bindings: {port: latscope}}
+    imports: [latscope.lab]
+
+The port is a local :class:`LatscopeAppliance`, ``USBSerialPort`` or ``RawSerialPort``, or
+the ``NetworkSerialPort`` an exporter serves through ser2net (RFC 2217). The driver opens it
+with latscope's own capture session (:mod:`latscope.api`, :mod:`latscope.session`): the
+same protocol code, capture loop, capture file and loss accounting as ``latscope capture``
+on a local port; only the pyserial URL differs (``rfc2217://host:port``). A network link
+that drops ends the capture with a :class:`~latscope.device.DeviceError` naming the URL;
+the capture file keeps every event read before.
+"""
+
+import attr
+from labgrid.driver import Driver
+from labgrid.factory import target_factory
+from labgrid.resource import NetworkSerialPort
+from labgrid.resource.common import Resource
+from labgrid.step import step
+from labgrid.util.proxy import proxymanager
+
+from .api import CaptureResult, open as open_appliance
+
+__all__ = ["LatscopeAppliance", "LatscopeDriver", "network_url"]
+
+#: The appliance's UART rate on the boards (docs/boards.md).
+APPLIANCE_BAUD = 12_000_000
+
+
+@target_factory.reg_resource
+@attr.s(eq=False)
+class LatscopeAppliance(Resource):
+    """An appliance on this computer: ``port`` is its serial port (``/dev/ttyUSB1``,
+    ``/dev/serial/by-id/...``) or any pyserial URL, ``speed`` its UART rate."""
+    port = attr.ib(validator=attr.validators.instance_of(str))
+    speed = attr.ib(default=APPLIANCE_BAUD, validator=attr.validators.instance_of(int))
+
+
+def network_url(host, port, protocol="rfc2217"):
+    """The pyserial URL of a port that ser2net serves: RFC 2217 (what labgrid's exporter
+    starts) or a raw TCP socket. ``ign_set_control``: ser2net does not confirm the
+    modem-line settings that pyserial asks for, which the appliance does not use."""
+    if protocol == "rfc2217":
+        return f"rfc2217://{host}:{port}?ign_set_control"
+    if protocol == "raw":
+        return f"socket://{host}:{port}"
+    raise ValueError(f"NetworkSerialPort protocol {protocol!r}: latscope knows rfc2217 and raw")
+
+
+@target_factory.reg_driver
+@attr.s(eq=False)
+class LatscopeDriver(Driver):
+    """Drives one appliance: identify it, set its IRQ generator, capture into a file until a
+    condition holds, and give the tables and report of a capture. While active it holds
+    one :class:`latscope.api.Session` (the link stays open between captures)."""
+
+    bindings = {"port": {"LatscopeAppliance", "SerialPort", "NetworkSerialPort"}}
+
+    def __attrs_post_init__(self):
+        super().__attrs_post_init__()
+        self.session = None
+
+    @property
+    def url(self):
+        """What latscope opens: the local port, or the URL of the exported one."""
+        if isinstance(self.port, NetworkSerialPort):
+            host, port = proxymanager.get_host_and_port(self.port)
+            return network_url(host, port, self.port.protocol)
+        return self.port.port
+
+    @property
+    def speed(self):
+        # A NetworkSerialPort's speed is what the exporter's USBSerialPort/RawSerialPort
+        # says; RFC 2217 sets it on the far end.
+        return self.port.speed
+
+    def on_activate(self):
+        self.session = open_appliance(self.url, baud=self.speed)
+
+    def on_deactivate(self):
+        session, self.session = self.session, None
+        if session is not None:
+            session.close()
+
+    @Driver.check_active
+    @step()
+    def identify(self):
+        """The appliance's identity and STATUS as a plain dict (``latscope info --json``)."""
+        return self.session.info()
+
+    @Driver.check_active
+    @step(args=["fields"])
+    def configure_irq(self, settings=None, **fields):
+        """Sets the IRQ generator (an :class:`latscope.IrqSettings` or its fields in cycles:
+        ``period``, ``jitter_mask``, ``width``, ``enable``...); returns the settings."""
+        return self.session.configure_irq(settings, **fields)
+
+    @Driver.check_active
+    @step(args=["output"])
+    def capture(self, output, *, duration=None, until_samples=None, events=None,
+                timeout=None, info=""):
+        """Captures into the capture file ``output`` until the first of ``duration``
+        seconds, ``events`` events, ``until_samples=(table, n)`` samples, ``timeout``
+        seconds (then DeviceError); returns a :class:`latscope.api.CaptureResult`
+        (``rows()``, ``report(directory)``). ``info`` goes into the file's metadata; by
+        default it names the labgrid target and port."""
+        info = info or f"labgrid target {self.target.name}, {self.url}"
+        return self.session.capture(output=output, duration=duration,
+                                    until_samples=until_samples, events=events,
+                                    timeout=timeout, info=info)
+
+    @step(args=["capture"])
+    def tables(self, capture):
+        """The sample tables of a capture (a result or a capture file) as plain dicts:
+        ``name``, ``samples``, ``min_ns``, ``max_ns``, ``avg_ns``... (``latscope analyze``)."""
+        if not isinstance(capture, CaptureResult):
+            capture = CaptureResult.load(capture)
+        return capture.rows()
+
+    @step(args=["capture", "directory"])
+    def report(self, capture, directory):
+        """Writes the report of ``latscope report`` for a capture into ``directory``."""
+        if not isinstance(capture, CaptureResult):
+            capture = CaptureResult.load(capture)
+        return capture.report(directory)
