@@ -128,3 +128,35 @@ def test_report_has_the_loop_table_and_its_figures(tmp_path, capsys):
     assert "IRQ loop" in row["description"]
     assert list((tmp_path / "out" / "figures").glob("LOOP-EDGE2*.png"))
     assert "LOOP-EDGE2" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_the_events_read_in_batches_give_the_same_table():
+    """loop_events (what a capture file read in batches keeps) loses nothing the table
+    needs, whatever the batch borders: holes, losses and other sources' events included."""
+    from latscope.loop import loop_events
+    rng = np.random.default_rng(7)
+    rows, t = [], 0
+    for k in range(300):
+        t += 1000
+        rows += [(t, IRQ, 1), (t + 5, MARKER, k), (t + 40 + k % 9, E2, k % 2), (t + 60, IRQ, 0)]
+        if k % 37 == 5:
+            rows.append((t + 20, LOSS, (3 << 4) | HOLE_SOURCE))    # a hole inside a pair
+        if k % 41 == 7:
+            rows.append((t + 30, LOSS, loss_value(E2, 1)))
+        if k % 29 == 3:
+            rows.append((t + 70, LOSS, (1 << 4) | HOLE_SOURCE))    # a hole after the pair
+    rows.sort(key=lambda row: row[0])
+    everything = events(*rows)
+    whole = loop_table(everything, 1e9, "EDGE2")
+    assert whole.discarded_by_holes > 0 and whole.discarded > whole.discarded_by_holes
+    # Random borders, and every batch starting at a hole (its low end in the batch before).
+    at_holes = [i for i, (_, source, value) in enumerate(rows)
+                if source == LOSS and value & 0xF == HOLE_SOURCE]
+    for cuts in [np.sort(rng.choice(len(rows), 12, replace=False)) for _ in range(5)] + [
+            np.array(at_holes)]:
+        batches = [everything[a:b] for a, b in zip(np.r_[0, cuts], np.r_[cuts, len(rows)])]
+        part = loop_table(loop_events(batches, "EDGE2"), 1e9, "EDGE2")
+        assert part.samples.tolist() == whole.samples.tolist()
+        assert part.starts.tolist() == whole.starts.tolist()
+        assert (part.discarded, part.discarded_by_holes) == (whole.discarded,
+                                                            whole.discarded_by_holes)
