@@ -11,7 +11,8 @@ import sigrokdecode as srd
 from .rules import ARG_BITS, END, PARAM, RULES, START
 
 ROWS = ('il', 'idl', 'tsl', 'op')
-A_WINDOW, A_DISCARDED, A_TOTALS = len(ROWS), len(ROWS) + 1, len(ROWS) + 2
+A_WINDOW, A_DISCARDED, A_TOTALS, A_LOOP = (len(ROWS), len(ROWS) + 1, len(ROWS) + 2,
+                                          len(ROWS) + 3)
 #: Durations are in ticks: sample periods of the logic file (one capture cycle, or half a
 #: cycle with DDR inputs, in a latscope export). "samples" are the tables' entries.
 CSV_HEADER = b'table,start_sample,end_sample,ticks,ns\n'
@@ -49,6 +50,8 @@ class Decoder(srd.Decoder):
          'default': ''},
         {'id': 'unit', 'desc': 'Unit of the latencies', 'default': 'us',
          'values': ('us', 'ns', 'ticks')},
+        {'id': 'loop', 'desc': 'IRQ loop: edge channel the DUT handler toggles (LOOP table)',
+         'default': '', 'values': ('',) + tuple('EDGE%d' % n for n in range(8))},
     )
     annotations = (
         ('il', 'Interrupt latency sample'),
@@ -58,6 +61,7 @@ class Decoder(srd.Decoder):
         ('window', 'Test window'),
         ('discarded', 'Pair discarded: events lost in between'),
         ('totals', 'Per table: samples, min, avg, max (at the test\'s END)'),
+        ('loop', 'IRQ loop sample: IRQ edge to the loop channel\'s next change'),
     )
     annotation_rows = (
         ('il', 'IL', (0,)),
@@ -67,6 +71,7 @@ class Decoder(srd.Decoder):
         ('tests', 'Tests', (A_WINDOW,)),
         ('totals', 'Totals', (A_TOTALS,)),
         ('discarded', 'Discarded', (A_DISCARDED,)),
+        ('loop', 'IRQ loop', (A_LOOP,)),
     )
     binary = (
         ('csv', 'Samples as CSV: table,start_sample,end_sample,ticks,ns'),
@@ -82,6 +87,7 @@ class Decoder(srd.Decoder):
         self.loss_ended = None             # end of the latest closed loss span
         self.header_sent = False
         self.out_meta = {}                 # table -> its meta output (registered on use)
+        self.loop_pending = None           # sample of the IRQ edge the loop waits on
 
     def start(self):
         self.out_ann = self.register(srd.OUTPUT_ANN)
@@ -113,15 +119,41 @@ class Decoder(srd.Decoder):
         self.put(ss, es, self.out_ann,
                  [ROWS.index(rule[4]), ['%s %s (%d ticks)' % (table, value, ticks),
                                         '%s %s' % (table, value), value]])
-        if not self.header_sent:
-            self.put(ss, es, self.out_binary, [0, CSV_HEADER])
-            self.header_sent = True
-        ns = '' if not self.samplerate else '%.3f' % (ticks * 1e9 / self.samplerate)
-        line = '%s,%d,%d,%d,%s\n' % (table, ss, es, ticks, ns)
-        self.put(ss, es, self.out_binary, [0, line.encode()])
+        self.csv(table, ss, es)
         total = window.totals.setdefault(table, [0, ticks, ticks, 0])
         total[0] += 1
         total[1], total[2], total[3] = min(total[1], ticks), max(total[2], ticks), total[3] + ticks
+
+    def csv(self, table, ss, es):
+        '''One line of the binary CSV output (after its header, once).'''
+        if not self.header_sent:
+            self.put(ss, es, self.out_binary, [0, CSV_HEADER])
+            self.header_sent = True
+        ticks = es - ss
+        ns = '' if not self.samplerate else '%.3f' % (ticks * 1e9 / self.samplerate)
+        line = '%s,%d,%d,%d,%s\n' % (table, ss, es, ticks, ns)
+        self.put(ss, es, self.out_binary, [0, line.encode()])
+
+    def loop_edge(self, ss, is_irq):
+        '''The IRQ loop (option loop; host/latscope/loop.py): an asserting IRQ edge waits
+        for the loop channel's next change, which makes the sample; an IRQ edge with no
+        change before the next one is dropped. The LOSS channel says no source, so a pair
+        across any loss is discarded (the host's table only discards losses of the IRQ and
+        the loop channel).'''
+        a, self.loop_pending = self.loop_pending, (ss if is_irq else None)
+        if is_irq or a is None or ss <= a:
+            return
+        table = 'LOOP-' + self.options['loop']
+        if not self.shows(table):
+            return
+        if self.lossy(a, ss):
+            self.put(a, ss, self.out_ann, [A_DISCARDED, ['%s: events lost in between' % table,
+                                                         'lost']])
+            return
+        value = self.text(ss - a)
+        self.put(a, ss, self.out_ann, [A_LOOP, ['%s %s (%d ticks)' % (table, value, ss - a),
+                                                '%s %s' % (table, value), value]])
+        self.csv(table, a, ss)
 
     def lossy(self, a, b):
         '''Whether a loss span starts before B and ends after A (spans do not overlap and
@@ -175,7 +207,12 @@ class Decoder(srd.Decoder):
                 self.loss_since = ss
             else:
                 self.loss_since, self.loss_ended = None, ss
+        elif kind == 'EDGE':
+            if self.options['loop'] == 'EDGE%d' % payload[0]:
+                self.loop_edge(ss, False)
         elif kind == 'IRQ':
+            if payload and self.options['loop']:
+                self.loop_edge(ss, True)
             if payload:
                 for window in self.windows:
                     if ss > window.start:
