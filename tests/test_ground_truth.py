@@ -145,7 +145,8 @@ def test_every_event_is_the_truth(exact_run):
         raw_stamps, _ = by_source(raw, source)
         host_stamps, _ = by_source(run.captured, source)
         np.testing.assert_array_equal(raw_stamps - host_stamps, PIN_DELAY[source])
-    # The other marker source and the unused edge channels stay silent.
+    # The other marker source and the unused edge channels stay silent (EDGE2 is the IRQ
+    # loop's pin, GPIO_OUT bit 24, which the suite never sets).
     other = Source.BUS if marker == "gpio" else Source.MARKER
     for source in (other, Source.EDGE2, Source.EDGE3):
         assert not np.any(run.captured.source == int(source))

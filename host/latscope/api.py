@@ -125,7 +125,7 @@ class Session:
             self.session.configure_irq(self.irq)
 
     def capture(self, *, duration=None, until_samples=None, events=None, output=None,
-                info="", interval=60.0, on_progress=None, timeout=None):
+                info="", interval=60.0, on_progress=None, timeout=None, loop=None):
         """Captures until the first of: ``duration`` seconds, ``events`` events,
         ``until_samples=(table, n)`` samples of a table (e.g. ``("IL-a-1", 1000)``), the
         suite's end on ``sim:soc``, ``timeout`` seconds (then DeviceError). At least one of
@@ -135,7 +135,9 @@ class Session:
         ``output``: capture file to write (default: a temporary file, see
         :meth:`CaptureResult.save`). ``interval``: seconds per max-over-time interval of
         the live statistics. ``on_progress(analyzer, events)``: called after every batch
-        with the :class:`latscope.live_stats.StreamingAnalyzer` and the event count."""
+        with the :class:`latscope.live_stats.StreamingAnalyzer` and the event count.
+        ``loop``: the IRQ loop's edge channel (``"EDGE0"``, docs/tests.md), recorded in the
+        file: its ``LOOP-<channel>`` table is then among :meth:`CaptureResult.tables`."""
         from .live_stats import StreamingAnalyzer
 
         if not (duration or until_samples or events or timeout or self.session.port.dut_ends):
@@ -152,7 +154,7 @@ class Session:
             def progress(batch, run):
                 on_progress(analyzer, run.events)
         run = self.session.capture(
-            output, info=info, analyzer=analyzer, on_batch=progress,
+            output, info=info, analyzer=analyzer, on_batch=progress, loop=loop,
             until=Until(duration=duration, events=events, samples=until_samples,
                         timeout=timeout))
         if run.interrupted:
@@ -185,10 +187,15 @@ class CaptureResult:
         return self._capture
 
     def tables(self):
-        """``{name: SampleTable}``: samples in stamp units (numpy), ``stats()`` in ns."""
+        """``{name: SampleTable}``: samples in stamp units (numpy), ``stats()`` in ns (with
+        the IRQ loop's table if the capture recorded a loop channel)."""
         if self._tables is None:
             from .analysis import analyze
-            self._tables = analyze(self.capture.events, self.capture.stamp_hz)
+            from .loop import tables_with_loop
+            capture = self.capture
+            self._tables = tables_with_loop(capture.events, capture.stamp_hz,
+                                            analyze(capture.events, capture.stamp_hz),
+                                            capture.metadata.get("loop"))
         return self._tables
 
     def results(self):
