@@ -13,7 +13,10 @@ import pytest
 import latscope
 from latscope.cli import main
 from latscope.device import Device, open_transport
-from latscope.selftest import check_link, check_wiring, wiring_pattern
+from latscope.identity import Identity
+from latscope.parser import Events
+from latscope.protocol import Source
+from latscope.selftest import check_link, check_wiring, loopback_result, wiring_pattern
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,3 +131,31 @@ def test_the_firmware_wiring_walk_is_the_pattern_the_host_checks(tmp_path):
     strobes = [word >> 16 for word in words]
     assert all(a != b for a, b in zip([0] + strobes, strobes))
     assert check_wiring([word & 0xffff for word in words]).ok
+
+
+def _loopback_events(edge_offsets, marker_offset=0):
+    """IRQ changes every 40 stamps; EDGE0 and MARKER copies at the given offsets."""
+    irq = [(100 + 40 * n, (n + 1) % 2) for n in range(len(edge_offsets))]
+    rows = [(stamp, Source.IRQ, level) for stamp, level in irq]
+    rows += [(stamp + offset, Source.EDGE0, level)
+             for (stamp, level), offset in zip(irq, edge_offsets) if offset is not None]
+    rows += [(stamp + marker_offset, Source.MARKER, 0xffff) for stamp, _ in irq]
+    rows.sort(key=lambda row: row[0])
+    return Events(*zip(*rows))
+
+
+IDENTITY = Identity(clock_hz=100_000_000, stamp_shift=1, edge_count=4,
+                    latency={Source.IRQ: 0, Source.EDGE0: 7, Source.MARKER: 11})
+
+
+def test_loopback_verdict_on_made_up_captures():
+    good = loopback_result(_loopback_events([0, 1, 0, 1]), IDENTITY)
+    assert good.ok and good.offsets == {"EDGE0": [0, 1], "MARKER": [0]}
+    assert good.documented_ns == {"EDGE0": 35.0, "MARKER": 55.0}
+    assert good.delays_ns["EDGE0"] == (35.0, 40.0)
+    late = loopback_result(_loopback_events([0, 2, 0, 0]), IDENTITY)
+    assert not late.ok and "documented pin latencies" in late.problems[0]
+    early = loopback_result(_loopback_events([0, -1, 0, 0]), IDENTITY)
+    assert not early.ok
+    missing = loopback_result(_loopback_events([None] * 4), IDENTITY)
+    assert not missing.ok and "jumper from IRQ to EDGE0" in missing.problems[0]

@@ -167,13 +167,14 @@ def loopback_result(events, identity):
     for source in (Source.EDGE0, Source.MARKER):
         seen = events.of(source).stamp.astype(np.int64)
         name = source.name
-        # Each IRQ change pairs with the first event of the source at or after it (less
-        # one stamp unit: an input may sample the wire's edge on the clock edge it comes on).
-        index = np.searchsorted(seen, stamps - 1)
+        # Each IRQ change pairs with the first event of the source at or after its stamp:
+        # the IRQ output changes on a clock edge and is stamped with the next one, where an
+        # input wired to it samples it too (offset 0), or one edge later when the wire's
+        # delay crosses that edge (offset 1).
+        index = np.searchsorted(seen, stamps)
         paired = index < len(seen)
         offsets = seen[index[paired]] - stamps[paired]
-        result.matched[name] = int(np.count_nonzero(paired & (np.abs(
-            seen[np.minimum(index, len(seen) - 1)] - stamps) <= 1)))
+        result.matched[name] = int(np.count_nonzero((offsets >= 0) & (offsets <= 1)))
         result.offsets[name] = sorted(set(offsets.tolist()))
         documented = identity.latency[source] - identity.latency[Source.IRQ]
         result.documented_ns[name] = documented * unit_ns
