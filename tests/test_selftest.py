@@ -15,7 +15,7 @@ from latscope.cli import main
 from latscope.device import Device, open_transport
 from latscope.identity import Identity
 from latscope.parser import Events
-from latscope.protocol import Source
+from latscope.protocol import UNKNOWN_COMMAND_REPLY, Command, Source, encode_record
 from latscope.selftest import check_link, check_wiring, loopback_result, wiring_pattern
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -159,3 +159,31 @@ def test_loopback_verdict_on_made_up_captures():
     assert not early.ok
     missing = loopback_result(_loopback_events([None] * 4), IDENTITY)
     assert not missing.ok and "jumper from IRQ to EDGE0" in missing.problems[0]
+
+
+def test_a_device_without_echo_gets_the_rebuild_hint():
+    # What an older bitstream answers to ECHO: the unknown-command reply, '?' and the opcode.
+    reply = b"".join(encode_record(Source.REPLY, byte)
+                     for byte in (UNKNOWN_COMMAND_REPLY, 1, Command.ECHO))
+
+    class OldDevice:
+        def __init__(self):
+            self.pending = b""
+
+        def write(self, data):
+            self.pending += reply
+            return len(data)
+
+        def read(self, size):
+            data, self.pending = self.pending, b""
+            return data
+
+        in_waiting = 0
+
+        def close(self):
+            pass
+
+    with Device(OldDevice(), reply_timeout=0.5) as device:
+        result = check_link(device, count=4, baud=12_000_000, port="old")
+    assert not result.ok and result.missing == 1
+    assert "does not know ECHO" in result.hint

@@ -57,6 +57,7 @@ class LinkResult:
     bytes_written: int = 0
     bytes_read: int = 0
     bytes_skipped: int = 0
+    error: str = ""          # why the first missing reply was missing
     hint: str = ""
 
     @property
@@ -76,6 +77,9 @@ def link_hint(result, *, baud, port):
     """What to check, from what came back."""
     if result.ok:
         return ""
+    if "does not know command" in result.error:
+        return ("the device answers but does not know ECHO: its bitstream is older than this "
+                "host; rebuild and program it (docs/boards.md)")
     if result.bytes_read == 0:
         return (f"nothing came back from {port}: check the USB cable, that {port} is the "
                 f"board's UART (the second serial port of an FT2232H board) and that the "
@@ -101,8 +105,9 @@ def check_link(device, *, count=256, baud, port, seed=1):
         try:
             if device.echo(pattern) != pattern:
                 result.wrong += 1
-        except DeviceError:
+        except DeviceError as error:
             result.missing += 1
+            result.error = str(error)
             break
     result.seconds = time.monotonic() - started
     result.bytes_read = device.bytes_read - read0
