@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs what latscope needs on a Debian bookworm machine; safe to run again.
-# Debian packages: the simulator, the RISC-V toolchain and C library, the DUT ports' toolchains,
-# ser2net (lab farms, docs/lab.md). Python: a venv in .venv with the pinned packages of
-# pyproject.toml.
+# Debian packages: the simulators (Verilator; Icarus for the post-synthesis netlist), the RISC-V
+# toolchain and C library, the DUT ports' toolchains, ser2net (lab farms, docs/lab.md). Python:
+# a venv in .venv with the pinned packages of pyproject.toml.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # DUT ports (docs/duts): aarch64 cross gcc (Raspberry Pi), Arm bare-metal gcc + picolibc and QEMU
-# (Cortex-M), libgpiod (Linux GPIO marker fallback and IRQ lines).
-APT_PACKAGES="verilator gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-venv sigrok-cli pulseview xvfb x11-apps gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm libgpiod-dev ser2net"
+# (Cortex-M), libgpiod (Linux GPIO marker fallback and IRQ lines);
+# tesseract-ocr reads PulseView's screenshot in the decoder-rows test.
+APT_PACKAGES="verilator iverilog gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-venv sigrok-cli pulseview xvfb x11-apps gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm libgpiod-dev ser2net tesseract-ocr"
 missing=""
 for package in $APT_PACKAGES; do
     dpkg -s "$package" >/dev/null 2>&1 || missing="$missing $package"

@@ -46,7 +46,8 @@ def c_header(soc):
     lines = [f"/* The simulated SoC's memory map, {NOTICE}. */",
              "#ifndef LATSCOPE_SOC_MAP_H", "#define LATSCOPE_SOC_MAP_H", ""]
     lines += [f"#define SOC_{name:<20} 0x{value:08X}u" for name, value in addresses(soc).items()]
-    lines += [f"#define SOC_{'GPIO_STROBE_BIT':<20} {soc['gpio']['strobe_bit']}", "", "#endif"]
+    lines += [f"#define SOC_{'GPIO_STROBE_BIT':<20} {soc['gpio']['strobe_bit']}",
+              f"#define SOC_{'GPIO_LOOP_BIT':<20} {soc['gpio']['loop_bit']}", "", "#endif"]
     return "\n".join(lines) + "\n"
 
 
@@ -72,6 +73,7 @@ def verilog_header(soc):
     defines |= {f"SOC_{name}_WORD": f"{page_bits}'h{offset >> 2:03X}"
                 for name, offset in page["registers"].items()}
     defines["SOC_GPIO_STROBE_BIT"] = f"{soc['gpio']['strobe_bit']}"
+    defines["SOC_GPIO_LOOP_BIT"] = f"{soc['gpio']['loop_bit']}"
     lines = [f"// The simulated SoC's memory map, {NOTICE}.",
              "`ifndef LATSCOPE_SOC_MAP_VH", "`define LATSCOPE_SOC_MAP_VH"]
     lines += [f"`define {name:<24} {value}" for name, value in defines.items()]

@@ -16,8 +16,8 @@ from latscope_boards import BOARDS, DEFAULT_BOARD, get_board
 from latscope_boards.board import BoardTop
 from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
 from latscope_boards.docs import pinout_table, results_table
-from latscope_boards.toolchain import (DESIGN_NAME, REPO_ROOT, BuildResult, build,
-                                      format_result, parse_report)
+from latscope_boards.toolchain import (DESIGN_NAME, NETLIST_NAME, REPO_ROOT, BuildResult,
+                                      build, format_result, parse_report)
 
 DOCS = REPO_ROOT / "docs" / "boards.md"
 RESULTS = REPO_ROOT / "boards" / "results"
@@ -112,10 +112,13 @@ def test_recorded_builds_are_of_the_current_clocks():
 
 
 @pytest.mark.timeout(900)
-def test_default_board_bitstream_meets_timing(tmp_path):
-    """A real build of the default board: yosys, nextpnr and icepack from PyPI."""
+def test_default_board_bitstream_meets_timing(default_board_build):
+    """A real build of the default board: yosys, nextpnr and icepack from PyPI. The build
+    also writes the post-synthesis netlist, which test_netlist.py simulates."""
     board = get_board(DEFAULT_BOARD)
+    tmp_path = default_board_build
     result = build(board, build_dir=tmp_path)
+    assert (tmp_path / NETLIST_NAME).stat().st_size > 0
     assert result.timing_met, f"Fmax {result.fmax_mhz:.2f} MHz < {board.clock_hz / 1e6} MHz"
     assert result.fmax_mhz >= board.clock_hz / 1e6
     # The iCE40HX8K bitstream has a fixed size; the FIFO (28 RAMs) and the SUMP sample

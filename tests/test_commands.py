@@ -3,8 +3,8 @@ is abandoned, unknown opcodes get the '?' reply."""
 
 from amaranth.hdl import Const
 
-from latscope.protocol import (Command, IdentifyReply, IrqConfig, Source, StartArgs,
-                               UNKNOWN_COMMAND_REPLY, encode_command)
+from latscope.protocol import (Command, EchoPattern, IdentifyReply, IrqConfig, Source,
+                               StartArgs, UNKNOWN_COMMAND_REPLY, encode_command)
 from latscope_gateware.commands import CommandProcessor
 
 from gateware_sim import run
@@ -85,3 +85,19 @@ def test_stalled_command_is_abandoned_and_the_next_one_works():
 def test_unknown_opcode_is_named_in_the_reply():
     replies, pulses = exchange([(b"Z", 20)])
     assert replies == [UNKNOWN_COMMAND_REPLY, 1, ord("Z")] and pulses == []
+
+
+def test_echo_sends_its_pattern_back_after_a_longer_command():
+    # IRQ_CONFIG's 13 argument bytes pass through the same shift register first: the echo
+    # must be its own 8 bytes, in order, not a mix with the longer command's.
+    patterns = (0x0123456789abcdef, 0xffffffffffffffff, 0x8000000000000001)
+    messages = [(encode_command(Command.IRQ_CONFIG, IRQ), 40)]
+    messages += [(encode_command(Command.ECHO, EchoPattern.const({"pattern": pattern})), 40)
+                 for pattern in patterns]
+    replies, pulses = exchange(messages)
+    assert replies[:2] == [Command.IRQ_CONFIG, 0]
+    replies = replies[2:]
+    for pattern in patterns:
+        assert replies[:11] == [Command.ECHO, 9, *pattern.to_bytes(8, "little"), 0]
+        replies = replies[11:]
+    assert replies == [] and pulses == [("irq", IRQ.as_value().value)]

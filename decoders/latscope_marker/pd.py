@@ -13,8 +13,9 @@ from .encoding import (ARG_MASK, CHANNELS, DATA, DATA2, EDGE, EDGE_CHANNELS, IRQ
                        MARKER_BITS, POINT_MASK, POINT_NAMES, POINT_SHIFT, STROBE, STROBE2,
                        TEST_MASK, TEST_NAMES, TEST_SHIFT)
 
-#: Longest a marker's annotation extends towards the next marker (latscope export adds
-#: this much after the last event, so that the last annotation shows).
+#: Longest an annotation of the Markers, IRQ or Edges row extends towards the row's next
+#: event, so that it is wide enough to read (latscope export adds this much after the last
+#: event, so that the last annotation shows).
 HOLD_SECONDS = 10e-6
 UNCONNECTED = 0xff
 
@@ -51,8 +52,8 @@ class Decoder(srd.Decoder):
     channels = CHANNELS[:1]                # the strobe; the channel list is generated
     optional_channels = CHANNELS[1:]
     options = (
-        {'id': 'sample_delay', 'desc': 'Samples from strobe edge to data sample',
-         'default': 1},
+        {'id': 'sample_delay', 'desc': 'Samples from strobe edge to data sample '
+         '(0 for a latscope export)', 'default': 0},
         {'id': 'irq_polarity', 'desc': 'IRQ asserting level',
          'default': 'active-high', 'values': ('active-high', 'active-low')},
     )
@@ -79,9 +80,10 @@ class Decoder(srd.Decoder):
         # Events waiting for output, in sample order: [ss, kind, payload, due, data
         # channels]; a marker is complete once its data is sampled (due is None).
         self.queue = deque()
-        # The last marker's annotation spans to the next marker, at most HOLD_SECONDS; it
-        # is put when either comes: [ss, annotation, deadline sample] or None.
-        self.shown = None
+        # Per row ('markers', 'irq', 'edges'), the last event's annotation: it spans to the
+        # row's next event, at most HOLD_SECONDS, and is put when either comes:
+        # row -> [ss, annotation, deadline sample].
+        self.shown = {}
         self.samplerate = None
         self.loss_since = None             # start of the LOSS span being shown
 
@@ -103,20 +105,18 @@ class Decoder(srd.Decoder):
             if kind == 'MARKER':
                 value = payload
                 test, point, arg, texts = describe(value)
-                self.show_marker(ss)
-                self.shown = [ss, [point, texts], ss + self.hold]
+                self.show('markers', ss, [point, texts])
                 self.put(ss, es, self.out_python, ['MARKER', [value, test, point, arg]])
             elif kind == 'IRQ':
                 texts = (['IRQ asserted', 'IRQ', 'I'] if payload
                          else ['IRQ released', 'IRQ off', 'i'])
-                self.put(ss, es, self.out_ann,
-                         [A_IRQ_ASSERT if payload else A_IRQ_RELEASE, texts])
+                self.show('irq', ss, [A_IRQ_ASSERT if payload else A_IRQ_RELEASE, texts])
                 self.put(ss, es, self.out_python, ['IRQ', payload])
             elif kind == 'EDGE':
                 channel, level = payload
                 arrow = 'rise' if level else 'fall'
-                self.put(ss, es, self.out_ann,
-                         [A_EDGE, ['EDGE%d %s' % (channel, arrow), 'E%d' % channel]])
+                self.show('edges', ss, [A_EDGE, ['EDGE%d %s' % (channel, arrow),
+                                                 'E%d %s' % (channel, arrow), 'E%d' % channel]])
                 self.put(ss, es, self.out_python, ['EDGE', [channel, level]])
             else:
                 if payload:
@@ -127,12 +127,19 @@ class Decoder(srd.Decoder):
                     self.loss_since = None
                 self.put(ss, es, self.out_python, ['LOSS', payload])
 
-    def show_marker(self, until):
-        '''Puts the open marker annotation, ending at ``until`` or at its deadline.'''
-        if self.shown is not None:
-            ss, annotation, deadline = self.shown
-            self.put(ss, min(until, deadline), self.out_ann, annotation)
-            self.shown = None
+    def show(self, row, ss, annotation):
+        '''Puts the row's open annotation (ending here) and opens ``annotation`` at ``ss``.'''
+        self.close_shown(ss, row)
+        self.shown[row] = [ss, annotation, ss + self.hold]
+
+    def close_shown(self, until, row=None):
+        '''Puts the open annotation of ``row`` (None: of every row whose deadline passed),
+        ending at ``until`` or at its deadline.'''
+        for key in ([row] if row is not None else list(self.shown)):
+            entry = self.shown.get(key)
+            if entry is not None and (row is not None or entry[2] <= until):
+                ss, annotation, deadline = self.shown.pop(key)
+                self.put(ss, max(ss + 1, min(until, deadline)), self.out_ann, annotation)
 
     def warn(self, text):
         self.put(self.samplenum, self.samplenum + 1, self.out_ann, [A_WARNING, [text]])
@@ -163,15 +170,13 @@ class Decoder(srd.Decoder):
         while True:
             pending = [entry for entry in queue if entry[3] is not None]
             deadlines = [pending[0][3]] if pending else []
-            if self.shown is not None:
-                deadlines.append(self.shown[2])
+            deadlines += [entry[2] for entry in self.shown.values()]
             if deadlines:
                 pins = self.wait(conditions + [{'skip': min(deadlines) - self.samplenum}])
             else:
                 pins = self.wait(conditions)
             now = self.samplenum
-            if self.shown is not None and now >= self.shown[2]:
-                self.show_marker(now)
+            self.close_shown(now)
             # Data of a marker is sampled first: what the lines hold in its due sample.
             for entry in pending:
                 if entry[3] <= now:
@@ -196,5 +201,4 @@ class Decoder(srd.Decoder):
                 else:
                     queue.append([now, 'EDGE', (channel - EDGE, pins[channel]), None, None])
             self.flush()
-            if self.shown is not None and self.shown[2] <= now:
-                self.show_marker(now)
+            self.close_shown(now)

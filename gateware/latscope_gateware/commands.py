@@ -5,7 +5,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import (COMMAND_ARGS, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
-                               IrqConfig, Source, StartArgs, StatusReply)
+                               EchoPattern, EchoReply, IrqConfig, Source, StartArgs,
+                               StatusReply)
 
 from .records import record_layout
 
@@ -26,8 +27,9 @@ class CommandProcessor(wiring.Component):
     executes three cycles after its last byte is offered on ``rx``.
 
     ``identify`` is the constant payload of the IDENTIFY reply (an ``IdentifyReply`` value);
-    ``status`` is sampled when STATUS executes. ``idle``: the next byte would be an opcode
-    (the appliance's SUMP mode switch looks at it).
+    ``status`` is sampled when STATUS executes; ECHO's reply is its own argument bytes and a
+    zero byte. ``idle``: the next byte would be an opcode (the appliance's SUMP mode switch
+    looks at it).
     """
 
     def __init__(self, identify, *, timeout):
@@ -134,6 +136,10 @@ class CommandProcessor(wiring.Component):
             (Command.START, Const(0, 0), 0),
             (Command.STOP, Const(0, 0), 0),
             (Command.IRQ_CONFIG, Const(0, 0), 0),
+            # The pattern comes back as it came (the argument bytes, as last received), and
+            # EchoReply's zero end byte.
+            (Command.ECHO, Cat(self._args_of(args, arg_bytes, EchoPattern), Const(0, 8)),
+             _size(EchoReply)),
         ]
         assert {code for code, *_ in answers} == set(known)
         answer = Const(0, len(reply))

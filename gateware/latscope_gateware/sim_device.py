@@ -120,7 +120,8 @@ class _Bench(Elaboratable):
 class SimulatedDevice:
     """Builds the simulator for an appliance, a scripted DUT and a byte bridge."""
 
-    def __init__(self, config, dut, *, link, corrupt=(), max_cycles=None, truth=None):
+    def __init__(self, config, dut, *, link, corrupt=(), max_cycles=None, truth=None,
+                 loopback=False):
         self.config = config
         self.appliance = Appliance(config)
         self.bench = _Bench(self.appliance)
@@ -131,6 +132,9 @@ class SimulatedDevice:
         self.max_cycles = max_cycles
         self.sent = 0
         self.cycle = 0
+        # The self-test's jumper (docs/boards.md): the IRQ output wired to EDGE0 and to the
+        # marker strobe, in place of the scripted DUT on those pins.
+        self.loopback = loopback
 
     # Cycle numbers come from the bench's counter: pins set by a testbench right after clock
     # edge k are present during cycle k, when the counter reads k.
@@ -220,6 +224,15 @@ class SimulatedDevice:
                 await marker(_il(Point.PARAM, 0x7f))
                 next_background = now + dut.background
 
+    async def _jumper(self, ctx):
+        # A wire: the IRQ pin's level reaches EDGE0 and the strobe in the cycle it changes.
+        app = self.appliance
+        while True:
+            await ctx.tick()
+            level = ctx.get(app.irq)
+            ctx.set(app.edges, level)
+            ctx.set(app.marker_strobe, level)
+
     async def _irq_watch(self, ctx):
         # Logs every IRQ pin edge in the cycle it appears and tells the DUT about asserting
         # ones (the DUT may be busy; its reaction time is its own business).
@@ -238,7 +251,8 @@ class SimulatedDevice:
         sim = Simulator(self.bench)
         sim.add_clock(1 / self.config.clock_hz)
         sim.add_testbench(self._clock)
-        for testbench in (self._uart_to_host, self._host_to_uart, self._dut, self._irq_watch):
+        dut = self._jumper if self.loopback else self._dut
+        for testbench in (self._uart_to_host, self._host_to_uart, dut, self._irq_watch):
             sim.add_testbench(testbench, background=True)
         sim.run()
 
@@ -260,6 +274,9 @@ def main(argv=None):
     parser.add_argument("--corrupt", default="",
                         help="comma-separated indices of device-to-host bytes to corrupt")
     parser.add_argument("--truth", help="write the DUT's pin changes here (JSON lines)")
+    parser.add_argument("--loopback", action="store_true",
+                        help="no DUT: the IRQ output is jumpered to EDGE0 and the marker strobe "
+                             "(the self-test's loopback wiring)")
     args = parser.parse_args(argv)
 
     master, slave = os.openpty()
@@ -275,7 +292,7 @@ def main(argv=None):
     corrupt = [int(index) for index in args.corrupt.split(",") if index]
     truth = open(args.truth, "w") if args.truth else None
     device = SimulatedDevice(config, dut, link=PtyLink(master), corrupt=corrupt,
-                             max_cycles=args.cycles, truth=truth)
+                             max_cycles=args.cycles, truth=truth, loopback=args.loopback)
     try:
         device.run()
     except KeyboardInterrupt:

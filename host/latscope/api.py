@@ -33,15 +33,16 @@ from .session import CaptureSession, Until
 __all__ = ["open", "Session", "CaptureResult", "IrqSettings", "DeviceError"]
 
 
-def open(port="sim:gateware", *, baud=12_000_000, suite=None, log=None):
+def open(port="sim:gateware", *, baud=12_000_000, suite=None, log=None, sim_args=()):
     """Connects to an appliance and identifies it; returns a :class:`Session` (use it as a
     context manager: leaving the block closes the link and ends a simulation).
 
     ``port``: a serial port, a pyserial URL, ``sim:soc`` (the full-system simulation running
     the test suite) or ``sim:gateware``. ``suite``: for ``sim:soc``, a
     :class:`latscope.simulation.SuiteSettings` (CPU variant, samples, tests). ``log``: a
-    file for the simulation's build and run output."""
-    return Session(port, baud=baud, suite=suite, log=log)
+    file for the simulation's build and run output. ``sim_args``: more arguments of a
+    simulation (``["--loopback"]``: sim:gateware with the self-test's jumper)."""
+    return Session(port, baud=baud, suite=suite, log=log, sim_args=sim_args)
 
 
 class Session:
@@ -51,9 +52,11 @@ class Session:
     low-level :class:`latscope.device.Device`), ``simulation`` (the running simulation or
     None). A thin layer over :class:`latscope.session.CaptureSession`."""
 
-    def __init__(self, port, *, baud=12_000_000, suite=None, log=None):
+    def __init__(self, port, *, baud=12_000_000, suite=None, log=None, sim_args=()):
         self.port = port
-        self.session = CaptureSession(port, baud=baud, suite=suite, log=log)
+        self.baud = baud
+        self.session = CaptureSession(port, baud=baud, suite=suite, log=log,
+                                      sim_args=sim_args)
         try:
             # The device's IRQ generator is what ``irq`` and the captures' metadata say.
             self.session.configure_irq(IrqSettings())
@@ -108,8 +111,21 @@ class Session:
         self.session.configure_irq(settings)
         return settings
 
+    def selftest(self, *, loopback=False, wiring=False, count=64):
+        """The first-plug-in self-test (:mod:`latscope.selftest`): the link (``count`` ECHO
+        patterns), and with ``loopback`` the jumper test, with ``wiring`` the wiring
+        program's markers. Returns ``{"link": LinkResult, ...}``; each result has ``ok``.
+        The IRQ generator is set back to :attr:`irq` afterwards."""
+        from .selftest import run_selftest
+        try:
+            return run_selftest(self.device, port=self.port, baud=self.baud,
+                                identity=self.identity, loopback=loopback, wiring=wiring,
+                                count=count)
+        finally:
+            self.session.configure_irq(self.irq)
+
     def capture(self, *, duration=None, until_samples=None, events=None, output=None,
-                info="", interval=60.0, on_progress=None, timeout=None):
+                info="", interval=60.0, on_progress=None, timeout=None, loop=None):
         """Captures until the first of: ``duration`` seconds, ``events`` events,
         ``until_samples=(table, n)`` samples of a table (e.g. ``("IL-a-1", 1000)``), the
         suite's end on ``sim:soc``, ``timeout`` seconds (then DeviceError). At least one of
@@ -119,7 +135,9 @@ class Session:
         ``output``: capture file to write (default: a temporary file, see
         :meth:`CaptureResult.save`). ``interval``: seconds per max-over-time interval of
         the live statistics. ``on_progress(analyzer, events)``: called after every batch
-        with the :class:`latscope.live_stats.StreamingAnalyzer` and the event count."""
+        with the :class:`latscope.live_stats.StreamingAnalyzer` and the event count.
+        ``loop``: the IRQ loop's edge channel (``"EDGE0"``, docs/tests.md), recorded in the
+        file: its ``LOOP-<channel>`` table is then among :meth:`CaptureResult.tables`."""
         from .live_stats import StreamingAnalyzer
 
         if not (duration or until_samples or events or timeout or self.session.port.dut_ends):
@@ -136,7 +154,7 @@ class Session:
             def progress(batch, run):
                 on_progress(analyzer, run.events)
         run = self.session.capture(
-            output, info=info, analyzer=analyzer, on_batch=progress,
+            output, info=info, analyzer=analyzer, on_batch=progress, loop=loop,
             until=Until(duration=duration, events=events, samples=until_samples,
                         timeout=timeout))
         if run.interrupted:
@@ -169,10 +187,15 @@ class CaptureResult:
         return self._capture
 
     def tables(self):
-        """``{name: SampleTable}``: samples in stamp units (numpy), ``stats()`` in ns."""
+        """``{name: SampleTable}``: samples in stamp units (numpy), ``stats()`` in ns (with
+        the IRQ loop's table if the capture recorded a loop channel)."""
         if self._tables is None:
             from .analysis import analyze
-            self._tables = analyze(self.capture.events, self.capture.stamp_hz)
+            from .loop import tables_with_loop
+            capture = self.capture
+            self._tables = tables_with_loop(capture.events, capture.stamp_hz,
+                                            analyze(capture.events, capture.stamp_hz),
+                                            capture.metadata.get("loop"))
         return self._tables
 
     def results(self):

@@ -91,7 +91,8 @@ def _check_irq(irq, field="irq"):
 def check_metadata(metadata):
     """Raises :class:`MetadataError` unless ``metadata`` is a METADATA object latscope can
     use: an object with ``identity`` (``clock_hz`` required), optional ``irq``, and text
-    ``start_time``, ``port``, ``test_info``; further keys may hold any JSON."""
+    ``start_time``, ``port``, ``test_info``, ``loop`` an edge channel name; further keys
+    may hold any JSON."""
     if not isinstance(metadata, dict):
         raise MetadataError("METADATA", f"must be a JSON object, not {_kind(metadata)}")
     if "identity" not in metadata:
@@ -100,6 +101,15 @@ def check_metadata(metadata):
     _optional(metadata, "irq", "", _check_irq)
     for key in ("start_time", "port", "test_info"):
         _optional(metadata, key, "", _text)
+    _optional(metadata, "loop", "", _check_loop)
+
+
+def _check_loop(loop, field):
+    """The IRQ loop's channel: an edge channel's name (``latscope capture --loop``)."""
+    names = {source.name for source in EDGE_SOURCES}
+    if loop not in names:
+        raise MetadataError(field, f"must be an edge channel name (EDGE0 .. EDGE7), not "
+                                   f"{loop!r}")
 
 
 def check_end(end):

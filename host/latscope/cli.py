@@ -61,6 +61,24 @@ def _bounded_int(text, low):
     return value
 
 
+def loop_channel(text):
+    """``--loop EDGE2``: the IRQ loop's edge channel (latscope.loop)."""
+    from .loop import parse_loop
+    try:
+        return parse_loop(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def loop_option(p, recorded):
+    p.add_argument("--loop", type=loop_channel, metavar="EDGEn",
+                   help="IRQ loop method: the edge channel wired to the GPIO the DUT's "
+                        "interrupt handler toggles; adds the LOOP-EDGEn table (IRQ edge -> "
+                        "that pin's next change; docs/tests.md)"
+                        + (", recorded in the capture's metadata" if recorded else
+                           " (default: the one the capture recorded)"))
+
+
 def seconds(text):
     try:
         value = float(text)
@@ -172,6 +190,42 @@ def cmd_info(args):
     return 0
 
 
+def _selftest_options(p):
+    device_options(p)
+    p.add_argument("--loopback", action="store_true",
+                   help="also the loopback test: a jumper from IRQ to EDGE0 and to the strobe "
+                        "(sim:gateware simulates the jumper)")
+    p.add_argument("--wiring", action="store_true",
+                   help="also the wiring test: run the DUT's wiring program "
+                        "(firmware/tools/) when asked")
+    p.add_argument("--count", type=count, default=256, help="echo patterns (default 256)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+@command("selftest", _selftest_options, help="check the link, the pin latencies and the wiring")
+def cmd_selftest(args):
+    from dataclasses import asdict
+
+    from .device import Device, open_transport
+    from .selftest import format_results, run_selftest
+    from .simulation import open_port
+
+    sim_args = ["--loopback"] if args.loopback and args.port == "sim:gateware" else []
+    with open_port(args.port, sim_args) as port, \
+            Device(open_transport(port.path, args.baud)) as device:
+        if args.wiring:
+            print("wiring: start the DUT's wiring program now (firmware/tools/)",
+                  file=sys.stderr)
+        results = run_selftest(device, port=args.port, baud=args.baud,
+                               loopback=args.loopback, wiring=args.wiring, count=args.count)
+    if args.json:
+        print(json.dumps({name: {**asdict(result), "ok": result.ok}
+                          for name, result in results.items()}, indent=2))
+    else:
+        print("\n".join(format_results(**results)))
+    return 0 if all(result.ok for result in results.values()) else 1
+
+
 class Progress:
     """One status line on stderr, rewritten about twice a second on a terminal; into a log
     (not a terminal) a line every 10 s."""
@@ -221,6 +275,7 @@ def _capture_options(p):
     p.add_argument("--events", type=count, default=None, help="stop after this many events")
     irq_options(p, jitter=0)
     p.add_argument("--info", default="", help="free-form test information to store")
+    loop_option(p, recorded=True)
     p.add_argument("--json", action="store_true",
                    help="print the capture's summary (events, losses, live tables) as JSON")
 
@@ -236,6 +291,9 @@ def cmd_capture(args):
         if not (args.duration or args.events or session.port.dut_ends):
             args.duration = 10.0           # a simulated suite ends by itself
         session.configure_irq(irq)
+        if args.loop and session.identity.edge_count <= int(args.loop[4:]):
+            raise UsageError(f"--loop {args.loop}: the appliance has "
+                             f"{session.identity.edge_count} edge channels")
         # Live statistics in bounded memory (the capture file keeps every event).
         analyzer = StreamingAnalyzer(session.identity.stamp_hz, interval=args.interval)
         progress = Progress()
@@ -244,7 +302,7 @@ def cmd_capture(args):
             progress.update(run.events, run.bytes, run.parser_stats, analyzer=analyzer)
 
         run = session.capture(args.output, info=args.info, analyzer=analyzer, on_batch=show,
-                              until=Until(duration=args.duration, events=args.events))
+                              loop=args.loop, until=Until(duration=args.duration, events=args.events))
         progress.update(run.events, run.bytes, run.parser_stats, final=True, analyzer=analyzer)
     if run.interrupted:
         print("latscope: interrupted: the capture was stopped and drained", file=sys.stderr)
@@ -323,6 +381,7 @@ def _analyze_options(p):
                    help="text (default), CSV (one row per table) or JSON "
                         "(docs/results-schema.md)")
     p.add_argument("--json", action="store_true", help="the same as --format json")
+    loop_option(p, recorded=False)
 
 
 @command("analyze", _analyze_options, help="the sample tables of a capture",
@@ -334,7 +393,7 @@ def cmd_analyze(args):
     """The sample tables of a capture (docs/tests.md) as text, CSV or JSON on stdout."""
     from .report import csv_text, holes_text, integrity_line, load_tables, results, text_table
 
-    capture, tables = load_tables(args.capture)
+    capture, tables = load_tables(args.capture, args.loop)
     document = results(capture, tables)
     if args.format == "json" or args.json:
         print(json.dumps(document, indent=2))
@@ -363,6 +422,7 @@ def _report_options(p):
                    help="also plot the maximum per interval of capture time (e.g. 1m; "
                         "default: per minute for runs of 10 minutes or more)")
     p.add_argument("--json", action="store_true", help="print the results JSON")
+    loop_option(p, recorded=False)
 
 
 @command("report", _report_options, help="tables, figures and a self-contained HTML report",
@@ -375,7 +435,7 @@ def cmd_report(args):
 
     new_files_in(args.output, REPORT_FILES, args.force)
     document, paths = write_report(args.capture, args.output, figures=not args.no_figures,
-                                   x=args.x, interval_s=args.max_interval)
+                                   x=args.x, interval_s=args.max_interval, loop=args.loop)
     if args.json:
         print(json.dumps(document, indent=2))
     else:

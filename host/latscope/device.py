@@ -12,8 +12,8 @@ import serial
 
 from .identity import Identity, IdentityError
 from .parser import Events, StreamParser
-from .protocol import (REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command, IrqConfig, StartArgs,
-                       StatusReply, encode_command)
+from .protocol import (REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command, EchoPattern, EchoReply,
+                       IrqConfig, StartArgs, StatusReply, encode_command)
 
 __all__ = ["DeviceError", "Identity", "IrqSettings", "Device", "Port", "open_transport"]
 
@@ -130,6 +130,8 @@ class Device:
         self.parser = StreamParser()
         self.identity = None
         self.raw_sink = None      # called with every byte chunk read (the capture file)
+        self.bytes_read = 0       # link statistics (the self-test's throughput figures)
+        self.bytes_written = 0
         self._events = []
 
     def close(self):
@@ -154,6 +156,7 @@ class Device:
         except serial.SerialException as error:
             raise self._link_lost(error) from None
         if data:
+            self.bytes_read += len(data)
             if self.raw_sink is not None:
                 self.raw_sink(data)
             events = self.parser.feed(data)
@@ -163,10 +166,12 @@ class Device:
 
     def command(self, opcode, args=None):
         """Sends one command and returns its reply payload."""
+        message = encode_command(opcode, args)
         try:
-            self.transport.write(encode_command(opcode, args))
+            self.transport.write(message)
         except serial.SerialException as error:
             raise self._link_lost(error) from None
+        self.bytes_written += len(message)
         deadline = time.monotonic() + self.reply_timeout
         while time.monotonic() < deadline:
             while self.parser.replies:
@@ -205,6 +210,11 @@ class Device:
 
     def stop(self):
         self.command(Command.STOP)
+
+    def echo(self, pattern):
+        """Sends ECHO with a 64-bit ``pattern``; returns the pattern the device sent back."""
+        reply = self.command(Command.ECHO, EchoPattern.const({"pattern": pattern}))
+        return EchoReply.from_bits(int.from_bytes(reply, "little")).pattern
 
     def status(self):
         reply = StatusReply.from_bits(int.from_bytes(self.command(Command.STATUS), "little"))

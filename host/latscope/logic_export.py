@@ -18,16 +18,24 @@ from pathlib import Path
 
 import numpy as np
 
+from .analysis import analyze
 from .batch_analysis import LossSpans, merge_spans
 from .capture_analysis import BATCH_BYTES, CaptureBatches
 from .capture_file import Capture
-from .channels import Layout
+from .channels import EXPORT_DATA_BITS, Layout
 from .levels import HOLDBACK, MARGIN, LevelTracker
+from .markers import Point, decode
+from .parser import Events
 from .protocol import Source
 from .sigrok_session import SrWriter, write_pvs
 from .vcd import VcdError, VcdWriter
 
 __all__ = ["ExportInfo", "ExportError", "export_capture"]
+
+#: The initial PulseView view: this many seconds per pixel (a 2 us latency is 100 pixels,
+#: wide enough for "IL-a-1 2.000 us"), from this long before the first latency sample.
+VIEW_SCALE = 20e-9
+VIEW_LEAD_SECONDS = 2e-6
 
 #: After the last event the export also shows this long: the marker decoder's annotation
 #: of the last marker extends this far (its HOLD_SECONDS) when no marker follows.
@@ -49,11 +57,15 @@ class ExportInfo:
     markers_dropped: int = 0    # second marker of a cycle
     edges_stretched: int = 0    # repeated levels shown with a one-cycle opposite pulse
     edges_dropped: int = 0      # repeated levels that could not be shown
+    context: int = 0            # START / PARAM markers from before the window, repeated
     files: list = field(default_factory=list)
 
     def summary(self):
         text = (f"sample 0 = cycle {self.origin}, {self.samples} samples at "
                 f"{self.stamp_hz / 1e6:g} MHz, {self.changes} changes")
+        if self.context:
+            text += (f"; {self.context} marker(s) of the open test (START, PARAM) from before "
+                     f"the window repeated at samples 1..{self.context}")
         if self.markers_dropped:
             text += f"; {self.markers_dropped} second marker(s) of a cycle not shown"
         if self.edges_stretched or self.edges_dropped:
@@ -69,8 +81,11 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
     is False) and/or a VCD file ``vcd``. ``capture``: a capture file's path, read twice in
     batches (``batch_bytes`` of stream each) in bounded memory, or a loaded
     :class:`latscope.capture_file.Capture`. ``start``/``stop``: only the events of cycles
-    ``[start, stop)`` (levels before the first of them are taken as low). Returns
-    :class:`ExportInfo`; raises :class:`ExportError` naming the capture or the output file.
+    ``[start, stop)`` (levels before the first of them are taken as low); the START marker
+    of a test whose window is open at ``start`` and its PARAM marker (the test context the
+    decoders need to pair what the window holds) are repeated at samples 1, 2, ... of the
+    export. Returns :class:`ExportInfo`; raises :class:`ExportError` naming the capture or
+    the output file.
 
     The first pass finds what the levels need from the whole capture (the first and last
     stamps, the loss spans, each channel's level before its first edge), the second makes
@@ -90,11 +105,16 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
         raise ExportError(f"--stop {stop} is not after --start {start}: nothing to export")
     layout = Layout.for_identity(capture.identity)
     survey = _Survey(layout)
+    before = _OpenWindows()
     for events in batches():
+        if start is not None:
+            before.feed(events, start)
         survey.feed(_between(events, start, stop))
     if survey.shared_cycles:                     # two markers in one cycle
         layout = survey.layout = Layout(layout.edge_count, second_lane=True)
     origin, samples = _extent(survey.first, survey.last, stamp_hz, start, stop)
+    context = before.context(start, origin) if start is not None else Events.empty()
+    view, pending = None, context
     tracker = LevelTracker(layout, spans=survey.spans, initial=survey.initial())
     sinks = []                                   # (path, add changes, finish)
     with contextlib.ExitStack() as stack:
@@ -115,8 +135,13 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
                           lambda: writer.until(origin + samples - 1)))
         changes = 0
         for events in itertools.chain(batches(), [None]):
-            piece = tracker.finish() if events is None else tracker.feed(
-                _between(events, start, stop))
+            if events is not None:
+                events = _between(events, start, stop)
+                if pending is not None:          # the context comes before the window
+                    events, pending = Events.concatenate([pending, events]), None
+                if view is None and len(events):   # the first batch with events (a
+                    view = _initial_view(events, stamp_hz, origin, samples)  # megabyte)
+            piece = tracker.finish() if events is None else tracker.feed(events)
             changes += len(piece)
             for path, add, _ in sinks:
                 with _writing(path):
@@ -125,14 +150,14 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
             with _writing(path):
                 finish()
     info = ExportInfo(layout, origin, samples, stamp_hz, changes, tracker.markers_dropped,
-                      tracker.edges_stretched, tracker.edges_dropped)
+                      tracker.edges_stretched, tracker.edges_dropped, len(context))
     if sr is not None:
         info.files.append(str(sr))
         if pvs:
             pvs_path = Path(sr).with_suffix(".pvs")
             with _writing(pvs_path):
-                # Fit the whole export into about 1500 pixels.
-                write_pvs(pvs_path, sr, layout, scale=samples / stamp_hz / 1500,
+                write_pvs(pvs_path, sr, layout,
+                          **(view or _initial_view(Events.empty(), stamp_hz, origin, samples)),
                           marker_options={"sample_delay": 0})
             info.files.append(str(pvs_path))
     if vcd is not None:
@@ -207,6 +232,60 @@ def _between(events, start, stop):
     if stop is not None:
         inside &= stamp < stop
     return events[inside]
+
+
+class _OpenWindows:
+    """Collects, batch by batch, the markers a window from cycle ``start`` needs from before
+    it: per test whose window is open there (its last START before ``start`` has no END
+    after it), that START and, if the test's next marker is a PARAM (a parameter of 128 or
+    more, docs/markers.md), that PARAM."""
+
+    def __init__(self):
+        self.open = {}                  # test -> [START (stamp, source, value), PARAM or None,
+                                        #          the next marker may still be its PARAM]
+
+    def feed(self, events, start):
+        markers = events.of(Source.MARKER, Source.BUS)
+        markers = markers[markers.stamp.astype(np.int64) < start]
+        value = markers.value.astype(np.int64) & ((1 << EXPORT_DATA_BITS) - 1)
+        tests, points, _ = decode(value)
+        for index, (test, point) in enumerate(zip(tests.tolist(), points.tolist())):
+            marker = (int(markers.stamp[index]), int(markers.source[index]),
+                      int(markers.value[index]))
+            state = self.open.get(test)
+            if point == Point.START:
+                self.open[test] = [marker, None, True]
+            elif state is not None:
+                if point == Point.PARAM and state[2]:
+                    state[1] = marker
+                state[2] = False
+                if point == Point.END:
+                    del self.open[test]       # that window closed before the export
+
+    def context(self, start, origin):
+        """The collected markers, in stream order, placed at cycles ``origin + 1``, ... (sample
+        0 shows no edge), before any event of the window (``_extent`` leaves ``MARGIN``
+        cycles)."""
+        kept = sorted(marker for start_marker, param, _ in self.open.values()
+                      for marker in (start_marker, param) if marker is not None)
+        if len(kept) >= MARGIN:
+            raise ExportError(f"--start {start}: {len(kept)} context markers do not fit before "
+                              f"the window")
+        return Events(origin + 1 + np.arange(len(kept), dtype=np.uint64),
+                      np.array([m[1] for m in kept], np.uint8),
+                      np.array([m[2] for m in kept], np.uint64))
+
+
+def _initial_view(events, stamp_hz, origin, samples):
+    """PulseView's first view: zoomed in on the first latency sample of ``events`` (the
+    export's first batch), so that its annotation is readable (VIEW_SCALE); the whole
+    export, fitted into about 1500 pixels, if it has none."""
+    starts = [int(table.starts[0]) for table in analyze(events, stamp_hz).values()
+              if len(table.starts)]
+    if not starts:
+        return {"scale": samples / stamp_hz / 1500, "offset": 0}
+    lead = (min(starts) - origin) / stamp_hz - VIEW_LEAD_SECONDS
+    return {"scale": VIEW_SCALE, "offset": max(0.0, lead)}
 
 
 def _extent(first, last, stamp_hz, start, stop):

@@ -34,7 +34,8 @@ __all__ = [
     "LossValue", "loss_value", "loss_source", "loss_count",
     "crc16", "crc32", "record_length", "encode_record", "event_payload", "sync_payload",
     "tally_payload",
-    "Command", "IdentifyReply", "StatusReply", "IrqConfig", "IrqFlags", "StartArgs",
+    "Command", "IdentifyReply", "StatusReply", "IrqConfig", "IrqFlags", "StartArgs", "EchoPattern",
+    "EchoReply",
     "COMMAND_ARGS", "REPLY_LAYOUTS", "UNKNOWN_COMMAND_REPLY",
     "StreamEncoder",
     "SumpCommand", "SUMP_LONG_COMMAND", "SUMP_ARG_BYTES", "SUMP_MODE_ENTRY", "SUMP_ID_REPLY",
@@ -249,6 +250,7 @@ class Command(IntEnum):
     STOP          = ord("P")  #: ends a capture; the encoder drains the FIFO, closes the segment
     IRQ_CONFIG    = ord("Q")  #: args: IrqConfig
     STATUS        = ord("R")  #: reply: StatusReply
+    ECHO          = ord("E")  #: args: EchoPattern; reply: EchoReply, the pattern (link test)
 
 
 #: Reply to an opcode the device does not know: opcode ``?``, one byte: the unknown opcode.
@@ -275,6 +277,19 @@ class IrqConfig(data.Struct):
 
 class StartArgs(data.Struct):
     sources: 16  #: bit n enables source n (see Source); 0xffff enables everything present
+
+
+class EchoPattern(data.Struct):
+    """ECHO's argument: the link self-test's pattern."""
+    pattern: 64
+
+
+class EchoReply(data.Struct):
+    """ECHO's reply: the pattern as it arrived, then a zero byte. A reply's last byte must
+    not be one a reader could take for the first of a two-byte REPLY record at the end of a
+    read (docs/protocol.md, Replies), and a pattern's last byte is any value."""
+    pattern: 64
+    end: 8        #: always 0
 
 
 class IdentifyReply(data.Struct):
@@ -307,11 +322,13 @@ COMMAND_ARGS = {
     Command.STOP: None,
     Command.IRQ_CONFIG: IrqConfig,
     Command.STATUS: None,
+    Command.ECHO: EchoPattern,
 }
 
 REPLY_LAYOUTS = {
     Command.IDENTIFY: IdentifyReply,
     Command.STATUS: StatusReply,
+    Command.ECHO: EchoReply,
 }
 
 

@@ -19,9 +19,10 @@ from pathlib import Path
 
 from . import __version__, plots
 from .accumulate import TableAccumulator
-from .capture_analysis import CaptureSummary, analyze_capture
+from .capture_analysis import CaptureBatches, CaptureSummary, analyze_capture
 from .capture_file import Capture
 from .identity import Identity
+from .loop import loop_events, loop_table, tables_with_loop
 
 __all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "REPORT_FILES", "results", "load_tables",
            "text_table", "integrity_line", "holes_text", "write_json", "csv_text", "write_csv",
@@ -60,6 +61,9 @@ DESCRIPTIONS = {
     "SEO": "Semaphore and mutex operations",
     "MQ": "Message queue: send to a blocked receiver until it runs",
     "CLK": "Clock ISR: fixed work interrupted (or not) by the system tick",
+    "LOOP": "IRQ loop (no latscope code on the DUT): IRQ edge at the DUT's pin to the change "
+            "of the GPIO its handler toggles, read on an edge channel; includes the "
+            "handler's own GPIO write",
 }
 
 
@@ -67,15 +71,30 @@ def describe(name):
     return DESCRIPTIONS.get(name.split("-", 1)[0], "")
 
 
-def load_tables(capture, *, interval_s=60.0):
+def load_tables(capture, loop=None, *, interval_s=60.0):
     """(``CaptureSummary``, ``{name: TableAccumulator}``) of a capture file path, read in
     bounded memory, or of a loaded ``Capture`` (its ``SampleTable`` turned into
-    accumulators). The tables keep their maximum per ``interval_s`` seconds."""
+    accumulators). The tables keep their maximum per ``interval_s`` seconds.
+
+    ``loop``: the IRQ loop's edge channel (``EDGE2``; default: the capture metadata's
+    ``loop``, which ``latscope capture --loop`` records): its ``LOOP-<channel>`` table
+    (:mod:`latscope.loop`) comes first. From a file it is made of the events it needs
+    (IRQ, loop channel, LOSS records: one more pass over the file)."""
     if not isinstance(capture, Capture):
-        return analyze_capture(capture, interval_s=interval_s)
+        summary, tables = analyze_capture(capture, interval_s=interval_s)
+        loop = loop or summary.metadata.get("loop")
+        if not loop:
+            return summary, tables
+        events = loop_events(CaptureBatches(capture), loop)
+        table = loop_table(events, summary.stamp_hz, loop)
+        interval = max(1, int(interval_s * summary.stamp_hz)) if interval_s else None
+        return summary, {table.name: TableAccumulator.of_table(table, interval_stamps=interval),
+                         **tables}
     from .analysis import analyze
     interval = max(1, int(interval_s * capture.stamp_hz)) if interval_s else None
-    tables = analyze(capture.events, capture.stamp_hz)
+    tables = tables_with_loop(capture.events, capture.stamp_hz,
+                              analyze(capture.events, capture.stamp_hz),
+                              loop or capture.metadata.get("loop"))
     return CaptureSummary.of_capture(capture), {
         name: TableAccumulator.of_table(table, interval_stamps=interval)
         for name, table in tables.items()}
@@ -411,13 +430,13 @@ REPORT_FILES = ("report.html", "report.md", "results.csv", "results.json")
 LONG_RUN_S = 600.0
 
 
-def write_report(capture, directory, *, figures=True, x="index", interval_s=None):
+def write_report(capture, directory, *, figures=True, x="index", interval_s=None, loop=None):
     """Writes ``report.html``, ``report.md``, ``results.csv``, ``results.json`` and (with
     ``figures``) ``figures/<table>.<kind>.{png,svg}`` into ``directory``. ``capture``: a
     path or a :class:`Capture`. ``interval_s``: add the maximum per interval of that many
     seconds (default: per minute for runs of :data:`LONG_RUN_S` or longer, else none).
     Returns ``(document, {kind: path})``."""
-    capture, tables = load_tables(capture, interval_s=interval_s or 60.0)
+    capture, tables = load_tables(capture, loop, interval_s=interval_s or 60.0)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     document = results(capture, tables)

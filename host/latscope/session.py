@@ -67,13 +67,14 @@ class CaptureRun:
         return stats
 
 
-def capture_metadata(identity, port, irq, test_info="", dut=None):
+def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None):
     """The metadata a capture file starts with (``docs/capture-format.md``): the device's
-    identity, the port, the IRQ settings, the start time, the user's test information and
-    what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``)."""
+    identity, the port, the IRQ settings, the start time, the user's test information,
+    what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``) and the
+    IRQ loop's edge channel (``loop``, if given: :mod:`latscope.loop`)."""
     return {"identity": identity.as_dict(), "port": str(port), "irq": asdict(irq),
             "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "test_info": test_info,
-            **(dut or {})}
+            **(dut or {}), **({"loop": loop} if loop else {})}
 
 
 class CaptureSession:
@@ -130,20 +131,22 @@ class CaptureSession:
         self.device.configure_irq(irq)
         self.irq = irq
 
-    def capture(self, output=None, *, info="", until=Until(), analyzer=None, on_batch=None):
+    def capture(self, output=None, *, info="", until=Until(), analyzer=None, on_batch=None,
+                loop=None):
         """Captures into the capture file ``output`` (None: events are only counted and
         passed on) until ``until`` says so; returns a :class:`CaptureRun`.
 
         ``analyzer``: a :class:`latscope.live_stats.StreamingAnalyzer` fed every batch
         (needed for ``until.samples``). ``on_batch(events, run)``: called after every read
         (``events`` may be empty) and for the events drained after STOP; returning True
-        ends the capture (a reader that went away)."""
+        ends the capture (a reader that went away). ``loop``: the IRQ loop's edge channel,
+        recorded in the metadata so that analyze and report make its table."""
         if until.samples and analyzer is None:
             raise ValueError("until.samples needs an analyzer")
         if until.dut_exit and self.port.dut_exited:
             raise DeviceError("the simulated suite has already run: open a new session")
         metadata = capture_metadata(self.identity, self.port.name, self.irq, info,
-                                    self.port.dut_metadata())
+                                    self.port.dut_metadata(), loop)
         run = CaptureRun(output, metadata, analyzer)
         writer = _open_writer(output, metadata)
         try:

@@ -7,6 +7,7 @@ change list, straight into the compressed zip entries, whatever the gaps between
 
 import contextlib
 import zipfile
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from .channels import LATENCY_DECODER, MARKER_DECODER
 from .levels import Changes
 
-__all__ = ["SrWriter", "write_sr", "write_pvs", "samplerate_text"]
+__all__ = ["SrWriter", "write_sr", "write_pvs", "samplerate_text", "hidden_signals"]
 
 #: Samples generated at a time when writing a session file.
 BLOCK_SAMPLES = 1 << 20
@@ -151,12 +152,46 @@ def _ini_bytes(data):
     return "@ByteArray(" + "".join(out) + ")"
 
 
-def write_pvs(path, sr_path, layout, *, scale=None, marker_options=None):
+def timestamp_archive(seconds):
+    """A time as PulseView 0.4 stores one in a setup (``pv::util::Timestamp``, a Boost
+    cpp_dec_float<24> in a Boost text archive): six base-10^8 limbs, most significant first,
+    the decimal exponent of the first (a multiple of 8), sign, class (0: finite) and the
+    limb count; ``0`` with exponent 0 for zero. Exact to the nanosecond."""
+    value = Fraction(round(Fraction(seconds) * 10**9), 10**9)
+    negative, value = value < 0, abs(value)
+    limbs, exponent = [0] * 6, 0
+    if value:
+        exponent = 0
+        while value >= 10**(exponent + 8):
+            exponent += 8
+        while value < 10**exponent:
+            exponent -= 8
+        rest = value
+        for index in range(6):
+            scale = Fraction(10)**(exponent - 8 * index)
+            limbs[index] = int(rest / scale)
+            rest -= limbs[index] * scale
+    fields = [0, 0, 0, 0] + limbs + [exponent, int(negative), 0, 6]
+    return "22 serialization::archive 18 " + " ".join(map(str, fields))
+
+
+def hidden_signals(layout):
+    """Signals a .pvs hides at first: the marker data bits (the decoders show their values)."""
+    return [name for name in layout.names if name.startswith("D") and name[1:].isdigit()]
+
+
+def write_pvs(path, sr_path, layout, *, scale=None, offset=None, marker_options=None):
     """Writes a PulseView 0.4 session setup: the session file ``sr_path`` as device (None:
     no device, for ``pulseview -s``), the decoder stack latscope_marker -> latscope_latency
     with its channels assigned by signal name. PulseView loads ``X.pvs`` by itself when it
-    opens ``X.sr``. ``scale``: seconds per pixel of the initial view. ``marker_options``:
-    latscope_marker options {id: int}."""
+    opens ``X.sr``. ``scale``: seconds per pixel of the initial view, ``offset``: seconds
+    from sample 0 at its left edge. ``marker_options``:
+    latscope_marker options {id: int}.
+
+    The marker data channels D0..D15 start hidden (disabled in PulseView; the decoders still
+    read them, and the channel menu shows them again): PulseView 0.4 puts the decoder rows
+    below all logic traces, and with the 16 data bits shown they sit below a 900-pixel-high
+    window."""
     lines = ["[General]", "decode_signals=1", "generated_signals=0", "meta_objs=0", "views=1"]
     if sr_path is not None:
         lines += ["device_type=sessionfile", "", "[device]",
@@ -181,5 +216,12 @@ def write_pvs(path, sr_path, layout, *, scale=None, marker_options=None):
     lines += ["", "[view0]"]
     if scale:
         lines.append(f"scale={scale!r}")
+    if offset is not None:
+        lines.append(f"offset={timestamp_archive(offset)}")
+    # Scrolled up as far as PulseView 0.4.2 lets it (it clamps this): the last logic traces
+    # above the decoder rows.
+    lines.append("v_offset=-1000")
+    for name in hidden_signals(layout):
+        lines += ["", f"[{name}]", f"name={name}", "enabled=false"]
     lines.append("")
     Path(path).write_text("\n".join(lines))

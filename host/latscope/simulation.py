@@ -145,13 +145,16 @@ def is_simulated(port):
 @dataclass(frozen=True)
 class SuiteSettings:
     """What the simulated DUT runs: the CPU variant and the suite's build settings
-    (``firmware/suite/Makefile``: MARKER, SAMPLES, TESTS, PACE, SUITE_CFLAGS)."""
+    (``firmware/suite/Makefile``: MARKER, SAMPLES, TESTS, PACE, SUITE_CFLAGS), or instead of
+    the suite a bring-up program of ``sim/firmware`` (``program``: ``irq_loop``, the IRQ
+    loop method's DUT, or ``irq_loop_marked``; the suite's settings then do not apply)."""
     cpu: str = "VexRiscv_IMAC"       # or VexRiscv_Lite (rv32im, about 2x faster to simulate)
     marker: str = "gpio"             # gpio: GPIO trace port; bus: TRACE window on the bus
     samples: int = 1000              # per IL, IDL and TSL table (TF/SEO/MQ: up to 256)
     tests: str = "all"               # or a comma-separated list of markers.Test names
     pace: int = 0                    # min. cycles between two samples of thread-driven tests
     cflags: str = ""                 # more -D settings of the suite (SUITE_CFLAGS, suite.h)
+    program: str = "suite"           # or a sim/firmware program: irq_loop, irq_loop_marked
 
     def as_dict(self):
         return asdict(self)
@@ -189,6 +192,8 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None):
     _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
     simulator = Path(_make(["-s", "-C", str(sim), "APPLIANCE=1", "print-binary", *common],
                            "the SoC simulator", None).strip())
+    if settings.program != "suite":
+        return SocBuild(simulator, _bring_up_program(settings, common, log), settings)
     suite = ROOT / "firmware" / "suite"
     build_dir = Path(build_dir) if build_dir is not None else suite / "build"
     _make(["-C", str(suite), "-j2", "sim", f"BUILD={build_dir.resolve()}",
@@ -200,6 +205,18 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None):
                   "the firmware's -march (sim/soc_map.toml)", None).strip()
     firmware = build_dir.resolve() / f"sim-{settings.marker}-{march}" / "suite.elf"
     return SocBuild(simulator, firmware, settings)
+
+
+def _bring_up_program(settings, common, log):
+    """The ELF of a ``sim/firmware`` program (:attr:`SuiteSettings.program`), built."""
+    sim = str(ROOT / "sim")
+    _make(["-C", sim, "firmware", *common], "the sim/firmware programs", log)
+    firmware = Path(_make(["-s", "-C", sim, "print-firmware-dir", *common],
+                          "the sim/firmware programs", None).strip()) / f"{settings.program}.elf"
+    if not firmware.is_file():
+        raise DeviceError(f"{firmware}: no such sim/firmware program "
+                          f"({settings.program!r}; see sim/README.md, Firmware)")
+    return firmware
 
 
 # --- sim:soc: run -----------------------------------------------------------------------------

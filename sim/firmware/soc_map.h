@@ -17,5 +17,6 @@
 #define SOC_TRACE_BASE           0xF0000100u
 #define SOC_TRACE_BYTES          0x00000100u
 #define SOC_GPIO_STROBE_BIT      16
+#define SOC_GPIO_LOOP_BIT        24
 
 #endif

@@ -15,4 +15,5 @@
 `define SOC_SIM_PUTC_WORD        10'h009
 `define SOC_IRQ_PENDING_WORD     10'h00C
 `define SOC_GPIO_STROBE_BIT      16
+`define SOC_GPIO_LOOP_BIT        24
 `endif

@@ -5,7 +5,8 @@
 // dBus and the interrupt state:
 //   marker_data/marker_strobe <- GPIO_OUT[15:0] / GPIO_OUT[16]
 //   bus_*                     <- the dBus exactly as on the wire
-//   edges[0] <- IRQ_PENDING latch, edges[1] <- the core's mip.MEIP, edges[3:2] <- 0
+//   edges[0] <- IRQ_PENDING latch, edges[1] <- the core's mip.MEIP,
+//   edges[2] <- GPIO_OUT[SOC_GPIO_LOOP_BIT] (the IRQ loop's pin), edges[3] <- 0
 //   uart_tx/uart_rx           <-> top ports (the harness bridges them to a pty)
 //   capturing                 -> top port: a capture runs (the harness can start the CPU
 //                                a fixed number of cycles after it rises)
@@ -14,6 +15,8 @@
 //
 // All outputs other than `irq` in bring-up mode are registered or combinational from
 // registers; the harness samples them once per cycle (see harness/main.cpp).
+`include "soc_map.vh"
+
 module latscope_sim_top (
     input  wire        clk,
     input  wire        rst,
@@ -70,7 +73,7 @@ module latscope_sim_top (
         .bus_adr(dbus_adr),
         .bus_dat_w(dbus_dat_w),
         .bus_sel(dbus_sel),
-        .edges({2'b00, cpu_meip, irq_pending}),
+        .edges({1'b0, gpio_out[`SOC_GPIO_LOOP_BIT], cpu_meip, irq_pending}),
         .irq(irq),
         .capturing(capturing),
         .uart_tx(uart_tx),
