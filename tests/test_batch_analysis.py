@@ -285,7 +285,7 @@ def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
     loaded capture exported at once (``LevelTracker`` fed everything, ``write_sr``)."""
     from latscope.channels import Layout
     from latscope.levels import LevelTracker
-    from latscope.logic_export import _between, _extent, export_capture
+    from latscope.logic_export import _between, _extent, _OpenWindows, export_capture
     from latscope.sigrok_session import write_sr
     from latscope.vcd import VcdWriter
 
@@ -294,11 +294,15 @@ def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
     start = None if window[0] is None else int(capture.events.stamp[len(capture.events) // 2])
     events = _between(capture.events, start, None)
     layout = Layout.for_identity(capture.identity)
-    tracker = LevelTracker(layout)
-    changes = tracker.feed(events, final=True)
     stamps = events.stamp.astype(np.int64)
     origin, samples = _extent(int(stamps.min()), int(stamps.max()), int(capture.stamp_hz),
                               start, None)
+    if start is not None:      # the STARTs (and PARAMs) of windows open at ``start`` first
+        before = _OpenWindows()
+        before.feed(capture.events, start)
+        events = Events.concatenate([before.context(start, origin), events])
+    tracker = LevelTracker(layout)
+    changes = tracker.feed(events, final=True)
     write_sr(tmp_path / "whole.sr", layout.names, changes, int(capture.stamp_hz),
              origin=origin, samples=samples, initial=tracker.initial)
     with open(tmp_path / "whole.vcd", "w") as stream:

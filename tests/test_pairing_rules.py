@@ -231,7 +231,7 @@ def test_decoders_give_the_samples_of_analyze(rows, tmp_path):
     layout = Layout(0, second_lane=info.layout.second_lane)
     rows_out = list(csv.DictReader(sigrok_csv(sr, layout).splitlines()))
     decoded = sorted((row["table"], int(row["start_sample"]) + info.origin,
-                      int(row["samples"])) for row in rows_out)
+                      int(row["ticks"])) for row in rows_out)
     assert decoded == expected
     assert sigrok_discarded(sr, layout) == sum(t.discarded for t in tables.values())
 
