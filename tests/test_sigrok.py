@@ -172,7 +172,8 @@ def test_window_export_carries_its_test_context(suite_runs):
                           info.origin)
     inside = [(name, first, cycles) for name, first, cycles in expected
               if first >= start and first + cycles < stop]
-    assert decoded == inside and {name for name, *_ in decoded} == {"IL-b-128", "IDL-b-128"}
+    assert decoded == inside and {name for name, *_ in decoded} == {
+        "IL-b-128", "ILH-b-128", "IDL-b-128"}
     assert len([name for name, *_ in decoded if name == "IDL-b-128"]) == len(table.starts) - 4
 
 
