@@ -191,30 +191,35 @@ def assert_ends_at_the_read_count(data, read, groups=3):
 
 
 def test_rle_capture_decodes_to_the_samples():
-    # Value k lasts k + 1 cycles; channel 23, the RLE flag, stays 0.
-    edges = list(itertools.accumulate(range(1, 60)))
-    pins = lambda now: bisect.bisect_right(edges, now) * 0x10101
-    data, _ = exchange(setup(read=400, delay=16, flags=SumpFlags.RLE | NO_GROUP_3)
-                       + bytes([SumpCommand.RUN]), pins=pins, expect=3, linger=3000)
-    assert_ends_at_the_read_count(data, 400)
+    # Value v (0..63 in each group; channel 23, the RLE flag, stays 0) lasts v % 8 + 1
+    # cycles, then v + 1 follows.
+    edges = list(itertools.accumulate(k % 8 + 1 for k in range(2000)))
+    pins = lambda now: bisect.bisect_right(edges, now) % 64 * 0x10101
+    # 100 samples, below the memory's 128 entries: the readback ends at the read count.
+    data, _ = exchange(setup(read=100, delay=16, flags=SumpFlags.RLE | NO_GROUP_3)
+                       + bytes([SumpCommand.RUN]), pins=pins, expect=3, depth=128,
+                       linger=3000)
+    assert_ends_at_the_read_count(data, 100)
     got = runs(rle_decode(data))
     # A value and its count per run; the oldest run is cut at the read count.
-    assert len(got) >= 5
+    assert len(got) >= 15
     first = got[0][0] // 0x10101
-    assert got[1:-1] == [((first + n) * 0x10101, first + n + 1) for n in range(1, len(got) - 1)]
+    values = [(first + n) % 64 for n in range(1, len(got) - 1)]
+    assert got[1:-1] == [(v * 0x10101, v % 8 + 1) for v in values]
 
 
 def test_rle_splits_runs_longer_than_a_count_holds():
     # Only channels 0..7: channel 7 is the flag, a count holds up to 127.
     flags = SumpFlags.RLE | (0b1110 << SumpFlags.GROUP_DISABLE_SHIFT)
     pins = lambda now: 0x25 if now < 400 else 0x5a
+    # A read count beyond the memory (16 entries) is a host's cap: every entry comes back.
     data, _ = exchange(setup(read=770, delay=4, flags=flags) + bytes([SumpCommand.RUN]),
                        pins=pins, expect=4, depth=16, max_cycles=3000, linger=500)
+    assert len(data) == 16
     # Newest first: the count of the run still open at the end, then full runs of 128.
     assert data[0] & 0x80 and data[1] == 0x5a
-    assert data[2:] == bytes([0x80 | 127, 0x5a]) * ((len(data) - 2) // 2)
-    assert runs(rle_decode(data, groups=1)) == [(0x5a, 770)]
-    assert_ends_at_the_read_count(data, 770, groups=1)
+    assert data[2:] == bytes([0x80 | 127, 0x5a]) * 7
+    assert runs(rle_decode(data, groups=1)) == [(0x5a, (data[0] & 0x7f) + 1 + 7 * 128)]
 
 
 def test_reset_ends_an_rle_readback_at_once_and_id_answers_cleanly():

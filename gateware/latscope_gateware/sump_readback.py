@@ -32,7 +32,9 @@ class SumpReadback(wiring.Component):
     entry is one sample; with RLE a count entry ``n`` (flag: top bit of the last byte sent)
     adds ``n + 1`` samples to the value entry sent after it, and a value entry without one is
     one sample. The readback ends after the entry whose samples reach the read count, so a
-    host that stops at the count it asked for leaves nothing unread.
+    host that stops at the count it asked for leaves nothing unread. A read count of the
+    whole memory or more is the host's cap (sigrok limits its read count to the memory
+    size, while it counts its own, possibly larger, sample limit): then every entry goes.
 
     Ports
     -----
@@ -82,6 +84,7 @@ class SumpReadback(wiring.Component):
         word = Signal(SUMP_MAX_GROUPS * SUMP_GROUP_BITS)
         is_count = Signal()
         samples_left = Signal(len(read_left))
+        counting = Signal()                     # the read count is below the memory size
         next_samples = Signal(len(read_left) + 1, init=1)
         count_bits = len(next_samples) - 1
         group_last = self.settings.last.bit_select(group, 1)
@@ -92,6 +95,7 @@ class SumpReadback(wiring.Component):
                         read_left.eq(Mux(read_entries < self.filled, read_entries,
                                          self.filled)),
                         samples_left.eq(read_entries),
+                        counting.eq(read_entries < self._depth),
                         next_samples.eq(1),
                         self.read_addr.eq(self.write_addr - 1),
                         step.eq(_Step.FETCH),
@@ -125,7 +129,7 @@ class SumpReadback(wiring.Component):
                     m.d.sync += [next_samples.eq(Mux(saturated, 1 << count_bits,
                                                      word[:count_bits] + 1)),
                                  step.eq(_Step.FETCH)]
-                with m.Elif(next_samples >= samples_left):
+                with m.Elif(counting & (next_samples >= samples_left)):
                     m.d.sync += step.eq(_Step.IDLE)
                 with m.Else():
                     m.d.sync += [samples_left.eq(samples_left - next_samples),
