@@ -350,7 +350,14 @@ def drain(pty, quiet=0.2):
             pass
 
 
-def sigrok(shim, pty, *args, samples=None, output=None, attempts=3):
+def assert_quiet(pty, quiet=0.5):
+    """Nothing more comes from the appliance within ``quiet`` seconds."""
+    with open_transport(pty, timeout=quiet) as port:
+        left = port.read(4096)
+    assert not left, f"{len(left)}+ bytes still came after sigrok-cli ended"
+
+
+def sigrok(shim, pty, *args, samples=None, output=None, attempts=3, drain_first=True):
     """Runs sigrok-cli on the simulated appliance; returns its output.
 
     The ols driver gives a device 10 ms to answer ID when probing and ends a readback after
@@ -358,9 +365,11 @@ def sigrok(shim, pty, *args, samples=None, output=None, attempts=3):
     loaded machine it can miss these windows. Such a run (no device found, or fewer samples
     than asked for) is repeated; any other failure is not."""
     for _ in range(attempts):
-        # What an earlier readback still had on the way (an RLE capture ends in sigrok once
-        # it has the samples asked for; the rest of the readback keeps coming).
-        drain(pty)
+        # What an earlier readback still had on the way (an RLE capture of more samples than
+        # the memory holds ends in sigrok once it has them; the rest of the readback keeps
+        # coming).
+        if drain_first:
+            drain(pty)
         result = subprocess.run(["sigrok-cli", "-d", f"ols:conn={pty}", *args],
                                 env={**os.environ, "LD_PRELOAD": str(shim)},
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -478,3 +487,33 @@ def test_sigrok_cli_captures_the_simulated_appliance(shim, tmp_path):
                for level, length in irq_runs)
     marker_values = {pins & 0x1ffff for _, pins in logged}
     assert {word & 0x1ffff for word in words} <= marker_values
+
+
+def test_sigrok_cli_rle_captures_back_to_back_then_scan(shim, tmp_path):
+    """Two RLE captures of fewer samples than the memory holds, then a scan, with nothing
+    drained in between: the readback ends where sigrok's ols driver stops reading (its
+    sample count), so no byte is left over for the next command."""
+    build = build_soc(SuiteSettings(tests="IL_A", samples=2000),
+                      build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-sump")
+    with SocSimulation(build) as sim:
+        with Device(open_transport(sim.pty)) as device:
+            device.identify()
+            device.configure_irq(IrqSettings(period=IRQ_PERIOD, width=IRQ_WIDTH))
+        sim.release_dut()
+        for n in range(2):
+            rle = tmp_path / f"rle{n}.bin"
+            sigrok(shim, sim.pty, "--config", "samplerate=10m:rle=on", "--samples", "2048",
+                   "-O", "binary", "-o", str(rle), samples=2048, output=rle,
+                   drain_first=False)
+            assert_quiet(sim.pty)
+            words = np.fromfile(rle, "<u4").tolist()
+            assert len(words) == 2048
+            # The IRQ output's pulses (10 samples of 10 cycles each, every 200 samples)
+            # were run-length encoded: a few entries stood for the 2048 samples.
+            irq_runs = runs([word >> 17 & 1 for word in words])[1:-1]
+            assert len(irq_runs) >= 15
+            assert all(length == (IRQ_WIDTH if level else IRQ_PERIOD - IRQ_WIDTH) // 10
+                       for level, length in irq_runs)
+        scan = sigrok(shim, sim.pty, "--scan", drain_first=False)
+        assert "ols - latscope" in scan and "with 22 channels" in scan, scan
+        assert_quiet(sim.pty)
