@@ -212,8 +212,9 @@ def test_rle_splits_runs_longer_than_a_count_holds():
     # Only channels 0..7: channel 7 is the flag, a count holds up to 127.
     flags = SumpFlags.RLE | (0b1110 << SumpFlags.GROUP_DISABLE_SHIFT)
     pins = lambda now: 0x25 if now < 400 else 0x5a
-    # A read count beyond the memory (16 entries) is a host's cap: every entry comes back.
-    data, _ = exchange(setup(read=770, delay=4, flags=flags) + bytes([SumpCommand.RUN]),
+    # A read count of sigrok's cap (16 entries x 3 bytes over 1 group = 48 samples) is not
+    # its sample count: every entry comes back.
+    data, _ = exchange(setup(read=48, delay=4, flags=flags) + bytes([SumpCommand.RUN]),
                        pins=pins, expect=4, depth=16, max_cycles=3000, linger=500)
     assert len(data) == 16
     # Newest first: the count of the run still open at the end, then full runs of 128.

@@ -365,8 +365,9 @@ def test_rle_readback_stops_when_its_samples_reach_the_read_count():
     order = [flag | 5, 0x0101, 0x0202, flag | 2, 0x0303, 0x0404, flag | 0x7fff, 0x0505,
              0x0606, 0x0707, flag | 3, 0x0808, 0x0909, 0x0a0a, 0x0b0b, 0x0c0c]
     expanded = [0, 6, 7, 7, 10, 11, 11, 11 + 0x8000]    # samples after each entry
-    # A read count of the whole memory (16 entries) is a host's cap: every entry.
-    for read, entries in ((8, 5), (11, 6), (12, 8), (15, 8), (16, 16), (4 << 16, 16)):
+    # A read count of sigrok's cap, the memory (16 entries x 3 bytes) over 2 groups = 24
+    # samples, is not the host's count: every entry. Any other is a count.
+    for read, entries in ((8, 5), (11, 6), (12, 8), (16, 8), (24, 16), (4 << 16, 16)):
         sent = _readback_words(order, read, rle=True)
         assert sent == order[:entries], (read, sent)
         if entries < len(order):

@@ -32,9 +32,10 @@ class SumpReadback(wiring.Component):
     entry is one sample; with RLE a count entry ``n`` (flag: top bit of the last byte sent)
     adds ``n + 1`` samples to the value entry sent after it, and a value entry without one is
     one sample. The readback ends after the entry whose samples reach the read count, so a
-    host that stops at the count it asked for leaves nothing unread. A read count of the
-    whole memory or more is the host's cap (sigrok limits its read count to the memory
-    size, while it counts its own, possibly larger, sample limit): then every entry goes.
+    host that stops at the count it asked for leaves nothing unread. A read count equal to
+    the memory size sigrok computes (``depth * groups`` bytes over the enabled groups) is
+    its cap, not its count (it still counts its own, possibly larger, sample limit): then
+    every entry goes.
 
     Ports
     -----
@@ -68,6 +69,7 @@ class SumpReadback(wiring.Component):
             "tx": Out(stream.Signature(8)),
         })
         self._depth = depth
+        self._groups = groups
 
     def elaborate(self, platform):
         m = Module()
@@ -84,7 +86,10 @@ class SumpReadback(wiring.Component):
         word = Signal(SUMP_MAX_GROUPS * SUMP_GROUP_BITS)
         is_count = Signal()
         samples_left = Signal(len(read_left))
-        counting = Signal()                     # the read count is below the memory size
+        counting = Signal()                     # the read count is not sigrok's cap
+        enabled_count = sum(self.settings.enabled[:self._groups])
+        caps = Array(self._depth * self._groups // n if n else 0
+                     for n in range(self._groups + 1))
         next_samples = Signal(len(read_left) + 1, init=1)
         count_bits = len(next_samples) - 1
         group_last = self.settings.last.bit_select(group, 1)
@@ -95,7 +100,7 @@ class SumpReadback(wiring.Component):
                         read_left.eq(Mux(read_entries < self.filled, read_entries,
                                          self.filled)),
                         samples_left.eq(read_entries),
-                        counting.eq(read_entries < self._depth),
+                        counting.eq(read_entries != caps[enabled_count]),
                         next_samples.eq(1),
                         self.read_addr.eq(self.write_addr - 1),
                         step.eq(_Step.FETCH),
