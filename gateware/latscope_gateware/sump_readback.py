@@ -93,6 +93,12 @@ class SumpReadback(wiring.Component):
         next_samples = Signal(len(read_left) + 1, init=1)
         count_bits = len(next_samples) - 1
         group_last = self.settings.last.bit_select(group, 1)
+        # Registered ahead of COUNT (its inputs change only in START and COUNT, at least 6
+        # cycles apart), which keeps the comparison's carry chain off the stop decision.
+        reached = Signal()
+        samples_after = Signal.like(samples_left)
+        m.d.sync += [reached.eq(next_samples >= samples_left),
+                     samples_after.eq(samples_left - next_samples)]
         with m.Switch(step):
             with m.Case(_Step.START):
                 with m.If(~self.writing):
@@ -134,10 +140,10 @@ class SumpReadback(wiring.Component):
                     m.d.sync += [next_samples.eq(Mux(saturated, 1 << count_bits,
                                                      word[:count_bits] + 1)),
                                  step.eq(_Step.FETCH)]
-                with m.Elif(counting & (next_samples >= samples_left)):
+                with m.Elif(counting & reached):
                     m.d.sync += step.eq(_Step.IDLE)
                 with m.Else():
-                    m.d.sync += [samples_left.eq(samples_left - next_samples),
+                    m.d.sync += [samples_left.eq(samples_after),
                                  next_samples.eq(1), step.eq(_Step.FETCH)]
         with m.If(self.start):
             m.d.sync += step.eq(_Step.START)
