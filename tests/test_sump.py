@@ -45,10 +45,10 @@ def setup(*, divider=0, read=64, delay=64, flags=NO_GROUP_3, mask=0, value=0):
 
 
 def exchange(message, *, pins=lambda cycle: 0, expect, depth=64, clock_hz=100_000_000,
-             max_cycles=20_000):
+             max_cycles=20_000, linger=0):
     """Sends ``message`` one byte every 2 cycles while ``pins(cycle)`` drives the sample
-    input; returns the first ``expect`` bytes the engine sends and the cycle the last byte
-    (RUN) arrived in."""
+    input; returns the first ``expect`` bytes the engine sends (with ``linger``: every byte
+    sent until ``linger`` cycles after those) and the cycle the last byte (RUN) arrived in."""
     dut = SumpEngine(channels=CHANNELS, depth=depth, clock_hz=clock_hz)
     out, state = [], {"cycle": 0, "run": None}
 
@@ -66,6 +66,8 @@ def exchange(message, *, pins=lambda cycle: 0, expect, depth=64, clock_hz=100_00
                 break
             await ctx.tick()
         assert len(out) >= expect, f"engine sent {len(out)} bytes, expected {expect}"
+        if linger:
+            await ctx.tick().repeat(linger)
 
     async def drive(ctx):
         async for _ in ctx.tick():
@@ -73,7 +75,7 @@ def exchange(message, *, pins=lambda cycle: 0, expect, depth=64, clock_hz=100_00
             ctx.set(dut.sample, pins(state["cycle"]))
 
     run(dut, host, processes=[drive, byte_collector(dut.tx, out)])
-    return bytes(out[:expect]), state["run"]
+    return bytes(out if linger else out[:expect]), state["run"]
 
 
 def samples(data, groups=3):
@@ -177,30 +179,48 @@ def runs(values):
     return [(value, len(list(group))) for value, group in itertools.groupby(values)]
 
 
+def assert_ends_at_the_read_count(data, read, groups=3):
+    """The RLE readback ends with the value entry whose samples reach the read count, as
+    sigrok's ols driver counts them (it reads nothing after that)."""
+    words = samples(data, groups)
+    flag = 1 << (8 * groups - 1)
+    assert not words[-1] & flag
+    before = words[:-2] if len(words) > 1 and words[-2] & flag else words[:-1]
+    assert len(rle_decode(data, groups)) >= read > len(rle_decode(
+        b"".join(w.to_bytes(groups, "little") for w in before), groups))
+
+
 def test_rle_capture_decodes_to_the_samples():
-    # Value k lasts k + 1 cycles; channel 23, the RLE flag, stays 0.
-    edges = list(itertools.accumulate(range(1, 60)))
-    pins = lambda now: bisect.bisect_right(edges, now) * 0x10101
-    data, _ = exchange(setup(read=32, delay=32, flags=SumpFlags.RLE | NO_GROUP_3)
-                       + bytes([SumpCommand.RUN]), pins=pins, expect=32 * 3)
+    # Value v (0..63 in each group; channel 23, the RLE flag, stays 0) lasts v % 8 + 1
+    # cycles, then v + 1 follows.
+    edges = list(itertools.accumulate(k % 8 + 1 for k in range(2000)))
+    pins = lambda now: bisect.bisect_right(edges, now) % 64 * 0x10101
+    # 100 samples, below the memory's 128 entries: the readback ends at the read count.
+    data, _ = exchange(setup(read=100, delay=16, flags=SumpFlags.RLE | NO_GROUP_3)
+                       + bytes([SumpCommand.RUN]), pins=pins, expect=3, depth=128,
+                       linger=3000)
+    assert_ends_at_the_read_count(data, 100)
     got = runs(rle_decode(data))
-    # 32 entries: a value and its count per run (the oldest count's value is not read back).
-    assert len(got) == 16
+    # A value and its count per run; the oldest run is cut at the read count.
+    assert len(got) >= 15
     first = got[0][0] // 0x10101
-    assert got[1:-1] == [((first + n) * 0x10101, first + n + 1) for n in range(1, 15)]
+    values = [(first + n) % 64 for n in range(1, len(got) - 1)]
+    assert got[1:-1] == [(v * 0x10101, v % 8 + 1) for v in values]
 
 
 def test_rle_splits_runs_longer_than_a_count_holds():
     # Only channels 0..7: channel 7 is the flag, a count holds up to 127.
     flags = SumpFlags.RLE | (0b1110 << SumpFlags.GROUP_DISABLE_SHIFT)
     pins = lambda now: 0x25 if now < 400 else 0x5a
-    data, _ = exchange(setup(read=16, delay=16, flags=flags) + bytes([SumpCommand.RUN]),
-                       pins=pins, expect=16, max_cycles=2000)
-    # Newest first: the sample that opened the last run, then full runs of 128 (count 127).
-    assert data[:10] == bytes([0x5a, 0x80 | 127]) * 5
-    (old, old_length), (new, new_length) = runs(rle_decode(data, groups=1))
-    assert (old, new, new_length) == (0x25, 0x5a, 5 * 128 + 1)
-    assert 128 < old_length <= 2 * 128      # the oldest count's value was not read back
+    # A read count of sigrok's cap (16 entries x 3 bytes over 1 group = 48 samples) is not
+    # its sample count: every entry comes back.
+    data, _ = exchange(setup(read=48, delay=4, flags=flags) + bytes([SumpCommand.RUN]),
+                       pins=pins, expect=4, depth=16, max_cycles=3000, linger=500)
+    assert len(data) == 16
+    # Newest first: the count of the run still open at the end, then full runs of 128.
+    assert data[0] & 0x80 and data[1] == 0x5a
+    assert data[2:] == bytes([0x80 | 127, 0x5a]) * 7
+    assert runs(rle_decode(data, groups=1)) == [(0x5a, (data[0] & 0x7f) + 1 + 7 * 128)]
 
 
 def test_reset_ends_an_rle_readback_at_once_and_id_answers_cleanly():
@@ -331,7 +351,14 @@ def drain(pty, quiet=0.2):
             pass
 
 
-def sigrok(shim, pty, *args, samples=None, output=None, attempts=3):
+def assert_quiet(pty, quiet=0.5):
+    """Nothing more comes from the appliance within ``quiet`` seconds."""
+    with open_transport(pty, timeout=quiet) as port:
+        left = port.read(4096)
+    assert not left, f"{len(left)}+ bytes still came after sigrok-cli ended"
+
+
+def sigrok(shim, pty, *args, samples=None, output=None, attempts=3, drain_first=True):
     """Runs sigrok-cli on the simulated appliance; returns its output.
 
     The ols driver gives a device 10 ms to answer ID when probing and ends a readback after
@@ -339,9 +366,11 @@ def sigrok(shim, pty, *args, samples=None, output=None, attempts=3):
     loaded machine it can miss these windows. Such a run (no device found, or fewer samples
     than asked for) is repeated; any other failure is not."""
     for _ in range(attempts):
-        # What an earlier readback still had on the way (an RLE capture ends in sigrok once
-        # it has the samples asked for; the rest of the readback keeps coming).
-        drain(pty)
+        # What an earlier readback still had on the way (an RLE capture of more samples than
+        # the memory holds ends in sigrok once it has them; the rest of the readback keeps
+        # coming).
+        if drain_first:
+            drain(pty)
         result = subprocess.run(["sigrok-cli", "-d", f"ols:conn={pty}", *args],
                                 env={**os.environ, "LD_PRELOAD": str(shim)},
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -459,3 +488,33 @@ def test_sigrok_cli_captures_the_simulated_appliance(shim, tmp_path):
                for level, length in irq_runs)
     marker_values = {pins & 0x1ffff for _, pins in logged}
     assert {word & 0x1ffff for word in words} <= marker_values
+
+
+def test_sigrok_cli_rle_captures_back_to_back_then_scan(shim, tmp_path):
+    """Two RLE captures of fewer samples than the memory holds, then a scan, with nothing
+    drained in between: the readback ends where sigrok's ols driver stops reading (its
+    sample count), so no byte is left over for the next command."""
+    build = build_soc(SuiteSettings(tests="IL_A", samples=2000),
+                      build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-sump")
+    with SocSimulation(build) as sim:
+        with Device(open_transport(sim.pty)) as device:
+            device.identify()
+            device.configure_irq(IrqSettings(period=IRQ_PERIOD, width=IRQ_WIDTH))
+        sim.release_dut()
+        for n in range(2):
+            rle = tmp_path / f"rle{n}.bin"
+            sigrok(shim, sim.pty, "--config", "samplerate=10m:rle=on", "--samples", "2048",
+                   "-O", "binary", "-o", str(rle), samples=2048, output=rle,
+                   drain_first=False)
+            assert_quiet(sim.pty)
+            words = np.fromfile(rle, "<u4").tolist()
+            assert len(words) == 2048
+            # The IRQ output's pulses (10 samples of 10 cycles each, every 200 samples)
+            # were run-length encoded: a few entries stood for the 2048 samples.
+            irq_runs = runs([word >> 17 & 1 for word in words])[1:-1]
+            assert len(irq_runs) >= 15
+            assert all(length == (IRQ_WIDTH if level else IRQ_PERIOD - IRQ_WIDTH) // 10
+                       for level, length in irq_runs)
+        scan = sigrok(shim, sim.pty, "--scan", drain_first=False)
+        assert "ols - latscope" in scan and "with 22 channels" in scan, scan
+        assert_quiet(sim.pty)

@@ -331,3 +331,47 @@ def test_readback_sends_the_newest_entries_first_in_enabled_groups():
     assert out[:len(first) + len(second)] == first + second
     stopped = out[len(first) + len(second):]
     assert 0 < len(stopped) < len(first) and stopped == first[:len(stopped)]
+
+
+def _readback_words(order, read_entries, *, rle):
+    """Reads ``order`` (entries newest first, groups 0 and 1; with RLE group 1's top bit is
+    the count flag) back with the read count ``read_entries``; returns the 16-bit words
+    sent."""
+    depth = len(order)
+    memory = order[::-1]            # the newest entry is just below write_addr 0
+    dut = SumpReadback(groups=3, depth=depth)
+    out = []
+
+    async def memory_port(ctx):
+        async for _clk, _rst, address in ctx.tick().sample(dut.read_addr):
+            ctx.set(dut.read_data, memory[address])
+
+    async def testbench(ctx):
+        _set(ctx, dut.settings, enabled=0b0011, rle=rle, last=0b010, read_entries=read_entries)
+        ctx.set(dut.filled, depth)
+        await _pulse(ctx, dut.start)
+        await ctx.tick().repeat(12 * depth + 20)
+
+    run(dut, testbench, processes=[memory_port,
+                                   byte_collector(dut.tx, out, ready=lambda n: n % 3 != 1)])
+    assert len(out) % 2 == 0
+    return [out[i] | out[i + 1] << 8 for i in range(0, len(out), 2)]
+
+
+def test_rle_readback_stops_when_its_samples_reach_the_read_count():
+    # sigrok's ols driver, in RLE mode, adds count + 1 samples per value entry and reads
+    # nothing more once it has the read count: the readback sends exactly up to there.
+    flag = 0x8000
+    order = [flag | 5, 0x0101, 0x0202, flag | 2, 0x0303, 0x0404, flag | 0x7fff, 0x0505,
+             0x0606, 0x0707, flag | 3, 0x0808, 0x0909, 0x0a0a, 0x0b0b, 0x0c0c]
+    expanded = [0, 6, 7, 7, 10, 11, 11, 11 + 0x8000]    # samples after each entry
+    # A read count of sigrok's cap, the memory (16 entries x 3 bytes) over 2 groups = 24
+    # samples, is not the host's count: every entry. Any other is a count.
+    for read, entries in ((8, 5), (11, 6), (12, 8), (16, 8), (24, 16), (4 << 16, 16)):
+        sent = _readback_words(order, read, rle=True)
+        assert sent == order[:entries], (read, sent)
+        if entries < len(order):
+            assert expanded[entries - 1] >= read > expanded[entries - 2]
+    # Without RLE every entry is one sample: read count entries.
+    assert _readback_words(order, 5, rle=False) == order[:5]
+

@@ -48,8 +48,8 @@ class SumpEngine(wiring.Component):
     a ring. Once ``read count - delay count`` entries (the part before the trigger) are in
     memory, the first sample that matches trigger stage 0 (``sample & mask == value & mask``;
     mask 0 matches at once) starts the post-trigger count (delay count entries, the trigger
-    sample being the first); then the newest ``min(read count, entries written)`` entries go
-    out newest first, each as the bytes of its enabled groups, channel group 0 first.
+    sample being the first); then the newest ``min(read count, entries written)`` entries
+    (with RLE: see below) go out newest first, each as the bytes of its enabled groups, channel group 0 first.
 
     Sample ticks: the divider counts periods of ``SUMP_REFERENCE_HZ``, as sigrok computes it,
     so a tick comes every ``(divider + 1) * clock_hz / SUMP_REFERENCE_HZ`` cycles on average
@@ -58,7 +58,10 @@ class SumpEngine(wiring.Component):
     RLE (flag bit 8): the top channel of the highest enabled group becomes the count flag, as
     in the original OLS; an entry with it set is a count ``n``: the value next to it in the
     readback (the older one) lasted ``n + 1`` samples. Counts saturate at what the enabled
-    groups hold (a longer run is split). Pre- and post-trigger counts are in entries.
+    groups hold (a longer run is split). Pre- and post-trigger counts are in entries; the
+    readback ends once its entries stand for ``read count`` samples (as sigrok's ols driver
+    counts them), unless the read count is sigrok's cap, the memory size over the enabled
+    groups (see :class:`.sump_readback.SumpReadback`).
 
     Parts: :class:`.sump_commands.SumpCommandParser` (bytes to commands),
     :class:`.sump_commands.SumpConfiguration` (the settings),
