@@ -36,6 +36,17 @@ void cm_console_hex(uint32_t v)
 	board_console_write(buf);
 }
 
+/* A board with no host to tell: print the exit code and stop. */
+void cm_halt(int code)
+{
+	board_console_write("exit ");
+	cm_console_hex((uint32_t)code);
+	board_console_write("\n");
+	__asm__ volatile("cpsid i");
+	for (;;)
+		__asm__ volatile("wfi");
+}
+
 /* Any fault is a bug: report the stacked pc and end the program. */
 static void cm_fault_isr(void)
 {

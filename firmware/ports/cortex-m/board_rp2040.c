@@ -117,12 +117,7 @@ void board_console_write(const char *s)
 /* No host to tell: print the code and stop. */
 void board_exit(int code)
 {
-	board_console_write("exit ");
-	cm_console_hex((uint32_t)code);
-	board_console_write("\n");
-	__asm__ volatile("cpsid i");
-	for (;;)
-		__asm__ volatile("wfi");
+	cm_halt(code);
 }
 
 void _exit(int code)

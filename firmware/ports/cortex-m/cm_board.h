@@ -41,5 +41,6 @@ int cm_board_line_of(unsigned nvic_irq);
 /* Provided by arch_cm.c for boards. */
 void cm_nvic_enable(unsigned irq, bool enable);
 void cm_console_hex(uint32_t v);
+void cm_halt(int code) __attribute__((noreturn));
 
 #endif /* CM_BOARD_H */
