@@ -6,9 +6,9 @@ PYTHON := .venv/bin/python
 .PHONY: setup demo test bench clean bitstream bitstreams-all program install-decoders pty-shim
 
 # FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
-# [VARIANT=12F|25F|45F|85F for the ULX3S] [SEED=n]; fails when timing is not met.
+# [VARIANT=12F|25F|45F|85F for the ULX3S] [SEED=n: default the board's]; fails when timing is not met.
 BOARD ?= ice40-hx8k-b-evn
-SEED ?= 1
+SEED ?=
 BOARD_OPTS = $(if $(VARIANT),--variant $(VARIANT))
 
 setup:
@@ -32,7 +32,7 @@ clean:
 	rm -rf build sim/build .pytest_cache
 
 bitstream: setup
-	$(PYTHON) -m latscope_boards build $(BOARD) $(BOARD_OPTS) --seed $(SEED)
+	$(PYTHON) -m latscope_boards build $(BOARD) $(BOARD_OPTS) $(if $(SEED),--seed $(SEED))
 
 bitstreams-all: setup
 	$(PYTHON) -m latscope_boards build ice40-hx8k-b-evn

@@ -1,8 +1,8 @@
 """``python -m latscope_boards``: build, program and document latscope's FPGA boards.
 
     build BOARD     bitstream with the YoWASP tools; prints utilisation and Fmax, exits 1
-                    if Fmax is below the capture clock; a build as shipped (seed 1, default
-                    clock and variant) is recorded in boards/results/BOARD.json
+                    if Fmax is below the capture clock; a build as shipped (the board's seed,
+                    default clock and variant) is recorded in boards/results/BOARD.json
     program BOARD   prints and runs the programming command (openFPGALoader)
     pinout BOARD    the pin-out table of docs/boards.md (Markdown)
     table           the utilisation/Fmax table of docs/boards.md, from boards/results/*.json
@@ -33,10 +33,12 @@ def _build(args):
     board = _board(args)
     print(f"building {board.title}: capture clock {board.clock_hz / 1e6:g} MHz, "
           f"UART {board.baud / 1e6:g} Mbaud (divisor {board.uart_divisor})", flush=True)
-    result = build(board, build_dir=args.build_dir, seed=args.seed, verbose=args.verbose)
+    seed = board.seed if args.seed is None else args.seed
+    result = build(board, build_dir=args.build_dir, seed=seed, verbose=args.verbose)
     print(format_result(result, board.family))
-    # The docs' table is of each board as shipped: default clock and variant, seed 1.
-    if args.record and args.seed == 1 and args.clock_hz is None and args.variant is None:
+    # The docs' table is of each board as shipped: default clock and variant, its seed.
+    if (args.record and seed == board.seed and args.clock_hz is None
+            and args.variant is None):
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
         path = RESULTS_DIR / f"{board.name}.json"
         path.write_text(json.dumps(result.to_json(), indent=2) + "\n")
@@ -88,7 +90,8 @@ def main(argv=None):
         command.add_argument("--clock-hz", type=int, help="capture clock (default: the board's)")
         command.add_argument("--build-dir", help="default: build/boards/BOARD")
         if name == "build":
-            command.add_argument("--seed", type=int, default=1, help="nextpnr seed")
+            command.add_argument("--seed", type=int, default=None,
+                                 help="nextpnr seed (default: the board's shipped seed)")
             command.add_argument("--verbose", action="store_true", help="show the tools' output")
             command.add_argument("--no-record", dest="record", action="store_false",
                                  help="do not update boards/results/BOARD.json")

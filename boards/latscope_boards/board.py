@@ -90,6 +90,9 @@ class Board:
     ddr_inputs : sample the marker strobe and edge channels on both clock edges (ECP5
         IDDRX1F); stamps then carry a half-cycle bit (identify ``stamp_shift`` 1).
     sump_depth : samples of the SUMP device mode's memory (block RAM); 0: no SUMP mode.
+    seed : the nextpnr placement seed of the shipped build (``make bitstream`` without
+        ``SEED``; the one recorded in boards/results and docs/boards.md). Placement decides
+        Fmax on the fullest boards: a board whose seed 1 misses its clock ships another.
     """
     name: str
     title: str
@@ -108,6 +111,7 @@ class Board:
     link: str
     ddr_inputs: bool = False
     sump_depth: int = 512
+    seed: int = 1
     notes: tuple = field(default=())
 
     def __post_init__(self):

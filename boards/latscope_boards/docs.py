@@ -24,7 +24,7 @@ def results_table(results_dir):
     """Markdown: utilisation and Fmax of each board's recorded build (``BOARD.json``)."""
     # Deterministic figures only (same tools, same seed, same numbers), so a rebuild does not
     # make the docs stale; build times vary and are in the bench's output instead.
-    lines = ["| board | device | capture clock | Fmax (seed 1) | logic | block RAM | I/O | "
+    lines = ["| board | device | capture clock | Fmax (shipped seed) | logic | block RAM | I/O | "
              "nextpnr |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name in BOARDS:
@@ -45,6 +45,6 @@ def results_table(results_dir):
         tools = f"{nextpnr} {result['tool_versions'].get(nextpnr, '?')}"
         lines.append(
             f"| {result['title']} | {result['device']} | {result['clock_hz'] / 1e6:g} MHz | "
-            f"{result['fmax_mhz']:.1f} MHz ({verdict}) | {logic} | {used.get('BRAM', '')} | "
+            f"{result['fmax_mhz']:.1f} MHz ({verdict}, seed {result['seed']}) | {logic} | {used.get('BRAM', '')} | "
             f"{used.get('I/O', '')} | {tools} |")
     return "\n".join(lines)
