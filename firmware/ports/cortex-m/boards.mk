@@ -41,16 +41,10 @@ CM_LDFLAGS := -Wl,--defsym=__flash=0x20000000 -Wl,--defsym=__flash_size=0xC000 \
               -Wl,--defsym=__ram=0x2000C000 -Wl,--defsym=__ram_size=0x36000
 CM_BOARD_SRC := ports/cortex-m/board_rp2040.c ports/cortex-m/rp2040_entry.S
 CM_MARKER_DIR := rp2040
-else ifeq ($(CM_BOARD),qemu-stm32)
-CM_ARCH := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft
-CM_DEFS := -DCM_QEMU
-CM_ARENA_KIB ?= 48
-CM_SUITE_DEFS := -DSUITE_STACK=320u -DSUITE_SEO_F_MAX=128u
-CM_LDFLAGS := $(CM_QEMU_LD) --crt0=semihost --oslib=semihost
-CM_BOARD_SRC := ports/cortex-m/board_stm32f4.c
-CM_MARKER_DIR := stm32f4
-else ifeq ($(CM_BOARD),qemu-m0plus)
-CM_ARCH := -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft
+else ifneq ($(filter qemu-stm32 qemu-m0plus,$(CM_BOARD)),)
+# The Nucleo's sizes under QEMU; qemu-m0plus runs the RP2040's ARMv6-M code on the same model.
+CM_ARCH := -mcpu=$(if $(filter qemu-m0plus,$(CM_BOARD)),cortex-m0plus,cortex-m4) -mthumb \
+           -mfloat-abi=soft
 CM_DEFS := -DCM_QEMU
 CM_ARENA_KIB ?= 48
 CM_SUITE_DEFS := -DSUITE_STACK=320u -DSUITE_SEO_F_MAX=128u
