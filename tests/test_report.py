@@ -189,6 +189,9 @@ def test_compare(captures, tmp_path, capsys):
         a, b = table["runs"]
         assert a["present"] and b["present"] and "diff" not in a
         for key in compare.COMPARED:
+            if a["stats"][key] is None:                # a percentile not reported
+                assert b["diff"][key] is None
+                continue
             assert b["diff"][key] == pytest.approx(b["stats"][key] - a["stats"][key])
     assert main(["compare", *map(str, captures), "--json", "-o", str(tmp_path)]) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -219,3 +222,39 @@ def test_maximum_per_interval(captures, tmp_path):
                  str(interval)]) == 0
     assert (tmp_path / "figures" / "IL-a-1.maxima.svg").exists()
     assert "IL-a-1.maxima.svg" in (tmp_path / "report.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def il_capture(tmp_path_factory):
+    """IL_A alone with 120 samples a table: p50 and p99 reported, p99.9 not."""
+    path = tmp_path_factory.mktemp("il") / "il.lsc"
+    native_suite_capture(path, 120, tests="IL_A")
+    return path
+
+
+def test_percentile_rule_in_every_output(il_capture, tmp_path, capsys):
+    """The same rule (accumulate.PERCENTILES) in JSON, CSV, text, Markdown, HTML and the
+    comparison: a percentile below its sample count is null / empty / "–"."""
+    document, paths = write_report(il_capture, tmp_path / "r", figures=False)
+    row = next(r for r in document["tables"] if r["name"] == "IL-a-1")
+    assert 120 <= row["samples"] < 1000
+    ns = analyze(*(lambda c: (c.events, c.stamp_hz))(load_capture(il_capture)))["IL-a-1"].ns()
+    assert row["p99_ns"] == np.percentile(ns, 99) and row["p999_ns"] is None
+    assert row["p999_ci_ns"] is None and len(row["p99_ci_ns"]) == 2
+    low, high = row["p99_ci_ns"]
+    assert low <= row["p99_ns"] and (high is None or row["p99_ns"] <= high)
+    line = next(r for r in csv.DictReader(paths["csv"].open()) if r["name"] == "IL-a-1")
+    assert float(line["p99_ns"]) == row["p99_ns"] and line["p999_ns"] == ""
+    assert float(line["p99_ci_low_ns"]) == low and line["p999_ci_low_ns"] == ""
+    assert main(["analyze", str(il_capture)]) == 0
+    text = capsys.readouterr().out
+    cells = next(l for l in text.splitlines() if l.startswith("IL-a-1 ")).split()
+    assert cells[7] == f"{row['p99_ns']:.1f}" and cells[8] == "–"
+    assert "p99.9 from 1000 samples" in text
+    assert "p99.9 from 1000 samples" in paths["markdown"].read_text()
+    page = paths["html"].read_text()
+    assert "p99.9 from 1000 samples" in page and "<td>p99.9</td><td class=num>–</td>" in page
+    runs = compare.load_runs([il_capture, il_capture], ["A", "B"])
+    table = next(t for t in compare.comparison(runs)["tables"] if t["name"] == "IL-a-1")
+    assert table["runs"][1]["stats"]["p999_ns"] is None
+    assert table["runs"][1]["diff"]["p999_ns"] is None

@@ -36,6 +36,7 @@ STROBE = 1 << 16
 START, END, ISR_ENTRY, ISR_EXIT, T1, T2, THREAD, PARAM = range(8)
 IL_A, IDL_B, TSL_A = 1, 2, 3
 KERNEL = 16             # the kernel's marker KERNEL/ISR_ENTRY: it calls a handler now
+#                         (its tick markers, KERNEL/T1 and T2, pair with nothing)
 #: test -> [(table name, A, B)]; A/B: "irq", "handler" (the kernel's marker) or a point.
 RULES = {
     IL_A: [("IL-a-1", "irq", ISR_ENTRY), ("ILH-a-1", "irq", "handler"),
@@ -87,6 +88,8 @@ def simple_pairing(events):
     tables = {}
     for cycle, kind, value in events:
         if kind == "marker" and value >> 10 == KERNEL:
+            if (value >> 7) & 7 != ISR_ENTRY:
+                continue
             targets, point = list(windows.items()), "handler"
         elif kind == "marker":
             test, point, arg = value >> 10, (value >> 7) & 7, value & 0x7F

@@ -22,7 +22,12 @@ and the bounded analysis agree to the last bit) are those of the nanosecond valu
 * avg: their exact mean, rounded once to a double;
 * std: the square root of their exact population variance, rounded once to a double;
 * p50, p99, p99.9: numpy's default ``np.percentile`` (linear interpolation between the
-  order statistics at ``(n - 1) * q``, numpy's exact formula), found from the value counts.
+  order statistics at ``(n - 1) * q``, numpy's exact formula), found from the value counts,
+  and only where the sample count supports them (:data:`PERCENTILES`: a percentile q from
+  ``1 / (1 - q)`` samples up, so p50 from 2, p99 from 100, p99.9 from 1000; with fewer
+  samples fewer than one is expected above it, and the figure would only repeat the
+  maximum). Each one reported comes with a distribution-free :data:`CONFIDENCE` interval
+  from order statistics (:func:`quantile_ranks`).
 
 The mean and the standard deviation are thus independent of the order of summation: numpy's
 ``mean`` gives the same mean whenever its float sum is exact (e.g. whole nanoseconds, below
@@ -33,15 +38,63 @@ import math
 
 import numpy as np
 
-__all__ = ["KEEP_POINTS", "ENVELOPE_BUCKETS", "PERCENTILES", "TableAccumulator",
-           "stats_of_counts", "percentile_of_counts", "merge_counts"]
+__all__ = ["KEEP_POINTS", "ENVELOPE_BUCKETS", "PERCENTILES", "CONFIDENCE", "TableAccumulator",
+           "stats_of_counts", "percentile_of_counts", "percentile_supported", "quantile_ranks", "ci_key",
+           "merge_counts"]
 
 #: Samples kept one by one for the time series (plots.MAX_POINTS draws up to this many).
 KEEP_POINTS = 20_000
 #: Buckets of the sample-index envelope (plots draw up to MAX_POINTS // 4 slices).
 ENVELOPE_BUCKETS = 8192
-#: Percentiles of a table row: (key, q).
-PERCENTILES = (("p50_ns", 50), ("p99_ns", 99), ("p999_ns", 99.9))
+#: Percentiles of a table row: (key, q in percent, fewest samples). THE rule of every
+#: output (text, CSV, JSON, HTML, compare, sweep, live): a percentile q is reported only
+#: from 1 / (1 - q) samples up (docs/tests.md, "Statistics"); below, it is null ("–").
+PERCENTILES = (("p50_ns", 50, 2), ("p99_ns", 99, 100), ("p999_ns", 99.9, 1000))
+#: Coverage of the confidence interval given with every reported percentile.
+CONFIDENCE = 0.95
+
+
+def percentile_supported(q, n):
+    """Whether a table of ``n`` samples reports percentile ``q`` (:data:`PERCENTILES`)."""
+    fewest = next(f for _, p, f in PERCENTILES if p == q)
+    return n >= fewest
+
+
+def _binomial_cdf_window(n, p):
+    """(first k, cumulative probabilities P(B <= k) for k = first, first + 1, ...) of
+    B ~ Binomial(n, p), over every k whose probability is not below 1e-300 relative to
+    the mode's: from the mode outwards by the ratio of neighbouring probabilities, in
+    logarithms (exact to rounding; the mass outside is far below a double's resolution)."""
+    mode = min(n, int((n + 1) * p))
+    spread = int(40 * math.sqrt(n * p * (1 - p))) + 40
+    low, high = max(0, mode - spread), min(n, mode + spread)
+    log_mode = (math.lgamma(n + 1) - math.lgamma(mode + 1) - math.lgamma(n - mode + 1)
+                + mode * math.log(p) + (n - mode) * math.log1p(-p))
+    up = np.arange(mode, high, dtype=np.float64)             # k -> k + 1
+    down = np.arange(mode, low, -1, dtype=np.float64)        # k -> k - 1
+    log_odds = math.log(p) - math.log1p(-p)
+    log_up = np.cumsum(np.log(n - up) - np.log(up + 1) + log_odds)
+    log_down = np.cumsum(np.log(down) - np.log(n - down + 1) - log_odds)
+    log_pmf = np.concatenate([log_down[::-1], [0.0], log_up]) + log_mode
+    return low, np.cumsum(np.exp(log_pmf))
+
+
+def quantile_ranks(n, q, confidence=CONFIDENCE):
+    """Ranks (l, u), 1-based, of the order statistics X(l) <= X(u) of ``n`` samples that
+    hold the ``q`` percent quantile of their distribution with probability at least
+    ``confidence``, whatever the distribution (continuous): P(l <= B < u) for
+    B ~ Binomial(n, q / 100), the number of samples below the quantile, with l the largest
+    rank and u the smallest such that each tail is at most (1 - confidence) / 2. l is None
+    when even X(1) is not low enough (the interval is open below the minimum), u None when
+    even X(n) is not high enough (open above the maximum)."""
+    tail = (1 - confidence) / 2
+    first, cdf = _binomial_cdf_window(n, q / 100)
+    # F(l - 1) <= tail: the largest such l; F(u - 1) >= 1 - tail: the smallest such u.
+    below = np.flatnonzero(cdf <= tail)
+    lower = first + int(below[-1]) + 1 if len(below) else first
+    above = np.flatnonzero(cdf >= 1 - tail)
+    upper = first + int(above[0]) + 1 if len(above) else n + 1
+    return (lower if lower >= 1 else None), (upper if upper <= n else None)
 
 
 def merge_counts(values, counts, new_values, new_counts=None):
@@ -125,6 +178,11 @@ def _sqrt_ratio(numerator, denominator):
     return (2 * root + 1) / (1 << (shift // 2 + 1))
 
 
+def ci_key(key):
+    """The row key of a percentile's confidence interval: ``p99_ns`` -> ``p99_ci_ns``."""
+    return key.replace("_ns", "_ci_ns")
+
+
 def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0):
     """A table row's statistics (ns) from exact value counts: see the module doc.
     ``discarded``: pairs dropped for a loss between them, ``discarded_by_holes``: of those,
@@ -144,8 +202,15 @@ def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0)
     std = _sqrt_ratio(variance_numerator, (n * denominator) ** 2)
     cumulative = np.cumsum(counts)
     row = {"samples": n, "min_ns": ns[0], "max_ns": ns[-1], "avg_ns": mean, "std_ns": std}
-    for key, q in PERCENTILES:
+    for key, q, fewest in PERCENTILES:
+        ci = ci_key(key)
+        if n < fewest:
+            row[key] = row[ci] = None
+            continue
         row[key] = percentile_of_counts(values, cumulative, q, ns_per_stamp)
+        row[ci] = [None if rank is None else
+                   float(_order_statistic(values, cumulative, rank - 1)) * ns_per_stamp
+                   for rank in quantile_ranks(n, q)]
     row["discarded"] = discarded
     row["discarded_by_holes"] = discarded_by_holes
     return row

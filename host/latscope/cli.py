@@ -391,7 +391,8 @@ def _analyze_options(p):
                      "resyncs of the capture.")
 def cmd_analyze(args):
     """The sample tables of a capture (docs/tests.md) as text, CSV or JSON on stdout."""
-    from .report import csv_text, holes_text, integrity_line, load_tables, results, text_table
+    from .report import (csv_text, holes_text, integrity_line, load_tables, results,
+                         statistics_note, text_table)
 
     capture, tables = load_tables(args.capture, args.loop)
     document = results(capture, tables)
@@ -405,6 +406,8 @@ def cmd_analyze(args):
               f"at {device.get('clock_hz', 0) / 1e6:g} MHz ({device.get('board', '?')})")
         print(text_table(document["tables"]) if document["tables"]
               else "no test of the suite in this capture")
+        if document["tables"]:
+            print(statistics_note())
         print(integrity_line(integrity))
         if integrity["holes"]:
             print(holes_text(integrity))
@@ -431,7 +434,7 @@ def _report_options(p):
                      "(docs/results-schema.md) and figures/ (PNG, SVG) into a directory; "
                      "print the tables.")
 def cmd_report(args):
-    from .report import REPORT_FILES, text_table, write_report
+    from .report import REPORT_FILES, statistics_note, text_table, write_report
 
     new_files_in(args.output, REPORT_FILES, args.force)
     document, paths = write_report(args.capture, args.output, figures=not args.no_figures,
@@ -441,6 +444,8 @@ def cmd_report(args):
     else:
         print(text_table(document["tables"]) if document["tables"]
               else "no test of the suite in this capture")
+        if document["tables"]:
+            print(statistics_note())
     print(f"wrote {paths['html']} (and report.md, results.csv, results.json"
           f"{', figures/' if not args.no_figures else ''}) in {args.output}", file=sys.stderr)
     return 0

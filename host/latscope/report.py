@@ -18,19 +18,20 @@ import json
 from pathlib import Path
 
 from . import __version__, plots
-from .accumulate import TableAccumulator
+from .accumulate import CONFIDENCE, PERCENTILES, TableAccumulator, ci_key
 from .capture_analysis import CaptureBatches, CaptureSummary, analyze_capture
 from .capture_file import Capture
 from .identity import Identity
 from .loop import loop_events, loop_table, tables_with_loop
 
-__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "REPORT_FILES", "results", "load_tables",
-           "text_table", "integrity_line", "holes_text", "write_json", "csv_text", "write_csv",
+__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "CI_COLUMNS", "REPORT_FILES", "results",
+           "load_tables", "statistics_note", "text_table", "integrity_line", "holes_text", "write_json", "csv_text", "write_csv",
            "write_markdown", "write_html", "write_report"]
 
 #: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
-#: they discarded.
-SCHEMA_VERSION = 2
+#: they discarded; 3 the percentile rule (null below its sample count) with confidence
+#: intervals, and per table its flagged samples and worst samples.
+SCHEMA_VERSION = 3
 #: Holes listed one by one in text output (JSON lists them all).
 HOLES_SHOWN = 10
 
@@ -65,6 +66,31 @@ DESCRIPTIONS = {
             "of the GPIO its handler toggles, read on an edge channel; includes the "
             "handler's own GPIO write",
 }
+
+
+#: CSV columns of the percentiles' confidence intervals: (column, row key, 0 low / 1 high).
+CI_COLUMNS = [(ci_key(key).replace("_ci_ns", f"_ci_{end}_ns"), ci_key(key), side)
+              for key, _, _ in PERCENTILES for side, end in enumerate(("low", "high"))]
+
+
+def statistics_note():
+    """The percentile rule in one line, for every output that shows percentiles."""
+    titles = {key: title.removesuffix(" (ns)") for key, title, _ in STAT_COLUMNS}
+    rule = ", ".join(f"{titles[key]} from {fewest} samples" for key, _, fewest in PERCENTILES)
+    return (f"percentiles only where the sample count supports them: {rule} (–: fewer); "
+            f"each with a distribution-free {CONFIDENCE:.0%} confidence interval from order "
+            f"statistics in results.json / results.csv")
+
+
+def _interval(row, key):
+    """A percentile's confidence interval as text: "[low, high]" (ns), an open end as
+    "min" / "max" side with nothing beyond the samples."""
+    ci = row.get(ci_key(key))
+    if not ci:
+        return "–"
+    low = "< min" if ci[0] is None else f"{ci[0]:.1f}"
+    high = "> max" if ci[1] is None else f"{ci[1]:.1f}"
+    return f"[{low}, {high}]"
 
 
 def describe(name):
@@ -207,6 +233,8 @@ def table_row(name, table):
     row = {"name": name, "description": describe(name), "parameters": dict(table.parameters)}
     for key, _, _ in STAT_COLUMNS:
         row[key] = stats.get(key)
+    for key, _, _ in PERCENTILES:
+        row[ci_key(key)] = stats.get(ci_key(key))
     return row
 
 
@@ -241,14 +269,18 @@ def write_json(document, path):
 
 
 def csv_text(document):
-    """The CSV of the tables: one row per table: name, test, n, then the statistics (ns)."""
+    """The CSV of the tables: one row per table: name, test, n, the statistics (ns), then
+    the percentiles' confidence intervals (empty: not reported, or open at that end)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["name", "test", "n"] + [key for key, _, _ in STAT_COLUMNS])
+    writer.writerow(["name", "test", "n"] + [key for key, _, _ in STAT_COLUMNS]
+                    + [column for column, _, _ in CI_COLUMNS])
     for row in document["tables"]:
         params = row["parameters"]
+        intervals = [(row.get(key) or [None, None])[side] for _, key, side in CI_COLUMNS]
         writer.writerow([row["name"], params.get("test", ""), params.get("n", "")]
-                        + ["" if row[k] is None else row[k] for k, _, _ in STAT_COLUMNS])
+                        + ["" if row[k] is None else row[k] for k, _, _ in STAT_COLUMNS]
+                        + ["" if value is None else value for value in intervals])
     return buffer.getvalue()
 
 
@@ -339,7 +371,7 @@ def write_markdown(document, path, *, figure_dir=None, kinds=None):
                      + " | ".join(_cell(row[k], f) for k, _, f in STAT_COLUMNS) + " |")
     if not document["tables"]:
         lines.append("\nNo test of the suite was found in this capture.")
-    lines.append("")
+    lines += ["", statistics_note().capitalize() + ".", ""]
     if figure_dir is not None:
         for row in document["tables"]:
             lines += [f"### {row['name']}", "", row["description"], ""]
@@ -403,6 +435,7 @@ def write_html(document, path, *, figures=None):
             for r in document["tables"]]
     body.append(_html_table(header, rows, link_first=bool(inline)) if rows else
                 "<p>No test of the suite was found in this capture.</p>")
+    body.append(f"<p class=note>{html.escape(statistics_note().capitalize())}.</p>")
     for row in document["tables"]:
         params = row["parameters"]
         about = row["description"]
@@ -413,6 +446,11 @@ def write_html(document, path, *, figures=None):
         body.append(_html_table(["samples", "min (ns)", "max (ns)", "avg (ns)"],
                                 [[_cell(row[k], f) for k, _, f in STAT_COLUMNS[:4]]],
                                 numeric_from=0))
+        body.append(_html_table(
+            ["percentile", "value (ns)", f"{CONFIDENCE:.0%} interval (ns)", "samples"],
+            [[title.removesuffix(" (ns)"), _cell(row[key], fmt), _interval(row, key),
+              row["samples"]] for key, title, fmt in STAT_COLUMNS
+             if key in {k for k, _, _ in PERCENTILES}]))
         for kind, png in (figures or {}).get(row["name"], {}).items():
             body.append(f"<img alt='{html.escape(row['name'])} {kind}' "
                         f"src='data:image/png;base64,{png}'>")
