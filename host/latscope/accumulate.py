@@ -12,7 +12,12 @@ capture order, and keeps:
   ``bucket_width`` consecutive samples (a power of two, doubled when the buckets are full)
   the min, max, sum and the start stamp of its first sample, exact;
 * optionally the maximum per interval of capture time (``interval_stamps`` wide, counted from
-  the table's first sample).
+  the table's first sample);
+* the :data:`WORST_KEPT` largest samples (:meth:`TableAccumulator.worst`: value, index,
+  start stamp, whether a tick overlaps it; among equal values the earliest first), and the
+  samples flagged as not typical (:meth:`TableAccumulator.flags`): the table's first
+  sample (cold caches, ``cold``) and those the kernel's tick overlaps (``tick``), with the
+  exact value counts of the other samples, for the statistics without them.
 
 Statistics (:func:`stats_of_counts`, also used by ``SampleTable.stats``, so the whole-capture
 and the bounded analysis agree to the last bit) are those of the nanosecond values
@@ -38,7 +43,7 @@ import math
 
 import numpy as np
 
-__all__ = ["KEEP_POINTS", "ENVELOPE_BUCKETS", "PERCENTILES", "CONFIDENCE", "TableAccumulator",
+__all__ = ["KEEP_POINTS", "ENVELOPE_BUCKETS", "WORST_KEPT", "PERCENTILES", "CONFIDENCE", "TableAccumulator",
            "stats_of_counts", "percentile_of_counts", "percentile_supported", "quantile_ranks", "ci_key",
            "merge_counts"]
 
@@ -46,6 +51,8 @@ __all__ = ["KEEP_POINTS", "ENVELOPE_BUCKETS", "PERCENTILES", "CONFIDENCE", "Tabl
 KEEP_POINTS = 20_000
 #: Buckets of the sample-index envelope (plots draw up to MAX_POINTS // 4 slices).
 ENVELOPE_BUCKETS = 8192
+#: Largest samples kept per table (reports show up to this many worst samples).
+WORST_KEPT = 16
 #: Percentiles of a table row: (key, q in percent, fewest samples). THE rule of every
 #: output (text, CSV, JSON, HTML, compare, sweep, live): a percentile q is reported only
 #: from 1 / (1 - q) samples up (docs/tests.md, "Statistics"); below, it is null ("–").
@@ -239,25 +246,40 @@ class TableAccumulator:
         self._bucket = {key: np.zeros(0, np.int64) for key in ("low", "high", "sum", "start")}
         self.first_start = None
         self._slots = np.zeros(0, np.int64)             # interval maxima; -1: no sample
+        self.ticked = 0                                 # samples a tick overlaps
+        self.clean_values = np.zeros(0, np.int64)       # value counts of the samples
+        self.clean_counts = np.zeros(0, np.int64)       # neither cold nor ticked
+        # The largest samples: value, index, start stamp, ticked (WORST_KEPT at most).
+        self._worst = (np.zeros(0, np.int64),) * 3 + (np.zeros(0, bool),)
 
     @classmethod
     def of_table(cls, table, **options):
         """The accumulator of a whole ``SampleTable``."""
         accumulator = cls(table.name, table.stamp_hz, table.parameters, **options)
-        accumulator.add(table.samples, table.starts)
+        accumulator.add(table.samples, table.starts,
+                        table.ticked if len(table.ticked) == len(table.samples) else None)
         accumulator.discarded = table.discarded
         accumulator.discarded_by_holes = table.discarded_by_holes
         return accumulator
 
-    def add(self, samples, starts):
-        """Adds the next samples (stamp units, capture order) and their start stamps."""
+    def add(self, samples, starts, ticked=None):
+        """Adds the next samples (stamp units, capture order), their start stamps and
+        whether the kernel's tick overlaps each (``analysis.tick_overlaps``; None: none)."""
         samples = np.asarray(samples, np.int64)
         starts = np.asarray(starts, np.int64)
         if not len(samples):
             return
+        ticked = np.zeros(len(samples), bool) if ticked is None else np.asarray(ticked, bool)
         first_index = self.count
         self.count += len(samples)
         self.values, self.counts = merge_counts(self.values, self.counts, samples)
+        self.ticked += int(np.count_nonzero(ticked))
+        clean = ~ticked
+        clean[0] &= first_index > 0                      # the table's first sample: cold
+        if clean.any():
+            self.clean_values, self.clean_counts = merge_counts(
+                self.clean_values, self.clean_counts, samples[clean])
+        self._keep_worst(samples, first_index + np.arange(len(samples)), starts, ticked)
         if first_index < self.keep_points:
             room = self.keep_points - first_index
             self.points.append(samples[:room])
@@ -267,6 +289,17 @@ class TableAccumulator:
         self._envelope(first_index, samples, starts)
         if self.interval_stamps:
             self._intervals(samples, starts)
+
+    def _keep_worst(self, samples, index, starts, ticked):
+        """Keeps the WORST_KEPT largest of the samples so far (ties: the earliest)."""
+        if len(samples) > WORST_KEPT:                # the batch's candidates first
+            threshold = np.partition(samples, len(samples) - WORST_KEPT)[-WORST_KEPT]
+            top = samples >= threshold
+            samples, index, starts, ticked = samples[top], index[top], starts[top], ticked[top]
+        columns = [np.concatenate([kept, new]) for kept, new in
+                   zip(self._worst, (samples, index, starts, ticked))]
+        order = np.lexsort((columns[1], -columns[0]))[:WORST_KEPT]
+        self._worst = tuple(column[order] for column in columns)
 
     def _envelope(self, first_index, samples, starts):
         """Adds samples ``first_index ..`` to the buckets of ``bucket_width`` samples."""
@@ -327,6 +360,27 @@ class TableAccumulator:
         """The table row's statistics (``SampleTable.stats``: same method, same values)."""
         return stats_of_counts(self.values, self.counts, self.stamp_hz, self.discarded,
                                self.discarded_by_holes)
+
+    def worst(self, n=WORST_KEPT):
+        """The ``n`` largest samples, largest first (ties: the earliest first): dicts of
+        ``index`` (in the table), ``start`` and ``end`` (stamps), ``value`` (stamp units),
+        ``ns``, ``cold`` (the table's first sample), ``tick`` (a tick overlaps it)."""
+        values, index, starts, ticked = (column[:n] for column in self._worst)
+        return [{"index": int(i), "start": int(s), "end": int(s + v), "value": int(v),
+                 "ns": float(v) * self.ns_per_stamp, "cold": int(i) == 0, "tick": bool(t)}
+                for v, i, s, t in zip(values.tolist(), index.tolist(), starts.tolist(),
+                                      ticked.tolist())]
+
+    def flags(self):
+        """The flagged samples: ``cold`` (the first sample: 1, or 0 in an empty table),
+        ``tick`` (samples a tick overlaps), ``flagged`` (either), and ``unflagged``: the
+        statistics of the other samples (``stats_of_counts``, the same percentile rule)."""
+        unflagged = stats_of_counts(self.clean_values, self.clean_counts, self.stamp_hz)
+        unflagged.pop("discarded")
+        unflagged.pop("discarded_by_holes")
+        clean = int(self.clean_counts.sum())
+        return {"cold": min(self.count, 1), "tick": self.ticked,
+                "flagged": self.count - clean, "unflagged": unflagged}
 
     def kept_points(self):
         """(samples, starts) of the first ``keep_points`` samples (all, if no more)."""
