@@ -258,3 +258,55 @@ def test_percentile_rule_in_every_output(il_capture, tmp_path, capsys):
     table = next(t for t in compare.comparison(runs)["tables"] if t["name"] == "IL-a-1")
     assert table["runs"][1]["stats"]["p999_ns"] is None
     assert table["runs"][1]["diff"]["p999_ns"] is None
+
+
+def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
+    """The worst samples are the table's largest (ties: earliest), each with the events of
+    the capture around it; the flags and the statistics without the flagged samples, in
+    JSON, CSV, worst.csv and text. (Native captures have no tick markers: the tick flag's
+    rule is checked sample by sample in test_batch_analysis.)"""
+    from latscope.worst import CONTEXT_EVENTS, CONTEXT_MARGIN_S, describe_event
+    document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=4)
+    capture = load_capture(il_capture)
+    tables = analyze(capture.events, capture.stamp_hz)
+    stamps = capture.events.stamp.astype(np.int64)
+    margin = round(CONTEXT_MARGIN_S * capture.stamp_hz)
+    worst_rows = list(csv.DictReader(paths["worst"].open()))
+    for row in document["tables"]:
+        table = tables[row["name"]]
+        order = sorted(range(len(table.samples)), key=lambda i: (-table.samples[i], i))[:4]
+        assert [entry["index"] for entry in row["worst"]] == order
+        assert row["worst"][0]["ns"] == row["max_ns"]
+        for rank, entry in enumerate(row["worst"], 1):
+            i = entry["index"]
+            assert entry["rank"] == rank and entry["start"] == table.starts[i]
+            assert entry["end"] - entry["start"] == table.samples[i]
+            assert entry["cold"] == (i == 0) and entry["tick"] is False
+            near = np.flatnonzero((stamps >= entry["start"] - margin)
+                                  & (stamps <= entry["end"] + margin))
+            # The nearest CONTEXT_EVENTS (distance 0 inside), in time order.
+            distance = np.maximum(np.maximum(entry["start"] - stamps[near],
+                                             stamps[near] - entry["end"]), 0)
+            near = np.sort(near[np.argsort(distance, kind="stable")[:CONTEXT_EVENTS]])
+            assert entry["events_omitted"] == max(0, len(distance) - CONTEXT_EVENTS)
+            assert [(e["stamp"], e["event"]) for e in entry["events"]] == [
+                (int(stamps[k]), describe_event(int(capture.events.source[k]),
+                                                int(capture.events.value[k]))) for k in near]
+            inside = [e["offset_ns"] for e in entry["events"] if e["where"] == "inside"]
+            assert inside[0] == 0 and inside[-1] == entry["ns"]     # its own two events
+        clean = np.delete(table.ns(), 0)                              # the cold one
+        flags, unflagged = row["flags"], row["flags"]["unflagged"]
+        assert (flags["cold"], flags["tick"], flags["flagged"]) == (1, 0, 1)
+        assert unflagged["samples"] == len(clean) and unflagged["max_ns"] == clean.max()
+        assert unflagged["p99_ns"] == (np.percentile(clean, 99) if len(clean) >= 100 else None)
+        listed = [r for r in worst_rows if r["name"] == row["name"]]
+        assert [int(r["index"]) for r in listed] == order
+        assert [int(r["cold"]) for r in listed] == [int(i == 0) for i in order]
+    line = next(r for r in csv.DictReader(paths["csv"].open()) if r["name"] == "IL-a-1")
+    assert line["flagged_cold"] == "1" and line["flagged_tick"] == "0"
+    assert main(["analyze", str(il_capture), "--worst", "2"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("  #2 ") == len(document["tables"]) and "  #3 " not in text
+    assert "IL-a-1: 1 of " in text and "(1 cold, 0 tick)" in text
+    assert main(["analyze", str(il_capture), "--worst", "0", "--json"]) == 0
+    assert all(row["worst"] == [] for row in json.loads(capsys.readouterr().out)["tables"])
