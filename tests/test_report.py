@@ -128,7 +128,8 @@ def test_csv_markdown_html(figure_report):
                 assert (out / "figures" / f"{name}.{kind}.{ext}").stat().st_size > 1000
     # Self-contained: two inline PNGs per table, nothing loaded from elsewhere.
     assert page.count("src='data:image/png;base64,") == 2 * len(tables)
-    assert not re.search(r"""(src|href)=['"](?!data:|#)""", page)
+    # (The only links out: the worst samples' PulseView files, beside the report.)
+    assert not re.search(r"""src=['"](?!data:)|href=['"](?!#|worst/[^'"/]+\.sr['"])""", page)
     assert "native host port" in page and "1000 MHz" in page
 
 
@@ -310,3 +311,34 @@ def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
     assert "IL-a-1: 1 of " in text and "(1 cold, 0 tick)" in text
     assert main(["analyze", str(il_capture), "--worst", "0", "--json"]) == 0
     assert all(row["worst"] == [] for row in json.loads(capsys.readouterr().out)["tables"])
+
+
+def test_worst_sample_windows_decode_to_the_worst_sample(il_capture, tmp_path):
+    """Each worst sample's PulseView window (worst/<table>.<rank>.sr) starts inside its
+    test, after the START: the context markers repeated at its first samples let the
+    repository's decoders (sigrok-cli) pair the worst sample as analyze does."""
+    import os
+    import subprocess
+    from pathlib import Path
+    from latscope.channels import Layout
+    document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=2)
+    capture = load_capture(il_capture)
+    stack = Layout.for_identity(capture.identity).decoder_stack()
+    decoders = Path(__file__).resolve().parents[1] / "decoders"
+    checked = 0
+    for row in document["tables"]:
+        for entry in row["worst"]:
+            assert entry["export"] == f"worst/{row['name']}.{entry['rank']}.sr"
+            assert (tmp_path / "r" / entry["export"]).with_suffix(".pvs").exists()
+            result = subprocess.run(
+                ["sigrok-cli", "-i", str(tmp_path / "r" / entry["export"]), "-P", stack,
+                 "-B", "latscope_latency=csv"], capture_output=True, text=True, timeout=120,
+                env=dict(os.environ, SIGROKDECODE_DIR=str(decoders)))
+            assert result.returncode == 0, result.stderr
+            decoded = {(r["table"], int(r["ticks"]))
+                       for r in csv.DictReader(result.stdout.splitlines())}
+            assert (row["name"], entry["end"] - entry["start"]) in decoded, (row["name"], entry)
+            checked += 1
+    assert checked == 2 * len(document["tables"])
+    page = paths["html"].read_text()
+    assert "href='worst/IL-a-1.1.sr'" in page

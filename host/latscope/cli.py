@@ -446,6 +446,9 @@ def _report_options(p):
                         "default: per minute for runs of 10 minutes or more)")
     p.add_argument("--json", action="store_true", help="print the results JSON")
     worst_option(p)
+    p.add_argument("--no-exports", action="store_true",
+                   help="no PulseView window (worst/<table>.<rank>.sr) of each worst sample "
+                        "(each reads the capture twice)")
     loop_option(p, recorded=False)
 
 
@@ -460,7 +463,7 @@ def cmd_report(args):
     new_files_in(args.output, REPORT_FILES, args.force)
     document, paths = write_report(args.capture, args.output, figures=not args.no_figures,
                                    x=args.x, interval_s=args.max_interval, loop=args.loop,
-                                   worst=args.worst)
+                                   worst=args.worst, exports=not args.no_exports)
     if args.json:
         print(json.dumps(document, indent=2))
     else:

@@ -575,19 +575,41 @@ REPORT_FILES = ("report.html", "report.md", "results.csv", "results.json", "wors
 LONG_RUN_S = 600.0
 
 
+def export_worst(capture, document, directory, stamp_hz):
+    """A PulseView window (``worst/<table>.<rank>.sr`` and its ``.pvs``) of every worst
+    sample in ``document``: the events from ``worst_context_s`` before its start to as long
+    after its end, with its test's context (the START and PARAM markers before the window,
+    repeated at its first samples: ``logic_export.export_capture``), so that the decoders
+    pair it as in the whole capture. Notes each file in the sample's ``export`` (relative to
+    ``directory``). ``capture``: a path (read twice per window) or a loaded ``Capture``."""
+    from .logic_export import export_capture
+    folder = Path(directory) / "worst"
+    folder.mkdir(parents=True, exist_ok=True)
+    margin = int(round(document["worst_context_s"] * stamp_hz))
+    for row in document["tables"]:
+        for entry in row["worst"]:
+            path = folder / f"{row['name']}.{entry['rank']}.sr"
+            export_capture(capture, sr=path, start=max(0, entry["start"] - margin),
+                           stop=entry["end"] + margin + 1)
+            entry["export"] = f"worst/{path.name}"
+
+
 def write_report(capture, directory, *, figures=True, x="index", interval_s=None, loop=None,
-                 worst=WORST_SHOWN):
+                 worst=WORST_SHOWN, exports=True):
     """Writes ``report.html``, ``report.md``, ``results.csv``, ``results.json``,
     ``worst.csv`` and (with ``figures``) ``figures/<table>.<kind>.{png,svg}`` into
     ``directory``. ``capture``: a path or a :class:`Capture`. ``interval_s``: add the
     maximum per interval of that many seconds (default: per minute for runs of
     :data:`LONG_RUN_S` or longer, else none). ``worst``: worst samples per table, with the
-    events around them (0: none). Returns ``(document, {kind: path})``."""
+    events around them (0: none); ``exports``: and a PulseView window of each
+    (:func:`export_worst`). Returns ``(document, {kind: path})``."""
     source = capture
     capture, tables = load_tables(source, loop, interval_s=interval_s or 60.0)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     document = results(capture, tables, worst_of(source, capture, tables, worst))
+    if exports and worst:
+        export_worst(source, document, directory, capture.stamp_hz)
     if interval_s is None and document["duration_s"] >= LONG_RUN_S:
         interval_s = 60.0
     paths = {"json": directory / "results.json", "csv": directory / "results.csv",
