@@ -17,7 +17,7 @@ from .markers import KERNEL_HANDLER, KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point,
 from .protocol import HOLE_SOURCE, Source, loss_count, loss_source
 
 __all__ = ["WORST_SHOWN", "CONTEXT_MARGIN_S", "CONTEXT_EVENTS", "worst_samples",
-           "describe_event", "events_text"]
+           "describe_event", "events_text", "flags_text"]
 
 #: Worst samples per table in reports (at most accumulate.WORST_KEPT).
 WORST_SHOWN = 3
