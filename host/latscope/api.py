@@ -120,7 +120,7 @@ class Session:
         try:
             return run_selftest(self.device, port=self.port, baud=self.baud,
                                 identity=self.identity, loopback=loopback, wiring=wiring,
-                                count=count)
+                                count=count, dut=self.session.port)
         finally:
             self.session.configure_irq(self.irq)
 
