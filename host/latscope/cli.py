@@ -198,6 +198,8 @@ def _selftest_options(p):
     p.add_argument("--wiring", action="store_true",
                    help="also the wiring test: run the DUT's wiring program "
                         "(firmware/tools/) when asked (sim:soc runs it)")
+    p.add_argument("--wait", type=seconds, default=30.0,
+                   help="wiring: seconds to wait for the program's first marker (default 30)")
     p.add_argument("--miswire", action="append", default=[], metavar="SPEC",
                    help="sim:soc only: a fault in the simulated wires from the DUT's marker "
                         "pins to the appliance (repeatable): swap:A,B, stuck-low:A, "
@@ -220,14 +222,14 @@ def cmd_selftest(args):
 
     def prompt():
         if not is_simulated(args.port):
-            print("wiring: capturing; start the DUT's wiring program now (firmware/tools/, "
-                  "docs/boards.md)", file=sys.stderr)
+            print(f"wiring: capturing; start the DUT's wiring program within {args.wait:g} s "
+                  f"(firmware/tools/, docs/boards.md)", file=sys.stderr)
 
     with open_selftest_port(args.port, loopback=args.loopback, miswire=args.miswire) as port, \
             Device(open_transport(port.path, args.baud)) as device:
         results = run_selftest(device, port=args.port, baud=args.baud,
                                loopback=args.loopback, wiring=args.wiring, count=args.count,
-                               dut=port, on_wiring_start=prompt)
+                               dut=port, on_wiring_start=prompt, wiring_timeout=args.wait)
     if args.json:
         print(json.dumps({name: {**asdict(result), "ok": result.ok}
                           for name, result in results.items()}, indent=2))

@@ -291,11 +291,12 @@ WIRING_IRQ = IrqSettings(enable=False)
 
 
 def run_selftest(device, *, port, baud, identity=None, link=True, loopback=False,
-                 wiring=False, count=256, dut=None, on_wiring_start=None):
+                 wiring=False, count=256, dut=None, on_wiring_start=None, wiring_timeout=30.0):
     """The self-test's parts in order (link first: without it nothing else can work);
     returns ``{"link": LinkResult, "loopback": ..., "wiring": ...}`` with the parts run.
-    ``dut``, ``on_wiring_start``: see :func:`capture_wiring`; the wiring test turns the
-    IRQ generator off (:data:`WIRING_IRQ`)."""
+    ``dut``, ``on_wiring_start``, ``wiring_timeout``: :func:`capture_wiring`'s ``dut``,
+    ``on_start`` and ``timeout``; the wiring test turns the IRQ generator off
+    (:data:`WIRING_IRQ`)."""
     results = {}
     if link:
         results["link"] = check_link(device, count=count, baud=baud, port=port)
@@ -308,7 +309,7 @@ def run_selftest(device, *, port, baud, identity=None, link=True, loopback=False
     if wiring:
         device.configure_irq(WIRING_IRQ)
         results["wiring"] = capture_wiring(device, width=identity.marker_width, dut=dut,
-                                           on_start=on_wiring_start)
+                                           on_start=on_wiring_start, timeout=wiring_timeout)
     return results
 
 
