@@ -194,7 +194,7 @@ def _selftest_options(p):
     device_options(p)
     p.add_argument("--loopback", action="store_true",
                    help="also the loopback test: a jumper from IRQ to EDGE0 and to the strobe "
-                        "(sim:gateware simulates the jumper)")
+                        "(sim:gateware and sim:soc simulate it)")
     p.add_argument("--wiring", action="store_true",
                    help="also the wiring test: run the DUT's wiring program "
                         "(firmware/tools/) when asked (sim:soc runs it)")
