@@ -15,8 +15,9 @@ import subprocess
 
 import pytest
 
+import latscope
 from latscope.cli import main
-from latscope.simulation import SuiteSettings, build_soc
+from latscope.simulation import SuiteSettings, build_soc, open_selftest_port
 
 WIDTH = 16
 WALK = [1 << bit for bit in range(WIDTH)] + [0xFFFF ^ (1 << bit) for bit in range(WIDTH)]
@@ -41,6 +42,16 @@ def test_selftest_on_the_simulated_soc(capsys):
     assert loopback["delays_ns"] == {name: [ns, ns]
                                      for name, ns in loopback["documented_ns"].items()}
     assert wiring["ok"] and wiring["received"] == wiring["expected"] == 2 * WIDTH
+
+
+def test_api_selftest_on_a_miswired_soc():
+    """The same from Python, on the self-test's simulation as a port: the swapped pair is
+    named."""
+    with latscope.open(open_selftest_port("sim:soc", loopback=True,
+                                          miswire=["swap:1,2"])) as session:
+        results = session.selftest(loopback=True, wiring=True, count=16)
+    assert results["link"].ok and results["loopback"].ok and not results["wiring"].ok
+    assert results["wiring"].swapped == [(1, 2), (2, 1)] and not results["wiring"].stuck_high
 
 
 def _toggles(bit):
