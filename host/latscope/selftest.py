@@ -197,7 +197,8 @@ def loopback_result(events, identity):
     return result
 
 
-#: The wiring program's markers: walking ones, then walking zeros, over 16 bits.
+#: The wiring program's markers: walking ones, then walking zeros, over 16 bits. The same
+#: walk as firmware/tools/wiring_walk.h's ls_wiring_value(); the tests compare the two.
 def wiring_pattern(width=16):
     full = (1 << width) - 1
     return [1 << bit for bit in range(width)] + [full ^ (1 << bit) for bit in range(width)]
