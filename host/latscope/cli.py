@@ -194,10 +194,17 @@ def _selftest_options(p):
     device_options(p)
     p.add_argument("--loopback", action="store_true",
                    help="also the loopback test: a jumper from IRQ to EDGE0 and to the strobe "
-                        "(sim:gateware simulates the jumper)")
+                        "(sim:gateware and sim:soc simulate it)")
     p.add_argument("--wiring", action="store_true",
                    help="also the wiring test: run the DUT's wiring program "
-                        "(firmware/tools/) when asked")
+                        "(firmware/tools/) when asked (sim:soc runs it)")
+    p.add_argument("--wait", type=seconds, default=30.0,
+                   help="wiring: seconds to wait for the program's first marker (default 30)")
+    p.add_argument("--miswire", action="append", default=[], metavar="SPEC",
+                   help="sim:soc only: a fault in the simulated wires from the DUT's marker "
+                        "pins to the appliance (repeatable): swap:A,B, stuck-low:A, "
+                        "stuck-high:A, short-and:A,B, short-or:A,B; pins 0..16, D0..D15, "
+                        "STROBE (sim/README.md)")
     p.add_argument("--count", type=count, default=256, help="echo patterns (default 256)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -208,16 +215,21 @@ def cmd_selftest(args):
 
     from .device import Device, open_transport
     from .selftest import format_results, run_selftest
-    from .simulation import open_port
+    from .simulation import is_simulated, open_selftest_port
 
-    sim_args = ["--loopback"] if args.loopback and args.port == "sim:gateware" else []
-    with open_port(args.port, sim_args) as port, \
+    if args.miswire and args.port != "sim:soc":
+        raise UsageError("--miswire: only for --port sim:soc (a simulated wiring fault)")
+
+    def prompt():
+        if not is_simulated(args.port):
+            print(f"wiring: capturing; start the DUT's wiring program within {args.wait:g} s "
+                  f"(firmware/tools/, docs/boards.md)", file=sys.stderr)
+
+    with open_selftest_port(args.port, loopback=args.loopback, miswire=args.miswire) as port, \
             Device(open_transport(port.path, args.baud)) as device:
-        if args.wiring:
-            print("wiring: start the DUT's wiring program now (firmware/tools/)",
-                  file=sys.stderr)
         results = run_selftest(device, port=args.port, baud=args.baud,
-                               loopback=args.loopback, wiring=args.wiring, count=args.count)
+                               loopback=args.loopback, wiring=args.wiring, count=args.count,
+                               dut=port, on_wiring_start=prompt, wiring_timeout=args.wait)
     if args.json:
         print(json.dumps({name: {**asdict(result), "ok": result.ok}
                           for name, result in results.items()}, indent=2))
