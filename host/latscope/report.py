@@ -85,8 +85,8 @@ def statistics_note():
 
 
 def _interval(row, key):
-    """A percentile's confidence interval as text: "[low, high]" (ns), an open end as
-    "min" / "max" side with nothing beyond the samples."""
+    """A percentile's confidence interval as text: "[low, high]" (ns); an open end (the
+    samples do not reach it) as "< min" or "> max"."""
     ci = row.get(ci_key(key))
     if not ci:
         return "–"
