@@ -15,7 +15,10 @@ printed beside them.
    ``stripped`` (PUBLIC=0, the default), ``no-SUMP`` (SUMP=0: the demo's build), ``PGO``
    (SUMP=0 PGO=1). Every variant must give the same run: its ground-truth log byte for byte
    and its results document (docs/results-schema.md, but for the capture's path and start
-   time) equal to the baseline's; the script says so and exits 1 if not.
+   time) equal to the baseline's; the script says so and exits 1 if not. Beside them the
+   SoC alone (the bring-up build, no appliance) runs the same firmware with the harness
+   driving the IRQ line like the demo's generator: 1 - (variant's rate / SoC-alone rate) is
+   the appliance's share of the simulation time (for the variants compiled like it).
 3. The demo: ``python -m latscope.demo`` (the whole suite, 1000 samples per IL/IDL/TSL
    table, the no-SUMP build), wall time from start to tables with everything built; and
    with ``--pgo`` (the PGO build). Their results.json must be equal (path and start time
@@ -124,6 +127,25 @@ def run_variant(build, scratch, name, repeat):
     return best, *first
 
 
+def soc_alone(cpu, firmware, repeat):
+    """Cycles per CPU second of the SoC without the appliance (the bring-up build, default
+    compile settings) running the same suite firmware to its exit, the harness driving the
+    IRQ line as the demo's IRQ generator does (period, 0..255 cycles of jitter, width)."""
+    from latscope.simulation import DEMO_IRQ
+
+    make(cpu, "sim")
+    binary = make(cpu, "print-binary").strip()
+    command = [binary, "--irq-period", str(DEMO_IRQ.period), "--irq-jitter",
+               str(DEMO_IRQ.jitter_mask + 1), "--irq-width", str(DEMO_IRQ.width),
+               "--console", os.devnull, str(firmware)]
+    rates = []
+    for _ in range(repeat):
+        fields = sim_fields(subprocess.run(command, capture_output=True, text=True).stdout)
+        assert fields["end"] == "exit" and fields["code"] == "0", fields
+        rates.append(float(fields["cycles_per_cpu_s"]))
+    return max(rates), int(fields["cycles"])
+
+
 def full_system(cpu, samples, variants, repeat):
     """Section 2; returns the names of the variants whose run differs from the first's."""
     from latscope.simulation import ROOT as SIM_ROOT, SocBuild, SuiteSettings, build_suite
@@ -133,6 +155,9 @@ def full_system(cpu, samples, variants, repeat):
           f"captured through the pty; best of {repeat}; cycles per CPU second")
     firmware = build_suite(settings, build_dir=SIM_ROOT / "firmware" / "suite" / "build"
                            / "bench-sim-speed")
+    alone, cycles = soc_alone(cpu, firmware, repeat)
+    print(f"  SoC alone (bring-up build, the harness drives the IRQ line; no appliance): "
+          f"{alone / 1e6:.2f} M cycles/CPU s, exit at cycle {cycles:,}")
     reference, differ = None, []
     with tempfile.TemporaryDirectory() as scratch:
         for name in variants:
@@ -154,9 +179,12 @@ def full_system(cpu, samples, variants, repeat):
                         f", results {'same' if same_results else 'differ'}")
                 if not identical:
                     differ.append(name)
+            # The appliance's share of the time, where the SoC-alone build compiles alike.
+            share = (f"appliance {100 * (1 - rate / alone):.0f} % of the time   "
+                     if name in ("stripped", "no-SUMP") else "")
             print(f"  {name:<9} {' '.join(options[1:]):<18} {rate / 1e6:5.2f} M cycles/CPU s "
                   f"(x{rate / reference[0]:.2f})   wall {float(sim['cycles_per_s']) / 1e6:5.2f} "
-                  f"M/s   exit at cycle {sim['exit_cycle']:,}   {same}")
+                  f"M/s   exit at cycle {sim['exit_cycle']:,}   {share}{same}")
     return differ
 
 
