@@ -68,7 +68,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog="python -m latscope.demo",
                                      description=__doc__.split("\n\n")[1])
     parser.add_argument("--cpu", choices=CPUS, default="VexRiscv_IMAC",
-                        help="simulated core (VexRiscv_Lite: rv32im, about 2x faster)")
+                        help="simulated core (VexRiscv_Lite: rv32im, about 1.4x faster)")
     parser.add_argument("--marker", choices=("gpio", "bus"), default="gpio",
                         help="marker variant: GPIO trace port or bus trace window")
     parser.add_argument("--samples", type=int, default=1000,
