@@ -224,7 +224,8 @@ class CaptureResult:
 
     def report(self, directory, *, figures=True):
         """Writes the report of ``latscope report`` into ``directory``; returns the paths
-        (``html``, ``markdown``, ``csv``, ``json``)."""
+        (``html``, ``markdown``, ``csv``, ``json``, ``worst``; PulseView windows of the
+        worst samples in ``worst/``)."""
         from .report import write_report
         return write_report(self.capture, directory, figures=figures)[1]
 
