@@ -14,8 +14,10 @@ BOARD_OPTS = $(if $(VARIANT),--variant $(VARIANT))
 setup:
 	@scripts/setup.sh
 
+# PGO=1: the profile-guided simulator (sim/README.md, "Speed"; the first build trains on a
+# short run, a few minutes more).
 demo: setup
-	$(PYTHON) -m latscope.demo
+	$(PYTHON) -m latscope.demo $(if $(filter 1,$(PGO)),--pgo)
 
 test: setup
 	$(PYTHON) -m pytest -q

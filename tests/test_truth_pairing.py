@@ -126,7 +126,7 @@ def simple_pairing(events):
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("truth-demo")
-    build = build_soc(SuiteSettings(), build_dir=BUILD_DIR)
+    build = build_soc(SuiteSettings(), build_dir=BUILD_DIR, sump=False)     # the demo's simulator
     truth = tmp / "demo.truth"
     run = capture_suite(build, DEMO_IRQ, output=tmp / "demo.lsc", truth=truth, timeout=600)
     assert run.exit_code == 0, run.console[-3000:]

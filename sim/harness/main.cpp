@@ -79,6 +79,14 @@ volatile std::sig_atomic_t stop_signal = 0;
 volatile std::sig_atomic_t release_cpu = 0;
 
 void on_stop(int signal) { stop_signal = signal; }
+
+// The process's CPU time: on a shared machine, cycles per CPU second measure the simulator,
+// cycles per wall second also the other processes (and, with --pty, the host's pace).
+double cpu_seconds() {
+    struct timespec now;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return double(now.tv_sec) + double(now.tv_nsec) * 1e-9;
+}
 void on_release(int) { release_cpu = 1; }
 
 const char USAGE[] =
@@ -530,6 +538,7 @@ int Simulation::run() {
     std::signal(SIGUSR1, on_release);
 
     const auto started = std::chrono::steady_clock::now();
+    const double cpu_started = cpu_seconds();
     const bool uart = bool(pty_);
     const uint64_t max_cycles = options_.max_cycles;
     unsigned until_service = 0;
@@ -572,15 +581,18 @@ int Simulation::run() {
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const double cpu = cpu_seconds() - cpu_started;
     if (pty_) {
         // Last chance for the host to get what the appliance sent (non-blocking as ever).
         pty_->flush();
     }
     truth_->close();
     console_.flush();
-    std::printf("SIM end=%s code=%d cycles=%llu seconds=%.3f cycles_per_s=%.0f\n", end,
+    std::printf("SIM end=%s code=%d cycles=%llu seconds=%.3f cycles_per_s=%.0f cpu_seconds=%.3f "
+                "cycles_per_cpu_s=%.0f\n", end,
                 std::strcmp(end, "exit") == 0 ? int(exit_code_) : status,
-                (unsigned long long)cycle_, seconds, seconds > 0 ? double(cycle_) / seconds : 0.0);
+                (unsigned long long)cycle_, seconds, seconds > 0 ? double(cycle_) / seconds : 0.0,
+                cpu, cpu > 0 ? double(cycle_) / cpu : 0.0);
     if (pty_)
         std::printf("UART tx_bytes=%llu rx_bytes=%llu framing_errors=%llu dropped=%llu "
                     "backlog=%zu\n", (unsigned long long)pty_->bytes_sent,
