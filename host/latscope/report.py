@@ -607,17 +607,22 @@ def export_worst(capture, document, directory, stamp_hz):
     after its end, with its test's context (the START and PARAM markers before the window,
     repeated at its first samples: ``logic_export.export_capture``), so that the decoders
     pair it as in the whole capture. Notes each file in the sample's ``export`` (relative to
-    ``directory``). ``capture``: a path (read twice per window) or a loaded ``Capture``."""
-    from .logic_export import export_capture
+    ``directory``). ``capture``: a path (read once for all the windows:
+    ``logic_export.export_windows``) or a loaded ``Capture``."""
+    from .logic_export import export_windows
     folder = Path(directory) / "worst"
     folder.mkdir(parents=True, exist_ok=True)
     margin = int(round(document["worst_context_s"] * stamp_hz))
+    windows, entries = [], []
     for row in document["tables"]:
         for entry in row["worst"]:
             path = folder / f"{row['name']}.{entry['rank']}.sr"
-            export_capture(capture, sr=path, start=max(0, entry["start"] - margin),
-                           stop=entry["end"] + margin + 1)
-            entry["export"] = f"worst/{path.name}"
+            windows.append({"start": max(0, entry["start"] - margin),
+                            "stop": entry["end"] + margin + 1, "sr": path})
+            entries.append(entry)
+    export_windows(capture, windows)
+    for window, entry in zip(windows, entries):
+        entry["export"] = f"worst/{window['sr'].name}"
 
 
 def write_report(capture, directory, *, figures=True, x="index", interval_s=None, loop=None,
