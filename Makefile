@@ -27,6 +27,7 @@ bench: setup
 	$(PYTHON) bench/parser_throughput.py
 	$(PYTHON) bench/link_efficiency.py
 	$(PYTHON) bench/analysis_speed.py
+	$(PYTHON) bench/report_speed.py
 	$(PYTHON) bench/marker_cost.py
 	$(PYTHON) bench/sim_speed.py
 

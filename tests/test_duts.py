@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from latscope.analysis import analyze
-from latscope.markers import Point, Test, decode
+from latscope.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
 from latscope.parser import Events
 from latscope.protocol import Source
 from latscope.selftest import check_wiring, wiring_pattern
@@ -251,15 +251,43 @@ def need_arm():
         pytest.fail("picolibc-arm-none-eabi needed (scripts/setup.sh installs it)")
 
 
-def bsrr_stores(log):
+# QEMU's -d int lines for the SysTick exception (number 15): taken, and returned from.
+SYSTICK_TAKEN = "...taking pending nonsecure exception 15"
+SYSTICK_RETURN = re.compile(r"^Exception return: magic PC (?:0x)?[0-9a-f]+ previous exception 15$")
+
+
+def bsrr_stores(log, systicks=None):
     """[(port, word)] of the BSRR stores QEMU logged (its GPIO ports are unimplemented
-    devices: -d unimp logs every access), after the start-up configuration."""
+    devices: -d unimp logs every access), after the start-up configuration. ``systicks``: a
+    list that gets, per SysTick exception of a -d unimp,int log (one log, in execution
+    order), the numbers of the stores made before it was taken and before it returned."""
     stores = []
     for line in Path(log).read_text().splitlines():
         match = UNIMP_WRITE.match(line)
         if match and int(match[2], 16) == BSRR:
             stores.append((match[1], int(match[3], 16)))
+        elif systicks is not None and line == SYSTICK_TAKEN:
+            systicks.append([len(stores), None])
+        elif systicks is not None and SYSTICK_RETURN.match(line):
+            assert systicks and systicks[-1][1] is None, "a SysTick return without its entry"
+            systicks[-1][1] = len(stores)
     return stores
+
+
+def check_tick_markers(values, systicks):
+    """The kernel's tick markers (ports/cortex-m/arch_port.h): every SysTick exception QEMU
+    took writes exactly KERNEL/TICK_ENTRY then KERNEL/TICK_EXIT (marker k is stores 2 + 2k
+    and 3 + 2k, stm32_markers), and no tick marker is written outside a SysTick."""
+    tests, points, _ = decode(values)
+    tick = (tests == Test.KERNEL) & np.isin(points, [KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT])
+    assert len(systicks) > 0 and systicks[-1][1] is not None
+    inside = np.zeros(len(values), bool)
+    for taken, returned in systicks:
+        first, stop = max(0, (taken - 1) // 2), (returned - 2) // 2   # markers whole inside
+        assert [(int(tests[k]), int(points[k])) for k in range(first, stop)] == [
+            (Test.KERNEL, KERNEL_TICK_ENTRY), (Test.KERNEL, KERNEL_TICK_EXIT)], (taken, returned)
+        inside[first:stop] = True
+    assert not np.any(tick & ~inside), "a tick marker outside a SysTick"
 
 
 def stm32_markers(stores):
@@ -326,12 +354,15 @@ def test_cortex_m_under_qemu(board, tmp_path):
 
     make(SUITE, "cortex-m", f"CM_BOARD={board}", f"SAMPLES={SAMPLES}", f"BUILD={tmp_path}")
     log = tmp_path / "unimp.log"
-    suite = subprocess.run([*QEMU, "-d", "unimp", "-D", str(log), "-kernel",
+    suite = subprocess.run([*QEMU, "-d", "unimp,int", "-D", str(log), "-kernel",
                             str(tmp_path / f"cm-{board}-gpio" / "suite.elf")],
                            capture_output=True, text=True, timeout=60)
     console = suite.stdout + suite.stderr
     assert suite.returncode == 0 and "suite: done" in console, console[-3000:]
-    check_cm_tables(stm32_markers(bsrr_stores(log)))
+    systicks = []
+    values = stm32_markers(bsrr_stores(log, systicks))
+    check_tick_markers(values, systicks)
+    check_cm_tables(values)
 
 
 @pytest.mark.parametrize("board", ["qemu-stm32", "qemu-m0plus"])

@@ -299,3 +299,53 @@ def test_cli_export_errors_name_the_option_or_the_file(tmp_path, capsys):
     assert cli.main(["dump", capture, "--source", "marker,foo"]) == 2
     assert "--source marker,foo: unknown source FOO (known: MARKER, BUS, IRQ, LOSS, EDGE0" \
         in capsys.readouterr().err
+
+
+def open_context(markers, start):
+    """The context a window from ``start`` needs, by the definition, marker by marker:
+    per test whose last START before ``start`` has no END after it (before ``start``), that
+    START and, if the test's next marker there is a PARAM, that PARAM."""
+    context = {}
+    for stamp, source, value in markers:
+        if stamp >= start:
+            continue
+        test, point = value >> 10 & 0x3f, value >> 7 & 7
+        if point == Point.START:
+            context[test] = [(stamp, source, value), None, True]
+        elif test in context:
+            if point == Point.PARAM and context[test][2]:
+                context[test][1] = (stamp, source, value)
+            context[test][2] = False
+            if point == Point.END:
+                del context[test]
+    return sorted(m for start_marker, param, _ in context.values()
+                  for m in (start_marker, param) if m is not None)
+
+
+def test_many_windows_in_one_read_are_the_windows_of_export_capture(tmp_path):
+    """export_windows (one read of the capture for all the windows, as the report's worst
+    samples use it) writes the files export_capture writes for each window, whatever the
+    batch size; each window's context (START and PARAM from before it) is the definition's,
+    tests with parameters of 128 and more (PARAM) included."""
+    from latscope.logic_export import export_windows
+    from test_batch_analysis import shaped_stream
+    stream = shaped_stream(7, runs=20, kernel=True)
+    rows = sorted(zip(stream.stamp.tolist(), stream.source.tolist(), stream.value.tolist()),
+                  key=lambda row: (row[0], row[1]))
+    path = tmp_path / "w.lsc"
+    write_capture(path, rows, edge_count=0)
+    rng = np.random.default_rng(1)
+    first, last = rows[0][0], rows[-1][0]
+    starts = sorted(rng.integers(first, last, 12).tolist())
+    windows = [{"start": start, "stop": start + int(rng.integers(50, 3000)),
+                "vcd": tmp_path / f"one.{n}.vcd"} for n, start in enumerate(starts)]
+    markers = [row for row in rows if row[1] in (M, B)]
+    expected = [open_context(markers, window["start"]) for window in windows]
+    assert sum(len(context) == 2 for context in expected) >= 1       # a PARAM among them
+    for batch_bytes in (64, 1000, 1 << 20):
+        infos = export_windows(path, windows, batch_bytes=batch_bytes)
+        for n, (window, info) in enumerate(zip(windows, infos)):
+            single = export_capture(path, vcd=tmp_path / "single.vcd", start=window["start"],
+                                    stop=window["stop"], batch_bytes=1 << 20)
+            assert info.context == len(expected[n]) == single.context, (batch_bytes, n)
+            assert window["vcd"].read_text() == (tmp_path / "single.vcd").read_text(), n

@@ -7,7 +7,7 @@ bus window); the endpoints of a span in which events may have been lost. Then a 
 test (hypothesis): random synthetic captures, written as capture files by the reference
 encoder, go through ``analyze`` and, exported as sigrok session files, through sigrok-cli
 with latscope's decoders (as tests/test_sigrok.py does for simulated runs); both must give
-the same samples and discard the same pairs.
+the same samples, discard the same pairs and flag the same samples with the kernel's tick.
 
 Needs ``sigrok-cli`` for the property test.
 """
@@ -26,7 +26,7 @@ from latscope.analysis import analyze
 from latscope.capture_file import CaptureWriter, load_capture
 from latscope.channels import Layout
 from latscope.logic_export import export_capture
-from latscope.markers import Point, Test, encode
+from latscope.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
 from latscope.parser import Events
 from latscope.protocol import VERSION, Source, StreamEncoder
 from latscope.simulation import ROOT
@@ -140,8 +140,9 @@ TESTS = {Test.IL_A: (Point.ISR_ENTRY, Point.ISR_EXIT, Point.THREAD),
 @st.composite
 def captures(draw):
     """Events of a random capture: markers of three tests (on the trace port or the bus
-    window, START/END/PARAM included, ENDs sometimes missing), IRQ edges and LOSS records,
-    with events of different sources sharing cycles."""
+    window, START/END/PARAM included, ENDs sometimes missing), the kernel's handler and
+    tick markers (bus window), IRQ edges and LOSS records, with events of different sources
+    sharing cycles."""
     rows = []
     stamp, irq_level = 1000, 0
     tests = draw(st.lists(st.sampled_from(sorted(TESTS)), min_size=1, max_size=2,
@@ -151,7 +152,7 @@ def captures(draw):
         # One to three events in this cycle, of different sources; "start" is a START
         # marker with an IRQ edge in its cycle, "pair" two markers of one test.
         kinds = draw(st.lists(st.sampled_from(["marker"] * 4 + ["bus"] * 2 + ["irq"] * 3
-                                              + ["loss", "start", "pair", "kernel"]),
+                                              + ["loss", "start", "pair", "kernel", "tick"]),
                               min_size=1, max_size=3))
         test = draw(st.sampled_from(tests))
         if "start" in kinds:
@@ -160,11 +161,13 @@ def captures(draw):
             kinds = ["marker", "bus"]
         for kind in dict.fromkeys(kinds):
             source = {"marker": M, "bus": B, "irq": I, "loss": L, "start": M,
-                      "kernel": B}[kind]
-            if kind == "kernel":       # the kernel's handler-entry marker (bus window)
-                if "bus" in kinds:     # one bus marker a cycle
-                    continue
-                value = mark(Test.KERNEL, Point.ISR_ENTRY, 0)
+                      "kernel": B, "tick": B}[kind]
+            if kind in ("kernel", "tick"):     # the kernel's handler-entry or tick marker
+                if "bus" in kinds or (kind == "tick" and "kernel" in kinds):
+                    continue                   # (bus window: one marker a cycle)
+                value = (mark(Test.KERNEL, Point.ISR_ENTRY, 0) if kind == "kernel" else
+                         mark(Test.KERNEL, draw(st.sampled_from([KERNEL_TICK_ENTRY,
+                                                                 KERNEL_TICK_EXIT]))))
             elif kind in ("marker", "bus", "start"):
                 point = Point.START if kind == "start" else draw(st.sampled_from(
                     (Point.START, Point.END, Point.PARAM) + TESTS[test] * 3))
@@ -223,17 +226,49 @@ def test_decoders_give_the_samples_of_analyze(rows, tmp_path):
     capture = write_capture(tmp_path / "random.lsc", rows)
     assert len(capture.events) == len(rows)            # the file holds what was written
     tables = analyze(capture.events, capture.stamp_hz)
-    expected = sorted((name, int(start), int(cycles)) for name, table in tables.items()
-                      for start, cycles in zip(table.starts, table.samples))
-    sr = tmp_path / "random.sr"
+    expected, decoded, info, layout = decoded_samples(capture, tmp_path / "random.sr")
+    assert decoded == expected
+    assert sigrok_discarded(tmp_path / "random.sr", layout) == sum(
+        t.discarded for t in tables.values())
+
+
+def decoded_samples(capture, sr):
+    """(table, start, cycles, tick flag) of every sample, from ``analyze`` and from the
+    capture exported to ``sr`` through sigrok-cli's decoders; the export's info; its
+    layout."""
+    tables = analyze(capture.events, capture.stamp_hz)
+    expected = sorted((name, int(start), int(cycles), bool(ticked))
+                      for name, table in tables.items()
+                      for start, cycles, ticked in zip(table.starts, table.samples,
+                                                       table.ticked))
     info = export_capture(capture, sr=sr, pvs=False)
     assert info.markers_dropped == 0
     layout = Layout(0, second_lane=info.layout.second_lane)
     rows_out = list(csv.DictReader(sigrok_csv(sr, layout).splitlines()))
     decoded = sorted((row["table"], int(row["start_sample"]) + info.origin,
-                      int(row["ticks"])) for row in rows_out)
+                      int(row["ticks"]), row["kernel_tick"] == "1") for row in rows_out)
+    return expected, decoded, info, layout
+
+
+def test_tick_flag_at_the_ends_of_a_sample(tmp_path):
+    """A tick marker flags the samples whose [A, B] holds it, ends included, in analyze and
+    in the decoders alike: in A's cycle, in B's cycle on the bus window (after B in the
+    stream: the marker decoder puts tick markers first in their cycle), inside; not one
+    cycle before A or after B."""
+    start, end = mark(Test.TSL_A, Point.START, 2), mark(Test.TSL_A, Point.END)
+    t1, t2 = mark(Test.TSL_A, Point.T1), mark(Test.TSL_A, Point.T2)
+    entry, exit_ = mark(Test.KERNEL, KERNEL_TICK_ENTRY), mark(Test.KERNEL, KERNEL_TICK_EXIT)
+    rows = [(100, M, start)]
+    pairs = {200: None, 300: 300, 400: 420, 500: 511, 600: 599, 700: 721, 800: 810}
+    for a, tick in pairs.items():                   # A at a, B at a + 20, a tick or none
+        rows += [(a, M, t1), (a + 20, M, t2)]
+        if tick is not None:
+            rows.append((tick, B, entry if tick % 2 else exit_))
+    rows.append((900, M, end))
+    capture = write_capture(tmp_path / "ticks.lsc", sorted(rows, key=lambda r: (r[0], r[1])))
+    expected, decoded, _, _ = decoded_samples(capture, tmp_path / "ticks.sr")
+    assert [row[3] for row in expected] == [False, True, True, True, False, False, True]
     assert decoded == expected
-    assert sigrok_discarded(sr, layout) == sum(t.discarded for t in tables.values())
 
 
 def test_export_finds_a_shared_cycle_in_any_batch(tmp_path):

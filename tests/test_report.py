@@ -264,8 +264,8 @@ def test_percentile_rule_in_every_output(il_capture, tmp_path, capsys):
 def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
     """The worst samples are the table's largest (ties: earliest), each with the events of
     the capture around it; the flags and the statistics without the flagged samples, in
-    JSON, CSV, worst.csv and text. (Native captures have no tick markers: the tick flag's
-    rule is checked sample by sample in test_batch_analysis.)"""
+    JSON, CSV, worst.csv and text. (Native captures have no tick markers: their tick flags
+    are "not recorded", None; test_tick_flags_recorded_or_not has ticks.)"""
     from latscope.worst import CONTEXT_EVENTS, CONTEXT_MARGIN_S, describe_event
     document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=4)
     capture = load_capture(il_capture)
@@ -282,7 +282,7 @@ def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
             i = entry["index"]
             assert entry["rank"] == rank and entry["start"] == table.starts[i]
             assert entry["end"] - entry["start"] == table.samples[i]
-            assert entry["cold"] == (i == 0) and entry["tick"] is False
+            assert entry["cold"] == (i == 0) and entry["tick"] is None
             near = np.flatnonzero((stamps >= entry["start"] - margin)
                                   & (stamps <= entry["end"] + margin))
             # The nearest CONTEXT_EVENTS (distance 0 inside), in time order.
@@ -297,18 +297,19 @@ def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
             assert inside[0] == 0 and inside[-1] == entry["ns"]     # its own two events
         clean = np.delete(table.ns(), 0)                              # the cold one
         flags, unflagged = row["flags"], row["flags"]["unflagged"]
-        assert (flags["cold"], flags["tick"], flags["flagged"]) == (1, 0, 1)
+        assert (flags["cold"], flags["tick"], flags["flagged"]) == (1, None, 1)
         assert unflagged["samples"] == len(clean) and unflagged["max_ns"] == clean.max()
         assert unflagged["p99_ns"] == (np.percentile(clean, 99) if len(clean) >= 100 else None)
         listed = [r for r in worst_rows if r["name"] == row["name"]]
         assert [int(r["index"]) for r in listed] == order
         assert [int(r["cold"]) for r in listed] == [int(i == 0) for i in order]
     line = next(r for r in csv.DictReader(paths["csv"].open()) if r["name"] == "IL-a-1")
-    assert line["flagged_cold"] == "1" and line["flagged_tick"] == "0"
+    assert line["flagged_cold"] == "1" and line["flagged_tick"] == ""
+    assert document["tick_markers"] == 0 and {r["tick"] for r in worst_rows} == {""}
     assert main(["analyze", str(il_capture), "--worst", "2"]) == 0
     text = capsys.readouterr().out
     assert text.count("  #2 ") == len(document["tables"]) and "  #3 " not in text
-    assert "IL-a-1: 1 of " in text and "(1 cold, 0 tick)" in text
+    assert "IL-a-1: 1 of " in text and "(1 cold, tick flags: not recorded by this DUT)" in text
     assert main(["analyze", str(il_capture), "--worst", "0", "--json"]) == 0
     assert all(row["worst"] == [] for row in json.loads(capsys.readouterr().out)["tables"])
 
@@ -342,3 +343,55 @@ def test_worst_sample_windows_decode_to_the_worst_sample(il_capture, tmp_path):
     assert checked == 2 * len(document["tables"])
     page = paths["html"].read_text()
     assert "href='worst/IL-a-1.1.sr'" in page
+
+
+def test_tick_flags_recorded_or_not(tmp_path, capsys):
+    """A capture with the kernel's tick markers (test_batch_analysis.shaped_stream: on the
+    bus window about every 1500 cycles): its document counts the KERNEL/TICK_ENTRY markers,
+    and every table's tick flags are a count, the samples a tick marker lies in (counted
+    here by the definition, sample by sample), "0 tick" where none does, never "not
+    recorded". The same stream without them: None and "not recorded by this DUT"."""
+    from latscope.capture_file import CaptureWriter
+    from latscope.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Test, decode
+    from latscope.protocol import StreamEncoder
+    from suite_capture import native_identity
+    from test_batch_analysis import shaped_stream
+    documents = {}
+    for kernel in (True, False):
+        events = shaped_stream(3, runs=16, kernel=kernel)
+        path = tmp_path / f"kernel-{kernel}.lsc"
+        encoder = StreamEncoder(marker_width=16)
+        for stamp, source, value in zip(events.stamp.tolist(), events.source.tolist(),
+                                        events.value.tolist()):
+            encoder.event(stamp, source, value)
+        encoder.flush()
+        with CaptureWriter(path, {"identity": native_identity("synthetic")}) as writer:
+            writer.write(encoder.take())
+            writer.close({"events": len(events)})
+        document, paths = write_report(path, tmp_path / f"r-{kernel}", figures=False,
+                                       exports=False)
+        documents[kernel] = document
+        tests, points, _ = decode(events.value.astype(np.int64) & 0xffff)
+        kernel_marker = np.isin(events.source, [Source.MARKER, Source.BUS]) & (tests == Test.KERNEL)
+        entries = kernel_marker & (points == KERNEL_TICK_ENTRY)
+        ticks = events.stamp[entries | kernel_marker & (points == KERNEL_TICK_EXIT)].tolist()
+        assert document["tick_markers"] == np.count_nonzero(entries)
+        tables = analyze(events, 1e9)
+        assert main(["analyze", str(path)]) == 0
+        text = capsys.readouterr().out
+        for row in document["tables"]:
+            table = tables[row["name"]]
+            ticked = sum(any(start <= t <= start + length for t in ticks) for start, length
+                         in zip(table.starts.tolist(), table.samples.tolist()))
+            if kernel:
+                assert row["flags"]["tick"] == ticked, row["name"]
+                assert f"{row['flags']['cold']} cold, {ticked} tick)" in text
+            else:
+                assert row["flags"]["tick"] is None and ticked == 0
+                assert all(entry["tick"] is None for entry in row["worst"])
+        csv_ticks = {r["flagged_tick"] for r in csv.DictReader(paths["csv"].open())}
+        assert (csv_ticks == {""}) == (not kernel)
+    assert documents[True]["tick_markers"] > 10
+    assert documents[False]["tick_markers"] == 0
+    assert any(row["flags"]["tick"] for row in documents[True]["tables"])
+    assert any(row["flags"]["tick"] == 0 for row in documents[True]["tables"] if row["samples"])

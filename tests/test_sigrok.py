@@ -117,6 +117,13 @@ def test_decoders_give_every_sample_of_analyze(suite_runs, marker, fmt):
     assert len(tables) == 27 and all(len(t.samples) for t in tables.values()), \
         {name: len(t.samples) for name, t in tables.items()}
     assert csv_samples(decoded, info.origin) == expected
+    # The kernel's tick flags (the sim port marks its tick on the bus window): the same
+    # samples flagged as analyze flags, and some are.
+    flagged = sorted((row["table"], int(row["start_sample"]) + info.origin)
+                     for row in csv.DictReader(decoded.splitlines()) if row["kernel_tick"] == "1")
+    assert flagged == sorted((name, int(start)) for name, table in tables.items()
+                             for start, ticked in zip(table.starts, table.ticked) if ticked)
+    assert flagged
 
     # Meta output: once per table, at its test's END, the number of its samples.
     meta = sigrok_cli(*source, "-P", layout.decoder_stack(), "-M", "latscope_latency")
@@ -136,8 +143,8 @@ def test_latency_annotations_name_the_table_and_unit(suite_runs):
 
     def lines(options, rows="il:idl:tsl:op"):
         text = sigrok_cli("-i", out, "-P", stack + options, "-A", f"latscope_latency={rows}")
-        return re.findall(r"^latscope_latency-1: (\S+) (\d+\.\d+) (us|ns) \((\d+) ticks\)$",
-                          text, re.M)
+        return re.findall(r"^latscope_latency-1: (\S+) (\d+\.\d+) (us|ns) \((\d+) ticks"
+                          r"(?:, kernel tick inside)?\)$", text, re.M)
 
     default = lines("")
     assert len(default) == sum(len(t.samples) for t in tables.values())
@@ -152,10 +159,19 @@ def test_latency_annotations_name_the_table_and_unit(suite_runs):
     totals = sigrok_cli("-i", out, "-P", stack, "-A", "latscope_latency=totals")
     il = tables["IL-a-1"].samples * cycle_ns / 1e3
     found = re.search(r"^latscope_latency-1: IL-a-1: (\d+) samples, min (\S+) us, "
-                      r"avg (\S+) us, max (\S+) us$", totals, re.M)
+                      r"avg (\S+) us, max (\S+) us, (\d+) with a tick$", totals, re.M)
     assert found, totals
-    count, low, mean, high = found.groups()
+    count, low, mean, high, ticked = found.groups()
     assert (int(count), low, high) == (len(il), f"{il.min():.3f}", f"{il.max():.3f}")
+    assert int(ticked) == np.count_nonzero(tables["IL-a-1"].ticked)
+    # A sample with a tick in it says so, in every form; the kernel's markers by name.
+    text = sigrok_cli("-i", out, "-P", stack, "-A", "latscope_latency=il:idl:tsl:op")
+    flagged = re.findall(r"^latscope_latency-1: \S+ \S+ us \(\d+ ticks, kernel tick inside\)$",
+                         text, re.M)
+    assert len(flagged) == sum(np.count_nonzero(t.ticked) for t in tables.values()) > 0
+    markers = sigrok_cli("-i", out, "-P", stack, "-A", "latscope_marker=markers")
+    assert "kernel tick entry" in markers and "kernel tick exit" in markers
+    assert not re.search(r"KERNEL T[12]", markers)
     # The average is shown to 1 ns: one rounding apart at most (an exact x.xxx5 us).
     assert float(mean) == pytest.approx(il.mean(), abs=1.01e-3)
 

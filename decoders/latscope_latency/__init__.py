@@ -12,10 +12,13 @@ channel high) overlaps them. The rules are those of latscope's analysis
 docs/tests.md describes them). Rows: IL (interrupt latency), IDL (interrupt
 dispatch latency), TSL (thread switch latency) and Operations (the other
 tables), one annotation per sample; the test windows; pairs discarded because
-of a loss.
+of a loss. A sample whose span [A, B] holds one of the kernel's tick markers
+(KERNEL tick entry / exit) says so: 'IL-a-1 5.140 us (tick)', as latscope's
+reports flag it ('tick'); the totals count them.
 
 Binary output 'csv': one line per sample, 'table,start_sample,end_sample,
-samples,ns', after a header line. Sample numbers are those of the capture; in
+ticks,ns,kernel_tick', after a header line (ticks: the latency in samples of
+the file; kernel_tick: 1 when a tick marker lies in the sample). Sample numbers are those of the capture; in
 a latscope export one sample is one capture-clock cycle (sample 0 is the
 cycle the export prints). Meta outputs count the samples of each row.
 

@@ -6,16 +6,20 @@
 ## tests/test_sigrok.py checks that both give the same samples.
 ##
 
+from bisect import bisect_left, bisect_right
+
 import sigrokdecode as srd
 
-from .rules import ARG_BITS, END, HANDLER_POINT, KERNEL_TEST, PARAM, RULES, START
+from .rules import ARG_BITS, END, HANDLER_POINT, KERNEL_TEST, PARAM, RULES, START, TICK_POINTS
 
 ROWS = ('il', 'idl', 'tsl', 'op')
 A_WINDOW, A_DISCARDED, A_TOTALS, A_LOOP = (len(ROWS), len(ROWS) + 1, len(ROWS) + 2,
                                           len(ROWS) + 3)
 #: Durations are in ticks: sample periods of the logic file (one capture cycle, or half a
 #: cycle with DDR inputs, in a latscope export). "samples" are the tables' entries.
-CSV_HEADER = b'table,start_sample,end_sample,ticks,ns\n'
+#: kernel_tick: 1 when one of the kernel's tick markers lies in [start, end] (the host's
+#: tick flag, analysis.tick_overlaps).
+CSV_HEADER = b'table,start_sample,end_sample,ticks,ns,kernel_tick\n'
 UNITS = {'us': 1e6, 'ns': 1e9}
 
 
@@ -32,7 +36,7 @@ class Window:
         # The A that an A of the pending one's own sample replaced: a B in that sample is
         # not the new A's (B must be later) but may end the older one's sample.
         self.earlier = [None] * len(self.rules)
-        self.totals = {}                   # table -> [samples, min, max, sum] in ticks
+        self.totals = {}                   # table -> [samples, min, max, sum, ticked]
 
     def table(self, rule):
         return rule[1].format(n=self.parameter)
@@ -91,6 +95,7 @@ class Decoder(srd.Decoder):
         self.header_sent = False
         self.out_meta = {}                 # table -> its meta output (registered on use)
         self.loop_pending = None           # sample of the IRQ edge the loop waits on
+        self.ticks = []                    # samples of the kernel's tick markers, in order
 
     def start(self):
         self.out_ann = self.register(srd.OUTPUT_ANN)
@@ -113,28 +118,46 @@ class Decoder(srd.Decoder):
         value = ticks * UNITS[self.unit] / self.samplerate
         return ('%.3f us' if self.unit == 'us' else '%.1f ns') % value
 
+    def ticked(self, ss, es):
+        '''Whether a kernel tick marker lies in [ss, es]: the host's rule
+        (analysis.tick_overlaps). latscope_marker puts the tick markers of a sample before
+        its other events, so those of B's own sample are known when B comes.'''
+        return bisect_left(self.ticks, ss) < bisect_right(self.ticks, es)
+
+    def tick_marker(self, ss):
+        '''Keeps a tick marker's sample, dropping those before every A still unpaired
+        (no sample can hold them any more).'''
+        oldest = [a for window in self.windows for a in window.pending + window.earlier
+                  if a is not None]
+        del self.ticks[:bisect_left(self.ticks, min(oldest, default=ss))]
+        self.ticks.append(ss)
+
     def emit(self, window, rule, ss, es):
         table = window.table(rule)
         if not self.shows(table):
             return
         ticks = es - ss
         value = self.text(ticks)
+        ticked = self.ticked(ss, es)
+        flag = ' (tick)' if ticked else ''
+        detail = '%d ticks%s' % (ticks, ', kernel tick inside' if ticked else '')
         self.put(ss, es, self.out_ann,
-                 [ROWS.index(rule[4]), ['%s %s (%d ticks)' % (table, value, ticks),
-                                        '%s %s' % (table, value), value]])
-        self.csv(table, ss, es)
-        total = window.totals.setdefault(table, [0, ticks, ticks, 0])
+                 [ROWS.index(rule[4]), ['%s %s (%s)' % (table, value, detail),
+                                        '%s %s%s' % (table, value, flag), value + flag]])
+        self.csv(table, ss, es, ticked)
+        total = window.totals.setdefault(table, [0, ticks, ticks, 0, 0])
         total[0] += 1
         total[1], total[2], total[3] = min(total[1], ticks), max(total[2], ticks), total[3] + ticks
+        total[4] += ticked
 
-    def csv(self, table, ss, es):
+    def csv(self, table, ss, es, ticked=False):
         '''One line of the binary CSV output (after its header, once).'''
         if not self.header_sent:
             self.put(ss, es, self.out_binary, [0, CSV_HEADER])
             self.header_sent = True
         ticks = es - ss
         ns = '' if not self.samplerate else '%.3f' % (ticks * 1e9 / self.samplerate)
-        line = '%s,%d,%d,%d,%s\n' % (table, ss, es, ticks, ns)
+        line = '%s,%d,%d,%d,%s,%d\n' % (table, ss, es, ticks, ns, ticked)
         self.put(ss, es, self.out_binary, [0, line.encode()])
 
     def loop_edge(self, ss, is_irq):
@@ -200,11 +223,11 @@ class Decoder(srd.Decoder):
                  [A_WINDOW, ['test %d: %s, %d samples' % (window.test, names or 'no rules',
                                                          count),
                              names or 'test %d' % window.test]])
-        for table, (samples, low, high, total) in sorted(window.totals.items()):
+        for table, (samples, low, high, total, ticked) in sorted(window.totals.items()):
             self.put(window.start, es, self.out_ann,
-                     [A_TOTALS, ['%s: %d samples, min %s, avg %s, max %s'
+                     [A_TOTALS, ['%s: %d samples, min %s, avg %s, max %s, %d with a tick'
                                  % (table, samples, self.text(low), self.text(total / samples),
-                                    self.text(high)),
+                                    self.text(high), ticked),
                                  '%s: %d samples' % (table, samples), table]])
             if table not in self.out_meta:
                 self.out_meta[table] = self.register(
@@ -231,6 +254,9 @@ class Decoder(srd.Decoder):
                         self.event(window, 'irq', ss)
         elif kind == 'MARKER':
             _, test, point, arg = payload
+            if test == KERNEL_TEST and point in TICK_POINTS:
+                self.tick_marker(ss)               # pairs with nothing; flags samples
+                return
             if test == KERNEL_TEST and point == HANDLER_POINT:
                 # The kernel is about to call a handler: an event of every open window.
                 for window in self.windows:

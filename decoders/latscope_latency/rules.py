@@ -12,6 +12,8 @@ END = 1
 PARAM = 7
 KERNEL_TEST = 16
 HANDLER_POINT = 2
+# The kernel's tick markers: a sample they lie in, [A, B], is flagged (tick).
+TICK_POINTS = (4, 5)
 
 # (test, table name, A, B, annotation row)
 RULES = (

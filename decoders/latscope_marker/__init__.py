@@ -19,8 +19,12 @@ analyzer capture of the trace port (e.g. fx2lafw at 24 MHz; a delay of 1
 sample guards against skew between the strobe and the data lines). Markers
 closer together than the sample delay cannot be told apart and are flagged.
 
-Python output, one packet per event, in sample order (at one sample: LOSS,
-MARKER, IRQ, EDGE):
+The kernel's own markers show by name: 'tick entry', 'tick exit', 'handler
+<line>' (docs/markers.md).
+
+Python output, one packet per event, in sample order (at one sample: the
+kernel's tick markers, then LOSS, MARKER, IRQ, EDGE; the tick markers first so
+that a stacked decoder knows them all when a sample ends there):
  - ['MARKER', [value, test, point, arg]]   ss = strobe edge
  - ['IRQ', asserting]                       1 = asserting edge, 0 = releasing
  - ['EDGE', [channel, level]]

@@ -39,6 +39,15 @@ POINT_NAMES = {
     7: 'PARAM',
 }
 
+# The kernel's own markers (test KERNEL_TEST), shown by these names.
+KERNEL_TEST = 16
+KERNEL_POINT_NAMES = {
+    2: 'handler',
+    4: 'tick entry',
+    5: 'tick exit',
+}
+TICK_POINTS = (4, 5)
+
 # Channels (host/latscope/channels.py): the strobe is required, the rest optional.
 CHANNELS = (
     {'id': 'strobe', 'name': 'STROBE', 'desc': 'Marker strobe (toggles once per marker)'},

@@ -9,9 +9,10 @@ from collections import deque
 
 import sigrokdecode as srd
 
-from .encoding import (ARG_MASK, CHANNELS, DATA, DATA2, EDGE, EDGE_CHANNELS, IRQ, LOSS,
-                       MARKER_BITS, POINT_MASK, POINT_NAMES, POINT_SHIFT, STROBE, STROBE2,
-                       TEST_MASK, TEST_NAMES, TEST_SHIFT)
+from .encoding import (ARG_MASK, CHANNELS, DATA, DATA2, EDGE, EDGE_CHANNELS, IRQ,
+                       KERNEL_POINT_NAMES, KERNEL_TEST, LOSS, MARKER_BITS, POINT_MASK,
+                       POINT_NAMES, POINT_SHIFT, STROBE, STROBE2, TEST_MASK, TEST_NAMES,
+                       TEST_SHIFT, TICK_POINTS)
 
 #: Longest an annotation of the Markers, IRQ or Edges row extends towards the row's next
 #: event, so that it is wide enough to read (latscope export adds this much after the last
@@ -25,11 +26,26 @@ A_IRQ_ASSERT, A_IRQ_RELEASE, A_EDGE, A_LOSS, A_WARNING = range(POINT_CLASSES,
                                                                POINT_CLASSES + 5)
 
 
+def fields(value):
+    return (value >> TEST_SHIFT) & TEST_MASK, (value >> POINT_SHIFT) & POINT_MASK, value & ARG_MASK
+
+
+def is_tick(value):
+    '''Whether a marker is one of the kernel's tick markers.'''
+    test, point, _ = fields(value)
+    return test == KERNEL_TEST and point in TICK_POINTS
+
+
 def describe(value):
-    '''Test, point, argument and the annotation texts (longest first) of a marker.'''
-    test = (value >> TEST_SHIFT) & TEST_MASK
-    point = (value >> POINT_SHIFT) & POINT_MASK
-    arg = value & ARG_MASK
+    '''Test, point, argument and the annotation texts (longest first) of a marker. The
+    kernel's own markers by their names: "tick entry", "tick exit", "handler 0".'''
+    test, point, arg = fields(value)
+    if test == KERNEL_TEST and point in KERNEL_POINT_NAMES:
+        name = KERNEL_POINT_NAMES[point]
+        if point not in TICK_POINTS:
+            name = '%s %d' % (name, arg)
+        return test, point, arg, ['kernel %s (0x%04x)' % (name, value), name, name,
+                                  '%04x' % value]
     test_name = TEST_NAMES.get(test, 'test%d' % test)
     point_name = POINT_NAMES[point]
     texts = ['%s %s %d (0x%04x)' % (test_name, point_name, arg, value),
@@ -100,6 +116,7 @@ class Decoder(srd.Decoder):
         incomplete marker waits for it, so stacked decoders see events in sample order.'''
         delay = self.options['sample_delay']
         while self.queue and self.queue[0][3] is None:
+            self.ticks_first()
             ss, kind, payload, _, _ = self.queue.popleft()
             es = ss + max(delay, 1)
             if kind == 'MARKER':
@@ -126,6 +143,20 @@ class Decoder(srd.Decoder):
                              [A_LOSS, ['Events may be lost in here', 'Loss', 'L']])
                     self.loss_since = None
                 self.put(ss, es, self.out_python, ['LOSS', payload])
+
+    def ticks_first(self):
+        '''Moves the kernel's tick markers of the front event's sample before the other
+        events of that sample. They pair with nothing, so the order changes no sample; but a
+        stacked decoder that flags the samples a tick marker lies in, [A, B] (latscope_latency,
+        as the host's analysis), then knows every tick marker of B's sample when B comes.'''
+        queue = self.queue
+        run = 0                            # complete events of the front event's sample
+        while run < len(queue) and queue[run][0] == queue[0][0] and queue[run][3] is None:
+            run += 1
+        events = [queue.popleft() for _ in range(run)]
+        tick = [entry[1] == 'MARKER' and is_tick(entry[2]) for entry in events]
+        queue.extendleft(reversed([entry for entry, t in zip(events, tick) if t]
+                                  + [entry for entry, t in zip(events, tick) if not t]))
 
     def show(self, row, ss, annotation):
         '''Puts the row's open annotation (ending here) and opens ``annotation`` at ``ss``.'''

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .analysis import HOLE, holes_of, is_hole
+from .analysis import HOLE, MARKER_SOURCES, holes_of, is_hole
 from .batch_analysis import analyze_batches
 from .capture_file import Capture, CaptureEvents, CaptureFileError, _CaptureInfo
+from .markers import KERNEL_TICK_ENTRY, Test, decode
 from .parser import Events
 from .protocol import Source, loss_count, loss_source
 
@@ -120,13 +121,16 @@ class RunCounts:
     """What the report says about a capture's losses, counted batch by batch: ``device_losses``
     ({source name: events} of the LOSS records that are no hole), ``holes``
     (:class:`latscope.analysis.Hole`, from ``holes_of``), ``first_stamp`` (of the first event
-    in the stream) and ``events``."""
+    in the stream), ``events`` and ``tick_markers``: the kernel's KERNEL/TICK_ENTRY markers
+    (0: this DUT does not record its tick, docs/markers.md, and no sample can be flagged as
+    ticked)."""
 
     def __init__(self):
         self.device_losses = {}
         self.holes = []
         self.first_stamp = None
         self.events = 0
+        self.tick_markers = 0
         self._delivered = Events.empty()     # the last event that is no LOSS record
 
     def feed(self, events):
@@ -134,6 +138,10 @@ class RunCounts:
             return
         if self.first_stamp is None:
             self.first_stamp = int(events.stamp[0])
+        marker = np.isin(events.source, MARKER_SOURCES)
+        tests, points, _ = decode(events.value[marker].astype(np.int32) & 0xffff)
+        self.tick_markers += int(np.count_nonzero((tests == Test.KERNEL)
+                                                  & (points == KERNEL_TICK_ENTRY)))
         loss = events.source == Source.LOSS
         lost = loss_source(events.value[loss])
         for source, count in zip(lost.tolist(), loss_count(events.value[loss]).tolist()):
@@ -161,7 +169,7 @@ class CaptureSummary(_CaptureInfo):
     """A capture without its events: what ``Capture`` says about the run (``metadata``,
     ``parser_stats``, ``file_stats``, ``end``; ``identity``, ``clock_hz``, ``stamp_hz``)
     plus ``event_count``, the smallest and largest stamps, the stamp of the first event, the
-    device's losses by source and the holes (:class:`RunCounts`)."""
+    device's losses by source, the holes and the tick markers (:class:`RunCounts`)."""
     path: str
     metadata: dict
     parser_stats: object
@@ -175,6 +183,7 @@ class CaptureSummary(_CaptureInfo):
     holes: list = field(default_factory=list)
     passes: int = 1                      # file reads the analysis needed
     out_of_order: int = 0                # events below the horizon (BatchAnalysis): 0 = exact
+    tick_markers: int = 0                # KERNEL/TICK_ENTRY markers (0: ticks not recorded)
 
     @classmethod
     def of_capture(cls, capture):
@@ -185,7 +194,7 @@ class CaptureSummary(_CaptureInfo):
         return cls(capture.path, capture.metadata, capture.parser_stats, capture.file_stats,
                    capture.end, len(stamps), int(stamps.min()) if len(stamps) else None,
                    int(stamps.max()) if len(stamps) else None, counts.first_stamp,
-                   counts.device_losses, counts.holes, 0)
+                   counts.device_losses, counts.holes, 0, tick_markers=counts.tick_markers)
 
     summary = Capture.summary                  # the same line, from the counts
 
@@ -221,5 +230,5 @@ def analyze_capture(path, *, interval_s=60.0, batch_bytes=BATCH_BYTES, backgroun
                              batches.file_stats, batches.end, analysis.events,
                              analysis.stamp_min, analysis.stamp_max, counts.first_stamp,
                              counts.device_losses, counts.holes, len(passes),
-                             analysis.out_of_order)
+                             analysis.out_of_order, counts.tick_markers)
     return summary, analysis.ordered_tables()

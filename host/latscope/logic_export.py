@@ -30,7 +30,7 @@ from .protocol import Source
 from .sigrok_session import SrWriter, write_pvs
 from .vcd import VcdError, VcdWriter
 
-__all__ = ["ExportInfo", "ExportError", "export_capture"]
+__all__ = ["ExportInfo", "ExportError", "export_capture", "export_windows"]
 
 #: The initial PulseView view: this many seconds per pixel (a 2 us latency is 100 pixels,
 #: wide enough for "IL-a-1 2.000 us"), from this long before the first latency sample.
@@ -91,25 +91,74 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
     stamps, the loss spans, each channel's level before its first edge), the second makes
     the changes batch by batch and writes them as they come: the files are those of the
     whole capture at once."""
+    capture, batches = _batches(capture, batch_bytes)
+    _check_window(capture, start, stop)
+    survey = _Survey(Layout.for_identity(capture.identity))
+    before = _OpenWindows()
+    for events in batches():
+        if start is not None:
+            before.feed(_BatchMarkers(events), start)
+        survey.feed(_between(events, start, stop))
+    return _write(capture, batches, survey, before, start, stop, sr=sr, vcd=vcd, pvs=pvs)
+
+
+def export_windows(capture, windows, *, batch_bytes=BATCH_BYTES):
+    """Exports many windows of one capture, each as ``export_capture(capture, start=,
+    stop=, sr=, vcd=)`` would (the same files), reading the capture once: ``windows`` is a
+    list of dicts with ``start``, ``stop`` and ``sr`` and/or ``vcd``. The events of every
+    window are kept in memory until the end of the read (windows are short: a worst sample
+    and its context). Returns the :class:`ExportInfo` of each window, in order."""
+    capture, batches = _batches(capture, batch_bytes)
+    for window in windows:
+        _check_window(capture, window["start"], window["stop"])
+    layout = Layout.for_identity(capture.identity)
+    before = [_OpenWindows() for _ in windows]
+    pieces = [[] for _ in windows]
+    for events in batches():
+        if not len(events):
+            continue
+        stamp = events.stamp.astype(np.int64)
+        low, high = int(stamp.min()), int(stamp.max())
+        markers = _BatchMarkers(events) if any(low < w["start"] for w in windows) else None
+        for window, context, into in zip(windows, before, pieces):
+            if low < window["start"]:
+                context.feed(markers, window["start"])
+            if low < window["stop"] and high >= window["start"]:
+                into.append(_between(events, window["start"], window["stop"]))
+    infos = []
+    for window, context, into in zip(windows, before, pieces):
+        events = Events.concatenate(into) if into else Events.empty()
+        survey = _Survey(layout)
+        survey.feed(events)
+        infos.append(_write(capture, lambda events=events: iter([events]), survey, context,
+                            window["start"], window["stop"], sr=window.get("sr"),
+                            vcd=window.get("vcd"), pvs=True))
+    return infos
+
+
+def _batches(capture, batch_bytes):
+    """(the capture, a function that gives an iterator over its events in batches)."""
     if isinstance(capture, Capture):
-        batches = lambda: iter([capture.events])            # noqa: E731
-    else:
-        capture = CaptureBatches(capture, batch_bytes=batch_bytes)
-        batches = lambda: iter(capture)                     # noqa: E731
-    stamp_hz = int(capture.stamp_hz or 0)        # one sample per stamp unit
-    if stamp_hz <= 0:
+        return capture, lambda: iter([capture.events])
+    capture = CaptureBatches(capture, batch_bytes=batch_bytes)
+    return capture, lambda: iter(capture)
+
+
+def _check_window(capture, start, stop):
+    if int(capture.stamp_hz or 0) <= 0:
         raise ExportError(f"{capture.path}: metadata has no capture clock (identity.clock_hz)")
     if start is not None and start < 0:
         raise ExportError(f"--start {start}: a cycle number is 0 or more")
     if start is not None and stop is not None and stop <= start:
         raise ExportError(f"--stop {stop} is not after --start {start}: nothing to export")
-    layout = Layout.for_identity(capture.identity)
-    survey = _Survey(layout)
-    before = _OpenWindows()
-    for events in batches():
-        if start is not None:
-            before.feed(events, start)
-        survey.feed(_between(events, start, stop))
+
+
+def _write(capture, batches, survey, before, start, stop, *, sr, vcd, pvs):
+    """The second pass of an export: the levels of the events ``batches()`` gives (those
+    in ``[start, stop)`` are taken), ``survey`` fed with them all, and the context markers
+    of ``before`` (an :class:`_OpenWindows` fed with everything before ``start``)."""
+    stamp_hz = int(capture.stamp_hz)             # one sample per stamp unit
+    layout = survey.layout
     if survey.shared_cycles:                     # two markers in one cycle
         layout = survey.layout = Layout(layout.edge_count, second_lane=True)
     origin, samples = _extent(survey.first, survey.last, stamp_hz, start, stop)
@@ -234,6 +283,23 @@ def _between(events, start, stop):
     return events[inside]
 
 
+class _BatchMarkers:
+    """The markers of a batch, decoded once for every window that needs them: ``stamp``,
+    ``source``, ``value``, ``points`` and ``by_test`` ([(test, positions in stream
+    order)])."""
+
+    def __init__(self, events):
+        markers = events.of(Source.MARKER, Source.BUS)
+        self.stamp = markers.stamp.astype(np.int64)
+        self.source, self.value = markers.source, markers.value
+        tests, self.points, _ = decode(self.value.astype(np.int64)
+                                       & ((1 << EXPORT_DATA_BITS) - 1))
+        order = np.argsort(tests, kind="stable")
+        edges = np.flatnonzero(np.diff(tests[order], prepend=-1))
+        self.by_test = [(int(tests[order[begin]]), order[begin:end]) for begin, end
+                        in zip(edges, np.append(edges[1:], len(order)))]
+
+
 class _OpenWindows:
     """Collects, batch by batch, the markers a window from cycle ``start`` needs from before
     it: per test whose window is open there (its last START before ``start`` has no END
@@ -244,23 +310,29 @@ class _OpenWindows:
         self.open = {}                  # test -> [START (stamp, source, value), PARAM or None,
                                         #          the next marker may still be its PARAM]
 
-    def feed(self, events, start):
-        markers = events.of(Source.MARKER, Source.BUS)
-        markers = markers[markers.stamp.astype(np.int64) < start]
-        value = markers.value.astype(np.int64) & ((1 << EXPORT_DATA_BITS) - 1)
-        tests, points, _ = decode(value)
-        for index, (test, point) in enumerate(zip(tests.tolist(), points.tolist())):
-            marker = (int(markers.stamp[index]), int(markers.source[index]),
-                      int(markers.value[index]))
+    def feed(self, markers, start):
+        """Takes the markers of a batch (:class:`_BatchMarkers`) that lie before ``start``."""
+        def marker(index):
+            return (int(markers.stamp[index]), int(markers.source[index]),
+                    int(markers.value[index]))
+        # Per test, vectorised (every window of export_windows is fed every batch before
+        # it): its last START, whether an END follows it, whether the marker right after it
+        # is a PARAM.
+        for test, group in markers.by_test:
+            at = group[markers.stamp[group] < start]
+            mine = markers.points[at]
+            starts = np.flatnonzero(mine == Point.START)
+            if len(starts):
+                self.open[test] = [marker(at[starts[-1]]), None, True]
+                at, mine = at[starts[-1] + 1:], mine[starts[-1] + 1:]
             state = self.open.get(test)
-            if point == Point.START:
-                self.open[test] = [marker, None, True]
-            elif state is not None:
-                if point == Point.PARAM and state[2]:
-                    state[1] = marker
-                state[2] = False
-                if point == Point.END:
-                    del self.open[test]       # that window closed before the export
+            if state is None or not len(mine):
+                continue
+            if mine[0] == Point.PARAM and state[2]:
+                state[1] = marker(at[0])
+            state[2] = False
+            if np.any(mine == Point.END):
+                del self.open[test]           # that window closed before the export
 
     def context(self, start, origin):
         """The collected markers, in stream order, placed at cycles ``origin + 1``, ... (sample

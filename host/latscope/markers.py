@@ -20,7 +20,7 @@ import sys
 from enum import IntEnum
 
 __all__ = ["TEST_SHIFT", "POINT_SHIFT", "ARG_BITS", "Test", "Point", "KERNEL_HANDLER",
-           "KERNEL_TICK_ENTRY", "KERNEL_TICK_EXIT", "encode", "decode", "c_header"]
+           "KERNEL_TICK_ENTRY", "KERNEL_TICK_EXIT", "KERNEL_POINT_NAMES", "encode", "decode", "c_header"]
 
 TEST_BITS, POINT_BITS, ARG_BITS = 6, 3, 7
 POINT_SHIFT = ARG_BITS
@@ -66,6 +66,9 @@ class Point(IntEnum):
 KERNEL_HANDLER = Point.ISR_ENTRY
 KERNEL_TICK_ENTRY = Point.T1
 KERNEL_TICK_EXIT = Point.T2
+#: Their names in reports and in the sigrok decoders ("handler 0", "tick entry").
+KERNEL_POINT_NAMES = {KERNEL_HANDLER: "handler", KERNEL_TICK_ENTRY: "tick entry",
+                      KERNEL_TICK_EXIT: "tick exit"}
 
 
 def encode(test, point, arg=0):

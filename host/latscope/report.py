@@ -223,16 +223,19 @@ def run_info(capture, tables=None):
         "suite": suite or None,
         "duration_s": capture.duration_s,
         "events": capture.event_count,
+        "tick_markers": capture.tick_markers,
         "integrity": _integrity(capture, tables or {}),
         "device_status": (capture.end or {}).get("stats", {}).get("device_status")
         if isinstance((capture.end or {}).get("stats"), dict) else None,
     }
 
 
-def table_row(name, table, worst=None):
+def table_row(name, table, worst=None, *, ticks_recorded=True):
     """One table's JSON row: name, description, parameters, statistics (ns), the flagged
     samples (``TableAccumulator.flags``) and the worst samples ``worst`` (as
-    :func:`latscope.worst.worst_samples` gives them; None: not looked for)."""
+    :func:`latscope.worst.worst_samples` gives them; None: not looked for).
+    ``ticks_recorded`` False (the capture holds no tick marker): the tick flags are None,
+    not recorded, rather than 0 (none of the samples overlapped a tick)."""
     if not isinstance(table, TableAccumulator):
         table = TableAccumulator.of_table(table)
     stats = table.stats()
@@ -244,6 +247,10 @@ def table_row(name, table, worst=None):
     row["flags"] = table.flags()
     row["worst"] = [{key: entry[key] for key in WORST_KEYS if key in entry}
                     for entry in (worst or [])]
+    if not ticks_recorded:
+        row["flags"]["tick"] = None
+        for entry in row["worst"]:
+            entry["tick"] = None
     return row
 
 
@@ -257,10 +264,12 @@ def results(capture, tables, worst=None):
     ``Capture`` and its tables (``TableAccumulator`` or ``SampleTable``); ``worst``: their
     worst samples (:func:`latscope.worst.worst_samples`), if looked for."""
     worst = worst or {}
+    run = run_info(capture, tables)
     return {"schema": "latscope-results", "version": SCHEMA_VERSION,
-            "generator": f"latscope {__version__}", **run_info(capture, tables),
+            "generator": f"latscope {__version__}", **run,
             "worst_context_s": CONTEXT_MARGIN_S,
-            "tables": [table_row(name, table, worst.get(name))
+            "tables": [table_row(name, table, worst.get(name),
+                                 ticks_recorded=run["tick_markers"] > 0)
                        for name, table in tables.items()]}
 
 
@@ -273,14 +282,20 @@ def worst_of(capture, summary, tables, n=WORST_SHOWN):
     return worst_samples(capture, tables, n, first_stamp=summary.first_stamp)
 
 
+#: What the reports say of the tick flags when the capture holds no tick marker.
+TICKS_NOT_RECORDED = "not recorded by this DUT"
+
+
 def flags_line(row):
     """What a table's flags are and what its statistics are without them, in one line."""
     flags, titles = row["flags"], {key: title for key, title, _ in STAT_COLUMNS}
     clean = flags["unflagged"]
     without = ", ".join(f"{titles[key].removesuffix(' (ns)')} {_cell(clean.get(key), '{:.1f}')}"
                         for key in ("max_ns", "p99_ns", "p999_ns"))
+    tick = (f"{flags['tick']} tick" if flags["tick"] is not None
+            else f"tick flags: {TICKS_NOT_RECORDED}")
     return (f"{row['name']}: {flags['flagged']} of {row['samples']} samples flagged "
-            f"({flags['cold']} cold, {flags['tick']} tick); without them: "
+            f"({flags['cold']} cold, {tick}); without them: "
             f"{clean['samples']} samples, {without} ns")
 
 
@@ -343,7 +358,8 @@ def csv_text(document):
         writer.writerow([row["name"], params.get("test", ""), params.get("n", "")]
                         + ["" if row[k] is None else row[k] for k, _, _ in STAT_COLUMNS]
                         + ["" if value is None else value for value in intervals]
-                        + [flags["cold"], flags["tick"], flags["flagged"]]
+                        + ["" if value is None else value
+                           for value in (flags["cold"], flags["tick"], flags["flagged"])]
                         + ["" if value is None else value for value in clean])
     return buffer.getvalue()
 
@@ -363,13 +379,22 @@ def worst_csv_text(document):
         for entry in row["worst"]:
             writer.writerow([row["name"], entry["rank"], entry["index"], entry["start"],
                              entry["end"], entry["time_s"], entry["ns"], int(entry["cold"]),
-                             int(entry["tick"]), events_text(entry), entry.get("export") or ""])
+                             "" if entry["tick"] is None else int(entry["tick"]),
+                             events_text(entry), entry.get("export") or ""])
     return buffer.getvalue()
 
 
 def write_csv(document, path):
     """:func:`csv_text` into a file."""
     Path(path).write_text(csv_text(document))
+
+
+def _ticks_cell(count):
+    """The run's tick markers for the settings table."""
+    if count is None:
+        return None
+    return (f"{count} (samples they lie in are flagged tick)" if count
+            else f"none: tick flags {TICKS_NOT_RECORDED}")
 
 
 def _settings_items(document):
@@ -384,6 +409,7 @@ def _settings_items(document):
                  ("device reached through", cap["port"]), ("test information", cap["test_info"]),
                  ("duration", f"{document['duration_s']:.6g} s (first to last event)"),
                  ("events", document["events"]),
+                 ("kernel tick markers", _ticks_cell(document.get("tick_markers"))),
                  ("closed cleanly", "yes" if cap["complete"] else "no (capture was cut off)")]
          + [(key, json.dumps(value)) for key, value in cap["other"].items()]),
         ("Device", [("board", device.get("board")),
@@ -581,17 +607,22 @@ def export_worst(capture, document, directory, stamp_hz):
     after its end, with its test's context (the START and PARAM markers before the window,
     repeated at its first samples: ``logic_export.export_capture``), so that the decoders
     pair it as in the whole capture. Notes each file in the sample's ``export`` (relative to
-    ``directory``). ``capture``: a path (read twice per window) or a loaded ``Capture``."""
-    from .logic_export import export_capture
+    ``directory``). ``capture``: a path (read once for all the windows:
+    ``logic_export.export_windows``) or a loaded ``Capture``."""
+    from .logic_export import export_windows
     folder = Path(directory) / "worst"
     folder.mkdir(parents=True, exist_ok=True)
     margin = int(round(document["worst_context_s"] * stamp_hz))
+    windows, entries = [], []
     for row in document["tables"]:
         for entry in row["worst"]:
             path = folder / f"{row['name']}.{entry['rank']}.sr"
-            export_capture(capture, sr=path, start=max(0, entry["start"] - margin),
-                           stop=entry["end"] + margin + 1)
-            entry["export"] = f"worst/{path.name}"
+            windows.append({"start": max(0, entry["start"] - margin),
+                            "stop": entry["end"] + margin + 1, "sr": path})
+            entries.append(entry)
+    export_windows(capture, windows)
+    for window, entry in zip(windows, entries):
+        entry["export"] = f"worst/{window['sr'].name}"
 
 
 def write_report(capture, directory, *, figures=True, x="index", interval_s=None, loop=None,

@@ -35,6 +35,10 @@ def _row(name):
     return prefix.lower() if prefix in ("IL", "IDL", "TSL") else "op"
 
 
+def _tick_points():
+    return repr((int(markers.KERNEL_TICK_ENTRY), int(markers.KERNEL_TICK_EXIT)))
+
+
 def marker_encoding():
     lines = [_HEADER.format(source="host/latscope/markers.py"),
              f"TEST_SHIFT = {markers.TEST_SHIFT}",
@@ -48,7 +52,10 @@ def marker_encoding():
     lines += [f"    {test.value}: {test.name!r}," for test in markers.Test]
     lines += ["}", "", "POINT_NAMES = {"]
     lines += [f"    {point.value}: {point.name!r}," for point in markers.Point]
-    lines += ["}", ""] + decoder_channels()
+    lines += ["}", "", "# The kernel's own markers (test KERNEL_TEST), shown by these names.",
+              f"KERNEL_TEST = {int(markers.Test.KERNEL)}", "KERNEL_POINT_NAMES = {"]
+    lines += [f"    {int(point)}: {name!r}," for point, name in markers.KERNEL_POINT_NAMES.items()]
+    lines += ["}", f"TICK_POINTS = {_tick_points()}", ""] + decoder_channels()
     return "\n".join(lines)
 
 
@@ -89,7 +96,9 @@ def latency_rules():
              f"END = {int(markers.Point.END)}",
              f"PARAM = {int(markers.Point.PARAM)}",
              f"KERNEL_TEST = {int(markers.Test.KERNEL)}",
-             f"HANDLER_POINT = {int(markers.Point.ISR_ENTRY)}",
+             f"HANDLER_POINT = {int(markers.KERNEL_HANDLER)}",
+             "# The kernel's tick markers: a sample they lie in, [A, B], is flagged (tick).",
+             f"TICK_POINTS = {_tick_points()}",
              "",
              "# (test, table name, A, B, annotation row)",
              "RULES = ("]

@@ -13,7 +13,7 @@ import numpy as np
 
 from .capture_analysis import CaptureBatches
 from .capture_file import Capture
-from .markers import KERNEL_HANDLER, KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
+from .markers import KERNEL_HANDLER, KERNEL_POINT_NAMES, Point, Test, decode
 from .protocol import HOLE_SOURCE, Source, loss_count, loss_source
 
 __all__ = ["WORST_SHOWN", "CONTEXT_MARGIN_S", "CONTEXT_EVENTS", "worst_samples",
@@ -27,18 +27,14 @@ CONTEXT_MARGIN_S = 5e-6
 #: are counted).
 CONTEXT_EVENTS = 40
 
-#: Names of the kernel's own markers (test KERNEL).
-_KERNEL_POINTS = {KERNEL_HANDLER: "handler", KERNEL_TICK_ENTRY: "tick entry",
-                  KERNEL_TICK_EXIT: "tick exit"}
-
 
 def describe_event(source, value):
     """A short name of an event: "IRQ rise", "tick entry", "handler 0", "IL_A ISR_ENTRY 3",
     "EDGE2 1", "LOSS 4 MARKER", "hole"."""
     if source in (Source.MARKER, Source.BUS):
         test, point, arg = (int(x) for x in decode(int(value) & 0xffff))
-        if test == Test.KERNEL and point in _KERNEL_POINTS:
-            name = _KERNEL_POINTS[point]
+        if test == Test.KERNEL and point in KERNEL_POINT_NAMES:
+            name = KERNEL_POINT_NAMES[point]
             return f"{name} {arg}" if point == KERNEL_HANDLER else name
         try:
             test_name = Test(test).name

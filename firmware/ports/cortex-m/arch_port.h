@@ -33,4 +33,19 @@ static inline void arch_irq_unlock(unsigned key)
 #define K_ARCH_MIN_STACK_SIZE 256u
 #define K_ARCH_IDLE_STACK_SIZE 256u
 
+/* K_TRACE_MARKERS: the program has a marker port (the suite's Cortex-M builds
+ * define it: ls_marker_port.h of the board on the include path, the strobe
+ * shadow in suite.c). The kernel then writes KERNEL/TICK_ENTRY and
+ * KERNEL/TICK_EXIT (latscope/markers.h, docs/markers.md) around the tick's
+ * work in the SysTick ISR, through the same marker port as the tests (these
+ * boards have no bus trace window): the analysis flags the samples a tick
+ * interrupted. Each costs one GPIO marker (STM32: two BSRR stores; RP2040:
+ * one SIO load and store) inside the tick. No handler-entry marker here: on a
+ * GPIO port it would add a marker's cost to every IL sample. */
+#ifdef K_TRACE_MARKERS
+#include "latscope/marker.h"
+#define K_TRACE_TICK_ENTRY() ls_mark_value(LS_MARKER(LS_TEST_KERNEL, LS_KERNEL_TICK_ENTRY, 0))
+#define K_TRACE_TICK_EXIT() ls_mark_value(LS_MARKER(LS_TEST_KERNEL, LS_KERNEL_TICK_EXIT, 0))
+#endif
+
 #endif /* ARCH_PORT_H */
