@@ -480,3 +480,84 @@ def shows_latencies(seen, tables):
             and all(0.1 < float(value) < 100 for _, value in latencies)
             and re.search(rf"I[L1l]H?-a-[1lI]: {count} samples, min \d+\.\d{{3}} us", seen)
             is not None)
+
+
+#: A time label on PulseView's ruler, as tesseract reads it ("+20 ms", "+1.5 s").
+RULER_LABEL = re.compile(r"\+ ?(\d+(?:\.\d+)?) ?(ms|us|µs|s)\b")
+
+
+def ruler_end(rgb, tmp_path):
+    """The largest time on the ruler of a screenshot (seconds), None if none is read."""
+    strip = rgb[RULER_ROWS[0]:RULER_ROWS[1]]
+    scale = {"s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
+    times = [float(value) * scale[unit]
+             for value, unit in RULER_LABEL.findall(screen_text(strip, tmp_path))]
+    return max(times, default=None)
+
+
+#: Screen rows of the ruler in a 1600x900 PulseView window at +0+0.
+RULER_ROWS = (90, 125)
+
+
+@pytest.mark.skipif(shutil.which("pulseview") is None, reason="pulseview is not installed")
+def test_pulseview_live_view_follows_the_data(xserver, tmp_path):
+    """``latscope stream --view``'s PulseView (start_pulseview: a private copy of the
+    user's settings with "zoom to fit during acquisition" on) zooms out as the stream
+    grows: the ruler's last label, read from screenshots while the simulation streams,
+    grows (with the setting off it stays at PulseView's initial 0..1500 ms). The user's own
+    PulseView.conf is left as it was; the copy keeps its settings."""
+    from latscope.pulseview_live import start_pulseview
+
+    build = build_soc(SuiteSettings(tests="IL_A", samples=3000),
+                      build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-live")
+    home = tmp_path / "home"
+    user_conf = home / ".config" / "sigrok" / "PulseView.conf"
+    user_conf.parent.mkdir(parents=True)
+    user_conf.write_text("[Settings]\nView_ColoredBG=false\nView_ZoomToFitDuringAcq=false\n")
+    before = user_conf.read_bytes()
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    env = dict(sigrok_env(), DISPLAY=xserver, HOME=str(home), XDG_RUNTIME_DIR=str(runtime),
+               QT_QPA_PLATFORM="xcb")
+    env.pop("XDG_CONFIG_HOME", None)
+    config_home = tmp_path / "view-config"
+    log = tmp_path / "pulseview.log"
+    with open(log, "w") as out:
+        viewer = start_pulseview(tmp_path / "live.pvs", config_home, follow="fit",
+                                 environ=env, args=["-geometry", f"{SCREEN[0]}x{SCREEN[1]}+0+0"],
+                                 stdout=out, stderr=subprocess.STDOUT)
+    ends, streaming = [], threading.Event()
+    streaming.set()
+
+    def watch():
+        while streaming.is_set():
+            time.sleep(3)
+            shot = tmp_path / "live.xwd"
+            subprocess.run(["xwd", "-root", "-silent", "-out", str(shot)], env=env, check=True)
+            rgb = xwd_to_png(shot, tmp_path / "live.png")
+            if streaming.is_set():
+                ends.append(ruler_end(rgb, tmp_path))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        live = stream_capture(SocSimulation(build), viewer.stdin, irq=DEMO_IRQ,
+                              block=PULSEVIEW_BLOCK, pvs=tmp_path / "live.pvs")
+        streaming.clear()
+        watcher.join(timeout=30)
+        viewer.stdin.close()
+    finally:
+        viewer.terminate()
+        viewer.wait(timeout=10)
+    print("ruler ends while streaming (s):", ends)
+    assert live.events > 20000
+    assert "Traceback" not in log.read_text(), log.read_text()
+    read = [end for end in ends if end is not None]
+    assert len(read) >= 3, ends
+    # Zoomed to fit as the data came: the ruler ends below PulseView's initial 1.5 s at
+    # first (the stream starts with milliseconds), then further out with every few
+    # screenshots (tesseract may miss a decimal point in one of them).
+    assert read[0] < 1.0 and read[-1] > 2 * read[0] and len(set(read)) >= 3, ends
+    assert user_conf.read_bytes() == before
+    copy = (config_home / "sigrok" / "PulseView.conf").read_text()
+    assert "View_ColoredBG=false" in copy and "View_ZoomToFitDuringAcq=true" in copy, copy
