@@ -15,9 +15,12 @@ tables), one annotation per sample; the test windows; pairs discarded because
 of a loss.
 
 Binary output 'csv': one line per sample, 'table,start_sample,end_sample,
-samples,ns', after a header line. Sample numbers are those of the capture; in
-a latscope export one sample is one capture-clock cycle (sample 0 is the
-cycle the export prints). Meta outputs count the samples of each row.
+ticks,ns', after a header line (ticks: logic samples from A to B). Sample
+numbers are those of the capture; in a latscope export one sample is one
+capture-clock cycle, or half of one on a DDR board (sample 0 is the cycle the
+export prints). Meta output: one line per table, 'TABLE samples: n', at the
+end of its test window (sigrok-cli -M latscope_latency); the Totals row shows
+min, avg and max as well.
 
 Every sample is output as soon as its B event is seen, so none is lost at the
 end of the data (libsigrokdecode has no end-of-data call).
