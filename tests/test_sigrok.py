@@ -18,6 +18,7 @@ import struct
 import subprocess
 import threading
 import time
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -180,6 +181,38 @@ def test_window_export_carries_its_test_context(suite_runs):
     assert decoded == inside and {name for name, *_ in decoded} == {
         "IL-b-128", "ILH-b-128", "IDL-b-128"}
     assert len([name for name, *_ in decoded if name == "IDL-b-128"]) == len(table.starts) - 4
+
+
+def readme_ols_stack():
+    """The ``-P`` argument README gives for a capture through SUMP / ``ols`` (channels
+    named 0..21)."""
+    text = (ROOT / "README.md").read_text()
+    found = re.findall(r"^P=(latscope_marker:\S*strobe=16\S*)$", text, re.M)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_readme_ols_mapping_decodes_sump_channel_numbers(suite_runs, tmp_path):
+    """README's ``-P`` for an ``ols`` capture, on the export with its channels named as
+    SUMP names them (channel n = "n", the same bit order), decodes every sample the
+    export's own stack decodes."""
+    capture, _, _, _ = suite_runs("gpio")
+    named = tmp_path / "named.sr"
+    export_capture(capture, sr=named)
+    numbered = tmp_path / "numbered.sr"
+    with zipfile.ZipFile(named) as source, zipfile.ZipFile(numbered, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "metadata":
+                data = re.sub(rb"^probe(\d+)=.*$",
+                              lambda m: b"probe%s=%d" % (m[1], int(m[1]) - 1), data,
+                              flags=re.M)
+            target.writestr(item, data)
+    stack = Layout.for_identity(capture.identity).decoder_stack()
+    expected = sigrok_cli("-i", named, "-P", stack, "-B", "latscope_latency=csv")
+    got = sigrok_cli("-i", numbered, "-P", readme_ols_stack(), "-B", "latscope_latency=csv")
+    assert len(expected.splitlines()) > 200
+    assert sorted(got.splitlines()) == sorted(expected.splitlines())
 
 
 def test_decoders_discard_pairs_across_a_loss(tmp_path):
