@@ -233,6 +233,9 @@ def test_decoders_discard_pairs_across_a_loss(tmp_path):
                        info.origin) == expected
     lines = sigrok_cli("-i", out, "-P", stack, "-A", "latscope_latency=discarded").splitlines()
     assert len(lines) == discarded
+    # Each names its table with the test's parameter filled in ("TSL-a-3: ...").
+    assert all(re.search(r": [A-Z]+-[a-z]-\d+: events lost in between$", line)
+               for line in lines), lines[:5]
 
 
 def truth_lines(path):
