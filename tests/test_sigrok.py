@@ -400,6 +400,8 @@ def xwd_to_png(xwd, png):
 
 #: The window size the screenshot test checks: a common laptop screen.
 SCREEN = (1600, 900)
+#: Screen rows of the ruler in a 1600x900 PulseView window at +0+0.
+RULER_ROWS = (90, 125)
 
 
 @pytest.fixture
@@ -503,6 +505,28 @@ def test_pulseview_shows_named_latencies_in_a_laptop_window(suite_runs, xserver,
 
     print(seen)
     assert shows_latencies(seen, tables), seen
+    # The marker strobe and the IRQ output are on screen too, above the decoder rows.
+    layout = Layout.for_identity(capture.identity)
+    assert label_shown(rgb, layout, "STROBE") and label_shown(rgb, layout, "IRQ")
+
+
+#: PulseView 0.4.2's logic trace colours, by channel index modulo 10
+#: (pv/views/trace/logicsignal.cpp: SignalColors); a trace's label box is filled with it.
+PULSEVIEW_COLOURS = [(0x16, 0x19, 0x1A), (0x8F, 0x52, 0x02), (0xCC, 0x00, 0x00),
+                     (0xF5, 0x79, 0x00), (0xED, 0xD4, 0x00), (0x73, 0xD2, 0x16),
+                     (0x34, 0x65, 0xA4), (0x75, 0x50, 0x7B), (0x88, 0x8A, 0x85),
+                     (0xEE, 0xEE, 0xEC)]
+#: Screen columns of the trace labels and rows of the trace area in a 1600x900 window.
+LABEL_COLUMNS, TRACE_ROWS = (30, 110), (RULER_ROWS[1], SCREEN[1] - 30)
+
+
+def label_shown(rgb, layout, name):
+    """Whether the label of logic trace ``name`` (a box of its colour at least 10 pixels
+    high in the label column) is inside the trace area of a screenshot."""
+    colour = PULSEVIEW_COLOURS[layout.bit(name) % len(PULSEVIEW_COLOURS)]
+    column = rgb[TRACE_ROWS[0]:TRACE_ROWS[1], LABEL_COLUMNS[0]:LABEL_COLUMNS[1]].astype(int)
+    filled = (np.abs(column - np.array(colour)).sum(axis=2) < 12).sum(axis=1) > 10
+    return filled.sum() >= 10
 
 
 def shows_latencies(seen, tables):
@@ -529,10 +553,6 @@ def ruler_end(rgb, tmp_path):
     times = [float(value) * scale[unit]
              for value, unit in RULER_LABEL.findall(screen_text(strip, tmp_path))]
     return max(times, default=None)
-
-
-#: Screen rows of the ruler in a 1600x900 PulseView window at +0+0.
-RULER_ROWS = (90, 125)
 
 
 @pytest.mark.skipif(shutil.which("pulseview") is None, reason="pulseview is not installed")
