@@ -617,3 +617,24 @@ def test_pulseview_live_view_follows_the_data(xserver, tmp_path):
     assert user_conf.read_bytes() == before
     copy = (config_home / "sigrok" / "PulseView.conf").read_text()
     assert "View_ColoredBG=false" in copy and "View_ZoomToFitDuringAcq=true" in copy, copy
+
+
+def test_private_pulseview_settings_copy_the_users_and_turn_following_on(tmp_path):
+    """The settings copy for ``stream --view``: the user's file byte for byte but for the
+    one key (replaced in [Settings], or added), the user's file untouched; no user file:
+    only the key."""
+    from latscope.pulseview_live import write_private_config
+
+    user = tmp_path / "xdg" / "sigrok" / "PulseView.conf"
+    user.parent.mkdir(parents=True)
+    text = ("[General]\nsessions=1\n\n[Settings]\nView_ColoredBG=false\n"
+            "View_StickyScrolling=false\n\n[Session0]\nD0\\enabled=false\n")
+    user.write_text(text)
+    environ = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path)}
+    copy = write_private_config(tmp_path / "view", "scroll", environ).read_text()
+    assert copy == text.replace("View_StickyScrolling=false", "View_StickyScrolling=true")
+    copy = write_private_config(tmp_path / "view", "fit", environ).read_text()
+    assert copy == text.replace("[Settings]\n", "[Settings]\nView_ZoomToFitDuringAcq=true\n")
+    assert user.read_text() == text
+    alone = write_private_config(tmp_path / "alone", "fit", {"HOME": str(tmp_path / "none")})
+    assert alone.read_text() == "[Settings]\nView_ZoomToFitDuringAcq=true\n"
