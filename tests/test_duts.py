@@ -24,6 +24,7 @@ from latscope.analysis import analyze
 from latscope.markers import Point, Test, decode
 from latscope.parser import Events
 from latscope.protocol import Source
+from latscope.selftest import check_wiring, wiring_pattern
 from test_suite_native import check_pair
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -206,13 +207,32 @@ def check_il_window(values):
 
 
 def test_linux_cross_compiles_for_the_pi(tmp_path):
-    """The suite for a Raspberry Pi (aarch64, Debian's cross gcc), without libgpiod."""
+    """The suite and the self-test's wiring walk for a Raspberry Pi (aarch64, Debian's cross
+    gcc), without libgpiod."""
     need("aarch64-linux-gnu-gcc", "make")
-    make(SUITE, "linux", "CROSS=aarch64-linux-gnu-", f"BUILD={tmp_path}", "GPIOD=0")
-    binary = tmp_path / "linux-aarch64-linux-gnu" / "suite"
-    header = subprocess.run(["aarch64-linux-gnu-readelf", "-h", str(binary)],
-                            capture_output=True, text=True, check=True).stdout
-    assert "AArch64" in header and "ELF64" in header
+    make(SUITE, "linux", "wiring-linux", "CROSS=aarch64-linux-gnu-", f"BUILD={tmp_path}",
+         "GPIOD=0")
+    for name in ("suite", "wiring_walk"):
+        binary = tmp_path / "linux-aarch64-linux-gnu" / name
+        header = subprocess.run(["aarch64-linux-gnu-readelf", "-h", str(binary)],
+                                capture_output=True, text=True, check=True).stdout
+        assert "AArch64" in header and "ELF64" in header
+
+
+def test_linux_wiring_walk_every_store(watcher, tmp_path):
+    """The self-test's wiring program on the Linux marker port (firmware/tools/
+    wiring_linux.c), run against the fake register block: its stores follow the port's
+    set/clear protocol, and the pins at its 32 strobe edges are the host's wiring_pattern()."""
+    need("gcc", "make")
+    make(SUITE, "wiring-linux", f"BUILD={tmp_path}")
+    log = tmp_path / "stores.txt"
+    result = subprocess.run([str(watcher), str(log), str(tmp_path / "linux-native" / "wiring_walk")],
+                            env=dict(os.environ, LATSCOPE_GPIO="gpiomem"), capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    stores, _ = read_store_log(log)
+    values = markers_from_stores(stores).tolist()
+    assert values == wiring_pattern() and check_wiring(values).ok
 
 
 # ---------------------------------------------------------------------------- Cortex-M
@@ -314,6 +334,23 @@ def test_cortex_m_under_qemu(board, tmp_path):
     check_cm_tables(stm32_markers(bsrr_stores(log)))
 
 
+@pytest.mark.parametrize("board", ["qemu-stm32", "qemu-m0plus"])
+def test_cortex_m_wiring_walk_under_qemu(board, tmp_path):
+    """The self-test's wiring program on the Cortex-M port (firmware/tools/wiring_cm.c, the
+    STM32 board code for the M4 and the M0+): it exits 0, and QEMU's log of its GPIO stores
+    spells the host's wiring_pattern(), one strobe edge per marker."""
+    need_arm()
+    need("qemu-system-arm")
+    make(SUITE, "wiring-cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
+    log = tmp_path / "unimp.log"
+    run = subprocess.run([*QEMU, "-d", "unimp", "-D", str(log), "-kernel",
+                          str(tmp_path / f"cm-{board}-gpio" / "wiring_walk.elf")],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and "wiring: done" in run.stdout + run.stderr
+    values = stm32_markers(bsrr_stores(log)).tolist()
+    assert values == wiring_pattern() and check_wiring(values).ok
+
+
 def symbols(elf):
     out = subprocess.run(["arm-none-eabi-nm", str(elf)], capture_output=True, text=True,
                          check=True).stdout
@@ -327,7 +364,8 @@ def test_cortex_m_boards_cross_compile(board, tmp_path):
     entered at 0x20000000, with its UF2): the vector table where the core looks for it."""
     need_arm()
     make(FIRMWARE, "cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
-    make(SUITE, "cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
+    make(SUITE, "cortex-m", "wiring-cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
+    check_wiring_image(tmp_path / f"cm-{board}-gpio", board)
     elf = tmp_path / f"cm-{board}-gpio" / "suite.elf"
     header = subprocess.run(["arm-none-eabi-readelf", "-h", "-A", str(elf)],
                             capture_output=True, text=True, check=True).stdout
@@ -348,8 +386,24 @@ def test_cortex_m_boards_cross_compile(board, tmp_path):
         return
     assert "Tag_CPU_arch: v6S-M" in header
     assert table["rp2040_entry"] == 0x2000_0000 and table["__interrupt_vector"] % 256 == 0
-    image = (elf.parent / "suite.bin").read_bytes()
-    uf2 = (elf.parent / "suite.uf2").read_bytes()
+    check_uf2(elf.parent / "suite")
+
+
+def check_wiring_image(directory, board):
+    """The wiring program for a board: entered where the suite is (the Nucleo's flash
+    vector table, the Pico's SRAM entry), and for the Pico its UF2."""
+    table = symbols(directory / "wiring_walk.elf")
+    if board == "stm32f4":
+        assert table["__interrupt_vector"] == 0x0800_0000
+    else:
+        assert table["rp2040_entry"] == 0x2000_0000
+        check_uf2(directory / "wiring_walk")
+
+
+def check_uf2(stem):
+    """stem.uf2 carries stem.bin at 0x20000000, in RP2040 UF2 blocks."""
+    image = stem.with_suffix(".bin").read_bytes()
+    uf2 = stem.with_suffix(".uf2").read_bytes()
     assert len(uf2) == 512 * -(-len(image) // 256)
     payload = b""
     for n in range(len(uf2) // 512):

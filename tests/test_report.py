@@ -128,7 +128,8 @@ def test_csv_markdown_html(figure_report):
                 assert (out / "figures" / f"{name}.{kind}.{ext}").stat().st_size > 1000
     # Self-contained: two inline PNGs per table, nothing loaded from elsewhere.
     assert page.count("src='data:image/png;base64,") == 2 * len(tables)
-    assert not re.search(r"""(src|href)=['"](?!data:|#)""", page)
+    # (The only links out: the worst samples' PulseView files, beside the report.)
+    assert not re.search(r"""src=['"](?!data:)|href=['"](?!#|worst/[^'"/]+\.sr['"])""", page)
     assert "native host port" in page and "1000 MHz" in page
 
 
@@ -189,6 +190,9 @@ def test_compare(captures, tmp_path, capsys):
         a, b = table["runs"]
         assert a["present"] and b["present"] and "diff" not in a
         for key in compare.COMPARED:
+            if a["stats"][key] is None:                # a percentile not reported
+                assert b["diff"][key] is None
+                continue
             assert b["diff"][key] == pytest.approx(b["stats"][key] - a["stats"][key])
     assert main(["compare", *map(str, captures), "--json", "-o", str(tmp_path)]) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -219,3 +223,122 @@ def test_maximum_per_interval(captures, tmp_path):
                  str(interval)]) == 0
     assert (tmp_path / "figures" / "IL-a-1.maxima.svg").exists()
     assert "IL-a-1.maxima.svg" in (tmp_path / "report.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def il_capture(tmp_path_factory):
+    """IL_A alone with 120 samples a table: p50 and p99 reported, p99.9 not."""
+    path = tmp_path_factory.mktemp("il") / "il.lsc"
+    native_suite_capture(path, 120, tests="IL_A")
+    return path
+
+
+def test_percentile_rule_in_every_output(il_capture, tmp_path, capsys):
+    """The same rule (accumulate.PERCENTILES) in JSON, CSV, text, Markdown, HTML and the
+    comparison: a percentile below its sample count is null / empty / "–"."""
+    document, paths = write_report(il_capture, tmp_path / "r", figures=False)
+    row = next(r for r in document["tables"] if r["name"] == "IL-a-1")
+    assert 120 <= row["samples"] < 1000
+    ns = analyze(*(lambda c: (c.events, c.stamp_hz))(load_capture(il_capture)))["IL-a-1"].ns()
+    assert row["p99_ns"] == np.percentile(ns, 99) and row["p999_ns"] is None
+    assert row["p999_ci_ns"] is None and len(row["p99_ci_ns"]) == 2
+    low, high = row["p99_ci_ns"]
+    assert low <= row["p99_ns"] and (high is None or row["p99_ns"] <= high)
+    line = next(r for r in csv.DictReader(paths["csv"].open()) if r["name"] == "IL-a-1")
+    assert float(line["p99_ns"]) == row["p99_ns"] and line["p999_ns"] == ""
+    assert float(line["p99_ci_low_ns"]) == low and line["p999_ci_low_ns"] == ""
+    assert main(["analyze", str(il_capture)]) == 0
+    text = capsys.readouterr().out
+    cells = next(l for l in text.splitlines() if l.startswith("IL-a-1 ")).split()
+    assert cells[7] == f"{row['p99_ns']:.1f}" and cells[8] == "–"
+    assert "p99.9 from 1000 samples" in text
+    assert "p99.9 from 1000 samples" in paths["markdown"].read_text()
+    page = paths["html"].read_text()
+    assert "p99.9 from 1000 samples" in page and "<td>p99.9</td><td class=num>–</td>" in page
+    runs = compare.load_runs([il_capture, il_capture], ["A", "B"])
+    table = next(t for t in compare.comparison(runs)["tables"] if t["name"] == "IL-a-1")
+    assert table["runs"][1]["stats"]["p999_ns"] is None
+    assert table["runs"][1]["diff"]["p999_ns"] is None
+
+
+def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
+    """The worst samples are the table's largest (ties: earliest), each with the events of
+    the capture around it; the flags and the statistics without the flagged samples, in
+    JSON, CSV, worst.csv and text. (Native captures have no tick markers: the tick flag's
+    rule is checked sample by sample in test_batch_analysis.)"""
+    from latscope.worst import CONTEXT_EVENTS, CONTEXT_MARGIN_S, describe_event
+    document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=4)
+    capture = load_capture(il_capture)
+    tables = analyze(capture.events, capture.stamp_hz)
+    stamps = capture.events.stamp.astype(np.int64)
+    margin = round(CONTEXT_MARGIN_S * capture.stamp_hz)
+    worst_rows = list(csv.DictReader(paths["worst"].open()))
+    for row in document["tables"]:
+        table = tables[row["name"]]
+        order = sorted(range(len(table.samples)), key=lambda i: (-table.samples[i], i))[:4]
+        assert [entry["index"] for entry in row["worst"]] == order
+        assert row["worst"][0]["ns"] == row["max_ns"]
+        for rank, entry in enumerate(row["worst"], 1):
+            i = entry["index"]
+            assert entry["rank"] == rank and entry["start"] == table.starts[i]
+            assert entry["end"] - entry["start"] == table.samples[i]
+            assert entry["cold"] == (i == 0) and entry["tick"] is False
+            near = np.flatnonzero((stamps >= entry["start"] - margin)
+                                  & (stamps <= entry["end"] + margin))
+            # The nearest CONTEXT_EVENTS (distance 0 inside), in time order.
+            distance = np.maximum(np.maximum(entry["start"] - stamps[near],
+                                             stamps[near] - entry["end"]), 0)
+            near = np.sort(near[np.argsort(distance, kind="stable")[:CONTEXT_EVENTS]])
+            assert entry["events_omitted"] == max(0, len(distance) - CONTEXT_EVENTS)
+            assert [(e["stamp"], e["event"]) for e in entry["events"]] == [
+                (int(stamps[k]), describe_event(int(capture.events.source[k]),
+                                                int(capture.events.value[k]))) for k in near]
+            inside = [e["offset_ns"] for e in entry["events"] if e["where"] == "inside"]
+            assert inside[0] == 0 and inside[-1] == entry["ns"]     # its own two events
+        clean = np.delete(table.ns(), 0)                              # the cold one
+        flags, unflagged = row["flags"], row["flags"]["unflagged"]
+        assert (flags["cold"], flags["tick"], flags["flagged"]) == (1, 0, 1)
+        assert unflagged["samples"] == len(clean) and unflagged["max_ns"] == clean.max()
+        assert unflagged["p99_ns"] == (np.percentile(clean, 99) if len(clean) >= 100 else None)
+        listed = [r for r in worst_rows if r["name"] == row["name"]]
+        assert [int(r["index"]) for r in listed] == order
+        assert [int(r["cold"]) for r in listed] == [int(i == 0) for i in order]
+    line = next(r for r in csv.DictReader(paths["csv"].open()) if r["name"] == "IL-a-1")
+    assert line["flagged_cold"] == "1" and line["flagged_tick"] == "0"
+    assert main(["analyze", str(il_capture), "--worst", "2"]) == 0
+    text = capsys.readouterr().out
+    assert text.count("  #2 ") == len(document["tables"]) and "  #3 " not in text
+    assert "IL-a-1: 1 of " in text and "(1 cold, 0 tick)" in text
+    assert main(["analyze", str(il_capture), "--worst", "0", "--json"]) == 0
+    assert all(row["worst"] == [] for row in json.loads(capsys.readouterr().out)["tables"])
+
+
+def test_worst_sample_windows_decode_to_the_worst_sample(il_capture, tmp_path):
+    """Each worst sample's PulseView window (worst/<table>.<rank>.sr) starts inside its
+    test, after the START: the context markers repeated at its first samples let the
+    repository's decoders (sigrok-cli) pair the worst sample as analyze does."""
+    import os
+    import subprocess
+    from pathlib import Path
+    from latscope.channels import Layout
+    document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=2)
+    capture = load_capture(il_capture)
+    stack = Layout.for_identity(capture.identity).decoder_stack()
+    decoders = Path(__file__).resolve().parents[1] / "decoders"
+    checked = 0
+    for row in document["tables"]:
+        for entry in row["worst"]:
+            assert entry["export"] == f"worst/{row['name']}.{entry['rank']}.sr"
+            assert (tmp_path / "r" / entry["export"]).with_suffix(".pvs").exists()
+            result = subprocess.run(
+                ["sigrok-cli", "-i", str(tmp_path / "r" / entry["export"]), "-P", stack,
+                 "-B", "latscope_latency=csv"], capture_output=True, text=True, timeout=120,
+                env=dict(os.environ, SIGROKDECODE_DIR=str(decoders)))
+            assert result.returncode == 0, result.stderr
+            decoded = {(r["table"], int(r["ticks"]))
+                       for r in csv.DictReader(result.stdout.splitlines())}
+            assert (row["name"], entry["end"] - entry["start"]) in decoded, (row["name"], entry)
+            checked += 1
+    assert checked == 2 * len(document["tables"])
+    page = paths["html"].read_text()
+    assert "href='worst/IL-a-1.1.sr'" in page

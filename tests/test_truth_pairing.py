@@ -17,6 +17,7 @@ after START is at ``S + period + (seed & jitter_mask)``.
 One sim:soc run of the whole suite: about a minute on a 2-core machine, plus the build.
 """
 
+from bisect import bisect_left
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ STROBE = 1 << 16
 START, END, ISR_ENTRY, ISR_EXIT, T1, T2, THREAD, PARAM = range(8)
 IL_A, IDL_B, TSL_A = 1, 2, 3
 KERNEL = 16             # the kernel's marker KERNEL/ISR_ENTRY: it calls a handler now
+#                         (its tick markers, KERNEL/T1 and T2, pair with nothing)
 #: test -> [(table name, A, B)]; A/B: "irq", "handler" (the kernel's marker) or a point.
 RULES = {
     IL_A: [("IL-a-1", "irq", ISR_ENTRY), ("ILH-a-1", "irq", "handler"),
@@ -87,6 +89,8 @@ def simple_pairing(events):
     tables = {}
     for cycle, kind, value in events:
         if kind == "marker" and value >> 10 == KERNEL:
+            if (value >> 7) & 7 != ISR_ENTRY:
+                continue
             targets, point = list(windows.items()), "handler"
         elif kind == "marker":
             test, point, arg = value >> 10, (value >> 7) & 7, value & 0x7F
@@ -144,6 +148,19 @@ def test_every_sample_of_the_demo_is_the_truth(demo_run):
         np.testing.assert_array_equal(table.starts, truth_starts, err_msg=name)
         np.testing.assert_array_equal(table.samples, truth_samples, err_msg=name)
         assert table.discarded == 0, name
+    # The tick flag (docs/tests.md, "Worst samples and flags"): a kernel tick marker
+    # (KERNEL/T1 or T2 in the bus window) stored in a sample's [start, end] cycles.
+    ticks = sorted(cycle for cycle, kind, value in events
+                   if kind == "marker" and value >> 10 == KERNEL and (value >> 7) & 7 in (T1, T2))
+    assert len(ticks) > 400                        # both markers, about every ms
+    flagged = 0
+    for name, table in tables.items():
+        first_after = [bisect_left(ticks, start) for start, _ in expected[name]]
+        truth_ticked = [at < len(ticks) and ticks[at] <= start + cycles
+                        for at, (start, cycles) in zip(first_after, expected[name])]
+        assert table.ticked.tolist() == truth_ticked, name
+        flagged += sum(truth_ticked)
+    assert flagged > 50
 
 
 def test_cpu_and_irq_start_at_fixed_cycles_after_start(demo_run):

@@ -238,8 +238,20 @@ static void expire(k_thread_t *t)
 	}
 }
 
+/*
+ * K_TRACE_TICK_ENTRY / K_TRACE_TICK_EXIT: the port's trace points around the
+ * tick's work, so that an analysis can flag the samples a tick interrupted
+ * (docs/markers.md, KERNEL/T1 and T2). A port with a bus trace window makes
+ * each one store (arch_port.h); by default nothing.
+ */
+#ifndef K_TRACE_TICK_ENTRY
+#define K_TRACE_TICK_ENTRY() ((void)0)
+#define K_TRACE_TICK_EXIT() ((void)0)
+#endif
+
 void k_tick_announce(void)
 {
+	K_TRACE_TICK_ENTRY();
 	unsigned key = arch_irq_lock();
 	k_ticks_t now = ++tick_count;
 	k_dnode_t *n;
@@ -258,6 +270,7 @@ void k_tick_announce(void)
 		}
 	}
 	k_resched_unlock(key); /* deferred: we are in an ISR */
+	K_TRACE_TICK_EXIT();
 }
 
 bool k_timeouts_pending(void)

@@ -10,6 +10,13 @@
  * state (LS_MARKER_DEFINE_STATE) and calls ls_wiring_walk() with a pause of
  * its own (about a millisecond: the host must see the markers in order, and a
  * pause far above the marker port's sampling delay lets slow wires settle).
+ * The programs: wiring_sim.c (the simulated SoC, sim/Makefile), wiring_linux.c
+ * and wiring_cm.c (firmware/suite/Makefile: wiring-linux, wiring-cortex-m).
+ *
+ * The host's latscope.selftest.wiring_pattern() is the same walk written in
+ * Python; tests/test_selftest.py (this header compiled for the host) and
+ * tests/test_duts.py, tests/test_selftest_soc.py (the port programs' pins)
+ * check that the two agree.
  */
 #ifndef LATSCOPE_WIRING_WALK_H
 #define LATSCOPE_WIRING_WALK_H

@@ -12,7 +12,12 @@ capture order, and keeps:
   ``bucket_width`` consecutive samples (a power of two, doubled when the buckets are full)
   the min, max, sum and the start stamp of its first sample, exact;
 * optionally the maximum per interval of capture time (``interval_stamps`` wide, counted from
-  the table's first sample).
+  the table's first sample);
+* the :data:`WORST_KEPT` largest samples (:meth:`TableAccumulator.worst`: value, index,
+  start stamp, whether a tick overlaps it; among equal values the earliest first), and the
+  samples flagged as not typical (:meth:`TableAccumulator.flags`): the table's first
+  sample (cold caches, ``cold``) and those the kernel's tick overlaps (``tick``), with the
+  exact value counts of the other samples, for the statistics without them.
 
 Statistics (:func:`stats_of_counts`, also used by ``SampleTable.stats``, so the whole-capture
 and the bounded analysis agree to the last bit) are those of the nanosecond values
@@ -22,7 +27,12 @@ and the bounded analysis agree to the last bit) are those of the nanosecond valu
 * avg: their exact mean, rounded once to a double;
 * std: the square root of their exact population variance, rounded once to a double;
 * p50, p99, p99.9: numpy's default ``np.percentile`` (linear interpolation between the
-  order statistics at ``(n - 1) * q``, numpy's exact formula), found from the value counts.
+  order statistics at ``(n - 1) * q``, numpy's exact formula), found from the value counts,
+  and only where the sample count supports them (:data:`PERCENTILES`: a percentile q from
+  ``1 / (1 - q)`` samples up, so p50 from 2, p99 from 100, p99.9 from 1000; with fewer
+  samples fewer than one is expected above it, and the figure would only repeat the
+  maximum). Each one reported comes with a distribution-free :data:`CONFIDENCE` interval
+  from order statistics (:func:`quantile_ranks`).
 
 The mean and the standard deviation are thus independent of the order of summation: numpy's
 ``mean`` gives the same mean whenever its float sum is exact (e.g. whole nanoseconds, below
@@ -33,15 +43,65 @@ import math
 
 import numpy as np
 
-__all__ = ["KEEP_POINTS", "ENVELOPE_BUCKETS", "PERCENTILES", "TableAccumulator",
-           "stats_of_counts", "percentile_of_counts", "merge_counts"]
+__all__ = ["KEEP_POINTS", "ENVELOPE_BUCKETS", "WORST_KEPT", "PERCENTILES", "CONFIDENCE", "TableAccumulator",
+           "stats_of_counts", "percentile_of_counts", "percentile_supported", "quantile_ranks", "ci_key",
+           "merge_counts"]
 
 #: Samples kept one by one for the time series (plots.MAX_POINTS draws up to this many).
 KEEP_POINTS = 20_000
 #: Buckets of the sample-index envelope (plots draw up to MAX_POINTS // 4 slices).
 ENVELOPE_BUCKETS = 8192
-#: Percentiles of a table row: (key, q).
-PERCENTILES = (("p50_ns", 50), ("p99_ns", 99), ("p999_ns", 99.9))
+#: Largest samples kept per table (reports show up to this many worst samples).
+WORST_KEPT = 16
+#: Percentiles of a table row: (key, q in percent, fewest samples). THE rule of every
+#: output (text, CSV, JSON, HTML, compare, sweep, live): a percentile q is reported only
+#: from 1 / (1 - q) samples up (docs/tests.md, "Statistics"); below, it is null ("–").
+PERCENTILES = (("p50_ns", 50, 2), ("p99_ns", 99, 100), ("p999_ns", 99.9, 1000))
+#: Coverage of the confidence interval given with every reported percentile.
+CONFIDENCE = 0.95
+
+
+def percentile_supported(q, n):
+    """Whether a table of ``n`` samples reports percentile ``q`` (:data:`PERCENTILES`)."""
+    fewest = next(f for _, p, f in PERCENTILES if p == q)
+    return n >= fewest
+
+
+def _binomial_cdf_window(n, p):
+    """(first k, cumulative probabilities P(B <= k) for k = first, first + 1, ...) of
+    B ~ Binomial(n, p), over every k whose probability is not below 1e-300 relative to
+    the mode's: from the mode outwards by the ratio of neighbouring probabilities, in
+    logarithms (exact to rounding; the mass outside is far below a double's resolution)."""
+    mode = min(n, int((n + 1) * p))
+    spread = int(40 * math.sqrt(n * p * (1 - p))) + 40
+    low, high = max(0, mode - spread), min(n, mode + spread)
+    log_mode = (math.lgamma(n + 1) - math.lgamma(mode + 1) - math.lgamma(n - mode + 1)
+                + mode * math.log(p) + (n - mode) * math.log1p(-p))
+    up = np.arange(mode, high, dtype=np.float64)             # k -> k + 1
+    down = np.arange(mode, low, -1, dtype=np.float64)        # k -> k - 1
+    log_odds = math.log(p) - math.log1p(-p)
+    log_up = np.cumsum(np.log(n - up) - np.log(up + 1) + log_odds)
+    log_down = np.cumsum(np.log(down) - np.log(n - down + 1) - log_odds)
+    log_pmf = np.concatenate([log_down[::-1], [0.0], log_up]) + log_mode
+    return low, np.cumsum(np.exp(log_pmf))
+
+
+def quantile_ranks(n, q, confidence=CONFIDENCE):
+    """Ranks (l, u), 1-based, of the order statistics X(l) <= X(u) of ``n`` samples that
+    hold the ``q`` percent quantile of their distribution with probability at least
+    ``confidence``, whatever the distribution (continuous): P(l <= B < u) for
+    B ~ Binomial(n, q / 100), the number of samples below the quantile, with l the largest
+    rank and u the smallest such that each tail is at most (1 - confidence) / 2. l is None
+    when even X(1) is not low enough (the interval is open below the minimum), u None when
+    even X(n) is not high enough (open above the maximum)."""
+    tail = (1 - confidence) / 2
+    first, cdf = _binomial_cdf_window(n, q / 100)
+    # F(l - 1) <= tail: the largest such l; F(u - 1) >= 1 - tail: the smallest such u.
+    below = np.flatnonzero(cdf <= tail)
+    lower = first + int(below[-1]) + 1 if len(below) else first
+    above = np.flatnonzero(cdf >= 1 - tail)
+    upper = first + int(above[0]) + 1 if len(above) else n + 1
+    return (lower if lower >= 1 else None), (upper if upper <= n else None)
 
 
 def merge_counts(values, counts, new_values, new_counts=None):
@@ -125,6 +185,11 @@ def _sqrt_ratio(numerator, denominator):
     return (2 * root + 1) / (1 << (shift // 2 + 1))
 
 
+def ci_key(key):
+    """The row key of a percentile's confidence interval: ``p99_ns`` -> ``p99_ci_ns``."""
+    return key.replace("_ns", "_ci_ns")
+
+
 def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0):
     """A table row's statistics (ns) from exact value counts: see the module doc.
     ``discarded``: pairs dropped for a loss between them, ``discarded_by_holes``: of those,
@@ -144,8 +209,15 @@ def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0)
     std = _sqrt_ratio(variance_numerator, (n * denominator) ** 2)
     cumulative = np.cumsum(counts)
     row = {"samples": n, "min_ns": ns[0], "max_ns": ns[-1], "avg_ns": mean, "std_ns": std}
-    for key, q in PERCENTILES:
+    for key, q, fewest in PERCENTILES:
+        ci = ci_key(key)
+        if n < fewest:
+            row[key] = row[ci] = None
+            continue
         row[key] = percentile_of_counts(values, cumulative, q, ns_per_stamp)
+        row[ci] = [None if rank is None else
+                   float(_order_statistic(values, cumulative, rank - 1)) * ns_per_stamp
+                   for rank in quantile_ranks(n, q)]
     row["discarded"] = discarded
     row["discarded_by_holes"] = discarded_by_holes
     return row
@@ -174,25 +246,40 @@ class TableAccumulator:
         self._bucket = {key: np.zeros(0, np.int64) for key in ("low", "high", "sum", "start")}
         self.first_start = None
         self._slots = np.zeros(0, np.int64)             # interval maxima; -1: no sample
+        self.ticked = 0                                 # samples a tick overlaps
+        self.clean_values = np.zeros(0, np.int64)       # value counts of the samples
+        self.clean_counts = np.zeros(0, np.int64)       # neither cold nor ticked
+        # The largest samples: value, index, start stamp, ticked (WORST_KEPT at most).
+        self._worst = (np.zeros(0, np.int64),) * 3 + (np.zeros(0, bool),)
 
     @classmethod
     def of_table(cls, table, **options):
         """The accumulator of a whole ``SampleTable``."""
         accumulator = cls(table.name, table.stamp_hz, table.parameters, **options)
-        accumulator.add(table.samples, table.starts)
+        accumulator.add(table.samples, table.starts,
+                        table.ticked if len(table.ticked) == len(table.samples) else None)
         accumulator.discarded = table.discarded
         accumulator.discarded_by_holes = table.discarded_by_holes
         return accumulator
 
-    def add(self, samples, starts):
-        """Adds the next samples (stamp units, capture order) and their start stamps."""
+    def add(self, samples, starts, ticked=None):
+        """Adds the next samples (stamp units, capture order), their start stamps and
+        whether the kernel's tick overlaps each (``analysis.tick_overlaps``; None: none)."""
         samples = np.asarray(samples, np.int64)
         starts = np.asarray(starts, np.int64)
         if not len(samples):
             return
+        ticked = np.zeros(len(samples), bool) if ticked is None else np.asarray(ticked, bool)
         first_index = self.count
         self.count += len(samples)
         self.values, self.counts = merge_counts(self.values, self.counts, samples)
+        self.ticked += int(np.count_nonzero(ticked))
+        clean = ~ticked
+        clean[0] &= first_index > 0                      # the table's first sample: cold
+        if clean.any():
+            self.clean_values, self.clean_counts = merge_counts(
+                self.clean_values, self.clean_counts, samples[clean])
+        self._keep_worst(samples, first_index + np.arange(len(samples)), starts, ticked)
         if first_index < self.keep_points:
             room = self.keep_points - first_index
             self.points.append(samples[:room])
@@ -202,6 +289,17 @@ class TableAccumulator:
         self._envelope(first_index, samples, starts)
         if self.interval_stamps:
             self._intervals(samples, starts)
+
+    def _keep_worst(self, samples, index, starts, ticked):
+        """Keeps the WORST_KEPT largest of the samples so far (ties: the earliest)."""
+        if len(samples) > WORST_KEPT:                # the batch's candidates first
+            threshold = np.partition(samples, len(samples) - WORST_KEPT)[-WORST_KEPT]
+            top = samples >= threshold
+            samples, index, starts, ticked = samples[top], index[top], starts[top], ticked[top]
+        columns = [np.concatenate([kept, new]) for kept, new in
+                   zip(self._worst, (samples, index, starts, ticked))]
+        order = np.lexsort((columns[1], -columns[0]))[:WORST_KEPT]
+        self._worst = tuple(column[order] for column in columns)
 
     def _envelope(self, first_index, samples, starts):
         """Adds samples ``first_index ..`` to the buckets of ``bucket_width`` samples."""
@@ -262,6 +360,27 @@ class TableAccumulator:
         """The table row's statistics (``SampleTable.stats``: same method, same values)."""
         return stats_of_counts(self.values, self.counts, self.stamp_hz, self.discarded,
                                self.discarded_by_holes)
+
+    def worst(self, n=WORST_KEPT):
+        """The ``n`` largest samples, largest first (ties: the earliest first): dicts of
+        ``index`` (in the table), ``start`` and ``end`` (stamps), ``value`` (stamp units),
+        ``ns``, ``cold`` (the table's first sample), ``tick`` (a tick overlaps it)."""
+        values, index, starts, ticked = (column[:n] for column in self._worst)
+        return [{"index": int(i), "start": int(s), "end": int(s + v), "value": int(v),
+                 "ns": float(v) * self.ns_per_stamp, "cold": int(i) == 0, "tick": bool(t)}
+                for v, i, s, t in zip(values.tolist(), index.tolist(), starts.tolist(),
+                                      ticked.tolist())]
+
+    def flags(self):
+        """The flagged samples: ``cold`` (the first sample: 1, or 0 in an empty table),
+        ``tick`` (samples a tick overlaps), ``flagged`` (either), and ``unflagged``: the
+        statistics of the other samples (``stats_of_counts``, the same percentile rule)."""
+        unflagged = stats_of_counts(self.clean_values, self.clean_counts, self.stamp_hz)
+        unflagged.pop("discarded")
+        unflagged.pop("discarded_by_holes")
+        clean = int(self.clean_counts.sum())
+        return {"cold": min(self.count, 1), "tick": self.ticked,
+                "flagged": self.count - clean, "unflagged": unflagged}
 
     def kept_points(self):
         """(samples, starts) of the first ``keep_points`` samples (all, if no more)."""

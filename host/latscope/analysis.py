@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .markers import ARG_BITS, Point, Test, decode
+from .markers import ARG_BITS, KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
 from .protocol import HOLE_SOURCE, Source, loss_count, loss_source
 
 __all__ = ["RULES", "Rule", "SampleTable", "HOLE", "Hole", "analyze", "holes_of", "is_hole",
-           "windows_of_test"]
+           "windows_of_test", "is_tick", "tick_overlaps"]
 
 #: Marker values reach the host from the trace port (MARKER) or the bus window (BUS).
 MARKER_SOURCES = (Source.MARKER, Source.BUS)
@@ -94,6 +94,8 @@ class SampleTable:
     #: pairs they have not seen by these)
     discarded_starts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     discarded_by_holes: int = 0             # of ``discarded``: those with a hole between them
+    #: bool per sample: a tick marker lies in it (:func:`tick_overlaps`; empty: none known)
+    ticked: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
     def ns(self):
         return self.samples * (1e9 / self.stamp_hz)
@@ -106,6 +108,21 @@ class SampleTable:
         values, counts = np.unique(self.samples, return_counts=True)
         return stats_of_counts(values, counts, self.stamp_hz, self.discarded,
                                self.discarded_by_holes)
+
+
+def is_tick(tests, points):
+    """Mask of the kernel's tick markers (KERNEL/TICK_ENTRY, KERNEL/TICK_EXIT) among
+    decoded markers."""
+    return (tests == Test.KERNEL) & ((points == KERNEL_TICK_ENTRY) | (points == KERNEL_TICK_EXIT))
+
+
+def tick_overlaps(starts, lengths, ticks):
+    """Which samples (first stamp ``starts``, ``lengths``) overlap the kernel's tick: a tick
+    marker (entry or exit, sorted stamps ``ticks``) lies in [start, start + length]. Code
+    runs in no sample's end while the tick's work runs (interrupts are off), so a sample
+    the tick's work delayed holds its entry or exit marker, or both."""
+    ends = starts + lengths
+    return np.searchsorted(ticks, starts, side="left") < np.searchsorted(ticks, ends, side="right")
 
 
 def _overlaps(spans, a, end):
@@ -339,6 +356,7 @@ def analyze(events, stamp_hz, *, losses=None):
     handler_at = np.flatnonzero((tests == Test.KERNEL) & (points == Point.ISR_ENTRY))
     handler = stamp[marker_at[handler_at]]
     handler_epoch = np.searchsorted(hole_at, marker_at[handler_at])
+    ticks = stamp[marker_at[is_tick(tests, points)]]          # stamp order
     lossy_spans = _lossy_spans(stamp, source, value, losses, holes)
     hole_spans = _merged(*holes)
 
@@ -398,11 +416,13 @@ def analyze(events, stamp_hz, *, losses=None):
                 mine_a = (np.ones(len(a), bool) if len(of_name) == len(names)
                           else np.isin(a_window, of_name))
                 n = windows.parameter[of_name][windows.certain[of_name]]
-                table = SampleTable(name, stamp_hz, samples[keep & mine_a], a[keep & mine_a],
+                kept = keep & mine_a
+                table = SampleTable(name, stamp_hz, samples[kept], a[kept],
                                     int(np.count_nonzero(lossy & mine_a)),
                                     {"test": Test(test).name,
                                      "n": int(n[0]) if len(n) else None},
-                                    a[lossy & mine_a], int(np.count_nonzero(by_hole & mine_a)))
+                                    a[lossy & mine_a], int(np.count_nonzero(by_hole & mine_a)),
+                                    tick_overlaps(a[kept], samples[kept], ticks))
                 found.append((int(mine[windows.start[of_name[0]]]), index, name, table))
     # Every name is one test's (its rules' names differ), so each table was made whole.
     return {name: table for _, _, name, table in sorted(found, key=lambda item: item[:2])}

@@ -111,16 +111,17 @@ class Session:
         self.session.configure_irq(settings)
         return settings
 
-    def selftest(self, *, loopback=False, wiring=False, count=64):
+    def selftest(self, *, loopback=False, wiring=False, count=64, wait=30.0):
         """The first-plug-in self-test (:mod:`latscope.selftest`): the link (``count`` ECHO
         patterns), and with ``loopback`` the jumper test, with ``wiring`` the wiring
-        program's markers. Returns ``{"link": LinkResult, ...}``; each result has ``ok``.
-        The IRQ generator is set back to :attr:`irq` afterwards."""
+        program's markers (waiting up to ``wait`` s for the first; a simulated DUT that
+        waits for the capture is started then). Returns ``{"link": LinkResult, ...}``; each
+        result has ``ok``. The IRQ generator is set back to :attr:`irq` afterwards."""
         from .selftest import run_selftest
         try:
             return run_selftest(self.device, port=self.port, baud=self.baud,
                                 identity=self.identity, loopback=loopback, wiring=wiring,
-                                count=count)
+                                count=count, dut=self.session.port, wiring_timeout=wait)
         finally:
             self.session.configure_irq(self.irq)
 
@@ -223,7 +224,8 @@ class CaptureResult:
 
     def report(self, directory, *, figures=True):
         """Writes the report of ``latscope report`` into ``directory``; returns the paths
-        (``html``, ``markdown``, ``csv``, ``json``)."""
+        (``html``, ``markdown``, ``csv``, ``json``, ``worst``; PulseView windows of the
+        worst samples in ``worst/``)."""
         from .report import write_report
         return write_report(self.capture, directory, figures=figures)[1]
 

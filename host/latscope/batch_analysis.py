@@ -34,7 +34,7 @@ import numpy as np
 
 from .accumulate import TableAccumulator
 from .analysis import (RULES, _hole_spans, _lossy_spans, _markers_in_time_order, _merged,
-                       _pair, holes_of, is_hole)
+                       _pair, holes_of, is_hole, is_tick, tick_overlaps)
 from .markers import ARG_BITS, Point, Test, decode
 from .parser import Events
 from .protocol import Source
@@ -191,6 +191,7 @@ class BatchAnalysis:
         # analyze takes them): those not below the horizon wait, a later one may precede.
         self._held = (_EMPTY, np.zeros(0, np.uint8), _EMPTY, _EMPTY)  # stamp, source, value, epoch
         self.handlers = 0                # the kernel's handler-entry markers so far
+        self._ticks = _EMPTY             # stamps of the tick markers a sample may still hold
         self._handler_names = set()      # tables of "handler" rules (none without such markers)
 
     # --- input ---------------------------------------------------------------------------
@@ -283,6 +284,7 @@ class BatchAnalysis:
         tests, points, args = decode(m_value.astype(np.int32) & 0xffff)
         handler_at = np.flatnonzero((tests == Test.KERNEL) & (points == Point.ISR_ENTRY))
         self.handlers += len(handler_at)
+        self._ticks = np.concatenate([self._ticks, m_stamp[is_tick(tests, points)]])
         order = np.argsort(tests.astype(np.uint8), kind="stable")
         test_of = tests[order]
         edges = np.flatnonzero(np.append(True, test_of[1:] != test_of[:-1]))
@@ -500,11 +502,17 @@ class BatchAnalysis:
     def _decide(self, final):
         self._safe = self._losses.safe_end(self._horizon, self.loss_lag)
         self._assign_irqs(final)
+        floor = self._horizon                     # no sample still to count begins below
         for state in self._tests.values():
             for (index, rule), pending in zip(state.rules, state.pending):
                 if len(pending.a):
                     self._decide_rule(state, index, rule, pending, final)
                 self._trim_ends(pending)
+                if len(pending.a):
+                    floor = min(floor, int(pending.a.min()))
+            if len(state.irq_wait[0]):
+                floor = min(floor, int(state.irq_wait[0].min()))
+        self._ticks = self._ticks[np.searchsorted(self._ticks, floor):]
 
     def _decide_rule(self, state, index, rule, pending, final):
         a, a_window, b = pending.a, pending.a_window, pending.b
@@ -563,7 +571,8 @@ class BatchAnalysis:
                 continue
             table = self.tables[name]
             kept = keep[begin:end]
-            table.add(lengths[begin:end][kept], a[begin:end][kept])
+            starts, samples = a[begin:end][kept], lengths[begin:end][kept]
+            table.add(samples, starts, tick_overlaps(starts, samples, self._ticks))
             table.discarded += int(np.count_nonzero(lossy[begin:end]))
             table.discarded_by_holes += int(np.count_nonzero(by_hole[begin:end]))
 

@@ -194,10 +194,17 @@ def _selftest_options(p):
     device_options(p)
     p.add_argument("--loopback", action="store_true",
                    help="also the loopback test: a jumper from IRQ to EDGE0 and to the strobe "
-                        "(sim:gateware simulates the jumper)")
+                        "(sim:gateware and sim:soc simulate it)")
     p.add_argument("--wiring", action="store_true",
                    help="also the wiring test: run the DUT's wiring program "
-                        "(firmware/tools/) when asked")
+                        "(firmware/tools/) when asked (sim:soc runs it)")
+    p.add_argument("--wait", type=seconds, default=30.0,
+                   help="wiring: seconds to wait for the program's first marker (default 30)")
+    p.add_argument("--miswire", action="append", default=[], metavar="SPEC",
+                   help="sim:soc only: a fault in the simulated wires from the DUT's marker "
+                        "pins to the appliance (repeatable): swap:A,B, stuck-low:A, "
+                        "stuck-high:A, short-and:A,B, short-or:A,B; pins 0..16, D0..D15, "
+                        "STROBE (sim/README.md)")
     p.add_argument("--count", type=count, default=256, help="echo patterns (default 256)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -208,16 +215,21 @@ def cmd_selftest(args):
 
     from .device import Device, open_transport
     from .selftest import format_results, run_selftest
-    from .simulation import open_port
+    from .simulation import is_simulated, open_selftest_port
 
-    sim_args = ["--loopback"] if args.loopback and args.port == "sim:gateware" else []
-    with open_port(args.port, sim_args) as port, \
+    if args.miswire and args.port != "sim:soc":
+        raise UsageError("--miswire: only for --port sim:soc (a simulated wiring fault)")
+
+    def prompt():
+        if not is_simulated(args.port):
+            print(f"wiring: capturing; start the DUT's wiring program within {args.wait:g} s "
+                  f"(firmware/tools/, docs/boards.md)", file=sys.stderr)
+
+    with open_selftest_port(args.port, loopback=args.loopback, miswire=args.miswire) as port, \
             Device(open_transport(port.path, args.baud)) as device:
-        if args.wiring:
-            print("wiring: start the DUT's wiring program now (firmware/tools/)",
-                  file=sys.stderr)
         results = run_selftest(device, port=args.port, baud=args.baud,
-                               loopback=args.loopback, wiring=args.wiring, count=args.count)
+                               loopback=args.loopback, wiring=args.wiring, count=args.count,
+                               dut=port, on_wiring_start=prompt, wiring_timeout=args.wait)
     if args.json:
         print(json.dumps({name: {**asdict(result), "ok": result.ok}
                           for name, result in results.items()}, indent=2))
@@ -381,7 +393,25 @@ def _analyze_options(p):
                    help="text (default), CSV (one row per table) or JSON "
                         "(docs/results-schema.md)")
     p.add_argument("--json", action="store_true", help="the same as --format json")
+    worst_option(p)
     loop_option(p, recorded=False)
+
+
+def worst_count(text):
+    from .accumulate import WORST_KEPT
+    value = _bounded_int(text, 0)
+    if value > WORST_KEPT:
+        raise argparse.ArgumentTypeError(f"at most {WORST_KEPT}: {text!r}")
+    return value
+
+
+def worst_option(p):
+    from .accumulate import WORST_KEPT
+    from .worst import WORST_SHOWN
+    p.add_argument("--worst", type=worst_count, default=WORST_SHOWN,
+                   metavar="N", help=f"the N worst samples of every table with the events "
+                   f"around them (default {WORST_SHOWN}, at most {WORST_KEPT}; 0: none, "
+                   f"and no second pass over the capture)")
 
 
 @command("analyze", _analyze_options, help="the sample tables of a capture",
@@ -391,10 +421,11 @@ def _analyze_options(p):
                      "resyncs of the capture.")
 def cmd_analyze(args):
     """The sample tables of a capture (docs/tests.md) as text, CSV or JSON on stdout."""
-    from .report import csv_text, holes_text, integrity_line, load_tables, results, text_table
+    from .report import (csv_text, holes_text, integrity_line, load_tables, results,
+                         statistics_note, text_table, worst_of, worst_text)
 
     capture, tables = load_tables(args.capture, args.loop)
-    document = results(capture, tables)
+    document = results(capture, tables, worst_of(args.capture, capture, tables, args.worst))
     if args.format == "json" or args.json:
         print(json.dumps(document, indent=2))
     elif args.format == "csv":
@@ -405,7 +436,11 @@ def cmd_analyze(args):
               f"at {device.get('clock_hz', 0) / 1e6:g} MHz ({device.get('board', '?')})")
         print(text_table(document["tables"]) if document["tables"]
               else "no test of the suite in this capture")
+        if document["tables"]:
+            print(statistics_note())
         print(integrity_line(integrity))
+        if document["tables"] and args.worst:
+            print(worst_text(document))
         if integrity["holes"]:
             print(holes_text(integrity))
     return 0
@@ -422,6 +457,10 @@ def _report_options(p):
                    help="also plot the maximum per interval of capture time (e.g. 1m; "
                         "default: per minute for runs of 10 minutes or more)")
     p.add_argument("--json", action="store_true", help="print the results JSON")
+    worst_option(p)
+    p.add_argument("--no-exports", action="store_true",
+                   help="no PulseView window (worst/<table>.<rank>.sr) of each worst sample "
+                        "(each reads the capture twice)")
     loop_option(p, recorded=False)
 
 
@@ -431,17 +470,20 @@ def _report_options(p):
                      "(docs/results-schema.md) and figures/ (PNG, SVG) into a directory; "
                      "print the tables.")
 def cmd_report(args):
-    from .report import REPORT_FILES, text_table, write_report
+    from .report import REPORT_FILES, statistics_note, text_table, write_report
 
     new_files_in(args.output, REPORT_FILES, args.force)
     document, paths = write_report(args.capture, args.output, figures=not args.no_figures,
-                                   x=args.x, interval_s=args.max_interval, loop=args.loop)
+                                   x=args.x, interval_s=args.max_interval, loop=args.loop,
+                                   worst=args.worst, exports=not args.no_exports)
     if args.json:
         print(json.dumps(document, indent=2))
     else:
         print(text_table(document["tables"]) if document["tables"]
               else "no test of the suite in this capture")
-    print(f"wrote {paths['html']} (and report.md, results.csv, results.json"
+        if document["tables"]:
+            print(statistics_note())
+    print(f"wrote {paths['html']} (and report.md, results.csv, results.json, worst.csv"
           f"{', figures/' if not args.no_figures else ''}) in {args.output}", file=sys.stderr)
     return 0
 

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from . import plots
-from .report import STAT_COLUMNS, load_tables, results
+from .report import STAT_COLUMNS, load_tables, results, statistics_note
 
 __all__ = ["Run", "load_runs", "comparison", "text_comparison", "write_figures"]
 
@@ -117,6 +117,7 @@ def text_comparison(document):
                     cells.append(cell.rjust(width))
                 out.append(("    Δ").ljust(label_width) + "  ".join(cells))
         out.append("")
+    out.append(statistics_note().split(";")[0] + ".")
     return "\n".join(out)
 
 

@@ -91,10 +91,11 @@ def parse_args(argv):
 
 
 def print_results(capture_path, run, built_s, total_s):
-    from .report import integrity_line, load_tables, results, text_table
+    from .report import (integrity_line, load_tables, results, statistics_note, text_table,
+                         worst_of, worst_text)
 
     capture, tables = load_tables(capture_path)
-    document = results(capture, tables)
+    document = results(capture, tables, worst_of(capture_path, capture, tables))
     suite = run.metadata["suite"]
     identity = run.identity
     irq = run.metadata["irq"]
@@ -105,6 +106,8 @@ def print_results(capture_path, run, built_s, total_s):
     print(f"IRQ generator: every {irq['period']} + 0..{irq['jitter_mask']} cycles "
           f"({irq['period'] * 1e6 / identity.clock_hz:g} us), {irq['width']} cycles wide\n")
     print(text_table(document["tables"]) if document["tables"] else "no tables")
+    if document["tables"]:
+        print(statistics_note())
     integrity = document["integrity"]
     status = run.status
     print(f"\nlink: {integrity['lost_events']} events lost (FIFO overflow; max FIFO fill "
@@ -113,6 +116,9 @@ def print_results(capture_path, run, built_s, total_s):
           f"{integrity['bytes_skipped']} bytes skipped; {document['events']} events in "
           f"{integrity['segments_ok']} verified segments")
     print(integrity_line(integrity))
+    if document["tables"]:
+        print("\n" + worst_text(document, shown=1))
+        print("(the 3 worst samples of every table: results document, latscope analyze)\n")
     cycles = int(run.sim.get("cycles", 0))
     print(f"simulation: {cycles / 1e6:.1f} M cycles ({cycles / identity.clock_hz:.3f} s of "
           f"DUT time) in {float(run.sim.get('seconds', 0)):.1f} s, "
@@ -151,10 +157,10 @@ def spread(documents):
 
 
 def print_spread(phases, table_spread):
-    from .report import STAT_COLUMNS
+    from .report import STAT_COLUMNS, statistics_note
 
     print(f"\nphase sweep: {len(phases)} runs, CPU started {', '.join(map(str, phases))} "
-          f"cycles later; min..max of each statistic over the runs\n")
+          f"cycles later; min..max of each statistic over the runs ({statistics_note()})\n")
     header = ["table"] + [title for _, title, _ in STAT_COLUMNS]
     lines = []
     for name, stats in table_spread.items():

@@ -150,9 +150,12 @@ class Device:
         # pyserial raises SerialException (an OSError); say which port, as every error does.
         return DeviceError(f"{self.name}: link lost: {error}")
 
-    def _read(self):
+    def _read(self, size=4096):
+        # With nothing waiting, pyserial's read returns after `size` bytes or its timeout:
+        # streams read in batches; a command's reply wait asks for 1 byte, so the reply
+        # ends it at once (else every command took the whole timeout, 50 ms).
         try:
-            data = self.transport.read(max(1, self.transport.in_waiting or 4096))
+            data = self.transport.read(max(1, self.transport.in_waiting or size))
         except serial.SerialException as error:
             raise self._link_lost(error) from None
         if data:
@@ -185,7 +188,7 @@ class Device:
                         raise DeviceError(f"reply to {Command(opcode).name} has {len(payload)} "
                                           f"bytes, expected {size}")
                     return payload
-            self._read()
+            self._read(1)
         raise DeviceError(f"no reply to {Command(opcode).name} within {self.reply_timeout} s "
                           f"(is the device connected and at the right baud rate?)")
 

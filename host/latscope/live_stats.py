@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .accumulate import percentile_supported
 from .analysis import MARKER_SOURCES, RULES, is_hole, analyze, windows_of_test
 from .markers import Point, Test, decode
 from .parser import Events
@@ -106,7 +107,8 @@ class StreamingTable:
         return {"samples": self.count, "min_ns": self._ns(self.min),
                 "max_ns": self._ns(self.max), "avg_ns": self._ns(self.mean),
                 "std_ns": self._ns(max(variance, 0.0) ** 0.5),
-                "p99_ns": self.percentile_ns(99), "discarded": self.discarded}
+                "p99_ns": self.percentile_ns(99) if percentile_supported(99, self.count)
+                else None, "discarded": self.discarded}
 
     def percentile_ns(self, q):
         """Percentile from the histogram: the upper edge of the bin it falls in (exact when

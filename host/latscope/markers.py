@@ -19,8 +19,8 @@ import argparse
 import sys
 from enum import IntEnum
 
-__all__ = ["TEST_SHIFT", "POINT_SHIFT", "ARG_BITS", "Test", "Point", "encode", "decode",
-           "c_header"]
+__all__ = ["TEST_SHIFT", "POINT_SHIFT", "ARG_BITS", "Test", "Point", "KERNEL_HANDLER",
+           "KERNEL_TICK_ENTRY", "KERNEL_TICK_EXIT", "encode", "decode", "c_header"]
 
 TEST_BITS, POINT_BITS, ARG_BITS = 6, 3, 7
 POINT_SHIFT = ARG_BITS
@@ -61,6 +61,13 @@ class Point(IntEnum):
     PARAM = 7         #: a test parameter or progress value in arg
 
 
+#: Points of the kernel's own markers (test KERNEL), docs/markers.md: about to call an
+#: interrupt line's handler (arg = the line), the tick's work begins, the tick's work ends.
+KERNEL_HANDLER = Point.ISR_ENTRY
+KERNEL_TICK_ENTRY = Point.T1
+KERNEL_TICK_EXIT = Point.T2
+
+
 def encode(test, point, arg=0):
     return (int(test) << TEST_SHIFT) | (int(point) << POINT_SHIFT) | (arg & ((1 << ARG_BITS) - 1))
 
@@ -95,7 +102,11 @@ def c_header():
         for member in enum:
             lines.append(f"    {prefix}{member.name} = {member.value},")
         lines += ["};", ""]
-    lines += ["#endif", ""]
+    lines += ["/* Points of the kernel's own markers (test KERNEL). */"]
+    lines += [f"#define LS_{name} LS_POINT_{point.name}" for name, point in
+              (("KERNEL_HANDLER", KERNEL_HANDLER), ("KERNEL_TICK_ENTRY", KERNEL_TICK_ENTRY),
+               ("KERNEL_TICK_EXIT", KERNEL_TICK_EXIT))]
+    lines += ["", "#endif", ""]
     return "\n".join(lines)
 
 

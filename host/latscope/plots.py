@@ -105,12 +105,29 @@ def time_series(table, *, x="index"):
         at = (starts - starts[0]) / table.stamp_hz if x == "time" else np.arange(count)
         axes.plot(at, samples * ns_per_stamp, linestyle="none", marker=".", markersize=2.5,
                   color="tab:blue")
+    if count:
+        _mark_worst(axes, table, x)
     axes.set_xlabel("capture time (s)" if x == "time" and count else "sample")
     axes.set_ylabel("latency (ns)")
     axes.set_title(f"{table.name}: latency of each sample ({count} samples)")
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
     return figure
+
+
+def _mark_worst(axes, table, x):
+    """Rings the worst samples (latscope.worst.WORST_SHOWN) with their rank and flags, as
+    the report lists them."""
+    from .worst import WORST_SHOWN, flags_text
+    for rank, entry in enumerate(table.worst(WORST_SHOWN), 1):
+        at = ((entry["start"] - table.first_start) / table.stamp_hz if x == "time"
+              else entry["index"])
+        flags = flags_text(entry)
+        axes.plot([at], [entry["ns"]], marker="o", markersize=7, fillstyle="none",
+                  color="tab:red", linestyle="none")
+        axes.annotate(f"#{rank}{f' {flags}' if flags else ''}", (at, entry["ns"]),
+                      textcoords="offset points", xytext=(5, 3), fontsize="x-small",
+                      color="tab:red")
 
 
 def _bar(axes, edges, counts, tick_ns, **style):

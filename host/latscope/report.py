@@ -18,19 +18,22 @@ import json
 from pathlib import Path
 
 from . import __version__, plots
-from .accumulate import TableAccumulator
+from .accumulate import CONFIDENCE, PERCENTILES, TableAccumulator, ci_key
 from .capture_analysis import CaptureBatches, CaptureSummary, analyze_capture
 from .capture_file import Capture
 from .identity import Identity
 from .loop import loop_events, loop_table, tables_with_loop
+from .worst import CONTEXT_MARGIN_S, WORST_SHOWN, events_text, flags_text, worst_samples
 
-__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "REPORT_FILES", "results", "load_tables",
-           "text_table", "integrity_line", "holes_text", "write_json", "csv_text", "write_csv",
-           "write_markdown", "write_html", "write_report"]
+__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "CI_COLUMNS", "REPORT_FILES", "results",
+           "load_tables", "statistics_note", "text_table", "integrity_line", "holes_text",
+           "write_json", "csv_text", "write_csv", "worst_of", "worst_text", "flags_line",
+           "worst_csv_text", "write_markdown", "write_html", "write_report"]
 
 #: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
-#: they discarded.
-SCHEMA_VERSION = 2
+#: they discarded; 3 the percentile rule (null below its sample count) with confidence
+#: intervals, and per table its flagged samples and worst samples.
+SCHEMA_VERSION = 3
 #: Holes listed one by one in text output (JSON lists them all).
 HOLES_SHOWN = 10
 
@@ -65,6 +68,31 @@ DESCRIPTIONS = {
             "of the GPIO its handler toggles, read on an edge channel; includes the "
             "handler's own GPIO write",
 }
+
+
+#: CSV columns of the percentiles' confidence intervals: (column, row key, 0 low / 1 high).
+CI_COLUMNS = [(ci_key(key).replace("_ci_ns", f"_ci_{end}_ns"), ci_key(key), side)
+              for key, _, _ in PERCENTILES for side, end in enumerate(("low", "high"))]
+
+
+def statistics_note():
+    """The percentile rule in one line, for every output that shows percentiles."""
+    titles = {key: title.removesuffix(" (ns)") for key, title, _ in STAT_COLUMNS}
+    rule = ", ".join(f"{titles[key]} from {fewest} samples" for key, _, fewest in PERCENTILES)
+    return (f"percentiles only where the sample count supports them: {rule} (–: fewer); "
+            f"each with a distribution-free {CONFIDENCE:.0%} confidence interval from order "
+            f"statistics in results.json / results.csv")
+
+
+def _interval(row, key):
+    """A percentile's confidence interval as text: "[low, high]" (ns); an open end (the
+    samples do not reach it) as "< min" or "> max"."""
+    ci = row.get(ci_key(key))
+    if not ci:
+        return "–"
+    low = "< min" if ci[0] is None else f"{ci[0]:.1f}"
+    high = "> max" if ci[1] is None else f"{ci[1]:.1f}"
+    return f"[{low}, {high}]"
 
 
 def describe(name):
@@ -201,21 +229,79 @@ def run_info(capture, tables=None):
     }
 
 
-def table_row(name, table):
-    """One table's JSON row: name, description, parameters and statistics (ns)."""
+def table_row(name, table, worst=None):
+    """One table's JSON row: name, description, parameters, statistics (ns), the flagged
+    samples (``TableAccumulator.flags``) and the worst samples ``worst`` (as
+    :func:`latscope.worst.worst_samples` gives them; None: not looked for)."""
+    if not isinstance(table, TableAccumulator):
+        table = TableAccumulator.of_table(table)
     stats = table.stats()
     row = {"name": name, "description": describe(name), "parameters": dict(table.parameters)}
     for key, _, _ in STAT_COLUMNS:
         row[key] = stats.get(key)
+    for key, _, _ in PERCENTILES:
+        row[ci_key(key)] = stats.get(ci_key(key))
+    row["flags"] = table.flags()
+    row["worst"] = [{key: entry[key] for key in WORST_KEYS if key in entry}
+                    for entry in (worst or [])]
     return row
 
 
-def results(capture, tables):
+#: Fields of a worst sample in the results document, in order (docs/results-schema.md).
+WORST_KEYS = ("rank", "index", "start", "end", "time_s", "ns", "cold", "tick", "events",
+              "events_omitted", "export")
+
+
+def results(capture, tables, worst=None):
     """The results document (docs/results-schema.md) of a ``CaptureSummary`` or
-    ``Capture`` and its tables (``TableAccumulator`` or ``SampleTable``)."""
+    ``Capture`` and its tables (``TableAccumulator`` or ``SampleTable``); ``worst``: their
+    worst samples (:func:`latscope.worst.worst_samples`), if looked for."""
+    worst = worst or {}
     return {"schema": "latscope-results", "version": SCHEMA_VERSION,
             "generator": f"latscope {__version__}", **run_info(capture, tables),
-            "tables": [table_row(name, table) for name, table in tables.items()]}
+            "worst_context_s": CONTEXT_MARGIN_S,
+            "tables": [table_row(name, table, worst.get(name))
+                       for name, table in tables.items()]}
+
+
+def worst_of(capture, summary, tables, n=WORST_SHOWN):
+    """:func:`latscope.worst.worst_samples` of the ``summary`` and ``tables`` that
+    :func:`load_tables` gave for ``capture`` (the path or ``Capture`` given to it); times
+    from the capture's first event. ``n`` 0: none."""
+    if not n:
+        return {}
+    return worst_samples(capture, tables, n, first_stamp=summary.first_stamp)
+
+
+def flags_line(row):
+    """What a table's flags are and what its statistics are without them, in one line."""
+    flags, titles = row["flags"], {key: title for key, title, _ in STAT_COLUMNS}
+    clean = flags["unflagged"]
+    without = ", ".join(f"{titles[key].removesuffix(' (ns)')} {_cell(clean.get(key), '{:.1f}')}"
+                        for key in ("max_ns", "p99_ns", "p999_ns"))
+    return (f"{row['name']}: {flags['flagged']} of {row['samples']} samples flagged "
+            f"({flags['cold']} cold, {flags['tick']} tick); without them: "
+            f"{clean['samples']} samples, {without} ns")
+
+
+def worst_text(document, shown=None):
+    """The worst samples of every table, for the terminal: per table its flags line, then
+    per worst sample (the first ``shown``; None: all) its latency, place, flags and the
+    events around it."""
+    lines = [f"worst samples (flags: cold = the table's first sample, tick = the kernel's "
+             f"tick overlaps it; events in ns from the sample's start, from "
+             f"{document['worst_context_s'] * 1e6:g} us before to after it, the sample in "
+             f"[brackets]; the maximum stays the real maximum):"]
+    for row in document["tables"]:
+        if not row["samples"]:
+            continue
+        lines.append(flags_line(row))
+        for entry in row["worst"][:shown]:
+            flags = flags_text(entry)
+            lines.append(f"  #{entry['rank']} {entry['ns']:.1f} ns, sample {entry['index']} "
+                         f"at {entry['time_s']:.6f} s{f' [{flags}]' if flags else ''}: "
+                         f"{events_text(entry)}")
+    return "\n".join(lines)
 
 
 def _cell(value, fmt):
@@ -241,14 +327,43 @@ def write_json(document, path):
 
 
 def csv_text(document):
-    """The CSV of the tables: one row per table: name, test, n, then the statistics (ns)."""
+    """The CSV of the tables: one row per table: name, test, n, the statistics (ns), then
+    the percentiles' confidence intervals (empty: not reported, or open at that end)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["name", "test", "n"] + [key for key, _, _ in STAT_COLUMNS])
+    writer.writerow(["name", "test", "n"] + [key for key, _, _ in STAT_COLUMNS]
+                    + [column for column, _, _ in CI_COLUMNS]
+                    + ["flagged_cold", "flagged_tick", "flagged"]
+                    + [f"unflagged_{key}" for key in FLAG_STATS])
     for row in document["tables"]:
         params = row["parameters"]
+        intervals = [(row.get(key) or [None, None])[side] for _, key, side in CI_COLUMNS]
+        flags = row["flags"]
+        clean = [flags["unflagged"].get(key) for key in FLAG_STATS]
         writer.writerow([row["name"], params.get("test", ""), params.get("n", "")]
-                        + ["" if row[k] is None else row[k] for k, _, _ in STAT_COLUMNS])
+                        + ["" if row[k] is None else row[k] for k, _, _ in STAT_COLUMNS]
+                        + ["" if value is None else value for value in intervals]
+                        + [flags["cold"], flags["tick"], flags["flagged"]]
+                        + ["" if value is None else value for value in clean])
+    return buffer.getvalue()
+
+
+#: Statistics of the unflagged samples in results.csv (as ``unflagged_<key>``).
+FLAG_STATS = ("samples", "max_ns", "p99_ns", "p999_ns")
+
+
+def worst_csv_text(document):
+    """The CSV of the worst samples: one row per worst sample of every table, its flags
+    and its events in one cell (:func:`latscope.worst.events_text`)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["name", "rank", "index", "start", "end", "time_s", "latency_ns", "cold",
+                     "tick", "events", "export"])
+    for row in document["tables"]:
+        for entry in row["worst"]:
+            writer.writerow([row["name"], entry["rank"], entry["index"], entry["start"],
+                             entry["end"], entry["time_s"], entry["ns"], int(entry["cold"]),
+                             int(entry["tick"]), events_text(entry), entry.get("export") or ""])
     return buffer.getvalue()
 
 
@@ -339,7 +454,9 @@ def write_markdown(document, path, *, figure_dir=None, kinds=None):
                      + " | ".join(_cell(row[k], f) for k, _, f in STAT_COLUMNS) + " |")
     if not document["tables"]:
         lines.append("\nNo test of the suite was found in this capture.")
-    lines.append("")
+    lines += ["", statistics_note().capitalize() + ".", ""]
+    if any(row["samples"] for row in document["tables"]):
+        lines += ["## Worst samples", "", "```", worst_text(document), "```", ""]
     if figure_dir is not None:
         for row in document["tables"]:
             lines += [f"### {row['name']}", "", row["description"], ""]
@@ -382,6 +499,26 @@ def _html_table(header, rows, numeric_from=1, link_first=False):
     return "\n".join(out) + "</table>"
 
 
+def _html_worst(row):
+    """A table's flags and its worst samples with the events around them."""
+    out = [f"<p>{html.escape(flags_line(row))}</p>"]
+    if not row["worst"]:
+        return out[0]
+    header = ["#", "latency (ns)", "sample", "time (s)", "flags", "events (ns from the "
+              "sample's start; the sample in [brackets])", "PulseView"]
+    out.append("<table class=worst><tr>" + "".join(f"<th>{html.escape(h)}</th>"
+                                                  for h in header) + "</tr>")
+    for entry in row["worst"]:
+        export = entry.get("export")
+        link = (f"<a href='{html.escape(export)}'>{html.escape(Path(export).name)}</a>"
+                if export else "")
+        cells = [str(entry["rank"]), f"{entry['ns']:.1f}", str(entry["index"]),
+                 f"{entry['time_s']:.6f}", flags_text(entry), events_text(entry)]
+        out.append("<tr>" + "".join(f"<td{' class=num' if n < 4 else ''}>{html.escape(c)}</td>"
+                                    for n, c in enumerate(cells)) + f"<td>{link}</td></tr>")
+    return "\n".join(out) + "</table>"
+
+
 def write_html(document, path, *, figures=None):
     """One self-contained HTML file. ``figures``: ``{table name: {kind: base64 PNG}}``."""
     inline = figures or {}
@@ -403,6 +540,7 @@ def write_html(document, path, *, figures=None):
             for r in document["tables"]]
     body.append(_html_table(header, rows, link_first=bool(inline)) if rows else
                 "<p>No test of the suite was found in this capture.</p>")
+    body.append(f"<p class=note>{html.escape(statistics_note().capitalize())}.</p>")
     for row in document["tables"]:
         params = row["parameters"]
         about = row["description"]
@@ -413,6 +551,13 @@ def write_html(document, path, *, figures=None):
         body.append(_html_table(["samples", "min (ns)", "max (ns)", "avg (ns)"],
                                 [[_cell(row[k], f) for k, _, f in STAT_COLUMNS[:4]]],
                                 numeric_from=0))
+        body.append(_html_table(
+            ["percentile", "value (ns)", f"{CONFIDENCE:.0%} interval (ns)", "samples"],
+            [[title.removesuffix(" (ns)"), _cell(row[key], fmt), _interval(row, key),
+              row["samples"]] for key, title, fmt in STAT_COLUMNS
+             if key in {k for k, _, _ in PERCENTILES}]))
+        if row["samples"]:
+            body.append(_html_worst(row))
         for kind, png in (figures or {}).get(row["name"], {}).items():
             body.append(f"<img alt='{html.escape(row['name'])} {kind}' "
                         f"src='data:image/png;base64,{png}'>")
@@ -423,27 +568,53 @@ def write_html(document, path, *, figures=None):
     Path(path).write_text(page)
 
 
-#: The files :func:`write_report` writes into its directory (and ``figures/``).
-REPORT_FILES = ("report.html", "report.md", "results.csv", "results.json")
+#: The files :func:`write_report` writes into its directory (and ``figures/``, ``worst/``).
+REPORT_FILES = ("report.html", "report.md", "results.csv", "results.json", "worst.csv")
 
 #: Runs at least this long get a maximum-per-minute figure per table by default.
 LONG_RUN_S = 600.0
 
 
-def write_report(capture, directory, *, figures=True, x="index", interval_s=None, loop=None):
-    """Writes ``report.html``, ``report.md``, ``results.csv``, ``results.json`` and (with
-    ``figures``) ``figures/<table>.<kind>.{png,svg}`` into ``directory``. ``capture``: a
-    path or a :class:`Capture`. ``interval_s``: add the maximum per interval of that many
-    seconds (default: per minute for runs of :data:`LONG_RUN_S` or longer, else none).
-    Returns ``(document, {kind: path})``."""
-    capture, tables = load_tables(capture, loop, interval_s=interval_s or 60.0)
+def export_worst(capture, document, directory, stamp_hz):
+    """A PulseView window (``worst/<table>.<rank>.sr`` and its ``.pvs``) of every worst
+    sample in ``document``: the events from ``worst_context_s`` before its start to as long
+    after its end, with its test's context (the START and PARAM markers before the window,
+    repeated at its first samples: ``logic_export.export_capture``), so that the decoders
+    pair it as in the whole capture. Notes each file in the sample's ``export`` (relative to
+    ``directory``). ``capture``: a path (read twice per window) or a loaded ``Capture``."""
+    from .logic_export import export_capture
+    folder = Path(directory) / "worst"
+    folder.mkdir(parents=True, exist_ok=True)
+    margin = int(round(document["worst_context_s"] * stamp_hz))
+    for row in document["tables"]:
+        for entry in row["worst"]:
+            path = folder / f"{row['name']}.{entry['rank']}.sr"
+            export_capture(capture, sr=path, start=max(0, entry["start"] - margin),
+                           stop=entry["end"] + margin + 1)
+            entry["export"] = f"worst/{path.name}"
+
+
+def write_report(capture, directory, *, figures=True, x="index", interval_s=None, loop=None,
+                 worst=WORST_SHOWN, exports=True):
+    """Writes ``report.html``, ``report.md``, ``results.csv``, ``results.json``,
+    ``worst.csv`` and (with ``figures``) ``figures/<table>.<kind>.{png,svg}`` into
+    ``directory``. ``capture``: a path or a :class:`Capture`. ``interval_s``: add the
+    maximum per interval of that many seconds (default: per minute for runs of
+    :data:`LONG_RUN_S` or longer, else none). ``worst``: worst samples per table, with the
+    events around them (0: none); ``exports``: and a PulseView window of each
+    (:func:`export_worst`). Returns ``(document, {kind: path})``."""
+    source = capture
+    capture, tables = load_tables(source, loop, interval_s=interval_s or 60.0)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    document = results(capture, tables)
+    document = results(capture, tables, worst_of(source, capture, tables, worst))
+    if exports and worst:
+        export_worst(source, document, directory, capture.stamp_hz)
     if interval_s is None and document["duration_s"] >= LONG_RUN_S:
         interval_s = 60.0
     paths = {"json": directory / "results.json", "csv": directory / "results.csv",
-             "markdown": directory / "report.md", "html": directory / "report.html"}
+             "markdown": directory / "report.md", "html": directory / "report.html",
+             "worst": directory / "worst.csv"}
     inline = {}
     if figures:
         figure_dir = directory / "figures"
@@ -461,6 +632,7 @@ def write_report(capture, directory, *, figures=True, x="index", interval_s=None
                 inline[name][kind] = base64.b64encode(png).decode("ascii")
     write_json(document, paths["json"])
     write_csv(document, paths["csv"])
+    paths["worst"].write_text(worst_csv_text(document))
     write_markdown(document, paths["markdown"], figure_dir="figures" if figures else None,
                    kinds={name: list(kinds) for name, kinds in inline.items()})
     write_html(document, paths["html"], figures=inline)

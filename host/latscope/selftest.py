@@ -197,7 +197,8 @@ def loopback_result(events, identity):
     return result
 
 
-#: The wiring program's markers: walking ones, then walking zeros, over 16 bits.
+#: The wiring program's markers: walking ones, then walking zeros, over 16 bits. The same
+#: walk as firmware/tools/wiring_walk.h's ls_wiring_value(); the tests compare the two.
 def wiring_pattern(width=16):
     full = (1 << width) - 1
     return [1 << bit for bit in range(width)] + [full ^ (1 << bit) for bit in range(width)]
@@ -257,29 +258,46 @@ def check_wiring(values, width=16):
     return result
 
 
-def capture_wiring(device, *, width=16, timeout=30.0, quiet=2.0):
+def capture_wiring(device, *, width=16, timeout=30.0, quiet=2.0, dut=None, on_start=None):
     """Captures the wiring program's markers: waits up to ``timeout`` s for the first, then
-    until none came for ``quiet`` s (or all arrived); a :class:`WiringResult`."""
+    until none came for ``quiet`` s (or all arrived, or the DUT's program ended); a
+    :class:`WiringResult`. Once the capture runs, ``on_start()`` is called (the CLI's
+    prompt to start the program) and ``dut`` (the :class:`~latscope.device.Port`) releases
+    a DUT that waits for it (``sim:soc``; a board's DUT is started by its user)."""
     device.start(sources=[Source.MARKER])
+    if on_start is not None:
+        on_start()
+    if dut is not None:
+        dut.release_dut()
     values = []
     started = last = time.monotonic()
     expected = len(wiring_pattern(width))
     while time.monotonic() - (last if values else started) < (quiet if values else timeout):
+        exited = dut is not None and dut.dut_exited   # before the poll: it gets the last
         markers = device.poll().of(Source.MARKER)
         if len(markers):
             values += markers.value.tolist()
             last = time.monotonic()
-        if len(values) >= expected:
+        if len(values) >= expected or exited:
             break
     device.stop()
     values += device.drain().of(Source.MARKER).value.tolist()
     return check_wiring([int(value) for value in values], width)
 
 
+#: The IRQ generator during the wiring test: off. A DUT's interrupt must not run into the
+#: walk, and on sim:soc the loopback jumper, on the strobe until the DUT starts, must add no
+#: strobe toggles between the capture's start and the DUT's.
+WIRING_IRQ = IrqSettings(enable=False)
+
+
 def run_selftest(device, *, port, baud, identity=None, link=True, loopback=False,
-                 wiring=False, count=256):
+                 wiring=False, count=256, dut=None, on_wiring_start=None, wiring_timeout=30.0):
     """The self-test's parts in order (link first: without it nothing else can work);
-    returns ``{"link": LinkResult, "loopback": ..., "wiring": ...}`` with the parts run."""
+    returns ``{"link": LinkResult, "loopback": ..., "wiring": ...}`` with the parts run.
+    ``dut``, ``on_wiring_start``, ``wiring_timeout``: :func:`capture_wiring`'s ``dut``,
+    ``on_start`` and ``timeout``; the wiring test turns the IRQ generator off
+    (:data:`WIRING_IRQ`)."""
     results = {}
     if link:
         results["link"] = check_link(device, count=count, baud=baud, port=port)
@@ -290,7 +308,9 @@ def run_selftest(device, *, port, baud, identity=None, link=True, loopback=False
     if loopback:
         results["loopback"] = check_loopback(device, identity)
     if wiring:
-        results["wiring"] = capture_wiring(device, width=identity.marker_width)
+        device.configure_irq(WIRING_IRQ)
+        results["wiring"] = capture_wiring(device, width=identity.marker_width, dut=dut,
+                                           on_start=on_wiring_start, timeout=wiring_timeout)
     return results
 
 

@@ -36,7 +36,8 @@ from pathlib import Path
 from .device import DeviceError, IrqSettings, Port
 
 __all__ = ["SimulatedAppliance", "SocSimulation", "SuiteSettings", "SocBuild", "SuiteCapture",
-           "SIM_PORTS", "DEMO_IRQ", "is_simulated", "open_port", "build_soc", "capture_suite"]
+           "SIM_PORTS", "DEMO_IRQ", "is_simulated", "open_port", "open_selftest_port",
+           "build_soc", "capture_suite"]
 
 #: The repository (sim/, firmware/): this file is host/latscope/simulation.py in it.
 ROOT = Path(os.environ.get("LATSCOPE_ROOT", Path(__file__).resolve().parents[2]))
@@ -140,21 +141,45 @@ def is_simulated(port):
     return port in SIM_PORTS
 
 
+def open_selftest_port(port, *, loopback=False, miswire=(), cpu="VexRiscv_IMAC", log=None):
+    """The :class:`~latscope.device.Port` ``latscope selftest`` runs against, not yet started.
+
+    ``sim:soc``: the SoC runs the wiring program (``firmware/tools/wiring_sim.c``), held in
+    reset until the wiring test's capture has started (:meth:`SocSimulation.release_dut`);
+    with ``loopback`` the harness's jumper wires the IRQ output to EDGE0 and the strobe
+    until then (``--jumper``), as a user takes the jumper off before starting the DUT's
+    program; ``miswire``: the harness's ``--miswire`` faults in the wires from the SoC's
+    marker pins to the appliance (``"swap:3,4"``, ``"stuck-low:9"``, ...; sim/README.md).
+    ``sim:gateware``: with ``loopback`` its jumper instead of its scripted DUT. Anything
+    else: a board's port."""
+    if miswire and port != "sim:soc":
+        raise ValueError("miswire= is only for the sim:soc simulation")
+    if port == "sim:soc":
+        build = build_soc(SuiteSettings(cpu=cpu, program="wiring_walk"), log=log)
+        args = ["--jumper"] if loopback else []
+        for spec in miswire:
+            args += ["--miswire", spec]
+        return SocSimulation(build, args, log=log, release="on_request")
+    return open_port(port, ["--loopback"] if loopback and port == "sim:gateware" else [],
+                     log=log)
+
+
 # --- sim:soc: build ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class SuiteSettings:
     """What the simulated DUT runs: the CPU variant and the suite's build settings
     (``firmware/suite/Makefile``: MARKER, SAMPLES, TESTS, PACE, SUITE_CFLAGS), or instead of
-    the suite a bring-up program of ``sim/firmware`` (``program``: ``irq_loop``, the IRQ
-    loop method's DUT, or ``irq_loop_marked``; the suite's settings then do not apply)."""
+    the suite a bring-up program that ``sim/Makefile`` builds (``program``: ``irq_loop``,
+    the IRQ loop method's DUT, ``irq_loop_marked``, or ``wiring_walk``, the self-test's
+    wiring program; the suite's settings then do not apply)."""
     cpu: str = "VexRiscv_IMAC"       # or VexRiscv_Lite (rv32im, about 2x faster to simulate)
     marker: str = "gpio"             # gpio: GPIO trace port; bus: TRACE window on the bus
     samples: int = 1000              # per IL, IDL and TSL table (TF/SEO/MQ: up to 256)
     tests: str = "all"               # or a comma-separated list of markers.Test names
     pace: int = 0                    # min. cycles between two samples of thread-driven tests
     cflags: str = ""                 # more -D settings of the suite (SUITE_CFLAGS, suite.h)
-    program: str = "suite"           # or a sim/firmware program: irq_loop, irq_loop_marked
+    program: str = "suite"           # or irq_loop, irq_loop_marked, wiring_walk
 
     def as_dict(self):
         return asdict(self)
@@ -227,14 +252,21 @@ class SocSimulation(SimulatedAppliance):
     harness's ground-truth log there; ``console``: the firmware's console file (a temporary
     file by default). ``phase``: extra cycles before the CPU's release (after
     :data:`RELEASE_AFTER_START`): the IRQ sequence meets the suite at another phase, still
-    reproducibly."""
+    reproducibly. ``release``: ``"on_start"`` (the default) as above; ``"on_request"``: the
+    CPU waits for :meth:`release_dut` alone, whatever the host starts before (the
+    self-test: the loopback test's capture must not start the DUT), and the clock never
+    waits for the host."""
 
     dut_ends = True
 
-    def __init__(self, build, extra_args=(), *, log=None, truth=None, console=None, phase=0):
+    def __init__(self, build, extra_args=(), *, log=None, truth=None, console=None, phase=0,
+                 release="on_start"):
         if phase < 0:
             raise ValueError(f"phase must be 0 or more, not {phase}")
+        if release not in ("on_start", "on_request"):
+            raise ValueError(f"release must be 'on_start' or 'on_request', not {release!r}")
         self.phase = phase
+        self.release = release
         self.build = build
         self._console_file = None
         if console is None:
@@ -242,10 +274,11 @@ class SocSimulation(SimulatedAppliance):
                                                              suffix=".txt", delete=False)
             console = self._console_file.name
         self.console = Path(console)
-        command = [str(build.simulator), "--pty", "--hold-cpu",
-                   "--release-on-start", str(RELEASE_AFTER_START + phase),
-                   "--pause-after-exit", str(EXIT_PAUSE),
-                   "--linger", str(_LINGER_FOREVER), "--console", str(self.console)]
+        command = [str(build.simulator), "--pty", "--hold-cpu"]
+        if release == "on_start":
+            command += ["--release-on-start", str(RELEASE_AFTER_START + phase),
+                        "--pause-after-exit", str(EXIT_PAUSE)]
+        command += ["--linger", str(_LINGER_FOREVER), "--console", str(self.console)]
         if truth is not None:
             command += ["--truth", str(truth)]
         command += [*extra_args, str(build.firmware)]
@@ -299,7 +332,8 @@ class SocSimulation(SimulatedAppliance):
 
     def dut_metadata(self):
         return {"cpu": self.build.settings.cpu, "suite": self.build.settings.as_dict(),
-                "cpu_release": {"after_start": RELEASE_AFTER_START, "phase": self.phase}}
+                "cpu_release": ({"after_start": RELEASE_AFTER_START, "phase": self.phase}
+                                if self.release == "on_start" else self.release)}
 
     def dut_end_stats(self):
         return {"exit_code": self.exit_code, "exit_cycle": self.exit_cycle}

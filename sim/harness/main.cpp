@@ -39,6 +39,7 @@ using TraceFile = VerilatedFstC;
 
 #include "elf_loader.h"
 #include "irq_driver.h"
+#include "marker_wiring.h"
 #include "pty_bridge.h"
 #include "soc_map.h"
 #include "truth_log.h"
@@ -98,6 +99,12 @@ const char USAGE[] =
     "  --uart-divisor N   cycles per UART bit (>= 2; default " LATSCOPE_STR(LATSCOPE_UART_DIVISOR)
     ", the appliance's)\n"
     "  --pty-poll N       cycles between pty services and signal checks (default 1024)\n"
+    "  appliance builds, the wires from the SoC's marker pins to the appliance:\n"
+    "  --jumper           with --hold-cpu: the self-test's loopback jumper, the appliance's\n"
+    "                     IRQ output on EDGE0 and the strobe, until the CPU is released\n"
+    "  --miswire SPEC     a wiring fault (repeatable); pins 0..16, D0..D15 or STROBE:\n"
+    "                     swap:A,B  stuck-low:A  stuck-high:A  short-and:A,B[,..]\n"
+    "                     short-or:A,B[,..]\n"
     "  bring-up mode only (built without the appliance; the harness drives irq):\n"
     "  --irq-period N     cycles between rising edges (0 = line stays low; default 0)\n"
     "  --irq-start N      cycle of the first rising edge (default = period)\n"
@@ -114,7 +121,8 @@ struct Options {
     std::string firmware, truth, console, trace;
     uint64_t max_cycles = 0, linger = 0, trace_start = 0;
     uint64_t release_on_start = 0, pause_after_exit = UINT64_MAX;
-    bool hold_cpu = false, pty = false;
+    bool hold_cpu = false, pty = false, jumper = false;
+    MarkerWiring wiring;
     unsigned uart_divisor = LATSCOPE_UART_DIVISOR, pty_poll = 1024;
     uint64_t irq_period = 0, irq_start = UINT64_MAX, irq_width = 16, irq_jitter = 0,
              irq_count = 0;
@@ -152,6 +160,8 @@ Options parse_options(int argc, char **argv) {
         else if (arg == "--pty") options.pty = true;
         else if (arg == "--uart-divisor") options.uart_divisor = unsigned(number());
         else if (arg == "--pty-poll") options.pty_poll = unsigned(number());
+        else if (arg == "--jumper") options.jumper = true;
+        else if (arg == "--miswire") options.wiring.add(value());
         else if (arg == "--irq-period") options.irq_period = number();
         else if (arg == "--irq-start") options.irq_start = number();
         else if (arg == "--irq-width") options.irq_width = number();
@@ -175,6 +185,11 @@ Options parse_options(int argc, char **argv) {
             throw std::runtime_error("--release-on-start: this build has no appliance");
         options.hold_cpu = true;
     }
+    if (options.jumper && !options.hold_cpu)
+        throw std::runtime_error("--jumper needs --hold-cpu (or --release-on-start): the "
+                                 "jumper comes off when the CPU is released");
+    if ((options.jumper || !options.wiring.straight()) && !WITH_APPLIANCE)
+        throw std::runtime_error("--jumper, --miswire: this build has no appliance");
     if (options.pause_after_exit != UINT64_MAX && !options.pty)
         throw std::runtime_error("--pause-after-exit needs --pty (it waits for the host)");
     if (options.irq_start == UINT64_MAX)
@@ -341,6 +356,12 @@ void Simulation::reset() {
     top_->cpu_hold = 0;
     top_->irq_drive = 0;
     top_->uart_rx = 1;
+    options_.wiring.route_words(&top_->wire_route[0]);
+    top_->wire_short_and = options_.wiring.short_and;
+    top_->wire_short_or = options_.wiring.short_or;
+    top_->wire_stuck_low = options_.wiring.stuck_low;
+    top_->wire_stuck_high = options_.wiring.stuck_high;
+    top_->jumper = options_.jumper;
     top_->clk = 0;
     top_->eval();
     for (unsigned n = 0; n < RESET_CYCLES; n++) {
@@ -363,6 +384,7 @@ void Simulation::reset() {
 void Simulation::release(uint64_t cycle) {
     cpu_held_ = false;
     top_->cpu_hold = 0;
+    top_->jumper = 0;   // taken off, as before starting the DUT's program on a board
     // Registered in rtl/top.v at the rising edge that ends cycle c - 1 (set before it).
     truth_->event(cycle, "cpu_run");
 }

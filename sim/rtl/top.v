@@ -10,6 +10,10 @@
 //   uart_tx/uart_rx           <-> top ports (the harness bridges them to a pty)
 //   capturing                 -> top port: a capture runs (the harness can start the CPU
 //                                a fixed number of cycles after it rises)
+// The marker pins reach the appliance through latscope_marker_wiring (rtl/marker_wiring.v):
+// straight wires unless the harness sets faults (`--miswire`). `jumper` (`--jumper`, until
+// the CPU leaves reset) is the self-test's loopback jumper: the appliance's IRQ output
+// drives EDGE0 and the strobe in place of the SoC's signals.
 // Without it (bring-up mode) the harness drives `irq` through `irq_drive`, and uart_tx
 // echoes uart_rx one cycle later, so the pty bridge can be tested end to end.
 //
@@ -23,6 +27,12 @@ module latscope_sim_top (
     input  wire        cpu_hold,
     input  wire        irq_drive,
     input  wire        uart_rx,
+    input  wire        jumper,
+    input  wire [84:0] wire_route,
+    input  wire [16:0] wire_short_and,
+    input  wire [16:0] wire_short_or,
+    input  wire [16:0] wire_stuck_low,
+    input  wire [16:0] wire_stuck_high,
     output wire        uart_tx,
     output wire        irq,
     output wire        capturing,
@@ -61,11 +71,32 @@ module latscope_sim_top (
     );
 
 `ifdef WITH_APPLIANCE
+    // The wiring's settings are static (set before reset), the jumper changes once: through
+    // flip-flops like the other controls.
+    reg jumper_q = 1'b0;
+    reg [84:0] route_q = 85'd0;
+    reg [16:0] short_and_q = 17'd0, short_or_q = 17'd0, stuck_low_q = 17'd0,
+               stuck_high_q = 17'd0;
+    always @(posedge clk) begin
+        jumper_q <= jumper;
+        route_q <= wire_route;
+        short_and_q <= wire_short_and;
+        short_or_q <= wire_short_or;
+        stuck_low_q <= wire_stuck_low;
+        stuck_high_q <= wire_stuck_high;
+    end
+    wire [16:0] wires;
+    latscope_marker_wiring wiring (
+        .pins({marker_strobe, marker_data}), .route(route_q), .short_and(short_and_q),
+        .short_or(short_or_q), .stuck_low(stuck_low_q), .stuck_high(stuck_high_q),
+        .wires(wires)
+    );
+
     latscope_appliance appliance (
         .clk(clk),
         .rst(rst_q),
-        .marker_data(marker_data),
-        .marker_strobe(marker_strobe),
+        .marker_data(wires[15:0]),
+        .marker_strobe(jumper_q ? irq : wires[16]),
         .bus_cyc(dbus_cyc),
         .bus_stb(dbus_stb),
         .bus_we(dbus_we),
@@ -73,7 +104,7 @@ module latscope_sim_top (
         .bus_adr(dbus_adr),
         .bus_dat_w(dbus_dat_w),
         .bus_sel(dbus_sel),
-        .edges({1'b0, gpio_out[`SOC_GPIO_LOOP_BIT], cpu_meip, irq_pending}),
+        .edges({1'b0, gpio_out[`SOC_GPIO_LOOP_BIT], cpu_meip, jumper_q ? irq : irq_pending}),
         .irq(irq),
         .capturing(capturing),
         .uart_tx(uart_tx),
@@ -81,6 +112,8 @@ module latscope_sim_top (
     );
     wire unused_irq_drive = irq_drive;  // the appliance owns the IRQ line
 `else
+    wire unused_wiring = &{1'b0, jumper, wire_route, wire_short_and, wire_short_or,
+                           wire_stuck_low, wire_stuck_high};
     assign irq = irq_drive;
     assign capturing = 1'b0;
     reg uart_echo = 1'b1;

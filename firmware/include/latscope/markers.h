@@ -43,4 +43,9 @@ enum ls_point {
     LS_POINT_PARAM = 7,
 };
 
+/* Points of the kernel's own markers (test KERNEL). */
+#define LS_KERNEL_HANDLER LS_POINT_ISR_ENTRY
+#define LS_KERNEL_TICK_ENTRY LS_POINT_T1
+#define LS_KERNEL_TICK_EXIT LS_POINT_T2
+
 #endif

@@ -40,12 +40,20 @@ static inline void arch_irq_unlock(unsigned key)
  * SoC's 0xF0000100; the suite's sim build defines it). The kernel then writes
  * the marker KERNEL/ISR_ENTRY(line) (latscope/markers.h, docs/markers.md) in
  * ONE store just before it calls a line's handler: the end of the ILH tables
- * (docs/tests.md), whatever marker variant the suite uses. */
+ * (docs/tests.md), whatever marker variant the suite uses. It also writes
+ * KERNEL/TICK_ENTRY and KERNEL/TICK_EXIT around the tick's work, one store
+ * each: the analysis flags the samples a tick interrupted. */
 #ifdef K_TRACE_WINDOW
 #include "latscope/markers.h"
 #define K_TRACE_HANDLER_ENTRY(line) \
 	(*(volatile uint32_t *)(K_TRACE_WINDOW) = \
 		 LS_MARKER(LS_TEST_KERNEL, LS_POINT_ISR_ENTRY, (line)))
+#define K_TRACE_TICK_ENTRY() \
+	(*(volatile uint32_t *)(K_TRACE_WINDOW) = \
+		 LS_MARKER(LS_TEST_KERNEL, LS_KERNEL_TICK_ENTRY, 0))
+#define K_TRACE_TICK_EXIT() \
+	(*(volatile uint32_t *)(K_TRACE_WINDOW) = \
+		 LS_MARKER(LS_TEST_KERNEL, LS_KERNEL_TICK_EXIT, 0))
 #endif
 
 #endif /* ARCH_PORT_H */
