@@ -535,13 +535,14 @@ def label_shown(rgb, layout, name):
 def shows_latencies(seen, tables):
     """Whether screen text ``seen`` has IL and IDL annotations with values in us, and the
     totals of IL-a-1 or of ILH-a-1 (the same window's tables: their totals share the
-    window's span, and PulseView draws the last on top) with its number of samples."""
+    window's span, and PulseView draws the last on top) with its number of samples (a colon
+    may read as a semicolon)."""
     latencies = LATENCY_TEXT.findall(seen)
     count = len(tables["IL-a-1"].samples)
     return ({"IDL" if "D" in name else "IL" for name, _ in latencies} == {"IL", "IDL"}
             # microseconds (the digits themselves are not always read right)
             and all(0.1 < float(value) < 100 for _, value in latencies)
-            and re.search(rf"I[L1l]H?-a-[1lI]: {count} samples, min \d+\.\d{{3}} us", seen)
+            and re.search(rf"I[L1l]H?-a-[1lI][:;] {count} samples, min \d+\.\d{{3}} us", seen)
             is not None)
 
 
