@@ -642,6 +642,9 @@ def _stream_to_pulseview(args, irq):
                            block=PULSEVIEW_BLOCK, duration=args.duration,
                            max_events=args.events, flush_interval=args.flush,
                            capture=args.capture, pvs=pvs)
+        except BaseException:
+            viewer.terminate()          # no stream (device error, second Ctrl-C): no window
+            raise
         finally:
             try:
                 viewer.stdin.close()
