@@ -9,7 +9,12 @@
  *      them (TIOCMSET / TIOCMBIS / TIOCMBIC); a pty has no modem lines and fails these.
  * The shim answers the sysfs lookups of /sys/class/tty/pts/N as if the port were a plain
  * on-board serial port, and makes the modem-line ioctls succeed on a pty (reading "DSR, CTS
- * and carrier present"). Everything else goes to the C library unchanged.
+ * and carrier present"). It also starts every open of a pty with its input empty, as a real
+ * serial port does (the tty layer drops its buffers at the last close; a USB adapter's driver
+ * resets the chip at open): the simulation's harness keeps the pty open, so what the appliance
+ * sent after the last program stopped reading would otherwise greet the next one (see
+ * docs/protocol.md, "Where an RLE readback ends"). Everything else goes to the C library
+ * unchanged.
  *
  * Build: make pty-shim (build/pty_shim.so), or gcc -shared -fPIC -O2 -o pty_shim.so pty_shim.c -ldl
  * Use:   LD_PRELOAD=$PWD/build/pty_shim.so sigrok-cli -d ols:conn=/dev/pts/N --scan
@@ -17,6 +22,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -105,4 +111,38 @@ int ioctl(int fd, unsigned long request, ...)
         errno = saved;
     }
     return result;
+}
+
+/* The port starts empty: what came in while no program had it open is gone. */
+static int opened(int fd)
+{
+    if (fd >= 0 && is_pty(fd))
+        tcflush(fd, TCIFLUSH);
+    return fd;
+}
+
+int open(const char *path, int flags, ...)
+{
+    static int (*real_open)(const char *, int, ...);
+    va_list args;
+    mode_t mode = 0;
+
+    if (flags & (O_CREAT | O_TMPFILE)) {
+        va_start(args, flags);
+        mode = va_arg(args, mode_t);
+        va_end(args);
+    }
+    if (!real_open)
+        real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+    return opened(real_open(path, flags, mode));
+}
+
+/* open() with a constant flags argument, as _FORTIFY_SOURCE builds call it. */
+int __open_2(const char *path, int flags)
+{
+    static int (*real_open_2)(const char *, int);
+
+    if (!real_open_2)
+        real_open_2 = (int (*)(const char *, int))dlsym(RTLD_NEXT, "__open_2");
+    return opened(real_open_2(path, flags));
 }

@@ -229,6 +229,8 @@ def test_pulseview_setup(tmp_path):
     assert channels[:2] == [("0", "STROBE"), ("1", "D0")] and channels[-1] == ("20", "LOSS")
     assert channels[-3:-1] == [("18", "EDGE0"), ("19", "EDGE1")]
     assert len(channels) == 21
+    # Scrolled down past the 16 data bits (50-pixel traces), none of them hidden.
+    assert "v_offset=800" in text and "enabled=false" not in text
     write_pvs(tmp_path / "live.pvs", None, Layout(0))
     assert "device" not in (tmp_path / "live.pvs").read_text()
 

@@ -18,6 +18,7 @@ import struct
 import subprocess
 import threading
 import time
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -198,6 +199,38 @@ def test_window_export_carries_its_test_context(suite_runs):
     assert len([name for name, *_ in decoded if name == "IDL-b-128"]) == len(table.starts) - 4
 
 
+def readme_ols_stack():
+    """The ``-P`` argument README gives for a capture through SUMP / ``ols`` (channels
+    named 0..21)."""
+    text = (ROOT / "README.md").read_text()
+    found = re.findall(r"^P=(latscope_marker:\S*strobe=16\S*)$", text, re.M)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_readme_ols_mapping_decodes_sump_channel_numbers(suite_runs, tmp_path):
+    """README's ``-P`` for an ``ols`` capture, on the export with its channels named as
+    SUMP names them (channel n = "n", the same bit order), decodes every sample the
+    export's own stack decodes."""
+    capture, _, _, _ = suite_runs("gpio")
+    named = tmp_path / "named.sr"
+    export_capture(capture, sr=named)
+    numbered = tmp_path / "numbered.sr"
+    with zipfile.ZipFile(named) as source, zipfile.ZipFile(numbered, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "metadata":
+                data = re.sub(rb"^probe(\d+)=.*$",
+                              lambda m: b"probe%s=%d" % (m[1], int(m[1]) - 1), data,
+                              flags=re.M)
+            target.writestr(item, data)
+    stack = Layout.for_identity(capture.identity).decoder_stack()
+    expected = sigrok_cli("-i", named, "-P", stack, "-B", "latscope_latency=csv")
+    got = sigrok_cli("-i", numbered, "-P", readme_ols_stack(), "-B", "latscope_latency=csv")
+    assert len(expected.splitlines()) > 200
+    assert sorted(got.splitlines()) == sorted(expected.splitlines())
+
+
 def test_decoders_discard_pairs_across_a_loss(tmp_path):
     """The IL-a thread marks every 4 polls: more markers than the link carries, the FIFO
     overflows and the appliance reports LOSS records; pairs across one are discarded."""
@@ -216,6 +249,9 @@ def test_decoders_discard_pairs_across_a_loss(tmp_path):
                        info.origin) == expected
     lines = sigrok_cli("-i", out, "-P", stack, "-A", "latscope_latency=discarded").splitlines()
     assert len(lines) == discarded
+    # Each names its table with the test's parameter filled in ("TSL-a-3: ...").
+    assert all(re.search(r": [A-Z]+-[a-z]-\d+: events lost in between$", line)
+               for line in lines), lines[:5]
 
 
 def truth_lines(path):
@@ -383,6 +419,8 @@ def xwd_to_png(xwd, png):
 
 #: The window size the screenshot test checks: a common laptop screen.
 SCREEN = (1600, 900)
+#: Screen rows of the ruler in a 1600x900 PulseView window at +0+0.
+RULER_ROWS = (90, 125)
 
 
 @pytest.fixture
@@ -486,16 +524,137 @@ def test_pulseview_shows_named_latencies_in_a_laptop_window(suite_runs, xserver,
 
     print(seen)
     assert shows_latencies(seen, tables), seen
+    # The marker strobe and the IRQ output are on screen too, above the decoder rows.
+    layout = Layout.for_identity(capture.identity)
+    assert label_shown(rgb, layout, "STROBE") and label_shown(rgb, layout, "IRQ")
+
+
+#: PulseView 0.4.2's logic trace colours, by channel index modulo 10
+#: (pv/views/trace/logicsignal.cpp: SignalColors); a trace's label box is filled with it.
+PULSEVIEW_COLOURS = [(0x16, 0x19, 0x1A), (0x8F, 0x52, 0x02), (0xCC, 0x00, 0x00),
+                     (0xF5, 0x79, 0x00), (0xED, 0xD4, 0x00), (0x73, 0xD2, 0x16),
+                     (0x34, 0x65, 0xA4), (0x75, 0x50, 0x7B), (0x88, 0x8A, 0x85),
+                     (0xEE, 0xEE, 0xEC)]
+#: Screen columns of the trace labels and rows of the trace area in a 1600x900 window.
+LABEL_COLUMNS, TRACE_ROWS = (30, 110), (RULER_ROWS[1], SCREEN[1] - 30)
+
+
+def label_shown(rgb, layout, name):
+    """Whether the label of logic trace ``name`` (a box of its colour at least 10 pixels
+    high in the label column) is inside the trace area of a screenshot."""
+    colour = PULSEVIEW_COLOURS[layout.bit(name) % len(PULSEVIEW_COLOURS)]
+    column = rgb[TRACE_ROWS[0]:TRACE_ROWS[1], LABEL_COLUMNS[0]:LABEL_COLUMNS[1]].astype(int)
+    filled = (np.abs(column - np.array(colour)).sum(axis=2) < 12).sum(axis=1) > 10
+    return filled.sum() >= 10
 
 
 def shows_latencies(seen, tables):
     """Whether screen text ``seen`` has IL and IDL annotations with values in us, and the
     totals of IL-a-1 or of ILH-a-1 (the same window's tables: their totals share the
-    window's span, and PulseView draws the last on top) with its number of samples."""
+    window's span, and PulseView draws the last on top) with its number of samples (a colon
+    may read as a semicolon)."""
     latencies = LATENCY_TEXT.findall(seen)
     count = len(tables["IL-a-1"].samples)
     return ({"IDL" if "D" in name else "IL" for name, _ in latencies} == {"IL", "IDL"}
             # microseconds (the digits themselves are not always read right)
             and all(0.1 < float(value) < 100 for _, value in latencies)
-            and re.search(rf"I[L1l]H?-a-[1lI]: {count} samples, min \d+\.\d{{3}} us", seen)
+            and re.search(rf"I[L1l]H?-a-[1lI][:;] {count} samples, min \d+\.\d{{3}} us", seen)
             is not None)
+
+
+#: A time label on PulseView's ruler, as tesseract reads it ("+20 ms", "+1.5 s").
+RULER_LABEL = re.compile(r"\+ ?(\d+(?:\.\d+)?) ?(ms|us|µs|s)\b")
+
+
+def ruler_end(rgb, tmp_path):
+    """The largest time on the ruler of a screenshot (seconds), None if none is read."""
+    strip = rgb[RULER_ROWS[0]:RULER_ROWS[1]]
+    scale = {"s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
+    times = [float(value) * scale[unit]
+             for value, unit in RULER_LABEL.findall(screen_text(strip, tmp_path))]
+    return max(times, default=None)
+
+
+@pytest.mark.skipif(shutil.which("pulseview") is None, reason="pulseview is not installed")
+def test_pulseview_live_view_follows_the_data(xserver, tmp_path):
+    """``latscope stream --view``'s PulseView (start_pulseview: a private copy of the
+    user's settings with "zoom to fit during acquisition" on) zooms out as the stream
+    grows: the ruler's last label, read from screenshots while the simulation streams,
+    grows (with the setting off it stays at PulseView's initial 0..1500 ms). The user's own
+    PulseView.conf is left as it was; the copy keeps its settings."""
+    from latscope.pulseview_live import start_pulseview
+
+    build = build_soc(SuiteSettings(tests="IL_A", samples=3000),
+                      build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-live")
+    home = tmp_path / "home"
+    user_conf = home / ".config" / "sigrok" / "PulseView.conf"
+    user_conf.parent.mkdir(parents=True)
+    user_conf.write_text("[Settings]\nView_ColoredBG=false\nView_ZoomToFitDuringAcq=false\n")
+    before = user_conf.read_bytes()
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    env = dict(sigrok_env(), DISPLAY=xserver, HOME=str(home), XDG_RUNTIME_DIR=str(runtime),
+               QT_QPA_PLATFORM="xcb")
+    env.pop("XDG_CONFIG_HOME", None)
+    config_home = tmp_path / "view-config"
+    log = tmp_path / "pulseview.log"
+    with open(log, "w") as out:
+        viewer = start_pulseview(tmp_path / "live.pvs", config_home, follow="fit",
+                                 environ=env, args=["-geometry", f"{SCREEN[0]}x{SCREEN[1]}+0+0"],
+                                 stdout=out, stderr=subprocess.STDOUT)
+    ends, streaming = [], threading.Event()
+    streaming.set()
+
+    def watch():
+        while streaming.is_set():
+            time.sleep(3)
+            shot = tmp_path / "live.xwd"
+            subprocess.run(["xwd", "-root", "-silent", "-out", str(shot)], env=env, check=True)
+            rgb = xwd_to_png(shot, tmp_path / "live.png")
+            if streaming.is_set():
+                ends.append(ruler_end(rgb, tmp_path))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        live = stream_capture(SocSimulation(build), viewer.stdin, irq=DEMO_IRQ,
+                              block=PULSEVIEW_BLOCK, pvs=tmp_path / "live.pvs")
+        streaming.clear()
+        watcher.join(timeout=30)
+        viewer.stdin.close()
+    finally:
+        viewer.terminate()
+        viewer.wait(timeout=10)
+    print("ruler ends while streaming (s):", ends)
+    assert live.events > 20000
+    assert "Traceback" not in log.read_text(), log.read_text()
+    read = [end for end in ends if end is not None]
+    assert len(read) >= 3, ends
+    # Zoomed to fit as the data came: the ruler ends below PulseView's initial 1.5 s at
+    # first (the stream starts with milliseconds), then further out with every few
+    # screenshots (tesseract may miss a decimal point in one of them).
+    assert read[0] < 1.0 and read[-1] > 2 * read[0] and len(set(read)) >= 3, ends
+    assert user_conf.read_bytes() == before
+    copy = (config_home / "sigrok" / "PulseView.conf").read_text()
+    assert "View_ColoredBG=false" in copy and "View_ZoomToFitDuringAcq=true" in copy, copy
+
+
+def test_private_pulseview_settings_copy_the_users_and_turn_following_on(tmp_path):
+    """The settings copy for ``stream --view``: the user's file byte for byte but for the
+    one key (replaced in [Settings], or added), the user's file untouched; no user file:
+    only the key."""
+    from latscope.pulseview_live import write_private_config
+
+    user = tmp_path / "xdg" / "sigrok" / "PulseView.conf"
+    user.parent.mkdir(parents=True)
+    text = ("[General]\nsessions=1\n\n[Settings]\nView_ColoredBG=false\n"
+            "View_StickyScrolling=false\n\n[Session0]\nD0\\enabled=false\n")
+    user.write_text(text)
+    environ = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path)}
+    copy = write_private_config(tmp_path / "view", "scroll", environ).read_text()
+    assert copy == text.replace("View_StickyScrolling=false", "View_StickyScrolling=true")
+    copy = write_private_config(tmp_path / "view", "fit", environ).read_text()
+    assert copy == text.replace("[Settings]\n", "[Settings]\nView_ZoomToFitDuringAcq=true\n")
+    assert user.read_text() == text
+    alone = write_private_config(tmp_path / "alone", "fit", {"HOME": str(tmp_path / "none")})
+    assert alone.read_text() == "[Settings]\nView_ZoomToFitDuringAcq=true\n"

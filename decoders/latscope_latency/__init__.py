@@ -17,10 +17,13 @@ of a loss. A sample whose span [A, B] holds one of the kernel's tick markers
 reports flag it ('tick'); the totals count them.
 
 Binary output 'csv': one line per sample, 'table,start_sample,end_sample,
-ticks,ns,kernel_tick', after a header line (ticks: the latency in samples of
-the file; kernel_tick: 1 when a tick marker lies in the sample). Sample numbers are those of the capture; in
-a latscope export one sample is one capture-clock cycle (sample 0 is the
-cycle the export prints). Meta outputs count the samples of each row.
+ticks,ns,kernel_tick', after a header line (ticks: logic samples from A to B;
+kernel_tick: 1 when a tick marker lies in [A, B]). Sample numbers are those of
+the capture; in a latscope export one sample is one capture-clock cycle, or
+half of one on a DDR board (sample 0 is the cycle the export prints). Meta
+output: one line per table, 'TABLE samples: n', at the end of its test window
+(sigrok-cli -M latscope_latency); the Totals row shows min, avg and max as
+well, and how many samples hold a tick.
 
 Every sample is output as soon as its B event is seen, so none is lost at the
 end of the data (libsigrokdecode has no end-of-data call).

@@ -579,6 +579,12 @@ def _stream_options(p):
                    help="pad every flush to PulseView's 4 MiB input blocks (live display)")
     p.add_argument("--pvs", metavar="SETUP.pvs",
                    help="write a PulseView setup with the decoders attached (pulseview -s)")
+    p.add_argument("--view", action="store_true",
+                   help="start PulseView on the stream (padded, decoders attached, the view "
+                        "following the data; your PulseView settings stay as they are)")
+    p.add_argument("--follow", choices=["fit", "scroll", "off"], default="fit",
+                   help="with --view: zoom to fit the whole stream as it grows (default), "
+                        "scroll with its newest data, or neither")
     p.add_argument("--capture", metavar="FILE.lsc", help="also write a capture file")
     force_option(p)
     p.add_argument("--flush", type=seconds, default=0.5, help="seconds between flushes")
@@ -598,6 +604,8 @@ def cmd_stream(args):
     from .live_vcd import PULSEVIEW_BLOCK, stream_capture
 
     irq = irq_settings(args)
+    if args.view:
+        return _stream_to_pulseview(args, irq)
     to_stdout = args.output in (None, "-")
     for path in (None if to_stdout else args.output, args.capture, args.pvs):
         new_output(path, args.force)
@@ -610,6 +618,41 @@ def cmd_stream(args):
     finally:
         if not to_stdout:
             out.close()
+    return 0
+
+
+def _stream_to_pulseview(args, irq):
+    """stream --view: PulseView reads the padded stream from a pipe, with the setup (in
+    --pvs or a temporary directory) and a private settings copy that follows the data."""
+    import tempfile
+    from pathlib import Path
+
+    from .live_vcd import PULSEVIEW_BLOCK, stream_capture
+    from .pulseview_live import start_pulseview
+
+    if args.output not in (None, "-"):
+        raise UsageError("stream: --view and --output exclude each other")
+    for path in (args.capture, args.pvs):
+        new_output(path, args.force)
+    with tempfile.TemporaryDirectory(prefix="latscope-pulseview-") as home:
+        pvs = args.pvs or Path(home) / "live.pvs"
+        viewer = start_pulseview(pvs, home, follow=None if args.follow == "off" else args.follow)
+        try:
+            stream_capture(args.port, viewer.stdin, baudrate=args.baud, irq=irq,
+                           block=PULSEVIEW_BLOCK, duration=args.duration,
+                           max_events=args.events, flush_interval=args.flush,
+                           capture=args.capture, pvs=pvs)
+        except BaseException:
+            viewer.terminate()          # no stream (device error, second Ctrl-C): no window
+            raise
+        finally:
+            try:
+                viewer.stdin.close()
+            except BrokenPipeError:
+                pass
+        print("latscope stream: the stream is complete; close PulseView to finish",
+              file=sys.stderr)
+        viewer.wait()
     return 0
 
 

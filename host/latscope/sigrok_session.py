@@ -15,7 +15,7 @@ import numpy as np
 from .channels import LATENCY_DECODER, MARKER_DECODER
 from .levels import Changes
 
-__all__ = ["SrWriter", "write_sr", "write_pvs", "samplerate_text", "hidden_signals"]
+__all__ = ["SrWriter", "write_sr", "write_pvs", "samplerate_text", "scrolled_past"]
 
 #: Samples generated at a time when writing a session file.
 BLOCK_SAMPLES = 1 << 20
@@ -175,8 +175,16 @@ def timestamp_archive(seconds):
     return "22 serialization::archive 18 " + " ".join(map(str, fields))
 
 
-def hidden_signals(layout):
-    """Signals a .pvs hides at first: the marker data bits (the decoders show their values)."""
+#: Height of a logic trace in PulseView 0.4.2 with its default settings, in pixels: the
+#: trace (View_DefaultLogicHeight, twice the font height) and half a font height above and
+#: below it (pv/views/trace/logicsignal.cpp), for the 17-pixel default font of Debian's Qt
+#: (measured on its screenshots under Xvfb: 50 pixels from one label to the next).
+PULSEVIEW_TRACE_PITCH = 2 * 17 + 2 * (17 // 2)
+
+
+def scrolled_past(layout):
+    """Signals a .pvs scrolls past at first: the marker data bits, the first traces
+    (the decoders show their values; scrolling up shows them)."""
     return [name for name in layout.names if name.startswith("D") and name[1:].isdigit()]
 
 
@@ -188,10 +196,12 @@ def write_pvs(path, sr_path, layout, *, scale=None, offset=None, marker_options=
     from sample 0 at its left edge. ``marker_options``:
     latscope_marker options {id: int}.
 
-    The marker data channels D0..D15 start hidden (disabled in PulseView; the decoders still
-    read them, and the channel menu shows them again): PulseView 0.4 puts the decoder rows
-    below all logic traces, and with the 16 data bits shown they sit below a 900-pixel-high
-    window."""
+    The view starts scrolled down past the marker data channels D0..D15 (scrolling up
+    shows them), to STROBE: PulseView 0.4 puts the decoder rows below all logic traces, and
+    with the 16 data bits on screen they sit below a 900-pixel-high window. (Hiding the bits
+    instead, ``enabled=false``, leaves PulseView 0.4.2's scroll range short: the first
+    traces after them, STROBE and IRQ, end up above the view, out of reach until the user
+    scrolls.) The offset is in pixels, for PulseView's default font and trace height."""
     lines = ["[General]", "decode_signals=1", "generated_signals=0", "meta_objs=0", "views=1"]
     if sr_path is not None:
         lines += ["device_type=sessionfile", "", "[device]",
@@ -218,10 +228,6 @@ def write_pvs(path, sr_path, layout, *, scale=None, offset=None, marker_options=
         lines.append(f"scale={scale!r}")
     if offset is not None:
         lines.append(f"offset={timestamp_archive(offset)}")
-    # Scrolled up as far as PulseView 0.4.2 lets it (it clamps this): the last logic traces
-    # above the decoder rows.
-    lines.append("v_offset=-1000")
-    for name in hidden_signals(layout):
-        lines += ["", f"[{name}]", f"name={name}", "enabled=false"]
+    lines.append(f"v_offset={len(scrolled_past(layout)) * PULSEVIEW_TRACE_PITCH}")
     lines.append("")
     Path(path).write_text("\n".join(lines))
