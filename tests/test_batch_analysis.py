@@ -314,7 +314,8 @@ def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
     loaded capture exported at once (``LevelTracker`` fed everything, ``write_sr``)."""
     from latscope.channels import Layout
     from latscope.levels import LevelTracker
-    from latscope.logic_export import _between, _extent, _OpenWindows, export_capture
+    from latscope.logic_export import (_BatchMarkers, _between, _extent, _OpenWindows,
+                                       export_capture)
     from latscope.sigrok_session import write_sr
     from latscope.vcd import VcdWriter
 
@@ -328,7 +329,7 @@ def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
                               start, None)
     if start is not None:      # the STARTs (and PARAMs) of windows open at ``start`` first
         before = _OpenWindows()
-        before.feed(capture.events, start)
+        before.feed(_BatchMarkers(capture.events), start)
         events = Events.concatenate([before.context(start, origin), events])
     tracker = LevelTracker(layout)
     changes = tracker.feed(events, final=True)
