@@ -28,9 +28,9 @@ def test_split_counter_counts_every_cycle_through_wraps():
 @pytest.mark.parametrize("depth", [4, 8, 16])
 def test_capture_fifo_keeps_order_and_room(depth):
     """One clock for both sides here (tests/test_cdc.py has two): `w_rdy` lags the level by
-    up to three writes, which an unbroken burst makes up exactly (it fills all `depth`
-    entries), and a write it allows never finds the AsyncFIFO full (it would be dropped, and
-    `read` would miss it)."""
+    up to four writes, which an unbroken burst makes up (it fills every row), and a write it
+    allows never finds the FIFO full (it would overwrite an entry, and `read` would show
+    it)."""
     rng = random.Random(depth)
     dut = CaptureFifo(12, depth)
     written, read = [], []
@@ -47,8 +47,10 @@ def test_capture_fifo_keeps_order_and_room(depth):
             await ctx.tick()
         ctx.set(dut.w_en, 0)
         await ctx.tick().repeat(4)
-        assert accepted == depth
-        assert ctx.get(dut.r_level) == depth and not ctx.get(dut.w_rdy)
+        # All rows, and one more once the first entry has moved to the output register (its
+        # row free) in time for the burst to see it.
+        assert depth <= accepted <= depth + 1
+        assert ctx.get(dut.r_level) == accepted and not ctx.get(dut.w_rdy)
         # Then random writes and reads.
         for cycle in range(4000):
             write, take = rng.random() < 0.5, rng.random() < (0.3 if cycle < 2000 else 0.7)
@@ -63,14 +65,14 @@ def test_capture_fifo_keeps_order_and_room(depth):
             await ctx.tick()
         ctx.set(dut.w_en, 0)
         ctx.set(dut.entries.ready, 1)
-        for _ in range(depth + 8):
+        for _ in range(3 * (depth + 1) + 20):   # an entry every three cycles at most
             if ctx.get(dut.entries.valid):
                 read.append(ctx.get(dut.entries.payload))
             await ctx.tick()
 
     run(dut, testbench)
     assert read == written
-    assert len(written) > 500           # (depth 4: the pointers' round trip limits the rate)
+    assert len(written) > 400           # (depth 4: the pointers' round trip limits the rate)
 
 
 # --- Loss accounting against ground truth ------------------------------------------------------

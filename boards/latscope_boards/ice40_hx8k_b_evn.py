@@ -22,8 +22,8 @@ from .clocking import Ice40Pll, ice40_pll_settings
 __all__ = ["board"]
 
 CRYSTAL_HZ = 12_000_000
-CLOCK_HZ = 72_000_000
-GOAL_HZ = 120_000_000
+CLOCK_HZ = 144_000_000
+GOAL_HZ = 150_000_000
 
 
 def _j2(number):
@@ -31,7 +31,9 @@ def _j2(number):
 
 
 def _pll(board):
-    return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12")
+    # The link clock is the PLL's second output, half the capture clock (GENCLK_HALF).
+    return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12",
+                    link_half=True)
 
 
 def board(clock_hz=CLOCK_HZ, ddr_inputs=True):
@@ -43,7 +45,8 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True):
         family="ice40",
         clock_hz=clock_hz,
         goal_hz=GOAL_HZ,
-        baud=fastest_baud(clock_hz, FT2232H_BAUDS),
+        baud=fastest_baud(clock_hz // 2, FT2232H_BAUDS),
+        link_hz=clock_hz // 2,
         # 32 block RAMs of 4 kbit; a 112-bit entry x 1024 takes 28 of them.
         fifo_depth=1024,
         pins=PinMap(

@@ -21,8 +21,8 @@ from .clocking import CrystalClock, Ice40Pll, ice40_pll_settings
 __all__ = ["board"]
 
 CRYSTAL_HZ = 12_000_000
-CLOCK_HZ = 36_000_000
-GOAL_HZ = 48_000_000
+CLOCK_HZ = 72_000_000
+GOAL_HZ = 72_000_000
 
 _PMOD_NAMES = {0: "PMOD1A", 1: "PMOD1B", 2: "PMOD2"}
 _PMOD_SIGNAL_PINS = (1, 2, 3, 4, 7, 8, 9, 10)
@@ -35,11 +35,13 @@ def _pmod(number, pin):
 def _pll(board):
     if board.clock_hz == CRYSTAL_HZ:      # the PLL cannot output less than 16 MHz
         return CrystalClock(board.clock_hz, clock_resource="clk12")
+    # The link clock is the PLL's second output, half the capture clock (GENCLK_HALF).
     return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12",
-                    pad=True)
+                    pad=True, link_half=bool(board.link_hz))
 
 
 def board(clock_hz=CLOCK_HZ, ddr_inputs=True):
+    link_hz = clock_hz // 2 if clock_hz != CRYSTAL_HZ else 0
     return Board(
         name="icebreaker",
         title="1BitSquared iCEBreaker",
@@ -48,7 +50,8 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True):
         family="ice40",
         clock_hz=clock_hz,
         goal_hz=GOAL_HZ,
-        baud=fastest_baud(clock_hz, FT2232H_BAUDS),
+        baud=fastest_baud(link_hz or clock_hz, FT2232H_BAUDS),
+        link_hz=link_hz,
         # 30 block RAMs of 4 kbit; a 112-bit entry x 1024 takes 28 of them.
         fifo_depth=1024,
         # No SUMP device mode: it needs 3 more block RAMs and about 1500 logic cells.

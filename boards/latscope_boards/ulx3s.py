@@ -19,8 +19,10 @@ from .clocking import Ecp5Pll, ecp5_pll_settings
 __all__ = ["VARIANTS", "DEFAULT_VARIANT", "board"]
 
 CRYSTAL_HZ = 25_000_000
-CLOCK_HZ = 110_000_000
-GOAL_HZ = 200_000_000
+CLOCK_HZ = 250_000_000
+GOAL_HZ = 250_000_000
+#: The link clock (CLKOS): 2 Mbaud is 25 cycles per bit.
+LINK_HZ = 50_000_000
 
 #: ECP5 size on the board -> its amaranth-boards platform. A bitstream only loads on the size
 #: it was built for.
@@ -42,10 +44,11 @@ def _gn(n):
 
 
 def _pll(board):
-    return Ecp5Pll(ecp5_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk25")
+    return Ecp5Pll(ecp5_pll_settings(CRYSTAL_HZ, board.clock_hz, board.link_hz),
+                   clock_resource="clk25")
 
 
-def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True):
+def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True, link_hz=LINK_HZ):
     variant = variant.upper()
     if variant not in VARIANTS:
         raise ValueError(f"unknown ULX3S variant {variant!r}; variants: {', '.join(VARIANTS)}")
@@ -58,6 +61,7 @@ def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True):
         clock_hz=clock_hz,
         goal_hz=GOAL_HZ,
         baud=2_000_000,
+        link_hz=link_hz,
         # A 112-bit entry x 2048 takes 13 DP16KD (2048 x 9 each). (4096 entries would take
         # two banks of them and a multiplexer behind the block RAMs' slow output.)
         fifo_depth=2048,

@@ -71,7 +71,7 @@ class CaptureControl(wiring.Component):
     the ``irq_edge`` pulses since the last ``start``.
 
     Capture domain (``capture_domain``): ``capture_start`` and ``capture_irq_apply`` are the
-    pulses, a synchronizer's latency after the link domain's (2 to 3 capture cycles);
+    pulses, from flip-flops, 3 to 4 capture cycles after the link domain's;
     ``capturing`` rises in the cycle after ``capture_start`` and falls in the cycle after a
     ``stop`` arrives; ``sources_enabled`` is the mask taken at ``capture_start``.
     """
@@ -93,11 +93,15 @@ class CaptureControl(wiring.Component):
             pulses[name] = synchronizer = PulseSynchronizer("sync", self._domain)
             m.submodules[f"{name}_sync"] = synchronizer
             m.d.comb += synchronizer.i.eq(getattr(self, name))
-        m.d.comb += [self.capture_start.eq(pulses["start"].o),
-                     self.capture_irq_apply.eq(pulses["irq_apply"].o)]
-        with m.If(pulses["start"].o):
+        # The pulses fan out widely (the IRQ generator's settings and LFSR, the loss counts):
+        # they leave from flip-flops of their own, not from the synchronizers' XOR.
+        stop = Signal()
+        capture += [self.capture_start.eq(pulses["start"].o),
+                    self.capture_irq_apply.eq(pulses["irq_apply"].o),
+                    stop.eq(pulses["stop"].o)]
+        with m.If(self.capture_start):
             capture += [self.capturing.eq(1), self.sources_enabled.eq(self.sources)]
-        with m.Elif(pulses["stop"].o):
+        with m.Elif(stop):
             capture += self.capturing.eq(0)
 
         m.submodules.irq_edges = edges = GrayCountCrossing(i_domain=self._domain)

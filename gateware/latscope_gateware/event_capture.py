@@ -2,7 +2,8 @@
 
 The write side (:class:`EntryWriter`: stamps, entries, loss counts) runs in the capture clock
 domain, the read side (the encoder's end of :class:`CaptureFifo`, and :class:`EntryStatus`)
-in the link domain; :class:`EventCapture` puts them together around the asynchronous FIFO.
+in the link domain; :class:`EventCapture` puts them together around the asynchronous FIFO
+(:class:`CaptureFifo`).
 Loss counts are kept where events are dropped (the write side) and cross the boundary only
 inside FIFO entries (their LOSS fields), so they stay exact whatever the two clocks are."""
 
@@ -10,14 +11,23 @@ import operator
 from functools import reduce
 
 from amaranth.hdl import *
-from amaranth.lib import data, stream, wiring
-from amaranth.lib.fifo import AsyncFIFO
+from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
 
 __all__ = ["entry_layout", "EventCapture", "EntryWriter", "CaptureFifo", "EntryStatus",
            "FreeRunningCounter"]
+
+
+def _gray(value):
+    return value ^ (value >> 1)
+
+
+def _from_gray(gray):
+    """Gray code to binary: bit i is the XOR of the Gray bits from i up."""
+    return Cat(gray[i:].xor() for i in range(len(gray)))
 
 
 def entry_layout(sources):
@@ -46,9 +56,9 @@ class EventCapture(wiring.Component):
         The event sources and their value widths. For each, the component has an input port
         named after the source in lower case (``marker``, ``irq``, ``edge0``...) of signature
         ``stream.Signature(width, always_ready=True)``.
-    fifo_depth : int
-        Entries of the block-RAM FIFO (rounded up to a power of two). An entry holds one
-        cycle's events.
+    fifo_depth : int, a power of two
+        Entries of the block-RAM FIFO (:class:`CaptureFifo`). An entry holds one cycle's
+        events.
     stamp_shift : 0 or 1
         See :class:`EntryWriter`.
     write_domain, read_domain : str
@@ -69,7 +79,7 @@ class EventCapture(wiring.Component):
         self._layout = self._writer.layout
         self._fifo = CaptureFifo(self._layout.size, fifo_depth, w_domain=write_domain,
                                  r_domain=read_domain)
-        self._status = EntryStatus(self._writer.sources, self._layout, self._fifo.depth)
+        self._status = EntryStatus(self._writer.sources, self._layout, self._fifo.capacity)
         self._write_domain = write_domain
         self._read_domain = read_domain
         members = {
@@ -81,7 +91,7 @@ class EventCapture(wiring.Component):
             "status_clear": In(1),
             "events": Out(32),
             "lost": Out(32),
-            "fifo_max": Out(range(self._fifo.depth + 1)),
+            "fifo_max": Out(range(self._fifo.capacity + 1)),
         }
         for source, width in self._writer.sources.items():
             members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
@@ -313,66 +323,112 @@ class FreeRunningCounter(wiring.Component):
 
 
 class CaptureFifo(wiring.Component):
-    """The capture's FIFO across the clock boundary: ``amaranth.lib.fifo.AsyncFIFO`` of
-    ``depth`` entries (a power of two, in block RAM), with a registered write and its room
-    from a flip-flop, for timing in the fast capture domain.
+    """The capture's FIFO across the clock boundary: ``depth`` entries (a power of two) in
+    block RAM, written in ``w_domain`` (the capture clock), read in ``r_domain`` (the link).
 
-    Write side (``w_domain``): ``w_data`` is written when ``w_en`` is high; ``w_rdy`` (a
-    flip-flop) says there is room. The write is registered on its way into the AsyncFIFO, so
-    the logic that decides it drives flip-flops only, not the block RAM and the Gray-coded
-    pointers. ``w_rdy`` is computed from the AsyncFIFO's registered ``w_level``, two cycles
-    late, leaving room for the up to three writes that level does not count yet: so a
-    registered write always finds the AsyncFIFO not full, and the writer is refused while
-    ``depth - 3`` or more entries may be held (an unbroken burst still fills all ``depth``,
-    its last writes being those the level has not caught up with). (The reader's frees reach the write side through the
-    AsyncFIFO's pointer synchronizer, later still, which only makes ``w_rdy`` more
-    cautious.)
+    It is an asynchronous FIFO of the usual kind (Gray-coded pointers, each passed to the
+    other side through a two-flip-flop synchronizer, as in ``amaranth.lib.fifo.AsyncFIFO``),
+    laid out so that every path in the fast write domain runs from flip-flops to flip-flops
+    through one short step: AsyncFIFO gates each write with a full flag compared from the
+    synchronized pointer in the same cycle and increments the pointer behind it, a path that
+    limited the iCE40 HX8K's capture clock to 91.5 MHz (nextpnr, seed 1). Here:
 
-    Read side (``r_domain``): ``entries``, a stream of the entries in the order written;
-    ``r_level``, the entries the read side sees in the FIFO (for the high-water mark).
+    * Write side: a write is registered on its way into the block RAM, so the logic that
+      decides it drives flip-flops only; the write pointer counts the registered writes and
+      is Gray-coded from its own register, a cycle later. ``w_rdy`` (a flip-flop) says there
+      is room: it comes from the level (write pointer minus the synchronized, decoded read
+      pointer, registered), which lags by up to four writes, so it is 1 only while at least
+      four entries are free. A write ``w_rdy`` allows therefore always finds room; an
+      unbroken burst fills all ``depth`` entries.
+    * Read side: an entry is fetched from the block RAM into the output register when the
+      output is free and the synchronized write pointer says one is there (``entries`` comes
+      from flip-flops). One entry every three link cycles at most: the link carries each in
+      far more.
+    * Frees reach the write side through the read pointer's synchronizer; entries reach the
+      read side through the write pointer's, after their data is in the block RAM.
+    * Both domains are reset together (the boards' power-on reset asserts both at once and
+      releases each through its own synchronizer): then both pointers are 0 on both sides.
+
+    ``r_level``: the entries the read side sees (fetched or not), for the high-water mark.
+    A block RAM row is free again once its entry is fetched, so the FIFO holds up to
+    ``depth + 1`` entries (:attr:`capacity`), the last in the output register.
     """
 
     def __init__(self, width, depth, *, w_domain="sync", r_domain="sync"):
-        if depth < 4:
-            raise ValueError(f"depth must be at least 4, not {depth!r}")
-        self._fifo = AsyncFIFO(width=width, depth=depth, w_domain=w_domain, r_domain=r_domain)
+        if depth < 4 or depth & (depth - 1):
+            raise ValueError(f"depth must be a power of two >= 4, not {depth!r}")
+        self._width = width
+        self._depth = depth
         self._w_domain = w_domain
+        self._r_domain = r_domain
         super().__init__({
             "w_data": In(width),
             "w_en": In(1),
             "w_rdy": Out(1, init=1),
             "entries": Out(stream.Signature(width)),
-            "r_level": Out(range(self.depth + 1)),
+            "r_level": Out(range(depth + 2)),
         })
 
     @property
     def depth(self):
-        """Entries of the AsyncFIFO (``depth`` rounded up to a power of two)."""
-        return self._fifo.depth
+        return self._depth
+
+    @property
+    def capacity(self):
+        return self._depth + 1
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.fifo = fifo = self._fifo
-        write = m.d[self._w_domain]
+        bits = self._depth.bit_length()         # pointers: address bits and a wrap bit
+        m.submodules.storage = storage = memory.Memory(shape=self._width, depth=self._depth,
+                                                       init=[])
+        write_port = storage.write_port(domain=self._w_domain)
+        read_port = storage.read_port(domain=self._r_domain)
+        write, read = m.d[self._w_domain], m.d[self._r_domain]
+
+        r_gray = Signal(bits)                   # the read pointer, Gray-coded (read domain)
+
+        # Write side.
         pending = Signal()
-        pending_data = Signal.like(self.w_data)
-        write += [pending.eq(self.w_en & self.w_rdy), pending_data.eq(self.w_data)]
-        # w_level in cycle t counts the writes made before cycle t - 1. A write allowed in
-        # cycle t + 1 by the w_level of t reaches the AsyncFIFO in t + 2, after those of
-        # cycles t - 1, t and t + 1, which w_level did not count: with w_level <= depth - 4
-        # it still finds room.
-        write += self.w_rdy.eq(fifo.w_level <= self.depth - 4)
+        pending_data = Signal(self._width)
+        w_pointer = Signal(bits)
+        w_gray = Signal(bits)
+        write += [pending.eq(self.w_en & self.w_rdy), pending_data.eq(self.w_data),
+                  w_pointer.eq(w_pointer + pending), w_gray.eq(_gray(w_pointer))]
+        m.d.comb += [write_port.addr.eq(w_pointer), write_port.data.eq(pending_data),
+                     write_port.en.eq(pending)]
+        r_gray_w = Signal(bits)
+        m.submodules.r_pointer_sync = FFSynchronizer(r_gray, r_gray_w,
+                                                     o_domain=self._w_domain)
+        r_pointer_w = Signal(bits)
+        w_level = Signal(bits)
+        write += [r_pointer_w.eq(_from_gray(r_gray_w)),
+                  w_level.eq(w_pointer - r_pointer_w),
+                  # Not yet in `w_level` when w_rdy is used: the writes of its cycle and of
+                  # the three before (see above).
+                  self.w_rdy.eq(w_level <= self._depth - 4)]
+
+        # Read side.
+        r_pointer = Signal(bits)
+        w_gray_r = Signal(bits)
+        m.submodules.w_pointer_sync = FFSynchronizer(w_gray, w_gray_r, o_domain=self._r_domain)
+        w_pointer_r = Signal(bits)
+        fetched = Signal()                      # the block RAM shows a fetched entry
+        fetch = Signal()
+        read += w_pointer_r.eq(_from_gray(w_gray_r))
         m.d.comb += [
-            fifo.w_en.eq(pending),
-            fifo.w_data.eq(pending_data),
-            self.entries.payload.eq(fifo.r_data),
-            self.entries.valid.eq(fifo.r_rdy),
-            fifo.r_en.eq(self.entries.ready),
-            self.r_level.eq(fifo.r_level),
+            fetch.eq((w_pointer_r != r_pointer) & ~fetched & ~self.entries.valid),
+            read_port.addr.eq(r_pointer),
+            read_port.en.eq(fetch),
         ]
+        read += [r_pointer.eq(r_pointer + fetch), fetched.eq(fetch), r_gray.eq(_gray(r_pointer)),
+                 self.r_level.eq((w_pointer_r - r_pointer)[:bits] + fetched
+                                 + self.entries.valid)]
+        with m.If(fetched):
+            read += [self.entries.payload.eq(read_port.data), self.entries.valid.eq(1)]
+        with m.Elif(self.entries.ready):
+            read += self.entries.valid.eq(0)
         return m
-
-
 class EntryStatus(wiring.Component):
     """STATUS's counters, kept on the read side of the FIFO: ``events`` (event records taken
     from the FIFO), ``lost`` (the counts of the LOSS fields taken), ``fifo_max`` (the highest
