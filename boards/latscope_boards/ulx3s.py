@@ -19,7 +19,7 @@ from .clocking import Ecp5Pll, ecp5_pll_settings
 __all__ = ["VARIANTS", "DEFAULT_VARIANT", "board"]
 
 CRYSTAL_HZ = 25_000_000
-CLOCK_HZ = 250_000_000
+CLOCK_HZ = 125_000_000
 GOAL_HZ = 250_000_000
 #: The link clock (CLKOS): 2 Mbaud is 25 cycles per bit.
 LINK_HZ = 50_000_000

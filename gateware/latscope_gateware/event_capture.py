@@ -266,8 +266,11 @@ class EntryWriter(wiring.Component):
             entry.loss_count.eq(selected((source, counts[source]) for source in sources)),
         ]
 
-        def saturating_increment(count):
-            return Mux(count.all(), count, count + 1)
+        # Whether a count is all ones (saturated) is kept in a flip-flop beside it, set as it
+        # steps there, so the wide compare feeds that flip-flop only and not the count's
+        # enable (the path that limited the HX8K's capture clock to 99.8 MHz).
+        saturated = {source: Signal(name=f"lost_saturated_{source.name.lower()}")
+                     for source in sources}
 
         dropped = {}
         has_loss_next = {}
@@ -283,12 +286,14 @@ class EntryWriter(wiring.Component):
             m.d.comb += has_loss_next[source].eq(
                 ~self.clear & (dropped[source] | (has_loss[source] & ~flushing[source])))
             m.d.sync += has_loss[source].eq(has_loss_next[source])
+            count, full = counts[source], saturated[source]
             with m.If(self.clear):
-                m.d.sync += counts[source].eq(0)
+                m.d.sync += [count.eq(0), full.eq(0)]
             with m.Elif(dropped[source]):
-                m.d.sync += counts[source].eq(saturating_increment(counts[source]))
+                m.d.sync += [count.eq(Mux(full, count, count + 1)),
+                             full.eq(full | (count == (1 << LOSS_COUNT_BITS) - 2))]
             with m.Elif(flushing[source]):
-                m.d.sync += counts[source].eq(0)
+                m.d.sync += [count.eq(0), full.eq(0)]
         for index, source in enumerate(sources):
             lower = Cat(has_loss_next[other] for other in sources[:index])
             m.d.sync += picked[source].eq(has_loss_next[source] & ~lower.any()
