@@ -1,9 +1,11 @@
 """1BitSquared iCEBreaker (iCE40UP5K-SG48).
 
 Capture clock from the 12 MHz crystal, through the SB_PLL40 for clocks above it (the
-crystal drives pin 35, the PLL's own input pad, hence SB_PLL40_PAD): 36 MHz. The UP5K is the
-slowest of the three parts: the appliance gateware closes timing at 39-42 MHz on it (nextpnr
-seeds 1-2), so 36 MHz keeps a margin (goal: 48 MHz; see docs/boards.md). The marker strobe
+crystal drives pin 35, the PLL's own input pad, hence SB_PLL40_PAD): 36 MHz, one clock for
+both the capture and the link domain. The UP5K is the slowest of the three parts: asked for
+the goal, 72 MHz, with the link at half of it, the capture domain reaches 43.65 MHz (nextpnr
+seed 5), and a two-clock build below 72 MHz would put the link below 12 Mbaud (see
+docs/boards.md; ``board(two_clocks=True)`` builds it). The marker strobe
 and the edge channels go through the SB_IO's DDR input registers: stamps count half cycles,
 13.9 ns. Host link on the FT2232H's channel B UART at 12 Mbaud, 3 cycles per bit.
 
