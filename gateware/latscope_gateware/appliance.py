@@ -251,7 +251,7 @@ class Appliance(wiring.Component):
             # from the seed: the first edge is I0 = period + (seed & mask) after START. The
             # settings are the link domain's registers, stable since before the pulse.
             irq.config.eq(commands.irq_config),
-            irq.apply.eq(control.capture_irq_apply | control.capture_start),
+            irq.apply.eq(control.capture_irq_apply),          # IRQ_CONFIG or START
             irq.reseed.eq(control.capture_start),
             self.capturing.eq(control.capturing),
             commands.status.capturing.eq(capturing),

@@ -71,7 +71,8 @@ class CaptureControl(wiring.Component):
     the ``irq_edge`` pulses since the last ``start``.
 
     Capture domain (``capture_domain``): ``capture_start`` and ``capture_irq_apply`` are the
-    pulses, from flip-flops, 3 to 4 capture cycles after the link domain's;
+    pulses, from flip-flops, 3 to 4 capture cycles after the link domain's (``capture_irq_apply``
+    comes with ``capture_start`` too: START applies the IRQ settings in force);
     ``capturing`` rises in the cycle after ``capture_start`` and falls in the cycle after a
     ``stop`` arrives; ``sources_enabled`` is the mask taken at ``capture_start``.
     """
@@ -97,7 +98,9 @@ class CaptureControl(wiring.Component):
         # they leave from flip-flops of their own, not from the synchronizers' XOR.
         stop = Signal()
         capture += [self.capture_start.eq(pulses["start"].o),
-                    self.capture_irq_apply.eq(pulses["irq_apply"].o),
+                    # START applies the IRQ settings in force too: one flip-flop for both,
+                    # not an OR in front of the IRQ generator's many loads.
+                    self.capture_irq_apply.eq(pulses["irq_apply"].o | pulses["start"].o),
                     stop.eq(pulses["stop"].o)]
         with m.If(self.capture_start):
             capture += [self.capturing.eq(1), self.sources_enabled.eq(self.sources)]
