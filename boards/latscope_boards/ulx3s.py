@@ -1,6 +1,6 @@
 """Radiona ULX3S (ECP5 LFE5U-12F/25F/45F/85F, CABGA381).
 
-Two clocks from the 25 MHz crystal through the EHXPLLL: the capture clock on CLKOP, 125 MHz,
+Two clocks from the 25 MHz crystal through the EHXPLLL: the capture clock on CLKOP, 120 MHz,
 and the link clock on CLKOS, 50 MHz (the capture domain gives 122.9-137.7 MHz over nextpnr
 seeds 1-3 when built for 125 MHz). Asked for 250 MHz (the goal) the capture domain reaches
 about 142 MHz (seed 1), limited by the IRQ generator's edge logic (docs/boards.md).
