@@ -33,7 +33,8 @@ class GrayCountCrossing(wiring.Component):
     least once per ``2 ** bits - 1`` steps (the IRQ generator's asserting edges are at least
     two capture cycles apart: 6 bits allow a link clock 31 times slower than the capture
     clock). ``clear`` (``sync``) zeroes ``count``; the small counter itself never restarts,
-    so no step is lost or made up at a clear.
+    so no step is lost or made up at a clear. With ``i_domain`` ``"sync"`` (one clock) the
+    steps are counted directly.
     """
 
     def __init__(self, *, i_domain, bits=6):
@@ -43,6 +44,12 @@ class GrayCountCrossing(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        if self._i_domain == "sync":          # one clock: count directly
+            with m.If(self.clear):
+                m.d.sync += self.count.eq(0)
+            with m.Else():
+                m.d.sync += self.count.eq(self.count + self.step)
+            return m
         bits = self._bits
         binary = Signal(bits)
         gray = Signal(bits)
@@ -71,7 +78,8 @@ class CaptureControl(wiring.Component):
     the ``irq_edge`` pulses since the last ``start``.
 
     Capture domain (``capture_domain``): ``capture_start`` and ``capture_irq_apply`` are the
-    pulses, from flip-flops, 3 to 4 capture cycles after the link domain's (``capture_irq_apply``
+    pulses, from flip-flops, 3 to 4 capture cycles after the link domain's (1 cycle when
+    ``capture_domain`` is ``"sync"``: one clock, no synchronizers) (``capture_irq_apply``
     comes with ``capture_start`` too: START applies the IRQ settings in force);
     ``capturing`` rises in the cycle after ``capture_start`` and falls in the cycle after a
     ``stop`` arrives; ``sources_enabled`` is the mask taken at ``capture_start``.
@@ -91,17 +99,21 @@ class CaptureControl(wiring.Component):
         capture = m.d[self._domain]
         pulses = {}
         for name in ("start", "stop", "irq_apply"):
-            pulses[name] = synchronizer = PulseSynchronizer("sync", self._domain)
+            if self._domain == "sync":        # one clock: the pulses need no synchronizer
+                pulses[name] = getattr(self, name)
+                continue
+            synchronizer = PulseSynchronizer("sync", self._domain)
             m.submodules[f"{name}_sync"] = synchronizer
             m.d.comb += synchronizer.i.eq(getattr(self, name))
+            pulses[name] = synchronizer.o
         # The pulses fan out widely (the IRQ generator's settings and LFSR, the loss counts):
         # they leave from flip-flops of their own, not from the synchronizers' XOR.
         stop = Signal()
-        capture += [self.capture_start.eq(pulses["start"].o),
+        capture += [self.capture_start.eq(pulses["start"]),
                     # START applies the IRQ settings in force too: one flip-flop for both,
                     # not an OR in front of the IRQ generator's many loads.
-                    self.capture_irq_apply.eq(pulses["irq_apply"].o | pulses["start"].o),
-                    stop.eq(pulses["stop"].o)]
+                    self.capture_irq_apply.eq(pulses["irq_apply"] | pulses["start"]),
+                    stop.eq(pulses["stop"])]
         with m.If(self.capture_start):
             capture += [self.capturing.eq(1), self.sources_enabled.eq(self.sources)]
         with m.Elif(stop):

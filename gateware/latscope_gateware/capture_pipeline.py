@@ -23,11 +23,12 @@ class CapturePipeline(wiring.Component):
     :class:`EventCapture`, while ``enable`` is high; ``clear`` (one cycle) zeroes the loss
     counts; ``now`` is the stamp counter.
 
-    Link domain (``sync``): ``start`` (one cycle) clears the status counters and makes the
+    Link domain (``sync``): ``start`` (one cycle) makes the
     next event open a segment with a SYNC; ``stopping`` (the capture is stopped) makes the
     encoder seal its open segment as soon as the FIFO is empty. ``replies`` carries REPLY
     records that go out between event records, ahead of them. ``events``, ``lost``,
-    ``fifo_max``: see :class:`.event_capture.EntryStatus`.
+    ``fifo_max``: see :class:`.event_capture.WriteStatus` (cleared by ``clear``, a snapshot
+    a few cycles old).
 
     A START reaches the capture domain through a synchronizer (see the appliance), so
     ``start`` comes before the ``clear`` and ``enable`` it causes, and the first event of a
@@ -95,7 +96,6 @@ class CapturePipeline(wiring.Component):
         m.d.comb += [
             capture.enable.eq(self.enable),
             capture.clear.eq(self.clear),
-            capture.status_clear.eq(start),
             encoder.start.eq(start),
             encoder.stopping.eq(stopping),
             serializer.clear_crc.eq(start),

@@ -4,8 +4,9 @@ The write side (:class:`EntryWriter`: stamps, entries, loss counts) runs in the 
 domain, the read side (the encoder's end of :class:`CaptureFifo`, and :class:`EntryStatus`)
 in the link domain; :class:`EventCapture` puts them together around the asynchronous FIFO
 (:class:`CaptureFifo`).
-Loss counts are kept where events are dropped (the write side) and cross the boundary only
-inside FIFO entries (their LOSS fields), so they stay exact whatever the two clocks are."""
+Loss counts are kept where events are dropped (the write side) and cross the boundary inside
+FIFO entries (their LOSS fields), so they stay exact whatever the two clocks are; STATUS's
+totals are counted there too and cross as consistent snapshots (:class:`StatusSnapshot`)."""
 
 import operator
 from functools import reduce
@@ -17,8 +18,8 @@ from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
 
-__all__ = ["entry_layout", "EventCapture", "EntryWriter", "CaptureFifo", "EntryStatus",
-           "FreeRunningCounter"]
+__all__ = ["entry_layout", "EventCapture", "EntryWriter", "CaptureFifo", "WriteStatus",
+           "StatusSnapshot", "FreeRunningCounter"]
 
 
 def _gray(value):
@@ -63,14 +64,16 @@ class EventCapture(wiring.Component):
         See :class:`EntryWriter`.
     write_domain, read_domain : str
         The capture clock domain (events, ``enable``, ``clear``, ``now``, ``half``) and the
-        link clock domain (``entries``, ``status_clear`` and the status counters). They may
-        be the same domain (a single-clock build); the FIFO is asynchronous either way.
+        link clock domain (``entries`` and the status counters). They may be the same domain
+        (a single-clock build): then the FIFO is synchronous and the counters are read
+        directly, with no synchronizer.
 
     Behaviour
     ---------
     See :class:`EntryWriter` for stamps, entries and loss accounting, :class:`CaptureFifo` for
-    the FIFO, :class:`EntryStatus` for the status counters (``events``, ``lost``,
-    ``fifo_max``: counted from the entries the reader takes, cleared by ``status_clear``).
+    the FIFO, :class:`WriteStatus` for the status counters (``events``, ``lost``,
+    ``fifo_max``: counted on the write side as events are written or dropped, cleared by
+    ``clear``), which reach the read side through :class:`StatusSnapshot`.
     """
 
     def __init__(self, sources, *, fifo_depth=512, stamp_shift=0, write_domain="sync",
@@ -79,7 +82,9 @@ class EventCapture(wiring.Component):
         self._layout = self._writer.layout
         self._fifo = CaptureFifo(self._layout.size, fifo_depth, w_domain=write_domain,
                                  r_domain=read_domain)
-        self._status = EntryStatus(self._writer.sources, self._layout, self._fifo.capacity)
+        self._status = WriteStatus(len(self._writer.sources), fifo_depth)
+        self._status_layout = data.StructLayout({
+            "events": 32, "lost": 32, "fifo_max": range(fifo_depth + 1)})
         self._write_domain = write_domain
         self._read_domain = read_domain
         members = {
@@ -87,11 +92,10 @@ class EventCapture(wiring.Component):
             "clear": In(1),
             "now": Out(STAMP_BITS),
             "entries": Out(stream.Signature(self._layout)),
-            # status counters (since the last status_clear), in the read domain
-            "status_clear": In(1),
+            # status counters (since the last `clear`), in the read domain
             "events": Out(32),
             "lost": Out(32),
-            "fifo_max": Out(range(self._fifo.capacity + 1)),
+            "fifo_max": Out(range(fifo_depth + 1)),
         }
         for source, width in self._writer.sources.items():
             members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
@@ -108,7 +112,13 @@ class EventCapture(wiring.Component):
         writer, fifo, status = self._writer, self._fifo, self._status
         m.submodules.writer = DomainRenamer(self._write_domain)(writer)
         m.submodules.fifo = fifo
-        m.submodules.status = DomainRenamer(self._read_domain)(status)
+        m.submodules.status = DomainRenamer(self._write_domain)(status)
+        same = self._write_domain == self._read_domain
+        snapshot = StatusSnapshot(self._status_layout.size,
+                                  i_domain="sync" if same else self._write_domain)
+        m.submodules.status_snapshot = DomainRenamer(self._read_domain)(snapshot) \
+            if self._read_domain != "sync" else snapshot
+        taken = data.View(self._status_layout, snapshot.o)
         for source in writer.sources:
             name = source.name.lower()
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(writer, name))
@@ -121,17 +131,19 @@ class EventCapture(wiring.Component):
             fifo.w_data.eq(writer.w_data),
             fifo.w_en.eq(writer.w_en),
             writer.w_rdy.eq(fifo.w_rdy),
-            # The reader's end: entries out, and every one taken counted on its way.
+            # The reader's end: entries out.
             self.entries.payload.eq(fifo.entries.payload),
             self.entries.valid.eq(fifo.entries.valid),
             fifo.entries.ready.eq(self.entries.ready),
-            status.entry.eq(fifo.entries.payload),
-            status.taken.eq(fifo.entries.valid & self.entries.ready),
-            status.level.eq(fifo.r_level),
-            status.clear.eq(self.status_clear),
-            self.events.eq(status.events),
-            self.lost.eq(status.lost),
-            self.fifo_max.eq(status.fifo_max),
+            # STATUS: counted where events are written and dropped, snapshots to the reader.
+            status.accepted.eq(writer.w_data.present.as_value()),    # only ever written
+            status.dropped.eq(writer.dropped),
+            status.level.eq(fifo.w_level),
+            status.clear.eq(self.clear),
+            snapshot.i.eq(Cat(status.events, status.lost, status.fifo_max)),
+            self.events.eq(taken.events),
+            self.lost.eq(taken.lost),
+            self.fifo_max.eq(taken.fifo_max),
         ]
         return m
 
@@ -190,6 +202,7 @@ class EntryWriter(wiring.Component):
             "w_data": Out(self._layout),
             "w_en": Out(1),
             "w_rdy": In(1),
+            "dropped": Out(len(self._sources)),     # per source: this cycle's event dropped
         }
         for source, width in self._sources.items():
             members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
@@ -299,6 +312,7 @@ class EntryWriter(wiring.Component):
             m.d.sync += picked[source].eq(has_loss_next[source] & ~lower.any()
                                           if index else has_loss_next[source])
 
+        m.d.comb += self.dropped.eq(Cat(dropped[source] for source in sources))
         any_loss = Cat(has_loss[source] for source in sources).any()
         m.d.comb += fifo.w_en.eq(fifo.w_rdy & ((entry.present.as_value() != 0) | any_loss))
 
@@ -354,9 +368,14 @@ class CaptureFifo(wiring.Component):
     * Both domains are reset together (the boards' power-on reset asserts both at once and
       releases each through its own synchronizer): then both pointers are 0 on both sides.
 
-    ``r_level``: the entries the read side sees (fetched or not), for the high-water mark.
-    A block RAM row is free again once its entry is fetched, so the FIFO holds up to
-    ``depth + 1`` entries (:attr:`capacity`), the last in the output register.
+    ``w_level`` (write domain, a flip-flop): the block-RAM rows in use as the write side
+    sees them, entries written and not yet fetched into the output register (the read
+    pointer reaches it late, so it is never below the true count); at most ``depth``. A row
+    is free again once its entry is fetched, so the FIFO holds up to ``depth + 1`` entries,
+    the last in the output register.
+
+    With one domain for both sides (``w_domain == r_domain``) the pointers are read directly,
+    through a register each, with no Gray code and no synchronizers.
     """
 
     def __init__(self, width, depth, *, w_domain="sync", r_domain="sync"):
@@ -366,21 +385,18 @@ class CaptureFifo(wiring.Component):
         self._depth = depth
         self._w_domain = w_domain
         self._r_domain = r_domain
+        self._synchronous = w_domain == r_domain
         super().__init__({
             "w_data": In(width),
             "w_en": In(1),
             "w_rdy": Out(1, init=1),
             "entries": Out(stream.Signature(width)),
-            "r_level": Out(range(depth + 2)),
+            "w_level": Out(range(depth + 1)),
         })
 
     @property
     def depth(self):
         return self._depth
-
-    @property
-    def capacity(self):
-        return self._depth + 1
 
     def elaborate(self, platform):
         m = Module()
@@ -399,59 +415,67 @@ class CaptureFifo(wiring.Component):
         w_pointer = Signal(bits)
         w_gray = Signal(bits)
         write += [pending.eq(self.w_en & self.w_rdy), pending_data.eq(self.w_data),
-                  w_pointer.eq(w_pointer + pending), w_gray.eq(_gray(w_pointer))]
+                  w_pointer.eq(w_pointer + pending)]
+        if not self._synchronous:
+            write += w_gray.eq(_gray(w_pointer))
         m.d.comb += [write_port.addr.eq(w_pointer), write_port.data.eq(pending_data),
                      write_port.en.eq(pending)]
-        r_gray_w = Signal(bits)
-        m.submodules.r_pointer_sync = FFSynchronizer(r_gray, r_gray_w,
-                                                     o_domain=self._w_domain)
+        r_pointer = Signal(bits)
         r_pointer_w = Signal(bits)
-        w_level = Signal(bits)
-        write += [r_pointer_w.eq(_from_gray(r_gray_w)),
-                  w_level.eq(w_pointer - r_pointer_w),
+        w_level = self.w_level
+        if self._synchronous:
+            # One clock: the pointers are read directly, no Gray code, no synchronizers.
+            write += r_pointer_w.eq(r_pointer)
+        else:
+            r_gray_w = Signal(bits)
+            m.submodules.r_pointer_sync = FFSynchronizer(r_gray, r_gray_w,
+                                                         o_domain=self._w_domain)
+            write += r_pointer_w.eq(_from_gray(r_gray_w))
+        write += [w_level.eq(w_pointer - r_pointer_w),
                   # Not yet in `w_level` when w_rdy is used: the writes of its cycle and of
                   # the three before (see above).
                   self.w_rdy.eq(w_level <= self._depth - 4)]
 
         # Read side.
-        r_pointer = Signal(bits)
-        w_gray_r = Signal(bits)
-        m.submodules.w_pointer_sync = FFSynchronizer(w_gray, w_gray_r, o_domain=self._r_domain)
         w_pointer_r = Signal(bits)
+        if self._synchronous:
+            read += w_pointer_r.eq(w_pointer)
+        else:
+            w_gray_r = Signal(bits)
+            m.submodules.w_pointer_sync = FFSynchronizer(w_gray, w_gray_r,
+                                                         o_domain=self._r_domain)
+            read += w_pointer_r.eq(_from_gray(w_gray_r))
         fetched = Signal()                      # the block RAM shows a fetched entry
         fetch = Signal()
-        read += w_pointer_r.eq(_from_gray(w_gray_r))
         m.d.comb += [
             fetch.eq((w_pointer_r != r_pointer) & ~fetched & ~self.entries.valid),
             read_port.addr.eq(r_pointer),
             read_port.en.eq(fetch),
         ]
-        read += [r_pointer.eq(r_pointer + fetch), fetched.eq(fetch), r_gray.eq(_gray(r_pointer)),
-                 self.r_level.eq((w_pointer_r - r_pointer)[:bits] + fetched
-                                 + self.entries.valid)]
+        read += [r_pointer.eq(r_pointer + fetch), fetched.eq(fetch)]
+        if not self._synchronous:
+            read += r_gray.eq(_gray(r_pointer))
         with m.If(fetched):
             read += [self.entries.payload.eq(read_port.data), self.entries.valid.eq(1)]
         with m.Elif(self.entries.ready):
             read += self.entries.valid.eq(0)
         return m
-class EntryStatus(wiring.Component):
-    """STATUS's counters, kept on the read side of the FIFO: ``events`` (event records taken
-    from the FIFO), ``lost`` (the counts of the LOSS fields taken), ``fifo_max`` (the highest
-    ``level`` seen), since ``clear``.
+class WriteStatus(wiring.Component):
+    """STATUS's counters, kept on the write side where events are taken and dropped:
+    ``events`` (events written), ``lost`` (events dropped), ``fifo_max`` (the highest
+    ``level``, the FIFO's block-RAM rows in use, :attr:`CaptureFifo.w_level`), since
+    ``clear``. ``accepted`` and ``dropped`` have a bit per source for this cycle's events.
 
-    The loss counts are made on the write side, where events are dropped, and come here
-    inside the entries, so ``lost`` is exact and needs no synchronizer of its own; it counts
-    a loss once the entry that reports it leaves the FIFO (an entry's events likewise). Once
-    a stopped capture's FIFO has drained, ``events`` and ``lost`` are exactly what the stream
-    holds. ``taken`` says ``entry`` leaves the FIFO in this cycle; the sums are registered
-    in stages (bit counts, then the 32-bit adds) so each is a short path.
+    A cycle's bits are registered as they are, counted in the next cycle and added in the one
+    after, so the event decisions, the bit counts and the 32-bit adders are separate paths;
+    ``clear`` discards the counts of its own cycle and of the one before, as if they were
+    taken at once.
     """
 
-    def __init__(self, sources, layout, depth):
-        self._sources = list(sources)
+    def __init__(self, count, depth):
         super().__init__({
-            "entry": In(layout),
-            "taken": In(1),
+            "accepted": In(count),
+            "dropped": In(count),
             "level": In(range(depth + 1)),
             "clear": In(1),
             "events": Out(32),
@@ -461,23 +485,57 @@ class EntryStatus(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        present = Signal(len(self._sources))
-        loss = Signal(LOSS_COUNT_BITS)
-        accepted = Signal(range(len(self._sources) + 1))
+        count = len(self.accepted)
+        accepted_bits = Signal(count)
+        dropped_bits = Signal(count)
+        cleared = Signal()               # `clear` was high in the cycle before
+        accepted = Signal(range(count + 1))
+        dropped = Signal(range(count + 1))
         level = Signal.like(self.level)
-        m.d.sync += [
-            present.eq(Mux(self.taken, self.entry.present.as_value(), 0)),
-            loss.eq(Mux(self.taken & self.entry.loss_valid, self.entry.loss_count, 0)),
-            accepted.eq(sum(present)),
-            level.eq(self.level),
-        ]
-        # A clear discards what is on its way through the stages, as if the counts were
-        # taken at once.
+        m.d.sync += [accepted_bits.eq(self.accepted), dropped_bits.eq(self.dropped),
+                     cleared.eq(self.clear), level.eq(self.level)]
         with m.If(self.clear):
             m.d.sync += [self.events.eq(0), self.lost.eq(0), self.fifo_max.eq(0),
-                         present.eq(0), loss.eq(0), accepted.eq(0)]
+                         accepted.eq(0), dropped.eq(0)]
         with m.Else():
-            m.d.sync += [self.events.eq(self.events + accepted), self.lost.eq(self.lost + loss)]
+            m.d.sync += [
+                accepted.eq(Mux(cleared, 0, sum(accepted_bits))),
+                dropped.eq(Mux(cleared, 0, sum(dropped_bits))),
+                self.events.eq(self.events + accepted),
+                self.lost.eq(self.lost + dropped),
+            ]
             with m.If(level > self.fifo_max):
                 m.d.sync += self.fifo_max.eq(level)
+        return m
+
+
+class StatusSnapshot(wiring.Component):
+    """``i`` of ``i_domain``, taken into ``o`` of ``sync`` as a consistent snapshot, again
+    and again, by a request/acknowledge handshake: ``sync`` toggles a request, ``i_domain``
+    sees it through a synchronizer, copies ``i`` into a register and toggles the
+    acknowledge, which ``sync`` sees through a synchronizer of its own and then copies that
+    register (stable since before the acknowledge left) into ``o`` and requests again.
+    ``o`` is a few cycles of each clock old (two synchronizers and two registers), and all
+    its fields are of the same ``i_domain`` cycle. Cheaper than Gray-coding 32-bit counters,
+    which may step by more than one. With ``i_domain`` ``"sync"``, ``o`` is ``i``.
+    """
+
+    def __init__(self, shape, *, i_domain):
+        self._i_domain = i_domain
+        super().__init__({"i": In(shape), "o": Out(shape)})
+
+    def elaborate(self, platform):
+        m = Module()
+        if self._i_domain == "sync":
+            m.d.comb += self.o.eq(self.i)
+            return m
+        request, request_i = Signal(), Signal()
+        acknowledge, acknowledge_o = Signal(), Signal()
+        held = Signal(len(self.i))
+        m.submodules.request_sync = FFSynchronizer(request, request_i, o_domain=self._i_domain)
+        m.submodules.acknowledge_sync = FFSynchronizer(acknowledge, acknowledge_o)
+        with m.If(request_i != acknowledge):
+            m.d[self._i_domain] += [held.eq(self.i), acknowledge.eq(request_i)]
+        with m.If(acknowledge_o == request):
+            m.d.sync += [self.o.eq(held), request.eq(~request)]
         return m
