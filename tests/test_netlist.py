@@ -42,10 +42,12 @@ def crystal_hz(board):
 
 
 class Timing:
-    """The capture clock's period in the testbench, and quarter-cycle pin change times."""
+    """The testbench's clock periods (capture clock ``P``, link clock ``link``) and the
+    quarter-cycle pin change times of the capture clock."""
 
     def __init__(self, board):
         self.P = clock_period_ps(board.clock_hz)
+        self.link = clock_period_ps(board.link_clock_hz)
         self.HALF = self.P // 2
         self.EARLY, self.LATE = self.P // 4, 3 * self.P // 4
 
@@ -56,7 +58,8 @@ class Script:
     def __init__(self, board):
         self.board = board
         self.t = Timing(board)
-        self.bit_ps = board.uart_divisor * self.t.P
+        # The UART runs on the link clock: uart_divisor link cycles a bit.
+        self.bit_ps = board.uart_divisor * self.t.link
         self.stimulus = Stimulus()
         self.truth = []               # (time of the pin change, Source, value)
         self.strobe = 1
@@ -68,8 +71,8 @@ class Script:
         return self.stimulus.uart(cycle * P, encode_command(opcode, args), self.bit_ps) // P + 1
 
     def reply_cycles(self, size):
-        """Cycles a reply of ``size`` bytes takes on the link, with a margin."""
-        return size * 10 * self.board.uart_divisor + 300
+        """Capture cycles a reply of ``size`` bytes takes on the link, with a margin."""
+        return size * 10 * self.bit_ps // self.t.P + 300
 
     def marker(self, time, value):
         for bit in range(16):
@@ -118,7 +121,7 @@ def scripted_session(board):
     cycle += burst_cycles + 500
     # (700 cycles apart at 6 or fewer cycles a UART bit: the later ones find room; as far
     # apart in bits on slower links.)
-    gap = 700 * max(1, board.uart_divisor // 6)
+    gap = 700 * max(1, script.bit_ps // (6 * P))
     for n in range(6):
         script.marker(cycle * P + (EARLY, LATE)[n % 2], rng.randrange(1 << 16))
         cycle += gap
@@ -149,8 +152,8 @@ def simulate(board, script, work_dir, netlist, end_cycles):
     result = run(netlist, script.stimulus, work_dir, crystal_hz=crystal_hz(board),
                  end_ps=end_cycles * P, quiet_ps=3000 * P, family=board.family,
                  simulator=SIMULATOR)
-    # The PLL's parameters in the netlist give the board's capture clock.
-    assert [clock_period_ps(clock.hz) for clock in result.clocks] == [P]
+    # The PLLs' parameters in the netlist give the board's capture and link clocks.
+    assert {clock.hz for clock in result.clocks} == {board.clock_hz, board.link_clock_hz}
     return decode_uart(result.log, script.bit_ps), result.log
 
 
@@ -170,7 +173,7 @@ def session(request, tmp_path_factory, default_board_build):
     netlist = netlist_of(board, tmp_path_factory, default_board_build)
     script, marks = scripted_session(board)
     # Long enough to drain the full FIFO after STOP (at most 4 bytes an entry).
-    end_cycles = marks[2] + board.fifo_depth * 40 * board.uart_divisor + 100_000
+    end_cycles = marks[2] + board.fifo_depth * 40 * script.bit_ps // script.t.P + 100_000
     received, log = simulate(board, script, tmp_path_factory.mktemp("netlist_sim"), netlist,
                              end_cycles)
     identity, events, parser = parse(received)
@@ -253,6 +256,7 @@ SOURCES = (Source.MARKER, Source.IRQ, Source.EDGE0, Source.EDGE1, Source.EDGE2, 
 def test_identify_reply_of_the_netlist(session):
     identity, board = session.identity, session.board
     assert identity.board == board.identify_name and identity.clock_hz == board.clock_hz
+    assert identity.link_clock_hz == board.link_clock_hz
     assert identity.stamp_shift == 1 and identity.fifo_depth == board.fifo_depth
 
 
