@@ -26,9 +26,11 @@ import pytest
 from latscope.device import Identity, IrqSettings
 from latscope.parser import Events, StreamParser
 from latscope.protocol import Command, Source, StartArgs, StatusReply, encode_command
+from latscope.selftest import LOOPBACK_IRQ, loopback_result
 from latscope_boards import BOARDS as ALL_BOARDS, DEFAULT_BOARD, get_board
 from latscope_boards.clocking import POWER_ON_RESET_SECONDS
-from latscope_boards.netlist_sim import SIMULATORS, Stimulus, clock_period_ps, decode_uart, run
+from latscope_boards.netlist_sim import (SIMULATORS, Stimulus, clock_periods_ps,
+                                         compile_netlist, decode_uart)
 from latscope_boards.toolchain import NETLIST_NAME, synthesize
 
 IRQ = IrqSettings(period=1500, jitter_mask=0x3f, width=40)
@@ -46,8 +48,7 @@ class Timing:
     quarter-cycle pin change times of the capture clock."""
 
     def __init__(self, board):
-        self.P = clock_period_ps(board.clock_hz)
-        self.link = clock_period_ps(board.link_clock_hz)
+        self.P, self.link = clock_periods_ps([board.clock_hz, board.link_clock_hz])
         self.HALF = self.P // 2
         self.EARLY, self.LATE = self.P // 4, 3 * self.P // 4
 
@@ -146,14 +147,30 @@ SIMULATOR = os.environ.get("LATSCOPE_NETLIST_SIM", SIMULATORS[0])
 BOARDS = os.environ.get("LATSCOPE_NETLIST_BOARDS", ",".join(ALL_BOARDS)).split(",")
 
 
-def simulate(board, script, work_dir, netlist, end_cycles):
-    """Runs the script on the netlist; (bytes of the UART TX pin, the pin log)."""
-    P = script.t.P
-    result = run(netlist, script.stimulus, work_dir, crystal_hz=crystal_hz(board),
-                 end_ps=end_cycles * P, quiet_ps=3000 * P, family=board.family,
-                 simulator=SIMULATOR)
+@dataclass
+class Compiled:
+    board: object
+    netlist: object      # netlist_sim.CompiledNetlist
+
+
+@pytest.fixture(scope="module", params=BOARDS)
+def compiled(request, tmp_path_factory, default_board_build):
+    """The board's netlist, compiled once for the session and the loopback tests."""
+    board = get_board(request.param)
+    netlist = netlist_of(board, tmp_path_factory, default_board_build)
+    result = compile_netlist(netlist, tmp_path_factory.mktemp("netlist_sim"),
+                             crystal_hz=crystal_hz(board), family=board.family,
+                             simulator=SIMULATOR)
     # The PLLs' parameters in the netlist give the board's capture and link clocks.
     assert {clock.hz for clock in result.clocks} == {board.clock_hz, board.link_clock_hz}
+    return Compiled(board, result)
+
+
+def simulate(compiled, script, run_dir, end_cycles, loopback=False):
+    """Runs the script on the netlist; (bytes of the UART TX pin, the pin log)."""
+    P = script.t.P
+    result = compiled.netlist.run(script.stimulus, run_dir, end_ps=end_cycles * P,
+                                  quiet_ps=3000 * P, loopback=loopback)
     return decode_uart(result.log, script.bit_ps), result.log
 
 
@@ -167,15 +184,13 @@ def parse(received):
     return identity, events, parser
 
 
-@pytest.fixture(scope="module", params=BOARDS)
-def session(request, tmp_path_factory, default_board_build):
-    board = get_board(request.param)
-    netlist = netlist_of(board, tmp_path_factory, default_board_build)
+@pytest.fixture(scope="module")
+def session(compiled, tmp_path_factory):
+    board = compiled.board
     script, marks = scripted_session(board)
     # Long enough to drain the full FIFO after STOP (at most 4 bytes an entry).
     end_cycles = marks[2] + board.fifo_depth * 40 * script.bit_ps // script.t.P + 100_000
-    received, log = simulate(board, script, tmp_path_factory.mktemp("netlist_sim"), netlist,
-                             end_cycles)
+    received, log = simulate(compiled, script, tmp_path_factory.mktemp("session"), end_cycles)
     identity, events, parser = parse(received)
     status = StatusReply.from_bits(
         int.from_bytes(dict(parser.replies)[Command.STATUS], "little"))
@@ -296,3 +311,55 @@ def test_overflow_losses_are_exactly_accounted(session):
     # Capture went on after the losses: the last marker arrived.
     assert session.delivered(Source.MARKER, burst, stopped)[-1] == \
         session.expected(Source.MARKER, burst, stopped)[-1]
+
+
+# --- Loopback: the self-test's jumper on the netlist -----------------------------------------
+
+def loopback_script(board, irq=LOOPBACK_IRQ, edges=16):
+    """IDENTIFY, IRQ_CONFIG, START (IRQ, EDGE0, MARKER), ``edges`` + 1 IRQ periods, STOP: what
+    ``selftest.check_loopback`` sends. Returns the script and the cycle STOP ends."""
+    script = Script(board)
+    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500,
+                           Command.IDENTIFY)
+    cycle = script.command(cycle + script.reply_cycles(80), Command.IRQ_CONFIG, irq.encode())
+    sources = sum(1 << source for source in (Source.IRQ, Source.EDGE0, Source.MARKER))
+    cycle = script.command(cycle + script.reply_cycles(16), Command.START,
+                           StartArgs.const({"sources": sources}))
+    cycle += (edges + 1) * (irq.period + irq.jitter_mask + 1) + 300
+    return script, script.command(cycle, Command.STOP)
+
+
+@pytest.fixture(scope="module")
+def loopback(compiled, tmp_path_factory):
+    """The netlist with the IRQ output wired to EDGE0 and the strobe: the events, the
+    identity, and the IRQ pin's changes as the testbench saw them."""
+    board = compiled.board
+    script, stopped = loopback_script(board)
+    end_cycles = stopped + 200 * script.bit_ps // script.t.P + 100_000
+    received, log = simulate(compiled, script, tmp_path_factory.mktemp("loopback"), end_cycles,
+                             loopback=True)
+    identity, events, parser = parse(received)
+    assert parser.stats.segments_bad == parser.stats.bytes_skipped == 0
+    return identity, events, [(time, level) for time, pin, level in log if pin == "I"]
+
+
+def test_loopback_selftest_agrees_with_the_documented_latencies(loopback):
+    """The host's loopback check (latscope.selftest.loopback_result) on the netlist's bytes:
+    every IRQ change arrives three times, and after the IDENTIFY reply's pin latencies the
+    jumpered EDGE0 and MARKER stamps equal the IRQ's exactly (a wire with no delay: the
+    inputs sample the IRQ output's change at the clock edge the IRQ source is stamped with)."""
+    identity, events, irq_pin = loopback
+    result = loopback_result(events, identity)
+    assert result.ok, result.problems
+    assert result.irq_edges >= 16
+    assert result.offsets == {"EDGE0": [0], "MARKER": [0]}
+    for name in ("EDGE0", "MARKER"):
+        documented = result.documented_ns[name]
+        assert result.delays_ns[name] == (documented, documented)
+    # Every change of the IRQ pin while capturing arrived as an IRQ event, with its level.
+    irq = events.of(Source.IRQ)
+    assert len(irq) >= 2 * 16
+    levels = [level for _, level in irq_pin]
+    first = next(index for index in range(len(levels))
+                 if levels[index:index + len(irq)] == irq.value.tolist())
+    assert levels[first:first + len(irq)] == irq.value.tolist()

@@ -22,16 +22,19 @@ each line at its time and logs every change of the UART TX and IRQ output pins a
 """
 
 import bisect
+import math
 import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-__all__ = ["PIN_ORDER", "NetlistPorts", "PllOutput", "Stimulus", "CELL_LIBRARIES",
-           "cell_models", "find_ports", "bypass_plls", "clock_period_ps", "testbench", "run",
-           "NetlistRun", "decode_uart", "SimulatorMissing", "IcarusMissing", "SIMULATORS"]
+__all__ = ["PIN_ORDER", "SIMULATORS", "NetlistPorts", "PllOutput", "Stimulus", "CELL_LIBRARIES",
+           "cell_models", "find_ports", "bypass_plls", "clock_period_ps", "clock_periods_ps",
+           "testbench", "compile_netlist", "CompiledNetlist", "NetlistRun", "run",
+           "decode_uart", "SimulatorMissing", "IcarusMissing"]
 
 #: Bits of the stimulus pin vector, bit 0 first: D0..D15, STROBE, EDGE0..EDGE3, UART RX.
 PIN_ORDER = [f"D{n}" for n in range(16)] + ["STROBE"] + [f"EDGE{n}" for n in range(4)] + ["RX"]
@@ -253,18 +256,37 @@ def clock_period_ps(hz):
     return 2 * round(Fraction(10 ** 12) / hz / 2)
 
 
+def clock_periods_ps(frequencies):
+    """The testbench's periods (ps, even) for clocks of ``frequencies``, in order: the fastest
+    one's about :func:`clock_period_ps`, rounded so that every clock whose frequency is a
+    simple fraction of it (as the outputs of one PLL are: one VCO, divided) keeps that exact
+    ratio, e.g. 96 and 48 MHz -> 10416 and 20832 ps, not 10416 and 20834."""
+    fastest = max(frequencies)
+    ratios = [Fraction(fastest) / Fraction(hz) for hz in frequencies]
+    grid = 2
+    for ratio in ratios:
+        if ratio.denominator <= 64:
+            grid = grid * ratio.denominator // math.gcd(grid, ratio.denominator)
+    base = grid * max(1, round(Fraction(10 ** 12) / fastest / grid))
+    return [int(base * ratio) if (base * ratio).denominator == 1 else clock_period_ps(hz)
+            for ratio, hz in zip(ratios, frequencies)]
+
+
 # --- Testbench ------------------------------------------------------------------------------
 
-def testbench(ports, clocks, *, stimulus, output, end_ps, quiet_ps):
+def testbench(ports, clocks):
     """Verilog of the testbench for ``ports`` (see the module docstring); ``clocks`` are
-    (input name of the bypassed netlist, period in ps). It ends at ``end_ps`` at the latest,
-    or once the stimulus is over and the UART TX line has been idle for ``quiet_ps`` (the
-    appliance has sent everything)."""
+    (input name of the bypassed netlist, period in ps). What it runs comes from plusargs (one
+    compiled testbench runs any number of scripts): ``+stimulus=FILE``, ``+output=FILE``,
+    ``+end=PS`` (the latest end), ``+quiet=PS`` (it ends once the stimulus is over and the
+    UART TX line has been idle that long: the appliance has sent everything), and
+    ``+loopback``: the IRQ output wired to EDGE0 and to the marker strobe (the self-test's
+    jumper), in place of the stimulus's levels of those pins."""
     p = {role: _escape(name.lstrip("\\").rstrip()) for role, name in ports.ports.items()}
-    # Every clock starts low and rises first at the same time, half the first clock's period
-    # (the PLL outputs' zero phase: a slower output's rising edges fall on rising edges of
-    # the faster ones wherever the periods have a common multiple).
-    first_rise = clocks[0][1] // 2
+    # Every clock starts low and first rises half the fastest one's period in (the PLL
+    # outputs' zero phase: a slower output's rising edges fall on rising edges of the faster
+    # ones wherever the periods have a common multiple).
+    first_rise = min(period for _, period in clocks) // 2
     clock_regs = "\n".join(
         f"  reg {name} = 1'b0;\n"
         f"  initial begin #{first_rise}; forever begin {name} = ~{name}; #{period // 2}; end end"
@@ -274,29 +296,31 @@ def testbench(ports, clocks, *, stimulus, output, end_ps, quiet_ps):
     return f"""`timescale 1ps/1ps
 module tb;
 {clock_regs}
+  reg loopback = 1'b0;
   reg [21:0] pins = 22'h3fffff;           // {", ".join(PIN_ORDER)}: idle high
-  wire [15:0] marker_data = pins[15:0];
-  wire strobe = pins[16];
-  wire [3:0] edges = pins[20:17];
-  wire rx = pins[21];
   wire tx, irq;
+  wire [15:0] marker_data = pins[15:0];
+  wire strobe = loopback ? irq : pins[16];
+  wire [3:0] edges = {{pins[20:18], loopback ? irq : pins[17]}};
+  wire rx = pins[21];
   wire crystal = 1'b0;                    // the PLLs are bypassed
   {ports.top} dut (
     .{p["MARKER_DATA"]}(marker_data), .{p["STROBE"]}(strobe), .{p["EDGES"]}(edges),
     .{p["IRQ"]}(irq), .{p["TX"]}(tx), .{p["RX"]}(rx), .{p["CLOCK"]}(crystal){clock_conns});
-  integer log;
+  integer log, file, count;
+  reg [1023:0] stimulus_name, output_name;
+  reg [63:0] end_ps, quiet_ps, at;
   reg [63:0] tx_changed = 0;
-  initial log = $fopen("{output}", "w");
-  always @(tx) begin
-    $fwrite(log, "%0t T %0d\\n", $time, tx);
-    tx_changed = $time;
-  end
-  always @(irq) $fwrite(log, "%0t I %0d\\n", $time, irq);
-  integer file, count;
-  reg [63:0] at;
   reg [31:0] value;
   initial begin
-    file = $fopen("{stimulus}", "r");
+    if (!$value$plusargs("stimulus=%s", stimulus_name) || !$value$plusargs("output=%s", output_name)
+        || !$value$plusargs("end=%d", end_ps) || !$value$plusargs("quiet=%d", quiet_ps)) begin
+      $display("tb: +stimulus=FILE +output=FILE +end=PS +quiet=PS needed");
+      $finish;
+    end
+    loopback = $test$plusargs("loopback");
+    log = $fopen(output_name, "w");
+    file = $fopen(stimulus_name, "r");
     while (!$feof(file)) begin
       count = $fscanf(file, "%d %h\\n", at, value);
       if (count == 2) begin
@@ -304,11 +328,16 @@ module tb;
         pins = value[21:0];
       end
     end
-    while ($time < 64'd{end_ps} && ($time - tx_changed < 64'd{quiet_ps} || tx !== 1'b1))
+    while ($time < end_ps && ($time - tx_changed < quiet_ps || tx !== 1'b1))
       #{step};
     $fclose(log);
     $finish;
   end
+  always @(tx) begin
+    $fwrite(log, "%0t T %0d\\n", $time, tx);
+    tx_changed = $time;
+  end
+  always @(irq) $fwrite(log, "%0t I %0d\\n", $time, irq);
 endmodule
 """
 
@@ -411,25 +440,46 @@ def _inputs_as_inout(text, ports):
 
 @dataclass
 class NetlistRun:
-    """What :func:`run` returns: the pin log and the clocks the testbench drove."""
+    """What a run returns: the pin log and the clocks the testbench drove."""
     log: list            # (time in ps, pin "T"/"I", level)
     clocks: list         # [PllOutput]
-    periods: dict        # PllOutput.net -> period in ps
+    periods: dict        # PllOutput.input_name -> period in ps
     seconds: float = 0.0
 
-    def period_of(self, net_pattern):
-        """The period of the one PLL output whose net matches ``net_pattern``."""
-        found = [period for net, period in self.periods.items() if re.search(net_pattern, net)]
-        if len(found) != 1:
-            raise ValueError(f"PLL outputs matching {net_pattern!r}: {list(self.periods)}")
-        return found[0]
+
+@dataclass
+class CompiledNetlist:
+    """A netlist compiled with its testbench (:func:`compile_netlist`); :meth:`run` runs it
+    on a stimulus, as often as needed."""
+    argv: list
+    clocks: list         # [PllOutput]
+    periods: dict        # PllOutput.input_name -> period in ps
+    compile_seconds: float
+    timeout: float = 900
+
+    def run(self, stimulus, run_dir, *, end_ps, quiet_ps, loopback=False):
+        """Runs ``stimulus`` (a :class:`Stimulus`) in ``run_dir``; a :class:`NetlistRun`."""
+        run_dir = Path(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        stimulus_file = run_dir / "stimulus.txt"
+        output_file = run_dir / "pins.log"
+        stimulus_file.write_text("\n".join(stimulus.lines()) + "\n")
+        args = [f"+stimulus={stimulus_file}", f"+output={output_file}", f"+end={end_ps}",
+                f"+quiet={quiet_ps}"] + (["+loopback"] if loopback else [])
+        started = time.monotonic()
+        _check_run(self.argv + args, run_dir, self.timeout)
+        seconds = time.monotonic() - started
+        log = []
+        for line in output_file.read_text().splitlines():
+            at, pin, level = line.split()
+            log.append((int(at), pin, int(level)))
+        return NetlistRun(log=log, clocks=self.clocks, periods=self.periods, seconds=seconds)
 
 
-def run(netlist, stimulus, work_dir, *, crystal_hz, end_ps, quiet_ps, family="ice40",
-        simulator=SIMULATORS[0], timeout=900):
-    """Bypasses the PLLs of ``netlist``, compiles it with the cell models and the testbench,
-    runs it on ``stimulus``; a :class:`NetlistRun`."""
-    import time
+def compile_netlist(netlist, work_dir, *, crystal_hz, family="ice40", simulator=SIMULATORS[0],
+                    timeout=900):
+    """Bypasses the PLLs of ``netlist`` (``crystal_hz``: their input), compiles it with the
+    cell models of ``family`` and the testbench; a :class:`CompiledNetlist`."""
     if simulator not in SIMULATORS:
         raise ValueError(f"unknown simulator {simulator!r}; simulators: {', '.join(SIMULATORS)}")
     work_dir = Path(work_dir)
@@ -444,25 +494,24 @@ def run(netlist, stimulus, work_dir, *, crystal_hz, end_ps, quiet_ps, family="ic
         bypassed = _inputs_as_inout(bypassed, ports)
     bypassed_file = work_dir / "netlist_bypassed.v"
     bypassed_file.write_text(bypassed)
-    periods = {clock.net: clock_period_ps(clock.hz) for clock in clocks}
-    stimulus_file = work_dir / "stimulus.txt"
-    output_file = work_dir / "pins.log"
-    stimulus_file.write_text("\n".join(stimulus.lines()) + "\n")
+    periods = dict(zip([clock.input_name for clock in clocks],
+                       clock_periods_ps([clock.hz for clock in clocks])))
     bench = work_dir / "tb.v"
-    bench.write_text(testbench(ports, [(clock.input_name, periods[clock.net]) for clock in clocks],
-                               stimulus=stimulus_file, output=output_file,
-                               end_ps=end_ps, quiet_ps=quiet_ps))
+    bench.write_text(testbench(ports, list(periods.items())))
     models = _model_files(family, simulator, work_dir)
+    started = time.monotonic()
     argv = _compile(simulator, [bench, bypassed_file, *models], CELL_LIBRARIES[family].defines,
                     work_dir, timeout)
-    started = time.monotonic()
-    _check_run(argv, work_dir, timeout)
-    seconds = time.monotonic() - started
-    log = []
-    for line in output_file.read_text().splitlines():
-        at, pin, level = line.split()
-        log.append((int(at), pin, int(level)))
-    return NetlistRun(log=log, clocks=clocks, periods=periods, seconds=seconds)
+    return CompiledNetlist(argv=argv, clocks=clocks, periods=periods,
+                           compile_seconds=time.monotonic() - started, timeout=timeout)
+
+
+def run(netlist, stimulus, work_dir, *, crystal_hz, end_ps, quiet_ps, family="ice40",
+        simulator=SIMULATORS[0], timeout=900, loopback=False):
+    """:func:`compile_netlist` and one :meth:`CompiledNetlist.run`."""
+    compiled = compile_netlist(netlist, work_dir, crystal_hz=crystal_hz, family=family,
+                               simulator=simulator, timeout=timeout)
+    return compiled.run(stimulus, work_dir, end_ps=end_ps, quiet_ps=quiet_ps, loopback=loopback)
 
 
 def decode_uart(log, bit_ps, pin="T"):
