@@ -27,7 +27,7 @@ from latscope.device import Identity, IrqSettings
 from latscope.parser import Events, StreamParser
 from latscope.protocol import Command, Source, StartArgs, StatusReply, encode_command
 from latscope.selftest import LOOPBACK_IRQ, loopback_result
-from latscope_boards import BOARDS as ALL_BOARDS, DEFAULT_BOARD, get_board
+from latscope_boards import BOARDS as ALL_BOARDS, get_board
 from latscope_boards.clocking import POWER_ON_RESET_SECONDS
 from latscope_boards.netlist_sim import (SIMULATORS, Stimulus, clock_periods_ps,
                                          compile_netlist, decode_uart)
@@ -132,11 +132,11 @@ def scripted_session(board):
     return script, (started, burst, stopped)
 
 
-def netlist_of(board, tmp_path_factory, default_board_build):
-    """The board's post-synthesis netlist: the bitstream test's of this run for the default
-    board, else synthesized here."""
-    netlist = default_board_build / NETLIST_NAME
-    if board.name != DEFAULT_BOARD or not netlist.exists():
+def netlist_of(board, tmp_path_factory, board_builds):
+    """The board's post-synthesis netlist: the bitstream test's of this run, else
+    synthesized here."""
+    netlist = board_builds / board.name / NETLIST_NAME
+    if not netlist.exists():
         netlist = synthesize(board, tmp_path_factory.mktemp("synth"))
     return netlist
 
@@ -154,10 +154,10 @@ class Compiled:
 
 
 @pytest.fixture(scope="module", params=BOARDS)
-def compiled(request, tmp_path_factory, default_board_build):
+def compiled(request, tmp_path_factory, board_builds):
     """The board's netlist, compiled once for the session and the loopback tests."""
     board = get_board(request.param)
-    netlist = netlist_of(board, tmp_path_factory, default_board_build)
+    netlist = netlist_of(board, tmp_path_factory, board_builds)
     result = compile_netlist(netlist, tmp_path_factory.mktemp("netlist_sim"),
                              crystal_hz=crystal_hz(board), family=board.family,
                              simulator=SIMULATOR)
