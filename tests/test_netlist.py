@@ -11,9 +11,11 @@ parser. The host must see exactly the scripted events, at exactly the scripted h
 (one time origin for every source, after the pin latencies of the IDENTIFY reply), and every
 event of the burst either delivered exactly or counted in a LOSS record.
 
-Cost per board (measured, docs/tests.md): Yosys 12-15 s (none for the default board when the
-bitstream test of the same run already wrote its netlist), Verilator's compile about 80 s,
-the simulation a few seconds.
+The loopback test runs the self-test's jumper (IRQ output to EDGE0 and the strobe) on the
+same compiled netlist, judged by the host's own ``selftest.loopback_result``.
+
+Cost per board (measured, docs/tests.md): Yosys 12-15 s (none when the bitstream test of the
+same run already wrote the netlist), Verilator's compile 65-90 s, the simulations seconds.
 """
 
 import os
