@@ -213,6 +213,11 @@ def _pll_frequencies(cell, params, f_in):
     return out
 
 
+def _is_net(connection):
+    """Whether an instance port's connection is a net (not nothing, not a constant)."""
+    return bool(connection) and not re.fullmatch(r"\d*'[hdbo][0-9a-fA-FxzXZ_]+", connection)
+
+
 def bypass_plls(netlist_text, crystal_hz, top="latscope"):
     """The netlist with every PLL instance replaced: each clock output it drove becomes a new
     input of ``top`` (for the testbench to drive), its LOCK is tied high. Returns
@@ -228,11 +233,11 @@ def bypass_plls(netlist_text, crystal_hz, top="latscope"):
         lines = []
         for port in PLL_OUTPUTS[cell]:
             net = conns.get(port, "")
-            if net and not re.fullmatch(r"\d*'[hdb][0-9a-fxz]+", net):
+            if _is_net(net):
                 input_name = f"pll{len(outputs)}_{port.lower()}"
                 outputs.append(PllOutput(name, port, net, frequencies[port], input_name))
                 lines.append(f"  assign {net} = {input_name};")
-        if conns.get("LOCK"):
+        if _is_net(conns.get("LOCK", "")):
             lines.append(f"  assign {conns['LOCK']} = 1'b1;")
         replacements.append(name)
         return f"  // {cell} {name} bypassed by the testbench (netlist_sim.bypass_plls)\n" \
