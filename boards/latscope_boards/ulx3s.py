@@ -1,10 +1,11 @@
 """Radiona ULX3S (ECP5 LFE5U-12F/25F/45F/85F, CABGA381).
 
-Two clocks from the 25 MHz crystal through the EHXPLLL: the capture clock on CLKOP, 125 MHz,
-and the link clock on CLKOS, 50 MHz. Asked for 250 MHz (the goal) the capture domain reaches
-about 142 MHz (nextpnr seed 1), limited by the IRQ generator's edge logic (docs/boards.md).
+Two clocks from the 25 MHz crystal through the EHXPLLL: the capture clock on CLKOP, 120 MHz,
+and the link clock on CLKOS, 50 MHz (the capture domain gives 122.9-137.7 MHz over nextpnr
+seeds 1-3 when built for 125 MHz). Asked for 250 MHz (the goal) the capture domain reaches
+about 142 MHz (seed 1), limited by the IRQ generator's edge logic (docs/boards.md).
 DDR input registers (IDDRX1F) on the marker strobe and the edge channels make stamps carry a
-half-cycle bit: 4.0 ns at 125 MHz. Host link on the FT231X at 2 Mbaud: the FT231X makes
+half-cycle bit: 4.17 ns at 120 MHz. Host link on the FT231X at 2 Mbaud: the FT231X makes
 3 MHz / n (n = 1, 1.5, 2, 2.125, ...), and of its rates above 1 Mbaud only 2 Mbaud divides
 the even-MHz clocks (25 link cycles per bit at 50 MHz).
 Appliance pins are on header J1: GP0..GP10 and GN0..GN10.
@@ -19,7 +20,7 @@ from .clocking import Ecp5Pll, ecp5_pll_settings
 __all__ = ["VARIANTS", "DEFAULT_VARIANT", "board"]
 
 CRYSTAL_HZ = 25_000_000
-CLOCK_HZ = 125_000_000
+CLOCK_HZ = 120_000_000
 GOAL_HZ = 250_000_000
 #: The link clock (CLKOS): 2 Mbaud is 25 cycles per bit.
 LINK_HZ = 50_000_000
