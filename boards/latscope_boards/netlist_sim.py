@@ -284,7 +284,8 @@ def testbench(ports, clocks):
     (input name of the bypassed netlist, period in ps). What it runs comes from plusargs (one
     compiled testbench runs any number of scripts): ``+stimulus=FILE``, ``+output=FILE``,
     ``+end=PS`` (the latest end), ``+quiet=PS`` (it ends once the stimulus is over and the
-    UART TX line has been idle that long: the appliance has sent everything), and
+    UART TX line has been idle that long since the later of its last change and the
+    stimulus's end: the appliance has sent everything), and
     ``+loopback``: the IRQ output wired to EDGE0 and to the marker strobe (the self-test's
     jumper), in place of the stimulus's levels of those pins."""
     p = {role: _escape(name.lstrip("\\").rstrip()) for role, name in ports.ports.items()}
@@ -333,6 +334,8 @@ module tb;
         pins = value[21:0];
       end
     end
+    // Quiet counts from the stimulus's end too: a reply to its last command is still coming.
+    if ($time > tx_changed) tx_changed = $time;
     while ($time < end_ps && ($time - tx_changed < quiet_ps || tx !== 1'b1))
       #{step};
     $fclose(log);
