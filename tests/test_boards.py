@@ -1,9 +1,10 @@
-"""FPGA boards: pin maps, clocks, generated constraints, docs, and the default board's real
-bitstream build with the YoWASP tools (timing must be met).
+"""FPGA boards: pin maps, clocks, generated constraints, docs, and every board's real
+bitstream build with the YoWASP tools, as shipped (its seed): timing must be met and the
+figures must be the recorded ones (boards/results, the table of docs/boards.md).
 
-The bitstream build takes about 1.5 minutes (plus about 2 minutes the first time YoWASP
-compiles its tools on a machine; they are cached in ~/.cache/YoWASP). The other boards are
-built by ``make bitstreams-all`` (see docs/boards.md).
+The builds take 1 to 2 minutes each (docs/tests.md has the measured times; plus about
+2 minutes per tool the first time YoWASP compiles it on a machine; cached in
+~/.cache/YoWASP).
 """
 
 import json
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from latscope_boards import BOARDS, DEFAULT_BOARD, get_board
+from latscope_boards import BOARDS, get_board
 from latscope_boards.board import BoardTop
 from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
 from latscope_boards.docs import pinout_table, results_table
@@ -119,22 +120,39 @@ def test_recorded_builds_are_of_the_current_clocks():
         assert result["timing_met"], path
 
 
+#: What a build with a board's shipped seed must reproduce of its recorded result
+#: (boards/results/BOARD.json): nextpnr is deterministic for one seed, design and tool version.
+DETERMINISTIC_FIELDS = ("board", "device", "clock_hz", "seed", "fmax_mhz", "clocks",
+                        "utilisation", "timing_met")
+
+
 @pytest.mark.timeout(900)
-def test_default_board_bitstream_meets_timing(default_board_build):
-    """A real build of the default board: yosys, nextpnr and icepack from PyPI. The build
-    also writes the post-synthesis netlist, which test_netlist.py simulates."""
-    board = get_board(DEFAULT_BOARD)
-    tmp_path = default_board_build
-    result = build(board, build_dir=tmp_path)
-    assert (tmp_path / NETLIST_NAME).stat().st_size > 0
-    assert result.timing_met, f"Fmax {result.fmax_mhz:.2f} MHz < {board.clock_hz / 1e6} MHz"
-    assert result.fmax_mhz >= board.clock_hz / 1e6
-    # The iCE40HX8K bitstream has a fixed size; the FIFO (28 RAMs) and the SUMP sample
-    # memory (3: 512 x 24 bits) sit in block RAM.
-    assert Path(result.bitstream).stat().st_size == 135100
-    assert result.utilisation["ICESTORM_RAM"]["used"] == 28 + 3
-    assert result.utilisation["ICESTORM_PLL"]["used"] == 1
-    assert json.loads((tmp_path / "result.json").read_text())["timing_met"] is True
+@pytest.mark.parametrize("name", list(BOARDS))
+def test_shipped_bitstream_meets_timing_and_matches_its_record(name, board_builds):
+    """A real build of each board as shipped (its seed): yosys, nextpnr and the packer from
+    PyPI. Timing must be met, and the figures must be those recorded in boards/results and
+    the docs' table (same tool versions: else the record is stale). The build also writes
+    the post-synthesis netlist, which test_netlist.py simulates."""
+    board = get_board(name)
+    build_dir = board_builds / name
+    result = build(board, build_dir=build_dir, seed=board.seed)
+    assert (build_dir / NETLIST_NAME).stat().st_size > 0
+    assert result.timing_met, f"{name}: Fmax {result.fmax_mhz:.2f} MHz < " \
+        f"{board.clock_hz / 1e6} MHz:\n{format_result(result, board.family)}"
+    built = result.to_json()
+    assert json.loads((build_dir / "result.json").read_text()) == built
+    record_path = RESULTS / f"{name}.json"
+    record = json.loads(record_path.read_text())
+    assert record["tool_versions"] == built["tool_versions"], \
+        f"{record_path}: recorded with other tool versions; rebuild and record " \
+        f"(python -m latscope_boards build {name})"
+    stale = {key: (record.get(key), built[key]) for key in DETERMINISTIC_FIELDS
+             if record.get(key) != built[key]}
+    assert not stale, f"{record_path} is not what the build gives (recorded, built): " \
+        f"{stale}; rebuild and record (python -m latscope_boards build {name})"
+    if name == "ice40-hx8k-b-evn":
+        # The iCE40HX8K bitstream has a fixed size.
+        assert Path(result.bitstream).stat().st_size == 135100
 
 
 def test_a_report_below_the_capture_clock_is_a_failed_build():

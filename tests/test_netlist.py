@@ -1,17 +1,21 @@
-"""The shipped netlist, simulated: the default board's post-synthesis netlist (the Yosys output
-nextpnr places, with Yosys's iCE40 cell models, under Icarus Verilog; the PLL bypassed by the
-testbench's clock) runs one scripted session end to end.
+"""The shipped netlist, simulated: each board's post-synthesis netlist (the Yosys output
+nextpnr places, with the cell models Yosys ships, plus latscope's models of the two ECP5 cells
+Yosys ships only as black boxes; the PLLs bypassed by the testbench's clocks) runs one
+scripted session end to end, under Verilator (``LATSCOPE_NETLIST_SIM=icarus``: Icarus).
 
 A scripted DUT drives the board's pins at known times: markers and edge-channel changes in
 both halves of a clock cycle (DDR half-cycle stamps), the IRQ generator runs, and a burst of
-edges overruns the 1024-entry FIFO. The host commands go into the UART RX pin bit by bit; the
+edges overruns the event FIFO. The host commands go into the UART RX pin bit by bit; the
 bytes of the UART TX pin are decoded from the testbench's log and given to the host's
 parser. The host must see exactly the scripted events, at exactly the scripted half cycles
 (one time origin for every source, after the pin latencies of the IDENTIFY reply), and every
 event of the burst either delivered exactly or counted in a LOSS record.
 
-Cost (measured): Yosys 12 s (none when the bitstream test of the same run already wrote the
-netlist), compiling 2 s, and 95 700 clock cycles of gate-level simulation in 109 s.
+The loopback test runs the self-test's jumper (IRQ output to EDGE0 and the strobe) on the
+same compiled netlist, judged by the host's own ``selftest.loopback_result``.
+
+Cost per board (measured, docs/tests.md): Yosys 12-15 s (none when the bitstream test of the
+same run already wrote the netlist), Verilator's compile 65-90 s, the simulations seconds.
 """
 
 import os
@@ -24,21 +28,31 @@ import pytest
 from latscope.device import Identity, IrqSettings
 from latscope.parser import Events, StreamParser
 from latscope.protocol import Command, Source, StartArgs, StatusReply, encode_command
-from latscope_boards import DEFAULT_BOARD, get_board
-from latscope_boards.netlist_sim import CLOCK_PERIOD_PS, Stimulus, decode_uart, run
+from latscope.selftest import LOOPBACK_IRQ, loopback_result
+from latscope_boards import BOARDS as ALL_BOARDS, get_board
+from latscope_boards.clocking import POWER_ON_RESET_SECONDS
+from latscope_boards.netlist_sim import (SIMULATORS, Stimulus, clock_periods_ps,
+                                         compile_netlist, decode_uart)
 from latscope_boards.toolchain import NETLIST_NAME, synthesize
 
-P = CLOCK_PERIOD_PS
-HALF = P // 2
-EARLY, LATE = P // 4, 3 * P // 4      # pin changes a quarter cycle before / after a rising edge
 IRQ = IrqSettings(period=1500, jitter_mask=0x3f, width=40)
-BURST_CYCLES = 1400                    # EDGE1 toggles every cycle: > 1024 FIFO entries
+BURST_EXTRA = 400                      # cycles of EDGE1 burst beyond the FIFO's depth
 
 
-def half_index(time):
-    """Index of the first clock edge (rising or falling) after ``time``: what a DDR input
-    register samples it on. Edges are at every multiple of HALF."""
-    return time // HALF + 1
+def crystal_hz(board):
+    """The frequency of the board's crystal (the platform's default clock), the PLL's input."""
+    platform = board.platform()
+    return int(platform.lookup(platform.default_clk).clock.frequency)
+
+
+class Timing:
+    """The testbench's clock periods (capture clock ``P``, link clock ``link``) and the
+    quarter-cycle pin change times of the capture clock."""
+
+    def __init__(self, board):
+        self.P, self.link = clock_periods_ps([board.clock_hz, board.link_clock_hz])
+        self.HALF = self.P // 2
+        self.EARLY, self.LATE = self.P // 4, 3 * self.P // 4
 
 
 class Script:
@@ -46,16 +60,22 @@ class Script:
 
     def __init__(self, board):
         self.board = board
-        # The UART runs on the link clock: uart_divisor link cycles of (capture clock / link
-        # clock) capture periods each.
-        self.bit_ps = board.uart_divisor * P * board.clock_hz // board.link_clock_hz
+        self.t = Timing(board)
+        # The UART runs on the link clock: uart_divisor link cycles a bit.
+        self.bit_ps = board.uart_divisor * self.t.link
         self.stimulus = Stimulus()
         self.truth = []               # (time of the pin change, Source, value)
         self.strobe = 1
         self.levels = {n: 1 for n in range(4)}
 
     def command(self, cycle, opcode, args=None):
+        """Sends a command from ``cycle``; returns the cycle after its last bit."""
+        P = self.t.P
         return self.stimulus.uart(cycle * P, encode_command(opcode, args), self.bit_ps) // P + 1
+
+    def reply_cycles(self, size):
+        """Capture cycles a reply of ``size`` bytes takes on the link, with a margin."""
+        return size * 10 * self.bit_ps // self.t.P + 300
 
     def marker(self, time, value):
         for bit in range(16):
@@ -74,12 +94,16 @@ def scripted_session(board):
     """The script; returns it and the cycles where the capture starts, the burst starts and
     STOP's last bit ends."""
     script = Script(board)
+    P, EARLY, LATE = script.t.P, script.t.EARLY, script.t.LATE
     rng = random.Random(12)
     # Like the host, each command waits for the previous one's reply (bytes that come during
     # a reply are ignored, and a zero byte among them would even switch to SUMP mode).
-    cycle = script.command(1500, Command.IDENTIFY)
-    cycle = script.command(cycle + 6000, Command.IRQ_CONFIG, IRQ.encode())
-    cycle = script.command(cycle + 300, Command.START, StartArgs.const({"sources": 0xffff}))
+    # The first command once the power-on reset is over.
+    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500,
+                           Command.IDENTIFY)
+    cycle = script.command(cycle + script.reply_cycles(80), Command.IRQ_CONFIG, IRQ.encode())
+    cycle = script.command(cycle + script.reply_cycles(16), Command.START,
+                           StartArgs.const({"sources": 0xffff}))
     started = cycle
     # Before the overflow: markers and edges in both halves of their cycles, never two
     # sources in one cycle (events of one cycle share one stamp, the earliest half's).
@@ -89,61 +113,114 @@ def scripted_session(board):
         cycle += rng.randrange(40, 160)
         script.edge(cycle * P + (LATE, EARLY)[n // 4 % 2], n % 4)
         cycle += rng.randrange(40, 160)
-    # Overflow: EDGE1 changes every cycle, alternating halves; then markers while the FIFO
-    # drains (some find it full: they are lost and counted, like the IRQ's edges then).
+    # Overflow: EDGE1 changes every cycle, alternating halves, for more cycles than the FIFO
+    # has entries; then markers while the FIFO drains (some find it full: they are lost and
+    # counted, like the IRQ's edges then).
     cycle += 300
     burst = cycle
-    for n in range(BURST_CYCLES):
+    burst_cycles = board.fifo_depth + BURST_EXTRA
+    for n in range(burst_cycles):
         script.edge((cycle + n) * P + (EARLY, LATE)[n % 2], 1)
-    cycle += BURST_CYCLES + 500
+    cycle += burst_cycles + 500
+    # (700 cycles apart at 6 or fewer cycles a UART bit: the later ones find room; as far
+    # apart in bits on slower links.)
+    gap = 700 * max(1, script.bit_ps // (6 * P))
     for n in range(6):
         script.marker(cycle * P + (EARLY, LATE)[n % 2], rng.randrange(1 << 16))
-        cycle += 700
-    # (STOP is sent where the IRQ output does not change: see Session.expected.)
+        cycle += gap
+    # (STOP is sent where the IRQ output does not change: see Session.expected.) STATUS once
+    # the device is idle, the FIFO drained (docs/protocol.md: its `lost` is then the LOSS
+    # records' sum): the full FIFO at 2 bytes an entry (measured: 1.3 on the ULX3S).
     stopped = script.command(cycle + 800, Command.STOP)
-    script.command(stopped + 1000, Command.STATUS)
+    script.command(stopped + script.reply_cycles(2 * board.fifo_depth), Command.STATUS)
     return script, (started, burst, stopped)
 
 
-#: Boards whose netlists run: the default board in CI; more (iCE40 boards: the cell models
-#: and the PLL bypass are iCE40's) with LATSCOPE_NETLIST_BOARDS=ice40-hx8k-b-evn,icebreaker.
-BOARDS = os.environ.get("LATSCOPE_NETLIST_BOARDS", DEFAULT_BOARD).split(",")
+def netlist_of(board, tmp_path_factory, board_builds):
+    """The board's post-synthesis netlist: the bitstream test's of this run, else
+    synthesized here."""
+    netlist = board_builds / board.name / NETLIST_NAME
+    if not netlist.exists():
+        netlist = synthesize(board, tmp_path_factory.mktemp("synth"))
+    return netlist
+
+
+#: Simulator of the netlist runs (netlist_sim.SIMULATORS).
+SIMULATOR = os.environ.get("LATSCOPE_NETLIST_SIM", SIMULATORS[0])
+#: Boards whose netlists run (all by default; LATSCOPE_NETLIST_BOARDS=name,name to choose).
+BOARDS = os.environ.get("LATSCOPE_NETLIST_BOARDS", ",".join(ALL_BOARDS)).split(",")
+
+
+@dataclass
+class Compiled:
+    board: object
+    netlist: object      # netlist_sim.CompiledNetlist
 
 
 @pytest.fixture(scope="module", params=BOARDS)
-def session(request, tmp_path_factory, default_board_build):
+def compiled(request, tmp_path_factory, board_builds):
+    """The board's netlist, compiled once for the session and the loopback tests."""
     board = get_board(request.param)
-    netlist = default_board_build / NETLIST_NAME
-    if board.name != DEFAULT_BOARD or not netlist.exists():
-        # Not the netlist of the bitstream test of this run: synthesize only.
-        netlist = synthesize(board, tmp_path_factory.mktemp("synth"))
-    script, marks = scripted_session(board)
-    log = run(netlist, script.stimulus, tmp_path_factory.mktemp("netlist_sim"),
-              end_ps=400_000 * P, quiet_ps=3000 * P)
-    received = decode_uart(log, script.bit_ps)
+    netlist = netlist_of(board, tmp_path_factory, board_builds)
+    result = compile_netlist(netlist, tmp_path_factory.mktemp("netlist_sim"),
+                             crystal_hz=crystal_hz(board), family=board.family,
+                             simulator=SIMULATOR)
+    # The PLLs' parameters in the netlist give the board's capture and link clocks.
+    assert {clock.hz for clock in result.clocks} == {board.clock_hz, board.link_clock_hz}
+    return Compiled(board, result)
+
+
+def simulate(compiled, script, run_dir, end_cycles, loopback=False):
+    """Runs the script on the netlist; (bytes of the UART TX pin, the pin log)."""
+    P = script.t.P
+    result = compiled.netlist.run(script.stimulus, run_dir, end_ps=end_cycles * P,
+                                  quiet_ps=3000 * P, loopback=loopback)
+    return decode_uart(result.log, script.bit_ps), result.log
+
+
+def parse(received):
+    """(identity, events, parser) of the bytes, with the identity of their IDENTIFY reply."""
     probe = StreamParser()
     probe.feed(received)
     identity = Identity.from_reply(dict(probe.replies)[Command.IDENTIFY])
     parser = identity.parser()
     events = Events.concatenate([parser.feed(received), parser.finish()])
+    return identity, events, parser
+
+
+@pytest.fixture(scope="module")
+def session(compiled, tmp_path_factory):
+    board = compiled.board
+    script, marks = scripted_session(board)
+    # Long enough for STATUS after the drain (the run ends once the UART has been idle).
+    end_cycles = marks[2] + script.reply_cycles(4 * board.fifo_depth) + 100_000
+    received, log = simulate(compiled, script, tmp_path_factory.mktemp("session"), end_cycles)
+    identity, events, parser = parse(received)
     status = StatusReply.from_bits(
         int.from_bytes(dict(parser.replies)[Command.STATUS], "little"))
     # The IRQ output's changes, as the testbench saw them, are scripted events too.
     irq_pin = [(time, Source.IRQ, level) for time, pin, level in log if pin == "I"]
-    origin = half_index(script.truth[0][0]) - delivered(events, Source.MARKER)[0][0]
+    half = script.t.HALF
+    origin = half_index(script.truth[0][0], half) - delivered(events, Source.MARKER)[0][0]
     truth = sorted(script.truth + irq_pin, key=lambda change: change[0])
-    return Session(board, identity, events, parser.stats, status,
-                   entry_stamps(truth, origin, identity.latency), marks, origin)
+    return Session(board, script.t, identity, events, parser.stats, status,
+                   entry_stamps(truth, origin, identity.latency, half), marks, origin)
 
 
-def entry_stamps(truth, origin, latency):
+def half_index(time, half):
+    """Index of the first clock edge (rising or falling) after ``time``: what a DDR input
+    register samples it on. Edges are at every multiple of ``half`` (half a period)."""
+    return time // half + 1
+
+
+def entry_stamps(truth, origin, latency, half):
     """(time, source, value, stamp) of each scripted change: stamped with the first clock edge
     after it (``half_index``; the IRQ output, which changes on rising edges, with the next
     falling one), less ``origin``. Changes that reach the time-stamper in the same cycle
     (after their pin latencies) share one FIFO entry, whose stamp is the earliest half of
     theirs (docs/protocol.md); e.g. an IRQ edge with an edge-channel change in the late half
     of the same cycle."""
-    raw = [half_index(time) - origin + latency[source] for time, source, _ in truth]
+    raw = [half_index(time, half) - origin + latency[source] for time, source, _ in truth]
     earliest = {}
     for stamp in raw:
         earliest[stamp >> 1] = min(earliest.get(stamp >> 1, stamp), stamp)
@@ -154,6 +231,7 @@ def entry_stamps(truth, origin, latency):
 @dataclass
 class Session:
     board: object
+    timing: Timing
     identity: object
     events: object
     stats: object
@@ -170,6 +248,7 @@ class Session:
         from outside."""
         changes = [(time, value, stamp) for time, name, value, stamp in self.truth
                    if name == source]
+        P = self.timing.P
         for edge in {first_cycle, last_cycle} & {self.marks[0], self.marks[2]}:
             assert not any(abs(time - edge * P) < 16 * P for time, _, _ in changes), source
         first, last = (2 * cycle - self.origin for cycle in (first_cycle, last_cycle))
@@ -196,6 +275,7 @@ SOURCES = (Source.MARKER, Source.IRQ, Source.EDGE0, Source.EDGE1, Source.EDGE2, 
 def test_identify_reply_of_the_netlist(session):
     identity, board = session.identity, session.board
     assert identity.board == board.identify_name and identity.clock_hz == board.clock_hz
+    assert identity.link_clock_hz == board.link_clock_hz
     assert identity.stamp_shift == 1 and identity.fifo_depth == board.fifo_depth
 
 
@@ -235,3 +315,57 @@ def test_overflow_losses_are_exactly_accounted(session):
     # Capture went on after the losses: the last marker arrived.
     assert session.delivered(Source.MARKER, burst, stopped)[-1] == \
         session.expected(Source.MARKER, burst, stopped)[-1]
+
+
+# --- Loopback: the self-test's jumper on the netlist -----------------------------------------
+
+def loopback_script(board, irq=LOOPBACK_IRQ, edges=16):
+    """IDENTIFY, IRQ_CONFIG, START (IRQ, EDGE0, MARKER), ``edges`` + 1 IRQ periods, STOP: what
+    ``selftest.check_loopback`` sends. Returns the script and the cycle STOP ends."""
+    script = Script(board)
+    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500,
+                           Command.IDENTIFY)
+    cycle = script.command(cycle + script.reply_cycles(80), Command.IRQ_CONFIG, irq.encode())
+    sources = sum(1 << source for source in (Source.IRQ, Source.EDGE0, Source.MARKER))
+    cycle = script.command(cycle + script.reply_cycles(16), Command.START,
+                           StartArgs.const({"sources": sources}))
+    cycle += (edges + 1) * (irq.period + irq.jitter_mask + 1) + 300
+    return script, script.command(cycle, Command.STOP)
+
+
+@pytest.fixture(scope="module")
+def loopback(compiled, tmp_path_factory):
+    """The netlist with the IRQ output wired to EDGE0 and the strobe: the events, the
+    identity, and the IRQ pin's changes as the testbench saw them."""
+    board = compiled.board
+    script, stopped = loopback_script(board)
+    # Long enough to drain what the link could not send yet (on the ULX3S's 2 Mbaud link
+    # the three events of an IRQ change take longer than the IRQ period; 8 bytes an event).
+    end_cycles = stopped + script.reply_cycles(8 * 3 * 2 * 17) + 100_000
+    received, log = simulate(compiled, script, tmp_path_factory.mktemp("loopback"), end_cycles,
+                             loopback=True)
+    identity, events, parser = parse(received)
+    assert parser.stats.segments_bad == parser.stats.bytes_skipped == 0
+    return identity, events, [(time, level) for time, pin, level in log if pin == "I"]
+
+
+def test_loopback_selftest_agrees_with_the_documented_latencies(loopback):
+    """The host's loopback check (latscope.selftest.loopback_result) on the netlist's bytes:
+    every IRQ change arrives three times, and after the IDENTIFY reply's pin latencies the
+    jumpered EDGE0 and MARKER stamps equal the IRQ's exactly (a wire with no delay: the
+    inputs sample the IRQ output's change at the clock edge the IRQ source is stamped with)."""
+    identity, events, irq_pin = loopback
+    result = loopback_result(events, identity)
+    assert result.ok, result.problems
+    assert result.irq_edges >= 16
+    assert result.offsets == {"EDGE0": [0], "MARKER": [0]}
+    for name in ("EDGE0", "MARKER"):
+        documented = result.documented_ns[name]
+        assert result.delays_ns[name] == (documented, documented)
+    # Every change of the IRQ pin while capturing arrived as an IRQ event, with its level.
+    irq = events.of(Source.IRQ)
+    assert len(irq) >= 2 * 16
+    levels = [level for _, level in irq_pin]
+    first = next(index for index in range(len(levels))
+                 if levels[index:index + len(irq)] == irq.value.tolist())
+    assert levels[first:first + len(irq)] == irq.value.tolist()
