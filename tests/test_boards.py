@@ -32,6 +32,10 @@ def board(request):
 def _pll_output(board, clock_hz):
     if clock_hz == CRYSTAL_HZ[board.family]:
         return clock_hz                  # no PLL
+    if board.family == "ecp5" and board.link_hz:     # CLKOP and CLKOS from one VCO
+        settings = ecp5_pll_settings(CRYSTAL_HZ["ecp5"], clock_hz, board.link_hz)
+        assert settings.f_secondary == board.link_hz
+        return settings.f_out
     if board.family == "ice40":
         return ice40_pll_settings(CRYSTAL_HZ["ice40"], clock_hz).f_out
     return ecp5_pll_settings(CRYSTAL_HZ["ecp5"], clock_hz).f_out
@@ -59,14 +63,18 @@ def test_clocks_and_uart_divisors_are_exact(board):
     for clock_hz in (board.clock_hz, board.goal_hz):
         assert _pll_output(board, clock_hz) == clock_hz
         at_clock = get_board(board.name, clock_hz=clock_hz)
-        assert at_clock.uart_divisor * at_clock.baud == clock_hz
+        # The UART runs on the link clock: half the capture clock on a two-clock iCE40
+        # board (GENCLK_HALF), CLKOS on the ECP5, the capture clock on a one-clock board.
+        if at_clock.link_hz and board.family == "ice40":
+            assert at_clock.link_hz * 2 == clock_hz
+        assert at_clock.uart_divisor * at_clock.baud == at_clock.link_clock_hz
         assert at_clock.uart_divisor >= 3
     assert board.goal_hz >= board.clock_hz
 
 
-def test_default_board_at_its_goal_runs_the_link_at_10_cycles_per_bit():
-    board = get_board("ice40-hx8k-b-evn", clock_hz=120_000_000)
-    assert (board.baud, board.uart_divisor) == (12_000_000, 10)
+def test_default_board_keeps_12_mbaud_at_a_faster_capture_clock():
+    board = get_board("ice40-hx8k-b-evn", clock_hz=144_000_000)
+    assert (board.link_hz, board.baud, board.uart_divisor) == (72_000_000, 12_000_000, 6)
 
 
 def test_unknown_board_or_variant_is_one_clear_error():

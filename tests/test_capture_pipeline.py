@@ -19,10 +19,13 @@ def simulate(script, *, cycles, fifo_depth=64, flush_after=1 << 16, ready=lambda
     applied, out = [], []
 
     async def testbench(ctx):
+        # One clock for both domains: START's link-domain and capture-domain pulses together.
         ctx.set(dut.start, 1)
+        ctx.set(dut.clear, 1)
         await ctx.tick()
         ctx.set(dut.start, 0)
-        ctx.set(dut.capturing, 1)
+        ctx.set(dut.clear, 0)
+        ctx.set(dut.enable, 1)
         for offset in range(cycles):
             now = ctx.get(dut.now)
             for source in SOURCES:
@@ -36,7 +39,8 @@ def simulate(script, *, cycles, fifo_depth=64, flush_after=1 << 16, ready=lambda
         for source in SOURCES:
             ctx.set(getattr(dut, source.name.lower()).valid, 0)
         if drain:  # stop, and let the encoder drain the FIFO and close the segment
-            ctx.set(dut.capturing, 0)
+            ctx.set(dut.enable, 0)
+            ctx.set(dut.stopping, 1)
             await ctx.tick().repeat(drain)
 
     run(dut, testbench, processes=[byte_collector(dut.bytes, out, ready)])

@@ -46,7 +46,9 @@ class Script:
 
     def __init__(self, board):
         self.board = board
-        self.bit_ps = board.uart_divisor * P
+        # The UART runs on the link clock: uart_divisor link cycles of (capture clock / link
+        # clock) capture periods each.
+        self.bit_ps = board.uart_divisor * P * board.clock_hz // board.link_clock_hz
         self.stimulus = Stimulus()
         self.truth = []               # (time of the pin change, Source, value)
         self.strobe = 1

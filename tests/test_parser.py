@@ -520,9 +520,11 @@ def test_replies_interleaved_mid_segment():
     rng = random.Random(2)
     events = random_events(rng, 500)
     # Last bytes are 0 or 1, as in real replies: see the test after the next.
-    identify = bytes(range(200, 234)) + b"\0"
+    identify = bytes(range(200, 238)) + b"\0"
+    older_identify = bytes(range(200, 234)) + b"\0"     # single-clock gateware: 35 bytes
     messages = [(Command.STATUS, bytes([0, 1, 2, 8, 127, 128, 255, 7, 0, 0, 9, 1, 0, 0, 0])),
                 (Command.START, b""), (Command.IDENTIFY, identify),
+                (Command.IDENTIFY, older_identify),
                 (UNKNOWN_COMMAND_REPLY, b"\1"), (Command.STOP, b"")]
     data = records_with_replies(events, messages, rng)
     for largest in (len(data), 7, 1):
@@ -532,6 +534,23 @@ def test_replies_interleaved_mid_segment():
         assert list(parser.replies) == [(int(op), payload) for op, payload in messages]
         assert (parser.stats.replies, parser.stats.reply_errors) == (len(messages), 0)
         assert parser.stats.segments_bad == 0 and parser.stats.bytes_skipped == 0
+
+
+def test_identify_reply_reports_both_clocks_and_older_replies_still_read():
+    from latscope.identity import Identity
+    from latscope.protocol import MAGIC, VERSION, IdentifyReply, reply_sizes
+
+    reply = IdentifyReply.const({"magic": int.from_bytes(MAGIC, "little"), "version": VERSION,
+                                 "clock_hz": 150_000_000, "stamp_shift": 1,
+                                 "link_clock_hz": 75_000_000, "board": list(b"b".ljust(16))})
+    payload = reply.as_bits().to_bytes(39, "little")
+    assert reply_sizes(Command.IDENTIFY) == (39, 35)
+    identity = Identity.from_reply(payload)
+    assert (identity.clock_hz, identity.link_clock_hz) == (150_000_000, 75_000_000)
+    assert identity.resolution_ns == 1e9 / 300_000_000       # stamps use the capture clock
+    older = Identity.from_reply(payload[:35])
+    assert (older.clock_hz, older.link_clock_hz, older.stamp_shift) == (150_000_000, 0, 1)
+    assert Identity.from_dict(identity.as_dict()) == identity
 
 
 def test_acknowledgement_completes_without_further_bytes():

@@ -1,4 +1,5 @@
-"""What a board is to latscope: a platform, a capture clock, a pin map and a host link.
+"""What a board is to latscope: a platform, a capture and a link clock, a pin map and a host
+link.
 
 A board module (``ice40_hx8k_b_evn``, ``ulx3s``, ``icebreaker``) builds one :class:`Board`;
 everything else (the top-level design, the build, the pin-out tables of the docs) works from
@@ -78,12 +79,13 @@ class Board:
     platform_class : its amaranth-boards platform.
     family : ``"ice40"`` or ``"ecp5"`` (selects the YoWASP tools).
     clock_hz : the capture clock; the build fails if nextpnr's Fmax is below it.
-    goal_hz : the capture clock issue 6 aims at for this board (docs and bench compare).
-    baud : host link rate; ``clock_hz / baud`` must be a whole number, the UART divisor.
+    goal_hz : the capture clock issue 12 aims at for this board (docs and bench compare).
+    baud : host link rate; ``link_hz / baud`` must be a whole number, the UART divisor.
     fifo_depth : entries of the event FIFO (block RAM).
     pins : the :class:`PinMap`.
     io_attrs : platform attributes of the appliance's input pins (I/O standard, pull-ups).
-    make_pll : callable(board) -> Elaboratable that drives the ``sync`` domain's clock and reset.
+    make_pll : callable(board) -> Elaboratable that drives the clocks and resets of the
+        ``capture`` and ``sync`` (link) domains (only ``sync`` when ``link_hz`` is 0).
     program : argv of the programming command; ``{bitstream}`` is replaced by the file.
     bitstream_suffix : ``.bin`` (iCE40) or ``.bit`` (ECP5).
     link : one line on the USB-serial chip, for the docs.
@@ -93,6 +95,8 @@ class Board:
     seed : the nextpnr placement seed of the shipped build (``make bitstream`` without
         ``SEED``; the one recorded in boards/results and docs/boards.md). Placement decides
         Fmax on the fullest boards: a board whose seed 1 misses its clock ships another.
+    link_hz : the link clock (UART, commands, encoder, SUMP); 0: one clock for everything
+        (the capture clock), as before the two clock domains.
     """
     name: str
     title: str
@@ -112,6 +116,7 @@ class Board:
     ddr_inputs: bool = False
     sump_depth: int = 512
     seed: int = 1
+    link_hz: int = 0
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -121,20 +126,26 @@ class Board:
         self.uart_divisor  # raises if the baud rate is not a whole divisor
 
     @property
+    def link_clock_hz(self):
+        """The clock of the link domain: ``link_hz``, or the capture clock."""
+        return self.link_hz or self.clock_hz
+
+    @property
     def uart_divisor(self):
-        divisor, remainder = divmod(self.clock_hz, self.baud)
+        divisor, remainder = divmod(self.link_clock_hz, self.baud)
         if remainder:
             raise ValueError(f"{self.name}: {self.baud} baud is not a whole divisor of "
-                             f"{self.clock_hz} Hz")
+                             f"{self.link_clock_hz} Hz")
         return divisor
 
     def appliance_config(self):
         # Only DDR boards name the option, so single-rate boards build the same appliance as
         # every other user of ApplianceConfig.
         ddr = {"ddr_inputs": True} if self.ddr_inputs else {}
+        link = {"link_clock_hz": self.link_hz} if self.link_hz else {}
         return ApplianceConfig(clock_hz=self.clock_hz, uart_divisor=self.uart_divisor,
                                board=self.identify_name, fifo_depth=self.fifo_depth,
-                               sump_depth=self.sump_depth, **ddr)
+                               sump_depth=self.sump_depth, **ddr, **link)
 
     def resources(self, platform):
         """The appliance's pins as platform resources, on the FPGA balls the header pins are
@@ -167,12 +178,13 @@ class Board:
 
 
 class BoardTop(Elaboratable):
-    """The appliance on a board: PLL clock domain, pins, host link.
+    """The appliance on a board: PLL clock domains (capture and link), pins, host link.
 
     Single-rate inputs go straight to the appliance's synchronizers (no I/O register), so the
     pin-to-stamp latencies in the identify reply hold as the gateware states them. With
     ``ddr_inputs`` the strobe and edge pins go through DDR input registers instead (the
-    IDDRX1F of an ECP5), which is the first synchronizer stage of the sub-cycle front end.
+    IDDRX1F of an ECP5, the SB_IO's DDR input registers of an iCE40), clocked by the capture
+    clock: the first synchronizer stage of the sub-cycle front end.
     """
 
     def __init__(self, board):
@@ -181,14 +193,19 @@ class BoardTop(Elaboratable):
 
     def elaborate(self, platform):
         m = Module()
-        # The capture clock domain belongs to the top; the clocking module drives it.
+        # The clock domains belong to the top; the clocking module drives them.
         m.domains.sync = ClockDomain("sync")
+        capture = "sync"
+        if self.board.link_hz:
+            m.domains.capture = ClockDomain("capture")
+            capture = "capture"
         m.submodules.clocking = self.board.make_pll(self.board)
         m.submodules.appliance = appliance = self.appliance
 
         def buffer(name, direction, port, kind=io.Buffer):
             """An I/O buffer (``kind``) of the pins ``port``, added as submodule ``name``."""
-            m.submodules[name] = buffered = kind(direction, port)
+            options = {"i_domain": capture} if kind is io.DDRBuffer else {}
+            m.submodules[name] = buffered = kind(direction, port, **options)
             return buffered
 
         irq = buffer("irq_buffer", "o", platform.request(IRQ_RESOURCE, 0, dir="-"))

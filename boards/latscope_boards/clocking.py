@@ -1,9 +1,18 @@
-"""PLL settings and the clock/reset of a board's capture domain.
+"""PLL settings and the clocks/resets of a board's two clock domains.
 
-The appliance runs in one clock domain, ``sync``. On a board it is driven by the FPGA's PLL
-from the board's crystal, and held in reset until the PLL has locked and, after that, for a
-fixed number of cycles (iCE40 block RAMs read as zeros for ~3 us after configuration, and a
-PLL's first cycles after lock are best not trusted either).
+The appliance runs in two clock domains: ``capture`` (front ends, stamps, the FIFO's write
+side) and ``sync`` (the link: FIFO read side, encoder, UART, commands). On a board both come
+from one FPGA PLL fed by the board's crystal: the capture clock on the PLL's main output,
+the link clock on a second output (iCE40: the same VCO, halved, ``GENCLK_HALF``; ECP5: CLKOS
+with a divider of its own). Both domains are held in reset until the PLL has locked and,
+after that, for a fixed time (iCE40 block RAMs read as zeros for ~3 us after configuration,
+and a PLL's first cycles after lock are best not trusted either), each released through a
+reset synchronizer of its own. The two clocks are treated as unrelated: every signal that
+crosses between them goes through a synchronizer or the asynchronous FIFO (see
+``latscope_gateware.appliance``), so the build tells nextpnr to ignore paths between them.
+
+:data:`CLOCK_DOMAINS` names the domains a board design has and which PLL output drives
+each; the netlist simulation drives the same domains from testbench clocks.
 
 The settings are computed here rather than copied from a vendor tool, from the ranges in the
 parts' data sheets; :func:`ice40_pll_settings` and :func:`ecp5_pll_settings` return settings
@@ -18,7 +27,11 @@ from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
 __all__ = ["Ice40PllSettings", "Ecp5PllSettings", "ice40_pll_settings", "ecp5_pll_settings",
-           "Ice40Pll", "Ecp5Pll", "CrystalClock", "POWER_ON_RESET_SECONDS"]
+           "Ice40Pll", "Ecp5Pll", "CrystalClock", "POWER_ON_RESET_SECONDS", "CLOCK_DOMAINS"]
+
+#: The clock domains of a two-clock board design, fastest first: (domain, what drives it).
+CLOCK_DOMAINS = (("capture", "the PLL's main output (capture clock)"),
+                 ("sync", "the PLL's second output (link clock)"))
 
 #: Time ``sync`` stays in reset after the PLL reports lock (> 3 us iCE40 BRAM wake-up, x5).
 POWER_ON_RESET_SECONDS = 15e-6
@@ -87,10 +100,15 @@ class Ecp5PllSettings:
     clki_div: int
     clkfb_div: int
     clkop_div: int
+    clkos_div: int = 0            # 0: no secondary output
 
     @property
     def f_pfd(self):
         return Fraction(self.f_in, self.clki_div)
+
+    @property
+    def f_secondary(self):
+        return self.f_vco / self.clkos_div if self.clkos_div else None
 
     @property
     def f_out(self):
@@ -101,8 +119,9 @@ class Ecp5PllSettings:
         return self.f_out * self.clkop_div
 
 
-def ecp5_pll_settings(f_in, f_out):
-    """The EHXPLLL settings for exactly ``f_out`` Hz from ``f_in`` Hz (CLKOP feedback).
+def ecp5_pll_settings(f_in, f_out, f_secondary=None):
+    """The EHXPLLL settings for exactly ``f_out`` Hz from ``f_in`` Hz (CLKOP feedback) and,
+    with ``f_secondary``, exactly that on CLKOS (``clkos_div``: the VCO over it).
 
     Ranges: input 8..400 MHz, PFD 3.125..400 MHz, VCO 400..800 MHz, output 3.125..400 MHz;
     CLKI_DIV 1..128, CLKFB_DIV 1..80, CLKOP_DIV 1..128. The VCO is put as close to the middle
@@ -123,14 +142,21 @@ def ecp5_pll_settings(f_in, f_out):
             continue
         for clkop_div in range(1, 129):
             f_vco = f_out * clkop_div
+            clkos_div = 0
+            if f_secondary is not None:
+                clkos_div = Fraction(f_vco) / f_secondary
+                if clkos_div.denominator != 1 or not 1 <= clkos_div <= 128:
+                    continue
             if 400 * _MHZ <= f_vco <= 800 * _MHZ:
                 candidate = Ecp5PllSettings(f_in=f_in, clki_div=clki_div,
-                                            clkfb_div=int(clkfb_div), clkop_div=clkop_div)
+                                            clkfb_div=int(clkfb_div), clkop_div=clkop_div,
+                                            clkos_div=int(clkos_div))
                 key = (abs(f_vco - 600 * _MHZ), clki_div)
                 if best is None or key < best[0]:
                     best = (key, candidate)
     if best is None:
-        raise ValueError(f"no ECP5 PLL setting gives exactly {f_out} Hz from {f_in} Hz")
+        also = f" and {f_secondary} Hz" if f_secondary is not None else ""
+        raise ValueError(f"no ECP5 PLL setting gives exactly {f_out} Hz{also} from {f_in} Hz")
     return best[1]
 
 
@@ -140,11 +166,12 @@ def _crystal(m, platform, resource):
     return crystal
 
 
-def _power_on_reset(m, locked, clock_hz):
-    """Holds ``sync`` in reset until ``locked`` has been high for POWER_ON_RESET_SECONDS.
+def _power_on_reset(m, locked, clock_hz, domains=("sync",)):
+    """Holds ``domains`` in reset until ``locked`` has been high for POWER_ON_RESET_SECONDS.
 
-    Runs in ``sync`` itself: its counter is reset asynchronously (ResetSynchronizer) while the
-    PLL is unlocked, so a loss of lock restarts the wait."""
+    The timer runs on the ``sync`` clock (``clock_hz``); its counter is reset asynchronously
+    (ResetSynchronizer) while the PLL is unlocked, so a loss of lock restarts the wait. Each
+    domain leaves reset through its own ResetSynchronizer, in step with its own clock."""
     delay = max(1, round(POWER_ON_RESET_SECONDS * clock_hz))
     m.domains.por = ClockDomain("por", local=True)
     m.d.comb += ClockSignal("por").eq(ClockSignal("sync"))
@@ -155,21 +182,26 @@ def _power_on_reset(m, locked, clock_hz):
         m.d.por += ready.eq(1)
     with m.Else():
         m.d.por += timer.eq(timer + 1)
-    m.submodules.reset_sync = ResetSynchronizer(~ready, domain="sync")
+    for domain in domains:
+        name = "reset_sync" if domain == "sync" else f"reset_sync_{domain}"
+        m.submodules[name] = ResetSynchronizer(~ready, domain=domain)
 
 
 class Ice40Pll(Elaboratable):
     """Drives the ``sync`` domain (defined by the top) from an iCE40 SB_PLL40 fed by the
-    board's crystal.
+    board's crystal or, with ``link_half``, the ``capture`` domain from the PLL's output A and
+    ``sync`` from its output B at half that frequency (SB_PLL40_2F, ``GENCLK_HALF``: the
+    iCE40 PLL's only second frequency).
 
     ``pad`` selects SB_PLL40_PAD (the crystal's pin is the PLL's dedicated input pad, as on the
     iCE40UP5K's pin 35) instead of SB_PLL40_CORE fed from the global clock buffer.
     """
 
-    def __init__(self, settings, *, clock_resource, pad=False):
+    def __init__(self, settings, *, clock_resource, pad=False, link_half=False):
         self.settings = settings
         self.clock_resource = clock_resource
         self.pad = pad
+        self.link_half = link_half
 
     def elaborate(self, platform):
         m = Module()
@@ -180,22 +212,30 @@ class Ice40Pll(Elaboratable):
         params = dict(
             p_FEEDBACK_PATH="SIMPLE",
             p_DIVR=s.divr, p_DIVF=s.divf, p_DIVQ=s.divq, p_FILTER_RANGE=s.filter_range,
-            i_RESETB=Const(1), i_BYPASS=Const(0),
-            o_PLLOUTGLOBAL=ClockSignal("sync"), o_LOCK=locked,
+            i_RESETB=Const(1), i_BYPASS=Const(0), o_LOCK=locked,
         )
+        if self.link_half:
+            params.update(p_PLLOUT_SELECT_PORTA="GENCLK", p_PLLOUT_SELECT_PORTB="GENCLK_HALF",
+                          o_PLLOUTGLOBALA=ClockSignal("capture"),
+                          o_PLLOUTGLOBALB=ClockSignal("sync"))
+            kind, link_hz, domains = "SB_PLL40_2F", float(s.f_out) / 2, ("capture", "sync")
+        else:
+            params.update(o_PLLOUTGLOBAL=ClockSignal("sync"))
+            kind, link_hz, domains = "SB_PLL40", float(s.f_out), ("sync",)
         if self.pad:
             port = platform.request(self.clock_resource, dir="-")
-            m.submodules.pll = Instance("SB_PLL40_PAD", io_PACKAGEPIN=port.io, **params)
+            m.submodules.pll = Instance(f"{kind}_PAD", io_PACKAGEPIN=port.io, **params)
         else:
             crystal = _crystal(m, platform, self.clock_resource)
-            m.submodules.pll = Instance("SB_PLL40_CORE", i_REFERENCECLK=crystal.i, **params)
-        _power_on_reset(m, locked, float(s.f_out))
+            m.submodules.pll = Instance(f"{kind}_CORE", i_REFERENCECLK=crystal.i, **params)
+        _power_on_reset(m, locked, link_hz, domains)
         return m
 
 
 class Ecp5Pll(Elaboratable):
     """Drives the ``sync`` domain (defined by the top) from an ECP5 EHXPLLL fed by the board's
-    crystal."""
+    crystal or, with a secondary output in ``settings`` (``clkos_div``), ``capture`` from
+    CLKOP and ``sync`` from CLKOS."""
 
     def __init__(self, settings, *, clock_resource):
         self.settings = settings
@@ -207,6 +247,16 @@ class Ecp5Pll(Elaboratable):
         crystal = _crystal(m, platform, self.clock_resource)
         # nextpnr derives the clock constraint of CLKOP from the crystal's (see Ice40Pll).
         locked = Signal()
+        main = "capture" if s.clkos_div else "sync"
+        secondary = {}
+        if s.clkos_div:
+            # CLKOS: the link clock, the VCO divided on its own (coarse phase as for CLKOP).
+            secondary = dict(
+                p_OUTDIVIDER_MUXB="DIVB", p_CLKOS_ENABLE="ENABLED", p_CLKOS_DIV=s.clkos_div,
+                p_CLKOS_CPHASE=s.clkos_div - 1, p_CLKOS_FPHASE=0,
+                a_FREQUENCY_PIN_CLKOS=str(float(s.f_secondary) / _MHZ),
+                i_ENCLKOS=Const(0), o_CLKOS=ClockSignal("sync"),
+            )
         m.submodules.pll = Instance(
             "EHXPLLL",
             p_PLLRST_ENA="DISABLED", p_INTFB_WAKE="DISABLED", p_STDBY_ENABLE="DISABLED",
@@ -218,13 +268,15 @@ class Ecp5Pll(Elaboratable):
             p_CLKOP_CPHASE=s.clkop_div - 1, p_CLKOP_FPHASE=0,
             a_FREQUENCY_PIN_CLKI=str(float(s.f_in) / _MHZ),
             a_FREQUENCY_PIN_CLKOP=str(float(s.f_out) / _MHZ),
-            i_CLKI=crystal.i, i_CLKFB=ClockSignal("sync"), i_RST=Const(0), i_STDBY=Const(0),
+            i_CLKI=crystal.i, i_CLKFB=ClockSignal(main), i_RST=Const(0), i_STDBY=Const(0),
             i_PHASESEL0=Const(0), i_PHASESEL1=Const(0), i_PHASEDIR=Const(0),
             i_PHASESTEP=Const(0), i_PHASELOADREG=Const(0), i_PLLWAKESYNC=Const(0),
             i_ENCLKOP=Const(0),
-            o_CLKOP=ClockSignal("sync"), o_LOCK=locked,
+            o_CLKOP=ClockSignal(main), o_LOCK=locked,
+            **secondary,
         )
-        _power_on_reset(m, locked, float(s.f_out))
+        _power_on_reset(m, locked, float(s.f_secondary or s.f_out),
+                        ("capture", "sync") if s.clkos_div else ("sync",))
         return m
 
 

@@ -1,13 +1,13 @@
 """Lattice iCE40-HX8K-B-EVN breakout board (iCE40HX8K-CT256): the default board.
 
-Capture clock from the 12 MHz crystal through the SB_PLL40: 72 MHz (13.9 ns). The marker
-strobe and the edge channels go through the SB_IO's DDR input registers, so stamps count half
-cycles: 6.94 ns. With 76 % of the logic cells and 31 of 32 block RAMs in use, placement
-decides the Fmax: 81-96 MHz over nextpnr seeds 1-4 (and recent revisions) when asked for
-84 MHz, 89-93 MHz when asked for 72 MHz, so 72 MHz keeps a margin over every seed tried
-(goal: 120 MHz, 8.33 ns; see docs/boards.md). Host link on the FT2232H's channel B UART at
-12 Mbaud (6 cycles per bit at 72 MHz, 10 at 120 MHz). All appliance pins are on header J2
-(FPGA bank 1), which nothing else on the board uses.
+Two clocks from the 12 MHz crystal through one SB_PLL40_2F: the capture clock, 96 MHz, and
+the link clock at half of it, 48 MHz (the PLL's GENCLK_HALF output). The marker strobe and
+the edge channels go through the SB_IO's DDR input registers, so stamps count half cycles:
+5.21 ns. The capture domain is limited by the IRQ generator's interval draw (about 107 MHz,
+nextpnr seed 1; goal: 150 MHz, 3.4 ns; see docs/boards.md). Host link on the FT2232H's
+channel B UART at 12 Mbaud (4 link cycles per bit; the link clock must be a multiple of
+12 MHz, so the capture clock is one of 24 MHz). All appliance pins are on header J2 (FPGA
+bank 1), which nothing else on the board uses.
 
 J2 (2 x 20, pin 1 marked): pins 7, 8, 15, 16, 23, 24, 31, 32, 39, 40 are ground; pins 1 and 3
 carry the 1.2 V core supply and pin 2 the bank's VCCIO (3.3 V): never connect those three.
@@ -22,8 +22,8 @@ from .clocking import Ice40Pll, ice40_pll_settings
 __all__ = ["board"]
 
 CRYSTAL_HZ = 12_000_000
-CLOCK_HZ = 72_000_000
-GOAL_HZ = 120_000_000
+CLOCK_HZ = 96_000_000
+GOAL_HZ = 150_000_000
 
 
 def _j2(number):
@@ -31,7 +31,9 @@ def _j2(number):
 
 
 def _pll(board):
-    return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12")
+    # The link clock is the PLL's second output, half the capture clock (GENCLK_HALF).
+    return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12",
+                    link_half=True)
 
 
 def board(clock_hz=CLOCK_HZ, ddr_inputs=True):
@@ -43,8 +45,10 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True):
         family="ice40",
         clock_hz=clock_hz,
         goal_hz=GOAL_HZ,
-        baud=fastest_baud(clock_hz, FT2232H_BAUDS),
-        # 32 block RAMs of 4 kbit; a 112-bit entry x 1024 takes 28 of them.
+        baud=fastest_baud(clock_hz // 2, FT2232H_BAUDS),
+        link_hz=clock_hz // 2,
+        # 32 block RAMs of 4 kbit; a 112-bit entry x 1024 takes 28 of them (the FIFO holds
+        # one more entry in its output register).
         fifo_depth=1024,
         pins=PinMap(
             marker_data=tuple(_j2(n) for n in (4, 5, 6, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20,

@@ -21,13 +21,23 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["CLOCK_PERIOD_PS", "PIN_ORDER", "NetlistPorts", "Stimulus", "cell_models",
-           "find_ports", "testbench", "run", "decode_uart", "IcarusMissing"]
+__all__ = ["CLOCK_PERIOD_PS", "PIN_ORDER", "PLL_CLOCK_OUTPUTS", "NetlistPorts", "Stimulus",
+           "cell_models", "find_ports", "testbench", "run", "decode_uart", "IcarusMissing"]
 
 #: Clock period the testbench drives in place of the PLL output (72 MHz is 13888.9 ps; an
 #: even whole number of ps keeps both clock edges on the ps grid). Stamps count cycles, so
 #: the exact period only scales time.
 CLOCK_PERIOD_PS = 13_888
+
+#: The clock outputs of each PLL primitive a board design uses, with each one's period in
+#: units of CLOCK_PERIOD_PS (the capture clock): the testbench drives every one of them (see
+#: ``latscope_boards.clocking.CLOCK_DOMAINS``). A one-clock design has SB_PLL40 (``sync``);
+#: a two-clock design SB_PLL40_2F, port A the capture clock and port B the link clock at half
+#: its frequency (GENCLK_HALF), its rising edges on every other rising edge of port A.
+PLL_CLOCK_OUTPUTS = {
+    "SB_PLL40": {"PLLOUTGLOBAL": 1},
+    "SB_PLL40_2F": {"PLLOUTGLOBALA": 1, "PLLOUTGLOBALB": 2},
+}
 
 #: Bits of the stimulus pin vector, bit 0 first: D0..D15, STROBE, EDGE0..EDGE3, UART RX.
 PIN_ORDER = [f"D{n}" for n in range(16)] + ["STROBE"] + [f"EDGE{n}" for n in range(4)] + ["RX"]
@@ -52,6 +62,7 @@ class NetlistPorts:
     top: str
     ports: dict     # role (MARKER_DATA, STROBE, EDGES, IRQ, TX, RX, CLOCK) -> port name
     pll: str        # Verilog instance name of the SB_PLL40_* (escaped)
+    pll_kind: str = "SB_PLL40"   # the primitive, without _CORE/_PAD (a PLL_CLOCK_OUTPUTS key)
 
 
 def _escape(name):
@@ -74,11 +85,11 @@ def find_ports(netlist_text, top="latscope"):
             raise ValueError(f"netlist port for {role}: expected one match of {pattern!r} "
                              f"in {names}, got {matches}")
         ports[role] = matches[0]
-    pll = re.search(r"SB_PLL40_(?:CORE|PAD)\s*(?:#\s*\(.*?\)\s*)?(\\\S+|\w+)\s*\(",
+    pll = re.search(r"(SB_PLL40(?:_2F)?)_(?:CORE|PAD)\s*(?:#\s*\(.*?\)\s*)?(\\\S+|\w+)\s*\(",
                     netlist_text, re.S)
     if pll is None:
         raise ValueError("netlist has no SB_PLL40 instance")
-    return NetlistPorts(top=top, ports=ports, pll=pll.group(1))
+    return NetlistPorts(top=top, ports=ports, pll=pll.group(2), pll_kind=pll.group(1))
 
 
 def testbench(ports, *, stimulus, output, end_ps, quiet_ps):
@@ -88,10 +99,16 @@ def testbench(ports, *, stimulus, output, end_ps, quiet_ps):
     p = {role: _escape(name.lstrip("\\").rstrip()) for role, name in ports.ports.items()}
     pll = _escape(ports.pll.lstrip("\\").rstrip())
     half = CLOCK_PERIOD_PS // 2
+    # One clock per PLL output, all starting low at time 0 (so every slower clock's rising
+    # edges fall on rising edges of the capture clock, as the PLL's do).
+    clocks = PLL_CLOCK_OUTPUTS[ports.pll_kind]
+    clock_lines = "\n".join(
+        f"  reg clk_{output} = 1'b0;\n  always #{half * ratio} clk_{output} = ~clk_{output};"
+        for output, ratio in clocks.items())
+    forces = "\n".join(f"    force dut.{pll}.{output} = clk_{output};" for output in clocks)
     return f"""`timescale 1ps/1ps
 module tb;
-  reg clk = 1'b0;
-  always #{half} clk = ~clk;
+{clock_lines}
   reg [21:0] pins = 22'h3fffff;           // {", ".join(PIN_ORDER)}: idle high
   wire [15:0] marker_data = pins[15:0];
   wire strobe = pins[16];
@@ -102,9 +119,9 @@ module tb;
   {ports.top} dut (
     .{p["MARKER_DATA"]}(marker_data), .{p["STROBE"]}(strobe), .{p["EDGES"]}(edges),
     .{p["IRQ"]}(irq), .{p["TX"]}(tx), .{p["RX"]}(rx), .{p["CLOCK"]}(crystal));
-  // The PLL is bypassed: its model drives nothing, the testbench's clock replaces it.
+  // The PLL is bypassed: its model drives nothing, the testbench's clocks replace it.
   initial begin
-    force dut.{pll}.PLLOUTGLOBAL = clk;
+{forces}
     force dut.{pll}.LOCK = 1'b1;
   end
   integer log;

@@ -9,7 +9,11 @@ says otherwise), so only the first build on a machine pays for it.
 
 nextpnr runs with ``--timing-allow-fail`` so that a build that misses timing still prints its
 utilisation, Fmax and critical path; :func:`build` then decides, from nextpnr's JSON report,
-whether timing was met.
+whether timing was met (every clock: capture and link). On a two-clock board it also runs
+with ``--ignore-rel-clk``: the capture and link clocks come from one PLL, so nextpnr would
+time the paths between them as if they were synchronous, but every such path ends in a
+synchronizer or the asynchronous FIFO's memory (latscope_gateware.appliance), where the two
+clocks are unrelated by design.
 """
 
 import json
@@ -89,6 +93,9 @@ class BuildResult:
     clocks: dict                     # clock net -> {"achieved": MHz, "constraint": MHz}
     utilisation: dict                # nextpnr bel type -> {"used": n, "available": n}
     critical_path: list = field(default_factory=list)   # [(ns so far, cell entered)]
+    link_clock_hz: int = 0           # the link clock (0: the capture clock drives all)
+    link_fmax_mhz: float = 0.0       # nextpnr's Fmax of the link clock
+    link_critical_path: list = field(default_factory=list)
     seconds: float = 0.0
     bitstream: str = ""
     tool_versions: dict = field(default_factory=dict)
@@ -102,6 +109,7 @@ class BuildResult:
         data["timing_met"] = self.timing_met
         if self.timing_met:
             data["critical_path"] = []     # only worth keeping when it is the problem
+            data["link_critical_path"] = []
         if Path(self.bitstream).is_relative_to(REPO_ROOT):
             data["bitstream"] = str(Path(self.bitstream).relative_to(REPO_ROOT))
         return data
@@ -113,18 +121,25 @@ def parse_report(report, clock_hz):
     clocks = {name: {"achieved": float(values["achieved"]),
                      "constraint": float(values["constraint"])}
               for name, values in report.get("fmax", {}).items()}
-    target = clock_hz / 1e6
-    capture = [name for name, values in clocks.items()
-               if abs(values["constraint"] - target) < 1e-3 * target]
-    if not capture:
-        raise RuntimeError(f"nextpnr reported no clock constrained to {target} MHz: "
-                           f"{sorted(clocks)}")
-    fmax = min(clocks[name]["achieved"] for name in capture)
+    fmax, critical = clock_timing(report, clocks, clock_hz)
     utilisation = {name: {"used": int(values["used"]), "available": int(values["available"])}
                    for name, values in report.get("utilization", {}).items()}
+    return fmax, clocks, utilisation, critical
+
+
+def clock_timing(report, clocks, clock_hz):
+    """(Fmax in MHz, critical path) of the clock constrained to ``clock_hz`` in nextpnr's
+    report (``clocks`` as :func:`parse_report` reads them)."""
+    target = clock_hz / 1e6
+    names = [name for name, values in clocks.items()
+             if abs(values["constraint"] - target) < 1e-3 * target]
+    if not names:
+        raise RuntimeError(f"nextpnr reported no clock constrained to {target} MHz: "
+                           f"{sorted(clocks)}")
+    fmax = min(clocks[name]["achieved"] for name in names)
     critical = []
     paths = [path for path in report.get("critical_paths", [])
-             if _clock_name(path.get("from")) in capture and _clock_name(path.get("to")) in capture]
+             if _clock_name(path.get("from")) in names and _clock_name(path.get("to")) in names]
     if paths:
         # One line per cell the path enters, with the delay accumulated up to it.
         total = 0.0
@@ -133,7 +148,7 @@ def parse_report(report, clock_hz):
             cell = _short_cell_name((step.get("to") or {}).get("cell", ""))
             if not critical or critical[-1][1] != cell:
                 critical.append((round(total, 2), cell))
-    return fmax, clocks, utilisation, critical
+    return fmax, critical
 
 
 def _clock_name(edge):
@@ -169,17 +184,22 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
     report_file = "report.json"
     nextpnr_opts = ["--timing-allow-fail", "--report", report_file, "--detailed-timing-report",
                     "--seed", str(seed), *extra_nextpnr_opts]
+    if board.link_hz:
+        nextpnr_opts.append("--ignore-rel-clk")
     started = time.monotonic()
     plan = _plan(board, synth_opts, verbose=verbose, nextpnr_opts=" ".join(nextpnr_opts))
     plan.execute_local(str(build_dir), env=env)
     seconds = time.monotonic() - started
     report = json.loads((build_dir / report_file).read_text())
     fmax, clocks, utilisation, critical = parse_report(report, board.clock_hz)
+    link_fmax, link_critical = (clock_timing(report, clocks, board.link_hz) if board.link_hz
+                                else (0.0, []))
     platform = board.platform()
     result = BuildResult(
         board=board.name, title=board.title, device=f"{platform.device}-{platform.package}",
         clock_hz=board.clock_hz, seed=seed, fmax_mhz=fmax, clocks=clocks,
         utilisation=utilisation, critical_path=critical, seconds=round(seconds, 1),
+        link_clock_hz=board.link_hz, link_fmax_mhz=link_fmax, link_critical_path=link_critical,
         bitstream=str(build_dir / (DESIGN_NAME + board.bitstream_suffix)),
         tool_versions=_tool_versions())
     (build_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
@@ -222,11 +242,16 @@ def format_result(result, family):
     verdict = "met" if result.timing_met else "NOT MET"
     lines.append(f"  Fmax     {result.fmax_mhz:.2f} MHz, capture clock {clock:g} MHz: "
                  f"timing {verdict}")
+    if result.link_clock_hz:
+        lines.append(f"  link     {result.link_fmax_mhz:.2f} MHz, link clock "
+                     f"{result.link_clock_hz / 1e6:g} MHz")
     for name, clock in sorted(result.clocks.items()):
         lines.append(f"    clock {name}: {clock['achieved']:.2f} MHz "
                      f"(constraint {clock['constraint']:.2f} MHz)")
-    if result.critical_path and not result.timing_met:
-        lines.append("  critical path (ns from the launching clock edge, cell):")
-        for delay, cell in result.critical_path:
-            lines.append(f"    {delay:7.2f}  {cell}")
+    for name, path in (("capture", result.critical_path), ("link", result.link_critical_path)):
+        if path and not result.timing_met:
+            lines.append(f"  {name} clock critical path (ns from the launching clock edge, "
+                         f"cell):")
+            for delay, cell in path:
+                lines.append(f"    {delay:7.2f}  {cell}")
     return "\n".join(lines)

@@ -1,12 +1,13 @@
 """Radiona ULX3S (ECP5 LFE5U-12F/25F/45F/85F, CABGA381).
 
-Capture clock from the 25 MHz crystal through the EHXPLLL: 110 MHz, below what the appliance
-gateware closes timing at on this part today (about 111-118 MHz depending on the seed,
-limited by the block RAM's output; goal: 200 MHz; see docs/boards.md). DDR input registers
-(IDDRX1F) on the marker strobe and the edge channels make stamps carry a half-cycle bit:
-4.55 ns at 110 MHz, 2.5 ns at 200 MHz. Host link on the FT231X at 2 Mbaud: the FT231X makes
+Two clocks from the 25 MHz crystal through the EHXPLLL: the capture clock on CLKOP, 120 MHz,
+and the link clock on CLKOS, 50 MHz (the capture domain gives 122.9-137.7 MHz over nextpnr
+seeds 1-3 when built for 125 MHz). Asked for 250 MHz (the goal) the capture domain reaches
+about 142 MHz (seed 1), limited by the IRQ generator's edge logic (docs/boards.md).
+DDR input registers (IDDRX1F) on the marker strobe and the edge channels make stamps carry a
+half-cycle bit: 4.17 ns at 120 MHz. Host link on the FT231X at 2 Mbaud: the FT231X makes
 3 MHz / n (n = 1, 1.5, 2, 2.125, ...), and of its rates above 1 Mbaud only 2 Mbaud divides
-the even-MHz clocks (55 cycles per bit at 110 MHz, 100 at 200 MHz).
+the even-MHz clocks (25 link cycles per bit at 50 MHz).
 Appliance pins are on header J1: GP0..GP10 and GN0..GN10.
 """
 
@@ -19,8 +20,10 @@ from .clocking import Ecp5Pll, ecp5_pll_settings
 __all__ = ["VARIANTS", "DEFAULT_VARIANT", "board"]
 
 CRYSTAL_HZ = 25_000_000
-CLOCK_HZ = 110_000_000
-GOAL_HZ = 200_000_000
+CLOCK_HZ = 120_000_000
+GOAL_HZ = 250_000_000
+#: The link clock (CLKOS): 2 Mbaud is 25 cycles per bit.
+LINK_HZ = 50_000_000
 
 #: ECP5 size on the board -> its amaranth-boards platform. A bitstream only loads on the size
 #: it was built for.
@@ -42,10 +45,11 @@ def _gn(n):
 
 
 def _pll(board):
-    return Ecp5Pll(ecp5_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk25")
+    return Ecp5Pll(ecp5_pll_settings(CRYSTAL_HZ, board.clock_hz, board.link_hz),
+                   clock_resource="clk25")
 
 
-def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True):
+def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True, link_hz=LINK_HZ):
     variant = variant.upper()
     if variant not in VARIANTS:
         raise ValueError(f"unknown ULX3S variant {variant!r}; variants: {', '.join(VARIANTS)}")
@@ -58,6 +62,7 @@ def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True):
         clock_hz=clock_hz,
         goal_hz=GOAL_HZ,
         baud=2_000_000,
+        link_hz=link_hz,
         # A 112-bit entry x 2048 takes 13 DP16KD (2048 x 9 each). (4096 entries would take
         # two banks of them and a multiplexer behind the block RAMs' slow output.)
         fifo_depth=2048,

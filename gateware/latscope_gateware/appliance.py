@@ -1,4 +1,18 @@
-"""The latscope appliance: front ends, time-stamper, IRQ generator, link; one clock domain."""
+"""The latscope appliance: front ends, time-stamper, IRQ generator, link; two clock domains.
+
+The capture domain (``capture``) holds everything that decides a stamp: the input
+synchronizers (and DDR registers), the marker port and edge channels, the bus snoop, the IRQ
+generator, the stamp counter, event selection and the FIFO's write side. The link domain
+(``sync``) holds the rest: the FIFO's read side, encoder, serializer, UART, commands and
+SUMP mode. A single-clock build (``ApplianceConfig.link_clock_hz`` None: simulation, tests)
+runs both parts in ``sync``, through the same asynchronous FIFO and synchronizers.
+
+The IRQ generator is in the capture domain because its edges are events with exact stamps:
+its pin and its event come from flip-flops loaded at the same capture clock edge (latency 0,
+``irq_latency`` in IDENTIFY). In the link domain its edges would reach the time-stamper
+through a synchronizer, an uncertainty of a capture cycle on every IRQ stamp, and its
+periods would be counted in link cycles, not stamp units.
+"""
 
 from amaranth.hdl import *
 from amaranth.lib import wiring
@@ -9,6 +23,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from latscope.protocol import MAGIC, SUMP_MODE_ENTRY, VERSION, Command, IdentifyReply, Source
 
 from .bus_write import BusWriteSnoop
+from .capture_control import CaptureControl
 from .commands import CommandProcessor
 from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
@@ -24,7 +39,11 @@ __all__ = ["ApplianceConfig", "Appliance"]
 class ApplianceConfig:
     """Build-time parameters of an appliance; the identify reply reports them.
 
-    ``uart_divisor`` is capture-clock cycles per UART bit (120 MHz / 10 = 12 Mbaud).
+    ``clock_hz`` is the capture clock (stamps count its cycles, IRQ periods too);
+    ``link_clock_hz`` the link clock (UART, commands, encoder, SUMP), or None for a
+    single-clock build, where the capture logic runs in ``sync`` too. With a link clock the
+    appliance needs a ``capture`` clock domain from its parent (a board's PLL).
+    ``uart_divisor`` is link-clock cycles per UART bit (120 MHz / 10 = 12 Mbaud).
     ``bus_window`` is ``(base word address, words)`` of the snooped Wishbone window, or None
     for a board without a bus front end. ``ddr_inputs``: the marker strobe and the edge
     channels come as DDR sample pairs (ports ``marker_strobe`` and ``edges`` twice as wide,
@@ -35,8 +54,12 @@ class ApplianceConfig:
 
     def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,
                  bus_window=None, bus_addr_width=30, fifo_depth=512, sample_delay=2,
-                 flush_after=None, command_timeout=None, ddr_inputs=False, sump_depth=512):
+                 flush_after=None, command_timeout=None, ddr_inputs=False, sump_depth=512,
+                 link_clock_hz=None):
         self.clock_hz = clock_hz
+        self.link_clock_hz = link_clock_hz if link_clock_hz is not None else clock_hz
+        #: The domain of the capture logic: ``capture``, or ``sync`` in a single-clock build.
+        self.capture_domain = "sync" if link_clock_hz is None else "capture"
         self.uart_divisor = uart_divisor
         self.board = board
         self.marker_width = marker_width
@@ -51,7 +74,9 @@ class ApplianceConfig:
         self.sump_depth = sump_depth
         # Close a segment once it is about 1 ms old, so an event reaches the host (which can
         # verify it only when its segment is closed) within about 1 ms at any event rate.
-        self.flush_after = flush_after if flush_after is not None else max(64, clock_hz // 1000)
+        # (The encoder counts link cycles.)
+        self.flush_after = (flush_after if flush_after is not None
+                            else max(64, self.link_clock_hz // 1000))
         # A command that stalls for 64 byte times is abandoned.
         self.command_timeout = command_timeout or 64 * 10 * uart_divisor
 
@@ -118,6 +143,7 @@ class Appliance(wiring.Component):
             "magic": int.from_bytes(MAGIC, "little"),
             "version": VERSION,
             "clock_hz": self.config.clock_hz,
+            "link_clock_hz": self.config.link_clock_hz,
             "stamp_shift": self.stamp_shift,
             "marker_width": self.config.marker_width,
             "edge_count": self.config.edge_count,
@@ -143,14 +169,21 @@ class Appliance(wiring.Component):
         m = Module()
         entering_sump = Signal()         # from _link_modes, a cycle late: the capture stops
         sources = self.sources()
-        m.submodules.marker = marker = self._marker
-        m.submodules.edges = edges = self._edges
-        m.submodules.irq_generator = irq = self._irq
+        domain = config.capture_domain
+
+        def in_capture(part):
+            return DomainRenamer(domain)(part) if domain != "sync" else part
+
+        m.submodules.marker = in_capture(marker := self._marker)
+        m.submodules.edges = in_capture(edges := self._edges)
+        m.submodules.irq_generator = in_capture(irq := self._irq)
         m.submodules.streamer = streamer = CapturePipeline(
             sources, marker_width=config.marker_width, fifo_depth=config.fifo_depth,
-            flush_after=config.flush_after, stamp_shift=self.stamp_shift)
+            flush_after=config.flush_after, stamp_shift=self.stamp_shift,
+            capture_domain=domain)
         m.submodules.commands = commands = CommandProcessor(
             self.identify(), timeout=config.command_timeout)
+        m.submodules.control = control = CaptureControl(capture_domain=domain)
         m.submodules.uart_tx = uart_tx = UARTTx(divisor=config.uart_divisor)
         m.submodules.uart_rx = uart_rx = UARTRx(divisor=config.uart_divisor)
 
@@ -168,10 +201,11 @@ class Appliance(wiring.Component):
             half |= {Source(Source.EDGE0 + n): edges.half[n] for n in range(config.edge_count)}
             m.d.comb += streamer.half.eq(Cat(half.get(source, Const(0)) for source in sources))
         if self._bus is not None:
-            m.submodules.bus = bus = self._bus
+            m.submodules.bus = bus = in_capture(self._bus)
             connect(m, wiring.flipped(self.bus), bus.bus)
 
-        # Each source's events reach the streamer only if START enabled that source.
+        # Each source's events reach the streamer only if START enabled that source (the mask
+        # as the capture domain took it at START).
         outputs = {Source.MARKER: marker.events, Source.IRQ: irq.events}
         if self._bus is not None:
             outputs[Source.BUS] = bus.events
@@ -180,21 +214,27 @@ class Appliance(wiring.Component):
         for source, events in outputs.items():
             port = getattr(streamer, source.name.lower())
             m.d.comb += [
-                port.valid.eq(events.valid & commands.sources.sources[int(source)]),
+                port.valid.eq(events.valid & control.sources_enabled.sources[int(source)]),
                 port.payload.eq(events.payload),
             ]
 
+        # The capture runs, as the link domain sees it (STATUS, the encoder's flush at stop,
+        # the SUMP mode switch) ...
         capturing = Signal()
         with m.If(commands.start):
             m.d.sync += capturing.eq(1)
         with m.If(commands.stop | entering_sump):
             m.d.sync += capturing.eq(0)
-
-        irq_edges = Signal(32)
-        with m.If(commands.start):
-            m.d.sync += irq_edges.eq(0)
-        with m.Elif(capturing & irq.events.valid & irq.events.payload):
-            m.d.sync += irq_edges.eq(irq_edges + 1)
+        # ... and as the capture domain does, a synchronizer's latency later: it takes the
+        # events, restarts the IRQ generator and drives the `capturing` pin, all from the
+        # same pulse, so their timing relative to each other is that of one clock domain.
+        m.d.comb += [
+            control.start.eq(commands.start),
+            control.stop.eq(commands.stop | entering_sump),
+            control.irq_apply.eq(commands.irq_apply),
+            control.sources.eq(commands.sources),
+            control.irq_edge.eq(control.capturing & irq.events.valid & irq.events.payload),
+        ]
 
         connect(m, commands.replies, streamer.replies)
         # The bytes to send reach the transmitter through a register slice, so that the
@@ -204,18 +244,21 @@ class Appliance(wiring.Component):
         self._link_modes(m, uart_rx, tx_register.i, commands, streamer, entering_sump)
         m.d.comb += [
             streamer.start.eq(commands.start),
-            streamer.capturing.eq(capturing),
-            irq.config.eq(commands.irq_config),
+            streamer.stopping.eq(~capturing),
+            streamer.enable.eq(control.capturing),
+            streamer.clear.eq(control.capture_start),
             # IRQ_CONFIG applies new settings; START applies the settings in force again,
-            # from the seed: the first edge is I0 = period + (seed & mask) after START.
-            irq.apply.eq(commands.irq_apply | commands.start),
-            irq.reseed.eq(commands.start),
-            self.capturing.eq(capturing),
+            # from the seed: the first edge is I0 = period + (seed & mask) after START. The
+            # settings are the link domain's registers, stable since before the pulse.
+            irq.config.eq(commands.irq_config),
+            irq.apply.eq(control.capture_irq_apply),          # IRQ_CONFIG or START
+            irq.reseed.eq(control.capture_start),
+            self.capturing.eq(control.capturing),
             commands.status.capturing.eq(capturing),
             commands.status.events.eq(streamer.events),
             commands.status.lost.eq(streamer.lost),
             commands.status.fifo_max.eq(streamer.fifo_max),
-            commands.status.irq_edges.eq(irq_edges),
+            commands.status.irq_edges.eq(control.irq_edges),
         ]
         return m
 
@@ -233,7 +276,7 @@ class Appliance(wiring.Component):
             return
         names = self.sump_channels()
         m.submodules.sump = sump = SumpEngine(channels=len(names), depth=config.sump_depth,
-                                             clock_hz=config.clock_hz, version=str(VERSION))
+                                             clock_hz=config.link_clock_hz, version=str(VERSION))
         # The pins as SUMP sees them, through a synchronizer of their own; the IRQ output
         # goes through it too, so that every channel shows its pin with the same delay. Of a
         # DDR sample pair the early (rising-edge) sample is taken.

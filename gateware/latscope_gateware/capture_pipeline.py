@@ -1,4 +1,7 @@
-"""Events in, protocol bytes out: the time-stamper, FIFO, encoder and serializer in a row."""
+"""Events in, protocol bytes out: the time-stamper, FIFO, encoder and serializer in a row.
+
+The time-stamper and the FIFO's write side run in the capture clock domain, everything from
+the FIFO's read side on in the link domain (``sync``)."""
 
 from amaranth.hdl import *
 from amaranth.lib import stream, wiring
@@ -15,22 +18,33 @@ __all__ = ["CapturePipeline"]
 class CapturePipeline(wiring.Component):
     """Stamps the events of ``sources`` and streams them as protocol bytes.
 
-    ``start`` (one cycle) clears the loss and status counters and makes the next event open a
-    segment with a SYNC; events are taken while ``capturing`` is high. ``replies`` carries
-    REPLY records that go out between event records, ahead of them.
+    Capture domain (``capture_domain``; ``"sync"`` for a single-clock build): ports named
+    after the sources (``marker``, ``irq``, ...) take the events, as in
+    :class:`EventCapture`, while ``enable`` is high; ``clear`` (one cycle) zeroes the loss
+    counts; ``now`` is the stamp counter.
 
-    Ports named after the sources (``marker``, ``irq``, ...) take the events, as in
-    :class:`EventCapture`.
+    Link domain (``sync``): ``start`` (one cycle) clears the status counters and makes the
+    next event open a segment with a SYNC; ``stopping`` (the capture is stopped) makes the
+    encoder seal its open segment as soon as the FIFO is empty. ``replies`` carries REPLY
+    records that go out between event records, ahead of them. ``events``, ``lost``,
+    ``fifo_max``: see :class:`.event_capture.EntryStatus`.
+
+    A START reaches the capture domain through a synchronizer (see the appliance), so
+    ``start`` comes before the ``clear`` and ``enable`` it causes, and the first event of a
+    capture finds the encoder started.
     """
 
     def __init__(self, sources, *, marker_width=16, fifo_depth=512, flush_after=1 << 16,
-                 stamp_shift=0):
-        self._capture = EventCapture(sources, fifo_depth=fifo_depth, stamp_shift=stamp_shift)
+                 stamp_shift=0, capture_domain="sync"):
+        self._capture = EventCapture(sources, fifo_depth=fifo_depth, stamp_shift=stamp_shift,
+                                     write_domain=capture_domain, read_domain="sync")
         self._encoder = EventEncoder(self._capture.layout, sources, marker_width=marker_width,
                                      flush_after=flush_after)
         members = {
+            "enable": In(1),
+            "clear": In(1),
             "start": In(1),
-            "capturing": In(1),
+            "stopping": In(1),
             "replies": In(stream.Signature(record_layout)),
             "bytes": Out(stream.Signature(8)),
             "now": Out(self._capture.now.shape()),
@@ -72,16 +86,16 @@ class CapturePipeline(wiring.Component):
         connect(m, merged.o, serializer.records)
         connect(m, serializer.bytes, flipped(self.bytes))
 
-        # `start` fans out to much of the capture, encoder and serializer: it goes to them
-        # from a flip-flop of its own, a cycle later (an event taken after a start reaches the
-        # encoder several cycles after it, so it still finds the encoder started). The
-        # encoder's `stopping` (it flushes the open segment at once) is registered likewise.
+        # `start` fans out to much of the encoder and serializer: it goes to them from a
+        # flip-flop of its own, a cycle later. The encoder's `stopping` (it flushes the open
+        # segment at once) is registered likewise.
         start = Signal()
         stopping = Signal()
-        m.d.sync += [start.eq(self.start), stopping.eq(~self.capturing)]
+        m.d.sync += [start.eq(self.start), stopping.eq(self.stopping)]
         m.d.comb += [
-            capture.enable.eq(self.capturing),
-            capture.clear.eq(start),
+            capture.enable.eq(self.enable),
+            capture.clear.eq(self.clear),
+            capture.status_clear.eq(start),
             encoder.start.eq(start),
             encoder.stopping.eq(stopping),
             serializer.clear_crc.eq(start),

@@ -1,15 +1,33 @@
-"""Time-stamper, merge, FIFO and loss accounting."""
+"""Time-stamper, merge, FIFO and loss accounting, across the capture/link clock boundary.
+
+The write side (:class:`EntryWriter`: stamps, entries, loss counts) runs in the capture clock
+domain, the read side (the encoder's end of :class:`CaptureFifo`, and :class:`EntryStatus`)
+in the link domain; :class:`EventCapture` puts them together around the asynchronous FIFO
+(:class:`CaptureFifo`).
+Loss counts are kept where events are dropped (the write side) and cross the boundary only
+inside FIFO entries (their LOSS fields), so they stay exact whatever the two clocks are."""
 
 import operator
 from functools import reduce
 
 from amaranth.hdl import *
 from amaranth.lib import data, memory, stream, wiring
+from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
 
-__all__ = ["entry_layout", "EventCapture", "EntryFifo", "FreeRunningCounter"]
+__all__ = ["entry_layout", "EventCapture", "EntryWriter", "CaptureFifo", "EntryStatus",
+           "FreeRunningCounter"]
+
+
+def _gray(value):
+    return value ^ (value >> 1)
+
+
+def _from_gray(gray):
+    """Gray code to binary: bit i is the XOR of the Gray bits from i up."""
+    return Cat(gray[i:].xor() for i in range(len(gray)))
 
 
 def entry_layout(sources):
@@ -29,7 +47,8 @@ def entry_layout(sources):
 
 
 class EventCapture(wiring.Component):
-    """Stamps events with one free-running counter and queues them in cycle order.
+    """Stamps events with one free-running counter and queues them in cycle order, for a
+    reader in another clock domain.
 
     Parameters
     ----------
@@ -37,8 +56,96 @@ class EventCapture(wiring.Component):
         The event sources and their value widths. For each, the component has an input port
         named after the source in lower case (``marker``, ``irq``, ``edge0``...) of signature
         ``stream.Signature(width, always_ready=True)``.
-    fifo_depth : int
-        Entries of the block-RAM FIFO. An entry holds one cycle's events.
+    fifo_depth : int, a power of two
+        Entries of the block-RAM FIFO (:class:`CaptureFifo`). An entry holds one cycle's
+        events.
+    stamp_shift : 0 or 1
+        See :class:`EntryWriter`.
+    write_domain, read_domain : str
+        The capture clock domain (events, ``enable``, ``clear``, ``now``, ``half``) and the
+        link clock domain (``entries``, ``status_clear`` and the status counters). They may
+        be the same domain (a single-clock build); the FIFO is asynchronous either way.
+
+    Behaviour
+    ---------
+    See :class:`EntryWriter` for stamps, entries and loss accounting, :class:`CaptureFifo` for
+    the FIFO, :class:`EntryStatus` for the status counters (``events``, ``lost``,
+    ``fifo_max``: counted from the entries the reader takes, cleared by ``status_clear``).
+    """
+
+    def __init__(self, sources, *, fifo_depth=512, stamp_shift=0, write_domain="sync",
+                 read_domain="sync"):
+        self._writer = EntryWriter(sources, stamp_shift=stamp_shift)
+        self._layout = self._writer.layout
+        self._fifo = CaptureFifo(self._layout.size, fifo_depth, w_domain=write_domain,
+                                 r_domain=read_domain)
+        self._status = EntryStatus(self._writer.sources, self._layout, self._fifo.capacity)
+        self._write_domain = write_domain
+        self._read_domain = read_domain
+        members = {
+            "enable": In(1),
+            "clear": In(1),
+            "now": Out(STAMP_BITS),
+            "entries": Out(stream.Signature(self._layout)),
+            # status counters (since the last status_clear), in the read domain
+            "status_clear": In(1),
+            "events": Out(32),
+            "lost": Out(32),
+            "fifo_max": Out(range(self._fifo.capacity + 1)),
+        }
+        for source, width in self._writer.sources.items():
+            members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
+        if stamp_shift:
+            members["half"] = In(len(self._writer.sources))
+        super().__init__(members)
+
+    @property
+    def layout(self):
+        return self._layout
+
+    def elaborate(self, platform):
+        m = Module()
+        writer, fifo, status = self._writer, self._fifo, self._status
+        m.submodules.writer = DomainRenamer(self._write_domain)(writer)
+        m.submodules.fifo = fifo
+        m.submodules.status = DomainRenamer(self._read_domain)(status)
+        for source in writer.sources:
+            name = source.name.lower()
+            wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(writer, name))
+        if "half" in self.signature.members:
+            m.d.comb += writer.half.eq(self.half)
+        m.d.comb += [
+            writer.enable.eq(self.enable),
+            writer.clear.eq(self.clear),
+            self.now.eq(writer.now),
+            fifo.w_data.eq(writer.w_data),
+            fifo.w_en.eq(writer.w_en),
+            writer.w_rdy.eq(fifo.w_rdy),
+            # The reader's end: entries out, and every one taken counted on its way.
+            self.entries.payload.eq(fifo.entries.payload),
+            self.entries.valid.eq(fifo.entries.valid),
+            fifo.entries.ready.eq(self.entries.ready),
+            status.entry.eq(fifo.entries.payload),
+            status.taken.eq(fifo.entries.valid & self.entries.ready),
+            status.level.eq(fifo.r_level),
+            status.clear.eq(self.status_clear),
+            self.events.eq(status.events),
+            self.lost.eq(status.lost),
+            self.fifo_max.eq(status.fifo_max),
+        ]
+        return m
+
+
+class EntryWriter(wiring.Component):
+    """The capture side: stamps events with one free-running counter and writes them, a
+    cycle's events per entry, to a FIFO in cycle order, counting what it cannot write.
+
+    Parameters
+    ----------
+    sources : dict of :class:`Source` to int
+        The event sources and their value widths. For each, the component has an input port
+        named after the source in lower case (``marker``, ``irq``, ``edge0``...) of signature
+        ``stream.Signature(width, always_ready=True)``.
 
     Behaviour
     ---------
@@ -55,16 +162,14 @@ class EventCapture(wiring.Component):
     previous record and this one". Counts saturate at 2**32 - 1 (about 43 s of a
     100 MHz source lost with no room at all).
 
-    ``clear`` (one cycle, e.g. on START) zeroes loss and status counters; it does not touch the
-    FIFO, which the encoder drains. Events are registered (with their stamp) before they are
-    taken, so they are taken in the cycle after they come; the status counters (``events``,
-    ``lost``, ``fifo_max``) count a cycle's events three cycles after it (registered for
-    timing).
+    ``clear`` (one cycle, e.g. on START) zeroes the loss counts; it does not touch the FIFO,
+    which the encoder drains. Events are registered (with their stamp) before they are taken,
+    so they are taken in the cycle after they come.
 
-    The FIFO (:class:`EntryFifo`) holds ``fifo_depth`` entries, like a ``SyncFIFOBuffered`` of
-    that depth, and says whether it has room from a flip-flop; an entry reaches ``entries``
-    four cycles after the cycle it was taken in, five after its events came (the stamp is that
-    of the events' cycle, so this latency shows nowhere in the stream).
+    The FIFO side: ``w_data`` is written when ``w_en`` is high (only ever with ``w_rdy``),
+    ``w_rdy`` says the FIFO has room for this cycle's entry (:class:`CaptureFifo` gives it
+    from a flip-flop). The stamp is that of the events' cycle, so the FIFO's latency shows
+    nowhere in the stream.
 
     With ``stamp_shift=1`` (DDR front ends, see :mod:`.ddr_edges`) the stamp counts half
     cycles: ``now * 2 + half``, where ``half`` (one bit per source, read with ``valid``) says an
@@ -72,22 +177,19 @@ class EventCapture(wiring.Component):
     which takes the earliest of their halves.
     """
 
-    def __init__(self, sources, *, fifo_depth=512, stamp_shift=0):
+    def __init__(self, sources, *, stamp_shift=0):
         if stamp_shift not in (0, 1):
             raise ValueError(f"stamp_shift must be 0 or 1, not {stamp_shift!r}")
         self._sources = dict(sources)
-        self._fifo_depth = fifo_depth
         self._stamp_shift = stamp_shift
         self._layout = entry_layout(self._sources)
         members = {
             "enable": In(1),
             "clear": In(1),
             "now": Out(STAMP_BITS),
-            "entries": Out(stream.Signature(self._layout)),
-            # status counters (since the last clear)
-            "events": Out(32),
-            "lost": Out(32),
-            "fifo_max": Out(range(fifo_depth + 1)),
+            "w_data": Out(self._layout),
+            "w_en": Out(1),
+            "w_rdy": In(1),
         }
         for source, width in self._sources.items():
             members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
@@ -99,18 +201,19 @@ class EventCapture(wiring.Component):
     def layout(self):
         return self._layout
 
+    @property
+    def sources(self):
+        return self._sources
+
     def elaborate(self, platform):
         m = Module()
-        m.submodules.fifo = fifo = EntryFifo(self._layout.size, self._fifo_depth)
+        fifo = self                      # w_data, w_en and w_rdy are the FIFO's write port
         m.submodules.counter = counter = FreeRunningCounter(STAMP_BITS)
         m.d.comb += self.now.eq(counter.value)
 
         entry = Signal(self._layout)
         m.d.comb += [
             fifo.w_data.eq(entry),
-            self.entries.payload.eq(fifo.r_data),
-            self.entries.valid.eq(fifo.r_rdy),
-            fifo.r_en.eq(self.entries.ready),
         ]
 
         sources = list(self._sources)
@@ -163,8 +266,11 @@ class EventCapture(wiring.Component):
             entry.loss_count.eq(selected((source, counts[source]) for source in sources)),
         ]
 
-        def saturating_increment(count):
-            return Mux(count.all(), count, count + 1)
+        # Whether a count is all ones (saturated) is kept in a flip-flop beside it, set as it
+        # steps there, so the wide compare feeds that flip-flop only and not the count's
+        # enable (the path that limited the HX8K's capture clock to 99.8 MHz).
+        saturated = {source: Signal(name=f"lost_saturated_{source.name.lower()}")
+                     for source in sources}
 
         dropped = {}
         has_loss_next = {}
@@ -180,12 +286,14 @@ class EventCapture(wiring.Component):
             m.d.comb += has_loss_next[source].eq(
                 ~self.clear & (dropped[source] | (has_loss[source] & ~flushing[source])))
             m.d.sync += has_loss[source].eq(has_loss_next[source])
+            count, full = counts[source], saturated[source]
             with m.If(self.clear):
-                m.d.sync += counts[source].eq(0)
+                m.d.sync += [count.eq(0), full.eq(0)]
             with m.Elif(dropped[source]):
-                m.d.sync += counts[source].eq(saturating_increment(counts[source]))
+                m.d.sync += [count.eq(Mux(full, count, count + 1)),
+                             full.eq(full | (count == (1 << LOSS_COUNT_BITS) - 2))]
             with m.Elif(flushing[source]):
-                m.d.sync += counts[source].eq(0)
+                m.d.sync += [count.eq(0), full.eq(0)]
         for index, source in enumerate(sources):
             lower = Cat(has_loss_next[other] for other in sources[:index])
             m.d.sync += picked[source].eq(has_loss_next[source] & ~lower.any()
@@ -194,37 +302,7 @@ class EventCapture(wiring.Component):
         any_loss = Cat(has_loss[source] for source in sources).any()
         m.d.comb += fifo.w_en.eq(fifo.w_rdy & ((entry.present.as_value() != 0) | any_loss))
 
-        # Status: events accepted, events lost, FIFO high-water mark.
-        # A cycle's accepted and dropped events are registered as they are, counted in the
-        # next cycle and added in the one after, so the event decisions, the bit counts and
-        # the 32-bit adders are three separate paths; `clear` discards the counts of its own
-        # cycle and of the one before, exactly as if they were taken at once.
-        accepted_bits = Signal(len(sources))
-        dropped_bits = Signal(len(sources))
-        cleared = Signal()               # `clear` was high in the cycle before
-        accepted = Signal(range(len(sources) + 1))
-        dropped_now = Signal(range(len(sources) + 1))
-        level = Signal.like(self.fifo_max)   # the FIFO's level (an adder's output), registered
-        m.d.sync += [
-            accepted_bits.eq(entry.present.as_value()),
-            dropped_bits.eq(Cat(dropped[source] for source in sources)),
-            cleared.eq(self.clear),
-        ]
-        with m.If(self.clear):
-            m.d.sync += [self.events.eq(0), self.lost.eq(0), self.fifo_max.eq(0),
-                         accepted.eq(0), dropped_now.eq(0), level.eq(0)]
-        with m.Else():
-            m.d.sync += [
-                accepted.eq(Mux(cleared, 0, sum(accepted_bits))),
-                dropped_now.eq(Mux(cleared, 0, sum(dropped_bits))),
-                self.events.eq(self.events + accepted),
-                self.lost.eq(self.lost + dropped_now),
-                level.eq(fifo.level),
-            ]
-            with m.If(level > self.fifo_max):
-                m.d.sync += self.fifo_max.eq(level)
         return m
-
 
 class FreeRunningCounter(wiring.Component):
     """``value`` counts clock cycles from 0 (wrapping at ``2 ** width``), exactly, without a
@@ -249,91 +327,157 @@ class FreeRunningCounter(wiring.Component):
         return m
 
 
-class EntryFifo(wiring.Component):
-    """The capture's FIFO: ``depth`` entries in block RAM, with registers on both sides.
+class CaptureFifo(wiring.Component):
+    """The capture's FIFO across the clock boundary: ``depth`` entries (a power of two) in
+    block RAM, written in ``w_domain`` (the capture clock), read in ``r_domain`` (the link).
 
-    Same ports, capacity and room as ``amaranth.lib.fifo.SyncFIFOBuffered(width, depth)``:
-    ``w_rdy`` is 0 when ``depth`` entries are held (or, for a cycle or two, one or two fewer,
-    while they are on their way out of the block RAM), ``level`` counts the entries held.
-    What differs is latency, for timing: a write is registered on its way into the block RAM,
-    so the logic that decides it drives flip-flops only, not the block RAMs' write enables and
-    the pointers; and the block RAM's output goes into a register of its own before ``r_data``
-    (an ECP5 block RAM takes about 6 ns to show its data). An entry written in cycle *c* is
-    on ``r_data`` from *c* + 4 at the earliest (*c* + 2 for ``SyncFIFOBuffered``); ``w_rdy``
-    comes from a flip-flop.
+    It is an asynchronous FIFO of the usual kind (Gray-coded pointers, each passed to the
+    other side through a two-flip-flop synchronizer, as in ``amaranth.lib.fifo.AsyncFIFO``),
+    laid out so that every path in the fast write domain runs from flip-flops to flip-flops
+    through one short step: AsyncFIFO gates each write with a full flag compared from the
+    synchronized pointer in the same cycle and increments the pointer behind it, a path that
+    limited the iCE40 HX8K's capture clock to 91.5 MHz (nextpnr, seed 1). Here:
+
+    * Write side: a write is registered on its way into the block RAM, so the logic that
+      decides it drives flip-flops only; the write pointer counts the registered writes and
+      is Gray-coded from its own register, a cycle later. ``w_rdy`` (a flip-flop) says there
+      is room: it comes from the level (write pointer minus the synchronized, decoded read
+      pointer, registered), which lags by up to four writes, so it is 1 only while at least
+      four entries are free. A write ``w_rdy`` allows therefore always finds room; an
+      unbroken burst fills all ``depth`` entries.
+    * Read side: an entry is fetched from the block RAM into the output register when the
+      output is free and the synchronized write pointer says one is there (``entries`` comes
+      from flip-flops). One entry every three link cycles at most: the link carries each in
+      far more.
+    * Frees reach the write side through the read pointer's synchronizer; entries reach the
+      read side through the write pointer's, after their data is in the block RAM.
+    * Both domains are reset together (the boards' power-on reset asserts both at once and
+      releases each through its own synchronizer): then both pointers are 0 on both sides.
+
+    ``r_level``: the entries the read side sees (fetched or not), for the high-water mark.
+    A block RAM row is free again once its entry is fetched, so the FIFO holds up to
+    ``depth + 1`` entries (:attr:`capacity`), the last in the output register.
     """
 
-    def __init__(self, width, depth):
-        if depth < 3:
-            raise ValueError(f"depth must be at least 3, not {depth!r}")
+    def __init__(self, width, depth, *, w_domain="sync", r_domain="sync"):
+        if depth < 4 or depth & (depth - 1):
+            raise ValueError(f"depth must be a power of two >= 4, not {depth!r}")
         self._width = width
         self._depth = depth
+        self._w_domain = w_domain
+        self._r_domain = r_domain
         super().__init__({
             "w_data": In(width),
             "w_en": In(1),
             "w_rdy": Out(1, init=1),
-            "r_data": Out(width),
-            "r_en": In(1),
-            "r_rdy": Out(1),
-            "level": Out(range(depth + 1)),
+            "entries": Out(stream.Signature(width)),
+            "r_level": Out(range(depth + 2)),
+        })
+
+    @property
+    def depth(self):
+        return self._depth
+
+    @property
+    def capacity(self):
+        return self._depth + 1
+
+    def elaborate(self, platform):
+        m = Module()
+        bits = self._depth.bit_length()         # pointers: address bits and a wrap bit
+        m.submodules.storage = storage = memory.Memory(shape=self._width, depth=self._depth,
+                                                       init=[])
+        write_port = storage.write_port(domain=self._w_domain)
+        read_port = storage.read_port(domain=self._r_domain)
+        write, read = m.d[self._w_domain], m.d[self._r_domain]
+
+        r_gray = Signal(bits)                   # the read pointer, Gray-coded (read domain)
+
+        # Write side.
+        pending = Signal()
+        pending_data = Signal(self._width)
+        w_pointer = Signal(bits)
+        w_gray = Signal(bits)
+        write += [pending.eq(self.w_en & self.w_rdy), pending_data.eq(self.w_data),
+                  w_pointer.eq(w_pointer + pending), w_gray.eq(_gray(w_pointer))]
+        m.d.comb += [write_port.addr.eq(w_pointer), write_port.data.eq(pending_data),
+                     write_port.en.eq(pending)]
+        r_gray_w = Signal(bits)
+        m.submodules.r_pointer_sync = FFSynchronizer(r_gray, r_gray_w,
+                                                     o_domain=self._w_domain)
+        r_pointer_w = Signal(bits)
+        w_level = Signal(bits)
+        write += [r_pointer_w.eq(_from_gray(r_gray_w)),
+                  w_level.eq(w_pointer - r_pointer_w),
+                  # Not yet in `w_level` when w_rdy is used: the writes of its cycle and of
+                  # the three before (see above).
+                  self.w_rdy.eq(w_level <= self._depth - 4)]
+
+        # Read side.
+        r_pointer = Signal(bits)
+        w_gray_r = Signal(bits)
+        m.submodules.w_pointer_sync = FFSynchronizer(w_gray, w_gray_r, o_domain=self._r_domain)
+        w_pointer_r = Signal(bits)
+        fetched = Signal()                      # the block RAM shows a fetched entry
+        fetch = Signal()
+        read += w_pointer_r.eq(_from_gray(w_gray_r))
+        m.d.comb += [
+            fetch.eq((w_pointer_r != r_pointer) & ~fetched & ~self.entries.valid),
+            read_port.addr.eq(r_pointer),
+            read_port.en.eq(fetch),
+        ]
+        read += [r_pointer.eq(r_pointer + fetch), fetched.eq(fetch), r_gray.eq(_gray(r_pointer)),
+                 self.r_level.eq((w_pointer_r - r_pointer)[:bits] + fetched
+                                 + self.entries.valid)]
+        with m.If(fetched):
+            read += [self.entries.payload.eq(read_port.data), self.entries.valid.eq(1)]
+        with m.Elif(self.entries.ready):
+            read += self.entries.valid.eq(0)
+        return m
+class EntryStatus(wiring.Component):
+    """STATUS's counters, kept on the read side of the FIFO: ``events`` (event records taken
+    from the FIFO), ``lost`` (the counts of the LOSS fields taken), ``fifo_max`` (the highest
+    ``level`` seen), since ``clear``.
+
+    The loss counts are made on the write side, where events are dropped, and come here
+    inside the entries, so ``lost`` is exact and needs no synchronizer of its own; it counts
+    a loss once the entry that reports it leaves the FIFO (an entry's events likewise). Once
+    a stopped capture's FIFO has drained, ``events`` and ``lost`` are exactly what the stream
+    holds. ``taken`` says ``entry`` leaves the FIFO in this cycle; the sums are registered
+    in stages (bit counts, then the 32-bit adds) so each is a short path.
+    """
+
+    def __init__(self, sources, layout, depth):
+        self._sources = list(sources)
+        super().__init__({
+            "entry": In(layout),
+            "taken": In(1),
+            "level": In(range(depth + 1)),
+            "clear": In(1),
+            "events": Out(32),
+            "lost": Out(32),
+            "fifo_max": Out(range(depth + 1)),
         })
 
     def elaborate(self, platform):
         m = Module()
-        # The block RAM holds all but two: one in its output latch, one in `r_data`.
-        capacity = self._depth - 2
-        rows = 1 << (capacity - 1).bit_length() if capacity > 1 else 2
-        m.submodules.storage = storage = memory.Memory(shape=self._width, depth=rows, init=[])
-        write = storage.write_port()
-        read = storage.read_port(domain="sync")
-        produce = Signal(range(rows))              # pointers wrap with the power-of-two rows
-        consume = Signal(range(rows))
-
-        # The write of this cycle, registered: it reaches the block RAM in the next cycle.
-        pending = Signal()
-        pending_data = Signal(self._width)
-        do_write = self.w_en & self.w_rdy
-        m.d.sync += [pending.eq(do_write), pending_data.eq(self.w_data)]
-        m.d.comb += [write.addr.eq(produce), write.data.eq(pending_data), write.en.eq(pending)]
-        with m.If(pending):
-            m.d.sync += produce.eq(produce + 1)
-
-        # Read side: the block RAM's output (`latched`: it holds an entry not yet moved on;
-        # the read port keeps its data while not enabled) moves into `r_data` when that is
-        # free or being read, and a new read is started when the latch is free or moving.
-        stored = Signal(range(capacity + 1))       # entries in block RAM, not yet read out
-        latched = Signal()
-        move = Signal()
-        do_read = Signal()
-        m.d.comb += [
-            move.eq(latched & (~self.r_rdy | self.r_en)),
-            do_read.eq((stored != 0) & (~latched | move)),
-            read.addr.eq(consume),
-            read.en.eq(do_read),
-        ]
-        with m.If(do_read):
-            m.d.sync += consume.eq(consume + 1)
+        present = Signal(len(self._sources))
+        loss = Signal(LOSS_COUNT_BITS)
+        accepted = Signal(range(len(self._sources) + 1))
+        level = Signal.like(self.level)
         m.d.sync += [
-            latched.eq(do_read | (latched & ~move)),
-            self.r_rdy.eq(move | (self.r_rdy & ~self.r_en)),
-            stored.eq(stored + pending - do_read),
+            present.eq(Mux(self.taken, self.entry.present.as_value(), 0)),
+            loss.eq(Mux(self.taken & self.entry.loss_valid, self.entry.loss_count, 0)),
+            accepted.eq(sum(present)),
+            level.eq(self.level),
         ]
-        # The data register needs no reset, and without one there is a term less in front of
-        # it: it takes the block RAM's output, which an ECP5 shows about 6 ns after the clock.
-        data = Signal(self._width, reset_less=True)
-        m.d.comb += self.r_data.eq(data)
-        with m.If(move):
-            m.d.sync += data.eq(read.data)
-
-        # Room: the entries of block RAM and the pending write (`stored + pending`) after this
-        # cycle's write and read must stay below `capacity`. The compares are of flip-flops,
-        # so `w_en` only selects among them.
-        held = stored + pending                    # entries bound for the block RAM
-        one_below = Signal()                       # held == capacity - 1
-        m.d.comb += one_below.eq(Mux(pending, stored == capacity - 2, stored == capacity - 1))
-        with m.If(do_write & ~do_read):
-            m.d.sync += self.w_rdy.eq(~one_below)
-        with m.Elif(do_read & ~do_write):
-            m.d.sync += self.w_rdy.eq(1)
-        m.d.comb += self.level.eq(held + latched + self.r_rdy)
+        # A clear discards what is on its way through the stages, as if the counts were
+        # taken at once.
+        with m.If(self.clear):
+            m.d.sync += [self.events.eq(0), self.lost.eq(0), self.fifo_max.eq(0),
+                         present.eq(0), loss.eq(0), accepted.eq(0)]
+        with m.Else():
+            m.d.sync += [self.events.eq(self.events + accepted), self.lost.eq(self.lost + loss)]
+            with m.If(level > self.fifo_max):
+                m.d.sync += self.fifo_max.eq(level)
         return m

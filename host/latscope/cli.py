@@ -180,6 +180,8 @@ def cmd_info(args):
     print(f"protocol       version {identity.version}")
     print(f"capture clock  {identity.clock_hz / 1e6:g} MHz, resolution "
           f"{identity.resolution_ns:g} ns")
+    if identity.link_clock_hz:
+        print(f"link clock     {identity.link_clock_hz / 1e6:g} MHz")
     print(f"marker port    {identity.marker_width} data bits + strobe")
     print(f"bus window     "
           f"{'yes, %d-bit' % identity.bus_width if identity.bus_width else 'no'}")

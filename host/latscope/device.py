@@ -12,8 +12,8 @@ import serial
 
 from .identity import Identity, IdentityError
 from .parser import Events, StreamParser
-from .protocol import (REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command, EchoPattern, EchoReply,
-                       IrqConfig, StartArgs, StatusReply, encode_command)
+from .protocol import (UNKNOWN_COMMAND_REPLY, Command, EchoPattern, EchoReply, IrqConfig,
+                       StartArgs, StatusReply, encode_command, reply_sizes)
 
 __all__ = ["DeviceError", "Identity", "IrqSettings", "Device", "Port", "open_transport"]
 
@@ -182,11 +182,10 @@ class Device:
                 if code == UNKNOWN_COMMAND_REPLY:
                     raise DeviceError(f"device does not know command {payload.hex()}")
                 if code == opcode:
-                    expected = REPLY_LAYOUTS.get(opcode)
-                    size = 0 if expected is None else expected.as_shape().size // 8
-                    if len(payload) != size:
+                    sizes = reply_sizes(opcode)
+                    if len(payload) not in sizes:
                         raise DeviceError(f"reply to {Command(opcode).name} has {len(payload)} "
-                                          f"bytes, expected {size}")
+                                          f"bytes, expected {sizes[0]}")
                     return payload
             self._read(1)
         raise DeviceError(f"no reply to {Command(opcode).name} within {self.reply_timeout} s "

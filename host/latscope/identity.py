@@ -21,7 +21,7 @@ class IdentityError(ValueError):
 #: Defaults of fields a capture file's identity may leave out (files written by tools and
 #: tests that know only some of them): a 16-bit marker port, no bus, no edges.
 _DEFAULTS = {"version": VERSION, "clock_hz": 0, "stamp_shift": 0, "marker_width": 16,
-             "edge_count": 0, "bus_width": 0, "fifo_depth": 0, "board": ""}
+             "edge_count": 0, "bus_width": 0, "fifo_depth": 0, "board": "", "link_clock_hz": 0}
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,7 @@ class Identity:
     fifo_depth: int = 0
     latency: dict = field(default_factory=dict)     # Source -> cycles from pin to stamp
     board: str = ""
+    link_clock_hz: int = 0             # the link clock; 0: unknown (older gateware, old files)
 
     @property
     def stamp_hz(self):
@@ -63,6 +64,7 @@ class Identity:
             "marker_width": self.marker_width, "edge_count": self.edge_count,
             "bus_width": self.bus_width, "fifo_depth": self.fifo_depth, "board": self.board,
             "latency": {Source(source).name: cycles for source, cycles in self.latency.items()},
+            "link_clock_hz": self.link_clock_hz,
         }
 
     @classmethod
@@ -78,7 +80,8 @@ class Identity:
 
     @classmethod
     def from_reply(cls, payload):
-        """The identity in an IDENTIFY reply's payload bytes."""
+        """The identity in an IDENTIFY reply's payload bytes. An older reply (shorter: no
+        ``link_clock_hz``) reads with ``link_clock_hz`` 0, unknown."""
         reply = IdentifyReply.from_bits(int.from_bytes(payload, "little"))
         if reply.magic.to_bytes(4, "little") != MAGIC:
             raise IdentityError(f"not a latscope device: identify magic {reply.magic:#010x}")
@@ -92,7 +95,8 @@ class Identity:
                    stamp_shift=reply.stamp_shift, marker_width=reply.marker_width,
                    edge_count=reply.edge_count, bus_width=reply.bus_width,
                    fifo_depth=reply.fifo_depth, latency=latency,
-                   board=bytes(reply.board).rstrip(b"\0").decode("ascii", "replace"))
+                   board=bytes(reply.board).rstrip(b"\0").decode("ascii", "replace"),
+                   link_clock_hz=reply.link_clock_hz)
 
     def parser(self, *, correct_latency=True):
         """A stream parser for this device's records (marker width, pin latencies)."""

@@ -43,9 +43,10 @@ import numpy as np
 from amaranth.lib import data
 
 from .protocol import (CRC_BITS, DELTA_BITS, HOLE_SOURCE, LEAD_FLAG, LEAD_PAYLOAD_BITS,
-                       MAX_CONT, REPLY_LAYOUTS, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
+                       MAX_CONT, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
                        UNKNOWN_COMMAND_REPLY, VERSION, VERSIONS, Command, Source, Tally,
-                       fixed_length, hole_value, loss_count, loss_source, value_width)
+                       fixed_length, hole_value, loss_count, loss_source, reply_sizes,
+                       value_width)
 
 __all__ = ["Events", "ParserStats", "StreamParser"]
 
@@ -173,18 +174,16 @@ def _source_name(source):
 
 
 def _reply_sizes():
-    sizes = {int(command): 0 for command in Command}
-    sizes.update({int(command): layout.as_shape().size // 8
-                  for command, layout in REPLY_LAYOUTS.items()})
-    sizes[UNKNOWN_COMMAND_REPLY] = 1
+    sizes = {int(command): reply_sizes(command) for command in Command}
+    sizes[UNKNOWN_COMMAND_REPLY] = (1,)
     return sizes
 
 
 class _ReplyAssembler:
     """Builds reply messages (opcode, length, payload) from REPLY bytes.
 
-    An opcode the protocol does not define, or a length that differs from the size the
-    protocol gives for that opcode, is a lost or mangled byte: the message is abandoned and
+    An opcode the protocol does not define, or a length that differs from the sizes the
+    protocol gives for that opcode (``protocol.reply_sizes``: older gateware's too), is a lost or mangled byte: the message is abandoned and
     counted, and the next byte is taken as an opcode. That is how assembly resynchronises."""
 
     SIZES = _reply_sizes()
@@ -212,7 +211,7 @@ class _ReplyAssembler:
         if self.opcode is None:
             return False
         if self.length is None:
-            return byte == 0 and self.SIZES[self.opcode] == 0
+            return byte == 0 and 0 in self.SIZES[self.opcode]
         return len(self.payload) + 1 == self.length
 
     def push(self, byte):
@@ -225,7 +224,7 @@ class _ReplyAssembler:
                 self.skipping = True
             return
         if self.length is None:
-            if byte != self.SIZES[self.opcode]:
+            if byte not in self.SIZES[self.opcode]:
                 self.abort()
                 return
             self.length = byte

@@ -36,7 +36,7 @@ __all__ = [
     "tally_payload",
     "Command", "IdentifyReply", "StatusReply", "IrqConfig", "IrqFlags", "StartArgs", "EchoPattern",
     "EchoReply",
-    "COMMAND_ARGS", "REPLY_LAYOUTS", "UNKNOWN_COMMAND_REPLY",
+    "COMMAND_ARGS", "REPLY_LAYOUTS", "OLDER_REPLY_SIZES", "reply_sizes", "UNKNOWN_COMMAND_REPLY",
     "StreamEncoder",
     "SumpCommand", "SUMP_LONG_COMMAND", "SUMP_ARG_BYTES", "SUMP_MODE_ENTRY", "SUMP_ID_REPLY",
     "SUMP_REFERENCE_HZ", "SUMP_GROUP_BITS", "SUMP_MAX_GROUPS", "SUMP_PROTOCOL_VERSION",
@@ -306,6 +306,7 @@ class IdentifyReply(data.Struct):
     edge_latency: 8      #: cycles from an edge-channel pin changing to the stamp
     irq_latency: 8       #: cycles from the IRQ output changing at the pin to the stamp
     board: data.ArrayLayout(8, 16)  #: board name, ASCII, NUL-padded
+    link_clock_hz: 32    #: link clock (UART, commands, encoder); absent from older replies
 
 
 class StatusReply(data.Struct):
@@ -330,6 +331,19 @@ REPLY_LAYOUTS = {
     Command.STATUS: StatusReply,
     Command.ECHO: EchoReply,
 }
+
+
+#: Payload sizes of replies from older gateware that the host still reads: the IDENTIFY
+#: reply before ``link_clock_hz`` (single-clock gateware; the fields it has are the same).
+OLDER_REPLY_SIZES = {Command.IDENTIFY: (35,)}
+
+
+def reply_sizes(opcode):
+    """The payload sizes a reply to ``opcode`` may have: the current layout's first, then
+    those of older gateware (``OLDER_REPLY_SIZES``)."""
+    layout = REPLY_LAYOUTS.get(Command(opcode))
+    size = 0 if layout is None else layout.as_shape().size // 8
+    return (size, *OLDER_REPLY_SIZES.get(Command(opcode), ()))
 
 
 def encode_command(opcode, args=None):

@@ -1,0 +1,113 @@
+"""The commands' effects across the link/capture clock boundary.
+
+The command processor runs in the link domain (``sync``); the capture (front ends, IRQ
+generator, time-stamper) in the capture domain. :class:`CaptureControl` carries START, STOP
+and IRQ_CONFIG over as pulses (``amaranth.lib.cdc.PulseSynchronizer``: a toggle through a
+two-flip-flop synchronizer) and takes the settings that go with them (the START source mask,
+the IRQ configuration) into the capture domain at that pulse: the link domain wrote them
+before it sent the pulse and keeps them until the next command, so they are stable when the
+capture domain reads them. The count of asserting IRQ edges comes back as a small Gray-coded
+counter (:class:`GrayCountCrossing`).
+"""
+
+from amaranth.hdl import *
+from amaranth.lib import wiring
+from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
+from amaranth.lib.wiring import In, Out
+
+from latscope.protocol import StartArgs
+
+__all__ = ["CaptureControl", "GrayCountCrossing"]
+
+
+def _gray(value):
+    return value ^ (value >> 1)
+
+
+class GrayCountCrossing(wiring.Component):
+    """Counts ``step`` pulses of the ``i_domain`` into ``count`` (32 bits) of ``sync``.
+
+    The ``i_domain`` side is a ``bits``-wide counter, registered in Gray code (one bit
+    changes per step) and synchronized into ``sync``, which adds the difference from the last
+    value it saw to ``count``. That is exact as long as ``sync`` samples the Gray counter at
+    least once per ``2 ** bits - 1`` steps (the IRQ generator's asserting edges are at least
+    two capture cycles apart: 6 bits allow a link clock 31 times slower than the capture
+    clock). ``clear`` (``sync``) zeroes ``count``; the small counter itself never restarts,
+    so no step is lost or made up at a clear.
+    """
+
+    def __init__(self, *, i_domain, bits=6):
+        self._i_domain = i_domain
+        self._bits = bits
+        super().__init__({"step": In(1), "clear": In(1), "count": Out(32)})
+
+    def elaborate(self, platform):
+        m = Module()
+        bits = self._bits
+        binary = Signal(bits)
+        gray = Signal(bits)
+        m.d[self._i_domain] += [binary.eq(binary + self.step),
+                                gray.eq(_gray(binary + self.step))]
+        synced = Signal(bits)
+        m.submodules.gray_sync = FFSynchronizer(gray, synced, o_domain="sync")
+        # Gray to binary: bit i is the XOR of the Gray bits from i up.
+        seen = Signal(bits)
+        last = Signal(bits)
+        m.d.comb += seen.eq(Cat(synced[i:].xor() for i in range(bits)))
+        m.d.sync += last.eq(seen)
+        with m.If(self.clear):
+            m.d.sync += self.count.eq(0)
+        with m.Else():
+            m.d.sync += self.count.eq(self.count + (seen - last)[:bits])
+        return m
+
+
+class CaptureControl(wiring.Component):
+    """START, STOP and IRQ_CONFIG into the capture domain, asserting IRQ edges out of it.
+
+    Link domain (``sync``): ``start``, ``stop``, ``irq_apply`` are the command processor's
+    one-cycle pulses (at least a few cycles apart: commands come a UART frame or more apart);
+    ``sources`` is START's source mask, written with ``start`` and held; ``irq_edges`` counts
+    the ``irq_edge`` pulses since the last ``start``.
+
+    Capture domain (``capture_domain``): ``capture_start`` and ``capture_irq_apply`` are the
+    pulses, from flip-flops, 3 to 4 capture cycles after the link domain's (``capture_irq_apply``
+    comes with ``capture_start`` too: START applies the IRQ settings in force);
+    ``capturing`` rises in the cycle after ``capture_start`` and falls in the cycle after a
+    ``stop`` arrives; ``sources_enabled`` is the mask taken at ``capture_start``.
+    """
+
+    def __init__(self, *, capture_domain):
+        self._domain = capture_domain
+        super().__init__({
+            "start": In(1), "stop": In(1), "irq_apply": In(1), "sources": In(StartArgs),
+            "irq_edges": Out(32),
+            "capture_start": Out(1), "capture_irq_apply": Out(1), "capturing": Out(1),
+            "sources_enabled": Out(StartArgs), "irq_edge": In(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        capture = m.d[self._domain]
+        pulses = {}
+        for name in ("start", "stop", "irq_apply"):
+            pulses[name] = synchronizer = PulseSynchronizer("sync", self._domain)
+            m.submodules[f"{name}_sync"] = synchronizer
+            m.d.comb += synchronizer.i.eq(getattr(self, name))
+        # The pulses fan out widely (the IRQ generator's settings and LFSR, the loss counts):
+        # they leave from flip-flops of their own, not from the synchronizers' XOR.
+        stop = Signal()
+        capture += [self.capture_start.eq(pulses["start"].o),
+                    # START applies the IRQ settings in force too: one flip-flop for both,
+                    # not an OR in front of the IRQ generator's many loads.
+                    self.capture_irq_apply.eq(pulses["irq_apply"].o | pulses["start"].o),
+                    stop.eq(pulses["stop"].o)]
+        with m.If(self.capture_start):
+            capture += [self.capturing.eq(1), self.sources_enabled.eq(self.sources)]
+        with m.Elif(stop):
+            capture += self.capturing.eq(0)
+
+        m.submodules.irq_edges = edges = GrayCountCrossing(i_domain=self._domain)
+        m.d.comb += [edges.step.eq(self.irq_edge), edges.clear.eq(self.start),
+                     self.irq_edges.eq(edges.count)]
+        return m
