@@ -5,7 +5,8 @@ synchronizers (and DDR registers), the marker port and edge channels, the bus sn
 generator, the stamp counter, event selection and the FIFO's write side. The link domain
 (``sync``) holds the rest: the FIFO's read side, encoder, serializer, UART, commands and
 SUMP mode. A single-clock build (``ApplianceConfig.link_clock_hz`` None: simulation, tests)
-runs both parts in ``sync``, through the same asynchronous FIFO and synchronizers.
+runs both parts in ``sync`` and pays for no crossing: a synchronous FIFO, and direct
+signals where two clocks need synchronizers or Gray counters.
 
 The IRQ generator is in the capture domain because its edges are events with exact stamps:
 its pin and its event come from flip-flops loaded at the same capture clock edge (latency 0,
