@@ -31,3 +31,15 @@ def byte_collector(port, out, ready=lambda cycle: True):
             cycle += 1
             ctx.set(port.ready, ready(cycle))
     return process
+
+
+def lost_per_source(events):
+    """{lost source: events lost} from the LOSS records of ``events`` ((stamp, source, value)
+    triples): a LOSS value is the lost source in its low 4 bits and the count above them
+    (docs/protocol.md), decoded here by that definition, not by the host's parser."""
+    from latscope.protocol import Source
+    lost = {}
+    for _, source, value in events:
+        if source == Source.LOSS:
+            lost[value & 0xf] = lost.get(value & 0xf, 0) + (value >> 4)
+    return lost

@@ -20,7 +20,7 @@ from latscope.protocol import Source
 from latscope_gateware.capture_control import GrayCountCrossing
 from latscope_gateware.capture_pipeline import CapturePipeline
 
-from gateware_sim import byte_collector
+from gateware_sim import byte_collector, lost_per_source
 
 SOURCES = {Source.MARKER: 16, Source.IRQ: 1, Source.EDGE0: 1, Source.EDGE1: 1}
 CAPTURE_NS = 10.0
@@ -131,10 +131,7 @@ def test_overflow_loss_counts_are_exact(ratio, capture_phase, link_phase):
     applied, out, status = _simulate(ratio, capture_phase, link_phase, seed=int(ratio * 77),
                                      cycles=2500, rate=0.3, fifo_depth=8, link_every=3)
     events = _parse(out)
-    lost = {}
-    for _, source, value in events:
-        if source == Source.LOSS:
-            lost[value & 0xf] = lost.get(value & 0xf, 0) + (value >> 4)
+    lost = lost_per_source(events)
     assert sum(lost.values()) > 0                              # it did overflow
     delivered = [event for event in events if event[1] != Source.LOSS]
     for source in SOURCES:

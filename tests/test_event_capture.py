@@ -9,7 +9,7 @@ from latscope.protocol import Source
 from latscope_gateware.event_capture import CaptureFifo, FreeRunningCounter
 from latscope_gateware.capture_pipeline import CapturePipeline
 
-from gateware_sim import byte_collector, run
+from gateware_sim import byte_collector, lost_per_source, run
 
 
 def test_split_counter_counts_every_cycle_through_wraps():
@@ -142,10 +142,7 @@ def test_every_offered_event_is_delivered_or_counted_lost(fifo_depth, marker_eve
     stats = parser.stats
     # The stream is intact and ends sealed: nothing dropped, no hole.
     assert (stats.segments_bad, stats.holes, stats.bytes_skipped) == (0, 0, 0)
-    lost = {}
-    for _, source, value in events:
-        if source == Source.LOSS:
-            lost[value & 0xf] = lost.get(value & 0xf, 0) + (value >> 4)
+    lost = lost_per_source(events)
     assert sum(lost.values()) > 0                       # it did overflow
     delivered = [event for event in events if event[1] != Source.LOSS]
     for source in OVERFLOW_SOURCES:
