@@ -35,6 +35,8 @@ from latscope_boards.netlist_sim import (SIMULATORS, Stimulus, clock_periods_ps,
                                          compile_netlist, decode_uart)
 from latscope_boards.toolchain import NETLIST_NAME, synthesize
 
+#: The IRQ generator's settings for a link of 6 or fewer capture cycles a UART bit; slower
+#: links get a proportionally longer period (``Script.pace``).
 IRQ = IrqSettings(period=1500, jitter_mask=0x3f, width=40)
 BURST_EXTRA = 400                      # cycles of EDGE1 burst beyond the FIFO's depth
 
@@ -67,6 +69,13 @@ class Script:
         self.truth = []               # (time of the pin change, Source, value)
         self.strobe = 1
         self.levels = {n: 1 for n in range(4)}
+        # How much slower than 6 capture cycles a bit the link is (1 on the HX8K and the
+        # iCEBreaker, 10 on the ULX3S's 2 Mbaud): the script spaces its events and the IRQ
+        # period by it, so that the IRQ's edges never take more of the link than it drains
+        # (else no event could find room in the FIFO after the overflow).
+        self.pace = max(1, self.bit_ps // (6 * self.t.P))
+        self.irq = IrqSettings(period=IRQ.period * self.pace, jitter_mask=IRQ.jitter_mask,
+                               width=IRQ.width)
 
     def command(self, cycle, opcode, args=None):
         """Sends a command from ``cycle``; returns the cycle after its last bit."""
@@ -101,7 +110,8 @@ def scripted_session(board):
     # The first command once the power-on reset is over.
     cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500,
                            Command.IDENTIFY)
-    cycle = script.command(cycle + script.reply_cycles(80), Command.IRQ_CONFIG, IRQ.encode())
+    cycle = script.command(cycle + script.reply_cycles(80), Command.IRQ_CONFIG,
+                           script.irq.encode())
     cycle = script.command(cycle + script.reply_cycles(16), Command.START,
                            StartArgs.const({"sources": 0xffff}))
     started = cycle
@@ -110,13 +120,14 @@ def scripted_session(board):
     cycle += 200
     for n in range(24):
         script.marker(cycle * P + (EARLY, LATE)[n % 2], rng.randrange(1 << 16))
-        cycle += rng.randrange(40, 160)
+        cycle += rng.randrange(40, 160) * script.pace
         script.edge(cycle * P + (LATE, EARLY)[n // 4 % 2], n % 4)
-        cycle += rng.randrange(40, 160)
+        cycle += rng.randrange(40, 160) * script.pace
     # Overflow: EDGE1 changes every cycle, alternating halves, for more cycles than the FIFO
     # has entries; then markers while the FIFO drains (some find it full: they are lost and
     # counted, like the IRQ's edges then).
-    cycle += 300
+    # (At least three IRQ periods before it: six IRQ changes at the least.)
+    cycle = max(cycle, started + 3 * (script.irq.period + script.irq.jitter_mask + 1)) + 300
     burst = cycle
     burst_cycles = board.fifo_depth + BURST_EXTRA
     for n in range(burst_cycles):
@@ -124,10 +135,9 @@ def scripted_session(board):
     cycle += burst_cycles + 500
     # (700 cycles apart at 6 or fewer cycles a UART bit: the later ones find room; as far
     # apart in bits on slower links.)
-    gap = 700 * max(1, script.bit_ps // (6 * P))
     for n in range(6):
         script.marker(cycle * P + (EARLY, LATE)[n % 2], rng.randrange(1 << 16))
-        cycle += gap
+        cycle += 700 * script.pace
     # (STOP is sent where the IRQ output does not change: see Session.expected.) STATUS once
     # the device is idle, the FIFO drained (docs/protocol.md: its `lost` is then the LOSS
     # records' sum): the full FIFO at 2 bytes an entry (measured: 1.3 on the ULX3S).
