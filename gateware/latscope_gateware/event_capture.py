@@ -155,9 +155,7 @@ class EntryWriter(wiring.Component):
     Parameters
     ----------
     sources : dict of :class:`Source` to int
-        The event sources and their value widths. For each, the component has an input port
-        named after the source in lower case (``marker``, ``irq``, ``edge0``...) of signature
-        ``stream.Signature(width, always_ready=True)``.
+        As :class:`EventCapture`'s: an input port per source.
 
     Behaviour
     ---------
