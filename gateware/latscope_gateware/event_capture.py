@@ -18,6 +18,8 @@ from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
 
+from .arithmetic import carry_select_add
+
 __all__ = ["entry_layout", "EventCapture", "EntryWriter", "CaptureFifo", "WriteStatus",
            "StatusSnapshot", "FreeRunningCounter"]
 
@@ -281,7 +283,9 @@ class EntryWriter(wiring.Component):
 
         # Whether a count is all ones (saturated) is kept in a flip-flop beside it, set as it
         # steps there, so the wide compare feeds that flip-flop only and not the count's
-        # enable (the path that limited the HX8K's capture clock to 99.8 MHz).
+        # enable (the path that limited the HX8K's capture clock to 99.8 MHz). The increment
+        # is a carry-select add: a 32-bit carry chain limited the iCEBreaker's capture clock
+        # to 51.2 MHz once the IRQ generator had left the capture domain.
         saturated = {source: Signal(name=f"lost_saturated_{source.name.lower()}")
                      for source in sources}
 
@@ -303,7 +307,9 @@ class EntryWriter(wiring.Component):
             with m.If(self.clear):
                 m.d.sync += [count.eq(0), full.eq(0)]
             with m.Elif(dropped[source]):
-                m.d.sync += [count.eq(Mux(full, count, count + 1)),
+                step = carry_select_add(count, Const(1, LOSS_COUNT_BITS),
+                                        width=LOSS_COUNT_BITS, split=LOSS_COUNT_BITS // 2)
+                m.d.sync += [count.eq(Mux(full, count, step)),
                              full.eq(full | (count == (1 << LOSS_COUNT_BITS) - 2))]
             with m.Elif(flushing[source]):
                 m.d.sync += [count.eq(0), full.eq(0)]
@@ -467,7 +473,8 @@ class WriteStatus(wiring.Component):
     ``clear``. ``accepted`` and ``dropped`` have a bit per source for this cycle's events.
 
     A cycle's bits are registered as they are, counted in the next cycle and added in the one
-    after, so the event decisions, the bit counts and the 32-bit adders are separate paths;
+    after, so the event decisions, the bit counts and the 32-bit adders (carry-select, no
+    chain longer than 17 bits) are separate paths;
     ``clear`` discards the counts of its own cycle and of the one before, as if they were
     taken at once.
     """
@@ -501,8 +508,8 @@ class WriteStatus(wiring.Component):
             m.d.sync += [
                 accepted.eq(Mux(cleared, 0, sum(accepted_bits))),
                 dropped.eq(Mux(cleared, 0, sum(dropped_bits))),
-                self.events.eq(self.events + accepted),
-                self.lost.eq(self.lost + dropped),
+                self.events.eq(carry_select_add(self.events, accepted, width=32, split=16)),
+                self.lost.eq(carry_select_add(self.lost, dropped, width=32, split=16)),
             ]
             with m.If(level > self.fifo_max):
                 m.d.sync += self.fifo_max.eq(level)
