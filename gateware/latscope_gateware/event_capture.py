@@ -233,7 +233,12 @@ class EntryWriter(wiring.Component):
 
         sources = list(self._sources)
         ports = {source: getattr(self, source.name.lower()) for source in sources}
-        counts = {source: Signal(LOSS_COUNT_BITS, name=f"lost_{source.name.lower()}")
+        # The counts and their saturation flags take no domain reset: `clear` zeroes them at
+        # every START, before a capture can count anything, and they are 0 from power-up.
+        # With the reset, its high-fan-out net ran into each count's enable (the HX8K's
+        # slowest capture path at 144 MHz: 118.99 MHz, seed 1).
+        counts = {source: Signal(LOSS_COUNT_BITS, name=f"lost_{source.name.lower()}",
+                                 reset_less=True)
                   for source in sources}
         # `has_loss[s]` is `counts[s] != 0`, kept in a flip-flop so that the wide compares are
         # off the path that picks the reported source and the events that may be written.
@@ -286,7 +291,8 @@ class EntryWriter(wiring.Component):
         # enable (the path that limited the HX8K's capture clock to 99.8 MHz). The increment
         # is a carry-select add: a 32-bit carry chain limited the iCEBreaker's capture clock
         # to 51.2 MHz once the IRQ generator had left the capture domain.
-        saturated = {source: Signal(name=f"lost_saturated_{source.name.lower()}")
+        saturated = {source: Signal(name=f"lost_saturated_{source.name.lower()}",
+                                    reset_less=True)
                      for source in sources}
 
         dropped = {}
