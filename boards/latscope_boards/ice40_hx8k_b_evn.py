@@ -22,7 +22,7 @@ from .clocking import Ice40Pll, ice40_pll_settings
 __all__ = ["board"]
 
 CRYSTAL_HZ = 12_000_000
-CLOCK_HZ = 96_000_000
+CLOCK_HZ = 120_000_000
 GOAL_HZ = 150_000_000
 
 
