@@ -9,6 +9,7 @@ exactly once, in order, with its stamp; with the FIFO overflowing, every event t
 one applied (in order, none twice), and the LOSS records and STATUS count the rest exactly.
 """
 
+import itertools
 import random
 
 import pytest
@@ -17,10 +18,13 @@ from amaranth.sim import Simulator
 
 from latscope.parser import Events, StreamParser
 from latscope.protocol import Source
-from latscope_gateware.capture_control import GrayCountCrossing
+from latscope_gateware.capture_control import CaptureControl, GrayCountCrossing
 from latscope_gateware.capture_pipeline import CapturePipeline
+from latscope_gateware.irq_generator import MIN_INTERVAL, IrqGenerator
+from latscope_gateware.irq_pin import IrqPinStage
 
 from gateware_sim import byte_collector, lost_per_source
+from test_irq_generator import reference_draws
 
 SOURCES = {Source.MARKER: 16, Source.IRQ: 1, Source.EDGE0: 1, Source.EDGE1: 1}
 CAPTURE_NS = 10.0
@@ -204,3 +208,140 @@ def test_gray_count_crossing_counts_every_step(ratio):
     sim.add_testbench(stepper)
     sim.add_testbench(reader)
     sim.run()
+
+
+# --- The IRQ output across the clocks: generator in the link domain, pin stage at capture ----
+
+class _IrqBench(Elaboratable):
+    """The IRQ path of a two-clock appliance, wired as ``Appliance`` wires it: the command
+    side's pulses through :class:`CaptureControl`, the IRQ generator in the link domain
+    (``sync``), its pin stage, the time-stamper and the edge count in ``capture``."""
+
+    def __init__(self):
+        self.control = CaptureControl(capture_domain="capture")
+        self.generator = IrqGenerator()
+        self.pin = IrqPinStage(capture_domain="capture")
+        self.pipeline = CapturePipeline({Source.IRQ: 1}, fifo_depth=64, flush_after=1 << 20,
+                                        capture_domain="capture")
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.capture = ClockDomain()
+        m.domains.sync = ClockDomain()
+        m.submodules.control = control = self.control
+        m.submodules.generator = generator = self.generator
+        m.submodules.pin = pin = self.pin
+        m.submodules.pipeline = pipeline = self.pipeline
+        enabled = control.capturing & control.sources_enabled.sources[int(Source.IRQ)]
+        m.d.comb += [
+            pin.level.eq(generator.events.payload),
+            pin.pin.eq(generator.irq),
+            generator.apply.eq(control.generator_apply),
+            generator.reseed.eq(control.generator_reseed),
+            pipeline.irq.valid.eq(pin.events.valid & enabled),
+            pipeline.irq.payload.eq(pin.events.payload),
+            control.irq_edge.eq(control.capturing & pin.events.valid & pin.events.payload),
+            pipeline.enable.eq(control.capturing),
+            pipeline.clear.eq(control.capture_start),
+            pipeline.start.eq(control.start),
+        ]
+        return m
+
+
+def _simulate_irq(ratio, link_phase, settings, *, link_cycles):
+    """IRQ_CONFIG with ``settings``, START, ``link_cycles`` link cycles, STOP. Returns the
+    capture cycles as sampled ((now, pin, valid, payload, capturing) each), the events the
+    host parses from the bytes, and STATUS's IRQ edge count."""
+    bench = _IrqBench()
+    control, pipeline = bench.control, bench.pipeline
+    cycles, out, status = [], [], {}
+    done = []
+
+    async def link(ctx):
+        ctx.set(bench.generator.config, settings)
+        await ctx.tick().repeat(4)
+        for pulse in (control.irq_apply, control.start):     # IRQ_CONFIG, then START
+            if pulse is control.start:
+                ctx.set(control.sources, {"sources": 1 << Source.IRQ})
+            ctx.set(pulse, 1)
+            await ctx.tick()
+            ctx.set(pulse, 0)
+            await ctx.tick().repeat(30)
+        await ctx.tick().repeat(link_cycles)
+        ctx.set(control.stop, 1)
+        await ctx.tick()
+        ctx.set(control.stop, 0)
+        ctx.set(pipeline.stopping, 1)
+        await ctx.tick().repeat(600)
+        status["irq_edges"] = ctx.get(control.irq_edges)
+        done.append(True)
+
+    async def monitor(ctx):
+        signals = (pipeline.now, bench.pin.irq, bench.pin.events.valid,
+                   bench.pin.events.payload, control.capturing)
+        async for _clk, _rst, *values in ctx.tick("capture").sample(*signals):
+            cycles.append(tuple(values))
+            if done:
+                return
+
+    sim = Simulator(bench)
+    sim.add_clock(CAPTURE_NS * 1e-9, phase=0, domain="capture")
+    link_ns = ratio * CAPTURE_NS
+    sim.add_clock(link_ns * 1e-9, phase=link_phase * link_ns * 1e-9, domain="sync")
+    sim.add_testbench(link)
+    sim.add_process(monitor)
+    sim.add_process(byte_collector(pipeline.bytes, out))
+    sim.run()
+    return cycles, _parse(bytes(out)), status
+
+
+def _pin_edges(cycles):
+    """(capture cycle, new level) of every cycle in which the pin shows a new level."""
+    return [(n, cycles[n][1]) for n in range(1, len(cycles)) if cycles[n][1] != cycles[n - 1][1]]
+
+
+def _check_every_edge_is_one_exact_event(cycles, events, status):
+    edges = _pin_edges(cycles)
+    # The event comes in the very cycle the pin first shows the new level, and only then.
+    assert [(n, cycles[n][3]) for n in range(len(cycles)) if cycles[n][2]] == edges
+    # Every edge while capturing reaches the host once, stamped with that cycle's stamp.
+    captured = [(cycles[n][0], level) for n, level in edges if cycles[n][4]]
+    assert len(captured) > 20
+    assert events == [(stamp, int(Source.IRQ), level) for stamp, level in captured]
+    assert status["irq_edges"] == sum(level for _, level in captured)
+    return edges
+
+
+@pytest.mark.parametrize("link_phase", [0.0, 0.5])
+def test_irq_two_clocks_exact_from_one_pll(link_phase):
+    """Link clock half the capture clock, its rising edges on capture rising edges (phase 0:
+    the iCE40 PLL's GENCLK / GENCLK_HALF) or on the other capture edges (0.5): every IRQ edge is one event at its exact stamp,
+    and the intervals and widths, drawn in link cycles, are exactly twice as many capture
+    cycles: those of the documented LFSR from START's reseed on."""
+    period, mask, width = 9, 0x1f, 4
+    settings = {"period": period, "jitter_mask": mask, "width": width,
+                "flags": {"enable": 1, "one_shot": 0, "active_low": 0}}
+    cycles, events, status = _simulate_irq(2, link_phase, settings, link_cycles=1500)
+    edges = _check_every_edge_is_one_exact_event(cycles, events, status)
+    start = next(n for n, sample in enumerate(cycles) if sample[4])    # capturing rises
+    after = [(n, level) for n, level in edges if n >= start]
+    rising = [n for n, level in after if level]
+    falling = [n for n, level in after if not level]
+    draws = [max(MIN_INTERVAL, period + (draw & mask))
+             for draw in itertools.islice(reference_draws(), len(rising) + 1)]
+    # Draw 0 (from the seed, at START) places the first edge; each edge draws the next.
+    assert [b - a for a, b in itertools.pairwise(rising)] == [2 * i for i in draws[1:len(rising)]]
+    assert all(f - r == 2 * min(width, i - 1) for r, f, i in zip(rising, falling, draws[1:]))
+    # The first edge after START: a fixed time (the crossings' latencies are fixed), the
+    # same whatever the phase of the link edges among the capture edges.
+    assert rising[0] - start == 2 * draws[0] - 1
+
+
+def test_irq_two_clocks_unrelated_every_edge_exact():
+    """Unrelated clocks (a ratio of 2.37): the synchronizer's latency varies by a capture
+    cycle, but every IRQ edge is still one event, in order, at its exact stamp, and the edge
+    count is exact."""
+    settings = {"period": 6, "jitter_mask": 0x7, "width": 2,
+                "flags": {"enable": 1, "one_shot": 0, "active_low": 0}}
+    cycles, events, status = _simulate_irq(2.37, 0.31, settings, link_cycles=700)
+    _check_every_edge_is_one_exact_event(cycles, events, status)

@@ -82,6 +82,11 @@ class Script:
         P = self.t.P
         return self.stimulus.uart(cycle * P, encode_command(opcode, args), self.bit_ps) // P + 1
 
+    def irq_interval_cycles(self, irq):
+        """Capture cycles of the longest interval of ``irq``, whose settings count link
+        cycles (docs/protocol.md, IRQ_CONFIG)."""
+        return (irq.period + irq.jitter_mask + 1) * self.t.link // self.t.P
+
     def reply_cycles(self, size):
         """Capture cycles a reply of ``size`` bytes takes on the link, with a margin."""
         return size * 10 * self.bit_ps // self.t.P + 300
@@ -127,7 +132,7 @@ def scripted_session(board):
     # has entries; then markers while the FIFO drains (some find it full: they are lost and
     # counted, like the IRQ's edges then).
     # (At least three IRQ periods before it: six IRQ changes at the least.)
-    cycle = max(cycle, started + 3 * (script.irq.period + script.irq.jitter_mask + 1)) + 300
+    cycle = max(cycle, started + 3 * script.irq_interval_cycles(script.irq)) + 300
     burst = cycle
     burst_cycles = board.fifo_depth + BURST_EXTRA
     for n in range(burst_cycles):
@@ -339,7 +344,7 @@ def loopback_script(board, irq=LOOPBACK_IRQ, edges=16):
     sources = sum(1 << source for source in (Source.IRQ, Source.EDGE0, Source.MARKER))
     cycle = script.command(cycle + script.reply_cycles(16), Command.START,
                            StartArgs.const({"sources": sources}))
-    cycle += (edges + 1) * (irq.period + irq.jitter_mask + 1) + 300
+    cycle += (edges + 1) * script.irq_interval_cycles(irq) + 300
     return script, script.command(cycle, Command.STOP)
 
 

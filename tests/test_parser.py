@@ -548,8 +548,10 @@ def test_identify_reply_reports_both_clocks_and_older_replies_still_read():
     identity = Identity.from_reply(payload)
     assert (identity.clock_hz, identity.link_clock_hz) == (150_000_000, 75_000_000)
     assert identity.resolution_ns == 1e9 / 300_000_000       # stamps use the capture clock
+    assert identity.irq_clock_hz == 75_000_000               # IRQ settings the link clock
     older = Identity.from_reply(payload[:35])
     assert (older.clock_hz, older.link_clock_hz, older.stamp_shift) == (150_000_000, 0, 1)
+    assert older.irq_clock_hz == 150_000_000                 # one clock: the capture clock
     assert Identity.from_dict(identity.as_dict()) == identity
 
 

@@ -1,12 +1,12 @@
 """Lattice iCE40-HX8K-B-EVN breakout board (iCE40HX8K-CT256): the default board.
 
-Two clocks from the 12 MHz crystal through one SB_PLL40_2F: the capture clock, 96 MHz, and
-the link clock at half of it, 48 MHz (the PLL's GENCLK_HALF output). The marker strobe and
+Two clocks from the 12 MHz crystal through one SB_PLL40_2F: the capture clock, 120 MHz, and
+the link clock at half of it, 60 MHz (the PLL's GENCLK_HALF output). The marker strobe and
 the edge channels go through the SB_IO's DDR input registers, so stamps count half cycles:
-5.21 ns. The capture domain is limited by the IRQ generator's interval draw (about 107 MHz,
-nextpnr seed 1; goal: 150 MHz, 3.4 ns; see docs/boards.md). Host link on the FT2232H's
-channel B UART at 12 Mbaud (4 link cycles per bit; the link clock must be a multiple of
-12 MHz, so the capture clock is one of 24 MHz). All appliance pins are on header J2 (FPGA
+4.17 ns. Asked for 144 MHz (the next multiple of 24 MHz), the capture domain reaches
+120.45-129.17 MHz (nextpnr seeds 1-3; goal: 150 MHz, 3.4 ns; see docs/boards.md). Host link
+on the FT2232H's channel B UART at 12 Mbaud (5 link cycles per bit; the link clock must be a
+multiple of 12 MHz, so the capture clock is one of 24 MHz). All appliance pins are on header J2 (FPGA
 bank 1), which nothing else on the board uses.
 
 J2 (2 x 20, pin 1 marked): pins 7, 8, 15, 16, 23, 24, 31, 32, 39, 40 are ground; pins 1 and 3
@@ -22,7 +22,7 @@ from .clocking import Ice40Pll, ice40_pll_settings
 __all__ = ["board"]
 
 CRYSTAL_HZ = 12_000_000
-CLOCK_HZ = 96_000_000
+CLOCK_HZ = 120_000_000
 GOAL_HZ = 150_000_000
 
 

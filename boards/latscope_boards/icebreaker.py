@@ -3,9 +3,11 @@
 Capture clock from the 12 MHz crystal, through the SB_PLL40 for clocks above it (the
 crystal drives pin 35, the PLL's own input pad, hence SB_PLL40_PAD): 36 MHz, one clock for
 both the capture and the link domain. The UP5K is the slowest of the three parts: asked for
-the goal, 72 MHz, with the link at half of it, the capture domain reaches 43.65 MHz (nextpnr
-seed 5), and a two-clock build below 72 MHz would put the link below 12 Mbaud (see
-docs/boards.md; ``board(two_clocks=True)`` builds it). The marker strobe
+the goal, 72 MHz, with the link at half of it (the IRQ generator's timing in the link
+domain), the capture domain reaches 47.95 and 51.16 MHz (nextpnr seeds 2 and 3; seed 1 does
+not place, 93 % full) and the link domain 35.11 and 36.23 MHz, and a two-clock build below
+72 MHz would put the link below 12 Mbaud (see docs/boards.md; ``board(two_clocks=True)``
+builds it). The marker strobe
 and the edge channels go through the SB_IO's DDR input registers: stamps count half cycles,
 13.9 ns. Host link on the FT2232H's channel B UART at 12 Mbaud, 3 cycles per bit.
 
@@ -43,9 +45,10 @@ def _pll(board):
 
 
 def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False):
-    # One clock by default: the capture domain alone reaches 43.65 MHz here (nextpnr seed 5,
-    # asked for 72 MHz; the IRQ generator's interval draw), and the iCE40's second PLL
-    # output is half the first, which would cost the 12 Mbaud link (docs/boards.md).
+    # One clock by default: with two (72/36 MHz) the capture domain reaches 51.16 MHz at
+    # best (nextpnr seeds 1-3; routing on a 93 % full device), and the iCE40's second PLL
+    # output is half the first, so a slower capture clock would cost the 12 Mbaud link
+    # (docs/boards.md).
     link_hz = clock_hz // 2 if two_clocks else 0
     return Board(
         name="icebreaker",
@@ -61,7 +64,7 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False):
         fifo_depth=1024,
         # No SUMP device mode: it needs 3 more block RAMs and about 1500 logic cells.
         sump_depth=0,
-        # 93 % full (4900 cells): seed 5 gives 38.28 MHz at 36 MHz. (Before the two clock
+        # 93 % full (4896 cells): seed 5 gives 36.35 MHz at 36 MHz. (Before the two clock
         # domains, 89 % full, seeds 1 and 2 gave 35.09 and 35.81 MHz: the command
         # processor's decode, since the ECHO command.)
         seed=5,

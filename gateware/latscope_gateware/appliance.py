@@ -2,17 +2,20 @@
 
 The capture domain (``capture``) holds everything that decides a stamp: the input
 synchronizers (and DDR registers), the marker port and edge channels, the bus snoop, the IRQ
-generator, the stamp counter, event selection and the FIFO's write side. The link domain
-(``sync``) holds the rest: the FIFO's read side, encoder, serializer, UART, commands and
-SUMP mode. A single-clock build (``ApplianceConfig.link_clock_hz`` None: simulation, tests)
-runs both parts in ``sync`` and pays for no crossing: a synchronous FIFO, and direct
-signals where two clocks need synchronizers or Gray counters.
+output's pin stage, the stamp counter, event selection and the FIFO's write side. The link
+domain (``sync``) holds the rest: the FIFO's read side, encoder, serializer, UART, commands,
+SUMP mode and the IRQ generator's timing. A single-clock build
+(``ApplianceConfig.link_clock_hz`` None: simulation, tests) runs both parts in ``sync`` and
+pays for no crossing: a synchronous FIFO, and direct signals where two clocks need
+synchronizers or Gray counters.
 
-The IRQ generator is in the capture domain because its edges are events with exact stamps:
-its pin and its event come from flip-flops loaded at the same capture clock edge (latency 0,
-``irq_latency`` in IDENTIFY). In the link domain its edges would reach the time-stamper
-through a synchronizer, an uncertainty of a capture cycle on every IRQ stamp, and its
-periods would be counted in link cycles, not stamp units.
+The IRQ output's edges are events with exact stamps: its pin and its event come from
+flip-flops loaded at the same capture clock edge (latency 0, ``irq_latency`` in IDENTIFY).
+With one clock those are the IRQ generator's own. With two, the generator (its 33-bit interval
+draws and countdowns, which limited the capture clock) runs in the link domain and only
+:class:`.irq_pin.IrqPinStage` (a synchronizer, the pin flip-flop and the event) in the capture
+domain: the stamps stay exact, and the IRQ periods and widths count link clock cycles
+(docs/protocol.md, IRQ_CONFIG).
 """
 
 from amaranth.hdl import *
@@ -28,6 +31,7 @@ from .capture_control import CaptureControl
 from .commands import CommandProcessor
 from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
+from .irq_pin import IrqPinStage
 from .marker_port import MarkerPort
 from .stream_register import StreamRegister
 from .capture_pipeline import CapturePipeline
@@ -40,9 +44,9 @@ __all__ = ["ApplianceConfig", "Appliance"]
 class ApplianceConfig:
     """Build-time parameters of an appliance; the identify reply reports them.
 
-    ``clock_hz`` is the capture clock (stamps count its cycles, IRQ periods too);
-    ``link_clock_hz`` the link clock (UART, commands, encoder, SUMP), or None for a
-    single-clock build, where the capture logic runs in ``sync`` too. With a link clock the
+    ``clock_hz`` is the capture clock (stamps count its cycles);
+    ``link_clock_hz`` the link clock (UART, commands, encoder, SUMP, IRQ periods and widths),
+    or None for a single-clock build, where the capture logic runs in ``sync`` too. With a link clock the
     appliance needs a ``capture`` clock domain from its parent (a board's PLL).
     ``uart_divisor`` is link-clock cycles per UART bit (120 MHz / 10 = 12 Mbaud).
     ``bus_window`` is ``(base word address, words)`` of the snooped Wishbone window, or None
@@ -177,7 +181,13 @@ class Appliance(wiring.Component):
 
         m.submodules.marker = in_capture(marker := self._marker)
         m.submodules.edges = in_capture(edges := self._edges)
-        m.submodules.irq_generator = in_capture(irq := self._irq)
+        # The IRQ generator's timing runs in the link domain; its pin and events come from
+        # the generator itself with one clock, else from a pin stage in the capture domain.
+        m.submodules.irq_generator = generator = self._irq
+        irq = generator
+        if domain != "sync":
+            m.submodules.irq_pin = irq = IrqPinStage(capture_domain=domain)
+            m.d.comb += [irq.level.eq(generator.events.payload), irq.pin.eq(generator.irq)]
         m.submodules.streamer = streamer = CapturePipeline(
             sources, marker_width=config.marker_width, fifo_depth=config.fifo_depth,
             flush_after=config.flush_after, stamp_shift=self.stamp_shift,
@@ -227,8 +237,10 @@ class Appliance(wiring.Component):
         with m.If(commands.stop | entering_sump):
             m.d.sync += capturing.eq(0)
         # ... and as the capture domain does, a synchronizer's latency later: it takes the
-        # events, restarts the IRQ generator and drives the `capturing` pin, all from the
-        # same pulse, so their timing relative to each other is that of one clock domain.
+        # events and drives the `capturing` pin from the same pulse. The IRQ generator
+        # restarts in the link domain a cycle after START (with one clock: in the cycle
+        # `capture_start` is high); with two clocks from one PLL in phase both crossings have
+        # fixed latencies, so a capture's IRQ edges keep fixed times relative to its start.
         m.d.comb += [
             control.start.eq(commands.start),
             control.stop.eq(commands.stop | entering_sump),
@@ -251,9 +263,9 @@ class Appliance(wiring.Component):
             # IRQ_CONFIG applies new settings; START applies the settings in force again,
             # from the seed: the first edge is I0 = period + (seed & mask) after START. The
             # settings are the link domain's registers, stable since before the pulse.
-            irq.config.eq(commands.irq_config),
-            irq.apply.eq(control.capture_irq_apply),          # IRQ_CONFIG or START
-            irq.reseed.eq(control.capture_start),
+            generator.config.eq(commands.irq_config),
+            generator.apply.eq(control.generator_apply),      # IRQ_CONFIG or START
+            generator.reseed.eq(control.generator_reseed),
             self.capturing.eq(control.capturing),
             commands.status.capturing.eq(capturing),
             commands.status.events.eq(streamer.events),

@@ -18,6 +18,8 @@ from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
 
+from .arithmetic import carry_select_add
+
 __all__ = ["entry_layout", "EventCapture", "EntryWriter", "CaptureFifo", "WriteStatus",
            "StatusSnapshot", "FreeRunningCounter"]
 
@@ -229,7 +231,12 @@ class EntryWriter(wiring.Component):
 
         sources = list(self._sources)
         ports = {source: getattr(self, source.name.lower()) for source in sources}
-        counts = {source: Signal(LOSS_COUNT_BITS, name=f"lost_{source.name.lower()}")
+        # The counts and their saturation flags take no domain reset: `clear` zeroes them at
+        # every START, before a capture can count anything, and they are 0 from power-up.
+        # With the reset, its high-fan-out net ran into each count's enable (the HX8K's
+        # slowest capture path at 144 MHz: 118.99 MHz, seed 1).
+        counts = {source: Signal(LOSS_COUNT_BITS, name=f"lost_{source.name.lower()}",
+                                 reset_less=True)
                   for source in sources}
         # `has_loss[s]` is `counts[s] != 0`, kept in a flip-flop so that the wide compares are
         # off the path that picks the reported source and the events that may be written.
@@ -279,8 +286,11 @@ class EntryWriter(wiring.Component):
 
         # Whether a count is all ones (saturated) is kept in a flip-flop beside it, set as it
         # steps there, so the wide compare feeds that flip-flop only and not the count's
-        # enable (the path that limited the HX8K's capture clock to 99.8 MHz).
-        saturated = {source: Signal(name=f"lost_saturated_{source.name.lower()}")
+        # enable (the path that limited the HX8K's capture clock to 99.8 MHz). The increment
+        # is a carry-select add: a 32-bit carry chain limited the iCEBreaker's capture clock
+        # to 51.2 MHz once the IRQ generator had left the capture domain.
+        saturated = {source: Signal(name=f"lost_saturated_{source.name.lower()}",
+                                    reset_less=True)
                      for source in sources}
 
         dropped = {}
@@ -301,7 +311,9 @@ class EntryWriter(wiring.Component):
             with m.If(self.clear):
                 m.d.sync += [count.eq(0), full.eq(0)]
             with m.Elif(dropped[source]):
-                m.d.sync += [count.eq(Mux(full, count, count + 1)),
+                step = carry_select_add(count, Const(1, LOSS_COUNT_BITS),
+                                        width=LOSS_COUNT_BITS, split=LOSS_COUNT_BITS // 2)
+                m.d.sync += [count.eq(Mux(full, count, step)),
                              full.eq(full | (count == (1 << LOSS_COUNT_BITS) - 2))]
             with m.Elif(flushing[source]):
                 m.d.sync += [count.eq(0), full.eq(0)]
@@ -466,7 +478,8 @@ class WriteStatus(wiring.Component):
     ``clear``. ``accepted`` and ``dropped`` have a bit per source for this cycle's events.
 
     A cycle's bits are registered as they are, counted in the next cycle and added in the one
-    after, so the event decisions, the bit counts and the 32-bit adders are separate paths;
+    after, so the event decisions, the bit counts and the 32-bit adders (carry-select, no
+    chain longer than 17 bits) are separate paths;
     ``clear`` discards the counts of its own cycle and of the one before, as if they were
     taken at once.
     """
@@ -493,18 +506,27 @@ class WriteStatus(wiring.Component):
         level = Signal.like(self.level)
         m.d.sync += [accepted_bits.eq(self.accepted), dropped_bits.eq(self.dropped),
                      cleared.eq(self.clear), level.eq(self.level)]
+        # The high-water mark takes a level a cycle after comparing it: `higher` says that
+        # `pending` (last cycle's level) exceeds the mark as it is when `pending` is taken,
+        # i.e. `pending` itself if the level before it was being taken. So the compare ends
+        # in a flip-flop and the mark's enable comes from one (a compare and a 3-LUT enable
+        # into 11 flip-flops limited the HX8K at 144 MHz to 102.66 MHz, seed 2).
+        pending = Signal.like(self.level)
+        higher = Signal()
+        m.d.sync += pending.eq(level)
         with m.If(self.clear):
             m.d.sync += [self.events.eq(0), self.lost.eq(0), self.fifo_max.eq(0),
-                         accepted.eq(0), dropped.eq(0)]
+                         accepted.eq(0), dropped.eq(0), higher.eq(0)]
         with m.Else():
             m.d.sync += [
                 accepted.eq(Mux(cleared, 0, sum(accepted_bits))),
                 dropped.eq(Mux(cleared, 0, sum(dropped_bits))),
-                self.events.eq(self.events + accepted),
-                self.lost.eq(self.lost + dropped),
+                self.events.eq(carry_select_add(self.events, accepted, width=32, split=16)),
+                self.lost.eq(carry_select_add(self.lost, dropped, width=32, split=16)),
             ]
-            with m.If(level > self.fifo_max):
-                m.d.sync += self.fifo_max.eq(level)
+            m.d.sync += higher.eq(Mux(higher, level > pending, level > self.fifo_max))
+            with m.If(higher):
+                m.d.sync += self.fifo_max.eq(pending)
         return m
 
 

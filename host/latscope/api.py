@@ -101,7 +101,7 @@ class Session:
 
     def configure_irq(self, settings=None, **fields):
         """Sets the IRQ generator: an :class:`IrqSettings` or its fields (``period``,
-        ``jitter_mask``, ``width`` in cycles; ``enable``, ``one_shot``, ``active_low``);
+        ``jitter_mask``, ``width`` in cycles of ``identity.irq_clock_hz``, the link clock; ``enable``, ``one_shot``, ``active_low``);
         fields not given keep their defaults. The settings go to the device now and into
         the metadata of later captures."""
         if settings is None:

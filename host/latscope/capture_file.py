@@ -510,7 +510,8 @@ class _CaptureInfo:
 
     @property
     def clock_hz(self):
-        """The capture clock (what IRQ periods and widths count; the metadata has it)."""
+        """The capture clock (the metadata has it; IRQ periods and widths count
+        ``identity.irq_clock_hz``, the link clock)."""
         return self.identity.clock_hz
 
     @property

@@ -148,12 +148,13 @@ def device_options(p):
 
 def irq_options(p, *, jitter):
     p.add_argument("--irq-period", type=lambda text: int(text, 0), default=5000,
-                   help="IRQ period in cycles (2 .. 2**32 - 1)")
+                   help="IRQ period in link clock cycles (the capture clock on a one-clock "
+                        "board; `latscope identify`), 2 .. 2**32 - 1")
     p.add_argument("--irq-jitter", type=lambda text: int(text, 0), default=jitter,
                    help=f"jitter mask: extra 0..mask cycles per period, 32 bits "
                         f"(default {jitter:#x})")
     p.add_argument("--irq-width", type=lambda text: int(text, 0), default=100,
-                   help="IRQ pulse width in cycles (1 .. period - 1)")
+                   help="IRQ pulse width in link clock cycles (1 .. period - 1)")
     p.add_argument("--no-irq", action="store_true", help="leave the IRQ generator off")
 
 

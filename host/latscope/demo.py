@@ -110,7 +110,7 @@ def print_results(capture_path, run, built_s, total_s):
           f"{suite['samples']} samples{pacing}), appliance '{identity.board}' at "
           f"{identity.clock_hz / 1e6:g} MHz ({identity.resolution_ns:g} ns per stamp)")
     print(f"IRQ generator: every {irq['period']} + 0..{irq['jitter_mask']} cycles "
-          f"({irq['period'] * 1e6 / identity.clock_hz:g} us), {irq['width']} cycles wide\n")
+          f"({irq['period'] * 1e6 / identity.irq_clock_hz:g} us), {irq['width']} cycles wide\n")
     print(text_table(document["tables"]) if document["tables"] else "no tables")
     if document["tables"]:
         print(statistics_note())

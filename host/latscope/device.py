@@ -29,7 +29,8 @@ _FIELD_NAMES = {"period": "period", "jitter_mask": "jitter mask", "width": "widt
 
 @dataclass(frozen=True)
 class IrqSettings:
-    """IRQ generator settings in cycles; see ``protocol.IrqConfig``."""
+    """IRQ generator settings in link clock cycles (``Identity.irq_clock_hz``; the capture
+    clock on a one-clock build); see ``protocol.IrqConfig``."""
     period: int = 5000
     jitter_mask: int = 0
     width: int = 100

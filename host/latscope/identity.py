@@ -44,6 +44,14 @@ class Identity:
         return self.clock_hz << self.stamp_shift
 
     @property
+    def irq_clock_hz(self):
+        """The clock IRQ settings (period, jitter mask, width) count: the link clock, which
+        the IRQ generator's timing runs on (docs/protocol.md, IRQ_CONFIG); the capture clock
+        on a one-clock build and for an identity without ``link_clock_hz`` (gateware from
+        before the two clock domains had one clock)."""
+        return self.link_clock_hz or self.clock_hz
+
+    @property
     def resolution_ns(self):
         return 1e9 / self.stamp_hz
 

@@ -206,9 +206,11 @@ def run_info(capture, tables=None):
         device["resolution_ns"] = 1e9 / capture.stamp_hz
     irq = dict(meta.get("irq") or {})
     if irq and clock_hz:
+        # IRQ settings count the clock the IRQ generator runs on: the link clock.
+        irq_clock_hz = capture.identity.irq_clock_hz
         for key in ("period", "width"):
             if key in irq:
-                irq[f"{key}_ns"] = irq[key] * 1e9 / clock_hz
+                irq[f"{key}_ns"] = irq[key] * 1e9 / irq_clock_hz
     known = {"identity", "irq", "start_time", "port", "test_info", "suite", "firmware", "cpu"}
     suite = meta.get("suite") or meta.get("firmware")
     if meta.get("cpu"):
@@ -429,9 +431,9 @@ def _settings_items(document):
         for key in ("period", "width"):
             if key in irq:
                 ns = f" = {irq[key + '_ns']:g} ns" if key + "_ns" in irq else ""
-                items.append((key, f"{irq[key]} cycles{ns}"))
+                items.append((key, f"{irq[key]} link cycles{ns}"))
         if "jitter_mask" in irq:
-            items.append(("jitter", f"+0..{irq['jitter_mask']} cycles per period"))
+            items.append(("jitter", f"+0..{irq['jitter_mask']} link cycles per period"))
         items += [(k.replace("_", " "), "yes" if irq[k] else "no")
                   for k in ("one_shot", "active_low") if k in irq]
         sections.append(("IRQ generator", items))

@@ -1,0 +1,78 @@
+"""The IRQ output's pin stage: the pin and its event in the capture domain, for an IRQ generator
+that runs in the link domain.
+
+With two clocks, the IRQ generator's timing (interval draws, countdowns, LFSR, settings) runs
+in the link domain, which has the slack for its 33-bit adds, and only this stage runs at the
+capture clock. It takes the generator's logical level and its pin level through a two-stage
+synchronizer and loads the pin flip-flop and the event (``valid``: the level changed) at the
+same capture clock edge, so an IRQ edge's stamp is the capture cycle in which the pin first
+shows the new level: exact (pin-to-stamp latency 0), whatever the crossing's latency.
+
+That latency, from the link clock edge at which the generator's level changes to the capture
+cycle in which the pin shows it, is fixed when the two clocks come from one PLL in phase (the
+iCE40's GENCLK / GENCLK_HALF pair, the ECP5's CLKOP / CLKOS): a change launched at a link edge,
+which is a capture edge too, is taken by the synchronizer's first flip-flop one capture cycle
+later (its path is one net, far shorter than a capture cycle), so the pin shows it
+:data:`LINK_TO_PIN` capture cycles after the link edge, every time; an interval of *I* link
+cycles is then exactly *I* x (capture clock / link clock) capture cycles on the pin and in the
+stamps. (Should that net ever take longer than a capture cycle, the first flip-flop samples
+the change a cycle later: a metastability-safe crossing still, every edge still one event at
+its exact stamp, only that edge a capture cycle late.)
+"""
+
+from amaranth.hdl import *
+from amaranth.lib import stream, wiring
+from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["LINK_TO_PIN", "IrqPinStage"]
+
+#: Capture cycles from the link clock edge that changes the generator's level to the capture
+#: cycle in which the pin shows it (PLL clocks in phase): two synchronizer flip-flops and the
+#: pin's.
+LINK_TO_PIN = 3
+
+
+class IrqPinStage(wiring.Component):
+    """The IRQ pin and its events in ``capture_domain``, from a generator in ``sync``.
+
+    Ports
+    -----
+    level : In(1)
+        ``sync``: the generator's logical output level (its ``events.payload``, a flip-flop).
+    pin : In(1)
+        ``sync``: the generator's pin (``level`` with its polarity, a flip-flop).
+    irq : Out(1)
+        ``capture_domain``: the pin, from a flip-flop.
+    events : Out(stream.Signature(1, always_ready=True))
+        ``capture_domain``: ``valid`` for one cycle per change of ``level``, in the cycle the
+        pin shows it (``latency`` 0); ``payload`` the new level (1: asserting edge).
+    """
+
+    #: Cycles from the pin showing a new level to ``events.valid``: both change together.
+    latency = 0
+
+    def __init__(self, *, capture_domain="capture"):
+        self._domain = capture_domain
+        super().__init__({
+            "level": In(1),
+            "pin": In(1),
+            "irq": Out(1),
+            "events": Out(stream.Signature(1, always_ready=True)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        level = Signal()
+        pin = Signal()
+        # Both bits change only at link edges and are sampled at the same capture edges, so
+        # the pin's polarity and its level arrive together.
+        m.submodules.synchronizer = FFSynchronizer(
+            Cat(self.level, self.pin), Cat(level, pin), o_domain=self._domain, stages=2)
+        # `events.payload` holds the level the pin shows: a change of `level` is an edge.
+        m.d[self._domain] += [
+            self.irq.eq(pin),
+            self.events.valid.eq(level != self.events.payload),
+            self.events.payload.eq(level),
+        ]
+        return m
