@@ -4,8 +4,8 @@ that runs in the link domain.
 With two clocks, the IRQ generator's timing (interval draws, countdowns, LFSR, settings) runs
 in the link domain, which has the slack for its 33-bit adds, and only this stage runs at the
 capture clock. It takes the generator's logical level and its pin level through a two-stage
-synchronizer and loads the pin flip-flop and the event (``valid``: the level changed) at the
-same capture clock edge, so an IRQ edge's stamp is the capture cycle in which the pin first
+synchronizer, waits until the pair has been the same for two capture cycles, and loads the
+pin flip-flop and the event (``valid``: the level changed) at the same capture clock edge, so an IRQ edge's stamp is the capture cycle in which the pin first
 shows the new level: exact (pin-to-stamp latency 0), whatever the crossing's latency.
 
 That latency, from the link clock edge at which the generator's level changes to the capture
@@ -28,9 +28,9 @@ from amaranth.lib.wiring import In, Out
 __all__ = ["LINK_TO_PIN", "IrqPinStage"]
 
 #: Capture cycles from the link clock edge that changes the generator's level to the capture
-#: cycle in which the pin shows it (PLL clocks in phase): two synchronizer flip-flops and the
-#: pin's.
-LINK_TO_PIN = 3
+#: cycle in which the pin shows it (PLL clocks in phase): two synchronizer flip-flops, the
+#: stability check's and the pin's.
+LINK_TO_PIN = 4
 
 
 class IrqPinStage(wiring.Component):
@@ -63,16 +63,23 @@ class IrqPinStage(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        level = Signal()
-        pin = Signal()
-        # Both bits change only at link edges and are sampled at the same capture edges, so
-        # the pin's polarity and its level arrive together.
+        sampled = Signal(2)          # (level, pin) out of the synchronizer
+        previous = Signal(2)
         m.submodules.synchronizer = FFSynchronizer(
-            Cat(self.level, self.pin), Cat(level, pin), o_domain=self._domain, stages=2)
-        # `events.payload` holds the level the pin shows: a change of `level` is an edge.
+            Cat(self.level, self.pin), sampled, o_domain=self._domain, stages=2)
+        level, pin = sampled[0], sampled[1]
+        # The two bits change together at a link edge, but each crosses on its own: where
+        # that edge is not a capture edge too (the ULX3S's 125/50 MHz) or a net is slow, one
+        # bit may arrive a capture cycle before the other. A pair is taken only once it has
+        # been the same for two capture cycles (the bits then belong to one link edge: they
+        # change at most once per link cycle, which is two capture cycles or more), so the
+        # pin never shows a level its event does not say, nor a mixed pair (a glitch).
+        stable = sampled == previous
         m.d[self._domain] += [
-            self.irq.eq(pin),
-            self.events.valid.eq(level != self.events.payload),
-            self.events.payload.eq(level),
+            previous.eq(sampled),
+            self.events.valid.eq(stable & (level != self.events.payload)),
         ]
+        # `events.payload` holds the level the pin shows: a change of `level` is an edge.
+        with m.If(stable):
+            m.d[self._domain] += [self.irq.eq(pin), self.events.payload.eq(level)]
         return m
