@@ -99,9 +99,15 @@ def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
         assert board.balls(board.platform_class(), [pin]) in balls
     rtlil = files[f"{DESIGN_NAME}.il"]
     rtlil = rtlil if isinstance(rtlil, str) else rtlil.decode()
-    # ECP5: IDDRX1F cells; iCE40: SB_IO cells in DDR mode (their D_IN_1 is used).
+    # ECP5: IDDRX1F cells, or IDDRX2F gearboxes; iCE40: SB_IO cells in DDR mode (their
+    # D_IN_1 is used). One per strobe and edge pin.
     ddr = rtlil.count("cell \\IDDRX1F") + rtlil.count("connect \\D_IN_1")
-    assert ddr == (1 + 4 if board.ddr_inputs else 0)
+    gearbox = rtlil.count("cell \\IDDRX2F")
+    expected = {1: (0, 0), 2: (1 + 4, 0), 4: (0, 1 + 4)}[board.sample_phases]
+    assert (ddr, gearbox) == expected
+    if board.sample_phases == 4:
+        # One edge clock buffer and one divider: the capture clock is the edge clock / 2.
+        assert rtlil.count("cell \\ECLKSYNCB") == rtlil.count("cell \\CLKDIVF") == 1
 
 
 def test_docs_have_the_current_pinouts_and_build_table():
