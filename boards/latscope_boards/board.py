@@ -272,6 +272,8 @@ def gearbox_inputs(m, name, port, capture):
         m.submodules[f"{name}_gearbox_{n}"] = Instance(
             "IDDRX2F", p_GSR="DISABLED",
             i_D=pins.i[n], i_SCLK=ClockSignal(capture), i_ECLK=ClockSignal("eclk"),
-            i_RST=Const(0), i_ALIGNWD=Const(0),
+            i_RST=Const(0),
+            # ALIGNWD (word slip) stays unconnected: nextpnr routes it to the IOLOGIC's SLIP,
+            # which not every PIO of a pair has a wire for ("No wire found for port SLIP").
             **{f"o_Q{k}": samples[k][n] for k in range(4)})
     return Cat(*samples)
