@@ -79,7 +79,9 @@ class Board:
     platform_class : its amaranth-boards platform.
     family : ``"ice40"`` or ``"ecp5"`` (selects the YoWASP tools).
     clock_hz : the capture clock; the build fails if nextpnr's Fmax is below it.
-    goal_hz : the capture clock issue 12 aims at for this board (docs and bench compare).
+    goal_hz : the capture clock issue 12 aims at for this board (docs and bench compare),
+        with DDR inputs: half its period is the resolution goal, which a gearbox board
+        (``input_phases`` 4) reaches at half that clock.
     baud : host link rate; ``link_hz / baud`` must be a whole number, the UART divisor.
     fifo_depth : entries of the event FIFO (block RAM).
     pins : the :class:`PinMap`.
