@@ -61,9 +61,10 @@ class PinChangeDetector(wiring.Component):
         ``level`` first shows the new value; it is the XOR of two flip-flops (no path from
         ``pins``).
     phase : Out(data.ArrayLayout(log2(phases), width))
-        With ``changed[n]``: the first sample of the cycle that differs from the previous
-        cycle's level, i.e. the earliest evidence of the change (0 without sub-cycle
-        samples). A single edge in the cycle is in the slot just before that sample.
+        With ``changed[n]``: the first sample of the cycle that shows the new level, i.e.
+        that differs from the previous cycle's level: the earliest evidence of the change (0
+        without sub-cycle samples). A single edge in the cycle is in the slot just before
+        that sample.
 
     Timing
     ------
@@ -109,11 +110,12 @@ class PinChangeDetector(wiring.Component):
             self.level.eq(late),
             self.changed.eq(late ^ previous),
         ]
-        # The first sample that differs from the previous level: a priority encoder of a
-        # few LUTs per pin (the last sample needs no test: with a change it differs).
+        # The first sample that shows the new level, i.e. (with a change) the first that
+        # differs from the previous level: a priority encoder of the samples against the
+        # last one, one LUT per phase bit (with 2 phases `early ^ late`, as ever).
         for n in range(width):
             phase = Const(self._phases - 1, self.phase.shape().elem_shape)
             for k in reversed(range(self._phases - 1)):
-                phase = Mux(samples[k][n] != previous[n], k, phase)
+                phase = Mux(samples[k][n] == late[n], k, phase)
             m.d.comb += self.phase[n].eq(phase)
         return m
