@@ -137,7 +137,8 @@ def test_recorded_builds_are_of_the_current_clocks():
 #: What a build with a board's shipped seed must reproduce of its recorded result
 #: (boards/results/BOARD.json): nextpnr is deterministic for one seed, design and tool version.
 DETERMINISTIC_FIELDS = ("board", "device", "clock_hz", "seed", "fmax_mhz", "clocks",
-                        "utilisation", "timing_met")
+                        "utilisation", "timing_met", "goal_hz", "goal_reached",
+                        "critical_path")
 
 
 @pytest.mark.timeout(900)
@@ -189,3 +190,41 @@ def test_a_report_below_the_capture_clock_is_a_failed_build():
     assert "NOT MET" in format_result(result, "ice40") and "b" in format_result(result, "ice40")
     with pytest.raises(RuntimeError, match="no clock constrained to 48.0 MHz"):
         parse_report(report, 48_000_000)
+
+
+def test_a_build_short_of_its_goal_names_its_critical_path():
+    """Timing met at the shipped clock, below the board's goal: the record and the summary
+    keep the capture clock's critical path (what keeps the goal away); at the goal, neither."""
+    report = {
+        "fmax": {"appliance.capture_clk": {"achieved": 99.9, "constraint": 96.0},
+                 "appliance.clk": {"achieved": 82.7, "constraint": 48.0}},
+        "critical_paths": [{"from": "posedge appliance.capture_clk",
+                            "to": "posedge appliance.capture_clk",
+                            "path": [{"delay": 1.25, "to": {"cell": "interval_draw"}},
+                                     {"delay": 8.75, "to": {"cell": "countdown"}}]}],
+    }
+    fmax, clocks, utilisation, critical = parse_report(report, 96_000_000)
+    assert critical == [(1.25, "interval_draw"), (10.0, "countdown")]
+    for goal_hz, kept in ((150_000_000, True), (96_000_000, False)):
+        result = BuildResult(board="x", title="x", device="d", clock_hz=96_000_000, seed=1,
+                             fmax_mhz=fmax, clocks=clocks, utilisation=utilisation,
+                             critical_path=critical, goal_hz=goal_hz)
+        assert result.timing_met and result.goal_reached is not kept
+        record, summary = result.to_json(), format_result(result, "ice40")
+        assert (record["critical_path"] == critical) is kept
+        assert ("not reached" in summary and "countdown" in summary) is kept
+
+
+
+def test_a_gearbox_build_reaches_its_goal_by_resolution():
+    """The ULX3S's goal (250 MHz with DDR inputs: 2 ns stamps) is reached at 125 MHz with the
+    IDDRX2F gearbox's four samples a cycle; the same clock with DDR inputs is short of it."""
+    clocks = {"capture": {"achieved": 130.0, "constraint": 125.0}}
+    for phases, reached in ((4, True), (2, False)):
+        result = BuildResult(board="x", title="x", device="d", clock_hz=125_000_000, seed=1,
+                             fmax_mhz=130.0, clocks=clocks, utilisation={},
+                             critical_path=[(7.7, "interval_draw")], goal_hz=250_000_000,
+                             sample_phases=phases)
+        assert result.goal_reached is reached
+        assert (result.to_json()["critical_path"] == []) is reached
+        assert ("2.00 ns stamps" in format_result(result, "ecp5")) is reached

@@ -47,11 +47,13 @@ class _Bench(Elaboratable):
 def _simulate(ratio, capture_phase, link_phase, *, seed, cycles, rate, fifo_depth, link_every):
     """Events in ``rate`` of ``cycles`` capture cycles (random sources, unique marker values);
     the link takes a byte every ``link_every`` link cycles. Returns the events applied
-    (stamp, source, value), the bytes out and STATUS's counters after the drain."""
+    (stamp, source, value), the bytes out, STATUS's counters after the drain and, for every
+    link cycle until the events stop, whether the link took a byte and whether one was
+    offered."""
     rng = random.Random(seed)
     dut = CapturePipeline(SOURCES, fifo_depth=fifo_depth, flush_after=1 << 20,
                           capture_domain="capture")
-    applied, out, status = [], [], {}
+    applied, out, status, slots = [], [], {}, []
     done = []
 
     async def capture(ctx):
@@ -94,6 +96,13 @@ def _simulate(ratio, capture_phase, link_phase, *, seed, cycles, rate, fifo_dept
         status.update(events=ctx.get(dut.events), lost=ctx.get(dut.lost),
                       fifo_max=ctx.get(dut.fifo_max))
 
+    async def slot_sampler(ctx):
+        async for _clk, _rst, ready, valid in ctx.tick().sample(dut.bytes.ready,
+                                                                   dut.bytes.valid):
+            if done:
+                return
+            slots.append((bool(ready), bool(valid)))
+
     sim = Simulator(_Bench(dut))
     sim.add_clock(CAPTURE_NS * 1e-9, phase=capture_phase * CAPTURE_NS * 1e-9, domain="capture")
     link_ns = ratio * CAPTURE_NS
@@ -101,8 +110,9 @@ def _simulate(ratio, capture_phase, link_phase, *, seed, cycles, rate, fifo_dept
     sim.add_testbench(capture)
     sim.add_testbench(link)
     sim.add_process(byte_collector(dut.bytes, out, lambda cycle: cycle % link_every == 0))
+    sim.add_process(slot_sampler)
     sim.run()
-    return applied, bytes(out), status
+    return applied, bytes(out), status, slots
 
 
 def _parse(out):
@@ -116,7 +126,7 @@ def _parse(out):
 
 @pytest.mark.parametrize("ratio, capture_phase, link_phase", CLOCKS)
 def test_every_event_crosses_once_in_order(ratio, capture_phase, link_phase):
-    applied, out, status = _simulate(ratio, capture_phase, link_phase, seed=int(ratio * 1000),
+    applied, out, status, _ = _simulate(ratio, capture_phase, link_phase, seed=int(ratio * 1000),
                                      cycles=3000, rate=0.012, fifo_depth=256, link_every=1)
     events = _parse(out)
     # One entry per cycle, its events in source order: the order the stream must have.
@@ -128,7 +138,7 @@ def test_every_event_crosses_once_in_order(ratio, capture_phase, link_phase):
 
 @pytest.mark.parametrize("ratio, capture_phase, link_phase", CLOCKS)
 def test_overflow_loss_counts_are_exact(ratio, capture_phase, link_phase):
-    applied, out, status = _simulate(ratio, capture_phase, link_phase, seed=int(ratio * 77),
+    applied, out, status, _ = _simulate(ratio, capture_phase, link_phase, seed=int(ratio * 77),
                                      cycles=2500, rate=0.3, fifo_depth=8, link_every=3)
     events = _parse(out)
     lost = lost_per_source(events)
@@ -145,6 +155,21 @@ def test_overflow_loss_counts_are_exact(ratio, capture_phase, link_phase):
     assert status["lost"] == sum(lost.values())
     assert status["events"] == len(delivered)
     assert status["fifo_max"] == 8               # every block-RAM row (docs/protocol.md)
+
+
+@pytest.mark.parametrize("ratio, capture_phase, link_phase", CLOCKS[:2])
+def test_the_crossing_never_keeps_the_link_waiting(ratio, capture_phase, link_phase):
+    """Under overload the link is the only limit: from the first byte until the events stop,
+    a byte is offered in every cycle the link takes one. So the event rates a link sustains
+    (bench/link_efficiency.py: bytes per event at the UART's rate) hold with two clocks.
+    The link takes a byte every 30 link cycles, the shortest of the boards' UARTs (divisor 3,
+    10 bits a byte, the iCEBreaker)."""
+    _, _, _, slots = _simulate(ratio, capture_phase, link_phase, seed=5, cycles=4000,
+                               rate=0.05, fifo_depth=16, link_every=30)
+    first = next(n for n, (ready, valid) in enumerate(slots) if ready and valid)
+    taken = [valid for ready, valid in slots[first:] if ready]
+    assert len(taken) > 20
+    assert all(taken), f"{taken.count(False)} of {len(taken)} byte slots found no byte"
 
 
 @pytest.mark.parametrize("ratio", [0.37, 1.0, 3.1, 9.7])

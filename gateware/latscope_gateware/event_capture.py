@@ -155,9 +155,7 @@ class EntryWriter(wiring.Component):
     Parameters
     ----------
     sources : dict of :class:`Source` to int
-        The event sources and their value widths. For each, the component has an input port
-        named after the source in lower case (``marker``, ``irq``, ``edge0``...) of signature
-        ``stream.Signature(width, always_ready=True)``.
+        As :class:`EventCapture`'s: an input port per source.
 
     Behaviour
     ---------
@@ -436,30 +434,15 @@ class CaptureFifo(wiring.Component):
         m.d.comb += [write_port.addr.eq(w_pointer), write_port.data.eq(pending_data),
                      write_port.en.eq(pending)]
         r_pointer = Signal(bits)
-        r_pointer_w = Signal(bits)
+        r_pointer_w = self._pointer_seen(m, r_pointer, r_gray, self._w_domain, "r", "w")
         w_level = self.w_level
-        if self._synchronous:
-            # One clock: the pointers are read directly, no Gray code, no synchronizers.
-            write += r_pointer_w.eq(r_pointer)
-        else:
-            r_gray_w = Signal(bits)
-            m.submodules.r_pointer_sync = FFSynchronizer(r_gray, r_gray_w,
-                                                         o_domain=self._w_domain)
-            write += r_pointer_w.eq(_from_gray(r_gray_w))
         write += [w_level.eq(w_pointer - r_pointer_w),
                   # Not yet in `w_level` when w_rdy is used: the writes of its cycle and of
                   # the three before (see above).
                   self.w_rdy.eq(w_level <= self._depth - 4)]
 
         # Read side.
-        w_pointer_r = Signal(bits)
-        if self._synchronous:
-            read += w_pointer_r.eq(w_pointer)
-        else:
-            w_gray_r = Signal(bits)
-            m.submodules.w_pointer_sync = FFSynchronizer(w_gray, w_gray_r,
-                                                         o_domain=self._r_domain)
-            read += w_pointer_r.eq(_from_gray(w_gray_r))
+        w_pointer_r = self._pointer_seen(m, w_pointer, w_gray, self._r_domain, "w", "r")
         fetched = Signal()                      # the block RAM shows a fetched entry
         fetch = Signal()
         m.d.comb += [
@@ -475,6 +458,22 @@ class CaptureFifo(wiring.Component):
         with m.Elif(self.entries.ready):
             read += self.entries.valid.eq(0)
         return m
+
+    def _pointer_seen(self, m, pointer, gray, domain, side, seen_by):
+        """The ``side`` ("w"/"r") pointer as a register of the other side's ``domain``: with
+        one clock read directly (no Gray code, no synchronizers), else its Gray code
+        ``gray`` through a synchronizer, decoded there. The signal names (``r_pointer_w``,
+        ``r_gray_w``, submodule ``r_pointer_sync``, ...) are those of the netlists the boards'
+        recorded builds were made from."""
+        seen = Signal(len(pointer), name=f"{side}_pointer_{seen_by}")
+        if self._synchronous:
+            m.d[domain] += seen.eq(pointer)
+        else:
+            gray_seen = Signal(len(pointer), name=f"{side}_gray_{seen_by}")
+            m.submodules[f"{side}_pointer_sync"] = FFSynchronizer(gray, gray_seen,
+                                                                  o_domain=domain)
+            m.d[domain] += seen.eq(_from_gray(gray_seen))
+        return seen
 class WriteStatus(wiring.Component):
     """STATUS's counters, kept on the write side where events are taken and dropped:
     ``events`` (events written), ``lost`` (events dropped), ``fifo_max`` (the highest
