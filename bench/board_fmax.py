@@ -42,9 +42,15 @@ def report(board, results):
         link = [result.link_fmax_mhz for result in results]
         print(f"  link Fmax min {min(link):.2f}  median {statistics.median(link):.2f}  "
               f"max {max(link):.2f} MHz (link clock {board.link_hz / 1e6:g} MHz)")
+    # Issue 12's goals are clocks with DDR inputs, i.e. resolutions of half their cycle; a
+    # gearbox board (4 samples a cycle) reaches one at half the clock, where timing is met.
+    goal_ns = 1e9 / board.goal_hz / 2
+    resolution_ns = 1e9 / board.clock_hz / board.sample_phases
+    reached = (min(fmax) >= board.goal_hz / 1e6
+               or (met == len(results) and resolution_ns <= goal_ns))
     print(f"  capture clock {board.clock_hz / 1e6:g} MHz: met with {met} of {len(results)} "
-          f"seeds; goal {board.goal_hz / 1e6:g} MHz: "
-          f"{'reached' if min(fmax) >= board.goal_hz / 1e6 else 'not reached'}")
+          f"seeds; resolution {resolution_ns:.2f} ns; goal {board.goal_hz / 1e6:g} MHz "
+          f"({goal_ns:.2f} ns): {'reached' if reached else 'not reached'}")
     for key, title in UTILISATION_KEYS[board.family]:
         if key in first.utilisation:
             used = [result.utilisation[key]["used"] for result in results]

@@ -34,9 +34,11 @@ def _pll_output(board, clock_hz):
     if clock_hz == CRYSTAL_HZ[board.family]:
         return clock_hz                  # no PLL
     if board.family == "ecp5" and board.link_hz:     # CLKOP and CLKOS from one VCO
-        settings = ecp5_pll_settings(CRYSTAL_HZ["ecp5"], clock_hz, board.link_hz)
+        # With the gearbox CLKOP is the edge clock, twice the capture clock (CLKDIVF).
+        edge = 2 if board.edge_clock_hz else 1
+        settings = ecp5_pll_settings(CRYSTAL_HZ["ecp5"], edge * clock_hz, board.link_hz)
         assert settings.f_secondary == board.link_hz
-        return settings.f_out
+        return settings.f_out / edge
     if board.family == "ice40":
         return ice40_pll_settings(CRYSTAL_HZ["ice40"], clock_hz).f_out
     return ecp5_pll_settings(CRYSTAL_HZ["ecp5"], clock_hz).f_out
@@ -61,7 +63,13 @@ def test_pins_are_distinct_and_free(board):
 
 
 def test_clocks_and_uart_divisors_are_exact(board):
-    for clock_hz in (board.clock_hz, board.goal_hz):
+    # A gearbox board meets its goal by resolution at its own clock (its edge clock at the
+    # goal clock would be above the PLL's 400 MHz): quarter cycles of 125 MHz are the half
+    # cycles of 250 MHz, 2 ns.
+    goal = () if board.edge_clock_hz else (board.goal_hz,)
+    if board.edge_clock_hz:
+        assert board.clock_hz * board.sample_phases == board.goal_hz * 2
+    for clock_hz in (board.clock_hz, *goal):
         assert _pll_output(board, clock_hz) == clock_hz
         at_clock = get_board(board.name, clock_hz=clock_hz)
         # The UART runs on the link clock: half the capture clock on a two-clock iCE40
@@ -99,9 +107,15 @@ def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
         assert board.balls(board.platform_class(), [pin]) in balls
     rtlil = files[f"{DESIGN_NAME}.il"]
     rtlil = rtlil if isinstance(rtlil, str) else rtlil.decode()
-    # ECP5: IDDRX1F cells; iCE40: SB_IO cells in DDR mode (their D_IN_1 is used).
+    # ECP5: IDDRX1F cells, or IDDRX2F gearboxes; iCE40: SB_IO cells in DDR mode (their
+    # D_IN_1 is used). One per strobe and edge pin.
     ddr = rtlil.count("cell \\IDDRX1F") + rtlil.count("connect \\D_IN_1")
-    assert ddr == (1 + 4 if board.ddr_inputs else 0)
+    gearbox = rtlil.count("cell \\IDDRX2F")
+    expected = {1: (0, 0), 2: (1 + 4, 0), 4: (0, 1 + 4)}[board.sample_phases]
+    assert (ddr, gearbox) == expected
+    if board.sample_phases == 4:
+        # One edge clock buffer and one divider: the capture clock is the edge clock / 2.
+        assert rtlil.count("cell \\ECLKSYNCB") == rtlil.count("cell \\CLKDIVF") == 1
 
 
 def test_docs_have_the_current_pinouts_and_build_table():
@@ -200,3 +214,17 @@ def test_a_build_short_of_its_goal_names_its_critical_path():
         assert (record["critical_path"] == critical) is kept
         assert ("not reached" in summary and "countdown" in summary) is kept
 
+
+
+def test_a_gearbox_build_reaches_its_goal_by_resolution():
+    """The ULX3S's goal (250 MHz with DDR inputs: 2 ns stamps) is reached at 125 MHz with the
+    IDDRX2F gearbox's four samples a cycle; the same clock with DDR inputs is short of it."""
+    clocks = {"capture": {"achieved": 130.0, "constraint": 125.0}}
+    for phases, reached in ((4, True), (2, False)):
+        result = BuildResult(board="x", title="x", device="d", clock_hz=125_000_000, seed=1,
+                             fmax_mhz=130.0, clocks=clocks, utilisation={},
+                             critical_path=[(7.7, "interval_draw")], goal_hz=250_000_000,
+                             sample_phases=phases)
+        assert result.goal_reached is reached
+        assert (result.to_json()["critical_path"] == []) is reached
+        assert ("2.00 ns stamps" in format_result(result, "ecp5")) is reached

@@ -1,15 +1,16 @@
 """The shipped netlist, simulated: each board's post-synthesis netlist (the Yosys output
-nextpnr places, with the cell models Yosys ships, plus latscope's models of the two ECP5 cells
+nextpnr places, with the cell models Yosys ships, plus latscope's models of the ECP5 cells
 Yosys ships only as black boxes; the PLLs bypassed by the testbench's clocks) runs one
 scripted session end to end, under Verilator (``LATSCOPE_NETLIST_SIM=icarus``: Icarus).
 
 A scripted DUT drives the board's pins at known times: markers and edge-channel changes in
-both halves of a clock cycle (DDR half-cycle stamps), the IRQ generator runs, and a burst of
-edges overruns the event FIFO. The host commands go into the UART RX pin bit by bit; the
-bytes of the UART TX pin are decoded from the testbench's log and given to the host's
-parser. The host must see exactly the scripted events, at exactly the scripted half cycles
-(one time origin for every source, after the pin latencies of the IDENTIFY reply), and every
-event of the burst either delivered exactly or counted in a LOSS record.
+every half of a clock cycle (DDR half-cycle stamps; every quarter with the ULX3S's IDDRX2F
+gearbox), the IRQ generator runs, and a burst of edges overruns the event FIFO. The host
+commands go into the UART RX pin bit by bit; the bytes of the UART TX pin are decoded from
+the testbench's log and given to the host's parser. The host must see exactly the scripted
+events, at exactly the scripted half (quarter) cycles (one time origin for every source,
+after the pin latencies of the IDENTIFY reply), and every event of the burst either
+delivered exactly or counted in a LOSS record.
 
 The loopback test runs the self-test's jumper (IRQ output to EDGE0 and the strobe) on the
 same compiled netlist, judged by the host's own ``selftest.loopback_result``.
@@ -48,13 +49,23 @@ def crystal_hz(board):
 
 
 class Timing:
-    """The testbench's clock periods (capture clock ``P``, link clock ``link``) and the
-    quarter-cycle pin change times of the capture clock."""
+    """The testbench's clock periods (capture clock ``P``, link clock ``link``), the stamp
+    unit (``UNIT``: the time between sampling edges, half a capture cycle with DDR inputs, a
+    quarter with the ULX3S's gearbox, whose edge clock the testbench drives, the capture clock
+    being its CLKDIVF's half) and the pin change times within a capture cycle: the middle of
+    each stamp unit (``OFFSETS``; with DDR inputs a quarter cycle before and after the rising
+    edge)."""
 
     def __init__(self, board):
-        self.P, self.link = clock_periods_ps([board.clock_hz, board.link_clock_hz])
-        self.HALF = self.P // 2
-        self.EARLY, self.LATE = self.P // 4, 3 * self.P // 4
+        self.phases = board.sample_phases
+        self.shift = self.phases.bit_length() - 1
+        if board.edge_clock_hz:
+            eclk, self.link = clock_periods_ps([board.edge_clock_hz, board.link_clock_hz])
+            self.P = eclk * board.edge_clock_hz // board.clock_hz
+        else:
+            self.P, self.link = clock_periods_ps([board.clock_hz, board.link_clock_hz])
+        self.UNIT = self.P // self.phases
+        self.OFFSETS = [(2 * k + 1) * self.UNIT // 2 for k in range(self.phases)]
 
 
 class Script:
@@ -108,7 +119,8 @@ def scripted_session(board):
     """The script; returns it and the cycles where the capture starts, the burst starts and
     STOP's last bit ends."""
     script = Script(board)
-    P, EARLY, LATE = script.t.P, script.t.EARLY, script.t.LATE
+    P, offsets = script.t.P, script.t.OFFSETS
+    phases = len(offsets)
     rng = random.Random(12)
     # Like the host, each command waits for the previous one's reply (bytes that come during
     # a reply are ignored, and a zero byte among them would even switch to SUMP mode).
@@ -120,15 +132,16 @@ def scripted_session(board):
     cycle = script.command(cycle + script.reply_cycles(16), Command.START,
                            StartArgs.const({"sources": 0xffff}))
     started = cycle
-    # Before the overflow: markers and edges in both halves of their cycles, never two
-    # sources in one cycle (events of one cycle share one stamp, the earliest half's).
+    # Before the overflow: markers and edges in every half (quarter) of their cycles, never
+    # two sources in one cycle (events of one cycle share one stamp, the earliest phase's).
+    # Each edge channel's six changes take the quarters 1, 2, 3, 0, 1, 2 (halves 1, 0, ...).
     cycle += 200
     for n in range(24):
-        script.marker(cycle * P + (EARLY, LATE)[n % 2], rng.randrange(1 << 16))
+        script.marker(cycle * P + offsets[n % phases], rng.randrange(1 << 16))
         cycle += rng.randrange(40, 160) * script.pace
-        script.edge(cycle * P + (LATE, EARLY)[n // 4 % 2], n % 4)
+        script.edge(cycle * P + offsets[(n // 4 + 1) % phases], n % 4)
         cycle += rng.randrange(40, 160) * script.pace
-    # Overflow: EDGE1 changes every cycle, alternating halves, for more cycles than the FIFO
+    # Overflow: EDGE1 changes every cycle, in turn in each phase, for more cycles than the FIFO
     # has entries; then markers while the FIFO drains (some find it full: they are lost and
     # counted, like the IRQ's edges then).
     # (At least three IRQ periods before it: six IRQ changes at the least.)
@@ -136,12 +149,12 @@ def scripted_session(board):
     burst = cycle
     burst_cycles = board.fifo_depth + BURST_EXTRA
     for n in range(burst_cycles):
-        script.edge((cycle + n) * P + (EARLY, LATE)[n % 2], 1)
+        script.edge((cycle + n) * P + offsets[n % phases], 1)
     cycle += burst_cycles + 500
     # (700 cycles apart at 6 or fewer cycles a UART bit: the later ones find room; as far
     # apart in bits on slower links.)
     for n in range(6):
-        script.marker(cycle * P + (EARLY, LATE)[n % 2], rng.randrange(1 << 16))
+        script.marker(cycle * P + offsets[n % phases], rng.randrange(1 << 16))
         cycle += 700 * script.pace
     # (STOP is sent where the IRQ output does not change: see Session.expected.) STATUS once
     # the device is idle, the FIFO drained (docs/protocol.md: its `lost` is then the LOSS
@@ -180,8 +193,9 @@ def compiled(request, tmp_path_factory, board_builds):
     result = compile_netlist(netlist, tmp_path_factory.mktemp("netlist_sim"),
                              crystal_hz=crystal_hz(board), family=board.family,
                              simulator=SIMULATOR)
-    # The PLLs' parameters in the netlist give the board's capture and link clocks.
-    assert {clock.hz for clock in result.clocks} == {board.clock_hz, board.link_clock_hz}
+    # The PLLs' parameters in the netlist give the board's capture (or edge) and link clocks.
+    assert {clock.hz for clock in result.clocks} == \
+        {board.edge_clock_hz or board.clock_hz, board.link_clock_hz}
     return Compiled(board, result)
 
 
@@ -215,31 +229,36 @@ def session(compiled, tmp_path_factory):
         int.from_bytes(dict(parser.replies)[Command.STATUS], "little"))
     # The IRQ output's changes, as the testbench saw them, are scripted events too.
     irq_pin = [(time, Source.IRQ, level) for time, pin, level in log if pin == "I"]
-    half = script.t.HALF
-    origin = half_index(script.truth[0][0], half) - delivered(events, Source.MARKER)[0][0]
+    timing = script.t
+    origin = (sample_index(script.truth[0][0], timing.UNIT)
+              - delivered(events, Source.MARKER)[0][0])
     truth = sorted(script.truth + irq_pin, key=lambda change: change[0])
-    return Session(board, script.t, identity, events, parser.stats, status,
-                   entry_stamps(truth, origin, identity.latency, half), marks, origin)
+    return Session(board, timing, identity, events, parser.stats, status,
+                   entry_stamps(truth, origin, identity.latency, timing), marks, origin)
 
 
-def half_index(time, half):
-    """Index of the first clock edge (rising or falling) after ``time``: what a DDR input
-    register samples it on. Edges are at every multiple of ``half`` (half a period)."""
-    return time // half + 1
+def sample_index(time, unit):
+    """Index of the first sampling edge after ``time``: what a DDR input register (a rising or
+    falling capture clock edge) or the gearbox (a rising or falling edge clock edge) samples
+    it on. Sampling edges are at every multiple of ``unit`` (the stamp unit)."""
+    return time // unit + 1
 
 
-def entry_stamps(truth, origin, latency, half):
-    """(time, source, value, stamp) of each scripted change: stamped with the first clock edge
-    after it (``half_index``; the IRQ output, which changes on rising edges, with the next
-    falling one), less ``origin``. Changes that reach the time-stamper in the same cycle
-    (after their pin latencies) share one FIFO entry, whose stamp is the earliest half of
-    theirs (docs/protocol.md); e.g. an IRQ edge with an edge-channel change in the late half
-    of the same cycle."""
-    raw = [half_index(time, half) - origin + latency[source] for time, source, _ in truth]
+def entry_stamps(truth, origin, latency, timing):
+    """(time, source, value, stamp) of each scripted change: stamped with the first sampling
+    edge after it (``sample_index``; the IRQ output, which changes on rising capture clock
+    edges, with the next sampling edge, as an input wired to it would sample it), less
+    ``origin``. Changes that reach the time-stamper in the same cycle (after their pin
+    latencies) share one FIFO entry, whose stamp is the earliest phase of theirs
+    (docs/protocol.md); e.g. an IRQ edge with an edge-channel change later in the same
+    cycle."""
+    shift = timing.shift
+    raw = [sample_index(time, timing.UNIT) - origin + latency[source]
+           for time, source, _ in truth]
     earliest = {}
     for stamp in raw:
-        earliest[stamp >> 1] = min(earliest.get(stamp >> 1, stamp), stamp)
-    return [(time, source, value, earliest[stamp >> 1] - latency[source])
+        earliest[stamp >> shift] = min(earliest.get(stamp >> shift, stamp), stamp)
+    return [(time, source, value, earliest[stamp >> shift] - latency[source])
             for (time, source, value), stamp in zip(truth, raw)]
 
 
@@ -253,12 +272,12 @@ class Session:
     status: object
     truth: list           # (time of the pin change, Source, value, stamp), the IRQ's too
     marks: tuple          # cycles: capture started, burst started, STOP sent
-    origin: int           # half_index() of stamp 0: fixed by the first marker
+    origin: int           # sample_index() of stamp 0: fixed by the first marker
 
     def expected(self, source, first_cycle, last_cycle):
         """(stamp, value) of the scripted changes of ``source`` stamped between the cycles.
-        A change is stamped with the first clock edge after it (the IRQ output, which
-        changes on rising edges, with the next falling one). Where the capture starts or
+        A change is stamped with the first sampling edge after it (the IRQ output, which
+        changes on rising capture clock edges, with the next one). Where the capture starts or
         stops, no change may fall within 16 cycles: the command's exact cycle is not known
         from outside."""
         changes = [(time, value, stamp) for time, name, value, stamp in self.truth
@@ -266,11 +285,15 @@ class Session:
         P = self.timing.P
         for edge in {first_cycle, last_cycle} & {self.marks[0], self.marks[2]}:
             assert not any(abs(time - edge * P) < 16 * P for time, _, _ in changes), source
-        first, last = (2 * cycle - self.origin for cycle in (first_cycle, last_cycle))
+        first, last = self._window(first_cycle, last_cycle)
         return [(stamp, value) for _, value, stamp in changes if first <= stamp < last]
 
+    def _window(self, first_cycle, last_cycle):
+        return [(cycle << self.timing.shift) - self.origin
+                for cycle in (first_cycle, last_cycle)]
+
     def delivered(self, source, first_cycle, last_cycle):
-        first, last = (2 * cycle - self.origin for cycle in (first_cycle, last_cycle))
+        first, last = self._window(first_cycle, last_cycle)
         return [(stamp, value) for stamp, value in delivered(self.events, source)
                 if first <= stamp < last]
 
@@ -291,11 +314,14 @@ def test_identify_reply_of_the_netlist(session):
     identity, board = session.identity, session.board
     assert identity.board == board.identify_name and identity.clock_hz == board.clock_hz
     assert identity.link_clock_hz == board.link_clock_hz
-    assert identity.stamp_shift == 1 and identity.fifo_depth == board.fifo_depth
+    assert identity.stamp_shift == session.timing.shift and identity.fifo_depth == board.fifo_depth
+    # The resolution the host shows (`latscope info`): one sampling edge to the next.
+    assert identity.resolution_ns == pytest.approx(1e9 / board.clock_hz / board.sample_phases)
 
 
-def test_every_scripted_event_at_its_half_cycle(session):
-    """From START to the overflow: every change of every pin, at exactly its half cycle."""
+def test_every_scripted_event_at_its_sampling_edge(session):
+    """From START to the overflow: every change of every pin, at exactly its half cycle (its
+    quarter cycle with the ULX3S's gearbox)."""
     started, burst, _ = session.marks
     assert session.stats.segments_bad == session.stats.bytes_skipped == 0
     assert session.stats.holes == 0
@@ -303,9 +329,12 @@ def test_every_scripted_event_at_its_half_cycle(session):
         assert session.delivered(source, started, burst) == \
             session.expected(source, started, burst), source
         assert len(session.expected(source, started, burst)) >= 5, source
-    # Both halves of a cycle were exercised, for markers and for each edge channel.
+    # Every phase of a cycle (both halves, all four quarters) was exercised, for markers and
+    # for each edge channel.
+    phases = session.timing.phases
     for source in SOURCES[:1] + SOURCES[2:]:
-        assert {stamp % 2 for stamp, _ in session.delivered(source, started, burst)} == {0, 1}
+        residues = {stamp % phases for stamp, _ in session.delivered(source, started, burst)}
+        assert residues == set(range(phases)), source
 
 
 def test_overflow_losses_are_exactly_accounted(session):

@@ -1,13 +1,17 @@
-"""The netlist harness's own parts (boards/latscope_boards/netlist_sim.py), without a
-simulator: the PLL bypass and its frequencies, the clock periods, the model edits."""
+"""The netlist harness's own parts (boards/latscope_boards/netlist_sim.py): the PLL bypass and
+its frequencies, the clock periods, the model edits (no simulator), and the ECP5 gearbox
+models on their own (Icarus, a second)."""
 
+import random
 import re
+import shutil
+import subprocess
 from fractions import Fraction
 
 import pytest
 
-from latscope_boards.netlist_sim import (_expand_includes, _without_modules, bypass_plls,
-                                         cell_models, clock_periods_ps)
+from latscope_boards.netlist_sim import (MODELS_DIR, _expand_includes, _without_modules,
+                                         bypass_plls, cell_models, clock_periods_ps)
 
 NETLIST = r"""module latscope(uart_0__tx__io, clk12_0__io);
   output uart_0__tx__io;
@@ -83,3 +87,60 @@ def test_ecp5_models_are_one_file_with_each_include_once_and_no_dp16kd_black_box
     assert "module DP16KD" not in text
     with pytest.raises(ValueError, match="no module NOPE"):
         _without_modules(text, ["NOPE"])
+
+
+#: The gearbox models alone: the edge clock through ECLKSYNCB, CLKDIVF's half of it, and an
+#: IDDRX2F on a pin the testbench changes between the edges; Q0..Q3 printed at every SCLK
+#: rising edge.
+GEARBOX_BENCH = """`timescale 1ps/1ps
+module tb;
+  reg eclk_in = 1'b0, d = 1'b0;
+  wire eclk, sclk, q0, q1, q2, q3;
+  ECLKSYNCB sync (.ECLKI(eclk_in), .STOP(1'b0), .ECLKO(eclk));
+  CLKDIVF div (.CLKI(eclk), .RST(1'b0), .ALIGNWD(1'b0), .CDIVX(sclk));
+  IDDRX2F gearbox (.D(d), .SCLK(sclk), .ECLK(eclk), .RST(1'b0), .ALIGNWD(1'b0),
+                   .Q0(q0), .Q1(q1), .Q2(q2), .Q3(q3));
+  initial begin #2000; forever begin eclk_in = ~eclk_in; #2000; end end
+  integer file, count;
+  reg [63:0] at;
+  initial begin
+    file = $fopen("changes.txt", "r");
+    while (!$feof(file)) begin
+      count = $fscanf(file, "%d\\n", at);
+      if (count == 1) begin #(at - $time); d = ~d; end
+    end
+  end
+  always @(posedge sclk) #1 $display("%0t %b%b%b%b", $time, q3, q2, q1, q0);
+  initial #400000 $finish;
+endmodule
+"""
+
+
+def test_gearbox_models_hand_on_a_cycles_four_samples_earliest_first(tmp_path):
+    """The IDDRX2F, ECLKSYNCB and CLKDIVF models under Icarus: SCLK rises with every other
+    edge clock rising edge, and during each SCLK cycle Q0..Q3 are the pin at the four edge
+    clock edges of the cycle before (rising, falling, rising, falling), computed here from
+    the pin's change times alone."""
+    if shutil.which("iverilog") is None:
+        pytest.skip("iverilog not installed")
+    rng = random.Random(5)
+    # Changes 500..3500 ps after a sampling edge (edges every 2000 ps from 2000 ps on).
+    changes = sorted({2000 * rng.randrange(1, 190) + rng.choice([500, 1000, 1500])
+                      for _ in range(80)})
+    (tmp_path / "changes.txt").write_text("".join(f"{at}\n" for at in changes))
+    (tmp_path / "tb.v").write_text(GEARBOX_BENCH)
+    subprocess.run(["iverilog", "-g2012", "-o", "tb.vvp", "-s", "tb", "tb.v",
+                    str(MODELS_DIR / "ecp5_blocks.v")], cwd=tmp_path, check=True)
+    out = subprocess.run(["vvp", "-n", "tb.vvp"], cwd=tmp_path, check=True,
+                         capture_output=True, text=True).stdout
+
+    def pin_at(time):
+        return sum(1 for at in changes if at < time) % 2
+
+    rows = [line.split() for line in out.splitlines() if re.fullmatch(r"\d+ [01]{4}", line)]
+    assert len(rows) > 40
+    for time, word in rows:
+        rise = int(time) - 1                 # this SCLK rising edge
+        assert (rise - 2000) % 8000 == 0, rise  # every other edge clock rising edge
+        samples = [pin_at(rise - 8000 + 2000 * k) for k in range(4)]
+        assert word == "".join(str(bit) for bit in reversed(samples)), time

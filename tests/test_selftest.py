@@ -16,7 +16,8 @@ from latscope.device import Device, open_transport
 from latscope.identity import Identity
 from latscope.parser import Events
 from latscope.protocol import UNKNOWN_COMMAND_REPLY, Command, Source, encode_record
-from latscope.selftest import check_link, check_wiring, loopback_result, wiring_pattern
+from latscope.selftest import (check_link, check_wiring, loopback_result, loopback_slack,
+                              wiring_pattern)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -159,6 +160,19 @@ def test_loopback_verdict_on_made_up_captures():
     assert not early.ok
     missing = loopback_result(_loopback_events([None] * 4), IDENTITY)
     assert not missing.ok and "jumper from IRQ to EDGE0" in missing.problems[0]
+
+
+def test_loopback_slack_is_the_rest_of_a_capture_cycle():
+    """With the gearbox's quarter-cycle stamps (stamp_shift 2) the IRQ pin's output delay may
+    put the jumpered inputs up to three quarters later; a whole cycle is too late."""
+    quarters = Identity(clock_hz=125_000_000, stamp_shift=2, edge_count=4,
+                        latency={Source.IRQ: 0, Source.EDGE0: 13, Source.MARKER: 21})
+    assert [loopback_slack(Identity(stamp_shift=shift)) for shift in (0, 1, 2)] == [1, 1, 3]
+    good = loopback_result(_loopback_events([0, 1, 2, 3], marker_offset=3), quarters)
+    assert good.ok and good.offsets == {"EDGE0": [0, 1, 2, 3], "MARKER": [3]}
+    assert good.documented_ns == {"EDGE0": 26.0, "MARKER": 42.0}
+    late = loopback_result(_loopback_events([0, 4, 0, 0]), quarters)
+    assert not late.ok and "within 3 stamp units" in late.problems[0]
 
 
 def test_a_device_without_echo_gets_the_rebuild_hint():

@@ -79,7 +79,9 @@ class Board:
     platform_class : its amaranth-boards platform.
     family : ``"ice40"`` or ``"ecp5"`` (selects the YoWASP tools).
     clock_hz : the capture clock; the build fails if nextpnr's Fmax is below it.
-    goal_hz : the capture clock issue 12 aims at for this board (docs and bench compare).
+    goal_hz : the capture clock issue 12 aims at for this board (docs and bench compare),
+        with DDR inputs: half its period is the resolution goal, which a gearbox board
+        (``input_phases`` 4) reaches at half that clock.
     baud : host link rate; ``link_hz / baud`` must be a whole number, the UART divisor.
     fifo_depth : entries of the event FIFO (block RAM).
     pins : the :class:`PinMap`.
@@ -91,6 +93,10 @@ class Board:
     link : one line on the USB-serial chip, for the docs.
     ddr_inputs : sample the marker strobe and edge channels on both clock edges (ECP5
         IDDRX1F); stamps then carry a half-cycle bit (identify ``stamp_shift`` 1).
+    input_phases : 4 for the ECP5's IDDRX2F gearbox on the marker strobe and edge channels
+        (four samples a capture cycle, on both edges of an edge clock at twice the capture
+        clock; quarter-cycle stamps, ``stamp_shift`` 2; ``make_pll`` must then drive the
+        ``eclk`` domain too); 0: from ``ddr_inputs`` (2 or 1).
     sump_depth : samples of the SUMP device mode's memory (block RAM); 0: no SUMP mode.
     seed : the nextpnr placement seed of the shipped build (``make bitstream`` without
         ``SEED``; the one recorded in boards/results and docs/boards.md). Placement decides
@@ -114,6 +120,7 @@ class Board:
     bitstream_suffix: str
     link: str
     ddr_inputs: bool = False
+    input_phases: int = 0
     sump_depth: int = 512
     seed: int = 1
     link_hz: int = 0
@@ -124,6 +131,16 @@ class Board:
             raise ValueError(f"{self.name}: identify name {self.identify_name!r} is longer "
                              f"than the 16 bytes of the IDENTIFY reply")
         self.uart_divisor  # raises if the baud rate is not a whole divisor
+
+    @property
+    def sample_phases(self):
+        """Samples of the strobe and edge pins per capture cycle: 1, 2 (DDR) or 4 (gearbox)."""
+        return self.input_phases or (2 if self.ddr_inputs else 1)
+
+    @property
+    def edge_clock_hz(self):
+        """The gearbox's edge clock (twice the capture clock), or 0 without one."""
+        return 2 * self.clock_hz if self.sample_phases == 4 else 0
 
     @property
     def link_clock_hz(self):
@@ -141,7 +158,7 @@ class Board:
     def appliance_config(self):
         # Only DDR boards name the option, so single-rate boards build the same appliance as
         # every other user of ApplianceConfig.
-        ddr = {"ddr_inputs": True} if self.ddr_inputs else {}
+        ddr = {"input_phases": self.sample_phases} if self.sample_phases > 1 else {}
         link = {"link_clock_hz": self.link_hz} if self.link_hz else {}
         return ApplianceConfig(clock_hz=self.clock_hz, uart_divisor=self.uart_divisor,
                                board=self.identify_name, fifo_depth=self.fifo_depth,
@@ -184,7 +201,8 @@ class BoardTop(Elaboratable):
     pin-to-stamp latencies in the identify reply hold as the gateware states them. With
     ``ddr_inputs`` the strobe and edge pins go through DDR input registers instead (the
     IDDRX1F of an ECP5, the SB_IO's DDR input registers of an iCE40), clocked by the capture
-    clock: the first synchronizer stage of the sub-cycle front end.
+    clock: the first synchronizer stage of the sub-cycle front end. With ``input_phases`` 4
+    they go through IDDRX2F gearboxes (:func:`gearbox_inputs`).
     """
 
     def __init__(self, board):
@@ -199,6 +217,8 @@ class BoardTop(Elaboratable):
         if self.board.link_hz:
             m.domains.capture = ClockDomain("capture")
             capture = "capture"
+        if self.board.edge_clock_hz:
+            m.domains.eclk = ClockDomain("eclk", reset_less=True)
         m.submodules.clocking = self.board.make_pll(self.board)
         m.submodules.appliance = appliance = self.appliance
 
@@ -221,6 +241,13 @@ class BoardTop(Elaboratable):
             appliance.uart_rx.eq(uart_rx.i),
             appliance.marker_data.eq(marker_data.i),
         ]
+        if self.board.sample_phases == 4:
+            m.d.comb += [
+                appliance.marker_strobe.eq(gearbox_inputs(m, "marker_strobe", marker.strobe,
+                                                          capture)),
+                appliance.edges.eq(gearbox_inputs(m, "edges", edges, capture)),
+            ]
+            return m
         # DDR buffers give each pin's samples as Cat(Q0, Q1): the rising-edge (earlier)
         # sample of a cycle first, as the appliance's DDR front ends take them.
         sampled = io.DDRBuffer if self.board.ddr_inputs else io.Buffer
@@ -231,3 +258,24 @@ class BoardTop(Elaboratable):
             appliance.edges.eq(edge_pins.i),
         ]
         return m
+
+
+def gearbox_inputs(m, name, port, capture):
+    """Input buffers of the pins ``port``, each into an ECP5 IDDRX2F (the 1:4 input gearbox):
+    the pin is sampled at every rising and falling edge of the edge clock (``eclk``, twice
+    the capture clock), and the four samples of a capture cycle come out together on Q0..Q3,
+    Q0 the earliest, clocked by the capture clock (the edge clock divided by 2 in CLKDIVF,
+    see :class:`.clocking.Ecp5Pll`). Returns the samples as the appliance's front ends take
+    them: ``Cat(s_0, s_1, s_2, s_3)``, each as wide as ``port``."""
+    m.submodules[f"{name}_buffer"] = pins = io.Buffer("i", port)
+    width = len(port)
+    samples = [Signal(width, name=f"{name}_q{k}") for k in range(4)]
+    for n in range(width):
+        m.submodules[f"{name}_gearbox_{n}"] = Instance(
+            "IDDRX2F", p_GSR="DISABLED",
+            i_D=pins.i[n], i_SCLK=ClockSignal(capture), i_ECLK=ClockSignal("eclk"),
+            i_RST=Const(0),
+            # ALIGNWD (word slip) stays unconnected: nextpnr routes it to the IOLOGIC's SLIP,
+            # which not every PIO of a pair has a wire for ("No wire found for port SLIP").
+            **{f"o_Q{k}": samples[k][n] for k in range(4)})
+    return Cat(*samples)

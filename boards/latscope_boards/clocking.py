@@ -235,11 +235,19 @@ class Ice40Pll(Elaboratable):
 class Ecp5Pll(Elaboratable):
     """Drives the ``sync`` domain (defined by the top) from an ECP5 EHXPLLL fed by the board's
     crystal or, with a secondary output in ``settings`` (``clkos_div``), ``capture`` from
-    CLKOP and ``sync`` from CLKOS."""
+    CLKOP and ``sync`` from CLKOS.
 
-    def __init__(self, settings, *, clock_resource):
+    With ``edge_clock`` (the IDDRX2F gearbox), CLKOP is the edge clock instead: it drives the
+    ``eclk`` domain (defined by the top) through an ``ECLKSYNCB`` (the bank's edge clock, which
+    clocks the gearboxes' sampling), and ``capture`` is that edge clock divided by 2 in a
+    ``CLKDIVF`` (``DIV "2.0"``), the fabric clock that the gearboxes hand their four samples
+    to, in a fixed phase to the edge clock. The divider is held in reset while the PLL is
+    unlocked, so its phase is set when the edge clock starts."""
+
+    def __init__(self, settings, *, clock_resource, edge_clock=False):
         self.settings = settings
         self.clock_resource = clock_resource
+        self.edge_clock = edge_clock
 
     def elaborate(self, platform):
         m = Module()
@@ -248,6 +256,17 @@ class Ecp5Pll(Elaboratable):
         # nextpnr derives the clock constraint of CLKOP from the crystal's (see Ice40Pll).
         locked = Signal()
         main = "capture" if s.clkos_div else "sync"
+        clkop = ClockSignal(main)
+        if self.edge_clock:
+            if not s.clkos_div:
+                raise ValueError("an edge clock needs a link clock on CLKOS")
+            clkop = Signal()
+            m.submodules.eclksync = Instance(
+                "ECLKSYNCB", i_ECLKI=clkop, i_STOP=Const(0), o_ECLKO=ClockSignal("eclk"))
+            m.submodules.clkdiv = Instance(
+                "CLKDIVF", p_DIV="2.0", p_GSR="DISABLED",
+                i_CLKI=ClockSignal("eclk"), i_RST=~locked, i_ALIGNWD=Const(0),
+                o_CDIVX=ClockSignal("capture"))
         secondary = {}
         if s.clkos_div:
             # CLKOS: the link clock, the VCO divided on its own (coarse phase as for CLKOP).
@@ -268,11 +287,11 @@ class Ecp5Pll(Elaboratable):
             p_CLKOP_CPHASE=s.clkop_div - 1, p_CLKOP_FPHASE=0,
             a_FREQUENCY_PIN_CLKI=str(float(s.f_in) / _MHZ),
             a_FREQUENCY_PIN_CLKOP=str(float(s.f_out) / _MHZ),
-            i_CLKI=crystal.i, i_CLKFB=ClockSignal(main), i_RST=Const(0), i_STDBY=Const(0),
+            i_CLKI=crystal.i, i_CLKFB=clkop, i_RST=Const(0), i_STDBY=Const(0),
             i_PHASESEL0=Const(0), i_PHASESEL1=Const(0), i_PHASEDIR=Const(0),
             i_PHASESTEP=Const(0), i_PHASELOADREG=Const(0), i_PLLWAKESYNC=Const(0),
             i_ENCLKOP=Const(0),
-            o_CLKOP=ClockSignal(main), o_LOCK=locked,
+            o_CLKOP=clkop, o_LOCK=locked,
             **secondary,
         )
         _power_on_reset(m, locked, float(s.f_secondary or s.f_out),

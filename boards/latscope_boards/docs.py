@@ -50,6 +50,9 @@ def results_table(results_dir):
         goal = (f"{result['goal_hz'] / 1e6:g} MHz: "
                 f"{'reached' if result['goal_reached'] else 'not reached'}"
                 if result.get("goal_hz") else "")
+        if result.get("goal_reached") and result["clock_hz"] < result["goal_hz"]:
+            # Reached by resolution (the gearbox): the stamps of the goal clock's half cycles.
+            goal += f" ({1e9 / result['clock_hz'] / result['sample_phases']:.2f} ns stamps)"
         lines.append(
             f"| {result['title']} | {result['device']} | {result['clock_hz'] / 1e6:g} MHz | "
             f"{result['fmax_mhz']:.1f} MHz ({verdict}, seed {result['seed']}) | {goal} | {link} | "

@@ -1,13 +1,20 @@
 """Radiona ULX3S (ECP5 LFE5U-12F/25F/45F/85F, CABGA381).
 
-Two clocks from the 25 MHz crystal through the EHXPLLL: the capture clock on CLKOP, 120 MHz,
-and the link clock on CLKOS, 50 MHz (the capture domain gives 122.9-137.7 MHz over nextpnr
-seeds 1-3 when built for 125 MHz). Asked for 250 MHz (the goal) the capture domain reaches
-about 142 MHz (seed 1), limited by the IRQ generator's edge logic (docs/boards.md).
-DDR input registers (IDDRX1F) on the marker strobe and the edge channels make stamps carry a
-half-cycle bit: 4.17 ns at 120 MHz. Host link on the FT231X at 2 Mbaud: the FT231X makes
-3 MHz / n (n = 1, 1.5, 2, 2.125, ...), and of its rates above 1 Mbaud only 2 Mbaud divides
-the even-MHz clocks (25 link cycles per bit at 50 MHz).
+The marker strobe and the edge channels go through IDDRX2F input gearboxes: each pin is
+sampled on both edges of a 250 MHz edge clock, four samples per 125 MHz capture cycle, so
+stamps are quarter cycles, 2.0 ns (``stamp_shift`` 2; issue 12's goal: 2 ns). Clocks from the
+25 MHz crystal through the EHXPLLL: CLKOP 250 MHz -> ECLKSYNCB -> the edge clock of bank 7;
+CLKDIVF (DIV 2.0) -> the 125 MHz capture (fabric) clock; CLKOS the 50 MHz link clock. (Without
+the gearbox, asked for 250 MHz the capture domain reached about 142 MHz: docs/boards.md.)
+Edge clocks and the IDDRX2F exist only in the left and right banks (2, 3, 6, 7): the strobe
+and the edges are on J1's GP8-GP10/GN8-GN9, which are bank 7 (left side), as are IRQ (GN10)
+and the spares GP11-GP13/GN11-GN13. The marker data D0-D15 (GP0-GP7/GN0-GN7, bank 0, top) stay
+single-rate: they are sampled ``sample_delay`` cycles after the strobe edge, so their timing
+within a cycle carries nothing, and 16 more gearboxes would need a second side's banks (J1
+has 12 bank-7 pins and 16 in banks 2 and 3), hence a second edge clock and divider.
+Host link on the FT231X at 2 Mbaud: the FT231X makes 3 MHz / n (n = 1, 1.5, 2, 2.125, ...),
+and of its rates above 1 Mbaud only 2 Mbaud divides the even-MHz clocks (25 link cycles per
+bit at 50 MHz).
 Appliance pins are on header J1: GP0..GP10 and GN0..GN10.
 """
 
@@ -20,7 +27,9 @@ from .clocking import Ecp5Pll, ecp5_pll_settings
 __all__ = ["VARIANTS", "DEFAULT_VARIANT", "board"]
 
 CRYSTAL_HZ = 25_000_000
-CLOCK_HZ = 120_000_000
+#: The capture (fabric) clock: the edge clock (twice this) divided by 2.
+CLOCK_HZ = 125_000_000
+#: Issue 12's goal for the ULX3S: 250 MHz, or 2 ns stamps, which the gearbox gives at 125 MHz.
 GOAL_HZ = 250_000_000
 #: The link clock (CLKOS): 2 Mbaud is 25 cycles per bit.
 LINK_HZ = 50_000_000
@@ -45,11 +54,17 @@ def _gn(n):
 
 
 def _pll(board):
+    if board.edge_clock_hz:
+        return Ecp5Pll(ecp5_pll_settings(CRYSTAL_HZ, board.edge_clock_hz, board.link_hz),
+                       clock_resource="clk25", edge_clock=True)
     return Ecp5Pll(ecp5_pll_settings(CRYSTAL_HZ, board.clock_hz, board.link_hz),
                    clock_resource="clk25")
 
 
-def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True, link_hz=LINK_HZ):
+def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True, link_hz=LINK_HZ,
+          gearbox=True):
+    """The ULX3S; ``gearbox=False`` builds the IDDRX1F (DDR, half-cycle) front end with the
+    capture clock straight from the PLL instead."""
     variant = variant.upper()
     if variant not in VARIANTS:
         raise ValueError(f"unknown ULX3S variant {variant!r}; variants: {', '.join(VARIANTS)}")
@@ -81,6 +96,7 @@ def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True, link_hz=L
         bitstream_suffix=".bit",
         link="FT231X (the board's USB serial port, e.g. /dev/ttyUSB0), 2 Mbaud",
         ddr_inputs=ddr_inputs,
+        input_phases=4 if gearbox else 0,
         notes=(
             "To keep the bitstream across power cycles: "
             "`openFPGALoader -b ulx3s -f {bitstream}`.",

@@ -28,6 +28,7 @@ from latscope.protocol import MAGIC, SUMP_MODE_ENTRY, VERSION, Command, Identify
 
 from .bus_write import BusWriteSnoop
 from .capture_control import CaptureControl
+from .ddr_edges import stamp_shift_of
 from .commands import CommandProcessor
 from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
@@ -50,17 +51,19 @@ class ApplianceConfig:
     appliance needs a ``capture`` clock domain from its parent (a board's PLL).
     ``uart_divisor`` is link-clock cycles per UART bit (120 MHz / 10 = 12 Mbaud).
     ``bus_window`` is ``(base word address, words)`` of the snooped Wishbone window, or None
-    for a board without a bus front end. ``ddr_inputs``: the marker strobe and the edge
-    channels come as DDR sample pairs (ports ``marker_strobe`` and ``edges`` twice as wide,
-    ``Cat(early, late)``; see :mod:`.ddr_edges`) and stamps count half cycles
-    (``stamp_shift`` 1). ``sump_depth``: samples of the SUMP device mode's memory (a power of
+    for a board without a bus front end. ``input_phases``: samples per cycle of the marker
+    strobe and the edge channels, 1, 2 (DDR input registers) or 4 (the ECP5's IDDRX2F
+    gearbox); with more than one, ports ``marker_strobe`` and ``edges`` are that many times
+    as wide, ``Cat(s_0, ..., s_{N-1})`` earliest first (see :mod:`.ddr_edges`), and stamps
+    count 1/N cycles (``stamp_shift`` log2 N). ``ddr_inputs=True`` is ``input_phases=2``.
+    ``sump_depth``: samples of the SUMP device mode's memory (a power of
     two; see :mod:`.sump`), 0 for an appliance without SUMP mode.
     """
 
     def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,
                  bus_window=None, bus_addr_width=30, fifo_depth=512, sample_delay=2,
                  flush_after=None, command_timeout=None, ddr_inputs=False, sump_depth=512,
-                 link_clock_hz=None):
+                 link_clock_hz=None, input_phases=None):
         self.clock_hz = clock_hz
         self.link_clock_hz = link_clock_hz if link_clock_hz is not None else clock_hz
         #: The domain of the capture logic: ``capture``, or ``sync`` in a single-clock build.
@@ -73,7 +76,8 @@ class ApplianceConfig:
         self.bus_addr_width = bus_addr_width
         self.fifo_depth = fifo_depth
         self.sample_delay = sample_delay
-        self.ddr_inputs = ddr_inputs
+        self.input_phases = input_phases or (2 if ddr_inputs else 1)
+        stamp_shift_of(self.input_phases)          # 1, 2 or 4
         # SUMP device mode's sample memory (block RAM): 512 samples of 24 bits are 3 of an
         # iCE40's 4-kbit RAMs.
         self.sump_depth = sump_depth
@@ -101,11 +105,12 @@ class Appliance(wiring.Component):
 
     def __init__(self, config):
         self.config = config
-        #: Stamp units per cycle, as a shift: 1 (half cycles) with DDR inputs.
-        self.stamp_shift = int(config.ddr_inputs)
+        #: Stamp units per cycle, as a shift: 1 (half cycles) with DDR inputs, 2 (quarter
+        #: cycles) with the IDDRX2F gearbox.
+        self.stamp_shift = stamp_shift_of(config.input_phases)
         self._marker = MarkerPort(data_width=config.marker_width,
-                                  sample_delay=config.sample_delay, ddr=config.ddr_inputs)
-        self._edges = EdgeChannels(count=config.edge_count, ddr=config.ddr_inputs)
+                                  sample_delay=config.sample_delay, phases=config.input_phases)
+        self._edges = EdgeChannels(count=config.edge_count, phases=config.input_phases)
         self._irq = IrqGenerator()
         self._bus = None
         if config.bus_window is not None:
@@ -114,7 +119,7 @@ class Appliance(wiring.Component):
                                       window_base=base, window_words=words)
         members = {
             "marker_data": In(config.marker_width),
-            # One sample per pin, or a DDR sample pair, as the front ends take them.
+            # One sample per pin, or a cycle's samples of each, as the front ends take them.
             "marker_strobe": In(len(self._marker.strobe)),
             "edges": In(len(self._edges.pins)),
             "irq": Out(1),
@@ -159,7 +164,7 @@ class Appliance(wiring.Component):
         })
 
     def _latencies(self):
-        """Pin-to-stamp latencies in stamp units (cycles, or half cycles with DDR inputs)."""
+        """Pin-to-stamp latencies in stamp units (1/``input_phases`` cycle)."""
         # The bus and the IRQ output change on clock edges: their latencies are whole cycles.
         return {
             "marker_latency": self._marker.stamp_latency,
@@ -206,11 +211,14 @@ class Appliance(wiring.Component):
             self.uart_tx.eq(uart_tx.tx),
             uart_rx.rx.eq(self.uart_rx),
         ]
-        if "half" in streamer.signature.members:        # stamps count half cycles
-            # Half bits in stream order; the IRQ output and the bus change on clock edges.
-            half = {Source.MARKER: marker.half}
-            half |= {Source(Source.EDGE0 + n): edges.half[n] for n in range(config.edge_count)}
-            m.d.comb += streamer.half.eq(Cat(half.get(source, Const(0)) for source in sources))
+        if "phase" in streamer.signature.members:        # stamps count 1/2 or 1/4 cycles
+            # Phases in stream order; the IRQ output and the bus change on the rising clock
+            # edge, at phase 0.
+            phase = {Source.MARKER: marker.phase}
+            phase |= {Source(Source.EDGE0 + n): edges.phase[n]
+                      for n in range(config.edge_count)}
+            m.d.comb += [streamer.phase[index].eq(phase.get(source, 0))
+                         for index, source in enumerate(sources)]
         if self._bus is not None:
             m.submodules.bus = bus = in_capture(self._bus)
             connect(m, wiring.flipped(self.bus), bus.bus)
@@ -292,7 +300,7 @@ class Appliance(wiring.Component):
                                              clock_hz=config.link_clock_hz, version=str(VERSION))
         # The pins as SUMP sees them, through a synchronizer of their own; the IRQ output
         # goes through it too, so that every channel shows its pin with the same delay. Of a
-        # DDR sample pair the early (rising-edge) sample is taken.
+        # cycle's samples the first (the rising edge's) is taken.
         strobe, edges = self.marker_strobe[0], self.edges[:config.edge_count]
         m.submodules.sump_synchronizer = FFSynchronizer(
             Cat(self.marker_data, strobe, self.irq, edges), sump.sample, stages=2)

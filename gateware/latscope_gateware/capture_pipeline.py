@@ -56,7 +56,7 @@ class CapturePipeline(wiring.Component):
         for source, width in sources.items():
             members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
         if stamp_shift:
-            members["half"] = In(len(sources))     # see EventCapture
+            members["phase"] = In(self._capture.phase.shape())     # see EventCapture
         self._sources = dict(sources)
         super().__init__(members)
 
@@ -76,8 +76,8 @@ class CapturePipeline(wiring.Component):
         for source in self._sources:
             name = source.name.lower()
             connect(m, flipped(getattr(self, name)), getattr(capture, name))
-        if "half" in self.signature.members:
-            m.d.comb += capture.half.eq(self.half)
+        if "phase" in self.signature.members:
+            m.d.comb += capture.phase.eq(self.phase)
         connect(m, capture.entries, queued.i)
         connect(m, queued.o, encoder.entries)
         connect(m, flipped(self.replies), arbiter.priority)

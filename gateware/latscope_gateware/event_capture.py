@@ -62,10 +62,10 @@ class EventCapture(wiring.Component):
     fifo_depth : int, a power of two
         Entries of the block-RAM FIFO (:class:`CaptureFifo`). An entry holds one cycle's
         events.
-    stamp_shift : 0 or 1
+    stamp_shift : 0, 1 or 2
         See :class:`EntryWriter`.
     write_domain, read_domain : str
-        The capture clock domain (events, ``enable``, ``clear``, ``now``, ``half``) and the
+        The capture clock domain (events, ``enable``, ``clear``, ``now``, ``phase``) and the
         link clock domain (``entries`` and the status counters). They may be the same domain
         (a single-clock build): then the FIFO is synchronous and the counters are read
         directly, with no synchronizer.
@@ -102,7 +102,7 @@ class EventCapture(wiring.Component):
         for source, width in self._writer.sources.items():
             members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
         if stamp_shift:
-            members["half"] = In(len(self._writer.sources))
+            members["phase"] = In(self._writer.phase.shape())
         super().__init__(members)
 
     @property
@@ -124,8 +124,8 @@ class EventCapture(wiring.Component):
         for source in writer.sources:
             name = source.name.lower()
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(writer, name))
-        if "half" in self.signature.members:
-            m.d.comb += writer.half.eq(self.half)
+        if "phase" in self.signature.members:
+            m.d.comb += writer.phase.eq(self.phase)
         m.d.comb += [
             writer.enable.eq(self.enable),
             writer.clear.eq(self.clear),
@@ -183,15 +183,17 @@ class EntryWriter(wiring.Component):
     from a flip-flop). The stamp is that of the events' cycle, so the FIFO's latency shows
     nowhere in the stream.
 
-    With ``stamp_shift=1`` (DDR front ends, see :mod:`.ddr_edges`) the stamp counts half
-    cycles: ``now * 2 + half``, where ``half`` (one bit per source, read with ``valid``) says an
-    event came in the later half of its cycle. Events of one cycle share their entry's stamp,
-    which takes the earliest of their halves.
+    With ``stamp_shift`` 1 or 2 (front ends with 2 or 4 samples a cycle, see
+    :mod:`.ddr_edges`) the stamp counts 1/2 or 1/4 cycles: ``now << stamp_shift | phase``,
+    where ``phase`` (``stamp_shift`` bits per source, in source order, read with ``valid``)
+    says in which sample of its cycle an event showed. Events of one cycle share their
+    entry's stamp, which takes the earliest of their phases (a source without a phase, the
+    IRQ output or the bus, gives 0).
     """
 
     def __init__(self, sources, *, stamp_shift=0):
-        if stamp_shift not in (0, 1):
-            raise ValueError(f"stamp_shift must be 0 or 1, not {stamp_shift!r}")
+        if stamp_shift not in (0, 1, 2):
+            raise ValueError(f"stamp_shift must be 0, 1 or 2, not {stamp_shift!r}")
         self._sources = dict(sources)
         self._stamp_shift = stamp_shift
         self._layout = entry_layout(self._sources)
@@ -207,7 +209,7 @@ class EntryWriter(wiring.Component):
         for source, width in self._sources.items():
             members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
         if stamp_shift:
-            members["half"] = In(len(self._sources))
+            members["phase"] = In(data.ArrayLayout(stamp_shift, len(self._sources)))
         super().__init__(members)
 
     @property
@@ -247,7 +249,7 @@ class EntryWriter(wiring.Component):
         incoming = {source: Signal(name=f"in_{source.name.lower()}") for source in sources}
         values = Signal.like(entry.value)
         now = Signal.like(self.now)
-        half = Signal(len(sources))
+        phase = Signal.like(self.phase) if self._stamp_shift else None
         m.d.sync += [
             values.eq(Cat(ports[source].payload for source in sources)),
             now.eq(self.now),
@@ -256,12 +258,8 @@ class EntryWriter(wiring.Component):
         for source in sources:
             m.d.sync += incoming[source].eq(ports[source].valid & self.enable)
         if self._stamp_shift:
-            m.d.sync += half.eq(self.half)
-            # The entry's half bit is 1 only if every event in it came in the later half.
-            late = Const(1)
-            for index, source in enumerate(sources):
-                late = late & (~entry.present[source.name] | half[index])
-            m.d.comb += entry.stamp.eq(Cat(late & (entry.present.as_value() != 0), now))
+            m.d.sync += phase.eq(self.phase)
+            m.d.comb += entry.stamp.eq(Cat(self._earliest(m, entry, phase), now))
         else:
             m.d.comb += entry.stamp.eq(now)
 
@@ -327,6 +325,23 @@ class EntryWriter(wiring.Component):
         m.d.comb += fifo.w_en.eq(fifo.w_rdy & ((entry.present.as_value() != 0) | any_loss))
 
         return m
+
+    def _earliest(self, m, entry, phase):
+        """The earliest phase of the events present in ``entry`` (0 for none): phase *p* is
+        below the minimum unless some present source came at *p* or earlier, so the minimum
+        is the count of thresholds no source reached (a few LUTs, no comparator chain)."""
+        sources = list(self._sources)
+        reached = []
+        for threshold in range((1 << self._stamp_shift) - 1):
+            reached.append(Cat(entry.present[source.name] & (phase[index] <= threshold)
+                               for index, source in enumerate(sources)).any())
+        earliest = Signal(self._stamp_shift)
+        # `reached` is a thermometer code (reaching p means reaching every later threshold).
+        value = Const((1 << self._stamp_shift) - 1, self._stamp_shift)
+        for threshold in reversed(range(len(reached))):
+            value = Mux(reached[threshold], threshold, value)
+        m.d.comb += earliest.eq(Mux(entry.present.as_value() != 0, value, 0))
+        return earliest
 
 class FreeRunningCounter(wiring.Component):
     """``value`` counts clock cycles from 0 (wrapping at ``2 ** width``), exactly, without a

@@ -5,7 +5,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
-from .synchronizer import PinChangeDetector, check_sync_stages, sample_rate, stamp_latency
+from .ddr_edges import stamp_shift_of
+from .synchronizer import PinChangeDetector, check_phases, check_sync_stages, stamp_latency
 
 __all__ = ["MarkerPort"]
 
@@ -28,29 +29,31 @@ class MarkerPort(wiring.Component):
     sample_delay : int, >= 0
         Cycles between detecting the (synchronized) strobe edge and sampling the
         (synchronized) data.
-    ddr : bool
-        The strobe comes as DDR sample pairs and each event says in which half of its cycle
-        the strobe edge showed (see :mod:`.ddr_edges`). The data lines stay single-rate and
-        get one synchronizer stage more than the strobe, standing in for the strobe's DDR
-        input register, so data is still sampled ``sample_delay`` cycles after the edge.
+    phases : 1, 2 or 4
+        Samples of the strobe per cycle (2: DDR, 4: IDDRX2F gearbox); with more than one,
+        each event says in which of them the strobe edge first showed (see
+        :mod:`.ddr_edges`). The data lines stay single-rate (their timing within a cycle
+        carries nothing: they are sampled ``sample_delay`` cycles after the edge) and get
+        one synchronizer stage more than the strobe, standing in for the strobe's input
+        register, so data is still sampled ``sample_delay`` cycles after the edge.
 
     Ports
     -----
     data : In(data_width)
         Asynchronous marker value.
-    strobe : In(1), or In(2) with ``ddr``
-        Asynchronous strobe (with ``ddr`` its samples ``Cat(early, late)``); every change of
-        level is one marker.
+    strobe : In(phases)
+        Asynchronous strobe (its samples of a cycle, earliest first); every change of level
+        is one marker.
     events : Out(stream.Signature(data_width, always_ready=True))
         ``valid`` is high for one cycle per strobe edge, with ``payload`` = the sampled data.
-    half : Out(1)
-        Valid with ``events.valid``: the strobe edge showed only in the late sample (always 0
-        without ``ddr``).
+    phase : Out(log2(phases))
+        Valid with ``events.valid``: the first sample in which the strobe edge showed (always
+        0 for single-rate inputs).
 
     Timing
     ------
     :attr:`latency` = ``sync_stages + sample_delay`` (4 by default); :attr:`stamp_latency` is
-    the pin-to-stamp latency in stamp units (half cycles with ``ddr``). A strobe edge first present
+    the pin-to-stamp latency in stamp units (1/``phases`` cycle). A strobe edge first present
     on ``strobe`` during cycle *k* gives ``valid`` during cycle *k* + ``latency``, with
     ``payload`` = the level that ``data`` had during cycle *k* + ``sample_delay``. So data may
     settle up to ``sample_delay`` cycles after the strobe, and must then hold for that cycle
@@ -67,7 +70,7 @@ class MarkerPort(wiring.Component):
     high at configuration gives, long before capture can be enabled).
     """
 
-    def __init__(self, data_width=16, *, sync_stages=2, sample_delay=2, ddr=False):
+    def __init__(self, data_width=16, *, sync_stages=2, sample_delay=2, phases=1):
         if not isinstance(data_width, int) or data_width < 1:
             raise ValueError(f"data_width must be a positive int, not {data_width!r}")
         if not isinstance(sample_delay, int) or sample_delay < 0:
@@ -75,12 +78,12 @@ class MarkerPort(wiring.Component):
         self._data_width = data_width
         self._sync_stages = check_sync_stages(sync_stages)
         self._sample_delay = sample_delay
-        self._ddr = ddr
+        self._phases = check_phases(phases)
         super().__init__({
             "data": In(data_width),
-            "strobe": In(sample_rate(ddr)),
+            "strobe": In(phases),
             "events": Out(stream.Signature(data_width, always_ready=True)),
-            "half": Out(1),
+            "phase": Out(stamp_shift_of(phases)),
         })
 
     @property
@@ -97,33 +100,34 @@ class MarkerPort(wiring.Component):
 
     @property
     def stamp_latency(self):
-        return stamp_latency(self.latency, self._ddr)
+        return stamp_latency(self.latency, self._phases)
 
     def elaborate(self, platform):
         m = Module()
 
         m.submodules.strobe_detector = strobe = PinChangeDetector(
-            1, stages=self._sync_stages, ddr=self._ddr)
+            1, stages=self._sync_stages, phases=self._phases)
         m.d.comb += strobe.pins.eq(self.strobe)
 
-        # The data lines get the same synchronizer as the strobe (and its DDR register), so a
+        # The data lines get the same synchronizer as the strobe (and its input register), so a
         # store that changes both at once reaches both synchronizer outputs in the same cycle.
         data = Signal(self._data_width)
         m.submodules.data_synchronizer = FFSynchronizer(
-            self.data, data, stages=self._sync_stages + sample_rate(self._ddr) - 1)
+            self.data, data, stages=self._sync_stages + (self._phases > 1))
 
         # A shift register rather than a counter: each edge travels on its own, with its half
-        # bit, so edges in consecutive cycles never wait for one another.
-        sample_now, half_now = strobe.changed, strobe.half
+        # phase, so edges in consecutive cycles never wait for one another.
+        sample_now, phase_now = strobe.changed, strobe.phase[0]
         for stage in range(self._sample_delay):
             delayed = Signal(name=f"sample_in_{self._sample_delay - stage - 1}")
-            delayed_half = Signal(name=f"half_in_{self._sample_delay - stage - 1}")
-            m.d.sync += [delayed.eq(sample_now), delayed_half.eq(half_now)]
-            sample_now, half_now = delayed, delayed_half
+            delayed_phase = Signal.like(self.phase,
+                                        name=f"phase_in_{self._sample_delay - stage - 1}")
+            m.d.sync += [delayed.eq(sample_now), delayed_phase.eq(phase_now)]
+            sample_now, phase_now = delayed, delayed_phase
 
         m.d.comb += [
             self.events.valid.eq(sample_now),
             self.events.payload.eq(data),
-            self.half.eq(half_now),
+            self.phase.eq(phase_now),
         ]
         return m

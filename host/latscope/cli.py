@@ -180,7 +180,7 @@ def cmd_info(args):
     print(f"board          {identity.board}")
     print(f"protocol       version {identity.version}")
     print(f"capture clock  {identity.clock_hz / 1e6:g} MHz, resolution "
-          f"{identity.resolution_ns:g} ns")
+          f"{identity.resolution_ns:.2f} ns")
     if identity.link_clock_hz:
         print(f"link clock     {identity.link_clock_hz / 1e6:g} MHz")
     print(f"marker port    {identity.marker_width} data bits + strobe")

@@ -120,7 +120,7 @@ def check_link(device, *, count=256, baud, port, seed=1):
 @dataclass
 class LoopbackResult:
     """IRQ edges seen as IRQ, EDGE0 and MARKER events. ``offsets``: per jumpered source, the
-    corrected stamp minus the IRQ's, in stamp units (each must be 0 or 1);
+    corrected stamp minus the IRQ's, in stamp units (each from 0 to :func:`loopback_slack`);
     ``delays_ns``: the measured pin-to-stamp delay differences (uncorrected), min..max;
     ``documented_ns``: what the IDENTIFY reply's latencies say they are."""
     irq_edges: int = 0
@@ -159,9 +159,20 @@ def check_loopback(device, identity, *, edges=16, timeout=20.0, irq=LOOPBACK_IRQ
     return loopback_result(Events.concatenate(collected), identity)
 
 
+def loopback_slack(identity):
+    """The largest offset (stamp units) of a jumpered input from the IRQ change it copies:
+    the IRQ output changes on a capture clock edge and an input wired to it samples the
+    change at the next sampling edge (offset 0), or later by as many sampling edges as the
+    output's and the wire's delay cross, up to the end of the capture cycle: 1 with
+    single-rate or DDR inputs (a cycle or half a cycle), 3 with 4 samples a cycle (the
+    IDDRX2F gearbox: quarters of a cycle)."""
+    return max(1, (1 << identity.stamp_shift) - 1)
+
+
 def loopback_result(events, identity):
     """The loopback verdict on captured events (see :func:`check_loopback`)."""
     result = LoopbackResult()
+    slack = loopback_slack(identity)
     irq = events.of(Source.IRQ)
     stamps = irq.stamp.astype(np.int64)
     result.irq_edges = int(np.count_nonzero(irq.value == 1))
@@ -173,13 +184,13 @@ def loopback_result(events, identity):
         seen = events.of(source).stamp.astype(np.int64)
         name = source.name
         # Each IRQ change pairs with the first event of the source at or after its stamp:
-        # the IRQ output changes on a clock edge and is stamped with the next one, where an
-        # input wired to it samples it too (offset 0), or one edge later when the wire's
-        # delay crosses that edge (offset 1).
+        # the IRQ output changes on a clock edge and is stamped with the next sampling edge,
+        # where an input wired to it samples it too (offset 0), or a sampling edge or more
+        # later when the delays cross them (up to `slack`).
         index = np.searchsorted(seen, stamps)
         paired = index < len(seen)
         offsets = seen[index[paired]] - stamps[paired]
-        result.matched[name] = int(np.count_nonzero((offsets >= 0) & (offsets <= 1)))
+        result.matched[name] = int(np.count_nonzero((offsets >= 0) & (offsets <= slack)))
         result.offsets[name] = sorted(set(offsets.tolist()))
         documented = identity.latency[source] - identity.latency[Source.IRQ]
         result.documented_ns[name] = documented * unit_ns
@@ -192,7 +203,8 @@ def loopback_result(events, identity):
         elif result.matched[name] != len(irq) or len(seen) != len(irq):
             result.problems.append(
                 f"{name}: {len(seen)} events for {len(irq)} IRQ changes, "
-                f"{result.matched[name]} within one stamp unit of them (a loose jumper, or "
+                f"{result.matched[name]} within {slack} stamp unit{'s' * (slack > 1)} of "
+                f"them (a loose jumper, or "
                 f"the documented pin latencies are wrong)")
     return result
 

@@ -1,8 +1,9 @@
-// Behavioural models of the two ECP5 cells that Yosys's share/ecp5 ships only as black
-// boxes, for the netlist simulation (boards/latscope_boards/netlist_sim.py). Written from
-// Lattice's descriptions (ECP5 Memory Usage Guide: DP16KD; ECP5 High-Speed I/O Interface:
-// IDDRX1F) for the configurations Yosys's synth_ecp5 uses; anything else stops the
-// simulation at time 0 with a message naming the parameter, rather than simulating wrongly.
+// Behavioural models of the ECP5 cells that Yosys's share/ecp5 ships only as black boxes,
+// for the netlist simulation (boards/latscope_boards/netlist_sim.py). Written from Lattice's
+// descriptions (ECP5 Memory Usage Guide: DP16KD; ECP5 High-Speed I/O Interface, FPGA-TN-02035:
+// IDDRX1F, IDDRX2F, ECLKSYNCB, CLKDIVF) for the configurations latscope and Yosys's
+// synth_ecp5 use; anything else stops the simulation with a message naming the parameter or
+// port, rather than simulating wrongly.
 
 // IDDRX1F: D sampled at every rising and every falling edge of SCLK; at the next rising edge
 // Q0 takes the rising-edge sample and Q1 the falling-edge sample half a cycle after it. So
@@ -20,6 +21,67 @@ module IDDRX1F(input D, input SCLK, input RST, output reg Q0, output reg Q1);
 		end else begin
 			at_rise <= D; Q0 <= at_rise; Q1 <= at_fall;
 		end
+endmodule
+
+// ECLKSYNCB: the bank's edge clock buffer with a glitch-free stop: ECLKO follows ECLKI while
+// STOP is low; STOP is taken at a falling edge, so the clock stops and restarts low, with
+// whole pulses only.
+module ECLKSYNCB(input ECLKI, input STOP, output ECLKO);
+	reg stopped = 1'b0;
+	always @(negedge ECLKI) stopped <= STOP;
+	assign ECLKO = ECLKI & ~stopped;
+endmodule
+
+// CLKDIVF, DIV "2.0": the edge clock divided by 2 for the fabric (the SCLK of the IDDRX2F
+// gearboxes). CDIVX toggles at every rising edge of CLKI, so each of its rising edges falls
+// on a rising edge of the edge clock, every other one, the first at CLKI's first rising
+// edge after RST goes low; RST holds it low. ALIGNWD (slip by one CLKI cycle, for word
+// alignment) is not modelled: it must stay low.
+module CLKDIVF(input CLKI, input RST, input ALIGNWD, output CDIVX);
+	parameter GSR = "DISABLED";
+	parameter DIV = "2.0";
+	reg divided = 1'b0;
+	initial if (DIV != "2.0") begin
+		$display("CLKDIVF model: DIV %s is not modelled (only \"2.0\")", DIV);
+		$finish;
+	end
+	always @(posedge ALIGNWD) begin
+		$display("CLKDIVF model: ALIGNWD is not modelled");
+		$finish;
+	end
+	always @(posedge CLKI or posedge RST)
+		if (RST) divided <= 1'b0;
+		else divided <= ~divided;
+	assign CDIVX = divided;
+endmodule
+
+// IDDRX2F: the 1:4 input gearbox. D is sampled at every rising and every falling edge of
+// ECLK; SCLK is ECLK / 2 from the CLKDIVF, rising with ECLK. The four samples of one SCLK
+// cycle come out together, the first received on Q0, at the next rising edge of SCLK: during
+// SCLK cycle c (from its rising edge c, in SCLK cycles) Q0, Q1, Q2, Q3 = D at c-1 (the ECLK
+// rising edge with SCLK's), c-3/4 (ECLK falling), c-1/2 (ECLK rising), c-1/4 (ECLK falling):
+// latscope_gateware.ddr_edges's convention for 4 phases, and its IddrModel's. (The samples
+// are gathered at ECLK's falling edges, where SCLK is steady: the first pair in SCLK's high
+// half, the whole word in its low half, a quarter cycle before SCLK rises and takes it.)
+// ALIGNWD (slip the word by one sample) is not modelled: it must stay low.
+module IDDRX2F(input D, input SCLK, input ECLK, input RST, input ALIGNWD,
+               output reg Q0, output reg Q1, output reg Q2, output reg Q3);
+	parameter GSR = "ENABLED";
+	reg at_rise = 1'b0;
+	reg [1:0] first = 2'b0;
+	reg [3:0] word = 4'b0;
+	initial begin Q0 = 1'b0; Q1 = 1'b0; Q2 = 1'b0; Q3 = 1'b0; end
+	always @(posedge ALIGNWD) begin
+		$display("IDDRX2F model: ALIGNWD is not modelled");
+		$finish;
+	end
+	always @(posedge ECLK) at_rise <= D;
+	always @(negedge ECLK)
+		if (SCLK) first <= {D, at_rise};
+		else word <= {D, at_rise, first};
+	always @(posedge SCLK or posedge RST)
+		if (RST) {Q3, Q2, Q1, Q0} <= 4'b0;
+		else {Q3, Q2, Q1, Q0} <= word;
 endmodule
 
 // DP16KD: 18 kbit true dual-port block RAM, here as 1024 words of 18 bits.
