@@ -76,7 +76,8 @@ def main(argv=None):
     config = ApplianceConfig(clock_hz=args.clock_hz, uart_divisor=args.uart_divisor,
                              fifo_depth=args.fifo_depth, board=args.board,
                              sump_depth=args.sump_depth,
-                             bus_window=(args.bus_base >> 2, args.bus_bytes >> 2))
+                             bus_window=(args.bus_base >> 2, args.bus_bytes >> 2),
+                             word_xor=True)
     top = FlatAppliance(config)
     with open(args.output, "w") as file:
         file.write(verilog.convert(top, name=args.name, ports=top.ports()))
