@@ -1,7 +1,7 @@
 """Records: the unit of the device-to-host stream (see ``latscope.protocol``)."""
 
 from amaranth.hdl import *
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.crc import catalog
 from amaranth.lib.wiring import In, Out
 
@@ -22,10 +22,11 @@ class WordCrc32(wiring.Component):
     """CRC-32/ISO-HDLC of bytes, with the ports and timing of
     ``amaranth.lib.crc.catalog.CRC32_ISO_HDLC(8).create()`` (``start``, ``data``, ``valid``,
     ``crc``), computed the way software does: the register holds the CRC bit-reflected, and
-    a byte is eight shift-and-conditional-XOR steps of the whole word. The same values; for
-    a simulator that evaluates every signal every cycle (Verilator) a few word operations
-    inside the branch of a valid byte, where Amaranth's form is 32 XOR trees. Boards use
-    Amaranth's (shallow logic)."""
+    a byte is one lookup in a 256-word table and a shift,
+    ``register = TABLE[(register ^ byte) & 0xFF] ^ (register >> 8)``. The same values; for a
+    simulator that evaluates every signal every cycle (Verilator) a few word operations,
+    where Amaranth's form is 32 XOR trees. Boards use Amaranth's (no table memory, shallow
+    logic)."""
 
     start: In(1)
     data: In(8)
@@ -36,14 +37,25 @@ class WordCrc32(wiring.Component):
     REFLECTED_POLYNOMIAL = 0xEDB88320
     ONES = 0xFFFFFFFF
 
+    @classmethod
+    def table(cls):
+        """The CRC register after eight zero bits from ``[i]`` (the byte-wise table)."""
+        rows = []
+        for value in range(256):
+            for _ in range(8):
+                value = (value >> 1) ^ (cls.REFLECTED_POLYNOMIAL if value & 1 else 0)
+            rows.append(value)
+        return rows
+
     def elaborate(self, platform):
         m = Module()
+        m.submodules.table = table = memory.Memory(shape=32, depth=256, init=self.table())
+        lookup = table.read_port(domain="comb")
         register = Signal(32, init=self.ONES)
-        value = Mux(self.start, self.ONES, register) ^ self.data
-        for _ in range(8):
-            value = Mux(value[0], (value >> 1) ^ self.REFLECTED_POLYNOMIAL, value >> 1)
+        current = Mux(self.start, self.ONES, register)
+        m.d.comb += lookup.addr.eq((current ^ self.data)[:8])
         with m.If(self.valid):
-            m.d.sync += register.eq(value)
+            m.d.sync += register.eq(lookup.data ^ (current >> 8))
         with m.Elif(self.start):
             m.d.sync += register.eq(self.ONES)
         m.d.comb += self.crc.eq(register ^ self.ONES)
