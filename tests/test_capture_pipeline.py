@@ -179,7 +179,7 @@ def test_back_pressure_loses_nothing_silently():
 
 
 def test_word_crc_unit_matches_amaranths_cycle_for_cycle():
-    """The Verilator export's CRC unit (word_crc) against Amaranth's, on random bytes with
+    """The word-form CRC unit (word_crc) against Amaranth's, on random bytes with
     random valid and start strobes (start alone, and start with a byte), every cycle."""
     m = Module()
     m.submodules.reference = reference = catalog.CRC32_ISO_HDLC(8).create()

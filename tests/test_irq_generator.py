@@ -18,7 +18,7 @@ def config(period, *, jitter_mask=0, width=1, enable=1, one_shot=0, active_low=0
 def simulate(applies, cycles, reseeds=(), word_leap=False):
     """Applies ``applies`` ({cycle: config}) and returns one sample per cycle, index = cycle:
     (pin, events.valid, events.payload, enabled) as they are during that cycle. ``reseeds``:
-    cycles (of applies) with ``reseed`` high. ``word_leap``: the Verilator export's form."""
+    cycles (of applies) with ``reseed`` high. ``word_leap``: the leap in word form."""
     dut = IrqGenerator(word_leap=word_leap)
     trace = []
 
@@ -259,7 +259,7 @@ def test_intervals_and_widths_across_the_16_bit_halves():
 
 
 def test_word_leap_is_the_same_leap():
-    """The Verilator export's leap (shifted words) against the LFSR stepped bit by bit, and
+    """The word-form leap (shifted words) against the LFSR stepped bit by bit, and
     the generator built with it against the boards' form, pin and events, cycle for cycle,
     over a few hundred draws (a wrong bit of the leap reaches the drawn bits within a few
     draws)."""

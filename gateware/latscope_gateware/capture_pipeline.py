@@ -35,7 +35,7 @@ class CapturePipeline(wiring.Component):
     capture finds the encoder started.
 
     ``word_crc``: the serializer's CRC unit in word form (:class:`.records.WordCrc32`, for
-    the Verilator export).
+    `verilog_export --word-xor`).
     """
 
     def __init__(self, sources, *, marker_width=16, fifo_depth=512, flush_after=1 << 16,

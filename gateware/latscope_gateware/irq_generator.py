@@ -69,7 +69,7 @@ class IrqGenerator(wiring.Component):
         Write the LFSR leap as the XOR of a few shifted, masked copies of the state
         (:func:`leap_shifts`) instead of a balanced XOR tree per bit: the same function, which a
         simulator that evaluates every signal every cycle (Verilator) computes in a few word
-        operations. For the Verilator export; boards keep the trees (shallow logic).
+        operations (`verilog_export --word-xor`); boards keep the trees (shallow logic).
 
     Ports
     -----

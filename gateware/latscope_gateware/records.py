@@ -79,7 +79,7 @@ class RecordSerializer(wiring.Component):
     lead byte is picked into a register in the cycle after that, so the lead byte is offered
     from the third cycle on (the link is far slower than that).
 
-    ``word_crc``: the CRC unit is :class:`WordCrc32` (the Verilator export's) instead of
+    ``word_crc``: the CRC unit is :class:`WordCrc32` (``verilog_export --word-xor``) instead of
     Amaranth's; the same bytes.
     """
 
