@@ -1,7 +1,8 @@
 """Where the full-system simulation's CPU time goes: a `perf` profile of the appliance build.
 
-Runs the simulator of ``make -C sim APPLIANCE=1 SUMP=0`` (the demo's build; ``--make`` adds
-or overrides variables) on sim/firmware/irq_test.elf for ``--cycles`` cycles under
+Runs the simulator of ``make -C sim APPLIANCE=1 SUMP=0 LTO=0`` (the demo's build but for
+link-time optimisation, which may inline the function below into its callers; ``--make``
+adds or overrides variables) on sim/firmware/irq_test.elf for ``--cycles`` cycles under
 ``perf record`` and prints
 
 1. the share of each function (Verilator's ``_nba_sequent__TOP__0`` is the clocked logic of
@@ -104,11 +105,11 @@ def main(argv=None):
     parser.add_argument("--cycles", type=int, default=2_000_000)
     parser.add_argument("--cpu", default="VexRiscv_IMAC")
     parser.add_argument("--make", action="append", default=[], metavar="VAR=VALUE",
-                        help="more sim/Makefile variables (default APPLIANCE=1 SUMP=0)")
+                        help="more sim/Makefile variables (default APPLIANCE=1 SUMP=0 LTO=0)")
     args = parser.parse_args(argv)
     if not shutil.which("perf"):
         sys.exit("sim_profile: perf not found (apt-get install linux-perf)")
-    options = ["APPLIANCE=1", "SUMP=0", *args.make]
+    options = ["APPLIANCE=1", "SUMP=0", "LTO=0", *args.make]
     make(args.cpu, *options, "sim", "firmware")
     binary = Path(make(args.cpu, *options, "print-binary").strip())
     firmware = Path(make(args.cpu, "print-firmware-dir").strip()) / "irq_test.elf"

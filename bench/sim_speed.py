@@ -10,10 +10,14 @@ printed beside them.
    and with the ground-truth log (a line per marker).
 2. The full system (SoC + appliance), per build variant of sim/Makefile: the demo's suite
    (every test, ``--samples`` per IL/IDL/TSL table, the demo's IRQ settings) captured by the
-   host through the pty exactly as the demo does. Variants: ``baseline`` (VexRiscv's
-   ``verilator public`` signals kept, SUMP engine: the build before they were stripped),
-   ``stripped`` (PUBLIC=0, the default), ``no-SUMP`` (SUMP=0: the demo's build), ``PGO``
-   (SUMP=0 PGO=1). Every variant must give the same run: its ground-truth log byte for byte
+   host through the pty exactly as the demo does. Variants (see ``VARIANTS``), each with
+   the speed-ups before it: ``baseline`` (VexRiscv's ``verilator public`` signals kept,
+   SUMP engine, Verilator's tables, no LTO: the build before the public markers were
+   stripped), ``stripped`` (PUBLIC=0), ``no-SUMP`` (SUMP=0: the demo's build before the
+   rest), ``no-tables`` (-fno-table), ``LTO`` (link-time optimisation: the defaults, the
+   demo's build), ``PGO`` (PGO=1 on the defaults); then ``word-XOR`` (the defaults with the
+   appliance's XOR networks in word form) and ``clang`` (the defaults compiled with
+   clang++). Every variant must give the same run: its ground-truth log byte for byte
    and its results document (docs/results-schema.md, but for the capture's path and start
    time) equal to the baseline's; the script says so and exits 1 if not. Beside them the
    SoC alone (the bring-up build, no appliance) runs the same firmware with the harness
@@ -45,12 +49,23 @@ from sim_make import make
 ROOT = Path(__file__).resolve().parent.parent
 CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]
 #: name -> sim/Makefile variables (APPLIANCE=1 builds), in the order they are measured.
+#: Each undoes the speed-ups after it with the Makefile's switches (TABLES=1: Verilator's
+#: lookup tables; LTO=0: no link-time optimisation), so the list up to "PGO" reads as the
+#: history of the build. "LTO" is the default build (the demo's); "word-XOR" exports the
+#: appliance's XOR networks in word form, "clang" compiles the defaults with clang++.
 VARIANTS = {
-    "baseline": ["PUBLIC=1", "SUMP=1"],
-    "stripped": ["SUMP=1"],
-    "no-SUMP": ["SUMP=0"],
+    "baseline": ["PUBLIC=1", "SUMP=1", "TABLES=1", "LTO=0"],
+    "stripped": ["SUMP=1", "TABLES=1", "LTO=0"],
+    "no-SUMP": ["SUMP=0", "TABLES=1", "LTO=0"],
+    "no-tables": ["SUMP=0", "LTO=0"],
+    "LTO": ["SUMP=0"],
     "PGO": ["SUMP=0", "PGO=1"],
+    "word-XOR": ["SUMP=0", "WORD_XOR=1"],
+    "clang": ["SUMP=0", "SIM_CXX=clang++"],
 }
+#: The variants compiled like the SoC-alone build (sim/Makefile's defaults), whose rate gives
+#: the appliance's share of the time.
+LIKE_SOC_ALONE = ("LTO",)
 
 
 def sim_fields(stdout):
@@ -181,8 +196,8 @@ def full_system(cpu, samples, variants, repeat):
                     differ.append(name)
             # The appliance's share of the time, where the SoC-alone build compiles alike.
             share = (f"appliance {100 * (1 - rate / alone):.0f} % of the time   "
-                     if name in ("stripped", "no-SUMP") else "")
-            print(f"  {name:<9} {' '.join(options[1:]):<18} {rate / 1e6:5.2f} M cycles/CPU s "
+                     if name in LIKE_SOC_ALONE else "")
+            print(f"  {name:<9} {' '.join(options[1:]):<44} {rate / 1e6:5.2f} M cycles/CPU s "
                   f"(x{rate / reference[0]:.2f})   wall {float(sim['cycles_per_s']) / 1e6:5.2f} "
                   f"M/s   exit at cycle {sim['exit_cycle']:,}   {share}{same}")
     return differ

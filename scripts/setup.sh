@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # DUT ports (docs/duts): aarch64 cross gcc (Raspberry Pi), Arm bare-metal gcc + picolibc and QEMU
 # (Cortex-M), libgpiod (Linux GPIO marker fallback and IRQ lines);
 # tesseract-ocr reads PulseView's screenshot in the decoder-rows test.
-APT_PACKAGES="verilator iverilog gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-venv sigrok-cli pulseview xvfb x11-apps gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm libgpiod-dev ser2net tesseract-ocr linux-perf"
+APT_PACKAGES="verilator clang iverilog gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-venv sigrok-cli pulseview xvfb x11-apps gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm libgpiod-dev ser2net tesseract-ocr linux-perf"
 missing=""
 for package in $APT_PACKAGES; do
     dpkg -s "$package" >/dev/null 2>&1 || missing="$missing $package"

@@ -2,9 +2,14 @@
 
 import random
 
+import pytest
+from amaranth.hdl import Module
+from amaranth.lib.crc import catalog
+
 from latscope.parser import Events, StreamParser
 from latscope.protocol import SEGMENT_MAX_EVENTS, Source, StreamEncoder
 from latscope_gateware.capture_pipeline import CapturePipeline
+from latscope_gateware.records import WordCrc32
 
 from gateware_sim import byte_collector, run
 
@@ -12,10 +17,11 @@ SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: 1, Source.EDGE0: 1, So
 
 
 def simulate(script, *, cycles, fifo_depth=64, flush_after=1 << 16, ready=lambda cycle: True,
-             drain=3000):
+             drain=3000, word_crc=False):
     """Runs ``script`` ({cycle offset: [(source, value), ...]}) through the pipeline; returns
     (the stamped events as the testbench applied them, the bytes that came out)."""
-    dut = CapturePipeline(SOURCES, fifo_depth=fifo_depth, flush_after=flush_after)
+    dut = CapturePipeline(SOURCES, fifo_depth=fifo_depth, flush_after=flush_after,
+                          word_crc=word_crc)
     applied, out = [], []
 
     async def testbench(ctx):
@@ -63,14 +69,16 @@ def test_simultaneous_events_share_a_stamp_in_source_order():
     assert out == reference(applied)
 
 
-def test_random_events_match_reference_byte_for_byte():
+@pytest.mark.parametrize("word_crc", [False, True], ids=["amaranth-crc", "word-crc"])
+def test_random_events_match_reference_byte_for_byte(word_crc):
     rng = random.Random(1)
     script = {}
     for offset in range(1, 4000):
         if rng.random() < 0.08:  # sparse enough that the byte link keeps up: no loss here
             sources = rng.sample(list(SOURCES), rng.randint(1, 3))
             script[offset] = [(source, rng.getrandbits(SOURCES[source])) for source in sources]
-    applied, out = simulate(script, cycles=4000, drain=3000, flush_after=1 << 16)
+    applied, out = simulate(script, cycles=4000, drain=3000, flush_after=1 << 16,
+                            word_crc=word_crc)
     applied.sort(key=lambda event: (event[0], event[1]))
     assert len(applied) > 2 * SEGMENT_MAX_EVENTS  # spans several segments
     assert out == reference(applied)
@@ -168,3 +176,27 @@ def test_back_pressure_loses_nothing_silently():
         assert set(got) <= set(sent)           # every delivered event is exact
     # Capture went on: events from the end of the script still arrived.
     assert max(event[0] for event in delivered) >= applied[-1][0] - 20
+
+
+def test_word_crc_unit_matches_amaranths_cycle_for_cycle():
+    """The word-form CRC unit (word_crc) against Amaranth's, on random bytes with
+    random valid and start strobes (start alone, and start with a byte), every cycle."""
+    m = Module()
+    m.submodules.reference = reference = catalog.CRC32_ISO_HDLC(8).create()
+    m.submodules.word = word = WordCrc32()
+    rng = random.Random(14)
+    pairs = []
+
+    async def testbench(ctx):
+        for _ in range(3000):
+            start, valid, byte = rng.random() < 0.02, rng.random() < 0.7, rng.getrandbits(8)
+            for unit in (reference, word):
+                ctx.set(unit.start, start)
+                ctx.set(unit.valid, valid)
+                ctx.set(unit.data, byte)
+            pairs.append((ctx.get(reference.crc), ctx.get(word.crc)))
+            await ctx.tick()
+
+    run(m, testbench)
+    assert len({crc for crc, _ in pairs}) > 1000
+    assert all(crc == word_crc for crc, word_crc in pairs)

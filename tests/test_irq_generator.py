@@ -4,7 +4,8 @@ import itertools
 
 import pytest
 
-from latscope_gateware.irq_generator import LFSR_POLYNOMIAL, LFSR_SEED, IrqGenerator
+from latscope_gateware.irq_generator import (LFSR_POLYNOMIAL, LFSR_SEED, IrqGenerator,
+                                             leap_shifts, lfsr_leap)
 
 from gateware_sim import run
 
@@ -14,11 +15,11 @@ def config(period, *, jitter_mask=0, width=1, enable=1, one_shot=0, active_low=0
             "flags": {"enable": enable, "one_shot": one_shot, "active_low": active_low}}
 
 
-def simulate(applies, cycles, reseeds=()):
+def simulate(applies, cycles, reseeds=(), word_leap=False):
     """Applies ``applies`` ({cycle: config}) and returns one sample per cycle, index = cycle:
     (pin, events.valid, events.payload, enabled) as they are during that cycle. ``reseeds``:
-    cycles (of applies) with ``reseed`` high."""
-    dut = IrqGenerator()
+    cycles (of applies) with ``reseed`` high. ``word_leap``: the leap in word form."""
+    dut = IrqGenerator(word_leap=word_leap)
     trace = []
 
     async def testbench(ctx):
@@ -255,3 +256,20 @@ def test_intervals_and_widths_across_the_16_bit_halves():
         assert level == 0
         interval = expected[rising.index(up) + 1]
         assert down - up == min(width, interval - 1)
+
+
+def test_word_leap_is_the_same_leap():
+    """The word-form leap (shifted words) against the LFSR stepped bit by bit, and
+    the generator built with it against the boards' form, pin and events, cycle for cycle,
+    over a few hundred draws (a wrong bit of the leap reaches the drawn bits within a few
+    draws)."""
+    state = LFSR_SEED
+    for _ in range(2000):
+        leaped = 0
+        for shift, mask in leap_shifts():
+            leaped ^= (state >> shift if shift >= 0 else state << -shift) & mask
+        assert leaped == lfsr_leap(state)
+        state = leaped
+    applies = {1: config(5, jitter_mask=0xf, width=2), 3000: config(4, jitter_mask=0x7)}
+    assert (simulate(applies, 5000, reseeds={3000}, word_leap=True)
+            == simulate(applies, 5000, reseeds={3000}))

@@ -33,10 +33,14 @@ class CapturePipeline(wiring.Component):
     A START reaches the capture domain through a synchronizer (see the appliance), so
     ``start`` comes before the ``clear`` and ``enable`` it causes, and the first event of a
     capture finds the encoder started.
+
+    ``word_crc``: the serializer's CRC unit in word form (:class:`.records.WordCrc32`, for
+    `verilog_export --word-xor`).
     """
 
     def __init__(self, sources, *, marker_width=16, fifo_depth=512, flush_after=1 << 16,
-                 stamp_shift=0, capture_domain="sync"):
+                 stamp_shift=0, capture_domain="sync", word_crc=False):
+        self._word_crc = word_crc
         self._capture = EventCapture(sources, fifo_depth=fifo_depth, stamp_shift=stamp_shift,
                                      write_domain=capture_domain, read_domain="sync")
         self._encoder = EventEncoder(self._capture.layout, sources, marker_width=marker_width,
@@ -65,7 +69,7 @@ class CapturePipeline(wiring.Component):
         m.submodules.capture = capture = self._capture
         m.submodules.encoder = encoder = self._encoder
         m.submodules.arbiter = arbiter = RecordArbiter()
-        m.submodules.serializer = serializer = RecordSerializer()
+        m.submodules.serializer = serializer = RecordSerializer(word_crc=self._word_crc)
         # Register slices between the record stages, so that no combinational path runs from
         # the encoder's delta and SYNC decision through the arbiter into the serializer.
         # The FIFO's block-RAM output is slow (about 6 ns on ECP5): register it, too.

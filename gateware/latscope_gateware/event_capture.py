@@ -240,23 +240,27 @@ class EntryWriter(wiring.Component):
         counts = {source: Signal(LOSS_COUNT_BITS, name=f"lost_{source.name.lower()}",
                                  reset_less=True)
                   for source in sources}
-        # `has_loss[s]` is `counts[s] != 0`, kept in a flip-flop so that the wide compares are
+        # The per-source flags are vectors, bit i for sources[i]: the same logic bit for bit
+        # as one signal per source, but a simulator that evaluates every signal every cycle
+        # (Verilator) handles each vector in one operation.
+        # `has_loss[i]` is `counts[i] != 0`, kept in a flip-flop so that the wide compares are
         # off the path that picks the reported source and the events that may be written.
-        has_loss = {source: Signal(name=f"has_lost_{source.name.lower()}") for source in sources}
+        has_loss = Signal(len(sources))
         # A cycle's events are registered with that cycle's count before anything else looks
         # at them, so the front ends' and the enable's paths end here; the stamp is still the
         # count of the cycle the event came in.
-        incoming = {source: Signal(name=f"in_{source.name.lower()}") for source in sources}
+        incoming = Signal(len(sources))
         values = Signal.like(entry.value)
         now = Signal.like(self.now)
         phase = Signal.like(self.phase) if self._stamp_shift else None
         m.d.sync += [
             values.eq(Cat(ports[source].payload for source in sources)),
             now.eq(self.now),
+            incoming.eq(Cat(ports[source].valid for source in sources)
+                        & self.enable.replicate(len(sources))),
         ]
         m.d.comb += entry.value.eq(values)
-        for source in sources:
-            m.d.sync += incoming[source].eq(ports[source].valid & self.enable)
+        present = entry.present.as_value()
         if self._stamp_shift:
             m.d.sync += phase.eq(self.phase)
             m.d.comb += entry.stamp.eq(Cat(self._earliest(m, entry, phase), now))
@@ -267,19 +271,19 @@ class EntryWriter(wiring.Component):
         # `picked` in the cycle before (a flip-flop per source, set from the next loss flags).
         # Everything that decides which events may be written comes from flip-flops (the loss
         # flags and the FIFO's room), so only the events themselves are late in the cycle.
-        picked = {source: Signal(name=f"picked_{source.name.lower()}") for source in sources}
-        flushing = {source: Signal(name=f"flush_{source.name.lower()}") for source in sources}
-        for source in sources:
-            m.d.comb += flushing[source].eq(fifo.w_rdy & picked[source])
+        picked = Signal(len(sources))
+        flushing = Signal(len(sources))
+        room = fifo.w_rdy.replicate(len(sources))
+        m.d.comb += flushing.eq(room & picked)
         # At most one source flushes: its fields, as an AND-OR rather than a priority mux.
         def selected(values):
-            return reduce(operator.or_, [Mux(flushing[source], value, 0)
-                                         for source, value in values])
+            return reduce(operator.or_, [Mux(flushing[index], value, 0)
+                                         for index, value in enumerate(values)])
 
         m.d.comb += [
-            entry.loss_valid.eq(Cat(flushing[source] for source in sources).any()),
-            entry.loss_source.eq(selected((source, Const(source, 4)) for source in sources)),
-            entry.loss_count.eq(selected((source, counts[source]) for source in sources)),
+            entry.loss_valid.eq(flushing.any()),
+            entry.loss_source.eq(selected(Const(source, 4) for source in sources)),
+            entry.loss_count.eq(selected(counts[source] for source in sources)),
         ]
 
         # Whether a count is all ones (saturated) is kept in a flip-flop beside it, set as it
@@ -291,38 +295,36 @@ class EntryWriter(wiring.Component):
                                     reset_less=True)
                      for source in sources}
 
-        dropped = {}
-        has_loss_next = {}
-        for source in sources:
-            # An event may go into the FIFO only if its source has no unreported loss, or if
-            # that loss is reported in the same entry (ahead of it).
-            may_write = Signal(name=f"may_write_{source.name.lower()}")
-            m.d.comb += may_write.eq(fifo.w_rdy & (~has_loss[source] | flushing[source]))
-            m.d.comb += entry.present[source.name].eq(incoming[source] & may_write)
-            dropped[source] = Signal(name=f"dropped_{source.name.lower()}")
-            m.d.comb += dropped[source].eq(incoming[source] & ~may_write)
-            has_loss_next[source] = Signal(name=f"has_lost_next_{source.name.lower()}")
-            m.d.comb += has_loss_next[source].eq(
-                ~self.clear & (dropped[source] | (has_loss[source] & ~flushing[source])))
-            m.d.sync += has_loss[source].eq(has_loss_next[source])
+        # An event may go into the FIFO only if its source has no unreported loss, or if that
+        # loss is reported in the same entry (ahead of it).
+        may_write = Signal(len(sources))
+        dropped = Signal(len(sources))
+        has_loss_next = Signal(len(sources))
+        m.d.comb += [
+            may_write.eq(room & (~has_loss | flushing)),
+            present.eq(incoming & may_write),
+            dropped.eq(incoming & ~may_write),
+            has_loss_next.eq(~self.clear.replicate(len(sources))
+                             & (dropped | (has_loss & ~flushing))),
+        ]
+        m.d.sync += has_loss.eq(has_loss_next)
+        for index, source in enumerate(sources):
             count, full = counts[source], saturated[source]
             with m.If(self.clear):
                 m.d.sync += [count.eq(0), full.eq(0)]
-            with m.Elif(dropped[source]):
+            with m.Elif(dropped[index]):
                 step = carry_select_add(count, Const(1, LOSS_COUNT_BITS),
                                         width=LOSS_COUNT_BITS, split=LOSS_COUNT_BITS // 2)
                 m.d.sync += [count.eq(Mux(full, count, step)),
                              full.eq(full | (count == (1 << LOSS_COUNT_BITS) - 2))]
-            with m.Elif(flushing[source]):
+            with m.Elif(flushing[index]):
                 m.d.sync += [count.eq(0), full.eq(0)]
-        for index, source in enumerate(sources):
-            lower = Cat(has_loss_next[other] for other in sources[:index])
-            m.d.sync += picked[source].eq(has_loss_next[source] & ~lower.any()
-                                          if index else has_loss_next[source])
+        m.d.sync += picked.eq(Cat(has_loss_next[index] & ~has_loss_next[:index].any()
+                                  if index else has_loss_next[0]
+                                  for index in range(len(sources))))
 
-        m.d.comb += self.dropped.eq(Cat(dropped[source] for source in sources))
-        any_loss = Cat(has_loss[source] for source in sources).any()
-        m.d.comb += fifo.w_en.eq(fifo.w_rdy & ((entry.present.as_value() != 0) | any_loss))
+        m.d.comb += self.dropped.eq(dropped)
+        m.d.comb += fifo.w_en.eq(fifo.w_rdy & ((present != 0) | has_loss.any()))
 
         return m
 

@@ -8,7 +8,8 @@ from latscope.protocol import IrqConfig
 
 from .arithmetic import carry_select_add
 
-__all__ = ["LFSR_POLYNOMIAL", "LFSR_SEED", "MIN_INTERVAL", "lfsr_leap", "IrqGenerator"]
+__all__ = ["LFSR_POLYNOMIAL", "LFSR_SEED", "MIN_INTERVAL", "lfsr_leap", "leap_shifts",
+           "IrqGenerator"]
 
 #: Characteristic polynomial of the jitter LFSR, x^32 + x^22 + x^2 + x + 1 (primitive, so the
 #: register runs through all 2**32 - 1 non-zero states), as an integer with bit n for x^n.
@@ -46,8 +47,29 @@ def _leap_rows():
             for i in range(_LFSR_WIDTH)]
 
 
+def leap_shifts():
+    """The same leap as a few word operations: ``[(shift, mask), ...]`` such that the leaped
+    state is the XOR, over the pairs, of ``(state >> shift) & mask`` (a left shift by
+    ``-shift`` for a negative one). Output bit i takes state bit j in the pair of shift
+    j - i; the leap has 14 distinct shifts."""
+    masks = {}
+    for i, row in enumerate(_leap_rows()):
+        for j in range(_LFSR_WIDTH):
+            if (row >> j) & 1:
+                masks[j - i] = masks.get(j - i, 0) | (1 << i)
+    return sorted(masks.items())
+
+
 class IrqGenerator(wiring.Component):
     """Edge-triggered interrupt output with pseudo-random spacing.
+
+    Parameters
+    ----------
+    word_leap : bool
+        Write the LFSR leap as the XOR of a few shifted, masked copies of the state
+        (:func:`leap_shifts`) instead of a balanced XOR tree per bit: the same function, which a
+        simulator that evaluates every signal every cycle (Verilator) computes in a few word
+        operations (`verilog_export --word-xor`); boards keep the trees (shallow logic).
 
     Ports
     -----
@@ -101,7 +123,8 @@ class IrqGenerator(wiring.Component):
     #: Cycles from the pin showing a new level to ``events.valid``: both change together.
     latency = 0
 
-    def __init__(self):
+    def __init__(self, *, word_leap=False):
+        self._word_leap = word_leap
         super().__init__({
             "config": In(IrqConfig),
             "apply": In(1),
@@ -125,10 +148,22 @@ class IrqGenerator(wiring.Component):
         # that no draw waits for the leap's XOR network.
         lfsr = Signal(_LFSR_WIDTH, init=LFSR_SEED)
         lfsr_ahead = Signal(_LFSR_WIDTH, init=lfsr_leap(LFSR_SEED))
+        # The draws set `advance`, and the leap is written once, under it: then Verilator
+        # (which evaluates the design every cycle) can compute the leap inside that branch,
+        # only in a cycle that draws; the logic is the same.
+        advance = Signal()
+        if self._word_leap:
+            leap = 0
+            for shift, mask in leap_shifts():
+                moved = lfsr_ahead >> shift if shift >= 0 else lfsr_ahead << -shift
+                leap = leap ^ (moved[:_LFSR_WIDTH] & mask)
+        else:
+            leap = Cat((lfsr_ahead & row).xor() for row in _leap_rows())
+        with m.If(advance):
+            m.d.sync += [lfsr.eq(lfsr_ahead), lfsr_ahead.eq(leap)]
 
         def advance_lfsr():
-            m.d.sync += [lfsr.eq(lfsr_ahead),
-                         lfsr_ahead.eq(Cat((lfsr_ahead & row).xor() for row in _leap_rows()))]
+            m.d.comb += advance.eq(1)
 
         # The state an apply draws from: the LFSR's, or with `reseed` the seed (constants,
         # so the multiplexer is one more input of each jitter bit's AND, no deeper).

@@ -1,14 +1,14 @@
 """Records: the unit of the device-to-host stream (see ``latscope.protocol``)."""
 
 from amaranth.hdl import *
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.crc import catalog
 from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import (CONT_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS, MAX_CONT, Source,
                                fixed_length)
 
-__all__ = ["record_layout", "RecordSerializer", "RecordArbiter"]
+__all__ = ["record_layout", "RecordSerializer", "RecordArbiter", "WordCrc32"]
 
 #: One record before serialisation. For SEAL records the serializer fills in the CRC-32
 #: (the payload must be 0).
@@ -16,6 +16,50 @@ record_layout = data.StructLayout({
     "source": 4,
     "payload": 64,
 })
+
+
+class WordCrc32(wiring.Component):
+    """CRC-32/ISO-HDLC of bytes, with the ports and timing of
+    ``amaranth.lib.crc.catalog.CRC32_ISO_HDLC(8).create()`` (``start``, ``data``, ``valid``,
+    ``crc``), computed the way software does: the register holds the CRC bit-reflected, and
+    a byte is one lookup in a 256-word table and a shift,
+    ``register = TABLE[(register ^ byte) & 0xFF] ^ (register >> 8)``. The same values; for a
+    simulator that evaluates every signal every cycle (Verilator) a few word operations,
+    where Amaranth's form is 32 XOR trees. Boards use Amaranth's (no table memory, shallow
+    logic)."""
+
+    start: In(1)
+    data: In(8)
+    valid: In(1)
+    crc: Out(32)
+
+    #: The polynomial 0x04C11DB7 bit-reflected; initial value and final XOR are all ones.
+    REFLECTED_POLYNOMIAL = 0xEDB88320
+    ONES = 0xFFFFFFFF
+
+    @classmethod
+    def table(cls):
+        """The CRC register after eight zero bits from ``[i]`` (the byte-wise table)."""
+        rows = []
+        for value in range(256):
+            for _ in range(8):
+                value = (value >> 1) ^ (cls.REFLECTED_POLYNOMIAL if value & 1 else 0)
+            rows.append(value)
+        return rows
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.table = table = memory.Memory(shape=32, depth=256, init=self.table())
+        lookup = table.read_port(domain="comb")
+        register = Signal(32, init=self.ONES)
+        current = Mux(self.start, self.ONES, register)
+        m.d.comb += lookup.addr.eq((current ^ self.data)[:8])
+        with m.If(self.valid):
+            m.d.sync += register.eq(lookup.data ^ (current >> 8))
+        with m.Elif(self.start):
+            m.d.sync += register.eq(self.ONES)
+        m.d.comb += self.crc.eq(register ^ self.ONES)
+        return m
 
 
 class RecordSerializer(wiring.Component):
@@ -34,15 +78,23 @@ class RecordSerializer(wiring.Component):
     length is worked out in the cycle after it is taken, from the registered payload, and its
     lead byte is picked into a register in the cycle after that, so the lead byte is offered
     from the third cycle on (the link is far slower than that).
+
+    ``word_crc``: the CRC unit is :class:`WordCrc32` (``verilog_export --word-xor``) instead of
+    Amaranth's; the same bytes.
     """
 
     records: In(stream.Signature(record_layout))
     bytes: Out(stream.Signature(8))
     clear_crc: In(1)
 
+    def __init__(self, *, word_crc=False):
+        self._word_crc = word_crc
+        super().__init__()
+
     def elaborate(self, platform):
         m = Module()
-        m.submodules.crc = crc = catalog.CRC32_ISO_HDLC(8).create()
+        m.submodules.crc = crc = (WordCrc32() if self._word_crc
+                                  else catalog.CRC32_ISO_HDLC(8).create())
 
         source = Signal(4)
         payload = Signal(64)

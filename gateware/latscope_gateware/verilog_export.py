@@ -68,6 +68,9 @@ def main(argv=None):
     parser.add_argument("--board", default="verilator-soc")
     parser.add_argument("--sump-depth", type=int, default=4096,
                         help="samples of the SUMP device mode's memory (a power of two)")
+    parser.add_argument("--word-xor", action="store_true",
+                        help="the XOR networks (LFSR leap, CRC) as word operations rather "
+                             "than the boards' trees (the same logic; ApplianceConfig word_xor)")
     # The snooped window is the SoC's TRACE window (sim/soc_map.toml, via sim/Makefile).
     parser.add_argument("--bus-base", type=lambda text: int(text, 0), required=True,
                         help="byte address of the snooped trace window")
@@ -76,7 +79,8 @@ def main(argv=None):
     config = ApplianceConfig(clock_hz=args.clock_hz, uart_divisor=args.uart_divisor,
                              fifo_depth=args.fifo_depth, board=args.board,
                              sump_depth=args.sump_depth,
-                             bus_window=(args.bus_base >> 2, args.bus_bytes >> 2))
+                             bus_window=(args.bus_base >> 2, args.bus_bytes >> 2),
+                             word_xor=args.word_xor)
     top = FlatAppliance(config)
     with open(args.output, "w") as file:
         file.write(verilog.convert(top, name=args.name, ports=top.ports()))
