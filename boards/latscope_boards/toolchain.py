@@ -119,6 +119,9 @@ class BuildResult:
         data = asdict(self)
         data["timing_met"] = self.timing_met
         data["goal_reached"] = self.goal_reached
+        # As JSON reads them back (lists, not tuples), so a record compares equal to a build.
+        for key in ("critical_path", "link_critical_path"):
+            data[key] = [list(step) for step in data[key]]
         # Only worth keeping when it is the problem: timing missed, or the capture clock
         # short of the goal (then the capture path is what keeps the goal away).
         if self.timing_met:
