@@ -151,11 +151,12 @@ def scripted_session(board):
     for n in range(burst_cycles):
         script.edge((cycle + n) * P + offsets[n % phases], 1)
     cycle += burst_cycles + 500
-    # (700 cycles apart at 6 or fewer cycles a UART bit: the later ones find room; as far
-    # apart in bits on slower links.)
+    # (Apart by the link's time for 32 bytes, some eight entries, at least 700 cycles: a write
+    # needs four free entries, so each later marker finds room.)
+    gap = max(700, 320 * script.bit_ps // P)
     for n in range(6):
         script.marker(cycle * P + offsets[n % phases], rng.randrange(1 << 16))
-        cycle += 700 * script.pace
+        cycle += gap
     # (STOP is sent where the IRQ output does not change: see Session.expected.) STATUS once
     # the device is idle, the FIFO drained (docs/protocol.md: its `lost` is then the LOSS
     # records' sum): the full FIFO at 2 bytes an entry (measured: 1.3 on the ULX3S).
