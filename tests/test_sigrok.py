@@ -584,7 +584,9 @@ def test_pulseview_live_view_follows_the_data(xserver, tmp_path):
     PulseView.conf is left as it was; the copy keeps its settings."""
     from latscope.pulseview_live import start_pulseview
 
-    build = build_soc(SuiteSettings(tests="IL_A", samples=3000),
+    # (Enough samples for the stream to outlast several screenshots, 3 s apart, on the
+    # faster simulator builds: the data then spans about 0.5 s of DUT time.)
+    build = build_soc(SuiteSettings(tests="IL_A", samples=10000),
                       build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-live")
     home = tmp_path / "home"
     user_conf = home / ".config" / "sigrok" / "PulseView.conf"
