@@ -18,7 +18,7 @@ from latscope_boards.board import BoardTop
 from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
 from latscope_boards.docs import pinout_table, results_table
 from latscope_boards.toolchain import (DESIGN_NAME, NETLIST_NAME, REPO_ROOT, BuildResult,
-                                      build, format_result, parse_report)
+                                      build, crossing_delay, format_result, parse_report)
 
 DOCS = REPO_ROOT / "docs" / "boards.md"
 RESULTS = REPO_ROOT / "boards" / "results"
@@ -40,7 +40,9 @@ def _pll_output(board, clock_hz):
         assert settings.f_secondary == board.link_hz
         return settings.f_out / edge
     if board.family == "ice40":
-        return ice40_pll_settings(CRYSTAL_HZ["ice40"], clock_hz).f_out
+        # With the gearbox output A is the edge clock, the appliance clock half of it.
+        edge = 2 if board.edge_clock_hz else 1
+        return ice40_pll_settings(CRYSTAL_HZ["ice40"], edge * clock_hz).f_out / edge
     return ecp5_pll_settings(CRYSTAL_HZ["ecp5"], clock_hz).f_out
 
 
@@ -64,11 +66,11 @@ def test_pins_are_distinct_and_free(board):
 
 def test_clocks_and_uart_divisors_are_exact(board):
     # A gearbox board meets its goal by resolution at its own clock (its edge clock at the
-    # goal clock would be above the PLL's 400 MHz): quarter cycles of 125 MHz are the half
-    # cycles of 250 MHz, 2 ns.
+    # goal clock would be above the PLL's range): quarter cycles of 125 MHz are the half
+    # cycles of 250 MHz, 2 ns; those of 84 MHz (HX8K) are 2.98 ns, below 150 MHz's 3.33.
     goal = () if board.edge_clock_hz else (board.goal_hz,)
     if board.edge_clock_hz:
-        assert board.clock_hz * board.sample_phases == board.goal_hz * 2
+        assert board.clock_hz * board.sample_phases >= board.goal_hz * 2
     for clock_hz in (board.clock_hz, *goal):
         assert _pll_output(board, clock_hz) == clock_hz
         at_clock = get_board(board.name, clock_hz=clock_hz)
@@ -82,8 +84,11 @@ def test_clocks_and_uart_divisors_are_exact(board):
 
 
 def test_default_board_keeps_12_mbaud_at_a_faster_capture_clock():
-    board = get_board("ice40-hx8k-b-evn", clock_hz=144_000_000)
+    board = get_board("ice40-hx8k-b-evn", clock_hz=144_000_000, gearbox=False)
     assert (board.link_hz, board.baud, board.uart_divisor) == (72_000_000, 12_000_000, 6)
+    # With the gearbox one clock (84 MHz) runs the link too: 7 cycles a bit.
+    board = get_board("ice40-hx8k-b-evn")
+    assert (board.link_hz, board.baud, board.uart_divisor) == (0, 12_000_000, 7)
 
 
 def test_unknown_board_or_variant_is_one_clear_error():
@@ -109,13 +114,21 @@ def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
     rtlil = rtlil if isinstance(rtlil, str) else rtlil.decode()
     # ECP5: IDDRX1F cells, or IDDRX2F gearboxes; iCE40: SB_IO cells in DDR mode (their
     # D_IN_1 is used). One per strobe and edge pin.
-    ddr = rtlil.count("cell \\IDDRX1F") + rtlil.count("connect \\D_IN_1")
-    gearbox = rtlil.count("cell \\IDDRX2F")
+    # iCE40 gearbox: SB_IO cells in DDR mode on the edge clock (its D_IN_1 and D_IN_0 go to
+    # the gearbox's shift register, not to the appliance).
+    ddr_io = rtlil.count("connect \\D_IN_1")
+    ice40_gearbox = ddr_io if board.family == "ice40" and board.sample_phases == 4 else 0
+    ddr = rtlil.count("cell \\IDDRX1F") + ddr_io - ice40_gearbox
+    gearbox = rtlil.count("cell \\IDDRX2F") + ice40_gearbox
     expected = {1: (0, 0), 2: (1 + 4, 0), 4: (0, 1 + 4)}[board.sample_phases]
     assert (ddr, gearbox) == expected
-    if board.sample_phases == 4:
+    if board.sample_phases == 4 and board.family == "ecp5":
         # One edge clock buffer and one divider: the capture clock is the edge clock / 2.
         assert rtlil.count("cell \\ECLKSYNCB") == rtlil.count("cell \\CLKDIVF") == 1
+    if board.sample_phases == 4 and board.family == "ice40":
+        # The PLL's output A is the edge clock, B (half of it) the appliance's one clock.
+        assert 'parameter \\PLLOUT_SELECT_PORTB "GENCLK_HALF"' in rtlil
+        assert rtlil.count("cell \\SB_PLL40_2F") == 1
 
 
 def test_docs_have_the_current_pinouts_and_build_table():
@@ -138,7 +151,7 @@ def test_recorded_builds_are_of_the_current_clocks():
 #: (boards/results/BOARD.json): nextpnr is deterministic for one seed, design and tool version.
 DETERMINISTIC_FIELDS = ("board", "device", "clock_hz", "seed", "fmax_mhz", "clocks",
                         "utilisation", "timing_met", "goal_hz", "goal_reached",
-                        "critical_path")
+                        "critical_path", "edge_clock_hz", "crossing_ns")
 
 
 @pytest.mark.timeout(900)
@@ -230,3 +243,29 @@ def test_a_gearbox_build_reaches_its_goal_by_resolution():
         assert result.goal_reached is reached
         assert (result.to_json()["critical_path"] == []) is reached
         assert ("2.00 ns stamps" in format_result(result, "ecp5")) is reached
+
+
+def test_the_ice40_gearbox_crossing_is_checked_against_half_an_edge_clock_period():
+    """nextpnr reports the iCE40 gearbox's one path from the edge clock's falling edge into
+    the capture clock but does not constrain it: the build does, at half an edge-clock
+    period (gearbox.Ice40Gearbox), and a longer one fails the build."""
+    report = {
+        "fmax": {"appliance.clk": {"achieved": 85.5, "constraint": 84.0},
+                 "eclk_clk": {"achieved": 330.9, "constraint": 168.0}},
+        "critical_paths": [{"from": "negedge eclk_clk", "to": "posedge appliance.clk",
+                            "path": [{"delay": 0.54, "to": {"cell": "w0"}},
+                                     {"delay": 0.59, "to": {"cell": "edges"}},
+                                     {"delay": 0.47, "to": {"cell": "edges"}}]}],
+    }
+    fmax, clocks, utilisation, critical = parse_report(report, 84_000_000)
+    crossing = crossing_delay(report, clocks, 168_000_000, 84_000_000)
+    assert crossing == 1.6
+    assert crossing_delay(report, clocks, 84_000_000, 168_000_000) == 0.0
+    for delay, met in ((crossing, True), (3.0, False)):
+        result = BuildResult(board="x", title="x", device="d", clock_hz=84_000_000, seed=1,
+                             fmax_mhz=fmax, clocks=clocks, utilisation=utilisation,
+                             edge_clock_hz=168_000_000, crossing_ns=delay, sample_phases=4,
+                             goal_hz=150_000_000)
+        assert result.crossing_budget_ns == pytest.approx(2.976, abs=1e-3)
+        assert result.timing_met is met and result.goal_reached is met
+        assert "budget 2.98 ns" in format_result(result, "ice40")

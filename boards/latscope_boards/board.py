@@ -14,6 +14,8 @@ from amaranth.lib import io
 
 from latscope_gateware.appliance import Appliance, ApplianceConfig
 
+from .gearbox import ecp5_gearbox_inputs, ice40_gearbox_inputs
+
 __all__ = ["Pin", "PinMap", "Board", "BoardTop", "fastest_baud", "FT2232H_BAUDS",
            "MARKER_RESOURCE", "EDGES_RESOURCE", "IRQ_RESOURCE"]
 
@@ -93,8 +95,8 @@ class Board:
     link : one line on the USB-serial chip, for the docs.
     ddr_inputs : sample the marker strobe and edge channels on both clock edges (ECP5
         IDDRX1F); stamps then carry a half-cycle bit (identify ``stamp_shift`` 1).
-    input_phases : 4 for the ECP5's IDDRX2F gearbox on the marker strobe and edge channels
-        (four samples a capture cycle, on both edges of an edge clock at twice the capture
+    input_phases : 4 for a 1:4 input gearbox on the marker strobe and edge channels
+        (:mod:`.gearbox`; four samples a capture cycle, on both edges of an edge clock at twice the capture
         clock; quarter-cycle stamps, ``stamp_shift`` 2; ``make_pll`` must then drive the
         ``eclk`` domain too); 0: from ``ddr_inputs`` (2 or 1).
     sump_depth : samples of the SUMP device mode's memory (block RAM); 0: no SUMP mode.
@@ -202,7 +204,8 @@ class BoardTop(Elaboratable):
     ``ddr_inputs`` the strobe and edge pins go through DDR input registers instead (the
     IDDRX1F of an ECP5, the SB_IO's DDR input registers of an iCE40), clocked by the capture
     clock: the first synchronizer stage of the sub-cycle front end. With ``input_phases`` 4
-    they go through IDDRX2F gearboxes (:func:`gearbox_inputs`).
+    they go through 1:4 input gearboxes (:mod:`.gearbox`: the ECP5's IDDRX2F, or the iCE40's
+    SB_IO DDR registers on an edge clock and a shift register).
     """
 
     def __init__(self, board):
@@ -242,10 +245,11 @@ class BoardTop(Elaboratable):
             appliance.marker_data.eq(marker_data.i),
         ]
         if self.board.sample_phases == 4:
+            gearbox = {"ecp5": ecp5_gearbox_inputs,
+                       "ice40": ice40_gearbox_inputs}[self.board.family]
             m.d.comb += [
-                appliance.marker_strobe.eq(gearbox_inputs(m, "marker_strobe", marker.strobe,
-                                                          capture)),
-                appliance.edges.eq(gearbox_inputs(m, "edges", edges, capture)),
+                appliance.marker_strobe.eq(gearbox(m, "marker_strobe", marker.strobe, capture)),
+                appliance.edges.eq(gearbox(m, "edges", edges, capture)),
             ]
             return m
         # DDR buffers give each pin's samples as Cat(Q0, Q1): the rising-edge (earlier)
@@ -258,24 +262,3 @@ class BoardTop(Elaboratable):
             appliance.edges.eq(edge_pins.i),
         ]
         return m
-
-
-def gearbox_inputs(m, name, port, capture):
-    """Input buffers of the pins ``port``, each into an ECP5 IDDRX2F (the 1:4 input gearbox):
-    the pin is sampled at every rising and falling edge of the edge clock (``eclk``, twice
-    the capture clock), and the four samples of a capture cycle come out together on Q0..Q3,
-    Q0 the earliest, clocked by the capture clock (the edge clock divided by 2 in CLKDIVF,
-    see :class:`.clocking.Ecp5Pll`). Returns the samples as the appliance's front ends take
-    them: ``Cat(s_0, s_1, s_2, s_3)``, each as wide as ``port``."""
-    m.submodules[f"{name}_buffer"] = pins = io.Buffer("i", port)
-    width = len(port)
-    samples = [Signal(width, name=f"{name}_q{k}") for k in range(4)]
-    for n in range(width):
-        m.submodules[f"{name}_gearbox_{n}"] = Instance(
-            "IDDRX2F", p_GSR="DISABLED",
-            i_D=pins.i[n], i_SCLK=ClockSignal(capture), i_ECLK=ClockSignal("eclk"),
-            i_RST=Const(0),
-            # ALIGNWD (word slip) stays unconnected: nextpnr routes it to the IOLOGIC's SLIP,
-            # which not every PIO of a pair has a wire for ("No wire found for port SLIP").
-            **{f"o_Q{k}": samples[k][n] for k in range(4)})
-    return Cat(*samples)

@@ -193,15 +193,24 @@ class Ice40Pll(Elaboratable):
     ``sync`` from its output B at half that frequency (SB_PLL40_2F, ``GENCLK_HALF``: the
     iCE40 PLL's only second frequency).
 
+    With ``edge_clock`` (the iCE40 input gearbox, :func:`.gearbox.ice40_gearbox_inputs`),
+    output A drives the ``eclk`` domain instead, the edge clock the strobe and edge pins are
+    sampled on, and output B (``GENCLK_HALF``) ``sync``: the one clock of the appliance, both
+    capture and link, whose rising edges fall on every other rising edge of the edge clock.
+
     ``pad`` selects SB_PLL40_PAD (the crystal's pin is the PLL's dedicated input pad, as on the
     iCE40UP5K's pin 35) instead of SB_PLL40_CORE fed from the global clock buffer.
     """
 
-    def __init__(self, settings, *, clock_resource, pad=False, link_half=False):
+    def __init__(self, settings, *, clock_resource, pad=False, link_half=False,
+                 edge_clock=False):
+        if link_half and edge_clock:
+            raise ValueError("the iCE40 PLL has two outputs: a link clock or an edge clock")
         self.settings = settings
         self.clock_resource = clock_resource
         self.pad = pad
         self.link_half = link_half
+        self.edge_clock = edge_clock
 
     def elaborate(self, platform):
         m = Module()
@@ -219,6 +228,11 @@ class Ice40Pll(Elaboratable):
                           o_PLLOUTGLOBALA=ClockSignal("capture"),
                           o_PLLOUTGLOBALB=ClockSignal("sync"))
             kind, link_hz, domains = "SB_PLL40_2F", float(s.f_out) / 2, ("capture", "sync")
+        elif self.edge_clock:
+            params.update(p_PLLOUT_SELECT_PORTA="GENCLK", p_PLLOUT_SELECT_PORTB="GENCLK_HALF",
+                          o_PLLOUTGLOBALA=ClockSignal("eclk"),
+                          o_PLLOUTGLOBALB=ClockSignal("sync"))
+            kind, link_hz, domains = "SB_PLL40_2F", float(s.f_out) / 2, ("sync",)
         else:
             params.update(o_PLLOUTGLOBAL=ClockSignal("sync"))
             kind, link_hz, domains = "SB_PLL40", float(s.f_out), ("sync",)

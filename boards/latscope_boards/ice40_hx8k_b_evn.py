@@ -1,14 +1,19 @@
 """Lattice iCE40-HX8K-B-EVN breakout board (iCE40HX8K-CT256): the default board.
 
-Two clocks from the 12 MHz crystal through one SB_PLL40_2F: the capture clock, 120 MHz, and
-the link clock at half of it, 60 MHz (the PLL's GENCLK_HALF output). The marker strobe and
-the edge channels go through the SB_IO's DDR input registers, so stamps count half cycles:
-4.17 ns. At 120 MHz nextpnr seeds 1-3 give 112.38 / 135.85 / 130.87 MHz (seed 2 ships); asked
-for 144 MHz (the next multiple of 24 MHz) the capture domain reached 120.45-129.17 MHz
-(goal: 150 MHz, 3.4 ns; see docs/boards.md). Host link
-on the FT2232H's channel B UART at 12 Mbaud (5 link cycles per bit; the link clock must be a
-multiple of 12 MHz, so the capture clock is one of 24 MHz). All appliance pins are on header J2 (FPGA
-bank 1), which nothing else on the board uses.
+The marker strobe and the edge channels go through a 1:4 input gearbox
+(:func:`.gearbox.ice40_gearbox_inputs`): each pin's SB_IO samples it on both edges of a
+168 MHz edge clock, four samples per 84 MHz capture cycle, so stamps count quarter cycles,
+2.98 ns (issue 12's goal: 150 MHz with DDR inputs, 3.4 ns). Both clocks come from the 12 MHz
+crystal through one SB_PLL40_2F: the edge clock on output A, the appliance's one clock (capture
+and link) on output B at half of it (GENCLK_HALF). Host link on the FT2232H's channel B UART
+at 12 Mbaud (7 cycles per bit; the appliance clock must be a multiple of 12 MHz).
+
+``board(gearbox=False)`` builds the previous front end instead: DDR inputs on a 120 MHz capture
+clock (4.17 ns) with a 60 MHz link clock (two clock domains); nextpnr seeds 1-3 gave 112.38 /
+135.85 / 130.87 MHz there, and asked for 144 MHz 120.45-129.17 MHz: a capture domain at 150
+MHz is out of this part's reach (docs/boards.md).
+
+All appliance pins are on header J2 (FPGA bank 1), which nothing else on the board uses.
 
 J2 (2 x 20, pin 1 marked): pins 7, 8, 15, 16, 23, 24, 31, 32, 39, 40 are ground; pins 1 and 3
 carry the 1.2 V core supply and pin 2 the bank's VCCIO (3.3 V): never connect those three.
@@ -23,7 +28,10 @@ from .clocking import Ice40Pll, ice40_pll_settings
 __all__ = ["board"]
 
 CRYSTAL_HZ = 12_000_000
-CLOCK_HZ = 120_000_000
+#: The appliance clock with the gearbox (its edge clock: twice this).
+CLOCK_HZ = 84_000_000
+#: The capture clock of the DDR front end (``gearbox=False``), its link clock half of it.
+DDR_CLOCK_HZ = 120_000_000
 GOAL_HZ = 150_000_000
 
 
@@ -32,12 +40,21 @@ def _j2(number):
 
 
 def _pll(board):
+    if board.edge_clock_hz:
+        # Output A the edge clock, output B (GENCLK_HALF) the appliance clock.
+        return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.edge_clock_hz),
+                        clock_resource="clk12", edge_clock=True)
     # The link clock is the PLL's second output, half the capture clock (GENCLK_HALF).
     return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12",
                     link_half=True)
 
 
-def board(clock_hz=CLOCK_HZ, ddr_inputs=True):
+def board(clock_hz=None, ddr_inputs=True, gearbox=True):
+    """The HX8K board: the gearbox on one appliance clock (84 MHz), or with ``gearbox=False``
+    DDR inputs on a capture clock (120 MHz) and a link clock at half of it."""
+    gearbox = gearbox and ddr_inputs
+    clock_hz = clock_hz or (CLOCK_HZ if gearbox else DDR_CLOCK_HZ)
+    link_hz = 0 if gearbox else clock_hz // 2
     return Board(
         name="ice40-hx8k-b-evn",
         title="Lattice iCE40-HX8K-B-EVN",
@@ -46,14 +63,13 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True):
         family="ice40",
         clock_hz=clock_hz,
         goal_hz=GOAL_HZ,
-        baud=fastest_baud(clock_hz // 2, FT2232H_BAUDS),
-        link_hz=clock_hz // 2,
+        baud=fastest_baud(link_hz or clock_hz, FT2232H_BAUDS),
+        link_hz=link_hz,
         # 32 block RAMs of 4 kbit; a 112-bit entry x 1024 takes 28 of them (the FIFO holds
         # one more entry in its output register).
         fifo_depth=1024,
-        # Seed 1 of this gateware misses 120 MHz (112.38 MHz: a loss count's saturation
-        # compare); seeds 2 and 3 meet it (135.85, 130.87 MHz).
-        seed=2,
+        # Seed: see docs/boards.md's build table.
+        seed=1 if gearbox else 2,
         pins=PinMap(
             marker_data=tuple(_j2(n) for n in (4, 5, 6, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20,
                                                21, 22, 25)),
@@ -71,6 +87,7 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True):
         program=("openFPGALoader", "-b", "ice40_generic", "{bitstream}"),
         bitstream_suffix=".bin",
         ddr_inputs=ddr_inputs,
+        input_phases=4 if gearbox else 0,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         notes=(
             "Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",

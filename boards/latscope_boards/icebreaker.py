@@ -1,15 +1,16 @@
 """1BitSquared iCEBreaker (iCE40UP5K-SG48).
 
-Capture clock from the 12 MHz crystal, through the SB_PLL40 for clocks above it (the
-crystal drives pin 35, the PLL's own input pad, hence SB_PLL40_PAD): 36 MHz, one clock for
-both the capture and the link domain. The UP5K is the slowest of the three parts: asked for
-the goal, 72 MHz, with the link at half of it (the IRQ generator's timing in the link
-domain), the capture domain reaches 47.95 and 51.16 MHz (nextpnr seeds 2 and 3; seed 1 does
-not place, 93 % full) and the link domain 35.11 and 36.23 MHz, and a two-clock build below
-72 MHz would put the link below 12 Mbaud (see docs/boards.md; ``board(two_clocks=True)``
-builds it). The marker strobe
-and the edge channels go through the SB_IO's DDR input registers: stamps count half cycles,
-13.9 ns. Host link on the FT2232H's channel B UART at 12 Mbaud, 3 cycles per bit.
+The marker strobe and the edge channels go through a 1:4 input gearbox
+(:func:`.gearbox.ice40_gearbox_inputs`): each pin's SB_IO samples it on both edges of a 72 MHz
+edge clock, four samples per 36 MHz cycle, so stamps count quarter cycles, 6.94 ns (issue 12's
+goal: 72 MHz with DDR inputs, 7 ns). Both clocks come from the 12 MHz crystal through the
+SB_PLL40_2F_PAD (the crystal drives pin 35, the PLL's own input pad): the edge clock on output
+A, the appliance's one clock (capture and link) on output B at half of it (GENCLK_HALF).
+The UP5K is the slowest of the three parts: asked for a 72 MHz capture clock with the link at
+half of it, the capture domain reached 47.95 and 51.16 MHz (nextpnr seeds 2 and 3; seed 1
+does not place, 93 % full; ``board(gearbox=False, two_clocks=True)`` builds it, and
+``gearbox=False`` alone the previous DDR front end on one 36 MHz clock, 13.9 ns; see
+docs/boards.md). Host link on the FT2232H's channel B UART at 12 Mbaud, 3 cycles per bit.
 
 Marker data on PMOD1A (D0..D7) and PMOD1B (D8..D15); strobe, edge channels and IRQ on PMOD2,
 whose pins the snap-off LED/button section also uses: snap it off first. On every Pmod, pins
@@ -39,16 +40,21 @@ def _pmod(number, pin):
 def _pll(board):
     if board.clock_hz == CRYSTAL_HZ:      # the PLL cannot output less than 16 MHz
         return CrystalClock(board.clock_hz, clock_resource="clk12")
+    if board.edge_clock_hz:
+        # Output A the edge clock, output B (GENCLK_HALF) the appliance clock.
+        return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.edge_clock_hz),
+                        clock_resource="clk12", pad=True, edge_clock=True)
     # The link clock is the PLL's second output, half the capture clock (GENCLK_HALF).
     return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12",
                     pad=True, link_half=bool(board.link_hz))
 
 
-def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False):
-    # One clock by default: with two (72/36 MHz) the capture domain reaches 51.16 MHz at
-    # best (nextpnr seeds 1-3; routing on a 93 % full device), and the iCE40's second PLL
+def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=True):
+    # One clock for the appliance: with two (72/36 MHz) the capture domain reaches 51.16 MHz
+    # at best (nextpnr seeds 1-3; routing on a 93 % full device), and the iCE40's second PLL
     # output is half the first, so a slower capture clock would cost the 12 Mbaud link
-    # (docs/boards.md).
+    # (docs/boards.md). The gearbox takes the PLL's second output for its edge clock.
+    gearbox = gearbox and ddr_inputs and not two_clocks
     link_hz = clock_hz // 2 if two_clocks else 0
     return Board(
         name="icebreaker",
@@ -83,6 +89,7 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False):
         program=("openFPGALoader", "-b", "ice40_generic", "{bitstream}"),
         bitstream_suffix=".bin",
         ddr_inputs=ddr_inputs,
+        input_phases=4 if gearbox else 0,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         notes=(
             "Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",

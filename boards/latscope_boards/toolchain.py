@@ -101,10 +101,21 @@ class BuildResult:
     tool_versions: dict = field(default_factory=dict)
     goal_hz: int = 0                 # the board's capture-clock goal (0: none)
     sample_phases: int = 1           # samples of the strobe and edges a capture cycle
+    edge_clock_hz: int = 0           # a gearbox's edge clock (0: none)
+    crossing_ns: float = 0.0         # the iCE40 gearbox's edge-clock -> capture path
+
+    @property
+    def crossing_budget_ns(self):
+        """What the iCE40 gearbox's one path from its edge clock's falling edge into the
+        capture clock may take: half an edge-clock period (gearbox.Ice40Gearbox)."""
+        return 1e9 / self.edge_clock_hz / 2 if self.edge_clock_hz else 0.0
 
     @property
     def timing_met(self):
-        return all(clock["achieved"] >= clock["constraint"] for clock in self.clocks.values())
+        # nextpnr reports a path between two clocks but does not constrain it: the gearbox's
+        # crossing is checked here against its budget.
+        return (all(clock["achieved"] >= clock["constraint"] for clock in self.clocks.values())
+                and self.crossing_ns <= self.crossing_budget_ns)
 
     @property
     def goal_reached(self):
@@ -169,6 +180,19 @@ def clock_timing(report, clocks, clock_hz):
     return fmax, critical
 
 
+def crossing_delay(report, clocks, from_hz, to_hz):
+    """The longest of nextpnr's reported paths from the clock constrained to ``from_hz`` into
+    the one constrained to ``to_hz`` (ns; 0.0 if there is none)."""
+    def named(hz):
+        return {name for name, values in clocks.items()
+                if abs(values["constraint"] - hz / 1e6) < 1e-3 * hz / 1e6}
+    sources, sinks = named(from_hz), named(to_hz)
+    return max((round(sum(float(step.get("delay", 0.0)) for step in path.get("path", [])), 2)
+                for path in report.get("critical_paths", [])
+                if _clock_name(path.get("from")) in sources
+                and _clock_name(path.get("to")) in sinks), default=0.0)
+
+
 def _clock_name(edge):
     """``"posedge appliance.clk"`` -> ``"appliance.clk"``."""
     return (edge or "").split(" ")[-1]
@@ -212,6 +236,8 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
     fmax, clocks, utilisation, critical = parse_report(report, board.clock_hz)
     link_fmax, link_critical = (clock_timing(report, clocks, board.link_hz) if board.link_hz
                                 else (0.0, []))
+    crossing = (crossing_delay(report, clocks, board.edge_clock_hz, board.clock_hz)
+                if board.edge_clock_hz else 0.0)
     platform = board.platform()
     result = BuildResult(
         board=board.name, title=board.title, device=f"{platform.device}-{platform.package}",
@@ -220,7 +246,8 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
         link_clock_hz=board.link_hz, link_fmax_mhz=link_fmax, link_critical_path=link_critical,
         bitstream=str(build_dir / (DESIGN_NAME + board.bitstream_suffix)),
         tool_versions=_tool_versions(), goal_hz=board.goal_hz,
-        sample_phases=board.sample_phases)
+        sample_phases=board.sample_phases, edge_clock_hz=board.edge_clock_hz,
+        crossing_ns=crossing)
     (build_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return result
 
@@ -264,6 +291,9 @@ def format_result(result, family):
     if result.link_clock_hz:
         lines.append(f"  link     {result.link_fmax_mhz:.2f} MHz, link clock "
                      f"{result.link_clock_hz / 1e6:g} MHz")
+    if result.crossing_ns:
+        lines.append(f"  gearbox  edge clock -> capture clock {result.crossing_ns:.2f} ns "
+                     f"(budget {result.crossing_budget_ns:.2f} ns, half an edge-clock period)")
     for name, clock in sorted(result.clocks.items()):
         lines.append(f"    clock {name}: {clock['achieved']:.2f} MHz "
                      f"(constraint {clock['constraint']:.2f} MHz)")
