@@ -59,19 +59,21 @@ class Ice40Gearbox(Elaboratable):
 
     Each pin's SB_IO samples it in DDR mode on the edge clock ``eclk`` (twice the capture
     clock, the PLL's output A; the capture clock is its output B, ``GENCLK_HALF``): D_IN_0 at
-    every rising edge, D_IN_1 at every falling edge. At every *falling* edge of ``eclk`` a
-    fabric shift register takes the pair (D_IN_1 still holds the previous falling edge's
-    sample, D_IN_0 the rising edge's just before it), so it holds the last four samples in
-    time order. The capture domain registers that window at each of its rising edges, which
-    fall on every other rising edge of ``eclk``: it gets the window of the falling edge a
-    quarter capture cycle before, the pin at ``c - 1 .. c - 1/4`` as the convention wants.
+    every rising edge, D_IN_1 at every falling edge. In edge-clock periods, with capture edge
+    *c* at edge-clock rising edge 2*c*, the four samples of capture cycle *c* are the pin at
+    2*c* - 2, - 3/2, - 1 and - 1/2. At each *falling* edge of ``eclk`` three fabric flip-flops
+    per pin take D_IN_0 (the rising edge's sample just before), D_IN_1 (still the previous
+    falling edge's) and the first of them one edge earlier; at the falling edge 2*c* - 1/2
+    that is the pin at 2*c* - 1, - 3/2 and - 2, while D_IN_1 takes the pin at 2*c* - 1/2. The
+    capture register takes the three flip-flops and D_IN_1 at capture edge *c*.
 
-    Why the falling edge: the window changes half an edge-clock period away from every
-    capture edge, so the one path from one clock to the other (window to capture register,
-    a plain flip-flop to flip-flop path) has half an edge-clock period of setup and of hold
-    time, whatever the skew between the PLL's two global clocks within that margin. nextpnr
-    times every path inside the edge clock (the half-period one from D_IN_0 to the shift
-    register too) and, the two clocks being related outputs of one PLL, this crossing.
+    Why the falling edge: all four change half an edge-clock period away from every capture
+    edge, so the paths from one clock to the other (flip-flop or D_IN_1 to the capture
+    register, no logic between) have half an edge-clock period of setup and of hold time,
+    whatever the skew between the PLL's two global clocks within that margin. nextpnr times
+    every path inside the edge clock (the half-period ones from D_IN_0 too) and reports the
+    crossing, which the build checks against half an edge-clock period
+    (:attr:`.toolchain.BuildResult.crossing_budget_ns`).
     """
 
     def __init__(self, port, capture):
@@ -95,11 +97,11 @@ class Ice40Gearbox(Elaboratable):
         m.domains.eclk_fall = ClockDomain("eclk_fall", clk_edge="neg", local=True,
                                           reset_less=True)
         m.d.comb += ClockSignal("eclk_fall").eq(ClockSignal("eclk"))
-        # Samples in time order: window[0] the oldest, each ``width`` bits.
-        window = [Signal(width, name=f"w{k}", reset_less=True) for k in range(4)]
-        m.d.eclk_fall += [window[0].eq(window[2]), window[1].eq(window[3]),
-                          window[2].eq(fall), window[3].eq(rise)]
+        # At falling edge 2c - 1/2: the pin at 2c - 2, 2c - 3/2 and 2c - 1 (edge-clock periods).
+        oldest, middle, newest = (Signal(width, name=name, reset_less=True)
+                                  for name in ("oldest", "middle", "newest"))
+        m.d.eclk_fall += [oldest.eq(newest), middle.eq(fall), newest.eq(rise)]
         samples = Signal.like(self.samples, reset_less=True)
-        m.d[self.capture] += samples.eq(Cat(*window))
+        m.d[self.capture] += samples.eq(Cat(oldest, middle, newest, fall))
         m.d.comb += self.samples.eq(samples)
         return m
