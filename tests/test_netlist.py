@@ -4,8 +4,8 @@ Yosys ships only as black boxes; the PLLs bypassed by the testbench's clocks) ru
 scripted session end to end, under Verilator (``LATSCOPE_NETLIST_SIM=icarus``: Icarus).
 
 A scripted DUT drives the board's pins at known times: markers and edge-channel changes in
-every half of a clock cycle (DDR half-cycle stamps; every quarter with the ULX3S's IDDRX2F
-gearbox), the IRQ generator runs, and a burst of edges overruns the event FIFO. The host
+every half of a clock cycle (DDR half-cycle stamps; every quarter with the HX8K's and the
+ULX3S's 1:4 gearboxes), the IRQ generator runs, and a burst of edges overruns the event FIFO. The host
 commands go into the UART RX pin bit by bit; the bytes of the UART TX pin are decoded from
 the testbench's log and given to the host's parser. The host must see exactly the scripted
 events, at exactly the scripted half (quarter) cycles (one time origin for every source,
@@ -51,8 +51,8 @@ def crystal_hz(board):
 class Timing:
     """The testbench's clock periods (capture clock ``P``, link clock ``link``), the stamp
     unit (``UNIT``: the time between sampling edges, half a capture cycle with DDR inputs, a
-    quarter with the ULX3S's gearbox, whose edge clock the testbench drives, the capture clock
-    being its CLKDIVF's half) and the pin change times within a capture cycle: the middle of
+    quarter with a gearbox, whose edge clock the testbench drives: the capture clock is its
+    half, from the ULX3S's CLKDIVF or the HX8K's PLL) and the pin change times within a capture cycle: the middle of
     each stamp unit (``OFFSETS``; with DDR inputs a quarter cycle before and after the rising
     edge)."""
 
@@ -322,7 +322,7 @@ def test_identify_reply_of_the_netlist(session):
 
 def test_every_scripted_event_at_its_sampling_edge(session):
     """From START to the overflow: every change of every pin, at exactly its half cycle (its
-    quarter cycle with the ULX3S's gearbox)."""
+    quarter cycle with a gearbox)."""
     started, burst, _ = session.marks
     assert session.stats.segments_bad == session.stats.bytes_skipped == 0
     assert session.stats.holes == 0
