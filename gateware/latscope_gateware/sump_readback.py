@@ -43,6 +43,10 @@ class SumpReadback(wiring.Component):
         The capture is over; the readback starts when no entry is being written.
     stop : In(1)
         RUN or RESET: a readback under way ends.
+
+    Both are taken a cycle late, from flip-flops: they come from the command parser and the
+    trigger, and their paths on into the readback's state (about 12 ns) were what held the
+    HX8K's 84 MHz appliance clock (nextpnr seed 2: 79.43 MHz).
     writing : In(1)
         The recorder writes an entry in this cycle.
     filled, write_addr : In(range(depth + 1)), In(range(depth))
@@ -145,8 +149,10 @@ class SumpReadback(wiring.Component):
                 with m.Else():
                     m.d.sync += [samples_left.eq(samples_after),
                                  next_samples.eq(1), step.eq(_Step.FETCH)]
-        with m.If(self.start):
+        start, stop = Signal(), Signal()
+        m.d.sync += [start.eq(self.start), stop.eq(self.stop)]
+        with m.If(start):
             m.d.sync += step.eq(_Step.START)
-        with m.If(self.stop):
+        with m.If(stop):
             m.d.sync += step.eq(_Step.IDLE)
         return m
