@@ -69,7 +69,7 @@ def board(clock_hz=None, ddr_inputs=True, gearbox=True):
         # one more entry in its output register).
         fifo_depth=1024,
         # Seed: see docs/boards.md's build table.
-        seed=3 if gearbox else 2,
+        seed=2,
         pins=PinMap(
             marker_data=tuple(_j2(n) for n in (4, 5, 6, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20,
                                                21, 22, 25)),
