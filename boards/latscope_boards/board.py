@@ -100,8 +100,6 @@ class Board:
         clock; quarter-cycle stamps, ``stamp_shift`` 2; ``make_pll`` must then drive the
         ``eclk`` domain too); 0: from ``ddr_inputs`` (2 or 1).
     sump_depth : samples of the SUMP device mode's memory (block RAM); 0: no SUMP mode.
-    short_carries : the appliance's counters as carry-select adders (fast clocks) or, False,
-        one carry chain each (fewer cells; ``ApplianceConfig.short_carries``).
     seed : the nextpnr placement seed of the shipped build (``make bitstream`` without
         ``SEED``; the one recorded in boards/results and docs/boards.md). Placement decides
         Fmax on the fullest boards: a board whose seed 1 misses its clock ships another.
@@ -126,7 +124,6 @@ class Board:
     ddr_inputs: bool = False
     input_phases: int = 0
     sump_depth: int = 512
-    short_carries: bool = True
     seed: int = 1
     link_hz: int = 0
     notes: tuple = field(default=())
@@ -167,8 +164,7 @@ class Board:
         link = {"link_clock_hz": self.link_hz} if self.link_hz else {}
         return ApplianceConfig(clock_hz=self.clock_hz, uart_divisor=self.uart_divisor,
                                board=self.identify_name, fifo_depth=self.fifo_depth,
-                               sump_depth=self.sump_depth, short_carries=self.short_carries,
-                               **ddr, **link)
+                               sump_depth=self.sump_depth, **ddr, **link)
 
     def resources(self, platform):
         """The appliance's pins as platform resources, on the FPGA balls the header pins are

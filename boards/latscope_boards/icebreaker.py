@@ -70,9 +70,6 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=True):
         fifo_depth=1024,
         # No SUMP device mode: it needs 3 more block RAMs and about 1500 logic cells.
         sump_depth=0,
-        # At 36 MHz the counters need no carry-select adders: one chain each frees about
-        # 150 cells of the nearly full device, without which the gearbox's build does not place.
-        short_carries=False,
         # 93 % full (4896 cells): seed 5 gives 36.35 MHz at 36 MHz. (Before the two clock
         # domains, 89 % full, seeds 1 and 2 gave 35.09 and 35.81 MHz: the command
         # processor's decode, since the ECHO command.)

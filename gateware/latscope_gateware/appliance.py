@@ -62,16 +62,13 @@ class ApplianceConfig:
     (:class:`.IrqGenerator` ``word_leap``, :class:`.records.WordCrc32`): the same logic, in a
     form that Verilator, which evaluates every signal every cycle, computes cheaply (the
     Verilator export with --word-xor; measured no faster in the full system, sim/README.md
-    "Speed"); boards keep the shallow XOR trees (False, the default). ``short_carries``: the
-    counters (loss counts, STATUS, the IRQ edge count, the IRQ interval draw) as carry-select
-    adders, for fast clocks (True, the default), or one carry chain each, half the cells, for
-    a slow board short of them (:func:`.arithmetic.counter_add`; the same values either way).
+    "Speed"); boards keep the shallow XOR trees (False, the default).
     """
 
     def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,
                  bus_window=None, bus_addr_width=30, fifo_depth=512, sample_delay=2,
                  flush_after=None, command_timeout=None, ddr_inputs=False, sump_depth=512,
-                 link_clock_hz=None, input_phases=None, word_xor=False, short_carries=True):
+                 link_clock_hz=None, input_phases=None, word_xor=False):
         self.clock_hz = clock_hz
         self.link_clock_hz = link_clock_hz if link_clock_hz is not None else clock_hz
         #: The domain of the capture logic: ``capture``, or ``sync`` in a single-clock build.
@@ -90,7 +87,6 @@ class ApplianceConfig:
         # iCE40's 4-kbit RAMs.
         self.sump_depth = sump_depth
         self.word_xor = word_xor
-        self.short_carries = short_carries
         # Close a segment once it is about 1 ms old, so an event reaches the host (which can
         # verify it only when its segment is closed) within about 1 ms at any event rate.
         # (The encoder counts link cycles.)
@@ -121,8 +117,7 @@ class Appliance(wiring.Component):
         self._marker = MarkerPort(data_width=config.marker_width,
                                   sample_delay=config.sample_delay, phases=config.input_phases)
         self._edges = EdgeChannels(count=config.edge_count, phases=config.input_phases)
-        self._irq = IrqGenerator(word_leap=config.word_xor,
-                                 short_carries=config.short_carries)
+        self._irq = IrqGenerator(word_leap=config.word_xor)
         self._bus = None
         if config.bus_window is not None:
             base, words = config.bus_window
@@ -207,12 +202,10 @@ class Appliance(wiring.Component):
         m.submodules.streamer = streamer = CapturePipeline(
             sources, marker_width=config.marker_width, fifo_depth=config.fifo_depth,
             flush_after=config.flush_after, stamp_shift=self.stamp_shift,
-            capture_domain=domain, word_crc=config.word_xor,
-            short_carries=config.short_carries)
+            capture_domain=domain, word_crc=config.word_xor)
         m.submodules.commands = commands = CommandProcessor(
             self.identify(), timeout=config.command_timeout)
-        m.submodules.control = control = CaptureControl(capture_domain=domain,
-                                                         short_carries=config.short_carries)
+        m.submodules.control = control = CaptureControl(capture_domain=domain)
         m.submodules.uart_tx = uart_tx = UARTTx(divisor=config.uart_divisor)
         m.submodules.uart_rx = uart_rx = UARTRx(divisor=config.uart_divisor)
 

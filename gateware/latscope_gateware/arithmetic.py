@@ -2,7 +2,7 @@
 
 from amaranth.hdl import *
 
-__all__ = ["carry_select_add", "counter_add"]
+__all__ = ["carry_select_add"]
 
 
 def carry_select_add(a, b, *, width, split):
@@ -21,13 +21,3 @@ def carry_select_add(a, b, *, width, split):
     high = (a_high + b_high)[:high_width]
     high_carried = (a_high - ~b_high)[:high_width]
     return Cat(low[:split], Mux(low[split], high_carried, high))
-
-
-def counter_add(a, b, *, width, short_carries=True):
-    """``(a + b) mod 2**width`` for a counter: with ``short_carries`` a :func:`carry_select_add`
-    split in the middle (no carry chain much longer than half the width: what the fast
-    boards' clocks need), else one carry chain (half the adder's logic cells: for a board
-    whose clock does not need the speed and whose device is nearly full)."""
-    if short_carries:
-        return carry_select_add(a, b, width=width, split=width // 2)
-    return (a.as_unsigned()[:width] + b.as_unsigned()[:width])[:width]

@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import StartArgs
 
-from .arithmetic import counter_add
+from .arithmetic import carry_select_add
 
 __all__ = ["CaptureControl", "GrayCountCrossing"]
 
@@ -37,12 +37,10 @@ class GrayCountCrossing(wiring.Component):
     two capture cycles apart: 6 bits allow a link clock 31 times slower than the capture
     clock). ``clear`` (``sync``) zeroes ``count``; the small counter itself never restarts,
     so no step is lost or made up at a clear. With ``i_domain`` ``"sync"`` (one clock) the
-    steps are counted directly. ``short_carries``: the 32-bit add as a carry-select adder or
-    one chain (:func:`.arithmetic.counter_add`).
+    steps are counted directly.
     """
 
-    def __init__(self, *, i_domain, bits=6, short_carries=True):
-        self._short_carries = short_carries
+    def __init__(self, *, i_domain, bits=6):
         self._i_domain = i_domain
         self._bits = bits
         super().__init__({"step": In(1), "clear": In(1), "count": Out(32)})
@@ -78,8 +76,7 @@ class GrayCountCrossing(wiring.Component):
         with m.If(self.clear):
             m.d.sync += self.count.eq(0)
         with m.Else():
-            m.d.sync += self.count.eq(counter_add(self.count, delta, width=32,
-                                                        short_carries=self._short_carries))
+            m.d.sync += self.count.eq(carry_select_add(self.count, delta, width=32, split=16))
         return m
 
 
@@ -104,8 +101,7 @@ class CaptureControl(wiring.Component):
     cycle ``capture_start`` is high, as before the two clock domains.
     """
 
-    def __init__(self, *, capture_domain, short_carries=True):
-        self._short_carries = short_carries
+    def __init__(self, *, capture_domain):
         self._domain = capture_domain
         super().__init__({
             "start": In(1), "stop": In(1), "irq_apply": In(1), "sources": In(StartArgs),
@@ -143,8 +139,7 @@ class CaptureControl(wiring.Component):
         with m.Elif(stop):
             capture += self.capturing.eq(0)
 
-        m.submodules.irq_edges = edges = GrayCountCrossing(i_domain=self._domain,
-                                                            short_carries=self._short_carries)
+        m.submodules.irq_edges = edges = GrayCountCrossing(i_domain=self._domain)
         m.d.comb += [edges.step.eq(self.irq_edge), edges.clear.eq(self.start),
                      self.irq_edges.eq(edges.count)]
         return m

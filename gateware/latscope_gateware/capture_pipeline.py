@@ -35,16 +35,14 @@ class CapturePipeline(wiring.Component):
     capture finds the encoder started.
 
     ``word_crc``: the serializer's CRC unit in word form (:class:`.records.WordCrc32`, for
-    `verilog_export --word-xor`). ``short_carries``: the capture's counters as carry-select
-    adders or one chain each (:func:`.arithmetic.counter_add`).
+    `verilog_export --word-xor`).
     """
 
     def __init__(self, sources, *, marker_width=16, fifo_depth=512, flush_after=1 << 16,
-                 stamp_shift=0, capture_domain="sync", word_crc=False, short_carries=True):
+                 stamp_shift=0, capture_domain="sync", word_crc=False):
         self._word_crc = word_crc
         self._capture = EventCapture(sources, fifo_depth=fifo_depth, stamp_shift=stamp_shift,
-                                     write_domain=capture_domain, read_domain="sync",
-                                     short_carries=short_carries)
+                                     write_domain=capture_domain, read_domain="sync")
         self._encoder = EventEncoder(self._capture.layout, sources, marker_width=marker_width,
                                      flush_after=flush_after)
         members = {

@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
 
-from .arithmetic import counter_add
+from .arithmetic import carry_select_add
 
 __all__ = ["entry_layout", "EventCapture", "EntryWriter", "CaptureFifo", "WriteStatus",
            "StatusSnapshot", "FreeRunningCounter"]
@@ -69,9 +69,6 @@ class EventCapture(wiring.Component):
         link clock domain (``entries`` and the status counters). They may be the same domain
         (a single-clock build): then the FIFO is synchronous and the counters are read
         directly, with no synchronizer.
-    short_carries : bool
-        The loss and status counters' adds as carry-select adders (short carry chains, for
-        fast capture clocks) or one chain each (fewer cells): :func:`.arithmetic.counter_add`.
 
     Behaviour
     ---------
@@ -82,13 +79,12 @@ class EventCapture(wiring.Component):
     """
 
     def __init__(self, sources, *, fifo_depth=512, stamp_shift=0, write_domain="sync",
-                 read_domain="sync", short_carries=True):
-        self._writer = EntryWriter(sources, stamp_shift=stamp_shift, short_carries=short_carries)
+                 read_domain="sync"):
+        self._writer = EntryWriter(sources, stamp_shift=stamp_shift)
         self._layout = self._writer.layout
         self._fifo = CaptureFifo(self._layout.size, fifo_depth, w_domain=write_domain,
                                  r_domain=read_domain)
-        self._status = WriteStatus(len(self._writer.sources), fifo_depth,
-                                   short_carries=short_carries)
+        self._status = WriteStatus(len(self._writer.sources), fifo_depth)
         self._status_layout = data.StructLayout({
             "events": 32, "lost": 32, "fifo_max": range(fifo_depth + 1)})
         self._write_domain = write_domain
@@ -195,12 +191,11 @@ class EntryWriter(wiring.Component):
     IRQ output or the bus, gives 0).
     """
 
-    def __init__(self, sources, *, stamp_shift=0, short_carries=True):
+    def __init__(self, sources, *, stamp_shift=0):
         if stamp_shift not in (0, 1, 2):
             raise ValueError(f"stamp_shift must be 0, 1 or 2, not {stamp_shift!r}")
         self._sources = dict(sources)
         self._stamp_shift = stamp_shift
-        self._short_carries = short_carries
         self._layout = entry_layout(self._sources)
         members = {
             "enable": In(1),
@@ -318,8 +313,8 @@ class EntryWriter(wiring.Component):
             with m.If(self.clear):
                 m.d.sync += [count.eq(0), full.eq(0)]
             with m.Elif(dropped[index]):
-                step = counter_add(count, Const(1, LOSS_COUNT_BITS), width=LOSS_COUNT_BITS,
-                                   short_carries=self._short_carries)
+                step = carry_select_add(count, Const(1, LOSS_COUNT_BITS),
+                                        width=LOSS_COUNT_BITS, split=LOSS_COUNT_BITS // 2)
                 m.d.sync += [count.eq(Mux(full, count, step)),
                              full.eq(full | (count == (1 << LOSS_COUNT_BITS) - 2))]
             with m.Elif(flushing[index]):
@@ -506,8 +501,7 @@ class WriteStatus(wiring.Component):
     taken at once.
     """
 
-    def __init__(self, count, depth, *, short_carries=True):
-        self._short_carries = short_carries
+    def __init__(self, count, depth):
         super().__init__({
             "accepted": In(count),
             "dropped": In(count),
@@ -544,10 +538,8 @@ class WriteStatus(wiring.Component):
             m.d.sync += [
                 accepted.eq(Mux(cleared, 0, sum(accepted_bits))),
                 dropped.eq(Mux(cleared, 0, sum(dropped_bits))),
-                self.events.eq(counter_add(self.events, accepted, width=32,
-                                           short_carries=self._short_carries)),
-                self.lost.eq(counter_add(self.lost, dropped, width=32,
-                                         short_carries=self._short_carries)),
+                self.events.eq(carry_select_add(self.events, accepted, width=32, split=16)),
+                self.lost.eq(carry_select_add(self.lost, dropped, width=32, split=16)),
             ]
             m.d.sync += higher.eq(Mux(higher, level > pending, level > self.fifo_max))
             with m.If(higher):

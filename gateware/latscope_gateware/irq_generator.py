@@ -6,7 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from latscope.protocol import IrqConfig
 
-from .arithmetic import counter_add
+from .arithmetic import carry_select_add
 
 __all__ = ["LFSR_POLYNOMIAL", "LFSR_SEED", "MIN_INTERVAL", "lfsr_leap", "leap_shifts",
            "IrqGenerator"]
@@ -70,9 +70,6 @@ class IrqGenerator(wiring.Component):
         (:func:`leap_shifts`) instead of a balanced XOR tree per bit: the same function, which a
         simulator that evaluates every signal every cycle (Verilator) computes in a few word
         operations (`verilog_export --word-xor`); boards keep the trees (shallow logic).
-    short_carries : bool
-        The interval draw's 33-bit add as a carry-select adder (short carry chains for fast
-        clocks) or, False, one chain (fewer cells): :func:`.arithmetic.counter_add`.
 
     Ports
     -----
@@ -126,9 +123,8 @@ class IrqGenerator(wiring.Component):
     #: Cycles from the pin showing a new level to ``events.valid``: both change together.
     latency = 0
 
-    def __init__(self, *, word_leap=False, short_carries=True):
+    def __init__(self, *, word_leap=False):
         self._word_leap = word_leap
-        self._short_carries = short_carries
         super().__init__({
             "config": In(IrqConfig),
             "apply": In(1),
@@ -178,9 +174,9 @@ class IrqGenerator(wiring.Component):
         # Every interval is drawn into a register a cycle or more before it is needed (see the
         # three draws below), so no 33-bit add lies between the apply strobe or the countdown
         # and the counters.
-        first = _Draw(m, "first", self._short_carries)        # I0, drawn in the apply cycle
-        second = _Draw(m, "second", self._short_carries)      # I1 in case I0 = 2: then the first edge draws at A + 1
-        edge = _Draw(m, "edge", self._short_carries)          # the draw of an asserting edge, with the settings in force
+        first = _Draw(m, "first")        # I0, drawn in the apply cycle
+        second = _Draw(m, "second")      # I1 in case I0 = 2: then the first edge draws at A + 1
+        edge = _Draw(m, "edge")          # the draw of an asserting edge, with the settings in force
         first.sample(config.period, config.jitter_mask, apply_lfsr, enable=self.apply)
         second.sample(config.period, config.jitter_mask, apply_lfsr_ahead, enable=self.apply)
         # Valid whenever an asserting edge can draw: period, mask and LFSR change only at a
@@ -296,9 +292,8 @@ class _Draw:
     and the countdown goes by the flags it is loaded with and reloads before its value could
     matter, so the clamp is not on the adder's path."""
 
-    def __init__(self, m, name, short_carries=True):
+    def __init__(self, m, name):
         self._m = m
-        self._short_carries = short_carries
         self.interval = Signal(33, name=f"{name}_interval")
         self.is_2 = Signal(name=f"{name}_is_2")
         self.is_3 = Signal(name=f"{name}_is_3")
@@ -306,8 +301,7 @@ class _Draw:
     def sample(self, period, mask, lfsr, *, enable=1):
         jitter = lfsr & mask
         # No carry runs 33 bits: the halves are added separately (carry select).
-        raw = counter_add(Cat(period, 0), Cat(jitter, 0), width=33,
-                          short_carries=self._short_carries)
+        raw = carry_select_add(Cat(period, 0), Cat(jitter, 0), width=33, split=16)
         small = ~period[2:].any() & ~jitter[2:].any()
         low_sum = period[:2] + jitter[:2]
         with self._m.If(enable):
