@@ -1,16 +1,19 @@
 """1BitSquared iCEBreaker (iCE40UP5K-SG48).
 
-The marker strobe and the edge channels go through a 1:4 input gearbox
-(:func:`.gearbox.ice40_gearbox_inputs`): each pin's SB_IO samples it on both edges of a 72 MHz
-edge clock, four samples per 36 MHz cycle, so stamps count quarter cycles, 6.94 ns (issue 12's
-goal: 72 MHz with DDR inputs, 7 ns). Both clocks come from the 12 MHz crystal through the
-SB_PLL40_2F_PAD (the crystal drives pin 35, the PLL's own input pad): the edge clock on output
-A, the appliance's one clock (capture and link) on output B at half of it (GENCLK_HALF).
-The UP5K is the slowest of the three parts: asked for a 72 MHz capture clock with the link at
-half of it, the capture domain reached 47.95 and 51.16 MHz (nextpnr seeds 2 and 3; seed 1
-does not place, 93 % full; ``board(gearbox=False, two_clocks=True)`` builds it, and
-``gearbox=False`` alone the previous DDR front end on one 36 MHz clock, 13.9 ns; see
-docs/boards.md). Host link on the FT2232H's channel B UART at 12 Mbaud, 3 cycles per bit.
+Capture clock from the 12 MHz crystal, through the SB_PLL40 for clocks above it (the
+crystal drives pin 35, the PLL's own input pad, hence SB_PLL40_PAD): 36 MHz, one clock for
+both the capture and the link domain. The marker strobe and the edge channels go through the
+SB_IO's DDR input registers: stamps count half cycles, 13.9 ns. Host link on the FT2232H's
+channel B UART at 12 Mbaud, 3 cycles per bit.
+
+The UP5K is the slowest of the three parts and this design fills 93 % of it, so issue 12's
+goal (72 MHz with DDR inputs, 7 ns) is not reached (docs/boards.md, "Timing against the
+goals"): with a 72 MHz capture clock and the link at half of it
+(``board(two_clocks=True)``) the capture domain reached 47.95 and 51.16 MHz (nextpnr seeds
+2 and 3; seed 1 does not place); with the HX8K's iCE40 gearbox on a 72 MHz edge clock
+(``board(gearbox=True)``, 6.94 ns stamps at 36 MHz) nextpnr placed it at one of six seeds (93-94 %
+full), and there the edge clock's half-period paths from the I/O registers (8.5 ns of 6.94)
+and its crossing into the capture clock (7.11 ns of 6.94) miss.
 
 Marker data on PMOD1A (D0..D7) and PMOD1B (D8..D15); strobe, edge channels and IRQ on PMOD2,
 whose pins the snap-off LED/button section also uses: snap it off first. On every Pmod, pins
@@ -49,11 +52,12 @@ def _pll(board):
                     pad=True, link_half=bool(board.link_hz))
 
 
-def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=True):
+def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=False):
     # One clock for the appliance: with two (72/36 MHz) the capture domain reaches 51.16 MHz
     # at best (nextpnr seeds 1-3; routing on a 93 % full device), and the iCE40's second PLL
     # output is half the first, so a slower capture clock would cost the 12 Mbaud link
-    # (docs/boards.md). The gearbox takes the PLL's second output for its edge clock.
+    # (docs/boards.md). The gearbox (not shipped: it misses timing, see the module's
+    # docstring) takes the PLL's second output for its edge clock.
     gearbox = gearbox and ddr_inputs and not two_clocks
     link_hz = clock_hz // 2 if two_clocks else 0
     return Board(
