@@ -96,9 +96,9 @@ class Board:
     ddr_inputs : sample the marker strobe and edge channels on both clock edges (ECP5
         IDDRX1F); stamps then carry a half-cycle bit (identify ``stamp_shift`` 1).
     input_phases : 4 for a 1:4 input gearbox on the marker strobe and edge channels
-        (:mod:`.gearbox`; four samples a capture cycle, on both edges of an edge clock at twice the capture
-        clock; quarter-cycle stamps, ``stamp_shift`` 2; ``make_pll`` must then drive the
-        ``eclk`` domain too); 0: from ``ddr_inputs`` (2 or 1).
+        (:mod:`.gearbox`; four samples a capture cycle, on both edges of an edge clock at
+        twice the capture clock; quarter-cycle stamps, ``stamp_shift`` 2; ``make_pll`` must
+        then drive the ``eclk`` domain too); 0: from ``ddr_inputs`` (2 or 1).
     sump_depth : samples of the SUMP device mode's memory (block RAM); 0: no SUMP mode.
     seed : the nextpnr placement seed of the shipped build (``make bitstream`` without
         ``SEED``; the one recorded in boards/results and docs/boards.md). Placement decides

@@ -10,8 +10,8 @@ at 12 Mbaud (7 cycles per bit; the appliance clock must be a multiple of 12 MHz)
 
 ``board(gearbox=False)`` builds the previous front end instead: DDR inputs on a 120 MHz capture
 clock (4.17 ns) with a 60 MHz link clock (two clock domains); nextpnr seeds 1-3 gave 112.38 /
-135.85 / 130.87 MHz there, and asked for 144 MHz 120.45-129.17 MHz: a capture domain at 150
-MHz is out of this part's reach (docs/boards.md).
+135.85 / 130.87 MHz there, and asked for 144 MHz 120.45-129.17 MHz, short of the 150 MHz
+that 3.4 ns would take (docs/boards.md).
 
 All appliance pins are on header J2 (FPGA bank 1), which nothing else on the board uses.
 

@@ -42,11 +42,10 @@ class SumpReadback(wiring.Component):
     start : In(1)
         The capture is over; the readback starts when no entry is being written.
     stop : In(1)
-        RUN or RESET: a readback under way ends.
-
-    Both are taken a cycle late, from flip-flops: they come from the command parser and the
-    trigger, and their paths on into the readback's state (about 12 ns) were what held the
-    HX8K's 84 MHz appliance clock (nextpnr seed 2: 79.43 MHz).
+        RUN or RESET: a readback under way ends. (``start`` and ``stop`` are taken a cycle
+        late, from flip-flops: they come from the command parser and the trigger, and their
+        paths on into the readback's state, about 12 ns, held the HX8K's 84 MHz appliance
+        clock at 79.43 MHz, nextpnr seed 2.)
     writing : In(1)
         The recorder writes an entry in this cycle.
     filled, write_addr : In(range(depth + 1)), In(range(depth))
