@@ -4,7 +4,8 @@
 
 Builds each board once per seed (placement differs by seed, so Fmax does too), one build at a
 time, and prints per board: min / median / max Fmax of the capture clock against it and the
-goal clock of issue 12, the same of the link clock, the logic and block RAM used, and the
+goal clock of issue 12, the same of the link clock, the iCE40 gearbox's crossing from its edge
+clock into the capture clock against its budget, the logic and block RAM used, and the
 build time. Takes minutes per seed
 (see docs/boards.md for the time of one build).
 """
@@ -42,6 +43,11 @@ def report(board, results):
         link = [result.link_fmax_mhz for result in results]
         print(f"  link Fmax min {min(link):.2f}  median {statistics.median(link):.2f}  "
               f"max {max(link):.2f} MHz (link clock {board.link_hz / 1e6:g} MHz)")
+    crossing = [result.crossing_ns for result in results]
+    if any(crossing):
+        print(f"  crossing  min {min(crossing):.2f}  median {statistics.median(crossing):.2f}  "
+              f"max {max(crossing):.2f} ns (edge clock -> capture clock; budget "
+              f"{first.crossing_budget_ns:.2f} ns)")
     # Issue 12's goals are clocks with DDR inputs, i.e. resolutions of half their cycle; a
     # gearbox board (4 samples a cycle) reaches one at half the clock, where timing is met.
     goal_ns = 1e9 / board.goal_hz / 2
