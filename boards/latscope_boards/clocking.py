@@ -223,16 +223,15 @@ class Ice40Pll(Elaboratable):
             p_DIVR=s.divr, p_DIVF=s.divf, p_DIVQ=s.divq, p_FILTER_RANGE=s.filter_range,
             i_RESETB=Const(1), i_BYPASS=Const(0), o_LOCK=locked,
         )
-        if self.link_half:
+        if self.link_half or self.edge_clock:
+            # Output A: the capture clock (link_half) or the edge clock (reset-less); output B,
+            # at half of it: ``sync``.
+            fast = "capture" if self.link_half else "eclk"
             params.update(p_PLLOUT_SELECT_PORTA="GENCLK", p_PLLOUT_SELECT_PORTB="GENCLK_HALF",
-                          o_PLLOUTGLOBALA=ClockSignal("capture"),
+                          o_PLLOUTGLOBALA=ClockSignal(fast),
                           o_PLLOUTGLOBALB=ClockSignal("sync"))
-            kind, link_hz, domains = "SB_PLL40_2F", float(s.f_out) / 2, ("capture", "sync")
-        elif self.edge_clock:
-            params.update(p_PLLOUT_SELECT_PORTA="GENCLK", p_PLLOUT_SELECT_PORTB="GENCLK_HALF",
-                          o_PLLOUTGLOBALA=ClockSignal("eclk"),
-                          o_PLLOUTGLOBALB=ClockSignal("sync"))
-            kind, link_hz, domains = "SB_PLL40_2F", float(s.f_out) / 2, ("sync",)
+            kind, link_hz = "SB_PLL40_2F", float(s.f_out) / 2
+            domains = ("capture", "sync") if self.link_half else ("sync",)
         else:
             params.update(o_PLLOUTGLOBAL=ClockSignal("sync"))
             kind, link_hz, domains = "SB_PLL40", float(s.f_out), ("sync",)

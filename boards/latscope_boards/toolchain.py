@@ -159,11 +159,9 @@ def parse_report(report, clock_hz):
 def clock_timing(report, clocks, clock_hz):
     """(Fmax in MHz, critical path) of the clock constrained to ``clock_hz`` in nextpnr's
     report (``clocks`` as :func:`parse_report` reads them)."""
-    target = clock_hz / 1e6
-    names = [name for name, values in clocks.items()
-             if abs(values["constraint"] - target) < 1e-3 * target]
+    names = _constrained_to(clocks, clock_hz)
     if not names:
-        raise RuntimeError(f"nextpnr reported no clock constrained to {target} MHz: "
+        raise RuntimeError(f"nextpnr reported no clock constrained to {clock_hz / 1e6} MHz: "
                            f"{sorted(clocks)}")
     fmax = min(clocks[name]["achieved"] for name in names)
     critical = []
@@ -183,14 +181,19 @@ def clock_timing(report, clocks, clock_hz):
 def crossing_delay(report, clocks, from_hz, to_hz):
     """The longest of nextpnr's reported paths from the clock constrained to ``from_hz`` into
     the one constrained to ``to_hz`` (ns; 0.0 if there is none)."""
-    def named(hz):
-        return {name for name, values in clocks.items()
-                if abs(values["constraint"] - hz / 1e6) < 1e-3 * hz / 1e6}
-    sources, sinks = named(from_hz), named(to_hz)
+    sources, sinks = _constrained_to(clocks, from_hz), _constrained_to(clocks, to_hz)
     return max((round(sum(float(step.get("delay", 0.0)) for step in path.get("path", [])), 2)
                 for path in report.get("critical_paths", [])
                 if _clock_name(path.get("from")) in sources
                 and _clock_name(path.get("to")) in sinks), default=0.0)
+
+
+def _constrained_to(clocks, clock_hz):
+    """The names of the clocks whose constraint is ``clock_hz`` (to within 0.1 %: nextpnr
+    reports constraints as rounded MHz)."""
+    target = clock_hz / 1e6
+    return {name for name, values in clocks.items()
+            if abs(values["constraint"] - target) < 1e-3 * target}
 
 
 def _clock_name(edge):
