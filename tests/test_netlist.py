@@ -5,11 +5,11 @@ scripted session end to end, under Verilator (``LATSCOPE_NETLIST_SIM=icarus``: I
 
 A scripted DUT drives the board's pins at known times: markers and edge-channel changes in
 every half of a clock cycle (DDR half-cycle stamps; every quarter with the HX8K's and the
-ULX3S's 1:4 gearboxes), the IRQ generator runs, and a burst of edges overruns the event FIFO. The host
-commands go into the UART RX pin bit by bit; the bytes of the UART TX pin are decoded from
-the testbench's log and given to the host's parser. The host must see exactly the scripted
-events, at exactly the scripted half (quarter) cycles (one time origin for every source,
-after the pin latencies of the IDENTIFY reply), and every event of the burst either
+ULX3S's 1:4 gearboxes), the IRQ generator runs, and a burst of edges overruns the event FIFO.
+The host commands go into the UART RX pin bit by bit; the bytes of the UART TX pin are
+decoded from the testbench's log and given to the host's parser. The host must see exactly
+the scripted events, at exactly the scripted half (quarter) cycles (one time origin for every
+source, after the pin latencies of the IDENTIFY reply), and every event of the burst either
 delivered exactly or counted in a LOSS record.
 
 The loopback test runs the self-test's jumper (IRQ output to EDGE0 and the strobe) on the
@@ -52,9 +52,9 @@ class Timing:
     """The testbench's clock periods (capture clock ``P``, link clock ``link``), the stamp
     unit (``UNIT``: the time between sampling edges, half a capture cycle with DDR inputs, a
     quarter with a gearbox, whose edge clock the testbench drives: the capture clock is its
-    half, from the ULX3S's CLKDIVF or the HX8K's PLL) and the pin change times within a capture cycle: the middle of
-    each stamp unit (``OFFSETS``; with DDR inputs a quarter cycle before and after the rising
-    edge)."""
+    half, from the ULX3S's CLKDIVF or the HX8K's PLL) and the pin change times within a
+    capture cycle: the middle of each stamp unit (``OFFSETS``; with DDR inputs a quarter
+    cycle before and after the rising edge)."""
 
     def __init__(self, board):
         self.phases = board.sample_phases
