@@ -1,15 +1,18 @@
-"""StreamRegister: every payload comes out once, in order, under random valid/ready."""
+"""StreamRegister, at full and at half rate: every payload comes out once, in order, under
+random valid/ready."""
 
 import random
+
+import pytest
 
 from amaranth.sim import Simulator
 
 from latscope_gateware.stream_register import StreamRegister
 
 
-def _run(in_rate, out_rate, count=300, seed=1):
+def _run(in_rate, out_rate, count=300, seed=1, full_rate=True):
     rng = random.Random(seed)
-    dut = StreamRegister(16)
+    dut = StreamRegister(16, full_rate=full_rate)
     sent = [rng.randrange(1 << 16) for _ in range(count)]
     received = []
     cycles = []
@@ -42,12 +45,18 @@ def _run(in_rate, out_rate, count=300, seed=1):
     return cycles[0]
 
 
-def test_order_and_no_loss_under_random_stalls():
+@pytest.mark.parametrize("full_rate", [True, False])
+def test_order_and_no_loss_under_random_stalls(full_rate):
     for seed in range(4):
-        _run(0.7, 0.5, seed=seed)
-        _run(0.3, 0.9, seed=seed)
+        _run(0.7, 0.5, seed=seed, full_rate=full_rate)
+        _run(0.3, 0.9, seed=seed, full_rate=full_rate)
 
 
 def test_full_throughput_when_never_stalled():
     # One transfer per cycle plus one cycle of latency.
     assert _run(1.0, 1.0, count=100) == 101
+
+
+def test_half_rate_when_never_stalled():
+    # A transfer every other cycle: the payload must leave before the next comes in.
+    assert _run(1.0, 1.0, count=100, full_rate=False) == 200

@@ -71,19 +71,19 @@ class CapturePipeline(wiring.Component):
         m.submodules.arbiter = arbiter = RecordArbiter()
         m.submodules.serializer = serializer = RecordSerializer(word_crc=self._word_crc)
         # Register slices between the record stages, so that no combinational path runs from
-        # the encoder's delta and SYNC decision through the arbiter into the serializer.
-        # The FIFO's block-RAM output is slow (about 6 ns on ECP5): register it, too.
-        m.submodules.queued = queued = StreamRegister(self._capture.layout)
-        m.submodules.encoded = encoded = StreamRegister(record_layout)
-        m.submodules.merged = merged = StreamRegister(record_layout)
+        # the encoder's delta and SYNC decision through the arbiter into the serializer. (The
+        # FIFO's entries come from its own output register.) The serializer takes a record
+        # at most every third cycle (and the link is far slower), so the slices need only
+        # half rate: one payload register each, no skid.
+        m.submodules.encoded = encoded = StreamRegister(record_layout, full_rate=False)
+        m.submodules.merged = merged = StreamRegister(record_layout, full_rate=False)
 
         for source in self._sources:
             name = source.name.lower()
             connect(m, flipped(getattr(self, name)), getattr(capture, name))
         if "phase" in self.signature.members:
             m.d.comb += capture.phase.eq(self.phase)
-        connect(m, capture.entries, queued.i)
-        connect(m, queued.o, encoder.entries)
+        connect(m, capture.entries, encoder.entries)
         connect(m, flipped(self.replies), arbiter.priority)
         connect(m, encoder.records, encoded.i)
         connect(m, encoded.o, arbiter.other)

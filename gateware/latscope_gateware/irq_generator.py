@@ -47,6 +47,21 @@ def _leap_rows():
             for i in range(_LFSR_WIDTH)]
 
 
+def _chained_leap(state):
+    # 32 steps shift in a[n + 32] .. a[n + 63], and a[k + 32] is the XOR of a[k + t] over the
+    # taps t: each new bit is one XOR of four, of state bits or of new bits already formed
+    # (one LUT each, a few levels deep) rather than a tree over the leap's expanded rows.
+    new = []
+    for i in range(_LFSR_WIDTH):
+        terms = [state[i + t] if i + t < _LFSR_WIDTH else new[i + t - _LFSR_WIDTH]
+                 for t in _LFSR_TAPS if t < _LFSR_WIDTH]
+        bit = terms[0]
+        for term in terms[1:]:
+            bit = bit ^ term
+        new.append(bit)
+    return Cat(new)
+
+
 def leap_shifts():
     """The same leap as a few word operations: ``[(shift, mask), ...]`` such that the leaped
     state is the XOR, over the pairs, of ``(state >> shift) & mask`` (a left shift by
@@ -158,7 +173,7 @@ class IrqGenerator(wiring.Component):
                 moved = lfsr_ahead >> shift if shift >= 0 else lfsr_ahead << -shift
                 leap = leap ^ (moved[:_LFSR_WIDTH] & mask)
         else:
-            leap = Cat((lfsr_ahead & row).xor() for row in _leap_rows())
+            leap = _chained_leap(lfsr_ahead)
         with m.If(advance):
             m.d.sync += [lfsr.eq(lfsr_ahead), lfsr_ahead.eq(leap)]
 

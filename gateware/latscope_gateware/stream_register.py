@@ -12,12 +12,16 @@ class StreamRegister(wiring.Component):
     flip-flops, so no combinational path runs from ``i`` to ``o`` or from ``o.ready`` to
     ``i.ready``. That is what lets components in a row close timing one at a time.
 
-    Full throughput (one transfer per cycle), one cycle of latency, order preserved. It holds
-    up to two payloads: the output register and a skid register that catches the payload
-    accepted in the cycle ``o.ready`` fell (``i.ready`` was already promised).
+    One cycle of latency, order preserved. With ``full_rate`` (the default) it passes one
+    transfer per cycle and holds up to two payloads: the output register and a skid register
+    that catches the payload accepted in the cycle ``o.ready`` fell (``i.ready`` was already
+    promised). Without, it holds one payload and takes the next only once that one has left
+    (``i.ready`` is ``~o.valid``): a transfer every other cycle, for half the flip-flops and
+    no multiplexer, where the stream beyond it is slower than that anyway.
     """
 
-    def __init__(self, shape):
+    def __init__(self, shape, *, full_rate=True):
+        self._full_rate = full_rate
         super().__init__({
             "i": In(stream.Signature(shape)),
             "o": Out(stream.Signature(shape)),
@@ -25,6 +29,14 @@ class StreamRegister(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        if not self._full_rate:
+            m.d.comb += self.i.ready.eq(~self.o.valid)
+            with m.If(self.o.ready):
+                m.d.sync += self.o.valid.eq(0)
+            with m.If(self.i.ready):
+                m.d.sync += [self.o.payload.eq(self.i.payload), self.o.valid.eq(self.i.valid)]
+            return m
+
         skid = Signal.like(self.i.payload)
         skid_valid = Signal()
 
