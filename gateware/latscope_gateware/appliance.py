@@ -62,7 +62,7 @@ class ApplianceConfig:
     (:class:`.IrqGenerator` ``word_leap``, :class:`.records.WordCrc32`): the same logic, in a
     form that Verilator, which evaluates every signal every cycle, computes cheaply (the
     Verilator export with --word-xor; measured no faster in the full system, sim/README.md
-    "Speed"); boards keep the shallow XOR trees (False, the default).
+    "Speed"); boards keep the bit-level XOR networks (False, the default).
     """
 
     def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,

@@ -82,9 +82,10 @@ class IrqGenerator(wiring.Component):
     ----------
     word_leap : bool
         Write the LFSR leap as the XOR of a few shifted, masked copies of the state
-        (:func:`leap_shifts`) instead of a balanced XOR tree per bit: the same function, which a
-        simulator that evaluates every signal every cycle (Verilator) computes in a few word
-        operations (`verilog_export --word-xor`); boards keep the trees (shallow logic).
+        (:func:`leap_shifts`) instead of a chain of four-input XORs (one LUT a bit): the same
+        function, which a simulator that evaluates every signal every cycle (Verilator)
+        computes in a few word operations (`verilog_export --word-xor`); boards keep the
+        chain.
 
     Ports
     -----

@@ -70,7 +70,8 @@ def main(argv=None):
                         help="samples of the SUMP device mode's memory (a power of two)")
     parser.add_argument("--word-xor", action="store_true",
                         help="the XOR networks (LFSR leap, CRC) as word operations rather "
-                             "than the boards' trees (the same logic; ApplianceConfig word_xor)")
+                             "than the boards' bit-level XORs (the same logic; ApplianceConfig "
+                             "word_xor)")
     # The snooped window is the SoC's TRACE window (sim/soc_map.toml, via sim/Makefile).
     parser.add_argument("--bus-base", type=lambda text: int(text, 0), required=True,
                         help="byte address of the snooped trace window")
