@@ -105,6 +105,9 @@ class Board:
         Fmax on the fullest boards: a board whose seed 1 misses its clock ships another.
     link_hz : the link clock (UART, commands, encoder, SUMP); 0: one clock for everything
         (the capture clock), as before the two clock domains.
+    gearbox_placement : iCE40 gearbox only: where its flip-flops go, as pairs (pin label,
+        placement of that pin) for :class:`.gearbox.Ice40Gearbox`; pins not named (and an
+        empty tuple) are left to nextpnr.
     """
     name: str
     title: str
@@ -126,6 +129,7 @@ class Board:
     sump_depth: int = 512
     seed: int = 1
     link_hz: int = 0
+    gearbox_placement: tuple = ()
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -245,12 +249,17 @@ class BoardTop(Elaboratable):
             appliance.marker_data.eq(marker_data.i),
         ]
         if self.board.sample_phases == 4:
-            gearbox = {"ecp5": ecp5_gearbox_inputs,
-                       "ice40": ice40_gearbox_inputs}[self.board.family]
-            m.d.comb += [
-                appliance.marker_strobe.eq(gearbox(m, "marker_strobe", marker.strobe, capture)),
-                appliance.edges.eq(gearbox(m, "edges", edges, capture)),
-            ]
+            pins = self.board.pins
+            if self.board.family == "ecp5":
+                strobe = ecp5_gearbox_inputs(m, "marker_strobe", marker.strobe, capture)
+                edge_samples = ecp5_gearbox_inputs(m, "edges", edges, capture)
+            else:
+                placed = dict(self.board.gearbox_placement)
+                strobe = ice40_gearbox_inputs(m, "marker_strobe", marker.strobe, capture,
+                                              [placed.get(pins.marker_strobe.label)])
+                edge_samples = ice40_gearbox_inputs(m, "edges", edges, capture,
+                                                    [placed.get(pin.label) for pin in pins.edges])
+            m.d.comb += [appliance.marker_strobe.eq(strobe), appliance.edges.eq(edge_samples)]
             return m
         # DDR buffers give each pin's samples as Cat(Q0, Q1): the rising-edge (earlier)
         # sample of a cycle first, as the appliance's DDR front ends take them.

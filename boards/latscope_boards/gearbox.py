@@ -45,11 +45,11 @@ def ecp5_gearbox_inputs(m, name, port, capture):
 _SB_IO_INPUT_DDR = 0b000000
 
 
-def ice40_gearbox_inputs(m, name, port, capture):
+def ice40_gearbox_inputs(m, name, port, capture, placement=None):
     """The pins ``port`` through a 1:4 gearbox built of iCE40 parts (:class:`Ice40Gearbox`,
-    added to ``m`` as ``<name>_gearbox``); returns their samples as
-    :func:`ecp5_gearbox_inputs` does."""
-    m.submodules[f"{name}_gearbox"] = gearbox = Ice40Gearbox(port, capture)
+    added to ``m`` as ``<name>_gearbox``; ``placement`` as it takes it); returns their
+    samples as :func:`ecp5_gearbox_inputs` does."""
+    m.submodules[f"{name}_gearbox"] = gearbox = Ice40Gearbox(port, capture, placement)
     return gearbox.samples
 
 
@@ -74,34 +74,58 @@ class Ice40Gearbox(Elaboratable):
     every path inside the edge clock (the half-period ones from D_IN_0 too) and reports the
     crossing, which the build checks against half an edge-clock period
     (:attr:`.toolchain.BuildResult.crossing_budget_ns`).
+
+    nextpnr does not weigh the crossing when it places, so on a full device it may put these
+    flip-flops far from their pins. ``placement`` pins them down: a list with an entry per
+    pin, None (nextpnr's choice) or ``((x, y), (x, y), half)``: the logic tile of its three
+    edge-clock flip-flops, that of its four capture-register flip-flops, and which half of
+    each tile's eight logic cells (0: cells 0-3, 1: cells 4-7) they take; the tiles should be
+    beside the pin's I/O tile. No list: all pins left to nextpnr.
     """
 
-    def __init__(self, port, capture):
+    def __init__(self, port, capture, placement=None):
         if any(port.invert):
             raise ValueError("the iCE40 gearbox does not invert pins")
+        if placement is not None and len(placement) != len(port):
+            raise ValueError(f"placement names {len(placement)} pins, the port has {len(port)}")
         self.port = port
         self.capture = capture
+        self.placement = placement
         self.samples = Signal(4 * len(port))
 
     def elaborate(self, platform):
         m = Module()
         port, width = self.port, len(self.port)
-        rise, fall = Signal(width), Signal(width)
+        samples = [Signal(4, name=f"samples_{n}") for n in range(width)]
         for n in range(width):
             attrs = port.io.metadata[n].attrs
+            rise, fall = Signal(name=f"rise_{n}"), Signal(name=f"fall_{n}")
             m.submodules[f"ddr_{n}"] = Instance(
                 "SB_IO", ("p", "PIN_TYPE", Const(_SB_IO_INPUT_DDR, 6)),
                 *(("p", key, value) for key, value in attrs.items() if key != "GLOBAL"),
                 io_PACKAGE_PIN=port.io[n], i_INPUT_CLK=ClockSignal("eclk"),
-                o_D_IN_0=rise[n], o_D_IN_1=fall[n])
-        m.domains.eclk_fall = ClockDomain("eclk_fall", clk_edge="neg", local=True,
-                                          reset_less=True)
-        m.d.comb += ClockSignal("eclk_fall").eq(ClockSignal("eclk"))
-        # At falling edge 2c - 1/2: the pin at 2c - 2, 2c - 3/2 and 2c - 1 (edge-clock periods).
-        oldest, middle, newest = (Signal(width, name=name, reset_less=True)
-                                  for name in ("oldest", "middle", "newest"))
-        m.d.eclk_fall += [oldest.eq(newest), middle.eq(fall), newest.eq(rise)]
-        samples = Signal.like(self.samples, reset_less=True)
-        m.d[self.capture] += samples.eq(Cat(oldest, middle, newest, fall))
-        m.d.comb += self.samples.eq(samples)
+                o_D_IN_0=rise, o_D_IN_1=fall)
+            # At falling edge 2c - 1/2: the pin at 2c - 2, 2c - 3/2 and 2c - 1 (edge-clock
+            # periods).
+            oldest, middle, newest = (Signal(name=f"{name}_{n}")
+                                      for name in ("oldest", "middle", "newest"))
+            edge_cells, capture_cells = self._cells(n)
+            for flop, (q, d) in enumerate(((oldest, newest), (middle, fall), (newest, rise))):
+                m.submodules[f"fall_flop_{n}_{flop}"] = Instance(
+                    "SB_DFFN", i_C=ClockSignal("eclk"), i_D=d, o_Q=q, **edge_cells[flop])
+            for flop, d in enumerate((oldest, middle, newest, fall)):
+                m.submodules[f"capture_flop_{n}_{flop}"] = Instance(
+                    "SB_DFF", i_C=ClockSignal(self.capture), i_D=d, o_Q=samples[n][flop],
+                    **capture_cells[flop])
+        # Per pin Cat(s_0 .. s_3); the appliance takes each sample of every pin together.
+        m.d.comb += self.samples.eq(Cat(Cat(samples[n][k] for n in range(width))
+                                        for k in range(4)))
         return m
+
+    def _cells(self, n):
+        """The BEL attributes of pin ``n``'s three edge-clock and four capture flip-flops."""
+        if self.placement is None or self.placement[n] is None:
+            return [{}] * 3, [{}] * 4
+        (ex, ey), (cx, cy), half = self.placement[n]
+        return ([{"a_BEL": f"X{ex}/Y{ey}/lc{4 * half + k}"} for k in range(3)],
+                [{"a_BEL": f"X{cx}/Y{cy}/lc{4 * half + k}"} for k in range(4)])

@@ -1,19 +1,21 @@
 """1BitSquared iCEBreaker (iCE40UP5K-SG48).
 
-Capture clock from the 12 MHz crystal, through the SB_PLL40 for clocks above it (the
-crystal drives pin 35, the PLL's own input pad, hence SB_PLL40_PAD): 36 MHz, one clock for
-both the capture and the link domain. The marker strobe and the edge channels go through the
-SB_IO's DDR input registers: stamps count half cycles, 13.9 ns. Host link on the FT2232H's
-channel B UART at 12 Mbaud, 3 cycles per bit.
+The marker strobe and the edge channels go through the iCE40 1:4 input gearbox
+(:func:`.gearbox.ice40_gearbox_inputs`, as on the HX8K): each pin's SB_IO samples it on both
+edges of a 72 MHz edge clock, four samples per 36 MHz appliance cycle, so stamps count
+quarter cycles, 6.94 ns (issue 12's goal: 72 MHz with DDR inputs, 7 ns). Both clocks come from
+the 12 MHz crystal through the PLL (the crystal drives pin 35, the PLL's own input pad, hence
+SB_PLL40_2F_PAD): the edge clock on output A, the appliance's one clock (capture
+and link) on output B at half of it (GENCLK_HALF). Host link on the FT2232H's channel B UART
+at 12 Mbaud, 3 cycles per bit.
 
-The UP5K is the slowest of the three parts and this design fills 93 % of it, so issue 12's
-goal (72 MHz with DDR inputs, 7 ns) is not reached (docs/boards.md, "Timing against the
-goals"): with a 72 MHz capture clock and the link at half of it
-(``board(two_clocks=True)``) the capture domain reached 47.95 and 51.16 MHz (nextpnr seeds
-2 and 3; seed 1 does not place); with the HX8K's iCE40 gearbox on a 72 MHz edge clock
-(``board(gearbox=True)``, 6.94 ns stamps at 36 MHz) nextpnr placed it at one of six seeds (93-94 %
-full), and there the edge clock's half-period paths from the I/O registers (8.5 ns of 6.94)
-and its crossing into the capture clock (7.11 ns of 6.94) miss.
+The UP5K is the slowest of the three parts, and the gearbox fits it only with room to spare
+beside the I/O tiles: at 93 % full nextpnr placed it at one seed in six and missed the edge
+clock's half-period paths from the SB_IOs (docs/boards.md, "Timing against the goals"); at
+81 % it meets both clocks and the crossing. ``board(gearbox=False)`` builds the previous front
+end instead: DDR inputs on the 36 MHz clock (13.9 ns stamps); a 72 MHz capture clock with the
+link at half of it (``board(gearbox=False, two_clocks=True)``) reached 47.95 and 51.16 MHz
+(nextpnr seeds 2 and 3, at 93 % full).
 
 Marker data on PMOD1A (D0..D7) and PMOD1B (D8..D15); strobe, edge channels and IRQ on PMOD2,
 whose pins the snap-off LED/button section also uses: snap it off first. On every Pmod, pins
@@ -35,6 +37,20 @@ GOAL_HZ = 72_000_000
 _PMOD_NAMES = {0: "PMOD1A", 1: "PMOD1B", 2: "PMOD2"}
 _PMOD_SIGNAL_PINS = (1, 2, 3, 4, 7, 8, 9, 10)
 
+#: Where the gearbox's flip-flops go (:class:`.gearbox.Ice40Gearbox` ``placement``): in the
+#: logic tiles beside each pin's I/O tile. Left to itself, nextpnr placed them up to 30 rows
+#: away at some seeds (crossing 8.08 ns of 6.94 at seed 3). The I/O tiles are those nextpnr's
+#: packer assigns the package pins (`nextpnr-ice40 --up5k --package sg48 --pack-only
+#: --write`); column 19 is block RAM, hence column 20 for pin 25, whose D_IN_1 (a path
+#: into the capture clock, unconstrained) gets the nearer tile.
+_GEARBOX_PLACEMENT = (
+    ("PMOD2-1", ((18, 30), (17, 30), 0)),      # strobe, pin 27: I/O tile (18, 31)
+    ("PMOD2-7", ((18, 30), (17, 30), 1)),      # EDGE3, pin 26: (18, 31)
+    ("PMOD2-2", ((20, 29), (20, 30), 0)),      # EDGE0, pin 25: (19, 31)
+    ("PMOD2-3", ((18, 1), (17, 1), 0)),        # EDGE1, pin 21: (18, 0)
+    ("PMOD2-4", ((21, 1), (22, 1), 0)),        # EDGE2, pin 19: (21, 0)
+)
+
 
 def _pmod(number, pin):
     return Pin(("pmod", number), str(pin), f"{_PMOD_NAMES[number]}-{pin}")
@@ -52,12 +68,12 @@ def _pll(board):
                     pad=True, link_half=bool(board.link_hz))
 
 
-def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=False):
-    # One clock for the appliance: with two (72/36 MHz) the capture domain reaches 51.16 MHz
-    # at best (nextpnr seeds 1-3; routing on a 93 % full device), and the iCE40's second PLL
-    # output is half the first, so a slower capture clock would cost the 12 Mbaud link
-    # (docs/boards.md). The gearbox (not shipped: it misses timing, see the module's
-    # docstring) takes the PLL's second output for its edge clock.
+def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=True):
+    """The iCEBreaker: the gearbox on one appliance clock (36 MHz), or with ``gearbox=False``
+    DDR inputs on that clock (and with ``two_clocks`` a capture clock and a link clock at
+    half of it)."""
+    # The iCE40's second PLL output is half the first, so a slower capture clock would cost
+    # the 12 Mbaud link; the gearbox takes the first output for its edge clock.
     gearbox = gearbox and ddr_inputs and not two_clocks
     link_hz = clock_hz // 2 if two_clocks else 0
     return Board(
@@ -94,6 +110,7 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=False):
         bitstream_suffix=".bin",
         ddr_inputs=ddr_inputs,
         input_phases=4 if gearbox else 0,
+        gearbox_placement=_GEARBOX_PLACEMENT if gearbox else (),
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         notes=(
             "Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",
