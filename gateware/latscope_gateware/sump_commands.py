@@ -224,17 +224,22 @@ class SumpReplies(wiring.Component):
         rom_data = Array(Const(byte, 8) for byte in rom)
         rom_addr = Signal(range(len(rom)))
         rom_left = Signal(range(len(rom) + 1))
+        # `rom_left != 0`, kept in a flip-flop: `tx.valid` decides whether the readback may
+        # send (sump.py), and a compare there lengthened the readback's paths.
+        sending = Signal()
         with m.If(self.short.valid):
             with m.Switch(self.short.payload):
                 start = 0
                 for command, reply in self._replies.items():
                     with m.Case(command):
-                        m.d.sync += [rom_addr.eq(start), rom_left.eq(len(reply))]
+                        m.d.sync += [rom_addr.eq(start), rom_left.eq(len(reply)),
+                                     sending.eq(1)]
                     start += len(reply)
                 with m.Case(SumpCommand.RESET):
-                    m.d.sync += rom_left.eq(0)
+                    m.d.sync += [rom_left.eq(0), sending.eq(0)]
 
-        m.d.comb += [self.tx.valid.eq(rom_left != 0), self.tx.payload.eq(rom_data[rom_addr])]
+        m.d.comb += [self.tx.valid.eq(sending), self.tx.payload.eq(rom_data[rom_addr])]
         with m.If(self.tx.valid & self.tx.ready):
-            m.d.sync += [rom_addr.eq(rom_addr + 1), rom_left.eq(rom_left - 1)]
+            m.d.sync += [rom_addr.eq(rom_addr + 1), rom_left.eq(rom_left - 1),
+                         sending.eq(rom_left != 1)]
         return m
