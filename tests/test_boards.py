@@ -131,6 +131,33 @@ def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
         assert rtlil.count("cell \\SB_PLL40_2F") == 1
 
 
+def _rtlil(board):
+    plan = board.platform().prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False)
+    rtlil = plan.files[f"{DESIGN_NAME}.il"]
+    return rtlil if isinstance(rtlil, str) else rtlil.decode()
+
+
+@pytest.mark.parametrize("name", [name for name in BOARDS
+                                  if get_board(name).family == "ice40"
+                                  and get_board(name).sample_phases == 4])
+def test_ice40_gearbox_flip_flops_sit_where_the_board_places_them(name):
+    """A board's ``gearbox_placement`` reaches the netlist as BEL attributes: three
+    edge-clock flip-flops (SB_DFFN) and four capture flip-flops (SB_DFF) for every placed
+    pin, each on a logic cell of its own, and no tile holding both kinds (a tile's cells
+    share one clock). Without a placement, nextpnr places them (no BEL attribute)."""
+    board = get_board(name)
+    placed = dict(board.gearbox_placement)
+    assert set(placed) <= {pin.label for pin in (board.pins.marker_strobe, *board.pins.edges)}
+    cells = re.findall(r'attribute \\BEL "X(\d+)/Y(\d+)/lc(\d)"\n'
+                       r'(?:\s*attribute [^\n]*\n)*\s*cell \\(SB_DFFN?) ', _rtlil(board))
+    kinds = {kind: [cell[:3] for cell in cells if cell[3] == kind]
+             for kind in ("SB_DFFN", "SB_DFF")}
+    assert (len(kinds["SB_DFFN"]), len(kinds["SB_DFF"])) == (3 * len(placed), 4 * len(placed))
+    assert len({cell[:3] for cell in cells}) == len(cells)
+    tiles = {kind: {bel[:2] for bel in bels} for kind, bels in kinds.items()}
+    assert not tiles["SB_DFFN"] & tiles["SB_DFF"]
+
+
 def test_docs_have_the_current_pinouts_and_build_table():
     text = DOCS.read_text()
     for name in BOARDS:
