@@ -38,8 +38,8 @@ _PMOD_NAMES = {0: "PMOD1A", 1: "PMOD1B", 2: "PMOD2"}
 _PMOD_SIGNAL_PINS = (1, 2, 3, 4, 7, 8, 9, 10)
 
 #: Where the gearbox's flip-flops go (:class:`.gearbox.Ice40Gearbox` ``placement``): in the
-#: logic tiles beside each pin's I/O tile. Left to itself, nextpnr placed them up to 30 rows
-#: away at some seeds (crossing 8.08 ns of 6.94 at seed 3). The I/O tiles are those nextpnr's
+#: logic tiles beside each pin's I/O tile. Left to itself, nextpnr placed some far from their
+#: pins at some seeds (seed 3: the crossing 8.08 ns of 6.94). The I/O tiles are those nextpnr's
 #: packer assigns the package pins (`nextpnr-ice40 --up5k --package sg48 --pack-only
 #: --write`); column 19 is block RAM, hence column 20 for pin 25, whose D_IN_1 (a path
 #: into the capture clock, unconstrained) gets the nearer tile.

@@ -54,7 +54,7 @@ def _chained_leap(state):
     new = []
     for i in range(_LFSR_WIDTH):
         terms = [state[i + t] if i + t < _LFSR_WIDTH else new[i + t - _LFSR_WIDTH]
-                 for t in _LFSR_TAPS if t < _LFSR_WIDTH]
+                 for t in _LFSR_TAPS]
         bit = terms[0]
         for term in terms[1:]:
             bit = bit ^ term
