@@ -40,7 +40,8 @@ class Identity:
 
     @property
     def stamp_hz(self):
-        """Stamp units per second: the capture clock, times 2 with DDR inputs."""
+        """Stamp units per second: the capture clock, times 2 with DDR inputs and 4 with a
+        1:4 input gearbox (``stamp_shift``)."""
         return self.clock_hz << self.stamp_shift
 
     @property
