@@ -4,8 +4,8 @@
 
 Builds each board once per seed (placement differs by seed, so Fmax does too), one build at a
 time, and prints per board: min / median / max Fmax of the capture clock against it and the
-goal clock of issue 12, the same of the link clock, the iCE40 gearbox's crossing from its edge
-clock into the capture clock against its budget, the logic and block RAM used, and the
+goal clock of issue 12, the same of the link clock and of the iCE40 gearbox's edge clock, its
+crossing from the edge clock into the capture clock against its budget, the logic and block RAM used, and the
 build time. Takes minutes per seed
 (see docs/boards.md for the time of one build).
 """
@@ -43,6 +43,10 @@ def report(board, results):
         link = [result.link_fmax_mhz for result in results]
         print(f"  link Fmax min {min(link):.2f}  median {statistics.median(link):.2f}  "
               f"max {max(link):.2f} MHz (link clock {board.link_hz / 1e6:g} MHz)")
+    edge = [result.edge_fmax_mhz for result in results]
+    if any(edge):
+        print(f"  edge Fmax min {min(edge):.2f}  median {statistics.median(edge):.2f}  "
+              f"max {max(edge):.2f} MHz (edge clock {board.edge_clock_hz / 1e6:g} MHz)")
     crossing = [result.crossing_ns for result in results]
     if any(crossing):
         print(f"  crossing  min {min(crossing):.2f}  median {statistics.median(crossing):.2f}  "

@@ -294,5 +294,6 @@ def test_the_ice40_gearbox_crossing_is_checked_against_half_an_edge_clock_period
                              edge_clock_hz=168_000_000, crossing_ns=delay, sample_phases=4,
                              goal_hz=150_000_000)
         assert result.crossing_budget_ns == pytest.approx(2.976, abs=1e-3)
+        assert result.edge_fmax_mhz == 330.9
         assert result.timing_met is met and result.goal_reached is met
         assert "budget 2.98 ns" in format_result(result, "ice40")

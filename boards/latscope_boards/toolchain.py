@@ -111,6 +111,15 @@ class BuildResult:
         return 1e9 / self.edge_clock_hz / 2 if self.edge_clock_hz else 0.0
 
     @property
+    def edge_fmax_mhz(self):
+        """nextpnr's Fmax of the edge clock, where it times one (the iCE40 gearbox's
+        flip-flops; the ECP5's IDDRX2F samples in its I/O logic, no fabric path); else 0."""
+        if not self.edge_clock_hz:
+            return 0.0
+        return max((self.clocks[name]["achieved"]
+                    for name in _constrained_to(self.clocks, self.edge_clock_hz)), default=0.0)
+
+    @property
     def timing_met(self):
         # nextpnr reports a path between two clocks but does not constrain it: the gearbox's
         # crossing is checked here against its budget.
