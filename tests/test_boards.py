@@ -9,6 +9,7 @@ The builds take 1 to 2 minutes each (docs/tests.md has the measured times; plus 
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,8 @@ from latscope_boards.board import BoardTop
 from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
 from latscope_boards.docs import pinout_table, results_table
 from latscope_boards.toolchain import (DESIGN_NAME, NETLIST_NAME, REPO_ROOT, BuildResult,
-                                      build, crossing_delay, format_result, parse_report)
+                                      build, crossing_delay, format_result, parse_report,
+                                      synthesize, yowasp_environment)
 
 DOCS = REPO_ROOT / "docs" / "boards.md"
 RESULTS = REPO_ROOT / "boards" / "results"
@@ -156,6 +158,35 @@ def test_ice40_gearbox_flip_flops_sit_where_the_board_places_them(name):
     assert len({cell[:3] for cell in cells}) == len(cells)
     tiles = {kind: {bel[:2] for bel in bels} for kind, bels in kinds.items()}
     assert not tiles["SB_DFFN"] & tiles["SB_DFF"]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", [name for name in BOARDS if get_board(name).gearbox_placement])
+def test_ice40_gearbox_placement_is_beside_each_pins_io_tile(name, tmp_path):
+    """The placement's tiles are the board's own claim; where the pins' I/O tiles are is
+    nextpnr's: its packer places the constrained SB_IOs (``--pack-only``), and every placed
+    flip-flop must be within two tiles of its pin's."""
+    board = get_board(name)
+    synthesize(board, tmp_path)
+    platform = board.platform()
+    nextpnr = yowasp_environment("ice40")["NEXTPNR_ICE40"]
+    subprocess.run([nextpnr, "--quiet", f"--{platform.device[len('iCE40'):].lower()}",
+                    "--package", platform.package.lower(), "--json", f"{DESIGN_NAME}.json",
+                    "--pcf", f"{DESIGN_NAME}.pcf", "--pack-only", "--write", "packed.json"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    cells = json.loads((tmp_path / "packed.json").read_text())["modules"]["top"]["cells"]
+    io_tiles = {}
+    for cell_name, cell in cells.items():
+        match = re.fullmatch(r"(marker_strobe|edges)_gearbox\.ddr_(\d+)", cell_name)
+        if match:
+            bel = re.match(r"X(\d+)/Y(\d+)/io", cell["attributes"]["BEL"])
+            io_tiles[match.group(1), int(match.group(2))] = (int(bel[1]), int(bel[2]))
+    pins = {board.pins.marker_strobe.label: ("marker_strobe", 0)}
+    pins.update({pin.label: ("edges", n) for n, pin in enumerate(board.pins.edges)})
+    for label, (edge_tile, capture_tile, _) in board.gearbox_placement:
+        x, y = io_tiles[pins[label]]
+        for tile in (edge_tile, capture_tile):
+            assert max(abs(tile[0] - x), abs(tile[1] - y)) <= 2, (label, (x, y), tile)
 
 
 def test_docs_have_the_current_pinouts_and_build_table():
