@@ -5,9 +5,9 @@
 Builds each board once per seed (placement differs by seed, so Fmax does too), one build at a
 time, and prints per board: min / median / max Fmax of the capture clock against it and the
 goal clock of issue 12, the same of the link clock and of the iCE40 gearbox's edge clock, its
-crossing from the edge clock into the capture clock against its budget, the logic and block RAM used, and the
-build time. Takes minutes per seed
-(see docs/boards.md for the time of one build).
+crossing from the edge clock into the capture clock against its budget, the logic and block
+RAM used, and the build time. Takes minutes per seed (see docs/boards.md for the time of one
+build).
 """
 
 import argparse
