@@ -100,20 +100,23 @@ def test_unknown_board_or_variant_is_one_clear_error():
         get_board("ulx3s", variant="99F")
 
 
+def _prepared(board):
+    """The text files of the board's Amaranth build plan (constraints, RTLIL), no build."""
+    plan = board.platform().prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False)
+    return {name: content if isinstance(content, str) else content.decode()
+            for name, content in plan.files.items() if name.endswith((".pcf", ".lpf", ".il"))}
+
+
 def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
     """The generated pin constraints (no build) place each appliance pin as the pin map says,
     and DDR builds sample strobe and edges with DDR input registers."""
-    platform = board.platform()
-    plan = platform.prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False)
-    files = plan.files
+    files = _prepared(board)
     constraints = files[f"{DESIGN_NAME}.pcf" if board.family == "ice40" else f"{DESIGN_NAME}.lpf"]
-    constraints = constraints if isinstance(constraints, str) else constraints.decode()
     balls = set(re.findall(r"set_io\s+\S+\s+(\w+)", constraints)
                 + re.findall(r'SITE "(\w+)"', constraints))
     for _, pin, _ in board.pins.signals():
         assert board.balls(board.platform_class(), [pin]) in balls
     rtlil = files[f"{DESIGN_NAME}.il"]
-    rtlil = rtlil if isinstance(rtlil, str) else rtlil.decode()
     # ECP5: IDDRX1F cells, or IDDRX2F gearboxes; iCE40: SB_IO cells in DDR mode (their
     # D_IN_1 is used). One per strobe and edge pin.
     # iCE40 gearbox: SB_IO cells in DDR mode on the edge clock (its D_IN_1 and D_IN_0 go to
@@ -133,12 +136,6 @@ def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
         assert rtlil.count("cell \\SB_PLL40_2F") == 1
 
 
-def _rtlil(board):
-    plan = board.platform().prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False)
-    rtlil = plan.files[f"{DESIGN_NAME}.il"]
-    return rtlil if isinstance(rtlil, str) else rtlil.decode()
-
-
 @pytest.mark.parametrize("name", [name for name in BOARDS
                                   if get_board(name).family == "ice40"
                                   and get_board(name).sample_phases == 4])
@@ -151,7 +148,8 @@ def test_ice40_gearbox_flip_flops_sit_where_the_board_places_them(name):
     placed = dict(board.gearbox_placement)
     assert set(placed) <= {pin.label for pin in (board.pins.marker_strobe, *board.pins.edges)}
     cells = re.findall(r'attribute \\BEL "X(\d+)/Y(\d+)/lc(\d)"\n'
-                       r'(?:\s*attribute [^\n]*\n)*\s*cell \\(SB_DFFN?) ', _rtlil(board))
+                       r'(?:\s*attribute [^\n]*\n)*\s*cell \\(SB_DFFN?) ',
+                       _prepared(board)[f"{DESIGN_NAME}.il"])
     kinds = {kind: [cell[:3] for cell in cells if cell[3] == kind]
              for kind in ("SB_DFFN", "SB_DFF")}
     assert (len(kinds["SB_DFFN"]), len(kinds["SB_DFF"])) == (3 * len(placed), 4 * len(placed))
