@@ -212,6 +212,17 @@ class Ice40Pll(Elaboratable):
         self.link_half = link_half
         self.edge_clock = edge_clock
 
+    @classmethod
+    def for_board(cls, board, crystal_hz, *, clock_resource, pad=False):
+        """The PLL of an iCE40 :class:`.board.Board`: with a gearbox, output A the edge
+        clock and output B the appliance clock; else output A the capture clock and, with a
+        link clock, output B at half of it."""
+        if board.edge_clock_hz:
+            return cls(ice40_pll_settings(crystal_hz, board.edge_clock_hz),
+                       clock_resource=clock_resource, pad=pad, edge_clock=True)
+        return cls(ice40_pll_settings(crystal_hz, board.clock_hz), clock_resource=clock_resource,
+                   pad=pad, link_half=bool(board.link_hz))
+
     def elaborate(self, platform):
         m = Module()
         s = self.settings

@@ -23,7 +23,7 @@ from amaranth.build import Attrs
 from amaranth_boards.ice40_hx8k_b_evn import ICE40HX8KBEVNPlatform
 
 from .board import FT2232H_BAUDS, Board, Pin, PinMap, fastest_baud
-from .clocking import Ice40Pll, ice40_pll_settings
+from .clocking import Ice40Pll
 
 __all__ = ["board"]
 
@@ -40,13 +40,7 @@ def _j2(number):
 
 
 def _pll(board):
-    if board.edge_clock_hz:
-        # Output A the edge clock, output B (GENCLK_HALF) the appliance clock.
-        return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.edge_clock_hz),
-                        clock_resource="clk12", edge_clock=True)
-    # The link clock is the PLL's second output, half the capture clock (GENCLK_HALF).
-    return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12",
-                    link_half=True)
+    return Ice40Pll.for_board(board, CRYSTAL_HZ, clock_resource="clk12")
 
 
 def board(clock_hz=None, ddr_inputs=True, gearbox=True):

@@ -26,7 +26,7 @@ from amaranth.build import Attrs
 from amaranth_boards.icebreaker import ICEBreakerPlatform
 
 from .board import FT2232H_BAUDS, Board, Pin, PinMap, fastest_baud
-from .clocking import CrystalClock, Ice40Pll, ice40_pll_settings
+from .clocking import CrystalClock, Ice40Pll
 
 __all__ = ["board"]
 
@@ -59,13 +59,7 @@ def _pmod(number, pin):
 def _pll(board):
     if board.clock_hz == CRYSTAL_HZ:      # the PLL cannot output less than 16 MHz
         return CrystalClock(board.clock_hz, clock_resource="clk12")
-    if board.edge_clock_hz:
-        # Output A the edge clock, output B (GENCLK_HALF) the appliance clock.
-        return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.edge_clock_hz),
-                        clock_resource="clk12", pad=True, edge_clock=True)
-    # The link clock is the PLL's second output, half the capture clock (GENCLK_HALF).
-    return Ice40Pll(ice40_pll_settings(CRYSTAL_HZ, board.clock_hz), clock_resource="clk12",
-                    pad=True, link_half=bool(board.link_hz))
+    return Ice40Pll.for_board(board, CRYSTAL_HZ, clock_resource="clk12", pad=True)
 
 
 def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=True):
