@@ -36,7 +36,7 @@ from latscope import plots                                     # noqa: E402
 from latscope.analysis import analyze                          # noqa: E402
 from latscope.capture_file import CaptureWriter, load_capture  # noqa: E402
 from latscope.live_stats import StreamingAnalyzer               # noqa: E402
-from latscope.protocol import VERSION                          # noqa: E402
+from latscope_defs.protocol import VERSION                     # noqa: E402
 
 GOAL = 10e6
 SUITE = ROOT / "firmware" / "suite"

@@ -48,7 +48,7 @@ def fake_file(path, megabytes):
 
 def tiny_file(path, chunks):
     from latscope.capture_file import ChunkType, _encode_chunk, _file_header
-    from latscope.protocol import Source, StreamEncoder
+    from latscope_defs.protocol import Source, StreamEncoder
     encoder = StreamEncoder()
     stamp = 1000
     while len(encoder._out) < chunks:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from latscope.capture_file import CaptureWriter
-from latscope.protocol import VERSION, StreamEncoder
+from latscope_defs.protocol import VERSION, StreamEncoder
 from test_suite_native import SUITE, events_from_stores, read_native_dump
 
 #: The native build stamps in host nanoseconds.

@@ -11,8 +11,8 @@ delays the parser subtracts again.
 import random
 from dataclasses import dataclass, field
 
-from latscope.markers import Point, Test, encode as marker
-from latscope.protocol import VERSION, Source, StreamEncoder
+from latscope_defs.markers import Point, Test, encode as marker
+from latscope_defs.protocol import VERSION, Source, StreamEncoder
 
 #: Pin-to-stamp delays (cycles) of the simulated appliance, as in its identify reply.
 LATENCY = {Source.MARKER: 4, Source.IRQ: 0}

@@ -18,9 +18,9 @@ from latscope.analysis import analyze
 from latscope.batch_analysis import BatchAnalysis, analyze_batches
 from latscope.capture_analysis import CaptureSummary, analyze_capture
 from latscope.capture_file import load_capture
-from latscope.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
 from latscope.parser import Events
-from latscope.protocol import Source, hole_value
+from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
+from latscope_defs.protocol import Source, hole_value
 from suite_capture import native_suite_capture
 
 BATCHES = (1, 2, 5, 64, 4096, 1 << 40)
@@ -312,12 +312,12 @@ def _export_files(sr, vcd):
 def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
     """``export_capture`` of a capture file, read in small batches, writes the files of the
     loaded capture exported at once (``LevelTracker`` fed everything, ``write_sr``)."""
-    from latscope.channels import Layout
     from latscope.levels import LevelTracker
     from latscope.logic_export import (_BatchMarkers, _between, _extent, _OpenWindows,
                                        export_capture)
     from latscope.sigrok_session import write_sr
     from latscope.vcd import VcdWriter
+    from latscope_defs.channels import Layout
 
     path = suite_captures[0]
     capture = load_capture(path)

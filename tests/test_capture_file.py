@@ -16,7 +16,7 @@ from latscope.capture_file import (CHUNK_OVERHEAD, GAP, CaptureFileError, Captur
                                    CaptureWriter, ChunkType, _encode_chunk, _file_header,
                                    load_capture)
 from latscope.parser import Events, StreamParser
-from latscope.protocol import HOLE_SOURCE, Source, StreamEncoder
+from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder
 
 METADATA = {
     "identity": {"clock_hz": 100_000_000, "marker_width": 16, "board": "test",

@@ -7,7 +7,7 @@ from amaranth.hdl import Module
 from amaranth.lib.crc import catalog
 
 from latscope.parser import Events, StreamParser
-from latscope.protocol import SEGMENT_MAX_EVENTS, Source, StreamEncoder
+from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, StreamEncoder
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.records import WordCrc32
 

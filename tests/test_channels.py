@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from amaranth.hdl import Fragment
 
-from latscope.channels import MAX_EDGES, Layout, decoder_channels, pins
 from latscope_boards import BOARDS, get_board
+from latscope_defs.channels import MAX_EDGES, Layout, decoder_channels, pins
 from latscope_gateware.appliance import Appliance, ApplianceConfig
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,8 +14,9 @@ import pytest
 
 from latscope.device import Device, Identity, IrqSettings, open_transport
 from latscope.parser import Events, StreamParser
-from latscope.protocol import HOLE_SOURCE, Command, Source, StartArgs, StatusReply, encode_command
 from latscope.simulation import SimulatedAppliance
+from latscope_defs.protocol import (HOLE_SOURCE, Command, Source, StartArgs, StatusReply,
+                                    encode_command)
 from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
 

@@ -20,16 +20,16 @@ from latscope import cli
 from latscope.analysis import _lossy_spans
 from latscope.capture_file import (CaptureWriter, ChunkType, _encode_chunk, _file_header,
                                    load_capture)
-from latscope.channels import Layout
 from latscope.levels import MARGIN, LevelTracker
-from latscope.logic_export import export_capture
-from latscope.sigrok_session import write_pvs, write_sr
-from latscope.vcd import vcd_timescale
-from latscope.markers import Point, Test, encode
-from latscope.parser import Events
-from latscope.protocol import VERSION, Source, StreamEncoder
-from latscope.simulation import ROOT
 from latscope.live_vcd import LiveVcd
+from latscope.logic_export import export_capture
+from latscope.parser import Events
+from latscope.sigrok_session import write_pvs, write_sr
+from latscope.simulation import ROOT
+from latscope.vcd import vcd_timescale
+from latscope_defs.channels import Layout
+from latscope_defs.markers import Point, Test, encode
+from latscope_defs.protocol import VERSION, Source, StreamEncoder
 
 CLOCK_HZ = 100_000_000
 EDGES = 2

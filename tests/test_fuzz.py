@@ -17,8 +17,8 @@ from latscope.analysis import HOLE
 from latscope.capture_file import (CaptureFileError, CaptureWriter, ChunkType, _encode_chunk,
                                    _file_header, load_capture)
 from latscope.parser import Events, StreamParser
-from latscope.protocol import Source
 from latscope.report import load_tables, results
+from latscope_defs.protocol import Source
 
 from synthetic_suite import IDENTITY, LATENCY, encode, make_run
 

@@ -38,8 +38,8 @@ import pytest
 from latscope.analysis import analyze
 from latscope.capture_file import load_capture
 from latscope.parser import Events
-from latscope.protocol import Source
 from latscope.simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
+from latscope_defs.protocol import Source
 
 SAMPLES = 12
 TESTS = "IL_A,IDL_B,TSL_A,SEO_F,MQ"

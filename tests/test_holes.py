@@ -11,10 +11,10 @@ import pytest
 from latscope import cli
 from latscope.analysis import HOLE, analyze, holes_of
 from latscope.capture_file import CaptureWriter
-from latscope.markers import Point, Test, encode as marker
 from latscope.parser import Events
-from latscope.protocol import Source
 from latscope.report import integrity_line
+from latscope_defs.markers import Point, Test, encode as marker
+from latscope_defs.protocol import Source
 
 from synthetic_suite import IDENTITY, encode, make_run
 

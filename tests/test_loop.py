@@ -11,7 +11,7 @@ from latscope.capture_file import CaptureWriter
 from latscope.cli import main
 from latscope.loop import loop_table, parse_loop
 from latscope.parser import Events
-from latscope.protocol import HOLE_SOURCE, Source, StreamEncoder, loss_value
+from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder, loss_value
 
 IRQ, E2, E1, MARKER, LOSS = Source.IRQ, Source.EDGE2, Source.EDGE1, Source.MARKER, Source.LOSS
 

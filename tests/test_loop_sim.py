@@ -26,10 +26,10 @@ import pytest
 from latscope.analysis import analyze
 from latscope.capture_file import load_capture
 from latscope.loop import tables_with_loop
-from latscope.protocol import Source
 from latscope.report import load_tables
 from latscope.session import CaptureSession, Until
 from latscope.simulation import DEMO_IRQ, ROOT, SocSimulation, SuiteSettings, build_soc
+from latscope_defs.protocol import Source
 
 LOOP_BIT = tomllib.loads((ROOT / "sim" / "soc_map.toml").read_text())["gpio"]["loop_bit"]
 #: The handler's GPIO toggle after the IL marker's store completed, in CPU cycles: the
@@ -151,7 +151,7 @@ def test_loop_equals_marker_il_plus_the_instrumentation_cost(loop_runs):
 def test_sigrok_decoder_gives_the_loop_table(loop_run, tmp_path):
     """latscope_latency with ``loop=EDGE2`` on the export of the capture: the LOOP-EDGE2
     samples of the host's table, no more, no fewer."""
-    from latscope.channels import Layout
+    from latscope_defs.channels import Layout
     from latscope.logic_export import export_capture
     from test_sigrok import csv_samples, sigrok_cli
 

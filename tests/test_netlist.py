@@ -28,13 +28,13 @@ import pytest
 
 from latscope.device import Identity, IrqSettings
 from latscope.parser import Events, StreamParser
-from latscope.protocol import Command, Source, StartArgs, StatusReply, encode_command
 from latscope.selftest import LOOPBACK_IRQ, loopback_result
 from latscope_boards import BOARDS as ALL_BOARDS, get_board
 from latscope_boards.clocking import POWER_ON_RESET_SECONDS
 from latscope_boards.netlist_sim import (SIMULATORS, Stimulus, clock_periods_ps,
                                          compile_netlist, decode_uart)
 from latscope_boards.toolchain import NETLIST_NAME, synthesize
+from latscope_defs.protocol import Command, Source, StartArgs, StatusReply, encode_command
 
 #: The IRQ generator's settings for a link of 6 or fewer capture cycles a UART bit; slower
 #: links get a proportionally longer period (``Script.pace``).

@@ -14,7 +14,7 @@ import latscope
 from latscope.capture_file import load_capture
 from latscope.device import DeviceError
 from latscope.lab import network_url
-from latscope.protocol import Source
+from latscope_defs.protocol import Source
 
 from lab_farm import Processes, free_port, ser2net_command, start_simulation, wait_for_port
 

@@ -16,8 +16,8 @@ from latscope import compare, plots
 from latscope.analysis import analyze
 from latscope.capture_file import load_capture
 from latscope.cli import main
-from latscope.protocol import Source
 from latscope.report import SCHEMA_VERSION, STAT_COLUMNS, write_report
+from latscope_defs.protocol import Source
 from suite_capture import native_suite_capture
 
 SAMPLES = 40
@@ -321,7 +321,7 @@ def test_worst_sample_windows_decode_to_the_worst_sample(il_capture, tmp_path):
     import os
     import subprocess
     from pathlib import Path
-    from latscope.channels import Layout
+    from latscope_defs.channels import Layout
     document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=2)
     capture = load_capture(il_capture)
     stack = Layout.for_identity(capture.identity).decoder_stack()
@@ -352,8 +352,8 @@ def test_tick_flags_recorded_or_not(tmp_path, capsys):
     here by the definition, sample by sample), "0 tick" where none does, never "not
     recorded". The same stream without them: None and "not recorded by this DUT"."""
     from latscope.capture_file import CaptureWriter
-    from latscope.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Test, decode
-    from latscope.protocol import StreamEncoder
+    from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Test, decode
+    from latscope_defs.protocol import StreamEncoder
     from suite_capture import native_identity
     from test_batch_analysis import shaped_stream
     documents = {}

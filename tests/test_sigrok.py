@@ -28,15 +28,15 @@ import pytest
 from latscope import sigrok_rules
 from latscope.analysis import analyze
 from latscope.capture_file import load_capture
-from latscope.channels import Layout
 from latscope.levels import Changes
+from latscope.live_vcd import PULSEVIEW_BLOCK, stream_capture
 from latscope.logic_export import export_capture
 from latscope.sigrok_session import write_sr
-from latscope.markers import Point, Test, decode
-from latscope.protocol import Source
 from latscope.simulation import DEMO_IRQ, ROOT, SocSimulation, SuiteSettings, build_soc, \
     capture_suite
-from latscope.live_vcd import PULSEVIEW_BLOCK, stream_capture
+from latscope_defs.channels import Layout
+from latscope_defs.markers import Point, Test, decode
+from latscope_defs.protocol import Source
 
 DECODERS = ROOT / "decoders"
 #: Suite builds (firmware, per settings: one directory each, so that they do not overwrite

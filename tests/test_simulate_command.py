@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from latscope.device import Device, open_transport
-from latscope.protocol import Source
+from latscope_defs.protocol import Source
 
 
 def children(pid):

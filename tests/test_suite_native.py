@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 from latscope.analysis import analyze
-from latscope.markers import Point, Test, decode, encode
 from latscope.parser import Events
-from latscope.protocol import Source
+from latscope_defs.markers import Point, Test, decode, encode
+from latscope_defs.protocol import Source
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "firmware" / "suite"

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .markers import ARG_BITS, KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
-from .protocol import HOLE_SOURCE, Source, loss_count, loss_source
+from latscope_defs.markers import ARG_BITS, KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
+from latscope_defs.protocol import HOLE_SOURCE, Source, loss_count, loss_source
 
 __all__ = ["RULES", "Rule", "SampleTable", "HOLE", "Hole", "analyze", "holes_of", "is_hole",
            "windows_of_test", "is_tick", "tick_overlaps"]

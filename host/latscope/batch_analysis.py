@@ -32,12 +32,13 @@ source silent for longer (or never seen) needs the second pass.
 
 import numpy as np
 
+from latscope_defs.markers import ARG_BITS, Point, Test, decode
+from latscope_defs.protocol import Source
+
 from .accumulate import TableAccumulator
 from .analysis import (RULES, _hole_spans, _lossy_spans, _markers_in_time_order, _merged,
                        _pair, holes_of, is_hole, is_tick, tick_overlaps)
-from .markers import ARG_BITS, Point, Test, decode
 from .parser import Events
-from .protocol import Source
 
 __all__ = ["BatchAnalysis", "LossSpans", "analyze_batches", "merge_spans"]
 

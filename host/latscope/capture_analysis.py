@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from latscope_defs.markers import KERNEL_TICK_ENTRY, Test, decode
+from latscope_defs.protocol import Source, loss_count, loss_source
+
 from .analysis import HOLE, MARKER_SOURCES, holes_of, is_hole
 from .batch_analysis import analyze_batches
 from .capture_file import Capture, CaptureEvents, CaptureFileError, _CaptureInfo
-from .markers import KERNEL_TICK_ENTRY, Test, decode
 from .parser import Events
-from .protocol import Source, loss_count, loss_source
 
 __all__ = ["BATCH_BYTES", "CaptureBatches", "CaptureSummary", "RunCounts", "analyze_capture",
            "latency_skew"]

@@ -6,7 +6,7 @@ payload"). One definition, so a file one side writes the other side reads.
 (``identity.clock_hz``) and what is wrong with it.
 """
 
-from .protocol import EDGE_SOURCES, VERSIONS, Source
+from latscope_defs.protocol import EDGE_SOURCES, VERSIONS, Source
 
 __all__ = ["MetadataError", "check_metadata", "check_end"]
 

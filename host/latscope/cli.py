@@ -13,8 +13,9 @@ import stat
 import sys
 import time
 
+from latscope_defs.protocol import Source
+
 from .device import DeviceError, IrqSettings
-from .protocol import Source
 from .simulation import SIM_PORTS
 
 __all__ = ["main", "Progress", "parse_duration"]

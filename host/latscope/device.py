@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 import serial
 
+from latscope_defs.protocol import (UNKNOWN_COMMAND_REPLY, Command, EchoPattern, EchoReply,
+                                    IrqConfig, StartArgs, StatusReply, encode_command, reply_sizes)
+
 from .identity import Identity, IdentityError
 from .parser import Events, StreamParser
-from .protocol import (UNKNOWN_COMMAND_REPLY, Command, EchoPattern, EchoReply, IrqConfig,
-                       StartArgs, StatusReply, encode_command, reply_sizes)
 
 __all__ = ["DeviceError", "Identity", "IrqSettings", "Device", "Port", "open_transport"]
 

@@ -9,7 +9,7 @@ same fields the device sent.
 
 from dataclasses import dataclass, field
 
-from .protocol import MAGIC, VERSION, VERSIONS, IdentifyReply, Source
+from latscope_defs.protocol import MAGIC, VERSION, VERSIONS, IdentifyReply, Source
 
 __all__ = ["Identity", "IdentityError"]
 

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from latscope_defs.channels import EXPORT_DATA_BITS
+from latscope_defs.protocol import Source
+
 from .analysis import _lossy_spans      # the one definition of where events may be lost
-from .channels import EXPORT_DATA_BITS
 from .parser import Events
-from .protocol import Source
 
 __all__ = ["Changes", "HOLDBACK", "LevelTracker", "MARGIN"]
 

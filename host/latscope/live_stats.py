@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from latscope_defs.markers import Point, Test, decode
+
 from .accumulate import percentile_supported
 from .analysis import MARKER_SOURCES, RULES, is_hole, analyze, windows_of_test
-from .markers import Point, Test, decode
 from .parser import Events
 
 __all__ = ["StreamingTable", "StreamingAnalyzer"]

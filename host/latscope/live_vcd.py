@@ -25,7 +25,8 @@ import time
 
 import numpy as np
 
-from .channels import Layout
+from latscope_defs.channels import Layout
+
 from .device import IrqSettings
 from .levels import MARGIN, Changes, LevelTracker
 from .parser import Events

@@ -18,15 +18,16 @@ from pathlib import Path
 
 import numpy as np
 
+from latscope_defs.channels import EXPORT_DATA_BITS, Layout
+from latscope_defs.markers import Point, decode
+from latscope_defs.protocol import Source
+
 from .analysis import analyze
 from .batch_analysis import LossSpans, merge_spans
 from .capture_analysis import BATCH_BYTES, CaptureBatches
 from .capture_file import Capture
-from .channels import EXPORT_DATA_BITS, Layout
 from .levels import HOLDBACK, MARGIN, LevelTracker
-from .markers import Point, decode
 from .parser import Events
-from .protocol import Source
 from .sigrok_session import SrWriter, write_pvs
 from .vcd import VcdError, VcdWriter
 

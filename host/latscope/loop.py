@@ -26,8 +26,9 @@ and statistics treat it alike.
 
 import numpy as np
 
+from latscope_defs.protocol import EDGE_SOURCES, Source, loss_source
+
 from .analysis import SampleTable, _hole_spans, _lossy_spans, _merged, _overlaps, is_hole
-from .protocol import EDGE_SOURCES, Source, loss_source
 
 __all__ = ["LOOP_PREFIX", "loop_source", "loop_table_name", "loop_table", "parse_loop"]
 

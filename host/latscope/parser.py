@@ -42,11 +42,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from amaranth.lib import data
 
-from .protocol import (CRC_BITS, DELTA_BITS, HOLE_SOURCE, LEAD_FLAG, LEAD_PAYLOAD_BITS,
-                       MAX_CONT, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
-                       UNKNOWN_COMMAND_REPLY, VERSION, VERSIONS, Command, Source, Tally,
-                       fixed_length, hole_value, loss_count, loss_source, reply_sizes,
-                       value_width)
+from latscope_defs.protocol import (CRC_BITS, DELTA_BITS, HOLE_SOURCE, LEAD_FLAG, LEAD_PAYLOAD_BITS,
+                                    MAX_CONT, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
+                                    UNKNOWN_COMMAND_REPLY, VERSION, VERSIONS, Command, Source,
+                                    Tally, fixed_length, hole_value, loss_count, loss_source,
+                                    reply_sizes, value_width)
 
 __all__ = ["Events", "ParserStats", "StreamParser"]
 

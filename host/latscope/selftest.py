@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from latscope_defs.protocol import Source
+
 from .device import DeviceError, IrqSettings
 from .parser import Events
-from .protocol import Source
 
 __all__ = ["LinkResult", "LoopbackResult", "WiringResult", "echo_patterns", "check_link",
            "link_hint", "check_loopback", "check_wiring", "capture_wiring", "wiring_pattern",

@@ -17,7 +17,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import analysis, channels, markers
+from latscope_defs import channels, markers
+
+from . import analysis
 
 __all__ = ["GENERATED", "marker_encoding", "latency_rules", "main"]
 
@@ -40,7 +42,7 @@ def _tick_points():
 
 
 def marker_encoding():
-    lines = [_HEADER.format(source="host/latscope/markers.py"),
+    lines = [_HEADER.format(source="defs/latscope_defs/markers.py"),
              f"TEST_SHIFT = {markers.TEST_SHIFT}",
              f"POINT_SHIFT = {markers.POINT_SHIFT}",
              f"TEST_MASK = {(1 << markers.TEST_BITS) - 1:#x}",
@@ -61,10 +63,11 @@ def marker_encoding():
 
 def decoder_channels():
     """The channel list of latscope_marker: STROBE (required) first, then the others in
-    channel order (host/latscope/channels.py), and the index of each kind."""
+    channel order (defs/latscope_defs/channels.py), and the index of each kind."""
     ordered = channels.decoder_channels()
     ids = [channel.decoder_id for channel in ordered]
-    lines = ["# Channels (host/latscope/channels.py): the strobe is required, the rest optional.",
+    lines = ["# Channels (defs/latscope_defs/channels.py): the strobe is required, the rest "
+             "optional.",
              "CHANNELS = ("]
     lines += [f"    {{'id': {c.decoder_id!r}, 'name': {c.name!r}, 'desc': {c.description!r}}},"
               for c in ordered]
@@ -85,7 +88,7 @@ def latency_rules():
     def event(kind):
         return repr(kind) if kind in ("irq", "handler") else str(int(kind))
 
-    lines = [_HEADER.format(source="host/latscope/analysis.py and markers.py"),
+    lines = [_HEADER.format(source="host/latscope/analysis.py and defs/latscope_defs/markers.py"),
              "# A rule makes one sample from an event A and the first event B after it inside a",
              "# START..END window of its test (docs/tests.md). An event is 'irq' (an asserting",
              "# IRQ edge), 'handler' (the kernel's marker KERNEL_TEST/HANDLER_POINT) or a marker",

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .channels import LATENCY_DECODER, MARKER_DECODER
+from latscope_defs.channels import LATENCY_DECODER, MARKER_DECODER
+
 from .levels import Changes
 
 __all__ = ["SrWriter", "write_sr", "write_pvs", "samplerate_text", "scrolled_past"]

@@ -11,10 +11,11 @@ and the reports show them, so that a reader sees why the maximum is the maximum.
 
 import numpy as np
 
+from latscope_defs.markers import KERNEL_HANDLER, KERNEL_POINT_NAMES, Point, Test, decode
+from latscope_defs.protocol import HOLE_SOURCE, Source, loss_count, loss_source
+
 from .capture_analysis import CaptureBatches
 from .capture_file import Capture
-from .markers import KERNEL_HANDLER, KERNEL_POINT_NAMES, Point, Test, decode
-from .protocol import HOLE_SOURCE, Source, loss_count, loss_source
 
 __all__ = ["WORST_SHOWN", "CONTEXT_MARGIN_S", "CONTEXT_EVENTS", "worst_samples",
            "describe_event", "events_text", "flags_text"]

@@ -1,25 +1,10 @@
-"""The latscope wire protocol: the one definition used by the gateware and the host.
+"""The latscope wire protocol in code: the one definition the gateware and the host share.
 
-``docs/protocol.md`` describes every byte; this module is that description in code. The
-gateware (``latscope_gateware``) imports its constants and message layouts, the host parser
-and the reference encoder below use the same ones, so the two sides cannot drift apart.
-
-Device to host, the stream is a sequence of *records*. A record is one *lead* byte
-(bit 7 set) followed by 0..9 *continuation* bytes (bit 7 clear)::
-
-    lead:          1 s s s s p p p      s: source (4 bits), p: payload bits (MSBs)
-    continuation:  0 p p p p p p p      7 payload bits each, most significant group first
-
-The payload is an unsigned integer of ``3 + 7 * n`` bits for a record with ``n``
-continuation bytes; an encoder always uses the smallest ``n`` that holds the payload, except
-for the segment records (SYNC, TALLY, SEAL), which have a fixed length (:func:`fixed_length`).
-Because every byte says whether it starts a record, a parser that lost or mangled a byte finds
-the next record by itself; the segment records carry absolute time, sequence numbers and a
-CRC-32 so that it also knows which events it can trust and how many it lost.
-
-Version 2 (this one): a segment is ``SYNC, events, TALLY, SEAL``. Version 1 (old capture
-files): a segment runs from one SYNC (stamp and the CRC-16 of the segment before it) to the
-next. :class:`StreamEncoder` writes both; the gateware writes version 2.
+``docs/protocol.md`` describes every byte; this module is that description in code: record
+sources and payloads, the segment records (SYNC, TALLY, SEAL), commands and replies, the SUMP
+device mode, and :class:`StreamEncoder`, the reference encoder (versions 1 and 2; the gateware
+writes version 2). The gateware imports its constants and message layouts and the host's
+parser uses the same ones, so the two sides cannot drift apart.
 """
 
 from enum import IntEnum

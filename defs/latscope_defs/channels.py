@@ -1,30 +1,10 @@
 """The appliance's pins and the logic channels that show them: the one definition.
 
-The same channel numbers everywhere a person sees the appliance's signals: the board pin
-maps (``latscope_boards``), the SUMP device mode's channels (sigrok's ``ols`` driver,
-PulseView), the ``.sr`` and VCD exports (:mod:`latscope.logic_export`) and the sigrok
-decoders' channel list (generated into ``decoders/latscope_marker/encoding.py``). Like
-:mod:`latscope.protocol` it is plain Python that the gateware can import; tests check the
-gateware's SUMP order and the boards' pin maps against it.
-
-Channel order (channel n = SUMP channel n = bit n of an exported sample word):
-
-========================= ======== ===========================================================
-channels                  pin      level
-========================= ======== ===========================================================
-D0 .. D(w-1)              in       marker data (the export shows the low 16 bits of a marker)
-STROBE                    in       marker strobe (toggles once per marker)
-IRQ                       out      the IRQ generator's output
-EDGE0 .. EDGE(n-1)        in       edge channels
-LOSS                      --       export only: high where events may have been lost
-STROBE2, D2_0 .. D2_15    --       export only, when two markers share a cycle: the second
-                                   marker lane (strobe and data of a cycle's second marker)
-========================= ======== ===========================================================
-
-Two markers in one cycle (trace port and bus window together) are taken in the order trace
-port, bus window, as :func:`latscope.analysis.analyze` takes them (docs/tests.md): the first
-on STROBE/D*, the second on STROBE2/D2_*, which the export adds only when a capture has such
-a cycle (``Layout.second_lane``); the marker decoder reads it after the first.
+The board pin maps (``latscope_boards``), the SUMP device mode's channels (sigrok's ``ols``
+driver), the ``.sr`` and VCD exports and the sigrok decoders' channel list (generated into
+``decoders/latscope_marker/encoding.py``) all number the channels as :class:`Layout` does.
+Plain Python that the gateware can import; tests check the gateware's SUMP order and the
+boards' pin maps against it.
 """
 
 from dataclasses import dataclass
@@ -88,7 +68,28 @@ def pins(marker_width=EXPORT_DATA_BITS, edge_count=0):
 class Layout:
     """The exported signals of an appliance with ``edge_count`` edge channels: its pins
     (16 data bits) and LOSS, in bit order; with ``second_lane``, then the second marker
-    lane (STROBE2, D2_0 .. D2_15) for captures with two markers in one cycle."""
+    lane (STROBE2, D2_0 .. D2_15) for captures with two markers in one cycle.
+
+    Channel order (channel n = SUMP channel n = bit n of an exported sample word):
+
+    ========================= ======== ===========================================================
+    channels                  pin      level
+    ========================= ======== ===========================================================
+    D0 .. D(w-1)              in       marker data (the export shows the low 16 bits of a marker)
+    STROBE                    in       marker strobe (toggles once per marker)
+    IRQ                       out      the IRQ generator's output
+    EDGE0 .. EDGE(n-1)        in       edge channels
+    LOSS                      --       export only: high where events may have been lost
+    STROBE2, D2_0 .. D2_15    --       export only, when two markers share a cycle: the second
+                                       marker lane (strobe and data of a cycle's second marker)
+    ========================= ======== ===========================================================
+
+    Two markers in one cycle (trace port and bus window together) are taken in the order
+    trace port, bus window, as :func:`latscope.analysis.pairing.analyze` takes them
+    (docs/tests.md): the first on STROBE/D*, the second on STROBE2/D2_*, which the export adds
+    only when a capture has such a cycle (``second_lane``); the marker decoder reads it after
+    the first.
+    """
     edge_count: int = 0
     second_lane: bool = False
 
