@@ -19,7 +19,8 @@ import time
 
 import numpy as np
 
-from latscope.parser import Events, StreamParser
+from latscope.events import Events
+from latscope.link.parser import StreamParser
 from latscope_defs.protocol import (CONT_BITS, DELTA_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS,
                                     SEGMENT_MAX_EVENTS, VERSION, Source, StreamEncoder,
                                     encode_record, sync_payload, tally_payload, value_width)

@@ -33,8 +33,8 @@ import serial
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from lab_farm import FAST_OPTIONS, free_port, ser2net_command, wait_for_port  # noqa: E402
 
-from latscope.device import open_transport  # noqa: E402
 from latscope.lab import network_url  # noqa: E402
+from latscope.link.device import open_transport  # noqa: E402
 
 PATTERN = bytes(range(256)) * 256           # 64 KiB
 LINK_MB_S = 1.2                             # 12 Mbaud, 10 bits per byte

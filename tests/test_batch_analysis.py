@@ -18,7 +18,7 @@ from latscope.analysis import analyze
 from latscope.batch_analysis import BatchAnalysis, analyze_batches
 from latscope.capture_analysis import CaptureSummary, analyze_capture
 from latscope.capture_file import load_capture
-from latscope.parser import Events
+from latscope.events import Events
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
 from latscope_defs.protocol import Source, hole_value
 from suite_capture import native_suite_capture

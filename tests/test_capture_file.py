@@ -15,7 +15,8 @@ import pytest
 from latscope.capture_file import (CHUNK_OVERHEAD, GAP, CaptureFileError, CaptureReader,
                                    CaptureWriter, ChunkType, _encode_chunk, _file_header,
                                    load_capture)
-from latscope.parser import Events, StreamParser
+from latscope.events import Events
+from latscope.link.parser import StreamParser
 from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder
 
 METADATA = {

@@ -16,7 +16,7 @@ from latscope import capture_file
 from latscope.capture_file import (CHUNK_OVERHEAD, MAX_PAYLOAD, CaptureEvents, CaptureFileError,
                                    CaptureReader, CaptureWriter, ChunkType, _encode_chunk,
                                    _file_header, load_capture)
-from latscope.parser import Events
+from latscope.events import Events
 
 from test_capture_file import METADATA, crafted, data_chunks, make_stream, parse
 

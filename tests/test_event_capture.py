@@ -4,7 +4,8 @@ import random
 
 import pytest
 
-from latscope.parser import Events, StreamParser
+from latscope.events import Events
+from latscope.link.parser import StreamParser
 from latscope_defs.protocol import Source
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.event_capture import CaptureFifo, FreeRunningCounter

@@ -20,10 +20,10 @@ from latscope import cli
 from latscope.analysis import _lossy_spans
 from latscope.capture_file import (CaptureWriter, ChunkType, _encode_chunk, _file_header,
                                    load_capture)
+from latscope.events import Events
 from latscope.levels import MARGIN, LevelTracker
 from latscope.live_vcd import LiveVcd
 from latscope.logic_export import export_capture
-from latscope.parser import Events
 from latscope.sigrok_session import write_pvs, write_sr
 from latscope.simulation import ROOT
 from latscope.vcd import vcd_timescale

@@ -22,7 +22,8 @@ import pytest
 
 from latscope.analysis import HOLE, analyze, holes_of
 from latscope.capture_file import CaptureFileError, CaptureWriter, load_capture
-from latscope.parser import Events, StreamParser
+from latscope.events import Events
+from latscope.link.parser import StreamParser
 from latscope_defs.protocol import Source
 
 from synthetic_suite import IDENTITY, LATENCY, encode, make_run

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from latscope.analysis import HOLE
 from latscope.capture_file import (CaptureFileError, CaptureWriter, ChunkType, _encode_chunk,
                                    _file_header, load_capture)
-from latscope.parser import Events, StreamParser
+from latscope.events import Events
+from latscope.link.parser import StreamParser
 from latscope.report import load_tables, results
 from latscope_defs.protocol import Source
 

@@ -37,7 +37,7 @@ import pytest
 
 from latscope.analysis import analyze
 from latscope.capture_file import load_capture
-from latscope.parser import Events
+from latscope.events import Events
 from latscope.simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
 from latscope_defs.protocol import Source
 

@@ -11,7 +11,7 @@ import pytest
 from latscope import cli
 from latscope.analysis import HOLE, analyze, holes_of
 from latscope.capture_file import CaptureWriter
-from latscope.parser import Events
+from latscope.events import Events
 from latscope.report import integrity_line
 from latscope_defs.markers import Point, Test, encode as marker
 from latscope_defs.protocol import Source

@@ -9,8 +9,8 @@ import pytest
 
 from latscope.capture_file import CaptureWriter
 from latscope.cli import main
+from latscope.events import Events
 from latscope.loop import loop_table, parse_loop
-from latscope.parser import Events
 from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder, loss_value
 
 IRQ, E2, E1, MARKER, LOSS = Source.IRQ, Source.EDGE2, Source.EDGE1, Source.MARKER, Source.LOSS

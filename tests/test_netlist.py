@@ -26,9 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from latscope.device import Identity, IrqSettings
-from latscope.parser import Events, StreamParser
-from latscope.selftest import LOOPBACK_IRQ, loopback_result
+from latscope.events import Events
+from latscope.link.device import IrqSettings
+from latscope.link.identity import Identity
+from latscope.link.parser import StreamParser
+from latscope.link.selftest import LOOPBACK_IRQ, loopback_result
 from latscope_boards import BOARDS as ALL_BOARDS, get_board
 from latscope_boards.clocking import POWER_ON_RESET_SECONDS
 from latscope_boards.netlist_sim import (SIMULATORS, Stimulus, clock_periods_ps,

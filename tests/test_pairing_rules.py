@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from latscope.analysis import analyze
 from latscope.capture_file import CaptureWriter, load_capture
+from latscope.events import Events
 from latscope.logic_export import export_capture
-from latscope.parser import Events
 from latscope.simulation import ROOT
 from latscope_defs.channels import Layout
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode

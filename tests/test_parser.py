@@ -6,7 +6,8 @@ import random
 import numpy as np
 import pytest
 
-from latscope.parser import Events, StreamParser
+from latscope.events import Events
+from latscope.link.parser import StreamParser
 from latscope_defs.protocol import (DELTA_BITS, HOLE_SOURCE, SEGMENT_MAX_EVENTS, SEQUENCE_BITS,
                                     STAMP_BITS, VERSION, Command, Source, StreamEncoder,
                                     UNKNOWN_COMMAND_REPLY, encode_record, hole_value, loss_count,
@@ -536,7 +537,7 @@ def test_replies_interleaved_mid_segment():
 
 
 def test_identify_reply_reports_both_clocks_and_older_replies_still_read():
-    from latscope.identity import Identity
+    from latscope.link.identity import Identity
     from latscope_defs.protocol import MAGIC, VERSION, IdentifyReply, reply_sizes
 
     reply = IdentifyReply.const({"magic": int.from_bytes(MAGIC, "little"), "version": VERSION,

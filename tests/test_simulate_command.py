@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from latscope.device import Device, open_transport
+from latscope.link.device import Device, open_transport
 from latscope_defs.protocol import Source
 
 

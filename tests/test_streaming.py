@@ -13,8 +13,8 @@ import pytest
 from latscope.analysis import analyze
 from latscope.capture_file import load_capture
 from latscope.cli import parse_duration
+from latscope.events import Events
 from latscope.live_stats import StreamingAnalyzer
-from latscope.parser import Events
 from latscope_defs.protocol import Source
 from suite_capture import native_suite_capture
 

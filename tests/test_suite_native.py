@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from latscope.analysis import analyze
-from latscope.parser import Events
+from latscope.events import Events
 from latscope_defs.markers import Point, Test, decode, encode
 from latscope_defs.protocol import Source
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.device import Device, IrqSettings, open_transport
-from latscope.parser import Events, StreamParser
+from latscope.events import Events
+from latscope.link.device import Device, IrqSettings, open_transport
+from latscope.link.parser import StreamParser
 from latscope.simulation import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.protocol import (SUMP_ID_REPLY, SUMP_PROTOCOL_VERSION, VERSION, Command, Source,
                                     StartArgs, StatusReply, SumpCommand, SumpFlags, SumpMetadataKey,

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 from .capture_file import load_capture
-from .device import DeviceError, IrqSettings
+from .link.device import DeviceError, IrqSettings
 from .session import CaptureSession, Until
 
 __all__ = ["open", "Session", "CaptureResult", "IrqSettings", "DeviceError"]
@@ -117,7 +117,7 @@ class Session:
         program's markers (waiting up to ``wait`` s for the first; a simulated DUT that
         waits for the capture is started then). Returns ``{"link": LinkResult, ...}``; each
         result has ``ok``. The IRQ generator is set back to :attr:`irq` afterwards."""
-        from .selftest import run_selftest
+        from .link.selftest import run_selftest
         try:
             return run_selftest(self.device, port=self.port, baud=self.baud,
                                 identity=self.identity, loopback=loopback, wiring=wiring,

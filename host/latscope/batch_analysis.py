@@ -38,7 +38,7 @@ from latscope_defs.protocol import Source
 from .accumulate import TableAccumulator
 from .analysis import (RULES, _hole_spans, _lossy_spans, _markers_in_time_order, _merged,
                        _pair, holes_of, is_hole, is_tick, tick_overlaps)
-from .parser import Events
+from .events import Events
 
 __all__ = ["BatchAnalysis", "LossSpans", "analyze_batches", "merge_spans"]
 

@@ -21,7 +21,7 @@ from latscope_defs.protocol import Source, loss_count, loss_source
 from .analysis import HOLE, MARKER_SOURCES, holes_of, is_hole
 from .batch_analysis import analyze_batches
 from .capture_file import Capture, CaptureEvents, CaptureFileError, _CaptureInfo
-from .parser import Events
+from .events import Events
 
 __all__ = ["BATCH_BYTES", "CaptureBatches", "CaptureSummary", "RunCounts", "analyze_capture",
            "latency_skew"]

@@ -27,8 +27,9 @@ import zlib
 from dataclasses import dataclass, field
 
 from .capture_metadata import MetadataError, check_end, check_metadata
-from .identity import Identity
-from .parser import Events, ParserStats
+from .events import Events
+from .link.identity import Identity
+from .link.parser import ParserStats
 
 __all__ = ["FORMAT_VERSION", "ChunkType", "CaptureFileError", "CaptureWriter", "CaptureReader",
            "CaptureEvents", "FileStats", "GAP", "Capture", "load_capture"]

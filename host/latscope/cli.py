@@ -15,7 +15,7 @@ import time
 
 from latscope_defs.protocol import Source
 
-from .device import DeviceError, IrqSettings
+from .link.device import DeviceError, IrqSettings
 from .simulation import SIM_PORTS
 
 __all__ = ["main", "Progress", "parse_duration"]
@@ -217,8 +217,8 @@ def _selftest_options(p):
 def cmd_selftest(args):
     from dataclasses import asdict
 
-    from .device import Device, open_transport
-    from .selftest import format_results, run_selftest
+    from .link.device import Device, open_transport
+    from .link.selftest import format_results, run_selftest
     from .simulation import is_simulated, open_selftest_port
 
     if args.miswire and args.port != "sim:soc":

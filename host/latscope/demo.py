@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from .cli import Progress
-from .device import DeviceError
+from .link.device import DeviceError
 from .simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
 
 __all__ = ["main"]

@@ -32,7 +32,7 @@ from latscope_defs.channels import EXPORT_DATA_BITS
 from latscope_defs.protocol import Source
 
 from .analysis import _lossy_spans      # the one definition of where events may be lost
-from .parser import Events
+from .events import Events
 
 __all__ = ["Changes", "HOLDBACK", "LevelTracker", "MARGIN"]
 

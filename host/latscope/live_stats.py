@@ -27,7 +27,7 @@ from latscope_defs.markers import Point, Test, decode
 
 from .accumulate import percentile_supported
 from .analysis import MARKER_SOURCES, RULES, is_hole, analyze, windows_of_test
-from .parser import Events
+from .events import Events
 
 __all__ = ["StreamingTable", "StreamingAnalyzer"]
 

@@ -27,9 +27,9 @@ import numpy as np
 
 from latscope_defs.channels import Layout
 
-from .device import IrqSettings
+from .events import Events
 from .levels import MARGIN, Changes, LevelTracker
-from .parser import Events
+from .link.device import IrqSettings
 from .session import CaptureSession, Until
 from .sigrok_session import write_pvs
 from .vcd import VcdWriter

@@ -26,8 +26,8 @@ from .analysis import analyze
 from .batch_analysis import LossSpans, merge_spans
 from .capture_analysis import BATCH_BYTES, CaptureBatches
 from .capture_file import Capture
+from .events import Events
 from .levels import HOLDBACK, MARGIN, LevelTracker
-from .parser import Events
 from .sigrok_session import SrWriter, write_pvs
 from .vcd import VcdError, VcdWriter
 

@@ -129,5 +129,5 @@ def loop_events(batches, channel):
         parts.append(events[keep])
         if len(delivered):
             last = events[delivered[-1:]]
-    from .parser import Events
+    from .events import Events
     return Events.concatenate(parts)

@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
-from .device import Device, DeviceError, IrqSettings, Port, open_transport
+from .link.device import Device, DeviceError, IrqSettings, Port, open_transport
 
 __all__ = ["CaptureSession", "CaptureRun", "Until", "capture_metadata"]
 

@@ -33,7 +33,7 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .device import DeviceError, IrqSettings, Port
+from .link.device import DeviceError, IrqSettings, Port
 
 __all__ = ["SimulatedAppliance", "SocSimulation", "SuiteSettings", "SocBuild", "SuiteCapture",
            "SIM_PORTS", "DEMO_IRQ", "is_simulated", "open_port", "open_selftest_port",

@@ -20,7 +20,7 @@ __all__ = ["Rfc2217Port"]
 _NORMAL, _IAC_SEEN, _NEGOTIATE = range(3)
 
 
-class _TelnetStream:
+class TelnetStream:
     """The telnet layer of a byte stream from an RFC 2217 server: data to ``port``'s read
     queue in chunks, commands and (sub)negotiations to ``port``'s handlers."""
 
@@ -75,7 +75,7 @@ class Rfc2217Port(rfc2217.Serial):
     ``in_waiting`` counts chunks, at most the bytes waiting."""
 
     def _telnet_read_loop(self):
-        stream = _TelnetStream(self)
+        stream = TelnetStream(self)
         try:
             while self.is_open:
                 try:

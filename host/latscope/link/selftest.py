@@ -23,8 +23,8 @@ import numpy as np
 
 from latscope_defs.protocol import Source
 
+from ..events import Events
 from .device import DeviceError, IrqSettings
-from .parser import Events
 
 __all__ = ["LinkResult", "LoopbackResult", "WiringResult", "echo_patterns", "check_link",
            "link_hint", "check_loopback", "check_wiring", "capture_wiring", "wiring_pattern",

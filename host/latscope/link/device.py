@@ -13,10 +13,11 @@ import serial
 from latscope_defs.protocol import (UNKNOWN_COMMAND_REPLY, Command, EchoPattern, EchoReply,
                                     IrqConfig, StartArgs, StatusReply, encode_command, reply_sizes)
 
+from ..events import Events
 from .identity import Identity, IdentityError
-from .parser import Events, StreamParser
+from .parser import StreamParser
 
-__all__ = ["DeviceError", "Identity", "IrqSettings", "Device", "Port", "open_transport"]
+__all__ = ["DeviceError", "IrqSettings", "Device", "Port", "open_transport"]
 
 
 class DeviceError(Exception):
