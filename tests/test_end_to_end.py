@@ -16,7 +16,7 @@ from latscope.events import Events
 from latscope.link.device import Device, IrqSettings, open_transport
 from latscope.link.identity import Identity
 from latscope.link.parser import StreamParser
-from latscope.simulation import SimulatedAppliance
+from latscope.simulated.appliance import SimulatedAppliance
 from latscope_defs.protocol import (HOLE_SOURCE, Command, Source, StartArgs, StatusReply,
                                     encode_command)
 from latscope_gateware.appliance import ApplianceConfig

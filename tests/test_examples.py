@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from latscope.analysis import analyze
-from latscope.capture_file import load_capture
+from latscope.capture.file import load_capture
 
 ROOT = Path(__file__).resolve().parent.parent
 

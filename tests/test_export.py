@@ -18,14 +18,13 @@ import pytest
 
 from latscope import cli
 from latscope.analysis import _lossy_spans
-from latscope.capture_file import (CaptureWriter, ChunkType, _encode_chunk, _file_header,
-                                   load_capture)
+from latscope.capture.file import CaptureWriter, ChunkType, encode_chunk, file_header, load_capture
 from latscope.events import Events
 from latscope.levels import MARGIN, LevelTracker
 from latscope.live_vcd import LiveVcd
 from latscope.logic_export import export_capture
 from latscope.sigrok_session import write_pvs, write_sr
-from latscope.simulation import ROOT
+from latscope.simulated.soc import ROOT
 from latscope.vcd import vcd_timescale
 from latscope_defs.channels import Layout
 from latscope_defs.markers import Point, Test, encode
@@ -266,7 +265,7 @@ def test_cli_export(tmp_path, capsys):
     # A capture without its clock: the writer refuses it, the reader names file and field.
     with pytest.raises(ValueError, match="clock_hz"):
         CaptureWriter(tmp_path / "noclock.lsc", {"identity": {}})
-    (tmp_path / "noclock.lsc").write_bytes(_file_header() + _encode_chunk(
+    (tmp_path / "noclock.lsc").write_bytes(file_header() + encode_chunk(
         ChunkType.METADATA, 0, 0, b'{"identity": {}}'))
     assert cli.main(["export", str(tmp_path / "noclock.lsc"), "--vcd", "x.vcd"]) == 2
     assert "noclock.lsc: byte 44: METADATA identity.clock_hz: missing" in capsys.readouterr().err

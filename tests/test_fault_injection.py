@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from latscope.analysis import HOLE, analyze, holes_of
-from latscope.capture_file import CaptureFileError, CaptureWriter, load_capture
+from latscope.capture.file import CaptureFileError, CaptureWriter, load_capture
 from latscope.events import Events
 from latscope.link.parser import StreamParser
 from latscope_defs.protocol import Source

@@ -36,9 +36,10 @@ import numpy as np
 import pytest
 
 from latscope.analysis import analyze
-from latscope.capture_file import load_capture
+from latscope.capture.file import load_capture
+from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.events import Events
-from latscope.simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
+from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
 from latscope_defs.protocol import Source
 
 SAMPLES = 12

@@ -10,7 +10,7 @@ import pytest
 
 from latscope import cli
 from latscope.analysis import HOLE, analyze, holes_of
-from latscope.capture_file import CaptureWriter
+from latscope.capture.file import CaptureWriter
 from latscope.events import Events
 from latscope.report import integrity_line
 from latscope_defs.markers import Point, Test, encode as marker

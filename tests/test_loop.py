@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from latscope.capture_file import CaptureWriter
+from latscope.capture.file import CaptureWriter
 from latscope.cli import main
 from latscope.events import Events
 from latscope.loop import loop_table, parse_loop

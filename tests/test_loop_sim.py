@@ -24,11 +24,12 @@ import numpy as np
 import pytest
 
 from latscope.analysis import analyze
-from latscope.capture_file import load_capture
+from latscope.capture.file import load_capture
+from latscope.capture.session import CaptureSession, Until
+from latscope.capture.suite import DEMO_IRQ
 from latscope.loop import tables_with_loop
 from latscope.report import load_tables
-from latscope.session import CaptureSession, Until
-from latscope.simulation import DEMO_IRQ, ROOT, SocSimulation, SuiteSettings, build_soc
+from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.protocol import Source
 
 LOOP_BIT = tomllib.loads((ROOT / "sim" / "soc_map.toml").read_text())["gpio"]["loop_bit"]

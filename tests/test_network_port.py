@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import latscope
-from latscope.capture_file import load_capture
+from latscope.capture.file import load_capture
 from latscope.lab import network_url
 from latscope.link.device import DeviceError
 from latscope_defs.protocol import Source

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from latscope.analysis import analyze
-from latscope.capture_file import CaptureWriter, load_capture
+from latscope.capture.file import CaptureWriter, load_capture
 from latscope.events import Events
 from latscope.logic_export import export_capture
-from latscope.simulation import ROOT
+from latscope.simulated.soc import ROOT
 from latscope_defs.channels import Layout
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
 from latscope_defs.protocol import VERSION, Source, StreamEncoder

@@ -14,7 +14,7 @@ import pytest
 
 from latscope import compare, plots
 from latscope.analysis import analyze
-from latscope.capture_file import load_capture
+from latscope.capture.file import load_capture
 from latscope.cli import main
 from latscope.report import SCHEMA_VERSION, STAT_COLUMNS, write_report
 from latscope_defs.protocol import Source
@@ -351,7 +351,7 @@ def test_tick_flags_recorded_or_not(tmp_path, capsys):
     and every table's tick flags are a count, the samples a tick marker lies in (counted
     here by the definition, sample by sample), "0 tick" where none does, never "not
     recorded". The same stream without them: None and "not recorded by this DUT"."""
-    from latscope.capture_file import CaptureWriter
+    from latscope.capture.file import CaptureWriter
     from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Test, decode
     from latscope_defs.protocol import StreamEncoder
     from suite_capture import native_identity

@@ -27,13 +27,13 @@ import pytest
 
 from latscope import sigrok_rules
 from latscope.analysis import analyze
-from latscope.capture_file import load_capture
+from latscope.capture.file import load_capture
+from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.levels import Changes
 from latscope.live_vcd import PULSEVIEW_BLOCK, stream_capture
 from latscope.logic_export import export_capture
 from latscope.sigrok_session import write_sr
-from latscope.simulation import DEMO_IRQ, ROOT, SocSimulation, SuiteSettings, build_soc, \
-    capture_suite
+from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.channels import Layout
 from latscope_defs.markers import Point, Test, decode
 from latscope_defs.protocol import Source

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from latscope.analysis import analyze
-from latscope.capture_file import load_capture
+from latscope.capture.file import load_capture
 from latscope.cli import parse_duration
 from latscope.events import Events
 from latscope.live_stats import StreamingAnalyzer

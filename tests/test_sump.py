@@ -14,7 +14,7 @@ import pytest
 from latscope.events import Events
 from latscope.link.device import Device, IrqSettings, open_transport
 from latscope.link.parser import StreamParser
-from latscope.simulation import ROOT, SocSimulation, SuiteSettings, build_soc
+from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.protocol import (SUMP_ID_REPLY, SUMP_PROTOCOL_VERSION, VERSION, Command, Source,
                                     StartArgs, StatusReply, SumpCommand, SumpFlags, SumpMetadataKey,
                                     encode_command, sump_metadata)

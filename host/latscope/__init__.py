@@ -12,7 +12,7 @@ def open(port="sim:gateware", **options):
 def __getattr__(name):
     # Lazy, so that importing latscope does not start numpy/serial imports for every tool.
     if name == "SuiteSettings":
-        from .simulation import SuiteSettings
+        from .simulated.soc import SuiteSettings
         return SuiteSettings
     if name in ("IrqSettings", "CaptureResult", "Session"):
         from . import api

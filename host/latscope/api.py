@@ -26,9 +26,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .capture_file import load_capture
+from .capture.file import load_capture
+from .capture.session import CaptureSession, Until
 from .link.device import DeviceError, IrqSettings
-from .session import CaptureSession, Until
 
 __all__ = ["open", "Session", "CaptureResult", "IrqSettings", "DeviceError"]
 
@@ -87,7 +87,7 @@ class Session:
 
     @property
     def simulation(self):
-        from .simulation import SimulatedAppliance
+        from .simulated.appliance import SimulatedAppliance
         port = self.session.port
         return port if isinstance(port, SimulatedAppliance) else None
 

@@ -16,7 +16,7 @@ import time
 from latscope_defs.protocol import Source
 
 from .link.device import DeviceError, IrqSettings
-from .simulation import SIM_PORTS
+from .simulated.appliance import SIM_PORTS
 
 __all__ = ["main", "Progress", "parse_duration"]
 
@@ -170,7 +170,7 @@ def _info_options(p):
 
 @command("info", _info_options, help="identify a device")
 def cmd_info(args):
-    from .session import CaptureSession
+    from .capture.session import CaptureSession
 
     with CaptureSession(args.port, baud=args.baud) as session:
         identity = session.identity
@@ -219,7 +219,7 @@ def cmd_selftest(args):
 
     from .link.device import Device, open_transport
     from .link.selftest import format_results, run_selftest
-    from .simulation import is_simulated, open_selftest_port
+    from .ports import is_simulated, open_selftest_port
 
     if args.miswire and args.port != "sim:soc":
         raise UsageError("--miswire: only for --port sim:soc (a simulated wiring fault)")
@@ -298,8 +298,8 @@ def _capture_options(p):
 
 @command("capture", _capture_options, help="capture events into a file")
 def cmd_capture(args):
+    from .capture.session import CaptureSession, Until
     from .live_stats import StreamingAnalyzer
-    from .session import CaptureSession, Until
 
     irq = irq_settings(args)
     new_output(args.output, args.force)
@@ -355,7 +355,7 @@ def cmd_dump(args):
     """The events of a capture, read batch by batch (memory does not grow with the file)."""
     import csv
 
-    from .capture_analysis import CaptureBatches
+    from .capture.batches import CaptureBatches
 
     sources = sources_named(args.source) if args.source else None
     batches = CaptureBatches(args.capture)
@@ -687,8 +687,8 @@ def _simulate_options(p):
 def cmd_simulate(args):
     """Runs a simulated appliance behind its pty for other programs (sigrok-cli's ols
     driver, PulseView, a second latscope) until Ctrl-C."""
-    from .session import CaptureSession, sigint_deferred
-    from .simulation import open_port
+    from .capture.session import CaptureSession, sigint_deferred
+    from .ports import open_port
 
     irq = irq_settings(args)
     new_output(args.truth, False)

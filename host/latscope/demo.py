@@ -22,9 +22,11 @@ import sys
 import time
 from pathlib import Path
 
+from .capture.suite import DEMO_IRQ, capture_suite
 from .cli import Progress
 from .link.device import DeviceError
-from .simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
+from .live_stats import StreamingAnalyzer
+from .simulated.soc import ROOT, SuiteSettings, build_soc
 
 __all__ = ["main"]
 
@@ -250,8 +252,8 @@ def main(argv=None):
         progress.update(run.events, run.bytes, run.parser_stats, analyzer=run.analyzer)
 
     try:
-        run = capture_suite(build, DEMO_IRQ, output=output, console=console, live=True,
-                            on_batch=on_batch, phase=args.phase,
+        run = capture_suite(build, DEMO_IRQ, output=output, console=console,
+                            live=StreamingAnalyzer, on_batch=on_batch, phase=args.phase,
                             info=f"latscope demo: test suite on the simulated SoC "
                                  f"({args.cpu}, {args.marker} markers)")
     except DeviceError as error:

@@ -27,10 +27,10 @@ import numpy as np
 
 from latscope_defs.channels import Layout
 
+from .capture.session import CaptureSession, Until
 from .events import Events
 from .levels import MARGIN, Changes, LevelTracker
 from .link.device import IrqSettings
-from .session import CaptureSession, Until
 from .sigrok_session import write_pvs
 from .vcd import VcdWriter
 

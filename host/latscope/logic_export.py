@@ -24,8 +24,8 @@ from latscope_defs.protocol import Source
 
 from .analysis import analyze
 from .batch_analysis import LossSpans, merge_spans
-from .capture_analysis import BATCH_BYTES, CaptureBatches
-from .capture_file import Capture
+from .capture.batches import BATCH_BYTES, CaptureBatches
+from .capture.file import Capture
 from .events import Events
 from .levels import HOLDBACK, MARGIN, LevelTracker
 from .sigrok_session import SrWriter, write_pvs

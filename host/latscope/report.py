@@ -19,8 +19,9 @@ from pathlib import Path
 
 from . import __version__, plots
 from .accumulate import CONFIDENCE, PERCENTILES, TableAccumulator, ci_key
-from .capture_analysis import CaptureBatches, CaptureSummary, analyze_capture
-from .capture_file import Capture
+from .capture.batches import CaptureBatches
+from .capture.file import Capture
+from .capture_analysis import CaptureSummary, analyze_capture
 from .link.identity import Identity
 from .loop import loop_events, loop_table, tables_with_loop
 from .worst import CONTEXT_MARGIN_S, WORST_SHOWN, events_text, flags_text, worst_samples

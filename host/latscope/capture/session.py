@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
-from .link.device import Device, DeviceError, IrqSettings, Port, open_transport
+from ..link.device import Device, DeviceError, IrqSettings, Port, open_transport
 
 __all__ = ["CaptureSession", "CaptureRun", "Until", "capture_metadata"]
 
@@ -90,7 +90,7 @@ class CaptureSession:
     def __init__(self, port, *, baud=12_000_000, sim_args=(), suite=None, log=None,
                  owns_port=True):
         if not isinstance(port, Port):
-            from .simulation import open_port
+            from ..ports import open_port
             port = open_port(port, sim_args, suite=suite, log=log)
         self.port = port
         self.irq = IrqSettings()
@@ -231,7 +231,7 @@ def _open_writer(output, metadata):
     """A :class:`CaptureWriter` for ``output`` (None: no file); errors name the file."""
     if output is None:
         return None
-    from .capture_file import CaptureWriter
+    from .file import CaptureWriter
     try:
         return CaptureWriter(output, metadata)
     except OSError as error:

@@ -26,13 +26,14 @@ import time
 import zlib
 from dataclasses import dataclass, field
 
-from .capture_metadata import MetadataError, check_end, check_metadata
-from .events import Events
-from .link.identity import Identity
-from .link.parser import ParserStats
+from ..events import Events
+from ..link.identity import Identity
+from ..link.parser import ParserStats
+from .metadata import MetadataError, check_end, check_metadata
 
 __all__ = ["FORMAT_VERSION", "ChunkType", "CaptureFileError", "CaptureWriter", "CaptureReader",
-           "CaptureEvents", "FileStats", "GAP", "Capture", "load_capture"]
+           "CaptureEvents", "CaptureInfo", "FileStats", "GAP", "Capture", "load_capture",
+           "summary_line", "file_header", "encode_chunk"]
 
 #: File header: magic, format version, header size, CRC-32 of the first 12 bytes.
 FILE_MAGIC = b"\x89LSC\r\n\x1a\n"
@@ -83,12 +84,12 @@ def _json_default(value):
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-def _file_header():
+def file_header():
     start = FILE_MAGIC + struct.pack("<HH", FORMAT_VERSION, _FILE_HEADER.size)
     return start + struct.pack("<I", zlib.crc32(start))
 
 
-def _encode_chunk(kind, sequence, offset, payload):
+def encode_chunk(kind, sequence, offset, payload):
     header = _CHUNK_HEADER.pack(CHUNK_MAGIC, kind, bytes(3), sequence, len(payload), offset)
     return header + _CHUNK_CRC.pack(zlib.crc32(payload, zlib.crc32(header))) + payload
 
@@ -138,7 +139,7 @@ class CaptureWriter:
             self._file = open(path, "wb")
         except OSError as error:
             raise OSError(error.errno, f"{self.path}: cannot write: {error.strerror}") from None
-        self._file.write(_file_header())
+        self._file.write(file_header())
         self._write_chunk(ChunkType.METADATA, self._metadata)
         self._sync()
 
@@ -154,7 +155,7 @@ class CaptureWriter:
 
     def _write_chunk(self, kind, payload):
         try:
-            self._file.write(_encode_chunk(kind, self._sequence, self.data_bytes, payload))
+            self._file.write(encode_chunk(kind, self._sequence, self.data_bytes, payload))
             self._file.flush()
         except OSError as error:
             raise OSError(error.errno, f"{self.path}: {error.strerror}") from None
@@ -500,7 +501,7 @@ class CaptureReader:
         self.close()
 
 
-class _CaptureInfo:
+class CaptureInfo:
     """What a capture's metadata says (shared by :class:`Capture` and
     :class:`CaptureEvents`)."""
 
@@ -523,7 +524,7 @@ class _CaptureInfo:
 
 
 @dataclass
-class Capture(_CaptureInfo):
+class Capture(CaptureInfo):
     """A capture file read into events: ``metadata`` (dict), ``events``
     (:class:`~latscope.parser.Events`, stamps corrected for pin latency), ``parser_stats``,
     ``file_stats``, ``end`` (the END chunk's JSON, None if the capture was not closed)."""
@@ -544,14 +545,20 @@ class Capture(_CaptureInfo):
 
     def summary(self):
         """One line: path, events, how the file ended, damage, stream statistics (also
-        ``CaptureSummary.summary``)."""
-        f, p = self.file_stats, self.parser_stats
-        state = "complete" if f.complete else "not closed cleanly"
-        damage = ""
-        if f.chunks_bad or f.truncated_bytes or f.gaps or f.header_damaged:
-            damage = (f", {f.chunks_bad} bad chunk(s), {f.truncated_bytes} truncated bytes, "
-                      f"{f.gaps} gap(s)" + (", damaged file header" if f.header_damaged else ""))
-        return (f"{self.path}: {self.event_count} events, {state}{damage}; stream: {p}")
+        ``CaptureSummary.summary``): :func:`summary_line`."""
+        return summary_line(self.path, self.event_count, self.file_stats, self.parser_stats)
+
+
+def summary_line(path, event_count, file_stats, parser_stats):
+    """A capture's summary in one line: path, events, how the file ended, damage, stream
+    statistics."""
+    f, p = file_stats, parser_stats
+    state = "complete" if f.complete else "not closed cleanly"
+    damage = ""
+    if f.chunks_bad or f.truncated_bytes or f.gaps or f.header_damaged:
+        damage = (f", {f.chunks_bad} bad chunk(s), {f.truncated_bytes} truncated bytes, "
+                  f"{f.gaps} gap(s)" + (", damaged file header" if f.header_damaged else ""))
+    return (f"{path}: {event_count} events, {state}{damage}; stream: {p}")
 
 
 def parser_for(metadata, correct_latency=True):
@@ -561,7 +568,7 @@ def parser_for(metadata, correct_latency=True):
     return Identity.from_dict(metadata.get("identity")).parser(correct_latency=correct_latency)
 
 
-class CaptureEvents(_CaptureInfo):
+class CaptureEvents(CaptureInfo):
     """A capture file read as batches of events, in bounded memory.
 
     The constructor reads the metadata (as :class:`CaptureReader`); iterating (once) yields
