@@ -33,9 +33,9 @@ from parser_throughput import encode_fast                      # noqa: E402
 from test_suite_native import events_from_stores, read_native_dump   # noqa: E402
 
 from latscope import plots                                     # noqa: E402
-from latscope.analysis import analyze                          # noqa: E402
+from latscope.analysis.live import StreamingAnalyzer  # noqa: E402
+from latscope.analysis.pairing import analyze  # noqa: E402
 from latscope.capture.file import CaptureWriter, load_capture  # noqa: E402
-from latscope.live_stats import StreamingAnalyzer               # noqa: E402
 from latscope_defs.protocol import VERSION                     # noqa: E402
 
 GOAL = 10e6

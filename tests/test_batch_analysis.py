@@ -13,11 +13,11 @@ mean and standard deviation agree within a few units of the last place.
 import numpy as np
 import pytest
 
-from latscope.accumulate import TableAccumulator, stats_of_counts
-from latscope.analysis import analyze
-from latscope.batch_analysis import BatchAnalysis, analyze_batches
+from latscope.analysis.batch import BatchAnalysis, analyze_batches
+from latscope.analysis.pairing import analyze
+from latscope.analysis.statistics import TableAccumulator, stats_of_counts
+from latscope.analysis.summary import CaptureSummary, analyze_capture
 from latscope.capture.file import load_capture
-from latscope.capture_analysis import CaptureSummary, analyze_capture
 from latscope.events import Events
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
 from latscope_defs.protocol import Source, hole_value

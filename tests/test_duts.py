@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.analysis import analyze
+from latscope.analysis.pairing import analyze
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
 from latscope.events import Events
 from latscope_defs.protocol import Source

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from latscope import cli
-from latscope.analysis import _lossy_spans
+from latscope.analysis.spans import lossy_spans
 from latscope.capture.file import CaptureWriter, ChunkType, encode_chunk, file_header, load_capture
 from latscope.events import Events
 from latscope.levels import MARGIN, LevelTracker
@@ -67,7 +67,7 @@ def model_levels(evs, first, count, edge_count=EDGES):
     """Sample words cycle by cycle, straight from the channel definitions (no repeated
     levels in ``evs``): data of the last marker (bits 0-15), strobe parity (16), IRQ (17),
     edges (18..), LOSS spans (after the edges)."""
-    low, high = _lossy_spans(evs.stamp.astype(np.int64), evs.source,
+    low, high = lossy_spans(evs.stamp.astype(np.int64), evs.source,
                              evs.value.astype(np.int64), None)
     rows = sorted(zip(evs.stamp.tolist(), evs.source.tolist(), evs.value.tolist()))
     words, data, strobe, irq, edges, k = [], 0, 0, 0, [0] * edge_count, 0

@@ -20,7 +20,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from latscope.analysis import HOLE, analyze, holes_of
+from latscope.analysis.pairing import analyze
+from latscope.analysis.spans import HOLE, holes_of
 from latscope.capture.file import CaptureFileError, CaptureWriter, load_capture
 from latscope.events import Events
 from latscope.link.parser import StreamParser

@@ -13,7 +13,7 @@ import string
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from latscope.analysis import HOLE
+from latscope.analysis.spans import HOLE
 from latscope.capture.file import (CaptureFileError, CaptureWriter, ChunkType, encode_chunk,
                                    file_header, load_capture)
 from latscope.events import Events

@@ -9,7 +9,8 @@ import random
 import pytest
 
 from latscope import cli
-from latscope.analysis import HOLE, analyze, holes_of
+from latscope.analysis.pairing import analyze
+from latscope.analysis.spans import HOLE, holes_of
 from latscope.capture.file import CaptureWriter
 from latscope.events import Events
 from latscope.report import integrity_line

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
+from latscope.analysis.loop import loop_table, parse_loop
 from latscope.capture.file import CaptureWriter
 from latscope.cli import main
 from latscope.events import Events
-from latscope.loop import loop_table, parse_loop
 from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder, loss_value
 
 IRQ, E2, E1, MARKER, LOSS = Source.IRQ, Source.EDGE2, Source.EDGE1, Source.MARKER, Source.LOSS
@@ -133,7 +133,7 @@ def test_report_has_the_loop_table_and_its_figures(tmp_path, capsys):
 def test_the_events_read_in_batches_give_the_same_table():
     """loop_events (what a capture file read in batches keeps) loses nothing the table
     needs, whatever the batch borders: holes, losses and other sources' events included."""
-    from latscope.loop import loop_events
+    from latscope.analysis.loop import loop_events
     rng = np.random.default_rng(7)
     rows, t = [], 0
     for k in range(300):

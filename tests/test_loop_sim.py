@@ -23,11 +23,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.analysis import analyze
+from latscope.analysis.loop import tables_with_loop
+from latscope.analysis.pairing import analyze
 from latscope.capture.file import load_capture
 from latscope.capture.session import CaptureSession, Until
 from latscope.capture.suite import DEMO_IRQ
-from latscope.loop import tables_with_loop
 from latscope.report import load_tables
 from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.protocol import Source

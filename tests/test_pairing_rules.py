@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from latscope.analysis import analyze
+from latscope.analysis.pairing import analyze
 from latscope.capture.file import CaptureWriter, load_capture
 from latscope.events import Events
 from latscope.logic_export import export_capture

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from latscope import compare, plots
-from latscope.analysis import analyze
+from latscope.analysis.pairing import analyze
 from latscope.capture.file import load_capture
 from latscope.cli import main
 from latscope.report import SCHEMA_VERSION, STAT_COLUMNS, write_report
@@ -207,7 +207,7 @@ def test_compare(captures, tmp_path, capsys):
 def test_maximum_per_interval(captures, tmp_path):
     """The max-per-interval figure's values: the largest sample of every interval, the
     same as the live statistics compute while capturing."""
-    from latscope.live_stats import StreamingAnalyzer
+    from latscope.analysis.live import StreamingAnalyzer
     capture = load_capture(captures[0])
     table = analyze(capture.events, capture.stamp_hz)["IL-a-1"]
     interval = float(table.starts[-1] - table.starts[0]) / capture.stamp_hz / 5
@@ -266,7 +266,7 @@ def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
     the capture around it; the flags and the statistics without the flagged samples, in
     JSON, CSV, worst.csv and text. (Native captures have no tick markers: their tick flags
     are "not recorded", None; test_tick_flags_recorded_or_not has ticks.)"""
-    from latscope.worst import CONTEXT_EVENTS, CONTEXT_MARGIN_S, describe_event
+    from latscope.analysis.worst import CONTEXT_EVENTS, CONTEXT_MARGIN_S, describe_event
     document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=4)
     capture = load_capture(il_capture)
     tables = analyze(capture.events, capture.stamp_hz)

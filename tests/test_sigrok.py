@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from latscope import sigrok_rules
-from latscope.analysis import analyze
+from latscope.analysis.pairing import analyze
 from latscope.capture.file import load_capture
 from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.levels import Changes

@@ -9,7 +9,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from latscope.accumulate import PERCENTILES, percentile_supported, quantile_ranks, stats_of_counts
+from latscope.analysis.statistics import (PERCENTILES, percentile_supported, quantile_ranks,
+                                          stats_of_counts)
 
 
 def exact_ranks(n, q_percent, confidence=Fraction(95, 100)):

@@ -10,11 +10,11 @@ import argparse
 import numpy as np
 import pytest
 
-from latscope.analysis import analyze
+from latscope.analysis.live import StreamingAnalyzer
+from latscope.analysis.pairing import analyze
 from latscope.capture.file import load_capture
 from latscope.cli import parse_duration
 from latscope.events import Events
-from latscope.live_stats import StreamingAnalyzer
 from latscope_defs.protocol import Source
 from suite_capture import native_suite_capture
 
@@ -82,7 +82,7 @@ def test_losses_discard_the_same_pairs(capture):
 def test_each_piece_is_analysed_once(capture, monkeypatch):
     """The held events are not analysed again to find what was counted before: one
     ``analyze`` per fed piece (with the events held from before it)."""
-    from latscope import live_stats
+    from latscope.analysis import live as live_stats
 
     calls = []
 

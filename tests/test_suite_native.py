@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.analysis import analyze
+from latscope.analysis.pairing import analyze
 from latscope.events import Events
 from latscope_defs.markers import Point, Test, decode, encode
 from latscope_defs.protocol import Source

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.analysis import analyze
+from latscope.analysis.pairing import analyze
 from latscope.capture.file import load_capture
 from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.simulated.soc import RELEASE_AFTER_START, ROOT, SuiteSettings, build_soc

@@ -139,7 +139,7 @@ class Session:
         with the :class:`latscope.live_stats.StreamingAnalyzer` and the event count.
         ``loop``: the IRQ loop's edge channel (``"EDGE0"``, docs/tests.md), recorded in the
         file: its ``LOOP-<channel>`` table is then among :meth:`CaptureResult.tables`."""
-        from .live_stats import StreamingAnalyzer
+        from .analysis.live import StreamingAnalyzer
 
         if not (duration or until_samples or events or timeout or self.session.port.dut_ends):
             raise ValueError("capture needs duration, events, until_samples or timeout")
@@ -191,8 +191,8 @@ class CaptureResult:
         """``{name: SampleTable}``: samples in stamp units (numpy), ``stats()`` in ns (with
         the IRQ loop's table if the capture recorded a loop channel)."""
         if self._tables is None:
-            from .analysis import analyze
-            from .loop import tables_with_loop
+            from .analysis.loop import tables_with_loop
+            from .analysis.pairing import analyze
             capture = self.capture
             self._tables = tables_with_loop(capture.events, capture.stamp_hz,
                                             analyze(capture.events, capture.stamp_hz),

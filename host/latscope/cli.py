@@ -64,7 +64,7 @@ def _bounded_int(text, low):
 
 def loop_channel(text):
     """``--loop EDGE2``: the IRQ loop's edge channel (latscope.loop)."""
-    from .loop import parse_loop
+    from .analysis.loop import parse_loop
     try:
         return parse_loop(text)
     except ValueError as error:
@@ -298,8 +298,8 @@ def _capture_options(p):
 
 @command("capture", _capture_options, help="capture events into a file")
 def cmd_capture(args):
+    from .analysis.live import StreamingAnalyzer
     from .capture.session import CaptureSession, Until
-    from .live_stats import StreamingAnalyzer
 
     irq = irq_settings(args)
     new_output(args.output, args.force)
@@ -402,7 +402,7 @@ def _analyze_options(p):
 
 
 def worst_count(text):
-    from .accumulate import WORST_KEPT
+    from .analysis.statistics import WORST_KEPT
     value = _bounded_int(text, 0)
     if value > WORST_KEPT:
         raise argparse.ArgumentTypeError(f"at most {WORST_KEPT}: {text!r}")
@@ -410,8 +410,8 @@ def worst_count(text):
 
 
 def worst_option(p):
-    from .accumulate import WORST_KEPT
-    from .worst import WORST_SHOWN
+    from .analysis.statistics import WORST_KEPT
+    from .analysis.worst import WORST_SHOWN
     p.add_argument("--worst", type=worst_count, default=WORST_SHOWN,
                    metavar="N", help=f"the N worst samples of every table with the events "
                    f"around them (default {WORST_SHOWN}, at most {WORST_KEPT}; 0: none, "

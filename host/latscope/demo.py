@@ -22,10 +22,10 @@ import sys
 import time
 from pathlib import Path
 
+from .analysis.live import StreamingAnalyzer
 from .capture.suite import DEMO_IRQ, capture_suite
 from .cli import Progress
 from .link.device import DeviceError
-from .live_stats import StreamingAnalyzer
 from .simulated.soc import ROOT, SuiteSettings, build_soc
 
 __all__ = ["main"]

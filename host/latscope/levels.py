@@ -5,7 +5,7 @@ bit n of a sample word = channel n): the data of the last marker (low 16 bits), 
 toggling at every marker in the cycle of its stamp, IRQ high while the IRQ generator's output
 is asserted (whatever its polarity), the edge channels as captured, and LOSS high over the
 spans in which :func:`latscope.analysis.analyze` takes events to be possibly lost (its
-``_lossy_spans``, the one definition): from the previous event of the source that lost
+``lossy_spans``, the one definition): from the previous event of the source that lost
 events to the LOSS record that reports them, high from the span's first cycle up to (not
 including) its last; high at the start if the span began before. A sample (A, B) is
 discarded when such a span starts before B and ends after A.
@@ -31,7 +31,7 @@ import numpy as np
 from latscope_defs.channels import EXPORT_DATA_BITS
 from latscope_defs.protocol import Source
 
-from .analysis import _lossy_spans      # the one definition of where events may be lost
+from .analysis.spans import lossy_spans  # the one definition of where events may be lost
 from .events import Events
 
 __all__ = ["Changes", "HOLDBACK", "LevelTracker", "MARGIN"]
@@ -105,7 +105,7 @@ class LevelTracker:
                                 events.stamp.astype(np.int64)])
         source = np.concatenate([np.array([k[1] for k in known], np.uint8), events.source])
         value = np.concatenate([np.zeros(len(known), np.int64), events.value.astype(np.int64)])
-        low, high = _lossy_spans(stamp, source, value, None)
+        low, high = lossy_spans(stamp, source, value, None)
         self._rises = np.concatenate([self._rises, low])
         self._falls = np.concatenate([self._falls, high])
         for n in np.unique(events.source).tolist():

@@ -22,8 +22,8 @@ from latscope_defs.channels import EXPORT_DATA_BITS, Layout
 from latscope_defs.markers import Point, decode
 from latscope_defs.protocol import Source
 
-from .analysis import analyze
-from .batch_analysis import LossSpans, merge_spans
+from .analysis.pairing import analyze
+from .analysis.spans import LossSpans, merge_spans
 from .capture.batches import BATCH_BYTES, CaptureBatches
 from .capture.file import Capture
 from .events import Events

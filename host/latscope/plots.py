@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .accumulate import TableAccumulator
+from .analysis.statistics import TableAccumulator
 
 __all__ = ["MAX_BINS", "MAX_POINTS", "tick_histogram", "accumulated", "time_series",
            "distribution", "overlay_distributions", "interval_maxima", "max_over_time", "save",
@@ -118,7 +118,7 @@ def time_series(table, *, x="index"):
 def _mark_worst(axes, table, x):
     """Rings the worst samples (latscope.worst.WORST_SHOWN) with their rank and flags, as
     the report lists them."""
-    from .worst import WORST_SHOWN, flags_text
+    from .analysis.worst import WORST_SHOWN, flags_text
     for rank, entry in enumerate(table.worst(WORST_SHOWN), 1):
         at = ((entry["start"] - table.first_start) / table.stamp_hz if x == "time"
               else entry["index"])

@@ -18,13 +18,13 @@ import json
 from pathlib import Path
 
 from . import __version__, plots
-from .accumulate import CONFIDENCE, PERCENTILES, TableAccumulator, ci_key
+from .analysis.loop import loop_events, loop_table, tables_with_loop
+from .analysis.statistics import CONFIDENCE, PERCENTILES, TableAccumulator, ci_key
+from .analysis.summary import CaptureSummary, analyze_capture
+from .analysis.worst import CONTEXT_MARGIN_S, WORST_SHOWN, events_text, flags_text, worst_samples
 from .capture.batches import CaptureBatches
 from .capture.file import Capture
-from .capture_analysis import CaptureSummary, analyze_capture
 from .link.identity import Identity
-from .loop import loop_events, loop_table, tables_with_loop
-from .worst import CONTEXT_MARGIN_S, WORST_SHOWN, events_text, flags_text, worst_samples
 
 __all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "CI_COLUMNS", "REPORT_FILES", "results",
            "load_tables", "statistics_note", "text_table", "integrity_line", "holes_text",
@@ -119,7 +119,7 @@ def load_tables(capture, loop=None, *, interval_s=60.0):
         interval = max(1, int(interval_s * summary.stamp_hz)) if interval_s else None
         return summary, {table.name: TableAccumulator.of_table(table, interval_stamps=interval),
                          **tables}
-    from .analysis import analyze
+    from .analysis.pairing import analyze
     interval = max(1, int(interval_s * capture.stamp_hz)) if interval_s else None
     tables = tables_with_loop(capture.events, capture.stamp_hz,
                               analyze(capture.events, capture.stamp_hz),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from latscope_defs import channels, markers
 
-from . import analysis
+from .analysis.rules import RULES
 
 __all__ = ["GENERATED", "marker_encoding", "latency_rules", "main"]
 
@@ -105,7 +105,7 @@ def latency_rules():
              "",
              "# (test, table name, A, B, annotation row)",
              "RULES = ("]
-    for rule in analysis.RULES:
+    for rule in RULES:
         lines.append(f"    ({int(rule.test)}, {rule.name!r}, {event(rule.start)}, "
                      f"{event(rule.end)}, {_row(rule.name)!r}),")
     lines += [")", ""]

@@ -28,7 +28,8 @@ import numpy as np
 
 from latscope_defs.protocol import EDGE_SOURCES, Source, loss_source
 
-from .analysis import SampleTable, _hole_spans, _lossy_spans, _merged, _overlaps, is_hole
+from .pairing import SampleTable
+from .spans import hole_spans, lossy_spans, merged, overlaps, is_hole
 
 __all__ = ["LOOP_PREFIX", "loop_source", "loop_table_name", "loop_table", "parse_loop"]
 
@@ -85,12 +86,12 @@ def loop_table(events, stamp_hz, channel, *, losses=None):
     # Loop changes that are no A's first answer (before the first A, or a second one).
     firsts = np.count_nonzero(answered)
     extra = len(b) - firsts
-    holes = _hole_spans(stamp, source, value)
+    holes = hole_spans(stamp, source, value)
     mine = _relevant_losses(source, value, loop)
-    spans = _lossy_spans(stamp[mine], source[mine], value[mine], losses, holes)
+    spans = lossy_spans(stamp[mine], source[mine], value[mine], losses, holes)
     a, end = a[answered], end[answered]
-    lossy = _overlaps(spans, a, end)
-    by_hole = lossy & _overlaps(_merged(*holes), a, end)
+    lossy = overlaps(spans, a, end)
+    by_hole = lossy & overlaps(merged(*holes), a, end)
     keep = ~lossy
     name = loop_table_name(channel)
     parameters = {"test": LOOP_PREFIX, "n": None, "channel": parse_loop(channel),
@@ -129,5 +130,5 @@ def loop_events(batches, channel):
         parts.append(events[keep])
         if len(delivered):
             last = events[delivered[-1:]]
-    from .events import Events
+    from ..events import Events
     return Events.concatenate(parts)

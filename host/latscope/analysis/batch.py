@@ -35,65 +35,18 @@ import numpy as np
 from latscope_defs.markers import ARG_BITS, Point, Test, decode
 from latscope_defs.protocol import Source
 
-from .accumulate import TableAccumulator
-from .analysis import (RULES, _hole_spans, _lossy_spans, _markers_in_time_order, _merged,
-                       _pair, holes_of, is_hole, is_tick, tick_overlaps)
-from .events import Events
+from ..events import Events
+from .pairing import pair
+from .rules import RULES, is_tick, tick_overlaps
+from .spans import LossSpans, holes_of, is_hole, merge_spans
+from .statistics import TableAccumulator
+from .windows import markers_in_time_order
 
-__all__ = ["BatchAnalysis", "LossSpans", "analyze_batches", "merge_spans"]
+__all__ = ["BatchAnalysis", "analyze_batches"]
 
 _NEVER = np.iinfo(np.int64).max
 _LOWEST = np.iinfo(np.int64).min
 _EMPTY = np.zeros(0, np.int64)
-
-
-def merge_spans(*spans):
-    """One sorted, disjoint set of (low, high) spans from several, merged as
-    ``_lossy_spans`` merges (spans that overlap or touch become one)."""
-    return _merged(np.concatenate([s[0] for s in spans]).astype(np.int64),
-                   np.concatenate([s[1] for s in spans]).astype(np.int64))
-
-
-class LossSpans:
-    """The loss spans of a capture's LOSS records (:func:`latscope.analysis._lossy_spans`,
-    the one definition), found batch by batch: ``feed(events)`` returns the spans of the
-    batch's LOSS records, each from the previous event of its source, which may lie in an
-    earlier batch. Keeps the last event of every source."""
-
-    def __init__(self):
-        self._last = {}                  # source -> (stream index, stamp, value)
-        self._events = 0
-
-    def feed(self, events):
-        """The (merged) loss spans of the LOSS records in ``events`` (the next batch) and,
-        among them, the spans of its holes (``_hole_spans``)."""
-        new = holes = (_EMPTY, _EMPTY)
-        if np.any(events.source == Source.LOSS):
-            # The last event of every other source stands before the batch, so that each
-            # LOSS record finds the previous event of its source as in the whole capture.
-            before = sorted((index, source, stamp, value) for source, (index, stamp, value)
-                            in self._last.items() if source != Source.LOSS)
-            prefix = Events([b[2] for b in before], [b[1] for b in before],
-                            [b[3] for b in before])
-            joined = Events.concatenate([prefix, events])
-            stamp = joined.stamp.astype(np.int64)
-            new = _lossy_spans(stamp, joined.source, joined.value, None)
-            holes = _merged(*_hole_spans(stamp, joined.source, joined.value))
-        for source in np.unique(events.source).tolist():
-            at = len(events) - 1 - int(np.argmax(events.source[::-1] == source))
-            self._last[source] = (self._events + at, int(events.stamp[at]),
-                                  int(events.value[at]))
-        self._events += len(events)
-        return new, holes
-
-    def safe_end(self, horizon, lag):
-        """A stamp below which no span of a later LOSS record begins, unless its source has
-        had no event since ``horizon - lag`` (or none at all): the earliest latest event of
-        the sources that had one since, and one stamp below the ``horizon`` (a hole begins
-        at the previous event of any source)."""
-        recent = [stamp for source, (_, stamp, _) in self._last.items()
-                  if source != Source.LOSS and stamp >= horizon - lag]
-        return min(recent + [horizon - 1])
 
 
 class _Pending:
@@ -270,7 +223,7 @@ class BatchAnalysis:
         at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
         held = [np.concatenate([h, column[at]]) for h, column in
                 zip(self._held, (stamp, source, value.astype(np.int64), epoch))]
-        order = _markers_in_time_order(held[0], held[1])
+        order = markers_in_time_order(held[0], held[1])
         h_stamp, h_source, h_value, h_epoch = (column[order] for column in held)
         ready = len(h_stamp) if final else int(np.searchsorted(h_stamp, self._horizon))
         self._held = tuple(column[ready:] for column in (h_stamp, h_source, h_value, h_epoch))
@@ -518,7 +471,7 @@ class BatchAnalysis:
     def _decide_rule(self, state, index, rule, pending, final):
         a, a_window, b = pending.a, pending.a_window, pending.b
         group = state.outer_of(a_window)            # a start pairs within its group
-        keep, lossy, by_hole, lengths = _pair(a, group, b, state.outer_of(pending.b_window),
+        keep, lossy, by_hole, lengths = pair(a, group, b, state.outer_of(pending.b_window),
                                               self.spans, self.hole_spans)
         if final:
             decided = np.ones(len(a), bool)

@@ -14,8 +14,8 @@ import numpy as np
 from latscope_defs.markers import KERNEL_HANDLER, KERNEL_POINT_NAMES, Point, Test, decode
 from latscope_defs.protocol import HOLE_SOURCE, Source, loss_count, loss_source
 
-from .capture.batches import CaptureBatches
-from .capture.file import Capture
+from ..capture.batches import CaptureBatches
+from ..capture.file import Capture
 
 __all__ = ["WORST_SHOWN", "CONTEXT_MARGIN_S", "CONTEXT_EVENTS", "worst_samples",
            "describe_event", "events_text", "flags_text"]

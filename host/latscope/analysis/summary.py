@@ -17,11 +17,12 @@ import numpy as np
 from latscope_defs.markers import KERNEL_TICK_ENTRY, Test, decode
 from latscope_defs.protocol import Source, loss_count, loss_source
 
-from .analysis import HOLE, MARKER_SOURCES, holes_of, is_hole
-from .batch_analysis import analyze_batches
-from .capture.batches import BATCH_BYTES, CaptureBatches
-from .capture.file import Capture, CaptureInfo
-from .events import Events
+from ..capture.batches import BATCH_BYTES, CaptureBatches
+from ..capture.file import Capture, CaptureInfo
+from ..events import Events
+from .batch import analyze_batches
+from .rules import MARKER_SOURCES
+from .spans import HOLE, holes_of, is_hole
 
 __all__ = ["CaptureSummary", "RunCounts", "analyze_capture", "latency_skew"]
 

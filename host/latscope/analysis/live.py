@@ -25,9 +25,12 @@ import numpy as np
 
 from latscope_defs.markers import Point, Test, decode
 
-from .accumulate import percentile_supported
-from .analysis import MARKER_SOURCES, RULES, is_hole, analyze, windows_of_test
-from .events import Events
+from ..events import Events
+from .pairing import analyze
+from .rules import MARKER_SOURCES, RULES
+from .spans import is_hole
+from .statistics import percentile_supported
+from .windows import windows_of_test
 
 __all__ = ["StreamingTable", "StreamingAnalyzer"]
 
