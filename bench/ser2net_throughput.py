@@ -7,8 +7,8 @@ For each count N of ports: N pseudo-terminals, each fed as fast as the kernel ta
 writer thread (a repeating 0..255 pattern, so telnet's 0xFF escaping is exercised), each
 served by its own ser2net bound to 127.0.0.1 (the configuration labgrid's exporter starts,
 or with FAST_OPTIONS: larger reads, no character delay) and read in a thread by pyserial
-as latscope reads it (``latscope.device.open_transport``: for ``rfc2217://`` the chunked
-reader of ``latscope.network_port``), by pyserial's own RFC 2217 client, or by a plain
+as latscope reads it (``latscope.link.device.open_transport``: for ``rfc2217://`` the chunked
+reader of ``latscope.link.network_port``), by pyserial's own RFC 2217 client, or by a plain
 socket reader on raw TCP (what ser2net itself sustains); every byte read is checked against
 the pattern. Printed: MB/s per port and in total, against the 1.2 MB/s of a 12 Mbaud
 appliance link (8N1). The pty read directly (no ser2net) is the reference.

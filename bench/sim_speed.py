@@ -117,7 +117,7 @@ def truth_of_capture(path):
 
 
 def results_of(capture_path):
-    from latscope.report import load_tables, results
+    from latscope.report.results import load_tables, results
 
     return comparable(results(*load_tables(capture_path)))
 

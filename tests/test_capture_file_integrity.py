@@ -80,7 +80,7 @@ def test_unusable_end_chunk_is_ignored_not_raised(tmp_path, end):
     loaded = load_capture(path)
     assert list(loaded.events) == parse(stream) and loaded.end is None
     assert not loaded.file_stats.complete
-    from latscope.report import load_tables, results
+    from latscope.report.results import load_tables, results
     results(*load_tables(loaded))
 
 

@@ -1,6 +1,6 @@
-"""The export of captures as logic signals (latscope.logic_export, latscope.live_vcd): session-file
-and VCD content against a cycle-by-cycle model, levels that repeat, markers that share a
-cycle, batches, long quiet gaps in bounded memory, the PulseView setup, the CLI.
+"""The export of captures as logic signals (latscope.export.files, latscope.export.live):
+session-file and VCD content against a cycle-by-cycle model, levels that repeat, markers that
+share a cycle, batches, long quiet gaps in bounded memory, the PulseView setup, the CLI.
 
 The decoders on real captures from the simulated SoC are tested in test_sigrok.py; these
 tests use small event lists written as capture files through the reference encoder.
@@ -20,12 +20,12 @@ from latscope import cli
 from latscope.analysis.spans import lossy_spans
 from latscope.capture.file import CaptureWriter, ChunkType, encode_chunk, file_header, load_capture
 from latscope.events import Events
-from latscope.levels import MARGIN, LevelTracker
-from latscope.live_vcd import LiveVcd
-from latscope.logic_export import export_capture
-from latscope.sigrok_session import write_pvs, write_sr
+from latscope.export.files import export_capture
+from latscope.export.levels import MARGIN, LevelTracker
+from latscope.export.live import LiveVcd
+from latscope.export.sigrok import write_pvs, write_sr
+from latscope.export.vcd import vcd_timescale
 from latscope.simulated.soc import ROOT
-from latscope.vcd import vcd_timescale
 from latscope_defs.channels import Layout
 from latscope_defs.markers import Point, Test, encode
 from latscope_defs.protocol import VERSION, Source, StreamEncoder
@@ -328,7 +328,7 @@ def test_many_windows_in_one_read_are_the_windows_of_export_capture(tmp_path):
     samples use it) writes the files export_capture writes for each window, whatever the
     batch size; each window's context (START and PARAM from before it) is the definition's,
     tests with parameters of 128 and more (PARAM) included."""
-    from latscope.logic_export import export_windows
+    from latscope.export.files import export_windows
     from test_batch_analysis import shaped_stream
     stream = shaped_stream(7, runs=20, kernel=True)
     rows = sorted(zip(stream.stamp.tolist(), stream.source.tolist(), stream.value.tolist()),

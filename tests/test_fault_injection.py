@@ -3,7 +3,7 @@ and in the capture file, checked against ground truth.
 
 The capture is a synthetic run of the suite (tests/synthetic_suite.py: the suite's marker
 encoding and pairing, its samples recorded while it is laid out, not by ``analyze``),
-encoded by the reference encoder of ``latscope.protocol``. Faults: bit flips, dropped,
+encoded by the reference encoder of ``latscope_defs.protocol``. Faults: bit flips, dropped,
 inserted and duplicated bytes, bursts of 2..64 random bytes, and all of them mixed, at
 1e-6 .. 1e-2 per byte (at least one fault per run). For every damaged run:
 

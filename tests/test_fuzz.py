@@ -18,7 +18,7 @@ from latscope.capture.file import (CaptureFileError, CaptureWriter, ChunkType, e
                                    file_header, load_capture)
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope.report import load_tables, results
+from latscope.report.results import load_tables, results
 from latscope_defs.protocol import Source
 
 from synthetic_suite import IDENTITY, LATENCY, encode, make_run

@@ -1,4 +1,4 @@
-"""The IRQ loop pairing (latscope.loop, docs/tests.md "The IRQ loop"): hand-built event
+"""The IRQ loop pairing (latscope.analysis.loop, docs/tests.md "The IRQ loop"): hand-built event
 streams with the samples written out by hand, losses and holes of every kind, and the
 command line (capture metadata, --loop on analyze and report)."""
 

@@ -5,7 +5,7 @@ handler toggles GPIO_OUT's loop bit, which rtl/top.v wires to EDGE2. ``latscope 
 --loop EDGE2`` is what the test does (a capture session with ``loop=``), and the capture
 file's ``LOOP-EDGE2`` table must equal, sample for sample, the pairing of the harness's
 ground-truth log (its own record of the IRQ line and of every GPIO store, made in C++ from
-the simulated wires; paired here by a plain loop, not by latscope.loop).
+the simulated wires; paired here by a plain loop, not by latscope.analysis.loop).
 
 The ``irq_loop_marked`` build writes the suite's IL marker (ISR_ENTRY, one bus store) first
 in the same handler: one capture then has the marker-based IL-a-1 and the loop table of the
@@ -28,7 +28,7 @@ from latscope.analysis.pairing import analyze
 from latscope.capture.file import load_capture
 from latscope.capture.session import CaptureSession, Until
 from latscope.capture.suite import DEMO_IRQ
-from latscope.report import load_tables
+from latscope.report.results import load_tables
 from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.protocol import Source
 
@@ -153,7 +153,7 @@ def test_sigrok_decoder_gives_the_loop_table(loop_run, tmp_path):
     """latscope_latency with ``loop=EDGE2`` on the export of the capture: the LOOP-EDGE2
     samples of the host's table, no more, no fewer."""
     from latscope_defs.channels import Layout
-    from latscope.logic_export import export_capture
+    from latscope.export.files import export_capture
     from test_sigrok import csv_samples, sigrok_cli
 
     program, (capture, tables, _) = loop_run

@@ -397,7 +397,7 @@ def loopback(compiled, tmp_path_factory):
 
 
 def test_loopback_selftest_agrees_with_the_documented_latencies(loopback):
-    """The host's loopback check (latscope.selftest.loopback_result) on the netlist's bytes:
+    """The host's loopback check (latscope.link.selftest.loopback_result) on the netlist's bytes:
     every IRQ change arrives three times, and after the IDENTIFY reply's pin latencies the
     jumpered EDGE0 and MARKER stamps equal the IRQ's exactly (a wire with no delay: the
     inputs sample the IRQ output's change at the clock edge the IRQ source is stamped with)."""

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from latscope.analysis.pairing import analyze
 from latscope.capture.file import CaptureWriter, load_capture
 from latscope.events import Events
-from latscope.logic_export import export_capture
+from latscope.export.files import export_capture
 from latscope.simulated.soc import ROOT
 from latscope_defs.channels import Layout
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode

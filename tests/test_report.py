@@ -12,11 +12,11 @@ import re
 import numpy as np
 import pytest
 
-from latscope import compare, plots
 from latscope.analysis.pairing import analyze
 from latscope.capture.file import load_capture
 from latscope.cli import main
-from latscope.report import SCHEMA_VERSION, STAT_COLUMNS, write_report
+from latscope.report import compare, plots
+from latscope.report.results import SCHEMA_VERSION, STAT_COLUMNS, write_report
 from latscope_defs.protocol import Source
 from suite_capture import native_suite_capture
 
@@ -234,7 +234,7 @@ def il_capture(tmp_path_factory):
 
 
 def test_percentile_rule_in_every_output(il_capture, tmp_path, capsys):
-    """The same rule (accumulate.PERCENTILES) in JSON, CSV, text, Markdown, HTML and the
+    """The same rule (statistics.PERCENTILES) in JSON, CSV, text, Markdown, HTML and the
     comparison: a percentile below its sample count is null / empty / "–"."""
     document, paths = write_report(il_capture, tmp_path / "r", figures=False)
     row = next(r for r in document["tables"] if r["name"] == "IL-a-1")

@@ -1,4 +1,4 @@
-"""The percentile rule and the percentiles' confidence intervals (latscope.accumulate).
+"""The percentile rule and the percentiles' confidence intervals (latscope.analysis.statistics).
 
 The ranks are checked against the binomial distribution summed exactly in rational numbers
 (``fractions``), and the intervals' coverage by drawing samples of a known distribution."""

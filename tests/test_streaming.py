@@ -1,4 +1,4 @@
-"""Streaming statistics (latscope.live_stats) against the whole-capture analysis, on a real
+"""Streaming statistics (latscope.analysis.live) against the whole-capture analysis, on a real
 run of the test suite (``suite_capture``) fed in random pieces, as a capture loop sees it.
 
 The streaming rules must give exactly the tables of ``analyze``: count, min, max, mean,

@@ -1,6 +1,6 @@
 """The test suite's marker logic, run natively: firmware/suite built with the reference kernel's
 host port (`make -C firmware/suite native`), its recorded markers and simulated IRQ edges turned
-into the host's ``Events`` and analysed with ``latscope.analysis.analyze``.
+into the host's ``Events`` and analysed with ``latscope.analysis.pairing.analyze``.
 
 Checked: every table of docs/tests.md exists with exactly the samples the suite promises, every
 sample pairs the markers it should (the right thread, the right iteration, the right handler

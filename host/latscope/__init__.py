@@ -1,6 +1,8 @@
 """latscope host software: capture, parse, store and analyse time-stamped RTOS events."""
 
-__version__ = "0.1.0"
+from .version import __version__
+
+__all__ = ["__version__", "open"]
 
 
 def open(port="sim:gateware", **options):

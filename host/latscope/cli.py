@@ -63,7 +63,7 @@ def _bounded_int(text, low):
 
 
 def loop_channel(text):
-    """``--loop EDGE2``: the IRQ loop's edge channel (latscope.loop)."""
+    """``--loop EDGE2``: the IRQ loop's edge channel (latscope.analysis.loop)."""
     from .analysis.loop import parse_loop
     try:
         return parse_loop(text)
@@ -425,8 +425,8 @@ def worst_option(p):
                      "resyncs of the capture.")
 def cmd_analyze(args):
     """The sample tables of a capture (docs/tests.md) as text, CSV or JSON on stdout."""
-    from .report import (csv_text, holes_text, integrity_line, load_tables, results,
-                         statistics_note, text_table, worst_of, worst_text)
+    from .report.results import (csv_text, holes_text, integrity_line, load_tables, results,
+                                 statistics_note, text_table, worst_of, worst_text)
 
     capture, tables = load_tables(args.capture, args.loop)
     document = results(capture, tables, worst_of(args.capture, capture, tables, args.worst))
@@ -474,7 +474,7 @@ def _report_options(p):
                      "(docs/results-schema.md) and figures/ (PNG, SVG) into a directory; "
                      "print the tables.")
 def cmd_report(args):
-    from .report import REPORT_FILES, statistics_note, text_table, write_report
+    from .report.results import REPORT_FILES, statistics_note, text_table, write_report
 
     new_files_in(args.output, REPORT_FILES, args.force)
     document, paths = write_report(args.capture, args.output, figures=not args.no_figures,
@@ -508,7 +508,7 @@ def _compare_options(p):
                      "statistic against the first (the baseline); with -o, overlaid "
                      "distributions.")
 def cmd_compare(args):
-    from . import compare
+    from .report import compare
 
     if args.label and len(args.label) > len(args.captures):
         raise UsageError("more --label than captures")
@@ -547,7 +547,7 @@ def _export_options(p):
 def cmd_export(args):
     from pathlib import Path
 
-    from .logic_export import ExportError, export_capture
+    from .export.files import ExportError, export_capture
 
     if not (args.sr or args.vcd):
         raise UsageError("nothing to write: give --sr OUT.sr and/or --vcd OUT.vcd")
@@ -605,7 +605,7 @@ def _stream_options(p):
                      "sigrok-cli -i - -I vcd ...` or, with --pulseview, into `pulseview -i "
                      "/dev/stdin -I vcd -s live.pvs`. See README, sigrok and PulseView.")
 def cmd_stream(args):
-    from .live_vcd import PULSEVIEW_BLOCK, stream_capture
+    from .export.live import PULSEVIEW_BLOCK, stream_capture
 
     irq = irq_settings(args)
     if args.view:
@@ -631,8 +631,8 @@ def _stream_to_pulseview(args, irq):
     import tempfile
     from pathlib import Path
 
-    from .live_vcd import PULSEVIEW_BLOCK, stream_capture
-    from .pulseview_live import start_pulseview
+    from .export.live import PULSEVIEW_BLOCK, stream_capture
+    from .export.pulseview import start_pulseview
 
     if args.output not in (None, "-"):
         raise UsageError("stream: --view and --output exclude each other")

@@ -10,7 +10,7 @@ __all__ = ["is_simulated", "open_port", "open_selftest_port"]
 
 
 def open_port(port, extra_args=(), *, suite=None, log=None):
-    """The :class:`~latscope.device.Port` of a port name, not yet started: a simulation for
+    """The :class:`~latscope.link.device.Port` of a port name, not yet started: a simulation for
     ``sim:soc`` (the suite of ``suite``, a :class:`SuiteSettings`, built if needed) and
     ``sim:gateware``, else a serial port or pyserial URL."""
     if suite is not None and port != "sim:soc":
@@ -28,7 +28,7 @@ def is_simulated(port):
 
 
 def open_selftest_port(port, *, loopback=False, miswire=(), cpu="VexRiscv_IMAC", log=None):
-    """The :class:`~latscope.device.Port` ``latscope selftest`` runs against, not yet started.
+    """The :class:`~latscope.link.device.Port` ``latscope selftest`` runs against, not yet started.
 
     ``sim:soc``: the SoC runs the wiring program (``firmware/tools/wiring_sim.c``), held in
     reset until the wiring test's capture has started (:meth:`SocSimulation.release_dut`);

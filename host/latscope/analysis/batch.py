@@ -1,33 +1,6 @@
-"""The rules of :func:`latscope.analysis.analyze`, applied to a capture batch by batch in
-bounded memory, with the very same results.
-
-:class:`BatchAnalysis` takes the events of a capture in batches of any size, in stream order
-(``feed``; ``finish`` at the end), and keeps a :class:`~latscope.accumulate.TableAccumulator`
-per table. Every event is looked at once. What is held between batches is only what a later
-event can still change:
-
-* per test, its open window (START stamp and parameter; a parameter waits for the test's next
-  marker, which may be a PARAM), and for tests with an IRQ rule the windows an IRQ may still
-  fall into (IRQs are assigned to windows by stamp);
-* per rule, the start events whose sample is not decided yet (their end or the next start may
-  still come) and the end events that can still end one: a handful;
-* IRQ edges whose window may still change (a START marker stamped before them may come later
-  in the stream: within the pin-latency spread, ``skew``);
-* the spans where lost events may lie (:func:`latscope.analysis._lossy_spans`, one definition),
-  merged; and the last event of every source (where a later LOSS record's span begins).
-
-A sample is decided when no later event can change it. Events of one source come in stamp
-order (the parser's guarantee), and an event's stamp is at least the largest stamp seen so far
-less ``skew`` (the pin-latency spread: the appliance sends its events in the order it stamps
-them and subtracts at most that much). The loss spans are the exception: a LOSS record reaches
-back to the previous event of its source, which may precede samples already counted. When a
-new span reaches back before the end of a counted sample, the analysis cannot take that
-sample back: it then only collects the spans to the end (``needs_second_pass``), and a second
-pass with every span known from the start (``spans=``) gives the exact tables.
-:func:`analyze_batches` does both. To make that rare, a decided sample is counted only once
-every source that had an event lately (``loss_lag_s``) has had one after the sample's end:
-a later LOSS record of such a source cannot reach back over it. Only a LOSS record of a
-source silent for longer (or never seen) needs the second pass.
+"""The rules of :func:`latscope.analysis.pairing.analyze`, applied to a capture batch by batch
+in bounded memory, with the very same results (:class:`BatchAnalysis`, and
+:func:`analyze_batches` with its second pass when a loss reaches back).
 """
 
 import numpy as np
@@ -103,14 +76,44 @@ class _TestState:
 
 
 class BatchAnalysis:
-    """See the module doc. ``stamp_hz``: stamp units per second; ``losses``: extra stamps
-    where data is missing (as ``analyze``'s); ``spans``, ``hole_spans``: every loss span and
-    hole span of the capture, when known (a second pass); ``skew``: the largest amount by
-    which an event's stamp can fall below the largest stamp before it (the spread of the
-    pin latencies); ``interval_stamps``:
-    width of the tables' max-per-interval slots (None: none); ``loss_lag_s``: a sample is
-    counted once every source with an event in the last ``loss_lag_s`` seconds has had one
-    after it (so that a LOSS record of such a source finds it uncounted)."""
+    """The rules applied batch by batch (below). ``stamp_hz``: stamp units per second;
+    ``losses``: extra stamps where data is missing (as ``analyze``'s); ``spans``,
+    ``hole_spans``: every loss span and hole span of the capture, when known (a second pass);
+    ``skew``: the largest amount by which an event's stamp can fall below the largest stamp
+    before it (the spread of the pin latencies); ``interval_stamps``: width of the tables'
+    max-per-interval slots (None: none); ``loss_lag_s``: a sample is counted once every source
+    with an event in the last ``loss_lag_s`` seconds has had one after it (so that a LOSS record
+    of such a source finds it uncounted).
+
+    :class:`BatchAnalysis` takes the events of a capture in batches of any size, in stream order
+    (``feed``; ``finish`` at the end), and keeps a
+    :class:`~latscope.analysis.statistics.TableAccumulator` per table. Every event is looked at
+    once. What is held between batches is only what a later event can still change:
+
+    * per test, its open window (START stamp and parameter; a parameter waits for the test's next
+      marker, which may be a PARAM), and for tests with an IRQ rule the windows an IRQ may still
+      fall into (IRQs are assigned to windows by stamp);
+    * per rule, the start events whose sample is not decided yet (their end or the next start may
+      still come) and the end events that can still end one: a handful;
+    * IRQ edges whose window may still change (a START marker stamped before them may come later
+      in the stream: within the pin-latency spread, ``skew``);
+    * the spans where lost events may lie (:func:`latscope.analysis.spans.lossy_spans`, one
+      definition), merged; and the last event of every source (where a later LOSS record's
+      span begins).
+
+    A sample is decided when no later event can change it. Events of one source come in stamp
+    order (the parser's guarantee), and an event's stamp is at least the largest stamp seen so
+    far less ``skew`` (the pin-latency spread: the appliance sends its events in the order it
+    stamps them and subtracts at most that much). The loss spans are the exception: a LOSS
+    record reaches back to the previous event of its source, which may precede samples already
+    counted. When a new span reaches back before the end of a counted sample, the analysis
+    cannot take that sample back: it then only collects the spans to the end
+    (``needs_second_pass``), and a second pass with every span known from the start (``spans=``)
+    gives the exact tables. :func:`analyze_batches` does both. To make that rare, a decided
+    sample is counted only once every source that had an event lately (``loss_lag_s``) has had
+    one after the sample's end: a later LOSS record of such a source cannot reach back over it.
+    Only a LOSS record of a source silent for longer (or never seen) needs the second pass.
+    """
 
     def __init__(self, stamp_hz, *, losses=None, spans=None, hole_spans=None, skew=0,
                  interval_stamps=None, loss_lag_s=0.1):

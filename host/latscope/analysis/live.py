@@ -1,22 +1,6 @@
-"""Statistics of a capture while it runs, in bounded memory: for overnight runs.
-
-:class:`StreamingAnalyzer` takes events in pieces as they arrive (``feed``) and applies the
-very rules of :func:`latscope.analysis.analyze` to them: it analyses the events it holds,
-takes the samples that are new, and keeps only what later samples can still need: the events
-after each running table's last sample (a start event waiting for its end) and the START and
-PARAM markers of the test windows still open. So memory does not grow with the capture, and
-each piece is analysed once (with the events held from before): a sample or discarded pair
-is new when it starts after the last one counted.
-
-Per table, :class:`StreamingTable` keeps exact count, min, max, sum and sum of squares
-(Python integers: mean and standard deviation are exact), a histogram in clock ticks and the
-maximum per interval of capture time (e.g. per minute: the worst case that comes once an
-hour). The histogram starts one tick per bin and doubles its bin width when a sample would
-need more than ``max_bins`` bins, so it stays bounded too.
-
-If a table never completes a sample (a broken test, a stuck DUT), the events held for it
-would grow without end: past ``max_pending`` events the oldest are let go and counted in
-``events_released`` (samples spanning them are lost, never wrong).
+"""Statistics of a capture while it runs, in bounded memory, for overnight runs: the rules of
+:func:`latscope.analysis.pairing.analyze` applied to events as they arrive
+(:class:`StreamingAnalyzer`, a :class:`StreamingTable` per table).
 """
 
 from dataclasses import dataclass, field
@@ -38,7 +22,14 @@ __all__ = ["StreamingTable", "StreamingAnalyzer"]
 @dataclass
 class StreamingTable:
     """Running statistics of one sample table (samples in stamp units, ``stamp_hz`` per
-    second)."""
+    second).
+
+    Per table, :class:`StreamingTable` keeps exact count, min, max, sum and sum of squares
+    (Python integers: mean and standard deviation are exact), a histogram in clock ticks and the
+    maximum per interval of capture time (e.g. per minute: the worst case that comes once an
+    hour). The histogram starts one tick per bin and doubles its bin width when a sample would
+    need more than ``max_bins`` bins, so it stays bounded too.
+    """
     name: str
     stamp_hz: float
     interval_stamps: int                 # width of one max-over-time interval, in stamp units
@@ -144,7 +135,20 @@ class StreamingAnalyzer:
     """Feeds events in order; keeps :class:`StreamingTable` per table name in ``tables``.
 
     ``interval``: seconds per max-over-time interval; ``max_pending``: most events held
-    between two feeds (see the module doc)."""
+    between two feeds (see the module doc).
+
+    :class:`StreamingAnalyzer` takes events in pieces as they arrive (``feed``) and applies the
+    very rules of :func:`latscope.analysis.pairing.analyze` to them: it analyses the events it
+    holds, takes the samples that are new, and keeps only what later samples can still need: the
+    events after each running table's last sample (a start event waiting for its end) and the
+    START and PARAM markers of the test windows still open. So memory does not grow with the
+    capture, and each piece is analysed once (with the events held from before): a sample or
+    discarded pair is new when it starts after the last one counted.
+
+    If a table never completes a sample (a broken test, a stuck DUT), the events held for it
+    would grow without end: past ``max_pending`` events the oldest are let go and counted in
+    ``events_released`` (samples spanning them are lost, never wrong).
+    """
 
     def __init__(self, stamp_hz, *, interval=60.0, max_bins=4096, max_pending=1 << 21):
         self.stamp_hz = stamp_hz
@@ -191,7 +195,7 @@ class StreamingAnalyzer:
     def _open_windows(self, buffer):
         """{test: buffer indices of its open window's START marker (and of the PARAM marker
         after it, if any)}. A window is open while no END (or next START) of its test has
-        come: the windows of :func:`latscope.analysis.windows_of_test`."""
+        come: the windows of :func:`latscope.analysis.windows.windows_of_test`."""
         marker_at = np.flatnonzero(np.isin(buffer.source, [int(s) for s in MARKER_SOURCES]))
         tests, points, args = decode(buffer.value[marker_at].astype(np.int32) & 0xffff)
         stamps = buffer.stamp.astype(np.int64)[marker_at]

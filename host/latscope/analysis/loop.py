@@ -1,27 +1,9 @@
 """The IRQ loop method: interrupt latency with no latscope code on the DUT.
 
 The appliance fires its IRQ; the DUT's own interrupt handler toggles a GPIO that is wired to
-one of the appliance's edge channels (the *loop channel*). Seed document 004's oscilloscope
-loop, measured by the time-stamper: a sample runs from an asserting IRQ edge (A) to the
-next change of the loop channel (B), so it includes the interrupt latency and the handler's
-own GPIO write (docs/tests.md, "The IRQ loop").
-
-Pairing (one rule, over the whole capture: there are no test windows without markers):
-
-1. B is the first change of the loop channel (either level) strictly after A and strictly
-   before the next asserting IRQ edge. An A with no such B is *unanswered* (counted: the DUT
-   missed the interrupt, or took longer than the IRQ period); further changes of the channel
-   before the next A are *extra* (counted, not paired).
-2. A pair is discarded (and counted) when an event that could change it may have been lost
-   between A and B: a LOSS record of the IRQ source or of the loop channel (the span from
-   that source's previous event to the LOSS record, as :func:`latscope.analysis.analyze`
-   takes it), or a hole (lost source 0xF: any source, from the previous delivered event of
-   any source). Losses of other sources (markers of a suite running beside the loop) do not
-   touch loop pairs. A sample is exact or absent, never wrong.
-
-The table is named ``LOOP-<channel>`` (``LOOP-EDGE2``) and is a
-:class:`~latscope.analysis.SampleTable` like the marker tests' tables, so the reports, plots
-and statistics treat it alike.
+one of the appliance's edge channels (the *loop channel*). A sample runs from an asserting
+IRQ edge to the next change of the loop channel (:func:`loop_table`; docs/tests.md, "The IRQ
+loop").
 """
 
 import numpy as np
@@ -67,10 +49,29 @@ def _relevant_losses(source, value, loop):
 
 
 def loop_table(events, stamp_hz, channel, *, losses=None):
-    """The ``LOOP-<channel>`` :class:`~latscope.analysis.SampleTable` of a parser ``Events``
+    """The ``LOOP-<channel>`` :class:`~latscope.analysis.pairing.SampleTable` of a parser ``Events``
     (``channel``: ``EDGE0`` .. ``EDGE7``). ``losses``: extra stamps where data is known to
     be missing. ``parameters`` holds ``channel``, ``irq_edges``, ``unanswered`` (IRQ edges
-    with no change of the channel before the next) and ``extra_edges``."""
+    with no change of the channel before the next) and ``extra_edges``.
+
+    Pairing (one rule, over the whole capture: there are no test windows without markers):
+
+    1. B is the first change of the loop channel (either level) strictly after A and strictly
+       before the next asserting IRQ edge. An A with no such B is *unanswered* (counted: the DUT
+       missed the interrupt, or took longer than the IRQ period); further changes of the channel
+       before the next A are *extra* (counted, not paired).
+    2. A pair is discarded (and counted) when an event that could change it may have been lost
+       between A and B: a LOSS record of the IRQ source or of the loop channel (the span from
+       that source's previous event to the LOSS record, as
+       :func:`latscope.analysis.pairing.analyze` takes it), or a hole (lost source 0xF: any
+       source, from the previous delivered event of any source). Losses of other sources
+       (markers of a suite running beside the loop) do not touch loop pairs. A sample is exact
+       or absent, never wrong.
+
+    The table is named ``LOOP-<channel>`` (``LOOP-EDGE2``) and is a
+    :class:`~latscope.analysis.pairing.SampleTable` like the marker tests' tables, so the
+    reports, plots and statistics treat it alike.
+    """
     loop = loop_source(channel)
     stamp = events.stamp.astype(np.int64, copy=False)
     source, value = events.source, events.value

@@ -37,7 +37,7 @@ class SampleTable:
 
     def stats(self):
         """Number of samples, min / max / average (the reference report's table), standard
-        deviation and percentiles, in ns: :func:`latscope.accumulate.stats_of_counts` (the
+        deviation and percentiles, in ns: :func:`latscope.analysis.statistics.stats_of_counts` (the
         method the bounded analysis uses too)."""
         from .statistics import stats_of_counts
         values, counts = np.unique(self.samples, return_counts=True)

@@ -142,7 +142,7 @@ def merge_spans(*spans):
 
 
 class LossSpans:
-    """The loss spans of a capture's LOSS records (:func:`latscope.analysis._lossy_spans`,
+    """The loss spans of a capture's LOSS records (:func:`latscope.analysis.spans.lossy_spans`,
     the one definition), found batch by batch: ``feed(events)`` returns the spans of the
     batch's LOSS records, each from the previous event of its source, which may lie in an
     earlier batch. Keeps the last event of every source."""

@@ -1,42 +1,6 @@
-"""Exact statistics of a sample table in bounded memory: what reports need, without the samples.
-
-:class:`TableAccumulator` takes a table's samples (integers in stamp units) in batches, in
-capture order, and keeps:
-
-* the exact count of every sample value (``values``, ``counts``): samples are small integers
-  (a latency of 1 ms at 1 GHz is 10**6), so this is bounded by the range of latencies, not by
-  their number. Count, min, max, sum, sum of squares and every percentile follow exactly;
-* the first :data:`KEEP_POINTS` samples with their start stamps (a time series of up to that
-  many samples is drawn point by point, as from the whole table);
-* a sample-index envelope of at most :data:`ENVELOPE_BUCKETS` buckets: per bucket of
-  ``bucket_width`` consecutive samples (a power of two, doubled when the buckets are full)
-  the min, max, sum and the start stamp of its first sample, exact;
-* optionally the maximum per interval of capture time (``interval_stamps`` wide, counted from
-  the table's first sample);
-* the :data:`WORST_KEPT` largest samples (:meth:`TableAccumulator.worst`: value, index,
-  start stamp, whether a tick overlaps it; among equal values the earliest first), and the
-  samples flagged as not typical (:meth:`TableAccumulator.flags`): the table's first
-  sample (cold caches, ``cold``) and those the kernel's tick overlaps (``tick``), with the
-  exact value counts of the other samples, for the statistics without them.
-
-Statistics (:func:`stats_of_counts`, also used by ``SampleTable.stats``, so the whole-capture
-and the bounded analysis agree to the last bit) are those of the nanosecond values
-``sample * (1e9 / stamp_hz)`` (double precision, as ``SampleTable.ns``):
-
-* min, max: the smallest and largest of them;
-* avg: their exact mean, rounded once to a double;
-* std: the square root of their exact population variance, rounded once to a double;
-* p50, p99, p99.9: numpy's default ``np.percentile`` (linear interpolation between the
-  order statistics at ``(n - 1) * q``, numpy's exact formula), found from the value counts,
-  and only where the sample count supports them (:data:`PERCENTILES`: a percentile q from
-  ``1 / (1 - q)`` samples up, so p50 from 2, p99 from 100, p99.9 from 1000; with fewer
-  samples fewer than one is expected above it, and the figure would only repeat the
-  maximum). Each one reported comes with a distribution-free :data:`CONFIDENCE` interval
-  from order statistics (:func:`quantile_ranks`).
-
-The mean and the standard deviation are thus independent of the order of summation: numpy's
-``mean`` gives the same mean whenever its float sum is exact (e.g. whole nanoseconds, below
-2**53 in total); its ``std`` may differ in the last bits.
+"""Exact statistics of a sample table in bounded memory: what reports need, without the samples
+(:class:`TableAccumulator`), and the one definition of a table's statistics
+(:func:`stats_of_counts`; docs/tests.md, "How the statistics are computed").
 """
 
 import math
@@ -191,9 +155,29 @@ def ci_key(key):
 
 
 def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0):
-    """A table row's statistics (ns) from exact value counts: see the module doc.
+    """A table row's statistics (ns) from exact value counts, defined below.
     ``discarded``: pairs dropped for a loss between them, ``discarded_by_holes``: of those,
-    for a hole."""
+    for a hole.
+
+    Statistics (:func:`stats_of_counts`, also used by ``SampleTable.stats``, so the
+    whole-capture and the bounded analysis agree to the last bit) are those of the nanosecond
+    values ``sample * (1e9 / stamp_hz)`` (double precision, as ``SampleTable.ns``):
+
+    * min, max: the smallest and largest of them;
+    * avg: their exact mean, rounded once to a double;
+    * std: the square root of their exact population variance, rounded once to a double;
+    * p50, p99, p99.9: numpy's default ``np.percentile`` (linear interpolation between the
+      order statistics at ``(n - 1) * q``, numpy's exact formula), found from the value counts,
+      and only where the sample count supports them (:data:`PERCENTILES`: a percentile q from
+      ``1 / (1 - q)`` samples up, so p50 from 2, p99 from 100, p99.9 from 1000; with fewer
+      samples fewer than one is expected above it, and the figure would only repeat the
+      maximum). Each one reported comes with a distribution-free :data:`CONFIDENCE` interval
+      from order statistics (:func:`quantile_ranks`).
+
+    The mean and the standard deviation are thus independent of the order of summation: numpy's
+    ``mean`` gives the same mean whenever its float sum is exact (e.g. whole nanoseconds, below
+    2**53 in total); its ``std`` may differ in the last bits.
+    """
     values = np.asarray(values, np.int64)
     counts = np.asarray(counts, np.int64)
     n = int(counts.sum()) if len(counts) else 0
@@ -224,9 +208,29 @@ def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0)
 
 
 class TableAccumulator:
-    """One sample table, accumulated batch by batch (see the module doc). ``name``,
+    """One sample table, accumulated batch by batch (as below). ``name``,
     ``stamp_hz`` and ``parameters`` as in ``SampleTable``; ``interval_stamps``: width of the
-    max-per-interval slots in stamp units (None: not kept)."""
+    max-per-interval slots in stamp units (None: not kept).
+
+    :class:`TableAccumulator` takes a table's samples (integers in stamp units) in batches, in
+    capture order, and keeps:
+
+    * the exact count of every sample value (``values``, ``counts``): samples are small integers
+      (a latency of 1 ms at 1 GHz is 10**6), so this is bounded by the range of latencies, not by
+      their number. Count, min, max, sum, sum of squares and every percentile follow exactly;
+    * the first :data:`KEEP_POINTS` samples with their start stamps (a time series of up to that
+      many samples is drawn point by point, as from the whole table);
+    * a sample-index envelope of at most :data:`ENVELOPE_BUCKETS` buckets: per bucket of
+      ``bucket_width`` consecutive samples (a power of two, doubled when the buckets are full)
+      the min, max, sum and the start stamp of its first sample, exact;
+    * optionally the maximum per interval of capture time (``interval_stamps`` wide, counted from
+      the table's first sample);
+    * the :data:`WORST_KEPT` largest samples (:meth:`TableAccumulator.worst`: value, index,
+      start stamp, whether a tick overlaps it; among equal values the earliest first), and the
+      samples flagged as not typical (:meth:`TableAccumulator.flags`): the table's first
+      sample (cold caches, ``cold``) and those the kernel's tick overlaps (``tick``), with the
+      exact value counts of the other samples, for the statistics without them.
+    """
 
     def __init__(self, name, stamp_hz, parameters=None, *, interval_stamps=None,
                  keep_points=KEEP_POINTS, buckets=ENVELOPE_BUCKETS):
@@ -264,7 +268,7 @@ class TableAccumulator:
 
     def add(self, samples, starts, ticked=None):
         """Adds the next samples (stamp units, capture order), their start stamps and
-        whether the kernel's tick overlaps each (``analysis.tick_overlaps``; None: none)."""
+        whether the kernel's tick overlaps each (``rules.tick_overlaps``; None: none)."""
         samples = np.asarray(samples, np.int64)
         starts = np.asarray(starts, np.int64)
         if not len(samples):

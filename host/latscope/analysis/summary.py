@@ -1,13 +1,8 @@
-"""A capture file analysed in bounded memory: its events read in batches, its tables
-accumulated (:mod:`latscope.batch_analysis`), and what the reports say about the run.
-
-:class:`CaptureBatches` reads a capture file's events in batches (``CaptureEvents``; each
-iteration reads the file again, as a second pass of the analysis needs), optionally in a
-helper process;
-:func:`analyze_capture` gives a :class:`CaptureSummary` (the run without its events) and the
-tables as :class:`~latscope.accumulate.TableAccumulator`. Memory does not grow with the
-number of events: one batch, the pending events of the analysis, and per table its value
-counts, first samples and envelope.
+"""A capture file's run and tables, in bounded memory: :func:`analyze_capture` reads its
+events in batches (:class:`~latscope.capture.batches.CaptureBatches`), accumulates the tables
+(:mod:`latscope.analysis.batch`) and counts what the reports say about the run
+(:class:`CaptureSummary`, :class:`RunCounts`). Memory does not grow with the number of
+events.
 """
 
 from dataclasses import dataclass, field
@@ -37,7 +32,7 @@ def latency_skew(identity):
 class RunCounts:
     """What the report says about a capture's losses, counted batch by batch: ``device_losses``
     ({source name: events} of the LOSS records that are no hole), ``holes``
-    (:class:`latscope.analysis.Hole`, from ``holes_of``), ``first_stamp`` (of the first event
+    (:class:`latscope.analysis.spans.Hole`, from ``holes_of``), ``first_stamp`` (of the first event
     in the stream), ``events`` and ``tick_markers``: the kernel's KERNEL/TICK_ENTRY markers
     (0: this DUT does not record its tick, docs/markers.md, and no sample can be flagged as
     ticked)."""

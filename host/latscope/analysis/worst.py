@@ -1,6 +1,6 @@
 """The worst samples of every table, explained: what happened in and around each.
 
-The tables (:class:`latscope.accumulate.TableAccumulator`) keep their largest samples and
+The tables (:class:`latscope.analysis.statistics.TableAccumulator`) keep their largest samples and
 flag the samples that are not typical (the first, cold one; those the kernel's tick
 overlaps). :func:`worst_samples` reads the capture once more and gives each of the ``n``
 worst samples of every table the events from :data:`CONTEXT_MARGIN_S` before its start to
@@ -20,7 +20,7 @@ from ..capture.file import Capture
 __all__ = ["WORST_SHOWN", "CONTEXT_MARGIN_S", "CONTEXT_EVENTS", "worst_samples",
            "describe_event", "events_text", "flags_text"]
 
-#: Worst samples per table in reports (at most accumulate.WORST_KEPT).
+#: Worst samples per table in reports (at most statistics.WORST_KEPT).
 WORST_SHOWN = 3
 #: Events shown before a worst sample's start and after its end, in seconds.
 CONTEXT_MARGIN_S = 5e-6

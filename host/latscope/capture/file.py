@@ -1,20 +1,9 @@
-"""Crash-safe capture files: the device stream, byte for byte, in checksummed chunks.
-
-A capture file is a file header followed by append-only *chunks*, each with its own CRC-32:
-a METADATA chunk (JSON), DATA chunks (the raw bytes read from the device, in order), copies
-of the METADATA chunk now and then and, on a clean close, one END chunk (JSON statistics
-and the metadata once more). ``docs/capture-format.md`` gives every byte and what a reader
-guarantees.
-
-Because each chunk is written whole and flushed to the operating system, a capture that is
-killed (``kill -9``, a crash) keeps every chunk written before: the reader skips a damaged or
-cut-off chunk by scanning for the next chunk magic and tells the parser that bytes are missing
-there. Stream offsets in the chunk headers make every gap visible, and the copies of the
-metadata make a damaged file header or first METADATA chunk cost nothing else.
+"""Crash-safe capture files: the device stream, byte for byte, in checksummed chunks
+(``docs/capture-format.md`` gives every byte and what a reader guarantees).
 
 :class:`CaptureWriter` writes, :class:`CaptureReader` reads chunks, :class:`CaptureEvents`
 reads a capture as batches of events in bounded memory, :func:`load_capture` reads a whole
-capture into :class:`~latscope.parser.Events`. The only exception the reading side raises is
+capture into :class:`~latscope.events.Events`. The only exception the reading side raises is
 :class:`CaptureFileError`.
 """
 
@@ -107,7 +96,7 @@ def _metadata_payload(path, metadata):
 class CaptureWriter:
     """Writes a capture file; use as a context manager.
 
-    ``metadata``: a JSON object the reader accepts (``capture_metadata.check_metadata``:
+    ``metadata``: a JSON object the reader accepts (``metadata.check_metadata``:
     ``identity`` with ``clock_hz`` at least), else ValueError before anything is written.
     ``write(data)`` buffers device bytes and writes a DATA chunk whenever ``chunk_size``
     bytes are buffered, or at the first ``write`` at least ``flush_interval`` seconds after
@@ -119,6 +108,12 @@ class CaptureWriter:
     metadata once more), and syncs the file to disk. Leaving the ``with`` block by an
     exception writes the data but no END chunk, so the file reads as not closed cleanly.
     Write errors are OSErrors that name the file.
+
+    Because each chunk is written whole and flushed to the operating system, a capture that is
+    killed (``kill -9``, a crash) keeps every chunk written before: the reader skips a damaged
+    or cut-off chunk by scanning for the next chunk magic and tells the parser that bytes are
+    missing there. Stream offsets in the chunk headers make every gap visible, and the copies of
+    the metadata make a damaged file header or first METADATA chunk cost nothing else.
     """
 
     def __init__(self, path, metadata, *, chunk_size=64 * 1024, flush_interval=0.5,
@@ -288,7 +283,7 @@ class CaptureReader:
     """Reads a capture file.
 
     The constructor reads the header and the metadata (``metadata``, a dict checked by
-    ``capture_metadata.check_metadata``) and raises :class:`CaptureFileError` if the file is
+    ``metadata.check_metadata``) and raises :class:`CaptureFileError` if the file is
     no capture file or has no usable metadata. A damaged header or first METADATA chunk is
     survived when a copy of the metadata is intact (format 2). Iterating yields the payload
     of every intact DATA chunk in stream order, once, and :data:`GAP` wherever bytes of the
@@ -507,7 +502,7 @@ class CaptureInfo:
 
     @property
     def identity(self):
-        """The device's :class:`~latscope.identity.Identity`, as its metadata stores it."""
+        """The device's :class:`~latscope.link.identity.Identity`, as its metadata stores it."""
         return Identity.from_dict(self.metadata["identity"])
 
     @property
@@ -526,7 +521,7 @@ class CaptureInfo:
 @dataclass
 class Capture(CaptureInfo):
     """A capture file read into events: ``metadata`` (dict), ``events``
-    (:class:`~latscope.parser.Events`, stamps corrected for pin latency), ``parser_stats``,
+    (:class:`~latscope.events.Events`, stamps corrected for pin latency), ``parser_stats``,
     ``file_stats``, ``end`` (the END chunk's JSON, None if the capture was not closed)."""
     path: str
     metadata: dict
@@ -572,7 +567,7 @@ class CaptureEvents(CaptureInfo):
     """A capture file read as batches of events, in bounded memory.
 
     The constructor reads the metadata (as :class:`CaptureReader`); iterating (once) yields
-    :class:`~latscope.parser.Events` batches in stream order, each from at most
+    :class:`~latscope.events.Events` batches in stream order, each from at most
     ``batch_bytes`` of stream (so at most that many events, plus one open segment), holes
     included as the parser reports them. Afterwards ``parser_stats``, ``file_stats`` and
     ``end`` are complete."""

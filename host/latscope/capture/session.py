@@ -1,16 +1,11 @@
 """One capture session: the one way every tool opens an appliance and captures from it.
 
 :class:`CaptureSession` opens a port (a board's serial port, or a simulation: see
-:func:`latscope.simulation.open_port`), identifies the appliance and sets its IRQ generator;
+:func:`latscope.ports.open_port`), identifies the appliance and sets its IRQ generator;
 :meth:`CaptureSession.capture` runs the capture loop: configure, start, let a waiting DUT
 run, poll until a stop condition (:class:`Until`) holds, stop, drain, close the capture file
 with its END chunk. ``latscope capture``, ``latscope stream``, the demo, the suite captures
 and the lab-script API all use it.
-
-Ctrl-C during a capture is a stop condition like the others: SIGINT only sets a flag that
-the loop checks between reads, so no read is cut off half way (which lost the last segment
-before STOP), and the appliance is stopped and drained and the file closed cleanly. A second
-Ctrl-C aborts at once. The previous SIGINT handler is restored when the capture ends.
 """
 
 import contextlib
@@ -29,7 +24,7 @@ class Until:
     """When a capture ends: the first of ``duration`` seconds, ``events`` events,
     ``samples=(table, n)`` samples of a table in the live statistics, the end of a DUT
     that runs a program of its own (``dut_exit``: the simulated suite), Ctrl-C, or
-    ``timeout`` seconds (which then raises :class:`~latscope.device.DeviceError`)."""
+    ``timeout`` seconds (which then raises :class:`~latscope.link.device.DeviceError`)."""
     duration: float = None
     events: int = None
     samples: tuple = None
@@ -71,7 +66,7 @@ def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None):
     """The metadata a capture file starts with (``docs/capture-format.md``): the device's
     identity, the port, the IRQ settings, the start time, the user's test information,
     what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``) and the
-    IRQ loop's edge channel (``loop``, if given: :mod:`latscope.loop`)."""
+    IRQ loop's edge channel (``loop``, if given: :mod:`latscope.analysis.loop`)."""
     return {"identity": identity.as_dict(), "port": str(port), "irq": asdict(irq),
             "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "test_info": test_info,
             **(dut or {}), **({"loop": loop} if loop else {})}
@@ -79,9 +74,9 @@ def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None):
 
 class CaptureSession:
     """A connected, identified appliance. ``port``: a port name (serial port, pyserial URL,
-    ``sim:soc``, ``sim:gateware``) or a :class:`~latscope.device.Port` not yet started.
+    ``sim:soc``, ``sim:gateware``) or a :class:`~latscope.link.device.Port` not yet started.
     ``sim_args``: more arguments of a simulation; ``suite``: the suite of ``sim:soc``
-    (:class:`latscope.simulation.SuiteSettings`); ``log``: a file for a simulation's
+    (:class:`latscope.simulated.soc.SuiteSettings`); ``log``: a file for a simulation's
     output. ``owns_port``: start the port and stop it on :meth:`close` (False: the caller
     started it and keeps it running). Attributes: ``port`` (the Port), ``device``,
     ``identity``, ``irq`` (what the IRQ generator is set to; the defaults of
@@ -136,7 +131,7 @@ class CaptureSession:
         """Captures into the capture file ``output`` (None: events are only counted and
         passed on) until ``until`` says so; returns a :class:`CaptureRun`.
 
-        ``analyzer``: a :class:`latscope.live_stats.StreamingAnalyzer` fed every batch
+        ``analyzer``: a :class:`latscope.analysis.live.StreamingAnalyzer` fed every batch
         (needed for ``until.samples``). ``on_batch(events, run)``: called after every read
         (``events`` may be empty) and for the events drained after STOP; returning True
         ends the capture (a reader that went away). ``loop``: the IRQ loop's edge channel,
@@ -251,7 +246,13 @@ def _abandon(writer):
 def sigint_deferred():
     """While the block runs, SIGINT (Ctrl-C) sets the event yielded instead of raising
     KeyboardInterrupt; a second one raises it. Only in the main thread (where Python runs
-    signal handlers), and not if SIGINT is ignored (a background job)."""
+    signal handlers), and not if SIGINT is ignored (a background job).
+
+    Ctrl-C during a capture is a stop condition like the others: SIGINT only sets a flag that
+    the loop checks between reads, so no read is cut off half way (which lost the last segment
+    before STOP), and the appliance is stopped and drained and the file closed cleanly. A second
+    Ctrl-C aborts at once. The previous SIGINT handler is restored when the capture ends.
+    """
     interrupted = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
     if (threading.current_thread() is not threading.main_thread()

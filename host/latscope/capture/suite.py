@@ -22,10 +22,10 @@ class SuiteCapture:
     file ``path`` (None: the run was only counted, e.g. for a benchmark)."""
     path: object
     events: int                      # events captured
-    identity: object                 # latscope.identity.Identity
+    identity: object                 # latscope.link.identity.Identity
     metadata: dict
     status: dict                     # the appliance's STATUS after the capture
-    parser_stats: object             # latscope.parser.ParserStats
+    parser_stats: object             # latscope.link.parser.ParserStats
     exit_code: int                   # the firmware's
     exit_cycle: int
     sim: dict                        # the harness's SIM line
@@ -40,9 +40,9 @@ def capture_suite(build, irq=DEMO_IRQ, *, output=None, truth=None, console=None,
     """Runs the suite of ``build`` on the simulated SoC and captures it through the appliance,
     exactly as from a board (a :class:`~latscope.capture.session.CaptureSession`): identify,
     configure the IRQ generator, start (the harness lets the CPU run ``phase`` +
-    :data:`~latscope.simulated.soc.RELEASE_AFTER_START` cycles later), read until the firmware exits, stop, drain.
-    The same build, IRQ settings and phase give the same capture, to the cycle (relative
-    to START).
+    :data:`~latscope.simulated.soc.RELEASE_AFTER_START` cycles later), read until the firmware
+    exits, stop, drain. The same build, IRQ settings and phase give the same capture, to the
+    cycle (relative to START).
 
     ``output``: the capture file to write (metadata: identity, CPU variant, suite and IRQ
     settings). ``truth``: the harness's ground-truth log. ``live``: keep live statistics,

@@ -62,7 +62,7 @@ class IrqSettings:
 
 class Port:
     """Where an appliance is reached: here a board's serial port (or a pyserial URL), with
-    nothing to start. The simulations (:mod:`latscope.simulation`) are ports too, that start
+    nothing to start. The simulations (:mod:`latscope.simulated.soc`) are ports too, that start
     a child process, and some run a DUT of their own; so every port offers the same
     methods, and a capture session never asks what kind it has.
 
@@ -108,7 +108,7 @@ class Port:
 def open_transport(port, baudrate=12_000_000, timeout=0.05):
     """A pyserial port for a device name (``/dev/ttyUSB1``), a pty or a pyserial URL;
     ``rfc2217://`` (a network serial port) with latscope's faster reader
-    (:mod:`latscope.network_port`)."""
+    (:mod:`latscope.link.network_port`)."""
     try:
         if str(port).startswith("rfc2217://"):
             from .network_port import Rfc2217Port

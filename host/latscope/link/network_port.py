@@ -2,12 +2,13 @@
 them) at an appliance's data rate.
 
 pyserial's RFC 2217 client passes every received byte through a queue on its own, in
-Python: about 0.1 MB/s (``bench/ser2net_throughput.py``), a tenth of what a 12 Mbaud
-appliance sends, so a busy capture would overflow the appliance's FIFO. :class:`Rfc2217Port`
+Python: far slower than a 12 Mbaud appliance sends (docs/lab.md gives the rates
+``bench/ser2net_throughput.py`` measures), so a busy capture would overflow the appliance's
+FIFO. :class:`Rfc2217Port`
 keeps all of pyserial's RFC 2217 (the telnet option negotiation, baud rate, purge, modem
 lines) and replaces only its reader thread's loop: the data between two telnet IAC bytes
 goes into the queue as one chunk, and the rare IAC sequences are handled byte by byte as
-pyserial does. :func:`latscope.device.open_transport` uses it for ``rfc2217://`` URLs.
+pyserial does. :func:`latscope.link.device.open_transport` uses it for ``rfc2217://`` URLs.
 """
 
 import socket

@@ -1,37 +1,6 @@
-"""Incremental parser of the device-to-host stream (the records of ``latscope.protocol``).
-
-:class:`StreamParser` takes the bytes of the link in pieces of any size and returns the events
-of every *segment* that passed its checks (version 2: structure, the TALLY's count, the SEAL's
-CRC-32 and the chain of sequence numbers and stamps; version 1: the CRC-16 in the next SYNC;
-docs/protocol.md, "What a reader guarantees"). It never returns an event it could not verify,
-and it never raises on bad stream bytes: it finds the next record by the lead-byte flag,
-trusts nothing until the next SYNC, and puts a *hole* (a LOSS event of lost-source
-``HOLE_SOURCE``, with the number of event records lost) where it dropped data; what it threw
-away is also counted in :class:`ParserStats`.
-
-Parsing is vectorised with numpy over each buffer: find the lead bytes, measure the records,
-decode payloads of up to 8 bytes with a few word-wide operations on big-endian windows,
-cumulate deltas and check every segment's structure at once; then one CRC call and a few
-integer steps of the chain per segment. Only REPLY records are looked at one by one.
-
-Time. An event's stamp is the 64-bit cycle number of the capture clock: the 48-bit stamp of
-the SYNC that opened its segment, unwrapped against the time base (version 2: the last stamp
-of the last confirmed segment; version 1: the previous verified SYNC; time only goes forward,
-so a jump of 2**48 cycles or more cannot be told from a wrap), plus the deltas of the segment
-up to the event, minus the pin-to-stamp
-latency of the event's source (``latency`` argument; clamped so that a stamp never goes below
-0). After that correction events of *different* sources may be out of stamp order by up to the
-difference of their latencies (a few cycles); events are always returned in stream order, and
-within one source the order is exact.
-
-Replies. REPLY records (one byte of a command reply each) can sit anywhere between records and
-are assembled into messages (opcode, length, payload) in :attr:`StreamParser.replies`, whether
-or not a segment is open. A reply byte of value 0 or 1 is sent as a lone lead byte, which looks
-the same as the first byte of a two-byte REPLY record; when such a byte ends a feed the parser
-takes it as complete only if it completes a reply message (the usual case: a zero length byte
-of an acknowledgement, a zero last byte of a status), otherwise it waits for the next byte. If
-the next feed then starts with that record's continuation byte, the delivered reply was wrong
-and ``stats.reply_errors`` counts it.
+"""Incremental parser of the device-to-host stream (the records of
+``latscope_defs.protocol``): bytes of the link in, verified :class:`~latscope.events.Events`
+out, with a *hole* where it dropped data (docs/protocol.md, "What a reader guarantees").
 """
 
 import binascii
@@ -195,6 +164,39 @@ class StreamParser:
     (at most a few KiB), and parses them again with the next data: a segment is checked and
     decoded in one piece when its closing record has arrived. Replies and skipped bytes in
     the kept part are not counted twice.
+
+    :class:`StreamParser` takes the bytes of the link in pieces of any size and returns the
+    events of every *segment* that passed its checks (version 2: structure, the TALLY's count,
+    the SEAL's CRC-32 and the chain of sequence numbers and stamps; version 1: the CRC-16 in the
+    next SYNC; docs/protocol.md, "What a reader guarantees"). It never returns an event it could
+    not verify, and it never raises on bad stream bytes: it finds the next record by the
+    lead-byte flag, trusts nothing until the next SYNC, and puts a *hole* (a LOSS event of
+    lost-source ``HOLE_SOURCE``, with the number of event records lost) where it dropped data;
+    what it threw away is also counted in :class:`ParserStats`.
+
+    Parsing is vectorised with numpy over each buffer: find the lead bytes, measure the records,
+    decode payloads of up to 8 bytes with a few word-wide operations on big-endian windows,
+    cumulate deltas and check every segment's structure at once; then one CRC call and a few
+    integer steps of the chain per segment. Only REPLY records are looked at one by one.
+
+    Time. An event's stamp is the 64-bit cycle number of the capture clock: the 48-bit stamp of
+    the SYNC that opened its segment, unwrapped against the time base (version 2: the last stamp
+    of the last confirmed segment; version 1: the previous verified SYNC; time only goes
+    forward, so a jump of 2**48 cycles or more cannot be told from a wrap), plus the deltas of
+    the segment up to the event, minus the pin-to-stamp latency of the event's source
+    (``latency`` argument; clamped so that a stamp never goes below 0). After that correction
+    events of *different* sources may be out of stamp order by up to the difference of their
+    latencies (a few cycles); events are always returned in stream order, and within one source
+    the order is exact.
+
+    Replies. REPLY records (one byte of a command reply each) can sit anywhere between records
+    and are assembled into messages (opcode, length, payload) in :attr:`StreamParser.replies`,
+    whether or not a segment is open. A reply byte of value 0 or 1 is sent as a lone lead byte,
+    which looks the same as the first byte of a two-byte REPLY record; when such a byte ends a
+    feed the parser takes it as complete only if it completes a reply message (the usual case: a
+    zero length byte of an acknowledgement, a zero last byte of a status), otherwise it waits
+    for the next byte. If the next feed then starts with that record's continuation byte, the
+    delivered reply was wrong and ``stats.reply_errors`` counts it.
     """
 
     #: An open segment longer than this cannot be one the device sent (255 events of at most

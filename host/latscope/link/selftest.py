@@ -1,18 +1,7 @@
-"""First-plug-in self-test: is the link sound, and do the appliance's own stamps agree with the
-pin latencies it documents? (``latscope selftest``, ``Session.selftest``; docs/boards.md has
-the bring-up checklist built on it.)
-
-- :func:`check_link`: ECHO exchanges of fixed and pseudo-random 64-bit patterns; counts
-  patterns that came back wrong or not at all, measures the sustained exchange rate, and says
-  what is most likely wrong when nothing or garbage comes back (:func:`link_hint`).
-- :func:`check_loopback`: with a jumper from the IRQ output to EDGE0 and to the marker
-  strobe, the IRQ generator's edges are captured three times, as IRQ, EDGE0 and MARKER
-  events. After the parser's latency correction (the IDENTIFY reply's pin latencies) the
-  three stamps of one edge must agree to within one stamp unit (where in a sampling period
-  the wire's edge falls); the uncorrected differences are the measured pin-to-pin delays.
-- :func:`check_wiring`: the markers of the wiring program (``firmware/tools/``, walking ones
-  then walking zeros over the 16 marker bits, one strobe toggle each) against what they
-  should be: stuck, swapped or shorted bits, and a strobe that loses or adds toggles.
+"""First-plug-in self-test (``latscope selftest``, ``Session.selftest``; docs/boards.md has the
+bring-up checklist built on it): is the link sound (:func:`check_link`), do the appliance's
+own stamps agree with the pin latencies it documents (:func:`check_loopback`), and are the
+marker wires right (:func:`check_wiring`)?
 """
 
 import random
@@ -95,8 +84,12 @@ def link_hint(result, *, baud, port):
 
 
 def check_link(device, *, count=256, baud, port, seed=1):
-    """ECHO exchanges with ``device`` (a :class:`latscope.device.Device`); a
-    :class:`LinkResult`. The first missing reply ends the test (the rest would only wait)."""
+    """ECHO exchanges with ``device`` (a :class:`latscope.link.device.Device`); a
+    :class:`LinkResult`. The first missing reply ends the test (the rest would only wait).
+
+    Fixed and pseudo-random 64-bit patterns; counts patterns that came back wrong or not at
+    all, measures the sustained exchange rate, and says what is most likely wrong when
+    nothing or garbage comes back (:func:`link_hint`)."""
     result = LinkResult()
     read0, written0 = device.bytes_read, device.bytes_written
     skipped0 = device.parser.stats.bytes_skipped
@@ -143,7 +136,12 @@ LOOPBACK_IRQ = IrqSettings(period=2000, jitter_mask=0xff, width=500)
 
 def check_loopback(device, identity, *, edges=16, timeout=20.0, irq=LOOPBACK_IRQ):
     """Captures ``edges`` asserting IRQ edges with the IRQ output jumpered to EDGE0 and the
-    strobe; a :class:`LoopbackResult`. Leaves the IRQ generator set to ``irq``."""
+    strobe; a :class:`LoopbackResult`. Leaves the IRQ generator set to ``irq``.
+
+    Each edge is captured three times, as IRQ, EDGE0 and MARKER events. After the parser's
+    latency correction (the IDENTIFY reply's pin latencies) the three stamps of one edge
+    must agree to within one stamp unit (where in a sampling period the wire's edge falls);
+    the uncorrected differences are the measured pin-to-pin delays."""
     device.configure_irq(irq)
     device.start(sources=[Source.IRQ, Source.EDGE0, Source.MARKER])
     collected = []
@@ -235,7 +233,11 @@ class WiringResult:
 
 def check_wiring(values, width=16):
     """Compares the MARKER values of one run of the wiring program with
-    :func:`wiring_pattern`; a :class:`WiringResult` naming bad bits."""
+    :func:`wiring_pattern`; a :class:`WiringResult` naming bad bits.
+
+    The wiring program (``firmware/tools/``) walks ones then zeros over the 16 marker bits,
+    one strobe toggle each; what it finds: stuck, swapped or shorted bits, and a strobe that
+    loses or adds toggles."""
     expected = wiring_pattern(width)
     result = WiringResult(expected=len(expected), received=len(values))
     if len(values) != len(expected):
@@ -275,7 +277,7 @@ def capture_wiring(device, *, width=16, timeout=30.0, quiet=2.0, dut=None, on_st
     """Captures the wiring program's markers: waits up to ``timeout`` s for the first, then
     until none came for ``quiet`` s (or all arrived, or the DUT's program ended); a
     :class:`WiringResult`. Once the capture runs, ``on_start()`` is called (the CLI's
-    prompt to start the program) and ``dut`` (the :class:`~latscope.device.Port`) releases
+    prompt to start the program) and ``dut`` (the :class:`~latscope.link.device.Port`) releases
     a DUT that waits for it (``sim:soc``; a board's DUT is started by its user)."""
     device.start(sources=[Source.MARKER])
     if on_start is not None:

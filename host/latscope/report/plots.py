@@ -1,24 +1,10 @@
 """Figures of sample tables: time series, frequency distribution, maximum per interval.
 
 Every function returns a :class:`matplotlib.figure.Figure` made without pyplot (no global
-state, no display: the Agg renderer), so reports can be made in batch and in threads.
-:func:`save` writes a figure as PNG and SVG.
-
-Distributions are histograms *in clock ticks*: a bin is a whole number of ticks wide, so no
-bin straddles a tick boundary and every bin holds the samples of the same tick values (a bin
-width that is not a whole number of ticks makes comb artefacts). The count is shown linear
-and logarithmic: on the log scale the rare maxima that decide a worst case stay visible, as
-in OSADL's latency plots.
-
-Time series of more than :data:`MAX_POINTS` samples are drawn as the min..max envelope of
-consecutive slices of the samples (a power of two of them each: the envelope of
-:class:`latscope.accumulate.TableAccumulator`), so figures stay small and fast for 10^9
-samples and no maximum disappears.
-
-Every function takes a table as :func:`latscope.analysis.analyze` gives it
-(``SampleTable``) or as the bounded analysis accumulates it (``TableAccumulator``): the
-figures are made from the accumulator (value counts, first samples, envelope), so both give
-the same figures.
+state, no display: the Agg renderer), so reports can be made in batch and in threads, and
+takes a table as :func:`~latscope.analysis.pairing.analyze` gives it (``SampleTable``) or as
+the bounded analysis accumulates it (``TableAccumulator``): the figures are made from the
+accumulator, so both give the same figures. :func:`save` writes a figure as PNG and SVG.
 """
 
 import io
@@ -27,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .analysis.statistics import TableAccumulator
+from ..analysis.statistics import TableAccumulator
 
 __all__ = ["MAX_BINS", "MAX_POINTS", "tick_histogram", "accumulated", "time_series",
            "distribution", "overlay_distributions", "interval_maxima", "max_over_time", "save",
@@ -65,7 +51,7 @@ def tick_histogram(samples, max_bins=MAX_BINS, *, low=None, high=None, counts=No
 
 
 def accumulated(table, interval_s=None):
-    """The :class:`~latscope.accumulate.TableAccumulator` of a table (itself if it is one);
+    """The :class:`~latscope.analysis.statistics.TableAccumulator` of a table (itself if it is one);
     ``interval_s``: the max-per-interval width it must have kept."""
     if isinstance(table, TableAccumulator):
         return table
@@ -88,7 +74,13 @@ def _figure(rows=1, height=HEIGHT):
 
 def time_series(table, *, x="index"):
     """Latency of every sample in capture order. ``x``: ``"index"`` (sample number) or
-    ``"time"`` (capture time of the sample's start, seconds from the first sample)."""
+    ``"time"`` (capture time of the sample's start, seconds from the first sample).
+
+    Time series of more than :data:`MAX_POINTS` samples are drawn as the min..max envelope of
+    consecutive slices of the samples (a power of two of them each: the envelope of
+    :class:`~latscope.analysis.statistics.TableAccumulator`), so figures stay small and fast for
+    10^9 samples and no maximum disappears.
+    """
     table = accumulated(table)
     figure, (axes,) = _figure()
     ns_per_stamp = table.ns_per_stamp
@@ -116,9 +108,9 @@ def time_series(table, *, x="index"):
 
 
 def _mark_worst(axes, table, x):
-    """Rings the worst samples (latscope.worst.WORST_SHOWN) with their rank and flags, as
+    """Rings the worst samples (latscope.analysis.worst.WORST_SHOWN) with their rank and flags, as
     the report lists them."""
-    from .analysis.worst import WORST_SHOWN, flags_text
+    from ..analysis.worst import WORST_SHOWN, flags_text
     for rank, entry in enumerate(table.worst(WORST_SHOWN), 1):
         at = ((entry["start"] - table.first_start) / table.stamp_hz if x == "time"
               else entry["index"])
@@ -136,7 +128,14 @@ def _bar(axes, edges, counts, tick_ns, **style):
 
 def distribution(table):
     """Frequency distribution of one table: count per bin of whole ticks, on a linear and on
-    a logarithmic count axis."""
+    a logarithmic count axis.
+
+    Distributions are histograms *in clock ticks*: a bin is a whole number of ticks wide, so no
+    bin straddles a tick boundary and every bin holds the samples of the same tick values (a bin
+    width that is not a whole number of ticks makes comb artefacts). The count is shown linear
+    and logarithmic: on the log scale the rare maxima that decide a worst case stay visible, as
+    in OSADL's latency plots.
+    """
     table = accumulated(table)
     figure, axes = _figure(2, height=2.6)
     tick_ns = _ns_per_tick(table.stamp_hz)

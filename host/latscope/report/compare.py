@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from . import plots
-from .report import STAT_COLUMNS, load_tables, results, statistics_note
+from .results import STAT_COLUMNS, load_tables, results, statistics_note
 
 __all__ = ["Run", "load_runs", "comparison", "text_comparison", "write_figures"]
 

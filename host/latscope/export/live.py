@@ -1,22 +1,8 @@
-"""Live view: a running capture as a VCD stream for sigrok-cli and PulseView.
-
-``latscope stream`` captures from a device or a simulation and writes the events, as they
-arrive, as the logic signals of :mod:`latscope.logic_export` in VCD: one sample per capture-clock
-cycle, so the latscope decoders decode it exactly like an exported file.
-
-Readers and their buffering:
-
-* ``sigrok-cli -i - -I vcd`` reads what the pipe has; libsigrok's VCD input passes samples
-  on in chunks (about a million samples), so annotations lag the capture by that much.
-* PulseView 0.4.2 (``pulseview -i /dev/stdin -I vcd``) reads its input in 4 MiB blocks and
-  waits until a block is full: a plain pipe would show nothing until the end. With
-  ``block=PULSEVIEW_BLOCK`` every flush is padded with spaces (VCD whitespace) up to the
-  next 4 MiB boundary, so each flush reaches PulseView at once. That costs up to 4 MiB per
-  flush through the pipe (8 MiB/s at the default two flushes a second), nothing on disk.
-
-PulseView holds every sample of a VCD input (about 12 bytes per cycle with the decoders
-attached, measured with 0.4.2: 1.2 GB per second of capture at 100 MHz), so a live view
-suits the simulations (about 1.5 million cycles a second) and short runs of a board.
+"""Live view: a running capture as a VCD stream for sigrok-cli and PulseView (``latscope
+stream``): the events, as they arrive, as the logic signals of :mod:`latscope.export.files`,
+one sample per capture-clock cycle, so the latscope decoders decode it exactly like an
+exported file. README.md ("sigrok and PulseView", **Live.**) gives what the readers buffer
+and hold.
 """
 
 import io
@@ -27,11 +13,11 @@ import numpy as np
 
 from latscope_defs.channels import Layout
 
-from .capture.session import CaptureSession, Until
-from .events import Events
+from ..capture.session import CaptureSession, Until
+from ..events import Events
+from ..link.device import IrqSettings
 from .levels import MARGIN, Changes, LevelTracker
-from .link.device import IrqSettings
-from .sigrok_session import write_pvs
+from .sigrok import write_pvs
 from .vcd import VcdWriter
 
 __all__ = ["PULSEVIEW_BLOCK", "LiveVcd", "stream_capture"]
@@ -113,11 +99,19 @@ def stream_capture(port, out, *, baudrate=12_000_000, irq=IrqSettings(), block=0
                    duration=None, max_events=None, flush_interval=0.5, capture=None,
                    pvs=None, log=sys.stderr):
     """Captures from ``port`` (a serial port, ``sim:soc`` / ``sim:gateware`` or a
-    :class:`~latscope.device.Port` such as a :class:`~latscope.simulation.SocSimulation`)
+    :class:`~latscope.link.device.Port` such as a :class:`~latscope.simulated.soc.SocSimulation`)
     and writes the VCD stream to the binary stream ``out`` until ``duration`` seconds or
     ``max_events`` events passed, a simulated DUT's firmware exited, the reader went away
     or Ctrl-C. ``capture``: also write a capture file. ``pvs``: write a PulseView setup
-    there first (decoders attached to the stream's signals). Returns the :class:`LiveVcd`."""
+    there first (decoders attached to the stream's signals). Returns the :class:`LiveVcd`.
+
+    Readers and their buffering: ``sigrok-cli -i - -I vcd`` reads what the pipe has;
+    libsigrok's VCD input passes samples on in chunks, so annotations lag the capture by one
+    chunk. PulseView 0.4.2 (``pulseview -i /dev/stdin -I vcd``) reads its input in 4 MiB
+    blocks and waits until a block is full: a plain pipe would show nothing until the end.
+    With ``block=PULSEVIEW_BLOCK`` every flush is padded with spaces (VCD whitespace) up to
+    the next 4 MiB boundary, so each flush reaches PulseView at once (up to 4 MiB per flush
+    through the pipe, nothing on disk)."""
     with CaptureSession(port, baud=baudrate) as session:
         identity = session.identity
         layout = Layout.for_identity(identity)

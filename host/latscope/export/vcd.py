@@ -1,6 +1,6 @@
 """VCD (value change dump) of logic signals: one 1-bit wire per channel, one time unit per
-stamp unit. The export (:mod:`latscope.logic_export`) writes a whole file, the live stream
-(:mod:`latscope.live_vcd`) writes it piece by piece.
+stamp unit. The export (:mod:`latscope.export.files`) writes a whole file, the live stream
+(:mod:`latscope.export.live`) writes it piece by piece.
 """
 
 __all__ = ["VcdError", "VcdWriter", "vcd_timescale"]

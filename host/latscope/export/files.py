@@ -1,13 +1,13 @@
 """A capture as logic signals, for sigrok and PulseView: a session file (``.sr``, with the
 PulseView setup ``.pvs`` beside it) and/or a VCD.
 
-The signals are those of :class:`latscope.channels.Layout` (bit n of a sample word =
+The signals are those of :class:`latscope_defs.channels.Layout` (bit n of a sample word =
 channel n: D0..D15, STROBE, IRQ, EDGE0.., LOSS, and the second marker lane STROBE2,
 D2_0..D2_15 when two markers share a cycle), their levels made by
-:class:`latscope.levels.LevelTracker`; so the ``latscope_marker`` decoder (sample delay 0)
-sees every marker at its stamp and ``latscope_latency`` pairs them exactly as
-:func:`latscope.analysis.analyze` does. Sample 0 is cycle ``origin`` (a few cycles before the
-first event); :class:`ExportInfo` gives it.
+:class:`latscope.export.levels.LevelTracker`; so the ``latscope_marker`` decoder (sample
+delay 0) sees every marker at its stamp and ``latscope_latency`` pairs them exactly as
+:func:`latscope.analysis.pairing.analyze` does. Sample 0 is cycle ``origin`` (a few cycles
+before the first event); :class:`ExportInfo` gives it.
 """
 
 import contextlib
@@ -22,13 +22,13 @@ from latscope_defs.channels import EXPORT_DATA_BITS, Layout
 from latscope_defs.markers import Point, decode
 from latscope_defs.protocol import Source
 
-from .analysis.pairing import analyze
-from .analysis.spans import LossSpans, merge_spans
-from .capture.batches import BATCH_BYTES, CaptureBatches
-from .capture.file import Capture
-from .events import Events
+from ..analysis.pairing import analyze
+from ..analysis.spans import LossSpans, merge_spans
+from ..capture.batches import BATCH_BYTES, CaptureBatches
+from ..capture.file import Capture
+from ..events import Events
 from .levels import HOLDBACK, MARGIN, LevelTracker
-from .sigrok_session import SrWriter, write_pvs
+from .sigrok import SrWriter, write_pvs
 from .vcd import VcdError, VcdWriter
 
 __all__ = ["ExportInfo", "ExportError", "export_capture", "export_windows"]
@@ -81,7 +81,7 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
     """Exports a capture to a session file ``sr`` (and its ``.pvs`` beside it unless ``pvs``
     is False) and/or a VCD file ``vcd``. ``capture``: a capture file's path, read twice in
     batches (``batch_bytes`` of stream each) in bounded memory, or a loaded
-    :class:`latscope.capture_file.Capture`. ``start``/``stop``: only the events of cycles
+    :class:`latscope.capture.file.Capture`. ``start``/``stop``: only the events of cycles
     ``[start, stop)`` (levels before the first of them are taken as low); the START marker
     of a test whose window is open at ``start`` and its PARAM marker (the test context the
     decoders need to pair what the window holds) are repeated at samples 1, 2, ... of the
@@ -95,11 +95,11 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
     capture, batches = _batches(capture, batch_bytes)
     _check_window(capture, start, stop)
     survey = _Survey(Layout.for_identity(capture.identity))
-    before = _OpenWindows()
+    before = OpenWindows()
     for events in batches():
         if start is not None:
-            before.feed(_BatchMarkers(events), start)
-        survey.feed(_between(events, start, stop))
+            before.feed(BatchMarkers(events), start)
+        survey.feed(between(events, start, stop))
     return _write(capture, batches, survey, before, start, stop, sr=sr, vcd=vcd, pvs=pvs)
 
 
@@ -113,19 +113,19 @@ def export_windows(capture, windows, *, batch_bytes=BATCH_BYTES):
     for window in windows:
         _check_window(capture, window["start"], window["stop"])
     layout = Layout.for_identity(capture.identity)
-    before = [_OpenWindows() for _ in windows]
+    before = [OpenWindows() for _ in windows]
     pieces = [[] for _ in windows]
     for events in batches():
         if not len(events):
             continue
         stamp = events.stamp.astype(np.int64)
         low, high = int(stamp.min()), int(stamp.max())
-        markers = _BatchMarkers(events) if any(low < w["start"] for w in windows) else None
+        markers = BatchMarkers(events) if any(low < w["start"] for w in windows) else None
         for window, context, into in zip(windows, before, pieces):
             if low < window["start"]:
                 context.feed(markers, window["start"])
             if low < window["stop"] and high >= window["start"]:
-                into.append(_between(events, window["start"], window["stop"]))
+                into.append(between(events, window["start"], window["stop"]))
     infos = []
     for window, context, into in zip(windows, before, pieces):
         events = Events.concatenate(into) if into else Events.empty()
@@ -157,12 +157,12 @@ def _check_window(capture, start, stop):
 def _write(capture, batches, survey, before, start, stop, *, sr, vcd, pvs):
     """The second pass of an export: the levels of the events ``batches()`` gives (those
     in ``[start, stop)`` are taken), ``survey`` fed with them all, and the context markers
-    of ``before`` (an :class:`_OpenWindows` fed with everything before ``start``)."""
+    of ``before`` (an :class:`OpenWindows` fed with everything before ``start``)."""
     stamp_hz = int(capture.stamp_hz)             # one sample per stamp unit
     layout = survey.layout
     if survey.shared_cycles:                     # two markers in one cycle
         layout = survey.layout = Layout(layout.edge_count, second_lane=True)
-    origin, samples = _extent(survey.first, survey.last, stamp_hz, start, stop)
+    origin, samples = extent(survey.first, survey.last, stamp_hz, start, stop)
     context = before.context(start, origin) if start is not None else Events.empty()
     view, pending = None, context
     tracker = LevelTracker(layout, spans=survey.spans, initial=survey.initial())
@@ -186,7 +186,7 @@ def _write(capture, batches, survey, before, start, stop, *, sr, vcd, pvs):
         changes = 0
         for events in itertools.chain(batches(), [None]):
             if events is not None:
-                events = _between(events, start, stop)
+                events = between(events, start, stop)
                 if pending is not None:          # the context comes before the window
                     events, pending = Events.concatenate([pending, events]), None
                 if view is None and len(events):   # the first batch with events (a
@@ -271,7 +271,7 @@ class _Survey:
         return word
 
 
-def _between(events, start, stop):
+def between(events, start, stop):
     """The events of cycles ``[start, stop)`` (None: unbounded)."""
     if start is None and stop is None:
         return events
@@ -284,7 +284,7 @@ def _between(events, start, stop):
     return events[inside]
 
 
-class _BatchMarkers:
+class BatchMarkers:
     """The markers of a batch, decoded once for every window that needs them: ``stamp``,
     ``source``, ``value``, ``points`` and ``by_test`` ([(test, positions in stream
     order)])."""
@@ -301,7 +301,7 @@ class _BatchMarkers:
                         in zip(edges, np.append(edges[1:], len(order)))]
 
 
-class _OpenWindows:
+class OpenWindows:
     """Collects, batch by batch, the markers a window from cycle ``start`` needs from before
     it: per test whose window is open there (its last START before ``start`` has no END
     after it), that START and, if the test's next marker is a PARAM (a parameter of 128 or
@@ -312,7 +312,7 @@ class _OpenWindows:
                                         #          the next marker may still be its PARAM]
 
     def feed(self, markers, start):
-        """Takes the markers of a batch (:class:`_BatchMarkers`) that lie before ``start``."""
+        """Takes the markers of a batch (:class:`BatchMarkers`) that lie before ``start``."""
         def marker(index):
             return (int(markers.stamp[index]), int(markers.source[index]),
                     int(markers.value[index]))
@@ -337,7 +337,7 @@ class _OpenWindows:
 
     def context(self, start, origin):
         """The collected markers, in stream order, placed at cycles ``origin + 1``, ... (sample
-        0 shows no edge), before any event of the window (``_extent`` leaves ``MARGIN``
+        0 shows no edge), before any event of the window (``extent`` leaves ``MARGIN``
         cycles)."""
         kept = sorted(marker for start_marker, param, _ in self.open.values()
                       for marker in (start_marker, param) if marker is not None)
@@ -361,7 +361,7 @@ def _initial_view(events, stamp_hz, origin, samples):
     return {"scale": VIEW_SCALE, "offset": max(0.0, lead)}
 
 
-def _extent(first, last, stamp_hz, start, stop):
+def extent(first, last, stamp_hz, start, stop):
     """(origin, samples): the cycles exported, a margin around the events (stamps
     ``first`` to ``last``; None: no events) unless given."""
     if first is not None:

@@ -1,20 +1,6 @@
 """PulseView as the live view of ``latscope stream --view``: started on the stream, with a
-private copy of the user's settings in which the view follows the data.
-
-PulseView 0.4.2 keeps its view settings in ``$XDG_CONFIG_HOME/sigrok/PulseView.conf`` (Qt's
-INI format, group ``[Settings]``), never in a ``.pvs`` setup. During an acquisition (reading
-``-i /dev/stdin`` is one) it follows the data when one of two of them is on
-(pv/views/trace/view.cpp, ``capture_state_updated``):
-
-* ``View_ZoomToFitDuringAcq`` ("Constantly perform zoom-to-fit during acquisition"): the
-  whole stream so far, zoomed out as it grows;
-* ``View_StickyScrolling`` ("Perform trace view sticky scrolling"): the newest data at the
-  right edge, at the zoom of the moment.
-
-Both are off by default. The view here runs PulseView with ``XDG_CONFIG_HOME`` set to a
-directory of its own, holding a copy of the user's ``PulseView.conf`` (theme, colours and
-all) with the chosen key on, so the user's own file stays as it is (changes made in that
-window are not kept). ``-c`` keeps PulseView from reopening the sessions of the copy.
+private copy of the user's settings in which the view follows the data
+(:func:`start_pulseview`).
 """
 
 import os
@@ -70,7 +56,23 @@ def write_private_config(config_home, follow="fit", environ=os.environ):
 def start_pulseview(pvs, config_home, *, follow="fit", environ=os.environ, args=(), **popen):
     """Starts ``pulseview -c -i /dev/stdin -I vcd -s pvs`` on a pipe (``.stdin`` of the
     returned Popen) with the private settings of :func:`write_private_config` in
-    ``config_home``. ``args``: more PulseView arguments (e.g. ``-geometry``)."""
+    ``config_home``. ``args``: more PulseView arguments (e.g. ``-geometry``).
+
+    PulseView 0.4.2 keeps its view settings in ``$XDG_CONFIG_HOME/sigrok/PulseView.conf`` (Qt's
+    INI format, group ``[Settings]``), never in a ``.pvs`` setup. During an acquisition (reading
+    ``-i /dev/stdin`` is one) it follows the data when one of two of them is on
+    (pv/views/trace/view.cpp, ``capture_state_updated``):
+
+    * ``View_ZoomToFitDuringAcq`` ("Constantly perform zoom-to-fit during acquisition"): the
+      whole stream so far, zoomed out as it grows;
+    * ``View_StickyScrolling`` ("Perform trace view sticky scrolling"): the newest data at the
+      right edge, at the zoom of the moment.
+
+    Both are off by default. The view here runs PulseView with ``XDG_CONFIG_HOME`` set to a
+    directory of its own, holding a copy of the user's ``PulseView.conf`` (theme, colours and
+    all) with the chosen key on, so the user's own file stays as it is (changes made in that
+    window are not kept). ``-c`` keeps PulseView from reopening the sessions of the copy.
+    """
     write_private_config(config_home, follow, environ)
     env = dict(environ, XDG_CONFIG_HOME=str(config_home))
     try:

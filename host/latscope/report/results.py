@@ -1,13 +1,13 @@
 """Reports of a capture: one results document, written as JSON, CSV, Markdown and HTML.
 
 :func:`load_tables` analyses a capture file in bounded memory, whatever its length
-(:func:`latscope.capture_analysis.analyze_capture`). :func:`results` gathers everything a
+(:func:`latscope.analysis.summary.analyze_capture`). :func:`results` gathers everything a
 reader needs into one JSON-ready dict (schema in ``docs/results-schema.md``, field
 ``version`` = :data:`SCHEMA_VERSION`): the run (device, clock and resolution, IRQ
 generator, suite/firmware settings, duration, losses and resyncs) and one row of
 statistics per sample table. The writers only format that dict, so the four files always
 agree. :func:`write_report` writes them all, with the figures of
-:mod:`latscope.plots` (PNG and SVG files; the HTML embeds the PNGs and needs nothing else).
+:mod:`latscope.report.plots` (PNG and SVG files; the HTML embeds the PNGs and needs nothing else).
 """
 
 import base64
@@ -17,14 +17,15 @@ import io
 import json
 from pathlib import Path
 
-from . import __version__, plots
-from .analysis.loop import loop_events, loop_table, tables_with_loop
-from .analysis.statistics import CONFIDENCE, PERCENTILES, TableAccumulator, ci_key
-from .analysis.summary import CaptureSummary, analyze_capture
-from .analysis.worst import CONTEXT_MARGIN_S, WORST_SHOWN, events_text, flags_text, worst_samples
-from .capture.batches import CaptureBatches
-from .capture.file import Capture
-from .link.identity import Identity
+from ..analysis.loop import loop_events, loop_table, tables_with_loop
+from ..analysis.statistics import CONFIDENCE, PERCENTILES, TableAccumulator, ci_key
+from ..analysis.summary import CaptureSummary, analyze_capture
+from ..analysis.worst import CONTEXT_MARGIN_S, WORST_SHOWN, events_text, flags_text, worst_samples
+from ..capture.batches import CaptureBatches
+from ..capture.file import Capture
+from ..link.identity import Identity
+from ..version import __version__
+from . import plots
 
 __all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "CI_COLUMNS", "REPORT_FILES", "results",
            "load_tables", "statistics_note", "text_table", "integrity_line", "holes_text",
@@ -107,7 +108,7 @@ def load_tables(capture, loop=None, *, interval_s=60.0):
 
     ``loop``: the IRQ loop's edge channel (``EDGE2``; default: the capture metadata's
     ``loop``, which ``latscope capture --loop`` records): its ``LOOP-<channel>`` table
-    (:mod:`latscope.loop`) comes first. From a file it is made of the events it needs
+    (:mod:`latscope.analysis.loop`) comes first. From a file it is made of the events it needs
     (IRQ, loop channel, LOSS records: one more pass over the file)."""
     if not isinstance(capture, Capture):
         summary, tables = analyze_capture(capture, interval_s=interval_s)
@@ -119,7 +120,7 @@ def load_tables(capture, loop=None, *, interval_s=60.0):
         interval = max(1, int(interval_s * summary.stamp_hz)) if interval_s else None
         return summary, {table.name: TableAccumulator.of_table(table, interval_stamps=interval),
                          **tables}
-    from .analysis.pairing import analyze
+    from ..analysis.pairing import analyze
     interval = max(1, int(interval_s * capture.stamp_hz)) if interval_s else None
     tables = tables_with_loop(capture.events, capture.stamp_hz,
                               analyze(capture.events, capture.stamp_hz),
@@ -236,7 +237,7 @@ def run_info(capture, tables=None):
 def table_row(name, table, worst=None, *, ticks_recorded=True):
     """One table's JSON row: name, description, parameters, statistics (ns), the flagged
     samples (``TableAccumulator.flags``) and the worst samples ``worst`` (as
-    :func:`latscope.worst.worst_samples` gives them; None: not looked for).
+    :func:`latscope.analysis.worst.worst_samples` gives them; None: not looked for).
     ``ticks_recorded`` False (the capture holds no tick marker): the tick flags are None,
     not recorded, rather than 0 (none of the samples overlapped a tick)."""
     if not isinstance(table, TableAccumulator):
@@ -265,7 +266,7 @@ WORST_KEYS = ("rank", "index", "start", "end", "time_s", "ns", "cold", "tick", "
 def results(capture, tables, worst=None):
     """The results document (docs/results-schema.md) of a ``CaptureSummary`` or
     ``Capture`` and its tables (``TableAccumulator`` or ``SampleTable``); ``worst``: their
-    worst samples (:func:`latscope.worst.worst_samples`), if looked for."""
+    worst samples (:func:`latscope.analysis.worst.worst_samples`), if looked for."""
     worst = worst or {}
     run = run_info(capture, tables)
     return {"schema": "latscope-results", "version": SCHEMA_VERSION,
@@ -277,7 +278,7 @@ def results(capture, tables, worst=None):
 
 
 def worst_of(capture, summary, tables, n=WORST_SHOWN):
-    """:func:`latscope.worst.worst_samples` of the ``summary`` and ``tables`` that
+    """:func:`latscope.analysis.worst.worst_samples` of the ``summary`` and ``tables`` that
     :func:`load_tables` gave for ``capture`` (the path or ``Capture`` given to it); times
     from the capture's first event. ``n`` 0: none."""
     if not n:
@@ -373,7 +374,7 @@ FLAG_STATS = ("samples", "max_ns", "p99_ns", "p999_ns")
 
 def worst_csv_text(document):
     """The CSV of the worst samples: one row per worst sample of every table, its flags
-    and its events in one cell (:func:`latscope.worst.events_text`)."""
+    and its events in one cell (:func:`latscope.analysis.worst.events_text`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["name", "rank", "index", "start", "end", "time_s", "latency_ns", "cold",
@@ -608,11 +609,11 @@ def export_worst(capture, document, directory, stamp_hz):
     """A PulseView window (``worst/<table>.<rank>.sr`` and its ``.pvs``) of every worst
     sample in ``document``: the events from ``worst_context_s`` before its start to as long
     after its end, with its test's context (the START and PARAM markers before the window,
-    repeated at its first samples: ``logic_export.export_capture``), so that the decoders
+    repeated at its first samples: ``export.files.export_capture``), so that the decoders
     pair it as in the whole capture. Notes each file in the sample's ``export`` (relative to
     ``directory``). ``capture``: a path (read once for all the windows:
-    ``logic_export.export_windows``) or a loaded ``Capture``."""
-    from .logic_export import export_windows
+    ``export.files.export_windows``) or a loaded ``Capture``."""
+    from ..export.files import export_windows
     folder = Path(directory) / "worst"
     folder.mkdir(parents=True, exist_ok=True)
     margin = int(round(document["worst_context_s"] * stamp_hz))

@@ -1,27 +1,6 @@
-"""A capture's events as the levels of logic signals, change by change.
-
-The signals are those of :class:`latscope.channels.Layout` (one sample = one stamp unit;
-bit n of a sample word = channel n): the data of the last marker (low 16 bits), STROBE
-toggling at every marker in the cycle of its stamp, IRQ high while the IRQ generator's output
-is asserted (whatever its polarity), the edge channels as captured, and LOSS high over the
-spans in which :func:`latscope.analysis.analyze` takes events to be possibly lost (its
-``lossy_spans``, the one definition): from the previous event of the source that lost
-events to the LOSS record that reports them, high from the span's first cycle up to (not
-including) its last; high at the start if the span began before. A sample (A, B) is
-discarded when such a span starts before B and ends after A.
-
-A level can only show an edge if it changes. Where a capture has an IRQ or edge event that
-does not change the level (its opposite edge was lost: the appliance reports a LOSS there),
-the opposite level is shown for the one cycle before it, so the edge still appears; an extra
-IRQ *assertion* is never invented this way (a repeated releasing edge is left out, no rule
-uses it). Two markers in one cycle (trace port and bus window together) are taken in the
-order trace port, bus window (as analyze takes them, docs/tests.md): the first on
-STROBE/D*, the second on the second marker lane STROBE2/D2_* of a layout that has it
-(``Layout.second_lane``, which :func:`latscope.logic_export.export_capture` sets when the
-capture has such a cycle). Without that lane (the live stream) the second one is shown
-instead of the first and the number dropped is counted.
-
-The session-file, VCD and live-VCD writers take the :class:`Changes` made here.
+"""A capture's events as the levels of logic signals, change by change
+(:class:`LevelTracker`): what the session-file, VCD and live-VCD writers take
+(:class:`Changes`).
 """
 
 from dataclasses import dataclass
@@ -31,8 +10,8 @@ import numpy as np
 from latscope_defs.channels import EXPORT_DATA_BITS
 from latscope_defs.protocol import Source
 
-from .analysis.spans import lossy_spans  # the one definition of where events may be lost
-from .events import Events
+from ..analysis.spans import lossy_spans  # the one definition of where events may be lost
+from ..events import Events
 
 __all__ = ["Changes", "HOLDBACK", "LevelTracker", "MARGIN"]
 
@@ -63,7 +42,29 @@ class LevelTracker:
     arrive a few cycles out of stamp order (pin-latency correction), so the newest ones wait
     for the next batch. ``finish()`` returns the rest. Fed all at once (``final=True``) the
     result is exact; fed in pieces (a live stream), a loss span that begins before what was
-    already returned starts at the first cycle not yet returned (``loss_clamped``)."""
+    already returned starts at the first cycle not yet returned (``loss_clamped``).
+
+    The signals are those of :class:`latscope_defs.channels.Layout` (one sample = one stamp
+    unit; bit n of a sample word = channel n): the data of the last marker (low 16 bits), STROBE
+    toggling at every marker in the cycle of its stamp, IRQ high while the IRQ generator's
+    output is asserted (whatever its polarity), the edge channels as captured, and LOSS high
+    over the spans in which :func:`latscope.analysis.pairing.analyze` takes events to be
+    possibly lost (its ``lossy_spans``, the one definition): from the previous event of the
+    source that lost events to the LOSS record that reports them, high from the span's first
+    cycle up to (not including) its last; high at the start if the span began before. A sample
+    (A, B) is discarded when such a span starts before B and ends after A.
+
+    A level can only show an edge if it changes. Where a capture has an IRQ or edge event that
+    does not change the level (its opposite edge was lost: the appliance reports a LOSS there),
+    the opposite level is shown for the one cycle before it, so the edge still appears; an extra
+    IRQ *assertion* is never invented this way (a repeated releasing edge is left out, no rule
+    uses it). Two markers in one cycle (trace port and bus window together) are taken in the
+    order trace port, bus window (as analyze takes them, docs/tests.md): the first on STROBE/D*,
+    the second on the second marker lane STROBE2/D2_* of a layout that has it
+    (``Layout.second_lane``, which :func:`latscope.export.files.export_capture` sets when the
+    capture has such a cycle). Without that lane (the live stream) the second one is shown
+    instead of the first and the number dropped is counted.
+    """
 
     def __init__(self, layout, *, holdback=HOLDBACK, spans=None, initial=None):
         """``spans``: every loss span of the events to come, when known beforehand (then the
