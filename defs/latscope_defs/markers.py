@@ -40,6 +40,7 @@ class Test(IntEnum):
     MQ = 14           #: message send -> blocked receiver resumes
     CLOCK_ISR = 15    #: clock-ISR method: fixed work interrupted or not by the tick
     KERNEL = 16       #: the kernel's own markers (ISR_ENTRY: about to call a line's handler)
+    LOAD = 17         #: a load profile's activity (docs/tests.md, "Load profiles"): no table
 
 
 class Point(IntEnum):

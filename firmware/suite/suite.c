@@ -83,6 +83,15 @@ void suite_main_priority(int prio)
 	SUITE_CHECK(bench_thread_set_priority(BENCH_THREAD_MAIN, prio) == BENCH_SUCCESS);
 }
 
+void suite_wait_for(volatile unsigned *count, unsigned target)
+{
+	while (*count < target) {
+		SUITE_BUSY();
+		if (suite_load_has_thread())
+			bench_sleep(1);
+	}
+}
+
 static int selected(enum ls_test test)
 {
 	return (SUITE_SELECT & SUITE_BIT(test)) != 0;
@@ -92,6 +101,7 @@ void suite_main(void *arg)
 {
 	(void)arg;
 	bench_console_write("suite: start\n");
+	suite_load_start();
 	if (selected(LS_TEST_IL_A))
 		test_il_a();
 	for (unsigned i = 0; i < COUNT_OF(idl_b_threads) && selected(LS_TEST_IDL_B); i++)

@@ -30,6 +30,7 @@ enum ls_test {
     LS_TEST_MQ = 14,
     LS_TEST_CLOCK_ISR = 15,
     LS_TEST_KERNEL = 16,
+    LS_TEST_LOAD = 17,
 };
 
 enum ls_point {
