@@ -38,7 +38,8 @@ EXIT_PAUSE = 64
 @dataclass(frozen=True)
 class SuiteSettings:
     """What the simulated DUT runs: the CPU variant and the suite's build settings
-    (``firmware/suite/Makefile``: MARKER, SAMPLES, TESTS, PACE, SUITE_CFLAGS), or instead of
+    (``firmware/suite/Makefile``: MARKER, SAMPLES, TESTS, PACE, LOAD, LOAD_PARAM,
+    SUITE_CFLAGS; ``cache``: the simulator's CACHE, ``sim/Makefile``), or instead of
     the suite a bring-up program that ``sim/Makefile`` builds (``program``: ``irq_loop``,
     the IRQ loop method's DUT, ``irq_loop_marked``, or ``wiring_walk``, the self-test's
     wiring program; the suite's settings then do not apply)."""
@@ -49,6 +50,9 @@ class SuiteSettings:
     pace: int = 0                    # min. cycles between two samples of thread-driven tests
     cflags: str = ""                 # more -D settings of the suite (SUITE_CFLAGS, suite.h)
     program: str = "suite"           # or irq_loop, irq_loop_marked, wiring_walk
+    load: str = "none"               # load profile: cpu, memory, bus, irq-high, irq-low, mixed
+    load_param: int | None = None    # its parameter (None: the profile's default)
+    cache: str = "on"                # off: the CPU's caches off (sim/cache_off.py)
 
     def as_dict(self):
         return asdict(self)
@@ -87,7 +91,7 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, 
     (``PGO=1``; the first build also runs a short training capture)."""
     sim = ROOT / "sim"
     common = [f"CPU={settings.cpu}", f"PYTHON={sys.executable}", f"SUMP={int(sump)}",
-              f"PGO={int(pgo)}"]
+              f"PGO={int(pgo)}", f"CACHE={settings.cache}"]
     _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
     simulator = Path(_make(["-s", "-C", str(sim), "APPLIANCE=1", "print-binary", *common],
                            "the SoC simulator", None).strip())
@@ -101,14 +105,13 @@ def build_suite(settings=SuiteSettings(), *, build_dir=None, log=None):
     path of its ELF; ``build_dir`` as for :func:`build_soc`."""
     suite = ROOT / "firmware" / "suite"
     build_dir = Path(build_dir) if build_dir is not None else suite / "build"
-    _make(["-C", str(suite), "-j2", "sim", f"BUILD={build_dir.resolve()}",
-           f"MARKER={settings.marker}", f"SAMPLES={settings.samples}",
-           f"TESTS={settings.tests}", f"PACE={settings.pace}", f"CPU={settings.cpu}",
-           f"SUITE_CFLAGS={settings.cflags}"],
-          "the test suite firmware", log)
-    march = _make(["-s", "-C", str(suite), f"CPU={settings.cpu}", "print-march"],
-                  "the firmware's -march (sim/soc_map.toml)", None).strip()
-    return build_dir.resolve() / f"sim-{settings.marker}-{march}" / "suite.elf"
+    args = ["-C", str(suite), f"BUILD={build_dir.resolve()}", f"MARKER={settings.marker}",
+            f"SAMPLES={settings.samples}", f"TESTS={settings.tests}", f"PACE={settings.pace}",
+            f"CPU={settings.cpu}", f"LOAD={settings.load}",
+            f"LOAD_PARAM={'' if settings.load_param is None else settings.load_param}",
+            f"SUITE_CFLAGS={settings.cflags}"]
+    _make([*args, "-j2", "sim"], "the test suite firmware", log)
+    return Path(_make(["-s", *args, "print-sim-elf"], "the test suite firmware", None).strip())
 
 
 def _bring_up_program(settings, common, log):
