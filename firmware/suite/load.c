@@ -8,6 +8,7 @@
  *            iterations
  *   memory   such a thread sweeping read-modify-write over a buffer of
  *            SUITE_LOAD_MEMORY_KIB, one word per 32-byte line; LOAD/THREAD(1) per sweep
+ *            (both yield after their marker, so that in `mixed` they take turns)
  *   bus      a second bus master at SUITE_LOAD_BUS_DUTY percent (the port's,
  *            latscope/load_port.h)
  *   irq      a second interrupt source at SUITE_LOAD_IRQ_HZ (the port's), more or less
@@ -67,6 +68,7 @@ static void cpu_load(void *arg)
 		}
 		cpu_result = x;
 		LS_MARK(LOAD, THREAD, index);
+		bench_thread_yield(); /* to the other load thread (mixed): no blocking */
 	}
 }
 
@@ -82,6 +84,7 @@ static void memory_load(void *arg)
 		for (uint32_t i = 0; i < words; i += LINE_WORDS)
 			buffer[i] += i ^ pass;
 		LS_MARK(LOAD, THREAD, index);
+		bench_thread_yield();
 	}
 }
 
