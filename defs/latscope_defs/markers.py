@@ -12,7 +12,8 @@ import sys
 from enum import IntEnum
 
 __all__ = ["TEST_SHIFT", "POINT_SHIFT", "ARG_BITS", "Test", "Point", "KERNEL_HANDLER",
-           "KERNEL_TICK_ENTRY", "KERNEL_TICK_EXIT", "KERNEL_POINT_NAMES", "encode", "decode", "c_header"]
+           "KERNEL_TICK_ENTRY", "KERNEL_TICK_EXIT", "KERNEL_POINT_NAMES", "SUITE_IRQ_LINE", "encode",
+           "decode", "c_header"]
 
 TEST_BITS, POINT_BITS, ARG_BITS = 6, 3, 7
 POINT_SHIFT = ARG_BITS
@@ -59,6 +60,10 @@ class Point(IntEnum):
 KERNEL_HANDLER = Point.ISR_ENTRY
 KERNEL_TICK_ENTRY = Point.T1
 KERNEL_TICK_EXIT = Point.T2
+#: The interrupt line the suite attaches the appliance's IRQ to (the firmware's SUITE_IRQ):
+#: the kernel's handler markers of this line end the ILH tables; another line's (a load
+#: profile's second source, docs/tests.md "Load profiles") are events of a window only.
+SUITE_IRQ_LINE = 0
 #: Their names in reports and in the sigrok decoders ("handler 0", "tick entry").
 KERNEL_POINT_NAMES = {KERNEL_HANDLER: "handler", KERNEL_TICK_ENTRY: "tick entry",
                       KERNEL_TICK_EXIT: "tick exit"}
@@ -103,6 +108,8 @@ def c_header():
     lines += [f"#define LS_{name} LS_POINT_{point.name}" for name, point in
               (("KERNEL_HANDLER", KERNEL_HANDLER), ("KERNEL_TICK_ENTRY", KERNEL_TICK_ENTRY),
                ("KERNEL_TICK_EXIT", KERNEL_TICK_EXIT))]
+    lines += ["", "/* The interrupt line of the appliance's IRQ (its handler markers end ILH). */",
+              f"#define LS_SUITE_IRQ_LINE {SUITE_IRQ_LINE}"]
     lines += ["", "#endif", ""]
     return "\n".join(lines)
 

@@ -26,7 +26,7 @@
  *                        of the port, else 16)
  *   SUITE_LOAD_BUS_DUTY  bus: percent of the bus's time the second master takes (25)
  *   SUITE_LOAD_IRQ_HZ    irq: interrupts per second of the second source (25000)
- *   SUITE_LOAD_IRQ_WORK  irq: iterations of its handler's work loop (100)
+ *   SUITE_LOAD_IRQ_WORK  irq: iterations of its handler's work loop (30)
  */
 #ifndef SUITE_H
 #define SUITE_H
@@ -99,7 +99,7 @@
 #define SUITE_LOAD_IRQ_HZ 25000u
 #endif
 #ifndef SUITE_LOAD_IRQ_WORK
-#define SUITE_LOAD_IRQ_WORK 100u
+#define SUITE_LOAD_IRQ_WORK 30u
 #endif
 
 #define SUITE_BIT(test) (1u << (test))
@@ -111,8 +111,8 @@
 #define SUITE_ISR(name) __attribute__((section(".text.irq_path.1." #name)))
 
 /* The appliance's IRQ generator is interrupt line 0 (acknowledged at its
- * latch with bench_irq_ack). */
-#define SUITE_IRQ 0
+ * latch with bench_irq_ack; latscope_defs.markers.SUITE_IRQ_LINE). */
+#define SUITE_IRQ LS_SUITE_IRQ_LINE
 
 /* Priorities (0 = most urgent). The suite's main thread runs at
  * SUITE_PRIO_MAIN and drops to SUITE_PRIO_LOW to let the threads of a test

@@ -49,4 +49,7 @@ enum ls_point {
 #define LS_KERNEL_TICK_ENTRY LS_POINT_T1
 #define LS_KERNEL_TICK_EXIT LS_POINT_T2
 
+/* The interrupt line of the appliance's IRQ (its handler markers end ILH). */
+#define LS_SUITE_IRQ_LINE 0
+
 #endif

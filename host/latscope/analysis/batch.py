@@ -5,7 +5,7 @@ in bounded memory, with the very same results (:class:`BatchAnalysis`, and
 
 import numpy as np
 
-from latscope_defs.markers import ARG_BITS, Point, Test, decode
+from latscope_defs.markers import ARG_BITS, SUITE_IRQ_LINE, Point, Test, decode
 from latscope_defs.protocol import Source
 
 from ..events import Events
@@ -239,7 +239,8 @@ class BatchAnalysis:
         if not len(m_stamp):
             return
         tests, points, args = decode(m_value.astype(np.int32) & 0xffff)
-        handler_at = np.flatnonzero((tests == Test.KERNEL) & (points == Point.ISR_ENTRY))
+        handler_at = np.flatnonzero((tests == Test.KERNEL) & (points == Point.ISR_ENTRY)
+                                   & (args == SUITE_IRQ_LINE))
         self.handlers += len(handler_at)
         self._ticks = np.concatenate([self._ticks, m_stamp[is_tick(tests, points)]])
         order = np.argsort(tests.astype(np.uint8), kind="stable")

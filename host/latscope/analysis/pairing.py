@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from latscope_defs.markers import Point, Test, decode
+from latscope_defs.markers import SUITE_IRQ_LINE, Point, Test, decode
 from latscope_defs.protocol import Source
 
 from .rules import RULES, is_tick, tick_overlaps
@@ -90,7 +90,8 @@ def analyze(events, stamp_hz, *, losses=None):
     # An event's epoch: the holes before it in the stream.
     irq, irq_epoch = stamp[irq_at], np.searchsorted(hole_at, irq_at)   # one source: in order
     # The kernel's handler-entry markers: positions among all markers, stamps, epochs.
-    handler_at = np.flatnonzero((tests == Test.KERNEL) & (points == Point.ISR_ENTRY))
+    handler_at = np.flatnonzero((tests == Test.KERNEL) & (points == Point.ISR_ENTRY)
+                               & (args == SUITE_IRQ_LINE))
     handler = stamp[marker_at[handler_at]]
     handler_epoch = np.searchsorted(hole_at, marker_at[handler_at])
     ticks = stamp[marker_at[is_tick(tests, points)]]          # stamp order
