@@ -34,7 +34,6 @@
 #define K_ARCH_NOINIT
 #endif
 
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 /* The memory sweep touches one word of every 32-byte line. */
 #define LINE_WORDS 8u
 #define MEMORY_WORDS ((SUITE_LOAD & SUITE_LOAD_MEMORY) ? SUITE_LOAD_MEMORY_KIB * 256u : LINE_WORDS)
@@ -106,7 +105,7 @@ void suite_load_start(void)
 	if (profile == 0)
 		return;
 	bench_console_write("suite: load");
-	for (unsigned bit = 0; bit < COUNT_OF(profile_names); bit++) {
+	for (unsigned bit = 0; bit < SUITE_COUNT_OF(profile_names); bit++) {
 		if (profile & (1u << bit)) {
 			bench_console_write(" ");
 			bench_console_write(profile_names[bit]);

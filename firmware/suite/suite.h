@@ -103,6 +103,7 @@
 #endif
 
 #define SUITE_BIT(test) (1u << (test))
+#define SUITE_COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* On the suite's interrupt handlers: with the kernel's interrupt path in one
  * block (K_IRQ_PATH in kernel/kernel.h; sim/firmware/link.ld), so that the
