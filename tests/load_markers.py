@@ -13,6 +13,11 @@ LOAD_THREADS = {"cpu": {0}, "memory": {1}, "mixed": {0, 1}}
 LOAD_IRQS = {"irq-high", "irq-low", "mixed"}
 
 
+def build_suffix(load, param=None):
+    """How the suite Makefile names a loaded build's directory: <dir>-<load>[-<param>]."""
+    return "" if load == "none" else f"-{load}" + ("" if param is None else f"-{param}")
+
+
 def check_load_markers(values, load):
     """The LOAD markers among ``values`` (marker values in time order) are those of
     ``load``: its threads' progress markers and no other thread's; its handler's calls, each

@@ -25,7 +25,7 @@ from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Te
 from latscope.events import Events
 from latscope_defs.protocol import Source
 from latscope.link.selftest import check_wiring, wiring_pattern
-from load_markers import LOADS, check_load_markers
+from load_markers import LOADS, build_suffix, check_load_markers
 from test_suite_native import check_pair
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -236,8 +236,7 @@ def test_linux_builds_with_every_load(tmp_path):
             make(SUITE, "linux", f"LOAD={load}", f"CROSS={cross}", "GPIOD=0",
                  f"BUILD={tmp_path}")
             target = cross.rstrip("-") or "native"
-            suffix = "" if load == "none" else f"-{load}"
-            assert (tmp_path / f"linux-{target}{suffix}" / "suite").is_file(), (load, target)
+            assert (tmp_path / f"linux-{target}{build_suffix(load)}" / "suite").is_file()
     refused = subprocess.run(["make", "-s", "-C", str(SUITE), "linux", "CACHE=off",
                               f"BUILD={tmp_path}"], capture_output=True, text=True)
     assert refused.returncode != 0 and "CACHE=off" in refused.stderr
@@ -251,20 +250,19 @@ def test_linux_load_runs(load, watcher, tmp_path):
     costs a fault)."""
     need("gcc", "make")
     tests = LINUX_RUNS["one-thread"]
+    rate = None if load == "bus" else 1000
     make(SUITE, "linux", f"SAMPLES={SAMPLES}", f"TESTS={','.join(tests)}", f"LOAD={load}",
-         *([] if load == "bus" else ["LOAD_PARAM=1000"]), f"BUILD={tmp_path}")
+         f"LOAD_PARAM={rate or ''}", f"BUILD={tmp_path}")
     log = tmp_path / "stores.txt"
-    suffix = f"-{load}" if load == "bus" else f"-{load}-1000"
-    result = subprocess.run([str(watcher), str(log), str(tmp_path / f"linux-native{suffix}" /
-                                                         "suite")],
+    binary = tmp_path / f"linux-native{build_suffix(load, rate)}" / "suite"
+    result = subprocess.run([str(watcher), str(log), str(binary)],
                             env=dict(os.environ, LATSCOPE_GPIO="gpiomem"), capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0 and "suite: done" in result.stdout, result.stdout + result.stderr
     values = markers_from_stores(read_store_log(log)[0])
     check_load_markers(values, load)
-    tests_of = decode(values)[0]
-    starts = [Test(t).name for t, p in zip(tests_of, decode(values)[1]) if p == Point.START]
-    assert starts == tests
+    tests_of, points, _ = decode(values)
+    assert [Test(t).name for t, p in zip(tests_of, points) if p == Point.START] == tests
 
 
 def test_linux_wiring_walk_every_store(watcher, tmp_path):
@@ -400,17 +398,27 @@ def test_cortex_m_under_qemu(board, tmp_path):
     assert "SUMMARY bench_smoke: passed=8 failed=0" in console
     assert int(re.search(r"tick wake-ups during the churn: (\d+)", console)[1]) > 0
 
-    make(SUITE, "cortex-m", f"CM_BOARD={board}", f"SAMPLES={SAMPLES}", f"BUILD={tmp_path}")
-    log = tmp_path / "unimp.log"
+    cm_suite_under_qemu(board, tmp_path)
+
+
+def cm_suite_under_qemu(board, build, load="none"):
+    """Builds the suite for a QEMU board (with a load profile) and runs it under QEMU with
+    its GPIO stores and exceptions logged: it runs to its end, every SysTick writes its tick
+    markers, the tables are those of the native run. Gives the console, the marker values
+    and QEMU's log."""
+    make(SUITE, "cortex-m", f"CM_BOARD={board}", f"SAMPLES={SAMPLES}", f"LOAD={load}",
+         f"BUILD={build}")
+    log = build / "unimp.log"
     suite = subprocess.run([*QEMU, "-d", "unimp,int", "-D", str(log), "-kernel",
-                            str(tmp_path / f"cm-{board}-gpio" / "suite.elf")],
-                           capture_output=True, text=True, timeout=60)
+                            str(build / f"cm-{board}-gpio{build_suffix(load)}" / "suite.elf")],
+                           capture_output=True, text=True, timeout=120)
     console = suite.stdout + suite.stderr
     assert suite.returncode == 0 and "suite: done" in console, console[-3000:]
     systicks = []
     values = stm32_markers(bsrr_stores(log, systicks))
     check_tick_markers(values, systicks)
     check_cm_tables(values)
+    return console, values, log.read_text()
 
 
 #: A store to DMA2 stream 5's configuration with EN set (board_stm32f4.c, the bus profile).
@@ -428,21 +436,10 @@ def test_cortex_m_loads_under_qemu(board, load, tmp_path):
     start DMA2 (which QEMU does not model: it logs them)."""
     need_arm()
     need("qemu-system-arm")
-    make(SUITE, "cortex-m", f"CM_BOARD={board}", f"SAMPLES={SAMPLES}", f"LOAD={load}",
-         f"BUILD={tmp_path}")
-    log = tmp_path / "unimp.log"
-    suite = subprocess.run([*QEMU, "-d", "unimp,int", "-D", str(log), "-kernel",
-                            str(tmp_path / f"cm-{board}-gpio-{load}" / "suite.elf")],
-                           capture_output=True, text=True, timeout=120)
-    console = suite.stdout + suite.stderr
-    assert suite.returncode == 0 and "suite: done" in console, console[-3000:]
+    console, values, log = cm_suite_under_qemu(board, tmp_path, load)
     assert "suite: load " in console
-    systicks = []
-    values = stm32_markers(bsrr_stores(log, systicks))
-    check_tick_markers(values, systicks)
-    check_cm_tables(values)
     check_load_markers(values, load)
-    enables = [int(value, 16) for value in DMA2_ENABLE.findall(log.read_text())]
+    enables = [int(value, 16) for value in DMA2_ENABLE.findall(log)]
     assert any(value & 1 for value in enables) == (load in ("bus", "mixed")), enables
 
 
