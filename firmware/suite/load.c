@@ -23,8 +23,8 @@
  * at run time (load_settings, volatile): builds that differ in their load differ in no
  * instruction, only in those constants and the buffer's size, so what changes a latency
  * is the load and not where the linker put the code. The suite Makefile links this file
- * and the port's load code last, and the buffers go into the port's uninitialised data
- * (K_ARCH_NOINIT) after everything else.
+ * last (on the simulated SoC with the port's load code after it), and the buffers go into
+ * the port's uninitialised data (K_ARCH_NOINIT) after everything else.
  */
 #include "suite.h"
 
