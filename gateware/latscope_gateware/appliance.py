@@ -183,7 +183,8 @@ class Appliance(wiring.Component):
     def elaborate(self, platform):
         config = self.config
         m = Module()
-        # The parts (the bus snoop and the SUMP engine are added with their wiring, below).
+        # The parts (the bus snoop, the link's register slices and the SUMP engine are added
+        # with their wiring, below).
         m.submodules.marker = self._in_capture(marker := self._marker)
         m.submodules.edges = self._in_capture(edges := self._edges)
         generator, irq = self._irq_output(m)
