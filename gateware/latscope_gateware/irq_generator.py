@@ -274,7 +274,8 @@ class IrqGenerator(wiring.Component):
 class _State:
     """The generator's registers, and the combinational signals its parts share: what
     :meth:`IrqGenerator.elaborate`'s parts read and write, declared in one place. Also the
-    two steps that several parts take: :meth:`load_countdown` and :meth:`assert_edge`."""
+    steps that more than one part takes: :meth:`advance_lfsr`, :meth:`load_countdown` and
+    :meth:`assert_edge`."""
 
     def __init__(self, m):
         self._m = m
