@@ -390,6 +390,7 @@ class BatchAnalysis:
                 self._name_window(state, window, argument, certain)
             else:
                 state.param_wait = (window, int(m_args[at]), epoch)
+                self._name_window(state, window, None, certain=False)
         # Each marker is in the window of the last segment before it (or the carried one).
         at = np.array([0] + [seg[0] for seg in segments] + [len(m_points)], np.int64)
         lengths = np.diff(at)
@@ -439,7 +440,9 @@ class BatchAnalysis:
         """Names the tables of ``window`` once its parameter is known. A name with the
         parameter in it is known only where the parameter is certain; a window without one
         gives that rule no table (its samples count nowhere). A table's ``n`` is the
-        parameter of its first certain window, its place that of its first window."""
+        parameter of its first certain window, its place that of its first window.
+        ``parameter`` None: not known yet (a PARAM marker may still follow the START): only
+        the names without it are given, and the window is named again once it is known."""
         for index, rule in state.rules:
             known = certain or "{n}" not in rule.name
             name = rule.name.format(n=parameter) if known else None
@@ -551,10 +554,13 @@ class BatchAnalysis:
             # Its end is known when it has one in its group (a first end event beyond the
             # group means the group is closed).
             end_seen = lengths > 0
-            unnamed = -1 if state.param_wait is None else state.param_wait[0]
+            # A sample or discarded pair needs its table's name; a start event that gives
+            # neither (a window waiting for its PARAM must not hold them all) does not.
+            named = ("{n}" not in rule.name or state.param_wait is None
+                     or (a_window != state.param_wait[0]) | ~(keep | lossy))
             decided = ((has_next | no_more_a)
                        & (end_seen | closed | (same_next & (next_a < self._horizon)))
-                       & (a_window != unnamed))
+                       & named)
             # A sample waits until no LOSS record of a source seen lately can reach back
             # over it (its span starts at that source's latest event, or later).
             decided &= ~(keep & (a + lengths > self._safe))
