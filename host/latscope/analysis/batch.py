@@ -15,7 +15,7 @@ from .rules import RULES, is_tick, tick_overlaps
 from .spans import LossSpans, holes_of, is_hole, merge_spans, overlaps
 from .statistics import TableAccumulator
 
-__all__ = ["BatchAnalysis", "analyze_batches", "latency_skew", "markers_in_time_order", "pair"]
+__all__ = ["BatchAnalysis", "analyze_batches", "latency_skew", "pair"]
 
 _NEVER = np.iinfo(np.int64).max
 _LOWEST = np.iinfo(np.int64).min
@@ -30,16 +30,15 @@ def latency_skew(identity):
     return max(cycles) - min(cycles)
 
 
-def markers_in_time_order(stamp, source):
-    """Positions of the marker events (trace port and bus window) in stamp order; two in
-    one cycle in the order trace port, bus window. (The stream is in stamp order within a
-    source; after the pin-delay correction a trace-port marker can follow a later bus
-    marker there.)"""
-    at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
-    kinds = source[at]
-    if np.any(kinds == Source.BUS) and np.any(kinds == Source.MARKER):
-        at = at[np.lexsort((kinds, stamp[at]))]
-    return at
+def _in_time_order(stamp, source, *columns):
+    """Markers (trace port and bus window: their ``stamp``, ``source`` and further
+    ``columns``) in stamp order; two in one cycle in the order trace port, bus window. (The
+    stream is in stamp order within a source; after the pin-delay correction a trace-port
+    marker can follow a later bus marker there.)"""
+    if not (np.any(source == Source.BUS) and np.any(source == Source.MARKER)):
+        return (stamp, source, *columns)
+    order = np.lexsort((source, stamp))
+    return tuple(column[order] for column in (stamp, source, *columns))
 
 
 def pair(a, a_window, b, b_window, loss_spans, hole_only):
@@ -74,11 +73,14 @@ class _Pending:
 
     def add(self, a, a_window, b, b_window):
         if len(a):
-            self.a = np.concatenate([self.a, a])
-            self.a_window = np.concatenate([self.a_window, a_window])
+            self.a, self.a_window = _joined(self.a, a), _joined(self.a_window, a_window)
         if len(b):
-            self.b = np.concatenate([self.b, b])
-            self.b_window = np.concatenate([self.b_window, b_window])
+            self.b, self.b_window = _joined(self.b, b), _joined(self.b_window, b_window)
+
+
+def _joined(held, new):
+    """``held`` followed by ``new`` (``new`` itself when nothing is held: no copy)."""
+    return np.concatenate([held, new]) if len(held) else new
 
 
 class _TestState:
@@ -220,10 +222,11 @@ class BatchAnalysis:
         """Adds the next events (a parser ``Events``, in stream order)."""
         if not len(events):
             return
-        stamp = events.stamp.astype(np.int64)
+        stamp = events.stamp.view(np.int64)          # stamps are far below 2**63
         source, value = events.source, events.value
         low, high = int(stamp.min()), int(stamp.max())
-        self.out_of_order += int(np.count_nonzero(stamp < self._horizon))
+        if low < self._horizon:
+            self.out_of_order += int(np.count_nonzero(stamp < self._horizon))
         self.stamp_min = low if self.stamp_min is None else min(self.stamp_min, low)
         self.stamp_max = high if self.stamp_max is None else max(self.stamp_max, high)
         self._collect_spans(events)
@@ -231,16 +234,26 @@ class BatchAnalysis:
         if self.needs_second_pass and not self.live:
             return                       # only the spans matter now
         self._horizon = max(self._horizon, self.stamp_max - self.skew)
-        epoch = self.holes + np.cumsum(is_hole(source, value))     # holes up to each event
-        self._note_holes(events, int(epoch[-1]) > self.holes)
-        self.holes = int(epoch[-1])
-        self._take_markers(stamp, source, value, epoch, final=False)
+        hole_at = np.flatnonzero(is_hole(source, value))
+        self._note_holes(events, len(hole_at))
+
+        def epoch(at):
+            """Holes in the stream up to the events ``at`` (indices into the batch)."""
+            before = self.holes
+            return (before + np.searchsorted(hole_at, at, side="right") if len(hole_at)
+                    else np.full(len(at), before, np.int64))
+
+        marker_at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
         irq_at = np.flatnonzero((source == Source.IRQ) & (value == 1))
+        marker_epoch, irq_epoch = epoch(marker_at), epoch(irq_at)
+        self.holes += len(hole_at)
+        self._take_markers(stamp[marker_at], source[marker_at],
+                           value[marker_at].astype(np.int64), marker_epoch, final=False)
         if len(irq_at):
             for state in self._tests.values():
                 if state.uses_irq:
-                    state.irq_wait = (np.concatenate([state.irq_wait[0], stamp[irq_at]]),
-                                      np.concatenate([state.irq_wait[1], epoch[irq_at]]))
+                    state.irq_wait = (_joined(state.irq_wait[0], stamp[irq_at]),
+                                      _joined(state.irq_wait[1], irq_epoch))
         self._decide(final=False)
 
     def finish(self):
@@ -264,9 +277,10 @@ class BatchAnalysis:
             joined = Events.concatenate([self._delivered, events])
             self._hole_after += [_LOWEST if hole.after is None else hole.after
                                  for hole in holes_of(joined)]
-        delivered = np.flatnonzero(events.source != Source.LOSS)
-        if len(delivered):
-            self._delivered = events[delivered[-1:]]
+        delivered = events.source[::-1] != Source.LOSS
+        if delivered.any():
+            last = len(events) - 1 - int(np.argmax(delivered))
+            self._delivered = events[last:last + 1]
 
     def _collect_spans(self, events):
         """Adds the loss spans of the batch's LOSS records; notes when one reaches back
@@ -284,13 +298,10 @@ class BatchAnalysis:
     # --- windows -------------------------------------------------------------------------
 
     def _take_markers(self, stamp, source, value, epoch, final):
-        """Adds the batch's markers to those held and takes, in stamp order, the ones below
-        the horizon (all when ``final``)."""
-        at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
-        held = [np.concatenate([h, column[at]]) for h, column in
-                zip(self._held, (stamp, source, value.astype(np.int64), epoch))]
-        order = markers_in_time_order(held[0], held[1])
-        h_stamp, h_source, h_value, h_epoch = (column[order] for column in held)
+        """Adds the batch's markers (stamps, sources, values, epochs) to those held and takes,
+        in stamp order, the ones below the horizon (all when ``final``)."""
+        held = [_joined(h, column) for h, column in zip(self._held, (stamp, source, value, epoch))]
+        h_stamp, h_source, h_value, h_epoch = _in_time_order(*held)
         ready = len(h_stamp) if final else int(np.searchsorted(h_stamp, self._horizon))
         self._held = tuple(column[ready:] for column in (h_stamp, h_source, h_value, h_epoch))
         self._markers(h_stamp[:ready], h_value[:ready], h_epoch[:ready])
@@ -359,13 +370,13 @@ class BatchAnalysis:
         is_bound = is_start | (m_points == Point.END)
         # A hole opens a window at the test's first marker after it (unless a START).
         no_holes = state.last_epoch == int(m_epoch[-1])        # none before these markers
-        opening = np.zeros(len(m_points), bool) if no_holes else (
+        opening = None if no_holes else (
             m_epoch != np.concatenate([[state.last_epoch], m_epoch[:-1]])) & ~is_start
         state.last_epoch = int(m_epoch[-1])
         carried = (state.windows - 1, state.epoch) if state.open else (-1, -1)
         segments = []                                 # (position, window, epoch) from there on
-        for at in np.flatnonzero(is_bound | opening).tolist():
-            if opening[at]:
+        for at in np.flatnonzero(is_bound if no_holes else is_bound | opening).tolist():
+            if not no_holes and opening[at]:
                 epoch = int(m_epoch[at])
                 window = self._new_window(state, int(global_index[at]),
                                           self._hole_after[epoch - 1], epoch, group=False)
@@ -396,17 +407,17 @@ class BatchAnalysis:
         lengths = np.diff(at)
         windows = np.repeat(np.array([carried[0]] + [seg[1] for seg in segments]), lengths)
         window_epoch = np.repeat(np.array([carried[1]] + [seg[2] for seg in segments]),
-                                 lengths)
-        same_epoch = True if no_holes else m_epoch == window_epoch
+                                 lengths) if state.uses_handler or not no_holes else None
+        in_window = windows >= 0
+        # Start events count only in the epoch of their window.
+        start_ok = in_window if no_holes else in_window & (m_epoch == window_epoch)
         of_kind = {}
         for (index, rule), pending in zip(state.rules, state.pending):
             for kind, as_start in ((rule.start, True), (rule.end, False)):
                 if (kind, as_start) not in of_kind:
                     inside = None
                     if kind not in ("irq", "handler"):
-                        inside = (m_points == kind) & (windows >= 0)
-                        if as_start:
-                            inside &= same_epoch
+                        inside = (m_points == kind) & (start_ok if as_start else in_window)
                     of_kind[kind, as_start] = ((m_stamp[inside], windows[inside])
                                                if inside is not None else (_EMPTY, _EMPTY))
             pending.add(*of_kind[rule.start, True], *of_kind[rule.end, False])
@@ -500,15 +511,16 @@ class BatchAnalysis:
     def _irqs_into_windows(state, irq, irq_epoch):
         if not len(irq) or not state.first:
             return
-        table = np.array(state.first, np.int64).reshape(-1, 4)
+        window, first, end, epoch = np.array(state.first, np.int64).reshape(-1, 4).T
         # Strictly after the window's first stamp (an IRQ in the cycle of a START is in none).
-        slot = np.searchsorted(table[:, 1], irq, side="left") - 1
-        row = table[np.maximum(slot, 0)]
+        slot = np.searchsorted(first, irq, side="left") - 1
+        row = np.maximum(slot, 0)
         # Inside a window's stamps, and no hole since it began (a start event).
-        inside = (slot >= 0) & (irq < row[:, 2]) & (irq_epoch == row[:, 3])
+        inside = (slot >= 0) & (irq < end[row]) & (irq_epoch == epoch[row])
+        row = row[inside]
         for (index, rule), pending in zip(state.rules, state.pending):
             if rule.start == "irq":
-                pending.add(irq[inside], row[inside, 0], _EMPTY, _EMPTY)
+                pending.add(irq[inside], window[row], _EMPTY, _EMPTY)
 
     @staticmethod
     def _prune_windows(state):
