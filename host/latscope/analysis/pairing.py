@@ -14,6 +14,7 @@ __all__ = ["SampleTable", "SampleCollector", "analyze"]
 
 _EMPTY = np.zeros(0, np.int64)
 
+
 @dataclass
 class SampleTable:
     """Samples of one table, in stamp units (``stamp_hz`` per second: capture clock
