@@ -238,21 +238,24 @@ class BatchAnalysis:
         self._note_holes(events, len(hole_at))
 
         def epoch(at):
-            """Holes in the stream up to the events ``at`` (indices into the batch)."""
+            """Holes in the stream up to the events ``at`` (indices into the batch; without
+            holes one number, repeated without memory)."""
             before = self.holes
             return (before + np.searchsorted(hole_at, at, side="right") if len(hole_at)
-                    else np.full(len(at), before, np.int64))
+                    else np.broadcast_to(np.int64(before), len(at)))
 
-        marker_at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
-        irq_at = np.flatnonzero((source == Source.IRQ) & (value == 1))
-        marker_epoch, irq_epoch = epoch(marker_at), epoch(irq_at)
+        at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
+        markers = (stamp[at], source[at], value[at].astype(np.int64), epoch(at))
+        at = np.flatnonzero((source == Source.IRQ) & (value == 1))
+        irq, irq_epoch = stamp[at], epoch(at)
+        del at                           # (one batch may be a whole capture: free it early)
         self.holes += len(hole_at)
-        self._take_markers(stamp[marker_at], source[marker_at],
-                           value[marker_at].astype(np.int64), marker_epoch, final=False)
-        if len(irq_at):
+        self._take_markers(*markers, final=False)
+        del markers
+        if len(irq):
             for state in self._tests.values():
                 if state.uses_irq:
-                    state.irq_wait = (_joined(state.irq_wait[0], stamp[irq_at]),
+                    state.irq_wait = (_joined(state.irq_wait[0], irq),
                                       _joined(state.irq_wait[1], irq_epoch))
         self._decide(final=False)
 
