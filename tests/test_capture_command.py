@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from latscope.analysis.summary import analyze_capture
 from latscope.capture.file import load_capture
 from test_simulate_command import alive, children
 
@@ -57,6 +58,9 @@ def test_ctrl_c_stops_drains_and_closes_the_file(tmp_path, attempt):
     stats = capture.end["stats"]
     assert stats["events"] == len(capture.events)
     assert stats["device_status"]["capturing"] is False
+    # The live statistics it ended with are the tables of its file.
+    tables = analyze_capture(path)[1]
+    assert stats["tables"] == {name: table.stats() for name, table in tables.items()}
 
 
 def test_killed_capture_takes_its_simulation_with_it(tmp_path):

@@ -207,14 +207,14 @@ def test_compare(captures, tmp_path, capsys):
 def test_maximum_per_interval(captures, tmp_path):
     """The max-per-interval figure's values: the largest sample of every interval, the
     same as the live statistics compute while capturing."""
-    from latscope.analysis.live import StreamingAnalyzer
+    from latscope.analysis.live import live_analysis
     capture = load_capture(captures[0])
     table = analyze(capture.events, capture.stamp_hz)["IL-a-1"]
     interval = float(table.starts[-1] - table.starts[0]) / capture.stamp_hz / 5
     maxima = plots.interval_maxima(table, interval)
-    live = StreamingAnalyzer(capture.stamp_hz, interval=interval)
+    live = live_analysis(capture.identity, interval)
     live.feed(capture.events)
-    _, expected = live.tables["IL-a-1"].max_over_time()
+    expected = live.finish().tables["IL-a-1"].interval_maxima_ns()
     assert len(maxima) == len(expected) >= 5
     assert np.array_equal(np.isnan(maxima), np.isnan(expected))
     assert np.allclose(maxima[~np.isnan(maxima)], expected[~np.isnan(expected)])

@@ -298,7 +298,7 @@ def _capture_options(p):
 
 @command("capture", _capture_options, help="capture events into a file")
 def cmd_capture(args):
-    from .analysis.live import StreamingAnalyzer
+    from .analysis.live import live_analysis
     from .capture.session import CaptureSession, Until
 
     irq = irq_settings(args)
@@ -311,7 +311,7 @@ def cmd_capture(args):
             raise UsageError(f"--loop {args.loop}: the appliance has "
                              f"{session.identity.edge_count} edge channels")
         # Live statistics in bounded memory (the capture file keeps every event).
-        analyzer = StreamingAnalyzer(session.identity.stamp_hz, interval=args.interval)
+        analyzer = live_analysis(session.identity, args.interval)
         progress = Progress()
 
         def show(events, run):
@@ -326,8 +326,18 @@ def cmd_capture(args):
     if args.json:
         print(json.dumps({"output": args.output, "events": run.events, "bytes": run.bytes,
                           "device_status": run.status, "parser": run.parser_stats.as_dict(),
-                          "tables": analyzer.summary()}, indent=2))
+                          "tables": final_tables(analyzer, args.output)}, indent=2))
     return 0
+
+
+def final_tables(analyzer, path):
+    """``{name: stats}`` of a finished capture: its live statistics, or those of its file
+    when a LOSS record reached back over samples the live statistics had counted (they may
+    then include pairs it discards; latscope.analysis.live)."""
+    if not analyzer.needs_second_pass:
+        return analyzer.summary()
+    from .analysis.summary import analyze_capture
+    return {name: table.stats() for name, table in analyze_capture(path)[1].items()}
 
 
 def _dump_options(p):

@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from .analysis.live import StreamingAnalyzer
+from .analysis.live import live_analysis
 from .capture.suite import DEMO_IRQ, capture_suite
 from .cli import Progress
 from .link.device import DeviceError
@@ -253,7 +253,7 @@ def main(argv=None):
 
     try:
         run = capture_suite(build, DEMO_IRQ, output=output, console=console,
-                            live=StreamingAnalyzer, on_batch=on_batch, phase=args.phase,
+                            live=live_analysis, on_batch=on_batch, phase=args.phase,
                             info=f"latscope demo: test suite on the simulated SoC "
                                  f"({args.cpu}, {args.marker} markers)")
     except DeviceError as error:
