@@ -88,7 +88,7 @@ def main(argv=None):
 
         def old_way():
             for name, entry in entries:
-                export_capture(path, sr=scratch / "old" / f"{name}.{entry['rank']}.sr",
+                export_capture(path, [scratch / "old" / f"{name}.{entry['rank']}.sr"],
                                start=max(0, entry["start"] - margin),
                                stop=entry["end"] + margin + 1)
         (scratch / "old").mkdir()

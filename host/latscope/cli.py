@@ -528,15 +528,27 @@ def cmd_compare(args):
 
 
 def _export_options(p):
+    from .export.formats import EXPORT_FORMATS
+
     p.add_argument("capture", help="capture file (.lsc)")
-    p.add_argument("--sr", metavar="OUT.sr", help="sigrok session file to write")
-    p.add_argument("--vcd", metavar="OUT.vcd", help="VCD file to write")
-    p.add_argument("--no-pvs", action="store_true", help="no PulseView setup beside OUT.sr")
+    for writer in EXPORT_FORMATS:
+        p.add_argument(f"--{writer.name}", metavar=f"OUT{writer.suffix}", help=writer.help)
+        for switch, what in writer.switches.items():
+            p.add_argument(f"--no-{switch}", action="store_true", help=f"no {what}")
     force_option(p)
     p.add_argument("--start", type=natural, help="first cycle to export (default: the first "
                                                 "event's, less a few)")
     p.add_argument("--stop", type=natural, help="export cycles before this one only")
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
+
+
+def export_writers(args):
+    """The export writers the command line asks for, in the order of ``EXPORT_FORMATS``."""
+    from .export.formats import EXPORT_FORMATS
+
+    return [writer(getattr(args, writer.name),
+                   **{switch: not getattr(args, f"no_{switch}") for switch in writer.switches})
+            for writer in EXPORT_FORMATS if getattr(args, writer.name)]
 
 
 @command("export", _export_options, help="export a capture for sigrok / PulseView",
@@ -545,27 +557,29 @@ def _export_options(p):
                      "the latscope decoders attached) and/or a VCD. See README, sigrok and "
                      "PulseView.")
 def cmd_export(args):
-    from pathlib import Path
+    from .export.files import export_capture
+    from .export.formats import EXPORT_FORMATS
+    from .export.writer import ExportError
 
-    from .export.files import ExportError, export_capture
-
-    if not (args.sr or args.vcd):
-        raise UsageError("nothing to write: give --sr OUT.sr and/or --vcd OUT.vcd")
+    writers = export_writers(args)
+    if not writers:
+        raise UsageError("nothing to write: give " + " and/or ".join(
+            f"--{writer.name} OUT{writer.suffix}" for writer in EXPORT_FORMATS))
     if args.start is not None and args.stop is not None and args.stop <= args.start:
         raise UsageError(f"--stop {args.stop} is not after --start {args.start}: nothing to "
                          f"export")
-    for path in (args.sr, args.vcd,
-                 Path(args.sr).with_suffix(".pvs") if args.sr and not args.no_pvs else None):
-        new_output(path, args.force)
+    for writer in writers:
+        for path in writer.files:
+            new_output(path, args.force)
     try:                                 # read from the file in batches: bounded memory
-        info = export_capture(args.capture, sr=args.sr, vcd=args.vcd, pvs=not args.no_pvs,
-                              start=args.start, stop=args.stop)
+        info = export_capture(args.capture, writers, start=args.start, stop=args.stop)
     except ExportError as error:
         raise UsageError(str(error)) from None
+    decoded = writers[0]
     print(f"wrote {', '.join(info.files)}: {info.summary()}", file=sys.stderr)
-    print(f"decode with: sigrok-cli -i {args.sr or args.vcd}"
-          f"{'' if args.sr else ' -I vcd'} -P {info.layout.decoder_stack()} "
-          f"-A latscope_latency", file=sys.stderr)
+    print(f"decode with: sigrok-cli -i {decoded.path}"
+          f"{f' -I {decoded.sigrok_input}' if decoded.sigrok_input else ''} "
+          f"-P {info.layout.decoder_stack()} -A latscope_latency", file=sys.stderr)
     if args.json:
         print(json.dumps({"files": info.files, "origin": info.origin, "samples": info.samples,
                           "samplerate": info.stamp_hz, "changes": info.changes,

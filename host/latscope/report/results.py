@@ -622,11 +622,11 @@ def export_worst(capture, document, directory, stamp_hz):
         for entry in row["worst"]:
             path = folder / f"{row['name']}.{entry['rank']}.sr"
             windows.append({"start": max(0, entry["start"] - margin),
-                            "stop": entry["end"] + margin + 1, "sr": path})
+                            "stop": entry["end"] + margin + 1, "outputs": [path]})
             entries.append(entry)
     export_windows(capture, windows)
     for window, entry in zip(windows, entries):
-        entry["export"] = f"worst/{window['sr'].name}"
+        entry["export"] = f"worst/{window['outputs'][0].name}"
 
 
 def write_report(capture, directory, *, figures=True, x="index", interval_s=None, loop=None,
