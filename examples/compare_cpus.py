@@ -37,8 +37,7 @@ def main():
     runs = compare.load_runs(captures, CPUS)
     document = compare.comparison(runs)
     print(formats.named("text").comparison_text(document), end="")
-    compare.write_figures(runs, out)
-    formats.named("json").write_comparison(document, out / "comparison.json")
+    compare.write_directory(runs, document, out)      # comparison.json and the figures
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from latscope.capture.file import load_capture
 from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.export import sigrok_rules
 from latscope.export.files import export_capture
+from latscope.export.formats import EXPORT_FORMATS
 from latscope.export.levels import Changes
 from latscope.export.live import PULSEVIEW_BLOCK, stream_capture
 from latscope.export.sigrok import write_sr
@@ -104,13 +105,14 @@ def test_generated_tables_are_current():
 
 
 @pytest.mark.parametrize("marker", ["gpio", "bus"])
-@pytest.mark.parametrize("fmt", ["sr", "vcd"])
+@pytest.mark.parametrize("fmt", EXPORT_FORMATS, ids=lambda writer: writer.name)
 def test_decoders_give_every_sample_of_analyze(suite_runs, marker, fmt):
+    """Every export format, decoded by sigrok-cli, gives the samples of analyze."""
     capture, _, _, tmp = suite_runs(marker)
-    out = tmp / f"export.{fmt}"
-    info = export_capture(capture, [out])
+    out = tmp / f"export{fmt.suffix}"
+    info = export_capture(capture, [fmt(out)])
     layout = Layout.for_identity(capture.identity)
-    source = ["-i", out] if fmt == "sr" else ["-I", "vcd", "-i", out]
+    source = ["-i", out] + (["-I", fmt.sigrok_input] if fmt.sigrok_input else [])
     decoded = sigrok_cli(*source, "-P", layout.decoder_stack(), "-B", "latscope_latency=csv")
 
     tables, expected = analyze_samples(capture)

@@ -78,8 +78,7 @@ def main():
         document = compare.comparison(runs)
         text = formats.named("text").comparison_text(document)
         (out / "comparison.txt").write_text(text)
-        formats.named("json").write_comparison(document, out / "comparison.json")
-        compare.write_figures(runs, out)
+        compare.write_directory(runs, document, out)   # comparison.json and the figures
         print(text, end="")
         print(f"compared {', '.join(done)}: {out / 'comparison.json'}")
     sys.exit(1 if failed else 0)

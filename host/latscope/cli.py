@@ -482,6 +482,7 @@ def cmd_report(args):
 
 
 def _compare_options(p):
+    from .report.compare import directory_files
     from .report.formats import choices_help, comparison_formats
 
     p.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.lsc)")
@@ -492,9 +493,7 @@ def _compare_options(p):
     p.add_argument("--format", choices=[fmt.name for fmt in formats], default="text",
                    help=f"{choices_help(formats, 'comparison_help')} (default: text)")
     p.add_argument("-o", "--output", help="directory for the overlaid distribution figures "
-                                          "and " + ", ".join(fmt.comparison_file
-                                                             for fmt in formats
-                                                             if fmt.comparison_file))
+                                          "and " + ", ".join(directory_files()))
     force_option(p)
     p.add_argument("--json", action="store_true", help="the same as --format json")
 
@@ -504,24 +503,18 @@ def _compare_options(p):
                      "statistic against the first (the baseline); with -o, overlaid "
                      "distributions.")
 def cmd_compare(args):
-    from pathlib import Path
-
     from .report import compare
-    from .report.formats import comparison_formats, named
+    from .report.formats import named
 
     if args.label and len(args.label) > len(args.captures):
         raise UsageError("more --label than captures")
     runs = compare.load_runs(args.captures, args.label)
     document = compare.comparison(runs)
     if args.output:
-        files = [fmt for fmt in comparison_formats() if fmt.comparison_file]
-        new_files_in(args.output, [fmt.comparison_file for fmt in files], args.force)
-        written = compare.write_figures(runs, args.output)
-        for fmt in files:
-            fmt.write_comparison(document, Path(args.output) / fmt.comparison_file)
-        print(f"wrote {len(written)} figures and "
-              f"{', '.join(fmt.comparison_file for fmt in files)} in {args.output}",
-              file=sys.stderr)
+        new_files_in(args.output, compare.directory_files(), args.force)
+        figures = compare.write_directory(runs, document, args.output)
+        print(f"wrote {len(figures)} figures and {', '.join(compare.directory_files())} in "
+              f"{args.output}", file=sys.stderr)
     sys.stdout.write(named("json" if args.json else args.format).comparison_text(document))
     return 0
 
@@ -574,18 +567,10 @@ def cmd_export(args):
         info = export_capture(args.capture, writers, start=args.start, stop=args.stop)
     except ExportError as error:
         raise UsageError(str(error)) from None
-    decoded = writers[0]
     print(f"wrote {', '.join(info.files)}: {info.summary()}", file=sys.stderr)
-    print(f"decode with: sigrok-cli -i {decoded.path}"
-          f"{f' -I {decoded.sigrok_input}' if decoded.sigrok_input else ''} "
-          f"-P {info.layout.decoder_stack()} -A latscope_latency", file=sys.stderr)
+    print(f"decode with: {info.decode_command(writers[0])}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"files": info.files, "origin": info.origin, "samples": info.samples,
-                          "samplerate": info.stamp_hz, "changes": info.changes,
-                          "markers_dropped": info.markers_dropped,
-                          "edges_stretched": info.edges_stretched,
-                          "edges_dropped": info.edges_dropped,
-                          "decoders": info.layout.decoder_stack()}, indent=2))
+        print(json.dumps(info.as_dict(), indent=2))
     return 0
 
 

@@ -71,6 +71,20 @@ class ExportInfo:
                      f"{self.edges_dropped} not shown")
         return text
 
+    def as_dict(self):
+        """What was written, JSON-ready (``latscope export --json``)."""
+        return {"files": self.files, "origin": self.origin, "samples": self.samples,
+                "samplerate": self.stamp_hz, "changes": self.changes,
+                "markers_dropped": self.markers_dropped,
+                "edges_stretched": self.edges_stretched, "edges_dropped": self.edges_dropped,
+                "decoders": self.layout.decoder_stack()}
+
+    def decode_command(self, writer):
+        """The sigrok-cli command that decodes ``writer``'s file of this export."""
+        return (f"sigrok-cli -i {writer.path}"
+                f"{f' -I {writer.sigrok_input}' if writer.sigrok_input else ''} "
+                f"-P {self.layout.decoder_stack()} -A latscope_latency")
+
 
 def export_capture(capture, outputs, *, start=None, stop=None, batch_bytes=BATCH_BYTES):
     """Exports a capture to ``outputs``: export writers

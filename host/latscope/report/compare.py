@@ -11,9 +11,11 @@ from pathlib import Path
 
 from . import plots
 from .columns import STAT_COLUMNS
+from .formats import comparison_formats
 from .results import load_tables, results
 
-__all__ = ["Run", "load_runs", "comparison", "write_figures"]
+__all__ = ["Run", "load_runs", "comparison", "write_figures", "directory_files",
+           "write_directory"]
 
 #: Statistics compared (every numeric one of a table row).
 COMPARED = [key for key, _, _ in STAT_COLUMNS]
@@ -102,3 +104,18 @@ def write_figures(runs, directory):
         written += plots.save(figure, directory / plots.figure_name(name, "compare"))
     return written
 
+
+def directory_files():
+    """The comparison's files in a directory of :func:`write_directory`: one per format
+    that has one."""
+    return [fmt.comparison_file for fmt in comparison_formats() if fmt.comparison_file]
+
+
+def write_directory(runs, document, directory):
+    """The overlaid distributions (:func:`write_figures`) and the comparison ``document`` in
+    every format that has a comparison file, into ``directory``; returns the figures."""
+    figures = write_figures(runs, directory)
+    for fmt in comparison_formats():
+        if fmt.comparison_file:
+            fmt.write_comparison(document, Path(directory) / fmt.comparison_file)
+    return figures
