@@ -2,11 +2,9 @@
 flags and its events in one cell (:func:`latscope.analysis.worst.events_text`).
 """
 
-import csv
-import io
-
 from ...analysis.worst import events_text
 from .base import ResultsFormat
+from .csv_table import csv_text
 
 __all__ = ["WorstCsvFormat"]
 
@@ -17,15 +15,11 @@ class WorstCsvFormat(ResultsFormat):
     report_file = "worst.csv"
 
     def text(self, document, figures=None):
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        writer.writerow(["name", "rank", "index", "start", "end", "time_s", "latency_ns",
-                         "cold", "tick", "events", "export"])
-        for row in document["tables"]:
-            for entry in row["worst"]:
-                writer.writerow([row["name"], entry["rank"], entry["index"], entry["start"],
-                                 entry["end"], entry["time_s"], entry["ns"],
-                                 int(entry["cold"]),
-                                 "" if entry["tick"] is None else int(entry["tick"]),
-                                 events_text(entry), entry.get("export") or ""])
-        return buffer.getvalue()
+        header = ["name", "rank", "index", "start", "end", "time_s", "latency_ns", "cold",
+                  "tick", "events", "export"]
+        rows = [[row["name"], entry["rank"], entry["index"], entry["start"], entry["end"],
+                 entry["time_s"], entry["ns"], int(entry["cold"]),
+                 None if entry["tick"] is None else int(entry["tick"]), events_text(entry),
+                 entry.get("export")]
+                for row in document["tables"] for entry in row["worst"]]
+        return csv_text([header] + rows)
