@@ -16,8 +16,9 @@ from latscope.analysis.pairing import analyze
 from latscope.capture.file import load_capture
 from latscope.cli import main
 from latscope.report import compare, plots
+from latscope.report.columns import STAT_COLUMNS
 from latscope.report.directory import write_report
-from latscope.report.results import SCHEMA_VERSION, STAT_COLUMNS
+from latscope.report.results import SCHEMA_VERSION
 from latscope_defs.protocol import Source
 from suite_capture import native_suite_capture
 

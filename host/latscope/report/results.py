@@ -19,8 +19,8 @@ from ..version import __version__
 from .columns import STAT_COLUMNS
 from .worst_samples import WorstSamples
 
-__all__ = ["SCHEMA_VERSION", "STAT_COLUMNS", "TABLE_SECTIONS", "results", "load_tables",
-           "run_info", "table_row", "describe"]
+__all__ = ["SCHEMA_VERSION", "TABLE_SECTIONS", "results", "load_tables", "run_info",
+           "table_row", "describe"]
 
 #: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
 #: they discarded; 3 the percentile rule (null below its sample count) with confidence
@@ -48,7 +48,6 @@ DESCRIPTIONS = {
             "of the GPIO its handler toggles, read on an edge channel; includes the "
             "handler's own GPIO write",
 }
-
 
 
 def describe(name):
