@@ -129,7 +129,7 @@ def run_info(capture, tables=None):
         # IRQ settings count the clock the IRQ generator runs on: the link clock.
         irq_clock_hz = capture.identity.irq_clock_hz
         for key in ("period", "width"):
-            if key in irq:
+            if irq.get(key) is not None:         # the metadata may hold null
                 irq[f"{key}_ns"] = irq[key] * 1e9 / irq_clock_hz
     known = {"identity", "irq", "start_time", "port", "test_info", "suite", "firmware", "cpu"}
     suite = meta.get("suite") or meta.get("firmware")
