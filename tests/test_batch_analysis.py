@@ -336,6 +336,7 @@ def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
     from latscope.export.levels import LevelTracker
     from latscope.export.sigrok import write_sr
     from latscope.export.vcd import VcdWriter
+    from latscope.export.writer import Signals
     from latscope_defs.channels import Layout
 
     path = suite_captures[0]
@@ -354,14 +355,13 @@ def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
     changes = tracker.feed(events, final=True)
     write_sr(tmp_path / "whole.sr", layout.names, changes, int(capture.stamp_hz),
              origin=origin, samples=samples, initial=tracker.initial)
-    with open(tmp_path / "whole.vcd", "w") as stream:
-        writer = VcdWriter(stream, layout, int(capture.stamp_hz), origin,
-                           comment=f"latscope export of {path.name}: sample 0 = cycle "
-                                   f"{origin}, {int(capture.stamp_hz)} samples/s")
-        writer.header(tracker.initial)
-        writer.changes(changes)
-        writer.until(origin + samples - 1)
-    info = export_capture(path, sr=tmp_path / "parts.sr", vcd=tmp_path / "parts.vcd",
+    writer = VcdWriter(tmp_path / "whole.vcd")
+    writer.begin(Signals(layout, int(capture.stamp_hz), origin, tracker.initial,
+                         comment=f"latscope export of {path.name}: sample 0 = cycle "
+                                 f"{origin}, {int(capture.stamp_hz)} samples/s"))
+    writer.add(changes)
+    writer.finish(origin + samples)
+    info = export_capture(path, [tmp_path / "parts.sr", tmp_path / "parts.vcd"],
                           start=start, batch_bytes=2000)
     assert (info.origin, info.samples, info.changes) == (origin, samples, len(changes))
     assert _export_files(tmp_path / "parts.sr", tmp_path / "parts.vcd") == _export_files(

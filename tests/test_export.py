@@ -116,7 +116,7 @@ def vcd_changes(text):
 
 def test_session_file_holds_the_levels_cycle_by_cycle(tmp_path):
     capture = write_capture(tmp_path / "c.lsc", EVENTS)
-    info = export_capture(capture, sr=tmp_path / "c.sr")
+    info = export_capture(capture, [tmp_path / "c.sr"])
     assert info.origin == 1000 - MARGIN
     assert (info.markers_dropped, info.edges_stretched, info.edges_dropped) == (0, 0, 0)
     metadata, words = sr_words(tmp_path / "c.sr")
@@ -132,7 +132,7 @@ def test_session_file_holds_the_levels_cycle_by_cycle(tmp_path):
 
 def test_vcd_has_the_same_changes(tmp_path):
     capture = write_capture(tmp_path / "c.lsc", EVENTS)
-    info = export_capture(capture, sr=tmp_path / "c.sr", vcd=tmp_path / "c.vcd")
+    info = export_capture(capture, [tmp_path / "c.sr", tmp_path / "c.vcd"])
     text = (tmp_path / "c.vcd").read_text()
     assert "$timescale 10 ns $end" in text
     _, words = sr_words(tmp_path / "c.sr")
@@ -236,7 +236,7 @@ def test_pulseview_setup(tmp_path):
 
 def test_live_stream_equals_the_export(tmp_path):
     capture = write_capture(tmp_path / "c.lsc", EVENTS)
-    export_capture(capture, vcd=tmp_path / "c.vcd")
+    export_capture(capture, [tmp_path / "c.vcd"])
     exported = vcd_changes((tmp_path / "c.vcd").read_text())
     out = io.BytesIO()
     live = LiveVcd(out, Layout(EDGES), CLOCK_HZ, block=4096)
@@ -339,14 +339,14 @@ def test_many_windows_in_one_read_are_the_windows_of_export_capture(tmp_path):
     first, last = rows[0][0], rows[-1][0]
     starts = sorted(rng.integers(first, last, 12).tolist())
     windows = [{"start": start, "stop": start + int(rng.integers(50, 3000)),
-                "vcd": tmp_path / f"one.{n}.vcd"} for n, start in enumerate(starts)]
+                "outputs": [tmp_path / f"one.{n}.vcd"]} for n, start in enumerate(starts)]
     markers = [row for row in rows if row[1] in (M, B)]
     expected = [open_context(markers, window["start"]) for window in windows]
     assert sum(len(context) == 2 for context in expected) >= 1       # a PARAM among them
     for batch_bytes in (64, 1000, 1 << 20):
         infos = export_windows(path, windows, batch_bytes=batch_bytes)
         for n, (window, info) in enumerate(zip(windows, infos)):
-            single = export_capture(path, vcd=tmp_path / "single.vcd", start=window["start"],
+            single = export_capture(path, [tmp_path / "single.vcd"], start=window["start"],
                                     stop=window["stop"], batch_bytes=1 << 20)
             assert info.context == len(expected[n]) == single.context, (batch_bytes, n)
-            assert window["vcd"].read_text() == (tmp_path / "single.vcd").read_text(), n
+            assert window["outputs"][0].read_text() == (tmp_path / "single.vcd").read_text(), n

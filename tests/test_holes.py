@@ -13,7 +13,7 @@ from latscope.analysis.pairing import analyze
 from latscope.analysis.spans import HOLE, holes_of
 from latscope.capture.file import CaptureWriter
 from latscope.events import Events
-from latscope.report.results import integrity_line
+from latscope.report.run_description import integrity_line
 from latscope_defs.markers import Point, Test, encode as marker
 from latscope_defs.protocol import Source
 

@@ -158,7 +158,7 @@ def test_sigrok_decoder_gives_the_loop_table(loop_run, tmp_path):
 
     program, (capture, tables, _) = loop_run
     out = tmp_path / "loop.sr"
-    info = export_capture(capture, sr=out)
+    info = export_capture(capture, [out])
     stack = Layout.for_identity(capture.identity).decoder_stack() + ":loop=EDGE2"
     decoded = csv_samples(sigrok_cli("-i", out, "-P", stack, "-B", "latscope_latency=csv"),
                           info.origin)

@@ -26,6 +26,7 @@ from latscope.analysis.pairing import analyze
 from latscope.capture.file import CaptureWriter, load_capture
 from latscope.events import Events
 from latscope.export.files import export_capture
+from latscope.export.sigrok import SigrokWriter
 from latscope.simulated.soc import ROOT
 from latscope_defs.channels import Layout
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
@@ -241,7 +242,7 @@ def decoded_samples(capture, sr):
                       for name, table in tables.items()
                       for start, cycles, ticked in zip(table.starts, table.samples,
                                                        table.ticked))
-    info = export_capture(capture, sr=sr, pvs=False)
+    info = export_capture(capture, [SigrokWriter(sr, pvs=False)])
     assert info.markers_dropped == 0
     layout = Layout(0, second_lane=info.layout.second_lane)
     rows_out = list(csv.DictReader(sigrok_csv(sr, layout).splitlines()))
@@ -281,12 +282,12 @@ def test_export_finds_a_shared_cycle_in_any_batch(tmp_path):
     rows += [(900, M, t1), (900, B, t2), (1000, M, mark(Test.TSL_A, Point.END))]
     path = tmp_path / "shared.lsc"
     write_capture(path, rows)
-    whole = export_capture(path, vcd=tmp_path / "whole.vcd")
+    whole = export_capture(path, [tmp_path / "whole.vcd"])
     assert whole.layout.second_lane and not whole.markers_dropped
     for batch_bytes in (7, 64, 1000):
-        info = export_capture(path, vcd=tmp_path / "batched.vcd", batch_bytes=batch_bytes)
+        info = export_capture(path, [tmp_path / "batched.vcd"], batch_bytes=batch_bytes)
         assert info.layout.second_lane, batch_bytes
         assert (tmp_path / "batched.vcd").read_text() == (tmp_path / "whole.vcd").read_text()
     rows = [row for row in rows if row[1] != B]
     write_capture(path, rows)
-    assert not export_capture(path, vcd=tmp_path / "one.vcd", batch_bytes=7).layout.second_lane
+    assert not export_capture(path, [tmp_path / "one.vcd"], batch_bytes=7).layout.second_lane

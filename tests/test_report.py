@@ -16,7 +16,9 @@ from latscope.analysis.pairing import analyze
 from latscope.capture.file import load_capture
 from latscope.cli import main
 from latscope.report import compare, plots
-from latscope.report.results import SCHEMA_VERSION, STAT_COLUMNS, write_report
+from latscope.report.columns import STAT_COLUMNS
+from latscope.report.directory import write_report
+from latscope.report.results import SCHEMA_VERSION
 from latscope_defs.protocol import Source
 from suite_capture import native_suite_capture
 
@@ -312,6 +314,58 @@ def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
     assert "IL-a-1: 1 of " in text and "(1 cold, tick flags: not recorded by this DUT)" in text
     assert main(["analyze", str(il_capture), "--worst", "0", "--json"]) == 0
     assert all(row["worst"] == [] for row in json.loads(capsys.readouterr().out)["tables"])
+
+
+def test_a_table_section_reaches_every_format(il_capture, tmp_path):
+    """A new per-table section is one class and one line in TABLE_SECTIONS: the document
+    holds its fields and the formats that show tables show it without a change (here each
+    table's largest sample in microseconds); a report holds the file of every format that
+    has one, the format's text of the same document."""
+    from latscope.report.formats import FORMATS, named, report_formats
+    from latscope.report.results import TABLE_SECTIONS, load_tables, results
+    from latscope.report.section import Grid, TableSection
+
+    class Largest(TableSection):
+        title = "Largest samples"
+        csv_columns = ["largest_us"]
+
+        def fields(self, name, table, context):
+            return {"largest_us": table.stats()["max_ns"] / 1000}
+
+        def lines(self, row):
+            return [f"{row['name']} largest {row['largest_us']:.3f} us"] if row["samples"] else []
+
+        def blocks(self, row):
+            return [Grid(["largest (us)"], [[f"{row['largest_us']:.3f}"]], name="largest")]
+
+        def csv_cells(self, row):
+            return [row["largest_us"]]
+
+    TABLE_SECTIONS.append(Largest())
+    try:
+        document = results(*load_tables(il_capture))
+        shown = {fmt.name: fmt.text(document) for fmt in FORMATS}
+    finally:
+        TABLE_SECTIONS.pop()
+    row = next(r for r in document["tables"] if r["name"] == "IL-a-1")
+    largest = f"{row['max_ns'] / 1000:.3f}"
+    assert row["largest_us"] == row["max_ns"] / 1000
+    assert json.loads(shown["json"])["tables"][0] == row
+    line = next(r for r in csv.DictReader(io.StringIO(shown["csv"])) if r["name"] == "IL-a-1")
+    assert float(line["largest_us"]) == row["largest_us"]
+    assert f"\nIL-a-1 largest {largest} us\n" in shown["text"]
+    assert f"## Largest samples\n\n```\nIL-a-1 largest {largest} us\n" in shown["markdown"]
+    assert (f"<table class=largest><tr><th>largest (us)</th></tr>\n<tr><td>{largest}</td></tr>"
+            f"</table>") in shown["html"]
+    assert "largest" not in shown["worst"]         # the worst samples' own file
+    plain = results(*load_tables(il_capture))       # the section's line removed: gone
+    assert "largest_us" not in plain["tables"][0] and "largest" not in named("html").text(plain)
+
+    document, paths = write_report(il_capture, tmp_path / "r", figures=False, exports=False)
+    assert list(paths) == [fmt.name for fmt in report_formats()]
+    for name, path in paths.items():
+        assert path.name == named(name).report_file
+        assert path.read_bytes() == named(name).text(document).encode()
 
 
 def test_worst_sample_windows_decode_to_the_worst_sample(il_capture, tmp_path):

@@ -30,6 +30,7 @@ from latscope.capture.file import load_capture
 from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.export import sigrok_rules
 from latscope.export.files import export_capture
+from latscope.export.formats import EXPORT_FORMATS
 from latscope.export.levels import Changes
 from latscope.export.live import PULSEVIEW_BLOCK, stream_capture
 from latscope.export.sigrok import write_sr
@@ -104,13 +105,14 @@ def test_generated_tables_are_current():
 
 
 @pytest.mark.parametrize("marker", ["gpio", "bus"])
-@pytest.mark.parametrize("fmt", ["sr", "vcd"])
+@pytest.mark.parametrize("fmt", EXPORT_FORMATS, ids=lambda writer: writer.name)
 def test_decoders_give_every_sample_of_analyze(suite_runs, marker, fmt):
+    """Every export format, decoded by sigrok-cli, gives the samples of analyze."""
     capture, _, _, tmp = suite_runs(marker)
-    out = tmp / f"export.{fmt}"
-    info = export_capture(capture, **{fmt: out})
+    out = tmp / f"export{fmt.suffix}"
+    info = export_capture(capture, [fmt(out)])
     layout = Layout.for_identity(capture.identity)
-    source = ["-i", out] if fmt == "sr" else ["-I", "vcd", "-i", out]
+    source = ["-i", out] + (["-I", fmt.sigrok_input] if fmt.sigrok_input else [])
     decoded = sigrok_cli(*source, "-P", layout.decoder_stack(), "-B", "latscope_latency=csv")
 
     tables, expected = analyze_samples(capture)
@@ -137,7 +139,7 @@ def test_latency_annotations_name_the_table_and_unit(suite_runs):
     choose the tables (prefixes) and the unit; the totals per table come at its test's END."""
     capture, _, _, tmp = suite_runs("gpio")
     out = tmp / "annotated.sr"
-    export_capture(capture, sr=out)
+    export_capture(capture, [out])
     stack = Layout.for_identity(capture.identity).decoder_stack()
     tables, _ = analyze_samples(capture)
     cycle_ns = 1e9 / capture.stamp_hz
@@ -187,7 +189,7 @@ def test_window_export_carries_its_test_context(suite_runs):
     table = tables["IDL-b-128"]
     start, stop = int(table.starts[2]) - 5, int(table.starts[-2])
     out = tmp / "window.sr"
-    info = export_capture(capture, sr=out, start=start, stop=stop)
+    info = export_capture(capture, [out], start=start, stop=stop)
     assert info.context == 2 and "repeated at samples 1..2" in info.summary()
     stack = Layout.for_identity(capture.identity).decoder_stack()
     decoded = csv_samples(sigrok_cli("-i", out, "-P", stack, "-B", "latscope_latency=csv"),
@@ -214,7 +216,7 @@ def test_readme_ols_mapping_decodes_sump_channel_numbers(suite_runs, tmp_path):
     export's own stack decodes."""
     capture, _, _, _ = suite_runs("gpio")
     named = tmp_path / "named.sr"
-    export_capture(capture, sr=named)
+    export_capture(capture, [named])
     numbered = tmp_path / "numbered.sr"
     with zipfile.ZipFile(named) as source, zipfile.ZipFile(numbered, "w") as target:
         for item in source.infolist():
@@ -238,7 +240,7 @@ def test_decoders_discard_pairs_across_a_loss(tmp_path):
                                   cflags="-DSUITE_IL_HEARTBEAT=4u", build_dir=LOSSY_BUILD_DIR)
     assert capture.parser_stats.lost_total > 0
     out = tmp_path / "lossy.sr"
-    info = export_capture(capture, sr=out)
+    info = export_capture(capture, [out])
     layout = Layout.for_identity(capture.identity)
     stack = layout.decoder_stack()
     tables, expected = analyze_samples(capture)
@@ -485,7 +487,7 @@ def test_pulseview_shows_named_latencies_in_a_laptop_window(suite_runs, xserver,
     capture, _, _, _ = suite_runs("gpio")
     tables = analyze(capture.events, capture.stamp_hz)
     export = tmp_path / "suite.sr"
-    export_capture(capture, sr=export)
+    export_capture(capture, [export])
     home = tmp_path / "home"
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)

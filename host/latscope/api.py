@@ -227,7 +227,7 @@ class CaptureResult:
         """Writes the report of ``latscope report`` into ``directory``; returns the paths
         (``html``, ``markdown``, ``csv``, ``json``, ``worst``; PulseView windows of the
         worst samples in ``worst/``)."""
-        from .report.results import write_report
+        from .report.directory import write_report
         return write_report(self.capture, directory, figures=figures)[1]
 
     def __repr__(self):
