@@ -158,6 +158,7 @@ def test_ice40_gearbox_flip_flops_sit_where_the_board_places_them(name):
     assert not tiles["SB_DFFN"] & tiles["SB_DFF"]
 
 
+@pytest.mark.boards
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", [name for name in BOARDS if get_board(name).gearbox_placement])
 def test_ice40_gearbox_placement_is_beside_each_pins_io_tile(name, tmp_path):
@@ -210,6 +211,7 @@ DETERMINISTIC_FIELDS = ("board", "device", "clock_hz", "seed", "fmax_mhz", "cloc
                         "critical_path", "edge_clock_hz", "crossing_ns")
 
 
+@pytest.mark.boards
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", list(BOARDS))
 def test_shipped_bitstream_meets_timing_and_matches_its_record(name, board_builds):

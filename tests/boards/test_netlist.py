@@ -38,6 +38,8 @@ from latscope_boards.netlist_sim import (SIMULATORS, Stimulus, clock_periods_ps,
 from latscope_boards.toolchain import NETLIST_NAME, synthesize
 from latscope_defs.protocol import Command, Source, StartArgs, StatusReply, encode_command
 
+pytestmark = pytest.mark.netlist
+
 #: The IRQ generator's settings for a link of 6 or fewer capture cycles a UART bit; slower
 #: links get a proportionally longer period (``Script.pace``).
 IRQ = IrqSettings(period=1500, jitter_mask=0x3f, width=40)

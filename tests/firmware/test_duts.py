@@ -342,6 +342,7 @@ def check_cm_tables(values):
     check_il_window(values)
 
 
+@pytest.mark.qemu
 @pytest.mark.parametrize("board", ["qemu-stm32", "qemu-m0plus"])
 def test_cortex_m_under_qemu(board, tmp_path):
     """The smoke test and the suite on the Cortex-M port under QEMU (netduinoplus2), with
@@ -371,6 +372,7 @@ def test_cortex_m_under_qemu(board, tmp_path):
     check_cm_tables(values)
 
 
+@pytest.mark.qemu
 @pytest.mark.parametrize("board", ["qemu-stm32", "qemu-m0plus"])
 def test_cortex_m_wiring_walk_under_qemu(board, tmp_path):
     """The self-test's wiring program on the Cortex-M port (firmware/tools/wiring_cm.c, the

@@ -137,6 +137,7 @@ def test_rv32_port_cross_compiles_and_links(sim_build):
     assert addresses["__bss_end"] <= addresses["__noinit_end"] <= 0x1000_0000 + 256 * 1024 - 16 * 1024
 
 
+@pytest.mark.verilator
 def test_rv32_port_runs_on_the_simulated_soc(sim_build):
     """The smoke test on the Verilated SoC (VexRiscv IMAC), with the harness's IRQ driver on
     line 0: timer preemption, context switches from ISR exit, the external-interrupt path

@@ -269,6 +269,7 @@ def _sim_binary(cpu="VexRiscv_IMAC"):
                                capture_output=True, text=True, check=True).stdout.strip())
 
 
+@pytest.mark.verilator
 @pytest.mark.parametrize("marker", ["gpio", "bus"])
 def test_rv32_suite_on_the_simulated_soc(marker, tmp_path):
     """The RV32 build on the SoC harness (bring-up IRQ driver, every 5000 cycles): the same

@@ -415,6 +415,7 @@ def truth_changes(path):
     return changes
 
 
+@pytest.mark.verilator
 def test_sigrok_cli_captures_the_simulated_appliance(shim, tmp_path):
     build = build_soc(SuiteSettings(tests="IL_A", samples=2000),
                       build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-sump")
@@ -496,6 +497,7 @@ def test_sigrok_cli_captures_the_simulated_appliance(shim, tmp_path):
     assert {word & 0x1ffff for word in words} <= marker_values
 
 
+@pytest.mark.verilator
 @pytest.mark.parametrize("count", [2048, 40000], ids=["below-memory", "cap"])
 def test_sigrok_cli_rle_captures_back_to_back_then_scan(shim, tmp_path, count):
     """Two RLE captures, then a scan, with nothing drained in between.

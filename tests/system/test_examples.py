@@ -12,6 +12,8 @@ import pytest
 from latscope.analysis.pairing import analyze
 from latscope.capture.file import load_capture
 
+pytestmark = pytest.mark.verilator
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

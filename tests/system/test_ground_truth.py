@@ -42,6 +42,8 @@ from latscope.events import Events
 from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
 from latscope_defs.protocol import Source
 
+pytestmark = pytest.mark.verilator
+
 SAMPLES = 12
 TESTS = "IL_A,IDL_B,TSL_A,SEO_F,MQ"
 BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-truth"

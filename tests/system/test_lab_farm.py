@@ -19,6 +19,8 @@ from latscope.capture.file import load_capture
 from support.lab_farm import ROOT, Processes, client, coordinator, exporter, start_simulation
 from test_network_port import captured, truth_events
 
+pytestmark = pytest.mark.slow
+
 PLACES = ("sim-a", "sim-b")
 
 
@@ -33,7 +35,7 @@ def wait_for_resources(address, expected, timeout=60):
     raise TimeoutError(f"resources {expected} not available; the coordinator lists {listed!r}")
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(600)
 def test_compare_places_captures_every_place_of_a_tag(tmp_path):
     out = tmp_path / "out"
     with Processes(tmp_path / "logs") as processes:
@@ -51,11 +53,14 @@ def test_compare_places_captures_every_place_of_a_tag(tmp_path):
             client(address, "-p", place, "set-tags", "latscope=ci", f"board={place}")
         client(address, "-p", "console-only", "create")       # a place of another kind
 
+        # Each place captures until IL-a-1 has 5 samples: 5 IRQs of 5 events each (both
+        # edges, ISR_ENTRY, ISR_EXIT, THREAD) hold what the checks below want (2 samples,
+        # 20 events). The duration only bounds a capture that never gets there.
         result = subprocess.run(
             [sys.executable, ROOT / "examples" / "labgrid" / "compare_places.py",
-             "--tag", "latscope=ci", "--out", out, "--duration", "6",
-             "--", "--latscope-irq-period", "1200"],
-            capture_output=True, text=True, timeout=180, cwd=tmp_path,
+             "--tag", "latscope=ci", "--out", out, "--duration", "90",
+             "--", "--latscope-irq-period", "1200", "--latscope-samples", "5"],
+            capture_output=True, text=True, timeout=480, cwd=tmp_path,
             env={**os.environ, "LG_COORDINATOR": address})
         logs = "".join((out / f"{place}.log").read_text() for place in PLACES
                        if (out / f"{place}.log").exists())

@@ -32,6 +32,8 @@ from latscope.report.results import load_tables
 from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.protocol import Source
 
+pytestmark = pytest.mark.verilator
+
 LOOP_BIT = tomllib.loads((ROOT / "sim" / "soc_map.toml").read_text())["gpio"]["loop_bit"]
 #: The handler's GPIO toggle after the IL marker's store completed, in CPU cycles: the
 #: documented instrumentation cost of the loop (docs/tests.md), VexRiscv_IMAC.

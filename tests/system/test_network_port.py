@@ -49,6 +49,7 @@ def network_appliance(tmp_path):
         yield network_url("127.0.0.1", port), ser2net, truth
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_capture_through_ser2net_is_exact_and_a_dropped_link_is_an_error(network_appliance,
                                                                         tmp_path):
@@ -139,6 +140,7 @@ def test_telnet_stream_passes_data_in_chunks_and_commands_on():
             assert chunks <= 2 * 4 + 2           # a chunk per run between 0xFF bytes
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_labgrid_driver_on_a_local_appliance(tmp_path):
     """The plugin on a local port (LatscopeAppliance; here the gateware simulation, which

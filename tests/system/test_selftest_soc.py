@@ -20,6 +20,8 @@ from latscope.cli import main
 from latscope.ports import open_selftest_port
 from latscope.simulated.soc import SuiteSettings, build_soc
 
+pytestmark = pytest.mark.verilator
+
 WIDTH = 16
 WALK = [1 << bit for bit in range(WIDTH)] + [0xFFFF ^ (1 << bit) for bit in range(WIDTH)]
 

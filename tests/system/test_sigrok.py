@@ -103,6 +103,7 @@ def test_generated_tables_are_current():
         "run: python -m latscope.export.sigrok_rules --write"
 
 
+@pytest.mark.verilator
 @pytest.mark.parametrize("marker", ["gpio", "bus"])
 @pytest.mark.parametrize("fmt", ["sr", "vcd"])
 def test_decoders_give_every_sample_of_analyze(suite_runs, marker, fmt):
@@ -132,6 +133,7 @@ def test_decoders_give_every_sample_of_analyze(suite_runs, marker, fmt):
     assert sorted(counts) == sorted((name, str(len(t.samples))) for name, t in tables.items())
 
 
+@pytest.mark.verilator
 def test_latency_annotations_name_the_table_and_unit(suite_runs):
     """Each annotation names its table and gives the latency with its unit; the options
     choose the tables (prefixes) and the unit; the totals per table come at its test's END."""
@@ -177,6 +179,7 @@ def test_latency_annotations_name_the_table_and_unit(suite_runs):
     assert float(mean) == pytest.approx(il.mean(), abs=1.01e-3)
 
 
+@pytest.mark.verilator
 def test_window_export_carries_its_test_context(suite_runs):
     """A window that starts inside a test (after its START and PARAM markers) is decoded as
     the whole capture is: its START and PARAM are repeated at samples 1 and 2."""
@@ -208,6 +211,7 @@ def readme_ols_stack():
     return found[0]
 
 
+@pytest.mark.verilator
 def test_readme_ols_mapping_decodes_sump_channel_numbers(suite_runs, tmp_path):
     """README's ``-P`` for an ``ols`` capture, on the export with its channels named as
     SUMP names them (channel n = "n", the same bit order), decodes every sample the
@@ -231,6 +235,7 @@ def test_readme_ols_mapping_decodes_sump_channel_numbers(suite_runs, tmp_path):
     assert sorted(got.splitlines()) == sorted(expected.splitlines())
 
 
+@pytest.mark.verilator
 def test_decoders_discard_pairs_across_a_loss(tmp_path):
     """The IL-a thread marks every 4 polls: more markers than the link carries, the FIFO
     overflows and the appliance reports LOSS records; pairs across one are discarded."""
@@ -261,6 +266,7 @@ def truth_lines(path):
             yield int(cycle), kind, fields
 
 
+@pytest.mark.verilator
 def test_plain_logic_analyzer_capture(suite_runs):
     """The trace port as a 16-channel logic analyzer (fx2lafw) at 24 MHz sees it: data bits
     0..13 on D0..D13, the strobe on D14, the IRQ line on D15, sampled from the harness's
@@ -348,6 +354,7 @@ def test_plain_logic_analyzer_capture(suite_runs):
         assert np.all(np.abs(cycles - table.samples) < period), name
 
 
+@pytest.mark.verilator
 def test_live_stream_decodes_while_the_capture_runs(suite_runs, tmp_path):
     """``latscope stream`` into ``sigrok-cli -i - -I vcd``, padded for PulseView: the samples
     of the live stream are those of analyze on the capture written alongside, and the first
@@ -476,6 +483,8 @@ def screen_text(rgb, tmp_path):
 LATENCY_TEXT = re.compile(r"\b(I[DL1l]{1,2}-a-[1lI]) +(\d+\.\d+) *us\b")
 
 
+@pytest.mark.pulseview
+@pytest.mark.verilator
 @pytest.mark.skipif(shutil.which("pulseview") is None, reason="pulseview is not installed")
 def test_pulseview_shows_named_latencies_in_a_laptop_window(suite_runs, xserver, tmp_path):
     """PulseView 0.4.2 opens OUT.sr in a 1600x900 window, finds OUT.pvs beside it and runs
@@ -575,6 +584,8 @@ def ruler_end(rgb, tmp_path):
     return max(times, default=None)
 
 
+@pytest.mark.pulseview
+@pytest.mark.verilator
 @pytest.mark.skipif(shutil.which("pulseview") is None, reason="pulseview is not installed")
 def test_pulseview_live_view_follows_the_data(xserver, tmp_path):
     """``latscope stream --view``'s PulseView (start_pulseview: a private copy of the

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import serial
 
+pytestmark = pytest.mark.verilator
+
 ROOT = Path(__file__).resolve().parents[2]
 SIM = ROOT / "sim"
 CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]

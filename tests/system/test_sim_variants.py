@@ -23,6 +23,8 @@ from latscope.capture.file import load_capture
 from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
 
+pytestmark = pytest.mark.verilator
+
 SETTINGS = SuiteSettings(tests="IL_A,TSL_A", samples=200)
 BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-variants"
 

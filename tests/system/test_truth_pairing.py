@@ -29,6 +29,8 @@ from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.simulated.soc import RELEASE_AFTER_START, ROOT, SuiteSettings, build_soc
 from latscope_gateware.irq_generator import LFSR_SEED
 
+pytestmark = pytest.mark.verilator
+
 #: The demo's suite build (latscope.demo builds the same settings in the same directory).
 BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "demo"
 STROBE = 1 << 16
