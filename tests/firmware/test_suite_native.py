@@ -24,22 +24,15 @@ from latscope_defs.markers import Point, Test, decode, encode
 from latscope_defs.protocol import Source
 
 from support.native_suite import SUITE, events_from_stores, read_native_dump
+from support.suite_tables import suite_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = 30                       # SUITE_SAMPLES of the short suite: also OBJ and CLK samples
-SEO_F_MAX = 255
 GPIO_STROBE = 1 << 16
 
 # Every table of the suite and the markers its samples pair (A marker, B marker); "irq" = edge.
-EXPECTED = {
-    "IL-a-1": ("irq", Point.ISR_ENTRY), "IDL-a-1": (Point.ISR_EXIT, Point.THREAD),
-    **{f"IL-b-{n}": ("irq", Point.ISR_ENTRY) for n in (1, 10, 128)},
-    **{f"IDL-b-{n}": (Point.ISR_EXIT, Point.T2) for n in (1, 10, 128)},
-    **{f"TSL-a-{n}": (Point.T1, Point.T2) for n in (2, 10, 128)},
-    **{name: (Point.T1, Point.T2) for name in (
-        "TF-a-1", "TF-b-1", "TF-c-2", "SEO-a-1", "SEO-b-1", "SEO-c-1", "SEO-d-1", "SEO-e-1",
-        f"SEO-f-{SEO_F_MAX}", "SEO-g-3", "MQ-a-1", "CLK-a-1")},
-}
+# (The ILH tables, which need the kernel's handler marker: check_handler_tables.)
+EXPECTED = {name: (rule.start, rule.end) for rule, name in suite_rules(handler=False)}
 
 
 def read_truth_log(path):

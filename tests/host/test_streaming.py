@@ -17,6 +17,7 @@ from latscope.cli import parse_duration
 from latscope.events import Events
 from latscope_defs.protocol import Source
 from support.suite_capture import native_suite_capture
+from support.suite_tables import table_names
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +165,7 @@ def test_progress_shows_the_running_tests(capture):
     analyzer.feed(events[:end_il - 10])                 # inside the IL-a window
     assert analyzer.running == {"IL_A"}
     line = running_tables(analyzer)
-    for name in ("IL-a-1", "IDL-a-1"):
+    for name in table_names([Test.IL_A], handler=False):
         table = analyzer.tables[name]
         stats = table.stats()
         assert (f"{name} n={table.count} min/avg/max {stats['min_ns']:.0f}/"

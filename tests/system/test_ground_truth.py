@@ -40,7 +40,9 @@ from latscope.capture.file import load_capture
 from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.events import Events
 from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
+from latscope_defs.markers import Test
 from latscope_defs.protocol import Source
+from support.suite_tables import table_names
 
 pytestmark = pytest.mark.verilator
 
@@ -172,9 +174,7 @@ def test_every_sample_is_the_truth(exact_run):
     clock_hz = run.identity.clock_hz
     assert_bounded_analysis_is_analyze(run.capture_path)
     host, true = analyze(run.captured, clock_hz), analyze(truth, clock_hz)
-    expected = {"IL-a-1", "ILH-a-1", "IDL-a-1", "MQ-a-1", "SEO-f-255",
-                *(f"{kind}-b-{n}" for kind in ("IL", "ILH", "IDL") for n in (1, 10, 128)),
-                *(f"TSL-a-{n}" for n in (2, 10, 128))}
+    expected = set(table_names([Test[name] for name in TESTS.split(",")]))
     assert set(host) == set(true) == expected
     for name, table in host.items():
         assert len(table.samples) >= SAMPLES, name

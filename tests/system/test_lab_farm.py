@@ -15,8 +15,10 @@ import time
 import pytest
 
 from latscope.capture.file import load_capture
+from latscope_defs.markers import Test
 
 from support.lab_farm import ROOT, Processes, client, coordinator, exporter, start_simulation
+from support.suite_tables import table_names
 from test_network_port import captured, truth_events
 
 pytestmark = pytest.mark.slow
@@ -72,7 +74,7 @@ def test_compare_places_captures_every_place_of_a_tag(tmp_path):
     assert [run["label"] for run in document["runs"]] == list(PLACES)
     # The scripted DUT runs the suite's IL_A test: both places have its tables, compared.
     tables = {table["name"]: table for table in document["tables"]}
-    assert {"IL-a-1", "IDL-a-1"} <= set(tables)
+    assert set(table_names([Test.IL_A], handler=False)) <= set(tables)
     for run in tables["IL-a-1"]["runs"]:
         assert run["stats"]["samples"] >= 2
     assert (out / "comparison.txt").read_text().startswith(

@@ -37,6 +37,7 @@ from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.channels import Layout
 from latscope_defs.markers import Point, Test, decode
 from latscope_defs.protocol import Source
+from support.suite_tables import table_names
 
 DECODERS = ROOT / "decoders"
 #: Suite builds (firmware, per settings: one directory each, so that they do not overwrite
@@ -197,8 +198,8 @@ def test_window_export_carries_its_test_context(suite_runs):
                           info.origin)
     inside = [(name, first, cycles) for name, first, cycles in expected
               if first >= start and first + cycles < stop]
-    assert decoded == inside and {name for name, *_ in decoded} == {
-        "IL-b-128", "ILH-b-128", "IDL-b-128"}
+    assert decoded == inside and {name for name, *_ in decoded} == set(
+        table_names([Test.IDL_B], parameters={Test.IDL_B: (128,)}))
     assert len([name for name, *_ in decoded if name == "IDL-b-128"]) == len(table.starts) - 4
 
 
