@@ -1,4 +1,4 @@
-"""Fixtures shared by test modules."""
+"""Fixtures of the boards' tests."""
 
 import pytest
 

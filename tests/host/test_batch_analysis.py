@@ -22,6 +22,7 @@ from latscope.capture.file import load_capture
 from latscope.events import Events
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
 from latscope_defs.protocol import Source, hole_value
+from support.analysis_checks import assert_same
 from support.suite_capture import native_suite_capture
 
 BATCHES = (1, 2, 5, 64, 4096, 1 << 40)
@@ -29,24 +30,6 @@ BATCHES = (1, 2, 5, 64, 4096, 1 << 40)
 
 def batches_of(events, size):
     return lambda: (events[at:at + size] for at in range(0, len(events), size))
-
-
-def assert_same(whole, bounded, label):
-    """``bounded`` ({name: TableAccumulator}) is ``whole`` ({name: SampleTable})."""
-    assert list(bounded) == list(whole), label
-    for name, table in whole.items():
-        accumulator = bounded[name]
-        samples, starts = accumulator.kept_points()
-        assert accumulator.count == len(table.samples), (label, name)
-        assert np.array_equal(samples, table.samples[:accumulator.keep_points]), (label, name)
-        assert np.array_equal(starts, table.starts[:accumulator.keep_points]), (label, name)
-        assert accumulator.parameters == table.parameters, (label, name)
-        assert accumulator.discarded == table.discarded, (label, name)
-        assert accumulator.discarded_by_holes == table.discarded_by_holes, (label, name)
-        assert accumulator.stats() == table.stats(), (label, name)
-        whole_table = TableAccumulator.of_table(table)
-        assert accumulator.flags() == whole_table.flags(), (label, name)
-        assert accumulator.worst() == whole_table.worst(), (label, name)
 
 
 def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0, kernel=False):

@@ -357,7 +357,7 @@ def test_tick_flags_recorded_or_not(tmp_path, capsys):
     from latscope.capture.file import CaptureWriter
     from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Test, decode
     from latscope_defs.protocol import StreamEncoder
-    from suite_capture import native_identity
+    from support.suite_capture import native_identity
     from test_batch_analysis import shaped_stream
     documents = {}
     for kernel in (True, False):

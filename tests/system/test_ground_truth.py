@@ -162,7 +162,7 @@ def assert_bounded_analysis_is_analyze(path):
     """The bounded analysis of the capture file (``latscope analyze``, ``report``), read in
     tiny and in large batches, gives ``analyze``'s tables of the loaded capture."""
     from latscope.analysis.summary import analyze_capture
-    from test_batch_analysis import assert_same
+    from support.analysis_checks import assert_same
     capture = load_capture(path)
     whole = analyze(capture.events, capture.stamp_hz)
     for batch_bytes in (64, 1 << 20):
