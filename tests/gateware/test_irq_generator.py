@@ -241,6 +241,7 @@ def test_events_match_pin_edges_through_reconfiguration(active_low):
     assert IrqGenerator.latency == 0
 
 
+@pytest.mark.slow
 def test_intervals_and_widths_across_the_16_bit_halves():
     """The draw adder and the down-counters work in 16-bit halves: intervals around 2**16
     (some draws carry into the high half) and a width of 2**16 + 1 come out exact."""

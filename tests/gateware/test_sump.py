@@ -269,6 +269,7 @@ def test_reset_ends_an_rle_readback_at_once_and_id_answers_cleanly():
 
 # --- The appliance: latscope and SUMP modes on one link ---------------------------------------
 
+@pytest.mark.slow
 def test_appliance_switches_between_latscope_and_sump_modes():
     """latscope identify and capture; SUMP reset/ID stops the capture and answers; a SUMP
     capture of the IRQ output and the DUT's markers; latscope identify brings latscope back."""

@@ -208,6 +208,7 @@ def suite_captures(tmp_path_factory):
     return paths
 
 
+@pytest.mark.slow
 def test_real_suite_captures(suite_captures):
     for path, sizes in zip(suite_captures, [(1, 1000), (7, 1 << 40)]):
         capture = load_capture(path)

@@ -219,6 +219,7 @@ def sigrok_discarded(sr_path, layout):
     return len(result.stdout.splitlines())
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, derandomize=True, phases=[Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(rows=captures())

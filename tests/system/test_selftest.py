@@ -22,6 +22,7 @@ from latscope_defs.protocol import UNKNOWN_COMMAND_REPLY, Command, Source, encod
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_cli_selftest_with_the_simulated_jumper(capsys):
     status = main(["selftest", "--port", "sim:gateware", "--count", "12", "--loopback",
                    "--json"])
@@ -40,6 +41,7 @@ def test_cli_selftest_with_the_simulated_jumper(capsys):
     assert loopback["matched"]["EDGE0"] == loopback["matched"]["MARKER"] > 30
 
 
+@pytest.mark.slow
 def test_api_selftest_without_the_jumper_fails_the_loopback():
     """sim:gateware without --loopback: the scripted DUT drives EDGE0 and the strobe, not
     the IRQ output, so the loopback check must fail and say why."""

@@ -8,8 +8,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from latscope.link.device import Device, open_transport
 from latscope_defs.protocol import Source
+
+pytestmark = pytest.mark.verilator
 
 
 def children(pid):
