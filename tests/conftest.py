@@ -3,8 +3,9 @@
 import pytest
 
 #: Markers of work that takes minutes, or a build that does (boards, netlists, PulseView, the
-#: Verilator SoC): a test marked with one is slow too, so `make check` leaves it out.
-SLOW_KINDS = ("boards", "netlist", "pulseview", "verilator")
+#: Verilator SoC), or a tool `make check` should not need (QEMU): a test marked with one is
+#: slow too, so `make check` leaves it out.
+SLOW_KINDS = ("boards", "netlist", "pulseview", "verilator", "qemu")
 
 
 @pytest.hookimpl(tryfirst=True)     # before `-m` deselects by marker

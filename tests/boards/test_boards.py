@@ -107,6 +107,7 @@ def _prepared(board):
             for name, content in plan.files.items() if name.endswith((".pcf", ".lpf", ".il"))}
 
 
+@pytest.mark.slow
 def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
     """The generated pin constraints (no build) place each appliance pin as the pin map says,
     and DDR builds sample strobe and edges with DDR input registers."""
@@ -136,6 +137,7 @@ def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
         assert rtlil.count("cell \\SB_PLL40_2F") == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [name for name in BOARDS
                                   if get_board(name).family == "ice40"
                                   and get_board(name).sample_phases == 4])

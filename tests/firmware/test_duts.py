@@ -147,6 +147,7 @@ def linux_run(request, linux_builds, watcher, tmp_path_factory):
     return name, result.stdout, read_store_log(log)
 
 
+@pytest.mark.slow
 def test_linux_gpiomem_every_store(linux_run):
     """Pins set up as outputs, every marker two stores with the strobe's second, and the
     values the pins spell are exactly the suite's: the timing markers first, then each
@@ -165,6 +166,7 @@ def test_linux_gpiomem_every_store(linux_run):
     assert starts == ends == LINUX_RUNS[name]
 
 
+@pytest.mark.slow
 def test_linux_gpiomem_tables(linux_run):
     """The markers from the store log, analysed as a capture: every table whose order the
     tracer leaves alone (LINUX_TABLES) has its samples, each pairing the right markers; the
@@ -213,6 +215,7 @@ def check_il_window(values):
     assert {p for p, _ in il[last_thread + 1:-1]} <= {Point.ISR_ENTRY, Point.ISR_EXIT}
 
 
+@pytest.mark.slow
 def test_linux_cross_compiles_for_the_pi(tmp_path):
     """The suite and the self-test's wiring walk for a Raspberry Pi (aarch64, Debian's cross
     gcc), without libgpiod."""
@@ -226,6 +229,7 @@ def test_linux_cross_compiles_for_the_pi(tmp_path):
         assert "AArch64" in header and "ELF64" in header
 
 
+@pytest.mark.slow
 def test_linux_wiring_walk_every_store(watcher, tmp_path):
     """The self-test's wiring program on the Linux marker port (firmware/tools/
     wiring_linux.c), run against the fake register block: its stores follow the port's
@@ -394,6 +398,7 @@ def symbols(elf):
             if len(parts) == 3}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("board", ["stm32f4", "rp2040"])
 def test_cortex_m_boards_cross_compile(board, tmp_path):
     """The suite and the smoke test for the Nucleo (flash image) and the Pico (SRAM image,

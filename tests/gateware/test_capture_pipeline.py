@@ -70,6 +70,7 @@ def test_simultaneous_events_share_a_stamp_in_source_order():
     assert out == reference(applied)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("word_crc", [False, True], ids=["amaranth-crc", "word-crc"])
 def test_random_events_match_reference_byte_for_byte(word_crc):
     rng = random.Random(1)
@@ -150,6 +151,7 @@ def test_long_gaps_and_stamp_wrap_through_encoder():
     assert bytes(out) == expected.take()
 
 
+@pytest.mark.slow
 def test_back_pressure_loses_nothing_silently():
     """A slow link fills the FIFO: the stream must still decode to every event, except
     those counted in LOSS records, and the capture goes on."""

@@ -24,6 +24,7 @@ from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.irq_generator import MIN_INTERVAL, IrqGenerator
 from latscope_gateware.irq_pin import LINK_TO_PIN, IrqPinStage
 
+from support.cases import parametrize_first_fast
 from support.gateware_sim import byte_collector, lost_per_source
 from test_irq_generator import reference_draws
 
@@ -129,7 +130,7 @@ def _parse(out):
     return events
 
 
-@pytest.mark.parametrize("ratio, capture_phase, link_phase", CLOCKS)
+@parametrize_first_fast("ratio, capture_phase, link_phase", CLOCKS)
 def test_every_event_crosses_once_in_order(ratio, capture_phase, link_phase):
     applied, out, status, _ = _simulate(ratio, capture_phase, link_phase, seed=int(ratio * 1000),
                                      cycles=3000, rate=0.012, fifo_depth=256, link_every=1)
@@ -141,7 +142,7 @@ def test_every_event_crosses_once_in_order(ratio, capture_phase, link_phase):
     assert status["events"] == len(expected) and status["lost"] == 0
 
 
-@pytest.mark.parametrize("ratio, capture_phase, link_phase", CLOCKS)
+@parametrize_first_fast("ratio, capture_phase, link_phase", CLOCKS)
 def test_overflow_loss_counts_are_exact(ratio, capture_phase, link_phase):
     applied, out, status, _ = _simulate(ratio, capture_phase, link_phase, seed=int(ratio * 77),
                                      cycles=2500, rate=0.3, fifo_depth=8, link_every=3)
@@ -162,6 +163,7 @@ def test_overflow_loss_counts_are_exact(ratio, capture_phase, link_phase):
     assert status["fifo_max"] == 8               # every block-RAM row (docs/protocol.md)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ratio, capture_phase, link_phase", CLOCKS[:2])
 def test_the_crossing_never_keeps_the_link_waiting(ratio, capture_phase, link_phase):
     """Under overload the link is the only limit: from the first byte until the events stop,
@@ -313,7 +315,7 @@ def _check_every_edge_is_one_exact_event(cycles, events, status):
     return edges
 
 
-@pytest.mark.parametrize("link_phase", [0.0, 0.5])
+@parametrize_first_fast("link_phase", [0.0, 0.5])
 def test_irq_two_clocks_exact_from_one_pll(link_phase):
     """Link clock half the capture clock, its rising edges on capture rising edges (phase 0:
     the iCE40 PLL's GENCLK / GENCLK_HALF) or on the other capture edges (0.5): every IRQ edge is one event at its exact stamp,

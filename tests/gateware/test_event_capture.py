@@ -131,6 +131,7 @@ def overflow_run(*, fifo_depth, marker_every, edge_every, link_every, cycles, dr
     return offered, bytes(out), status
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fifo_depth, marker_every, edge_every", [
     (4, 10, 23), (8, 10, 23), (16, 10, 23), (8, 5, 11), (8, 40, 97)])
 def test_every_offered_event_is_delivered_or_counted_lost(fifo_depth, marker_every,

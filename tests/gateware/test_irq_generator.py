@@ -259,6 +259,7 @@ def test_intervals_and_widths_across_the_16_bit_halves():
         assert down - up == min(width, interval - 1)
 
 
+@pytest.mark.slow
 def test_word_leap_is_the_same_leap():
     """The word-form leap (shifted words) against the LFSR stepped bit by bit, and
     the generator built with it against the boards' form, pin and events, cycle for cycle,

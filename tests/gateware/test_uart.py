@@ -10,6 +10,7 @@ from amaranth.hdl import Elaboratable, Module
 
 from latscope_gateware.uart import UARTRx, UARTTx
 
+from support.cases import parametrize_first_fast
 from support.gateware_sim import run
 
 
@@ -171,7 +172,7 @@ def phases():
     return [Fraction(n, 8) for n in range(8)]
 
 
-@pytest.mark.parametrize("divisor", [3, 10])
+@parametrize_first_fast("divisor", [3, 10])
 @pytest.mark.parametrize("mismatch", [Fraction(-2, 100), Fraction(2, 100)])
 def test_rx_tolerates_two_percent_rate_mismatch(divisor, mismatch):
     rng = random.Random(divisor)
@@ -239,7 +240,7 @@ class Loopback(Elaboratable):
         return m
 
 
-@pytest.mark.parametrize("divisor", [2, 3, 10])
+@parametrize_first_fast("divisor", [2, 3, 10])
 def test_loopback_of_all_byte_values_back_to_back(divisor):
     dut = Loopback(divisor)
     data = list(range(256))

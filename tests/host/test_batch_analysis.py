@@ -23,6 +23,7 @@ from latscope.events import Events
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
 from latscope_defs.protocol import Source, hole_value
 from support.analysis_checks import assert_same
+from support.cases import parametrize_first_fast
 from support.suite_capture import native_suite_capture
 
 BATCHES = (1, 2, 5, 64, 4096, 1 << 40)
@@ -104,8 +105,8 @@ def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0, ker
     return Events(stamp, source, value)
 
 
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("loss_rate, hole_rate", [(0.0, 0.0), (0.003, 0.0), (0.0, 0.002)])
+@parametrize_first_fast("seed", range(6))
+@parametrize_first_fast("loss_rate, hole_rate", [(0.0, 0.0), (0.003, 0.0), (0.0, 0.002)])
 def test_synthetic_streams_at_every_batch_size(seed, loss_rate, hole_rate):
     # Pin latencies that reorder IRQ edges and markers (the horizon must allow for them).
     latency = [None, {Source.MARKER: 2, Source.IRQ: 60}, None,
@@ -125,8 +126,8 @@ def test_synthetic_streams_at_every_batch_size(seed, loss_rate, hole_rate):
         assert analysis.passes == 1          # losses of lively sources: counted in one pass
 
 
-@pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("hole_rate", [0.0, 0.002])
+@parametrize_first_fast("seed", range(4))
+@parametrize_first_fast("hole_rate", [0.0, 0.002])
 def test_handler_markers_and_shared_cycles_at_every_batch_size(seed, hole_rate):
     """The kernel's handler-entry markers (ILH tables, placed in windows by marker order) on
     the bus window, sharing cycles with the trace port's markers and, after the pin-latency
@@ -219,6 +220,7 @@ def test_real_suite_captures(suite_captures):
             assert_same(whole, bounded.ordered_tables(), (path.name, size))
 
 
+@pytest.mark.slow
 def test_statistics_against_numpy(suite_captures):
     """Independent of the accumulator: numpy on the samples of ``analyze``."""
     capture = load_capture(suite_captures[1])

@@ -135,6 +135,7 @@ def test_latency_and_marker_width_come_from_the_metadata(tmp_path):
     assert list(raw.events) == [(1000, 0, 0xab), (1005, 2, 1)]
 
 
+@pytest.mark.slow
 def test_cut_at_every_byte_offset(tmp_path, capture):
     stream, data = capture
     chunks = chunk_bounds(data)

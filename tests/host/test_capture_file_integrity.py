@@ -106,6 +106,7 @@ def test_the_scan_is_linear_in_the_file_size(tmp_path, monkeypatch):
     assert checked[0] <= 2 * path.stat().st_size + MAX_PAYLOAD, checked[0]
 
 
+@pytest.mark.slow
 def test_memory_is_bounded_whatever_the_chunk_sizes(tmp_path):
     """100,000 one-byte DATA chunks: the events come out right, and the peak of Python
     allocations while loading stays far below what one object per chunk would take (the

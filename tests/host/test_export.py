@@ -182,6 +182,7 @@ def test_batches_give_the_changes_of_the_whole():
     assert np.array_equal(np.concatenate([p.words for p in parts]), whole.words)
 
 
+@pytest.mark.slow
 def test_long_quiet_gap_needs_bounded_memory(tmp_path):
     """10^8 quiet cycles (a second at 100 MHz, 300 MB of samples) between two markers:
     written in blocks, compressed; sigrok-cli decodes both markers at their cycles (the

@@ -105,6 +105,7 @@ def capture_bytes(tmp_path_factory):
     return _capture_bytes(tmp_path_factory)
 
 
+@pytest.mark.slow
 def test_reader_never_delivers_an_untrue_event(capture_bytes, tmp_path):
     path = tmp_path / "fuzzed.lsc"
 
@@ -146,6 +147,7 @@ metadata_values = st.fixed_dictionaries(
         "suite": json_values, "cpu": json_values, "other": json_values}) | json_values
 
 
+@pytest.mark.slow
 def test_writer_and_reader_agree_on_metadata(tmp_path):
     """The writer refuses exactly the metadata the reader refuses; what both accept, the
     report shows."""

@@ -116,6 +116,7 @@ def test_analyze_takes_the_loop_from_the_metadata_or_the_command_line(tmp_path, 
     assert "not an edge channel" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_report_has_the_loop_table_and_its_figures(tmp_path, capsys):
     rows = [row for k in range(50) for row in ((1000 * k, IRQ, 1), (1000 * k + 40 + k % 7, E2,
                                                                      k % 2))]

@@ -111,6 +111,7 @@ def test_half_cycle_stamps_of_a_ddr_board(tmp_path):
     assert document["irq"]["period_ns"] == 50 * 1e9 / capture.clock_hz
 
 
+@pytest.mark.slow
 def test_csv_markdown_html(figure_report):
     document, paths, out, tables = figure_report
     assert list(tables) == TABLES
@@ -185,6 +186,7 @@ def test_every_result_printing_command_has_json(whole_suite, tmp_path, capsys):
     assert written["files"] == [str(vcd)] and written["samplerate"] == capture.stamp_hz
 
 
+@pytest.mark.slow
 def test_compare(captures, tmp_path, capsys):
     runs = compare.load_runs(captures, ["A", "B"])
     document = compare.comparison(runs)
@@ -207,6 +209,7 @@ def test_compare(captures, tmp_path, capsys):
     assert "IL-a-1" in text and "Δ" in text
 
 
+@pytest.mark.slow
 def test_maximum_per_interval(captures, tmp_path):
     """The max-per-interval figure's values: the largest sample of every interval, the
     same as the live statistics compute while capturing."""

@@ -33,6 +33,7 @@ def wait_for_data(process, path, more=300, timeout=120):
     pytest.fail(f"no events in {path} within {timeout} s")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("attempt", range(3))
 def test_ctrl_c_stops_drains_and_closes_the_file(tmp_path, attempt):
     """SIGINT mid-capture: the appliance is stopped and drained, every segment read so far
@@ -102,6 +103,7 @@ def test_capture_values_are_checked_before_anything_starts(tmp_path, args, messa
     assert not (tmp_path / "x.lsc").exists()
 
 
+@pytest.mark.slow
 def test_outputs_are_named_in_errors_and_never_overwritten(tmp_path):
     existing = tmp_path / "old.lsc"
     existing.write_bytes(b"precious")

@@ -22,6 +22,8 @@ from latscope_defs.protocol import (HOLE_SOURCE, Command, Source, StartArgs, Sta
 from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
 
+pytestmark = pytest.mark.slow
+
 CAPTURED = (Source.MARKER, Source.IRQ, Source.EDGE0)
 IRQ = IrqSettings(period=2000, jitter_mask=0x3f, width=25)
 
@@ -71,7 +73,6 @@ def clean_run():
     return run(cycles=26000)
 
 
-@pytest.mark.slow
 def test_identify_reports_the_build(clean_run):
     identity = clean_run[0]
     assert identity.clock_hz == 100_000_000 and identity.board == "sim"
@@ -80,7 +81,6 @@ def test_identify_reports_the_build(clean_run):
     assert identity.latency[Source.MARKER] == 4 and identity.latency[Source.EDGE0] == 2
 
 
-@pytest.mark.slow
 def test_capture_reconstructs_every_event_exactly(clean_run):
     identity, events, stats, status, truth = clean_run
     assert stats.segments_bad == 0 and stats.records_dropped == 0 and stats.bytes_skipped == 0
@@ -103,7 +103,6 @@ def test_capture_reconstructs_every_event_exactly(clean_run):
     assert len(set(periods.tolist())) > 1            # the jitter really spreads them
 
 
-@pytest.mark.slow
 def test_overflow_is_counted_and_capture_goes_on():
     # Bursts of markers every 4 cycles overrun a 4-entry FIFO behind the slow link.
     identity, events, stats, status, truth = run(
@@ -124,7 +123,6 @@ def test_overflow_is_counted_and_capture_goes_on():
     assert any(stamp > int(loss_stamps.min()) for stamp, _ in markers)
 
 
-@pytest.mark.slow
 def test_corrupted_bytes_cost_segments_not_correctness(clean_run):
     clean_events = clean_run[1]
     # Bytes 0..40 are the identify reply; corrupt a few of the event stream's bytes.
