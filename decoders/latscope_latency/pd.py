@@ -3,7 +3,7 @@
 ##
 ## Latency samples from latscope_marker's events. The rules come from rules.py, generated
 ## from host/latscope/analysis/rules.py; the window logic below mirrors the host's batch
-## analysis (host/latscope/analysis/batch.py) and tests/test_sigrok.py checks that both give
+## analysis (host/latscope/analysis/batch.py) and tests/system/test_sigrok.py checks that both give
 ## the same samples.
 ##
 

@@ -230,7 +230,8 @@ def cmd_selftest(args):
                   f"(firmware/tools/, docs/boards.md)", file=sys.stderr)
 
     with open_selftest_port(args.port, loopback=args.loopback, miswire=args.miswire) as port, \
-            Device(open_transport(port.path, args.baud)) as device:
+            Device(open_transport(port.path, args.baud),
+                   reply_timeout=port.reply_timeout) as device:
         results = run_selftest(device, port=args.port, baud=args.baud,
                                loopback=args.loopback, wiring=args.wiring, count=args.count,
                                dut=port, on_wiring_start=prompt, wiring_timeout=args.wait)

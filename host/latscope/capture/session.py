@@ -94,6 +94,7 @@ class CaptureSession:
             if owns_port:
                 self._stack.enter_context(port)
             self.device = self._stack.enter_context(Device(open_transport(port.path, baud),
+                                                             reply_timeout=port.reply_timeout,
                                                              name=port.name))
             try:
                 self.identity = self.device.identify()
