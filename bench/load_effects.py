@@ -40,13 +40,18 @@ def run(settings, runs, samples_dir):
         started = time.monotonic()
         capture = capture_suite(build, DEMO_IRQ, output=path, timeout=3600)
         if capture.exit_code != 0:
-            raise SystemExit(f"{settings}: the firmware exited with {capture.exit_code}:\n"
-                             + capture.console[-2000:])
+            raise SystemExit(
+                f"{settings}: the firmware exited with {capture.exit_code}:\n"
+                + capture.console[-2000:]
+            )
         summary, tables = analyze_capture(path, interval_s=None, background=False)
         stats = {name: table.stats() for name, table in tables.items()}
         out.append((stats, sum(summary.device_losses.values()), len(summary.holes)))
-        print(f"  {settings.load:9} cache {settings.cache}: run {k + 1}, "
-              f"{capture.events} events, {time.monotonic() - started:.0f} s", flush=True)
+        print(
+            f"  {settings.load:9} cache {settings.cache}: run {k + 1}, "
+            f"{capture.events} events, {time.monotonic() - started:.0f} s",
+            flush=True,
+        )
     return out
 
 
@@ -75,8 +80,9 @@ def main(argv=None):
             runs = run(settings, args.runs, samples_dir)
             for k, (stats, losses, holes) in enumerate(runs):
                 if losses or holes:
-                    failures.append(f"{load} cache {cache} run {k + 1}: {losses} events lost, "
-                                    f"{holes} holes")
+                    failures.append(
+                        f"{load} cache {cache} run {k + 1}: {losses} events lost, {holes} holes"
+                    )
                 if stats != runs[0][0]:
                     failures.append(f"{load} cache {cache}: run {k + 1} differs from run 1")
             results[load, cache] = runs[0][0]
@@ -85,14 +91,21 @@ def main(argv=None):
     print(f"\np99 / max (ns), {args.samples} samples per table; * = differs from none")
     print(f"{'table':10}" + "".join(f"{load:>22}" for load in loads))
     for name in names:
-        row = [f"{cell(results[load, 'on'].get(name, {}), None if load == 'none' else none.get(name, {}), 'p99_ns')}"
-               f" / {cell(results[load, 'on'].get(name, {}), None if load == 'none' else none.get(name, {}), 'max_ns')}"
-               for load in loads]
+        row = [
+            f"{cell(results[load, 'on'].get(name, {}), None if load == 'none' else none.get(name, {}), 'p99_ns')}"
+            f" / {cell(results[load, 'on'].get(name, {}), None if load == 'none' else none.get(name, {}), 'max_ns')}"
+            for load in loads
+        ]
         print(f"{name:10}" + "".join(f"{text:>22}" for text in row))
     for load in loads[1:]:
-        changed = [name for name in names
-                   if any(results[load, "on"].get(name, {}).get(key) != none[name].get(key)
-                          for key in ("p99_ns", "max_ns"))]
+        changed = [
+            name
+            for name in names
+            if any(
+                results[load, "on"].get(name, {}).get(key) != none[name].get(key)
+                for key in ("p99_ns", "max_ns")
+            )
+        ]
         print(f"{load}: p99 or max changed in {len(changed)} of {len(names)} tables")
         if not changed:
             failures.append(f"{load}: no p99 or max of IL, ILH, IDL, TSL changed")

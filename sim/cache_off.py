@@ -30,44 +30,61 @@ import re
 import sys
 
 #: The set index field of the instruction cache, e.g. ``io_cpu_prefetch_pc[11 : 5]``: 11.
-_SET_TOP = re.compile(r"assign _zz_fetchStage_read_waysValues_0_tag_valid = "
-                      r"io_cpu_prefetch_pc\[(\d+) : 5\];")
+_SET_TOP = re.compile(
+    r"assign _zz_fetchStage_read_waysValues_0_tag_valid = "
+    r"io_cpu_prefetch_pc\[(\d+) : 5\];"
+)
 
 
 def edits(text):
     """(name, pattern, replacement) of every edit, for the core in ``text``."""
     match = _SET_TOP.search(text)
     if match is None:
-        raise ValueError("the instruction cache's set index (io_cpu_prefetch_pc[H : 5]) "
-                         "is not there")
-    top = int(match[1])                  # the set index is bits top..5
-    sets = top - 4                       # its width
-    tag = 31 - top                       # the tag's width: bits 31..top+1
+        raise ValueError(
+            "the instruction cache's set index (io_cpu_prefetch_pc[H : 5]) is not there"
+        )
+    top = int(match[1])  # the set index is bits top..5
+    sets = top - 4  # its width
+    tag = 31 - top  # the tag's width: bits 31..top+1
     zero = f"{sets}'h0"
     return [
-        ("D-cache: every access is an I/O access",
-         r"assign DBusCachedPlugin_mmuBus_rsp_isIoAccess = "
-         r"DBusCachedPlugin_mmuBus_rsp_physicalAddress\[31\];",
-         "assign DBusCachedPlugin_mmuBus_rsp_isIoAccess = 1'b1;"),
-        ("I-cache: the data memory's read index in the one line",
-         rf"assign _zz_fetchStage_read_banksValue_0_dataMem = io_cpu_prefetch_pc\[{top} : 2\];",
-         f"assign _zz_fetchStage_read_banksValue_0_dataMem = {{{zero}, io_cpu_prefetch_pc[4 : 2]}};"),
-        ("I-cache: the tag memory's read index 0",
-         rf"assign _zz_fetchStage_read_waysValues_0_tag_valid = io_cpu_prefetch_pc\[{top} : 5\];",
-         f"assign _zz_fetchStage_read_waysValues_0_tag_valid = {zero};"),
-        ("I-cache: the refill writes the tag of line 0",
-         rf"\? lineLoader_address\[{top} : 5\] : lineLoader_flushCounter",
-         f"? {zero} : lineLoader_flushCounter"),
-        ("I-cache: the refill writes the words of line 0",
-         rf"assign lineLoader_write_data_0_payload_address = \{{lineLoader_address\[{top} : 5\],"
-         r"lineLoader_wordIndex\};",
-         f"assign lineLoader_write_data_0_payload_address = {{{zero},lineLoader_wordIndex}};"),
-        ("I-cache: the tag keeps the line address",
-         rf"assign lineLoader_write_tag_0_payload_data_address = lineLoader_address\[31 : {top + 1}\];",
-         f"assign lineLoader_write_tag_0_payload_data_address = lineLoader_address[{tag + 4} : 5];"),
-        ("I-cache: a hit compares the line address",
-         rf"== io_cpu_fetch_mmuRsp_physicalAddress\[31 : {top + 1}\]\)\);",
-         f"== io_cpu_fetch_mmuRsp_physicalAddress[{tag + 4} : 5]));"),
+        (
+            "D-cache: every access is an I/O access",
+            r"assign DBusCachedPlugin_mmuBus_rsp_isIoAccess = "
+            r"DBusCachedPlugin_mmuBus_rsp_physicalAddress\[31\];",
+            "assign DBusCachedPlugin_mmuBus_rsp_isIoAccess = 1'b1;",
+        ),
+        (
+            "I-cache: the data memory's read index in the one line",
+            rf"assign _zz_fetchStage_read_banksValue_0_dataMem = io_cpu_prefetch_pc\[{top} : 2\];",
+            f"assign _zz_fetchStage_read_banksValue_0_dataMem = {{{zero}, io_cpu_prefetch_pc[4 : 2]}};",
+        ),
+        (
+            "I-cache: the tag memory's read index 0",
+            rf"assign _zz_fetchStage_read_waysValues_0_tag_valid = io_cpu_prefetch_pc\[{top} : 5\];",
+            f"assign _zz_fetchStage_read_waysValues_0_tag_valid = {zero};",
+        ),
+        (
+            "I-cache: the refill writes the tag of line 0",
+            rf"\? lineLoader_address\[{top} : 5\] : lineLoader_flushCounter",
+            f"? {zero} : lineLoader_flushCounter",
+        ),
+        (
+            "I-cache: the refill writes the words of line 0",
+            rf"assign lineLoader_write_data_0_payload_address = \{{lineLoader_address\[{top} : 5\],"
+            r"lineLoader_wordIndex\};",
+            f"assign lineLoader_write_data_0_payload_address = {{{zero},lineLoader_wordIndex}};",
+        ),
+        (
+            "I-cache: the tag keeps the line address",
+            rf"assign lineLoader_write_tag_0_payload_data_address = lineLoader_address\[31 : {top + 1}\];",
+            f"assign lineLoader_write_tag_0_payload_data_address = lineLoader_address[{tag + 4} : 5];",
+        ),
+        (
+            "I-cache: a hit compares the line address",
+            rf"== io_cpu_fetch_mmuRsp_physicalAddress\[31 : {top + 1}\]\)\);",
+            f"== io_cpu_fetch_mmuRsp_physicalAddress[{tag + 4} : 5]));",
+        ),
     ]
 
 

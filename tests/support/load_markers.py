@@ -30,7 +30,8 @@ def check_load_markers(values, load):
     assert set(args[threads].tolist()) == LOAD_THREADS.get(load, set()), load
     isr = [(int(p), int(a)) for p, a in zip(points[mine], args[mine]) if p != Point.THREAD]
     calls = len(isr) // 2
-    assert isr == [(point, n % 128) for n in range(calls)
-                   for point in (Point.ISR_ENTRY, Point.ISR_EXIT)], load
+    assert isr == [
+        (point, n % 128) for n in range(calls) for point in (Point.ISR_ENTRY, Point.ISR_EXIT)
+    ], load
     assert (calls > 0) == (load in LOAD_IRQS), (load, calls)
     return int(threads.sum()), calls

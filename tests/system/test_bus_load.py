@@ -9,7 +9,6 @@ import subprocess
 import tomllib
 
 import pytest
-
 from test_sim_soc import SIM, TRACE_BASE, make_variable, of, read_truth, summary
 
 pytestmark = pytest.mark.verilator
@@ -37,8 +36,7 @@ def burst_offsets(seed, length, window):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Two runs of load_hw.elf: [(SIM summary, truth events, console)]."""
-    built = subprocess.run(["make", "-C", str(SIM), f"CPU={CPU}"], capture_output=True,
-                           text=True)
+    built = subprocess.run(["make", "-C", str(SIM), f"CPU={CPU}"], capture_output=True, text=True)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     binary = make_variable(CPU, "print-binary")
     firmware = make_variable(CPU, "print-firmware-dir") / "load_hw.elf"
@@ -46,9 +44,21 @@ def runs(tmp_path_factory):
     for k in range(2):
         directory = tmp_path_factory.mktemp(f"load_hw{k}")
         truth, console = directory / "truth", directory / "console"
-        result = subprocess.run([str(binary), "--truth", str(truth), "--console", str(console),
-                                 "--max-cycles", "5000000", str(firmware)],
-                                capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            [
+                str(binary),
+                "--truth",
+                str(truth),
+                "--console",
+                str(console),
+                "--max-cycles",
+                "5000000",
+                str(firmware),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert result.returncode == 0, result.stdout + result.stderr + console.read_text()
         out.append((summary(result.stdout), read_truth(truth), console.read_text()))
     return out
@@ -68,7 +78,7 @@ def test_engine_holds_exactly_its_cycles_at_seeded_offsets(runs):
     rises = [cycle for cycle, level in edges if level == 1]
     falls = [cycle for cycle, level in edges if level == 0]
     assert len(rises) == len(falls) and all(r < f for r, f in zip(rises, falls))
-    first = start + 1                   # window 0 begins the cycle after the store's ACK
+    first = start + 1  # window 0 begins the cycle after the store's ACK
     windows = (stop - first) // window  # whole windows before the engine was stopped
     assert windows >= 20
     # Per window: one burst, at the drawn offset, exactly HOLD cycles long.

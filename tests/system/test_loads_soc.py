@@ -16,6 +16,7 @@ off, a few minutes the first time); each run is about 10 s.
 
 import numpy as np
 import pytest
+from test_sim_soc import of, read_truth
 
 from latscope.analysis.summary import analyze_capture
 from latscope.capture.file import load_capture
@@ -24,7 +25,6 @@ from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
 from latscope_defs.markers import Point, Test, decode
 from latscope_defs.protocol import Source
 from support.load_markers import LOADS, check_load_markers
-from test_sim_soc import of, read_truth
 
 pytestmark = pytest.mark.verilator
 
@@ -69,9 +69,10 @@ def markers(capture):
 def test_loaded_suite_loses_nothing(loaded):
     load, summary, tables, _, _ = loaded
     assert not summary.device_losses and not summary.holes, load
-    latency = {name: table.stats() for name, table in tables.items()
-               if name.startswith(LATENCY_TABLES)}
-    assert len(latency) == 15, sorted(latency)    # IL/ILH/IDL-a-1, -b-1/10/128, TSL-a-2/10/128
+    latency = {
+        name: table.stats() for name, table in tables.items() if name.startswith(LATENCY_TABLES)
+    }
+    assert len(latency) == 15, sorted(latency)  # IL/ILH/IDL-a-1, -b-1/10/128, TSL-a-2/10/128
     for name, stats in latency.items():
         assert SAMPLES <= stats["samples"] <= SAMPLES + 1 and stats["discarded"] == 0, (load, name)
 
