@@ -20,7 +20,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 CHILD = """
 import resource, sys, time

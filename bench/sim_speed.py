@@ -176,7 +176,8 @@ def soc_alone(cpu, firmware, repeat):
 
 def full_system(cpu, samples, variants, repeat):
     """Section 2; returns the names of the variants whose run differs from the first's."""
-    from latscope.simulated.soc import ROOT as SIM_ROOT, SocBuild, SuiteSettings, build_suite
+    from latscope.simulated.soc import ROOT as SIM_ROOT
+    from latscope.simulated.soc import SocBuild, SuiteSettings, build_suite
 
     settings = SuiteSettings(cpu=cpu, samples=samples)
     print(

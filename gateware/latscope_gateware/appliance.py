@@ -20,22 +20,21 @@ domain: the stamps stay exact, and the IRQ periods and widths count link clock c
 
 from amaranth.hdl import *
 from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out, connect
-
 from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.wiring import In, Out, connect
 
 from latscope_defs.protocol import MAGIC, SUMP_MODE_ENTRY, VERSION, Command, IdentifyReply, Source
 
 from .bus_write import BusWriteSnoop
 from .capture_control import CaptureControl
-from .ddr_edges import stamp_shift_of
+from .capture_pipeline import CapturePipeline
 from .commands import CommandProcessor
+from .ddr_edges import stamp_shift_of
 from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
 from .irq_pin import IrqPinStage
 from .marker_port import MarkerPort
 from .stream_register import StreamRegister
-from .capture_pipeline import CapturePipeline
 from .sump import SumpEngine
 from .uart import UARTRx, UARTTx
 

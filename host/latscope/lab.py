@@ -29,7 +29,8 @@ from labgrid.resource.common import Resource
 from labgrid.step import step
 from labgrid.util.proxy import proxymanager
 
-from .api import CaptureResult, open as open_appliance
+from .api import CaptureResult
+from .api import open as open_appliance
 
 __all__ = ["LatscopeAppliance", "LatscopeDriver", "network_url"]
 

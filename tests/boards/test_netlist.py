@@ -31,7 +31,8 @@ from latscope.link.device import IrqSettings
 from latscope.link.identity import Identity
 from latscope.link.parser import StreamParser
 from latscope.link.selftest import LOOPBACK_IRQ, loopback_result
-from latscope_boards import BOARDS as ALL_BOARDS, get_board
+from latscope_boards import BOARDS as ALL_BOARDS
+from latscope_boards import get_board
 from latscope_boards.clocking import POWER_ON_RESET_SECONDS
 from latscope_boards.netlist_sim import (
     SIMULATORS,

@@ -12,11 +12,11 @@ import pytest
 
 from latscope_boards.netlist_sim import (
     MODELS_DIR,
-    expand_includes,
-    without_modules,
     bypass_plls,
     cell_models,
     clock_periods_ps,
+    expand_includes,
+    without_modules,
 )
 
 NETLIST = r"""module latscope(uart_0__tx__io, clk12_0__io);

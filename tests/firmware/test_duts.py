@@ -19,14 +19,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_suite_native import check_pair
 
 from latscope.analysis.pairing import analyze
-from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
 from latscope.events import Events
-from latscope_defs.protocol import Source
 from latscope.link.selftest import check_wiring, wiring_pattern
+from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
+from latscope_defs.protocol import Source
 from support.suite_tables import suite_rules
-from test_suite_native import check_pair
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"

@@ -22,7 +22,6 @@ from latscope.analysis.pairing import analyze
 from latscope.events import Events
 from latscope_defs.markers import Point, Test, decode, encode
 from latscope_defs.protocol import Source
-
 from support.native_suite import SUITE, events_from_stores, read_native_dump
 from support.suite_tables import suite_rules
 

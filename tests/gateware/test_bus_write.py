@@ -7,7 +7,6 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from latscope_gateware.bus_write import BusWriteSnoop, WishboneObservation
-
 from support.gateware_sim import run
 
 BASE, WORDS = 0x100, 0x10

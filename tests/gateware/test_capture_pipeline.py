@@ -11,7 +11,6 @@ from latscope.link.parser import StreamParser
 from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, StreamEncoder
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.records import WordCrc32
-
 from support.gateware_sim import byte_collector, run
 
 SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: 1, Source.EDGE0: 1, Source.EDGE1: 1}
@@ -124,6 +123,7 @@ def test_long_gaps_and_stamp_wrap_through_encoder():
     drive the encoder directly with such entries."""
     from amaranth.hdl import Module
     from amaranth.lib.wiring import connect
+
     from latscope_gateware.encoder import EventEncoder
     from latscope_gateware.event_capture import entry_layout
     from latscope_gateware.records import RecordSerializer

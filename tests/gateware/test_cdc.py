@@ -15,6 +15,7 @@ import random
 import pytest
 from amaranth.hdl import ClockDomain, Elaboratable, Module
 from amaranth.sim import Simulator
+from test_irq_generator import reference_draws
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
@@ -23,10 +24,8 @@ from latscope_gateware.capture_control import CaptureControl, GrayCountCrossing
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.irq_generator import MIN_INTERVAL, IrqGenerator
 from latscope_gateware.irq_pin import LINK_TO_PIN, IrqPinStage
-
 from support.cases import parametrize_first_fast
 from support.gateware_sim import byte_collector, lost_per_source
-from test_irq_generator import reference_draws
 
 SOURCES = {Source.MARKER: 16, Source.IRQ: 1, Source.EDGE0: 1, Source.EDGE1: 1}
 CAPTURE_NS = 10.0

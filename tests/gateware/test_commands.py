@@ -1,20 +1,17 @@
 """The command channel: arguments arrive intact, every command is answered, a stalled command
 is abandoned, unknown opcodes get the '?' reply."""
 
-from amaranth.hdl import Const
-
 from latscope_defs.protocol import (
+    UNKNOWN_COMMAND_REPLY,
     Command,
     EchoPattern,
     IdentifyReply,
     IrqConfig,
     Source,
     StartArgs,
-    UNKNOWN_COMMAND_REPLY,
     encode_command,
 )
 from latscope_gateware.commands import CommandProcessor
-
 from support.gateware_sim import run
 
 TIMEOUT = 20

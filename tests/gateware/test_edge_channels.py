@@ -7,7 +7,6 @@ import pytest
 from amaranth.hdl import ClockDomain, Module
 
 from latscope_gateware.edge_channels import EdgeChannels
-
 from support.gateware_sim import run
 
 

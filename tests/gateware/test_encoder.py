@@ -4,10 +4,9 @@ import random
 
 from amaranth.sim import Simulator
 
-from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, Tally, event_payload
+from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, event_payload
 from latscope_gateware.encoder import RecordChoice, RecordFormat, SegmentState
 from latscope_gateware.event_capture import entry_layout
-
 from support.gateware_sim import run
 
 SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: 1, Source.EDGE0: 1}

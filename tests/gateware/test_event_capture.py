@@ -9,7 +9,6 @@ from latscope.link.parser import StreamParser
 from latscope_defs.protocol import Source
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.event_capture import CaptureFifo, FreeRunningCounter
-
 from support.gateware_sim import byte_collector, lost_per_source, run
 
 

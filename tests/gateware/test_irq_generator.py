@@ -11,7 +11,6 @@ from latscope_gateware.irq_generator import (
     leap_shifts,
     lfsr_leap,
 )
-
 from support.gateware_sim import run
 
 

@@ -6,7 +6,6 @@ import random
 import pytest
 
 from latscope_gateware.marker_port import MarkerPort
-
 from support.gateware_sim import run
 
 

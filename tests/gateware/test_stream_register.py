@@ -4,7 +4,6 @@ random valid/ready."""
 import random
 
 import pytest
-
 from amaranth.sim import Simulator
 
 from latscope_gateware.stream_register import StreamRegister

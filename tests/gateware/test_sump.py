@@ -6,7 +6,6 @@ import itertools
 import os
 import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,7 +31,6 @@ from latscope_defs.protocol import (
 from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
 from latscope_gateware.sump import SumpEngine
-
 from support.gateware_sim import byte_collector, run
 
 CHANNELS = 22

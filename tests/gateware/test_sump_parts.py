@@ -6,7 +6,6 @@ from latscope_defs.protocol import SUMP_ID_REPLY, SumpCommand, SumpFlags, sump_m
 from latscope_gateware.sump_capture import SumpRecorder, SumpSampler, SumpTrigger
 from latscope_gateware.sump_commands import SumpCommandParser, SumpConfiguration, SumpReplies
 from latscope_gateware.sump_readback import SumpReadback
-
 from support.gateware_sim import byte_collector, run
 
 

@@ -9,7 +9,6 @@ import pytest
 from amaranth.hdl import Elaboratable, Module
 
 from latscope_gateware.uart import UARTRx, UARTTx
-
 from support.cases import parametrize_first_fast
 from support.gateware_sim import run
 

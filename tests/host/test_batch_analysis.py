@@ -345,7 +345,7 @@ def _export_files(sr, vcd):
 def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
     """``export_capture`` of a capture file, read in small batches, writes the files of the
     loaded capture exported at once (``LevelTracker`` fed everything, ``write_sr``)."""
-    from latscope.export.files import BatchMarkers, between, extent, OpenWindows, export_capture
+    from latscope.export.files import BatchMarkers, OpenWindows, between, export_capture, extent
     from latscope.export.levels import LevelTracker
     from latscope.export.sigrok import write_sr
     from latscope.export.vcd import VcdWriter

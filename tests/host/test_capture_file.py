@@ -1,7 +1,6 @@
 """Capture files: exact round trip, a cut at every byte offset, damaged chunks, a writer
 killed with SIGKILL, and the one documented exception."""
 
-import json
 import os
 import random
 import signal

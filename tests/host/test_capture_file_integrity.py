@@ -11,6 +11,7 @@ import tracemalloc
 import zlib
 
 import pytest
+from test_capture_file import METADATA, crafted, data_chunks, make_stream, parse
 
 from latscope.capture import file as capture_file
 from latscope.capture.file import (
@@ -26,8 +27,6 @@ from latscope.capture.file import (
     load_capture,
 )
 from latscope.events import Events
-
-from test_capture_file import METADATA, crafted, data_chunks, make_stream, parse
 
 HEADER = 16
 IDENTITY = METADATA["identity"]

@@ -409,8 +409,9 @@ def test_many_windows_in_one_read_are_the_windows_of_export_capture(tmp_path):
     samples use it) writes the files export_capture writes for each window, whatever the
     batch size; each window's context (START and PARAM from before it) is the definition's,
     tests with parameters of 128 and more (PARAM) included."""
-    from latscope.export.files import export_windows
     from test_batch_analysis import shaped_stream
+
+    from latscope.export.files import export_windows
 
     stream = shaped_stream(7, runs=20, kernel=True)
     rows = sorted(

@@ -26,7 +26,6 @@ from latscope.capture.file import CaptureFileError, CaptureWriter, load_capture
 from latscope.events import Events
 from latscope.link.parser import StreamParser
 from latscope_defs.protocol import Source
-
 from support.synthetic_suite import IDENTITY, LATENCY, encode, make_run
 
 RATES = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2]

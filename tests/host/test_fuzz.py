@@ -11,7 +11,8 @@ import json
 import string
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from latscope.analysis.spans import HOLE
 from latscope.capture.file import (
@@ -26,7 +27,6 @@ from latscope.events import Events
 from latscope.link.parser import StreamParser
 from latscope.report.results import load_tables, results
 from latscope_defs.protocol import Source
-
 from support.synthetic_suite import IDENTITY, LATENCY, encode, make_run
 
 FUZZ = settings(

@@ -14,9 +14,8 @@ from latscope.analysis.spans import HOLE, holes_of
 from latscope.capture.file import CaptureWriter
 from latscope.events import Events
 from latscope.report.run_description import integrity_line
-from latscope_defs.markers import Point, Test, encode as marker
+from latscope_defs.markers import Point, Test
 from latscope_defs.protocol import Source
-
 from support.synthetic_suite import IDENTITY, encode, make_run
 
 HZ = IDENTITY["clock_hz"]

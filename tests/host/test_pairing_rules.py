@@ -17,7 +17,6 @@ import os
 import subprocess
 import time
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st

@@ -407,6 +407,7 @@ def test_worst_sample_windows_decode_to_the_worst_sample(il_capture, tmp_path):
     import os
     import subprocess
     from pathlib import Path
+
     from latscope_defs.channels import Layout
 
     document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=2)
@@ -450,11 +451,12 @@ def test_tick_flags_recorded_or_not(tmp_path, capsys):
     and every table's tick flags are a count, the samples a tick marker lies in (counted
     here by the definition, sample by sample), "0 tick" where none does, never "not
     recorded". The same stream without them: None and "not recorded by this DUT"."""
+    from test_batch_analysis import shaped_stream
+
     from latscope.capture.file import CaptureWriter
     from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Test, decode
     from latscope_defs.protocol import StreamEncoder
     from support.suite_capture import native_identity
-    from test_batch_analysis import shaped_stream
 
     documents = {}
     for kernel in (True, False):

@@ -11,7 +11,8 @@ delays the parser subtracts again.
 import random
 from dataclasses import dataclass, field
 
-from latscope_defs.markers import Point, Test, encode as marker
+from latscope_defs.markers import Point, Test
+from latscope_defs.markers import encode as marker
 from latscope_defs.protocol import VERSION, Source, StreamEncoder
 
 #: Pin-to-stamp delays (cycles) of the simulated appliance, as in its identify reply.

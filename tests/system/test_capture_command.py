@@ -10,10 +10,10 @@ import sys
 import time
 
 import pytest
+from test_simulate_command import alive, children
 
 from latscope.analysis.summary import analyze_capture
 from latscope.capture.file import load_capture
-from test_simulate_command import alive, children
 
 CAPTURE = [sys.executable, "-m", "latscope.cli", "capture", "--port", "sim:gateware"]
 

@@ -13,13 +13,12 @@ import sys
 import time
 
 import pytest
+from test_network_port import captured, truth_events
 
 from latscope.capture.file import load_capture
 from latscope_defs.markers import Test
-
 from support.lab_farm import ROOT, Processes, client, coordinator, exporter, start_simulation
 from support.suite_tables import table_names
-from test_network_port import captured, truth_events
 
 pytestmark = pytest.mark.slow
 

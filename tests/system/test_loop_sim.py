@@ -160,9 +160,10 @@ def test_loop_equals_marker_il_plus_the_instrumentation_cost(loop_runs):
 def test_sigrok_decoder_gives_the_loop_table(loop_run, tmp_path):
     """latscope_latency with ``loop=EDGE2`` on the export of the capture: the LOOP-EDGE2
     samples of the host's table, no more, no fewer."""
-    from latscope_defs.channels import Layout
-    from latscope.export.files import export_capture
     from test_sigrok import csv_samples, sigrok_cli
+
+    from latscope.export.files import export_capture
+    from latscope_defs.channels import Layout
 
     program, (capture, tables, _) = loop_run
     out = tmp_path / "loop.sr"

@@ -15,7 +15,6 @@ from latscope.capture.file import load_capture
 from latscope.lab import network_url
 from latscope.link.device import DeviceError
 from latscope_defs.protocol import Source
-
 from support.lab_farm import Processes, free_port, ser2net_command, start_simulation, wait_for_port
 
 CAPTURED = (Source.MARKER, Source.IRQ, Source.EDGE0)

@@ -36,7 +36,7 @@ from latscope.export.live import PULSEVIEW_BLOCK, stream_capture
 from latscope.export.sigrok import write_sr
 from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.channels import Layout
-from latscope_defs.markers import Point, Test, decode
+from latscope_defs.markers import Test
 from latscope_defs.protocol import Source
 from support.suite_tables import table_names
 

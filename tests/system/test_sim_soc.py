@@ -7,7 +7,6 @@ so these tests, with make's message: nothing is skipped.
 """
 
 import os
-import re
 import signal
 import subprocess
 import time

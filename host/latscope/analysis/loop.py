@@ -11,7 +11,7 @@ import numpy as np
 from latscope_defs.protocol import EDGE_SOURCES, Source, loss_source
 
 from .pairing import SampleTable
-from .spans import hole_spans, lossy_spans, merged, overlaps, is_hole
+from .spans import hole_spans, is_hole, lossy_spans, merged, overlaps
 
 __all__ = ["LOOP_PREFIX", "loop_source", "loop_table_name", "loop_table", "parse_loop"]
 

@@ -11,8 +11,6 @@ goes into the queue as one chunk, and the rare IAC sequences are handled byte by
 pyserial does. :func:`latscope.link.device.open_transport` uses it for ``rfc2217://`` URLs.
 """
 
-import socket
-
 from serial import rfc2217
 from serial.rfc2217 import DO, DONT, IAC, SB, SE, WILL, WONT
 
@@ -81,7 +79,7 @@ class Rfc2217Port(rfc2217.Serial):
             while self.is_open:
                 try:
                     data = self._socket.recv(65536)
-                except socket.timeout:
+                except TimeoutError:
                     continue  # wake up now and then to see if still open
                 except OSError:
                     self._read_buffer.put(None)

@@ -14,7 +14,6 @@ from amaranth.lib import data
 from latscope_defs.protocol import (
     CRC_BITS,
     DELTA_BITS,
-    HOLE_SOURCE,
     LEAD_FLAG,
     LEAD_PAYLOAD_BITS,
     MAX_CONT,
