@@ -32,8 +32,8 @@ __all__ = [
     "pair",
 ]
 
-_NEVER = int(np.iinfo(np.int64).max)
-_LOWEST = int(np.iinfo(np.int64).min)
+_NEVER = np.iinfo(np.int64).max
+_LOWEST = np.iinfo(np.int64).min
 _EMPTY: Stamps = np.zeros(0, np.int64)
 
 
@@ -172,20 +172,16 @@ class _TestState:
         self.outer: list[int] = []  # window -> first window of its group
         self.epoch = -1  # holes before the latest window began
         self.last_epoch = 0  # holes before the test's latest marker
-        self.param_wait: tuple[int, int, int] | None = (
-            None  # (window, START argument, epoch): its next marker decides
-        )
-        self.names: dict[
-            tuple[int, int], str | None
-        ] = {}  # (window, rule) -> table name (None: no table)
+        # (window, START argument, epoch): its next marker decides
+        self.param_wait: tuple[int, int, int] | None = None
+        # (window, rule) -> table name (None: no table)
+        self.names: dict[tuple[int, int], str | None] = {}
         self.first: list[list[int]] = []  # [window, first stamp, end stamp or _NEVER, epoch]
         self.group_rows = 0  # rows of ``first`` from the open group's first on
         self.last_first = -_NEVER  # first stamps of IRQ windows only grow
         self.start_marker: dict[int, int] = {}  # window -> global index of the marker it began at
-        self.irq_wait: tuple[Stamps, Stamps] = (
-            _EMPTY,
-            _EMPTY,
-        )  # IRQs (stamps, epochs) not given a window yet
+        # IRQs (stamps, epochs) not given a window yet
+        self.irq_wait: tuple[Stamps, Stamps] = (_EMPTY, _EMPTY)
         self.irq_floor = -_NEVER  # no IRQ still to be given a window is stamped below
 
     def closed(self, windows: Stamps) -> Mask:
@@ -307,17 +303,17 @@ class BatchAnalysis(Generic[C]):
         self._horizon = -_NEVER
         # Markers are taken in stamp order (trace port before bus window in one cycle, as
         # analyze takes them): those not below the horizon wait, a later one may precede.
+        # (stamp, source, value, epoch)
         self._held: tuple[Stamps, Sources, Stamps, Stamps] = (
             _EMPTY,
             np.zeros(0, np.uint8),
             _EMPTY,
             _EMPTY,
-        )  # stamp, source, value, epoch
+        )
         self.handlers = 0  # the kernel's handler-entry markers so far
         self._ticks = _EMPTY  # stamps of the tick markers a sample may still hold
-        self._handler_names: set[str] = (
-            set()
-        )  # tables of "handler" rules (none without such markers)
+        # tables of "handler" rules (none without such markers)
+        self._handler_names: set[str] = set()
 
     # --- input ---------------------------------------------------------------------------
 
