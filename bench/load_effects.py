@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 
 from latscope.analysis.summary import analyze_capture
+from latscope.capture.conditions import LOADS
 from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
 
-LOADS = ["none", "cpu", "memory", "bus", "irq-high", "irq-low", "mixed"]
 #: The tables compared: the reference report's latency tables and the kernel's ILH.
 KINDS = ("IL-", "ILH-", "IDL-", "TSL-")
 CACHE_TABLES = ["TSL-a-2", "TSL-a-10", "TSL-a-128"]
@@ -91,11 +91,11 @@ def main(argv=None):
     print(f"\np99 / max (ns), {args.samples} samples per table; * = differs from none")
     print(f"{'table':10}" + "".join(f"{load:>22}" for load in loads))
     for name in names:
-        row = [
-            f"{cell(results[load, 'on'].get(name, {}), None if load == 'none' else none.get(name, {}), 'p99_ns')}"
-            f" / {cell(results[load, 'on'].get(name, {}), None if load == 'none' else none.get(name, {}), 'max_ns')}"
-            for load in loads
-        ]
+        row = []
+        for load in loads:
+            mine = results[load, "on"].get(name, {})
+            base = None if load == "none" else none.get(name, {})
+            row.append(f"{cell(mine, base, 'p99_ns')} / {cell(mine, base, 'max_ns')}")
         print(f"{name:10}" + "".join(f"{text:>22}" for text in row))
     for load in loads[1:]:
         changed = [

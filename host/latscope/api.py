@@ -30,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict, Unpack
 
+from .capture.conditions import Conditions
 from .capture.file import Capture, load_capture
 from .capture.session import CaptureRun, CaptureSession, Until
 from .events import Events
@@ -207,6 +208,7 @@ class Session:
         on_progress: "Callable[[LiveAnalysis, int], object] | None" = None,
         timeout: float | None = None,
         loop: str | None = None,
+        conditions: "Conditions | None" = None,
     ) -> "CaptureResult":
         """Captures until the first of: ``duration`` seconds, ``events`` events,
         ``until_samples=(table, n)`` samples of a table (e.g. ``("IL-a-1", 1000)``), the
@@ -220,7 +222,9 @@ class Session:
         with the live statistics (:func:`latscope.analysis.live.live_analysis`) and the
         event count.
         ``loop``: the IRQ loop's edge channel (``"EDGE0"``, docs/tests.md), recorded in the
-        file: its ``LOOP-<channel>`` table is then among :meth:`CaptureResult.tables`."""
+        file: its ``LOOP-<channel>`` table is then among :meth:`CaptureResult.tables`.
+        ``conditions``: the DUT's load and cache (a :class:`latscope.Conditions`), recorded in
+        the file; on ``sim:soc`` they are ``suite``'s (``SuiteSettings(load=..., cache=...)``)."""
         from .analysis.live import live_analysis
 
         if not (duration or until_samples or events or timeout or self.session.port.dut_ends):
@@ -244,6 +248,7 @@ class Session:
             on_batch=progress,
             loop=loop,
             until=Until(duration=duration, events=events, samples=until_samples, timeout=timeout),
+            conditions=conditions,
         )
         if run.interrupted:
             raise KeyboardInterrupt

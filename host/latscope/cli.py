@@ -11,11 +11,12 @@ import json
 import os
 import stat
 import sys
-import time
 
 from latscope_defs.protocol import Source
 
+from .condition_options import conditions_of, conditions_options
 from .link.device import DeviceError, IrqSettings
+from .progress import Progress
 from .simulated.appliance import SIM_PORTS
 
 __all__ = ["main", "Progress", "parse_duration"]
@@ -310,47 +311,6 @@ def cmd_selftest(args):
     return 0 if all(result.ok for result in results.values()) else 1
 
 
-class Progress:
-    """One status line on stderr, rewritten about twice a second on a terminal; into a log
-    (not a terminal) a line every 10 s."""
-
-    def __init__(self, stream=sys.stderr, interval=None):
-        self.stream = stream
-        self.interval = interval or (0.5 if stream.isatty() else 10.0)
-        self.started = time.monotonic()
-        self.shown = 0.0
-
-    def update(self, events, nbytes, stats, *, final=False, analyzer=None):
-        now = time.monotonic()
-        if not final and now - self.shown < self.interval:
-            return
-        self.shown = now
-        elapsed = now - self.started
-        rate = events / elapsed if elapsed > 0 else 0.0
-        line = (
-            f"{elapsed:7.1f} s  {events:10d} events  {rate:9.0f} ev/s  "
-            f"{nbytes / 1024:9.1f} KiB  lost {stats.lost_total:d}  "
-            f"dropped {stats.records_dropped:d}"
-        )
-        if analyzer is not None:
-            line += running_tables(analyzer)
-        end = "\n" if final or not self.stream.isatty() else "\r"
-        print(line, end=end, file=self.stream, flush=True)
-
-
-def running_tables(analyzer):
-    """`` | IL-a-1 n=512 min/avg/max 40/68/2986 ns`` for the tables of the running tests."""
-    parts = []
-    for name, table in analyzer.tables.items():
-        if table.parameters.get("test") in analyzer.running and table.count:
-            s = table.stats()
-            parts.append(
-                f"{name} n={s['samples']} min/avg/max "
-                f"{s['min_ns']:.0f}/{s['avg_ns']:.0f}/{s['max_ns']:.0f} ns"
-            )
-    return ("  | " + "; ".join(parts)) if parts else ""
-
-
 def _capture_options(p):
     device_options(p)
     p.add_argument("-o", "--output", required=True, help="capture file to write")
@@ -371,6 +331,7 @@ def _capture_options(p):
     p.add_argument("--events", type=count, default=None, help="stop after this many events")
     irq_options(p, jitter=0)
     p.add_argument("--info", default="", help="free-form test information to store")
+    conditions_options(p)
     loop_option(p, recorded=True)
     p.add_argument(
         "--json",
@@ -383,10 +344,18 @@ def _capture_options(p):
 def cmd_capture(args):
     from .analysis.live import live_analysis
     from .capture.session import CaptureSession, Until
+    from .simulated.soc import SuiteSettings
 
     irq = irq_settings(args)
     new_output(args.output, args.force)
-    with CaptureSession(args.port, baud=args.baud) as session:
+    conditions = conditions_of(args)
+    # sim:soc builds the suite under them; a board's DUT was built so (the user says).
+    suite = None
+    if args.port == "sim:soc":
+        suite = SuiteSettings(**conditions.as_dict())
+    elif args.port in SIM_PORTS and conditions.load != "none":
+        raise UsageError(f"--load: {args.port} runs no suite (sim:soc or a board does)")
+    with CaptureSession(args.port, baud=args.baud, suite=suite) as session:
         if not (args.duration or args.events or session.port.dut_ends):
             args.duration = 10.0  # a simulated suite ends by itself
         session.configure_irq(irq)
@@ -408,6 +377,7 @@ def cmd_capture(args):
             on_batch=show,
             loop=args.loop,
             until=Until(duration=args.duration, events=args.events),
+            conditions=conditions,
         )
         progress.update(run.events, run.bytes, run.parser_stats, final=True, analyzer=analyzer)
     if run.interrupted:
@@ -668,7 +638,12 @@ def _compare_options(p):
         "--output",
         help="directory for the overlaid distribution figures and " + ", ".join(directory_files()),
     )
-    force_option(p)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite existing output files; compare captures measured under a different "
+        "load, cache, IRQ settings, CPU or firmware (with a warning per difference)",
+    )
     p.add_argument("--json", action="store_true", help="the same as --format json")
 
 
@@ -687,6 +662,14 @@ def cmd_compare(args):
     if args.label and len(args.label) > len(args.captures):
         raise UsageError("more --label than captures")
     runs = compare.load_runs(args.captures, args.label)
+    unlike = compare.differences(runs)
+    if unlike and not args.force:
+        raise UsageError(
+            "the captures were not measured alike (give --force to compare them anyway): "
+            + "; ".join(unlike)
+        )
+    for line in unlike:
+        print(f"latscope compare: warning: {line}", file=sys.stderr)
     document = compare.comparison(runs)
     if args.output:
         new_files_in(args.output, compare.directory_files(), args.force)
@@ -977,7 +960,26 @@ def build_parser():
     return parser
 
 
+def _demo_options(p):
+    p.add_argument("options", nargs="*", help="python -m latscope.demo's (latscope demo -h)")
+
+
+@command(
+    "demo",
+    _demo_options,
+    add_help=False,
+    help="build the simulated SoC and run the test suite on it (make demo)",
+)
+def cmd_demo(args):
+    from .demo import main as demo_main
+
+    return demo_main(args.options)
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["demo"]:  # its options are the demo's own (argparse would take them)
+        return cmd_demo(argparse.Namespace(options=argv[1:]))
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

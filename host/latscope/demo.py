@@ -20,12 +20,15 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from .analysis.live import live_analysis
+from .capture.conditions import CACHE_STATES, LOADS
 from .capture.suite import DEMO_IRQ, capture_suite
-from .cli import Progress
+from .condition_options import load_option
 from .link.device import DeviceError
+from .progress import Progress
 from .simulated.soc import ROOT, SuiteSettings, build_soc
 
 __all__ = ["main"]
@@ -123,6 +126,24 @@ def parse_args(argv):
         "its first build trains on a short run)",
     )
     parser.add_argument(
+        "--load",
+        type=load_option,
+        default=("none", None),
+        metavar="NAME[:PARAM]",
+        help=f"background load beside the suite: {', '.join(LOADS)} (docs/tests.md, "
+        "Load profiles; default none)",
+    )
+    parser.add_argument(
+        "--cache", choices=CACHE_STATES, default="on", help="off: the CPU's caches off"
+    )
+    parser.add_argument(
+        "--loads",
+        type=lambda text: [load_option(item) for item in text.split(",")],
+        metavar="NAME[:PARAM],...",
+        help="run the suite once per load and print each table's statistics side by side "
+        "(against the first load), with overlaid distributions in OUTPUT's .loads/ directory",
+    )
+    parser.add_argument(
         "-o",
         "--output",
         default="out/demo.lsc",
@@ -132,6 +153,8 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.phase < 0 or args.sweep < 0:
         parser.error("--phase and --sweep must be 0 or more")
+    if args.loads and args.sweep:
+        parser.error("--loads and --sweep: one at a time")
     return args
 
 
@@ -278,15 +301,72 @@ def run_sweep(build, args, output):
     return 0
 
 
+def run_loads(args, settings, output):
+    """``--loads``: the suite once per load (a build each, reused), then per table the
+    statistics of every load side by side with their differences to the first load
+    (``latscope compare``'s text), and the overlaid distributions and comparison files in
+    ``OUTPUT.loads/``. Exit status 1 when a run failed or lost events."""
+    from .report import compare
+    from .report.formats import named
+
+    paths, labels = [], []
+    for load, param in args.loads:
+        variant = replace(settings, load=load, load_param=param)
+        label = variant.conditions().label()
+        build = build_soc(variant, build_dir=DEMO_BUILD_DIR, sump=False, pgo=args.pgo)
+        path = output.with_name(f"{output.stem}.{label.replace(':', '-').split(',')[0]}.lsc")
+        started = time.monotonic()
+        run = capture_suite(
+            build,
+            DEMO_IRQ,
+            output=path,
+            phase=args.phase,
+            console=path.with_suffix(".console.txt"),
+            info=f"latscope demo --loads: {label}",
+        )
+        if run.exit_code != 0:
+            print(f"latscope demo: the suite failed under {label}", file=sys.stderr)
+            return 1
+        print(f"{label}: {run.events} events, {time.monotonic() - started:.1f} s", file=sys.stderr)
+        paths.append(path)
+        labels.append(label)
+    runs = compare.load_runs(paths, labels)
+    document = compare.comparison(runs)
+    print(named("text").comparison_text(document))
+    lost = {
+        run.label: (run.document["integrity"]["lost_events"], run.document["integrity"]["holes"])
+        for run in runs
+    }
+    print("events lost, holes: " + ", ".join(f"{k} {v[0]}, {v[1]}" for k, v in lost.items()))
+    directory = output.with_suffix(".loads")
+    figures = compare.write_directory(runs, document, directory)
+    print(f"{len(figures)} figures and {', '.join(compare.directory_files())} in {directory}")
+    return 1 if any(any(v) for v in lost.values()) else 0
+
+
 def main(argv=None):
     args = parse_args(argv)
     started = time.monotonic()
     pace = args.pace if args.pace is not None else (BUS_PACE if args.marker == "bus" else 0)
+    load, load_param = args.load
     settings = SuiteSettings(
-        cpu=args.cpu, marker=args.marker, samples=args.samples, tests=args.tests, pace=pace
+        cpu=args.cpu,
+        marker=args.marker,
+        samples=args.samples,
+        tests=args.tests,
+        pace=pace,
+        load=load,
+        load_param=load_param,
+        cache=args.cache,
     )
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
+    if args.loads:
+        try:
+            return run_loads(args, settings, output)
+        except DeviceError as error:
+            print(f"latscope demo: {error}", file=sys.stderr)
+            return 1
     console = output.with_suffix(".console.txt")
 
     print(
@@ -326,7 +406,7 @@ def main(argv=None):
             on_batch=on_batch,
             phase=args.phase,
             info=f"latscope demo: test suite on the simulated SoC "
-            f"({args.cpu}, {args.marker} markers)",
+            f"({args.cpu}, {args.marker} markers, {settings.conditions().label()})",
         )
     except DeviceError as error:
         print(f"latscope demo: {error}", file=sys.stderr)

@@ -3,10 +3,11 @@ docs/tests.md "Load profiles"), checked the same way on every port that runs it.
 
 import numpy as np
 
+from latscope.capture.conditions import LOADS as PROFILES
 from latscope_defs.markers import Point, Test, decode
 
 #: The suite's load profiles (firmware/suite/Makefile, LOAD).
-LOADS = ["none", "cpu", "memory", "bus", "irq-high", "irq-low", "mixed"]
+LOADS = list(PROFILES)
 #: The LOAD/THREAD arguments each profile's threads write (cpu 0, memory 1).
 LOAD_THREADS = {"cpu": {0}, "memory": {1}, "mixed": {0, 1}}
 #: The profiles whose second interrupt source runs a handler (LOAD/ISR_ENTRY, ISR_EXIT).

@@ -8,6 +8,8 @@ payload"). One definition, so a file one side writes the other side reads.
 
 from latscope_defs.protocol import EDGE_SOURCES, VERSIONS, Source
 
+from .conditions import Conditions
+
 __all__ = ["MetadataError", "check_metadata", "check_end"]
 
 #: Sources whose pin delay the identity may give (event sources).
@@ -127,6 +129,18 @@ def check_metadata(metadata):
     for key in ("start_time", "port", "test_info"):
         _optional(metadata, key, "", _text)
     _optional(metadata, "loop", "", _check_loop)
+    _optional(metadata, "conditions", "", _check_conditions)
+
+
+def _check_conditions(conditions: object, field: str) -> None:
+    """The load profile, its parameter and the cache state (``latscope capture --load``)."""
+    _object(conditions, field)
+    try:
+        Conditions(**conditions)
+    except TypeError:
+        raise MetadataError(field, f"unknown keys in {sorted(conditions)}") from None
+    except ValueError as error:
+        raise MetadataError(field, str(error)) from None
 
 
 def _check_loop(loop, field):

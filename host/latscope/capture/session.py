@@ -15,6 +15,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from ..link.device import Device, DeviceError, IrqSettings, Port, open_transport
+from .conditions import Conditions
 
 __all__ = ["CaptureSession", "CaptureRun", "Until", "capture_metadata"]
 
@@ -69,18 +70,29 @@ class CaptureRun:
         return stats
 
 
-def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None):
+def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None, conditions=None):
     """The metadata a capture file starts with (``docs/capture-format.md``): the device's
     identity, the port, the IRQ settings, the start time, the user's test information,
-    what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``) and the
-    IRQ loop's edge channel (``loop``, if given: :mod:`latscope.analysis.loop`)."""
+    what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``,
+    ``conditions``), the IRQ loop's edge channel (``loop``, if given:
+    :mod:`latscope.analysis.loop`) and the load and cache conditions (``conditions``, a
+    :class:`~latscope.capture.conditions.Conditions`; default: what the DUT says, else no
+    load, caches on). Conditions that contradict what a simulated DUT runs: ValueError."""
+    dut = dict(dut or {})
+    known = Conditions(**dut.pop("conditions", {}))
+    if conditions is not None and "suite" in dut and conditions != known:
+        raise ValueError(
+            f"conditions {conditions.label()}: the simulated DUT runs {known.label()} "
+            "(choose them with its suite settings)"
+        )
     return {
         "identity": identity.as_dict(),
         "port": str(port),
         "irq": asdict(irq),
         "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "test_info": test_info,
-        **(dut or {}),
+        **dut,
+        "conditions": (conditions or known).as_dict(),
         **({"loop": loop} if loop else {}),
     }
 
@@ -146,7 +158,15 @@ class CaptureSession:
         self.irq = irq
 
     def capture(
-        self, output=None, *, info="", until=Until(), analyzer=None, on_batch=None, loop=None
+        self,
+        output=None,
+        *,
+        info="",
+        until=Until(),
+        analyzer=None,
+        on_batch=None,
+        loop=None,
+        conditions=None,
     ):
         """Captures into the capture file ``output`` (None: events are only counted and
         passed on) until ``until`` says so; returns a :class:`CaptureRun`.
@@ -156,13 +176,20 @@ class CaptureSession:
         ``until.samples``). ``on_batch(events, run)``: called after every read
         (``events`` may be empty) and for the events drained after STOP; returning True
         ends the capture (a reader that went away). ``loop``: the IRQ loop's edge channel,
-        recorded in the metadata so that analyze and report make its table."""
+        recorded in the metadata so that analyze and report make its table. ``conditions``:
+        the DUT's load and cache (:func:`capture_metadata`), recorded in the metadata."""
         if until.samples and analyzer is None:
             raise ValueError("until.samples needs an analyzer")
         if until.dut_exit and self.port.dut_exited:
             raise DeviceError("the simulated suite has already run: open a new session")
         metadata = capture_metadata(
-            self.identity, self.port.name, self.irq, info, self.port.dut_metadata(), loop
+            self.identity,
+            self.port.name,
+            self.irq,
+            info,
+            self.port.dut_metadata(),
+            loop,
+            conditions,
         )
         run = CaptureRun(output, metadata, analyzer)
         writer = _open_writer(output, metadata)

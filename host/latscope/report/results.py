@@ -14,6 +14,7 @@ from ..analysis.statistics import PERCENTILES, TableAccumulator, ci_key
 from ..analysis.summary import CaptureSummary, analyze_capture
 from ..analysis.worst import CONTEXT_MARGIN_S
 from ..capture.batches import CaptureBatches
+from ..capture.conditions import Conditions
 from ..capture.file import Capture
 from ..version import __version__
 from .columns import STAT_COLUMNS
@@ -31,8 +32,9 @@ __all__ = [
 
 #: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
 #: they discarded; 3 the percentile rule (null below its sample count) with confidence
-#: intervals, and per table its flagged samples and worst samples.
-SCHEMA_VERSION = 3
+#: intervals, and per table its flagged samples and worst samples; 4 the load and cache
+#: conditions (top level and per table).
+SCHEMA_VERSION = 4
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
@@ -152,7 +154,17 @@ def run_info(capture, tables=None):
         for key in ("period", "width"):
             if irq.get(key) is not None:  # the metadata may hold null
                 irq[f"{key}_ns"] = irq[key] * 1e9 / irq_clock_hz
-    known = {"identity", "irq", "start_time", "port", "test_info", "suite", "firmware", "cpu"}
+    known = {
+        "identity",
+        "irq",
+        "start_time",
+        "port",
+        "test_info",
+        "suite",
+        "firmware",
+        "cpu",
+        "conditions",
+    }
     suite = meta.get("suite") or meta.get("firmware")
     if meta.get("cpu"):
         suite = {"cpu": meta["cpu"], **(suite if isinstance(suite, dict) else {})}
@@ -168,6 +180,7 @@ def run_info(capture, tables=None):
         "device": device,
         "irq": irq or None,
         "suite": suite or None,
+        "conditions": Conditions.of_metadata(meta).as_dict(),
         "duration_s": capture.duration_s,
         "events": capture.event_count,
         "tick_markers": capture.tick_markers,
@@ -185,7 +198,13 @@ def table_row(name, table, context):
     if not isinstance(table, TableAccumulator):
         table = TableAccumulator.of_table(table)
     stats = table.stats()
-    row = {"name": name, "description": describe(name), "parameters": dict(table.parameters)}
+    row = {
+        "name": name,
+        "description": describe(name),
+        "parameters": dict(table.parameters),
+        # Each table carries what it was measured under (the same for all of a run's).
+        "conditions": context["run"]["conditions"],
+    }
     for key, _, _ in STAT_COLUMNS:
         row[key] = stats.get(key)
     for key, _, _ in PERCENTILES:

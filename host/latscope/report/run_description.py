@@ -74,6 +74,14 @@ def _ticks_cell(count):
     )
 
 
+def conditions_line(conditions):
+    """``"load bus:50, caches on"``: what the tables were measured under (a results
+    document's ``conditions``; docs/results-schema.md)."""
+    param = conditions["load_param"]
+    load = conditions["load"] + ("" if param is None else f":{param}")
+    return f"load {load}, caches {conditions['cache']}"
+
+
 def settings_items(document):
     """(section, [(label, value)]) of the run description, shared by Markdown and HTML."""
     device, cap, integrity = document["device"], document["capture"], document["integrity"]
@@ -134,6 +142,7 @@ def settings_items(document):
             if k in irq
         ]
         sections.append(("IRQ generator", items))
+    sections.append(("Conditions", [("measured under", conditions_line(document["conditions"]))]))
     if document["suite"]:
         suite = document["suite"]
         items = list(suite.items()) if isinstance(suite, dict) else [("settings", suite)]

@@ -14,6 +14,7 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..capture.conditions import Conditions
 from ..link.device import DeviceError
 from .appliance import SimulatedAppliance
 
@@ -66,6 +67,10 @@ class SuiteSettings:
 
     def as_dict(self):
         return asdict(self)
+
+    def conditions(self):
+        """The load and cache this build runs under, as captures record them."""
+        return Conditions(self.load, self.load_param, self.cache)
 
 
 @dataclass(frozen=True)
@@ -279,6 +284,7 @@ class SocSimulation(SimulatedAppliance):
         return {
             "cpu": self.build.settings.cpu,
             "suite": self.build.settings.as_dict(),
+            "conditions": self.build.settings.conditions().as_dict(),
             "cpu_release": (
                 {"after_start": RELEASE_AFTER_START, "phase": self.phase}
                 if self.release == "on_start"

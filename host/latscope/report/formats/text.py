@@ -4,7 +4,7 @@
 
 from ..columns import STAT_COLUMNS, cell, statistics_note, text_table
 from ..results import TABLE_SECTIONS
-from ..run_description import holes_text, integrity_line
+from ..run_description import conditions_line, holes_text, integrity_line
 from .base import ResultsFormat
 
 __all__ = ["TextFormat"]
@@ -20,7 +20,7 @@ class TextFormat(ResultsFormat):
         lines = [
             f"{document['capture']['path']}: {document['events']} events, "
             f"{document['duration_s']:.6f} s at {device.get('clock_hz', 0) / 1e6:g} MHz "
-            f"({device.get('board', '?')})",
+            f"({device.get('board', '?')}); {conditions_line(document['conditions'])}",
             text_table(document["tables"])
             if document["tables"]
             else "no test of the suite in this capture",
