@@ -24,9 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .analysis.live import live_analysis
-from .capture.conditions import CACHE_STATES, LOADS
 from .capture.suite import DEMO_IRQ, capture_suite
-from .condition_options import load_option
+from .condition_options import conditions_of, conditions_options, load_option
 from .link.device import DeviceError
 from .progress import Progress
 from .simulated.soc import ROOT, SuiteSettings, build_soc
@@ -125,17 +124,7 @@ def parse_args(argv):
         help="use the profile-guided simulator build (make -C sim PGO=1; "
         "its first build trains on a short run)",
     )
-    parser.add_argument(
-        "--load",
-        type=load_option,
-        default=("none", None),
-        metavar="NAME[:PARAM]",
-        help=f"background load beside the suite: {', '.join(LOADS)} (docs/tests.md, "
-        "Load profiles; default none)",
-    )
-    parser.add_argument(
-        "--cache", choices=CACHE_STATES, default="on", help="off: the CPU's caches off"
-    )
+    conditions_options(parser)
     parser.add_argument(
         "--loads",
         type=lambda text: [load_option(item) for item in text.split(",")],
@@ -344,29 +333,31 @@ def run_loads(args, settings, output):
     return 1 if any(any(v) for v in lost.values()) else 0
 
 
+def _reported(run, *args):
+    """``run(*args)``, a device error (a build or the simulation) reported: exit status 1."""
+    try:
+        return run(*args)
+    except DeviceError as error:
+        print(f"latscope demo: {error}", file=sys.stderr)
+        return 1
+
+
 def main(argv=None):
     args = parse_args(argv)
     started = time.monotonic()
     pace = args.pace if args.pace is not None else (BUS_PACE if args.marker == "bus" else 0)
-    load, load_param = args.load
     settings = SuiteSettings(
         cpu=args.cpu,
         marker=args.marker,
         samples=args.samples,
         tests=args.tests,
         pace=pace,
-        load=load,
-        load_param=load_param,
-        cache=args.cache,
+        **conditions_of(args).as_dict(),
     )
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     if args.loads:
-        try:
-            return run_loads(args, settings, output)
-        except DeviceError as error:
-            print(f"latscope demo: {error}", file=sys.stderr)
-            return 1
+        return _reported(run_loads, args, settings, output)
     console = output.with_suffix(".console.txt")
 
     print(
@@ -383,11 +374,7 @@ def main(argv=None):
     built_s = time.monotonic() - started
     print(f"{built_s:7.1f} s  built {build.simulator} and {build.firmware}", file=sys.stderr)
     if args.sweep:
-        try:
-            return run_sweep(build, args, output)
-        except DeviceError as error:
-            print(f"latscope demo: {error}", file=sys.stderr)
-            return 1
+        return _reported(run_sweep, build, args, output)
 
     progress = Progress()
     follower = ConsoleFollower(console, progress.started)
