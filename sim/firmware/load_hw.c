@@ -1,5 +1,5 @@
 /* Bring-up: the load profiles' hardware (rtl/soc_bus_load.v, the load interrupt in
- * rtl/soc_peripherals.v), checked by tests/test_bus_load.py against the ground-truth log.
+ * rtl/soc_peripherals.v), checked by tests/system/test_bus_load.py against the ground-truth log.
  *
  * Starts the bus load engine (LOAD_HW_CYCLES of every window, seed LOAD_HW_SEED, copying
  * LOAD_HW_WORDS words from src to dst) and the load interrupt (every LOAD_HW_PERIOD cycles,
