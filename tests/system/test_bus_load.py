@@ -9,7 +9,7 @@ import subprocess
 import tomllib
 
 import pytest
-from test_sim_soc import SIM, TRACE_BASE, make_variable, of, read_truth, summary
+from test_sim_soc import SIM, TRACE_BASE, make_variable, of, run_sim
 
 pytestmark = pytest.mark.verilator
 
@@ -38,30 +38,11 @@ def runs(tmp_path_factory):
     """Two runs of load_hw.elf: [(SIM summary, truth events, console)]."""
     built = subprocess.run(["make", "-C", str(SIM), f"CPU={CPU}"], capture_output=True, text=True)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    binary = make_variable(CPU, "print-binary")
-    firmware = make_variable(CPU, "print-firmware-dir") / "load_hw.elf"
-    out = []
-    for k in range(2):
-        directory = tmp_path_factory.mktemp(f"load_hw{k}")
-        truth, console = directory / "truth", directory / "console"
-        result = subprocess.run(
-            [
-                str(binary),
-                "--truth",
-                str(truth),
-                "--console",
-                str(console),
-                "--max-cycles",
-                "5000000",
-                str(firmware),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert result.returncode == 0, result.stdout + result.stderr + console.read_text()
-        out.append((summary(result.stdout), read_truth(truth), console.read_text()))
-    return out
+    build = make_variable(CPU, "print-binary"), make_variable(CPU, "print-firmware-dir")
+    return [
+        run_sim(build, "load_hw", tmp_path_factory.mktemp(f"load_hw{k}"), "--max-cycles", 5000000)
+        for k in range(2)
+    ]
 
 
 def levels(events, name):
