@@ -19,7 +19,7 @@ from latscope.capture.file import (CaptureFileError, CaptureWriter, ChunkType, e
 from latscope.events import Events
 from latscope.link.parser import StreamParser
 from latscope.report.results import load_tables, results
-from latscope_defs.protocol import Source
+from latscope_defs.protocol import Source, hole_count
 
 from synthetic_suite import IDENTITY, LATENCY, encode, make_run
 
@@ -76,7 +76,7 @@ def mutate(data, changes):
 @given(st.binary(max_size=3000), st.lists(st.integers(0, 3000), max_size=12))
 def test_parser_never_raises(data, cuts):
     events, stats = parse(split(data, cuts))
-    holes = [value >> 4 for _, source, value in events
+    holes = [hole_count(value) for _, source, value in events
              if source == Source.LOSS and value & 0xF == HOLE]
     assert stats.events_delivered + stats.holes == len(events) and stats.holes == len(holes)
     assert stats.records_dropped == sum(holes)

@@ -15,7 +15,8 @@ __all__ = [
     "VERSION", "VERSIONS", "MAGIC", "Source", "EDGE_SOURCES", "value_width",
     "LEAD_FLAG", "LEAD_PAYLOAD_BITS", "CONT_BITS", "MAX_CONT", "SYNC_CONT", "fixed_length",
     "DELTA_BITS", "SEGMENT_MAX_EVENTS", "STAMP_BITS", "CRC_BITS", "LOSS_COUNT_BITS",
-    "SEQUENCE_BITS", "Tally", "HOLE_SOURCE", "hole_value",
+    "SEQUENCE_BITS", "Tally", "HOLE_SOURCE", "HoleCount", "HoleValue", "hole_value",
+    "hole_count", "hole_kind", "hole_restart",
     "LossValue", "loss_value", "loss_source", "loss_count",
     "crc16", "crc32", "record_length", "encode_record", "event_payload", "sync_payload",
     "tally_payload",
@@ -143,9 +144,46 @@ class Tally(data.Struct):
 HOLE_SOURCE = 0xF
 
 
-def hole_value(count):
-    """The value of a hole's LOSS event: ``count`` event records lost, any source."""
-    return (count << 4) | HOLE_SOURCE
+class HoleCount(IntEnum):
+    """How a hole's count stands to the event records really lost there."""
+    EXACT = 0       #: exactly that many
+    AT_MOST = 1     #: an upper bound
+    AT_LEAST = 2    #: a lower bound: bytes went missing in unknown number, nothing bounds it
+
+
+class HoleValue(data.Struct):
+    """The value of a hole's LOSS event. The parser makes it (the device never sends one), so
+    it may use all 64 bits of an event's value; ``source`` and the low bits of ``count`` sit
+    where a LOSS record's are (:class:`LossValue`)."""
+    source: 4                   #: HOLE_SOURCE
+    count: 57                   #: event records lost there (as ``kind`` says)
+    restart: 1                  #: after the hole the device's sequence starts anew (a reset)
+    kind: 2                     #: HoleCount
+
+
+_HOLE = HoleValue.as_shape()
+
+
+def hole_value(count, kind=HoleCount.EXACT, restart=False):
+    """The value of a hole's LOSS event: ``count`` event records lost, any source; ``kind``
+    (:class:`HoleCount`) says whether that is exact or a bound, ``restart`` that the device's
+    sequence starts anew after it. A count beyond the field (2**57 records, far more than
+    a device can send) is stored as the field's largest value."""
+    count = min(int(count), (1 << _HOLE["count"].width) - 1)
+    return ((int(kind) << _HOLE["kind"].offset) | (int(restart) << _HOLE["restart"].offset)
+            | (count << _HOLE["count"].offset) | HOLE_SOURCE)
+
+
+def _hole_field(name):
+    offset, mask = _HOLE[name].offset, (1 << _HOLE[name].width) - 1
+    return lambda value: (value >> offset) & mask
+
+
+#: The fields of hole values (an int or a numpy array of them): event records lost, how
+#: exact that is (a HoleCount number), whether the device's sequence starts anew after it.
+hole_count = _hole_field("count")
+hole_kind = _hole_field("kind")
+hole_restart = _hole_field("restart")
 
 
 def value_width(source, marker_width=16):
