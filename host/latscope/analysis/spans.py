@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from latscope_defs.protocol import HOLE_SOURCE, Source, loss_count, loss_source
+from latscope_defs.protocol import (HOLE_SOURCE, HoleCount, Source, hole_count, hole_kind,
+                                    hole_restart, loss_source)
 
 from ..events import Events
 
@@ -118,11 +119,24 @@ def hole_spans(stamp, source, value, at=None):
 class Hole:
     """A hole in the events: ``index`` in the stream, ``stamp`` (the first verified stamp
     after it), ``after`` (the stamp of the previous delivered event, None: from the start)
-    and ``lost``: event records lost there (exact, or a bound never below the truth)."""
+    and ``lost``: event records lost there, ``kind``: how exact that is (``HoleCount``:
+    exactly, at most, at least), ``restart``: the device's sequence starts anew after it (a
+    device reset, or another capture appended)."""
     index: int
     stamp: int
     after: object
     lost: int
+    kind: HoleCount = HoleCount.EXACT
+    restart: bool = False
+
+    @property
+    def count_text(self):
+        """The count as a reader should take it: "exactly 3", "at most 12", "at least 0"."""
+        return f"{_COUNT_WORDS[self.kind]} {self.lost}"
+
+
+_COUNT_WORDS = {HoleCount.EXACT: "exactly", HoleCount.AT_MOST: "at most",
+                HoleCount.AT_LEAST: "at least"}
 
 
 def holes_of(events):
@@ -130,9 +144,10 @@ def holes_of(events):
     stamp = events.stamp.astype(np.int64, copy=False)
     low, _ = hole_spans(stamp, events.source, events.value)
     at = np.flatnonzero(is_hole(events.source, events.value))
+    values = [int(events.value[i]) for i in at.tolist()]
     return [Hole(int(i), int(stamp[i]), None if lo == np.iinfo(np.int64).min else int(lo) + 1,
-                 loss_count(int(events.value[i])))
-            for i, lo in zip(at.tolist(), low.tolist())]
+                 hole_count(value), HoleCount(hole_kind(value)), bool(hole_restart(value)))
+            for i, lo, value in zip(at.tolist(), low.tolist(), values)]
 
 def merge_spans(*spans):
     """One sorted, disjoint set of (low, high) spans from several, merged as

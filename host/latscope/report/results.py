@@ -17,12 +17,14 @@ import io
 import json
 from pathlib import Path
 
+from latscope_defs.protocol import HoleCount
+
 from ..analysis.loop import loop_events, loop_table, tables_with_loop
 from ..analysis.statistics import CONFIDENCE, PERCENTILES, TableAccumulator, ci_key
 from ..analysis.summary import CaptureSummary, analyze_capture
 from ..analysis.worst import CONTEXT_MARGIN_S, WORST_SHOWN, events_text, flags_text, worst_samples
 from ..capture.batches import CaptureBatches
-from ..capture.file import Capture
+from ..capture.file import Capture, file_notes
 from ..link.identity import Identity
 from ..version import __version__
 from . import plots
@@ -136,7 +138,8 @@ def _holes(capture):
     origin = capture.first_stamp or 0
     return [{"index": hole.index, "stamp": hole.stamp, "after": hole.after,
              "time_s": (hole.stamp - origin) / hz if hz else None,
-             "events_lost_at_most": hole.lost} for hole in capture.holes]
+             "events_lost_at_most": hole.lost, "events_lost": hole.count_text,
+             "device_restart": hole.restart} for hole in capture.holes]
 
 
 def _integrity(capture, tables):
@@ -158,6 +161,12 @@ def _integrity(capture, tables):
         "file_gaps": file.gaps,
         "chunks_bad": file.chunks_bad,
         "truncated_bytes": file.truncated_bytes,
+        "holes_not_exact": sum(hole.kind != HoleCount.EXACT for hole in capture.holes),
+        "holes_unbounded": sum(hole.kind == HoleCount.AT_LEAST for hole in capture.holes),
+        "device_resets": parser.resets,
+        "segments_old": parser.segments_old,
+        "records_old": parser.records_old,
+        "notes": file_notes(file),
     }
 
 
@@ -171,16 +180,37 @@ def integrity_line(integrity):
               "truncated bytes": integrity["truncated_bytes"]}
     if not any(damage.values()):
         return (f"nothing lost: 0 events lost, 0 holes, 0 resyncs, "
-                f"{integrity['bytes_skipped']} bytes skipped")
+                f"{integrity['bytes_skipped']} bytes skipped{_integrity_notes(integrity)}")
     parts = []
     for what, count in damage.items():
         if count and what == "hole(s)":
-            parts.append(f"{count} hole(s) where at most "
-                         f"{integrity['hole_events_lost_at_most']} events are missing")
+            parts.append(f"{count} hole(s) where {_holes_count(integrity)} events are missing")
         elif count:
             parts.append(f"{count} {what}")
     return (f"DATA LOST: {', '.join(parts)}; {integrity['pairs_discarded']} pairs discarded "
-            f"({integrity['pairs_discarded_by_holes']} by holes)")
+            f"({integrity['pairs_discarded_by_holes']} by holes){_integrity_notes(integrity)}")
+
+
+def _holes_count(integrity):
+    """The events missing in the holes, said as exactly as their counts are."""
+    total = integrity["hole_events_lost_at_most"]
+    if integrity["holes_unbounded"]:
+        return f"at least {total} (not every hole is bounded)"
+    return f"at most {total}" if integrity["holes_not_exact"] else f"exactly {total}"
+
+
+def _integrity_notes(integrity):
+    """Device resets, rejected old data and how the file was read, after the losses."""
+    notes = []
+    if integrity["device_resets"]:
+        notes.append(f"{integrity['device_resets']} device reset(s): the device's sequence "
+                     f"starts anew (a reset, or another capture in the stream), no sample "
+                     f"spans one")
+    if integrity["segments_old"]:
+        notes.append(f"{integrity['segments_old']} old segment(s) rejected "
+                     f"({integrity['records_old']} event records replayed or out of order: "
+                     f"no new data)")
+    return "".join(f"; {note}" for note in notes + integrity["notes"])
 
 
 def holes_text(integrity, limit=HOLES_SHOWN):
@@ -189,8 +219,10 @@ def holes_text(integrity, limit=HOLES_SHOWN):
     for hole in integrity["hole_list"][:limit]:
         when = f" (t = {hole['time_s']:.6f} s)" if hole["time_s"] is not None else ""
         after = "the start" if hole["after"] is None else f"stamp {hole['after']}"
-        lines.append(f"  hole after {after} until stamp {hole['stamp']}{when}: at most "
-                     f"{hole['events_lost_at_most']} events missing")
+        restart = (", then the device's sequence starts anew (a reset, or another capture)"
+                   if hole["device_restart"] else "")
+        lines.append(f"  hole after {after} until stamp {hole['stamp']}{when}: "
+                     f"{hole['events_lost']} events missing{restart}")
     if len(integrity["hole_list"]) > limit:
         lines.append(f"  ... and {len(integrity['hole_list']) - limit} more holes")
     return "\n".join(lines)
