@@ -161,7 +161,8 @@ class HoleValue(data.Struct):
     kind: 2                     #: HoleCount
 
 
-_HOLE = HoleValue.as_shape()
+_HOLE = {name: (field.offset, (1 << field.width) - 1)
+         for name, field in HoleValue.as_shape()}
 
 
 def hole_value(count, kind=HoleCount.EXACT, restart=False):
@@ -169,13 +170,13 @@ def hole_value(count, kind=HoleCount.EXACT, restart=False):
     (:class:`HoleCount`) says whether that is exact or a bound, ``restart`` that the device's
     sequence starts anew after it. A count beyond the field (2**57 records, far more than
     a device can send) is stored as the field's largest value."""
-    count = min(int(count), (1 << _HOLE["count"].width) - 1)
-    return ((int(kind) << _HOLE["kind"].offset) | (int(restart) << _HOLE["restart"].offset)
-            | (count << _HOLE["count"].offset) | HOLE_SOURCE)
+    fields = {"source": HOLE_SOURCE, "count": min(int(count), _HOLE["count"][1]),
+              "restart": int(restart), "kind": int(kind)}
+    return sum(value << _HOLE[name][0] for name, value in fields.items())
 
 
 def _hole_field(name):
-    offset, mask = _HOLE[name].offset, (1 << _HOLE[name].width) - 1
+    offset, mask = _HOLE[name]
     return lambda value: (value >> offset) & mask
 
 
