@@ -353,8 +353,9 @@ class TableAccumulator:
         at = np.flatnonzero(np.append(True, slot[1:] != slot[:-1]))   # runs of one slot
         slots = np.concatenate([self._slot_at, slot[at]])
         maxima = np.concatenate([self._slot_max, np.maximum.reduceat(samples, at)])
-        order = np.argsort(slots, kind="stable")
-        slots, maxima = slots[order], maxima[order]
+        if np.any(slots[1:] < slots[:-1]):                 # not in capture order: sort
+            order = np.argsort(slots, kind="stable")
+            slots, maxima = slots[order], maxima[order]
         first = np.flatnonzero(np.append(True, slots[1:] != slots[:-1]))
         self._slot_at, self._slot_max = slots[first], np.maximum.reduceat(maxima, first)
 
