@@ -16,9 +16,9 @@ import pytest
 
 from latscope.analysis.summary import analyze_capture
 from latscope.capture.file import CaptureWriter
-from latscope_defs.markers import Point, Test, encode as marker
+from latscope_defs.markers import Point, Test
+from latscope_defs.markers import encode as marker
 from latscope_defs.protocol import Source
-
 from support.synthetic_suite import IDENTITY, encode, make_run
 
 PEAK_BYTES = 64 << 20
@@ -53,7 +53,7 @@ def test_a_thousand_resets_in_bounded_memory_and_time(tmp_path):
     assert summary.parser_stats.resets == 1000
     assert tables["IL-a-1"].count == sum(len(run.samples["IL-a-1"]) for run in runs)
     span = sum(max(s for s, _, _ in run.events) for run in runs)
-    assert summary.stamp_max < span                     # not 2**48 per reset
+    assert summary.stamp_max < span  # not 2**48 per reset
     assert peak < PEAK_BYTES, f"peak {peak / 2**20:.1f} MiB"
     assert cpu < CPU_SECONDS, f"{cpu:.1f} s"
 
@@ -64,14 +64,17 @@ def quiet_il_stream(samples, quiet):
     events, now = [(1000, Source.MARKER, marker(Test.IL_A, Point.START, 1))], 1000
     for k in range(samples):
         now += quiet
-        events += [(now, Source.IRQ, 1),
-                   (now + 100 + k % 50, Source.MARKER, marker(Test.IL_A, Point.ISR_ENTRY, k)),
-                   (now + 200, Source.IRQ, 0),
-                   (now + 300, Source.MARKER, marker(Test.IL_A, Point.ISR_EXIT, k)),
-                   (now + 400, Source.MARKER, marker(Test.IL_A, Point.THREAD, 0))]
+        events += [
+            (now, Source.IRQ, 1),
+            (now + 100 + k % 50, Source.MARKER, marker(Test.IL_A, Point.ISR_ENTRY, k)),
+            (now + 200, Source.IRQ, 0),
+            (now + 300, Source.MARKER, marker(Test.IL_A, Point.ISR_EXIT, k)),
+            (now + 400, Source.MARKER, marker(Test.IL_A, Point.THREAD, 0)),
+        ]
     events.append((now + 1000, Source.MARKER, marker(Test.IL_A, Point.END)))
-    return encode([(stamp, int(source), value) for stamp, source, value in events]), \
-        [100 + k % 50 for k in range(samples)]
+    return encode([(stamp, int(source), value) for stamp, source, value in events]), [
+        100 + k % 50 for k in range(samples)
+    ]
 
 
 @pytest.mark.slow  # about 10 s each
@@ -85,6 +88,6 @@ def test_long_quiet_times_in_bounded_memory(tmp_path, quiet):
     assert (summary.parser_stats.holes, table.count) == (0, len(expected))
     assert sorted(table.values.repeat(table.counts).tolist()) == sorted(expected)
     intervals, maxima = table.interval_maxima()
-    assert len(intervals) == len(expected)              # one interval per sample
+    assert len(intervals) == len(expected)  # one interval per sample
     assert peak < PEAK_BYTES, f"peak {peak / 2**20:.1f} MiB"
     assert cpu < CPU_SECONDS, f"{cpu:.1f} s"

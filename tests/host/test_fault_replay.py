@@ -11,15 +11,14 @@ import re
 
 import numpy as np
 import pytest
+from test_fault_injection import HZ, check, parse_link, suite  # noqa: F401 (a fixture)
 
 from latscope.analysis.pairing import analyze
 from latscope.analysis.spans import holes_of
 from latscope.capture.file import CaptureWriter, load_capture
 from latscope.events import Events
 from latscope_defs.protocol import HoleCount
-
 from support.synthetic_suite import IDENTITY, encode, make_run
-from test_fault_injection import HZ, check, parse_link, suite  # noqa: F401 (a fixture)
 
 SYNC_LEAD = re.compile(rb"[\xf8-\xff]")
 
@@ -34,8 +33,10 @@ def truth_of(run):
 
 
 def samples_of(events):
-    return {name: dict(zip(t.starts.tolist(), t.samples.tolist()))
-            for name, t in analyze(events, HZ).items()}
+    return {
+        name: dict(zip(t.starts.tolist(), t.samples.tolist()))
+        for name, t in analyze(events, HZ).items()
+    }
 
 
 @pytest.mark.parametrize("length", [1, 2, 5, 40])
@@ -48,7 +49,7 @@ def test_replayed_segments(suite, length):
         rng = random.Random(f"replay {length} {seed}")
         at = rng.randrange(length, len(parts) - 1)
         first = rng.randrange(0, at - length + 1)
-        replayed = b"".join(parts[:at] + parts[first:first + length] + parts[at:])
+        replayed = b"".join(parts[:at] + parts[first : first + length] + parts[at:])
         events = parse_link(replayed, rng)
         where = f"replay of {length} at {at}"
         check(events, run, truth, where)
@@ -78,15 +79,15 @@ def test_swapped_segments(suite):
         events = parse_link(b"".join(parts), rng)
         check(events, run, truth, f"swaps, seed {seed}")
         holes = holes_of(events)
-        assert holes and all(hole.kind == HoleCount.EXACT and hole.lost < 1000
-                             for hole in holes)
+        assert holes and all(hole.kind == HoleCount.EXACT and hole.lost < 1000 for hole in holes)
         delivered = len(events) - len(holes)
         assert sum(hole.lost for hole in holes) == len(run.events) - delivered
 
 
 def write(path, stream, chunk_size=2048, **metadata):
-    with CaptureWriter(path, {"identity": IDENTITY, **metadata}, chunk_size=chunk_size,
-                       metadata_every=8) as writer:
+    with CaptureWriter(
+        path, {"identity": IDENTITY, **metadata}, chunk_size=chunk_size, metadata_every=8
+    ) as writer:
         writer.write(stream)
     return path.read_bytes()
 
@@ -95,7 +96,7 @@ def data_chunk_starts(data):
     """File offsets of the DATA chunks of an intact file, and the end of each."""
     at, found = 16, []
     while at < len(data):
-        end = at + 28 + int.from_bytes(data[at + 12:at + 16], "little")
+        end = at + 28 + int.from_bytes(data[at + 12 : at + 16], "little")
         if data[at + 4] == 2:
             found.append((at, end))
         at = end
@@ -110,7 +111,7 @@ def test_swapped_data_chunks(suite, tmp_path):
     for seed in range(3):
         rng = random.Random(f"chunks {seed}")
         out = bytearray(data)
-        for k in rng.sample(range(0, len(chunks) - 1, 2), 5):         # pairs apart
+        for k in rng.sample(range(0, len(chunks) - 1, 2), 5):  # pairs apart
             (a, b), (_, c) = chunks[k], chunks[k + 1]
             out[a:c] = data[b:c] + data[a:b]
         path = tmp_path / "swapped.lsc"
@@ -134,11 +135,16 @@ def check_runs(events, runs, where):
         shift = int(part.stamp.min()) - min(stamp for stamp, _, _ in run.events)
         assert end is None or int(part.stamp.min()) > end, f"{where}: run {k} goes back"
         end = int(part.stamp.max())
-        check(Events(part.stamp - np.uint64(shift), part.source, part.value), run,
-              truth_of(run), f"{where}: run {k}")
+        check(
+            Events(part.stamp - np.uint64(shift), part.source, part.value),
+            run,
+            truth_of(run),
+            f"{where}: run {k}",
+        )
     counts = {name: len(table.samples) for name, table in analyze(events, HZ).items()}
-    assert counts == {name: sum(len(run.samples.get(name, {})) for run in runs)
-                      for name in counts}, where
+    assert counts == {
+        name: sum(len(run.samples.get(name, {})) for run in runs) for name in counts
+    }, where
 
 
 def test_two_captures_in_one_stream():
@@ -152,8 +158,10 @@ def test_two_captures_in_one_stream():
 def test_two_captures_in_one_file(tmp_path):
     """``cat a.lsc b.lsc``: the first capture read whole, the second reported, not read."""
     runs = [make_run(seed=11, count=100), make_run(seed=12, count=100)]
-    data = [write(tmp_path / f"{k}.lsc", encode(run.events), test_info=str(k))
-            for k, run in enumerate(runs)]
+    data = [
+        write(tmp_path / f"{k}.lsc", encode(run.events), test_info=str(k))
+        for k, run in enumerate(runs)
+    ]
     path = tmp_path / "both.lsc"
     path.write_bytes(data[0] + data[1])
     capture = load_capture(path)
@@ -169,6 +177,7 @@ def test_a_thousand_resets():
     runs = [make_run(seed=k, count=2) for k in range(1001)]
     events = parse_link(b"".join(encode(run.events) for run in runs), random.Random(3))
     check_runs(events, runs, "1000 resets")
-    span = sum(max(s for s, _, _ in run.events) - min(s for s, _, _ in run.events) + 10
-               for run in runs)
+    span = sum(
+        max(s for s, _, _ in run.events) - min(s for s, _, _ in run.events) + 10 for run in runs
+    )
     assert int(events.stamp.max()) < span

@@ -10,8 +10,15 @@ import pytest
 from latscope.events import Events
 from latscope.link.chain import OPENINGS_KEPT
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import (HoleCount, Source, StreamEncoder, hole_count, hole_kind,
-                                    hole_restart, hole_value)
+from latscope_defs.protocol import (
+    HoleCount,
+    Source,
+    StreamEncoder,
+    hole_count,
+    hole_kind,
+    hole_restart,
+    hole_value,
+)
 
 SYNC_LEAD = re.compile(rb"[\xf8-\xff]")
 
@@ -20,7 +27,7 @@ def stream(count=2000, start=1000, step=97, sent=0):
     """The events of a device started from power-up (``sent``: event records it sent
     before this capture's START) and its byte stream: markers ``step`` stamps apart, a
     segment every 255 events or at the age rule."""
-    events = [(start + step * n, int(Source.MARKER), n & 0xffff) for n in range(count)]
+    events = [(start + step * n, int(Source.MARKER), n & 0xFFFF) for n in range(count)]
     encoder = StreamEncoder(flush_after=4000, sent=sent)
     for event in events:
         encoder.event(*event)
@@ -36,22 +43,22 @@ def segments(data):
 
 def event_records(segment):
     """The event records of a segment (lead bytes of sources below TALLY)."""
-    return sum(1 for byte in segment if byte & 0x80 and byte >> 3 & 0xf < Source.TALLY)
+    return sum(1 for byte in segment if byte & 0x80 and byte >> 3 & 0xF < Source.TALLY)
 
 
 def parse(data, latency=None, piece=None):
     parser = StreamParser(latency=latency)
     piece = piece or len(data) or 1
-    parts = [parser.feed(data[at:at + piece]) for at in range(0, len(data), piece)]
+    parts = [parser.feed(data[at : at + piece]) for at in range(0, len(data), piece)]
     return list(Events.concatenate(parts + [parser.finish()])), parser
 
 
 def holes(got):
-    return [event for event in got if event[1] == Source.LOSS and event[2] & 0xf == 0xf]
+    return [event for event in got if event[1] == Source.LOSS and event[2] & 0xF == 0xF]
 
 
 def delivered(got):
-    return [event for event in got if not (event[1] == Source.LOSS and event[2] & 0xf == 0xf)]
+    return [event for event in got if not (event[1] == Source.LOSS and event[2] & 0xF == 0xF)]
 
 
 def test_segments_of_the_helper_stream():
@@ -67,13 +74,15 @@ def test_old_segments_in_a_row_are_rejected_and_counted(repeated):
     them again) after segment 20: no event twice, no hole, time not moved."""
     events, data = stream()
     parts = segments(data)
-    old = parts[5:5 + repeated]
+    old = parts[5 : 5 + repeated]
     replayed = b"".join(parts[:20] + old + parts[20:])
     for piece in (None, 7):
         got, parser = parse(replayed, piece=piece)
         assert got == events
-        assert (parser.stats.segments_old, parser.stats.records_old) == \
-            (repeated, sum(map(event_records, old)))
+        assert (parser.stats.segments_old, parser.stats.records_old) == (
+            repeated,
+            sum(map(event_records, old)),
+        )
         assert (parser.stats.holes, parser.stats.segments_bad, parser.stats.resets) == (0, 0, 0)
 
 
@@ -106,7 +115,7 @@ def test_swapped_segments_lose_the_late_one_exactly():
     before = sum(counts[:10])
     got, parser = parse(b"".join(parts[:10] + [parts[11], parts[10]] + parts[12:]))
     hole = (events[before + counts[10]][0], int(Source.LOSS), hole_value(counts[10]))
-    assert got == events[:before] + [hole] + events[before + counts[10]:]
+    assert got == events[:before] + [hole] + events[before + counts[10] :]
     assert (parser.stats.segments_old, parser.stats.records_dropped) == (1, counts[10])
 
 
@@ -124,12 +133,13 @@ def test_a_device_reset_starts_a_new_run():
     the first's, in its own steps: time does not jump 2**48."""
     first, second, one, two = reset_streams()
     got, parser = parse(one + two)
-    assert got[:len(first)] == first
+    assert got[: len(first)] == first
     hole = got[len(first)]
     assert hole[2] == hole_value(0, HoleCount.EXACT, restart=True)
-    after = got[len(first) + 1:]
-    assert [(source, value) for _, source, value in after] == \
-        [(source, value) for _, source, value in second]
+    after = got[len(first) + 1 :]
+    assert [(source, value) for _, source, value in after] == [
+        (source, value) for _, source, value in second
+    ]
     assert [a[0] - after[0][0] for a in after] == [s[0] - second[0][0] for s in second]
     assert hole[0] == after[0][0] == first[-1][0] + 1
     assert (parser.stats.resets, parser.stats.holes, parser.stats.segments_old) == (1, 1, 0)
@@ -143,16 +153,16 @@ def test_a_reset_keeps_corrected_stamps_in_order():
     got, parser = parse(one + two, latency=latency)
     stamps = [stamp for stamp, _, _ in delivered(got)]
     assert stamps == sorted(stamps) and len(stamps) == len(first) + len(second)
-    assert stamps[len(first)] == first[-1][0] + 1      # raw: + 1 + the margin of 5
+    assert stamps[len(first)] == first[-1][0] + 1  # raw: + 1 + the margin of 5
 
 
 def test_bytes_lost_at_a_reset_bound_the_hole():
     first, second, one, two = reset_streams()
-    got, parser = parse(one[:-30] + b"\x00\x11\x22" + two)        # the last segment cut
+    got, parser = parse(one[:-30] + b"\x00\x11\x22" + two)  # the last segment cut
     restart = [h for h in holes(got) if hole_restart(h[2])]
     assert len(restart) == 1 and hole_kind(restart[0][2]) == HoleCount.AT_MOST
     assert hole_count(restart[0][2]) >= 1
-    assert delivered(got)[-len(second):][0][1:] == second[0][1:]
+    assert delivered(got)[-len(second) :][0][1:] == second[0][1:]
 
 
 def test_old_data_after_a_reset_is_rejected():
@@ -191,6 +201,5 @@ def test_no_hole_count_near_the_sequence_size():
     p1, p2 = segments(one), segments(two)
     data = b"".join(p1[:3] + [p1[4], p1[3]] + p1[1:3] + p1[5:] + p2[:2] + p2[:2] + p2[2:])
     got, parser = parse(data)
-    assert all(hole_count(h[2]) < 1000 and hole_kind(h[2]) == HoleCount.EXACT
-               for h in holes(got))
+    assert all(hole_count(h[2]) < 1000 and hole_kind(h[2]) == HoleCount.EXACT for h in holes(got))
     assert max(stamp for stamp, _, _ in got) < 1 << 32

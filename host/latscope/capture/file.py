@@ -20,9 +20,23 @@ from ..link.identity import Identity
 from ..link.parser import ParserStats
 from .metadata import MetadataCopy, MetadataError, check_end, check_metadata, choose_copy
 
-__all__ = ["FORMAT_VERSION", "ChunkType", "CaptureFileError", "CaptureWriter", "CaptureReader",
-           "CaptureEvents", "CaptureInfo", "FileStats", "GAP", "Capture", "load_capture",
-           "summary_line", "file_notes", "file_header", "encode_chunk"]
+__all__ = [
+    "FORMAT_VERSION",
+    "ChunkType",
+    "CaptureFileError",
+    "CaptureWriter",
+    "CaptureReader",
+    "CaptureEvents",
+    "CaptureInfo",
+    "FileStats",
+    "GAP",
+    "Capture",
+    "load_capture",
+    "summary_line",
+    "file_notes",
+    "file_header",
+    "encode_chunk",
+]
 
 #: File header: magic, format version, header size, CRC-32 of the first 12 bytes.
 FILE_MAGIC = b"\x89LSC\r\n\x1a\n"
@@ -72,7 +86,7 @@ class CaptureFileError(OSError):
 
 
 def _json_default(value):
-    if hasattr(value, "item"):          # numpy scalars
+    if hasattr(value, "item"):  # numpy scalars
         return value.item()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
@@ -91,7 +105,7 @@ def _metadata_payload(path, metadata):
     """The METADATA chunk's JSON; ValueError if the reader would refuse it."""
     try:
         payload = json.dumps(metadata, default=_json_default, allow_nan=False).encode()
-        check_metadata(json.loads(payload))          # what a reader will see
+        check_metadata(json.loads(payload))  # what a reader will see
     except (TypeError, ValueError) as error:
         raise ValueError(f"{path}: metadata not written: {error}") from None
     return payload
@@ -120,8 +134,16 @@ class CaptureWriter:
     the metadata make a damaged file header or first METADATA chunk cost nothing else.
     """
 
-    def __init__(self, path, metadata, *, chunk_size=64 * 1024, flush_interval=0.5,
-                 clock=time.monotonic, metadata_every=METADATA_EVERY):
+    def __init__(
+        self,
+        path,
+        metadata,
+        *,
+        chunk_size=64 * 1024,
+        flush_interval=0.5,
+        clock=time.monotonic,
+        metadata_every=METADATA_EVERY,
+    ):
         if not 0 < chunk_size <= MAX_PAYLOAD:
             raise ValueError(f"chunk_size must be 1 .. {MAX_PAYLOAD}")
         self.path = str(path)
@@ -132,7 +154,7 @@ class CaptureWriter:
         self._buffer = bytearray()
         self._sequence = 0
         self._data_chunks = 0
-        self.data_bytes = 0             # device bytes written into DATA chunks
+        self.data_bytes = 0  # device bytes written into DATA chunks
         self._metadata = _metadata_payload(self.path, metadata)
         try:
             self._file = open(path, "wb")
@@ -172,8 +194,8 @@ class CaptureWriter:
             raise ValueError("write to a closed capture file")
         self._buffer += data
         while len(self._buffer) >= self.chunk_size:
-            self._write_chunk(ChunkType.DATA, bytes(self._buffer[:self.chunk_size]))
-            del self._buffer[:self.chunk_size]
+            self._write_chunk(ChunkType.DATA, bytes(self._buffer[: self.chunk_size]))
+            del self._buffer[: self.chunk_size]
         if self._buffer and self._clock() - self._last_chunk >= self.flush_interval:
             self.flush()
 
@@ -190,8 +212,12 @@ class CaptureWriter:
             return
         try:
             self.flush()
-            end = {"data_bytes": self.data_bytes, "chunks": self._sequence + 1,
-                   "stats": final_stats, "metadata": json.loads(self._metadata)}
+            end = {
+                "data_bytes": self.data_bytes,
+                "chunks": self._sequence + 1,
+                "stats": final_stats,
+                "metadata": json.loads(self._metadata),
+            }
             payload = json.dumps(end, default=_json_default).encode()
             check_end(json.loads(payload))
             self._write_chunk(ChunkType.END, payload)
@@ -236,6 +262,7 @@ class FileStats:
     stream bytes in front of them and waited for those; ``appended_captures``: further
     captures appended to the file (another file header and METADATA chunk, from byte
     ``appended_at``), not read."""
+
     chunks_ok: int = 0
     chunks_bad: int = 0
     bytes_skipped: int = 0
@@ -263,13 +290,14 @@ class _Chunk:
     sequence: int
     offset: int
     payload: bytes
-    start: int          # file offset of the chunk
-    end: int            # file offset after the chunk
+    start: int  # file offset of the chunk
+    end: int  # file offset after the chunk
 
 
 @dataclass
 class _Appended:
     """Another capture begins here (its file header): the walk ends."""
+
     start: int
 
 
@@ -277,6 +305,7 @@ class _Appended:
 class _Bad:
     """A region of the file with no intact chunk: ``truncated`` if it is a chunk the file
     ends in the middle of."""
+
     start: int
     end: int
     truncated: bool
@@ -326,7 +355,7 @@ class CaptureReader:
     file offset plus :data:`MAX_PAYLOAD`, and memory stays below two payloads plus a block.
     """
 
-    BLOCK = 1 << 20         # bytes read at a time
+    BLOCK = 1 << 20  # bytes read at a time
 
     def __init__(self, path):
         self.path = str(path)
@@ -334,9 +363,9 @@ class CaptureReader:
         self.end = None
         self.version = None
         self._window, self._window_at = b"", 0
-        self._wasted = 0                     # payload bytes CRC-checked in vain
-        self.gap_bytes = None                # stream bytes missing at the last GAP (None: unknown)
-        self._position = 0                   # stream bytes delivered so far
+        self._wasted = 0  # payload bytes CRC-checked in vain
+        self.gap_bytes = None  # stream bytes missing at the last GAP (None: unknown)
+        self._position = 0  # stream bytes delivered so far
         self._file, self.size = _open_regular(path)
         try:
             header_error = self._read_header()
@@ -356,7 +385,7 @@ class CaptureReader:
         """``size`` bytes at ``offset`` (fewer at the end), through a window of BLOCK."""
         at = offset - self._window_at
         if 0 <= at and at + size <= len(self._window):
-            return self._window[at:at + size]
+            return self._window[at : at + size]
         try:
             self._file.seek(offset)
             self._window, self._window_at = self._file.read(max(size, self.BLOCK)), offset
@@ -376,8 +405,11 @@ class CaptureReader:
         if zlib.crc32(header[:12]) != crc or size != HEADER_SIZE:
             return self._error(8, "damaged file header")
         if version not in KNOWN_VERSIONS:
-            raise self._error(8, f"capture format version {version}, this reader knows "
-                                 f"versions {', '.join(map(str, KNOWN_VERSIONS))}")
+            raise self._error(
+                8,
+                f"capture format version {version}, this reader knows "
+                f"versions {', '.join(map(str, KNOWN_VERSIONS))}",
+            )
         self.version = version
         return None
 
@@ -409,9 +441,12 @@ class CaptureReader:
         conflicts = [{"at": copy.at, "fields": fields} for copy, fields in others]
         if chosen is None:
             first, (other, fields) = copies[0], others[0]
-            raise self._error(first.at, f"METADATA copies disagree: byte {first.at} and byte "
-                                        f"{other.at} differ in {', '.join(fields)}, and no "
-                                        f"END or majority of copies confirms either")
+            raise self._error(
+                first.at,
+                f"METADATA copies disagree: byte {first.at} and byte "
+                f"{other.at} differ in {', '.join(fields)}, and no "
+                f"END or majority of copies confirms either",
+            )
         self.stats.metadata_at, self.stats.metadata_copies = chosen.at, len(copies)
         self.stats.metadata_conflicts = conflicts
         if conflicts:
@@ -444,21 +479,27 @@ class CaptureReader:
         header = self._read(offset, CHUNK_OVERHEAD)
         if len(header) < CHUNK_OVERHEAD:
             return "truncated" if CHUNK_MAGIC.startswith(header[:4]) else None
-        magic, kind, reserved, sequence, length, stream_offset = \
-            _CHUNK_HEADER.unpack_from(header)
-        if (magic != CHUNK_MAGIC or kind not in _CHUNK_TYPES or reserved != bytes(3)
-                or length > MAX_PAYLOAD):
+        magic, kind, reserved, sequence, length, stream_offset = _CHUNK_HEADER.unpack_from(header)
+        if (
+            magic != CHUNK_MAGIC
+            or kind not in _CHUNK_TYPES
+            or reserved != bytes(3)
+            or length > MAX_PAYLOAD
+        ):
             return None
         end = offset + CHUNK_OVERHEAD + length
         if end > self.size:
             return "truncated"
         if self._wasted + length > 2 * offset + MAX_PAYLOAD:
             return None
-        if not check_data and kind == ChunkType.DATA and (
-                end == self.size or self._read(end, 4) in (CHUNK_MAGIC, FILE_MAGIC[:4])):
+        if (
+            not check_data
+            and kind == ChunkType.DATA
+            and (end == self.size or self._read(end, 4) in (CHUNK_MAGIC, FILE_MAGIC[:4]))
+        ):
             return _Chunk(kind, sequence, stream_offset, None, offset, end)
         payload = self._read(offset + CHUNK_OVERHEAD, length)
-        crc, = _CHUNK_CRC.unpack_from(header, _CHUNK_HEADER.size)
+        (crc,) = _CHUNK_CRC.unpack_from(header, _CHUNK_HEADER.size)
         if len(payload) != length or zlib.crc32(payload, zlib.crc32(header[:24])) != crc:
             self._wasted += length
             return None
@@ -480,9 +521,9 @@ class CaptureReader:
     def _chunks(self, check_data=True):
         """Every intact chunk (:class:`_Chunk`) and bad region (:class:`_Bad`) in file order,
         up to another capture appended to this one (:class:`_Appended`, the last item)."""
-        self._wasted = 0             # each walk has its own CRC budget (the metadata search
-        offset = HEADER_SIZE         # walked the file before)
-        first_metadata = None        # payload of the first intact METADATA chunk
+        self._wasted = 0  # each walk has its own CRC budget (the metadata search
+        offset = HEADER_SIZE  # walked the file before)
+        first_metadata = None  # payload of the first intact METADATA chunk
         while offset < self.size:
             chunk = self._chunk_at(offset, check_data)
             bad_end = offset
@@ -527,7 +568,7 @@ class CaptureReader:
             block = self._read(offset, self.BLOCK + HEADER_SIZE)
             found = block.find(FILE_MAGIC)
             while 0 <= found < self.BLOCK:
-                count += _is_file_header(block[found:found + HEADER_SIZE])
+                count += _is_file_header(block[found : found + HEADER_SIZE])
                 found = block.find(FILE_MAGIC, found + 1)
             offset += self.BLOCK
         return max(count, 1)
@@ -535,9 +576,9 @@ class CaptureReader:
     def __iter__(self):
         stats = self.stats
         self._position = 0
-        known = 0                    # the stream is known to go on at least to here
-        tail = 0                     # bytes of bad regions after the last intact chunk
-        waiting = {}                 # stream offset -> payload of DATA chunks ahead of it
+        known = 0  # the stream is known to go on at least to here
+        tail = 0  # bytes of bad regions after the last intact chunk
+        waiting = {}  # stream offset -> payload of DATA chunks ahead of it
         for item in self._chunks():
             if isinstance(item, _Appended):
                 break
@@ -562,13 +603,12 @@ class CaptureReader:
                 yield from self._take(item.offset, item.payload)
                 yield from self._continue(waiting)
             elif len(waiting.get(item.offset, b"")) >= len(item.payload):
-                stats.chunks_repeated += 1               # a copy of a chunk waiting already
+                stats.chunks_repeated += 1  # a copy of a chunk waiting already
             else:
                 # Ahead of the stream: it waits for the bytes before it, which may come in a
                 # later chunk (chunks out of order), within the bounds of REORDER_*.
                 waiting[item.offset] = item.payload
-                if (len(waiting) > REORDER_CHUNKS
-                        or sum(map(len, waiting.values())) > REORDER_BYTES):
+                if len(waiting) > REORDER_CHUNKS or sum(map(len, waiting.values())) > REORDER_BYTES:
                     yield from self._continue(waiting, force=1)
         yield from self._continue(waiting, force=len(waiting))
         if known > self._position or tail:
@@ -584,14 +624,14 @@ class CaptureReader:
         bytes before it are missing; a chunk with no new byte is a repeated one."""
         end = offset + len(payload)
         if end <= self._position:
-            self.stats.chunks_repeated += 1              # a copy of bytes delivered already
+            self.stats.chunks_repeated += 1  # a copy of bytes delivered already
             return
         if offset > self._position:
             self.stats.gaps += 1
             self.gap_bytes = offset - self._position
             yield GAP
         elif offset < self._position:
-            payload = payload[self._position - offset:]
+            payload = payload[self._position - offset :]
         self.stats.data_bytes += len(payload)
         self._position = end
         yield payload
@@ -614,7 +654,7 @@ class CaptureReader:
         try:
             check_end(end)
         except MetadataError:
-            return                   # intact CRC, unusable content: the data is what counts
+            return  # intact CRC, unusable content: the data is what counts
         self.end = end
         self.stats.complete = True
 
@@ -655,6 +695,7 @@ class Capture(CaptureInfo):
     """A capture file read into events: ``metadata`` (dict), ``events``
     (:class:`~latscope.events.Events`, stamps corrected for pin latency), ``parser_stats``,
     ``file_stats``, ``end`` (the END chunk's JSON, None if the capture was not closed)."""
+
     path: str
     metadata: dict
     events: Events
@@ -683,10 +724,12 @@ def summary_line(path, event_count, file_stats, parser_stats):
     state = "complete" if f.complete else "not closed cleanly"
     damage = ""
     if f.chunks_bad or f.truncated_bytes or f.gaps or f.header_damaged:
-        damage = (f", {f.chunks_bad} bad chunk(s), {f.truncated_bytes} truncated bytes, "
-                  f"{f.gaps} gap(s)" + (", damaged file header" if f.header_damaged else ""))
+        damage = (
+            f", {f.chunks_bad} bad chunk(s), {f.truncated_bytes} truncated bytes, "
+            f"{f.gaps} gap(s)" + (", damaged file header" if f.header_damaged else "")
+        )
     notes = "".join(f"; {note}" for note in file_notes(f))
-    return (f"{path}: {event_count} events, {state}{damage}; stream: {p}{notes}")
+    return f"{path}: {event_count} events, {state}{damage}; stream: {p}{notes}"
 
 
 def file_notes(stats):
@@ -695,20 +738,27 @@ def file_notes(stats):
     that disagree with it, captures appended to the file and not read."""
     notes = []
     if stats.metadata_at != HEADER_SIZE:
-        notes.append(f"the METADATA chunk at byte {HEADER_SIZE} is damaged: the copy at byte "
-                     f"{stats.metadata_at} is used")
+        notes.append(
+            f"the METADATA chunk at byte {HEADER_SIZE} is damaged: the copy at byte "
+            f"{stats.metadata_at} is used"
+        )
     by_fields = {}
     for conflict in stats.metadata_conflicts:
         by_fields.setdefault(", ".join(conflict["fields"]), []).append(conflict["at"])
     for fields, offsets in by_fields.items():
-        listed = ", ".join(map(str, offsets[:3])) + (f" and {len(offsets) - 3} more"
-                                                       if len(offsets) > 3 else "")
-        notes.append(f"METADATA copies disagree: the copy at byte {stats.metadata_at} is used "
-                     f"(as {stats.metadata_by} says), the one(s) at byte {listed} differ in "
-                     f"{fields}")
+        listed = ", ".join(map(str, offsets[:3])) + (
+            f" and {len(offsets) - 3} more" if len(offsets) > 3 else ""
+        )
+        notes.append(
+            f"METADATA copies disagree: the copy at byte {stats.metadata_at} is used "
+            f"(as {stats.metadata_by} says), the one(s) at byte {listed} differ in "
+            f"{fields}"
+        )
     if stats.appended_captures:
-        notes.append(f"{stats.appended_captures} more capture(s) appended at byte "
-                     f"{stats.appended_at}: not read (split the file there to read them)")
+        notes.append(
+            f"{stats.appended_captures} more capture(s) appended at byte "
+            f"{stats.appended_at}: not read (split the file there to read them)"
+        )
     return notes
 
 
@@ -749,7 +799,7 @@ class CaptureEvents(CaptureInfo):
 
     def _feed(self, data):
         for at in range(0, len(data), self.batch_bytes):
-            events = self.parser.feed(data[at:at + self.batch_bytes])
+            events = self.parser.feed(data[at : at + self.batch_bytes])
             if len(events):
                 yield events
 
@@ -776,5 +826,6 @@ def load_capture(path, *, correct_latency=True):
     raises only :class:`CaptureFileError` (no capture file, unreadable, no metadata)."""
     stream = CaptureEvents(path, correct_latency=correct_latency)
     events = Events.concatenate(list(stream))
-    return Capture(str(path), stream.metadata, events, stream.parser_stats, stream.file_stats,
-                   stream.end)
+    return Capture(
+        str(path), stream.metadata, events, stream.parser_stats, stream.file_stats, stream.end
+    )

@@ -30,8 +30,17 @@ from typing import NamedTuple
 
 from latscope_defs.protocol import SEQUENCE_BITS, STAMP_BITS, HoleCount
 
-__all__ = ["MAX_RECORDS_PER_STAMP", "OPENINGS_KEPT", "Damage", "Hole", "Mark", "Placed",
-           "SegmentChain", "OLD", "REFUSED"]
+__all__ = [
+    "MAX_RECORDS_PER_STAMP",
+    "OPENINGS_KEPT",
+    "Damage",
+    "Hole",
+    "Mark",
+    "Placed",
+    "SegmentChain",
+    "OLD",
+    "REFUSED",
+]
 
 STAMP_MASK = (1 << STAMP_BITS) - 1
 HALF_STAMP = 1 << (STAMP_BITS - 1)
@@ -49,6 +58,7 @@ class Mark(NamedTuple):
     """A point of the chain: the sequence number ``sent`` after a segment (None in version
     1) and the segment's last stamp, as the device counts it (48 bits) and on the host's
     64-bit time line (the two differ by a constant within a run, not across a reset)."""
+
     sent: object
     stamp48: int
     stamp64: int
@@ -59,6 +69,7 @@ class Damage:
     """Stream data dropped since the last delivered segment: ``dropped_bytes`` (bytes the
     parser threw away, replies aside), ``missing_bytes`` (bytes ``gap()`` said never came;
     None: an unknown number), ``gapped`` (``gap()`` was called)."""
+
     damaged: bool = False
     gapped: bool = False
     dropped_bytes: int = 0
@@ -77,6 +88,7 @@ class Damage:
 class Hole(NamedTuple):
     """A hole before a delivered segment: ``count`` event records lost, how exact
     (``kind``, :class:`HoleCount`), and whether the device restarted there."""
+
     count: int
     kind: HoleCount
     restart: bool = False
@@ -84,6 +96,7 @@ class Hole(NamedTuple):
 
 class Placed(NamedTuple):
     """A segment delivered: the 64-bit stamp of its SYNC and the hole before it (or None)."""
+
     base: int
     hole: object
 
@@ -115,11 +128,11 @@ class SegmentChain:
 
     def __init__(self, margin=0):
         self.margin = margin
-        self.last = None         # Mark of the last delivered segment
-        self.anchor = None       # Mark the time base rests on (the last confirmed one)
-        self.candidate = None    # Mark of a segment refused for its stamp, until the next
-        self.old = None          # sequence number after the last old segment
-        self._openings = set()   # (sent, stamp48, crc) of the runs' first segments
+        self.last = None  # Mark of the last delivered segment
+        self.anchor = None  # Mark the time base rests on (the last confirmed one)
+        self.candidate = None  # Mark of a segment refused for its stamp, until the next
+        self.old = None  # sequence number after the last old segment
+        self._openings = set()  # (sent, stamp48, crc) of the runs' first segments
         self._opening_order = deque()
 
     # --- version 2 ---------------------------------------------------------------------
@@ -145,8 +158,11 @@ class SegmentChain:
                 return self._old(sent)
             base = last.stamp64 + 1 + self.margin
             bound = damage.bytes_bound()
-            hole = Hole(0, HoleCount.AT_LEAST, True) if bound is None else \
-                Hole(bound, HoleCount.AT_MOST if bound else HoleCount.EXACT, True)
+            hole = (
+                Hole(0, HoleCount.AT_LEAST, True)
+                if bound is None
+                else Hole(bound, HoleCount.AT_MOST if bound else HoleCount.EXACT, True)
+            )
         elif candidate is not None and sent_before == candidate.sent:
             # It follows a segment refused for its stamp (no event for 2**47 stamp units
             # across a hole): confirmed, the time base jumps there.
@@ -213,8 +229,7 @@ class SegmentChain:
             if self.last is not None:
                 span = time_bound(base - self.last.stamp64)
                 bound = span if bound is None else min(span, bound)
-            hole = (Hole(0, HoleCount.AT_LEAST) if bound is None
-                    else Hole(bound, HoleCount.AT_MOST))
+            hole = Hole(0, HoleCount.AT_LEAST) if bound is None else Hole(bound, HoleCount.AT_MOST)
         self.last = Mark(None, (stamp48 + segment_sum) & STAMP_MASK, base + segment_sum)
         return Placed(base, hole)
 
