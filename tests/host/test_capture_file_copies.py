@@ -40,7 +40,7 @@ def rebuilt(data, metadata=None, end=None):
     the END chunk holding ``end`` (a dict; None: dropped, as after a crash) instead."""
     out = bytearray(data[:HEADER])
     metadata_chunks = 0
-    for start, stop, payload in chunk_bounds(data):
+    for start, _stop, payload in chunk_bounds(data):
         kind, sequence, offset = data[start + 4], *struct.unpack_from("<IxxxxQ", data, start + 8)
         if kind == ChunkType.METADATA:
             payload = (metadata or {}).get(metadata_chunks, payload)

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from test_fault_injection import HZ, check, parse_link, suite  # noqa: F401 (a fixture)
+from test_fault_injection import HZ, check, parse_link
 
 from latscope.analysis.pairing import analyze
 from latscope.analysis.spans import holes_of
@@ -26,10 +26,6 @@ SYNC_LEAD = re.compile(rb"[\xf8-\xff]")
 def segments(data):
     starts = [m.start() for m in SYNC_LEAD.finditer(data)] + [len(data)]
     return [data[a:b] for a, b in zip(starts, starts[1:])]
-
-
-def truth_of(run):
-    return {"events": set(run.events), "values": {(s, v) for _, s, v in run.events}}
 
 
 def samples_of(events):
@@ -138,7 +134,7 @@ def check_runs(events, runs, where):
         check(
             Events(part.stamp - np.uint64(shift), part.source, part.value),
             run,
-            truth_of(run),
+            run.truth(),
             f"{where}: run {k}",
         )
     counts = {name: len(table.samples) for name, table in analyze(events, HZ).items()}
@@ -165,7 +161,7 @@ def test_two_captures_in_one_file(tmp_path):
     path = tmp_path / "both.lsc"
     path.write_bytes(data[0] + data[1])
     capture = load_capture(path)
-    check(capture.events, runs[0], truth_of(runs[0]), "two files")
+    check(capture.events, runs[0], runs[0].truth(), "two files")
     assert sorted(capture.events) == sorted(runs[0].events)
     assert (capture.file_stats.appended_captures, capture.file_stats.chunks_bad) == (1, 0)
 
