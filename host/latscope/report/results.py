@@ -33,8 +33,9 @@ __all__ = [
 
 #: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
 #: they discarded; 3 the percentile rule (null below its sample count) with confidence
-#: intervals, and per table its flagged samples and worst samples.
-SCHEMA_VERSION = 3
+#: intervals, and per table its flagged samples and worst samples; 4 how exact the hole
+#: counts are, device resets, old segments and the file reader's notes.
+SCHEMA_VERSION = 4
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
