@@ -24,17 +24,6 @@ HEADER = 16
 SLOWER = {**METADATA, "identity": {**METADATA["identity"], "clock_hz": 50_000_000}}
 
 
-@pytest.fixture(scope="module")
-def written(tmp_path_factory):
-    """A closed capture in 100-byte DATA chunks, a METADATA copy every 4 of them."""
-    stream = make_stream(200, seed=11)
-    path = tmp_path_factory.mktemp("w") / "w.lsc"
-    with CaptureWriter(path, METADATA, chunk_size=100, metadata_every=4) as writer:
-        writer.write(stream)
-        writer.close({"events": 200})
-    return stream, path.read_bytes()
-
-
 def rebuilt(data, metadata=None, end=None):
     """The file with METADATA chunk number ``k`` (0: the first) holding ``metadata[k]`` and
     the END chunk holding ``end`` (a dict; None: dropped, as after a crash) instead."""
