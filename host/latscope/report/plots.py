@@ -225,23 +225,23 @@ def overlay_distributions(named_tables, *, title=None):
     return figure
 
 
-def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
+def max_over_time(interval_s, maxima_ns, *, title="maximum per interval", intervals=None):
     """The largest sample of every interval of ``interval_s`` seconds (NaN: no sample),
-    e.g. from :func:`interval_maxima`: for runs where the worst case appears once an hour."""
+    e.g. from :func:`interval_maxima`: for runs where the worst case appears once an hour.
+    ``intervals``: the number of each maximum's interval (only those that hold samples,
+    ``interval_maxima(..., sparse=True)``); None: one per interval from the first."""
     figure, (axes,) = _figure()
     maxima_ns = np.asarray(maxima_ns, np.float64)
-    hours = interval_s * len(maxima_ns) >= 3 * 3600
+    intervals = np.arange(len(maxima_ns)) if intervals is None else np.asarray(intervals)
+    span = int(intervals[-1]) + 1 if len(intervals) else 0
+    hours = interval_s * span >= 3 * 3600
     scale, unit = (3600.0, "h") if hours else (1.0, "s")
-    edges = np.arange(len(maxima_ns) + 1) * interval_s / scale
+    width = interval_s / scale
+    low = intervals * width
     if len(maxima_ns):
-        axes.stairs(maxima_ns, edges, color="tab:red", linewidth=1.2)
+        axes.hlines(maxima_ns, low, low + width, color="tab:red", linewidth=1.2)
         axes.plot(
-            (edges[:-1] + edges[1:]) / 2,
-            maxima_ns,
-            linestyle="none",
-            marker=".",
-            markersize=3,
-            color="tab:red",
+            low + width / 2, maxima_ns, linestyle="none", marker=".", markersize=3, color="tab:red"
         )
     axes.set_xlabel(f"capture time ({unit})")
     axes.set_ylabel("max latency (ns)")
@@ -251,15 +251,16 @@ def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
     return figure
 
 
-def interval_maxima(table, interval_s):
+def interval_maxima(table, interval_s, sparse=False):
     """The largest sample (ns) of every ``interval_s`` seconds of capture time, counted from
-    the table's first sample (NaN: no sample in that interval)."""
+    the table's first sample (NaN: no sample in that interval); ``sparse``: (interval
+    numbers, maxima) of the intervals that hold samples only."""
     table = accumulated(table, interval_s)
     if table.interval_stamps != max(1, int(interval_s * table.stamp_hz)):
         raise ValueError(
             f"{table.name}: maxima kept per {table.interval_stamps} stamps, not per {interval_s} s"
         )
-    return table.interval_maxima_ns()
+    return table.interval_maxima() if sparse else table.interval_maxima_ns()
 
 
 def save(figure, stem, formats=("png", "svg")):
@@ -288,9 +289,8 @@ def table_figures(table, *, x="index", interval_s=None):
     ``interval_s`` also ``maxima`` (the maximum per interval of capture time)."""
     figures = {"timeseries": time_series(table, x=x), "distribution": distribution(table)}
     if interval_s:
+        intervals, maxima = interval_maxima(table, interval_s, sparse=True)
         figures["maxima"] = max_over_time(
-            interval_s,
-            interval_maxima(table, interval_s),
-            title=f"{table.name}: maximum per interval",
+            interval_s, maxima, intervals=intervals, title=f"{table.name}: maximum per interval"
         )
     return figures
