@@ -19,14 +19,17 @@ prove (a rare path that never ran in the capture is in no sample).
 every failed one is named):
 
 1. *Enough samples*: at least :data:`MIN_SAMPLES`.
-2. *Independence*: Ljung-Box portmanteau test on the samples' ranks (mid-ranks for ties), lags
-   1 .. :data:`LAGS`. A periodic pattern (the tick every m-th sample), a drift or a regime that
-   persists over consecutive samples correlates samples some lags apart, which this test sees
-   up to :data:`LAGS` samples apart. Ranks, because the autocorrelation of raw values is
-   dominated by a few outliers and its test needs finite fourth moments; under independence
-   the ranks are exchangeable whatever the distribution, ties included. Not a runs test: runs
-   above and below the median mean little when most samples equal the median (p50 = p99 is
-   common), and they see one dichotomy only.
+2. *Independence*: Ljung-Box portmanteau tests, lags 1 .. :data:`LAGS`, on the samples' ranks
+   (mid-ranks for ties) and on the tail's positions (1 for a sample among the 2 sqrt(n)
+   largest of the series, else 0); the check's p-value is twice the smaller of the two
+   (Bonferroni). A drift, a regime that persists over consecutive samples or a periodic
+   pattern correlates the ranks some lags apart; a tick that delays every m-th sample puts
+   the largest samples m apart, which the positions show even when the ranks' correlation
+   is too weak to (m = 30 in 1000 samples: refused in 100 % of draws by the positions, 8 %
+   by the ranks). Ranks, because the autocorrelation of raw values is dominated by a few
+   outliers and its test needs finite fourth moments; under independence the ranks are
+   exchangeable whatever the distribution, ties included. Not a runs test: runs above and
+   below the median mean little when most samples equal the median (p50 = p99 is common).
 3. *Identical distribution*: two-sample Kolmogorov-Smirnov test between the first and the
    second half of the series. With ties (discrete samples) its p-value is conservative (the
    test refuses identically distributed data at most as often as ALPHA says), which costs
@@ -105,6 +108,8 @@ MIN_SAMPLES = 1000
 LAGS = 40
 #: Largest probability that two of the tail's samples are equal (tail resolution check).
 MAX_COINCIDENCE = 0.2
+#: Degrees of freedom of the likelihood-ratio region: both GPD parameters (module doc).
+REGION_DEGREES = 2
 #: The GPD's shape is searched in this range: below -1 the likelihood has no maximum (it
 #: grows without bound as the support's end nears the largest exceedance); the upper end only
 #: keeps the search finite (a region that reaches it makes the interval's upper end open).
@@ -166,6 +171,8 @@ def estimate_tail(series, ns_per_stamp, counts=None, *, probabilities=PROBABILIT
     its samples (sorted distinct values and how often each occurs, e.g. TableAccumulator's
     ``values`` and ``counts``) when the series holds only the first."""
     series = np.asarray(series, np.int64)
+    if counts is not None and len(series) < MIN_SAMPLES:
+        raise ValueError(f"the series must hold the first {MIN_SAMPLES} samples at least")
     if counts is None:
         values, counts = np.unique(series, return_counts=True)
     else:
@@ -228,23 +235,32 @@ def _verdict(name, labels, test, statistic, pvalue):
 
 
 def _independence(series):
-    """Ljung-Box on the ranks: Q = n (n + 2) sum over lags h of r_h**2 / (n - h)."""
+    """Ljung-Box on the ranks and on the tail's positions; p: twice the smaller p-value."""
     ranks = stats.rankdata(series)
-    ranks -= ranks.mean()
-    n = len(ranks)
-    lags = np.arange(1, LAGS + 1)
-    energy = float(ranks @ ranks)
-    q = 0.0
-    if energy:                            # all equal: no order to test (resolution refuses)
-        r = np.array([ranks[:-h] @ ranks[h:] for h in lags]) / energy
-        q = n * (n + 2) * float(np.sum(r * r / (n - lags)))
+    threshold = np.sort(series)[-exceedance_count(len(series)) - 1]
+    tests = [(_ljung_box(ranks), "the ranks"),
+             (_ljung_box((series > threshold).astype(np.float64)), "the tail's positions")]
+    (q, p), which = min(tests, key=lambda test: test[0][1])
     return _verdict("independence", ("independent", "not independent"),
-                    f"Ljung-Box Q of the ranks, lags 1-{LAGS}", q, stats.chi2.sf(q, LAGS))
+                    f"Ljung-Box Q of {which}, lags 1-{LAGS}", q, min(1.0, 2 * p))
+
+
+def _ljung_box(x):
+    """(Q, p) of the Ljung-Box test, Q = n (n + 2) sum over lags h of r_h**2 / (n - h)."""
+    x = x - x.mean()
+    n = len(x)
+    lags = np.arange(1, LAGS + 1)
+    energy = float(x @ x)
+    if not energy:                     # all equal: nothing to test (resolution refuses)
+        return 0.0, 1.0
+    r = np.array([x[:-h] @ x[h:] for h in lags]) / energy
+    q = n * (n + 2) * float(np.sum(r * r / (n - lags)))
+    return q, float(stats.chi2.sf(q, LAGS))
 
 
 def _identical_distribution(series):
     half = len(series) // 2
-    result = stats.ks_2samp(series[:half], series[half:])
+    result = stats.ks_2samp(series[:half], series[half:], method="asymp")
     return _verdict("identical distribution",
                     ("identically distributed", "not identically distributed"),
                     "Kolmogorov-Smirnov D between the halves", result.statistic, result.pvalue)
@@ -305,10 +321,11 @@ def _spread(top_values, top_counts, lowest_total, rng):
 def _log1p_tau(v, r):
     """log(1 + tau * r) per row (tau = expm1(v)) and sample r = y / max(y) in [0, 1]: (G, k),
     accurate as v -> -inf (a support ending at the largest exceedance)."""
-    v = v[:, None]
-    below = np.log((1 - r) + r * np.exp(np.minimum(v, 0)))
-    above = np.log1p(np.expm1(np.maximum(v, 0)) * r)
-    return np.where(v <= 0, below, above)
+    out = np.empty((len(v), len(r)))
+    below = v <= 0
+    out[below] = np.log((1 - r) + r * np.exp(v[below])[:, None])
+    out[~below] = np.log1p(np.expm1(v[~below])[:, None] * r)
+    return out
 
 
 def _excess(xi, tau, log_ratio):
@@ -354,11 +371,12 @@ class _Likelihood:
         return float(ll[best]), float(xi[best]), float(tau[best]), float(v[best])
 
     def region(self, best, confidence):
-        """The confidence region {l >= best - chi2_2(confidence) / 2}: per row, tau and the
+        """The confidence region {l >= best - chi2_d(confidence) / 2},
+        d = REGION_DEGREES: per row, tau and the
         lowest and highest xi in it (rows spaced as Chebyshev nodes between the region's
         ends, where the quantiles' extremes lie), and whether it reaches the top of
         SHAPE_RANGE or of the rows (the upper ends are then open)."""
-        cut = best - stats.chi2.ppf(confidence, 2) / 2
+        cut = best - stats.chi2.ppf(confidence, REGION_DEGREES) / 2
         v = np.linspace(*self.V_RANGE, self.COARSE_ROWS)
         inside = np.flatnonzero(self.profile(v)[0] >= cut)
         first, last = inside[0], inside[-1]
