@@ -7,7 +7,9 @@ import re
 
 import numpy as np
 import pytest
+from scipy import optimize, stats
 
+from latscope import tail
 from latscope.tail import MIN_SAMPLES, estimate_tail, exceedance_count
 from tail_samples import DISTRIBUTIONS, FAULTS, coverage, draw, refusals, true_quantile
 
@@ -112,6 +114,11 @@ def test_from_counts_and_a_prefix():
     assert (kept.samples, kept.checked_samples, whole.checked_samples) == (50_000, 20_000, 50_000)
     assert kept.exceedances == whole.exceedances == exceedance_count(50_000)
     assert kept.quantiles == whole.quantiles
+    with pytest.raises(ValueError):
+        estimate_tail(samples[:MIN_SAMPLES - 1], 1.0, (values, counts))
+    few = samples[:300]
+    assert estimate_tail(few, 1.0, np.unique(few, return_counts=True)).refusal == \
+        "not estimable: too few samples: 300 < 1000"
 
 
 def test_inputs_and_the_maximum_are_left_alone():
@@ -142,3 +149,48 @@ def test_probabilities_within_the_samples_are_order_statistics():
     assert first.ns == np.sort(samples)[n - n // 1000 - 1]
     assert first.low_ns <= true_quantile(distribution, 1e-3) <= first.high_ns
     assert first.low_ns <= first.ns <= first.high_ns
+
+
+def profile_interval(y, log_ratio, cut, inside):
+    """The interval of the quantile u + d over {log-likelihood >= cut}, by brute force with
+    scipy's GPD: for each d the likelihood's maximum over the shape (a grid, then Brent), and
+    the two d where that maximum meets the cut (Brent's root finder, either side of a d
+    ``inside`` the region)."""
+    def at(xi, d):
+        value = stats.genpareto.logpdf(y, xi[:, None], 0,
+                                       (d * xi / np.expm1(xi * log_ratio))[:, None]).sum(axis=1)
+        return np.where(np.isfinite(value), value, -np.inf)
+
+    def meets(d):
+        grid = np.linspace(-0.999, 2.999, 401)
+        i = int(np.argmax(at(grid, d)))
+        found = optimize.minimize_scalar(lambda xi: -at(np.array([xi]), d)[0], method="bounded",
+                                         bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 400)]),
+                                         options={"xatol": 1e-10})
+        return max(-found.fun, at(grid[i:i + 1], d)[0]) - cut
+
+    return (optimize.brentq(meets, inside * 1e-3, inside, xtol=1e-12),
+            optimize.brentq(meets, inside, inside * 1e8, xtol=1e-12))
+
+
+@pytest.mark.parametrize("distribution", [stats.expon(), stats.genpareto(0.3),
+                                          stats.genpareto(-0.4)], ids=["xi 0", "xi 0.3", "xi -0.4"])
+def test_the_fit_and_its_region_are_the_likelihoods(distribution):
+    """The maximum likelihood is scipy's genpareto.fit's, and the interval, the range of the
+    quantile over the likelihood region (Grimshaw's reduction, Lambert's W), is the same set
+    found by brute force: the profile likelihood of the quantile meeting the region's cut."""
+    samples = np.sort(distribution.rvs(2000, random_state=np.random.default_rng(10)))[-64:]
+    y = samples[1:] - samples[0]
+    likelihood = tail._Likelihood(y / y.max())
+    best, xi, tau, v = likelihood.fit()
+    shape, _, scale = stats.genpareto.fit(y, floc=0)
+    assert xi == pytest.approx(shape, abs=2e-3)
+    assert xi / tau * y.max() == pytest.approx(scale, rel=2e-3)
+    taus, low, high, open_ = likelihood.region(best, v, tail.CONFIDENCE)
+    log_ratio = np.log(63 / 2000 / 1e-6)
+    ends = np.concatenate([tail._excess(low, taus, log_ratio), tail._excess(high, taus, log_ratio)])
+    cut = best - len(y) * np.log(y.max()) - stats.chi2.ppf(tail.CONFIDENCE, 2) / 2
+    assert not open_
+    estimate = float(tail._excess(xi, tau, log_ratio)) * y.max()
+    assert np.array([np.nanmin(ends), np.nanmax(ends)]) * y.max() == \
+        pytest.approx(profile_interval(y, log_ratio, cut, estimate), rel=1e-3)

@@ -4,7 +4,8 @@ that names the check that failed.
 
 :func:`estimate_tail` takes a table's samples in capture order (whole stamp units) and the
 stamp unit in ns, and gives a :class:`TailEstimate`: either ``quantiles`` or ``refusal``
-("not estimable: <check>, <statistic>, <p-value or count>"), never both. It changes nothing
+("not estimable: <check> (<test> = <statistic>, p = <p-value> < 0.01)" or the count that
+failed; every failed check, separated by "; "), never both. It changes nothing
 it is given; the table's maximum stays the measured maximum.
 
 **What a quantile means.** For probability p, ``ns`` is the estimated smallest whole-unit
@@ -180,13 +181,13 @@ def estimate_tail(series, ns_per_stamp, counts=None, *, probabilities=PROBABILIT
     its samples (sorted distinct values and how often each occurs, e.g. TableAccumulator's
     ``values`` and ``counts``) when the series holds only the first."""
     series = np.asarray(series, np.int64)
-    if counts is not None and len(series) < MIN_SAMPLES:
-        raise ValueError(f"the series must hold the first {MIN_SAMPLES} samples at least")
     if counts is None:
         values, counts = np.unique(series, return_counts=True)
     else:
         values, counts = (np.asarray(column, np.int64) for column in counts)
     n = int(counts.sum())
+    if len(series) < min(n, MIN_SAMPLES):
+        raise ValueError(f"the series must hold the first {MIN_SAMPLES} samples at least")
 
     def refused(checks):
         return TailEstimate(n, len(series), tuple(checks), confidence, "not estimable: "
@@ -194,7 +195,7 @@ def estimate_tail(series, ns_per_stamp, counts=None, *, probabilities=PROBABILIT
 
     enough = n >= MIN_SAMPLES
     checks = [Check("enough samples", enough, f"{'enough' if enough else 'too few'} samples: "
-                    f"{n} {'>=' if enough else '<'} {MIN_SAMPLES}", n)]
+                    f"{n} {'>=' if enough else '<'} {MIN_SAMPLES}", float(n))]
     if not enough:
         return refused(checks)
     k = exceedance_count(n)
@@ -214,9 +215,12 @@ def estimate_tail(series, ns_per_stamp, counts=None, *, probabilities=PROBABILIT
         return refused(checks)
 
     zeta = k / n
-    taus, xi_low, xi_high, open_ = likelihood.region(best, confidence)
-    to_ns = lambda excess: (math.floor(u + excess * y_max) * ns_per_stamp  # noqa: E731
-                            if math.isfinite(excess) else math.inf)
+    taus, xi_low, xi_high, open_ = likelihood.region(best, v, confidence)
+
+    def to_ns(excess):
+        """Whole stamp units below the quantile u + excess (module doc, "Ties"), in ns."""
+        return math.floor(u + excess * y_max) * ns_per_stamp
+
     quantiles = []
     for probability in probabilities:
         if probability >= zeta:
@@ -227,8 +231,8 @@ def estimate_tail(series, ns_per_stamp, counts=None, *, probabilities=PROBABILIT
         ends = np.concatenate([_excess(xi_low, taus, log_ratio),
                                _excess(xi_high, taus, log_ratio)])
         quantiles.append(Quantile(probability, to_ns(float(_excess(xi, tau, log_ratio))),
-                                  to_ns(float(ends.min())),
-                                  math.inf if open_ else to_ns(float(ends.max())), "fit"))
+                                  to_ns(float(np.nanmin(ends))),
+                                  math.inf if open_ else to_ns(float(np.nanmax(ends))), "fit"))
     return TailEstimate(n, len(series), tuple(checks), confidence, None, tuple(quantiles),
                         math.floor(u) * ns_per_stamp, k, xi, xi / tau * y_max * ns_per_stamp)
 
@@ -259,10 +263,11 @@ def _ljung_box(x):
     x = x - x.mean()
     n = len(x)
     lags = np.arange(1, LAGS + 1)
-    energy = float(x @ x)
+    energy = float(np.sum(x * x))
     if not energy:                     # all equal: nothing to test (resolution refuses)
         return 0.0, 1.0
-    r = np.array([x[:-h] @ x[h:] for h in lags]) / energy
+    # Products summed by numpy, not BLAS: the same bits everywhere, no threads to wait for.
+    r = np.array([np.sum(x[:-h] * x[h:]) for h in lags]) / energy
     q = n * (n + 2) * float(np.sum(r * r / (n - lags)))
     return q, float(stats.chi2.sf(q, LAGS))
 
@@ -379,14 +384,15 @@ class _Likelihood:
             best = int(np.argmax(ll))
         return float(ll[best]), float(xi[best]), float(tau[best]), float(v[best])
 
-    def region(self, best, confidence):
+    def region(self, best, v_best, confidence):
         """The confidence region {l >= best - chi2_d(confidence) / 2},
         d = REGION_DEGREES: per row, tau and the
         lowest and highest xi in it (rows spaced as Chebyshev nodes between the region's
         ends, where the quantiles' extremes lie), and whether it reaches the top of
         SHAPE_RANGE or of the rows (the upper ends are then open)."""
         cut = best - stats.chi2.ppf(confidence, REGION_DEGREES) / 2
-        v = np.linspace(*self.V_RANGE, self.COARSE_ROWS)
+        # The best row v_best is inside: a region narrower than the grid is found too.
+        v = np.sort(np.append(np.linspace(*self.V_RANGE, self.COARSE_ROWS), v_best))
         inside = np.flatnonzero(self.profile(v)[0] >= cut)
         first, last = inside[0], inside[-1]
         low = v[first] if first == 0 else self._edge(cut, v[first - 1], v[first])
@@ -431,7 +437,11 @@ def _order_statistic(values, counts, probability, confidence, ns_per_stamp):
     at least Binomial(n, 1 - p), so its ranks' (1 -/+ confidence) / 2 quantiles bound it."""
     n = int(counts.sum())
     cumulative = np.cumsum(counts)
-    at_rank = lambda rank: float(values[np.searchsorted(cumulative, rank)]) * ns_per_stamp  # noqa: E731
+
+    def at_rank(rank):
+        """The rank-th smallest sample (1-based), in ns."""
+        return float(values[np.searchsorted(cumulative, rank)]) * ns_per_stamp
+
     tail = (1 - confidence) / 2
     low, high = stats.binom.ppf([tail, 1 - tail], n, 1 - probability)
     return Quantile(probability, at_rank(n - math.floor(n * probability)),
