@@ -24,7 +24,7 @@ from amaranth.lib.wiring import In, Out, connect
 
 from amaranth.lib.cdc import FFSynchronizer
 
-from latscope.protocol import MAGIC, SUMP_MODE_ENTRY, VERSION, Command, IdentifyReply, Source
+from latscope_defs.protocol import MAGIC, SUMP_MODE_ENTRY, VERSION, Command, IdentifyReply, Source
 
 from .bus_write import BusWriteSnoop
 from .capture_control import CaptureControl
@@ -183,32 +183,52 @@ class Appliance(wiring.Component):
     def elaborate(self, platform):
         config = self.config
         m = Module()
+        # The parts (the bus snoop, the link's register slices and the SUMP engine are added
+        # with their wiring, below).
+        m.submodules.marker = self._in_capture(marker := self._marker)
+        m.submodules.edges = self._in_capture(edges := self._edges)
+        generator, irq = self._irq_output(m)
+        m.submodules.streamer = streamer = CapturePipeline(
+            self.sources(), marker_width=config.marker_width, fifo_depth=config.fifo_depth,
+            flush_after=config.flush_after, stamp_shift=self.stamp_shift,
+            capture_domain=config.capture_domain, word_crc=config.word_xor)
+        m.submodules.commands = commands = CommandProcessor(
+            self.identify(), timeout=config.command_timeout)
+        m.submodules.control = control = CaptureControl(capture_domain=config.capture_domain)
+        m.submodules.uart_tx = uart_tx = UARTTx(divisor=config.uart_divisor)
+        m.submodules.uart_rx = uart_rx = UARTRx(divisor=config.uart_divisor)
+
+        self._connect_pins(m, marker, edges, irq, uart_tx, uart_rx)
+        self._connect_phases(m, marker, edges, streamer)
+        bus = self._snoop_bus(m)
+        self._gate_events(m, marker, edges, irq, bus, streamer, control)
         entering_sump = Signal()         # from _link_modes, a cycle late: the capture stops
-        sources = self.sources()
-        domain = config.capture_domain
+        capturing = self._capture_state(m, commands, control, irq, entering_sump)
+        self._host_link(m, uart_tx, uart_rx, commands, streamer, entering_sump)
+        self._drive_capture(m, streamer, generator, commands, control, capturing)
+        self._report_status(m, commands, streamer, control, capturing)
+        return m
 
-        def in_capture(part):
-            return DomainRenamer(domain)(part) if domain != "sync" else part
+    def _in_capture(self, part):
+        """``part`` in the capture domain (its ``sync`` renamed, in a two-clock build)."""
+        domain = self.config.capture_domain
+        return DomainRenamer(domain)(part) if domain != "sync" else part
 
-        m.submodules.marker = in_capture(marker := self._marker)
-        m.submodules.edges = in_capture(edges := self._edges)
-        # The IRQ generator's timing runs in the link domain; its pin and events come from
-        # the generator itself with one clock, else from a pin stage in the capture domain.
+    def _irq_output(self, m):
+        """The IRQ generator and what drives the pin and the events: the generator's timing
+        runs in the link domain; its pin and events come from the generator itself with one
+        clock, else from a pin stage in the capture domain (the module docstring says why).
+        Returns the generator and the part whose ``irq`` and ``events`` are the output's."""
+        domain = self.config.capture_domain
         m.submodules.irq_generator = generator = self._irq
         irq = generator
         if domain != "sync":
             m.submodules.irq_pin = irq = IrqPinStage(capture_domain=domain)
             m.d.comb += [irq.level.eq(generator.events.payload), irq.pin.eq(generator.irq)]
-        m.submodules.streamer = streamer = CapturePipeline(
-            sources, marker_width=config.marker_width, fifo_depth=config.fifo_depth,
-            flush_after=config.flush_after, stamp_shift=self.stamp_shift,
-            capture_domain=domain, word_crc=config.word_xor)
-        m.submodules.commands = commands = CommandProcessor(
-            self.identify(), timeout=config.command_timeout)
-        m.submodules.control = control = CaptureControl(capture_domain=domain)
-        m.submodules.uart_tx = uart_tx = UARTTx(divisor=config.uart_divisor)
-        m.submodules.uart_rx = uart_rx = UARTRx(divisor=config.uart_divisor)
+        return generator, irq
 
+    def _connect_pins(self, m, marker, edges, irq, uart_tx, uart_rx):
+        """The appliance's pins to and from the parts that take or drive them."""
         m.d.comb += [
             marker.data.eq(self.marker_data),
             marker.strobe.eq(self.marker_strobe),
@@ -217,24 +237,34 @@ class Appliance(wiring.Component):
             self.uart_tx.eq(uart_tx.tx),
             uart_rx.rx.eq(self.uart_rx),
         ]
-        if "phase" in streamer.signature.members:        # stamps count 1/2 or 1/4 cycles
-            # Phases in stream order; the IRQ output and the bus change on the rising clock
-            # edge, at phase 0.
-            phase = {Source.MARKER: marker.phase}
-            phase |= {Source(Source.EDGE0 + n): edges.phase[n]
-                      for n in range(config.edge_count)}
-            m.d.comb += [streamer.phase[index].eq(phase.get(source, 0))
-                         for index, source in enumerate(sources)]
-        if self._bus is not None:
-            m.submodules.bus = bus = in_capture(self._bus)
-            connect(m, wiring.flipped(self.bus), bus.bus)
 
-        # Each source's events reach the streamer only if START enabled that source (the mask
-        # as the capture domain took it at START).
+    def _connect_phases(self, m, marker, edges, streamer):
+        """Where stamps count 1/2 or 1/4 cycles, each source's phase (the sample of its cycle
+        an event showed in) to the streamer, in stream order; the IRQ output and the bus
+        change on the rising clock edge, at phase 0."""
+        if "phase" not in streamer.signature.members:
+            return
+        phase = {Source.MARKER: marker.phase}
+        phase |= {Source(Source.EDGE0 + n): edges.phase[n]
+                  for n in range(self.config.edge_count)}
+        m.d.comb += [streamer.phase[index].eq(phase.get(source, 0))
+                     for index, source in enumerate(self.sources())]
+
+    def _snoop_bus(self, m):
+        """The bus snoop on the ``bus`` port, if this build has a bus window; else None."""
+        if self._bus is None:
+            return None
+        m.submodules.bus = bus = self._in_capture(self._bus)
+        connect(m, wiring.flipped(self.bus), bus.bus)
+        return bus
+
+    def _gate_events(self, m, marker, edges, irq, bus, streamer, control):
+        """Each source's events to the streamer, only if START enabled that source (the mask
+        as the capture domain took it at START)."""
         outputs = {Source.MARKER: marker.events, Source.IRQ: irq.events}
-        if self._bus is not None:
+        if bus is not None:
             outputs[Source.BUS] = bus.events
-        for n in range(config.edge_count):
+        for n in range(self.config.edge_count):
             outputs[Source(Source.EDGE0 + n)] = edges.events[n]
         for source, events in outputs.items():
             port = getattr(streamer, source.name.lower())
@@ -243,6 +273,10 @@ class Appliance(wiring.Component):
                 port.payload.eq(events.payload),
             ]
 
+    def _capture_state(self, m, commands, control, irq, entering_sump):
+        """Whether the capture runs, in both domains: START and STOP (or the switch to SUMP
+        mode) as the link domain sees them, and through :class:`.CaptureControl` as the
+        capture domain does. Returns the link domain's flag."""
         # The capture runs, as the link domain sees it (STATUS, the encoder's flush at stop,
         # the SUMP mode switch) ...
         capturing = Signal()
@@ -262,13 +296,21 @@ class Appliance(wiring.Component):
             control.sources.eq(commands.sources),
             control.irq_edge.eq(control.capturing & irq.events.valid & irq.events.payload),
         ]
+        return capturing
 
+    def _host_link(self, m, uart_tx, uart_rx, commands, streamer, entering_sump):
+        """The bytes between the UART and the parts: the replies go into the event stream,
+        the stream's bytes (or SUMP's, :meth:`_link_modes`) to the transmitter."""
         connect(m, commands.replies, streamer.replies)
         # The bytes to send reach the transmitter through a register slice, so that the
         # handshake with it is not one path with the serializer's and the mode switch's.
         m.submodules.tx_register = tx_register = StreamRegister(8)
         connect(m, tx_register.o, uart_tx.data)
         self._link_modes(m, uart_rx, tx_register.i, commands, streamer, entering_sump)
+
+    def _drive_capture(self, m, streamer, generator, commands, control, capturing):
+        """The streamer and the IRQ generator follow the capture's START and STOP and the
+        IRQ settings; the ``capturing`` pin shows the capture as the capture domain runs it."""
         m.d.comb += [
             streamer.start.eq(commands.start),
             streamer.stopping.eq(~capturing),
@@ -281,13 +323,18 @@ class Appliance(wiring.Component):
             generator.apply.eq(control.generator_apply),      # IRQ_CONFIG or START
             generator.reseed.eq(control.generator_reseed),
             self.capturing.eq(control.capturing),
+        ]
+
+    def _report_status(self, m, commands, streamer, control, capturing):
+        """What STATUS reports: the link domain's capture flag and the streamer's and the
+        capture control's counters."""
+        m.d.comb += [
             commands.status.capturing.eq(capturing),
             commands.status.events.eq(streamer.events),
             commands.status.lost.eq(streamer.lost),
             commands.status.fifo_max.eq(streamer.fifo_max),
             commands.status.irq_edges.eq(control.irq_edges),
         ]
-        return m
 
     def _link_modes(self, m, uart_rx, tx_bytes, commands, streamer, entering_sump):
         """The host link carries latscope's protocol or, in SUMP mode, SUMP's.

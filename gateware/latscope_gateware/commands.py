@@ -4,9 +4,9 @@ from amaranth.hdl import *
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import (COMMAND_ARGS, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
-                               EchoPattern, EchoReply, IrqConfig, Source, StartArgs,
-                               StatusReply)
+from latscope_defs.protocol import (COMMAND_ARGS, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
+                                    EchoPattern, EchoReply, IrqConfig, Source, StartArgs,
+                                    StatusReply)
 
 from .records import record_layout
 
@@ -17,8 +17,16 @@ def _size(layout):
     return 0 if layout is None else layout.as_shape().size // 8
 
 
+#: The opcodes the processor knows, in the order of their bits in the one-hot decode.
+_KNOWN = list(COMMAND_ARGS)
+#: The argument register: as long as the longest command's arguments.
+_ARG_BYTES = max(_size(layout) for layout in COMMAND_ARGS.values())
+#: The reply register: code, payload size and the longest payload.
+_REPLY_BYTES = 2 + max(_size(layout) for layout in REPLY_LAYOUTS.values())
+
+
 class CommandProcessor(wiring.Component):
-    """Parses commands (opcode byte + little-endian argument bytes, see ``latscope.protocol``)
+    """Parses commands (opcode byte + little-endian argument bytes, see ``latscope_defs.protocol``)
     and answers each with a reply message, one REPLY record per byte.
 
     A command whose bytes stop arriving for ``timeout`` cycles is dropped: that is how the host
@@ -49,9 +57,6 @@ class CommandProcessor(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        arg_bytes = max(_size(layout) for layout in COMMAND_ARGS.values())
-        reply_bytes = 2 + max(_size(layout) for layout in REPLY_LAYOUTS.values())
-
         # Three stages, each fed by flip-flops only, so that neither the link's mode switch
         # in front nor the wide reply register behind lengthens a path: the byte is
         # registered; the parser takes it in and decides whether a command is complete
@@ -60,32 +65,29 @@ class CommandProcessor(wiring.Component):
         byte_valid = Signal()
         byte = Signal(8)
         m.d.sync += [byte_valid.eq(self.rx.valid), byte.eq(self.rx.payload)]
+        args = Signal(8 * _ARG_BYTES)           # the argument bytes, shifted in
+        reply = Signal(8 * _REPLY_BYTES)        # the reply's bytes not yet sent, first byte low
+        reply_left = Signal(range(_REPLY_BYTES + 1))
+        replying = reply_left != 0
+        completed = _Completed(m)
+        self._parse(m, byte_valid & ~replying & ~completed.execute, byte, args, completed)
+        self._execute(m, args, completed)
+        self._load_reply(m, args, completed, reply, reply_left)
+        self._send_reply(m, replying, reply, reply_left)
+        return m
 
+    def _parse(self, m, taken, byte, args, completed):
+        """Takes the bytes offered while no command executes and no reply is being sent
+        (``taken``): an opcode, then the argument bytes its layout needs, shifted into
+        ``args``; the last byte completes the command. A command whose bytes stop for
+        ``timeout`` cycles is dropped, so that the host can resynchronise after a lost
+        byte. ``idle``: the next byte is an opcode."""
         opcode = Signal(8)
-        args = Signal(8 * arg_bytes)
-        received = Signal(range(arg_bytes + 1))
-        expected = Signal(range(arg_bytes + 1))
+        received = Signal(range(_ARG_BYTES + 1))
+        expected = Signal(range(_ARG_BYTES + 1))
         in_command = Signal()
         silence = Signal(range(self._timeout + 1))
-
-        reply = Signal(8 * reply_bytes)
-        reply_left = Signal(range(reply_bytes + 1))
-        replying = reply_left != 0
-
-        # A completed command, for one cycle: its one-hot decode (the last bit: an unknown
-        # opcode, kept in `unknown` for its reply).
-        known = list(COMMAND_ARGS)
-        executing = Signal(len(known) + 1)
-        execute = executing.any()
-        unknown = Signal(8)
-        m.d.sync += executing.eq(0)
-
-        def complete(command):
-            decoded = Cat(command == code for code in known)
-            m.d.sync += [executing.eq(Cat(decoded, decoded == 0)), unknown.eq(command)]
-
-        # Parse: opcode, then the argument bytes its layout needs.
-        with m.If(byte_valid & ~replying & ~execute):
+        with m.If(taken):
             m.d.sync += silence.eq(0)
             with m.If(~in_command):
                 m.d.sync += [opcode.eq(byte), received.eq(0)]
@@ -94,11 +96,11 @@ class CommandProcessor(wiring.Component):
                         with m.Case(command):
                             m.d.sync += expected.eq(_size(layout))
                             if _size(layout) == 0:
-                                complete(byte)
+                                completed.complete(byte)
                             else:
                                 m.d.sync += in_command.eq(1)
                     with m.Default():
-                        complete(byte)
+                        completed.complete(byte)
             with m.Else():
                 m.d.sync += [
                     args.eq(Cat(args[8:], byte)),
@@ -106,7 +108,7 @@ class CommandProcessor(wiring.Component):
                 ]
                 with m.If(received + 1 == expected):
                     m.d.sync += in_command.eq(0)
-                    complete(opcode)
+                    completed.complete(opcode)
         with m.Elif(in_command):
             m.d.sync += silence.eq(silence + 1)
             with m.If(silence == self._timeout):
@@ -114,22 +116,26 @@ class CommandProcessor(wiring.Component):
 
         m.d.comb += self.idle.eq(~in_command)
 
-        def executes(command):
-            return executing[known.index(command)]
-
-        # Execute. Pulses are registered so that they come with the configuration they apply.
+    def _execute(self, m, args, completed):
+        """The completed command's effect: START, STOP and IRQ_CONFIG pulses, registered so
+        that they come with the configuration they apply (START's sources, IRQ_CONFIG's
+        settings)."""
+        executes = completed.executes
         m.d.sync += [
             self.start.eq(executes(Command.START)),
             self.stop.eq(executes(Command.STOP)),
             self.irq_apply.eq(executes(Command.IRQ_CONFIG)),
         ]
         with m.If(executes(Command.START)):
-            m.d.sync += self.sources.eq(self._args_of(args, arg_bytes, StartArgs))
+            m.d.sync += self.sources.eq(self._args_of(args, StartArgs))
         with m.If(executes(Command.IRQ_CONFIG)):
-            m.d.sync += self.irq_config.eq(self._args_of(args, arg_bytes, IrqConfig))
+            m.d.sync += self.irq_config.eq(self._args_of(args, IrqConfig))
 
-        # The reply (code, payload size, payload), selected by the one-hot decode with an
-        # AND-OR rather than a chain of multiplexers: the reply register is wide.
+    def _load_reply(self, m, args, completed, reply, reply_left):
+        """The completed command's reply (code, payload size, payload) into the reply
+        register, selected by the one-hot decode with an AND-OR rather than a chain of
+        multiplexers: the reply register is wide."""
+        executes = completed.executes
         answers = [
             (Command.IDENTIFY, self._identify, _size(REPLY_LAYOUTS[Command.IDENTIFY])),
             (Command.STATUS, self.status, _size(StatusReply)),
@@ -138,20 +144,22 @@ class CommandProcessor(wiring.Component):
             (Command.IRQ_CONFIG, Const(0, 0), 0),
             # The pattern comes back as it came (the argument bytes, as last received), and
             # EchoReply's zero end byte.
-            (Command.ECHO, Cat(self._args_of(args, arg_bytes, EchoPattern), Const(0, 8)),
+            (Command.ECHO, Cat(self._args_of(args, EchoPattern), Const(0, 8)),
              _size(EchoReply)),
         ]
-        assert {code for code, *_ in answers} == set(known)
+        assert {code for code, *_ in answers} == set(_KNOWN)
         answer = Const(0, len(reply))
         answer_left = Const(0, len(reply_left))
-        for code, payload, size in answers + [(UNKNOWN_COMMAND_REPLY, unknown, 1)]:
-            selected = executing[-1] if code == UNKNOWN_COMMAND_REPLY else executes(code)
+        for code, payload, size in answers + [(UNKNOWN_COMMAND_REPLY, completed.unknown, 1)]:
+            selected = (completed.executing[-1] if code == UNKNOWN_COMMAND_REPLY
+                        else executes(code))
             answer |= Mux(selected, Cat(Const(code, 8), Const(size, 8), payload), 0)
             answer_left |= Mux(selected, 2 + size, 0)
-        with m.If(execute):
+        with m.If(completed.execute):
             m.d.sync += [reply.eq(answer), reply_left.eq(answer_left)]
 
-        # Send the reply one byte per REPLY record.
+    def _send_reply(self, m, replying, reply, reply_left):
+        """The reply register's bytes out, one REPLY record each."""
         m.d.comb += [
             self.replies.valid.eq(replying),
             self.replies.payload.source.eq(Source.REPLY),
@@ -159,12 +167,35 @@ class CommandProcessor(wiring.Component):
         ]
         with m.If(self.replies.valid & self.replies.ready):
             m.d.sync += [reply.eq(reply >> 8), reply_left.eq(reply_left - 1)]
-        return m
 
     @staticmethod
-    def _args_of(args, arg_bytes, layout):
+    def _args_of(args, layout):
         """The argument bytes of a command, from the register they were shifted into."""
         size = _size(layout)
         # The last argument byte received is in the top byte of `args`, so the command's
         # `size` bytes are the top `size` bytes.
-        return args[8 * (arg_bytes - size):]
+        return args[8 * (_ARG_BYTES - size):]
+
+
+class _Completed:
+    """A completed command, for one cycle: its registered one-hot decode ``executing`` (a
+    bit per known command, in :data:`COMMAND_ARGS` order, and a last bit for an unknown
+    opcode, which ``unknown`` keeps for its reply). Registered, so that what the command
+    executes starts from flip-flops."""
+
+    def __init__(self, m):
+        self._m = m
+        self.executing = Signal(len(_KNOWN) + 1)
+        self.execute = self.executing.any()
+        self.unknown = Signal(8)
+        m.d.sync += self.executing.eq(0)
+
+    def complete(self, command):
+        """The command with opcode ``command`` executes in the next cycle."""
+        decoded = Cat(command == code for code in _KNOWN)
+        self._m.d.sync += [self.executing.eq(Cat(decoded, decoded == 0)),
+                           self.unknown.eq(command)]
+
+    def executes(self, command):
+        """``command`` (a known one) executes in this cycle."""
+        return self.executing[_KNOWN.index(command)]

@@ -12,8 +12,8 @@ from amaranth.hdl import *
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import (DELTA_BITS, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
-                               Source, Tally, value_width)
+from latscope_defs.protocol import (DELTA_BITS, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
+                                    Source, Tally, value_width)
 
 from .records import record_layout
 
@@ -152,7 +152,7 @@ class SegmentState(wiring.Component):
 class EventEncoder(wiring.Component):
     """Delta-codes events into records, in segments: SYNC, events, TALLY, SEAL.
 
-    Implements exactly the segment rules of ``latscope.protocol.StreamEncoder`` (version 2):
+    Implements exactly the segment rules of ``latscope_defs.protocol.StreamEncoder`` (version 2):
 
     * a SYNC record (time base = the event's stamp) opens a segment before an event when none
       is open: the first event after ``start`` or after a seal;
@@ -194,108 +194,46 @@ class EventEncoder(wiring.Component):
         m.submodules.format = format = RecordFormat(self._layout, self._sources,
                                                     marker_width=self._marker_width)
         m.submodules.segment = segment = SegmentState(flush_after=self._flush_after)
-        entry = Signal(self._layout)
-        loaded = Signal()                       # `entry` holds records not yet sent
+        state = _EntryState(self._layout)
+        self._delta(m, state, segment.base)
+        self._connect_parts(m, choice, format, segment, state)
+        self._offer(m, segment, state)
+        self._take_entries(m, segment, state)
+        self._step(m, choice, format, segment, state)
+        self._finish_entry(m, choice, segment, state)
+        return m
 
-        # `delta` (= entry.stamp - base) is computed in the cycles after the entry is loaded,
-        # low half then high half with a registered borrow, then whether it is too far for an
-        # event record (`phase` 3, 2, 1), before any record of the entry is offered; a SYNC or
-        # event record sent makes delta 0 (`zeroed`) and any record sent goes back to `phase`
-        # 2 (choosing the next record). That is exact: while an entry is loaded, `base` only
-        # changes by a SYNC or event record of that entry, which makes it the entry's stamp,
-        # and flushes are sent only while no entry is loaded. So no wide subtraction lies on
-        # the path to the record and the seal decision; the cycles cost nothing, the link is
-        # far slower than the encoder. The halves are registered in every cycle, whatever the
-        # phase: used in exclusive phases, synthesis would share one subtractor between them,
-        # with input multiplexers in front of its carry chain.
-        base = segment.base
-        low = Signal(DELTA_BITS + 1)            # low half and its borrow (valid in phase 2)
-        high = Signal(STAMP_BITS - DELTA_BITS)  # high half (valid in phase 1)
+    def _delta(self, m, state, base):
+        """``delta`` (= entry.stamp - base) in two registered halves, ``low`` then ``high``
+        with a registered borrow, in the cycles after the entry is loaded (``phase`` 3, 2), so
+        that no wide subtraction lies on the path to the record and the seal decision.
+
+        That is exact: while an entry is loaded, ``base`` only changes by a SYNC or event
+        record of that entry, which makes it the entry's stamp (``zeroed``: delta is 0), and
+        flushes are sent only while no entry is loaded. The cycles cost nothing, the link is
+        far slower than the encoder. The halves are registered in every cycle, whatever the
+        phase: used in exclusive phases, synthesis would share one subtractor between them,
+        with input multiplexers in front of its carry chain."""
+        entry, low, high = state.entry, state.low, state.high
         m.d.sync += [
             low.eq(entry.stamp[:DELTA_BITS] - base[:DELTA_BITS]),
             high.eq(entry.stamp[DELTA_BITS:] - base[DELTA_BITS:] - low[DELTA_BITS]),
         ]
-        zeroed = Signal()                       # a record of the entry was sent: delta is 0
-        phase = Signal(range(4))
-        offering = Signal()                     # `phase` 0 with an entry loaded, in one flip-flop
+
+    def _connect_parts(self, m, choice, format, segment, state):
+        """The parts' inputs: the offered entry's records to choose from, the loaded entry and
+        its delta to format, the stamp and ``start`` for the segment."""
         m.d.comb += [
             choice.present.eq(self.entries.payload.present.as_value()),
             choice.loss.eq(self.entries.payload.loss_valid),
-            format.entry.eq(entry),
+            format.entry.eq(state.entry),
             format.choice.eq(choice.choice),
-            format.delta.eq(Mux(zeroed, 0, Cat(low[:DELTA_BITS], high))),
-            segment.stamp.eq(entry.stamp),
+            format.delta.eq(Mux(state.zeroed, 0, Cat(state.low[:DELTA_BITS], state.high))),
+            segment.stamp.eq(state.entry.stamp),
             segment.start.eq(self.start),
         ]
 
-        # The entry's next record is chosen in `phase` 2, formatted in `phase` 1 and offered
-        # from `phase` 0, so that neither step is a long path. Beside the record, also from
-        # `phase` 1, the kind of record the entry offers (`kind`, one-hot): the TALLY or the
-        # SEAL when the open segment must be sealed first (TALLY sent, segment full, or delta
-        # too far for an event record), a SYNC when no segment is open, else the event record;
-        # and whether that is the entry's last record (`finishing`). Nothing else can change
-        # them before the offer. (A start while the record waits sends the encoder back to
-        # `phase` 1, so they see its effect.)
-        entry_record = Signal(record_layout)    # the SYNC or event record on offer
-        kind = Signal(data.StructLayout({"tally": 1, "seal": 1, "sync": 1, "event": 1}))
-        finishing = Signal()
-        self._offer(m, segment, loaded, offering, entry_record, kind)
-
-        # An entry is taken exactly when nothing else happens in the encoder: no start, no
-        # flush and no entry loaded (then the flush's `stopping & ~valid` is 0).
-        m.d.comb += self.entries.ready.eq(
-            ~self.start & ~loaded
-            & ~(segment.opened & segment.in_segment & (segment.aged | segment.tallied)))
-
-        # The entry's own work: delta, record, then its records one by one. (A flush is only
-        # offered while no entry is loaded, and an entry is taken exactly with `ready`.)
-        with m.If(loaded & ~self.start):
-            with m.Switch(phase):
-                with m.Case(3):
-                    m.d.sync += phase.eq(2)
-                with m.Case(2):
-                    m.d.comb += choice.pick.eq(1)
-                    m.d.sync += phase.eq(1)
-                with m.Case(1):
-                    tallied, opened = segment.tallied, segment.opened
-                    seal = opened & (segment.full | (~zeroed & high.any()))
-                    m.d.sync += [
-                        kind.seal.eq(tallied),
-                        kind.tally.eq(~tallied & seal),
-                        kind.sync.eq(~tallied & ~seal & ~opened),
-                        kind.event.eq(~tallied & ~seal & opened),
-                        finishing.eq(~tallied & ~seal & opened & choice.last),
-                        phase.eq(0),
-                        offering.eq(1),
-                    ]
-                    # The SYNC before the entry's record, or that record, in one register.
-                    with m.If(segment.opened):
-                        m.d.sync += [entry_record.source.eq(format.source),
-                                     entry_record.payload.eq(format.payload)]
-                    with m.Else():
-                        m.d.sync += [entry_record.source.eq(Source.SYNC),
-                                     entry_record.payload.eq(entry.stamp)]
-                with m.Case(0):
-                    with m.If(self.records.ready):
-                        # After a SYNC or an event record `base` is the entry's stamp.
-                        m.d.sync += [zeroed.eq(zeroed | kind.sync | kind.event),
-                                     phase.eq(2), offering.eq(0)]
-        with m.Elif(loaded):
-            # A start: no segment is open, so a record waiting in `phase` 0 is looked at again.
-            with m.If(offering):
-                m.d.sync += [phase.eq(1), offering.eq(0)]
-        with m.Elif(self.entries.valid & self.entries.ready):
-            m.d.comb += choice.load.eq(1)
-            m.d.sync += [entry.eq(self.entries.payload), zeroed.eq(0), phase.eq(3),
-                         loaded.eq(1)]
-        # An event record of the entry sent (only while it is loaded and no start comes:
-        # outside the chain above, so that these enables are a gate or two deep).
-        m.d.comb += choice.advance.eq(segment.sent_event)
-        with m.If(self.records.ready & ~self.start & offering & finishing):
-            m.d.sync += loaded.eq(0)
-        return m
-
-    def _offer(self, m, segment, loaded, offering, entry_record, kind):
+    def _offer(self, m, segment, state):
         """What is offered in this cycle, and which record that is when sent (to ``segment``).
 
         Written out as sums of flip-flops (no priority chain) so that ``valid`` and the
@@ -303,6 +241,7 @@ class EventEncoder(wiring.Component):
         entry is loaded, or, with an entry loaded and its record ready (``phase`` 0), the
         TALLY and SEAL, or ``entry_record`` (the SYNC before the entry's record, or that
         record). Once the TALLY is out, the SEAL follows before anything else."""
+        loaded, offering, kind = state.loaded, state.offering, state.kind
         record = self.records.payload
         offer_flush = Signal()
         offer_entry = Signal()
@@ -317,7 +256,7 @@ class EventEncoder(wiring.Component):
         # it offers, else the TALLY or the SEAL (of a flush, or of the entry's seal).
         tallied = segment.tallied
         with m.If(offering & (kind.sync | kind.event)):
-            m.d.comb += record.eq(entry_record)
+            m.d.comb += record.eq(state.entry_record)
         with m.Else():
             m.d.comb += [
                 record.source.eq(Mux(tallied, Source.SEAL, Source.TALLY)),
@@ -331,3 +270,101 @@ class EventEncoder(wiring.Component):
             segment.sent_sync.eq(ready & offer_entry & kind.sync),
             segment.sent_event.eq(ready & offer_entry & kind.event),
         ]
+
+    def _take_entries(self, m, segment, state):
+        """An entry is taken exactly when nothing else happens in the encoder: no start, no
+        flush and no entry loaded (then the flush's ``stopping & ~valid`` is 0)."""
+        m.d.comb += self.entries.ready.eq(
+            ~self.start & ~state.loaded
+            & ~(segment.opened & segment.in_segment & (segment.aged | segment.tallied)))
+
+    def _step(self, m, choice, format, segment, state):
+        """The entry's own work: delta, record, then its records one by one (``phase`` 3 to 0,
+        and back to 2 after each record sent); a start sends a record on offer back to be
+        looked at again; with no entry loaded, the next is taken. (A flush is only offered
+        while no entry is loaded, and an entry is taken exactly with ``ready``.)"""
+        phase = state.phase
+        with m.If(state.loaded & ~self.start):
+            with m.Switch(phase):
+                with m.Case(3):
+                    m.d.sync += phase.eq(2)
+                with m.Case(2):
+                    m.d.comb += choice.pick.eq(1)
+                    m.d.sync += phase.eq(1)
+                with m.Case(1):
+                    self._prepare_record(m, choice, format, segment, state)
+                with m.Case(0):
+                    with m.If(self.records.ready):
+                        # After a SYNC or an event record `base` is the entry's stamp.
+                        m.d.sync += [state.zeroed.eq(state.zeroed | state.kind.sync
+                                                     | state.kind.event),
+                                     phase.eq(2), state.offering.eq(0)]
+        with m.Elif(state.loaded):
+            # A start: no segment is open, so a record waiting in `phase` 0 is looked at again.
+            with m.If(state.offering):
+                m.d.sync += [phase.eq(1), state.offering.eq(0)]
+        with m.Elif(self.entries.valid & self.entries.ready):
+            m.d.comb += choice.load.eq(1)
+            m.d.sync += [state.entry.eq(self.entries.payload), state.zeroed.eq(0),
+                         phase.eq(3), state.loaded.eq(1)]
+
+    def _prepare_record(self, m, choice, format, segment, state):
+        """``phase`` 1: the record the entry offers next (``entry_record``, the SYNC before
+        the entry's record or that record) and, beside it, its ``kind`` (one-hot: the TALLY
+        or the SEAL when the open segment must be sealed first (TALLY sent, segment full, or
+        delta too far for an event record), a SYNC when no segment is open, else the event
+        record) and whether it is the entry's last (``finishing``), all registered for the
+        offer from ``phase`` 0. Nothing else can change them before the offer. (A start while
+        the record waits sends the encoder back to ``phase`` 1, so they see its effect.)"""
+        kind, entry_record = state.kind, state.entry_record
+        tallied, opened = segment.tallied, segment.opened
+        seal = opened & (segment.full | (~state.zeroed & state.high.any()))
+        m.d.sync += [
+            kind.seal.eq(tallied),
+            kind.tally.eq(~tallied & seal),
+            kind.sync.eq(~tallied & ~seal & ~opened),
+            kind.event.eq(~tallied & ~seal & opened),
+            state.finishing.eq(~tallied & ~seal & opened & choice.last),
+            state.phase.eq(0),
+            state.offering.eq(1),
+        ]
+        # The SYNC before the entry's record, or that record, in one register.
+        with m.If(segment.opened):
+            m.d.sync += [entry_record.source.eq(format.source),
+                         entry_record.payload.eq(format.payload)]
+        with m.Else():
+            m.d.sync += [entry_record.source.eq(Source.SYNC),
+                         entry_record.payload.eq(state.entry.stamp)]
+
+    def _finish_entry(self, m, choice, segment, state):
+        """An event record of the entry sent moves the choice on; the entry's last record
+        sent unloads it. (Only while it is loaded and no start comes: outside the chain of
+        :meth:`_step`, so that these enables are a gate or two deep.)"""
+        m.d.comb += choice.advance.eq(segment.sent_event)
+        with m.If(self.records.ready & ~self.start & state.offering & state.finishing):
+            m.d.sync += state.loaded.eq(0)
+
+
+class _EntryState:
+    """:class:`EventEncoder`'s registers for the entry being encoded, which its parts share.
+
+    A loaded entry goes through ``phase`` 3 to 0, one step each, so that none is a long
+    path: the delta's low half (3), its high half while the next record is chosen (2),
+    whether the delta is too far for an event record, the record formatted (1), the record
+    offered (0). Any record sent goes back to ``phase`` 2 for the next; a SYNC or event
+    record sent makes the delta 0 (``zeroed``)."""
+
+    def __init__(self, layout):
+        self.entry = Signal(layout)
+        self.loaded = Signal()                      # `entry` holds records not yet sent
+        # The delta's halves: the low half and its borrow (valid in phase 2), the high half
+        # (valid in phase 1).
+        self.low = Signal(DELTA_BITS + 1)
+        self.high = Signal(STAMP_BITS - DELTA_BITS)
+        self.zeroed = Signal()                      # a record of the entry was sent: delta is 0
+        self.phase = Signal(range(4))
+        self.offering = Signal()                    # `phase` 0 with an entry loaded, one flip-flop
+        # The record on offer and what it is (EventEncoder._prepare_record).
+        self.entry_record = Signal(record_layout)   # the SYNC or event record on offer
+        self.kind = Signal(data.StructLayout({"tally": 1, "seal": 1, "sync": 1, "event": 1}))
+        self.finishing = Signal()

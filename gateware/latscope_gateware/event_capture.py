@@ -16,7 +16,7 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
+from latscope_defs.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
 
 from .arithmetic import carry_select_add
 
@@ -222,33 +222,36 @@ class EntryWriter(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        fifo = self                      # w_data, w_en and w_rdy are the FIFO's write port
+        self._stamp_counter(m)
+        entry = Signal(self._layout)
+        m.d.comb += [
+            self.w_data.eq(entry),      # w_data, w_en and w_rdy are the FIFO's write port
+        ]
+        incoming = self._take_events(m, entry)
+        losses = _Losses(self._sources)
+        # The FIFO has room for this cycle's entry, a bit per source.
+        room = self.w_rdy.replicate(len(self._sources))
+        self._report_loss(m, entry, losses, room)
+        dropped, has_loss_next = self._admit_events(m, entry, incoming, losses, room)
+        self._count_losses(m, losses, dropped)
+        self._pick_next_loss(m, losses, has_loss_next)
+        m.d.comb += self.dropped.eq(dropped)
+        m.d.comb += self.w_en.eq(self.w_rdy & ((entry.present.as_value() != 0)
+                                               | losses.has_loss.any()))
+        return m
+
+    def _stamp_counter(self, m):
+        """``now``: the free-running stamp counter."""
         m.submodules.counter = counter = FreeRunningCounter(STAMP_BITS)
         m.d.comb += self.now.eq(counter.value)
 
-        entry = Signal(self._layout)
-        m.d.comb += [
-            fifo.w_data.eq(entry),
-        ]
-
+    def _take_events(self, m, entry):
+        """A cycle's events are registered with that cycle's count before anything else looks
+        at them, so the front ends' and the enable's paths end here; the stamp is still the
+        count of the cycle the event came in. Their values and stamp go into ``entry``;
+        returns the registered valid bits (with ``enable``), a bit per source."""
         sources = list(self._sources)
         ports = {source: getattr(self, source.name.lower()) for source in sources}
-        # The counts and their saturation flags take no domain reset: `clear` zeroes them at
-        # every START, before a capture can count anything, and they are 0 from power-up.
-        # With the reset, its high-fan-out net ran into each count's enable (the HX8K's
-        # slowest capture path at 144 MHz: 118.99 MHz, seed 1).
-        counts = {source: Signal(LOSS_COUNT_BITS, name=f"lost_{source.name.lower()}",
-                                 reset_less=True)
-                  for source in sources}
-        # The per-source flags are vectors, bit i for sources[i]: the same logic bit for bit
-        # as one signal per source, but a simulator that evaluates every signal every cycle
-        # (Verilator) handles each vector in one operation.
-        # `has_loss[i]` is `counts[i] != 0`, kept in a flip-flop so that the wide compares are
-        # off the path that picks the reported source and the events that may be written.
-        has_loss = Signal(len(sources))
-        # A cycle's events are registered with that cycle's count before anything else looks
-        # at them, so the front ends' and the enable's paths end here; the stamp is still the
-        # count of the cycle the event came in.
         incoming = Signal(len(sources))
         values = Signal.like(entry.value)
         now = Signal.like(self.now)
@@ -260,21 +263,18 @@ class EntryWriter(wiring.Component):
                         & self.enable.replicate(len(sources))),
         ]
         m.d.comb += entry.value.eq(values)
-        present = entry.present.as_value()
         if self._stamp_shift:
             m.d.sync += phase.eq(self.phase)
             m.d.comb += entry.stamp.eq(Cat(self._earliest(m, entry, phase), now))
         else:
             m.d.comb += entry.stamp.eq(now)
+        return incoming
 
-        # The source whose loss is reported in this cycle's entry: the lowest with a count,
-        # `picked` in the cycle before (a flip-flop per source, set from the next loss flags).
-        # Everything that decides which events may be written comes from flip-flops (the loss
-        # flags and the FIFO's room), so only the events themselves are late in the cycle.
-        picked = Signal(len(sources))
-        flushing = Signal(len(sources))
-        room = fifo.w_rdy.replicate(len(sources))
-        m.d.comb += flushing.eq(room & picked)
+    def _report_loss(self, m, entry, losses, room):
+        """The LOSS fields of this cycle's entry: the source ``picked`` in the cycle before
+        (the lowest with a count), if the FIFO has room (``flushing``)."""
+        flushing = losses.flushing
+        m.d.comb += flushing.eq(room & losses.picked)
         # At most one source flushes: its fields, as an AND-OR rather than a priority mux.
         def selected(values):
             return reduce(operator.or_, [Mux(flushing[index], value, 0)
@@ -282,34 +282,35 @@ class EntryWriter(wiring.Component):
 
         m.d.comb += [
             entry.loss_valid.eq(flushing.any()),
-            entry.loss_source.eq(selected(Const(source, 4) for source in sources)),
-            entry.loss_count.eq(selected(counts[source] for source in sources)),
+            entry.loss_source.eq(selected(Const(source, 4) for source in self._sources)),
+            entry.loss_count.eq(selected(losses.counts[source] for source in self._sources)),
         ]
 
-        # Whether a count is all ones (saturated) is kept in a flip-flop beside it, set as it
-        # steps there, so the wide compare feeds that flip-flop only and not the count's
-        # enable (the path that limited the HX8K's capture clock to 99.8 MHz). The increment
-        # is a carry-select add: a 32-bit carry chain limited the iCEBreaker's capture clock
-        # to 51.2 MHz once the IRQ generator had left the capture domain.
-        saturated = {source: Signal(name=f"lost_saturated_{source.name.lower()}",
-                                    reset_less=True)
-                     for source in sources}
-
-        # An event may go into the FIFO only if its source has no unreported loss, or if that
-        # loss is reported in the same entry (ahead of it).
-        may_write = Signal(len(sources))
-        dropped = Signal(len(sources))
-        has_loss_next = Signal(len(sources))
+    def _admit_events(self, m, entry, incoming, losses, room):
+        """Which of the incoming events go into the entry and which are dropped: an event may
+        go into the FIFO only if its source has no unreported loss, or if that loss is
+        reported in the same entry (ahead of it). Returns the dropped events and the loss
+        flags of the next cycle, a bit per source each."""
+        count = len(self._sources)
+        has_loss, flushing = losses.has_loss, losses.flushing
+        may_write = Signal(count)
+        dropped = Signal(count)
+        has_loss_next = Signal(count)
         m.d.comb += [
             may_write.eq(room & (~has_loss | flushing)),
-            present.eq(incoming & may_write),
+            entry.present.as_value().eq(incoming & may_write),
             dropped.eq(incoming & ~may_write),
-            has_loss_next.eq(~self.clear.replicate(len(sources))
+            has_loss_next.eq(~self.clear.replicate(count)
                              & (dropped | (has_loss & ~flushing))),
         ]
         m.d.sync += has_loss.eq(has_loss_next)
-        for index, source in enumerate(sources):
-            count, full = counts[source], saturated[source]
+        return dropped, has_loss_next
+
+    def _count_losses(self, m, losses, dropped):
+        """Each source's count of dropped events, saturating: zeroed by ``clear`` and when
+        reported (flushed), one more for each event dropped."""
+        for index, source in enumerate(self._sources):
+            count, full = losses.counts[source], losses.saturated[source]
             with m.If(self.clear):
                 m.d.sync += [count.eq(0), full.eq(0)]
             with m.Elif(dropped[index]):
@@ -317,16 +318,16 @@ class EntryWriter(wiring.Component):
                                         width=LOSS_COUNT_BITS, split=LOSS_COUNT_BITS // 2)
                 m.d.sync += [count.eq(Mux(full, count, step)),
                              full.eq(full | (count == (1 << LOSS_COUNT_BITS) - 2))]
-            with m.Elif(flushing[index]):
+            with m.Elif(losses.flushing[index]):
                 m.d.sync += [count.eq(0), full.eq(0)]
-        m.d.sync += picked.eq(Cat(has_loss_next[index] & ~has_loss_next[:index].any()
-                                  if index else has_loss_next[0]
-                                  for index in range(len(sources))))
 
-        m.d.comb += self.dropped.eq(dropped)
-        m.d.comb += fifo.w_en.eq(fifo.w_rdy & ((present != 0) | has_loss.any()))
-
-        return m
+    def _pick_next_loss(self, m, losses, has_loss_next):
+        """``picked``: the lowest source with a loss in the next cycle, decided a cycle ahead
+        from the next loss flags, so that what decides which events may be written comes
+        from flip-flops."""
+        m.d.sync += losses.picked.eq(Cat(has_loss_next[index] & ~has_loss_next[:index].any()
+                                         if index else has_loss_next[0]
+                                         for index in range(len(self._sources))))
 
     def _earliest(self, m, entry, phase):
         """The earliest phase of the events present in ``entry`` (0 for none): phase *p* is
@@ -344,6 +345,41 @@ class EntryWriter(wiring.Component):
             value = Mux(reached[threshold], threshold, value)
         m.d.comb += earliest.eq(Mux(entry.present.as_value() != 0, value, 0))
         return earliest
+
+
+class _Losses:
+    """:class:`EntryWriter`'s loss accounting: a count per source and the flags that decide
+    which count is reported next. The per-source flags are vectors, bit i for source i: the
+    same logic bit for bit as one signal per source, but a simulator that evaluates every
+    signal every cycle (Verilator) handles each vector in one operation."""
+
+    def __init__(self, sources):
+        # The counts and their saturation flags take no domain reset: `clear` zeroes them at
+        # every START, before a capture can count anything, and they are 0 from power-up.
+        # With the reset, its high-fan-out net ran into each count's enable (the HX8K's
+        # slowest capture path at 144 MHz: 118.99 MHz, seed 1).
+        self.counts = {source: Signal(LOSS_COUNT_BITS, name=f"lost_{source.name.lower()}",
+                                      reset_less=True)
+                       for source in sources}
+        # Whether a count is all ones (saturated) is kept in a flip-flop beside it, set as it
+        # steps there, so the wide compare feeds that flip-flop only and not the count's
+        # enable (the path that limited the HX8K's capture clock to 99.8 MHz). The increment
+        # is a carry-select add: a 32-bit carry chain limited the iCEBreaker's capture clock
+        # to 51.2 MHz once the IRQ generator had left the capture domain.
+        self.saturated = {source: Signal(name=f"lost_saturated_{source.name.lower()}",
+                                         reset_less=True)
+                          for source in sources}
+        # `has_loss[i]` is `counts[i] != 0`, kept in a flip-flop so that the wide compares are
+        # off the path that picks the reported source and the events that may be written.
+        self.has_loss = Signal(len(sources))
+        # The source whose loss is reported in this cycle's entry: the lowest with a count,
+        # `picked` in the cycle before (a flip-flop per source, set from the next loss flags),
+        # and `flushing` when the FIFO has room for it. Everything that decides which events
+        # may be written comes from flip-flops (the loss flags and the FIFO's room), so only
+        # the events themselves are late in the cycle.
+        self.picked = Signal(len(sources))
+        self.flushing = Signal(len(sources))
+
 
 class FreeRunningCounter(wiring.Component):
     """``value`` counts clock cycles from 0 (wrapping at ``2 ** width``), exactly, without a

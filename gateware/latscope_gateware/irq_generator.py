@@ -4,7 +4,7 @@ from amaranth.hdl import *
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import IrqConfig
+from latscope_defs.protocol import IrqConfig
 
 from .arithmetic import carry_select_add
 
@@ -89,7 +89,7 @@ class IrqGenerator(wiring.Component):
 
     Ports
     -----
-    config : In(:class:`latscope.protocol.IrqConfig`)
+    config : In(:class:`latscope_defs.protocol.IrqConfig`)
         Settings, taken only in a cycle with ``apply`` high.
     apply : In(1)
         One-cycle strobe: load ``config`` and restart the timing.
@@ -152,22 +152,26 @@ class IrqGenerator(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        config = self.config
+        state = _State(m)
+        self._leap(m, state)
+        self._draw_intervals(m, state)
+        # Unless a part below changes them, the output keeps its level and its polarity.
+        m.d.comb += [state.next_asserted.eq(state.asserted),
+                     state.next_active_low.eq(state.active_low)]
+        with m.If(self.apply):
+            self._apply(m, state)
+        with m.Elif(state.loading):
+            self._start_first_interval(m, state)
+        with m.Elif(self.enabled):
+            self._count(m, state)
+        self._pin(m, state)
+        return m
 
-        # Settings in force, captured at apply so ``config`` may change afterwards.
-        period = Signal(32)
-        jitter_mask = Signal(32)
-        one_shot = Signal()
-        active_low = Signal()
-
-        # The LFSR state of the next draw and, beside it, the state of the draw after that, so
-        # that no draw waits for the leap's XOR network.
-        lfsr = Signal(_LFSR_WIDTH, init=LFSR_SEED)
-        lfsr_ahead = Signal(_LFSR_WIDTH, init=lfsr_leap(LFSR_SEED))
-        # The draws set `advance`, and the leap is written once, under it: then Verilator
-        # (which evaluates the design every cycle) can compute the leap inside that branch,
-        # only in a cycle that draws; the logic is the same.
-        advance = Signal()
+    def _leap(self, m, state):
+        """The LFSR steps from one draw's state to the next in any cycle with ``advance``:
+        ``lfsr`` takes ``lfsr_ahead``, which takes its leap (32 steps), so the leap's XOR
+        network lies between two registers and no draw waits for it."""
+        lfsr_ahead = state.lfsr_ahead
         if self._word_leap:
             leap = 0
             for shift, mask in leap_shifts():
@@ -175,127 +179,173 @@ class IrqGenerator(wiring.Component):
                 leap = leap ^ (moved[:_LFSR_WIDTH] & mask)
         else:
             leap = _chained_leap(lfsr_ahead)
-        with m.If(advance):
-            m.d.sync += [lfsr.eq(lfsr_ahead), lfsr_ahead.eq(leap)]
+        with m.If(state.advance):
+            m.d.sync += [state.lfsr.eq(lfsr_ahead), lfsr_ahead.eq(leap)]
 
-        def advance_lfsr():
-            m.d.comb += advance.eq(1)
-
+    def _draw_intervals(self, m, state):
+        """The three interval draws, each into a register a cycle or more before it is
+        needed, so that no 33-bit add lies between the apply strobe or the countdown and the
+        counters: I0 and (in case I0 = 2) I1 from ``config`` in the apply cycle, and an
+        asserting edge's draw from the settings in force."""
+        config = self.config
         # The state an apply draws from: the LFSR's, or with `reseed` the seed (constants,
         # so the multiplexer is one more input of each jitter bit's AND, no deeper).
         reseeding = self.apply & self.reseed
-        apply_lfsr = Mux(reseeding, LFSR_SEED, lfsr)
-        apply_lfsr_ahead = Mux(reseeding, lfsr_leap(LFSR_SEED), lfsr_ahead)
-
-        # Every interval is drawn into a register a cycle or more before it is needed (see the
-        # three draws below), so no 33-bit add lies between the apply strobe or the countdown
-        # and the counters.
-        first = _Draw(m, "first")        # I0, drawn in the apply cycle
-        second = _Draw(m, "second")      # I1 in case I0 = 2: then the first edge draws at A + 1
-        edge = _Draw(m, "edge")          # the draw of an asserting edge, with the settings in force
-        first.sample(config.period, config.jitter_mask, apply_lfsr, enable=self.apply)
-        second.sample(config.period, config.jitter_mask, apply_lfsr_ahead, enable=self.apply)
+        apply_lfsr = Mux(reseeding, LFSR_SEED, state.lfsr)
+        apply_lfsr_ahead = Mux(reseeding, lfsr_leap(LFSR_SEED), state.lfsr_ahead)
+        state.first.sample(config.period, config.jitter_mask, apply_lfsr, enable=self.apply)
+        state.second.sample(config.period, config.jitter_mask, apply_lfsr_ahead,
+                            enable=self.apply)
         # Valid whenever an asserting edge can draw: period, mask and LFSR change only at a
         # draw, and the next draw is at least two cycles after it (an interval is >= 2), or is
         # the first edge at A + 1, which takes `second`.
-        edge.sample(period, jitter_mask, lfsr)
+        state.edge.sample(state.period, state.jitter_mask, state.lfsr)
 
-        asserted = Signal()          # logical output level, as the pin shows it
+    def _apply(self, m, state):
+        """Cycle *A* (the class docstring's Timing): take the new settings and release the
+        output, so that every apply ends a pulse in progress; with enable, step the LFSR past
+        I0 (drawn from the seed with ``reseed``) for the countdown that starts in the next
+        cycle; without enable, stop (and with ``reseed`` restart the LFSR from the seed)."""
+        config = self.config
+        m.d.sync += [
+            state.period.eq(config.period),
+            state.jitter_mask.eq(config.jitter_mask),
+            state.min_width.eq(Mux(config.width == 0, 1, config.width)),
+            state.min_width_is_1.eq(config.width <= 1),
+            state.one_shot.eq(config.flags.one_shot),
+            state.active_low.eq(config.flags.active_low),
+            self.enabled.eq(config.flags.enable),
+            state.loading.eq(config.flags.enable),
+        ]
+        m.d.comb += [state.next_asserted.eq(0),
+                     state.next_active_low.eq(config.flags.active_low)]
+        with m.If(config.flags.enable):
+            m.d.sync += state.from_apply.eq(1)
+            with m.If(self.reseed):
+                # Draw 0 was taken from the seed in this cycle: on to draws 1 and 2.
+                m.d.sync += [state.lfsr.eq(lfsr_leap(LFSR_SEED)),
+                             state.lfsr_ahead.eq(lfsr_leap(lfsr_leap(LFSR_SEED)))]
+            with m.Else():
+                state.advance_lfsr()
+        with m.Elif(self.reseed):
+            m.d.sync += [state.lfsr.eq(LFSR_SEED), state.lfsr_ahead.eq(lfsr_leap(LFSR_SEED))]
+
+    def _start_first_interval(self, m, state):
+        """Cycle *A* + 1 (the output is released): start counting I0, or with I0 = 2 this is
+        already the cycle before the first edge."""
+        m.d.sync += state.loading.eq(0)
+        with m.If(state.first.is_2):
+            state.assert_edge(state.second)
+        with m.Else():
+            state.load_countdown(state.first)
+
+    def _count(self, m, state):
+        """A running generator's cycle: count down to the next edge (and the pulse's width
+        while the output is asserted); release the pulse when its width or the interval is
+        up (and stop a one-shot), or assert the output when the interval is up."""
+        countdown, countdown_is, hold = state.countdown, state.countdown_is, state.hold
+        countdown.decrement()
+        m.d.sync += [
+            countdown_is[1].eq(countdown_is[2]),
+            countdown_is[2].eq(countdown_is[3]),
+            countdown_is[3].eq(countdown.value == 4),
+        ]
+        with m.If(state.asserted):
+            hold.decrement()
+            m.d.sync += state.hold_is_1.eq(hold.value == 2)
+            with m.If(state.hold_is_1 | countdown_is[2]):
+                m.d.comb += state.next_asserted.eq(0)
+                with m.If(state.one_shot):
+                    m.d.sync += self.enabled.eq(0)
+        with m.Elif(Mux(state.from_apply, countdown_is[3], countdown_is[1])):
+            state.assert_edge(state.edge)
+
+    def _pin(self, m, state):
+        """The pin and its event, from flip-flops loaded at the same clock edge: latency 0."""
+        next_asserted = state.next_asserted
+        m.d.sync += [
+            state.asserted.eq(next_asserted),
+            self.irq.eq(next_asserted ^ state.next_active_low),
+            self.events.valid.eq(next_asserted != state.asserted),
+            self.events.payload.eq(next_asserted),
+        ]
+
+
+class _State:
+    """The generator's registers, and the combinational signals its parts share: what
+    :meth:`IrqGenerator.elaborate`'s parts read and write, declared in one place. Also the
+    steps that more than one part takes: :meth:`advance_lfsr`, :meth:`load_countdown` and
+    :meth:`assert_edge`."""
+
+    def __init__(self, m):
+        self._m = m
+        # Settings in force, captured at apply so ``config`` may change afterwards.
+        self.period = Signal(32)
+        self.jitter_mask = Signal(32)
+        self.one_shot = Signal()
+        self.active_low = Signal()
+
+        # The LFSR state of the next draw and, beside it, the state of the draw after that, so
+        # that no draw waits for the leap's XOR network.
+        self.lfsr = Signal(_LFSR_WIDTH, init=LFSR_SEED)
+        self.lfsr_ahead = Signal(_LFSR_WIDTH, init=lfsr_leap(LFSR_SEED))
+        # The draws set `advance`, and the leap is written once, under it: then Verilator
+        # (which evaluates the design every cycle) can compute the leap inside that branch,
+        # only in a cycle that draws; the logic is the same.
+        self.advance = Signal()
+
+        # The interval draws: I0, drawn in the apply cycle; I1 in case I0 = 2 (then the first
+        # edge draws at A + 1); the draw of an asserting edge, with the settings in force.
+        self.first = _Draw(m, "first")
+        self.second = _Draw(m, "second")
+        self.edge = _Draw(m, "edge")
+
+        self.asserted = Signal()            # logical output level, as the pin shows it
         # An edge is due at the end of the cycle in which this is 1, or 3 before the first
         # edge after an apply (`from_apply`): the countdown is loaded with I0 in the cycle after
         # the apply (`loading`), so stopping two counts early keeps an `interval - 2`
         # subtraction off the draw path.
-        countdown = _DownCounter(m, 33, "countdown")
-        from_apply = Signal()
-        loading = Signal()
+        self.countdown = _DownCounter(m, 33, "countdown")
+        self.from_apply = Signal()
+        self.loading = Signal()
         # The release is due at the end of the cycle in which `hold` is 1 (the width, at least
         # 1) or, for a pulse as long as the interval, in which `countdown` is 2: the cycle
         # before the next asserting edge. That is W = min(max(width, 1), I1 - 1) without
         # computing it from the interval just drawn.
-        hold = _DownCounter(m, 32, "hold")
-        min_width = Signal(32)       # max(width, 1), taken at apply
+        self.hold = _DownCounter(m, 32, "hold")
+        self.min_width = Signal(32)         # max(width, 1), taken at apply
         # `countdown == k` for k = 1, 2, 3 and `hold == 1`, kept in flip-flops alongside the
         # counters (each updated from the value its counter takes), so no wide compare lies
         # on the path from the counters to the pin and the draw.
-        countdown_is = {k: Signal(name=f"countdown_is_{k}") for k in (1, 2, 3)}
-        hold_is_1 = Signal()
-        min_width_is_1 = Signal()
+        self.countdown_is = {k: Signal(name=f"countdown_is_{k}") for k in (1, 2, 3)}
+        self.hold_is_1 = Signal()
+        self.min_width_is_1 = Signal()
 
-        def load_countdown(draw):
-            countdown.load(draw.interval)
-            m.d.sync += [
-                countdown_is[1].eq(0),                   # interval >= 2
-                countdown_is[2].eq(draw.is_2),
-                countdown_is[3].eq(draw.is_3),
-            ]
+        # The output's level and polarity from the next cycle on, as the parts decide them.
+        self.next_asserted = Signal()
+        self.next_active_low = Signal()
 
-        next_asserted = Signal()
-        next_active_low = Signal()
-        m.d.comb += [next_asserted.eq(asserted), next_active_low.eq(active_low)]
+    def advance_lfsr(self):
+        """This cycle draws: the LFSR moves on to the next draw's state."""
+        self._m.d.comb += self.advance.eq(1)
 
-        def assert_edge(draw):
-            # Counting from the edge cycle (the next one): the next edge is I1 after it.
-            m.d.comb += next_asserted.eq(1)
-            load_countdown(draw)
-            hold.load(min_width)
-            m.d.sync += [hold_is_1.eq(min_width_is_1), from_apply.eq(0)]
-            advance_lfsr()
-
-        with m.If(self.apply):
-            m.d.sync += [
-                period.eq(config.period),
-                jitter_mask.eq(config.jitter_mask),
-                min_width.eq(Mux(config.width == 0, 1, config.width)),
-                min_width_is_1.eq(config.width <= 1),
-                one_shot.eq(config.flags.one_shot),
-                active_low.eq(config.flags.active_low),
-                self.enabled.eq(config.flags.enable),
-                loading.eq(config.flags.enable),
-            ]
-            m.d.comb += [next_asserted.eq(0), next_active_low.eq(config.flags.active_low)]
-            with m.If(config.flags.enable):
-                m.d.sync += from_apply.eq(1)
-                with m.If(self.reseed):
-                    # Draw 0 was taken from the seed in this cycle: on to draws 1 and 2.
-                    m.d.sync += [lfsr.eq(lfsr_leap(LFSR_SEED)),
-                                 lfsr_ahead.eq(lfsr_leap(lfsr_leap(LFSR_SEED)))]
-                with m.Else():
-                    advance_lfsr()
-            with m.Elif(self.reseed):
-                m.d.sync += [lfsr.eq(LFSR_SEED), lfsr_ahead.eq(lfsr_leap(LFSR_SEED))]
-        with m.Elif(loading):
-            # Cycle A + 1 (the output is released): start counting I0, or with I0 = 2 this is
-            # already the cycle before the first edge.
-            m.d.sync += loading.eq(0)
-            with m.If(first.is_2):
-                assert_edge(second)
-            with m.Else():
-                load_countdown(first)
-        with m.Elif(self.enabled):
-            countdown.decrement()
-            m.d.sync += [
-                countdown_is[1].eq(countdown_is[2]),
-                countdown_is[2].eq(countdown_is[3]),
-                countdown_is[3].eq(countdown.value == 4),
-            ]
-            with m.If(asserted):
-                hold.decrement()
-                m.d.sync += hold_is_1.eq(hold.value == 2)
-                with m.If(hold_is_1 | countdown_is[2]):
-                    m.d.comb += next_asserted.eq(0)
-                    with m.If(one_shot):
-                        m.d.sync += self.enabled.eq(0)
-            with m.Elif(Mux(from_apply, countdown_is[3], countdown_is[1])):
-                assert_edge(edge)
-
-        # Pin and event come from flip-flops loaded at the same clock edge: latency 0.
-        m.d.sync += [
-            asserted.eq(next_asserted),
-            self.irq.eq(next_asserted ^ next_active_low),
-            self.events.valid.eq(next_asserted != asserted),
-            self.events.payload.eq(next_asserted),
+    def load_countdown(self, draw):
+        """Count ``draw``'s interval, its small-value flags with it."""
+        self.countdown.load(draw.interval)
+        self._m.d.sync += [
+            self.countdown_is[1].eq(0),                   # interval >= 2
+            self.countdown_is[2].eq(draw.is_2),
+            self.countdown_is[3].eq(draw.is_3),
         ]
-        return m
+
+    def assert_edge(self, draw):
+        """An asserting edge in the next cycle: from it, count ``draw`` (the interval I1 to the
+        following edge) and the pulse's width, and draw again."""
+        self._m.d.comb += self.next_asserted.eq(1)
+        self.load_countdown(draw)
+        self.hold.load(self.min_width)
+        self._m.d.sync += [self.hold_is_1.eq(self.min_width_is_1), self.from_apply.eq(0)]
+        self.advance_lfsr()
 
 
 class _Draw:

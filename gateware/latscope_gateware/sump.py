@@ -1,7 +1,7 @@
 """SUMP / Openbench Logic Sniffer device mode: a small logic analyzer on the appliance's pins.
 
 Stock sigrok-cli and PulseView (driver ``ols``) talk to it over the appliance's serial link;
-``docs/protocol.md`` ("SUMP device mode") describes the subset, ``latscope.protocol`` holds
+``docs/protocol.md`` ("SUMP device mode") describes the subset, ``latscope_defs.protocol`` holds
 its opcodes and metadata keys.
 """
 
@@ -9,7 +9,7 @@ from amaranth.hdl import *
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
-from latscope.protocol import SUMP_GROUP_BITS, SUMP_MAX_GROUPS, SumpCommand, sump_metadata
+from latscope_defs.protocol import SUMP_GROUP_BITS, SUMP_MAX_GROUPS, SumpCommand, sump_metadata
 
 from .sump_capture import DIVIDER_FRACTION_BITS, SumpRecorder, SumpSampler, SumpTrigger
 from .sump_commands import SumpCommandParser, SumpConfiguration, SumpReplies

@@ -1,0 +1,674 @@
+"""The pairing rules (docs/tests.md) applied to a capture's events batch by batch, in bounded
+memory: the one implementation of the rules in the host (:class:`BatchAnalysis`, and
+:func:`analyze_batches` with its second pass when a loss reaches back). The whole-capture
+analysis (:func:`latscope.analysis.pairing.analyze`) is this over one batch, and the live
+statistics of a capture (:mod:`latscope.analysis.live`) are this fed as events arrive.
+"""
+
+import numpy as np
+
+from latscope_defs.markers import ARG_BITS, Point, Test, decode
+from latscope_defs.protocol import Source
+
+from ..events import Events
+from .rules import RULES, is_tick, tick_overlaps
+from .spans import LossSpans, holes_of, is_hole, merge_spans, overlaps
+from .statistics import TableAccumulator
+
+__all__ = ["BatchAnalysis", "analyze_batches", "latency_skew", "pair"]
+
+_NEVER = np.iinfo(np.int64).max
+_LOWEST = np.iinfo(np.int64).min
+_EMPTY = np.zeros(0, np.int64)
+
+
+def latency_skew(identity):
+    """The most an event's (pin-latency corrected) stamp can fall below an earlier event's:
+    the spread of the pin latencies, LOSS records (not corrected) counting as 0 (the
+    ``skew`` of :class:`BatchAnalysis` for a capture from the appliance ``identity``)."""
+    cycles = [int(c) for c in identity.latency.values()] + [0]
+    return max(cycles) - min(cycles)
+
+
+def _in_time_order(stamp, source, *columns):
+    """Markers (trace port and bus window: their ``stamp``, ``source`` and further
+    ``columns``) in stamp order; two in one cycle in the order trace port, bus window. (The
+    stream is in stamp order within a source; after the pin-delay correction a trace-port
+    marker can follow a later bus marker there.)"""
+    if not (np.any(source == Source.BUS) and np.any(source == Source.MARKER)):
+        return (stamp, source, *columns)
+    order = np.lexsort((source, stamp))
+    return tuple(column[order] for column in (stamp, source, *columns))
+
+
+def pair(a, a_window, b, b_window, loss_spans, hole_only):
+    """Samples from each stamp in ``a`` to the first stamp in ``b`` after it in the same
+    window, when no other ``a`` comes in between and the pair overlaps no span of
+    ``loss_spans`` (:func:`~latscope.analysis.spans.lossy_spans`). Stamps are sorted and so
+    are their window numbers. Returns, over ``a``: the mask of kept samples, the mask of
+    pairs discarded for a loss between them, the mask of those discarded for a hole
+    (``hole_only``: the merged hole spans, a subset of ``loss_spans``), and every A's length
+    to its B (meaningful where one of the masks is set)."""
+    none = np.zeros(len(a), bool)
+    if not len(a) or not len(b):
+        return none, none, none, np.zeros(len(a), np.int64)
+    index = np.searchsorted(b, a, side="right")
+    clipped = np.minimum(index, len(b) - 1)
+    has_end = (index < len(b)) & (b_window[clipped] == a_window)
+    end = np.where(has_end, b[clipped], 0)
+    same_window_next = np.append(a_window[1:] == a_window[:-1], False)
+    next_a = np.where(same_window_next, np.append(a[1:], 0), np.iinfo(np.int64).max)
+    # An A in the very cycle of B does not steal B (ties are impossible within one source).
+    paired = has_end & (end <= next_a)
+    lossy = paired & overlaps(loss_spans, a, end)
+    return paired & ~lossy, lossy, lossy & overlaps(hole_only, a, end), end - a
+
+
+class _Pending:
+    """Start and end events of one rule not decided yet: stamps and window numbers."""
+
+    def __init__(self):
+        self.a, self.a_window = _EMPTY, _EMPTY
+        self.b, self.b_window = _EMPTY, _EMPTY
+
+    def add(self, a, a_window, b, b_window):
+        if len(a):
+            self.a, self.a_window = _joined(self.a, a), _joined(self.a_window, a_window)
+        if len(b):
+            self.b, self.b_window = _joined(self.b, b), _joined(self.b_window, b_window)
+
+
+def _joined(held, new):
+    """``held`` followed by ``new`` (``new`` itself when nothing is held: no copy)."""
+    return np.concatenate([held, new]) if len(held) else new
+
+
+class _TestState:
+    """One test's windows and the pending events of its rules.
+
+    A window runs from a START marker to the test's next END, or to its next START when the
+    END was lost. Its parameter is the START marker's argument; a parameter of 128 or more
+    (IDL-b-128, SEO-f-255) continues in a PARAM marker that is the test's very next marker,
+    whose argument holds bits 7 and up. The parameter is not certain when a hole comes right
+    after the START (before the test's next marker, or at any time if none follows): a PARAM
+    may be lost there. After a hole, the test's markers up to its next START or END lie in
+    one true window whose START may be lost in the hole: they form a window of unknown
+    parameter, from the hole on (first stamp: the event before the hole). Windows that end
+    at the same bound form a group, named by its first window (``outer``): a start event
+    pairs with an end event of its group, so that a pair across a hole is seen (and
+    discarded)."""
+
+    def __init__(self, test):
+        self.test = test
+        self.rules = [(index, rule) for index, rule in enumerate(RULES) if rule.test == test]
+        self.pending = [_Pending() for _ in self.rules]
+        self.uses_irq = any(rule.start == "irq" for _, rule in self.rules)
+        self.uses_handler = any("handler" in (rule.start, rule.end) for _, rule in self.rules)
+        self.windows = 0                 # windows so far; the latest is windows - 1
+        self.open = False                # a group is open (no bound since it began)
+        self.group = -1                  # the open group's first window
+        self.outer = []                  # window -> first window of its group
+        self.epoch = -1                  # holes before the latest window began
+        self.last_epoch = 0              # holes before the test's latest marker
+        self.param_wait = None           # (window, START argument, epoch): its next marker decides
+        self.names = {}                  # (window, rule) -> table name (None: no table)
+        self.first = []                  # [window, first stamp, end stamp or _NEVER, epoch]
+        self.group_rows = 0              # rows of ``first`` from the open group's first on
+        self.last_first = -_NEVER        # first stamps of IRQ windows only grow
+        self.start_marker = {}           # window -> global index of the marker it began at
+        self.irq_wait = (_EMPTY, _EMPTY)  # IRQs (stamps, epochs) not given a window yet
+        self.irq_floor = -_NEVER         # no IRQ still to be given a window is stamped below
+
+    def closed(self, windows):
+        """Which ``windows`` have all their markers seen (their group has ended)."""
+        return ~(self.open & (self.outer_of(windows) == self.group))
+
+    def outer_of(self, windows):
+        return np.asarray(self.outer, np.int64)[windows] if len(windows) else windows
+
+
+class BatchAnalysis:
+    """The rules applied batch by batch (below). ``stamp_hz``: stamp units per second;
+    ``table``: makes a table's collector, ``table(name, stamp_hz, parameters)`` (default
+    :class:`~latscope.analysis.statistics.TableAccumulator`: exact statistics in bounded
+    memory; the whole-capture analysis keeps every sample instead); ``losses``: extra stamps
+    where data is missing (as ``analyze``'s); ``spans``, ``hole_spans``: every loss span and
+    hole span of the capture, when known (a second pass); ``skew``: the largest amount by which
+    an event's stamp can fall below the largest stamp before it (the spread of the pin
+    latencies: :func:`latency_skew`); ``loss_lag_s``: a sample is counted once every source
+    with an event in the last ``loss_lag_s`` seconds has had one after it (so that a LOSS record
+    of such a source finds it uncounted); ``live``: what a loss span that reaches back over
+    counted samples does (below).
+
+    A table's collector has ``parameters`` (a dict; the analysis sets its ``n``) and takes, in
+    capture order, ``add(samples, starts, ticked)`` (stamp units; start stamps; whether the
+    kernel's tick overlaps each: :func:`~latscope.analysis.rules.tick_overlaps`) and
+    ``discard(starts, by_hole)`` (start stamps of pairs discarded for a loss between them;
+    whether a hole lay between them).
+
+    :class:`BatchAnalysis` takes the events of a capture in batches of any size, in stream order
+    (``feed``; ``finish`` at the end), and feeds a collector per table. Every event is looked at
+    once. What is held between batches is only what a later event can still change:
+
+    * per test, its open window (START stamp and parameter; a parameter waits for the test's next
+      marker, which may be a PARAM), and for tests with an IRQ rule the windows an IRQ may still
+      fall into (IRQs are assigned to windows by stamp);
+    * per rule, the start events whose sample is not decided yet (their end or the next start may
+      still come) and the end events that can still end one: a handful;
+    * IRQ edges whose window may still change (a START marker stamped before them may come later
+      in the stream: within the pin-latency spread, ``skew``);
+    * the spans where lost events may lie (:func:`latscope.analysis.spans.lossy_spans`, one
+      definition), merged; and the last event of every source (where a later LOSS record's
+      span begins).
+
+    A sample is decided when no later event can change it. Events of one source come in stamp
+    order (the parser's guarantee), and an event's stamp is at least the largest stamp seen so
+    far less ``skew`` (the pin-latency spread: the appliance sends its events in the order it
+    stamps them and subtracts at most that much). The loss spans are the exception: a LOSS
+    record reaches back to the previous event of its source, which may precede samples already
+    counted. When a new span reaches back before the end of a counted sample, the analysis
+    cannot take that sample back (``needs_second_pass``). It then only collects the spans to
+    the end, and a second pass with every span known from the start (``spans=``) gives the
+    exact tables: :func:`analyze_batches` does both. Live (``live=True``: the events are not
+    kept for a second pass) it goes on counting with the spans it knows: the samples counted
+    before may then include pairs that the new span discards (the exact tables come from the
+    capture file). To make that rare, a decided sample is counted only once every source that
+    had an event lately (``loss_lag_s``) has had one after the sample's end: a later LOSS record
+    of such a source cannot reach back over it. Only a LOSS record of a source silent for longer
+    (or never seen) reaches back. Fed all events in one batch, the analysis knows every span
+    before it counts: it is exact in one pass.
+    """
+
+    def __init__(self, stamp_hz, *, table=TableAccumulator, losses=None, spans=None,
+                 hole_spans=None, skew=0, loss_lag_s=0.1, live=False):
+        self.stamp_hz = stamp_hz
+        self.loss_lag = int(loss_lag_s * stamp_hz)
+        self.skew = int(skew)
+        self.live = live
+        self._new_table = table
+        extra = np.asarray(losses if losses is not None else [], np.int64)
+        self.spans_known = spans is not None
+        self.spans = merge_spans(spans if spans is not None else (_EMPTY, _EMPTY),
+                                 (extra, extra))
+        self.hole_spans = hole_spans if hole_spans is not None else (_EMPTY, _EMPTY)
+        self.holes = 0                   # holes so far (the epoch of what comes next)
+        self.needs_second_pass = False
+        self.tables = {}
+        self._order = {}                 # table -> (START marker index, rule index)
+        self._n_from = {}                # table -> window its parameter n comes from
+        # Tests with an IRQ rule see every IRQ edge from the start (a window a hole opens
+        # may take IRQs from before the test's first marker after it).
+        self._tests = {test: _TestState(test) for test in dict.fromkeys(
+            rule.test for rule in RULES if rule.start == "irq")}
+        self._losses = LossSpans()
+        self._hole_after = []            # per hole: stamp of the last event before it
+        self._delivered = Events.empty()  # the latest event that is no LOSS record
+        self._counted_end = _LOWEST      # largest end of a counted sample (none: below any span)
+        self.events = 0
+        self.markers = 0
+        self.stamp_min = self.stamp_max = None
+        self.out_of_order = 0            # events stamped below the horizon promised
+        self._horizon = -_NEVER
+        # Markers are taken in stamp order (trace port before bus window in one cycle, as
+        # analyze takes them): those not below the horizon wait, a later one may precede.
+        self._held = (_EMPTY, np.zeros(0, np.uint8), _EMPTY, _EMPTY)  # stamp, source, value, epoch
+        self.handlers = 0                # the kernel's handler-entry markers so far
+        self._ticks = _EMPTY             # stamps of the tick markers a sample may still hold
+        self._handler_names = set()      # tables of "handler" rules (none without such markers)
+
+    # --- input ---------------------------------------------------------------------------
+
+    def feed(self, events):
+        """Adds the next events (a parser ``Events``, in stream order)."""
+        if not len(events):
+            return
+        stamp = events.stamp.view(np.int64)          # stamps are far below 2**63
+        source, value = events.source, events.value
+        low, high = int(stamp.min()), int(stamp.max())
+        if low < self._horizon:
+            self.out_of_order += int(np.count_nonzero(stamp < self._horizon))
+        self.stamp_min = low if self.stamp_min is None else min(self.stamp_min, low)
+        self.stamp_max = high if self.stamp_max is None else max(self.stamp_max, high)
+        self._collect_spans(events)
+        self.events += len(events)
+        if self.needs_second_pass and not self.live:
+            return                       # only the spans matter now
+        self._horizon = max(self._horizon, self.stamp_max - self.skew)
+        hole_at = np.flatnonzero(is_hole(source, value))
+        self._note_holes(events, len(hole_at))
+
+        def epoch(at):
+            """Holes in the stream up to the events ``at`` (indices into the batch; without
+            holes one number, repeated without memory)."""
+            before = self.holes
+            return (before + np.searchsorted(hole_at, at, side="right") if len(hole_at)
+                    else np.broadcast_to(np.int64(before), len(at)))
+
+        at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
+        markers = (stamp[at], source[at], value[at].astype(np.int64), epoch(at))
+        at = np.flatnonzero((source == Source.IRQ) & (value == 1))
+        irq, irq_epoch = stamp[at], epoch(at)
+        del at                           # (one batch may be a whole capture: free it early)
+        self.holes += len(hole_at)
+        self._take_markers(*markers, final=False)
+        del markers
+        if len(irq):
+            for state in self._tests.values():
+                if state.uses_irq:
+                    state.irq_wait = (_joined(state.irq_wait[0], irq),
+                                      _joined(state.irq_wait[1], irq_epoch))
+        self._decide(final=False)
+
+    def finish(self):
+        """Ends the capture: decides every pending sample."""
+        if self.needs_second_pass and not self.live:
+            return self
+        self._horizon = _NEVER
+        self._take_markers(_EMPTY, np.zeros(0, np.uint8), _EMPTY, _EMPTY, final=True)
+        for state in self._tests.values():
+            if state.param_wait is not None:         # the START was the test's last marker
+                window, argument, epoch = state.param_wait
+                state.param_wait = None
+                self._name_window(state, window, argument, certain=self.holes == epoch)
+        self._decide(final=True)
+        return self
+
+    def _note_holes(self, events, any_hole):
+        """Notes where each hole of the batch begins: the stamp of the last delivered event
+        before it (``holes_of``; it may be in an earlier batch)."""
+        if any_hole:
+            joined = Events.concatenate([self._delivered, events])
+            self._hole_after += [_LOWEST if hole.after is None else hole.after
+                                 for hole in holes_of(joined)]
+        delivered = events.source[::-1] != Source.LOSS
+        if delivered.any():
+            last = len(events) - 1 - int(np.argmax(delivered))
+            self._delivered = events[last:last + 1]
+
+    def _collect_spans(self, events):
+        """Adds the loss spans of the batch's LOSS records; notes when one reaches back
+        before the end of a counted sample."""
+        if self.spans_known:
+            return
+        new, holes = self._losses.feed(events)
+        if len(new[0]) and int(new[0].min()) < self._counted_end:
+            self.needs_second_pass = True
+        if len(new[0]):
+            self.spans = merge_spans(self.spans, new)
+        if len(holes[0]):
+            self.hole_spans = merge_spans(self.hole_spans, holes)
+
+    # --- windows -------------------------------------------------------------------------
+
+    def _take_markers(self, stamp, source, value, epoch, final):
+        """Adds the batch's markers (stamps, sources, values, epochs) to those held and takes,
+        in stamp order, the ones below the horizon (all when ``final``)."""
+        held = [_joined(h, column) for h, column in zip(self._held, (stamp, source, value, epoch))]
+        h_stamp, h_source, h_value, h_epoch = _in_time_order(*held)
+        ready = len(h_stamp) if final else int(np.searchsorted(h_stamp, self._horizon))
+        self._held = tuple(column[ready:] for column in (h_stamp, h_source, h_value, h_epoch))
+        self._markers(h_stamp[:ready], h_value[:ready], h_epoch[:ready])
+
+    def _markers(self, m_stamp, m_value, m_epoch):
+        """The next markers in stamp order (``m_epoch``: holes in the stream before each)."""
+        first_index = self.markers
+        self.markers += len(m_stamp)
+        if not len(m_stamp):
+            return
+        tests, points, args = decode(m_value.astype(np.int32) & 0xffff)
+        handler_at = np.flatnonzero((tests == Test.KERNEL) & (points == Point.ISR_ENTRY))
+        self.handlers += len(handler_at)
+        self._ticks = np.concatenate([self._ticks, m_stamp[is_tick(tests, points)]])
+        order = np.argsort(tests.astype(np.uint8), kind="stable")
+        test_of = tests[order]
+        edges = np.flatnonzero(np.append(True, test_of[1:] != test_of[:-1]))
+        placed = {}                                  # test -> where its windows are
+        for begin, end in zip(edges, np.append(edges[1:], len(order))):
+            test = int(test_of[begin])
+            state = self._tests.get(test)
+            if state is None:
+                state = self._tests[test] = _TestState(test)
+            if not state.rules:
+                continue
+            mine = order[begin:end]
+            placed[test] = self._test_markers(state, m_stamp[mine], points[mine], args[mine],
+                                              m_epoch[mine], first_index + mine)
+        for test, state in self._tests.items():
+            if state.uses_handler and len(handler_at):
+                self._handler_markers(state, placed.get(test), m_stamp[handler_at],
+                                      m_epoch[handler_at], first_index + handler_at)
+
+    @staticmethod
+    def _handler_markers(state, placed, h_stamp, h_epoch, h_at):
+        """Adds the kernel's handler-entry markers (global marker indices ``h_at``) to the test's "handler" rules: each is in the window of the test's marker
+        before it in the marker order (as ``analyze`` places them by position), if any."""
+        if placed is None:                           # no marker of the test in the batch
+            placed = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                      (state.windows - 1, state.epoch) if state.open else (-1, -1))
+        positions, windows, window_epoch, carried = placed
+        before = np.searchsorted(positions, h_at) - 1
+        window = np.append(windows, carried[0])[before]      # -1 -> the carried window
+        epoch = np.append(window_epoch, carried[1])[before]
+        inside = window >= 0
+        for (index, rule), pending in zip(state.rules, state.pending):
+            if rule.end == "handler":
+                pending.add(_EMPTY, _EMPTY, h_stamp[inside], window[inside])
+            if rule.start == "handler":
+                start = inside & (h_epoch == epoch)
+                pending.add(h_stamp[start], window[start], _EMPTY, _EMPTY)
+
+    def _test_markers(self, state, m_stamp, m_points, m_args, m_epoch, global_index):
+        """Windows of one test's markers in this batch; adds their start and end events to
+        the pending events of the test's rules. A start event counts only in the epoch of
+        its window (no hole since it began); a START's parameter is certain only if no hole
+        comes before the test's next marker (a PARAM may have been lost in it)."""
+        if state.param_wait is not None:             # this batch's first marker decides
+            window, argument, epoch = state.param_wait
+            state.param_wait = None
+            certain = int(m_epoch[0]) == epoch
+            if m_points[0] == Point.PARAM and certain:
+                argument |= int(m_args[0]) << ARG_BITS
+            self._name_window(state, window, argument, certain)
+        is_start = m_points == Point.START
+        is_bound = is_start | (m_points == Point.END)
+        # A hole opens a window at the test's first marker after it (unless a START).
+        no_holes = state.last_epoch == int(m_epoch[-1])        # none before these markers
+        opening = None if no_holes else (
+            m_epoch != np.concatenate([[state.last_epoch], m_epoch[:-1]])) & ~is_start
+        state.last_epoch = int(m_epoch[-1])
+        carried = (state.windows - 1, state.epoch) if state.open else (-1, -1)
+        segments = []                                 # (position, window, epoch) from there on
+        for at in np.flatnonzero(is_bound if no_holes else is_bound | opening).tolist():
+            if not no_holes and opening[at]:
+                epoch = int(m_epoch[at])
+                window = self._new_window(state, int(global_index[at]),
+                                          self._hole_after[epoch - 1], epoch, group=False)
+                self._name_window(state, window, -1, certain=False)
+                segments.append((at, window, epoch))
+            if not is_bound[at]:
+                continue
+            if state.open:                            # this bound ends the open group
+                self._close(state, int(m_stamp[at]))
+            if not is_start[at]:
+                segments.append((at, -1, -1))
+                continue
+            epoch = int(m_epoch[at])
+            window = self._new_window(state, int(global_index[at]), int(m_stamp[at]), epoch,
+                                      group=True)
+            segments.append((at, window, epoch))
+            if at + 1 < len(m_points):
+                argument = int(m_args[at])
+                certain = int(m_epoch[at + 1]) == epoch
+                if m_points[at + 1] == Point.PARAM and certain:
+                    argument |= int(m_args[at + 1]) << ARG_BITS
+                self._name_window(state, window, argument, certain)
+            else:
+                state.param_wait = (window, int(m_args[at]), epoch)
+                self._name_window(state, window, None, certain=False)
+        # Each marker is in the window of the last segment before it (or the carried one).
+        at = np.array([0] + [seg[0] for seg in segments] + [len(m_points)], np.int64)
+        lengths = np.diff(at)
+        windows = np.repeat(np.array([carried[0]] + [seg[1] for seg in segments]), lengths)
+        window_epoch = np.repeat(np.array([carried[1]] + [seg[2] for seg in segments]),
+                                 lengths) if state.uses_handler or not no_holes else None
+        in_window = windows >= 0
+        # Start events count only in the epoch of their window.
+        start_ok = in_window if no_holes else in_window & (m_epoch == window_epoch)
+        of_kind = {}
+        for (index, rule), pending in zip(state.rules, state.pending):
+            for kind, as_start in ((rule.start, True), (rule.end, False)):
+                if (kind, as_start) not in of_kind:
+                    inside = None
+                    if kind not in ("irq", "handler"):
+                        inside = (m_points == kind) & (start_ok if as_start else in_window)
+                    of_kind[kind, as_start] = ((m_stamp[inside], windows[inside])
+                                               if inside is not None else (_EMPTY, _EMPTY))
+            pending.add(*of_kind[rule.start, True], *of_kind[rule.end, False])
+        # Where the windows are, for the handler markers: global marker indices, windows,
+        # their epochs, and the window (and epoch) before the batch.
+        return global_index, windows, window_epoch, carried
+
+    def _new_window(self, state, marker, first, epoch, group):
+        """A new window beginning at global marker index ``marker``, stamp ``first``: a
+        START's (``group``: it begins a group) or one a hole opened (it joins the open
+        group, if any)."""
+        window = state.windows
+        state.windows += 1
+        if group or not state.open:
+            state.open, state.group, state.group_rows = True, window, len(state.first)
+        state.outer.append(state.group)
+        state.epoch = epoch
+        state.start_marker[window] = marker
+        if state.uses_irq:
+            state.last_first = max(state.last_first, first)
+            state.first.append([window, state.last_first, _NEVER, epoch])
+        return window
+
+    def _close(self, state, stamp):
+        """The open group ends at a bound stamped ``stamp``."""
+        state.open = False
+        for row in state.first[state.group_rows:]:
+            row[2] = stamp
+
+    def _name_window(self, state, window, parameter, certain):
+        """Names the tables of ``window`` once its parameter is known. A name with the
+        parameter in it is known only where the parameter is certain; a window without one
+        gives that rule no table (its samples count nowhere). A table's ``n`` is the
+        parameter of its first certain window, its place that of its first window.
+        ``parameter`` None: not known yet (a PARAM marker may still follow the START): only
+        the names without it are given, and the window is named again once it is known."""
+        for index, rule in state.rules:
+            known = certain or "{n}" not in rule.name
+            name = rule.name.format(n=parameter) if known else None
+            state.names[(window, index)] = name
+            if name is None:
+                continue
+            place = (state.start_marker[window], index)
+            if "handler" in (rule.start, rule.end):
+                self._handler_names.add(name)
+            if name not in self.tables:
+                self.tables[name] = self._new_table(
+                    name, self.stamp_hz, {"test": Test(state.test).name, "n": None})
+                self._order[name] = place
+            self._order[name] = min(self._order[name], place)
+            if certain and self._n_from.get(name, _NEVER) > window:
+                self.tables[name].parameters["n"] = parameter
+                self._n_from[name] = window
+
+    def _assign_irqs(self, final):
+        """Gives IRQ edges their windows, in every test with an IRQ rule, once no window
+        can still begin at or before them: a START comes above the horizon, and a window a
+        hole opens begins where the hole does (the last event before it), for a hole after
+        the test's latest marker or one still to come (after the latest event)."""
+        for state in self._tests.values():
+            if not state.uses_irq:
+                continue
+            stamps, epochs = state.irq_wait
+            below = _NEVER if final else min(
+                [self._horizon, self._delivered_stamp()]
+                + self._hole_after[state.last_epoch:self.holes])
+            ready = int(np.argmax(stamps >= below)) if np.any(stamps >= below) else len(stamps)
+            self._irqs_into_windows(state, stamps[:ready], epochs[:ready])
+            stamps, epochs = stamps[ready:], epochs[ready:]
+            # After a hole with no marker of the test since, an IRQ followed by another
+            # below the horizon can end no sample (no end event can come between them any
+            # more; a handler marker can, if the test's window is open: it is in that one);
+            # one of an epoch the test has had no marker in, and never will (none held
+            # either), none.
+            after_hole = epochs > state.last_epoch
+            settled = int(np.min(self._held[3], initial=self.holes))
+            no_end = (stamps < self._horizon) & (np.append(epochs[1:] == epochs[:-1], False)) \
+                & np.append(stamps[1:] < self._horizon, False)
+            if state.uses_handler and state.open:
+                no_end[:] = False
+            dead = after_hole & ((epochs < settled) | no_end)
+            state.irq_wait = (stamps[~dead], epochs[~dead])
+            state.irq_floor = min(self._horizon, int(state.irq_wait[0][0])
+                                  if len(state.irq_wait[0]) else _NEVER)
+            self._prune_windows(state)
+
+    def _delivered_stamp(self):
+        return int(self._delivered.stamp[0]) if len(self._delivered) else _NEVER
+
+    @staticmethod
+    def _irqs_into_windows(state, irq, irq_epoch):
+        if not len(irq) or not state.first:
+            return
+        window, first, end, epoch = np.array(state.first, np.int64).reshape(-1, 4).T
+        # Strictly after the window's first stamp (an IRQ in the cycle of a START is in none).
+        slot = np.searchsorted(first, irq, side="left") - 1
+        row = np.maximum(slot, 0)
+        # Inside a window's stamps, and no hole since it began (a start event).
+        inside = (slot >= 0) & (irq < end[row]) & (irq_epoch == epoch[row])
+        row = row[inside]
+        for (index, rule), pending in zip(state.rules, state.pending):
+            if rule.start == "irq":
+                pending.add(irq[inside], window[row], _EMPTY, _EMPTY)
+
+    @staticmethod
+    def _prune_windows(state):
+        """Forgets the IRQ windows that ended at or before every IRQ still to come."""
+        keep = 0
+        while keep < len(state.first) - 1 and state.first[keep][2] <= state.irq_floor:
+            keep += 1
+        del state.first[:keep]
+        state.group_rows = max(0, state.group_rows - keep)
+
+    # --- samples -------------------------------------------------------------------------
+
+    def _decide(self, final):
+        self._safe = self._losses.safe_end(self._horizon, self.loss_lag)
+        self._assign_irqs(final)
+        floor = self._horizon                     # no sample still to count begins below
+        for state in self._tests.values():
+            for (index, rule), pending in zip(state.rules, state.pending):
+                if len(pending.a):
+                    self._decide_rule(state, index, rule, pending, final)
+                self._trim_ends(pending)
+                if len(pending.a):
+                    floor = min(floor, int(pending.a.min()))
+            if len(state.irq_wait[0]):
+                floor = min(floor, int(state.irq_wait[0].min()))
+        self._ticks = self._ticks[np.searchsorted(self._ticks, floor):]
+
+    def _decide_rule(self, state, index, rule, pending, final):
+        a, a_window, b = pending.a, pending.a_window, pending.b
+        group = state.outer_of(a_window)            # a start pairs within its group
+        keep, lossy, by_hole, lengths = pair(a, group, b, state.outer_of(pending.b_window),
+                                              self.spans, self.hole_spans)
+        if final:
+            decided = np.ones(len(a), bool)
+        else:
+            closed = state.closed(a_window)
+            no_more_a = closed
+            if rule.start == "irq":                   # IRQs may still fall into the window
+                no_more_a = closed & (self._window_ends(state, a_window) <= state.irq_floor)
+            same_next = np.append(group[1:] == group[:-1], False)
+            has_next = np.arange(len(a)) < len(a) - 1
+            next_a = np.where(same_next, np.append(a[1:], 0), _NEVER)
+            # Its end is known when it has one in its group (a first end event beyond the
+            # group means the group is closed).
+            end_seen = lengths > 0
+            # A sample or discarded pair needs its table's name; a start event that gives
+            # neither (a window waiting for its PARAM must not hold them all) does not.
+            named = ("{n}" not in rule.name or state.param_wait is None
+                     or (a_window != state.param_wait[0]) | ~(keep | lossy))
+            decided = ((has_next | no_more_a)
+                       & (end_seen | closed | (same_next & (next_a < self._horizon)))
+                       & named)
+            # A sample waits until no LOSS record of a source seen lately can reach back
+            # over it (its span starts at that source's latest event, or later).
+            decided &= ~(keep & (a + lengths > self._safe))
+            decided = np.logical_and.accumulate(decided)
+        count = int(np.count_nonzero(decided))
+        if not count:
+            return
+        self._count(state, index, a[:count], a_window[:count], keep[:count], lossy[:count],
+                    by_hole[:count], lengths[:count])
+        pending.a, pending.a_window = a[count:], a_window[count:]
+
+    @staticmethod
+    def _window_ends(state, windows):
+        """End stamps of ``windows`` (-_NEVER for windows no longer kept: ended before any
+        IRQ still to come)."""
+        if not state.first:
+            return np.full(len(windows), -_NEVER, np.int64)
+        table = np.array(state.first, np.int64).reshape(-1, 4)
+        at = np.searchsorted(table[:, 0], windows)
+        found = table[np.minimum(at, len(table) - 1), 0] == windows
+        return np.where(found, table[np.minimum(at, len(table) - 1), 2], -_NEVER)
+
+    def _count(self, state, index, a, a_window, keep, lossy, by_hole, lengths):
+        """Adds decided samples to their tables (by window: the window's name; none for a
+        window whose parameter is not certain)."""
+        if keep.any():
+            self._counted_end = max(self._counted_end, int((a + lengths)[keep].max()))
+        # Windows come in order: one run of samples per window.
+        runs = np.flatnonzero(np.append(True, a_window[1:] != a_window[:-1])).tolist()
+        for begin, end in zip(runs, runs[1:] + [len(a)]):
+            name = state.names[(int(a_window[begin]), index)]
+            if name is None:
+                continue
+            table = self.tables[name]
+            kept = keep[begin:end]
+            starts, samples = a[begin:end][kept], lengths[begin:end][kept]
+            table.add(samples, starts, tick_overlaps(starts, samples, self._ticks))
+            lost = lossy[begin:end]
+            if lost.any():
+                table.discard(a[begin:end][lost], by_hole[begin:end][lost])
+
+    def _trim_ends(self, pending):
+        """Drops end events that can end no sample any more: at or below every pending start
+        and the horizon (later starts are stamped above it)."""
+        floor = self._horizon
+        if len(pending.a):
+            floor = min(floor, int(pending.a.min()))
+        drop = int(np.searchsorted(pending.b, floor, side="right"))
+        if drop:
+            pending.b, pending.b_window = pending.b[drop:], pending.b_window[drop:]
+
+    # --- results -------------------------------------------------------------------------
+
+    def ordered_tables(self):
+        """``{name: table collector}`` in the order the tests' windows first appear (then
+        the order of their rules); tables of "handler" rules only if the capture has
+        handler-entry markers."""
+        return {name: self.tables[name]
+                for name in sorted(self.tables, key=lambda name: self._order[name])
+                if self.handlers or name not in self._handler_names}
+
+    def summary(self):
+        """``{name: stats()}`` of the tables so far (collectors with ``stats()``)."""
+        return {name: table.stats() for name, table in self.ordered_tables().items()}
+
+    @property
+    def running(self):
+        """Names of the tests whose window is open (among the markers taken so far)."""
+        return {Test(test).name for test, state in self._tests.items() if state.open}
+
+    @property
+    def held(self):
+        """Events held for what later events can still change: markers not yet taken,
+        start and end events not yet decided, IRQ edges not yet given a window."""
+        return len(self._held[0]) + sum(
+            len(state.irq_wait[0]) + sum(len(p.a) + len(p.b) for p in state.pending)
+            for state in self._tests.values())
+
+
+def analyze_batches(batches, stamp_hz, **options):
+    """The tables (``ordered_tables()``) of the events that
+    ``batches()`` yields in batches (a callable: it is called again when a loss span reaches
+    back before counted samples, for a second pass with every span known). ``options``: as
+    :class:`BatchAnalysis`. Returns the :class:`BatchAnalysis`."""
+    analysis = BatchAnalysis(stamp_hz, **options)
+    for events in batches():
+        analysis.feed(events)
+    analysis.passes = 1
+    if analysis.needs_second_pass:
+        options = dict(options, losses=None)
+        analysis = BatchAnalysis(stamp_hz, spans=analysis.spans,
+                                 hole_spans=analysis.hole_spans, **options)
+        for events in batches():
+            analysis.feed(events)
+        analysis.passes = 2
+    return analysis.finish()

@@ -1,0 +1,89 @@
+"""The whole-capture analysis: every sample of every table of a capture's events
+(:func:`analyze`, a :class:`SampleTable` per table): the batch analysis
+(:class:`~latscope.analysis.batch.BatchAnalysis`, the one implementation of the pairing rules)
+over one batch, with a collector that keeps every sample; ``docs/tests.md`` describes the
+rules."""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .batch import BatchAnalysis
+
+__all__ = ["SampleTable", "SampleCollector", "analyze"]
+
+_EMPTY = np.zeros(0, np.int64)
+
+
+@dataclass
+class SampleTable:
+    """Samples of one table, in stamp units (``stamp_hz`` per second: capture clock
+    cycles, or half cycles with DDR inputs), in capture order, with their start stamps."""
+    name: str
+    stamp_hz: float
+    samples: np.ndarray                     # int64 stamp units
+    starts: np.ndarray                      # int64 stamp of each sample's first event
+    discarded: int = 0                      # pairs dropped because of a loss between them
+    parameters: dict = field(default_factory=dict)
+    #: int64 stamps of the first events of the discarded pairs
+    discarded_starts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    discarded_by_holes: int = 0             # of ``discarded``: those with a hole between them
+    #: bool per sample: a tick marker lies in it (:func:`~latscope.analysis.rules.tick_overlaps`;
+    #: empty: none known)
+    ticked: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+
+    def ns(self):
+        return self.samples * (1e9 / self.stamp_hz)
+
+    def stats(self):
+        """Number of samples, min / max / average (the reference report's table), standard
+        deviation and percentiles, in ns: :func:`latscope.analysis.statistics.stats_of_counts` (the
+        method the bounded analysis uses too)."""
+        from .statistics import stats_of_counts
+        values, counts = np.unique(self.samples, return_counts=True)
+        return stats_of_counts(values, counts, self.stamp_hz, self.discarded,
+                               self.discarded_by_holes)
+
+
+class SampleCollector:
+    """The table collector of :func:`analyze` (:class:`~latscope.analysis.batch.BatchAnalysis`'s
+    ``table``): keeps every sample, start stamp, tick flag and discarded pair, in capture
+    order; :meth:`table` makes the :class:`SampleTable`."""
+
+    def __init__(self, name, stamp_hz, parameters):
+        self.name, self.stamp_hz, self.parameters = name, stamp_hz, parameters
+        self._kept = []                          # (samples, starts, ticked) per batch
+        self._discarded = []                     # (starts, by_hole) per batch
+
+    def add(self, samples, starts, ticked):
+        self._kept.append((samples, starts, ticked))
+
+    def discard(self, starts, by_hole):
+        self._discarded.append((starts, by_hole))
+
+    def table(self):
+        samples, starts, ticked = (np.concatenate(column) for column in
+                                   zip((_EMPTY, _EMPTY, np.zeros(0, bool)), *self._kept))
+        discarded, by_hole = (np.concatenate(column) for column in
+                              zip((_EMPTY, np.zeros(0, bool)), *self._discarded))
+        return SampleTable(self.name, self.stamp_hz, samples, starts, len(discarded),
+                           self.parameters, discarded, int(np.count_nonzero(by_hole)), ticked)
+
+
+def analyze(events, stamp_hz, *, losses=None):
+    """Sample tables of every test found in ``events`` (a parser ``Events``), by name, in
+    the order their tests' windows first appear. ``stamp_hz``: stamp units per second
+    (``Capture.stamp_hz``, ``Identity.stamp_hz``).
+
+    ``losses``: extra stamps where data is known to be missing (added to the LOSS records).
+
+    A test runs between its START and END markers (a second START before the END, whose END
+    was lost, ends the window instead). Inside that window a *pairing rule* makes one
+    sample from an event A and the first event B after it, when no other A comes between them (an
+    A with no B is dropped) and no lost event can lie between them: a sample is either exact or
+    absent, never wrong.
+    """
+    analysis = BatchAnalysis(stamp_hz, table=SampleCollector, losses=losses)
+    analysis.feed(events)
+    return {name: collector.table()
+            for name, collector in analysis.finish().ordered_tables().items()}

@@ -1,0 +1,70 @@
+"""The percentile rule and the percentiles' confidence intervals (latscope.analysis.statistics).
+
+The ranks are checked against the binomial distribution summed exactly in rational numbers
+(``fractions``), and the intervals' coverage by drawing samples of a known distribution."""
+
+from fractions import Fraction
+from math import comb
+
+import numpy as np
+import pytest
+
+from latscope.analysis.statistics import (PERCENTILES, percentile_supported, quantile_ranks,
+                                          stats_of_counts)
+
+
+def exact_ranks(n, q_percent, confidence=Fraction(95, 100)):
+    """(l, u) by the definition: the largest l with P(B <= l - 1) <= tail and the smallest
+    u with P(B <= u - 1) >= 1 - tail, B ~ Binomial(n, q), in exact arithmetic."""
+    q = Fraction(str(q_percent)) / 100
+    tail = (1 - confidence) / 2
+    cdf, total = [], Fraction(0)
+    for k in range(n + 1):
+        total += comb(n, k) * q ** k * (1 - q) ** (n - k)
+        cdf.append(total)
+    below = lambda k: Fraction(0) if k < 0 else cdf[k]        # noqa: E731
+    lower = max(rank for rank in range(n + 2) if below(rank - 1) <= tail)
+    upper = min(rank for rank in range(n + 2) if rank > n or below(rank - 1) >= 1 - tail)
+    return (lower if lower >= 1 else None), (upper if upper <= n else None)
+
+
+@pytest.mark.parametrize("n, q", [(2, 50), (3, 50), (10, 50), (101, 50), (100, 99),
+                                  (250, 99), (1000, 99), (1000, 99.9), (1500, 99.9)])
+def test_ranks_are_those_of_the_exact_binomial(n, q):
+    assert quantile_ranks(n, q) == exact_ranks(n, q)
+
+
+def test_the_rule():
+    assert [fewest for _, _, fewest in PERCENTILES] == [2, 100, 1000]
+    for key, q, fewest in PERCENTILES:
+        assert not percentile_supported(q, fewest - 1) and percentile_supported(q, fewest)
+        for n, reported in ((fewest - 1, False), (fewest, True)):
+            row = stats_of_counts(np.arange(n), np.ones(n, np.int64), 1e9)
+            assert (row[key] is not None) == reported, (key, n)
+            assert (row[key.replace("_ns", "_ci_ns")] is not None) == reported, (key, n)
+
+
+def test_intervals_cover_the_true_quantile():
+    """Samples of an exponential distribution (continuous, known quantiles, stamps of 1 ns
+    fine enough not to tie): at least 95 % of the intervals hold the true quantile, and
+    not far more (the ranks are not wider than needed)."""
+    rng = np.random.default_rng(14)
+    for q, n in ((50, 200), (99, 300), (99.9, 3000)):
+        truth = -np.log1p(-q / 100) * 1e6                    # ns, mean 1 ms
+        covered = 0
+        runs = 400
+        for _ in range(runs):
+            samples = np.rint(rng.exponential(1e6, n)).astype(np.int64)
+            row = stats_of_counts(*np.unique(samples, return_counts=True), 1e9)
+            low, high = row[[k for k, p, _ in PERCENTILES if p == q][0].replace("_ns", "_ci_ns")]
+            covered += (low is None or low <= truth) and (high is None or truth <= high)
+        assert 0.93 * runs <= covered <= 0.995 * runs, (q, covered)
+
+
+def test_interval_ends_are_order_statistics():
+    samples = np.arange(1000, 3000, 2)                         # 1000 distinct values
+    row = stats_of_counts(samples, np.ones(len(samples), np.int64), 1e9)
+    lower, upper = quantile_ranks(1000, 99)
+    assert row["p99_ci_ns"] == [float(samples[lower - 1]), float(samples[upper - 1])]
+    assert row["p999_ci_ns"][1] is None                        # open above the maximum
+    assert row["p999_ci_ns"][0] == float(samples[quantile_ranks(1000, 99.9)[0] - 1])

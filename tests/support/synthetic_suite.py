@@ -1,0 +1,132 @@
+"""A synthetic run of the test suite with its ground truth, for damage tests.
+
+:func:`make_run` lays out the markers and IRQ edges of the suite's tests (``docs/tests.md``,
+the encoding of ``latscope_defs.markers``) on a time line and records, while it does so, every
+sample it means: table name, start stamp, length. That record is the ground truth; it is
+built here from the layout, not by ``analyze``. :func:`encode` turns the events into the
+device's byte stream with the reference encoder of ``latscope_defs.protocol``, adding the pin
+delays the parser subtracts again.
+"""
+
+import random
+from dataclasses import dataclass, field
+
+from latscope_defs.markers import Point, Test, encode as marker
+from latscope_defs.protocol import VERSION, Source, StreamEncoder
+
+#: Pin-to-stamp delays (cycles) of the simulated appliance, as in its identify reply.
+LATENCY = {Source.MARKER: 4, Source.IRQ: 0}
+IDENTITY = {"clock_hz": 100_000_000, "stamp_shift": 0, "marker_width": 16, "edge_count": 0,
+            "bus_width": 0, "fifo_depth": 512, "board": "synthetic", "version": VERSION,
+            "latency": {source.name: cycles for source, cycles in LATENCY.items()}}
+
+
+@dataclass
+class Run:
+    """Events (stamp, source, value), in stamp order, and the samples meant:
+    ``samples[table][start stamp] = length``."""
+    events: list = field(default_factory=list)
+    samples: dict = field(default_factory=dict)
+
+
+class _Layout:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.now = 1000
+        self.run = Run()
+
+    def at(self, cycles, source, value):
+        self.now += cycles
+        self.run.events.append((self.now, int(source), value))
+        return self.now
+
+    def mark(self, test, point, arg=0, gap=None):
+        gap = self.rng.randint(12, 400) if gap is None else gap
+        return self.at(gap, Source.MARKER, marker(test, point, arg))
+
+    def sample(self, table, start, end):
+        self.run.samples.setdefault(table, {})[start] = end - start
+
+    def window(self, test, n, body):
+        self.mark(test, Point.START, n & 0x7f)
+        if n >= 128:
+            self.mark(test, Point.PARAM, n >> 7)
+        body()
+        self.mark(test, Point.END)
+        # The IRQ generator runs between tests too: edges in no window pair with nothing.
+        for _ in range(self.rng.randint(0, 3)):
+            self.at(self.rng.randint(50, 900), Source.IRQ, 1)
+            self.at(self.rng.randint(20, 200), Source.IRQ, 0)
+
+
+def _irq_tests(lay, count):
+    """IL_A (IRQ -> ISR_ENTRY, ISR_EXIT -> THREAD) and IDL_B N (ISR_EXIT -> T2)."""
+    def il_a():
+        for k in range(count):
+            edge = lay.at(lay.rng.randint(300, 2000), Source.IRQ, 1)
+            entry = lay.mark(Test.IL_A, Point.ISR_ENTRY, k, gap=lay.rng.randint(20, 300))
+            lay.at(lay.rng.randint(5, 50), Source.IRQ, 0)
+            done = lay.mark(Test.IL_A, Point.ISR_EXIT, k)
+            back = lay.mark(Test.IL_A, Point.THREAD, 0)
+            lay.sample("IL-a-1", edge, entry)
+            lay.sample("IDL-a-1", done, back)
+    lay.window(Test.IL_A, 1, il_a)
+    for n in (1, 10, 128):
+        def idl_b(n=n):
+            for k in range(count):
+                edge = lay.at(lay.rng.randint(300, 2000), Source.IRQ, 1)
+                entry = lay.mark(Test.IDL_B, Point.ISR_ENTRY, k, gap=lay.rng.randint(20, 300))
+                lay.at(lay.rng.randint(5, 50), Source.IRQ, 0)
+                done = lay.mark(Test.IDL_B, Point.ISR_EXIT, k)
+                woken = lay.mark(Test.IDL_B, Point.T2, k % n)
+                lay.sample(f"IL-b-{n}", edge, entry)
+                lay.sample(f"IDL-b-{n}", done, woken)
+        lay.window(Test.IDL_B, n, idl_b)
+
+
+def _thread_tests(lay, count):
+    """TSL_A N (T1 in one thread, T2 in the next) and the T1 -> T2 tests."""
+    for n in (2, 10, 128):
+        def tsl(n=n):
+            lay.mark(Test.TSL_A, Point.T1, 0)      # the first round pairs nothing: T1, T1
+            for k in range(count):
+                start = lay.mark(Test.TSL_A, Point.T1, k % n)
+                end = lay.mark(Test.TSL_A, Point.T2, (k + 1) % n)
+                lay.sample(f"TSL-a-{n}", start, end)
+        lay.window(Test.TSL_A, n, tsl)
+    for test, name, n in ((Test.TF_A, "TF-a-1", 1), (Test.SEO_D, "SEO-d-1", 1),
+                          (Test.SEO_F, "SEO-f-255", 255), (Test.MQ, "MQ-a-1", 1),
+                          (Test.CLOCK_ISR, "CLK-a-1", 1)):
+        def body(test=test, name=name):
+            for k in range(count // 2):
+                start = lay.mark(test, Point.T1, k)
+                if lay.rng.random() < 0.2:           # an IRQ edge inside: no rule pairs it
+                    lay.at(lay.rng.randint(1, 10), Source.IRQ, 1)
+                    lay.at(lay.rng.randint(5, 50), Source.IRQ, 0)
+                end = lay.mark(test, Point.T2, k)
+                if test == Test.CLOCK_ISR:
+                    lay.mark(test, Point.PARAM, lay.rng.randint(0, 1))
+                lay.sample(name, start, end)
+        lay.window(test, n, body)
+
+
+def make_run(seed=1, count=300):
+    """A suite run: ``count`` samples per IRQ and TSL table, half that per other table."""
+    lay = _Layout(seed)
+    lay.mark(Test.NONE, Point.PARAM, 1)
+    _irq_tests(lay, count)
+    _thread_tests(lay, count)
+    lay.mark(Test.NONE, Point.PARAM, 2)
+    return lay.run
+
+
+def encode(events, flush_after=3000):
+    """The device's byte stream of ``events``: stamps plus pin delays, in the order the
+    device stamps them, in segments closed after ``flush_after`` cycles (the age rule)."""
+    raw = sorted(((stamp + LATENCY.get(Source(source), 0), source, value)
+                  for stamp, source, value in events), key=lambda event: event[0])
+    encoder = StreamEncoder(flush_after=flush_after)
+    for stamp, source, value in raw:
+        encoder.event(stamp, source, value)
+    encoder.flush()
+    return encoder.take()
