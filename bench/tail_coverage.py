@@ -1,6 +1,6 @@
-"""Coverage study of the tail estimate (host/latscope/tail.py), larger than its tests.
+"""Coverage study of the tail estimate (host/latscope/analysis/tail.py), larger than its tests.
 
-Draws tables of known tails (tests/tail_samples.py: whole stamp units, true quantiles exact
+Draws tables of known tails (tests/support/tail_samples.py: whole stamp units, true quantiles exact
 from scipy) and prints, per distribution and sample count: how often each probability's
 interval held the true quantile (a refusal counts as a miss), how often the truth lay below
 the interval, the refusals by check, the median interval of the 1e-6 quantile around the
@@ -8,7 +8,7 @@ truth, and the time per estimate. Then how often the faulty series of the tests 
 by the right check, and how the tail resolution check treats tails of a few stamp units.
 
 With ``--draws 200`` and the default sizes the coverage figures are those of
-tests/test_tail.py (same seeds). ``--confidence``, ``--degrees`` (of the likelihood-ratio
+tests/host/test_tail.py (same seeds). ``--confidence``, ``--degrees`` (of the likelihood-ratio
 region: 1 is the profile interval of each quantile alone) and ``--k`` (the exceedance count
 as a Python expression of n) rerun the study with another choice than tail.py's, to compare.
 
@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "host"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from latscope import tail                                                  # noqa: E402
-from tail_samples import DISTRIBUTIONS, FAULTS, coverage, refusals, true_quantile  # noqa: E402
+from latscope.analysis import tail                                         # noqa: E402
+from support.tail_samples import DISTRIBUTIONS, FAULTS, coverage, refusals, true_quantile  # noqa: E402
 
 #: Tails beyond the tests': a Weibull lighter than exponential (shape 1.5), whose exceedances
 #: look bounded at any finite threshold.

@@ -1,5 +1,5 @@
 """Sample tables of known tails and of known faults, for the tail estimate's tests
-(test_tail.py) and its coverage study (bench/tail_coverage.py).
+(tests/host/test_tail.py) and its coverage study (bench/tail_coverage.py).
 
 Samples are whole stamp units, as latscope's: a latency X drawn from a continuous distribution
 is recorded as floor(X). The true whole-unit quantile for probability p, the smallest k with

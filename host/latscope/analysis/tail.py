@@ -102,6 +102,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+from .statistics import quantile_ranks
+
 __all__ = ["PROBABILITIES", "CONFIDENCE", "ALPHA", "MIN_SAMPLES", "LAGS", "MAX_COINCIDENCE",
            "SHAPE_RANGE", "Check", "Quantile", "TailEstimate", "exceedance_count",
            "estimate_tail"]
@@ -433,8 +435,8 @@ class _Likelihood:
 
 def _order_statistic(values, counts, probability, confidence, ns_per_stamp):
     """The smallest value that at most n * p samples exceed, and the distribution-free
-    interval from order statistics: the number of samples at or below the true quantile is
-    at least Binomial(n, 1 - p), so its ranks' (1 -/+ confidence) / 2 quantiles bound it."""
+    interval from order statistics (statistics.quantile_ranks, as for the table's
+    percentiles; an end beyond the samples is open: -inf or inf)."""
     n = int(counts.sum())
     cumulative = np.cumsum(counts)
 
@@ -442,8 +444,7 @@ def _order_statistic(values, counts, probability, confidence, ns_per_stamp):
         """The rank-th smallest sample (1-based), in ns."""
         return float(values[np.searchsorted(cumulative, rank)]) * ns_per_stamp
 
-    tail = (1 - confidence) / 2
-    low, high = stats.binom.ppf([tail, 1 - tail], n, 1 - probability)
+    low, high = quantile_ranks(n, 100 * (1 - probability), confidence)
     return Quantile(probability, at_rank(n - math.floor(n * probability)),
-                    at_rank(max(int(low), 1)), at_rank(min(int(high) + 1, n)),
-                    "order statistics")
+                    -math.inf if low is None else at_rank(low),
+                    math.inf if high is None else at_rank(high), "order statistics")

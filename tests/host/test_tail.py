@@ -1,6 +1,6 @@
-"""The tail estimate (latscope.tail): coverage of its intervals on tails of known
+"""The tail estimate (latscope.analysis.tail): coverage of its intervals on tails of known
 distributions, refusals of series that break its assumptions, and what it does with ties,
-prefixes and counts. Samples come from tail_samples.py (whole stamp units, true quantiles
+prefixes and counts. Samples come from support/tail_samples.py (whole stamp units, true quantiles
 exact from scipy)."""
 
 import re
@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from latscope import tail
-from latscope.tail import MIN_SAMPLES, estimate_tail, exceedance_count
-from tail_samples import DISTRIBUTIONS, FAULTS, coverage, draw, refusals, true_quantile
+from latscope.analysis import tail
+from latscope.analysis.tail import MIN_SAMPLES, estimate_tail, exceedance_count
+from support.cases import parametrize_first_fast
+from support.tail_samples import DISTRIBUTIONS, FAULTS, coverage, draw, refusals, true_quantile
 
 DRAWS = 200
 
@@ -20,11 +21,11 @@ def estimate(samples):
     return estimate_tail(samples, 1.0)
 
 
-@pytest.mark.parametrize("n", [1000, 10_000])
-@pytest.mark.parametrize("name", sorted(DISTRIBUTIONS))
+@parametrize_first_fast("name, n", [(name, n) for n in (1000, 10_000)
+                                   for name in sorted(DISTRIBUTIONS)])
 def test_coverage(name, n):
     """The 1e-6 quantile's interval holds the true quantile in at least 90 % of 200 draws
-    (a refusal counts as a miss). Measured here (seeds 1..5 by distribution, 200 draws; the
+    (a refusal counts as a miss; seconds each: `make check` runs the first case). Measured here (seeds 1..5 by distribution, 200 draws; the
     same figures from ``bench/tail_coverage.py --draws 200``):
 
     ============  ======  =======
