@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "host"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from latscope.analysis import tail                                         # noqa: E402
+from latscope.analysis import tail  # noqa: E402
 from support.tail_samples import DISTRIBUTIONS, FAULTS, coverage, refusals, true_quantile  # noqa: E402
 
 #: Tails beyond the tests': a Weibull lighter than exponential (shape 1.5), whose exceedances
@@ -39,11 +39,15 @@ EXTRA = {"weibull 1.5": stats.weibull_min(1.5, loc=1000, scale=100)}
 
 def coverage_table(draws, sizes, confidence):
     names = sorted(DISTRIBUTIONS) + sorted(EXTRA)
-    print(f"coverage of the {confidence:.0%} intervals ({draws} draws each; a refusal is a miss;"
-          " 'below': truth below the interval; 1e-6 interval: median ends minus the truth, "
-          "stamp units)")
-    print(f"{'distribution':<13}{'n':>8}  {'1e-3':>6} {'1e-6':>6} {'1e-9':>6}  {'below':>5}  "
-          f"{'1e-6 interval':>18}  {'ms':>5}  refused")
+    print(
+        f"coverage of the {confidence:.0%} intervals ({draws} draws each; a refusal is a miss;"
+        " 'below': truth below the interval; 1e-6 interval: median ends minus the truth, "
+        "stamp units)"
+    )
+    print(
+        f"{'distribution':<13}{'n':>8}  {'1e-3':>6} {'1e-6':>6} {'1e-9':>6}  {'below':>5}  "
+        f"{'1e-6 interval':>18}  {'ms':>5}  refused"
+    )
     false_refusals = {}
     for n in sizes:
         for name in names:
@@ -52,48 +56,76 @@ def coverage_table(draws, sizes, confidence):
             start = time.process_time()
             held, below, refused, results = coverage(
                 lambda samples: tail.estimate_tail(samples, 1.0, confidence=confidence),
-                distribution, n, draws, seed)
+                distribution,
+                n,
+                draws,
+                seed,
+            )
             ms = 1000 * (time.process_time() - start) / draws
             truth = true_quantile(distribution, 1e-6)
-            ends = np.array([(q.low_ns - truth, q.high_ns - truth) for r in results
-                             for q in r.quantiles if q.probability == 1e-6])
-            interval = (f"[{np.median(ends[:, 0]):+.0f}, {np.median(ends[:, 1]):+.0f}]"
-                        if len(ends) else "-")
+            ends = np.array(
+                [
+                    (q.low_ns - truth, q.high_ns - truth)
+                    for r in results
+                    for q in r.quantiles
+                    if q.probability == 1e-6
+                ]
+            )
+            interval = (
+                f"[{np.median(ends[:, 0]):+.0f}, {np.median(ends[:, 1]):+.0f}]"
+                if len(ends)
+                else "-"
+            )
             rates = " ".join(f"{held.get(p, 0) / draws:6.3f}" for p in tail.PROBABILITIES)
-            print(f"{name:<13}{n:>8}  {rates}  {sum(below.values()):>5}  {interval:>18}  "
-                  f"{ms:5.1f}  {refused or ''}")
+            print(
+                f"{name:<13}{n:>8}  {rates}  {sum(below.values()):>5}  {interval:>18}  "
+                f"{ms:5.1f}  {refused or ''}"
+            )
             for check, count in refused.items():
                 false_refusals[check] = false_refusals.get(check, 0) + count
     total = draws * len(sizes) * len(names)
-    print("refusals of these independent, identically distributed samples: "
-          + ", ".join(f"{check} {count / total:.2%}" for check, count in
-                      sorted(false_refusals.items())) + f" of {total} draws")
+    print(
+        "refusals of these independent, identically distributed samples: "
+        + ", ".join(
+            f"{check} {count / total:.2%}" for check, count in sorted(false_refusals.items())
+        )
+        + f" of {total} draws"
+    )
 
 
 def fault_table(draws):
     print(f"\nfaulty series refused by the right check ({draws} draws each)")
     for fault, (_, check) in FAULTS.items():
         for n in (1000, 10_000):
-            right, failed = refusals(lambda samples: tail.estimate_tail(samples, 1.0), fault, n,
-                                     draws, seed=7)
+            right, failed = refusals(
+                lambda samples: tail.estimate_tail(samples, 1.0), fault, n, draws, seed=7
+            )
             estimated = sum(not names for names in failed)
-            print(f"  {fault:<26}{n:>7}  by {check}: {right / draws:6.3f}   estimated: "
-                  f"{estimated / draws:6.3f}")
+            print(
+                f"  {fault:<26}{n:>7}  by {check}: {right / draws:6.3f}   estimated: "
+                f"{estimated / draws:6.3f}"
+            )
 
 
 def resolution_table(draws):
-    print(f"\ntails of a few stamp units: exponential of scale s units, 1000 samples "
-          f"({draws} draws each)")
+    print(
+        f"\ntails of a few stamp units: exponential of scale s units, 1000 samples "
+        f"({draws} draws each)"
+    )
     for scale in (0.5, 1, 2, 3, 5, 10):
         distribution = stats.expon(loc=1000, scale=scale)
         held, _, refused, results = coverage(
-            lambda samples: tail.estimate_tail(samples, 1.0), distribution, 1000, draws, seed=11)
-        coincidence = np.median([c.statistic for r in results for c in r.checks
-                                 if c.name == "tail resolution"])
+            lambda samples: tail.estimate_tail(samples, 1.0), distribution, 1000, draws, seed=11
+        )
+        coincidence = np.median(
+            [c.statistic for r in results for c in r.checks if c.name == "tail resolution"]
+        )
         estimated = sum(r.refusal is None for r in results)
-        print(f"  s = {scale:<4}  coincidence (median) {coincidence:.3f}   too coarse "
-              f"{refused.get('tail resolution', 0) / draws:6.3f}   1e-6 held in "
-              f"{held.get(1e-6, 0)} of {estimated} estimated")
+        print(
+            f"  s = {scale:<4}  coincidence (median) {coincidence:.3f}   too coarse "
+            f"{refused.get('tail resolution', 0) / draws:6.3f}   1e-6 held in "
+            f"{held.get(1e-6, 0)} of {estimated} estimated"
+        )
 
 
 def main():
@@ -102,16 +134,21 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     parser.add_argument("--confidence", type=float, default=tail.CONFIDENCE)
     parser.add_argument("--degrees", type=int, default=tail.REGION_DEGREES)
-    parser.add_argument("--k", help="exceedance count, a Python expression of n "
-                                    "(default tail.exceedance_count: round(2 * sqrt(n)))")
+    parser.add_argument(
+        "--k",
+        help="exceedance count, a Python expression of n "
+        "(default tail.exceedance_count: round(2 * sqrt(n)))",
+    )
     parser.add_argument("--only-coverage", action="store_true")
     args = parser.parse_args()
     # Other choices than tail.py's, for comparison only: set on the module for this run.
     tail.REGION_DEGREES = args.degrees
     if args.k:
         tail.exceedance_count = lambda n: round(eval(args.k, {"sqrt": math.sqrt, "n": n}))
-    print(f"tail.py: k = {args.k or 'round(2 * sqrt(n))'}, region of {args.degrees} degree(s) "
-          f"of freedom, checks at {tail.ALPHA}")
+    print(
+        f"tail.py: k = {args.k or 'round(2 * sqrt(n))'}, region of {args.degrees} degree(s) "
+        f"of freedom, checks at {tail.ALPHA}"
+    )
     coverage_table(args.draws, args.sizes, args.confidence)
     if not args.only_coverage:
         fault_table(args.draws)

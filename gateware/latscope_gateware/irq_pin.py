@@ -54,19 +54,22 @@ class IrqPinStage(wiring.Component):
 
     def __init__(self, *, capture_domain="capture"):
         self._domain = capture_domain
-        super().__init__({
-            "level": In(1),
-            "pin": In(1),
-            "irq": Out(1),
-            "events": Out(stream.Signature(1, always_ready=True)),
-        })
+        super().__init__(
+            {
+                "level": In(1),
+                "pin": In(1),
+                "irq": Out(1),
+                "events": Out(stream.Signature(1, always_ready=True)),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
-        sampled = Signal(2)          # (level, pin) out of the synchronizer
+        sampled = Signal(2)  # (level, pin) out of the synchronizer
         previous = Signal(2)
         m.submodules.synchronizer = FFSynchronizer(
-            Cat(self.level, self.pin), sampled, o_domain=self._domain, stages=2)
+            Cat(self.level, self.pin), sampled, o_domain=self._domain, stages=2
+        )
         level, pin = sampled[0], sampled[1]
         # The two bits change together at a link edge, but each crosses on its own: where
         # that edge is not a capture edge too (the ULX3S's 125/50 MHz) or a net is slow, one

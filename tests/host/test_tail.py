@@ -21,8 +21,9 @@ def estimate(samples):
     return estimate_tail(samples, 1.0)
 
 
-@parametrize_first_fast("name, n", [(name, n) for n in (1000, 10_000)
-                                   for name in sorted(DISTRIBUTIONS)])
+@parametrize_first_fast(
+    "name, n", [(name, n) for n in (1000, 10_000) for name in sorted(DISTRIBUTIONS)]
+)
 def test_coverage(name, n):
     """The 1e-6 quantile's interval holds the true quantile in at least 90 % of 200 draws
     (a refusal counts as a miss; seconds each: `make check` runs the first case). Measured here (seeds 1..5 by distribution, 200 draws; the
@@ -43,8 +44,9 @@ def test_coverage(name, n):
     assert held.get(1e-6, 0) >= 0.9 * DRAWS
 
 
-@pytest.mark.parametrize("fault, n", [(fault, 10_000 if fault == "ticks at random, 1 %" else 1000)
-                                      for fault in FAULTS])
+@pytest.mark.parametrize(
+    "fault, n", [(fault, 10_000 if fault == "ticks at random, 1 %" else 1000) for fault in FAULTS]
+)
 def test_faults_are_refused_by_the_right_check(fault, n):
     """Dependent series (1000 samples, the fewest estimated from) are refused by the
     independence check, a regime change by the halves' comparison, a tail of two lumps (the
@@ -59,8 +61,9 @@ def test_the_checks_see_the_order_not_the_values():
     """The same dependent samples, shuffled, pass the independence check (ALPHA = 0.01)."""
     rng = np.random.default_rng(3)
     generate, _ = FAULTS["AR(1), phi 0.7"]
-    passed = sum(estimate(rng.permutation(generate(1000, rng))).checks[1].passed
-                 for _ in range(DRAWS))
+    passed = sum(
+        estimate(rng.permutation(generate(1000, rng))).checks[1].passed for _ in range(DRAWS)
+    )
     assert passed >= 0.95 * DRAWS
 
 
@@ -68,26 +71,35 @@ def test_a_refusal_names_the_check_with_its_statistic():
     generate, _ = FAULTS["AR(1), phi 0.7"]
     result = estimate(generate(1000, np.random.default_rng(1)))
     assert result.quantiles == () and result.threshold_ns is None
-    assert re.fullmatch(r"not estimable: not independent \(Ljung-Box Q of the ranks, lags 1-40"
-                        r" = [0-9.e+]+, p = [0-9.e+-]+ < 0\.01\)", result.refusal), result.refusal
+    assert re.fullmatch(
+        r"not estimable: not independent \(Ljung-Box Q of the ranks, lags 1-40"
+        r" = [0-9.e+]+, p = [0-9.e+-]+ < 0\.01\)",
+        result.refusal,
+    ), result.refusal
     assert not result.checks[1].passed and result.checks[1].pvalue < 0.01
 
 
 def test_too_few_samples_are_refused():
     rng = np.random.default_rng(2)
     samples = draw(DISTRIBUTIONS["exponential"], MIN_SAMPLES, rng)
-    assert estimate(samples[:-1]).refusal == \
-        f"not estimable: too few samples: {MIN_SAMPLES - 1} < {MIN_SAMPLES}"
+    assert (
+        estimate(samples[:-1]).refusal
+        == f"not estimable: too few samples: {MIN_SAMPLES - 1} < {MIN_SAMPLES}"
+    )
     assert [check.name for check in estimate(samples[:-1]).checks] == ["enough samples"]
     assert estimate(samples).checks[0].passed
 
 
-@pytest.mark.parametrize("samples", [
-    # The demo's shape: a block of equal samples and a few outliers (tick-delayed).
-    np.where(np.arange(1000) % 97 == 5, 400 + np.arange(1000) % 113, 221),
-    # A smooth tail narrower than a stamp unit: exponential of scale 0.5 units.
-    np.floor(np.random.default_rng(4).exponential(0.5, 1000)).astype(np.int64),
-], ids=["block and outliers", "sub-unit tail"])
+@pytest.mark.parametrize(
+    "samples",
+    [
+        # The demo's shape: a block of equal samples and a few outliers (tick-delayed).
+        np.where(np.arange(1000) % 97 == 5, 400 + np.arange(1000) % 113, 221),
+        # A smooth tail narrower than a stamp unit: exponential of scale 0.5 units.
+        np.floor(np.random.default_rng(4).exponential(0.5, 1000)).astype(np.int64),
+    ],
+    ids=["block and outliers", "sub-unit tail"],
+)
 def test_a_tail_of_few_values_is_refused(samples):
     result = estimate(np.random.default_rng(5).permutation(samples))
     assert result.refusal.startswith("not estimable: tail too coarse: the 64 largest samples")
@@ -116,10 +128,12 @@ def test_from_counts_and_a_prefix():
     assert kept.exceedances == whole.exceedances == exceedance_count(50_000)
     assert kept.quantiles == whole.quantiles
     with pytest.raises(ValueError):
-        estimate_tail(samples[:MIN_SAMPLES - 1], 1.0, (values, counts))
+        estimate_tail(samples[: MIN_SAMPLES - 1], 1.0, (values, counts))
     few = samples[:300]
-    assert estimate_tail(few, 1.0, np.unique(few, return_counts=True)).refusal == \
-        "not estimable: too few samples: 300 < 1000"
+    assert (
+        estimate_tail(few, 1.0, np.unique(few, return_counts=True)).refusal
+        == "not estimable: too few samples: 300 < 1000"
+    )
 
 
 def test_inputs_and_the_maximum_are_left_alone():
@@ -157,25 +171,35 @@ def profile_interval(y, log_ratio, cut, inside):
     scipy's GPD: for each d the likelihood's maximum over the shape (a grid, then Brent), and
     the two d where that maximum meets the cut (Brent's root finder, either side of a d
     ``inside`` the region)."""
+
     def at(xi, d):
-        value = stats.genpareto.logpdf(y, xi[:, None], 0,
-                                       (d * xi / np.expm1(xi * log_ratio))[:, None]).sum(axis=1)
+        value = stats.genpareto.logpdf(
+            y, xi[:, None], 0, (d * xi / np.expm1(xi * log_ratio))[:, None]
+        ).sum(axis=1)
         return np.where(np.isfinite(value), value, -np.inf)
 
     def meets(d):
         grid = np.linspace(-0.999, 2.999, 401)
         i = int(np.argmax(at(grid, d)))
-        found = optimize.minimize_scalar(lambda xi: -at(np.array([xi]), d)[0], method="bounded",
-                                         bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 400)]),
-                                         options={"xatol": 1e-10})
-        return max(-found.fun, at(grid[i:i + 1], d)[0]) - cut
+        found = optimize.minimize_scalar(
+            lambda xi: -at(np.array([xi]), d)[0],
+            method="bounded",
+            bounds=(grid[max(i - 1, 0)], grid[min(i + 1, 400)]),
+            options={"xatol": 1e-10},
+        )
+        return max(-found.fun, at(grid[i : i + 1], d)[0]) - cut
 
-    return (optimize.brentq(meets, inside * 1e-3, inside, xtol=1e-12),
-            optimize.brentq(meets, inside, inside * 1e8, xtol=1e-12))
+    return (
+        optimize.brentq(meets, inside * 1e-3, inside, xtol=1e-12),
+        optimize.brentq(meets, inside, inside * 1e8, xtol=1e-12),
+    )
 
 
-@pytest.mark.parametrize("distribution", [stats.expon(), stats.genpareto(0.3),
-                                          stats.genpareto(-0.4)], ids=["xi 0", "xi 0.3", "xi -0.4"])
+@pytest.mark.parametrize(
+    "distribution",
+    [stats.expon(), stats.genpareto(0.3), stats.genpareto(-0.4)],
+    ids=["xi 0", "xi 0.3", "xi -0.4"],
+)
 def test_the_fit_and_its_region_are_the_likelihoods(distribution):
     """The maximum likelihood is scipy's genpareto.fit's, and the interval, the range of the
     quantile over the likelihood region (Grimshaw's reduction, Lambert's W), is the same set
@@ -193,5 +217,6 @@ def test_the_fit_and_its_region_are_the_likelihoods(distribution):
     cut = best - len(y) * np.log(y.max()) - stats.chi2.ppf(tail.CONFIDENCE, 2) / 2
     assert not open_
     estimate = float(tail._excess(xi, tau, log_ratio)) * y.max()
-    assert np.array([np.nanmin(ends), np.nanmax(ends)]) * y.max() == \
-        pytest.approx(profile_interval(y, log_ratio, cut, estimate), rel=1e-3)
+    assert np.array([np.nanmin(ends), np.nanmax(ends)]) * y.max() == pytest.approx(
+        profile_interval(y, log_ratio, cut, estimate), rel=1e-3
+    )

@@ -55,6 +55,7 @@ def coverage(estimate, distribution, n, draws, seed):
 
 # --- series that break the checks' assumptions (normal noise of 30 units around 1000) ------
 
+
 def _noise(n, rng):
     return rng.normal(1000, 30, n)
 
@@ -73,8 +74,9 @@ def periodic(n, rng):
     """A sine of 30 units with a period of 5 to 40 samples (random) under the noise."""
     period = rng.uniform(5, 40)
     phase = rng.uniform(0, 2 * math.pi)
-    return np.floor(_noise(n, rng) + 30 * np.sin(2 * math.pi * np.arange(n) / period + phase)
-                    ).astype(np.int64)
+    return np.floor(
+        _noise(n, rng) + 30 * np.sin(2 * math.pi * np.arange(n) / period + phase)
+    ).astype(np.int64)
 
 
 def _tick(n, rng):
@@ -124,6 +126,7 @@ def refusals(estimate, fault, n, draws, seed):
     and the failed checks' names per draw."""
     generate, check = FAULTS[fault]
     rng = np.random.default_rng(seed)
-    failed = [{c.name for c in estimate(generate(n, rng)).checks if not c.passed}
-              for _ in range(draws)]
+    failed = [
+        {c.name for c in estimate(generate(n, rng)).checks if not c.passed} for _ in range(draws)
+    ]
     return sum(check in names for names in failed), failed

@@ -104,9 +104,20 @@ from scipy import special, stats
 
 from .statistics import quantile_ranks
 
-__all__ = ["PROBABILITIES", "CONFIDENCE", "ALPHA", "MIN_SAMPLES", "LAGS", "MAX_COINCIDENCE",
-           "SHAPE_RANGE", "Check", "Quantile", "TailEstimate", "exceedance_count",
-           "estimate_tail"]
+__all__ = [
+    "PROBABILITIES",
+    "CONFIDENCE",
+    "ALPHA",
+    "MIN_SAMPLES",
+    "LAGS",
+    "MAX_COINCIDENCE",
+    "SHAPE_RANGE",
+    "Check",
+    "Quantile",
+    "TailEstimate",
+    "exceedance_count",
+    "estimate_tail",
+]
 
 #: Per-sample exceedance probabilities estimated.
 PROBABILITIES = (1e-3, 1e-6, 1e-9)
@@ -133,6 +144,7 @@ class Check:
     """One check: ``name`` ("enough samples", "independence", "identical distribution",
     "tail resolution", "tail fit"), ``passed``, and ``reason``: what was measured against
     what (the refusal names the failed checks by it)."""
+
     name: str
     passed: bool
     reason: str
@@ -145,6 +157,7 @@ class Quantile:
     """The latency (ns, whole stamp units) a sample exceeds with probability at most
     ``probability``, and its confidence interval (``high_ns`` inf: open). ``method``: "fit"
     (extrapolated by the tail model) or "order statistics" (within the samples)."""
+
     probability: float
     ns: float
     low_ns: float
@@ -159,6 +172,7 @@ class TailEstimate:
     the order-dependent checks saw (the first ones, in capture order); ``checks``: the checks
     run, in order. The fit's ``threshold_ns``, ``exceedances`` (k), ``shape`` (xi) and
     ``scale_ns`` (sigma) are None when refused."""
+
     samples: int
     checked_samples: int
     checks: tuple[Check, ...]
@@ -176,8 +190,9 @@ def exceedance_count(n):
     return round(2 * math.sqrt(n))
 
 
-def estimate_tail(series, ns_per_stamp, counts=None, *, probabilities=PROBABILITIES,
-                  confidence=CONFIDENCE):
+def estimate_tail(
+    series, ns_per_stamp, counts=None, *, probabilities=PROBABILITIES, confidence=CONFIDENCE
+):
     """The tail estimate of a table (module doc). ``series``: its samples (stamp units) in
     capture order, all of them or the first ones; ``counts``: None, or (values, counts) of all
     its samples (sorted distinct values and how often each occurs, e.g. TableAccumulator's
@@ -192,18 +207,33 @@ def estimate_tail(series, ns_per_stamp, counts=None, *, probabilities=PROBABILIT
         raise ValueError(f"the series must hold the first {MIN_SAMPLES} samples at least")
 
     def refused(checks):
-        return TailEstimate(n, len(series), tuple(checks), confidence, "not estimable: "
-                            + "; ".join(check.reason for check in checks if not check.passed))
+        return TailEstimate(
+            n,
+            len(series),
+            tuple(checks),
+            confidence,
+            "not estimable: " + "; ".join(check.reason for check in checks if not check.passed),
+        )
 
     enough = n >= MIN_SAMPLES
-    checks = [Check("enough samples", enough, f"{'enough' if enough else 'too few'} samples: "
-                    f"{n} {'>=' if enough else '<'} {MIN_SAMPLES}", float(n))]
+    checks = [
+        Check(
+            "enough samples",
+            enough,
+            f"{'enough' if enough else 'too few'} samples: "
+            f"{n} {'>=' if enough else '<'} {MIN_SAMPLES}",
+            float(n),
+        )
+    ]
     if not enough:
         return refused(checks)
     k = exceedance_count(n)
     top_values, top_counts, lowest_total = _top(values, counts, k + 1)
-    checks += [_independence(series), _identical_distribution(series),
-               _resolution(top_values, top_counts)]
+    checks += [
+        _independence(series),
+        _identical_distribution(series),
+        _resolution(top_values, top_counts),
+    ]
     if not all(check.passed for check in checks):
         return refused(checks)
 
@@ -226,26 +256,45 @@ def estimate_tail(series, ns_per_stamp, counts=None, *, probabilities=PROBABILIT
     quantiles = []
     for probability in probabilities:
         if probability >= zeta:
-            quantiles.append(_order_statistic(values, counts, probability, confidence,
-                                              ns_per_stamp))
+            quantiles.append(
+                _order_statistic(values, counts, probability, confidence, ns_per_stamp)
+            )
             continue
         log_ratio = math.log(zeta / probability)
-        ends = np.concatenate([_excess(xi_low, taus, log_ratio),
-                               _excess(xi_high, taus, log_ratio)])
-        quantiles.append(Quantile(probability, to_ns(float(_excess(xi, tau, log_ratio))),
-                                  to_ns(float(np.nanmin(ends))),
-                                  math.inf if open_ else to_ns(float(np.nanmax(ends))), "fit"))
-    return TailEstimate(n, len(series), tuple(checks), confidence, None, tuple(quantiles),
-                        math.floor(u) * ns_per_stamp, k, xi, xi / tau * y_max * ns_per_stamp)
+        ends = np.concatenate([_excess(xi_low, taus, log_ratio), _excess(xi_high, taus, log_ratio)])
+        quantiles.append(
+            Quantile(
+                probability,
+                to_ns(float(_excess(xi, tau, log_ratio))),
+                to_ns(float(np.nanmin(ends))),
+                math.inf if open_ else to_ns(float(np.nanmax(ends))),
+                "fit",
+            )
+        )
+    return TailEstimate(
+        n,
+        len(series),
+        tuple(checks),
+        confidence,
+        None,
+        tuple(quantiles),
+        math.floor(u) * ns_per_stamp,
+        k,
+        xi,
+        xi / tau * y_max * ns_per_stamp,
+    )
 
 
 # --- checks --------------------------------------------------------------------------------
 
+
 def _verdict(name, labels, test, statistic, pvalue):
     """A check by a test's p-value against ALPHA; ``labels``: (passed, failed) wording."""
     passed = bool(pvalue >= ALPHA)
-    reason = (f"{labels[0] if passed else labels[1]} ({test} = {statistic:.4g}, "
-              f"p = {pvalue:.2g} {'>=' if passed else '<'} {ALPHA})")
+    reason = (
+        f"{labels[0] if passed else labels[1]} ({test} = {statistic:.4g}, "
+        f"p = {pvalue:.2g} {'>=' if passed else '<'} {ALPHA})"
+    )
     return Check(name, passed, reason, float(statistic), float(pvalue))
 
 
@@ -253,11 +302,18 @@ def _independence(series):
     """Ljung-Box on the ranks and on the tail's positions; p: twice the smaller p-value."""
     ranks = stats.rankdata(series)
     threshold = np.sort(series)[-exceedance_count(len(series)) - 1]
-    tests = [(_ljung_box(ranks), "the ranks"),
-             (_ljung_box((series > threshold).astype(np.float64)), "the tail's positions")]
+    tests = [
+        (_ljung_box(ranks), "the ranks"),
+        (_ljung_box((series > threshold).astype(np.float64)), "the tail's positions"),
+    ]
     (q, p), which = min(tests, key=lambda test: test[0][1])
-    return _verdict("independence", ("independent", "not independent"),
-                    f"Ljung-Box Q of {which}, lags 1-{LAGS}", q, min(1.0, 2 * p))
+    return _verdict(
+        "independence",
+        ("independent", "not independent"),
+        f"Ljung-Box Q of {which}, lags 1-{LAGS}",
+        q,
+        min(1.0, 2 * p),
+    )
 
 
 def _ljung_box(x):
@@ -266,7 +322,7 @@ def _ljung_box(x):
     n = len(x)
     lags = np.arange(1, LAGS + 1)
     energy = float(np.sum(x * x))
-    if not energy:                     # all equal: nothing to test (resolution refuses)
+    if not energy:  # all equal: nothing to test (resolution refuses)
         return 0.0, 1.0
     # Products summed by numpy, not BLAS: the same bits everywhere, no threads to wait for.
     r = np.array([np.sum(x[:-h] * x[h:]) for h in lags]) / energy
@@ -277,9 +333,13 @@ def _ljung_box(x):
 def _identical_distribution(series):
     half = len(series) // 2
     result = stats.ks_2samp(series[:half], series[half:], method="asymp")
-    return _verdict("identical distribution",
-                    ("identically distributed", "not identically distributed"),
-                    "Kolmogorov-Smirnov D between the halves", result.statistic, result.pvalue)
+    return _verdict(
+        "identical distribution",
+        ("identically distributed", "not identically distributed"),
+        "Kolmogorov-Smirnov D between the halves",
+        result.statistic,
+        result.pvalue,
+    )
 
 
 def _resolution(top_values, top_counts):
@@ -288,9 +348,11 @@ def _resolution(top_values, top_counts):
     coincidence = float(np.sum(top_counts * (top_counts - 1))) / (m * (m - 1))
     passed = coincidence <= MAX_COINCIDENCE
     most = int(top_counts.max())
-    reason = (f"tail {'resolved' if passed else 'too coarse'}: the {m} largest samples hold "
-              f"{len(top_values)} distinct values ({most} equal), two of them equal with "
-              f"probability {coincidence:.2f} {'<=' if passed else '>'} {MAX_COINCIDENCE}")
+    reason = (
+        f"tail {'resolved' if passed else 'too coarse'}: the {m} largest samples hold "
+        f"{len(top_values)} distinct values ({most} equal), two of them equal with "
+        f"probability {coincidence:.2f} {'<=' if passed else '>'} {MAX_COINCIDENCE}"
+    )
     return Check("tail resolution", passed, reason, coincidence)
 
 
@@ -298,11 +360,17 @@ def _tail_fit(likelihood, xi, v):
     """Cramer-von Mises test of the fitted GPD: F(y) = 1 - (1 + tau y) ** (-1 / xi)."""
     pit = -np.expm1(-_log1p_tau(np.array([v]), likelihood.r)[0] / xi)
     result = stats.cramervonmises(pit, "uniform")
-    return _verdict("tail fit", ("tail fits the GPD", "tail does not fit the GPD"),
-                    "Cramer-von Mises W2", result.statistic, result.pvalue)
+    return _verdict(
+        "tail fit",
+        ("tail fits the GPD", "tail does not fit the GPD"),
+        "Cramer-von Mises W2",
+        result.statistic,
+        result.pvalue,
+    )
 
 
 # --- the largest samples, spread over their stamp unit ---------------------------------------
+
 
 def _seed(values, counts):
     """A seed from the value counts: the same samples spread the same way."""
@@ -333,6 +401,7 @@ def _spread(top_values, top_counts, lowest_total, rng):
 
 
 # --- the generalised Pareto likelihood ------------------------------------------------------
+
 
 def _log1p_tau(v, r):
     """log(1 + tau * r) per row (tau = expm1(v)) and sample r = y / max(y) in [0, 1]: (G, k),
@@ -380,8 +449,7 @@ class _Likelihood:
         v = np.linspace(*self.V_RANGE, self.COARSE_ROWS)
         for zoom in range(3):
             if zoom:
-                v = np.linspace(v[max(best - 1, 0)], v[min(best + 1, len(v) - 1)],
-                                self.ZOOM_ROWS)
+                v = np.linspace(v[max(best - 1, 0)], v[min(best + 1, len(v) - 1)], self.ZOOM_ROWS)
             ll, xi, tau = self.profile(v)
             best = int(np.argmax(ll))
         return float(ll[best]), float(xi[best]), float(tau[best]), float(v[best])
@@ -408,7 +476,7 @@ class _Likelihood:
         cut, to a ZOOM_ROWS**-3 of their distance."""
         for _ in range(3):
             v = np.linspace(outside, inside, self.ZOOM_ROWS)
-            first = int(np.argmax(self.profile(v)[0] >= cut))      # v[-1] is inside
+            first = int(np.argmax(self.profile(v)[0] >= cut))  # v[-1] is inside
             outside, inside = v[max(first - 1, 0)], v[first]
         return inside
 
@@ -427,11 +495,16 @@ class _Likelihood:
         clipped = high > SHAPE_RANGE[1]
         low, high = np.maximum(low, SHAPE_RANGE[0]), np.minimum(high, SHAPE_RANGE[1])
         empty = (b < 1) | (low > high)
-        return (tau, np.where(empty, np.nan, low), np.where(empty, np.nan, high),
-                bool((clipped & ~empty).any()))
+        return (
+            tau,
+            np.where(empty, np.nan, low),
+            np.where(empty, np.nan, high),
+            bool((clipped & ~empty).any()),
+        )
 
 
 # --- probabilities within the samples --------------------------------------------------------
+
 
 def _order_statistic(values, counts, probability, confidence, ns_per_stamp):
     """The smallest value that at most n * p samples exceed, and the distribution-free
@@ -445,6 +518,10 @@ def _order_statistic(values, counts, probability, confidence, ns_per_stamp):
         return float(values[np.searchsorted(cumulative, rank)]) * ns_per_stamp
 
     low, high = quantile_ranks(n, 100 * (1 - probability), confidence)
-    return Quantile(probability, at_rank(n - math.floor(n * probability)),
-                    -math.inf if low is None else at_rank(low),
-                    math.inf if high is None else at_rank(high), "order statistics")
+    return Quantile(
+        probability,
+        at_rank(n - math.floor(n * probability)),
+        -math.inf if low is None else at_rank(low),
+        math.inf if high is None else at_rank(high),
+        "order statistics",
+    )

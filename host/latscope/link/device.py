@@ -10,8 +10,17 @@ from dataclasses import dataclass
 
 import serial
 
-from latscope_defs.protocol import (UNKNOWN_COMMAND_REPLY, Command, EchoPattern, EchoReply,
-                                    IrqConfig, StartArgs, StatusReply, encode_command, reply_sizes)
+from latscope_defs.protocol import (
+    UNKNOWN_COMMAND_REPLY,
+    Command,
+    EchoPattern,
+    EchoReply,
+    IrqConfig,
+    StartArgs,
+    StatusReply,
+    encode_command,
+    reply_sizes,
+)
 
 from ..events import Events
 from .identity import Identity, IdentityError
@@ -33,6 +42,7 @@ _FIELD_NAMES = {"period": "period", "jitter_mask": "jitter mask", "width": "widt
 class IrqSettings:
     """IRQ generator settings in link clock cycles (``Identity.irq_clock_hz``; the capture
     clock on a one-clock build); see ``protocol.IrqConfig``."""
+
     period: int = 5000
     jitter_mask: int = 0
     width: int = 100
@@ -44,20 +54,30 @@ class IrqSettings:
         for name in ("period", "jitter_mask", "width"):
             value = getattr(self, name)
             if not isinstance(value, int) or not 0 <= value <= _U32:
-                raise ValueError(f"IRQ {_FIELD_NAMES[name]} {value!r} is not a number of "
-                                 f"cycles from 0 to {_U32}")
+                raise ValueError(
+                    f"IRQ {_FIELD_NAMES[name]} {value!r} is not a number of cycles from 0 to {_U32}"
+                )
         if self.period < 2:
             raise ValueError(f"IRQ period {self.period} is below 2 cycles")
         if not 1 <= self.width < self.period:
-            raise ValueError(f"IRQ width {self.width} must be at least 1 cycle and less "
-                             f"than the period ({self.period} cycles)")
+            raise ValueError(
+                f"IRQ width {self.width} must be at least 1 cycle and less "
+                f"than the period ({self.period} cycles)"
+            )
 
     def encode(self):
-        return IrqConfig.const({
-            "period": self.period, "jitter_mask": self.jitter_mask, "width": self.width,
-            "flags": {"enable": self.enable, "one_shot": self.one_shot,
-                      "active_low": self.active_low},
-        })
+        return IrqConfig.const(
+            {
+                "period": self.period,
+                "jitter_mask": self.jitter_mask,
+                "width": self.width,
+                "flags": {
+                    "enable": self.enable,
+                    "one_shot": self.one_shot,
+                    "active_low": self.active_low,
+                },
+            }
+        )
 
 
 class Port:
@@ -75,7 +95,7 @@ class Port:
     reply_timeout = 5.0
 
     def __init__(self, path):
-        self.name = str(path)          # what the capture's metadata records as ``port``
+        self.name = str(path)  # what the capture's metadata records as ``port``
         self.path = str(path)
 
     def __enter__(self):
@@ -115,6 +135,7 @@ def open_transport(port, baudrate=12_000_000, timeout=0.05):
     try:
         if str(port).startswith("rfc2217://"):
             from .network_port import Rfc2217Port
+
             return Rfc2217Port(port, baudrate=baudrate, timeout=timeout)
         return serial.serial_for_url(port, baudrate=baudrate, timeout=timeout)
     except (serial.SerialException, ValueError) as error:
@@ -135,8 +156,8 @@ class Device:
         self.reply_timeout = reply_timeout
         self.parser = StreamParser()
         self.identity = None
-        self.raw_sink = None      # called with every byte chunk read (the capture file)
-        self.bytes_read = 0       # link statistics (the self-test's throughput figures)
+        self.raw_sink = None  # called with every byte chunk read (the capture file)
+        self.bytes_read = 0  # link statistics (the self-test's throughput figures)
         self.bytes_written = 0
         self._events = []
 
@@ -190,12 +211,16 @@ class Device:
                 if code == opcode:
                     sizes = reply_sizes(opcode)
                     if len(payload) not in sizes:
-                        raise DeviceError(f"reply to {Command(opcode).name} has {len(payload)} "
-                                          f"bytes, expected {sizes[0]}")
+                        raise DeviceError(
+                            f"reply to {Command(opcode).name} has {len(payload)} "
+                            f"bytes, expected {sizes[0]}"
+                        )
                     return payload
             self._read(1)
-        raise DeviceError(f"no reply to {Command(opcode).name} within {self.reply_timeout} s "
-                          f"(is the device connected and at the right baud rate?)")
+        raise DeviceError(
+            f"no reply to {Command(opcode).name} within {self.reply_timeout} s "
+            f"(is the device connected and at the right baud rate?)"
+        )
 
     # --- commands -----------------------------------------------------------------------
 
@@ -213,7 +238,7 @@ class Device:
         self.command(Command.IRQ_CONFIG, settings.encode())
 
     def start(self, sources=None):
-        mask = 0xffff if sources is None else sum(1 << int(source) for source in sources)
+        mask = 0xFFFF if sources is None else sum(1 << int(source) for source in sources)
         self.command(Command.START, StartArgs.const({"sources": mask}))
 
     def stop(self):
@@ -226,8 +251,13 @@ class Device:
 
     def status(self):
         reply = StatusReply.from_bits(int.from_bytes(self.command(Command.STATUS), "little"))
-        return {"capturing": bool(reply.capturing), "events": reply.events,
-                "lost": reply.lost, "fifo_max": reply.fifo_max, "irq_edges": reply.irq_edges}
+        return {
+            "capturing": bool(reply.capturing),
+            "events": reply.events,
+            "lost": reply.lost,
+            "fifo_max": reply.fifo_max,
+            "irq_edges": reply.irq_edges,
+        }
 
     # --- events -------------------------------------------------------------------------
 
