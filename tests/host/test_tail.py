@@ -26,8 +26,9 @@ def estimate(samples):
 )
 def test_coverage(name, n):
     """The 1e-6 quantile's interval holds the true quantile in at least 90 % of 200 draws
-    (a refusal counts as a miss; seconds each: `make check` runs the first case). Measured here (seeds 1..5 by distribution, 200 draws; the
-    same figures from ``bench/tail_coverage.py --draws 200``):
+    (a refusal counts as a miss; seconds each: `make check` runs the first case). Measured
+    here (seeds 1..5 by distribution, 200 draws; the same figures from
+    ``bench/tail_coverage.py --draws 200``):
 
     ============  ======  =======
     distribution  n 1000  n 10000

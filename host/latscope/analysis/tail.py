@@ -97,12 +97,18 @@ as for the table's percentiles.
 
 import hashlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import special, stats
 
 from .statistics import quantile_ranks
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
 
 __all__ = [
     "PROBABILITIES",
@@ -185,28 +191,34 @@ class TailEstimate:
     scale_ns: float | None = None
 
 
-def exceedance_count(n):
+def exceedance_count(n: int) -> int:
     """Samples above the threshold for a table of ``n`` samples (module doc, "The fit")."""
     return round(2 * math.sqrt(n))
 
 
 def estimate_tail(
-    series, ns_per_stamp, counts=None, *, probabilities=PROBABILITIES, confidence=CONFIDENCE
-):
+    series: ArrayLike,
+    ns_per_stamp: float,
+    counts: tuple[ArrayLike, ArrayLike] | None = None,
+    *,
+    probabilities: Sequence[float] = PROBABILITIES,
+    confidence: float = CONFIDENCE,
+) -> TailEstimate:
     """The tail estimate of a table (module doc). ``series``: its samples (stamp units) in
     capture order, all of them or the first ones; ``counts``: None, or (values, counts) of all
     its samples (sorted distinct values and how often each occurs, e.g. TableAccumulator's
     ``values`` and ``counts``) when the series holds only the first."""
     series = np.asarray(series, np.int64)
     if counts is None:
-        values, counts = np.unique(series, return_counts=True)
+        values, occurrences = np.unique(series, return_counts=True)
     else:
-        values, counts = (np.asarray(column, np.int64) for column in counts)
-    n = int(counts.sum())
+        values = np.asarray(counts[0], np.int64)
+        occurrences = np.asarray(counts[1], np.int64)
+    n = int(occurrences.sum())
     if len(series) < min(n, MIN_SAMPLES):
         raise ValueError(f"the series must hold the first {MIN_SAMPLES} samples at least")
 
-    def refused(checks):
+    def refused(checks: list[Check]) -> TailEstimate:
         return TailEstimate(
             n,
             len(series),
@@ -228,7 +240,7 @@ def estimate_tail(
     if not enough:
         return refused(checks)
     k = exceedance_count(n)
-    top_values, top_counts, lowest_total = _top(values, counts, k + 1)
+    top_values, top_counts, lowest_total = _top(values, occurrences, k + 1)
     checks += [
         _independence(series),
         _identical_distribution(series),
@@ -237,7 +249,7 @@ def estimate_tail(
     if not all(check.passed for check in checks):
         return refused(checks)
 
-    rng = np.random.default_rng(_seed(values, counts))
+    rng = np.random.default_rng(_seed(values, occurrences))
     top = _spread(top_values, top_counts, lowest_total, rng)
     u, y_max = top[0], top[-1] - top[0]
     likelihood = _Likelihood((top[1:] - u) / y_max)
@@ -249,7 +261,7 @@ def estimate_tail(
     zeta = k / n
     taus, xi_low, xi_high, open_ = likelihood.region(best, v, confidence)
 
-    def to_ns(excess):
+    def to_ns(excess: float) -> float:
         """Whole stamp units below the quantile u + excess (module doc, "Ties"), in ns."""
         return math.floor(u + excess * y_max) * ns_per_stamp
 
@@ -257,7 +269,7 @@ def estimate_tail(
     for probability in probabilities:
         if probability >= zeta:
             quantiles.append(
-                _order_statistic(values, counts, probability, confidence, ns_per_stamp)
+                _order_statistic(values, occurrences, probability, confidence, ns_per_stamp)
             )
             continue
         log_ratio = math.log(zeta / probability)
@@ -288,7 +300,9 @@ def estimate_tail(
 # --- checks --------------------------------------------------------------------------------
 
 
-def _verdict(name, labels, test, statistic, pvalue):
+def _verdict(
+    name: str, labels: tuple[str, str], test: str, statistic: float, pvalue: float
+) -> Check:
     """A check by a test's p-value against ALPHA; ``labels``: (passed, failed) wording."""
     passed = bool(pvalue >= ALPHA)
     reason = (
@@ -298,7 +312,7 @@ def _verdict(name, labels, test, statistic, pvalue):
     return Check(name, passed, reason, float(statistic), float(pvalue))
 
 
-def _independence(series):
+def _independence(series: IntArray) -> Check:
     """Ljung-Box on the ranks and on the tail's positions; p: twice the smaller p-value."""
     ranks = stats.rankdata(series)
     threshold = np.sort(series)[-exceedance_count(len(series)) - 1]
@@ -316,7 +330,7 @@ def _independence(series):
     )
 
 
-def _ljung_box(x):
+def _ljung_box(x: FloatArray) -> tuple[float, float]:
     """(Q, p) of the Ljung-Box test, Q = n (n + 2) sum over lags h of r_h**2 / (n - h)."""
     x = x - x.mean()
     n = len(x)
@@ -330,7 +344,7 @@ def _ljung_box(x):
     return q, float(stats.chi2.sf(q, LAGS))
 
 
-def _identical_distribution(series):
+def _identical_distribution(series: IntArray) -> Check:
     half = len(series) // 2
     result = stats.ks_2samp(series[:half], series[half:], method="asymp")
     return _verdict(
@@ -342,7 +356,7 @@ def _identical_distribution(series):
     )
 
 
-def _resolution(top_values, top_counts):
+def _resolution(top_values: IntArray, top_counts: IntArray) -> Check:
     """Probability that two of the tail's samples (drawn without replacement) are equal."""
     m = int(top_counts.sum())
     coincidence = float(np.sum(top_counts * (top_counts - 1))) / (m * (m - 1))
@@ -356,7 +370,7 @@ def _resolution(top_values, top_counts):
     return Check("tail resolution", passed, reason, coincidence)
 
 
-def _tail_fit(likelihood, xi, v):
+def _tail_fit(likelihood: "_Likelihood", xi: float, v: float) -> Check:
     """Cramer-von Mises test of the fitted GPD: F(y) = 1 - (1 + tau y) ** (-1 / xi)."""
     pit = -np.expm1(-_log1p_tau(np.array([v]), likelihood.r)[0] / xi)
     result = stats.cramervonmises(pit, "uniform")
@@ -372,13 +386,13 @@ def _tail_fit(likelihood, xi, v):
 # --- the largest samples, spread over their stamp unit ---------------------------------------
 
 
-def _seed(values, counts):
+def _seed(values: IntArray, counts: IntArray) -> int:
     """A seed from the value counts: the same samples spread the same way."""
     digest = hashlib.sha256(values.astype("<i8").tobytes() + counts.astype("<i8").tobytes())
     return int.from_bytes(digest.digest()[:8], "little")
 
 
-def _top(values, counts, m):
+def _top(values: IntArray, counts: IntArray, m: int) -> tuple[IntArray, IntArray, int]:
     """Values and counts of the ``m`` largest samples (the lowest value's count cut to fit),
     and the lowest value's count among all samples."""
     above = np.cumsum(counts[::-1])
@@ -388,7 +402,9 @@ def _top(values, counts, m):
     return top_values, top_counts, int(counts[first])
 
 
-def _spread(top_values, top_counts, lowest_total, rng):
+def _spread(
+    top_values: IntArray, top_counts: IntArray, lowest_total: int, rng: np.random.Generator
+) -> FloatArray:
     """The m largest samples, each plus a uniform draw in [0, 1), sorted: as if every sample
     were spread and the m largest taken. Of the lowest value's samples only the largest
     spreads enter; they are drawn as the largest order statistics of its full count (the
@@ -403,7 +419,7 @@ def _spread(top_values, top_counts, lowest_total, rng):
 # --- the generalised Pareto likelihood ------------------------------------------------------
 
 
-def _log1p_tau(v, r):
+def _log1p_tau(v: FloatArray, r: FloatArray) -> FloatArray:
     """log(1 + tau * r) per row (tau = expm1(v)) and sample r = y / max(y) in [0, 1]: (G, k),
     accurate as v -> -inf (a support ending at the largest exceedance)."""
     out = np.empty((len(v), len(r)))
@@ -413,7 +429,7 @@ def _log1p_tau(v, r):
     return out
 
 
-def _excess(xi, tau, log_ratio):
+def _excess(xi: Any, tau: Any, log_ratio: float) -> Any:
     """The quantile above the threshold, ((zeta / p) ** xi - 1) / tau with tau = xi / sigma and
     log_ratio = log(zeta / p), in units of the largest exceedance."""
     return np.expm1(xi * log_ratio) / tau
@@ -429,32 +445,35 @@ class _Likelihood:
     V_RANGE = (-40.0, 30.0)
     COARSE_ROWS, ZOOM_ROWS, FINE_ROWS = 281, 17, 256
 
-    def __init__(self, r):
+    def __init__(self, r: FloatArray) -> None:
         self.r = r
         self.k = len(r)
 
-    def rows(self, v):
+    def rows(self, v: FloatArray) -> tuple[FloatArray, FloatArray]:
         """(tau, m) per row v (v = 0, the exponential limit, taken just beside zero)."""
         v = np.where(v == 0, 1e-12, v)
         return np.expm1(v), _log1p_tau(v, self.r).mean(axis=1)
 
-    def profile(self, v):
+    def profile(self, v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
         """The largest l over xi in SHAPE_RANGE per row: (l, xi, tau)."""
         tau, m = self.rows(v)
         xi = np.clip(m, *SHAPE_RANGE)
         return -self.k * (np.log(xi / tau) + (1 + 1 / xi) * m), xi, tau
 
-    def fit(self):
+    def fit(self) -> tuple[float, float, float, float]:
         """Maximum likelihood: (l, xi, tau, v), from a grid of rows zoomed in twice."""
         v = np.linspace(*self.V_RANGE, self.COARSE_ROWS)
-        for zoom in range(3):
-            if zoom:
-                v = np.linspace(v[max(best - 1, 0)], v[min(best + 1, len(v) - 1)], self.ZOOM_ROWS)
+        ll, xi, tau = self.profile(v)
+        best = int(np.argmax(ll))
+        for _ in range(2):
+            v = np.linspace(v[max(best - 1, 0)], v[min(best + 1, len(v) - 1)], self.ZOOM_ROWS)
             ll, xi, tau = self.profile(v)
             best = int(np.argmax(ll))
         return float(ll[best]), float(xi[best]), float(tau[best]), float(v[best])
 
-    def region(self, best, v_best, confidence):
+    def region(
+        self, best: float, v_best: float, confidence: float
+    ) -> tuple[FloatArray, FloatArray, FloatArray, bool]:
         """The confidence region {l >= best - chi2_d(confidence) / 2},
         d = REGION_DEGREES: per row, tau and the
         lowest and highest xi in it (rows spaced as Chebyshev nodes between the region's
@@ -471,7 +490,7 @@ class _Likelihood:
         tau, xi_low, xi_high, clipped = self._shapes(rows, cut)
         return tau, xi_low, xi_high, bool(clipped or last == len(v) - 1)
 
-    def _edge(self, cut, outside, inside):
+    def _edge(self, cut: float, outside: float, inside: float) -> float:
         """The row between ``outside`` (l < cut) and ``inside`` where the profile meets the
         cut, to a ZOOM_ROWS**-3 of their distance."""
         for _ in range(3):
@@ -480,7 +499,7 @@ class _Likelihood:
             outside, inside = v[max(first - 1, 0)], v[first]
         return inside
 
-    def _shapes(self, v, cut):
+    def _shapes(self, v: FloatArray, cut: float) -> tuple[FloatArray, FloatArray, FloatArray, bool]:
         """Per row: tau, the lowest and highest xi in SHAPE_RANGE with l >= cut (both NaN if
         none: a row may fall just outside at the region's ends), and whether any row's
         region was cut at the top of SHAPE_RANGE. With xi = m / w, l >= cut is
@@ -506,14 +525,16 @@ class _Likelihood:
 # --- probabilities within the samples --------------------------------------------------------
 
 
-def _order_statistic(values, counts, probability, confidence, ns_per_stamp):
+def _order_statistic(
+    values: IntArray, counts: IntArray, probability: float, confidence: float, ns_per_stamp: float
+) -> Quantile:
     """The smallest value that at most n * p samples exceed, and the distribution-free
     interval from order statistics (statistics.quantile_ranks, as for the table's
     percentiles; an end beyond the samples is open: -inf or inf)."""
     n = int(counts.sum())
     cumulative = np.cumsum(counts)
 
-    def at_rank(rank):
+    def at_rank(rank: int) -> float:
         """The rank-th smallest sample (1-based), in ns."""
         return float(values[np.searchsorted(cumulative, rank)]) * ns_per_stamp
 
