@@ -105,7 +105,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import special, stats
 
-from .statistics import quantile_ranks
+from .statistics import TableAccumulator, quantile_ranks
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -123,6 +123,7 @@ __all__ = [
     "TailEstimate",
     "exceedance_count",
     "estimate_tail",
+    "estimate_table",
 ]
 
 #: Per-sample exceedance probabilities estimated.
@@ -189,6 +190,61 @@ class TailEstimate:
     exceedances: int | None = None
     shape: float | None = None
     scale_ns: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The estimate as a JSON-ready dict (docs/results-schema.md, ``tables[].tail``): an
+        interval's open end (the samples do not bound it) is None."""
+
+        def finite(ns: float) -> float | None:
+            return ns if math.isfinite(ns) else None
+
+        return {
+            "estimable": self.refusal is None,
+            "refusal": self.refusal,
+            "samples": self.samples,
+            "checked_samples": self.checked_samples,
+            "confidence": self.confidence,
+            "quantiles": [
+                {
+                    "probability": q.probability,
+                    "ns": q.ns,
+                    "low_ns": finite(q.low_ns),
+                    "high_ns": finite(q.high_ns),
+                    "method": q.method,
+                }
+                for q in self.quantiles
+            ],
+            "threshold_ns": self.threshold_ns,
+            "exceedances": self.exceedances,
+            "shape": self.shape,
+            "scale_ns": self.scale_ns,
+            "checks": [
+                {
+                    "name": c.name,
+                    "passed": c.passed,
+                    "reason": c.reason,
+                    "statistic": c.statistic,
+                    "pvalue": c.pvalue,
+                }
+                for c in self.checks
+            ],
+        }
+
+
+def estimate_table(
+    table: TableAccumulator, probabilities: Sequence[float] = PROBABILITIES
+) -> TailEstimate:
+    """The tail estimate of an analysed table, from what the bounded analysis keeps of it:
+    the fit and the count, resolution and fit checks from the exact count of every value
+    (all samples); the order-dependent checks (independence, identical distribution) from
+    the first samples in capture order (``TableAccumulator.kept_points``: the first
+    ``KEEP_POINTS``, 20,000; all of a shorter table). Past those nothing of the order is
+    kept, so a longer table's later samples are checked for neither: ``checked_samples``
+    says how many were."""
+    series, _ = table.kept_points()
+    return estimate_tail(
+        series, table.ns_per_stamp, (table.values, table.counts), probabilities=probabilities
+    )
 
 
 def exceedance_count(n: int) -> int:

@@ -17,6 +17,7 @@ from ..capture.batches import CaptureBatches
 from ..capture.file import Capture
 from ..version import __version__
 from .columns import STAT_COLUMNS
+from .tail_estimates import TailEstimates
 from .worst_samples import WorstSamples
 
 __all__ = [
@@ -31,12 +32,13 @@ __all__ = [
 
 #: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
 #: they discarded; 3 the percentile rule (null below its sample count) with confidence
-#: intervals, and per table its flagged samples and worst samples.
-SCHEMA_VERSION = 3
+#: intervals, and per table its flagged samples and worst samples; 4 per table its tail
+#: estimate (``tail``).
+SCHEMA_VERSION = 4
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
-TABLE_SECTIONS = [WorstSamples()]
+TABLE_SECTIONS = [WorstSamples(), TailEstimates()]
 
 #: What each test family measures (table name prefix -> description), for readers.
 DESCRIPTIONS = {
