@@ -108,3 +108,15 @@ class TailEstimates(TableSection):
             q = by_probability.get(p)
             cells += [None] * 3 if q is None else [q["ns"], q["low_ns"], q["high_ns"]]
         return cells + [tail["refusal"]]
+
+
+def estimates(tables):
+    """``{name: tail dict}`` of ``{name: TableAccumulator}`` (the capture's end summary)."""
+    return {name: estimate_table(table).as_dict() for name, table in tables.items()}
+
+
+def summary_text(tails):
+    """The tail estimates of :func:`estimates` as lines under :data:`TAIL_NOTE` ("": none)."""
+    if not tails:
+        return ""
+    return "\n".join([TAIL_NOTE + ":"] + [tail_line(name, tail) for name, tail in tails.items()])
