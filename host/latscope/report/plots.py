@@ -275,12 +275,12 @@ LOWEST_PROBABILITY = 1e-10
 
 def exceedance(table):
     """The tail of one table: the fraction of its samples above each latency (the empirical
-    complementary distribution, log scale, to the second largest sample; the measured
-    maximum a dotted line), and its tail estimate (:mod:`latscope.analysis.tail`): the fitted
-    tail from the threshold down to :data:`LOWEST_PROBABILITY` with its confidence band (the
-    intervals of every drawn probability, from the same joint region as the table's
-    figures; an open end drawn to the figure's edge) and the :data:`MARKED` points; or the
-    reason it is not estimable."""
+    complementary distribution, log scale, its last step reaching the measured maximum, a
+    dotted line), and its tail estimate (:mod:`latscope.analysis.tail`): the fitted tail
+    from the threshold down to :data:`LOWEST_PROBABILITY` with its confidence band (the
+    intervals of every drawn probability: the same joint region as the interval of the
+    table's figures, so the marked points are those figures; an open end drawn to the
+    figure's edge) and the :data:`MARKED` points; or the reason it is not estimable."""
     import textwrap
 
     from ..analysis.tail import PROBABILITIES, estimate_table, exceedance_count
