@@ -414,7 +414,7 @@ def cmd_capture(args):
     if run.interrupted:
         print("latscope: interrupted: the capture was stopped and drained", file=sys.stderr)
     print(f"wrote {args.output}: {run.events} events", file=sys.stderr)
-    tables = final_tables(analyzer, args.output)
+    tables = final_accumulators(analyzer, args.output)
     tails = estimates(tables)
     if tails:
         print(summary_text(tails), file=sys.stderr)
@@ -437,9 +437,14 @@ def cmd_capture(args):
 
 
 def final_tables(analyzer, path):
-    """``{name: TableAccumulator}`` of a finished capture: its live tables, or those of its
-    file when a LOSS record reached back over samples the live statistics had counted (they
-    may then include pairs it discards; latscope.analysis.live)."""
+    """``{name: stats}`` of a finished capture: its live statistics, or those of its file
+    when a LOSS record reached back over samples the live statistics had counted (they may
+    then include pairs it discards; latscope.analysis.live)."""
+    return {name: table.stats() for name, table in final_accumulators(analyzer, path).items()}
+
+
+def final_accumulators(analyzer, path):
+    """``{name: TableAccumulator}`` behind :func:`final_tables` (and the tail estimates)."""
     if not analyzer.needs_second_pass:
         return analyzer.ordered_tables()
     from .analysis.summary import analyze_capture

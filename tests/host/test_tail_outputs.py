@@ -148,7 +148,7 @@ def test_the_live_tables_give_the_files_estimates(capture, document):
         analyzer.feed(events)
     analyzer.finish()
     assert not analyzer.needs_second_pass
-    tails = estimates(cli.final_tables(analyzer, capture))
+    tails = estimates(cli.final_accumulators(analyzer, capture))
     assert tails == {row["name"]: row["tail"] for row in document["tables"]}
     assert tails[ESTIMABLE] == estimate_table(load_tables(capture)[1][ESTIMABLE]).as_dict()
     assert np.isfinite(tails[ESTIMABLE]["quantiles"][1]["ns"])
