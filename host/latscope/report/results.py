@@ -19,6 +19,7 @@ from ..capture.batches import CaptureBatches
 from ..capture.file import Capture, file_notes
 from ..version import __version__
 from .columns import STAT_COLUMNS
+from .tail_estimates import TailEstimates
 from .worst_samples import WorstSamples
 
 __all__ = [
@@ -34,12 +35,13 @@ __all__ = [
 #: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
 #: they discarded; 3 the percentile rule (null below its sample count) with confidence
 #: intervals, and per table its flagged samples and worst samples; 4 how exact the hole
-#: counts are, device resets, old segments and the file reader's notes.
-SCHEMA_VERSION = 4
+#: counts are, device resets, old segments and the file reader's notes; 5 per table its tail
+#: estimate (``tail``).
+SCHEMA_VERSION = 5
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
-TABLE_SECTIONS = [WorstSamples()]
+TABLE_SECTIONS = [WorstSamples(), TailEstimates()]
 
 #: What each test family measures (table name prefix -> description), for readers.
 DESCRIPTIONS = {
