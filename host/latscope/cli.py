@@ -624,6 +624,7 @@ def _report_options(p):
 
 @command("report", _report_options, help="tables, figures and a self-contained HTML report")
 def cmd_report(args):
+    from .capture.file import NOT_CLOSED
     from .report.columns import statistics_note, text_table
     from .report.directory import report_files, write_report
 
@@ -648,6 +649,8 @@ def cmd_report(args):
         )
         if document["tables"]:
             print(statistics_note())
+    if not document["integrity"]["closed"]:
+        print(f"latscope report: {args.capture}: {NOT_CLOSED}", file=sys.stderr)
     first, *others = paths.values()
     print(
         f"wrote {first} (and {', '.join(path.name for path in others)}"

@@ -14,6 +14,7 @@ import pytest
 from latscope.capture.file import (
     CHUNK_OVERHEAD,
     GAP,
+    NOT_CLOSED,
     CaptureFileError,
     CaptureReader,
     CaptureWriter,
@@ -234,7 +235,7 @@ def test_exception_inside_the_writer_leaves_no_end_chunk(tmp_path):
     reader = CaptureReader(path)
     assert b"".join(list(reader)) == stream
     assert reader.end is None and not reader.stats.complete
-    assert "not closed cleanly" in load_capture(path).summary()
+    assert NOT_CLOSED in load_capture(path).summary()
 
 
 def test_writer_bounds_chunks_and_flushes_on_time(tmp_path):

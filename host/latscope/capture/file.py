@@ -21,6 +21,7 @@ from ..link.parser import ParserStats
 from .metadata import MetadataCopy, MetadataError, check_end, check_metadata, choose_copy
 
 __all__ = [
+    "NOT_CLOSED",
     "FORMAT_VERSION",
     "ChunkType",
     "CaptureFileError",
@@ -717,11 +718,17 @@ class Capture(CaptureInfo):
         return summary_line(self.path, self.event_count, self.file_stats, self.parser_stats)
 
 
+#: What every text output says of a capture file without its END chunk (cut at a chunk
+#: boundary by kill -9 or a crash, a copy of a live capture, a second Ctrl-C): such a file
+#: reads without damage, so without this line it would look whole.
+NOT_CLOSED = "capture not closed: its end may be missing"
+
+
 def summary_line(path, event_count, file_stats, parser_stats):
     """A capture's summary in one line: path, events, how the file ended, damage, stream
     statistics, and the :func:`file_notes`."""
     f, p = file_stats, parser_stats
-    state = "complete" if f.complete else "not closed cleanly"
+    state = "complete" if f.complete else NOT_CLOSED
     damage = ""
     if f.chunks_bad or f.truncated_bytes or f.gaps or f.header_damaged:
         damage = (

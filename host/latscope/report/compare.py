@@ -87,6 +87,7 @@ def comparison(runs):
                 "clock_hz": run.document["device"].get("clock_hz"),
                 "suite": run.document["suite"],
                 "test_info": run.document["capture"]["test_info"],
+                "closed": run.document["integrity"]["closed"],
             }
             for run in runs
         ],

@@ -145,6 +145,7 @@ def _integrity(capture, tables):
         "segments_old": parser.segments_old,
         "records_old": parser.records_old,
         "notes": file_notes(file),
+        "closed": file.complete,
     }
 
 

@@ -5,6 +5,7 @@
 
 import json
 
+from ..capture.file import NOT_CLOSED
 from ..link.identity import Identity
 
 __all__ = ["HOLES_SHOWN", "TICKS_NOT_RECORDED", "integrity_line", "holes_text", "settings_items"]
@@ -18,7 +19,14 @@ TICKS_NOT_RECORDED = "not recorded by this DUT"
 
 def integrity_line(integrity):
     """One line on what was lost: "nothing lost: ..." only when nothing was, else "DATA
-    LOST: " and every kind of loss that happened, with its count."""
+    LOST: " and every kind of loss that happened, with its count; led by
+    :data:`~latscope.capture.file.NOT_CLOSED` when the file has no END chunk (its end may
+    be missing unseen: no damage shows where a file was cut between chunks)."""
+    closed = "" if integrity["closed"] else f"{NOT_CLOSED}; "
+    return closed + _losses(integrity)
+
+
+def _losses(integrity):
     damage = {
         "events lost in the device (FIFO full)": integrity["lost_events"],
         "hole(s)": integrity["holes"],
@@ -123,7 +131,7 @@ def settings_items(document):
                 ("duration", f"{document['duration_s']:.6g} s (first to last event)"),
                 ("events", document["events"]),
                 ("kernel tick markers", _ticks_cell(document.get("tick_markers"))),
-                ("closed cleanly", "yes" if cap["complete"] else "no (capture was cut off)"),
+                ("closed cleanly", "yes" if cap["complete"] else f"no ({NOT_CLOSED})"),
             ]
             + [(key, json.dumps(value)) for key, value in cap["other"].items()],
         ),
