@@ -211,8 +211,10 @@ class Session:
         """Captures until the first of: ``duration`` seconds, ``events`` events,
         ``until_samples=(table, n)`` samples of a table (e.g. ``("IL-a-1", 1000)``), the
         suite's end on ``sim:soc``, ``timeout`` seconds (then DeviceError). At least one of
-        them must be able to end it. Ctrl-C stops the capture cleanly (the file is complete)
-        and then raises KeyboardInterrupt. Returns a :class:`CaptureResult`.
+        them must be able to end it. Ctrl-C (or SIGTERM, SIGHUP) stops the capture cleanly
+        (the file is complete) and then raises KeyboardInterrupt
+        (:class:`~latscope.capture.session.Interrupted`, with the signal). Returns a
+        :class:`CaptureResult`.
 
         ``output``: capture file to write (default: a temporary file, see
         :meth:`CaptureResult.save`). ``interval``: seconds per max-over-time interval of
@@ -245,8 +247,7 @@ class Session:
             loop=loop,
             until=Until(duration=duration, events=events, samples=until_samples, timeout=timeout),
         )
-        if run.interrupted:
-            raise KeyboardInterrupt
+        run.raise_if_interrupted()
         return CaptureResult(output, analyzer, temporary=temporary)
 
 

@@ -9,12 +9,14 @@ files are never overwritten without ``--force``.
 import argparse
 import json
 import os
+import signal
 import stat
 import sys
 import time
 
 from latscope_defs.protocol import Source
 
+from .capture.session import Interrupted
 from .link.device import DeviceError, IrqSettings
 from .simulated.appliance import SIM_PORTS
 
@@ -412,7 +414,11 @@ def cmd_capture(args):
         )
         progress.update(run.events, run.bytes, run.parser_stats, final=True, analyzer=analyzer)
     if run.interrupted:
-        print("latscope: interrupted: the capture was stopped and drained", file=sys.stderr)
+        print(
+            f"latscope: interrupted by {signal.Signals(run.signum).name}: the capture was "
+            f"stopped and drained",
+            file=sys.stderr,
+        )
     print(f"wrote {args.output}: {run.events} events", file=sys.stderr)
     tables = final_accumulators(analyzer, args.output)
     tails = estimates(tables)
@@ -433,7 +439,7 @@ def cmd_capture(args):
                 indent=2,
             )
         )
-    return 0
+    return 128 + run.signum if run.interrupted else 0
 
 
 def final_tables(analyzer, path):
@@ -940,7 +946,7 @@ def _simulate_options(p):
 def cmd_simulate(args):
     """Runs a simulated appliance behind its pty for other programs (sigrok-cli's ols
     driver, PulseView, a second latscope) until Ctrl-C."""
-    from .capture.session import CaptureSession, sigint_deferred
+    from .capture.session import CaptureSession, stop_signals_deferred
     from .ports import open_port
 
     irq = irq_settings(args)
@@ -957,9 +963,9 @@ def cmd_simulate(args):
             f"of README (SUMP), `sigrok-cli -d ols:conn={simulation.pty} --scan`",
             file=sys.stderr,
         )
-        # Ctrl-C only sets a flag: a KeyboardInterrupt raised inside Popen.poll() can leave
-        # its waitpid lock taken, and the simulation's stop() would then wait forever.
-        with sigint_deferred() as interrupted:
+        # A stop signal only sets a flag: a KeyboardInterrupt raised inside Popen.poll() can
+        # leave its waitpid lock taken, and the simulation's stop() would then wait forever.
+        with stop_signals_deferred() as interrupted:
             while simulation.process.poll() is None and not interrupted.wait(0.2):
                 pass
     return 0
@@ -981,7 +987,9 @@ def build_parser():
         description="Measure RTOS latencies with a time-stamping FPGA appliance.",
         epilog="Every command has --help; commands that print results have --json. Exit "
         "status: 0 done, 2 bad command line, unreadable input or device error (one "
-        "line on stderr naming the file or device), 130 interrupted.",
+        "line on stderr naming the file or device), 128 + the signal's number when SIGINT "
+        "(130), SIGHUP (129) or SIGTERM (143) ended it (a capture or stream is then stopped, "
+        "drained and its file closed first).",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, options, parser_arguments, run in COMMANDS:
@@ -1007,9 +1015,12 @@ def main(argv=None):
         where = f"{error.filename}: " if error.filename else ""
         print(f"latscope: {where}{error.strerror or error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("latscope: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:
+        # Interrupted: a stop signal (SIGINT, SIGTERM, SIGHUP) after a clean stop, or a
+        # second one; a plain KeyboardInterrupt: Ctrl-C outside a capture.
+        signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
+        print(f"latscope: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + signum
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from .analysis.live import live_analysis
+from .capture.session import Interrupted
 from .capture.suite import DEMO_IRQ, capture_suite
 from .cli import Progress
 from .link.device import DeviceError
@@ -331,6 +332,13 @@ def main(argv=None):
     except DeviceError as error:
         print(f"latscope demo: {error}", file=sys.stderr)
         return 1
+    except Interrupted as stop:
+        print(
+            f"latscope demo: interrupted by {stop.name}: the capture was stopped and drained, "
+            f"{output} is complete up to there",
+            file=sys.stderr,
+        )
+        return stop.exit_status
     follower.poll()
     if run.exit_code != 0:
         print(

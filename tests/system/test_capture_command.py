@@ -47,7 +47,7 @@ def test_ctrl_c_stops_drains_and_closes_the_file(tmp_path, attempt):
     try:
         wait_for_data(process, path)
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=60) == 0
+        assert process.wait(timeout=60) == 128 + signal.SIGINT
     finally:
         process.kill()
         process.wait()

@@ -12,11 +12,49 @@ import contextlib
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 from ..link.device import Device, DeviceError, IrqSettings, Port, open_transport
 
-__all__ = ["CaptureSession", "CaptureRun", "Until", "capture_metadata"]
+__all__ = [
+    "CaptureSession",
+    "CaptureRun",
+    "Until",
+    "capture_metadata",
+    "Interrupted",
+    "STOP_SIGNALS",
+    "stop_signals_deferred",
+]
+
+#: The signals that stop a capture cleanly (stop, drain, END chunk): Ctrl-C, and what CI
+#: timeouts, lab runners and a closed terminal send. The command then exits with 128 + the
+#: signal's number, as a shell reports a process the signal ended.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal ended the work (``signum``: which): raised after a capture that it
+    stopped cleanly, or at once by a second one. A KeyboardInterrupt, so code that handles
+    Ctrl-C handles all of them."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum
+
+
+class StopRequest(threading.Event):
+    """Set by the first stop signal; ``signum`` says which (None: not set)."""
+
+    signum: int | None = None
 
 
 @dataclass(frozen=True)
@@ -47,12 +85,19 @@ class CaptureRun:
     status: dict = None
     parser_stats: object = None
     stopped_by: str = None
+    signum: int | None = None
     started: float = field(default_factory=time.monotonic)
     wall_seconds: float = 0.0
 
     @property
     def interrupted(self):
         return self.stopped_by == "interrupted"
+
+    def raise_if_interrupted(self) -> None:
+        """Raises :class:`Interrupted` when a stop signal ended the capture (the file is
+        closed: the callers that report the signal run after it)."""
+        if self.interrupted:
+            raise Interrupted(self.signum or signal.SIGINT)
 
     def end_stats(self, port):
         """The END chunk's ``stats`` (docs/capture-format.md)."""
@@ -167,7 +212,7 @@ class CaptureSession:
         run = CaptureRun(output, metadata, analyzer)
         writer = _open_writer(output, metadata)
         try:
-            with sigint_deferred() as interrupted:
+            with stop_signals_deferred() as interrupted:
                 self._run(run, writer, until, on_batch, interrupted)
                 if writer is not None:
                     writer.close(run.end_stats(self.port))
@@ -216,6 +261,7 @@ class CaptureSession:
                     or ("interrupted" if interrupted.is_set() else None)
                     or ("write error" if write_error else None)
                 )
+            run.signum = interrupted.signum if run.stopped_by == "interrupted" else None
             device.stop()
             device.configure_irq(IrqSettings(enable=False))
             take(device.drain(), stopping=True)
@@ -273,32 +319,35 @@ def _abandon(writer):
 
 
 @contextlib.contextmanager
-def sigint_deferred():
-    """While the block runs, SIGINT (Ctrl-C) sets the event yielded instead of raising
-    KeyboardInterrupt; a second one raises it. Only in the main thread (where Python runs
-    signal handlers), and not if SIGINT is ignored (a background job).
+def stop_signals_deferred() -> Iterator[StopRequest]:
+    """While the block runs, the :data:`STOP_SIGNALS` (SIGINT, SIGTERM, SIGHUP) set the
+    :class:`StopRequest` yielded instead of ending the process; a second one raises
+    :class:`Interrupted`. Only in the main thread (where Python runs signal handlers), and
+    not for a signal that is ignored (SIGINT of a background job, SIGHUP under nohup).
 
-    Ctrl-C during a capture is a stop condition like the others: SIGINT only sets a flag that
-    the loop checks between reads, so no read is cut off half way (which lost the last segment
-    before STOP), and the appliance is stopped and drained and the file closed cleanly. A second
-    Ctrl-C aborts at once. The previous SIGINT handler is restored when the capture ends.
+    A stop signal during a capture is a stop condition like the others: it only sets a flag
+    that the loop checks between reads, so no read is cut off half way (which lost the last
+    segment before STOP), and the appliance is stopped and drained and the file closed
+    cleanly. (SIGTERM and SIGHUP used to end the process at once, without END: the tail was
+    lost.) A second signal aborts at once. The previous handlers are restored at the end.
     """
-    interrupted = threading.Event()
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or previous in (
-        signal.SIG_IGN,
-        None,
-    ):
-        yield interrupted
+    request = StopRequest()
+    if threading.current_thread() is not threading.main_thread():
+        yield request
         return
 
-    def handler(signum, frame):
-        if interrupted.is_set():
-            raise KeyboardInterrupt
-        interrupted.set()
+    def handler(signum: int, frame: object) -> None:
+        if request.is_set():
+            raise Interrupted(signum)
+        request.signum = signum
+        request.set()
 
-    signal.signal(signal.SIGINT, handler)
+    previous = {}
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) not in (signal.SIG_IGN, None):
+            previous[signum] = signal.signal(signum, handler)
     try:
-        yield interrupted
+        yield request
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, old in previous.items():
+            signal.signal(signum, old)

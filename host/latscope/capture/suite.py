@@ -62,7 +62,8 @@ def capture_suite(
     ``run.analyzer`` of every batch and ``live`` of the result. ``on_batch(events, run)``: as
     for :meth:`~latscope.capture.session.CaptureSession.capture` (progress).
     Raises DeviceError when the firmware does not exit within ``timeout`` seconds or the
-    harness ends first."""
+    harness ends first, :class:`~latscope.capture.session.Interrupted` after a stop signal
+    ended the capture cleanly."""
     info = info or (
         f"latscope test suite on the simulated SoC ({build.settings.cpu}, "
         f"{build.settings.marker} markers)"
@@ -73,6 +74,7 @@ def capture_suite(
         run = session.capture(
             output, info=info, until=Until(timeout=timeout), analyzer=analyzer, on_batch=on_batch
         )
+        run.raise_if_interrupted()  # the file is closed; no suite result to give
         sim = session.port
         sim.stop()
         return SuiteCapture(
