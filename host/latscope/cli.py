@@ -19,6 +19,8 @@ from latscope_defs.protocol import Source
 from .capture.session import Interrupted
 from .link.device import DeviceError, IrqSettings
 from .simulated.appliance import SIM_PORTS
+from .values import duration, miswire, text, whole
+from .values import seconds as seconds_type
 
 __all__ = ["main", "Progress", "parse_duration"]
 
@@ -32,37 +34,15 @@ class UsageError(Exception):
 # --- values ---------------------------------------------------------------------------------
 
 
-def parse_duration(text):
-    """Seconds from ``90``, ``90s``, ``15m``, ``8h`` or ``1d``."""
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    scale = units.get(text[-1:].lower())
-    try:
-        value = float(text[:-1] if scale else text) * (scale or 1)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30, 15m, 8h)")
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"duration must be positive: {text!r}")
-    return value
-
-
-def count(text):
-    """A whole number of 1 or more (``--events``)."""
-    return _bounded_int(text, 1)
-
-
-def natural(text):
-    """A whole number of 0 or more (``--limit``, cycle numbers)."""
-    return _bounded_int(text, 0)
-
-
-def _bounded_int(text, low):
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < low:
-        raise argparse.ArgumentTypeError(f"must be {low} or more: {text!r}")
-    return value
+#: The checked number kinds of the options (latscope.values): one per kind.
+parse_duration = duration()
+interval = duration("interval")
+count = whole("count", 1)
+natural = whole("number", 0)
+cycle = whole("cycle", 0)
+irq_cycles = whole("cycle count", None)  # the IRQ generator's range: IrqSettings says it
+baud = whole("baud rate", 1, 1_000_000_000)
+seconds = seconds_type()
 
 
 def loop_channel(text):
@@ -91,16 +71,6 @@ def loop_option(p, recorded):
     )
 
 
-def seconds(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
-    return value
-
-
 def irq_settings(args):
     """The IRQ generator settings of the command line, checked against what the
     generator's 32-bit registers can do (width 1 .. period - 1)."""
@@ -118,23 +88,52 @@ def irq_settings(args):
         ) from None
 
 
+#: Output files this command created (empty) before its work: removed again if it fails
+#: before writing them, so a retry does not find them "existing".
+_created = []
+
+
 def new_output(path, force):
-    """Refuses to overwrite an existing regular file unless ``--force`` (a FIFO, a device
-    or stdout is written to as it is)."""
-    if path is None or force:
+    """Creates the output file ``path`` now, with O_EXCL unless ``--force``: of two commands
+    given the same file, the second fails here, before any build or capture (an exists
+    check alone let both go on and interleave their files). A FIFO, a device or stdout
+    (``None``) is written to as it is; a directory is refused."""
+    if path is None:
         return
     try:
         mode = os.stat(path).st_mode
     except OSError:
-        return
-    if stat.S_ISREG(mode):
-        raise UsageError(f"{path}: exists; give --force to overwrite it")
-    if stat.S_ISDIR(mode):
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
         raise UsageError(f"{path}: is a directory")
+    if mode is not None and not stat.S_ISREG(mode):
+        return
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)
+    try:
+        os.close(os.open(path, flags, 0o666))
+    except FileExistsError:
+        raise UsageError(f"{path}: exists; give --force to overwrite it") from None
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
+    _created.append(path)
+
+
+def _remove_unwritten():
+    """After a failure: removes the outputs :func:`new_output` created that are still empty."""
+    for path in _created:
+        try:
+            if os.stat(path).st_size == 0:
+                os.unlink(path)
+        except OSError:
+            pass
+    _created.clear()
 
 
 def new_files_in(directory, names, force):
-    """Refuses to write ``names`` into ``directory`` where one exists, unless ``--force``."""
+    """Refuses to write ``names`` into ``directory`` where one exists, unless ``--force``,
+    and a ``directory`` that exists as something else (``-o /dev/null``)."""
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise UsageError(f"{directory}: not a directory (-o names the directory to write)")
     if force:
         return
     for name in names:
@@ -166,26 +165,26 @@ def device_options(p):
         help=f"serial port or pyserial URL of the appliance, or a simulation: "
         f"{', '.join(SIM_PORTS)} (default: {DEFAULT_PORT})",
     )
-    p.add_argument("--baud", type=count, default=12_000_000, help="UART baud rate")
+    p.add_argument("--baud", type=baud, default=12_000_000, help="UART baud rate")
 
 
 def irq_options(p, *, jitter):
     p.add_argument(
         "--irq-period",
-        type=lambda text: int(text, 0),
+        type=irq_cycles,
         default=5000,
         help="IRQ period in link clock cycles (the capture clock on a one-clock "
         "board; `latscope identify`), 2 .. 2**32 - 1",
     )
     p.add_argument(
         "--irq-jitter",
-        type=lambda text: int(text, 0),
+        type=irq_cycles,
         default=jitter,
         help=f"jitter mask: extra 0..mask cycles per period, 32 bits (default {jitter:#x})",
     )
     p.add_argument(
         "--irq-width",
-        type=lambda text: int(text, 0),
+        type=irq_cycles,
         default=100,
         help="IRQ pulse width in link clock cycles (1 .. period - 1)",
     )
@@ -254,6 +253,7 @@ def _selftest_options(p):
     )
     p.add_argument(
         "--miswire",
+        type=miswire,
         action="append",
         default=[],
         metavar="SPEC",
@@ -366,13 +366,13 @@ def _capture_options(p):
     )
     p.add_argument(
         "--interval",
-        type=parse_duration,
+        type=interval,
         default=60.0,
         help="max-over-time interval of the live statistics (default 60 s)",
     )
     p.add_argument("--events", type=count, default=None, help="stop after this many events")
     irq_options(p, jitter=0)
-    p.add_argument("--info", default="", help="free-form test information to store")
+    p.add_argument("--info", type=text, default="", help="free-form test information to store")
     loop_option(p, recorded=True)
     p.add_argument(
         "--json",
@@ -546,22 +546,13 @@ def _analyze_options(p):
     loop_option(p, recorded=False)
 
 
-def worst_count(text):
-    from .analysis.statistics import WORST_KEPT
-
-    value = _bounded_int(text, 0)
-    if value > WORST_KEPT:
-        raise argparse.ArgumentTypeError(f"at most {WORST_KEPT}: {text!r}")
-    return value
-
-
 def worst_option(p):
     from .analysis.statistics import WORST_KEPT
     from .analysis.worst import WORST_SHOWN
 
     p.add_argument(
         "--worst",
-        type=worst_count,
+        type=whole("worst sample count", 0, WORST_KEPT),
         default=WORST_SHOWN,
         metavar="N",
         help=f"the N worst samples of every table with the events "
@@ -611,7 +602,7 @@ def _report_options(p):
     )
     p.add_argument(
         "--max-interval",
-        type=parse_duration,
+        type=interval,
         default=None,
         metavar="SECONDS",
         help="also plot the maximum per interval of capture time (e.g. 1m; "
@@ -731,10 +722,10 @@ def _export_options(p):
     force_option(p)
     p.add_argument(
         "--start",
-        type=natural,
+        type=cycle,
         help="first cycle to export (default: the first event's, less a few)",
     )
-    p.add_argument("--stop", type=natural, help="export cycles before this one only")
+    p.add_argument("--stop", type=cycle, help="export cycles before this one only")
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
 
 
@@ -922,7 +913,7 @@ def _simulate_options(p):
         choices=list(SIM_PORTS),
         help="which simulation (default: sim:soc)",
     )
-    p.add_argument("--baud", type=count, default=12_000_000, help=argparse.SUPPRESS)
+    p.add_argument("--baud", type=baud, default=12_000_000, help=argparse.SUPPRESS)
     p.add_argument(
         "--truth",
         metavar="FILE",
@@ -1001,6 +992,17 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    status = 2
+    try:
+        status = _run(args)
+        return status
+    finally:
+        if status not in (0, None):
+            _remove_unwritten()
+        _created.clear()
+
+
+def _run(args):
     try:
         return args.func(args)
     except BrokenPipeError:

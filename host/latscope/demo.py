@@ -28,6 +28,10 @@ from .capture.suite import DEMO_IRQ, capture_suite
 from .cli import Progress
 from .link.device import DeviceError
 from .simulated.soc import ROOT, SuiteSettings, build_soc
+from .values import whole
+
+#: The demo's counts go to the firmware and the harness as C ints.
+INT32_MAX = 2**31 - 1
 
 __all__ = ["main"]
 
@@ -88,7 +92,7 @@ def parse_args(argv):
     )
     parser.add_argument(
         "--samples",
-        type=int,
+        type=whole("sample count", 1, INT32_MAX),
         default=1000,
         help="samples of every IL, IDL and TSL table (default 1000)",
     )
@@ -97,21 +101,21 @@ def parse_args(argv):
     )
     parser.add_argument(
         "--pace",
-        type=int,
+        type=whole("cycle count", 0, INT32_MAX),
         default=None,
         help="min. cycles between two samples of thread-driven tests "
         "(default: 0 for gpio, %d for bus)" % BUS_PACE,
     )
     parser.add_argument(
         "--phase",
-        type=int,
+        type=whole("cycle count", 0, INT32_MAX),
         default=0,
         help="cycles of extra delay before the CPU starts (after the "
         "capture's START): another, still reproducible, IRQ phase",
     )
     parser.add_argument(
         "--sweep",
-        type=int,
+        type=whole("phase count", 0, INT32_MAX),
         default=0,
         metavar="K",
         help="run K phases spread over one IRQ period (from --phase on) "
@@ -131,8 +135,6 @@ def parse_args(argv):
         "(.results.json; a sweep's as .sweep.json)",
     )
     args = parser.parse_args(argv)
-    if args.phase < 0 or args.sweep < 0:
-        parser.error("--phase and --sweep must be 0 or more")
     return args
 
 

@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 from ..events import Events
 from ..link.identity import Identity
 from ..link.parser import ParserStats
-from .metadata import MetadataCopy, MetadataError, check_end, check_metadata, choose_copy
+from .metadata import (
+    MetadataCopy,
+    MetadataError,
+    check_end,
+    check_metadata,
+    check_text,
+    choose_copy,
+    without_surrogates,
+)
 
 __all__ = [
     "NOT_CLOSED",
@@ -107,6 +115,7 @@ def _metadata_payload(path, metadata):
     try:
         payload = json.dumps(metadata, default=_json_default, allow_nan=False).encode()
         check_metadata(json.loads(payload))  # what a reader will see
+        check_text(json.loads(payload))
     except (TypeError, ValueError) as error:
         raise ValueError(f"{path}: metadata not written: {error}") from None
     return payload
@@ -126,7 +135,8 @@ class CaptureWriter:
     ``metadata_every``-th. ``close(final_stats)`` writes the rest, the END chunk (with the
     metadata once more), and syncs the file to disk. Leaving the ``with`` block by an
     exception writes the data but no END chunk, so the file reads as not closed cleanly.
-    Write errors are OSErrors that name the file.
+    Write errors are OSErrors with the file as their ``filename`` (named once:
+    ``/dev/full: No space left on device``).
 
     Because each chunk is written whole and flushed to the operating system, a capture that is
     killed (``kill -9``, a crash) keeps every chunk written before: the reader skips a damaged
@@ -160,7 +170,7 @@ class CaptureWriter:
         try:
             self._file = open(path, "wb")
         except OSError as error:
-            raise OSError(error.errno, f"{self.path}: cannot write: {error.strerror}") from None
+            raise OSError(error.errno, f"cannot write: {error.strerror}", self.path) from None
         self._file.write(file_header())
         self._write_chunk(ChunkType.METADATA, self._metadata)
         self._sync()
@@ -173,14 +183,14 @@ class CaptureWriter:
         try:
             os.fsync(self._file.fileno())
         except OSError as error:
-            raise OSError(error.errno, f"{self.path}: {error.strerror}") from None
+            raise OSError(error.errno, error.strerror, self.path) from None
 
     def _write_chunk(self, kind, payload):
         try:
             self._file.write(encode_chunk(kind, self._sequence, self.data_bytes, payload))
             self._file.flush()
         except OSError as error:
-            raise OSError(error.errno, f"{self.path}: {error.strerror}") from None
+            raise OSError(error.errno, error.strerror, self.path) from None
         self._sequence += 1
         if kind == ChunkType.DATA:
             self.data_bytes += len(payload)
@@ -461,14 +471,16 @@ class CaptureReader:
         except MetadataError as error:
             payload = self._chunk_at(chosen.at).payload
             leaf = json.dumps(error.field.rsplit(".", 1)[-1]).encode()
-            raise self._error(at + max(payload.find(leaf), 0), f"METADATA {error}") from None
+            what = str(error) if error.field == "METADATA" else f"METADATA {error}"
+            raise self._error(at + max(payload.find(leaf), 0), what) from None
         return chosen.value
 
     @staticmethod
     def _json(payload):
         """(value, True) of a JSON payload; (None, False) if it is no JSON."""
         try:
-            return json.loads(payload, parse_constant=_no_constant), True
+            # A lone surrogate ("\ud800") is valid JSON but no text: shown as U+FFFD.
+            return without_surrogates(json.loads(payload, parse_constant=_no_constant)), True
         except (ValueError, RecursionError):
             return None, False
 

@@ -8,6 +8,7 @@ metadata; :func:`choose_copy` says which one to use and which disagree with it.
 """
 
 import json
+import re
 from typing import NamedTuple
 
 from latscope_defs.protocol import EDGE_SOURCES, VERSIONS, Source
@@ -19,6 +20,8 @@ __all__ = [
     "MetadataCopy",
     "choose_copy",
     "differing_fields",
+    "check_text",
+    "without_surrogates",
 ]
 
 #: Sources whose pin delay the identity may give (event sources).
@@ -122,6 +125,36 @@ def _check_irq(irq, field="irq"):
     for key in ("enable", "one_shot", "active_low"):
         if key in irq and not isinstance(irq[key], bool):
             raise MetadataError(f"irq.{key}", f"must be true or false, not {_kind(irq[key])}")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(value: object) -> object:
+    """``value`` (parsed JSON) with every lone surrogate (``"\\ud800"`` in the JSON text:
+    no character, so not printable or writable as UTF-8) replaced by U+FFFD, in keys too."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [without_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def check_text(value: object, field: str = "METADATA") -> None:
+    """Raises :class:`MetadataError` naming the first string in ``value`` (in keys too) that
+    holds a lone surrogate: the writer stores text only (a reader would show U+FFFD)."""
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise MetadataError(field, f"not text: {value!r} holds a lone surrogate")
+    elif isinstance(value, list):
+        for item in value:
+            check_text(item, field)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_text(key, field)
+            check_text(item, f"{field}.{key}" if field != "METADATA" else str(key))
 
 
 def check_metadata(metadata):

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 from ..link.device import Device, DeviceError, IrqSettings, Port, open_transport
+from ..link.port_lock import PortLock
 
 __all__ = [
     "CaptureSession",
@@ -151,6 +152,8 @@ class CaptureSession:
         try:
             if owns_port:
                 self._stack.enter_context(port)
+            if PortLock.applies(port.path):  # one session per port (PortBusy)
+                self._stack.enter_context(PortLock(port.path))
             self.device = self._stack.enter_context(
                 Device(
                     open_transport(port.path, baud),
