@@ -371,7 +371,7 @@ def test_cli_export_errors_name_the_option_or_the_file(tmp_path, capsys):
         cli.main(["export", capture, "--vcd", str(tmp_path / "w.vcd"), "--start", "-3"])
     except SystemExit as exit:
         assert exit.code == 2
-    assert "argument --start: must be 0 or more: '-3'" in capsys.readouterr().err
+    assert "argument --start: invalid cycle value: '-3' (must be 0 .." in capsys.readouterr().err
     assert cli.main(["dump", capture, "--source", "marker,foo"]) == 2
     assert (
         "--source marker,foo: unknown source FOO (known: MARKER, BUS, IRQ, LOSS, EDGE0"
