@@ -101,9 +101,9 @@ class Session:
 
     def configure_irq(self, settings=None, **fields):
         """Sets the IRQ generator: an :class:`IrqSettings` or its fields (``period``,
-        ``jitter_mask``, ``width`` in cycles of ``identity.irq_clock_hz``, the link clock; ``enable``, ``one_shot``, ``active_low``);
-        fields not given keep their defaults. The settings go to the device now and into
-        the metadata of later captures."""
+        ``jitter_mask``, ``width`` in cycles of ``identity.irq_clock_hz``, the link clock;
+        ``enable``, ``one_shot``, ``active_low``); fields not given keep their defaults. The
+        settings go to the device now and into the metadata of later captures."""
         if settings is None:
             settings = IrqSettings(**fields)
         elif fields:
@@ -191,8 +191,8 @@ class Session:
 
 class CaptureResult:
     """A finished capture: ``path`` (its capture file), ``live`` (the live statistics
-    gathered while it ran: :mod:`latscope.analysis.live`). Tables and reports are made from the file, with the rules of
-    ``latscope report``."""
+    gathered while it ran: :mod:`latscope.analysis.live`). Tables and reports are made from the
+    file, with the rules of ``latscope report``."""
 
     def __init__(self, path, live=None, *, temporary=False):
         self.path = str(path)

@@ -363,8 +363,9 @@ class BatchAnalysis:
 
     @staticmethod
     def _handler_markers(state, placed, h_stamp, h_epoch, h_at):
-        """Adds the kernel's handler-entry markers (global marker indices ``h_at``) to the test's "handler" rules: each is in the window of the test's marker
-        before it in the marker order (as ``analyze`` places them by position), if any."""
+        """Adds the kernel's handler-entry markers (global marker indices ``h_at``) to the test's
+        "handler" rules: each is in the window of the test's marker before it in the marker order
+        (as ``analyze`` places them by position), if any."""
         if placed is None:  # no marker of the test in the batch
             placed = (
                 np.zeros(0, np.int64),
@@ -377,7 +378,7 @@ class BatchAnalysis:
         window = np.append(windows, carried[0])[before]  # -1 -> the carried window
         epoch = np.append(window_epoch, carried[1])[before]
         inside = window >= 0
-        for (index, rule), pending in zip(state.rules, state.pending):
+        for (_, rule), pending in zip(state.rules, state.pending):
             if rule.end == "handler":
                 pending.add(_EMPTY, _EMPTY, h_stamp[inside], window[inside])
             if rule.start == "handler":
@@ -450,7 +451,7 @@ class BatchAnalysis:
         # Start events count only in the epoch of their window.
         start_ok = in_window if no_holes else in_window & (m_epoch == window_epoch)
         of_kind = {}
-        for (index, rule), pending in zip(state.rules, state.pending):
+        for (_, rule), pending in zip(state.rules, state.pending):
             for kind, as_start in ((rule.start, True), (rule.end, False)):
                 if (kind, as_start) not in of_kind:
                     inside = None
@@ -569,7 +570,7 @@ class BatchAnalysis:
         # Inside a window's stamps, and no hole since it began (a start event).
         inside = (slot >= 0) & (irq < end[row]) & (irq_epoch == epoch[row])
         row = row[inside]
-        for (index, rule), pending in zip(state.rules, state.pending):
+        for (_, rule), pending in zip(state.rules, state.pending):
             if rule.start == "irq":
                 pending.add(irq[inside], window[row], _EMPTY, _EMPTY)
 

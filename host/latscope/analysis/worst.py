@@ -70,8 +70,8 @@ def worst_samples(capture, tables, n=WORST_SHOWN, *, margin_s=CONTEXT_MARGIN_S, 
     capture's first event), ``events`` (from ``margin_s`` before the start to as long after
     the end, in time order: ``stamp``, ``offset_ns`` from the start, ``where``: before /
     inside / after, ``source``, ``event``: :func:`describe_event`; at most
-    :data:`CONTEXT_EVENTS`, the nearest) and ``events_omitted`` (the others). ``capture``: a capture file's path (read once more,
-    in batches) or a loaded :class:`Capture`."""
+    :data:`CONTEXT_EVENTS`, the nearest) and ``events_omitted`` (the others). ``capture``: a
+    capture file's path (read once more, in batches) or a loaded :class:`Capture`."""
     if not isinstance(capture, Capture):
         capture = CaptureBatches(capture)
     hz = capture.stamp_hz

@@ -122,8 +122,9 @@ class _ReplyAssembler:
     """Builds reply messages (opcode, length, payload) from REPLY bytes.
 
     An opcode the protocol does not define, or a length that differs from the sizes the
-    protocol gives for that opcode (``protocol.reply_sizes``: older gateware's too), is a lost or mangled byte: the message is abandoned and
-    counted, and the next byte is taken as an opcode. That is how assembly resynchronises."""
+    protocol gives for that opcode (``protocol.reply_sizes``: older gateware's too), is a lost or
+    mangled byte: the message is abandoned and counted, and the next byte is taken as an opcode.
+    That is how assembly resynchronises."""
 
     SIZES = _reply_sizes()
 
