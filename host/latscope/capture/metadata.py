@@ -8,10 +8,15 @@ payload"). One definition, so a file one side writes the other side reads.
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from latscope_defs.protocol import EDGE_SOURCES, VERSIONS, Source
 
-__all__ = ["MetadataError", "check_metadata", "check_end"]
+__all__ = ["JsonObject", "MetadataError", "check_metadata", "check_end"]
+
+#: A JSON object as json.loads gives it (METADATA, END): its values are of whatever JSON type
+#: the file holds, known only once the checks below have passed.
+JsonObject = dict[str, Any]
 
 #: Sources whose pin delay the identity may give (event sources).
 _LATENCY_SOURCES = {
