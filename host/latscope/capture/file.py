@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO, Final, Literal
 
 from ..events import Events
 from ..link.identity import Identity
@@ -431,7 +431,7 @@ class CaptureReader:
                 raise self._error(at, "METADATA is not JSON") from None
             return None
 
-    def _chunk_at(self, offset: int) -> "_Chunk | str | None":
+    def _chunk_at(self, offset: int) -> "_Chunk | Literal['truncated'] | None":
         """The intact chunk at ``offset``; "truncated" if one starts there but the file ends
         first; None if there is none (or the CRC budget of the class doc is spent)."""
         header = self._read(offset, CHUNK_OVERHEAD)
