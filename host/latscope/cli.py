@@ -36,8 +36,8 @@ def parse_duration(text):
     scale = units.get(text[-1:].lower())
     try:
         value = float(text[:-1] if scale else text) * (scale or 1)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30, 15m, 8h)")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30, 15m, 8h)") from error
     if value <= 0:
         raise argparse.ArgumentTypeError(f"duration must be positive: {text!r}")
     return value
@@ -218,7 +218,7 @@ def cmd_info(args):
     if identity.link_clock_hz:
         print(f"link clock     {identity.link_clock_hz / 1e6:g} MHz")
     print(f"marker port    {identity.marker_width} data bits + strobe")
-    print(f"bus window     {'yes, %d-bit' % identity.bus_width if identity.bus_width else 'no'}")
+    print(f"bus window     {f'yes, {identity.bus_width}-bit' if identity.bus_width else 'no'}")
     print(f"edge channels  {identity.edge_count}")
     print(f"FIFO           {identity.fifo_depth} entries")
     print(

@@ -7,18 +7,32 @@ capture into :class:`~latscope.events.Events`. The only exception the reading si
 :class:`CaptureFileError`.
 """
 
+import enum
 import json
 import os
 import stat
 import struct
 import time
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, BinaryIO, Final, Literal
 
 from ..events import Events
 from ..link.identity import Identity
-from ..link.parser import ParserStats
-from .metadata import MetadataCopy, MetadataError, check_end, check_metadata, choose_copy
+from ..link.parser import ParserStats, StreamParser
+from .metadata import (
+    JsonObject,
+    MetadataCopy,
+    MetadataError,
+    check_end,
+    check_metadata,
+    choose_copy,
+)
+
+#: A file's path as callers give it.
+PathLike = str | os.PathLike[str]
 
 __all__ = [
     "FORMAT_VERSION",
@@ -75,33 +89,33 @@ class CaptureFileError(OSError):
     """Not a capture file, unreadable, or without usable metadata. The message is one line
     naming the file and the byte offset: ``<path>: byte <offset>: <reason>``."""
 
-    def __init__(self, path, offset, reason):
+    def __init__(self, path: PathLike, offset: int, reason: str) -> None:
         super().__init__(f"{path}: byte {offset}: {reason}")
         self.path = str(path)
         self.offset = offset
         self.reason = reason
 
-    def __str__(self):
-        return self.args[0]
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
-def _json_default(value):
+def _json_default(value: object) -> object:
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-def file_header():
+def file_header() -> bytes:
     start = FILE_MAGIC + struct.pack("<HH", FORMAT_VERSION, _FILE_HEADER.size)
     return start + struct.pack("<I", zlib.crc32(start))
 
 
-def encode_chunk(kind, sequence, offset, payload):
+def encode_chunk(kind: int, sequence: int, offset: int, payload: bytes) -> bytes:
     header = _CHUNK_HEADER.pack(CHUNK_MAGIC, kind, bytes(3), sequence, len(payload), offset)
     return header + _CHUNK_CRC.pack(zlib.crc32(payload, zlib.crc32(header))) + payload
 
 
-def _metadata_payload(path, metadata):
+def _metadata_payload(path: str, metadata: JsonObject) -> bytes:
     """The METADATA chunk's JSON; ValueError if the reader would refuse it."""
     try:
         payload = json.dumps(metadata, default=_json_default, allow_nan=False).encode()
@@ -136,14 +150,14 @@ class CaptureWriter:
 
     def __init__(
         self,
-        path,
-        metadata,
+        path: PathLike,
+        metadata: JsonObject,
         *,
-        chunk_size=64 * 1024,
-        flush_interval=0.5,
-        clock=time.monotonic,
-        metadata_every=METADATA_EVERY,
-    ):
+        chunk_size: int = 64 * 1024,
+        flush_interval: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+        metadata_every: int = METADATA_EVERY,
+    ) -> None:
         if not 0 < chunk_size <= MAX_PAYLOAD:
             raise ValueError(f"chunk_size must be 1 .. {MAX_PAYLOAD}")
         self.path = str(path)
@@ -165,16 +179,16 @@ class CaptureWriter:
         self._sync()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._file.closed
 
-    def _sync(self):
+    def _sync(self) -> None:
         try:
             os.fsync(self._file.fileno())
         except OSError as error:
             raise OSError(error.errno, f"{self.path}: {error.strerror}") from None
 
-    def _write_chunk(self, kind, payload):
+    def _write_chunk(self, kind: int, payload: bytes) -> None:
         try:
             self._file.write(encode_chunk(kind, self._sequence, self.data_bytes, payload))
             self._file.flush()
@@ -188,7 +202,7 @@ class CaptureWriter:
                 self._write_chunk(ChunkType.METADATA, self._metadata)
         self._last_chunk = self._clock()
 
-    def write(self, data):
+    def write(self, data: bytes) -> None:
         """Appends device bytes (as received, in order)."""
         if self.closed:
             raise ValueError("write to a closed capture file")
@@ -199,13 +213,13 @@ class CaptureWriter:
         if self._buffer and self._clock() - self._last_chunk >= self.flush_interval:
             self.flush()
 
-    def flush(self):
+    def flush(self) -> None:
         """Writes the buffered bytes as a DATA chunk now."""
         if self._buffer and not self.closed:
             self._write_chunk(ChunkType.DATA, bytes(self._buffer))
             self._buffer.clear()
 
-    def close(self, final_stats=None):
+    def close(self, final_stats: JsonObject | None = None) -> None:
         """Writes the buffered bytes and the END chunk; a second call does nothing.
         ``final_stats``: a JSON object (or None) stored in END as ``stats``."""
         if self.closed:
@@ -225,7 +239,7 @@ class CaptureWriter:
         finally:
             self._file.close()
 
-    def abandon(self):
+    def abandon(self) -> None:
         """Writes the buffered bytes and closes without an END chunk."""
         if not self.closed:
             try:
@@ -233,18 +247,32 @@ class CaptureWriter:
             finally:
                 self._file.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "CaptureWriter":
         return self
 
-    def __exit__(self, exc_type, exc, traceback):
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         if exc_type is None:
             self.close()
         else:
             self.abandon()
 
 
+class _Gap(enum.Enum):
+    """The type of :data:`GAP`: a one-member enum, so the type checker tells it from bytes."""
+
+    GAP = "GAP"
+
+    def __repr__(self) -> str:
+        return "GAP"
+
+
 #: Yielded by :class:`CaptureReader` where device bytes are missing.
-GAP = type("Gap", (), {"__repr__": lambda self: "GAP", "__slots__": ()})()
+GAP: Final = _Gap.GAP
 
 
 @dataclass
@@ -280,7 +308,7 @@ class FileStats:
     appended_captures: int = 0
     appended_at: int = None
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, int | bool]:
         return dict(self.__dict__)
 
 
@@ -311,7 +339,7 @@ class _Bad:
     truncated: bool
 
 
-def _no_constant(name):
+def _no_constant(name: str) -> float:
     """NaN and Infinity are no JSON (the writer never writes them)."""
     raise ValueError(f"{name} is not JSON")
 
@@ -357,14 +385,14 @@ class CaptureReader:
 
     BLOCK = 1 << 20  # bytes read at a time
 
-    def __init__(self, path):
+    def __init__(self, path: PathLike) -> None:
         self.path = str(path)
         self.stats = FileStats()
-        self.end = None
-        self.version = None
+        self.end: JsonObject | None = None
+        self.version: int | None = None
         self._window, self._window_at = b"", 0
         self._wasted = 0  # payload bytes CRC-checked in vain
-        self.gap_bytes = None  # stream bytes missing at the last GAP (None: unknown)
+        self.gap_bytes: int | None = None  # stream bytes missing at the last GAP (None: unknown)
         self._position = 0  # stream bytes delivered so far
         self._file, self.size = _open_regular(path)
         try:
@@ -378,10 +406,10 @@ class CaptureReader:
             self._file.close()
             raise
 
-    def _error(self, offset, reason):
+    def _error(self, offset: int, reason: str) -> CaptureFileError:
         return CaptureFileError(self.path, offset, reason)
 
-    def _read(self, offset, size):
+    def _read(self, offset: int, size: int) -> bytes:
         """``size`` bytes at ``offset`` (fewer at the end), through a window of BLOCK."""
         at = offset - self._window_at
         if 0 <= at and at + size <= len(self._window):
@@ -393,7 +421,7 @@ class CaptureReader:
             raise self._error(offset, f"read error: {error.strerror or error}") from None
         return self._window[:size]
 
-    def _read_header(self):
+    def _read_header(self) -> CaptureFileError | None:
         """None if the header is right; the error it gives if not (raised only when no
         intact metadata follows). A version this reader does not know is raised at once."""
         header = self._read(0, HEADER_SIZE)
@@ -505,7 +533,7 @@ class CaptureReader:
             return None
         return _Chunk(kind, sequence, stream_offset, payload, offset, end)
 
-    def _next_chunk(self, offset):
+    def _next_chunk(self, offset: int) -> "_Chunk | None":
         """The next intact chunk after ``offset`` (None if there is none)."""
         while offset < self.size:
             block = self._read(offset, self.BLOCK + len(CHUNK_MAGIC) - 1)
@@ -658,13 +686,13 @@ class CaptureReader:
         self.end = end
         self.stats.complete = True
 
-    def close(self):
+    def close(self) -> None:
         self._file.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "CaptureReader":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -672,19 +700,21 @@ class CaptureInfo:
     """What a capture's metadata says (shared by :class:`Capture` and
     :class:`CaptureEvents`)."""
 
+    metadata: JsonObject
+
     @property
-    def identity(self):
+    def identity(self) -> Identity:
         """The device's :class:`~latscope.link.identity.Identity`, as its metadata stores it."""
         return Identity.from_dict(self.metadata["identity"])
 
     @property
-    def clock_hz(self):
+    def clock_hz(self) -> int:
         """The capture clock (the metadata has it; IRQ periods and widths count
         ``identity.irq_clock_hz``, the link clock)."""
         return self.identity.clock_hz
 
     @property
-    def stamp_hz(self):
+    def stamp_hz(self) -> int:
         """Stamp units per second (what stamps and samples count): the capture clock,
         times 2 when DDR inputs stamp half cycles (identity ``stamp_shift``)."""
         return self.identity.stamp_hz
@@ -697,27 +727,29 @@ class Capture(CaptureInfo):
     ``file_stats``, ``end`` (the END chunk's JSON, None if the capture was not closed)."""
 
     path: str
-    metadata: dict
+    metadata: JsonObject
     events: Events
     parser_stats: ParserStats
     file_stats: FileStats
-    end: dict = field(default=None)
+    end: JsonObject | None = field(default=None)
 
     @property
-    def stats(self):
+    def stats(self) -> dict[str, dict[str, int | bool] | dict[str, int | dict[str, int]]]:
         return {"file": self.file_stats.as_dict(), "parser": self.parser_stats.as_dict()}
 
     @property
-    def event_count(self):
+    def event_count(self) -> int:
         return len(self.events)
 
-    def summary(self):
+    def summary(self) -> str:
         """One line: path, events, how the file ended, damage, stream statistics (also
         ``CaptureSummary.summary``): :func:`summary_line`."""
         return summary_line(self.path, self.event_count, self.file_stats, self.parser_stats)
 
 
-def summary_line(path, event_count, file_stats, parser_stats):
+def summary_line(
+    path: str, event_count: int, file_stats: FileStats, parser_stats: ParserStats
+) -> str:
     """A capture's summary in one line: path, events, how the file ended, damage, stream
     statistics, and the :func:`file_notes`."""
     f, p = file_stats, parser_stats
@@ -762,7 +794,7 @@ def file_notes(stats):
     return notes
 
 
-def parser_for(metadata, correct_latency=True):
+def parser_for(metadata: JsonObject, correct_latency: bool = True) -> StreamParser:
     """A :class:`StreamParser` set up from a capture's (checked) metadata: protocol
     version (files of protocol version 1 say so in their identity), marker width and, with
     ``correct_latency``, the pin latencies."""
@@ -778,7 +810,9 @@ class CaptureEvents(CaptureInfo):
     included as the parser reports them. Afterwards ``parser_stats``, ``file_stats`` and
     ``end`` are complete."""
 
-    def __init__(self, path, *, correct_latency=True, batch_bytes=1 << 20):
+    def __init__(
+        self, path: PathLike, *, correct_latency: bool = True, batch_bytes: int = 1 << 20
+    ) -> None:
         self.path = str(path)
         self.batch_bytes = max(1, int(batch_bytes))
         self.reader = CaptureReader(path)
@@ -786,24 +820,24 @@ class CaptureEvents(CaptureInfo):
         self.parser = parser_for(self.metadata, correct_latency)
 
     @property
-    def parser_stats(self):
+    def parser_stats(self) -> ParserStats:
         return self.parser.stats
 
     @property
-    def file_stats(self):
+    def file_stats(self) -> FileStats:
         return self.reader.stats
 
     @property
-    def end(self):
+    def end(self) -> JsonObject | None:
         return self.reader.end
 
-    def _feed(self, data):
+    def _feed(self, data: bytes) -> Iterator[Events]:
         for at in range(0, len(data), self.batch_bytes):
             events = self.parser.feed(data[at : at + self.batch_bytes])
             if len(events):
                 yield events
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Events]:
         pending = bytearray()
         for item in self.reader:
             if item is not GAP:
@@ -821,7 +855,7 @@ class CaptureEvents(CaptureInfo):
             yield events
 
 
-def load_capture(path, *, correct_latency=True):
+def load_capture(path: PathLike, *, correct_latency: bool = True) -> Capture:
     """Reads a capture file into a :class:`Capture`. Damaged chunks cost their segments;
     raises only :class:`CaptureFileError` (no capture file, unreadable, no metadata)."""
     stream = CaptureEvents(path, correct_latency=correct_latency)
