@@ -8,6 +8,7 @@ parser uses the same ones, so the two sides cannot drift apart.
 """
 
 from enum import IntEnum
+from collections.abc import Callable
 from typing import TypeVar
 
 import numpy as np
@@ -224,7 +225,7 @@ class HoleValue(data.Struct):
 _HOLE = {name: (field.offset, (1 << field.width) - 1) for name, field in HoleValue.as_shape()}
 
 
-def hole_value(count, kind=HoleCount.EXACT, restart=False):
+def hole_value(count: int, kind: HoleCount = HoleCount.EXACT, restart: bool = False) -> int:
     """The value of a hole's LOSS event: ``count`` event records lost, any source; ``kind``
     (:class:`HoleCount`) says whether that is exact or a bound, ``restart`` that the device's
     sequence starts anew after it. A count beyond the field (2**57 records, far more than
@@ -238,7 +239,7 @@ def hole_value(count, kind=HoleCount.EXACT, restart=False):
     return sum(value << _HOLE[name][0] for name, value in fields.items())
 
 
-def _hole_field(name):
+def _hole_field(name: str) -> Callable[[_Values], _Values]:
     offset, mask = _HOLE[name]
     return lambda value: (value >> offset) & mask
 

@@ -37,7 +37,7 @@ from latscope_defs.protocol import (
 )
 
 from ..events import Events
-from .chain import OLD, REFUSED, Damage, SegmentChain
+from .chain import OLD, REFUSED, Damage, Hole, Placed, SegmentChain
 
 __all__ = ["ParserStats", "StreamParser"]
 
@@ -369,7 +369,7 @@ class StreamParser:
         self._seen = 0
         self._pending_lead = None
 
-    def _count_hole(self, hole):
+    def _count_hole(self, hole: Hole) -> None:
         self.stats.holes += 1
         self.stats.records_dropped += hole.count
         self.stats.holes_not_exact += hole.kind != HoleCount.EXACT
@@ -660,7 +660,7 @@ class _Segments:
         else:
             self._fail(s, e)
 
-    def _deliver_v1(self, s, e, stamp48):
+    def _deliver_v1(self, s: int, e: int, stamp48: int) -> None:
         segment_sum = self._segment_sum(s, e)
         self._place(s, e, self.p._chain.place_v1(stamp48, segment_sum, self.p._damage))
 
@@ -672,17 +672,18 @@ class _Segments:
         placed = self.p._chain.place(
             stamp48, events, sent, captured, segment_sum, crc, self.p._damage
         )
-        if placed is OLD:
+        if isinstance(placed, Placed):
+            self._place(s, tally, placed)
+        elif placed is OLD:
             # Behind what was delivered: its events were delivered, or counted in a hole,
             # already. Nothing is lost by rejecting it.
             self.stats.segments_old += 1
             self.stats.records_old += events
-        elif placed is REFUSED:
-            self._fail(s, e)
         else:
-            self._place(s, tally, placed)
+            assert placed is REFUSED
+            self._fail(s, e)
 
-    def _place(self, s, end, placed):
+    def _place(self, s: int, end: int, placed: Placed) -> None:
         """Delivers records ``s + 1 .. end - 1`` as a segment based at ``placed.base``, after
         the hole ``placed.hole`` (if any)."""
         if placed.hole is not None:
