@@ -7,8 +7,8 @@ writes version 2). The gateware imports its constants and message layouts and th
 parser uses the same ones, so the two sides cannot drift apart.
 """
 
-from enum import IntEnum
 from collections.abc import Callable
+from enum import IntEnum
 from typing import TypeVar
 
 import numpy as np
