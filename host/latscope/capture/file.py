@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, BinaryIO, Final, Literal
+from typing import Any, BinaryIO, Final, Literal, TypedDict
 
 from ..events import Events
 from ..link.identity import Identity
@@ -275,6 +275,18 @@ class _Gap(enum.Enum):
 GAP: Final = _Gap.GAP
 
 
+class MetadataConflict(TypedDict):
+    """A METADATA copy that disagrees with the one used: its chunk's file offset and the
+    dotted names of the fields that differ."""
+
+    at: int
+    fields: list[str]
+
+
+#: :meth:`FileStats.as_dict`: the fields by name.
+FileStatsDict = dict[str, int | bool | str | list[MetadataConflict] | None]
+
+
 @dataclass
 class FileStats:
     """What the reader found. ``chunks_bad``: damaged regions skipped (each counted once,
@@ -302,13 +314,13 @@ class FileStats:
     header_damaged: bool = False
     metadata_at: int = HEADER_SIZE
     metadata_copies: int = 0
-    metadata_conflicts: list = field(default_factory=list)
-    metadata_by: str = None
+    metadata_conflicts: list[MetadataConflict] = field(default_factory=list)
+    metadata_by: str | None = None
     chunks_reordered: int = 0
     appended_captures: int = 0
-    appended_at: int = None
+    appended_at: int | None = None
 
-    def as_dict(self) -> dict[str, int | bool]:
+    def as_dict(self) -> FileStatsDict:
         return dict(self.__dict__)
 
 
@@ -317,7 +329,7 @@ class _Chunk:
     kind: int
     sequence: int
     offset: int
-    payload: bytes
+    payload: bytes | None  # None: a DATA chunk taken unread (``_chunk_at``'s check_data)
     start: int  # file offset of the chunk
     end: int  # file offset after the chunk
 
@@ -344,13 +356,13 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not JSON")
 
 
-def _is_file_header(data):
+def _is_file_header(data: bytes) -> bool:
     """Whether ``data`` (16 bytes) is an intact file header of any version."""
     magic, _, size, crc = _FILE_HEADER.unpack(data) if len(data) == HEADER_SIZE else (None,) * 4
     return magic == FILE_MAGIC and size == HEADER_SIZE and zlib.crc32(data[:12]) == crc
 
 
-def _open_regular(path):
+def _open_regular(path: PathLike) -> tuple[BinaryIO, int]:
     """The file opened for reading, and its size; only regular files (a FIFO would block,
     a device never end)."""
     try:
@@ -441,12 +453,12 @@ class CaptureReader:
         self.version = version
         return None
 
-    def _survey(self):
+    def _survey(self) -> list[MetadataCopy]:
         """One walk over the file before it is read: the intact copies of the metadata
         (:class:`~latscope.capture.metadata.MetadataCopy`: METADATA chunks, the metadata in
         END chunks) and where a capture appended to this one begins. DATA payloads are not
         checked here (reading them does)."""
-        copies = []
+        copies: list[MetadataCopy] = []
         for item in self._chunks(check_data=False):
             if isinstance(item, _Appended):
                 self.stats.appended_at = item.start
@@ -454,6 +466,7 @@ class CaptureReader:
                 break
             if not isinstance(item, _Chunk) or item.kind == ChunkType.DATA:
                 continue
+            assert item.payload is not None  # only DATA chunks are taken unread
             value, is_json = self._json(item.payload)
             if item.kind == ChunkType.METADATA:
                 copies.append(MetadataCopy(item.start, "METADATA", value, is_json))
@@ -461,12 +474,14 @@ class CaptureReader:
                 copies.append(MetadataCopy(item.start, "END", value["metadata"]))
         return copies
 
-    def _use_metadata(self, copies):
+    def _use_metadata(self, copies: list[MetadataCopy]) -> JsonObject:
         """The metadata of the copy :func:`~latscope.capture.metadata.choose_copy` picks,
         checked; the disagreeing copies go into the stats. Raises if no copy is confirmed
         or the one chosen is unusable."""
         chosen, others = choose_copy(copies)
-        conflicts = [{"at": copy.at, "fields": fields} for copy, fields in others]
+        conflicts: list[MetadataConflict] = [
+            {"at": copy.at, "fields": fields} for copy, fields in others
+        ]
         if chosen is None:
             first, (other, fields) = copies[0], others[0]
             raise self._error(
@@ -486,20 +501,27 @@ class CaptureReader:
         try:
             check_metadata(chosen.value)
         except MetadataError as error:
-            payload = self._chunk_at(chosen.at).payload
+            # Read the chunk again to point at the field; with a budget of its own, as the
+            # survey may have spent the walk's on bad chunks after it.
+            self._wasted = 0
+            chunk = self._chunk_at(chosen.at)
+            payload = chunk.payload if isinstance(chunk, _Chunk) else None
             leaf = json.dumps(error.field.rsplit(".", 1)[-1]).encode()
-            raise self._error(at + max(payload.find(leaf), 0), f"METADATA {error}") from None
+            where = payload.find(leaf) if payload is not None else -1
+            raise self._error(at + max(where, 0), f"METADATA {error}") from None
         return chosen.value
 
     @staticmethod
-    def _json(payload):
+    def _json(payload: bytes) -> tuple[Any, bool]:  # JSON of any shape
         """(value, True) of a JSON payload; (None, False) if it is no JSON."""
         try:
             return json.loads(payload, parse_constant=_no_constant), True
         except (ValueError, RecursionError):
             return None, False
 
-    def _chunk_at(self, offset, check_data=True):
+    def _chunk_at(
+        self, offset: int, check_data: bool = True
+    ) -> "_Chunk | Literal['truncated'] | None":
         """The intact chunk at ``offset``; "truncated" if one starts there but the file ends
         first; None if there is none (or the CRC budget of the class doc is spent).
         ``check_data`` False: a DATA chunk whose header is right and which ends where a
@@ -546,12 +568,12 @@ class CaptureReader:
             offset += self.BLOCK
         return None
 
-    def _chunks(self, check_data=True):
+    def _chunks(self, check_data: bool = True) -> "Iterator[_Chunk | _Bad | _Appended]":
         """Every intact chunk (:class:`_Chunk`) and bad region (:class:`_Bad`) in file order,
         up to another capture appended to this one (:class:`_Appended`, the last item)."""
         self._wasted = 0  # each walk has its own CRC budget (the metadata search
         offset = HEADER_SIZE  # walked the file before)
-        first_metadata = None  # payload of the first intact METADATA chunk
+        first_metadata: bytes | None = None  # payload of the first intact METADATA chunk
         while offset < self.size:
             chunk = self._chunk_at(offset, check_data)
             bad_end = offset
@@ -574,7 +596,7 @@ class CaptureReader:
             yield chunk
             offset = chunk.end
 
-    def _appended_at(self, chunk, after, first_metadata):
+    def _appended_at(self, chunk: _Chunk, after: int, first_metadata: bytes | None) -> int | None:
         """Where another capture begins if the METADATA ``chunk`` (which follows the bytes
         from ``after`` on) is the first chunk of one, else None: a METADATA chunk of sequence
         0 and stream offset 0 past the file's first chunk, right after a file header, or
@@ -589,7 +611,7 @@ class CaptureReader:
             return chunk.start
         return None
 
-    def _count_captures(self, start):
+    def _count_captures(self, start: int) -> int:
         """The intact file headers from ``start`` on: the captures appended there."""
         count, offset = 0, start
         while offset < self.size:
@@ -601,12 +623,12 @@ class CaptureReader:
             offset += self.BLOCK
         return max(count, 1)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes | _Gap]:
         stats = self.stats
         self._position = 0
         known = 0  # the stream is known to go on at least to here
         tail = 0  # bytes of bad regions after the last intact chunk
-        waiting = {}  # stream offset -> payload of DATA chunks ahead of it
+        waiting: dict[int, bytes] = {}  # stream offset -> payload of DATA chunks ahead of it
         for item in self._chunks():
             if isinstance(item, _Appended):
                 break
@@ -620,10 +642,11 @@ class CaptureReader:
                 continue
             stats.chunks_ok += 1
             tail = 0
+            assert item.payload is not None  # this walk reads every chunk (check_data)
             # A METADATA or END chunk's stream offset is the DATA bytes written before it.
             known = max(known, item.offset)
             if item.kind == ChunkType.END:
-                self._read_end(item)
+                self._read_end(item.payload)
             if item.kind != ChunkType.DATA:
                 continue
             known = max(known, item.offset + len(item.payload))
@@ -647,7 +670,7 @@ class CaptureReader:
             yield GAP
         self._file.close()
 
-    def _take(self, offset, payload):
+    def _take(self, offset: int, payload: bytes) -> Iterator[bytes | _Gap]:
         """The bytes of the DATA payload at stream ``offset`` that are new, after a GAP if
         bytes before it are missing; a chunk with no new byte is a repeated one."""
         end = offset + len(payload)
@@ -664,7 +687,7 @@ class CaptureReader:
         self._position = end
         yield payload
 
-    def _continue(self, waiting, force=0):
+    def _continue(self, waiting: dict[int, bytes], force: int = 0) -> Iterator[bytes | _Gap]:
         """Delivers the waiting chunks that continue the stream, in stream order; the first
         ``force`` of them even if bytes before them are missing (a GAP)."""
         while waiting:
@@ -677,8 +700,8 @@ class CaptureReader:
                 self.stats.chunks_reordered += 1
             yield from self._take(first, waiting.pop(first))
 
-    def _read_end(self, chunk):
-        end, _ = self._json(chunk.payload)
+    def _read_end(self, payload: bytes) -> None:
+        end, _ = self._json(payload)
         try:
             check_end(end)
         except MetadataError:
@@ -734,7 +757,7 @@ class Capture(CaptureInfo):
     end: JsonObject | None = field(default=None)
 
     @property
-    def stats(self) -> dict[str, dict[str, int | bool] | dict[str, int | dict[str, int]]]:
+    def stats(self) -> dict[str, FileStatsDict | dict[str, int | dict[str, int]]]:
         return {"file": self.file_stats.as_dict(), "parser": self.parser_stats.as_dict()}
 
     @property
@@ -764,17 +787,17 @@ def summary_line(
     return f"{path}: {event_count} events, {state}{damage}; stream: {p}{notes}"
 
 
-def file_notes(stats):
+def file_notes(stats: FileStats) -> list[str]:
     """What the reader decided about the file that a user must know, one phrase each
     (:class:`FileStats`): the copy of the metadata used when the first was damaged, copies
     that disagree with it, captures appended to the file and not read."""
-    notes = []
+    notes: list[str] = []
     if stats.metadata_at != HEADER_SIZE:
         notes.append(
             f"the METADATA chunk at byte {HEADER_SIZE} is damaged: the copy at byte "
             f"{stats.metadata_at} is used"
         )
-    by_fields = {}
+    by_fields: dict[str, list[int]] = {}
     for conflict in stats.metadata_conflicts:
         by_fields.setdefault(", ".join(conflict["fields"]), []).append(conflict["at"])
     for fields, offsets in by_fields.items():

@@ -8,9 +8,9 @@ metadata; :func:`choose_copy` says which one to use and which disagree with it.
 """
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from latscope_defs.protocol import EDGE_SOURCES, VERSIONS, Source
 
@@ -181,23 +181,23 @@ class MetadataCopy(NamedTuple):
     chunk whose payload is no JSON)."""
 
     at: int
-    kind: str
-    value: object
+    kind: Literal["METADATA", "END"]
+    value: Any  # parsed JSON of any shape (None if the payload is no JSON)
     is_json: bool = True
 
     @property
-    def key(self):
+    def key(self) -> str:
         """Copies with equal keys say the same (JSON text, keys sorted: ``true`` is not
         ``1``)."""
         return json.dumps(self.value, sort_keys=True) if self.is_json else ""
 
 
-def differing_fields(a, b, prefix=""):
+def differing_fields(a: Any, b: Any, prefix: str = "") -> list[str]:  # parsed JSON values
     """Dotted paths of the fields in which two metadata values differ (``identity.clock_hz``);
     ``METADATA`` when they differ as a whole (not both objects)."""
     if not (isinstance(a, dict) and isinstance(b, dict)):
         return [prefix or "METADATA"]
-    fields = []
+    fields: list[str] = []
     for key in sorted(set(a) | set(b)):
         path = f"{prefix}.{key}" if prefix else key
         if key not in a or key not in b:
@@ -207,13 +207,15 @@ def differing_fields(a, b, prefix=""):
     return fields
 
 
-def choose_copy(copies):
+def choose_copy(
+    copies: Sequence[MetadataCopy],
+) -> tuple[MetadataCopy | None, list[tuple[MetadataCopy, list[str]]]]:
     """Which of a file's metadata ``copies`` (:class:`MetadataCopy`, file order; at least
     one) to use: ``(chosen, others)``, ``others`` being ``(copy, differing fields)`` of every
     copy that disagrees with the chosen one. Copies that all agree: the first. Otherwise the
     one the END confirms (a clean close wrote it last), else the one most copies say; None
     when neither decides (a tie without an END)."""
-    groups = {}
+    groups: dict[str, list[MetadataCopy]] = {}
     for copy in copies:
         groups.setdefault(copy.key, []).append(copy)
     ends = [copy for copy in copies if copy.kind == "END"]
