@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from enum import IntEnum
-from typing import overload
+from typing import TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -88,12 +88,14 @@ def encode(test: int, point: int, arg: int = 0) -> int:
     return (int(test) << TEST_SHIFT) | (int(point) << POINT_SHIFT) | (arg & ((1 << ARG_BITS) - 1))
 
 
+#: An integer array of marker values: shifts and masks by Python ints keep its dtype (NEP 50).
+_Markers = TypeVar("_Markers", bound=npt.NDArray[np.integer])
+
+
 @overload
 def decode(value: int) -> tuple[int, int, int]: ...
 @overload
-def decode(
-    value: npt.NDArray[np.integer],
-) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.integer], npt.NDArray[np.integer]]: ...
+def decode(value: _Markers) -> tuple[_Markers, _Markers, _Markers]: ...
 def decode(
     value: int | npt.NDArray[np.integer],
 ) -> tuple[int | npt.NDArray[np.integer], ...]:
