@@ -165,6 +165,8 @@ def analyze_capture(
     )
     counts = passes[0]
     assert counts is not None  # the first pass counts
+    # analyze_batches reads the batches to the end, which sets their statistics.
+    assert batches.parser_stats is not None and batches.file_stats is not None
     summary = CaptureSummary(
         batches.path,
         batches.metadata,
