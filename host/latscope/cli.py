@@ -12,6 +12,8 @@ import os
 import stat
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from latscope_defs.protocol import Source
 
@@ -143,7 +145,15 @@ def new_files_in(directory, names, force):
 
 # --- commands ---------------------------------------------------------------------------------
 
-COMMANDS = []
+#: (name, options(parser), add_parser keywords, cmd_* function: the exit status or None).
+COMMANDS: list[
+    tuple[
+        str,
+        Callable[[argparse.ArgumentParser], None],
+        dict[str, Any],
+        Callable[[argparse.Namespace], int | None],
+    ]
+] = []
 
 
 def command(name, options, **parser_arguments):
