@@ -19,7 +19,7 @@ from typing import Any
 
 from latscope_defs.markers import Test
 
-__all__ = ["Lost", "lost_of", "per_window_of_metadata", "suite_per_window"]
+__all__ = ["NOTHING_LOST", "Lost", "lost_of", "per_window_of_metadata", "suite_per_window"]
 
 #: Tests whose windows give ``SUITE_OBJ_SAMPLES`` = min(samples, 256) samples, and the
 #: clock-ISR test's ``SUITE_CLK_SAMPLES`` = min(samples, 100) (``firmware/suite/suite.h``);
@@ -59,6 +59,10 @@ class Lost:
         return f"~{self.count}" if self.estimate else str(self.count)
 
 
+#: What a table that no loss touched lost.
+NOTHING_LOST = Lost(0, False)
+
+
 def suite_per_window(samples: int) -> PerWindow:
     """The suite's samples per window of each test when it was built with ``SAMPLES=samples``."""
 
@@ -95,7 +99,7 @@ def lost_of(
     has one), ``damaged``: a loss span touched one of them (or a window of the test whose
     parameter is unknown may be one of its)."""
     if not damaged:
-        return Lost(0, False)
+        return NOTHING_LOST
     if per_window is None:
         return Lost(None, True)
     return Lost(max(0, max(1, windows) * per_window(test) - kept - discarded), True)

@@ -396,7 +396,7 @@ class BatchAnalysis(Generic[C]):
         damaged: set[str] = set()
         for state in self._tests.values():
             unknown = False  # a window of the test whose parameter is unknown
-            for (window, index), name in state.names.items():
+            for (window, _), name in state.names.items():
                 first, end = state.ranges[window]
                 hit = window in state.hole_opened or bool(
                     overlaps(self.spans, np.array([first]), np.array([end]))[0]

@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..events import Events
-from .accounting import Lost, PerWindow
+from .accounting import NOTHING_LOST, Lost, PerWindow
 from .batch import BatchAnalysis
 from .rules import TableParameters
 from .spans import Mask, Stamps
@@ -40,7 +40,7 @@ class SampleTable:
     #: empty: none known)
     ticked: Mask = field(default_factory=lambda: np.zeros(0, bool))
     #: samples damage took without a pair to discard (:mod:`latscope.analysis.accounting`)
-    lost: Lost = Lost(0, False)
+    lost: Lost = NOTHING_LOST
 
     def ns(self) -> npt.NDArray[np.floating]:
         return self.samples * (1e9 / self.stamp_hz)
@@ -64,7 +64,7 @@ class SampleCollector:
 
     def __init__(self, name: str, stamp_hz: float, parameters: TableParameters) -> None:
         self.name, self.stamp_hz, self.parameters = name, stamp_hz, parameters
-        self.lost = Lost(0, False)  # set by the analysis when it ends
+        self.lost = NOTHING_LOST  # set by the analysis when it ends
         self._kept: list[tuple[Stamps, Stamps, Mask]] = []  # (samples, starts, ticked) per batch
         self._discarded: list[tuple[Stamps, Mask]] = []  # (starts, by_hole) per batch
 
@@ -117,9 +117,7 @@ def analyze(
     A with no B is dropped) and no lost event can lie between them: a sample is either exact or
     absent, never wrong.
     """
-    analysis = BatchAnalysis(
-        stamp_hz, table=SampleCollector, losses=losses, per_window=per_window
-    )
+    analysis = BatchAnalysis(stamp_hz, table=SampleCollector, losses=losses, per_window=per_window)
     analysis.feed(events)
     return {
         name: collector.table() for name, collector in analysis.finish().ordered_tables().items()

@@ -10,7 +10,7 @@ from typing import NotRequired, Protocol, TypedDict, Unpack
 import numpy as np
 import numpy.typing as npt
 
-from .accounting import Lost
+from .accounting import NOTHING_LOST, Lost
 from .rules import TableParameters
 
 __all__ = [
@@ -258,7 +258,7 @@ def stats_of_counts(
     stamp_hz: float,
     discarded: int = 0,
     discarded_by_holes: int = 0,
-    lost: Lost = Lost(0, False),
+    lost: Lost = NOTHING_LOST,
 ) -> Stats:
     """A table row's statistics (ns) from exact value counts, defined below.
     ``discarded``: pairs dropped for a loss between them, ``discarded_by_holes``: of those,
@@ -372,7 +372,7 @@ class TableAccumulator:
         self.interval_stamps = interval_stamps
         self.discarded = 0
         self.discarded_by_holes = 0  # of ``discarded``: a hole between them
-        self.lost = Lost(0, False)  # set by the analysis when it ends
+        self.lost = NOTHING_LOST  # set by the analysis when it ends
         self.count = 0
         self.values = np.zeros(0, np.int64)
         self.counts = np.zeros(0, np.int64)

@@ -90,7 +90,8 @@ class HtmlFormat(ResultsFormat):
         body.append("</div><h2>Results</h2>")
         header = ["test"] + [t for _, t, _ in STAT_COLUMNS]
         rows = [
-            [r["name"]] + [stat_cell(r, k, f) for k, _, f in STAT_COLUMNS] for r in document["tables"]
+            [r["name"]] + [stat_cell(r, k, f) for k, _, f in STAT_COLUMNS]
+            for r in document["tables"]
         ]
         body.append(
             _table(header, rows, link_first=bool(inline))
