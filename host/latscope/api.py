@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .analysis.batch import BatchAnalysis
     from .analysis.pairing import SampleTable
     from .analysis.statistics import TableAccumulator
-    from .link.selftest import LinkResult, LoopbackResult, WiringResult
+    from .link.selftest import SelftestResults
     from .simulated.appliance import SimulatedAppliance
     from .simulated.soc import SuiteSettings
 
@@ -172,7 +172,7 @@ class Session:
 
     def selftest(
         self, *, loopback: bool = False, wiring: bool = False, count: int = 64, wait: float = 30.0
-    ) -> "dict[str, LinkResult | LoopbackResult | WiringResult]":
+    ) -> "SelftestResults":
         """The first-plug-in self-test (:mod:`latscope.link.selftest`): the link (``count`` ECHO
         patterns), and with ``loopback`` the jumper test, with ``wiring`` the wiring
         program's markers (waiting up to ``wait`` s for the first; a simulated DUT that

@@ -13,6 +13,8 @@ import signal
 import stat
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from latscope_defs.protocol import Source
 
@@ -144,7 +146,15 @@ def new_files_in(directory, names, force):
 
 # --- commands ---------------------------------------------------------------------------------
 
-COMMANDS = []
+#: (name, options(parser), add_parser keywords, cmd_* function: the exit status or None).
+COMMANDS: list[
+    tuple[
+        str,
+        Callable[[argparse.ArgumentParser], None],
+        dict[str, Any],
+        Callable[[argparse.Namespace], int | None],
+    ]
+] = []
 
 
 def command(name, options, **parser_arguments):
@@ -219,7 +229,7 @@ def cmd_info(args):
     if identity.link_clock_hz:
         print(f"link clock     {identity.link_clock_hz / 1e6:g} MHz")
     print(f"marker port    {identity.marker_width} data bits + strobe")
-    print(f"bus window     {'yes, %d-bit' % identity.bus_width if identity.bus_width else 'no'}")
+    print(f"bus window     {f'yes, {identity.bus_width}-bit' if identity.bus_width else 'no'}")
     print(f"edge channels  {identity.edge_count}")
     print(f"FIFO           {identity.fifo_depth} entries")
     print(

@@ -104,7 +104,7 @@ def parse_args(argv):
         type=whole("cycle count", 0, INT32_MAX),
         default=None,
         help="min. cycles between two samples of thread-driven tests "
-        "(default: 0 for gpio, %d for bus)" % BUS_PACE,
+        f"(default: 0 for gpio, {BUS_PACE} for bus)",
     )
     parser.add_argument(
         "--phase",

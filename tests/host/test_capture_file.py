@@ -11,6 +11,7 @@ import zlib
 
 import pytest
 
+from latscope.capture.batches import CaptureBatches
 from latscope.capture.file import (
     CHUNK_OVERHEAD,
     GAP,
@@ -323,3 +324,15 @@ def test_metadata_must_be_a_json_object(tmp_path):
         CaptureWriter(tmp_path / "w.lsc", [1, 2])
     assert not (tmp_path / "w.lsc").exists()
     assert GAP is not None
+
+
+def test_batches_summarise_only_what_they_read(tmp_path, capture):
+    _, data = capture
+    path = tmp_path / "c.lsc"
+    path.write_bytes(data)
+    batches = CaptureBatches(path, batch_bytes=64)
+    with pytest.raises(RuntimeError, match="before the batches were read"):
+        batches.summary(0)
+    count = sum(len(events) for events in batches)
+    assert count == 120
+    assert batches.summary(count) == load_capture(path).summary()

@@ -12,11 +12,22 @@ import contextlib
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from types import FrameType
+from typing import TYPE_CHECKING, TextIO
 
+from ..events import Events
 from ..link.device import Device, DeviceError, IrqSettings, Port, open_transport
+from ..link.identity import Identity
+from ..link.parser import ParserStats
 from ..link.port_lock import PortLock
+from .metadata import JsonObject
+
+if TYPE_CHECKING:
+    from ..analysis.batch import BatchAnalysis
+    from ..simulated.soc import SuiteSettings
+    from .file import CaptureWriter, PathLike
 
 __all__ = [
     "CaptureSession",
@@ -65,10 +76,10 @@ class Until:
     that runs a program of its own (``dut_exit``: the simulated suite), Ctrl-C, or
     ``timeout`` seconds (which then raises :class:`~latscope.link.device.DeviceError`)."""
 
-    duration: float = None
-    events: int = None
-    samples: tuple = None
-    timeout: float = None
+    duration: float | None = None
+    events: int | None = None
+    samples: tuple[str, int] | None = None
+    timeout: float | None = None
     dut_exit: bool = True
 
 
@@ -78,20 +89,20 @@ class CaptureRun:
     the parser's statistics, the metadata written, why it stopped (``duration``,
     ``events``, ``samples``, ``dut_exit``, ``timeout``, ``interrupted``, ``callback``)."""
 
-    output: object
-    metadata: dict
-    analyzer: object = None
+    output: "PathLike | None"
+    metadata: JsonObject
+    analyzer: "BatchAnalysis | None" = None
     events: int = 0
     bytes: int = 0
-    status: dict = None
-    parser_stats: object = None
-    stopped_by: str = None
+    status: dict[str, int | bool] | None = None
+    parser_stats: ParserStats | None = None
+    stopped_by: str | None = None
     signum: int | None = None
     started: float = field(default_factory=time.monotonic)
     wall_seconds: float = 0.0
 
     @property
-    def interrupted(self):
+    def interrupted(self) -> bool:
         return self.stopped_by == "interrupted"
 
     def raise_if_interrupted(self) -> None:
@@ -100,13 +111,13 @@ class CaptureRun:
         if self.interrupted:
             raise Interrupted(self.signum or signal.SIGINT)
 
-    def end_stats(self, port):
+    def end_stats(self, port: Port) -> JsonObject:
         """The END chunk's ``stats`` (docs/capture-format.md)."""
         stats = {
             "events": self.events,
             "bytes": self.bytes,
             "device_status": self.status,
-            "parser": self.parser_stats.as_dict(),
+            "parser": None if self.parser_stats is None else self.parser_stats.as_dict(),
             "wall_seconds": self.wall_seconds,
             **port.dut_end_stats(),
         }
@@ -115,7 +126,14 @@ class CaptureRun:
         return stats
 
 
-def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None):
+def capture_metadata(
+    identity: Identity,
+    port: str,
+    irq: IrqSettings,
+    test_info: str = "",
+    dut: dict[str, object] | None = None,
+    loop: str | None = None,
+) -> JsonObject:
     """The metadata a capture file starts with (``docs/capture-format.md``): the device's
     identity, the port, the IRQ settings, the start time, the user's test information,
     what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``) and the
@@ -141,7 +159,16 @@ class CaptureSession:
     ``identity``, ``irq`` (what the IRQ generator is set to; the defaults of
     :class:`IrqSettings` at first)."""
 
-    def __init__(self, port, *, baud=12_000_000, sim_args=(), suite=None, log=None, owns_port=True):
+    def __init__(
+        self,
+        port: str | Port,
+        *,
+        baud: int = 12_000_000,
+        sim_args: Sequence[str] = (),
+        suite: "SuiteSettings | None" = None,
+        log: TextIO | None = None,
+        owns_port: bool = True,
+    ) -> None:
         if not isinstance(port, Port):
             from ..ports import open_port
 
@@ -172,30 +199,37 @@ class CaptureSession:
             self._stack.close()
             raise
 
-    def close(self):
+    def close(self) -> None:
         self._stack.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "CaptureSession":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def info(self):
+    def info(self) -> JsonObject:
         """The identity and the device's STATUS as a plain dict (``latscope info --json``)."""
-        info = self.identity.as_dict()
+        info: JsonObject = self.identity.as_dict()
         info["resolution_ns"] = self.identity.resolution_ns
         info["status"] = self.device.status()
         return info
 
-    def configure_irq(self, irq):
+    def configure_irq(self, irq: IrqSettings) -> None:
         """Sets the IRQ generator now; captures record (and set) it from then on."""
         self.device.configure_irq(irq)
         self.irq = irq
 
     def capture(
-        self, output=None, *, info="", until=Until(), analyzer=None, on_batch=None, loop=None
-    ):
+        self,
+        output: "PathLike | None" = None,
+        *,
+        info: str = "",
+        until: Until = Until(),
+        analyzer: "BatchAnalysis | None" = None,
+        on_batch: Callable[[Events, CaptureRun], object] | None = None,
+        loop: str | None = None,
+    ) -> CaptureRun:
         """Captures into the capture file ``output`` (None: events are only counted and
         passed on) until ``until`` says so; returns a :class:`CaptureRun`.
 
@@ -230,10 +264,18 @@ class CaptureSession:
             )
         return run
 
-    def _run(self, run, writer, until, on_batch, interrupted):
-        device, write_error = self.device, []
+    def _run(
+        self,
+        run: CaptureRun,
+        writer: "CaptureWriter | None",
+        until: Until,
+        on_batch: Callable[[Events, CaptureRun], object] | None,
+        interrupted: StopRequest,
+    ) -> None:
+        device = self.device
+        write_error: list[OSError] = []
 
-        def sink(data):
+        def sink(data: bytes) -> None:
             run.bytes += len(data)
             if writer is not None and not write_error:
                 try:
@@ -241,7 +283,7 @@ class CaptureSession:
                 except OSError as error:  # e.g. a full disk: stop, keep the device sane
                     write_error.append(error)
 
-        def take(events, stopping=False):
+        def take(events: Events, stopping: bool = False) -> str | None:
             run.events += len(events)
             if analyzer is not None and len(events):
                 analyzer.feed(events)
@@ -280,13 +322,13 @@ class CaptureSession:
             error = write_error[0]
             raise OSError(error.errno, error.strerror, str(run.output))
 
-    def _stop_reason(self, run, until):
+    def _stop_reason(self, run: CaptureRun, until: Until) -> str | None:
         elapsed = time.monotonic() - run.started
         if until.duration is not None and elapsed >= until.duration:
             return "duration"
         if until.events and run.events >= until.events:
             return "events"
-        if until.samples:
+        if until.samples and run.analyzer is not None:  # capture() checked it is there
             table = run.analyzer.tables.get(until.samples[0])
             if table is not None and table.count >= until.samples[1]:
                 return "samples"
@@ -300,7 +342,7 @@ class CaptureSession:
         return None
 
 
-def _open_writer(output, metadata):
+def _open_writer(output: "PathLike | None", metadata: JsonObject) -> "CaptureWriter | None":
     """A :class:`CaptureWriter` for ``output`` (None: no file); errors name the file."""
     if output is None:
         return None
@@ -312,7 +354,7 @@ def _open_writer(output, metadata):
         raise OSError(error.errno, error.strerror, str(output)) from None
 
 
-def _abandon(writer):
+def _abandon(writer: "CaptureWriter") -> None:
     """Closes a capture file without its END chunk (the capture failed); a second write
     error (the disk is still full) must not hide the first."""
     try:
@@ -339,7 +381,7 @@ def stop_signals_deferred() -> Iterator[StopRequest]:
         yield request
         return
 
-    def handler(signum: int, frame: object) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
         if request.is_set():
             raise Interrupted(signum)
         request.signum = signum

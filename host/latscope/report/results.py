@@ -36,8 +36,9 @@ __all__ = [
 #: they discarded; 3 the percentile rule (null below its sample count) with confidence
 #: intervals, and per table its flagged samples and worst samples; 4 how exact the hole
 #: counts are, device resets, old segments and the file reader's notes; 5 per table its tail
-#: estimate (``tail``).
-SCHEMA_VERSION = 5
+#: estimate (``tail``); 6 per table the samples damage took (``lost``, ``lost_estimated``);
+#: 7 whether the capture file was closed (``integrity.closed``).
+SCHEMA_VERSION = 7
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
@@ -202,6 +203,7 @@ def table_row(name, table, context):
     row = {"name": name, "description": describe(name), "parameters": dict(table.parameters)}
     for key, _, _ in STAT_COLUMNS:
         row[key] = stats.get(key)
+    row["lost_estimated"] = stats.get("lost_estimated")
     for key, _, _ in PERCENTILES:
         row[ci_key(key)] = stats.get(ci_key(key))
     for section in TABLE_SECTIONS:

@@ -32,6 +32,7 @@ class CsvFormat(ResultsFormat):
         header = (
             ["name", "test", "n"]
             + [key for key, _, _ in STAT_COLUMNS]
+            + ["lost_estimated"]
             + [column for column, _, _ in CI_COLUMNS]
             + [column for section in TABLE_SECTIONS for column in section.csv_columns]
             + ["capture_closed"]
@@ -39,6 +40,7 @@ class CsvFormat(ResultsFormat):
         rows = [
             [row["name"], row["parameters"].get("test", ""), row["parameters"].get("n", "")]
             + [row[key] for key, _, _ in STAT_COLUMNS]
+            + [row.get("lost_estimated")]
             + [(row.get(key) or [None, None])[side] for _, key, side in CI_COLUMNS]
             + [value for section in TABLE_SECTIONS for value in section.csv_cells(row)]
             + [document["integrity"]["closed"]]
