@@ -120,8 +120,9 @@ def stream_capture(
     and writes the VCD stream to the binary stream ``out`` until ``duration`` seconds or
     ``max_events`` events passed, a simulated DUT's firmware exited, the reader went away
     or a stop signal (Ctrl-C, SIGTERM, SIGHUP: the stream is finished, then
-    :class:`~latscope.capture.session.Interrupted` raised). ``capture``: also write a capture file. ``pvs``: write a PulseView setup
-    there first (decoders attached to the stream's signals). Returns the :class:`LiveVcd`.
+    :class:`~latscope.capture.session.Interrupted` raised). ``capture``: also write a capture
+    file. ``pvs``: write a PulseView setup there first (decoders attached to the stream's
+    signals). Returns the :class:`LiveVcd`.
 
     Readers and their buffering: ``sigrok-cli -i - -I vcd`` reads what the pipe has;
     libsigrok's VCD input passes samples on in chunks, so annotations lag the capture by one
