@@ -11,6 +11,7 @@ a number no stamp, register or clock can hold into the code behind it.
 import argparse
 import math
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 __all__ = [
     "Checked",
@@ -32,18 +33,28 @@ SECONDS_MAX = 86_400.0
 DURATION_MAX = 10 * 366 * 86_400.0
 
 
-class Checked:
+#: The number a :class:`Checked` type gives: int (:func:`whole`) or float.
+Number = TypeVar("Number", int, float)
+
+
+class Checked(Generic[Number]):
     """An argparse type: ``parse(text)`` (ValueError: not a number of this kind), then
     ``check(value)``, which must hold (else ``rule`` is said). ``__name__`` is the ``name``
     argparse puts in its message."""
 
     def __init__(
-        self, name: str, parse: Callable[[str], float], check: Callable[[float], bool], rule: str
+        self,
+        name: str,
+        parse: Callable[[str], Number],
+        check: Callable[[Number], bool],
+        rule: str,
     ) -> None:
         self.__name__ = name
-        self.parse, self.check, self.rule = parse, check, rule
+        self.parse: Callable[[str], Number] = parse
+        self.check: Callable[[Number], bool] = check
+        self.rule = rule
 
-    def __call__(self, text: str) -> float:
+    def __call__(self, text: str) -> Number:
         try:
             value = self.parse(text)
         except ValueError:
@@ -55,7 +66,7 @@ class Checked:
         return value
 
 
-def whole(name: str, low: int | None = 0, high: int = STAMP_MAX) -> Checked:
+def whole(name: str, low: int | None = 0, high: int = STAMP_MAX) -> Checked[int]:
     """A whole number (decimal, or 0x, 0o, 0b) from ``low`` (None: any) to ``high``."""
     rule = f"{low} .. {high}" if low is not None else f"at most {high}"
     return Checked(
@@ -71,7 +82,7 @@ def _in(high: float) -> Callable[[float], bool]:
     return lambda value: math.isfinite(value) and 0 < value <= high
 
 
-def seconds(name: str = "seconds", high: float = SECONDS_MAX) -> Checked:
+def seconds(name: str = "seconds", high: float = SECONDS_MAX) -> Checked[float]:
     """A number of seconds, more than 0 and at most ``high``."""
     return Checked(name, float, _in(high), f"more than 0 and at most {high:g} s")
 
@@ -84,7 +95,7 @@ def _parse_duration(text: str) -> float:
     return float(text[:-1] if scale else text) * (scale or 1)
 
 
-def duration(name: str = "duration") -> Checked:
+def duration(name: str = "duration") -> Checked[float]:
     """Seconds from ``90``, ``90s``, ``15m``, ``8h`` or ``1d``: more than 0, at most
     :data:`DURATION_MAX`."""
     return Checked(
