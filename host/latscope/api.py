@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from .analysis.batch import BatchAnalysis
     from .analysis.pairing import SampleTable
     from .analysis.statistics import TableAccumulator
-    from .link.selftest import LinkResult, LoopbackResult, WiringResult
+    from .link.selftest import SelftestResults
     from .simulated.appliance import SimulatedAppliance
     from .simulated.soc import SuiteSettings
 
@@ -173,7 +173,7 @@ class Session:
 
     def selftest(
         self, *, loopback: bool = False, wiring: bool = False, count: int = 64, wait: float = 30.0
-    ) -> "dict[str, LinkResult | LoopbackResult | WiringResult]":
+    ) -> "SelftestResults":
         """The first-plug-in self-test (:mod:`latscope.link.selftest`): the link (``count`` ECHO
         patterns), and with ``loopback`` the jumper test, with ``wiring`` the wiring
         program's markers (waiting up to ``wait`` s for the first; a simulated DUT that
@@ -213,8 +213,10 @@ class Session:
         """Captures until the first of: ``duration`` seconds, ``events`` events,
         ``until_samples=(table, n)`` samples of a table (e.g. ``("IL-a-1", 1000)``), the
         suite's end on ``sim:soc``, ``timeout`` seconds (then DeviceError). At least one of
-        them must be able to end it. Ctrl-C stops the capture cleanly (the file is complete)
-        and then raises KeyboardInterrupt. Returns a :class:`CaptureResult`.
+        them must be able to end it. Ctrl-C (or SIGTERM, SIGHUP) stops the capture cleanly
+        (the file is complete) and then raises KeyboardInterrupt
+        (:class:`~latscope.capture.session.Interrupted`, with the signal). Returns a
+        :class:`CaptureResult`.
 
         ``output``: capture file to write (default: a temporary file, see
         :meth:`CaptureResult.save`). ``interval``: seconds per max-over-time interval of
@@ -250,8 +252,7 @@ class Session:
             until=Until(duration=duration, events=events, samples=until_samples, timeout=timeout),
             conditions=conditions,
         )
-        if run.interrupted:
-            raise KeyboardInterrupt
+        run.raise_if_interrupted()
         return CaptureResult(output, analyzer, temporary=temporary)
 
 

@@ -24,11 +24,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from .analysis.live import live_analysis
+from .capture.session import Interrupted
 from .capture.suite import DEMO_IRQ, capture_suite
 from .condition_options import conditions_of, conditions_options, load_option
 from .link.device import DeviceError
 from .progress import Progress
 from .simulated.soc import ROOT, SuiteSettings, build_soc
+from .values import whole
+
+#: The demo's counts go to the firmware and the harness as C ints.
+INT32_MAX = 2**31 - 1
 
 __all__ = ["main"]
 
@@ -89,7 +94,7 @@ def parse_args(argv):
     )
     parser.add_argument(
         "--samples",
-        type=int,
+        type=whole("sample count", 1, INT32_MAX),
         default=1000,
         help="samples of every IL, IDL and TSL table (default 1000)",
     )
@@ -98,21 +103,21 @@ def parse_args(argv):
     )
     parser.add_argument(
         "--pace",
-        type=int,
+        type=whole("cycle count", 0, INT32_MAX),
         default=None,
         help="min. cycles between two samples of thread-driven tests "
-        "(default: 0 for gpio, %d for bus)" % BUS_PACE,
+        f"(default: 0 for gpio, {BUS_PACE} for bus)",
     )
     parser.add_argument(
         "--phase",
-        type=int,
+        type=whole("cycle count", 0, INT32_MAX),
         default=0,
         help="cycles of extra delay before the CPU starts (after the "
         "capture's START): another, still reproducible, IRQ phase",
     )
     parser.add_argument(
         "--sweep",
-        type=int,
+        type=whole("phase count", 0, INT32_MAX),
         default=0,
         metavar="K",
         help="run K phases spread over one IRQ period (from --phase on) "
@@ -140,8 +145,6 @@ def parse_args(argv):
         "(.results.json; a sweep's as .sweep.json)",
     )
     args = parser.parse_args(argv)
-    if args.phase < 0 or args.sweep < 0:
-        parser.error("--phase and --sweep must be 0 or more")
     if args.loads and args.sweep:
         parser.error("--loads and --sweep: one at a time")
     return args
@@ -398,6 +401,13 @@ def main(argv=None):
     except DeviceError as error:
         print(f"latscope demo: {error}", file=sys.stderr)
         return 1
+    except Interrupted as stop:
+        print(
+            f"latscope demo: interrupted by {stop.name}: the capture was stopped and drained, "
+            f"{output} is complete up to there",
+            file=sys.stderr,
+        )
+        return stop.exit_status
     follower.poll()
     if run.exit_code != 0:
         print(

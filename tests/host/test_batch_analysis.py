@@ -3,10 +3,10 @@ the batch size: ``analyze`` (the batch analysis over one batch, keeping every sa
 bounded tables at every batch size down to one event have the same tables in the same order,
 the same samples in the same order, the same discarded pairs and statistics to the last bit.
 The samples themselves are checked independently elsewhere: against a pairing of the
-simulator's own pin log (tests/system/test_truth_pairing.py), the ground truth of synthetic suite runs
-(tests/host/test_holes.py, tests/host/test_fault_injection.py) and the sigrok decoders
-(tests/host/test_pairing_rules.py); here, the tick flags against their definition and the statistics
-against numpy.
+simulator's own pin log (tests/system/test_truth_pairing.py), the ground truth of synthetic
+suite runs (tests/host/test_holes.py, tests/host/test_fault_injection.py) and the sigrok
+decoders (tests/host/test_pairing_rules.py); here, the tick flags against their definition and
+the statistics against numpy.
 
 Captures: real runs of the test suite (native build, host nanosecond stamps; also as a DDR
 board's half-cycle stamps) read from capture files in small batches, and synthetic event

@@ -11,9 +11,11 @@ import zlib
 
 import pytest
 
+from latscope.capture.batches import CaptureBatches
 from latscope.capture.file import (
     CHUNK_OVERHEAD,
     GAP,
+    NOT_CLOSED,
     CaptureFileError,
     CaptureReader,
     CaptureWriter,
@@ -24,7 +26,7 @@ from latscope.capture.file import (
 )
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder
+from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder, hole_count
 
 METADATA = {
     "identity": {
@@ -206,7 +208,7 @@ def test_damaged_middle_chunk_costs_only_its_segments(tmp_path, capture, where):
     # One hole where the chunk was, counting at least the events lost there.
     holes = [n for n, event in enumerate(got) if is_hole(event)]
     assert holes == [len(real(parse(before)))]
-    assert got[holes[0]][2] >> 4 >= len(parse(stream)) - len(real(got))
+    assert hole_count(got[holes[0]][2]) >= len(parse(stream)) - len(real(got))
     stats = loaded.file_stats
     assert (stats.chunks_bad, stats.gaps, stats.complete) == (1, 1, True)
     assert stats.bytes_skipped == end - start
@@ -234,7 +236,7 @@ def test_exception_inside_the_writer_leaves_no_end_chunk(tmp_path):
     reader = CaptureReader(path)
     assert b"".join(list(reader)) == stream
     assert reader.end is None and not reader.stats.complete
-    assert "not closed cleanly" in load_capture(path).summary()
+    assert NOT_CLOSED in load_capture(path).summary()
 
 
 def test_writer_bounds_chunks_and_flushes_on_time(tmp_path):
@@ -322,3 +324,15 @@ def test_metadata_must_be_a_json_object(tmp_path):
         CaptureWriter(tmp_path / "w.lsc", [1, 2])
     assert not (tmp_path / "w.lsc").exists()
     assert GAP is not None
+
+
+def test_batches_summarise_only_what_they_read(tmp_path, capture):
+    _, data = capture
+    path = tmp_path / "c.lsc"
+    path.write_bytes(data)
+    batches = CaptureBatches(path, batch_bytes=64)
+    with pytest.raises(RuntimeError, match="before the batches were read"):
+        batches.summary(0)
+    count = sum(len(events) for events in batches)
+    assert count == 120
+    assert batches.summary(count) == load_capture(path).summary()

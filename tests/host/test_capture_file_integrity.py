@@ -66,6 +66,25 @@ def test_bad_metadata_is_one_line_naming_file_byte_and_field(tmp_path, metadata,
     assert not (tmp_path / "refused.lsc").exists()
 
 
+def test_bad_metadata_before_many_bad_chunks_is_named(tmp_path):
+    """Bad metadata followed by fake chunks that spend the survey's CRC budget: the error
+    still names the field and its byte (it was an AttributeError: the chunk was read again
+    within the spent budget)."""
+    metadata = {"identity": {**IDENTITY, "marker_width": -1}}
+    fake = struct.pack("<4sB3sIIQI", b"LSCK", ChunkType.METADATA, bytes(3), 1, MAX_PAYLOAD, 0, 0)
+    payload = json.dumps(metadata).encode()
+    path = tmp_path / "bad.lsc"
+    path.write_bytes(
+        file_header()
+        + encode_chunk(ChunkType.METADATA, 0, 0, payload)
+        + fake * 1000
+        + bytes(MAX_PAYLOAD)
+    )
+    with pytest.raises(CaptureFileError, match=r"identity\.marker_width") as error:
+        CaptureReader(path)
+    assert error.value.offset == HEADER + CHUNK_OVERHEAD + payload.find(b'"marker_width"')
+
+
 @pytest.mark.parametrize(
     "payload", [b"[" * 100_000 + b"]" * 100_000, b'{"a": NaN', b"\xff\xfe", b"1" * 5000, b"null"]
 )
@@ -158,17 +177,6 @@ def test_special_files_are_refused(tmp_path):
         with pytest.raises(CaptureFileError, match="not a regular file") as error:
             load_capture(path)
         assert str(error.value).startswith(f"{path}: byte 0: ")
-
-
-@pytest.fixture(scope="module")
-def written(tmp_path_factory):
-    """A closed capture in 100-byte chunks, a METADATA copy every 4 DATA chunks."""
-    stream = make_stream(200, seed=11)
-    path = tmp_path_factory.mktemp("w") / "w.lsc"
-    with CaptureWriter(path, METADATA, chunk_size=100, metadata_every=4) as writer:
-        writer.write(stream)
-        writer.close({"events": 200})
-    return stream, path.read_bytes()
 
 
 def _load(tmp_path, data):

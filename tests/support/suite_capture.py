@@ -37,12 +37,13 @@ def native_identity(board, stamp_shift=0):
 
 
 def build_native_suite(samples, tests="all", marker="gpio"):
-    """Path of the native suite binary (built if needed); skips the test without gcc.
+    """Path of the native suite binary (built if needed); fails without gcc and make (a
+    missing tool must not turn the report tests into skips that hide a regression).
     One build directory per test selection, so that selections do not rebuild each other."""
     import pytest
 
     if shutil.which("gcc") is None or shutil.which("make") is None:
-        pytest.skip("needs gcc and make")
+        pytest.fail("needs gcc and make on PATH (the native suite is built for this test)")
     build = "build/pytest-report-" + tests.replace(",", "-").lower()
     subprocess.run(
         [

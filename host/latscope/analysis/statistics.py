@@ -10,6 +10,7 @@ from typing import NotRequired, Protocol, TypedDict, Unpack
 import numpy as np
 import numpy.typing as npt
 
+from .accounting import NOTHING_LOST, Lost
 from .rules import TableParameters
 
 __all__ = [
@@ -82,6 +83,7 @@ class _WholeTable(Protocol):
     ticked: npt.NDArray[np.bool_]
     discarded: int
     discarded_by_holes: int
+    lost: Lost
 
 
 class _Options(TypedDict, total=False):
@@ -256,10 +258,13 @@ def stats_of_counts(
     stamp_hz: float,
     discarded: int = 0,
     discarded_by_holes: int = 0,
+    lost: Lost = NOTHING_LOST,
 ) -> Stats:
     """A table row's statistics (ns) from exact value counts, defined below.
     ``discarded``: pairs dropped for a loss between them, ``discarded_by_holes``: of those,
-    for a hole.
+    for a hole; ``lost``: samples damage took without a pair to discard
+    (:mod:`latscope.analysis.accounting`), as ``lost`` (None: not known) and
+    ``lost_estimated``.
 
     Statistics (:func:`stats_of_counts`, also used by ``SampleTable.stats``, so the
     whole-capture and the bounded analysis agree to the last bit) are those of the nanosecond
@@ -284,7 +289,13 @@ def stats_of_counts(
     counts = np.asarray(counts, np.int64)
     n = int(counts.sum()) if len(counts) else 0
     if not n:
-        return {"samples": 0, "discarded": discarded, "discarded_by_holes": discarded_by_holes}
+        return {
+            "samples": 0,
+            "discarded": discarded,
+            "discarded_by_holes": discarded_by_holes,
+            "lost": lost.count,
+            "lost_estimated": lost.estimate,
+        }
     ns_per_stamp = 1e9 / stamp_hz
     ns = [float(v) * ns_per_stamp for v in values.tolist()]
     total, squares, denominator = _exact_sums(ns, counts.tolist())
@@ -308,6 +319,8 @@ def stats_of_counts(
         ]
     row["discarded"] = discarded
     row["discarded_by_holes"] = discarded_by_holes
+    row["lost"] = lost.count
+    row["lost_estimated"] = lost.estimate
     return row
 
 
@@ -334,7 +347,8 @@ class TableAccumulator:
       ``bucket_width`` consecutive samples (a power of two, doubled when the buckets are full)
       the min, max, sum and the start stamp of its first sample, exact;
     * optionally the maximum per interval of capture time (``interval_stamps`` wide, counted from
-      the table's first sample);
+      the table's first sample), of the intervals that hold samples only (however long the
+      capture, or the stamp span of a crafted file, memory grows only with those);
     * the :data:`WORST_KEPT` largest samples (:meth:`TableAccumulator.worst`: value, index,
       start stamp, whether a tick overlaps it; among equal values the earliest first), and the
       samples flagged as not typical (:meth:`TableAccumulator.flags`): the table's first
@@ -358,6 +372,7 @@ class TableAccumulator:
         self.interval_stamps = interval_stamps
         self.discarded = 0
         self.discarded_by_holes = 0  # of ``discarded``: a hole between them
+        self.lost = NOTHING_LOST  # set by the analysis when it ends
         self.count = 0
         self.values = np.zeros(0, np.int64)
         self.counts = np.zeros(0, np.int64)
@@ -368,7 +383,8 @@ class TableAccumulator:
         self.bucket_width = 1
         self._bucket = {key: np.zeros(0, np.int64) for key in ("low", "high", "sum", "start")}
         self.first_start: int | None = None
-        self._slots = np.zeros(0, np.int64)  # interval maxima; -1: no sample
+        self._slot_at = np.zeros(0, np.int64)  # intervals with samples, sorted
+        self._slot_max = np.zeros(0, np.int64)  # ... and the largest sample of each
         self.ticked = 0  # samples a tick overlaps
         self.clean_values = np.zeros(0, np.int64)  # value counts of the samples
         self.clean_counts = np.zeros(0, np.int64)  # neither cold nor ticked
@@ -391,6 +407,7 @@ class TableAccumulator:
         )
         accumulator.discarded = table.discarded
         accumulator.discarded_by_holes = table.discarded_by_holes
+        accumulator.lost = table.lost
         return accumulator
 
     def add(
@@ -502,11 +519,14 @@ class TableAccumulator:
         # add() calls this with interval maxima kept, after its first sample.
         assert self.interval_stamps is not None and self.first_start is not None
         slot = (starts - self.first_start) // self.interval_stamps
-        top = int(slot.max()) + 1
-        if top > len(self._slots):
-            self._slots = np.append(self._slots, np.full(top - len(self._slots), -1, np.int64))
         at = np.flatnonzero(np.append(True, slot[1:] != slot[:-1]))  # runs of one slot
-        np.maximum.at(self._slots, slot[at], np.maximum.reduceat(samples, at))
+        slots = np.concatenate([self._slot_at, slot[at]])
+        maxima = np.concatenate([self._slot_max, np.maximum.reduceat(samples, at)])
+        if np.any(slots[1:] < slots[:-1]):  # not in capture order: sort
+            order = np.argsort(slots, kind="stable")
+            slots, maxima = slots[order], maxima[order]
+        first = np.flatnonzero(np.append(True, slots[1:] != slots[:-1]))
+        self._slot_at, self._slot_max = slots[first], np.maximum.reduceat(maxima, first)
 
     # --- results ----------------------------------------------------------------------
 
@@ -517,7 +537,12 @@ class TableAccumulator:
     def stats(self) -> Stats:
         """The table row's statistics (``SampleTable.stats``: same method, same values)."""
         return stats_of_counts(
-            self.values, self.counts, self.stamp_hz, self.discarded, self.discarded_by_holes
+            self.values,
+            self.counts,
+            self.stamp_hz,
+            self.discarded,
+            self.discarded_by_holes,
+            self.lost,
         )
 
     def worst(self, n: int = WORST_KEPT) -> list[Worst]:
@@ -545,6 +570,8 @@ class TableAccumulator:
         unflagged = stats_of_counts(self.clean_values, self.clean_counts, self.stamp_hz)
         unflagged.pop("discarded")
         unflagged.pop("discarded_by_holes")
+        unflagged.pop("lost")
+        unflagged.pop("lost_estimated")
         clean = int(self.clean_counts.sum())
         return {
             "cold": min(self.count, 1),
@@ -571,6 +598,15 @@ class TableAccumulator:
         sizes = np.minimum(first + self.bucket_width, self.count) - first
         return first, bucket["start"], bucket["low"], bucket["high"], bucket["sum"] / sizes
 
+    def interval_maxima(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """(interval numbers, largest sample in ns) of the intervals that hold samples,
+        counted from the table's first sample."""
+        return self._slot_at.copy(), (self._slot_max * self.ns_per_stamp).astype(np.float64)
+
     def interval_maxima_ns(self) -> npt.NDArray[np.float64]:
-        """Largest sample (ns) of every interval since the table's first sample (NaN: none)."""
-        return np.where(self._slots < 0, np.nan, self._slots * self.ns_per_stamp)
+        """Largest sample (ns) of every interval since the table's first sample (NaN: none):
+        as long as the intervals the samples span (for spans the caller knows are short)."""
+        span = int(self._slot_at[-1]) + 1 if len(self._slot_at) else 0
+        dense = np.full(span, np.nan)
+        dense[self._slot_at] = self._slot_max * self.ns_per_stamp
+        return dense

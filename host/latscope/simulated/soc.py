@@ -184,8 +184,8 @@ class SocSimulation(SimulatedAppliance):
     :data:`EXIT_PAUSE` cycles later until the host's STOP arrives (so the capture ends at a
     fixed cycle too) and keeps simulating so the appliance can drain.
 
-    ``truth``: write the harness's ground-truth log there; ``console``: the firmware's console file (a temporary
-    file by default). ``phase``: extra cycles before the CPU's release (after
+    ``truth``: write the harness's ground-truth log there; ``console``: the firmware's console
+    file (a temporary file by default). ``phase``: extra cycles before the CPU's release (after
     :data:`RELEASE_AFTER_START`): the IRQ sequence meets the suite at another phase, still
     reproducibly. ``release``: ``"on_start"`` (the default) as above; ``"on_request"``: the
     CPU waits for :meth:`release_dut` alone, whatever the host starts before (the

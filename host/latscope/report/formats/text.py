@@ -2,9 +2,11 @@
 (``latscope analyze``), and comparisons side by side (``latscope compare``).
 """
 
+from ...capture.file import NOT_CLOSED
 from ..columns import STAT_COLUMNS, cell, statistics_note, text_table
 from ..results import TABLE_SECTIONS
 from ..run_description import conditions_line, holes_text, integrity_line
+from ..tail_estimates import tail_line
 from .base import ResultsFormat
 
 __all__ = ["TextFormat"]
@@ -34,8 +36,9 @@ class TextFormat(ResultsFormat):
         return "\n".join(lines) + "\n"
 
     def comparison_text(self, comparison):
-        """Per table: one line per run with its statistics, and under every run after the
-        baseline the differences (value - baseline, and percent for the ns statistics)."""
+        """Per table: one line per run with its statistics and one with its tail estimate,
+        and under every run after the baseline the differences (value - baseline, and
+        percent for the ns statistics)."""
         return _comparison_lines(comparison) + "\n"
 
 
@@ -44,7 +47,7 @@ def _comparison_lines(document):
     titles = [title for _, title, _ in STAT_COLUMNS]
     label_width = max([len(r["label"]) for r in document["runs"]] + [8]) + 2
     widths = [max(len(t), 14) for t in titles]
-    out = []
+    out = [f"{run['label']}: {NOT_CLOSED}" for run in document["runs"] if not run["closed"]]
     for table in document["tables"]:
         out.append(table["name"])
         out.append(" " * label_width + "  ".join(t.rjust(w) for t, w in zip(titles, widths)))
@@ -60,6 +63,7 @@ def _comparison_lines(document):
                     for (key, _, fmt), width in zip(STAT_COLUMNS, widths)
                 )
             )
+            out.append("    " + tail_line("tail", entry["tail"]))
             if "diff" in entry:
                 out.append(
                     ("    Δ").ljust(label_width)
