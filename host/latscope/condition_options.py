@@ -3,17 +3,25 @@
 
 import argparse
 
-from .capture.conditions import CACHE_STATES, LOADS, Conditions, parse_load
+from .capture.conditions import CACHE_STATES, LOADS, Conditions
+from .values import whole
 
 __all__ = ["load_option", "conditions_options", "conditions_of"]
+
+#: The suite's LOAD_PARAM: a number above 0 (firmware/suite/Makefile) the firmware's C code
+#: takes as an int (latscope.values: the checked kind of every numeric option).
+load_param = whole("load parameter", 1, 2**31 - 1)
 
 
 def load_option(text):
     """``--load bus:50``: a load profile and its parameter (latscope.capture.conditions)."""
+    name, colon, param = text.partition(":")
+    value = load_param(param) if colon else None
     try:
-        return parse_load(text)
+        Conditions(name, value)  # the profile, and whether it takes a parameter
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+    return name, value
 
 
 def conditions_options(p):

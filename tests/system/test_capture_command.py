@@ -110,6 +110,10 @@ def latscope(*args):
         ),
         (["--events", "-1"], "argument --events: invalid count value: '-1' (must be 1 .."),
         (["--duration", "0"], "argument --duration: invalid duration value: '0' (must be more"),
+        (["--load", "bus:0"], "argument --load: invalid load parameter value: '0' (must be 1 .."),
+        (["--load", "bus:x"], "argument --load: invalid load parameter value: 'x'"),
+        (["--load", "cpu:0x80000000"], "invalid load parameter value: '0x80000000' (must be 1"),
+        (["--load", "mixed:3"], "argument --load: load mixed: takes no parameter"),
     ],
 )
 def test_capture_values_are_checked_before_anything_starts(tmp_path, args, message):
