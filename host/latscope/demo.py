@@ -337,12 +337,19 @@ def run_loads(args, settings, output):
 
 
 def _reported(run, *args):
-    """``run(*args)``, a device error (a build or the simulation) reported: exit status 1."""
+    """``run(*args)``, a device error (a build or the simulation) reported: exit status 1; a
+    stop signal during a capture (latscope.capture.session): 128 + its number."""
     try:
         return run(*args)
     except DeviceError as error:
         print(f"latscope demo: {error}", file=sys.stderr)
         return 1
+    except Interrupted as stop:
+        print(
+            f"latscope demo: interrupted by {stop.name}: that capture was stopped and drained",
+            file=sys.stderr,
+        )
+        return stop.exit_status
 
 
 def main(argv=None):

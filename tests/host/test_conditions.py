@@ -8,13 +8,16 @@ import csv
 import io
 import json
 import re
+import signal
 from pathlib import Path
 
 import pytest
 
 from latscope.capture.conditions import LOADS, Conditions, parse_load
 from latscope.capture.metadata import MetadataError, check_metadata
+from latscope.capture.session import Interrupted
 from latscope.cli import main
+from latscope.demo import _reported
 from latscope.report.directory import write_report
 from latscope.report.results import load_tables, results
 from support.suite_capture import native_suite_capture
@@ -83,3 +86,14 @@ def test_compare_refuses_unlike_captures_unless_forced(captures, capsys):
     assert [run["conditions"]["load"] for run in runs] == ["none", "bus"]
     assert main(["compare", str(idle), str(idle)]) == 0  # alike: no refusal
     assert "warning" not in capsys.readouterr().err
+
+
+def test_demo_loads_reports_a_stop_signal(capsys):
+    """A stop signal during one of ``demo --loads``' (or a sweep's) captures ends the demo
+    as it ends a single run: one line, exit status 128 + the signal's number."""
+
+    def stopped():
+        raise Interrupted(signal.SIGTERM)
+
+    assert _reported(stopped) == 128 + signal.SIGTERM
+    assert "interrupted by SIGTERM" in capsys.readouterr().err
