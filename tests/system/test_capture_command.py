@@ -14,6 +14,7 @@ from test_simulate_command import alive, children
 
 from latscope.analysis.summary import analyze_capture
 from latscope.capture.file import load_capture
+from support.cases import parametrize_first_fast
 
 CAPTURE = [sys.executable, "-m", "latscope.cli", "capture", "--port", "sim:gateware"]
 
@@ -97,7 +98,7 @@ def latscope(*args):
     return result.returncode, result.stderr
 
 
-@pytest.mark.parametrize(
+@parametrize_first_fast(
     "args, message",
     [
         (["--irq-period", "-1"], "IRQ period -1 is not a number of cycles from 0 to 4294967295"),
