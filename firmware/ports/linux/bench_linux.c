@@ -947,6 +947,10 @@ int bench_run(int prio, bench_thread_entry_t entry, void *arg)
 void bench_exit(int code)
 {
 	fflush(stdout);
+	/* An interrupt line's handler thread may be inside a marker: a marker's two GPIO
+	 * stores are made under the interrupt lock, so exiting with the lock held never ends
+	 * the process between them (half a marker on the pins: data without its strobe). */
+	(void)bench_irq_lock();
 	exit(code);
 }
 
