@@ -142,8 +142,9 @@ def test_synthetic_streams_at_every_batch_size(seed, loss_rate, hole_rate):
         assert analysis.passes == 1  # losses of lively sources: counted in one pass
 
 
-@parametrize_first_fast("seed", range(4))
-@parametrize_first_fast("hole_rate", [0.0, 0.002])
+@pytest.mark.slow  # 5 s at every batch size; test_synthetic_streams_at_every_batch_size stays
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("hole_rate", [0.0, 0.002])
 def test_handler_markers_and_shared_cycles_at_every_batch_size(seed, hole_rate):
     """The kernel's handler-entry markers (ILH tables, placed in windows by marker order) on
     the bus window, sharing cycles with the trace port's markers and, after the pin-latency
