@@ -27,7 +27,7 @@ from latscope.link.selftest import check_wiring, wiring_pattern
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
 from latscope_defs.protocol import Source
 from support.load_markers import LOADS, build_suffix, check_load_markers
-from support.suite_tables import suite_rules
+from support.suite_tables import SUITE_START_ORDER, suite_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
@@ -45,27 +45,7 @@ COST_MARKERS = 200  # markers of test NONE the Linux suite writes to time one ma
 # thread behind its equals, so the order among equal-priority threads (TSL-a, IDL-b-N>1,
 # IDL-a) is the tracer's, and those tables are not checked here (test_suite_native.py checks
 # their logic on the host port).
-ALL_TESTS = [
-    "IL_A",
-    "IDL_B",
-    "IDL_B",
-    "IDL_B",
-    "TSL_A",
-    "TSL_A",
-    "TSL_A",
-    "TF_A",
-    "TF_B",
-    "TF_C",
-    "SEO_A",
-    "SEO_B",
-    "SEO_C",
-    "SEO_D",
-    "SEO_E",
-    "SEO_F",
-    "SEO_G",
-    "MQ",
-    "CLOCK_ISR",
-]
+ALL_TESTS = SUITE_START_ORDER
 LINUX_RUNS = {
     "one-thread": ["SEO_A", "SEO_B", "SEO_C", "SEO_D", "SEO_E"],
     "realtime": ALL_TESTS,
