@@ -140,6 +140,11 @@ def _thread_tests(lay, count):
         lay.window(test, n, body)
 
 
+#: The tests a run lays out, as the suite's TESTS setting names them (its plan:
+#: ``latscope.analysis.accounting.SuitePlan.of(count, TESTS)``); no kernel handler markers.
+TESTS = "IL_A,IDL_B,TSL_A,TF_A,SEO_D,SEO_F,MQ,CLOCK_ISR"
+
+
 def make_run(seed=1, count=300):
     """A suite run built with ``SAMPLES=count``: ``count`` samples per IRQ and TSL table,
     min(count, 256) per object table, min(count, 100) for CLK-a-1 (as the suite's)."""

@@ -284,6 +284,9 @@ class SocSimulation(SimulatedAppliance):
         return {
             "cpu": self.build.settings.cpu,
             "suite": self.build.settings.as_dict(),
+            # The sim port's kernel writes KERNEL/ISR_ENTRY before every handler
+            # (firmware/ports/sim/arch_port.h): the ILH tables (the loss accounting's plan).
+            "handler_markers": True,
             "conditions": self.build.settings.conditions().as_dict(),
             "cpu_release": (
                 {"after_start": RELEASE_AFTER_START, "phase": self.phase}
