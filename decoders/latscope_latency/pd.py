@@ -148,7 +148,7 @@ class Decoder(srd.Decoder):
         (no sample can hold them any more)."""
         oldest = [
             a for window in self.windows for a in window.pending + window.earlier if a is not None
-        ]
+        ] + [a for a in [self.loop_pending] if a is not None]
         del self.ticks[: bisect_left(self.ticks, min(oldest, default=ss))]
         self.ticks.append(ss)
 
@@ -192,13 +192,19 @@ class Decoder(srd.Decoder):
 
     def loop_edge(self, ss, is_irq):
         """The IRQ loop (option loop; host/latscope/analysis/loop.py): an asserting IRQ edge waits
-        for the loop channel's next change, which makes the sample; an IRQ edge with no
-        change before the next one is dropped. The LOSS channel says no source, so a pair
-        across any loss is discarded (the host's table only discards losses of the IRQ and
-        the loop channel)."""
-        a, self.loop_pending = self.loop_pending, (ss if is_irq else None)
-        if is_irq or a is None or ss <= a:
+        for the loop channel's first change strictly after it, which makes the sample; an IRQ
+        edge with no change before the next one is dropped. A change in the pending edge's
+        own sample (IRQ edges come first in a sample) answers nothing and leaves it waiting:
+        neither the previous edge's answer nor this one's. The LOSS channel says no source, so
+        a pair across any loss is discarded (the host's table only discards losses of the IRQ
+        and the loop channel). A sample holding a kernel tick marker is flagged."""
+        if is_irq:
+            self.loop_pending = ss
             return
+        a = self.loop_pending
+        if a is None or ss <= a:
+            return
+        self.loop_pending = None
         table = "LOOP-" + self.options["loop"]
         if not self.shows(table):
             return
@@ -208,16 +214,23 @@ class Decoder(srd.Decoder):
             )
             return
         value = self.text(ss - a)
+        ticked = self.ticked(a, ss)
+        flag = " (tick)" if ticked else ""
         self.put(
             a,
             ss,
             self.out_ann,
             [
                 A_LOOP,
-                ["%s %s (%d ticks)" % (table, value, ss - a), "%s %s" % (table, value), value],
+                [
+                    "%s %s (%d ticks%s)"
+                    % (table, value, ss - a, ", kernel tick inside" if ticked else ""),
+                    "%s %s%s" % (table, value, flag),
+                    value + flag,
+                ],
             ],
         )
-        self.csv(table, a, ss)
+        self.csv(table, a, ss, ticked)
 
     def lossy(self, a, b):
         """Whether a loss span starts before B and ends after A (spans do not overlap and
