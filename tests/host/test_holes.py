@@ -214,3 +214,35 @@ def test_integrity_line_never_says_nothing_lost_after_damage():
     ):
         line = integrity_line({**base, key: 1})
         assert line.startswith("DATA LOST") and "nothing" not in line, key
+
+
+def test_il_and_ilh_lose_an_interrupt_together_after_a_hole():
+    """A hole while no window of the test is open, then the test's markers (its START was
+    lost in the hole): the window the hole opens begins at the test's first marker after
+    it, so an interrupt before that marker gives neither its IL nor its ILH sample, and one
+    after it gives both (they once kept the IL sample and lost the ILH one: the IRQ edge
+    was in the window from the hole on, the handler marker in none). In one batch and
+    event by event."""
+    from latscope.analysis.batch import BatchAnalysis
+    from latscope.analysis.pairing import SampleCollector
+    from latscope_defs.markers import encode
+
+    il, kernel = Test.IL_A, Test.KERNEL
+    m, bus, irq = int(Source.MARKER), int(Source.BUS), int(Source.IRQ)
+    handler = encode(kernel, Point.ISR_ENTRY, 0)
+    rows = [(100, m, encode(il, Point.START, 1)), (500, m, encode(il, Point.END))]
+    rows += [(700, int(Source.LOSS), 3 << 4 | HOLE)]
+    for k, edge in enumerate((800, 850)):  # before the first marker after the hole, after
+        rows += [(edge, irq, 1), (edge + 10, bus, handler), (edge + 20, m, encode(il, 2, k))]
+        rows += [(edge + 30, irq, 0)]
+    rows += [(900, m, encode(il, Point.END))]
+    events = Events(*zip(*rows))
+    for size in (len(rows), 1):
+        analysis = BatchAnalysis(HZ, table=SampleCollector)
+        for at in range(0, len(rows), size):
+            analysis.feed(events[at : at + size])
+        tables = {name: c.table() for name, c in analysis.finish().ordered_tables().items()}
+        pairs = {
+            name: list(zip(t.starts.tolist(), t.samples.tolist())) for name, t in tables.items()
+        }
+        assert pairs["IL-a-1"] == [(850, 20)] and pairs["ILH-a-1"] == [(850, 10)], size

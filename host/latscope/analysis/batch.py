@@ -164,7 +164,10 @@ class _TestState:
     after the START (before the test's next marker, or at any time if none follows): a PARAM
     may be lost there. After a hole, the test's markers up to its next START or END lie in
     one true window whose START may be lost in the hole: they form a window of unknown
-    parameter, from the hole on (first stamp: the event before the hole). Windows that end
+    parameter, from the hole on (first stamp: the event before the hole) when it splits a
+    window open at the hole, else from its first marker (the START was lost somewhere in
+    the hole: the IRQ edges and handler markers before that marker are in no window, so the
+    IL and ILH samples of one interrupt are kept or lost together). Windows that end
     at the same bound form a group, named by its first window (``outer``): a start event
     pairs with an end event of its group, so that a pair across a hole is seen (and
     discarded)."""
@@ -650,9 +653,9 @@ class BatchAnalysis(Generic[C]):
         for at in np.flatnonzero(is_bound if opening is None else is_bound | opening).tolist():
             if opening is not None and opening[at]:
                 epoch = int(m_epoch[at])
-                window = self._new_window(
-                    state, int(global_index[at]), self._hole_after[epoch - 1], epoch, group=False
-                )
+                # It begins at the hole if it splits an open window, else at this marker.
+                first = self._hole_after[epoch - 1] if state.open else int(m_stamp[at])
+                window = self._new_window(state, int(global_index[at]), first, epoch, group=False)
                 self._name_window(state, window, -1, certain=False)
                 segments.append((at, window, epoch))
             if not is_bound[at]:
