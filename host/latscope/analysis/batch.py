@@ -17,7 +17,7 @@ from latscope_defs.protocol import Source
 from ..events import Events
 from .accounting import Lost, SuitePlan, lost_of
 from .rules import RULES, Endpoint, Rule, TableParameters, is_tick, tick_overlaps
-from .spans import LossSpans, Mask, Sources, Spans, Stamps, holes_of, is_hole, merge_spans, overlaps
+from .spans import LossSpans, Mask, Sources, Spans, Stamps, is_hole, merge_spans, overlaps
 from .statistics import Stats, TableAccumulator
 
 if TYPE_CHECKING:
@@ -164,10 +164,10 @@ class _TestState:
     after the START (before the test's next marker, or at any time if none follows): a PARAM
     may be lost there. After a hole, the test's markers up to its next START or END lie in
     one true window whose START may be lost in the hole: they form a window of unknown
-    parameter, from the hole on (first stamp: the event before the hole) when it splits a
-    window open at the hole, else from its first marker (the START was lost somewhere in
-    the hole: the IRQ edges and handler markers before that marker are in no window, so the
-    IL and ILH samples of one interrupt are kept or lost together). Windows that end
+    parameter, from the test's first marker after the hole (where in the hole the true
+    window went on or began is not known: the IRQ edges and handler markers before that
+    marker are in no window, so the IL and ILH samples of one interrupt are kept or lost
+    together, in whichever order its events come). Windows that end
     at the same bound form a group, named by its first window (``outer``): a start event
     pairs with an end event of its group, so that a pair across a hole is seen (and
     discarded)."""
@@ -316,8 +316,6 @@ class BatchAnalysis(Generic[C]):
             for test in dict.fromkeys(rule.test for rule in RULES if rule.start == "irq")
         }
         self._losses = LossSpans()
-        self._hole_after: list[int] = []  # per hole: stamp of the last event before it
-        self._delivered = Events.empty()  # the latest event that is no LOSS record
         self._counted_end = _LOWEST  # largest end of a counted sample (none: below any span)
         self.events = 0
         self.markers = 0
@@ -358,7 +356,6 @@ class BatchAnalysis(Generic[C]):
             return  # only the spans matter now
         self._horizon = max(self._horizon, self.stamp_max - self.skew)
         hole_at = np.flatnonzero(is_hole(source, value))
-        self._note_holes(events, len(hole_at))
 
         def epoch(at: npt.NDArray[np.intp]) -> Stamps:
             """Holes in the stream up to the events ``at`` (indices into the batch; without
@@ -506,19 +503,6 @@ class BatchAnalysis(Generic[C]):
         between(seen[-1][1], len(plan), self.markers, self.holes > seen[-1][2] or end_missing)
         return swallowed
 
-    def _note_holes(self, events: Events, any_hole: int) -> None:
-        """Notes where each hole of the batch begins: the stamp of the last delivered event
-        before it (``holes_of``; it may be in an earlier batch)."""
-        if any_hole:
-            joined = Events.concatenate([self._delivered, events])
-            self._hole_after += [
-                _LOWEST if hole.after is None else hole.after for hole in holes_of(joined)
-            ]
-        delivered = events.source[::-1] != Source.LOSS
-        if delivered.any():
-            last = len(events) - 1 - int(np.argmax(delivered))
-            self._delivered = events[last : last + 1]
-
     def _collect_spans(self, events: Events) -> None:
         """Adds the loss spans of the batch's LOSS records; notes when one reaches back
         before the end of a counted sample."""
@@ -653,9 +637,11 @@ class BatchAnalysis(Generic[C]):
         for at in np.flatnonzero(is_bound if opening is None else is_bound | opening).tolist():
             if opening is not None and opening[at]:
                 epoch = int(m_epoch[at])
-                # It begins at the hole if it splits an open window, else at this marker.
-                first = self._hole_after[epoch - 1] if state.open else int(m_stamp[at])
-                window = self._new_window(state, int(global_index[at]), first, epoch, group=False)
+                # It begins at this marker: where in the hole the true window went on (or
+                # began) is not known, so no IRQ edge before the marker is in it.
+                window = self._new_window(
+                    state, int(global_index[at]), int(m_stamp[at]), epoch, group=False
+                )
                 self._name_window(state, window, -1, certain=False)
                 segments.append((at, window, epoch))
             if not is_bound[at]:
@@ -769,21 +755,14 @@ class BatchAnalysis(Generic[C]):
 
     def _assign_irqs(self, final: bool) -> None:
         """Gives IRQ edges their windows, in every test with an IRQ rule, once no window
-        can still begin at or before them: a START comes above the horizon, and a window a
-        hole opens begins where the hole does (the last event before it), for a hole after
-        the test's latest marker or one still to come (after the latest event)."""
+        can still begin at or before them: every window begins at a marker (a START, or the
+        test's first marker after a hole), and markers still to come are stamped above the
+        horizon."""
         for state in self._tests.values():
             if not state.uses_irq:
                 continue
             stamps, epochs = state.irq_wait
-            below = (
-                _NEVER
-                if final
-                else min(
-                    [self._horizon, self._delivered_stamp()]
-                    + self._hole_after[state.last_epoch : self.holes]
-                )
-            )
+            below = _NEVER if final else self._horizon
             ready = int(np.argmax(stamps >= below)) if np.any(stamps >= below) else len(stamps)
             self._irqs_into_windows(state, stamps[:ready], epochs[:ready])
             stamps, epochs = stamps[ready:], epochs[ready:]
@@ -807,9 +786,6 @@ class BatchAnalysis(Generic[C]):
                 self._horizon, int(state.irq_wait[0][0]) if len(state.irq_wait[0]) else _NEVER
             )
             self._prune_windows(state)
-
-    def _delivered_stamp(self) -> int:
-        return int(self._delivered.stamp[0]) if len(self._delivered) else _NEVER
 
     @staticmethod
     def _irqs_into_windows(state: _TestState, irq: Stamps, irq_epoch: Stamps) -> None:
