@@ -30,7 +30,6 @@ from collections import Counter
 
 import pytest
 
-from latscope.analysis.accounting import SuitePlan
 from latscope.analysis.pairing import analyze, analyze_loaded
 from latscope.analysis.spans import HOLE, holes_of
 from latscope.capture.file import CaptureFileError, CaptureWriter, load_capture
@@ -40,8 +39,6 @@ from latscope_defs.protocol import Source
 from support.damage import KINDS, damage
 from support.synthetic_suite import IDENTITY, LATENCY, TESTS
 
-#: The run's SAMPLES setting (tests/host/conftest.py, ``suite``).
-SAMPLES = 300
 RATES = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2]
 HZ = IDENTITY["clock_hz"]
 
@@ -72,7 +69,7 @@ def check(events, run, truth, where, tables=None):
     assert [e for e, n in counts.items() if n > 1] == [], f"{where}: events delivered twice"
     invented = []
     if tables is None:
-        tables = analyze(events, HZ, plan=SuitePlan.of(SAMPLES, TESTS))
+        tables = analyze(events, HZ, plan=run.plan())
     assert set(tables) == set(run.samples), f"{where}: tables {sorted(tables)}"
     unaccounted = [
         (name, len(table.samples), table.discarded, table.lost, len(run.samples[name]))
@@ -103,7 +100,7 @@ def test_undamaged_stream_gives_the_truth(suite):
     assert {
         name: dict(zip(t.starts.tolist(), t.samples.tolist())) for name, t in tables.items()
     } == run.samples
-    assert len(run.samples) == 16 and sum(map(len, run.samples.values())) > 3000
+    assert len(run.samples) == 20 and sum(map(len, run.samples.values())) > 3000
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -122,7 +119,11 @@ def test_file_damage(suite, kind, tmp_path):
     reported sample true; a file damaged beyond its metadata is one CaptureFileError."""
     run, truth, stream = suite
     clean = tmp_path / "clean.lsc"
-    metadata = {"identity": IDENTITY, "suite": {"samples": SAMPLES, "tests": TESTS}}
+    metadata = {
+        "identity": IDENTITY,
+        "suite": {"samples": run.count, "tests": TESTS},
+        "handler_markers": run.handlers,
+    }
     with CaptureWriter(clean, metadata, chunk_size=2048, metadata_every=8) as writer:
         writer.write(stream)
     data = clean.read_bytes()

@@ -23,7 +23,7 @@ HZ = IDENTITY["clock_hz"]
 
 @pytest.fixture(scope="module")
 def run():
-    return make_run(seed=3, count=120)
+    return make_run(seed=3, count=120, handlers=True)
 
 
 def with_holes(events, cuts):
@@ -246,3 +246,21 @@ def test_il_and_ilh_lose_an_interrupt_together_after_a_hole():
             name: list(zip(t.starts.tolist(), t.samples.tolist())) for name, t in tables.items()
         }
         assert pairs["IL-a-1"] == [(850, 20)] and pairs["ILH-a-1"] == [(850, 10)], size
+
+
+def test_a_hole_that_swallows_an_end(run):
+    """A hole that swallows IDL-b-1's END and IDL-b-10's START, the kernel's handler markers
+    in the truth: IDL-b-10's interrupts after the hole lie in a window of unknown parameter,
+    so no IL-b or ILH-b table takes them (none lands in IL-b-1 or ILH-b-1, no IL-b-10 or
+    ILH-b-10 is made), nothing is invented, and IDL-b-128 is whole."""
+    events = run.events
+    end = _find(events, Test.IDL_B, Point.END)[0]
+    start = _find(events, Test.IDL_B, Point.START, 10)[0]
+    tables = analyze(with_holes(events, [(end - 2, start + 1)]), HZ)
+    assert invented(tables, run.samples) == []
+    for name in ("IL-b-1", "ILH-b-1"):
+        assert len(tables[name].samples) == len(run.samples[name])  # all before the hole
+        assert max(tables[name].starts) < events[end][0]  # none after it
+    assert not {"IL-b-10", "ILH-b-10", "IDL-b-10"} & set(tables)
+    for name in ("IL-b-128", "ILH-b-128", "IDL-b-128"):
+        assert len(tables[name].samples) == len(run.samples[name])
