@@ -15,13 +15,17 @@ Needs ``sigrok-cli`` for the property test.
 import csv
 import os
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from latscope.analysis.pairing import analyze
+from latscope.analysis.batch import BatchAnalysis
+from latscope.analysis.pairing import SampleCollector, analyze
+from latscope.analysis.summary import analyze_capture
 from latscope.capture.file import CaptureWriter, load_capture
 from latscope.events import Events
 from latscope.export.files import export_capture
@@ -30,6 +34,8 @@ from latscope.simulated.soc import ROOT
 from latscope_defs.channels import Layout
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
 from latscope_defs.protocol import VERSION, Source, StreamEncoder, hole_value
+from support.analysis_checks import assert_same
+from support.sigrok_run import table_rows
 
 CLOCK_HZ = 100_000_000
 M, B, IRQ, L = Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS
@@ -41,8 +47,31 @@ def mark(test, point, arg=0):
     return encode(test, point, arg)
 
 
-def samples_of(events):
-    tables = analyze(_events(events), CLOCK_HZ)
+def samples_of(rows):
+    """``analyze``'s samples of ``rows`` ({table: [(start, length)]}) and tables, after
+    checking that every other way of pairing them gives the same: the batch analysis fed
+    one event at a time, the bounded analysis of the capture file in 64-byte and in 1 MiB
+    batches (``latscope analyze``), and the sigrok decoders on its export (samples, tick
+    flags, discarded pairs)."""
+    events = _events(rows)
+    tables = analyze(events, CLOCK_HZ)
+    single = BatchAnalysis(CLOCK_HZ, table=SampleCollector)
+    for at in range(len(events)):
+        single.feed(events[at : at + 1])
+    by_one = {name: c.table() for name, c in single.finish().ordered_tables().items()}
+    assert table_rows(by_one) == table_rows(tables)
+    assert [t.discarded for t in by_one.values()] == [t.discarded for t in tables.values()]
+    with tempfile.TemporaryDirectory() as directory:
+        ordered = sorted(zip(events.stamp.tolist(), events.source.tolist(), events.value.tolist()))
+        capture = write_capture(Path(directory) / "rules.lsc", sorted(ordered, key=stream_order))
+        for batch_bytes in (64, 1 << 20):
+            bounded = analyze_capture(capture.path, batch_bytes=batch_bytes, background=False)
+            assert_same(tables, bounded[1], batch_bytes)
+        expected, decoded, _, layout = decoded_samples(capture, Path(directory) / "rules.sr")
+        assert decoded == expected == table_rows(tables)
+        assert sigrok_discarded(Path(directory) / "rules.sr", layout) == sum(
+            table.discarded for table in tables.values()
+        )
     return {
         name: list(zip(table.starts.tolist(), table.samples.tolist()))
         for name, table in tables.items()
