@@ -72,7 +72,7 @@ def test_cut_at_a_chunk_boundary(clean, tmp_path, capsys):
     chunks = [at for at in range(len(data)) if data.startswith(CHUNK_MAGIC, at)]
     path = tmp_path / "cut.lsc"
     path.write_bytes(data[: chunks[len(chunks) // 2]])
-    _, tables = analyze_capture(path)
+    _, tables = analyze_capture(path, background=False)
     assert unaccounted(tables, counts) == []
     empty = [name for name, table in tables.items() if table.stats()["samples"] == 0]
     assert "CLK-a-1" in empty and list(tables) == list(counts)  # in the suite's order
