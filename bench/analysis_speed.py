@@ -32,11 +32,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 from parser_throughput import encode_fast                      # noqa: E402
 from test_suite_native import events_from_stores, read_native_dump   # noqa: E402
 
-from latscope import plots                                     # noqa: E402
-from latscope.analysis import analyze                          # noqa: E402
-from latscope.capture_file import CaptureWriter, load_capture  # noqa: E402
-from latscope.live_stats import StreamingAnalyzer               # noqa: E402
-from latscope.protocol import VERSION                          # noqa: E402
+from latscope.analysis.live import StreamingAnalyzer           # noqa: E402
+from latscope.analysis.pairing import analyze                  # noqa: E402
+from latscope.capture.file import CaptureWriter, load_capture  # noqa: E402
+from latscope.report import plots                              # noqa: E402
+from latscope_defs.protocol import VERSION                     # noqa: E402
 
 GOAL = 10e6
 SUITE = ROOT / "firmware" / "suite"

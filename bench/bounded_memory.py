@@ -50,7 +50,7 @@ def split_cpu(path):
     """``analyze_capture`` in this process, parsing in its helper process: (wall s, CPU s of
     this process, CPU s of the helper). The busier of the two sets the rate when each has a
     core of its own."""
-    from latscope.capture_analysis import analyze_capture
+    from latscope.analysis.summary import analyze_capture
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started, cpu = time.perf_counter(), time.process_time()
     analyze_capture(path, background=True)

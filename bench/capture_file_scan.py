@@ -24,7 +24,7 @@ import time
 
 CHILD = """
 import resource, sys, time
-from latscope.capture_file import load_capture
+from latscope.capture.file import load_capture
 started = time.perf_counter()
 capture = load_capture(sys.argv[1])
 seconds = time.perf_counter() - started
@@ -38,17 +38,17 @@ def metadata():
 
 
 def fake_file(path, megabytes):
-    from latscope.capture_file import MAX_PAYLOAD, ChunkType, _encode_chunk, _file_header
+    from latscope.capture.file import MAX_PAYLOAD, ChunkType, encode_chunk, file_header
     fake = struct.pack("<4sB3sIIQI", b"LSCK", ChunkType.DATA, bytes(3), 1, MAX_PAYLOAD, 0, 0)
     with open(path, "wb") as out:
-        out.write(_file_header() + _encode_chunk(ChunkType.METADATA, 0, 0, metadata()))
+        out.write(file_header() + encode_chunk(ChunkType.METADATA, 0, 0, metadata()))
         out.write(fake * ((megabytes << 20) // len(fake)))
         out.write(bytes(MAX_PAYLOAD))
 
 
 def tiny_file(path, chunks):
-    from latscope.capture_file import ChunkType, _encode_chunk, _file_header
-    from latscope.protocol import Source, StreamEncoder
+    from latscope.capture.file import ChunkType, encode_chunk, file_header
+    from latscope_defs.protocol import Source, StreamEncoder
     encoder = StreamEncoder()
     stamp = 1000
     while len(encoder._out) < chunks:
@@ -57,10 +57,10 @@ def tiny_file(path, chunks):
     encoder.flush()
     stream = encoder.take()[:chunks]
     with open(path, "wb") as out:
-        out.write(_file_header() + _encode_chunk(ChunkType.METADATA, 0, 0, metadata()))
+        out.write(file_header() + encode_chunk(ChunkType.METADATA, 0, 0, metadata()))
         block = bytearray()
         for at in range(len(stream)):
-            block += _encode_chunk(ChunkType.DATA, at + 1, at, stream[at:at + 1])
+            block += encode_chunk(ChunkType.DATA, at + 1, at, stream[at:at + 1])
             if len(block) > 1 << 20:
                 out.write(block)
                 block.clear()

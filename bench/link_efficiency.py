@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-from latscope.protocol import Source, StreamEncoder
+from latscope_defs.protocol import Source, StreamEncoder
 
 CLOCKS_HZ = (48_000_000, 100_000_000, 120_000_000, 200_000_000)
 MARKER_SPACING_US = (1, 10, 50)

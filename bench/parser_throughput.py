@@ -19,10 +19,11 @@ import time
 
 import numpy as np
 
-from latscope.parser import Events, StreamParser
-from latscope.protocol import (CONT_BITS, DELTA_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS,
-                               SEGMENT_MAX_EVENTS, VERSION, Source, StreamEncoder, encode_record,
-                               sync_payload, tally_payload, value_width)
+from latscope.events import Events
+from latscope.link.parser import StreamParser
+from latscope_defs.protocol import (CONT_BITS, DELTA_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS,
+                                    SEGMENT_MAX_EVENTS, VERSION, Source, StreamEncoder,
+                                    encode_record, sync_payload, tally_payload, value_width)
 
 
 def workload(count, *, seed=1, marker_spacing=100, irq_period=5000, irq_jitter=0xff,

@@ -6,7 +6,7 @@ default 3 per table) need one more read of the capture for the events around the
 (``worst.worst_samples``), and each gets a PulseView window (``report.export_worst``). The
 windows used to be written by one ``export_capture`` each, which reads the whole capture
 twice (the survey and the levels): 2 reads per window, 160 reads for the suite's 27 tables.
-``logic_export.export_windows`` writes them all in one read.
+``latscope.export.files.export_windows`` writes them all in one read.
 
 The capture is ``bench/analysis_speed.py``'s (real suite traffic from the native run,
 repeated to ``--events`` events, cached under /tmp; made in a child process). Timed, in
@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from analysis_speed import make_capture                       # noqa: E402
 
-from latscope.logic_export import export_capture               # noqa: E402
-from latscope.report import (export_worst, load_tables, results,  # noqa: E402
-                             worst_of, write_report)
+from latscope.export.files import export_capture               # noqa: E402
+from latscope.report.results import (export_worst, load_tables, results,  # noqa: E402
+                                     worst_of, write_report)
 
 
 def timed(label, function):

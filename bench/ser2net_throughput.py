@@ -7,8 +7,8 @@ For each count N of ports: N pseudo-terminals, each fed as fast as the kernel ta
 writer thread (a repeating 0..255 pattern, so telnet's 0xFF escaping is exercised), each
 served by its own ser2net bound to 127.0.0.1 (the configuration labgrid's exporter starts,
 or with FAST_OPTIONS: larger reads, no character delay) and read in a thread by pyserial
-as latscope reads it (``latscope.device.open_transport``: for ``rfc2217://`` the chunked
-reader of ``latscope.network_port``), by pyserial's own RFC 2217 client, or by a plain
+as latscope reads it (``latscope.link.device.open_transport``: for ``rfc2217://`` the chunked
+reader of ``latscope.link.network_port``), by pyserial's own RFC 2217 client, or by a plain
 socket reader on raw TCP (what ser2net itself sustains); every byte read is checked against
 the pattern. Printed: MB/s per port and in total, against the 1.2 MB/s of a 12 Mbaud
 appliance link (8N1). The pty read directly (no ser2net) is the reference.
@@ -33,8 +33,8 @@ import serial
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from lab_farm import FAST_OPTIONS, free_port, ser2net_command, wait_for_port  # noqa: E402
 
-from latscope.device import open_transport  # noqa: E402
 from latscope.lab import network_url  # noqa: E402
+from latscope.link.device import open_transport  # noqa: E402
 
 PATTERN = bytes(range(256)) * 256           # 64 KiB
 LINK_MB_S = 1.2                             # 12 Mbaud, 10 bits per byte

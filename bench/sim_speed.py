@@ -117,7 +117,7 @@ def truth_of_capture(path):
 
 
 def results_of(capture_path):
-    from latscope.report import load_tables, results
+    from latscope.report.results import load_tables, results
 
     return comparable(results(*load_tables(capture_path)))
 
@@ -125,7 +125,7 @@ def results_of(capture_path):
 def run_variant(build, scratch, name, repeat):
     """Best of ``repeat`` captures of ``build``: (SIM line fields and the firmware's exit
     cycle, the truth log up to the capture's end, the results)."""
-    from latscope.simulation import DEMO_IRQ, capture_suite
+    from latscope.capture.suite import DEMO_IRQ, capture_suite
 
     best = None
     for n in range(repeat):
@@ -146,7 +146,7 @@ def soc_alone(cpu, firmware, repeat):
     """Cycles per CPU second of the SoC without the appliance (the bring-up build, default
     compile settings) running the same suite firmware to its exit, the harness driving the
     IRQ line as the demo's IRQ generator does (period, 0..255 cycles of jitter, width)."""
-    from latscope.simulation import DEMO_IRQ
+    from latscope.capture.suite import DEMO_IRQ
 
     make(cpu, "sim")
     binary = make(cpu, "print-binary").strip()
@@ -163,7 +163,7 @@ def soc_alone(cpu, firmware, repeat):
 
 def full_system(cpu, samples, variants, repeat):
     """Section 2; returns the names of the variants whose run differs from the first's."""
-    from latscope.simulation import ROOT as SIM_ROOT, SocBuild, SuiteSettings, build_suite
+    from latscope.simulated.soc import ROOT as SIM_ROOT, SocBuild, SuiteSettings, build_suite
 
     settings = SuiteSettings(cpu=cpu, samples=samples)
     print(f"full system ({cpu} + appliance), the demo's suite with {samples} samples, "

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 import latscope
-from latscope import compare
+from latscope.report import compare
 
 CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]
 

@@ -13,8 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from latscope.simulation import DEMO_IRQ, ROOT, SocBuild, SuiteSettings, build_suite, \
-    capture_suite
+from latscope.capture.suite import DEMO_IRQ, capture_suite
+from latscope.simulated.soc import ROOT, SocBuild, SuiteSettings, build_suite
 
 
 def main(argv=None):

@@ -37,7 +37,7 @@ def lost_per_source(events):
     """{lost source: events lost} from the LOSS records of ``events`` ((stamp, source, value)
     triples): a LOSS value is the lost source in its low 4 bits and the count above them
     (docs/protocol.md), decoded here by that definition, not by the host's parser."""
-    from latscope.protocol import Source
+    from latscope_defs.protocol import Source
     lost = {}
     for _, source, value in events:
         if source == Source.LOSS:

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from latscope.simulation import _die_with
+from latscope.simulated.appliance import die_with
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -58,7 +58,7 @@ class Processes:
             [str(part) for part in command], stdout=stdout or log, stderr=log, text=True,
             cwd=cwd,
             env={**os.environ, **(env or {})}, start_new_session=True,
-            preexec_fn=_die_with(os.getpid()))
+            preexec_fn=die_with(os.getpid()))
         self.running.append((name, process, log))
         return process
 

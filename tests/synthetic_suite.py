@@ -1,18 +1,18 @@
 """A synthetic run of the test suite with its ground truth, for damage tests.
 
 :func:`make_run` lays out the markers and IRQ edges of the suite's tests (``docs/tests.md``,
-the encoding of ``latscope.markers``) on a time line and records, while it does so, every
+the encoding of ``latscope_defs.markers``) on a time line and records, while it does so, every
 sample it means: table name, start stamp, length. That record is the ground truth; it is
 built here from the layout, not by ``analyze``. :func:`encode` turns the events into the
-device's byte stream with the reference encoder of ``latscope.protocol``, adding the pin
+device's byte stream with the reference encoder of ``latscope_defs.protocol``, adding the pin
 delays the parser subtracts again.
 """
 
 import random
 from dataclasses import dataclass, field
 
-from latscope.markers import Point, Test, encode as marker
-from latscope.protocol import VERSION, Source, StreamEncoder
+from latscope_defs.markers import Point, Test, encode as marker
+from latscope_defs.protocol import VERSION, Source, StreamEncoder
 
 #: Pin-to-stamp delays (cycles) of the simulated appliance, as in its identify reply.
 LATENCY = {Source.MARKER: 4, Source.IRQ: 0}

@@ -1,6 +1,7 @@
-"""The bounded analysis (latscope.batch_analysis, latscope.accumulate) against the whole-capture
-``analyze``: the same tables in the same order, the same samples in the same order, the same
-discarded pairs and statistics to the last bit, at every batch size down to one event.
+"""The bounded analysis (latscope.analysis.batch, latscope.analysis.statistics) against the
+whole-capture ``analyze``: the same tables in the same order, the same samples in the same
+order, the same discarded pairs and statistics to the last bit, at every batch size down to one
+event.
 
 Captures: real runs of the test suite (native build, host nanosecond stamps; also as a DDR
 board's half-cycle stamps) read from capture files in small batches, and synthetic event
@@ -13,14 +14,14 @@ mean and standard deviation agree within a few units of the last place.
 import numpy as np
 import pytest
 
-from latscope.accumulate import TableAccumulator, stats_of_counts
-from latscope.analysis import analyze
-from latscope.batch_analysis import BatchAnalysis, analyze_batches
-from latscope.capture_analysis import CaptureSummary, analyze_capture
-from latscope.capture_file import load_capture
-from latscope.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
-from latscope.parser import Events
-from latscope.protocol import Source, hole_value
+from latscope.analysis.batch import BatchAnalysis, analyze_batches
+from latscope.analysis.pairing import analyze
+from latscope.analysis.statistics import TableAccumulator, stats_of_counts
+from latscope.analysis.summary import CaptureSummary, analyze_capture
+from latscope.capture.file import load_capture
+from latscope.events import Events
+from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
+from latscope_defs.protocol import Source, hole_value
 from suite_capture import native_suite_capture
 
 BATCHES = (1, 2, 5, 64, 4096, 1 << 40)
@@ -312,24 +313,23 @@ def _export_files(sr, vcd):
 def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
     """``export_capture`` of a capture file, read in small batches, writes the files of the
     loaded capture exported at once (``LevelTracker`` fed everything, ``write_sr``)."""
-    from latscope.channels import Layout
-    from latscope.levels import LevelTracker
-    from latscope.logic_export import (_BatchMarkers, _between, _extent, _OpenWindows,
-                                       export_capture)
-    from latscope.sigrok_session import write_sr
-    from latscope.vcd import VcdWriter
+    from latscope.export.files import BatchMarkers, between, extent, OpenWindows, export_capture
+    from latscope.export.levels import LevelTracker
+    from latscope.export.sigrok import write_sr
+    from latscope.export.vcd import VcdWriter
+    from latscope_defs.channels import Layout
 
     path = suite_captures[0]
     capture = load_capture(path)
     start = None if window[0] is None else int(capture.events.stamp[len(capture.events) // 2])
-    events = _between(capture.events, start, None)
+    events = between(capture.events, start, None)
     layout = Layout.for_identity(capture.identity)
     stamps = events.stamp.astype(np.int64)
-    origin, samples = _extent(int(stamps.min()), int(stamps.max()), int(capture.stamp_hz),
+    origin, samples = extent(int(stamps.min()), int(stamps.max()), int(capture.stamp_hz),
                               start, None)
     if start is not None:      # the STARTs (and PARAMs) of windows open at ``start`` first
-        before = _OpenWindows()
-        before.feed(_BatchMarkers(capture.events), start)
+        before = OpenWindows()
+        before.feed(BatchMarkers(capture.events), start)
         events = Events.concatenate([before.context(start, origin), events])
     tracker = LevelTracker(layout)
     changes = tracker.feed(events, final=True)

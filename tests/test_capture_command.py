@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from latscope.capture_file import load_capture
+from latscope.capture.file import load_capture
 from test_simulate_command import alive, children
 
 CAPTURE = [sys.executable, "-m", "latscope.cli", "capture", "--port", "sim:gateware"]

@@ -12,11 +12,12 @@ import zlib
 
 import pytest
 
-from latscope.capture_file import (CHUNK_OVERHEAD, GAP, CaptureFileError, CaptureReader,
-                                   CaptureWriter, ChunkType, _encode_chunk, _file_header,
+from latscope.capture.file import (CHUNK_OVERHEAD, GAP, CaptureFileError, CaptureReader,
+                                   CaptureWriter, ChunkType, encode_chunk, file_header,
                                    load_capture)
-from latscope.parser import Events, StreamParser
-from latscope.protocol import HOLE_SOURCE, Source, StreamEncoder
+from latscope.events import Events
+from latscope.link.parser import StreamParser
+from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder
 
 METADATA = {
     "identity": {"clock_hz": 100_000_000, "marker_width": 16, "board": "test",
@@ -44,11 +45,11 @@ def make_stream(count=120, seed=4):
 
 def crafted(metadata_payload, stream=b"", end=None):
     """A file with this METADATA payload (bytes, CRC right), one DATA chunk and an END."""
-    out = _file_header() + _encode_chunk(ChunkType.METADATA, 0, 0, metadata_payload)
+    out = file_header() + encode_chunk(ChunkType.METADATA, 0, 0, metadata_payload)
     if stream:
-        out += _encode_chunk(ChunkType.DATA, 1, 0, stream)
+        out += encode_chunk(ChunkType.DATA, 1, 0, stream)
     if end is not None:
-        out += _encode_chunk(ChunkType.END, 2, len(stream), end)
+        out += encode_chunk(ChunkType.END, 2, len(stream), end)
     return out
 
 
@@ -242,7 +243,7 @@ def test_capture_killed_with_sigkill_keeps_its_chunks(tmp_path):
     (tmp_path / "stream.bin").write_bytes(stream)
     script = textwrap.dedent(f"""
         import sys, time
-        from latscope.capture_file import CaptureWriter
+        from latscope.capture.file import CaptureWriter
         stream = open({str(tmp_path / 'stream.bin')!r}, 'rb').read()
         writer = CaptureWriter({str(path)!r}, {KILLED!r}, chunk_size=300)
         writer.write(stream[:1000])           # three chunks written, 100 bytes buffered

@@ -12,11 +12,11 @@ import zlib
 
 import pytest
 
-from latscope import capture_file
-from latscope.capture_file import (CHUNK_OVERHEAD, MAX_PAYLOAD, CaptureEvents, CaptureFileError,
-                                   CaptureReader, CaptureWriter, ChunkType, _encode_chunk,
-                                   _file_header, load_capture)
-from latscope.parser import Events
+from latscope.capture import file as capture_file
+from latscope.capture.file import (CHUNK_OVERHEAD, MAX_PAYLOAD, CaptureEvents, CaptureFileError,
+                                   CaptureReader, CaptureWriter, ChunkType, encode_chunk,
+                                   file_header, load_capture)
+from latscope.events import Events
 
 from test_capture_file import METADATA, crafted, data_chunks, make_stream, parse
 
@@ -80,7 +80,7 @@ def test_unusable_end_chunk_is_ignored_not_raised(tmp_path, end):
     loaded = load_capture(path)
     assert list(loaded.events) == parse(stream) and loaded.end is None
     assert not loaded.file_stats.complete
-    from latscope.report import load_tables, results
+    from latscope.report.results import load_tables, results
     results(*load_tables(loaded))
 
 
@@ -91,7 +91,7 @@ def test_the_scan_is_linear_in_the_file_size(tmp_path, monkeypatch):
     fake = struct.pack("<4sB3sIIQI", b"LSCK", ChunkType.DATA, bytes(3), 1, MAX_PAYLOAD, 0, 0)
     body = fake * ((3 << 20) // len(fake))
     path = tmp_path / "fake.lsc"
-    path.write_bytes(_file_header() + _encode_chunk(ChunkType.METADATA, 0, 0,
+    path.write_bytes(file_header() + encode_chunk(ChunkType.METADATA, 0, 0,
                                                     json.dumps(METADATA).encode()) + body
                      + bytes(MAX_PAYLOAD))
     checked, crc32 = [0], zlib.crc32
@@ -206,10 +206,10 @@ def test_format_1_files_still_read(tmp_path):
     stream = make_stream(60)
     start = b"\x89LSC\r\n\x1a\n" + struct.pack("<HH", 1, 16)
     data = start + struct.pack("<I", zlib.crc32(start))
-    data += _encode_chunk(ChunkType.METADATA, 0, 0, json.dumps(METADATA).encode())
-    data += _encode_chunk(ChunkType.DATA, 1, 0, stream[:100])
-    data += _encode_chunk(ChunkType.DATA, 2, 100, stream[100:])
-    data += _encode_chunk(ChunkType.END, 3, len(stream),
+    data += encode_chunk(ChunkType.METADATA, 0, 0, json.dumps(METADATA).encode())
+    data += encode_chunk(ChunkType.DATA, 1, 0, stream[:100])
+    data += encode_chunk(ChunkType.DATA, 2, 100, stream[100:])
+    data += encode_chunk(ChunkType.END, 3, len(stream),
                           json.dumps({"data_bytes": len(stream), "chunks": 4,
                                       "stats": None}).encode())
     reader_path = tmp_path / "v1.lsc"

@@ -6,8 +6,9 @@ import pytest
 from amaranth.hdl import Module
 from amaranth.lib.crc import catalog
 
-from latscope.parser import Events, StreamParser
-from latscope.protocol import SEGMENT_MAX_EVENTS, Source, StreamEncoder
+from latscope.events import Events
+from latscope.link.parser import StreamParser
+from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, StreamEncoder
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.records import WordCrc32
 
@@ -152,7 +153,7 @@ def test_long_gaps_and_stamp_wrap_through_encoder():
 def test_back_pressure_loses_nothing_silently():
     """A slow link fills the FIFO: the stream must still decode to every event, except
     those counted in LOSS records, and the capture goes on."""
-    from latscope.parser import StreamParser
+    from latscope.link.parser import StreamParser
 
     script = {offset: [(Source.MARKER, offset & 0xffff)] for offset in range(1, 600, 2)}
     script.update({offset: [(Source.IRQ, offset // 7 & 1)] for offset in range(1, 600, 7)})

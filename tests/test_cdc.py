@@ -16,8 +16,9 @@ import pytest
 from amaranth.hdl import ClockDomain, Elaboratable, Module
 from amaranth.sim import Simulator
 
-from latscope.parser import Events, StreamParser
-from latscope.protocol import Source
+from latscope.events import Events
+from latscope.link.parser import StreamParser
+from latscope_defs.protocol import Source
 from latscope_gateware.capture_control import CaptureControl, GrayCountCrossing
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.irq_generator import MIN_INTERVAL, IrqGenerator

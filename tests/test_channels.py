@@ -1,4 +1,4 @@
-"""One channel layout (latscope.channels) for every place that names the appliance's
+"""One channel layout (latscope_defs.channels) for every place that names the appliance's
 signals: the sigrok decoder's channel list, the gateware's SUMP channels, the boards' pin
 maps and the export. Those places cannot all import the definition (the decoders run in
 libsigrokdecode's Python; the gateware and boards keep their own order for their own
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from amaranth.hdl import Fragment
 
-from latscope.channels import MAX_EDGES, Layout, decoder_channels, pins
 from latscope_boards import BOARDS, get_board
+from latscope_defs.channels import MAX_EDGES, Layout, decoder_channels, pins
 from latscope_gateware.appliance import Appliance, ApplianceConfig
 
 ROOT = Path(__file__).resolve().parent.parent

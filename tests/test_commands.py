@@ -3,8 +3,8 @@ is abandoned, unknown opcodes get the '?' reply."""
 
 from amaranth.hdl import Const
 
-from latscope.protocol import (Command, EchoPattern, IdentifyReply, IrqConfig, Source,
-                               StartArgs, UNKNOWN_COMMAND_REPLY, encode_command)
+from latscope_defs.protocol import (Command, EchoPattern, IdentifyReply, IrqConfig, Source,
+                                    StartArgs, UNKNOWN_COMMAND_REPLY, encode_command)
 from latscope_gateware.commands import CommandProcessor
 
 from gateware_sim import run

@@ -13,7 +13,7 @@ import pytest
 from amaranth.hdl import *
 from amaranth.sim import Simulator
 
-from latscope.protocol import Source
+from latscope_defs.protocol import Source
 from latscope_gateware.appliance import Appliance, ApplianceConfig
 from latscope_gateware.ddr_edges import IddrModel, ddr_stamp_latency, sampled_stamp_latency
 from latscope_gateware.edge_channels import EdgeChannels

@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.analysis import analyze
-from latscope.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
-from latscope.parser import Events
-from latscope.protocol import Source
-from latscope.selftest import check_wiring, wiring_pattern
+from latscope.analysis.pairing import analyze
+from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
+from latscope.events import Events
+from latscope_defs.protocol import Source
+from latscope.link.selftest import check_wiring, wiring_pattern
 from test_suite_native import check_pair
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -4,7 +4,7 @@ import random
 
 from amaranth.sim import Simulator
 
-from latscope.protocol import SEGMENT_MAX_EVENTS, Source, Tally, event_payload
+from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, Tally, event_payload
 from latscope_gateware.encoder import RecordChoice, RecordFormat, SegmentState
 from latscope_gateware.event_capture import entry_layout
 

@@ -12,10 +12,13 @@ same simulation behind a pseudo-terminal, with the real ``Device`` code, is chec
 import numpy as np
 import pytest
 
-from latscope.device import Device, Identity, IrqSettings, open_transport
-from latscope.parser import Events, StreamParser
-from latscope.protocol import HOLE_SOURCE, Command, Source, StartArgs, StatusReply, encode_command
-from latscope.simulation import SimulatedAppliance
+from latscope.events import Events
+from latscope.link.device import Device, IrqSettings, open_transport
+from latscope.link.identity import Identity
+from latscope.link.parser import StreamParser
+from latscope.simulated.appliance import SimulatedAppliance
+from latscope_defs.protocol import (HOLE_SOURCE, Command, Source, StartArgs, StatusReply,
+                                    encode_command)
 from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
 

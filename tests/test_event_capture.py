@@ -4,10 +4,11 @@ import random
 
 import pytest
 
-from latscope.parser import Events, StreamParser
-from latscope.protocol import Source
-from latscope_gateware.event_capture import CaptureFifo, FreeRunningCounter
+from latscope.events import Events
+from latscope.link.parser import StreamParser
+from latscope_defs.protocol import Source
 from latscope_gateware.capture_pipeline import CapturePipeline
+from latscope_gateware.event_capture import CaptureFifo, FreeRunningCounter
 
 from gateware_sim import byte_collector, lost_per_source, run
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from latscope.analysis import analyze
-from latscope.capture_file import load_capture
+from latscope.analysis.pairing import analyze
+from latscope.capture.file import load_capture
 
 ROOT = Path(__file__).resolve().parent.parent
 

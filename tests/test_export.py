@@ -1,6 +1,6 @@
-"""The export of captures as logic signals (latscope.logic_export, latscope.live_vcd): session-file
-and VCD content against a cycle-by-cycle model, levels that repeat, markers that share a
-cycle, batches, long quiet gaps in bounded memory, the PulseView setup, the CLI.
+"""The export of captures as logic signals (latscope.export.files, latscope.export.live):
+session-file and VCD content against a cycle-by-cycle model, levels that repeat, markers that
+share a cycle, batches, long quiet gaps in bounded memory, the PulseView setup, the CLI.
 
 The decoders on real captures from the simulated SoC are tested in test_sigrok.py; these
 tests use small event lists written as capture files through the reference encoder.
@@ -17,19 +17,18 @@ import numpy as np
 import pytest
 
 from latscope import cli
-from latscope.analysis import _lossy_spans
-from latscope.capture_file import (CaptureWriter, ChunkType, _encode_chunk, _file_header,
-                                   load_capture)
-from latscope.channels import Layout
-from latscope.levels import MARGIN, LevelTracker
-from latscope.logic_export import export_capture
-from latscope.sigrok_session import write_pvs, write_sr
-from latscope.vcd import vcd_timescale
-from latscope.markers import Point, Test, encode
-from latscope.parser import Events
-from latscope.protocol import VERSION, Source, StreamEncoder
-from latscope.simulation import ROOT
-from latscope.live_vcd import LiveVcd
+from latscope.analysis.spans import lossy_spans
+from latscope.capture.file import CaptureWriter, ChunkType, encode_chunk, file_header, load_capture
+from latscope.events import Events
+from latscope.export.files import export_capture
+from latscope.export.levels import MARGIN, LevelTracker
+from latscope.export.live import LiveVcd
+from latscope.export.sigrok import write_pvs, write_sr
+from latscope.export.vcd import vcd_timescale
+from latscope.simulated.soc import ROOT
+from latscope_defs.channels import Layout
+from latscope_defs.markers import Point, Test, encode
+from latscope_defs.protocol import VERSION, Source, StreamEncoder
 
 CLOCK_HZ = 100_000_000
 EDGES = 2
@@ -68,7 +67,7 @@ def model_levels(evs, first, count, edge_count=EDGES):
     """Sample words cycle by cycle, straight from the channel definitions (no repeated
     levels in ``evs``): data of the last marker (bits 0-15), strobe parity (16), IRQ (17),
     edges (18..), LOSS spans (after the edges)."""
-    low, high = _lossy_spans(evs.stamp.astype(np.int64), evs.source,
+    low, high = lossy_spans(evs.stamp.astype(np.int64), evs.source,
                              evs.value.astype(np.int64), None)
     rows = sorted(zip(evs.stamp.tolist(), evs.source.tolist(), evs.value.tolist()))
     words, data, strobe, irq, edges, k = [], 0, 0, 0, [0] * edge_count, 0
@@ -266,7 +265,7 @@ def test_cli_export(tmp_path, capsys):
     # A capture without its clock: the writer refuses it, the reader names file and field.
     with pytest.raises(ValueError, match="clock_hz"):
         CaptureWriter(tmp_path / "noclock.lsc", {"identity": {}})
-    (tmp_path / "noclock.lsc").write_bytes(_file_header() + _encode_chunk(
+    (tmp_path / "noclock.lsc").write_bytes(file_header() + encode_chunk(
         ChunkType.METADATA, 0, 0, b'{"identity": {}}'))
     assert cli.main(["export", str(tmp_path / "noclock.lsc"), "--vcd", "x.vcd"]) == 2
     assert "noclock.lsc: byte 44: METADATA identity.clock_hz: missing" in capsys.readouterr().err
@@ -329,7 +328,7 @@ def test_many_windows_in_one_read_are_the_windows_of_export_capture(tmp_path):
     samples use it) writes the files export_capture writes for each window, whatever the
     batch size; each window's context (START and PARAM from before it) is the definition's,
     tests with parameters of 128 and more (PARAM) included."""
-    from latscope.logic_export import export_windows
+    from latscope.export.files import export_windows
     from test_batch_analysis import shaped_stream
     stream = shaped_stream(7, runs=20, kernel=True)
     rows = sorted(zip(stream.stamp.tolist(), stream.source.tolist(), stream.value.tolist()),

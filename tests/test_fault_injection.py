@@ -3,7 +3,7 @@ and in the capture file, checked against ground truth.
 
 The capture is a synthetic run of the suite (tests/synthetic_suite.py: the suite's marker
 encoding and pairing, its samples recorded while it is laid out, not by ``analyze``),
-encoded by the reference encoder of ``latscope.protocol``. Faults: bit flips, dropped,
+encoded by the reference encoder of ``latscope_defs.protocol``. Faults: bit flips, dropped,
 inserted and duplicated bytes, bursts of 2..64 random bytes, and all of them mixed, at
 1e-6 .. 1e-2 per byte (at least one fault per run). For every damaged run:
 
@@ -20,10 +20,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from latscope.analysis import HOLE, analyze, holes_of
-from latscope.capture_file import CaptureFileError, CaptureWriter, load_capture
-from latscope.parser import Events, StreamParser
-from latscope.protocol import Source
+from latscope.analysis.pairing import analyze
+from latscope.analysis.spans import HOLE, holes_of
+from latscope.capture.file import CaptureFileError, CaptureWriter, load_capture
+from latscope.events import Events
+from latscope.link.parser import StreamParser
+from latscope_defs.protocol import Source
 
 from synthetic_suite import IDENTITY, LATENCY, encode, make_run
 

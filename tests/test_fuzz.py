@@ -13,12 +13,13 @@ import string
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from latscope.analysis import HOLE
-from latscope.capture_file import (CaptureFileError, CaptureWriter, ChunkType, _encode_chunk,
-                                   _file_header, load_capture)
-from latscope.parser import Events, StreamParser
-from latscope.protocol import Source
-from latscope.report import load_tables, results
+from latscope.analysis.spans import HOLE
+from latscope.capture.file import (CaptureFileError, CaptureWriter, ChunkType, encode_chunk,
+                                   file_header, load_capture)
+from latscope.events import Events
+from latscope.link.parser import StreamParser
+from latscope.report.results import load_tables, results
+from latscope_defs.protocol import Source
 
 from synthetic_suite import IDENTITY, LATENCY, encode, make_run
 
@@ -154,9 +155,9 @@ def test_writer_and_reader_agree_on_metadata(tmp_path):
     @FUZZ
     @given(metadata_values)
     def fuzz(metadata):
-        crafted.write_bytes(_file_header() + _encode_chunk(
+        crafted.write_bytes(file_header() + encode_chunk(
             ChunkType.METADATA, 0, 0, json.dumps(metadata).encode())
-            + _encode_chunk(ChunkType.DATA, 1, 0, stream))
+            + encode_chunk(ChunkType.DATA, 1, 0, stream))
         try:
             capture = load_capture(crafted)
         except CaptureFileError as error:

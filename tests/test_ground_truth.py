@@ -35,11 +35,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.analysis import analyze
-from latscope.capture_file import load_capture
-from latscope.parser import Events
-from latscope.protocol import Source
-from latscope.simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
+from latscope.analysis.pairing import analyze
+from latscope.capture.file import load_capture
+from latscope.capture.suite import DEMO_IRQ, capture_suite
+from latscope.events import Events
+from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
+from latscope_defs.protocol import Source
 
 SAMPLES = 12
 TESTS = "IL_A,IDL_B,TSL_A,SEO_F,MQ"
@@ -156,7 +157,7 @@ def test_every_event_is_the_truth(exact_run):
 def assert_bounded_analysis_is_analyze(path):
     """The bounded analysis of the capture file (``latscope analyze``, ``report``), read in
     tiny and in large batches, gives ``analyze``'s tables of the loaded capture."""
-    from latscope.capture_analysis import analyze_capture
+    from latscope.analysis.summary import analyze_capture
     from test_batch_analysis import assert_same
     capture = load_capture(path)
     whole = analyze(capture.events, capture.stamp_hz)

@@ -9,12 +9,13 @@ import random
 import pytest
 
 from latscope import cli
-from latscope.analysis import HOLE, analyze, holes_of
-from latscope.capture_file import CaptureWriter
-from latscope.markers import Point, Test, encode as marker
-from latscope.parser import Events
-from latscope.protocol import Source
-from latscope.report import integrity_line
+from latscope.analysis.pairing import analyze
+from latscope.analysis.spans import HOLE, holes_of
+from latscope.capture.file import CaptureWriter
+from latscope.events import Events
+from latscope.report.results import integrity_line
+from latscope_defs.markers import Point, Test, encode as marker
+from latscope_defs.protocol import Source
 
 from synthetic_suite import IDENTITY, encode, make_run
 

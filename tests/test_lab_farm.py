@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from latscope.capture_file import load_capture
+from latscope.capture.file import load_capture
 
 from lab_farm import ROOT, Processes, client, coordinator, exporter, start_simulation
 from test_network_port import captured, truth_events

@@ -1,4 +1,4 @@
-"""The IRQ loop pairing (latscope.loop, docs/tests.md "The IRQ loop"): hand-built event
+"""The IRQ loop pairing (latscope.analysis.loop, docs/tests.md "The IRQ loop"): hand-built event
 streams with the samples written out by hand, losses and holes of every kind, and the
 command line (capture metadata, --loop on analyze and report)."""
 
@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from latscope.capture_file import CaptureWriter
+from latscope.analysis.loop import loop_table, parse_loop
+from latscope.capture.file import CaptureWriter
 from latscope.cli import main
-from latscope.loop import loop_table, parse_loop
-from latscope.parser import Events
-from latscope.protocol import HOLE_SOURCE, Source, StreamEncoder, loss_value
+from latscope.events import Events
+from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder, loss_value
 
 IRQ, E2, E1, MARKER, LOSS = Source.IRQ, Source.EDGE2, Source.EDGE1, Source.MARKER, Source.LOSS
 
@@ -133,7 +133,7 @@ def test_report_has_the_loop_table_and_its_figures(tmp_path, capsys):
 def test_the_events_read_in_batches_give_the_same_table():
     """loop_events (what a capture file read in batches keeps) loses nothing the table
     needs, whatever the batch borders: holes, losses and other sources' events included."""
-    from latscope.loop import loop_events
+    from latscope.analysis.loop import loop_events
     rng = np.random.default_rng(7)
     rows, t = [], 0
     for k in range(300):

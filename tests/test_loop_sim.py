@@ -5,7 +5,7 @@ handler toggles GPIO_OUT's loop bit, which rtl/top.v wires to EDGE2. ``latscope 
 --loop EDGE2`` is what the test does (a capture session with ``loop=``), and the capture
 file's ``LOOP-EDGE2`` table must equal, sample for sample, the pairing of the harness's
 ground-truth log (its own record of the IRQ line and of every GPIO store, made in C++ from
-the simulated wires; paired here by a plain loop, not by latscope.loop).
+the simulated wires; paired here by a plain loop, not by latscope.analysis.loop).
 
 The ``irq_loop_marked`` build writes the suite's IL marker (ISR_ENTRY, one bus store) first
 in the same handler: one capture then has the marker-based IL-a-1 and the loop table of the
@@ -23,13 +23,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.analysis import analyze
-from latscope.capture_file import load_capture
-from latscope.loop import tables_with_loop
-from latscope.protocol import Source
-from latscope.report import load_tables
-from latscope.session import CaptureSession, Until
-from latscope.simulation import DEMO_IRQ, ROOT, SocSimulation, SuiteSettings, build_soc
+from latscope.analysis.loop import tables_with_loop
+from latscope.analysis.pairing import analyze
+from latscope.capture.file import load_capture
+from latscope.capture.session import CaptureSession, Until
+from latscope.capture.suite import DEMO_IRQ
+from latscope.report.results import load_tables
+from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
+from latscope_defs.protocol import Source
 
 LOOP_BIT = tomllib.loads((ROOT / "sim" / "soc_map.toml").read_text())["gpio"]["loop_bit"]
 #: The handler's GPIO toggle after the IL marker's store completed, in CPU cycles: the
@@ -151,8 +152,8 @@ def test_loop_equals_marker_il_plus_the_instrumentation_cost(loop_runs):
 def test_sigrok_decoder_gives_the_loop_table(loop_run, tmp_path):
     """latscope_latency with ``loop=EDGE2`` on the export of the capture: the LOOP-EDGE2
     samples of the host's table, no more, no fewer."""
-    from latscope.channels import Layout
-    from latscope.logic_export import export_capture
+    from latscope_defs.channels import Layout
+    from latscope.export.files import export_capture
     from test_sigrok import csv_samples, sigrok_cli
 
     program, (capture, tables, _) = loop_run

@@ -1,15 +1,15 @@
-"""The marker encoding's C header is generated from latscope.markers: the committed one is
+"""The marker encoding's C header is generated from latscope_defs.markers: the committed one is
 current (the firmware and the host agree on every value, the kernel's tick points too)."""
 
 from pathlib import Path
 
-from latscope.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, c_header
+from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, c_header
 
 HEADER = Path(__file__).resolve().parents[1] / "firmware" / "include" / "latscope" / "markers.h"
 
 
 def test_committed_header_is_current():
-    assert HEADER.read_text() == c_header(), "run: python -m latscope.markers --header > " \
+    assert HEADER.read_text() == c_header(), "run: python -m latscope_defs.markers --header > " \
         "firmware/include/latscope/markers.h"
 
 

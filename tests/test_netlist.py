@@ -26,15 +26,17 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from latscope.device import Identity, IrqSettings
-from latscope.parser import Events, StreamParser
-from latscope.protocol import Command, Source, StartArgs, StatusReply, encode_command
-from latscope.selftest import LOOPBACK_IRQ, loopback_result
+from latscope.events import Events
+from latscope.link.device import IrqSettings
+from latscope.link.identity import Identity
+from latscope.link.parser import StreamParser
+from latscope.link.selftest import LOOPBACK_IRQ, loopback_result
 from latscope_boards import BOARDS as ALL_BOARDS, get_board
 from latscope_boards.clocking import POWER_ON_RESET_SECONDS
 from latscope_boards.netlist_sim import (SIMULATORS, Stimulus, clock_periods_ps,
                                          compile_netlist, decode_uart)
 from latscope_boards.toolchain import NETLIST_NAME, synthesize
+from latscope_defs.protocol import Command, Source, StartArgs, StatusReply, encode_command
 
 #: The IRQ generator's settings for a link of 6 or fewer capture cycles a UART bit; slower
 #: links get a proportionally longer period (``Script.pace``).
@@ -395,7 +397,7 @@ def loopback(compiled, tmp_path_factory):
 
 
 def test_loopback_selftest_agrees_with_the_documented_latencies(loopback):
-    """The host's loopback check (latscope.selftest.loopback_result) on the netlist's bytes:
+    """The host's loopback check (latscope.link.selftest.loopback_result) on the netlist's bytes:
     every IRQ change arrives three times, and after the IDENTIFY reply's pin latencies the
     jumpered EDGE0 and MARKER stamps equal the IRQ's exactly (a wire with no delay: the
     inputs sample the IRQ output's change at the clock edge the IRQ source is stamped with)."""

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from latscope_boards.netlist_sim import (MODELS_DIR, _expand_includes, _without_modules,
+from latscope_boards.netlist_sim import (MODELS_DIR, expand_includes, without_modules,
                                          bypass_plls, cell_models, clock_periods_ps)
 
 NETLIST = r"""module latscope(uart_0__tx__io, clk12_0__io);
@@ -80,13 +80,13 @@ def test_clock_periods_keep_the_ratio_of_one_plls_outputs():
 
 
 def test_ecp5_models_are_one_file_with_each_include_once_and_no_dp16kd_black_box():
-    text = _without_modules(_expand_includes(cell_models("ecp5")), ["DP16KD"])
+    text = without_modules(expand_includes(cell_models("ecp5")), ["DP16KD"])
     assert "`include" not in text
     for module in ("TRELLIS_FF", "TRELLIS_IO", "LUT4", "CCU2C", "OB", "IB"):
         assert len(re.findall(rf"module {module}\s*\(", text)) == 1, module
     assert "module DP16KD" not in text
     with pytest.raises(ValueError, match="no module NOPE"):
-        _without_modules(text, ["NOPE"])
+        without_modules(text, ["NOPE"])
 
 
 #: The gearbox models alone: the edge clock through ECLKSYNCB, CLKDIVF's half of it, and an

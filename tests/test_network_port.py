@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import latscope
-from latscope.capture_file import load_capture
-from latscope.device import DeviceError
+from latscope.capture.file import load_capture
 from latscope.lab import network_url
-from latscope.protocol import Source
+from latscope.link.device import DeviceError
+from latscope_defs.protocol import Source
 
 from lab_farm import Processes, free_port, ser2net_command, start_simulation, wait_for_port
 
@@ -91,7 +91,7 @@ def test_capture_through_ser2net_is_exact_and_a_dropped_link_is_an_error(network
 
 
 class _Server:
-    """What `_TelnetStream` hands on: data chunks and telnet commands, recorded."""
+    """What `TelnetStream` hands on: data chunks and telnet commands, recorded."""
 
     def __init__(self):
         import queue
@@ -120,7 +120,7 @@ def test_telnet_stream_passes_data_in_chunks_and_commands_on():
     stream into reads."""
     from serial.rfc2217 import DO, IAC, NOP, SB, SE, WILL
 
-    from latscope.network_port import _TelnetStream
+    from latscope.link.network_port import TelnetStream
 
     payload = bytes(range(256)) * 4
     escaped = payload.replace(IAC, IAC + IAC)
@@ -128,7 +128,7 @@ def test_telnet_stream_passes_data_in_chunks_and_commands_on():
               + b"\x01" + IAC + SE + escaped[300:] + IAC + NOP + IAC + DO + b"\x03")
     for split in (1, 7, 64, len(stream)):
         server = _Server()
-        telnet = _TelnetStream(server)
+        telnet = TelnetStream(server)
         for start in range(0, len(stream), split):
             telnet.feed(stream[start:start + split])
         data, chunks = server.data()

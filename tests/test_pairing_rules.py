@@ -22,14 +22,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from latscope.analysis import analyze
-from latscope.capture_file import CaptureWriter, load_capture
-from latscope.channels import Layout
-from latscope.logic_export import export_capture
-from latscope.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
-from latscope.parser import Events
-from latscope.protocol import VERSION, Source, StreamEncoder
-from latscope.simulation import ROOT
+from latscope.analysis.pairing import analyze
+from latscope.capture.file import CaptureWriter, load_capture
+from latscope.events import Events
+from latscope.export.files import export_capture
+from latscope.simulated.soc import ROOT
+from latscope_defs.channels import Layout
+from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
+from latscope_defs.protocol import VERSION, Source, StreamEncoder
 
 CLOCK_HZ = 100_000_000
 M, B, I, L = Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS

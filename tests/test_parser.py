@@ -6,12 +6,12 @@ import random
 import numpy as np
 import pytest
 
-from latscope.parser import Events, StreamParser
-from latscope.protocol import (DELTA_BITS, HOLE_SOURCE, SEGMENT_MAX_EVENTS, SEQUENCE_BITS,
-                               STAMP_BITS,
-                               VERSION, Command, Source, StreamEncoder, UNKNOWN_COMMAND_REPLY,
-                               encode_record, hole_value, loss_count, loss_source, loss_value,
-                               value_width)
+from latscope.events import Events
+from latscope.link.parser import StreamParser
+from latscope_defs.protocol import (DELTA_BITS, HOLE_SOURCE, SEGMENT_MAX_EVENTS, SEQUENCE_BITS,
+                                    STAMP_BITS, VERSION, Command, Source, StreamEncoder,
+                                    UNKNOWN_COMMAND_REPLY, encode_record, hole_value, loss_count,
+                                    loss_source, loss_value, value_width)
 
 EVENT_SOURCES = [Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS, *range(4, 12)]
 SYNC_LEAD = 0x80 | Source.SYNC << 3
@@ -537,8 +537,8 @@ def test_replies_interleaved_mid_segment():
 
 
 def test_identify_reply_reports_both_clocks_and_older_replies_still_read():
-    from latscope.identity import Identity
-    from latscope.protocol import MAGIC, VERSION, IdentifyReply, reply_sizes
+    from latscope.link.identity import Identity
+    from latscope_defs.protocol import MAGIC, VERSION, IdentifyReply, reply_sizes
 
     reply = IdentifyReply.const({"magic": int.from_bytes(MAGIC, "little"), "version": VERSION,
                                  "clock_hz": 150_000_000, "stamp_shift": 1,

@@ -12,12 +12,12 @@ import re
 import numpy as np
 import pytest
 
-from latscope import compare, plots
-from latscope.analysis import analyze
-from latscope.capture_file import load_capture
+from latscope.analysis.pairing import analyze
+from latscope.capture.file import load_capture
 from latscope.cli import main
-from latscope.protocol import Source
-from latscope.report import SCHEMA_VERSION, STAT_COLUMNS, write_report
+from latscope.report import compare, plots
+from latscope.report.results import SCHEMA_VERSION, STAT_COLUMNS, write_report
+from latscope_defs.protocol import Source
 from suite_capture import native_suite_capture
 
 SAMPLES = 40
@@ -207,7 +207,7 @@ def test_compare(captures, tmp_path, capsys):
 def test_maximum_per_interval(captures, tmp_path):
     """The max-per-interval figure's values: the largest sample of every interval, the
     same as the live statistics compute while capturing."""
-    from latscope.live_stats import StreamingAnalyzer
+    from latscope.analysis.live import StreamingAnalyzer
     capture = load_capture(captures[0])
     table = analyze(capture.events, capture.stamp_hz)["IL-a-1"]
     interval = float(table.starts[-1] - table.starts[0]) / capture.stamp_hz / 5
@@ -234,7 +234,7 @@ def il_capture(tmp_path_factory):
 
 
 def test_percentile_rule_in_every_output(il_capture, tmp_path, capsys):
-    """The same rule (accumulate.PERCENTILES) in JSON, CSV, text, Markdown, HTML and the
+    """The same rule (statistics.PERCENTILES) in JSON, CSV, text, Markdown, HTML and the
     comparison: a percentile below its sample count is null / empty / "–"."""
     document, paths = write_report(il_capture, tmp_path / "r", figures=False)
     row = next(r for r in document["tables"] if r["name"] == "IL-a-1")
@@ -266,7 +266,7 @@ def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
     the capture around it; the flags and the statistics without the flagged samples, in
     JSON, CSV, worst.csv and text. (Native captures have no tick markers: their tick flags
     are "not recorded", None; test_tick_flags_recorded_or_not has ticks.)"""
-    from latscope.worst import CONTEXT_EVENTS, CONTEXT_MARGIN_S, describe_event
+    from latscope.analysis.worst import CONTEXT_EVENTS, CONTEXT_MARGIN_S, describe_event
     document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=4)
     capture = load_capture(il_capture)
     tables = analyze(capture.events, capture.stamp_hz)
@@ -321,7 +321,7 @@ def test_worst_sample_windows_decode_to_the_worst_sample(il_capture, tmp_path):
     import os
     import subprocess
     from pathlib import Path
-    from latscope.channels import Layout
+    from latscope_defs.channels import Layout
     document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=2)
     capture = load_capture(il_capture)
     stack = Layout.for_identity(capture.identity).decoder_stack()
@@ -351,9 +351,9 @@ def test_tick_flags_recorded_or_not(tmp_path, capsys):
     and every table's tick flags are a count, the samples a tick marker lies in (counted
     here by the definition, sample by sample), "0 tick" where none does, never "not
     recorded". The same stream without them: None and "not recorded by this DUT"."""
-    from latscope.capture_file import CaptureWriter
-    from latscope.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Test, decode
-    from latscope.protocol import StreamEncoder
+    from latscope.capture.file import CaptureWriter
+    from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Test, decode
+    from latscope_defs.protocol import StreamEncoder
     from suite_capture import native_identity
     from test_batch_analysis import shaped_stream
     documents = {}

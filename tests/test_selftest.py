@@ -12,12 +12,12 @@ import pytest
 
 import latscope
 from latscope.cli import main
-from latscope.device import Device, open_transport
-from latscope.identity import Identity
-from latscope.parser import Events
-from latscope.protocol import UNKNOWN_COMMAND_REPLY, Command, Source, encode_record
-from latscope.selftest import (check_link, check_wiring, loopback_result, loopback_slack,
-                              wiring_pattern)
+from latscope.events import Events
+from latscope.link.device import Device, open_transport
+from latscope.link.identity import Identity
+from latscope.link.selftest import (check_link, check_wiring, loopback_result, loopback_slack,
+                                    wiring_pattern)
+from latscope_defs.protocol import UNKNOWN_COMMAND_REPLY, Command, Source, encode_record
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,7 +17,8 @@ import pytest
 
 import latscope
 from latscope.cli import main
-from latscope.simulation import SuiteSettings, build_soc, open_selftest_port
+from latscope.ports import open_selftest_port
+from latscope.simulated.soc import SuiteSettings, build_soc
 
 WIDTH = 16
 WALK = [1 << bit for bit in range(WIDTH)] + [0xFFFF ^ (1 << bit) for bit in range(WIDTH)]

@@ -1,6 +1,6 @@
 """sigrok and PulseView: the latscope protocol decoders (decoders/) under Debian's sigrok-cli,
 on exports of captures from the full-system simulation (``sim:soc``), must give every latency
-sample that ``latscope.analysis.analyze`` computes from the same capture; the marker decoder
+sample that ``latscope.analysis.pairing.analyze`` computes from the same capture; the marker decoder
 must read a plain logic-analyzer capture of the trace port; the live VCD stream must decode
 while the capture runs; PulseView must open an export with the decoders attached.
 
@@ -25,18 +25,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope import sigrok_rules
-from latscope.analysis import analyze
-from latscope.capture_file import load_capture
-from latscope.channels import Layout
-from latscope.levels import Changes
-from latscope.logic_export import export_capture
-from latscope.sigrok_session import write_sr
-from latscope.markers import Point, Test, decode
-from latscope.protocol import Source
-from latscope.simulation import DEMO_IRQ, ROOT, SocSimulation, SuiteSettings, build_soc, \
-    capture_suite
-from latscope.live_vcd import PULSEVIEW_BLOCK, stream_capture
+from latscope.analysis.pairing import analyze
+from latscope.capture.file import load_capture
+from latscope.capture.suite import DEMO_IRQ, capture_suite
+from latscope.export import sigrok_rules
+from latscope.export.files import export_capture
+from latscope.export.levels import Changes
+from latscope.export.live import PULSEVIEW_BLOCK, stream_capture
+from latscope.export.sigrok import write_sr
+from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
+from latscope_defs.channels import Layout
+from latscope_defs.markers import Point, Test, decode
+from latscope_defs.protocol import Source
 
 DECODERS = ROOT / "decoders"
 #: Suite builds (firmware, per settings: one directory each, so that they do not overwrite
@@ -100,7 +100,7 @@ def suite_runs(tmp_path_factory):
 
 def test_generated_tables_are_current():
     assert sigrok_rules.stale(DECODERS) == [], \
-        "run: python -m latscope.sigrok_rules --write"
+        "run: python -m latscope.export.sigrok_rules --write"
 
 
 @pytest.mark.parametrize("marker", ["gpio", "bus"])
@@ -582,7 +582,7 @@ def test_pulseview_live_view_follows_the_data(xserver, tmp_path):
     grows: the ruler's last label, read from screenshots while the simulation streams,
     grows (with the setting off it stays at PulseView's initial 0..1500 ms). The user's own
     PulseView.conf is left as it was; the copy keeps its settings."""
-    from latscope.pulseview_live import start_pulseview
+    from latscope.export.pulseview import start_pulseview
 
     # (Enough samples for the stream to outlast several screenshots, 3 s apart, on the
     # faster simulator builds: the data then spans about 0.5 s of DUT time.)
@@ -645,7 +645,7 @@ def test_private_pulseview_settings_copy_the_users_and_turn_following_on(tmp_pat
     """The settings copy for ``stream --view``: the user's file byte for byte but for the
     one key (replaced in [Settings], or added), the user's file untouched; no user file:
     only the key."""
-    from latscope.pulseview_live import write_private_config
+    from latscope.export.pulseview import write_private_config
 
     user = tmp_path / "xdg" / "sigrok" / "PulseView.conf"
     user.parent.mkdir(parents=True)

@@ -19,8 +19,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from latscope.capture_file import load_capture
-from latscope.simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
+from latscope.capture.file import load_capture
+from latscope.capture.suite import DEMO_IRQ, capture_suite
+from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
 
 SETTINGS = SuiteSettings(tests="IL_A,TSL_A", samples=200)
 BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-variants"

@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from latscope.device import Device, open_transport
-from latscope.protocol import Source
+from latscope.link.device import Device, open_transport
+from latscope_defs.protocol import Source
 
 
 def children(pid):

@@ -18,7 +18,7 @@ READERS = [
     *SIM.glob("harness/*"), *SIM.glob("rtl/*"), *SIM.glob("firmware/*"), SIM / "Makefile",
     *(ROOT / "firmware" / "ports" / "sim").glob("*"), *(ROOT / "firmware" / "suite").glob("sim/*"),
     ROOT / "firmware" / "Makefile", ROOT / "firmware" / "suite" / "Makefile",
-    ROOT / "host" / "latscope" / "simulation.py",
+    ROOT / "host" / "latscope" / "simulated" / "soc.py",
     ROOT / "gateware" / "latscope_gateware" / "verilog_export.py",
 ]
 HEX = re.compile(r"(?:0[xX]|'[hH])([0-9A-Fa-f_]+)")

@@ -1,4 +1,4 @@
-"""The percentile rule and the percentiles' confidence intervals (latscope.accumulate).
+"""The percentile rule and the percentiles' confidence intervals (latscope.analysis.statistics).
 
 The ranks are checked against the binomial distribution summed exactly in rational numbers
 (``fractions``), and the intervals' coverage by drawing samples of a known distribution."""
@@ -9,7 +9,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from latscope.accumulate import PERCENTILES, percentile_supported, quantile_ranks, stats_of_counts
+from latscope.analysis.statistics import (PERCENTILES, percentile_supported, quantile_ranks,
+                                          stats_of_counts)
 
 
 def exact_ranks(n, q_percent, confidence=Fraction(95, 100)):

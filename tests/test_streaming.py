@@ -1,4 +1,4 @@
-"""Streaming statistics (latscope.live_stats) against the whole-capture analysis, on a real
+"""Streaming statistics (latscope.analysis.live) against the whole-capture analysis, on a real
 run of the test suite (``suite_capture``) fed in random pieces, as a capture loop sees it.
 
 The streaming rules must give exactly the tables of ``analyze``: count, min, max, mean,
@@ -10,12 +10,12 @@ import argparse
 import numpy as np
 import pytest
 
-from latscope.analysis import analyze
-from latscope.capture_file import load_capture
+from latscope.analysis.live import StreamingAnalyzer
+from latscope.analysis.pairing import analyze
+from latscope.capture.file import load_capture
 from latscope.cli import parse_duration
-from latscope.parser import Events
-from latscope.protocol import Source
-from latscope.live_stats import StreamingAnalyzer
+from latscope.events import Events
+from latscope_defs.protocol import Source
 from suite_capture import native_suite_capture
 
 
@@ -82,7 +82,7 @@ def test_losses_discard_the_same_pairs(capture):
 def test_each_piece_is_analysed_once(capture, monkeypatch):
     """The held events are not analysed again to find what was counted before: one
     ``analyze`` per fed piece (with the events held from before it)."""
-    from latscope import live_stats
+    from latscope.analysis import live as live_stats
 
     calls = []
 
@@ -130,7 +130,7 @@ def test_long_run_bounded_memory_and_max_per_interval(capture):
 def test_pending_events_are_bounded_even_without_samples():
     """A test window whose samples never complete (an ISR that never marks) must not hold
     events without end: past max_pending they are let go and counted."""
-    from latscope.markers import Point, Test, encode
+    from latscope_defs.markers import Point, Test, encode
     clock = 100_000_000
     start = encode(Test.IL_A, Point.START, 1)
     stamps = np.arange(1, 20_001, dtype=np.uint64) * 100
@@ -155,7 +155,7 @@ def test_parse_duration():
 def test_progress_shows_the_running_tests(capture):
     """The capture's live display: per table of the tests running now, n/min/avg/max."""
     from latscope.cli import running_tables
-    from latscope.markers import Point, Test, decode
+    from latscope_defs.markers import Point, Test, decode
     events = capture.events
     tests, points, _ = decode(events.value.astype(np.int64) & 0xffff)
     marker = events.source == Source.MARKER

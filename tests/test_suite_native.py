@@ -1,6 +1,6 @@
 """The test suite's marker logic, run natively: firmware/suite built with the reference kernel's
 host port (`make -C firmware/suite native`), its recorded markers and simulated IRQ edges turned
-into the host's ``Events`` and analysed with ``latscope.analysis.analyze``.
+into the host's ``Events`` and analysed with ``latscope.analysis.pairing.analyze``.
 
 Checked: every table of docs/tests.md exists with exactly the samples the suite promises, every
 sample pairs the markers it should (the right thread, the right iteration, the right handler
@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.analysis import analyze
-from latscope.markers import Point, Test, decode, encode
-from latscope.parser import Events
-from latscope.protocol import Source
+from latscope.analysis.pairing import analyze
+from latscope.events import Events
+from latscope_defs.markers import Point, Test, decode, encode
+from latscope_defs.protocol import Source
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "firmware" / "suite"

@@ -11,12 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.device import Device, IrqSettings, open_transport
-from latscope.parser import Events, StreamParser
-from latscope.protocol import (SUMP_ID_REPLY, SUMP_PROTOCOL_VERSION, VERSION, Command, Source,
-                               StartArgs, StatusReply, SumpCommand, SumpFlags, SumpMetadataKey,
-                               encode_command, sump_metadata)
-from latscope.simulation import ROOT, SocSimulation, SuiteSettings, build_soc
+from latscope.events import Events
+from latscope.link.device import Device, IrqSettings, open_transport
+from latscope.link.parser import StreamParser
+from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
+from latscope_defs.protocol import (SUMP_ID_REPLY, SUMP_PROTOCOL_VERSION, VERSION, Command, Source,
+                                    StartArgs, StatusReply, SumpCommand, SumpFlags, SumpMetadataKey,
+                                    encode_command, sump_metadata)
 from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
 from latscope_gateware.sump import SumpEngine

@@ -2,7 +2,7 @@
 """The SUMP engine's parts, each on its own: command parser, configuration, replies, sampler,
 trigger, recorder (memory + RLE) and readback. tests/test_sump.py tests them together."""
 
-from latscope.protocol import (SUMP_ID_REPLY, SumpCommand, SumpFlags, sump_metadata)
+from latscope_defs.protocol import SUMP_ID_REPLY, SumpCommand, SumpFlags, sump_metadata
 from latscope_gateware.sump_capture import SumpRecorder, SumpSampler, SumpTrigger
 from latscope_gateware.sump_commands import SumpCommandParser, SumpConfiguration, SumpReplies
 from latscope_gateware.sump_readback import SumpReadback

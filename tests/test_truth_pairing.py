@@ -23,10 +23,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from latscope.analysis import analyze
-from latscope.capture_file import load_capture
-from latscope.simulation import DEMO_IRQ, RELEASE_AFTER_START, ROOT, SuiteSettings, \
-    build_soc, capture_suite
+from latscope.analysis.pairing import analyze
+from latscope.capture.file import load_capture
+from latscope.capture.suite import DEMO_IRQ, capture_suite
+from latscope.simulated.soc import RELEASE_AFTER_START, ROOT, SuiteSettings, build_soc
 from latscope_gateware.irq_generator import LFSR_SEED
 
 #: The demo's suite build (latscope.demo builds the same settings in the same directory).

@@ -87,7 +87,7 @@ def cell_models(family="ice40"):
     return path
 
 
-def _expand_includes(path, seen=None):
+def expand_includes(path, seen=None):
     """The text of a Verilog file with its `` `include "file" `` lines (relative to it)
     replaced by those files' texts, so that the whole can be edited as one. Each file once:
     Yosys's ECP5 models include cells_ff.vh and cells_io.vh twice."""
@@ -98,11 +98,11 @@ def _expand_includes(path, seen=None):
         if target in seen:
             return ""
         seen.add(target)
-        return _expand_includes(target, seen)
+        return expand_includes(target, seen)
     return re.sub(r'^`include "([^"]+)"\s*$', include, path.read_text(), flags=re.M)
 
 
-def _without_modules(text, names):
+def without_modules(text, names):
     """Verilog ``text`` less the modules ``names`` (with the attributes before them)."""
     for name in names:
         pattern = rf"(\(\*[^)]*\*\)\s*)?module {re.escape(name)}\b.*?\bendmodule\b"
@@ -406,7 +406,7 @@ def _model_files(family, simulator, work_dir):
     expanded, less the black boxes latscope models), and latscope's."""
     library = CELL_LIBRARIES[family]
     yosys = cell_models(family)
-    text = _without_modules(_expand_includes(yosys), library.replaced)
+    text = without_modules(expand_includes(yosys), library.replaced)
     if simulator == "verilator":
         # The models test undriven inputs with ``X === 1'bz`` and release input pads with
         # ``assign PAD = 1'bz``, which Verilator refuses to compile; a two-state simulator

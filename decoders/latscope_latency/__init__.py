@@ -8,7 +8,7 @@ START..END markers, a pairing rule makes one sample from an event A (an
 asserting IRQ edge or a marker) to the first event B after it, when no other A
 came in between and no span in which latscope may have lost events (its LOSS
 channel high) overlaps them. The rules are those of latscope's analysis
-('latscope report'; rules.py is generated from host/latscope/analysis.py,
+('latscope report'; rules.py is generated from host/latscope/analysis/rules.py,
 docs/tests.md describes them). Rows: IL (interrupt latency), IDL (interrupt
 dispatch latency), TSL (thread switch latency) and Operations (the other
 tables), one annotation per sample; the test windows; pairs discarded because

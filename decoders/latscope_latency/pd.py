@@ -2,8 +2,9 @@
 ## This file is part of latscope (BSD-2-Clause).
 ##
 ## Latency samples from latscope_marker's events. The rules come from rules.py, generated
-## from host/latscope/analysis.py; the window logic below mirrors analysis.analyze() and
-## tests/test_sigrok.py checks that both give the same samples.
+## from host/latscope/analysis/rules.py; the window logic below mirrors analyze() of
+## host/latscope/analysis/pairing.py and tests/test_sigrok.py checks that both give the
+## same samples.
 ##
 
 from bisect import bisect_left, bisect_right
@@ -161,7 +162,7 @@ class Decoder(srd.Decoder):
         self.put(ss, es, self.out_binary, [0, line.encode()])
 
     def loop_edge(self, ss, is_irq):
-        '''The IRQ loop (option loop; host/latscope/loop.py): an asserting IRQ edge waits
+        '''The IRQ loop (option loop; host/latscope/analysis/loop.py): an asserting IRQ edge waits
         for the loop channel's next change, which makes the sample; an IRQ edge with no
         change before the next one is dropped. The LOSS channel says no source, so a pair
         across any loss is discarded (the host's table only discards losses of the IRQ and

@@ -2,7 +2,7 @@
 ## This file is part of latscope (BSD-2-Clause).
 ##
 ## Trace markers (docs/markers.md) on a logic capture. The encoding tables come from
-## encoding.py, generated from host/latscope/markers.py.
+## encoding.py, generated from defs/latscope_defs/markers.py.
 ##
 
 from collections import deque

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from labgrid.remote.client import start_session
 
-from latscope import compare
+from latscope.report import compare
 
 HERE = Path(__file__).resolve().parent
 

@@ -2,7 +2,7 @@
  * The self-test's wiring program (latscope selftest --wiring, docs/boards.md
  * "Bring-up checklist"): walking ones, then walking zeros, over the 16 marker
  * data bits, one marker (one strobe toggle) each: 32 markers. The host
- * compares them with latscope.selftest.wiring_pattern() and names stuck,
+ * compares them with latscope.link.selftest.wiring_pattern() and names stuck,
  * swapped and shorted bits.
  *
  * Header-only, on top of latscope/marker.h: a port's program includes it
@@ -13,7 +13,7 @@
  * The programs: wiring_sim.c (the simulated SoC, sim/Makefile), wiring_linux.c
  * and wiring_cm.c (firmware/suite/Makefile: wiring-linux, wiring-cortex-m).
  *
- * The host's latscope.selftest.wiring_pattern() is the same walk written in
+ * The host's latscope.link.selftest.wiring_pattern() is the same walk written in
  * Python; tests/test_selftest.py (this header compiled for the host) and
  * tests/test_duts.py, tests/test_selftest_soc.py (the port programs' pins)
  * check that the two agree.

@@ -24,7 +24,7 @@ from amaranth.lib.wiring import In, Out, connect
 
 from amaranth.lib.cdc import FFSynchronizer
 
-from latscope.protocol import MAGIC, SUMP_MODE_ENTRY, VERSION, Command, IdentifyReply, Source
+from latscope_defs.protocol import MAGIC, SUMP_MODE_ENTRY, VERSION, Command, IdentifyReply, Source
 
 from .bus_write import BusWriteSnoop
 from .capture_control import CaptureControl

@@ -16,7 +16,7 @@ from amaranth.lib import wiring
 from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import StartArgs
+from latscope_defs.protocol import StartArgs
 
 from .arithmetic import carry_select_add
 

@@ -4,9 +4,9 @@ from amaranth.hdl import *
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import (COMMAND_ARGS, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
-                               EchoPattern, EchoReply, IrqConfig, Source, StartArgs,
-                               StatusReply)
+from latscope_defs.protocol import (COMMAND_ARGS, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
+                                    EchoPattern, EchoReply, IrqConfig, Source, StartArgs,
+                                    StatusReply)
 
 from .records import record_layout
 

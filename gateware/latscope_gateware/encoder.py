@@ -12,8 +12,8 @@ from amaranth.hdl import *
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import (DELTA_BITS, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
-                               Source, Tally, value_width)
+from latscope_defs.protocol import (DELTA_BITS, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
+                                    Source, Tally, value_width)
 
 from .records import record_layout
 

@@ -4,7 +4,7 @@ from amaranth.hdl import *
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import IrqConfig
+from latscope_defs.protocol import IrqConfig
 
 from .arithmetic import carry_select_add
 

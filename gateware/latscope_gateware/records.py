@@ -5,8 +5,8 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.crc import catalog
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import (CONT_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS, MAX_CONT, Source,
-                               fixed_length)
+from latscope_defs.protocol import (CONT_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS, MAX_CONT, Source,
+                                    fixed_length)
 
 __all__ = ["record_layout", "RecordSerializer", "RecordArbiter", "WordCrc32"]
 

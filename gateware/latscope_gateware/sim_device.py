@@ -24,8 +24,8 @@ import tty
 from amaranth.hdl import Elaboratable, Module, Signal
 from amaranth.sim import Simulator
 
-from latscope.markers import Point, Test, encode
-from latscope.protocol import Source
+from latscope_defs.markers import Point, Test, encode
+from latscope_defs.protocol import Source
 
 from .appliance import Appliance, ApplianceConfig
 

@@ -9,7 +9,7 @@ from amaranth.hdl import *
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out, connect, flipped
 
-from latscope.protocol import SUMP_GROUP_BITS, SUMP_MAX_GROUPS, SumpCommand, sump_metadata
+from latscope_defs.protocol import SUMP_GROUP_BITS, SUMP_MAX_GROUPS, SumpCommand, sump_metadata
 
 from .sump_capture import DIVIDER_FRACTION_BITS, SumpRecorder, SumpSampler, SumpTrigger
 from .sump_commands import SumpCommandParser, SumpConfiguration, SumpReplies

@@ -13,7 +13,7 @@ from amaranth.hdl import *
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import SUMP_GROUP_BITS, SUMP_REFERENCE_HZ
+from latscope_defs.protocol import SUMP_GROUP_BITS, SUMP_REFERENCE_HZ
 
 from .arithmetic import carry_select_add
 from .sump_commands import settings_layout

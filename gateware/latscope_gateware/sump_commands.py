@@ -5,8 +5,8 @@ from amaranth.hdl import *
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import (SUMP_ARG_BYTES, SUMP_GROUP_BITS, SUMP_ID_REPLY,
-                               SUMP_LONG_COMMAND, SUMP_MAX_GROUPS, SumpCommand, SumpFlags)
+from latscope_defs.protocol import (SUMP_ARG_BYTES, SUMP_GROUP_BITS, SUMP_ID_REPLY,
+                                    SUMP_LONG_COMMAND, SUMP_MAX_GROUPS, SumpCommand, SumpFlags)
 
 __all__ = ["DIVIDER_BITS", "ENTRY_COUNT_BITS", "long_command_layout", "settings_layout",
            "SumpCommandParser", "SumpConfiguration", "SumpReplies"]

@@ -7,7 +7,7 @@ from amaranth.hdl import *
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope.protocol import SUMP_GROUP_BITS, SUMP_MAX_GROUPS
+from latscope_defs.protocol import SUMP_GROUP_BITS, SUMP_MAX_GROUPS
 
 from .sump_commands import settings_layout
 

@@ -1,6 +1,8 @@
 """latscope host software: capture, parse, store and analyse time-stamped RTOS events."""
 
-__version__ = "0.1.0"
+from .version import __version__
+
+__all__ = ["__version__", "open"]
 
 
 def open(port="sim:gateware", **options):
@@ -12,7 +14,7 @@ def open(port="sim:gateware", **options):
 def __getattr__(name):
     # Lazy, so that importing latscope does not start numpy/serial imports for every tool.
     if name == "SuiteSettings":
-        from .simulation import SuiteSettings
+        from .simulated.soc import SuiteSettings
         return SuiteSettings
     if name in ("IrqSettings", "CaptureResult", "Session"):
         from . import api

@@ -14,7 +14,7 @@
 
 A capture is written to a capture file as it runs (a temporary one unless ``output`` is
 given), exactly as ``latscope capture`` writes it, and analysed with the same rules as
-``latscope report``; live statistics (:mod:`latscope.live_stats`) decide ``until_samples``
+``latscope report``; live statistics (:mod:`latscope.analysis.live`) decide ``until_samples``
 and feed ``on_progress``, in bounded memory. ``docs/api.md`` documents every call.
 
 ``sim:soc`` runs the test suite once per :func:`open`: the simulated CPU is let out of reset
@@ -26,9 +26,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .capture_file import load_capture
-from .device import DeviceError, IrqSettings
-from .session import CaptureSession, Until
+from .capture.file import load_capture
+from .capture.session import CaptureSession, Until
+from .link.device import DeviceError, IrqSettings
 
 __all__ = ["open", "Session", "CaptureResult", "IrqSettings", "DeviceError"]
 
@@ -39,7 +39,7 @@ def open(port="sim:gateware", *, baud=12_000_000, suite=None, log=None, sim_args
 
     ``port``: a serial port, a pyserial URL, ``sim:soc`` (the full-system simulation running
     the test suite) or ``sim:gateware``. ``suite``: for ``sim:soc``, a
-    :class:`latscope.simulation.SuiteSettings` (CPU variant, samples, tests). ``log``: a
+    :class:`latscope.simulated.soc.SuiteSettings` (CPU variant, samples, tests). ``log``: a
     file for the simulation's build and run output. ``sim_args``: more arguments of a
     simulation (``["--loopback"]``: sim:gateware with the self-test's jumper)."""
     return Session(port, baud=baud, suite=suite, log=log, sim_args=sim_args)
@@ -47,10 +47,10 @@ def open(port="sim:gateware", *, baud=12_000_000, suite=None, log=None, sim_args
 
 class Session:
     """One connected appliance. Attributes: ``port`` (the name given), ``identity``
-    (:class:`latscope.identity.Identity`), ``irq`` (the :class:`IrqSettings` last set; at
+    (:class:`latscope.link.identity.Identity`), ``irq`` (the :class:`IrqSettings` last set; at
     open, the defaults: an IRQ every 5000 cycles, 100 cycles wide), ``device`` (the
-    low-level :class:`latscope.device.Device`), ``simulation`` (the running simulation or
-    None). A thin layer over :class:`latscope.session.CaptureSession`."""
+    low-level :class:`latscope.link.device.Device`), ``simulation`` (the running simulation or
+    None). A thin layer over :class:`latscope.capture.session.CaptureSession`."""
 
     def __init__(self, port, *, baud=12_000_000, suite=None, log=None, sim_args=()):
         self.port = port
@@ -87,7 +87,7 @@ class Session:
 
     @property
     def simulation(self):
-        from .simulation import SimulatedAppliance
+        from .simulated.appliance import SimulatedAppliance
         port = self.session.port
         return port if isinstance(port, SimulatedAppliance) else None
 
@@ -112,12 +112,12 @@ class Session:
         return settings
 
     def selftest(self, *, loopback=False, wiring=False, count=64, wait=30.0):
-        """The first-plug-in self-test (:mod:`latscope.selftest`): the link (``count`` ECHO
+        """The first-plug-in self-test (:mod:`latscope.link.selftest`): the link (``count`` ECHO
         patterns), and with ``loopback`` the jumper test, with ``wiring`` the wiring
         program's markers (waiting up to ``wait`` s for the first; a simulated DUT that
         waits for the capture is started then). Returns ``{"link": LinkResult, ...}``; each
         result has ``ok``. The IRQ generator is set back to :attr:`irq` afterwards."""
-        from .selftest import run_selftest
+        from .link.selftest import run_selftest
         try:
             return run_selftest(self.device, port=self.port, baud=self.baud,
                                 identity=self.identity, loopback=loopback, wiring=wiring,
@@ -136,10 +136,10 @@ class Session:
         ``output``: capture file to write (default: a temporary file, see
         :meth:`CaptureResult.save`). ``interval``: seconds per max-over-time interval of
         the live statistics. ``on_progress(analyzer, events)``: called after every batch
-        with the :class:`latscope.live_stats.StreamingAnalyzer` and the event count.
+        with the :class:`latscope.analysis.live.StreamingAnalyzer` and the event count.
         ``loop``: the IRQ loop's edge channel (``"EDGE0"``, docs/tests.md), recorded in the
         file: its ``LOOP-<channel>`` table is then among :meth:`CaptureResult.tables`."""
-        from .live_stats import StreamingAnalyzer
+        from .analysis.live import StreamingAnalyzer
 
         if not (duration or until_samples or events or timeout or self.session.port.dut_ends):
             raise ValueError("capture needs duration, events, until_samples or timeout")
@@ -182,7 +182,7 @@ class CaptureResult:
 
     @property
     def capture(self):
-        """The capture file read into events (:class:`latscope.capture_file.Capture`)."""
+        """The capture file read into events (:class:`latscope.capture.file.Capture`)."""
         if self._capture is None:
             self._capture = load_capture(self.path)
         return self._capture
@@ -191,8 +191,8 @@ class CaptureResult:
         """``{name: SampleTable}``: samples in stamp units (numpy), ``stats()`` in ns (with
         the IRQ loop's table if the capture recorded a loop channel)."""
         if self._tables is None:
-            from .analysis import analyze
-            from .loop import tables_with_loop
+            from .analysis.loop import tables_with_loop
+            from .analysis.pairing import analyze
             capture = self.capture
             self._tables = tables_with_loop(capture.events, capture.stamp_hz,
                                             analyze(capture.events, capture.stamp_hz),
@@ -201,7 +201,7 @@ class CaptureResult:
 
     def results(self):
         """The results document (docs/results-schema.md) as plain Python objects."""
-        from .report import results
+        from .report.results import results
         return results(self.capture, self.tables())
 
     def rows(self):
@@ -226,7 +226,7 @@ class CaptureResult:
         """Writes the report of ``latscope report`` into ``directory``; returns the paths
         (``html``, ``markdown``, ``csv``, ``json``, ``worst``; PulseView windows of the
         worst samples in ``worst/``)."""
-        from .report import write_report
+        from .report.results import write_report
         return write_report(self.capture, directory, figures=figures)[1]
 
     def __repr__(self):

@@ -13,9 +13,10 @@ import stat
 import sys
 import time
 
-from .device import DeviceError, IrqSettings
-from .protocol import Source
-from .simulation import SIM_PORTS
+from latscope_defs.protocol import Source
+
+from .link.device import DeviceError, IrqSettings
+from .simulated.appliance import SIM_PORTS
 
 __all__ = ["main", "Progress", "parse_duration"]
 
@@ -62,8 +63,8 @@ def _bounded_int(text, low):
 
 
 def loop_channel(text):
-    """``--loop EDGE2``: the IRQ loop's edge channel (latscope.loop)."""
-    from .loop import parse_loop
+    """``--loop EDGE2``: the IRQ loop's edge channel (latscope.analysis.loop)."""
+    from .analysis.loop import parse_loop
     try:
         return parse_loop(text)
     except ValueError as error:
@@ -169,7 +170,7 @@ def _info_options(p):
 
 @command("info", _info_options, help="identify a device")
 def cmd_info(args):
-    from .session import CaptureSession
+    from .capture.session import CaptureSession
 
     with CaptureSession(args.port, baud=args.baud) as session:
         identity = session.identity
@@ -216,9 +217,9 @@ def _selftest_options(p):
 def cmd_selftest(args):
     from dataclasses import asdict
 
-    from .device import Device, open_transport
-    from .selftest import format_results, run_selftest
-    from .simulation import is_simulated, open_selftest_port
+    from .link.device import Device, open_transport
+    from .link.selftest import format_results, run_selftest
+    from .ports import is_simulated, open_selftest_port
 
     if args.miswire and args.port != "sim:soc":
         raise UsageError("--miswire: only for --port sim:soc (a simulated wiring fault)")
@@ -297,8 +298,8 @@ def _capture_options(p):
 
 @command("capture", _capture_options, help="capture events into a file")
 def cmd_capture(args):
-    from .live_stats import StreamingAnalyzer
-    from .session import CaptureSession, Until
+    from .analysis.live import StreamingAnalyzer
+    from .capture.session import CaptureSession, Until
 
     irq = irq_settings(args)
     new_output(args.output, args.force)
@@ -354,7 +355,7 @@ def cmd_dump(args):
     """The events of a capture, read batch by batch (memory does not grow with the file)."""
     import csv
 
-    from .capture_analysis import CaptureBatches
+    from .capture.batches import CaptureBatches
 
     sources = sources_named(args.source) if args.source else None
     batches = CaptureBatches(args.capture)
@@ -401,7 +402,7 @@ def _analyze_options(p):
 
 
 def worst_count(text):
-    from .accumulate import WORST_KEPT
+    from .analysis.statistics import WORST_KEPT
     value = _bounded_int(text, 0)
     if value > WORST_KEPT:
         raise argparse.ArgumentTypeError(f"at most {WORST_KEPT}: {text!r}")
@@ -409,8 +410,8 @@ def worst_count(text):
 
 
 def worst_option(p):
-    from .accumulate import WORST_KEPT
-    from .worst import WORST_SHOWN
+    from .analysis.statistics import WORST_KEPT
+    from .analysis.worst import WORST_SHOWN
     p.add_argument("--worst", type=worst_count, default=WORST_SHOWN,
                    metavar="N", help=f"the N worst samples of every table with the events "
                    f"around them (default {WORST_SHOWN}, at most {WORST_KEPT}; 0: none, "
@@ -424,8 +425,8 @@ def worst_option(p):
                      "resyncs of the capture.")
 def cmd_analyze(args):
     """The sample tables of a capture (docs/tests.md) as text, CSV or JSON on stdout."""
-    from .report import (csv_text, holes_text, integrity_line, load_tables, results,
-                         statistics_note, text_table, worst_of, worst_text)
+    from .report.results import (csv_text, holes_text, integrity_line, load_tables, results,
+                                 statistics_note, text_table, worst_of, worst_text)
 
     capture, tables = load_tables(args.capture, args.loop)
     document = results(capture, tables, worst_of(args.capture, capture, tables, args.worst))
@@ -473,7 +474,7 @@ def _report_options(p):
                      "(docs/results-schema.md) and figures/ (PNG, SVG) into a directory; "
                      "print the tables.")
 def cmd_report(args):
-    from .report import REPORT_FILES, statistics_note, text_table, write_report
+    from .report.results import REPORT_FILES, statistics_note, text_table, write_report
 
     new_files_in(args.output, REPORT_FILES, args.force)
     document, paths = write_report(args.capture, args.output, figures=not args.no_figures,
@@ -507,7 +508,7 @@ def _compare_options(p):
                      "statistic against the first (the baseline); with -o, overlaid "
                      "distributions.")
 def cmd_compare(args):
-    from . import compare
+    from .report import compare
 
     if args.label and len(args.label) > len(args.captures):
         raise UsageError("more --label than captures")
@@ -546,7 +547,7 @@ def _export_options(p):
 def cmd_export(args):
     from pathlib import Path
 
-    from .logic_export import ExportError, export_capture
+    from .export.files import ExportError, export_capture
 
     if not (args.sr or args.vcd):
         raise UsageError("nothing to write: give --sr OUT.sr and/or --vcd OUT.vcd")
@@ -604,7 +605,7 @@ def _stream_options(p):
                      "sigrok-cli -i - -I vcd ...` or, with --pulseview, into `pulseview -i "
                      "/dev/stdin -I vcd -s live.pvs`. See README, sigrok and PulseView.")
 def cmd_stream(args):
-    from .live_vcd import PULSEVIEW_BLOCK, stream_capture
+    from .export.live import PULSEVIEW_BLOCK, stream_capture
 
     irq = irq_settings(args)
     if args.view:
@@ -630,8 +631,8 @@ def _stream_to_pulseview(args, irq):
     import tempfile
     from pathlib import Path
 
-    from .live_vcd import PULSEVIEW_BLOCK, stream_capture
-    from .pulseview_live import start_pulseview
+    from .export.live import PULSEVIEW_BLOCK, stream_capture
+    from .export.pulseview import start_pulseview
 
     if args.output not in (None, "-"):
         raise UsageError("stream: --view and --output exclude each other")
@@ -686,8 +687,8 @@ def _simulate_options(p):
 def cmd_simulate(args):
     """Runs a simulated appliance behind its pty for other programs (sigrok-cli's ols
     driver, PulseView, a second latscope) until Ctrl-C."""
-    from .session import CaptureSession, sigint_deferred
-    from .simulation import open_port
+    from .capture.session import CaptureSession, sigint_deferred
+    from .ports import open_port
 
     irq = irq_settings(args)
     new_output(args.truth, False)

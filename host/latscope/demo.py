@@ -22,9 +22,11 @@ import sys
 import time
 from pathlib import Path
 
+from .analysis.live import StreamingAnalyzer
+from .capture.suite import DEMO_IRQ, capture_suite
 from .cli import Progress
-from .device import DeviceError
-from .simulation import DEMO_IRQ, ROOT, SuiteSettings, build_soc, capture_suite
+from .link.device import DeviceError
+from .simulated.soc import ROOT, SuiteSettings, build_soc
 
 __all__ = ["main"]
 
@@ -97,8 +99,8 @@ def parse_args(argv):
 
 
 def print_results(capture_path, run, built_s, total_s):
-    from .report import (integrity_line, load_tables, results, statistics_note, text_table,
-                         worst_of, worst_text)
+    from .report.results import (integrity_line, load_tables, results, statistics_note, text_table,
+                                 worst_of, worst_text)
 
     capture, tables = load_tables(capture_path)
     document = results(capture, tables, worst_of(capture_path, capture, tables))
@@ -147,7 +149,7 @@ def sweep_phases(count, first=0, period=DEMO_IRQ.period):
 def spread(documents):
     """Per table and statistic, (min, max) over the results documents of a sweep; a table
     missing from a run counts as missing (None)."""
-    from .report import STAT_COLUMNS
+    from .report.results import STAT_COLUMNS
 
     names = list(dict.fromkeys(row["name"] for doc in documents for row in doc["tables"]))
     out = {}
@@ -164,7 +166,7 @@ def spread(documents):
 
 
 def print_spread(phases, table_spread):
-    from .report import STAT_COLUMNS, statistics_note
+    from .report.results import STAT_COLUMNS, statistics_note
 
     print(f"\nphase sweep: {len(phases)} runs, CPU started {', '.join(map(str, phases))} "
           f"cycles later; min..max of each statistic over the runs ({statistics_note()})\n")
@@ -190,7 +192,7 @@ def print_spread(phases, table_spread):
 def run_sweep(build, args, output):
     """``--sweep K``: K captures at the phases of :func:`sweep_phases`; prints and saves
     (``.sweep.json``) the spread of every statistic."""
-    from .report import load_tables, results
+    from .report.results import load_tables, results
 
     phases = sweep_phases(args.sweep, args.phase)
     documents = []
@@ -250,8 +252,8 @@ def main(argv=None):
         progress.update(run.events, run.bytes, run.parser_stats, analyzer=run.analyzer)
 
     try:
-        run = capture_suite(build, DEMO_IRQ, output=output, console=console, live=True,
-                            on_batch=on_batch, phase=args.phase,
+        run = capture_suite(build, DEMO_IRQ, output=output, console=console,
+                            live=StreamingAnalyzer, on_batch=on_batch, phase=args.phase,
                             info=f"latscope demo: test suite on the simulated SoC "
                                  f"({args.cpu}, {args.marker} markers)")
     except DeviceError as error:

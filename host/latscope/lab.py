@@ -14,10 +14,10 @@ the environment file and bind :class:`LatscopeDriver` to the appliance's serial 
 
 The port is a local :class:`LatscopeAppliance`, ``USBSerialPort`` or ``RawSerialPort``, or
 the ``NetworkSerialPort`` an exporter serves through ser2net (RFC 2217). The driver opens it
-with latscope's own capture session (:mod:`latscope.api`, :mod:`latscope.session`): the
+with latscope's own capture session (:mod:`latscope.api`, :mod:`latscope.capture.session`): the
 same protocol code, capture loop, capture file and loss accounting as ``latscope capture``
 on a local port; only the pyserial URL differs (``rfc2217://host:port``). A network link
-that drops ends the capture with a :class:`~latscope.device.DeviceError` naming the URL;
+that drops ends the capture with a :class:`~latscope.link.device.DeviceError` naming the URL;
 the capture file keeps every event read before.
 """
 

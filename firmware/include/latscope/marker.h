@@ -5,7 +5,7 @@
  *   LS_MARK(TSL_A, T1, idx);   ->  value LS_MARKER(LS_TEST_TSL_A, LS_POINT_T1, idx)
  *
  * test and point are the names of latscope/markers.h without their prefix
- * (generated from host/latscope/markers.py; docs/markers.md), arg is any
+ * (generated from defs/latscope_defs/markers.py; docs/markers.md), arg is any
  * integer expression (its low 7 bits are kept).
  *
  * Two variants, chosen at compile time by defining exactly one of:

@@ -1,0 +1,516 @@
+"""The latscope wire protocol in code: the one definition the gateware and the host share.
+
+``docs/protocol.md`` describes every byte; this module is that description in code: record
+sources and payloads, the segment records (SYNC, TALLY, SEAL), commands and replies, the SUMP
+device mode, and :class:`StreamEncoder`, the reference encoder (versions 1 and 2; the gateware
+writes version 2). The gateware imports its constants and message layouts and the host's
+parser uses the same ones, so the two sides cannot drift apart.
+"""
+
+from enum import IntEnum
+
+from amaranth.lib import data
+
+__all__ = [
+    "VERSION", "VERSIONS", "MAGIC", "Source", "EDGE_SOURCES", "value_width",
+    "LEAD_FLAG", "LEAD_PAYLOAD_BITS", "CONT_BITS", "MAX_CONT", "SYNC_CONT", "fixed_length",
+    "DELTA_BITS", "SEGMENT_MAX_EVENTS", "STAMP_BITS", "CRC_BITS", "LOSS_COUNT_BITS",
+    "SEQUENCE_BITS", "Tally", "HOLE_SOURCE", "hole_value",
+    "LossValue", "loss_value", "loss_source", "loss_count",
+    "crc16", "crc32", "record_length", "encode_record", "event_payload", "sync_payload",
+    "tally_payload",
+    "Command", "IdentifyReply", "StatusReply", "IrqConfig", "IrqFlags", "StartArgs", "EchoPattern",
+    "EchoReply",
+    "COMMAND_ARGS", "REPLY_LAYOUTS", "OLDER_REPLY_SIZES", "reply_sizes", "UNKNOWN_COMMAND_REPLY",
+    "StreamEncoder",
+    "SumpCommand", "SUMP_LONG_COMMAND", "SUMP_ARG_BYTES", "SUMP_MODE_ENTRY", "SUMP_ID_REPLY",
+    "SUMP_REFERENCE_HZ", "SUMP_GROUP_BITS", "SUMP_MAX_GROUPS", "SUMP_PROTOCOL_VERSION",
+    "SumpFlags", "SumpMetadataKey", "sump_metadata",
+]
+
+#: Protocol version; the identify reply carries it. Bump on any incompatible change.
+VERSION = 2
+#: Versions the host reads (version 1: capture files written before version 2).
+VERSIONS = (1, 2)
+#: First four bytes of the identify reply payload.
+MAGIC = b"LTSC"
+
+
+class Source(IntEnum):
+    """Record source: the 4-bit field of a lead byte."""
+    MARKER = 0    #: trace-port marker; value = sampled data bits
+    BUS    = 1    #: write into the bus trace window; value = written data (32 bits)
+    IRQ    = 2    #: IRQ generator output edge; value 1 = asserting edge, 0 = releasing edge
+    LOSS   = 3    #: events lost to a full FIFO; value: LossValue (count << 4 | lost source)
+    EDGE0  = 4    #: edge channel 0 .. 7 (sources 4..11); value = new pin level
+    EDGE1  = 5
+    EDGE2  = 6
+    EDGE3  = 7
+    EDGE4  = 8
+    EDGE5  = 9
+    EDGE6  = 10
+    EDGE7  = 11
+    TALLY  = 12   #: closes a segment's CRC domain (v2); payload = :class:`Tally`
+    SEAL   = 13   #: ends a segment (v2); payload = CRC-32 of SYNC .. TALLY
+    REPLY  = 14   #: one byte of a command reply; payload = the byte (no time)
+    SYNC   = 15   #: opens a segment; payload = stamp (48 bits) (v1: << 16 | CRC-16)
+
+
+EDGE_SOURCES = tuple(Source(Source.EDGE0 + n) for n in range(8))
+
+LEAD_FLAG = 0x80
+LEAD_PAYLOAD_BITS = 3
+CONT_BITS = 7
+#: Longest record: a lead byte and nine continuation bytes hold 66 payload bits.
+MAX_CONT = 9
+#: Version 1 SYNC records have this many continuation bytes (10 bytes in all).
+SYNC_CONT = 9
+#: Continuation bytes of the fixed-length records, per protocol version.
+_FIXED_CONT = {
+    1: {15: SYNC_CONT},
+    2: {15: 7, 12: 8, 13: 5},      # SYNC 8 bytes (52 bits), TALLY 9 (59), SEAL 6 (38)
+}
+
+
+def fixed_length(source, version=None):
+    """Bytes of a record of ``source`` if that source has a fixed length, else None."""
+    cont = _FIXED_CONT[VERSION if version is None else version].get(int(source))
+    return None if cont is None else 1 + cont
+
+#: An event's delta (cycles since the previous event or SYNC) is below ``2 ** DELTA_BITS``;
+#: a longer gap makes the encoder start a new segment first.
+DELTA_BITS = 24
+#: A segment holds at most this many event records before the encoder closes it.
+SEGMENT_MAX_EVENTS = 255
+#: Width of the time-stamp counter and of the stamp in a SYNC record; the host unwraps it.
+STAMP_BITS = 48
+#: Width of the version 1 SYNC's CRC-16 (version 2's SEAL carries a CRC-32).
+CRC_BITS = 16
+#: Width of the sequence numbers in a TALLY record.
+SEQUENCE_BITS = 24
+#: Width of the lost-event count in a LOSS record.
+LOSS_COUNT_BITS = 32
+
+
+class LossValue(data.Struct):
+    """The value of a LOSS record: how many events of which source the FIFO lost."""
+    source: 4                   #: the source (Source) that lost events
+    count: LOSS_COUNT_BITS      #: how many were lost since its previous LOSS record
+
+
+_LOSS_SOURCE = LossValue.as_shape()["source"]
+_LOSS_COUNT = LossValue.as_shape()["count"]
+_LOSS_SOURCE_MASK = (1 << _LOSS_SOURCE.width) - 1
+_LOSS_COUNT_MASK = (1 << _LOSS_COUNT.width) - 1
+
+
+def loss_value(source, count):
+    """The value of a LOSS record (an int)."""
+    return (int(count) << _LOSS_COUNT.offset) | (int(source) << _LOSS_SOURCE.offset)
+
+
+def loss_source(value):
+    """The lost source of LOSS values (an int or a numpy array of them)."""
+    return (value >> _LOSS_SOURCE.offset) & _LOSS_SOURCE_MASK
+
+
+def loss_count(value):
+    """The lost-event count of LOSS values (an int or a numpy array of them)."""
+    return (value >> _LOSS_COUNT.offset) & _LOSS_COUNT_MASK
+
+
+#: Value width of the fixed-width sources; MARKER's width comes from the identify reply.
+_FIXED_VALUE_WIDTH = {
+    Source.BUS: 32,
+    Source.IRQ: 1,
+    Source.LOSS: LossValue.as_shape().size,
+    **{source: 1 for source in EDGE_SOURCES},
+}
+
+
+class Tally(data.Struct):
+    """Payload of a TALLY record (version 2): what the segment it closes holds, and where it
+    sits in the device's stream. The sequence numbers count event records (LOSS included)
+    modulo ``2 ** SEQUENCE_BITS``, up to and including this segment's; each segment holds at
+    least one, so they also number the segments."""
+    captured: SEQUENCE_BITS   #: event records sent since START
+    sent: SEQUENCE_BITS       #: event records sent since power-up (never reset)
+    count: 8                  #: event records in this segment (1 .. SEGMENT_MAX_EVENTS)
+
+
+#: LOSS records whose lost-source nibble is this are *holes*, which the parser (never the
+#: device) puts into the events it returns: events of any source may be missing there.
+HOLE_SOURCE = 0xF
+
+
+def hole_value(count):
+    """The value of a hole's LOSS event: ``count`` event records lost, any source."""
+    return (count << 4) | HOLE_SOURCE
+
+
+def value_width(source, marker_width=16):
+    """Number of value bits at the bottom of an event record's payload."""
+    source = Source(source)
+    if source == Source.MARKER:
+        return marker_width
+    if source in (Source.REPLY, Source.SYNC, Source.TALLY, Source.SEAL):
+        raise ValueError(f"{source.name} records carry no event value")
+    return _FIXED_VALUE_WIDTH[source]
+
+
+def crc16(data, crc=0):
+    """CRC-16/XMODEM (poly 0x1021, init 0, no reflection), as in SYNC records.
+
+    The gateware computes it with ``amaranth.lib.crc.catalog.CRC16_XMODEM``."""
+    import binascii
+    return binascii.crc_hqx(bytes(data), crc)
+
+
+def crc32(data, crc=0):
+    """CRC-32/ISO-HDLC (zlib's, Python's ``binascii.crc32``), as in SEAL records.
+
+    The gateware computes it with ``amaranth.lib.crc.catalog.CRC32_ISO_HDLC``."""
+    import binascii
+    return binascii.crc32(bytes(data), crc)
+
+
+def record_length(payload, source=None, version=None):
+    """Number of bytes of the record that carries ``payload``."""
+    fixed = None if source is None else fixed_length(source, version)
+    if fixed is not None:
+        if payload >> (LEAD_PAYLOAD_BITS + CONT_BITS * (fixed - 1)):
+            raise ValueError(f"payload {payload:#x} does not fit in a {fixed}-byte record")
+        return fixed
+    n = 0
+    while payload >> (LEAD_PAYLOAD_BITS + CONT_BITS * n):
+        n += 1
+    if n > MAX_CONT:
+        raise ValueError(f"payload {payload:#x} does not fit in one record")
+    return 1 + n
+
+
+def encode_record(source, payload, version=None):
+    """Bytes of one record."""
+    n = record_length(payload, source, version) - 1
+    out = bytearray([LEAD_FLAG | (int(source) << LEAD_PAYLOAD_BITS)
+                     | ((payload >> (CONT_BITS * n)) & ((1 << LEAD_PAYLOAD_BITS) - 1))])
+    for i in reversed(range(n)):
+        out.append((payload >> (CONT_BITS * i)) & 0x7f)
+    return bytes(out)
+
+
+def event_payload(source, delta, value, marker_width=16):
+    width = value_width(source, marker_width)
+    if not 0 <= delta < (1 << DELTA_BITS):
+        raise ValueError(f"delta {delta} out of range")
+    if not 0 <= value < (1 << width):
+        raise ValueError(f"value {value:#x} wider than {width} bits")
+    return (delta << width) | value
+
+
+def sync_payload(stamp, crc=None):
+    """A SYNC's payload: the stamp (version 2), or the stamp and a CRC-16 (version 1)."""
+    stamp %= 1 << STAMP_BITS
+    return stamp if crc is None else (stamp << CRC_BITS) | crc
+
+
+def tally_payload(count, sent, captured):
+    """A TALLY's payload (the sequence numbers are taken modulo ``2 ** SEQUENCE_BITS``)."""
+    mask = (1 << SEQUENCE_BITS) - 1
+    return Tally.const({"count": count, "sent": sent & mask,
+                        "captured": captured & mask}).as_value().value
+
+
+# --- Host to device: commands -------------------------------------------------------------
+#
+# A command is one opcode byte followed by the bytes of its argument layout (little-endian,
+# field order as declared, ``layout.size // 8`` bytes). Every command is answered by a reply
+# message: the opcode, a length byte and that many payload bytes, each carried by a REPLY
+# record. A command whose bytes stop arriving mid-way is dropped after a timeout, which is
+# how the host resynchronises the command channel.
+
+class Command(IntEnum):
+    IDENTIFY      = ord("I")  #: reply: IdentifyReply
+    START         = ord("S")  #: args: StartArgs; begins a capture (a SYNC precedes its first event)
+    STOP          = ord("P")  #: ends a capture; the encoder drains the FIFO, closes the segment
+    IRQ_CONFIG    = ord("Q")  #: args: IrqConfig
+    STATUS        = ord("R")  #: reply: StatusReply
+    ECHO          = ord("E")  #: args: EchoPattern; reply: EchoReply, the pattern (link test)
+
+
+#: Reply to an opcode the device does not know: opcode ``?``, one byte: the unknown opcode.
+UNKNOWN_COMMAND_REPLY = ord("?")
+
+
+class IrqFlags(data.Struct):
+    enable: 1      #: generator running
+    one_shot: 1    #: fire once, then clear ``enable``
+    active_low: 1  #: output idles high and asserts low
+    _pad: 5
+
+
+class IrqConfig(data.Struct):
+    """IRQ generator settings. Intervals between asserting edges are
+    ``period + (lfsr & jitter_mask)`` cycles: ``jitter_mask = 0`` is a fixed period; a mask
+    of ``2**k - 1`` spreads the edges uniformly over ``[period, period + 2**k - 1]`` so
+    they do not phase-lock with the DUT's tick."""
+    period: 32       #: cycles between asserting edges (minimum)
+    jitter_mask: 32  #: pseudo-random extra cycles, ANDed with a 32-bit LFSR
+    width: 32        #: cycles the output stays asserted (at least 1, less than period)
+    flags: IrqFlags
+
+
+class StartArgs(data.Struct):
+    sources: 16  #: bit n enables source n (see Source); 0xffff enables everything present
+
+
+class EchoPattern(data.Struct):
+    """ECHO's argument: the link self-test's pattern."""
+    pattern: 64
+
+
+class EchoReply(data.Struct):
+    """ECHO's reply: the pattern as it arrived, then a zero byte. A reply's last byte must
+    not be one a reader could take for the first of a two-byte REPLY record at the end of a
+    read (docs/protocol.md, Replies), and a pattern's last byte is any value."""
+    pattern: 64
+    end: 8        #: always 0
+
+
+class IdentifyReply(data.Struct):
+    magic: 32            #: MAGIC, little-endian
+    version: 8           #: VERSION
+    clock_hz: 32         #: capture clock frequency
+    stamp_shift: 8       #: sub-cycle stamp bits: one stamp unit is 1 / (clock_hz << stamp_shift)
+    marker_width: 8      #: data bits of the marker port (value width of MARKER events)
+    edge_count: 8        #: edge channels present (EDGE0 ..)
+    bus_width: 8         #: data bits of the bus-write front end, 0 if absent
+    fifo_depth: 16       #: events the FIFO holds
+    marker_latency: 8    #: cycles from the strobe changing at the pin to the stamp
+    bus_latency: 8       #: cycles from the bus write completing to the stamp
+    edge_latency: 8      #: cycles from an edge-channel pin changing to the stamp
+    irq_latency: 8       #: cycles from the IRQ output changing at the pin to the stamp
+    board: data.ArrayLayout(8, 16)  #: board name, ASCII, NUL-padded
+    link_clock_hz: 32    #: link clock (UART, commands, encoder); absent from older replies
+
+
+class StatusReply(data.Struct):
+    capturing: 8      #: 1 while a capture runs
+    events: 32        #: events written to the FIFO since START (mod 2**32)
+    lost: 32          #: events lost since START (mod 2**32)
+    fifo_max: 16      #: FIFO high-water mark since START
+    irq_edges: 32     #: asserting IRQ edges since START (mod 2**32)
+
+
+COMMAND_ARGS = {
+    Command.IDENTIFY: None,
+    Command.START: StartArgs,
+    Command.STOP: None,
+    Command.IRQ_CONFIG: IrqConfig,
+    Command.STATUS: None,
+    Command.ECHO: EchoPattern,
+}
+
+REPLY_LAYOUTS = {
+    Command.IDENTIFY: IdentifyReply,
+    Command.STATUS: StatusReply,
+    Command.ECHO: EchoReply,
+}
+
+
+#: Payload sizes of replies from older gateware that the host still reads: the IDENTIFY
+#: reply before ``link_clock_hz`` (single-clock gateware; the fields it has are the same).
+OLDER_REPLY_SIZES = {Command.IDENTIFY: (35,)}
+
+
+def reply_sizes(opcode):
+    """The payload sizes a reply to ``opcode`` may have: the current layout's first, then
+    those of older gateware (``OLDER_REPLY_SIZES``)."""
+    layout = REPLY_LAYOUTS.get(Command(opcode))
+    size = 0 if layout is None else layout.as_shape().size // 8
+    return (size, *OLDER_REPLY_SIZES.get(Command(opcode), ()))
+
+
+def encode_command(opcode, args=None):
+    """The bytes of one command: the opcode, then ``args`` (a ``COMMAND_ARGS`` layout const)."""
+    layout = COMMAND_ARGS[Command(opcode)]
+    message = bytes([opcode])
+    if layout is not None:
+        message += args.as_bits().to_bytes(layout.as_shape().size // 8, "little")
+    return message
+
+
+# --- Reference encoder ----------------------------------------------------------------------
+
+class StreamEncoder:
+    """Encodes events exactly as the gateware's encoder does (same segment rules, same bytes).
+
+    Used by tests to check the gateware byte for byte, and by benchmarks to make streams.
+    Events must come in non-decreasing stamp order. ``version=1`` writes the old format
+    (for tests of old capture files); the gateware writes version 2.
+
+    ``flush_after`` models the device's age rule (a segment is closed once it is that many
+    cycles old): the segment is flushed before an event that comes ``flush_after`` or more
+    cycles after the segment's first event. The device decides by the time the event leaves
+    its FIFO, so under back-pressure its segments can differ; benchmarks use this model for
+    byte counts, byte-exact tests leave it off (None).
+
+    ``sent`` is the device's count of event records sent since power-up (a TALLY carries it);
+    :meth:`start` begins a capture as START does (the ``captured`` count restarts)."""
+
+    def __init__(self, marker_width=16, flush_after=None, *, version=VERSION, sent=0):
+        if version not in VERSIONS:
+            raise ValueError(f"unknown protocol version {version}")
+        self.marker_width = marker_width
+        self.flush_after = flush_after
+        self.version = version
+        self.sent = sent
+        self.captured = 0
+        self._out = bytearray()
+        self._segment_crc = 0
+        self._segment_events = 0
+        self._segment_first = None   # stamp of the open segment's first event
+        self._open = False           # a segment is open (version 2)
+        self._base = None   # stamp the next delta is counted from; None before the first SYNC
+
+    def _emit(self, source, payload):
+        record = encode_record(source, payload, self.version)
+        self._out += record
+        if self.version == 1:
+            self._segment_crc = crc16(record, self._segment_crc)
+        elif source != Source.SEAL:
+            self._segment_crc = crc32(record, self._segment_crc)
+
+    def start(self):
+        """A new capture (the device's START): the open segment is left unclosed, as the
+        device leaves it, and the capture's event count restarts."""
+        self._open = False
+        self._base = None
+        self._segment_events = 0
+        self.captured = 0
+        if self.version == 1:
+            self._segment_crc = 0
+
+    def sync(self, stamp):
+        """Start a new segment whose time base is ``stamp`` (closing the open one)."""
+        if self.version == 1:
+            crc, self._segment_crc = self._segment_crc, 0
+            self._emit(Source.SYNC, sync_payload(stamp, crc))
+        else:
+            if self._open:
+                self.seal()
+            self._segment_crc = 0
+            self._emit(Source.SYNC, sync_payload(stamp))
+            self._open = True
+        self._segment_events = 0
+        self._base = stamp
+
+    def seal(self):
+        """Close the open segment (version 2): its TALLY and SEAL."""
+        self._emit(Source.TALLY, tally_payload(self._segment_events, self.sent, self.captured))
+        self._emit(Source.SEAL, self._segment_crc)
+        self._open = False
+        self._segment_events = 0
+
+    def event(self, stamp, source, value):
+        if (self.flush_after is not None and self._segment_events
+                and stamp - self._segment_first >= self.flush_after):
+            self.flush()
+        if (self._base is None or self._segment_events >= SEGMENT_MAX_EVENTS
+                or stamp - self._base >= (1 << DELTA_BITS)
+                or (self.version == 2 and not self._open)):
+            self.sync(stamp)
+        if stamp < self._base:
+            raise ValueError(f"stamp {stamp} before {self._base}")
+        self._emit(source, event_payload(source, stamp - self._base, value, self.marker_width))
+        if not self._segment_events:
+            self._segment_first = stamp
+        self._base = stamp
+        self._segment_events += 1
+        self.sent += 1
+        self.captured += 1
+
+    def flush(self):
+        """Close the open segment (as the gateware does when idle or on STOP)."""
+        if self.version == 1:
+            if self._base is not None and self._segment_events:
+                self.sync(self._base)
+        elif self._open:
+            self.seal()
+
+    def take(self):
+        out, self._out = bytes(self._out), bytearray()
+        return out
+
+
+# --- SUMP / Openbench Logic Sniffer device mode ---------------------------------------------
+#
+# The appliance also speaks the SUMP protocol that sigrok's ``ols`` driver and PulseView use
+# (docs/protocol.md, "SUMP device mode"). A SUMP command is one byte (bit 7 clear) or, with
+# bit 7 set, one opcode byte and 4 argument bytes (a 32-bit little-endian value). The SUMP
+# opcodes the link listens for in latscope mode (RESET, ID) are none of latscope's opcodes.
+
+class SumpCommand(IntEnum):
+    RESET           = 0x00  #: abort; the ols driver sends it 5 times to resynchronise
+    RUN             = 0x01  #: arm: sample, wait for the trigger, read back
+    ID              = 0x02  #: reply SUMP_ID_REPLY
+    METADATA        = 0x04  #: reply sump_metadata(...)
+    XON             = 0x11  #: ignored (no flow control)
+    XOFF            = 0x13  #: ignored
+    SET_DIVIDER     = 0x80  #: sample rate = SUMP_REFERENCE_HZ / (divider + 1); 24 bits
+    SET_READ_DELAY  = 0x81  #: bits 0..15: read count / 4 - 1; bits 16..31: delay count / 4 - 1
+    SET_FLAGS       = 0x82  #: SumpFlags
+    TRIGGER_MASK0   = 0xC0  #: stage 0: channels that take part
+    TRIGGER_VALUE0  = 0xC1  #: stage 0: their levels
+    TRIGGER_CONFIG0 = 0xC2  #: stage 0: delay, level, start (accepted, not used)
+
+
+#: Opcodes with this bit set are long commands: 4 argument bytes follow.
+SUMP_LONG_COMMAND = 0x80
+SUMP_ARG_BYTES = 4
+#: Bytes that put the link in SUMP mode when they arrive between latscope commands.
+SUMP_MODE_ENTRY = (SumpCommand.RESET, SumpCommand.ID)
+#: Reply to ID: what the ols driver looks for ("1ALS" = SUMP logic analyzer).
+SUMP_ID_REPLY = b"1ALS"
+#: The divider counts periods of this clock (the original OLS's), whatever the capture clock:
+#: the ols driver computes it as 100 MHz / rate - 1.
+SUMP_REFERENCE_HZ = 100_000_000
+#: Channels per channel group; a sample travels as one byte per enabled group.
+SUMP_GROUP_BITS = 8
+SUMP_MAX_GROUPS = 4
+SUMP_PROTOCOL_VERSION = 2
+
+
+class SumpFlags(IntEnum):
+    """Bits of the SET_FLAGS argument that the appliance honours (others are ignored)."""
+    GROUP_DISABLE_SHIFT = 2   #: bits 2..5: channel group n is disabled (not sent) if set
+    RLE = 1 << 8              #: run-length encoding
+
+
+class SumpMetadataKey(IntEnum):
+    """Metadata keys: the top 3 bits give the type (0: NUL-terminated string, 1: 32-bit
+    big-endian integer, 2: 8-bit integer)."""
+    END              = 0x00
+    DEVICE_NAME      = 0x01
+    FPGA_VERSION     = 0x02
+    PROBES           = 0x20
+    SAMPLE_MEMORY    = 0x21   #: bytes
+    MAX_SAMPLE_RATE  = 0x23   #: Hz
+    PROTOCOL_VERSION = 0x24
+
+
+def sump_metadata(*, name, version, probes, memory_bytes, max_rate_hz):
+    """The METADATA reply: every key, then END."""
+    def string(key, text):
+        return bytes([key]) + text.encode("ascii") + b"\0"
+
+    def u32(key, value):
+        return bytes([key]) + value.to_bytes(4, "big")
+
+    return (string(SumpMetadataKey.DEVICE_NAME, name)
+            + string(SumpMetadataKey.FPGA_VERSION, version)
+            + u32(SumpMetadataKey.PROBES, probes)
+            + u32(SumpMetadataKey.SAMPLE_MEMORY, memory_bytes)
+            + u32(SumpMetadataKey.MAX_SAMPLE_RATE, max_rate_hz)
+            + u32(SumpMetadataKey.PROTOCOL_VERSION, SUMP_PROTOCOL_VERSION)
+            + bytes([SumpMetadataKey.END]))

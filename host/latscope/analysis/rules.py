@@ -1,0 +1,62 @@
+"""The pairing rules: which events of which test make the samples of which table
+(docs/tests.md), and the kernel's tick markers that flag a sample."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test
+from latscope_defs.protocol import Source
+
+__all__ = ["MARKER_SOURCES", "Rule", "RULES", "is_tick", "tick_overlaps"]
+
+#: Marker values reach the host from the trace port (MARKER) or the bus window (BUS).
+MARKER_SOURCES = (Source.MARKER, Source.BUS)
+
+@dataclass(frozen=True)
+class Rule:
+    """One sample table of a test: ``name`` (``{n}`` = the START marker's argument), the
+    event that starts a sample and the event that ends it. An event is ``"irq"`` (an
+    asserting IRQ edge), ``"handler"`` (the kernel's KERNEL/ISR_ENTRY marker: it is about
+    to call an interrupt handler) or a marker :class:`Point` of the test."""
+    test: Test
+    name: str
+    start: object
+    end: object
+
+
+RULES = [
+    Rule(Test.IL_A, "IL-a-1", "irq", Point.ISR_ENTRY),
+    Rule(Test.IL_A, "ILH-a-1", "irq", "handler"),
+    Rule(Test.IL_A, "IDL-a-1", Point.ISR_EXIT, Point.THREAD),
+    Rule(Test.IDL_B, "IL-b-{n}", "irq", Point.ISR_ENTRY),
+    Rule(Test.IDL_B, "ILH-b-{n}", "irq", "handler"),
+    Rule(Test.IDL_B, "IDL-b-{n}", Point.ISR_EXIT, Point.T2),
+    Rule(Test.TSL_A, "TSL-a-{n}", Point.T1, Point.T2),
+    Rule(Test.TF_A, "TF-a-1", Point.T1, Point.T2),
+    Rule(Test.TF_B, "TF-b-1", Point.T1, Point.T2),
+    Rule(Test.TF_C, "TF-c-2", Point.T1, Point.T2),
+    Rule(Test.SEO_A, "SEO-a-1", Point.T1, Point.T2),
+    Rule(Test.SEO_B, "SEO-b-1", Point.T1, Point.T2),
+    Rule(Test.SEO_C, "SEO-c-1", Point.T1, Point.T2),
+    Rule(Test.SEO_D, "SEO-d-1", Point.T1, Point.T2),
+    Rule(Test.SEO_E, "SEO-e-1", Point.T1, Point.T2),
+    Rule(Test.SEO_F, "SEO-f-{n}", Point.T1, Point.T2),
+    Rule(Test.SEO_G, "SEO-g-3", Point.T1, Point.T2),
+    Rule(Test.MQ, "MQ-a-1", Point.T1, Point.T2),
+    Rule(Test.CLOCK_ISR, "CLK-a-1", Point.T1, Point.T2),
+]
+
+def is_tick(tests, points):
+    """Mask of the kernel's tick markers (KERNEL/TICK_ENTRY, KERNEL/TICK_EXIT) among
+    decoded markers."""
+    return (tests == Test.KERNEL) & ((points == KERNEL_TICK_ENTRY) | (points == KERNEL_TICK_EXIT))
+
+
+def tick_overlaps(starts, lengths, ticks):
+    """Which samples (first stamp ``starts``, ``lengths``) overlap the kernel's tick: a tick
+    marker (entry or exit, sorted stamps ``ticks``) lies in [start, start + length]. Code
+    runs in no sample's end while the tick's work runs (interrupts are off), so a sample
+    the tick's work delayed holds its entry or exit marker, or both."""
+    ends = starts + lengths
+    return np.searchsorted(ticks, starts, side="left") < np.searchsorted(ticks, ends, side="right")

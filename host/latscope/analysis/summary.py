@@ -1,0 +1,146 @@
+"""A capture file's run and tables, in bounded memory: :func:`analyze_capture` reads its
+events in batches (:class:`~latscope.capture.batches.CaptureBatches`), accumulates the tables
+(:mod:`latscope.analysis.batch`) and counts what the reports say about the run
+(:class:`CaptureSummary`, :class:`RunCounts`). Memory does not grow with the number of
+events.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from latscope_defs.markers import KERNEL_TICK_ENTRY, Test, decode
+from latscope_defs.protocol import Source, loss_count, loss_source
+
+from ..capture.batches import BATCH_BYTES, CaptureBatches
+from ..capture.file import Capture, CaptureInfo
+from ..events import Events
+from .batch import analyze_batches
+from .rules import MARKER_SOURCES
+from .spans import HOLE, holes_of, is_hole
+
+__all__ = ["CaptureSummary", "RunCounts", "analyze_capture", "latency_skew"]
+
+
+def latency_skew(identity):
+    """The most an event's (pin-latency corrected) stamp can fall below an earlier event's:
+    the spread of the pin latencies, LOSS records (not corrected) counting as 0."""
+    cycles = [int(c) for c in identity.latency.values()] + [0]
+    return max(cycles) - min(cycles)
+
+
+class RunCounts:
+    """What the report says about a capture's losses, counted batch by batch: ``device_losses``
+    ({source name: events} of the LOSS records that are no hole), ``holes``
+    (:class:`latscope.analysis.spans.Hole`, from ``holes_of``), ``first_stamp`` (of the first event
+    in the stream), ``events`` and ``tick_markers``: the kernel's KERNEL/TICK_ENTRY markers
+    (0: this DUT does not record its tick, docs/markers.md, and no sample can be flagged as
+    ticked)."""
+
+    def __init__(self):
+        self.device_losses = {}
+        self.holes = []
+        self.first_stamp = None
+        self.events = 0
+        self.tick_markers = 0
+        self._delivered = Events.empty()     # the last event that is no LOSS record
+
+    def feed(self, events):
+        if not len(events):
+            return
+        if self.first_stamp is None:
+            self.first_stamp = int(events.stamp[0])
+        marker = np.isin(events.source, MARKER_SOURCES)
+        tests, points, _ = decode(events.value[marker].astype(np.int32) & 0xffff)
+        self.tick_markers += int(np.count_nonzero((tests == Test.KERNEL)
+                                                  & (points == KERNEL_TICK_ENTRY)))
+        loss = events.source == Source.LOSS
+        lost = loss_source(events.value[loss])
+        for source, count in zip(lost.tolist(), loss_count(events.value[loss]).tolist()):
+            if source == HOLE:
+                continue
+            try:
+                name = Source(source).name
+            except ValueError:
+                name = str(source)
+            self.device_losses[name] = self.device_losses.get(name, 0) + count
+        if np.any(is_hole(events.source, events.value)):
+            # A hole begins after the previous delivered event: it may be in an earlier batch.
+            before = len(self._delivered)
+            for hole in holes_of(Events.concatenate([self._delivered, events])):
+                self.holes.append(type(hole)(hole.index - before + self.events, hole.stamp,
+                                             hole.after, hole.lost))
+        delivered = np.flatnonzero(~loss)
+        if len(delivered):
+            self._delivered = events[delivered[-1:]]
+        self.events += len(events)
+
+
+@dataclass
+class CaptureSummary(CaptureInfo):
+    """A capture without its events: what ``Capture`` says about the run (``metadata``,
+    ``parser_stats``, ``file_stats``, ``end``; ``identity``, ``clock_hz``, ``stamp_hz``)
+    plus ``event_count``, the smallest and largest stamps, the stamp of the first event, the
+    device's losses by source, the holes and the tick markers (:class:`RunCounts`)."""
+    path: str
+    metadata: dict
+    parser_stats: object
+    file_stats: object
+    end: dict = None
+    event_count: int = 0
+    stamp_min: int = None
+    stamp_max: int = None
+    first_stamp: int = None
+    device_losses: dict = field(default_factory=dict)
+    holes: list = field(default_factory=list)
+    passes: int = 1                      # file reads the analysis needed
+    out_of_order: int = 0                # events below the horizon (BatchAnalysis): 0 = exact
+    tick_markers: int = 0                # KERNEL/TICK_ENTRY markers (0: ticks not recorded)
+
+    @classmethod
+    def of_capture(cls, capture):
+        """The summary of a loaded ``Capture``."""
+        counts = RunCounts()
+        counts.feed(capture.events)
+        stamps = capture.events.stamp
+        return cls(capture.path, capture.metadata, capture.parser_stats, capture.file_stats,
+                   capture.end, len(stamps), int(stamps.min()) if len(stamps) else None,
+                   int(stamps.max()) if len(stamps) else None, counts.first_stamp,
+                   counts.device_losses, counts.holes, 0, tick_markers=counts.tick_markers)
+
+    summary = Capture.summary                  # the same line, from the counts
+
+    @property
+    def duration_s(self):
+        """Seconds from the first to the last event (0 with fewer than two)."""
+        if self.event_count < 2 or not self.stamp_hz:
+            return 0.0
+        return float(self.stamp_max - self.stamp_min) / self.stamp_hz
+
+
+def analyze_capture(path, *, interval_s=60.0, batch_bytes=BATCH_BYTES, background=True):
+    """``(CaptureSummary, {name: TableAccumulator})`` of a capture file, in bounded memory;
+    the tables keep their maximum per ``interval_s`` seconds (None: not kept).
+    ``background``: parse in a helper process (:class:`CaptureBatches`)."""
+    batches = CaptureBatches(path, batch_bytes=batch_bytes, background=background)
+    stamp_hz = batches.stamp_hz
+    interval = max(1, int(interval_s * stamp_hz)) if interval_s else None
+    passes = []
+
+    def read():
+        counts = RunCounts() if not passes else None
+        passes.append(counts)
+        for events in batches:
+            if counts is not None:
+                counts.feed(events)
+            yield events
+
+    analysis = analyze_batches(read, stamp_hz, skew=latency_skew(batches.identity),
+                               interval_stamps=interval)
+    counts = passes[0]
+    summary = CaptureSummary(batches.path, batches.metadata, batches.parser_stats,
+                             batches.file_stats, batches.end, analysis.events,
+                             analysis.stamp_min, analysis.stamp_max, counts.first_stamp,
+                             counts.device_losses, counts.holes, len(passes),
+                             analysis.out_of_order, counts.tick_markers)
+    return summary, analysis.ordered_tables()

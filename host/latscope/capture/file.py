@@ -1,0 +1,624 @@
+"""Crash-safe capture files: the device stream, byte for byte, in checksummed chunks
+(``docs/capture-format.md`` gives every byte and what a reader guarantees).
+
+:class:`CaptureWriter` writes, :class:`CaptureReader` reads chunks, :class:`CaptureEvents`
+reads a capture as batches of events in bounded memory, :func:`load_capture` reads a whole
+capture into :class:`~latscope.events.Events`. The only exception the reading side raises is
+:class:`CaptureFileError`.
+"""
+
+import json
+import os
+import stat
+import struct
+import time
+import zlib
+from dataclasses import dataclass, field
+
+from ..events import Events
+from ..link.identity import Identity
+from ..link.parser import ParserStats
+from .metadata import MetadataError, check_end, check_metadata
+
+__all__ = ["FORMAT_VERSION", "ChunkType", "CaptureFileError", "CaptureWriter", "CaptureReader",
+           "CaptureEvents", "CaptureInfo", "FileStats", "GAP", "Capture", "load_capture",
+           "summary_line", "file_header", "encode_chunk"]
+
+#: File header: magic, format version, header size, CRC-32 of the first 12 bytes.
+FILE_MAGIC = b"\x89LSC\r\n\x1a\n"
+#: 2: METADATA copies after the first DATA chunk, every METADATA_EVERY DATA chunks and in
+#: END. Version 1 files (no copies) read the same way.
+FORMAT_VERSION = 2
+KNOWN_VERSIONS = (1, 2)
+_FILE_HEADER = struct.Struct("<8sHHI")
+HEADER_SIZE = _FILE_HEADER.size
+#: Chunk header: magic, type, 3 reserved bytes, sequence number, payload length, stream
+#: offset; then the CRC-32 of those 24 bytes and the payload.
+CHUNK_MAGIC = b"LSCK"
+_CHUNK_HEADER = struct.Struct("<4sB3sIIQ")
+_CHUNK_CRC = struct.Struct("<I")
+CHUNK_OVERHEAD = _CHUNK_HEADER.size + _CHUNK_CRC.size
+#: Largest payload a reader accepts (a writer's chunks are far smaller).
+MAX_PAYLOAD = 16 << 20
+#: A METADATA copy follows the first DATA chunk and every this many DATA chunks.
+METADATA_EVERY = 64
+
+
+class ChunkType:
+    METADATA = 1
+    DATA = 2
+    END = 3
+
+
+_CHUNK_TYPES = {ChunkType.METADATA, ChunkType.DATA, ChunkType.END}
+
+
+class CaptureFileError(OSError):
+    """Not a capture file, unreadable, or without usable metadata. The message is one line
+    naming the file and the byte offset: ``<path>: byte <offset>: <reason>``."""
+
+    def __init__(self, path, offset, reason):
+        super().__init__(f"{path}: byte {offset}: {reason}")
+        self.path = str(path)
+        self.offset = offset
+        self.reason = reason
+
+    def __str__(self):
+        return self.args[0]
+
+
+def _json_default(value):
+    if hasattr(value, "item"):          # numpy scalars
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def file_header():
+    start = FILE_MAGIC + struct.pack("<HH", FORMAT_VERSION, _FILE_HEADER.size)
+    return start + struct.pack("<I", zlib.crc32(start))
+
+
+def encode_chunk(kind, sequence, offset, payload):
+    header = _CHUNK_HEADER.pack(CHUNK_MAGIC, kind, bytes(3), sequence, len(payload), offset)
+    return header + _CHUNK_CRC.pack(zlib.crc32(payload, zlib.crc32(header))) + payload
+
+
+def _metadata_payload(path, metadata):
+    """The METADATA chunk's JSON; ValueError if the reader would refuse it."""
+    try:
+        payload = json.dumps(metadata, default=_json_default, allow_nan=False).encode()
+        check_metadata(json.loads(payload))          # what a reader will see
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{path}: metadata not written: {error}") from None
+    return payload
+
+
+class CaptureWriter:
+    """Writes a capture file; use as a context manager.
+
+    ``metadata``: a JSON object the reader accepts (``metadata.check_metadata``:
+    ``identity`` with ``clock_hz`` at least), else ValueError before anything is written.
+    ``write(data)`` buffers device bytes and writes a DATA chunk whenever ``chunk_size``
+    bytes are buffered, or at the first ``write`` at least ``flush_interval`` seconds after
+    the previous chunk; every chunk is flushed to the operating system at once. A crash thus
+    loses at most the bytes of the last ``flush_interval`` seconds before the last ``write``
+    (and less than ``chunk_size``): callers whose link can go quiet call :meth:`flush` now
+    and then. A copy of the METADATA chunk follows the first DATA chunk and every
+    ``metadata_every``-th. ``close(final_stats)`` writes the rest, the END chunk (with the
+    metadata once more), and syncs the file to disk. Leaving the ``with`` block by an
+    exception writes the data but no END chunk, so the file reads as not closed cleanly.
+    Write errors are OSErrors that name the file.
+
+    Because each chunk is written whole and flushed to the operating system, a capture that is
+    killed (``kill -9``, a crash) keeps every chunk written before: the reader skips a damaged
+    or cut-off chunk by scanning for the next chunk magic and tells the parser that bytes are
+    missing there. Stream offsets in the chunk headers make every gap visible, and the copies of
+    the metadata make a damaged file header or first METADATA chunk cost nothing else.
+    """
+
+    def __init__(self, path, metadata, *, chunk_size=64 * 1024, flush_interval=0.5,
+                 clock=time.monotonic, metadata_every=METADATA_EVERY):
+        if not 0 < chunk_size <= MAX_PAYLOAD:
+            raise ValueError(f"chunk_size must be 1 .. {MAX_PAYLOAD}")
+        self.path = str(path)
+        self.chunk_size = chunk_size
+        self.flush_interval = flush_interval
+        self.metadata_every = max(1, int(metadata_every))
+        self._clock = clock
+        self._buffer = bytearray()
+        self._sequence = 0
+        self._data_chunks = 0
+        self.data_bytes = 0             # device bytes written into DATA chunks
+        self._metadata = _metadata_payload(self.path, metadata)
+        try:
+            self._file = open(path, "wb")
+        except OSError as error:
+            raise OSError(error.errno, f"{self.path}: cannot write: {error.strerror}") from None
+        self._file.write(file_header())
+        self._write_chunk(ChunkType.METADATA, self._metadata)
+        self._sync()
+
+    @property
+    def closed(self):
+        return self._file.closed
+
+    def _sync(self):
+        try:
+            os.fsync(self._file.fileno())
+        except OSError as error:
+            raise OSError(error.errno, f"{self.path}: {error.strerror}") from None
+
+    def _write_chunk(self, kind, payload):
+        try:
+            self._file.write(encode_chunk(kind, self._sequence, self.data_bytes, payload))
+            self._file.flush()
+        except OSError as error:
+            raise OSError(error.errno, f"{self.path}: {error.strerror}") from None
+        self._sequence += 1
+        if kind == ChunkType.DATA:
+            self.data_bytes += len(payload)
+            self._data_chunks += 1
+            if self._data_chunks == 1 or self._data_chunks % self.metadata_every == 0:
+                self._write_chunk(ChunkType.METADATA, self._metadata)
+        self._last_chunk = self._clock()
+
+    def write(self, data):
+        """Appends device bytes (as received, in order)."""
+        if self.closed:
+            raise ValueError("write to a closed capture file")
+        self._buffer += data
+        while len(self._buffer) >= self.chunk_size:
+            self._write_chunk(ChunkType.DATA, bytes(self._buffer[:self.chunk_size]))
+            del self._buffer[:self.chunk_size]
+        if self._buffer and self._clock() - self._last_chunk >= self.flush_interval:
+            self.flush()
+
+    def flush(self):
+        """Writes the buffered bytes as a DATA chunk now."""
+        if self._buffer and not self.closed:
+            self._write_chunk(ChunkType.DATA, bytes(self._buffer))
+            self._buffer.clear()
+
+    def close(self, final_stats=None):
+        """Writes the buffered bytes and the END chunk; a second call does nothing.
+        ``final_stats``: a JSON object (or None) stored in END as ``stats``."""
+        if self.closed:
+            return
+        try:
+            self.flush()
+            end = {"data_bytes": self.data_bytes, "chunks": self._sequence + 1,
+                   "stats": final_stats, "metadata": json.loads(self._metadata)}
+            payload = json.dumps(end, default=_json_default).encode()
+            check_end(json.loads(payload))
+            self._write_chunk(ChunkType.END, payload)
+            self._sync()
+        finally:
+            self._file.close()
+
+    def abandon(self):
+        """Writes the buffered bytes and closes without an END chunk."""
+        if not self.closed:
+            try:
+                self.flush()
+            finally:
+                self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, traceback):
+        if exc_type is None:
+            self.close()
+        else:
+            self.abandon()
+
+
+#: Yielded by :class:`CaptureReader` where device bytes are missing.
+GAP = type("Gap", (), {"__repr__": lambda self: "GAP", "__slots__": ()})()
+
+
+@dataclass
+class FileStats:
+    """What the reader found. ``chunks_bad``: damaged regions skipped (each counted once,
+    however many chunks it held); ``gaps``: places where device bytes are missing;
+    ``truncated_bytes``: bytes of an unfinished chunk at the end (a crash while writing);
+    ``chunks_repeated``: intact DATA chunks whose bytes had been read already (skipped);
+    ``header_damaged``: the file header was unreadable (the chunks were read all the same);
+    ``metadata_at``: file offset of the METADATA chunk used (16, or a copy's)."""
+    chunks_ok: int = 0
+    chunks_bad: int = 0
+    bytes_skipped: int = 0
+    truncated_bytes: int = 0
+    gaps: int = 0
+    data_bytes: int = 0
+    complete: bool = False
+    chunks_repeated: int = 0
+    header_damaged: bool = False
+    metadata_at: int = HEADER_SIZE
+
+    def as_dict(self):
+        return dict(self.__dict__)
+
+
+@dataclass
+class _Chunk:
+    kind: int
+    sequence: int
+    offset: int
+    payload: bytes
+    start: int          # file offset of the chunk
+    end: int            # file offset after the chunk
+
+
+@dataclass
+class _Bad:
+    """A region of the file with no intact chunk: ``truncated`` if it is a chunk the file
+    ends in the middle of."""
+    start: int
+    end: int
+    truncated: bool
+
+
+def _no_constant(name):
+    """NaN and Infinity are no JSON (the writer never writes them)."""
+    raise ValueError(f"{name} is not JSON")
+
+
+def _open_regular(path):
+    """The file opened for reading, and its size; only regular files (a FIFO would block,
+    a device never end)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise CaptureFileError(path, 0, f"cannot open: {error.strerror or error}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise CaptureFileError(path, 0, "not a regular file (a directory, FIFO or device)")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb"), info.st_size
+
+
+class CaptureReader:
+    """Reads a capture file.
+
+    The constructor reads the header and the metadata (``metadata``, a dict checked by
+    ``metadata.check_metadata``) and raises :class:`CaptureFileError` if the file is
+    no capture file or has no usable metadata. A damaged header or first METADATA chunk is
+    survived when a copy of the metadata is intact (format 2). Iterating yields the payload
+    of every intact DATA chunk in stream order, once, and :data:`GAP` wherever bytes of the
+    device stream are missing (a damaged chunk, a cut-off end); ``gap_bytes`` then says how
+    many (exactly, or at the end of the file at most). After iterating, ``stats``
+    (:class:`FileStats`) is complete and ``end`` holds the END chunk (None if the writer did
+    not close cleanly). Reading a damaged file never raises past the metadata.
+
+    The scan is linear in the file size whatever the file holds: a CRC is computed over a
+    candidate chunk's payload only while the bytes so checked in vain stay below twice the
+    file offset plus :data:`MAX_PAYLOAD`, and memory stays below two payloads plus a block.
+    """
+
+    BLOCK = 1 << 20         # bytes read at a time
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.stats = FileStats()
+        self.end = None
+        self.version = None
+        self._window, self._window_at = b"", 0
+        self._wasted = 0                     # payload bytes CRC-checked in vain
+        self.gap_bytes = None                # stream bytes missing at the last GAP (None: unknown)
+        self._file, self.size = _open_regular(path)
+        try:
+            header_error = self._read_header()
+            found = self._find_metadata()
+            if found is None:
+                raise header_error or self._error(HEADER_SIZE, "no intact METADATA chunk")
+            self.stats.header_damaged = header_error is not None
+            self.stats.metadata_at, self.metadata = found
+        except BaseException:
+            self._file.close()
+            raise
+
+    def _error(self, offset, reason):
+        return CaptureFileError(self.path, offset, reason)
+
+    def _read(self, offset, size):
+        """``size`` bytes at ``offset`` (fewer at the end), through a window of BLOCK."""
+        at = offset - self._window_at
+        if 0 <= at and at + size <= len(self._window):
+            return self._window[at:at + size]
+        try:
+            self._file.seek(offset)
+            self._window, self._window_at = self._file.read(max(size, self.BLOCK)), offset
+        except OSError as error:
+            raise self._error(offset, f"read error: {error.strerror or error}") from None
+        return self._window[:size]
+
+    def _read_header(self):
+        """None if the header is right; the error it gives if not (raised only when no
+        intact metadata follows). A version this reader does not know is raised at once."""
+        header = self._read(0, HEADER_SIZE)
+        if len(header) < HEADER_SIZE:
+            return self._error(len(header), "not a latscope capture file (too short)")
+        magic, version, size, crc = _FILE_HEADER.unpack(header)
+        if magic != FILE_MAGIC:
+            return self._error(0, "not a latscope capture file (bad magic)")
+        if zlib.crc32(header[:12]) != crc or size != HEADER_SIZE:
+            return self._error(8, "damaged file header")
+        if version not in KNOWN_VERSIONS:
+            raise self._error(8, f"capture format version {version}, this reader knows "
+                                 f"versions {', '.join(map(str, KNOWN_VERSIONS))}")
+        self.version = version
+        return None
+
+    def _find_metadata(self):
+        """(offset, metadata) of the first intact METADATA chunk, else of the metadata in an
+        intact END chunk; None if there is neither. Raises if the one found is unusable."""
+        for item in self._chunks():
+            if not isinstance(item, _Chunk) or item.kind == ChunkType.DATA:
+                continue
+            at = item.start + CHUNK_OVERHEAD
+            metadata = self._json(item.payload, at, item.kind == ChunkType.METADATA)
+            if item.kind == ChunkType.END:
+                if not isinstance(metadata, dict) or not isinstance(metadata.get("metadata"),
+                                                                    dict):
+                    continue
+                metadata = metadata["metadata"]
+            try:
+                check_metadata(metadata)
+            except MetadataError as error:
+                leaf = json.dumps(error.field.rsplit(".", 1)[-1]).encode()
+                where = item.payload.find(leaf)
+                raise self._error(at + max(where, 0), f"METADATA {error}") from None
+            return item.start, metadata
+        return None
+
+    def _json(self, payload, at, strict):
+        try:
+            return json.loads(payload, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
+            if strict:
+                raise self._error(at, "METADATA is not JSON") from None
+            return None
+
+    def _chunk_at(self, offset):
+        """The intact chunk at ``offset``; "truncated" if one starts there but the file ends
+        first; None if there is none (or the CRC budget of the class doc is spent)."""
+        header = self._read(offset, CHUNK_OVERHEAD)
+        if len(header) < CHUNK_OVERHEAD:
+            return "truncated" if CHUNK_MAGIC.startswith(header[:4]) else None
+        magic, kind, reserved, sequence, length, stream_offset = \
+            _CHUNK_HEADER.unpack_from(header)
+        if (magic != CHUNK_MAGIC or kind not in _CHUNK_TYPES or reserved != bytes(3)
+                or length > MAX_PAYLOAD):
+            return None
+        end = offset + CHUNK_OVERHEAD + length
+        if end > self.size:
+            return "truncated"
+        if self._wasted + length > 2 * offset + MAX_PAYLOAD:
+            return None
+        payload = self._read(offset + CHUNK_OVERHEAD, length)
+        crc, = _CHUNK_CRC.unpack_from(header, _CHUNK_HEADER.size)
+        if len(payload) != length or zlib.crc32(payload, zlib.crc32(header[:24])) != crc:
+            self._wasted += length
+            return None
+        return _Chunk(kind, sequence, stream_offset, payload, offset, end)
+
+    def _next_chunk(self, offset):
+        """The next intact chunk after ``offset`` (None if there is none)."""
+        while offset < self.size:
+            block = self._read(offset, self.BLOCK + len(CHUNK_MAGIC) - 1)
+            found = block.find(CHUNK_MAGIC)
+            while found >= 0:
+                chunk = self._chunk_at(offset + found)
+                if isinstance(chunk, _Chunk):
+                    return chunk
+                found = block.find(CHUNK_MAGIC, found + 1)
+            offset += self.BLOCK
+        return None
+
+    def _chunks(self):
+        """Every intact chunk (:class:`_Chunk`) and bad region (:class:`_Bad`) in file order."""
+        self._wasted = 0             # each walk has its own CRC budget (the metadata search
+        offset = HEADER_SIZE         # may have walked the file before)
+        while offset < self.size:
+            chunk = self._chunk_at(offset)
+            if not isinstance(chunk, _Chunk):
+                found = self._next_chunk(offset + 1)
+                if found is None:
+                    yield _Bad(offset, self.size, chunk == "truncated")
+                    return
+                yield _Bad(offset, found.start, False)
+                chunk = found
+            yield chunk
+            offset = chunk.end
+
+    def __iter__(self):
+        stats = self.stats
+        position = 0                 # stream bytes delivered so far
+        known = 0                    # the stream is known to go on at least to here
+        tail = 0                     # bytes of bad regions after the last intact chunk
+        for item in self._chunks():
+            if isinstance(item, _Bad):
+                if item.truncated:
+                    stats.truncated_bytes += item.end - item.start
+                else:
+                    stats.chunks_bad += 1
+                    stats.bytes_skipped += item.end - item.start
+                tail += item.end - item.start
+                continue
+            stats.chunks_ok += 1
+            tail = 0
+            # A METADATA or END chunk's stream offset is the DATA bytes written before it.
+            known = max(known, item.offset)
+            if item.kind == ChunkType.END:
+                self._read_end(item)
+            if item.kind != ChunkType.DATA:
+                continue
+            payload = item.payload
+            if item.offset + len(payload) <= position:
+                stats.chunks_repeated += 1           # a copy of bytes delivered already
+                continue
+            if item.offset > position:
+                stats.gaps += 1
+                self.gap_bytes = item.offset - position
+                yield GAP
+            elif item.offset < position:
+                payload = payload[position - item.offset:]
+            stats.data_bytes += len(payload)
+            position = item.offset + len(item.payload)
+            known = max(known, position)
+            yield payload
+        if known > position or tail:
+            # The file ends in damage or cut off: the stream bytes missing are those the
+            # intact chunks after the last DATA account for, plus at most the bad bytes.
+            stats.gaps += 1
+            self.gap_bytes = known - position + tail
+            yield GAP
+        self._file.close()
+
+    def _read_end(self, chunk):
+        end = self._json(chunk.payload, chunk.start, False)
+        try:
+            check_end(end)
+        except MetadataError:
+            return                   # intact CRC, unusable content: the data is what counts
+        self.end = end
+        self.stats.complete = True
+
+    def close(self):
+        self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class CaptureInfo:
+    """What a capture's metadata says (shared by :class:`Capture` and
+    :class:`CaptureEvents`)."""
+
+    @property
+    def identity(self):
+        """The device's :class:`~latscope.link.identity.Identity`, as its metadata stores it."""
+        return Identity.from_dict(self.metadata["identity"])
+
+    @property
+    def clock_hz(self):
+        """The capture clock (the metadata has it; IRQ periods and widths count
+        ``identity.irq_clock_hz``, the link clock)."""
+        return self.identity.clock_hz
+
+    @property
+    def stamp_hz(self):
+        """Stamp units per second (what stamps and samples count): the capture clock,
+        times 2 when DDR inputs stamp half cycles (identity ``stamp_shift``)."""
+        return self.identity.stamp_hz
+
+
+@dataclass
+class Capture(CaptureInfo):
+    """A capture file read into events: ``metadata`` (dict), ``events``
+    (:class:`~latscope.events.Events`, stamps corrected for pin latency), ``parser_stats``,
+    ``file_stats``, ``end`` (the END chunk's JSON, None if the capture was not closed)."""
+    path: str
+    metadata: dict
+    events: Events
+    parser_stats: ParserStats
+    file_stats: FileStats
+    end: dict = field(default=None)
+
+    @property
+    def stats(self):
+        return {"file": self.file_stats.as_dict(), "parser": self.parser_stats.as_dict()}
+
+    @property
+    def event_count(self):
+        return len(self.events)
+
+    def summary(self):
+        """One line: path, events, how the file ended, damage, stream statistics (also
+        ``CaptureSummary.summary``): :func:`summary_line`."""
+        return summary_line(self.path, self.event_count, self.file_stats, self.parser_stats)
+
+
+def summary_line(path, event_count, file_stats, parser_stats):
+    """A capture's summary in one line: path, events, how the file ended, damage, stream
+    statistics."""
+    f, p = file_stats, parser_stats
+    state = "complete" if f.complete else "not closed cleanly"
+    damage = ""
+    if f.chunks_bad or f.truncated_bytes or f.gaps or f.header_damaged:
+        damage = (f", {f.chunks_bad} bad chunk(s), {f.truncated_bytes} truncated bytes, "
+                  f"{f.gaps} gap(s)" + (", damaged file header" if f.header_damaged else ""))
+    return (f"{path}: {event_count} events, {state}{damage}; stream: {p}")
+
+
+def parser_for(metadata, correct_latency=True):
+    """A :class:`StreamParser` set up from a capture's (checked) metadata: protocol
+    version (files of protocol version 1 say so in their identity), marker width and, with
+    ``correct_latency``, the pin latencies."""
+    return Identity.from_dict(metadata.get("identity")).parser(correct_latency=correct_latency)
+
+
+class CaptureEvents(CaptureInfo):
+    """A capture file read as batches of events, in bounded memory.
+
+    The constructor reads the metadata (as :class:`CaptureReader`); iterating (once) yields
+    :class:`~latscope.events.Events` batches in stream order, each from at most
+    ``batch_bytes`` of stream (so at most that many events, plus one open segment), holes
+    included as the parser reports them. Afterwards ``parser_stats``, ``file_stats`` and
+    ``end`` are complete."""
+
+    def __init__(self, path, *, correct_latency=True, batch_bytes=1 << 20):
+        self.path = str(path)
+        self.batch_bytes = max(1, int(batch_bytes))
+        self.reader = CaptureReader(path)
+        self.metadata = self.reader.metadata
+        self.parser = parser_for(self.metadata, correct_latency)
+
+    @property
+    def parser_stats(self):
+        return self.parser.stats
+
+    @property
+    def file_stats(self):
+        return self.reader.stats
+
+    @property
+    def end(self):
+        return self.reader.end
+
+    def _feed(self, data):
+        for at in range(0, len(data), self.batch_bytes):
+            events = self.parser.feed(data[at:at + self.batch_bytes])
+            if len(events):
+                yield events
+
+    def __iter__(self):
+        pending = bytearray()
+        for item in self.reader:
+            if item is not GAP:
+                pending += item
+                if len(pending) < self.batch_bytes:
+                    continue
+            yield from self._feed(bytes(pending))
+            pending.clear()
+            if item is GAP:
+                # The parser reports the hole with the events after it (or at finish()).
+                self.parser.gap(missing_bytes=self.reader.gap_bytes)
+        yield from self._feed(bytes(pending))
+        events = self.parser.finish()
+        if len(events):
+            yield events
+
+
+def load_capture(path, *, correct_latency=True):
+    """Reads a capture file into a :class:`Capture`. Damaged chunks cost their segments;
+    raises only :class:`CaptureFileError` (no capture file, unreadable, no metadata)."""
+    stream = CaptureEvents(path, correct_latency=correct_latency)
+    events = Events.concatenate(list(stream))
+    return Capture(str(path), stream.metadata, events, stream.parser_stats, stream.file_stats,
+                   stream.end)

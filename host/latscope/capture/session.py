@@ -1,0 +1,272 @@
+"""One capture session: the one way every tool opens an appliance and captures from it.
+
+:class:`CaptureSession` opens a port (a board's serial port, or a simulation: see
+:func:`latscope.ports.open_port`), identifies the appliance and sets its IRQ generator;
+:meth:`CaptureSession.capture` runs the capture loop: configure, start, let a waiting DUT
+run, poll until a stop condition (:class:`Until`) holds, stop, drain, close the capture file
+with its END chunk. ``latscope capture``, ``latscope stream``, the demo, the suite captures
+and the lab-script API all use it.
+"""
+
+import contextlib
+import signal
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+
+from ..link.device import Device, DeviceError, IrqSettings, Port, open_transport
+
+__all__ = ["CaptureSession", "CaptureRun", "Until", "capture_metadata"]
+
+
+@dataclass(frozen=True)
+class Until:
+    """When a capture ends: the first of ``duration`` seconds, ``events`` events,
+    ``samples=(table, n)`` samples of a table in the live statistics, the end of a DUT
+    that runs a program of its own (``dut_exit``: the simulated suite), Ctrl-C, or
+    ``timeout`` seconds (which then raises :class:`~latscope.link.device.DeviceError`)."""
+    duration: float = None
+    events: int = None
+    samples: tuple = None
+    timeout: float = None
+    dut_exit: bool = True
+
+
+@dataclass
+class CaptureRun:
+    """What a capture did: events and bytes received, the appliance's STATUS after it,
+    the parser's statistics, the metadata written, why it stopped (``duration``,
+    ``events``, ``samples``, ``dut_exit``, ``timeout``, ``interrupted``, ``callback``)."""
+    output: object
+    metadata: dict
+    analyzer: object = None
+    events: int = 0
+    bytes: int = 0
+    status: dict = None
+    parser_stats: object = None
+    stopped_by: str = None
+    started: float = field(default_factory=time.monotonic)
+    wall_seconds: float = 0.0
+
+    @property
+    def interrupted(self):
+        return self.stopped_by == "interrupted"
+
+    def end_stats(self, port):
+        """The END chunk's ``stats`` (docs/capture-format.md)."""
+        stats = {"events": self.events, "bytes": self.bytes, "device_status": self.status,
+                 "parser": self.parser_stats.as_dict(), "wall_seconds": self.wall_seconds,
+                 **port.dut_end_stats()}
+        if self.analyzer is not None:
+            stats["tables"] = self.analyzer.summary()
+        return stats
+
+
+def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None):
+    """The metadata a capture file starts with (``docs/capture-format.md``): the device's
+    identity, the port, the IRQ settings, the start time, the user's test information,
+    what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``) and the
+    IRQ loop's edge channel (``loop``, if given: :mod:`latscope.analysis.loop`)."""
+    return {"identity": identity.as_dict(), "port": str(port), "irq": asdict(irq),
+            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "test_info": test_info,
+            **(dut or {}), **({"loop": loop} if loop else {})}
+
+
+class CaptureSession:
+    """A connected, identified appliance. ``port``: a port name (serial port, pyserial URL,
+    ``sim:soc``, ``sim:gateware``) or a :class:`~latscope.link.device.Port` not yet started.
+    ``sim_args``: more arguments of a simulation; ``suite``: the suite of ``sim:soc``
+    (:class:`latscope.simulated.soc.SuiteSettings`); ``log``: a file for a simulation's
+    output. ``owns_port``: start the port and stop it on :meth:`close` (False: the caller
+    started it and keeps it running). Attributes: ``port`` (the Port), ``device``,
+    ``identity``, ``irq`` (what the IRQ generator is set to; the defaults of
+    :class:`IrqSettings` at first)."""
+
+    def __init__(self, port, *, baud=12_000_000, sim_args=(), suite=None, log=None,
+                 owns_port=True):
+        if not isinstance(port, Port):
+            from ..ports import open_port
+            port = open_port(port, sim_args, suite=suite, log=log)
+        self.port = port
+        self.irq = IrqSettings()
+        self._stack = contextlib.ExitStack()
+        try:
+            if owns_port:
+                self._stack.enter_context(port)
+            self.device = self._stack.enter_context(Device(open_transport(port.path, baud),
+                                                             name=port.name))
+            try:
+                self.identity = self.device.identify()
+            except DeviceError as error:
+                message = str(error)
+                raise DeviceError(message if message.startswith(port.name)
+                                  else f"{port.name}: {message}") from None
+        except BaseException:
+            self._stack.close()
+            raise
+
+    def close(self):
+        self._stack.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def info(self):
+        """The identity and the device's STATUS as a plain dict (``latscope info --json``)."""
+        info = self.identity.as_dict()
+        info["resolution_ns"] = self.identity.resolution_ns
+        info["status"] = self.device.status()
+        return info
+
+    def configure_irq(self, irq):
+        """Sets the IRQ generator now; captures record (and set) it from then on."""
+        self.device.configure_irq(irq)
+        self.irq = irq
+
+    def capture(self, output=None, *, info="", until=Until(), analyzer=None, on_batch=None,
+                loop=None):
+        """Captures into the capture file ``output`` (None: events are only counted and
+        passed on) until ``until`` says so; returns a :class:`CaptureRun`.
+
+        ``analyzer``: a :class:`latscope.analysis.live.StreamingAnalyzer` fed every batch
+        (needed for ``until.samples``). ``on_batch(events, run)``: called after every read
+        (``events`` may be empty) and for the events drained after STOP; returning True
+        ends the capture (a reader that went away). ``loop``: the IRQ loop's edge channel,
+        recorded in the metadata so that analyze and report make its table."""
+        if until.samples and analyzer is None:
+            raise ValueError("until.samples needs an analyzer")
+        if until.dut_exit and self.port.dut_exited:
+            raise DeviceError("the simulated suite has already run: open a new session")
+        metadata = capture_metadata(self.identity, self.port.name, self.irq, info,
+                                    self.port.dut_metadata(), loop)
+        run = CaptureRun(output, metadata, analyzer)
+        writer = _open_writer(output, metadata)
+        try:
+            with sigint_deferred() as interrupted:
+                self._run(run, writer, until, on_batch, interrupted)
+                if writer is not None:
+                    writer.close(run.end_stats(self.port))
+        except BaseException:
+            if writer is not None:
+                _abandon(writer)
+            raise
+        if run.stopped_by == "timeout":
+            raise DeviceError(f"capture did not end within the timeout of {until.timeout:g} s "
+                              f"({run.events} events)")
+        return run
+
+    def _run(self, run, writer, until, on_batch, interrupted):
+        device, write_error = self.device, []
+
+        def sink(data):
+            run.bytes += len(data)
+            if writer is not None and not write_error:
+                try:
+                    writer.write(data)
+                except OSError as error:      # e.g. a full disk: stop, keep the device sane
+                    write_error.append(error)
+
+        def take(events, stopping=False):
+            run.events += len(events)
+            if analyzer is not None and len(events):
+                analyzer.feed(events)
+            if on_batch is not None and on_batch(events, run) and not stopping:
+                return "callback"
+            return None
+
+        analyzer = run.analyzer
+        run.parser_stats = device.parser.stats
+        device.raw_sink = sink
+        try:
+            device.configure_irq(self.irq)
+            device.start()
+            self.port.release_dut()
+            run.started = time.monotonic()
+            while not run.stopped_by:
+                run.stopped_by = (take(device.poll()) or self._stop_reason(run, until)
+                                  or ("interrupted" if interrupted.is_set() else None)
+                                  or ("write error" if write_error else None))
+            device.stop()
+            device.configure_irq(IrqSettings(enable=False))
+            take(device.drain(), stopping=True)
+            take(device.parser.finish(), stopping=True)
+            run.status = device.status()
+        finally:
+            device.raw_sink = None
+            run.parser_stats = device.parser.stats
+            run.wall_seconds = time.monotonic() - run.started
+        if write_error:
+            error = write_error[0]
+            raise OSError(error.errno, error.strerror, str(run.output))
+
+    def _stop_reason(self, run, until):
+        elapsed = time.monotonic() - run.started
+        if until.duration is not None and elapsed >= until.duration:
+            return "duration"
+        if until.events and run.events >= until.events:
+            return "events"
+        if until.samples:
+            table = run.analyzer.tables.get(until.samples[0])
+            if table is not None and table.count >= until.samples[1]:
+                return "samples"
+        if until.dut_exit and self.port.dut_exited:
+            failure = self.port.dut_failure()
+            if failure:
+                raise DeviceError(failure)
+            return "dut_exit"
+        if until.timeout is not None and elapsed >= until.timeout:
+            return "timeout"
+        return None
+
+
+def _open_writer(output, metadata):
+    """A :class:`CaptureWriter` for ``output`` (None: no file); errors name the file."""
+    if output is None:
+        return None
+    from .file import CaptureWriter
+    try:
+        return CaptureWriter(output, metadata)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(output)) from None
+
+
+def _abandon(writer):
+    """Closes a capture file without its END chunk (the capture failed); a second write
+    error (the disk is still full) must not hide the first."""
+    try:
+        writer.abandon()
+    except OSError:
+        pass
+
+
+@contextlib.contextmanager
+def sigint_deferred():
+    """While the block runs, SIGINT (Ctrl-C) sets the event yielded instead of raising
+    KeyboardInterrupt; a second one raises it. Only in the main thread (where Python runs
+    signal handlers), and not if SIGINT is ignored (a background job).
+
+    Ctrl-C during a capture is a stop condition like the others: SIGINT only sets a flag that
+    the loop checks between reads, so no read is cut off half way (which lost the last segment
+    before STOP), and the appliance is stopped and drained and the file closed cleanly. A second
+    Ctrl-C aborts at once. The previous SIGINT handler is restored when the capture ends.
+    """
+    interrupted = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+    if (threading.current_thread() is not threading.main_thread()
+            or previous in (signal.SIG_IGN, None)):
+        yield interrupted
+        return
+
+    def handler(signum, frame):
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        interrupted.set()
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -1,0 +1,4 @@
+"""A capture as logic signals for sigrok and PulseView: the signal levels (``levels``), VCD
+(``vcd``) and sigrok session files (``sigrok``), whole-capture exports (``files``), the live
+VCD stream (``live``) and PulseView as its viewer (``pulseview``), and the sigrok decoders'
+generated tables (``sigrok_rules``)."""

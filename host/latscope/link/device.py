@@ -1,0 +1,246 @@
+"""Talking to an appliance: commands, replies and the event stream over one byte link.
+
+A board's USB serial port, the Verilator full-system simulation and the Amaranth gateware
+simulation all appear as a serial port (the simulations open a pseudo-terminal), so there is
+one code path: :func:`open_transport` takes a port name or pyserial URL.
+"""
+
+import time
+from dataclasses import dataclass
+
+import serial
+
+from latscope_defs.protocol import (UNKNOWN_COMMAND_REPLY, Command, EchoPattern, EchoReply,
+                                    IrqConfig, StartArgs, StatusReply, encode_command, reply_sizes)
+
+from ..events import Events
+from .identity import Identity, IdentityError
+from .parser import StreamParser
+
+__all__ = ["DeviceError", "IrqSettings", "Device", "Port", "open_transport"]
+
+
+class DeviceError(Exception):
+    """The device did not answer as the protocol says (one-line message)."""
+
+
+#: The IRQ generator's registers are 32 bits wide (``protocol.IrqConfig``).
+_U32 = (1 << 32) - 1
+_FIELD_NAMES = {"period": "period", "jitter_mask": "jitter mask", "width": "width"}
+
+
+@dataclass(frozen=True)
+class IrqSettings:
+    """IRQ generator settings in link clock cycles (``Identity.irq_clock_hz``; the capture
+    clock on a one-clock build); see ``protocol.IrqConfig``."""
+    period: int = 5000
+    jitter_mask: int = 0
+    width: int = 100
+    enable: bool = True
+    one_shot: bool = False
+    active_low: bool = False
+
+    def __post_init__(self):
+        for name in ("period", "jitter_mask", "width"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 0 <= value <= _U32:
+                raise ValueError(f"IRQ {_FIELD_NAMES[name]} {value!r} is not a number of "
+                                 f"cycles from 0 to {_U32}")
+        if self.period < 2:
+            raise ValueError(f"IRQ period {self.period} is below 2 cycles")
+        if not 1 <= self.width < self.period:
+            raise ValueError(f"IRQ width {self.width} must be at least 1 cycle and less "
+                             f"than the period ({self.period} cycles)")
+
+    def encode(self):
+        return IrqConfig.const({
+            "period": self.period, "jitter_mask": self.jitter_mask, "width": self.width,
+            "flags": {"enable": self.enable, "one_shot": self.one_shot,
+                      "active_low": self.active_low},
+        })
+
+
+class Port:
+    """Where an appliance is reached: here a board's serial port (or a pyserial URL), with
+    nothing to start. The simulations (:mod:`latscope.simulated.soc`) are ports too, that start
+    a child process, and some run a DUT of their own; so every port offers the same
+    methods, and a capture session never asks what kind it has.
+
+    Use as a context manager; ``path`` is what :func:`open_transport` opens."""
+
+    #: Whether the DUT behind this port runs a program that ends (a capture can stop there).
+    dut_ends = False
+
+    def __init__(self, path):
+        self.name = str(path)          # what the capture's metadata records as ``port``
+        self.path = str(path)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def stop(self):
+        """Ends what the port started (nothing for a board)."""
+
+    def release_dut(self):
+        """Lets a DUT that waits for the capture run (a board's DUT runs on its own)."""
+
+    @property
+    def dut_exited(self):
+        """Whether the DUT's program has ended (never known for a board)."""
+        return False
+
+    def dut_failure(self):
+        """Why the DUT ended without finishing its program, or None."""
+        return None
+
+    def dut_metadata(self):
+        """What the capture's metadata records about the DUT (nothing for a board)."""
+        return {}
+
+    def dut_end_stats(self):
+        """What the capture file's END chunk records about the DUT's end."""
+        return {}
+
+
+def open_transport(port, baudrate=12_000_000, timeout=0.05):
+    """A pyserial port for a device name (``/dev/ttyUSB1``), a pty or a pyserial URL;
+    ``rfc2217://`` (a network serial port) with latscope's faster reader
+    (:mod:`latscope.link.network_port`)."""
+    try:
+        if str(port).startswith("rfc2217://"):
+            from .network_port import Rfc2217Port
+            return Rfc2217Port(port, baudrate=baudrate, timeout=timeout)
+        return serial.serial_for_url(port, baudrate=baudrate, timeout=timeout)
+    except (serial.SerialException, ValueError) as error:
+        raise DeviceError(f"{port}: cannot open: {error}") from None
+
+
+class Device:
+    """Commands and the event stream of one appliance.
+
+    Every byte read goes through one :class:`StreamParser`, so replies and events can be
+    interleaved freely; events that arrive while waiting for a reply are kept for
+    :meth:`read_events`.
+    """
+
+    def __init__(self, transport, *, reply_timeout=5.0, name=None):
+        self.transport = transport
+        self.name = name or getattr(transport, "port", None) or "device"
+        self.reply_timeout = reply_timeout
+        self.parser = StreamParser()
+        self.identity = None
+        self.raw_sink = None      # called with every byte chunk read (the capture file)
+        self.bytes_read = 0       # link statistics (the self-test's throughput figures)
+        self.bytes_written = 0
+        self._events = []
+
+    def close(self):
+        self.transport.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # --- link ---------------------------------------------------------------------------
+
+    def _link_lost(self, error):
+        # A network port (rfc2217://) whose connection dropped, a USB adapter unplugged:
+        # pyserial raises SerialException (an OSError); say which port, as every error does.
+        return DeviceError(f"{self.name}: link lost: {error}")
+
+    def _read(self, size=4096):
+        # With nothing waiting, pyserial's read returns after `size` bytes or its timeout:
+        # streams read in batches; a command's reply wait asks for 1 byte, so the reply
+        # ends it at once (else every command took the whole timeout, 50 ms).
+        try:
+            data = self.transport.read(max(1, self.transport.in_waiting or size))
+        except serial.SerialException as error:
+            raise self._link_lost(error) from None
+        if data:
+            self.bytes_read += len(data)
+            if self.raw_sink is not None:
+                self.raw_sink(data)
+            events = self.parser.feed(data)
+            if len(events):
+                self._events.append(events)
+        return data
+
+    def command(self, opcode, args=None):
+        """Sends one command and returns its reply payload."""
+        message = encode_command(opcode, args)
+        try:
+            self.transport.write(message)
+        except serial.SerialException as error:
+            raise self._link_lost(error) from None
+        self.bytes_written += len(message)
+        deadline = time.monotonic() + self.reply_timeout
+        while time.monotonic() < deadline:
+            while self.parser.replies:
+                code, payload = self.parser.replies.popleft()
+                if code == UNKNOWN_COMMAND_REPLY:
+                    raise DeviceError(f"device does not know command {payload.hex()}")
+                if code == opcode:
+                    sizes = reply_sizes(opcode)
+                    if len(payload) not in sizes:
+                        raise DeviceError(f"reply to {Command(opcode).name} has {len(payload)} "
+                                          f"bytes, expected {sizes[0]}")
+                    return payload
+            self._read(1)
+        raise DeviceError(f"no reply to {Command(opcode).name} within {self.reply_timeout} s "
+                          f"(is the device connected and at the right baud rate?)")
+
+    # --- commands -----------------------------------------------------------------------
+
+    def identify(self):
+        try:
+            self.identity = Identity.from_reply(self.command(Command.IDENTIFY))
+        except IdentityError as error:
+            raise DeviceError(str(error)) from None
+        # Rebuild the parser with the device's widths and pin latencies; nothing is in
+        # flight yet because no capture runs.
+        self.parser = self.identity.parser()
+        return self.identity
+
+    def configure_irq(self, settings):
+        self.command(Command.IRQ_CONFIG, settings.encode())
+
+    def start(self, sources=None):
+        mask = 0xffff if sources is None else sum(1 << int(source) for source in sources)
+        self.command(Command.START, StartArgs.const({"sources": mask}))
+
+    def stop(self):
+        self.command(Command.STOP)
+
+    def echo(self, pattern):
+        """Sends ECHO with a 64-bit ``pattern``; returns the pattern the device sent back."""
+        reply = self.command(Command.ECHO, EchoPattern.const({"pattern": pattern}))
+        return EchoReply.from_bits(int.from_bytes(reply, "little")).pattern
+
+    def status(self):
+        reply = StatusReply.from_bits(int.from_bytes(self.command(Command.STATUS), "little"))
+        return {"capturing": bool(reply.capturing), "events": reply.events,
+                "lost": reply.lost, "fifo_max": reply.fifo_max, "irq_edges": reply.irq_edges}
+
+    # --- events -------------------------------------------------------------------------
+
+    def poll(self):
+        """Reads what the link has; returns the verified events that arrived."""
+        self._read()
+        return self.take_events()
+
+    def take_events(self):
+        events, self._events = self._events, []
+        return Events.concatenate(events)
+
+    def drain(self, quiet=0.3):
+        """After STOP: reads until the link has been quiet for ``quiet`` seconds."""
+        last = time.monotonic()
+        while time.monotonic() - last < quiet:
+            if self._read():
+                last = time.monotonic()
+        return self.take_events()

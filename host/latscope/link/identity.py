@@ -1,0 +1,115 @@
+"""What an appliance says about itself: the IDENTIFY reply as one object.
+
+:class:`Identity` is made from the reply (:meth:`Identity.from_reply`) when a device is
+opened, stored in a capture file's metadata (:meth:`Identity.as_dict`) and read back from it
+(:meth:`Identity.from_dict`): one constructor both ways, so the parser, the analysis, the
+report and the export read a capture's clock, widths, pin latencies and sources from the
+same fields the device sent.
+"""
+
+from dataclasses import dataclass, field
+
+from latscope_defs.protocol import MAGIC, VERSION, VERSIONS, IdentifyReply, Source
+
+__all__ = ["Identity", "IdentityError"]
+
+
+class IdentityError(ValueError):
+    """An IDENTIFY reply that is not a latscope device's, or of another protocol version."""
+
+
+#: Defaults of fields a capture file's identity may leave out (files written by tools and
+#: tests that know only some of them): a 16-bit marker port, no bus, no edges.
+_DEFAULTS = {"version": VERSION, "clock_hz": 0, "stamp_shift": 0, "marker_width": 16,
+             "edge_count": 0, "bus_width": 0, "fifo_depth": 0, "board": "", "link_clock_hz": 0}
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What the IDENTIFY reply says about a device."""
+    version: int = VERSION
+    clock_hz: int = 0                  # 0: unknown (a capture file without a clock)
+    stamp_shift: int = 0
+    marker_width: int = 16
+    edge_count: int = 0
+    bus_width: int = 0
+    fifo_depth: int = 0
+    latency: dict = field(default_factory=dict)     # Source -> cycles from pin to stamp
+    board: str = ""
+    link_clock_hz: int = 0             # the link clock; 0: unknown (older gateware, old files)
+
+    @property
+    def stamp_hz(self):
+        """Stamp units per second: the capture clock, times 2 with DDR inputs and 4 with a
+        1:4 input gearbox (``stamp_shift``)."""
+        return self.clock_hz << self.stamp_shift
+
+    @property
+    def irq_clock_hz(self):
+        """The clock IRQ settings (period, jitter mask, width) count: the link clock, which
+        the IRQ generator's timing runs on (docs/protocol.md, IRQ_CONFIG); the capture clock
+        on a one-clock build and for an identity without ``link_clock_hz`` (gateware from
+        before the two clock domains had one clock)."""
+        return self.link_clock_hz or self.clock_hz
+
+    @property
+    def resolution_ns(self):
+        return 1e9 / self.stamp_hz
+
+    @property
+    def sources(self):
+        """The event sources this device has (the reply gives a pin latency for all)."""
+        sources = [Source.MARKER]
+        if self.bus_width:
+            sources.append(Source.BUS)
+        sources.append(Source.IRQ)
+        sources += [Source(Source.EDGE0 + n) for n in range(self.edge_count)]
+        return sources
+
+    def as_dict(self):
+        """The metadata form (``docs/capture-format.md``): latencies by source name."""
+        return {
+            "version": self.version, "clock_hz": self.clock_hz, "stamp_shift": self.stamp_shift,
+            "marker_width": self.marker_width, "edge_count": self.edge_count,
+            "bus_width": self.bus_width, "fifo_depth": self.fifo_depth, "board": self.board,
+            "latency": {Source(source).name: cycles for source, cycles in self.latency.items()},
+            "link_clock_hz": self.link_clock_hz,
+        }
+
+    @classmethod
+    def from_dict(cls, info):
+        """The identity a capture's metadata holds (the inverse of :meth:`as_dict`); fields
+        left out take the defaults above. Raises KeyError, TypeError or ValueError on
+        fields of the wrong kind."""
+        info = {**_DEFAULTS, **dict(info or {})}      # fields a newer writer adds: ignored
+        latency = {Source[name]: int(cycles)
+                   for name, cycles in dict(info.pop("latency", None) or {}).items()}
+        numbers = {name: int(info[name] or 0) for name in _DEFAULTS if name != "board"}
+        return cls(**numbers, latency=latency, board=str(info["board"]))
+
+    @classmethod
+    def from_reply(cls, payload):
+        """The identity in an IDENTIFY reply's payload bytes. An older reply (shorter: no
+        ``link_clock_hz``) reads with ``link_clock_hz`` 0, unknown."""
+        reply = IdentifyReply.from_bits(int.from_bytes(payload, "little"))
+        if reply.magic.to_bytes(4, "little") != MAGIC:
+            raise IdentityError(f"not a latscope device: identify magic {reply.magic:#010x}")
+        if reply.version not in VERSIONS:
+            raise IdentityError(f"device speaks protocol version {reply.version}, this host "
+                                f"knows versions {', '.join(map(str, VERSIONS))}")
+        latency = {Source.MARKER: reply.marker_latency, Source.BUS: reply.bus_latency,
+                   Source.IRQ: reply.irq_latency}
+        latency.update({Source(Source.EDGE0 + n): reply.edge_latency for n in range(8)})
+        return cls(version=reply.version, clock_hz=reply.clock_hz,
+                   stamp_shift=reply.stamp_shift, marker_width=reply.marker_width,
+                   edge_count=reply.edge_count, bus_width=reply.bus_width,
+                   fifo_depth=reply.fifo_depth, latency=latency,
+                   board=bytes(reply.board).rstrip(b"\0").decode("ascii", "replace"),
+                   link_clock_hz=reply.link_clock_hz)
+
+    def parser(self, *, correct_latency=True):
+        """A stream parser for this device's records (marker width, pin latencies)."""
+        from .parser import StreamParser
+        return StreamParser(marker_width=self.marker_width,
+                            latency=self.latency if correct_latency else None,
+                            version=self.version)

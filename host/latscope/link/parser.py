@@ -1,0 +1,754 @@
+"""Incremental parser of the device-to-host stream (the records of
+``latscope_defs.protocol``): bytes of the link in, verified :class:`~latscope.events.Events`
+out, with a *hole* where it dropped data (docs/protocol.md, "What a reader guarantees").
+"""
+
+import binascii
+import re
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+from amaranth.lib import data
+
+from latscope_defs.protocol import (CRC_BITS, DELTA_BITS, HOLE_SOURCE, LEAD_FLAG, LEAD_PAYLOAD_BITS,
+                                    MAX_CONT, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
+                                    UNKNOWN_COMMAND_REPLY, VERSION, VERSIONS, Command, Source,
+                                    Tally, fixed_length, hole_value, loss_count, loss_source,
+                                    reply_sizes, value_width)
+
+from ..events import Events
+
+__all__ = ["ParserStats", "StreamParser"]
+
+_STAMP_MASK = (1 << STAMP_BITS) - 1
+_HALF_STAMP = 1 << (STAMP_BITS - 1)
+_SEQUENCE_MASK = (1 << SEQUENCE_BITS) - 1
+#: Bit offsets of the TALLY fields in its payload.
+_TALLY_AT = {name: field.offset for name, field in data.Layout.cast(Tally)}
+_MAX_LENGTH = 1 + MAX_CONT
+#: The most event records one stamp unit can hold: the device takes at most one FIFO entry
+#: per cycle, and an entry holds at most one record per event source (11) and one LOSS record.
+MAX_RECORDS_PER_STAMP = 12
+#: Lead bytes of the records that can complete a reply or a segment (REPLY, SYNC; SEAL).
+_COMPLETING_LEAD = {1: re.compile(rb"[\xf0-\xff]"), 2: re.compile(rb"[\xe8-\xff]")}
+#: Event sources: every source below TALLY.
+_EVENT_SOURCES = (Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS,
+                  *(Source(Source.EDGE0 + n) for n in range(8)))
+
+
+@dataclass
+class ParserStats:
+    """What the parser saw. Byte counts are of the stream; record counts are of event records.
+
+    ``bytes_skipped``: bytes outside any segment (except replies): before the first SYNC,
+    after a :meth:`StreamParser.gap` until the next SYNC, between segments, malformed
+    replies, a partial record thrown away by ``gap()``. ``segments_bad``: segments that
+    failed a check or were left unclosed. ``holes``: hole events delivered (LOSS events of
+    source ``HOLE_SOURCE``), ``records_dropped``: the sum of their counts (event records lost,
+    exact or an upper bound: see docs/protocol.md). ``events_delivered``: events, holes not
+    included. ``restarts`` (version 1): empty segments closed by a SYNC with CRC 0, which is
+    how a version 1 device started a new capture; they lose nothing. ``lost``: events the
+    device reported lost (its LOSS records), per source."""
+    bytes_received: int = 0
+    bytes_skipped: int = 0
+    segments_ok: int = 0
+    segments_bad: int = 0
+    restarts: int = 0
+    records_dropped: int = 0
+    events_delivered: int = 0
+    replies: int = 0
+    reply_errors: int = 0
+    holes: int = 0
+    lost: dict = field(default_factory=dict)     # source number -> events lost
+
+    @property
+    def lost_total(self):
+        return sum(self.lost.values())
+
+    def as_dict(self):
+        info = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        info["lost"] = {_source_name(source): count for source, count in self.lost.items()}
+        return info
+
+    def __str__(self):
+        lost = ", ".join(f"{_source_name(s).lower()} {n}" for s, n in self.lost.items()) or "0"
+        return (f"{self.bytes_received} bytes ({self.bytes_skipped} skipped), "
+                f"segments {self.segments_ok} ok / {self.segments_bad} bad, "
+                f"{self.events_delivered} events, {self.holes} holes, "
+                f"{self.records_dropped} records dropped, "
+                f"lost {lost}")
+
+
+def _source_name(source):
+    try:
+        return Source(source).name
+    except ValueError:
+        return str(source)
+
+
+def _reply_sizes():
+    sizes = {int(command): reply_sizes(command) for command in Command}
+    sizes[UNKNOWN_COMMAND_REPLY] = (1,)
+    return sizes
+
+
+class _ReplyAssembler:
+    """Builds reply messages (opcode, length, payload) from REPLY bytes.
+
+    An opcode the protocol does not define, or a length that differs from the sizes the
+    protocol gives for that opcode (``protocol.reply_sizes``: older gateware's too), is a lost or mangled byte: the message is abandoned and
+    counted, and the next byte is taken as an opcode. That is how assembly resynchronises."""
+
+    SIZES = _reply_sizes()
+
+    def __init__(self, stats, out):
+        self.stats = stats
+        self.out = out
+        self.skipping = False      # bytes are being skipped after an error (counted once)
+        self.reset()
+
+    def reset(self):
+        self.opcode = None
+        self.length = None
+        self.payload = bytearray()
+
+    def abort(self):
+        """A reply byte was lost here: abandon the message (one error per broken run)."""
+        if self.opcode is not None:
+            self.stats.reply_errors += 1
+            self.skipping = True
+        self.reset()
+
+    def completes(self, byte):
+        """Whether ``byte`` would be the last byte of the message being assembled."""
+        if self.opcode is None:
+            return False
+        if self.length is None:
+            return byte == 0 and 0 in self.SIZES[self.opcode]
+        return len(self.payload) + 1 == self.length
+
+    def push(self, byte):
+        if self.opcode is None:
+            if byte in self.SIZES:
+                self.opcode = byte
+                self.skipping = False
+            elif not self.skipping:
+                self.stats.reply_errors += 1
+                self.skipping = True
+            return
+        if self.length is None:
+            if byte not in self.SIZES[self.opcode]:
+                self.abort()
+                return
+            self.length = byte
+        else:
+            self.payload.append(byte)
+        if len(self.payload) == self.length:
+            self.out.append((self.opcode, bytes(self.payload)))
+            self.stats.replies += 1
+            self.reset()
+
+
+class StreamParser:
+    """Incremental parser: :meth:`feed` bytes, get verified :class:`Events`.
+
+    ``marker_width``: value bits of MARKER events (identify reply). ``latency``: mapping
+    Source -> cycles from the pin to the stamp, subtracted from that source's stamps.
+    ``version``: the protocol version of the stream (identify reply, capture metadata).
+
+    Attributes: ``stats`` (:class:`ParserStats`), ``replies`` (deque of complete reply
+    messages ``(opcode, payload_bytes)``, oldest first; the caller pops them).
+
+    Between feeds the parser keeps the bytes of the open segment, from its opening SYNC on
+    (at most a few KiB), and parses them again with the next data: a segment is checked and
+    decoded in one piece when its closing record has arrived. Replies and skipped bytes in
+    the kept part are not counted twice.
+
+    :class:`StreamParser` takes the bytes of the link in pieces of any size and returns the
+    events of every *segment* that passed its checks (version 2: structure, the TALLY's count,
+    the SEAL's CRC-32 and the chain of sequence numbers and stamps; version 1: the CRC-16 in the
+    next SYNC; docs/protocol.md, "What a reader guarantees"). It never returns an event it could
+    not verify, and it never raises on bad stream bytes: it finds the next record by the
+    lead-byte flag, trusts nothing until the next SYNC, and puts a *hole* (a LOSS event of
+    lost-source ``HOLE_SOURCE``, with the number of event records lost) where it dropped data;
+    what it threw away is also counted in :class:`ParserStats`.
+
+    Parsing is vectorised with numpy over each buffer: find the lead bytes, measure the records,
+    decode payloads of up to 8 bytes with a few word-wide operations on big-endian windows,
+    cumulate deltas and check every segment's structure at once; then one CRC call and a few
+    integer steps of the chain per segment. Only REPLY records are looked at one by one.
+
+    Time. An event's stamp is the 64-bit cycle number of the capture clock: the 48-bit stamp of
+    the SYNC that opened its segment, unwrapped against the time base (version 2: the last stamp
+    of the last confirmed segment; version 1: the previous verified SYNC; time only goes
+    forward, so a jump of 2**48 cycles or more cannot be told from a wrap), plus the deltas of
+    the segment up to the event, minus the pin-to-stamp latency of the event's source
+    (``latency`` argument; clamped so that a stamp never goes below 0). After that correction
+    events of *different* sources may be out of stamp order by up to the difference of their
+    latencies (a few cycles); events are always returned in stream order, and within one source
+    the order is exact.
+
+    Replies. REPLY records (one byte of a command reply each) can sit anywhere between records
+    and are assembled into messages (opcode, length, payload) in :attr:`StreamParser.replies`,
+    whether or not a segment is open. A reply byte of value 0 or 1 is sent as a lone lead byte,
+    which looks the same as the first byte of a two-byte REPLY record; when such a byte ends a
+    feed the parser takes it as complete only if it completes a reply message (the usual case: a
+    zero length byte of an acknowledgement, a zero last byte of a status), otherwise it waits
+    for the next byte. If the next feed then starts with that record's continuation byte, the
+    delivered reply was wrong and ``stats.reply_errors`` counts it.
+    """
+
+    #: An open segment longer than this cannot be one the device sent (255 events of at most
+    #: 10 bytes, plus the replies to a few commands): it is dropped as bad.
+    MAX_SEGMENT_BYTES = 16 * 1024
+    #: New bytes without a completing lead byte are parsed once this many have come.
+    MAX_UNPARSED = 4096
+
+    def __init__(self, marker_width=16, latency=None, version=VERSION):
+        if version not in VERSIONS:
+            raise ValueError(f"protocol version {version} unknown (this host reads "
+                             f"{', '.join(map(str, VERSIONS))})")
+        self.version = version
+        self.marker_width = marker_width
+        # Value width per source; 64 for the others, so that their delta is 0.
+        self._width = np.full(16, 64, np.uint64)
+        for source in _EVENT_SOURCES:
+            self._width[source] = value_width(source, marker_width)
+        self._fixed = np.array([fixed_length(source, version) or 0 for source in range(16)],
+                               np.int64)
+        self._completing = _COMPLETING_LEAD[version]
+        self._latency = np.zeros(16, np.uint64)
+        for source, cycles in (latency or {}).items():
+            self._latency[int(source)] = cycles
+        self.latency = {Source(s): int(c) for s, c in enumerate(self._latency) if c}
+        self.stats = ParserStats()
+        self.replies = deque()
+        self._assembler = _ReplyAssembler(self.stats, self.replies)
+        self._carry = b""            # the open segment from its SYNC on, or a partial record
+        self._seen = 0               # bytes at the start of _carry already accounted for
+        self._open = None            # (bytes, event records) of the open segment, if any
+        self._eager_reply = False    # the last feed ended with a lone REPLY lead taken as whole
+        self._pending_lead = None    # offset in _carry of an unfinished completing record
+        self._pending_needs = 0      # bytes from there that can finish it
+        # The chain of verified segments (see docs/protocol.md, "What a reader guarantees").
+        self._anchor = None          # 64-bit stamp the time base rests on
+        self._last = None            # (sent, last stamp & mask, last stamp) of the last
+        #                              delivered segment (version 1: sent is None)
+        self._damaged = False        # stream data dropped since the last delivered segment
+        self._gapped = False         # ... of which some by gap(): bytes may be missing
+        self._dropped_bytes = 0      # non-reply bytes dropped since the last delivered segment
+        self._missing_bytes = 0      # bytes gap() said were missing since then (None: unknown)
+        self._candidate = None       # (sent, last stamp & mask, last stamp) of a verified
+        #                              segment refused for its stamp, until the next one
+
+    # --- public interface ---------------------------------------------------------------
+
+    def feed(self, data):
+        """Parses ``data``; returns the events of every segment it completed and verified,
+        with a hole event before them wherever stream data was lost."""
+        data = bytes(data)
+        self.stats.bytes_received += len(data)
+        if not data:
+            return Events.empty()
+        if self._eager_reply and data[0] < LEAD_FLAG:
+            # The REPLY record taken as one byte had a continuation byte: its value was wrong.
+            self.stats.reply_errors += 1
+        self._eager_reply = False
+        self._carry += data
+        # Only a SYNC, SEAL or REPLY record can complete anything; small pieces without one
+        # wait (this keeps one-byte-at-a-time feeding cheap).
+        pending = self._pending_lead
+        if ((pending is not None and len(self._carry) - pending >= self._pending_needs)
+                or len(self._carry) - self._seen > self.MAX_UNPARSED
+                or self._completing.search(data)):
+            return self._parse(self._carry, final=False)
+        return Events.empty()
+
+    def gap(self, missing_bytes=None):
+        """Bytes are missing here (``missing_bytes`` of them, if known): drop the open segment
+        and trust nothing until a SYNC. The hole shows as an event before the next verified
+        segment (or at :meth:`finish`)."""
+        if len(self._carry) > self._seen:
+            # Count the records that came since the last parse (none can complete anything).
+            self._parse(self._carry, final=False)
+        partial = len(self._carry) - self._seen
+        self.stats.bytes_skipped += partial
+        self._dropped_bytes += partial
+        self._drop_open()
+        if missing_bytes is None or self._missing_bytes is None:
+            self._missing_bytes = None
+        else:
+            self._missing_bytes += missing_bytes
+        self._damaged = self._gapped = True
+        self._eager_reply = False
+        self._assembler.abort()
+
+    def finish(self):
+        """End of data: parses what is left; an unclosed segment is dropped, and data dropped
+        after the last verified segment shows as a hole event at the end."""
+        events = self._parse(self._carry, final=True) if self._carry else Events.empty()
+        if self.version == 1 and self._open is not None and self._open[1] == 0:
+            self._open = None        # version 1: the empty segment after the last SYNC
+        self._drop_open()
+        self._eager_reply = False
+        self._assembler.abort()
+        if self._damaged:
+            # No verified data follows: what was dropped is bounded only by its bytes.
+            stamp = self._last[2] + 1 if self._last is not None else 0
+            count = self._byte_bound()
+            hole = Events([stamp], [Source.LOSS], [hole_value(count)])
+            self._count_hole(count)
+            self._clear_damage()
+            events = Events.concatenate([events, hole])
+        return events
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _drop_open(self):
+        if self._open is not None:
+            self.stats.segments_bad += 1
+            self._dropped_bytes += self._open[0]
+            self._damaged = True
+        self._open = None
+        self._carry = b""
+        self._seen = 0
+        self._pending_lead = None
+
+    def _byte_bound(self):
+        """Event records that the data dropped since the last delivered segment can have held
+        (each record has a byte of its own): the bytes dropped and those gap() said were
+        missing (when it did not know, only the bytes dropped)."""
+        return self._dropped_bytes + (self._missing_bytes or 0)
+
+    def _clear_damage(self):
+        self._damaged = self._gapped = False
+        self._dropped_bytes = self._missing_bytes = 0
+
+    def _count_hole(self, count):
+        self.stats.holes += 1
+        self.stats.records_dropped += count
+
+    def _parse(self, buf, final):
+        """Parses ``buf`` (the kept bytes and new data); keeps the open segment's bytes."""
+        arr = np.frombuffer(buf, np.uint8)
+        starts = np.flatnonzero(arr >= LEAD_FLAG)
+        span = np.empty_like(starts)                     # bytes up to the next lead byte
+        np.subtract(starts[1:], starts[:-1], out=span[:-1])
+        span[-1:] = len(buf) - starts[-1:]
+
+        # The last record may still grow, unless it is a whole fixed-length record, a REPLY
+        # that cannot have (more) continuation bytes, or already too long to be a record.
+        committed = len(buf)        # records and CRC domain end here
+        lone_reply = None
+        if len(starts) and not final:
+            last = int(arr[starts[-1]])
+            last_source, last_bits = (last >> LEAD_PAYLOAD_BITS) & 0xf, last & 0x7
+            last_span, fixed = int(span[-1]), int(self._fixed[last_source])
+            if last_source == Source.REPLY and last_span == 1 and last_bits < 2:
+                lone_reply = last_bits      # a byte 0/1, or the lead of a two-byte record
+            if lone_reply is not None or not (
+                    last_span > _MAX_LENGTH or (fixed and last_span >= fixed)
+                    or (last_source == Source.REPLY and (last_span > 1 or last_bits >= 2))):
+                committed = int(starts[-1])
+                starts, span = starts[:-1], span[:-1]
+        processed = committed       # bytes whose replies and skips have been counted
+
+        r = self._decode(buf, starts, span)
+        new_replies = r.replies[r.starts[r.replies] >= self._seen]
+        for byte, ok in zip(r.payload[new_replies].tolist(),
+                            r.well_formed[new_replies].tolist()):
+            if ok:
+                self._assembler.push(byte)
+            else:
+                self._assembler.abort()
+        if lone_reply is not None and committed >= self._seen \
+                and self._assembler.completes(lone_reply):
+            self._assembler.push(lone_reply)
+            self._eager_reply = True
+            processed = len(buf)
+
+        segments = _Segments(self, arr[:committed], r)
+        events, open_start = segments.run()
+        if open_start is None:
+            self._carry, self._seen = buf[processed:], 0
+        else:
+            self._carry, self._seen = buf[open_start:], processed - open_start
+        self._pending_lead = None
+        if self._completing.match(buf, processed):
+            self._pending_lead = len(self._carry) - (len(buf) - processed)
+            self._pending_needs = int(self._fixed[buf[processed] >> 3 & 0xf]) or 2
+        self.stats.events_delivered += len(events) - len(segments.holes)
+        return events
+
+    def _decode(self, buf, starts, span):
+        """Source, payload and well-formedness of every record (as :class:`_Records`).
+
+        A record of up to 8 bytes is read as the big-endian 64-bit word at its start; masking
+        off the flag bits and the source and shifting out the bytes after the record leaves
+        7-bit groups 8 bits apart, which three shift-and-mask steps pack together. The few
+        longer records (v1 SYNC, TALLY, big LOSS and BUS payloads) get their last bytes added
+        by :func:`_decode_long`. A fixed-length record is read at its length; continuation
+        bytes after it are strays (which fail the segment whose CRC domain holds them)."""
+        # Padding with lead bytes makes a one-byte record at the end look like any other.
+        padded = buf + bytes([LEAD_FLAG]) * 8
+        windows = np.ndarray((len(buf),), dtype=">u8", buffer=padded, strides=(1,))
+        words = np.take(windows, starts).astype(np.uint64)
+        source = (words >> 59).astype(np.uint8) & 0xf
+        fixed = np.take(self._fixed, source)
+        is_fixed = fixed != 0
+        length = np.where(is_fixed, np.minimum(span, fixed), span)
+        short = np.minimum(length, 8).astype(np.uint8)
+        x = (words & 0x077f7f7f7f7f7f7f) >> (64 - 8 * short)
+        x -= (x >> 1) & 0x3f803f803f803f80                               # 14 bits, 16 apart
+        x = (x & 0x00003fff00003fff) | ((x >> 2) & 0x0fffc0000fffc000)   # 28 bits, 32 apart
+        payload = (x & 0x000000000fffffff) | ((x >> 4) & 0x00fffffff0000000)
+
+        is_event = source < len(_EVENT_SOURCES)
+        width = np.take(self._width, source, mode="clip")
+        ok = np.where(is_fixed, span >= fixed, span <= _MAX_LENGTH)
+        if self.version == 1:
+            ok &= (source & 0xe) != 12                           # 12 and 13 are reserved
+        # The sender uses the fewest continuation bytes: the top 10 payload bits are not 0
+        # (the second byte's flag keeps a one-byte record in: the next lead byte follows it).
+        ok &= is_fixed | (((words >> 48) & 0x07ff) != 0)
+        long_records = np.flatnonzero(length > 8)
+        if len(long_records):
+            _decode_long(np.frombuffer(padded, np.uint8), starts, length, payload, ok,
+                         long_records)
+        delta = payload >> width                    # 0 for the other records: width 64
+        value = payload ^ (delta << width)
+        ok &= (delta >> DELTA_BITS) == 0
+        replies = np.flatnonzero(source == Source.REPLY)
+        if len(replies):
+            ok[replies] &= (span[replies] <= 2) & (payload[replies] <= 0xff)
+        return _Records(starts, span, source, payload, delta, value, ok, is_event & ok,
+                        replies)
+
+    def _correct(self, stamp, source):
+        """Stamps minus the pin-to-stamp latency of their sources (never below 0)."""
+        if not self.latency:
+            return stamp
+        latency = np.take(self._latency, source, mode="clip")
+        return np.maximum(stamp, latency) - latency
+
+    def _count_losses(self, events):
+        is_loss = events.source == Source.LOSS
+        if not is_loss.any():
+            return
+        for value in events.value[is_loss].tolist():
+            lost = loss_source(value)
+            self.stats.lost[lost] = self.stats.lost.get(lost, 0) + loss_count(value)
+
+
+class _Segments:
+    """One pass over the committed records of a buffer: finds the segments, checks the
+    closed ones, links them into the chain of verified segments and builds their events.
+
+    Version 2: a segment is ``SYNC, events, TALLY, SEAL``; records outside segments (other
+    than replies) are junk. Version 1: a segment runs from one SYNC to the next, which holds
+    its CRC-16. Offsets in ``pos`` are in the CRC domain (the bytes without REPLY records)."""
+
+    def __init__(self, parser, committed, r):
+        self.p = parser
+        self.stats = parser.stats
+        self.r = r
+        count = len(r.starts)
+        self.count = count
+        # CRC domain: the committed bytes without REPLY records.
+        if len(r.replies):
+            edges = np.zeros(len(committed) + 1, np.int64)
+            np.add.at(edges, r.starts[r.replies], 1)
+            np.add.at(edges, r.starts[r.replies] + r.span[r.replies], -1)
+            excluded = np.cumsum(edges[:-1]) > 0
+            crc_bytes = committed[~excluded]
+            excluded_before = np.concatenate(([0], np.cumsum(excluded)))
+            position = r.starts - excluded_before[r.starts]
+            bad_replies = r.replies[~r.well_formed[r.replies]
+                                    & (r.starts[r.replies] >= parser._seen)]
+            self.stats.bytes_skipped += int(r.span[bad_replies].sum())
+        else:
+            crc_bytes = committed
+            position = r.starts
+        self.view = memoryview(crc_bytes)
+        self.pos_np = np.concatenate((position, [len(crc_bytes)]))
+        self.pos = _Ints(self.pos_np)
+        non_reply = r.source != Source.REPLY
+        self.non_reply_at = np.flatnonzero(non_reply)
+        self.events_np = np.concatenate(([0], np.cumsum(r.is_event)))
+        self.non_reply_np = (np.concatenate(([0], np.cumsum(non_reply))) if len(r.replies)
+                             else np.arange(count + 1))
+        self.events_before = _Ints(self.events_np)
+        self.non_reply_before = _Ints(self.non_reply_np)
+        self.delta_sum = np.concatenate((np.zeros(1, np.uint64), np.cumsum(r.delta)))
+        self.delivered = []      # (first record, end record, 64-bit stamp of the first)
+        self.holes = []          # (record index the hole goes before, stamp, count)
+
+    def run(self):
+        """Returns the events and the offset where the kept open segment starts (or None)."""
+        p, r = self.p, self.r
+        sync_at = np.flatnonzero((r.source == Source.SYNC) & r.well_formed)
+        syncs = sync_at.tolist()
+        following = syncs[1:] + [self.count]
+        if p.version == 1:
+            closes = [f if f < self.count else None for f in following]
+        else:
+            closes = self._precheck_v2(sync_at, np.array(following, np.int64))
+        done, done_byte = 0, 0   # records and CRC-domain bytes accounted for
+        open_start = None
+        p._open = None
+        seal_length = int(p._fixed[Source.SEAL])
+        for k, s in enumerate(syncs):
+            if s > done or self.pos[s] > done_byte:
+                self._junk(done, done_byte, s)
+            close = closes[k]
+            if close is None and following[k] == self.count:
+                open_start = self._keep_open(s)
+                done, done_byte = self.count, self.pos[-1]
+                break
+            if close is None:                  # version 2: a SYNC came before the SEAL
+                self._fail(s, following[k])
+                done, done_byte = following[k], self.pos[following[k]]
+            elif p.version == 1:
+                self._close_v1(s, close)
+                done, done_byte = close, self.pos[close]
+            else:
+                self._close_v2(k, s, close)
+                done, done_byte = close + 1, self.pos[close] + seal_length
+        if open_start is None:
+            self._junk(done, done_byte, self.count)
+        return self._events(), open_start
+
+    def _precheck_v2(self, sync_at, following):
+        """For every SYNC, at once: the SEAL that closes its segment (None: none before the
+        next SYNC), and the checks other than the CRC and the chain, with the fields they
+        need (as lists, read one segment at a time by :meth:`_close_v2`)."""
+        r = self.r
+        seals = np.flatnonzero((r.source == Source.SEAL) & r.well_formed)
+        at = np.searchsorted(seals, sync_at)
+        close = seals[np.minimum(at, len(seals) - 1)] if len(seals) else following
+        closed = (at < len(seals)) & (close < following)
+        close = np.where(closed, close, following - 1)
+        # The TALLY is the last record before the SEAL that is not a reply.
+        tally = self.non_reply_at[np.maximum(np.searchsorted(self.non_reply_at, close) - 1, 0)]
+        events = self.events_np[tally] - self.events_np[sync_at + 1]
+        between = self.non_reply_np[tally] - self.non_reply_np[sync_at + 1]
+        fields = r.payload[tally]
+        ok = (closed & (tally > sync_at) & (r.source[tally] == Source.TALLY)
+              & r.well_formed[tally] & (between == events) & (events > 0)
+              & (events <= SEGMENT_MAX_EVENTS)
+              & ((fields >> np.uint64(_TALLY_AT["count"])) == events.astype(np.uint64)))
+        mask = np.uint64(_SEQUENCE_MASK)
+        self.v2 = list(zip(ok.tolist(), tally.tolist(), events.tolist(),
+                   ((fields >> np.uint64(_TALLY_AT["sent"])) & mask).tolist(),
+                   ((fields >> np.uint64(_TALLY_AT["captured"])) & mask).tolist(),
+                   r.payload[sync_at].tolist(), r.payload[close].tolist(),
+                   (self.delta_sum[tally] - self.delta_sum[sync_at + 1]).tolist(),
+                   self.pos_np[sync_at].tolist(), self.pos_np[close].tolist()))
+        return [c if k else None for c, k in zip(close.tolist(), closed.tolist())]
+
+    def _junk(self, first, first_byte, end):
+        """Records ``first .. end - 1`` lie outside any segment (from ``first_byte`` on)."""
+        skipped = self.pos[end] - first_byte
+        if skipped > 0:
+            self.stats.bytes_skipped += skipped
+            self.p._dropped_bytes += skipped
+            self.p._damaged = True
+
+    def _fail(self, first, end):
+        self.stats.segments_bad += 1
+        self.p._dropped_bytes += self.pos[end] - self.pos[first]
+        self.p._damaged = True
+
+    def _keep_open(self, s):
+        """The last segment is open: keep its bytes, unless it is already too long."""
+        p = self.p
+        size = self.pos[-1] - self.pos[s]
+        events = self.events_before[-1] - self.events_before[s + 1]
+        p._open = (size, events)
+        if events > SEGMENT_MAX_EVENTS or len(self.view) - self.pos[s] > p.MAX_SEGMENT_BYTES:
+            p._drop_open()
+            return None
+        return int(self.r.starts[s])
+
+    def _segment_sum(self, first, end):
+        """Sum of the deltas of records ``first + 1 .. end - 1`` (stamp of the last event
+        relative to the segment's SYNC)."""
+        return int(self.delta_sum[end] - self.delta_sum[first + 1])
+
+    def _close_v1(self, s, e):
+        r = self.r
+        events = self.events_before[e] - self.events_before[s + 1]
+        others = self.non_reply_before[e] - self.non_reply_before[s + 1] - events
+        expected = int(r.payload[e]) & ((1 << CRC_BITS) - 1)
+        crc = binascii.crc_hqx(self.view[self.pos[s]:self.pos[e]], 0)
+        clean = others == 0 and events <= SEGMENT_MAX_EVENTS
+        if clean and crc == expected:
+            self._deliver_v1(s, e, int(r.payload[s]) >> CRC_BITS)
+        elif clean and events == 0 and expected == 0:
+            # START clears the device's CRC: the first SYNC of a capture closes the previous
+            # capture's final, empty segment with CRC 0. Nothing is lost there.
+            self.stats.restarts += 1
+        else:
+            self._fail(s, e)
+
+    def _deliver_v1(self, s, e, stamp48):
+        """Version 1: the time base is the last verified SYNC; a hole's count is bounded by
+        the time it spans (no sequence numbers)."""
+        p = self.p
+        anchor = p._anchor if p._anchor is not None else stamp48
+        base = anchor + ((stamp48 - anchor) & _STAMP_MASK)
+        p._anchor = base
+        if p._damaged:
+            if p._last is not None:
+                count = MAX_RECORDS_PER_STAMP * (base - p._last[2] + 1)
+                if p._missing_bytes is not None:
+                    count = min(count, p._byte_bound())
+            else:
+                count = p._byte_bound()
+            self._hole(s, base, count)
+        self._accept(s, e, base, self._segment_sum(s, e), None)
+
+    def _close_v2(self, k, s, e):
+        ok, tally, events, sent, captured, stamp48, crc, segment_sum, first, end = self.v2[k]
+        if not (ok and binascii.crc32(self.view[first:end]) == crc
+                and self._deliver_v2(s, tally, stamp48, events, sent, captured, segment_sum)):
+            self._fail(s, e)
+
+    def _deliver_v2(self, s, tally, stamp48, count, sent, captured, segment_sum):
+        """Links a verified segment into the chain; False if its stamp cannot be trusted.
+
+        It is *linked* when its sequence follows the last delivered segment's with no event
+        missing: that segment confirms it, its stamp counts forward from that segment's last
+        one and the time base moves to it. Otherwise (a hole, or the first segment) its stamp
+        must lie less than 2**47 ahead of the time base (a stamp before it would show as
+        almost 2**48 ahead), and the time base moves to it only once a linked successor
+        confirms it."""
+        p, last = self.p, self.p._last
+        sent_before = (sent - count) & _SEQUENCE_MASK
+        linked = False
+        if last is not None:
+            step = (stamp48 - last[1]) & _STAMP_MASK
+            linked = sent_before == last[0]
+        candidate, p._candidate = p._candidate, None
+        if linked:
+            base = last[2] + step
+        elif candidate is not None and sent_before == candidate[0]:
+            # It follows a segment that was refused for its stamp (a device reset, or no
+            # event for 2**47 stamps across a hole): confirmed, the time base jumps there.
+            base = candidate[2] + ((stamp48 - candidate[1]) & _STAMP_MASK)
+            linked = True
+        elif last is not None:
+            # The time base: the last confirmed stamp, or the last unconfirmed one if none is.
+            reference = p._anchor if p._anchor is not None else last[2]
+            step = (stamp48 - reference) & _STAMP_MASK
+            if step >= _HALF_STAMP:
+                last_stamp = reference + step + segment_sum
+                p._candidate = (sent, last_stamp & _STAMP_MASK, last_stamp)
+                return False
+            base = reference + step
+        else:
+            base = stamp48
+        if last is None:
+            lost = (captured - count) & _SEQUENCE_MASK     # events of this capture before it
+        else:
+            lost = (sent_before - last[0]) & _SEQUENCE_MASK
+            if p._gapped and base >= last[2]:
+                # Bytes went missing: the sequence may have wrapped as often as the time span
+                # and the bytes allow; count the most (an upper bound).
+                bound = MAX_RECORDS_PER_STAMP * (base - last[2] + 1)
+                if p._missing_bytes is not None:
+                    bound = min(bound, p._byte_bound())
+                if bound > lost:
+                    lost += (bound - lost) >> SEQUENCE_BITS << SEQUENCE_BITS
+        if lost:
+            self._hole(s, base, lost)
+        end_stamp = self._accept(s, tally, base, segment_sum, sent)
+        if linked:
+            p._anchor = end_stamp
+        return True
+
+    def _hole(self, s, stamp, count):
+        self.holes.append((s, stamp, count))
+        self.p._count_hole(count)
+
+    def _accept(self, s, end, base, segment_sum, sent):
+        p = self.p
+        last_stamp = base + segment_sum
+        p._last = (sent, last_stamp & _STAMP_MASK, last_stamp)
+        p._clear_damage()
+        self.stats.segments_ok += 1
+        self.delivered.append((s, end, base))
+        return last_stamp
+
+    def _events(self):
+        """The events of the delivered segments, with the holes before them."""
+        r, p = self.r, self.p
+        if not self.delivered:
+            events = Events.empty()
+        else:
+            first = np.array([d[0] for d in self.delivered], np.int64)
+            end = np.array([d[1] for d in self.delivered], np.int64)
+            base = np.array([d[2] for d in self.delivered], np.uint64)
+            marks = np.zeros(self.count + 1, np.int64)
+            np.add.at(marks, first + 1, 1)
+            np.add.at(marks, end, -1)
+            inside = np.cumsum(marks[:-1]) > 0
+            chosen = np.flatnonzero(inside & r.is_event)
+            segment = np.searchsorted(first, chosen, side="right") - 1
+            # Wrapping uint64 arithmetic: base + (deltas up to the event) - (deltas up to SYNC).
+            stamp = self.delta_sum[chosen + 1] + (base - self.delta_sum[first + 1])[segment]
+            source = np.take(r.source, chosen)
+            events = Events(p._correct(stamp, source), source, np.take(r.value, chosen))
+            p._count_losses(events)
+        if not self.holes:
+            return events
+        at = np.searchsorted(chosen, [h[0] for h in self.holes]) if self.delivered else 0
+        return Events(np.insert(events.stamp, at, [h[1] for h in self.holes]),
+                      np.insert(events.source, at, Source.LOSS),
+                      np.insert(events.value, at, [hole_value(h[2]) for h in self.holes]))
+
+
+def _decode_long(padded, starts, length, payload, ok, index):
+    """Decodes in place the records at ``index``, which are longer than 8 bytes: their
+    ``payload`` holds the 52 bits of their first 8 bytes; append the 7 bits of byte 9 and 10."""
+    length = length[index]
+    index, length = index[length <= _MAX_LENGTH], length[length <= _MAX_LENGTH]
+    at = starts[index]
+    ninth = (padded[at + 8] & 0x7f).astype(np.uint64)
+    tenth = (padded[at + 9] & 0x7f).astype(np.uint64)
+    head = payload[index]
+    ten = length == _MAX_LENGTH
+    payload[index] = np.where(ten, (head << 14) | (ninth << 7) | tenth, (head << 7) | ninth)
+    # A 10-byte record holds 66 bits; only payloads below 2**64 are valid.
+    ok[index[ten & ((head >> 50) != 0)]] = False
+
+
+class _Ints:
+    """Python ints out of a numpy array, one at a time (cheaper than ``tolist()`` of a whole
+    buffer's records when a few are looked at)."""
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return int(self.array[index])
+
+
+class _Records:
+    """The complete records of one buffer, as parallel arrays (index = record number)."""
+    __slots__ = ("starts", "span", "source", "payload", "delta", "value", "well_formed",
+                 "is_event", "replies")
+
+    def __init__(self, starts, span, source, payload, delta, value, well_formed, is_event,
+                 replies):
+        self.starts = starts            # offset of the lead byte in the buffer
+        self.span = span                # bytes up to the next lead byte (or buffer end)
+        self.source = source            # uint8
+        self.payload = payload          # uint64
+        self.delta = delta              # payload >> value width (0 for non-event sources)
+        self.value = value              # payload & value mask (meaningful for events)
+        self.well_formed = well_formed
+        self.is_event = is_event        # a well-formed event record
+        self.replies = replies          # record numbers of REPLY records

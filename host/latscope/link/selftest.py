@@ -1,0 +1,362 @@
+"""First-plug-in self-test (``latscope selftest``, ``Session.selftest``; docs/boards.md has the
+bring-up checklist built on it): is the link sound (:func:`check_link`), do the appliance's
+own stamps agree with the pin latencies it documents (:func:`check_loopback`), and are the
+marker wires right (:func:`check_wiring`)?
+"""
+
+import random
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from latscope_defs.protocol import Source
+
+from ..events import Events
+from .device import DeviceError, IrqSettings
+
+__all__ = ["LinkResult", "LoopbackResult", "WiringResult", "echo_patterns", "check_link",
+           "link_hint", "check_loopback", "check_wiring", "capture_wiring", "wiring_pattern",
+           "run_selftest", "format_results"]
+
+PATTERN_BITS = 64
+
+
+def echo_patterns(count, seed=1):
+    """All zeros, all ones, alternating bits, walking ones and zeros, then pseudo-random
+    patterns: ``count`` in all."""
+    full = (1 << PATTERN_BITS) - 1
+    fixed = [0, full, 0x5555555555555555, 0xAAAAAAAAAAAAAAAA]
+    fixed += [1 << bit for bit in range(PATTERN_BITS)]
+    fixed += [full ^ (1 << bit) for bit in range(PATTERN_BITS)]
+    rng = random.Random(seed)
+    while len(fixed) < count:
+        fixed.append(rng.getrandbits(PATTERN_BITS))
+    return fixed[:count]
+
+
+@dataclass
+class LinkResult:
+    """``sent`` ECHO commands; ``wrong``: replies with another pattern; ``missing``: no
+    reply. ``exchanges_per_s`` and ``bytes_per_s`` (both directions together) over the
+    exchanges that got a reply."""
+    sent: int = 0
+    wrong: int = 0
+    missing: int = 0
+    seconds: float = 0.0
+    bytes_written: int = 0
+    bytes_read: int = 0
+    bytes_skipped: int = 0
+    error: str = ""          # why the first missing reply was missing
+    hint: str = ""
+
+    @property
+    def ok(self):
+        return self.sent > 0 and self.wrong == 0 and self.missing == 0
+
+    @property
+    def exchanges_per_s(self):
+        return (self.sent - self.missing) / self.seconds if self.seconds else 0.0
+
+    @property
+    def bytes_per_s(self):
+        return (self.bytes_written + self.bytes_read) / self.seconds if self.seconds else 0.0
+
+
+def link_hint(result, *, baud, port):
+    """What to check, from what came back."""
+    if result.ok:
+        return ""
+    if "does not know command" in result.error:
+        return ("the device answers but does not know ECHO: its bitstream is older than this "
+                "host; rebuild and program it (docs/boards.md)")
+    if result.bytes_read == 0:
+        return (f"nothing came back from {port}: check the USB cable, that {port} is the "
+                f"board's UART (the second serial port of an FT2232H board) and that the "
+                f"board is programmed (docs/boards.md)")
+    if result.missing == result.sent or result.bytes_skipped:
+        return (f"bytes arrive but do not decode: most likely a baud rate mismatch (the host "
+                f"uses {baud} baud; the board's rate is in docs/boards.md and `make "
+                f"bitstream` prints it), or another program on {port}")
+    return (f"{result.wrong + result.missing} of {result.sent} patterns were lost or "
+            f"corrupted: a marginal cable or USB-serial adapter at {baud} baud; try another "
+            f"cable or USB port")
+
+
+def check_link(device, *, count=256, baud, port, seed=1):
+    """ECHO exchanges with ``device`` (a :class:`latscope.link.device.Device`); a
+    :class:`LinkResult`. The first missing reply ends the test (the rest would only wait).
+
+    Fixed and pseudo-random 64-bit patterns; counts patterns that came back wrong or not at
+    all, measures the sustained exchange rate, and says what is most likely wrong when
+    nothing or garbage comes back (:func:`link_hint`)."""
+    result = LinkResult()
+    read0, written0 = device.bytes_read, device.bytes_written
+    skipped0 = device.parser.stats.bytes_skipped
+    started = time.monotonic()
+    for pattern in echo_patterns(count, seed):
+        result.sent += 1
+        try:
+            if device.echo(pattern) != pattern:
+                result.wrong += 1
+        except DeviceError as error:
+            result.missing += 1
+            result.error = str(error)
+            break
+    result.seconds = time.monotonic() - started
+    result.bytes_read = device.bytes_read - read0
+    result.bytes_written = device.bytes_written - written0
+    result.bytes_skipped = device.parser.stats.bytes_skipped - skipped0
+    result.hint = link_hint(result, baud=baud, port=port)
+    return result
+
+
+@dataclass
+class LoopbackResult:
+    """IRQ edges seen as IRQ, EDGE0 and MARKER events. ``offsets``: per jumpered source, the
+    corrected stamp minus the IRQ's, in stamp units (each from 0 to :func:`loopback_slack`);
+    ``delays_ns``: the measured pin-to-stamp delay differences (uncorrected), min..max;
+    ``documented_ns``: what the IDENTIFY reply's latencies say they are."""
+    irq_edges: int = 0
+    matched: dict = field(default_factory=dict)
+    offsets: dict = field(default_factory=dict)
+    delays_ns: dict = field(default_factory=dict)
+    documented_ns: dict = field(default_factory=dict)
+    problems: list = field(default_factory=list)
+
+    @property
+    def ok(self):
+        return self.irq_edges > 0 and not self.problems
+
+
+#: The IRQ generator's settings for the loopback test: edges far apart compared to any pin
+#: latency, so that each jumpered event pairs with exactly one IRQ edge.
+LOOPBACK_IRQ = IrqSettings(period=2000, jitter_mask=0xff, width=500)
+
+
+def check_loopback(device, identity, *, edges=16, timeout=20.0, irq=LOOPBACK_IRQ):
+    """Captures ``edges`` asserting IRQ edges with the IRQ output jumpered to EDGE0 and the
+    strobe; a :class:`LoopbackResult`. Leaves the IRQ generator set to ``irq``.
+
+    Each edge is captured three times, as IRQ, EDGE0 and MARKER events. After the parser's
+    latency correction (the IDENTIFY reply's pin latencies) the three stamps of one edge
+    must agree to within one stamp unit (where in a sampling period the wire's edge falls);
+    the uncorrected differences are the measured pin-to-pin delays."""
+    device.configure_irq(irq)
+    device.start(sources=[Source.IRQ, Source.EDGE0, Source.MARKER])
+    collected = []
+    deadline = time.monotonic() + timeout
+    asserted = 0
+    while asserted < edges + 1 and time.monotonic() < deadline:
+        events = device.poll()
+        if len(events):
+            collected.append(events)
+            irq_events = events.of(Source.IRQ)
+            asserted += int(np.count_nonzero(irq_events.value == 1))
+    device.stop()
+    collected.append(device.drain())
+    return loopback_result(Events.concatenate(collected), identity)
+
+
+def loopback_slack(identity):
+    """The largest offset (stamp units) of a jumpered input from the IRQ change it copies:
+    the IRQ output changes on a capture clock edge and an input wired to it samples the
+    change at the next sampling edge (offset 0), or later by as many sampling edges as the
+    output's and the wire's delay cross, up to the end of the capture cycle: 1 with
+    single-rate or DDR inputs (a cycle or half a cycle), 3 with 4 samples a cycle (the
+    IDDRX2F gearbox: quarters of a cycle)."""
+    return max(1, (1 << identity.stamp_shift) - 1)
+
+
+def loopback_result(events, identity):
+    """The loopback verdict on captured events (see :func:`check_loopback`)."""
+    result = LoopbackResult()
+    slack = loopback_slack(identity)
+    irq = events.of(Source.IRQ)
+    stamps = irq.stamp.astype(np.int64)
+    result.irq_edges = int(np.count_nonzero(irq.value == 1))
+    if not len(irq):
+        result.problems.append("the IRQ generator's events did not arrive")
+        return result
+    unit_ns = identity.resolution_ns
+    for source in (Source.EDGE0, Source.MARKER):
+        seen = events.of(source).stamp.astype(np.int64)
+        name = source.name
+        # Each IRQ change pairs with the first event of the source at or after its stamp:
+        # the IRQ output changes on a clock edge and is stamped with the next sampling edge,
+        # where an input wired to it samples it too (offset 0), or a sampling edge or more
+        # later when the delays cross them (up to `slack`).
+        index = np.searchsorted(seen, stamps)
+        paired = index < len(seen)
+        offsets = seen[index[paired]] - stamps[paired]
+        result.matched[name] = int(np.count_nonzero((offsets >= 0) & (offsets <= slack)))
+        result.offsets[name] = sorted(set(offsets.tolist()))
+        documented = identity.latency[source] - identity.latency[Source.IRQ]
+        result.documented_ns[name] = documented * unit_ns
+        if len(offsets):
+            result.delays_ns[name] = ((documented + int(offsets.min())) * unit_ns,
+                                      (documented + int(offsets.max())) * unit_ns)
+        if not len(seen):
+            result.problems.append(f"no {name} events: is the jumper from IRQ to {name} "
+                                   f"in place?")
+        elif result.matched[name] != len(irq) or len(seen) != len(irq):
+            result.problems.append(
+                f"{name}: {len(seen)} events for {len(irq)} IRQ changes, "
+                f"{result.matched[name]} within {slack} stamp unit{'s' * (slack > 1)} of "
+                f"them (a loose jumper, or "
+                f"the documented pin latencies are wrong)")
+    return result
+
+
+#: The wiring program's markers: walking ones, then walking zeros, over 16 bits. The same
+#: walk as firmware/tools/wiring_walk.h's ls_wiring_value(); the tests compare the two.
+def wiring_pattern(width=16):
+    full = (1 << width) - 1
+    return [1 << bit for bit in range(width)] + [full ^ (1 << bit) for bit in range(width)]
+
+
+@dataclass
+class WiringResult:
+    expected: int = 0
+    received: int = 0
+    stuck_high: list = field(default_factory=list)
+    stuck_low: list = field(default_factory=list)
+    swapped: list = field(default_factory=list)      # (driven bit, bit it shows up on)
+    shorted: list = field(default_factory=list)      # (bit, bit)
+    problems: list = field(default_factory=list)
+
+    @property
+    def ok(self):
+        return not (self.problems or self.stuck_high or self.stuck_low or self.swapped
+                    or self.shorted)
+
+
+def check_wiring(values, width=16):
+    """Compares the MARKER values of one run of the wiring program with
+    :func:`wiring_pattern`; a :class:`WiringResult` naming bad bits.
+
+    The wiring program (``firmware/tools/``) walks ones then zeros over the 16 marker bits,
+    one strobe toggle each; what it finds: stuck, swapped or shorted bits, and a strobe that
+    loses or adds toggles."""
+    expected = wiring_pattern(width)
+    result = WiringResult(expected=len(expected), received=len(values))
+    if len(values) != len(expected):
+        result.problems.append(
+            f"{len(values)} markers for the program's {len(expected)} strobe toggles: "
+            + ("the strobe is not connected" if not values else
+               "the strobe wire is loose or picks up noise"))
+        return result
+    ones, zeros = values[:width], values[width:]
+    for bit in range(width):
+        mask = 1 << bit
+        if all(value & mask for value in values):
+            result.stuck_high.append(bit)
+        elif not any(value & mask for value in values):
+            result.stuck_low.append(bit)
+    stuck = set(result.stuck_high) | set(result.stuck_low)
+    for bit in sorted(set(range(width)) - stuck):
+        # Where driving `bit` alone high, then alone low, shows up.
+        high = {b for b in range(width) if ones[bit] >> b & 1} - stuck
+        low = {b for b in range(width) if not zeros[bit] >> b & 1} - stuck
+        others = (high | low) - {bit}
+        if high == low == {bit}:
+            continue
+        if len(high) == 1 and high == low:
+            result.swapped.append((bit, *high))
+        elif others:
+            # Two wires touching: one shows the other's level (wired-OR or wired-AND).
+            result.shorted += [pair for pair in (tuple(sorted((bit, other)))
+                                                 for other in others)
+                               if pair not in result.shorted]
+        else:
+            result.problems.append(f"D{bit} does not follow the program (open wire?)")
+    return result
+
+
+def capture_wiring(device, *, width=16, timeout=30.0, quiet=2.0, dut=None, on_start=None):
+    """Captures the wiring program's markers: waits up to ``timeout`` s for the first, then
+    until none came for ``quiet`` s (or all arrived, or the DUT's program ended); a
+    :class:`WiringResult`. Once the capture runs, ``on_start()`` is called (the CLI's
+    prompt to start the program) and ``dut`` (the :class:`~latscope.link.device.Port`) releases
+    a DUT that waits for it (``sim:soc``; a board's DUT is started by its user)."""
+    device.start(sources=[Source.MARKER])
+    if on_start is not None:
+        on_start()
+    if dut is not None:
+        dut.release_dut()
+    values = []
+    started = last = time.monotonic()
+    expected = len(wiring_pattern(width))
+    while time.monotonic() - (last if values else started) < (quiet if values else timeout):
+        exited = dut is not None and dut.dut_exited   # before the poll: it gets the last
+        markers = device.poll().of(Source.MARKER)
+        if len(markers):
+            values += markers.value.tolist()
+            last = time.monotonic()
+        if len(values) >= expected or exited:
+            break
+    device.stop()
+    values += device.drain().of(Source.MARKER).value.tolist()
+    return check_wiring([int(value) for value in values], width)
+
+
+#: The IRQ generator during the wiring test: off. A DUT's interrupt must not run into the
+#: walk, and on sim:soc the loopback jumper, on the strobe until the DUT starts, must add no
+#: strobe toggles between the capture's start and the DUT's.
+WIRING_IRQ = IrqSettings(enable=False)
+
+
+def run_selftest(device, *, port, baud, identity=None, link=True, loopback=False,
+                 wiring=False, count=256, dut=None, on_wiring_start=None, wiring_timeout=30.0):
+    """The self-test's parts in order (link first: without it nothing else can work);
+    returns ``{"link": LinkResult, "loopback": ..., "wiring": ...}`` with the parts run.
+    ``dut``, ``on_wiring_start``, ``wiring_timeout``: :func:`capture_wiring`'s ``dut``,
+    ``on_start`` and ``timeout``; the wiring test turns the IRQ generator off
+    (:data:`WIRING_IRQ`)."""
+    results = {}
+    if link:
+        results["link"] = check_link(device, count=count, baud=baud, port=port)
+        if not results["link"].ok:
+            return results
+    if loopback or wiring:
+        identity = identity or device.identify()
+    if loopback:
+        results["loopback"] = check_loopback(device, identity)
+    if wiring:
+        device.configure_irq(WIRING_IRQ)
+        results["wiring"] = capture_wiring(device, width=identity.marker_width, dut=dut,
+                                           on_start=on_wiring_start, timeout=wiring_timeout)
+    return results
+
+
+def format_results(link=None, loopback=None, wiring=None):
+    """Lines for the terminal (arguments: the results of :func:`run_selftest`)."""
+    lines = []
+    if link is not None:
+        verdict = "ok" if link.ok else "FAILED"
+        lines.append(f"link: {verdict}: {link.sent} echo patterns, {link.wrong} wrong, "
+                     f"{link.missing} missing; {link.exchanges_per_s:.0f} exchanges/s, "
+                     f"{link.bytes_per_s / 1000:.1f} kB/s both ways")
+        if link.hint:
+            lines.append(f"  hint: {link.hint}")
+    if loopback is not None:
+        verdict = "ok" if loopback.ok else "FAILED"
+        lines.append(f"loopback: {verdict}: {loopback.irq_edges} IRQ edges")
+        for name, documented in loopback.documented_ns.items():
+            low, high = loopback.delays_ns.get(name, (float("nan"),) * 2)
+            lines.append(f"  IRQ -> {name}: measured {low:.2f}..{high:.2f} ns (pin-to-stamp "
+                         f"difference), documented {documented:.2f} ns; corrected stamps "
+                         f"differ by {loopback.offsets.get(name)} units")
+        lines += [f"  problem: {problem}" for problem in loopback.problems]
+    if wiring is not None:
+        verdict = "ok" if wiring.ok else "FAILED"
+        lines.append(f"wiring: {verdict}: {wiring.received} of {wiring.expected} markers")
+        for label, bits in (("stuck high", wiring.stuck_high), ("stuck low", wiring.stuck_low)):
+            if bits:
+                lines.append(f"  {label}: " + ", ".join(f"D{bit}" for bit in bits))
+        for driven, seen in wiring.swapped:
+            lines.append(f"  D{driven} arrives on D{seen} (swapped wires)")
+        for a, b in wiring.shorted:
+            lines.append(f"  D{a} and D{b} are shorted")
+        lines += [f"  problem: {problem}" for problem in wiring.problems]
+    return lines

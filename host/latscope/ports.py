@@ -1,0 +1,50 @@
+"""Port names to ports: ``sim:soc`` and ``sim:gateware`` start a simulation
+(:mod:`latscope.simulated`), anything else is a board's serial port or a pyserial URL. A port
+(:class:`~latscope.link.device.Port`) is given not yet started: a capture session starts it."""
+
+from .link.device import Port
+from .simulated.appliance import SIM_PORTS, SimulatedAppliance
+from .simulated.soc import SocSimulation, SuiteSettings, build_soc
+
+__all__ = ["is_simulated", "open_port", "open_selftest_port"]
+
+
+def open_port(port, extra_args=(), *, suite=None, log=None):
+    """The :class:`~latscope.link.device.Port` of a port name, not yet started: a simulation for
+    ``sim:soc`` (the suite of ``suite``, a :class:`SuiteSettings`, built if needed) and
+    ``sim:gateware``, else a serial port or pyserial URL."""
+    if suite is not None and port != "sim:soc":
+        raise ValueError("suite= is only for the sim:soc simulation")
+    if port == "sim:soc":
+        build = build_soc(suite or SuiteSettings(), log=log)
+        return SocSimulation(build, extra_args, log=log)
+    if is_simulated(port):
+        return SimulatedAppliance(port, extra_args, log=log)
+    return Port(port)
+
+
+def is_simulated(port):
+    return port in SIM_PORTS
+
+
+def open_selftest_port(port, *, loopback=False, miswire=(), cpu="VexRiscv_IMAC", log=None):
+    """The :class:`~latscope.link.device.Port` ``latscope selftest`` runs against, not yet started.
+
+    ``sim:soc``: the SoC runs the wiring program (``firmware/tools/wiring_sim.c``), held in
+    reset until the wiring test's capture has started (:meth:`SocSimulation.release_dut`);
+    with ``loopback`` the harness's jumper wires the IRQ output to EDGE0 and the strobe
+    until then (``--jumper``), as a user takes the jumper off before starting the DUT's
+    program; ``miswire``: the harness's ``--miswire`` faults in the wires from the SoC's
+    marker pins to the appliance (``"swap:3,4"``, ``"stuck-low:9"``, ...; sim/README.md).
+    ``sim:gateware``: with ``loopback`` its jumper instead of its scripted DUT. Anything
+    else: a board's port."""
+    if miswire and port != "sim:soc":
+        raise ValueError("miswire= is only for the sim:soc simulation")
+    if port == "sim:soc":
+        build = build_soc(SuiteSettings(cpu=cpu, program="wiring_walk"), log=log)
+        args = ["--jumper"] if loopback else []
+        for spec in miswire:
+            args += ["--miswire", spec]
+        return SocSimulation(build, args, log=log, release="on_request")
+    return open_port(port, ["--loopback"] if loopback and port == "sim:gateware" else [],
+                     log=log)

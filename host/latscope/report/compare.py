@@ -1,0 +1,143 @@
+"""Side-by-side comparison of several captures: the same tables, their statistics and the
+difference of every statistic against the first capture (the baseline), plus overlaid
+distributions per table.
+
+Works on results documents (:func:`latscope.report.results`), so a comparison needs only the
+tables each capture produced; figures need the samples and are made from the tables.
+"""
+
+import json
+from pathlib import Path
+
+from . import plots
+from .results import STAT_COLUMNS, load_tables, results, statistics_note
+
+__all__ = ["Run", "load_runs", "comparison", "text_comparison", "write_figures"]
+
+#: Statistics compared (every numeric one of a table row).
+COMPARED = [key for key, _, _ in STAT_COLUMNS]
+
+
+class Run:
+    """One capture of a comparison: ``label``, results ``document`` and ``tables``."""
+
+    def __init__(self, path, label=None):
+        capture, self.tables = load_tables(path)
+        self.document = results(capture, self.tables)
+        self.label = label or Path(path).stem
+        self.rows = {row["name"]: row for row in self.document["tables"]}
+
+
+def load_runs(paths, labels=None):
+    labels = list(labels or [])
+    runs = [Run(path, labels[i] if i < len(labels) else None) for i, path in enumerate(paths)]
+    seen = {}
+    for run in runs:                     # two files of the same name: number the labels
+        count = seen[run.label] = seen.get(run.label, 0) + 1
+        if count > 1:
+            run.label = f"{run.label}#{count}"
+    return runs
+
+
+def _difference(value, base):
+    if value is None or base is None:
+        return None, None
+    delta = value - base
+    relative = delta / base * 100 if base else None
+    return delta, relative
+
+
+def comparison(runs):
+    """The comparison document: the runs (label, capture path, board, clock, CPU/suite
+    settings) and per table name (in first-seen order) every run's statistics with
+    ``diff`` (value - baseline) and ``diff_pct`` against the first run that has samples in
+    it."""
+    names = []
+    for run in runs:
+        names += [name for name in run.rows if name not in names]
+    tables = []
+    for name in names:
+        entries, base = [], None
+        for run in runs:
+            row = run.rows.get(name)
+            if row is None:
+                entries.append({"run": run.label, "present": False})
+                continue
+            stats = {key: row[key] for key in COMPARED}
+            entry = {"run": run.label, "present": True, "stats": stats}
+            if base is None:
+                if stats["samples"]:             # the baseline: the first run with samples
+                    base = stats
+            else:
+                entry["diff"], entry["diff_pct"] = {}, {}
+                for key in COMPARED:
+                    entry["diff"][key], entry["diff_pct"][key] = _difference(stats[key],
+                                                                             base[key])
+            entries.append(entry)
+        tables.append({"name": name, "runs": entries})
+    return {"schema": "latscope-comparison", "version": 1,
+            "runs": [{"label": run.label, "capture": run.document["capture"]["path"],
+                      "board": run.document["device"].get("board"),
+                      "clock_hz": run.document["device"].get("clock_hz"),
+                      "suite": run.document["suite"], "test_info":
+                      run.document["capture"]["test_info"]} for run in runs],
+            "tables": tables}
+
+
+def _fmt(value, fmt):
+    return "–" if value is None else fmt.format(value)
+
+
+def text_comparison(document):
+    """Per table: one line per run with its statistics, and under every run after the
+    baseline the differences (value - baseline, and percent for the ns statistics)."""
+    formats = {key: fmt for key, _, fmt in STAT_COLUMNS}
+    titles = [title for _, title, _ in STAT_COLUMNS]
+    label_width = max([len(r["label"]) for r in document["runs"]] + [8]) + 2
+    widths = [max(len(t), 14) for t in titles]
+    out = []
+    for table in document["tables"]:
+        out.append(table["name"])
+        out.append(" " * label_width + "  ".join(t.rjust(w) for t, w in zip(titles, widths)))
+        for entry in table["runs"]:
+            label = ("  " + entry["run"]).ljust(label_width)
+            if not entry["present"]:
+                out.append(label + "(no such table)")
+                continue
+            out.append(label + "  ".join(_fmt(entry["stats"][k], formats[k]).rjust(w)
+                                         for k, w in zip(COMPARED, widths)))
+            if "diff" in entry:
+                cells = []
+                for key, width in zip(COMPARED, widths):
+                    delta, pct = entry["diff"][key], entry["diff_pct"][key]
+                    cell = "–" if delta is None else f"{delta:+.1f}" if key.endswith(
+                        "_ns") else f"{delta:+d}"
+                    if pct is not None and key.endswith("_ns"):
+                        cell += f" {pct:+.0f}%"
+                    cells.append(cell.rjust(width))
+                out.append(("    Δ").ljust(label_width) + "  ".join(cells))
+        out.append("")
+    out.append(statistics_note().split(";")[0] + ".")
+    return "\n".join(out)
+
+
+def write_figures(runs, directory):
+    """Overlaid distributions of every table present in two or more runs:
+    ``directory/<table>.compare.{png,svg}``; returns the written paths."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    names = []
+    for run in runs:
+        names += [name for name in run.tables if name not in names]
+    for name in names:
+        present = [(run.label, run.tables[name]) for run in runs if name in run.tables]
+        if len(present) < 2:
+            continue
+        figure = plots.overlay_distributions(present)
+        written += plots.save(figure, directory / plots.figure_name(name, "compare"))
+    return written
+
+
+def write_json(document, path):
+    Path(path).write_text(json.dumps(document, indent=2) + "\n")

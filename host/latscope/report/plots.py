@@ -1,0 +1,245 @@
+"""Figures of sample tables: time series, frequency distribution, maximum per interval.
+
+Every function returns a :class:`matplotlib.figure.Figure` made without pyplot (no global
+state, no display: the Agg renderer), so reports can be made in batch and in threads, and
+takes a table as :func:`~latscope.analysis.pairing.analyze` gives it (``SampleTable``) or as
+the bounded analysis accumulates it (``TableAccumulator``): the figures are made from the
+accumulator, so both give the same figures. :func:`save` writes a figure as PNG and SVG.
+"""
+
+import io
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..analysis.statistics import TableAccumulator
+
+__all__ = ["MAX_BINS", "MAX_POINTS", "tick_histogram", "accumulated", "time_series",
+           "distribution", "overlay_distributions", "interval_maxima", "max_over_time", "save",
+           "png_bytes", "table_figures", "figure_name"]
+
+#: Most bins of a distribution (the bin width grows by whole ticks past this).
+MAX_BINS = 200
+#: Most samples drawn one by one in a time series.
+MAX_POINTS = 20_000
+WIDTH, HEIGHT = 7.5, 3.2        # inches; 100 dpi PNGs: 750 px wide
+
+
+def tick_histogram(samples, max_bins=MAX_BINS, *, low=None, high=None, counts=None):
+    """Histogram of integer tick values: ``(edges, counts, width)``.
+
+    Bins are ``width`` ticks wide (a whole number, the smallest that needs at most
+    ``max_bins`` bins) and start at ``low`` (default: the smallest sample); ``edges`` are
+    in ticks, ``len(edges) == len(counts) + 1``. ``low``/``high`` let several tables share
+    the same bins. ``counts``: ``samples`` are distinct values, each counted that often."""
+    samples = np.asarray(samples, np.int64)
+    if not len(samples):
+        return np.zeros(1, np.int64), np.zeros(0, np.int64), 1
+    low = int(samples.min()) if low is None else int(low)
+    high = int(samples.max()) if high is None else int(high)
+    width = max(1, math.ceil((high - low + 1) / max_bins))
+    bins = (high - low) // width + 1
+    slot = (samples - low) // width
+    if counts is None:
+        binned = np.bincount(slot, minlength=bins)
+    else:
+        binned = np.zeros(bins, np.int64)
+        np.add.at(binned, slot, np.asarray(counts, np.int64))
+    edges = low + width * np.arange(bins + 1, dtype=np.int64)
+    return edges, binned, width
+
+
+def accumulated(table, interval_s=None):
+    """The :class:`~latscope.analysis.statistics.TableAccumulator` of a table (itself if it is one);
+    ``interval_s``: the max-per-interval width it must have kept."""
+    if isinstance(table, TableAccumulator):
+        return table
+    interval = max(1, int(interval_s * table.stamp_hz)) if interval_s else None
+    return TableAccumulator.of_table(table, interval_stamps=interval)
+
+
+def _ns_per_tick(stamp_hz):
+    return 1e9 / stamp_hz
+
+
+def _figure(rows=1, height=HEIGHT):
+    # matplotlib is imported on the first figure: `latscope analyze` needs none (0.6 s).
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(WIDTH, height * rows), dpi=100, layout="constrained")
+    axes = figure.subplots(rows, 1, squeeze=False)[:, 0]
+    return figure, axes
+
+
+def time_series(table, *, x="index"):
+    """Latency of every sample in capture order. ``x``: ``"index"`` (sample number) or
+    ``"time"`` (capture time of the sample's start, seconds from the first sample).
+
+    Time series of more than :data:`MAX_POINTS` samples are drawn as the min..max envelope of
+    consecutive slices of the samples (a power of two of them each: the envelope of
+    :class:`~latscope.analysis.statistics.TableAccumulator`), so figures stay small and fast for
+    10^9 samples and no maximum disappears.
+    """
+    table = accumulated(table)
+    figure, (axes,) = _figure()
+    ns_per_stamp = table.ns_per_stamp
+    count = table.count
+    if count > MAX_POINTS:
+        index, starts, low, high, _ = table.envelope()
+        at = (starts - table.first_start) / table.stamp_hz if x == "time" else index
+        axes.fill_between(at, low * ns_per_stamp, high * ns_per_stamp, step="post",
+                          linewidth=0.6, color="tab:blue",
+                          label=f"min..max of {table.bucket_width} samples")
+        axes.legend(loc="upper right", fontsize="small")
+    elif count:
+        samples, starts = table.kept_points()
+        at = (starts - starts[0]) / table.stamp_hz if x == "time" else np.arange(count)
+        axes.plot(at, samples * ns_per_stamp, linestyle="none", marker=".", markersize=2.5,
+                  color="tab:blue")
+    if count:
+        _mark_worst(axes, table, x)
+    axes.set_xlabel("capture time (s)" if x == "time" and count else "sample")
+    axes.set_ylabel("latency (ns)")
+    axes.set_title(f"{table.name}: latency of each sample ({count} samples)")
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    return figure
+
+
+def _mark_worst(axes, table, x):
+    """Rings the worst samples (latscope.analysis.worst.WORST_SHOWN) with their rank and flags, as
+    the report lists them."""
+    from ..analysis.worst import WORST_SHOWN, flags_text
+    for rank, entry in enumerate(table.worst(WORST_SHOWN), 1):
+        at = ((entry["start"] - table.first_start) / table.stamp_hz if x == "time"
+              else entry["index"])
+        flags = flags_text(entry)
+        axes.plot([at], [entry["ns"]], marker="o", markersize=7, fillstyle="none",
+                  color="tab:red", linestyle="none")
+        axes.annotate(f"#{rank}{f' {flags}' if flags else ''}", (at, entry["ns"]),
+                      textcoords="offset points", xytext=(5, 3), fontsize="x-small",
+                      color="tab:red")
+
+
+def _bar(axes, edges, counts, tick_ns, **style):
+    axes.stairs(counts, edges * tick_ns, fill=style.pop("fill", True), **style)
+
+
+def distribution(table):
+    """Frequency distribution of one table: count per bin of whole ticks, on a linear and on
+    a logarithmic count axis.
+
+    Distributions are histograms *in clock ticks*: a bin is a whole number of ticks wide, so no
+    bin straddles a tick boundary and every bin holds the samples of the same tick values (a bin
+    width that is not a whole number of ticks makes comb artefacts). The count is shown linear
+    and logarithmic: on the log scale the rare maxima that decide a worst case stay visible, as
+    in OSADL's latency plots.
+    """
+    table = accumulated(table)
+    figure, axes = _figure(2, height=2.6)
+    tick_ns = _ns_per_tick(table.stamp_hz)
+    edges, counts, width = tick_histogram(table.values, counts=table.counts)
+    for ax, log in zip(axes, (False, True)):
+        _bar(ax, edges, counts, tick_ns, color="tab:blue")
+        ax.set_ylabel("samples (log)" if log else "samples")
+        if log and len(counts):
+            ax.set_yscale("log")
+            ax.set_ylim(bottom=0.7)
+        ax.grid(alpha=0.3)
+    axes[0].set_title(f"{table.name}: frequency distribution (bin = {width} tick(s) = "
+                      f"{width * tick_ns:g} ns)")
+    axes[1].set_xlabel("latency (ns)")
+    return figure
+
+
+def overlay_distributions(named_tables, *, title=None):
+    """Distributions of the same test from several captures, on shared bins: a list of
+    ``(label, table)``; linear and log count. Bins are whole ticks of the first table's
+    clock."""
+    figure, axes = _figure(2, height=2.6)
+    present = [(label, accumulated(table)) for label, table in named_tables]
+    present = [(label, table) for label, table in present if table.count]
+    if present:
+        # Shared bins in ns: convert every table's values to the first table's ticks.
+        tick_ns = _ns_per_tick(present[0][1].stamp_hz)
+        ticks = [np.rint(table.values * table.ns_per_stamp / tick_ns).astype(np.int64)
+                 for _, table in present]
+        low = min(int(t.min()) for t in ticks)
+        high = max(int(t.max()) for t in ticks)
+        for ax, log in zip(axes, (False, True)):
+            for (label, table), t in zip(present, ticks):
+                edges, counts, width = tick_histogram(t, low=low, high=high,
+                                                      counts=table.counts)
+                _bar(ax, edges, counts, tick_ns, fill=False, linewidth=1.2, label=label)
+            if log:
+                ax.set_yscale("log")
+                ax.set_ylim(bottom=0.7)
+            ax.set_ylabel("samples (log)" if log else "samples")
+            ax.grid(alpha=0.3)
+        axes[0].legend(fontsize="small")
+        axes[0].set_title(title or f"{present[0][1].name}: distributions "
+                                   f"(bin = {width * tick_ns:g} ns)")
+    axes[1].set_xlabel("latency (ns)")
+    return figure
+
+
+def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
+    """The largest sample of every interval of ``interval_s`` seconds (NaN: no sample),
+    e.g. from :func:`interval_maxima`: for runs where the worst case appears once an hour."""
+    figure, (axes,) = _figure()
+    maxima_ns = np.asarray(maxima_ns, np.float64)
+    hours = interval_s * len(maxima_ns) >= 3 * 3600
+    scale, unit = (3600.0, "h") if hours else (1.0, "s")
+    edges = np.arange(len(maxima_ns) + 1) * interval_s / scale
+    if len(maxima_ns):
+        axes.stairs(maxima_ns, edges, color="tab:red", linewidth=1.2)
+        axes.plot((edges[:-1] + edges[1:]) / 2, maxima_ns, linestyle="none", marker=".",
+                  markersize=3, color="tab:red")
+    axes.set_xlabel(f"capture time ({unit})")
+    axes.set_ylabel("max latency (ns)")
+    axes.set_title(f"{title} ({interval_s:g} s)")
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    return figure
+
+
+def interval_maxima(table, interval_s):
+    """The largest sample (ns) of every ``interval_s`` seconds of capture time, counted from
+    the table's first sample (NaN: no sample in that interval)."""
+    table = accumulated(table, interval_s)
+    if table.interval_stamps != max(1, int(interval_s * table.stamp_hz)):
+        raise ValueError(f"{table.name}: maxima kept per {table.interval_stamps} stamps, "
+                         f"not per {interval_s} s")
+    return table.interval_maxima_ns()
+
+
+def save(figure, stem, formats=("png", "svg")):
+    """Writes ``stem.png`` and ``stem.svg``; returns the paths."""
+    paths = []
+    for fmt in formats:
+        path = Path(f"{stem}.{fmt}")
+        figure.savefig(path, format=fmt)
+        paths.append(path)
+    return paths
+
+
+def png_bytes(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def figure_name(table_name, kind):
+    """File stem of a table's figure, e.g. ``IL-a-1.distribution``."""
+    return f"{table_name}.{kind}"
+
+
+def table_figures(table, *, x="index", interval_s=None):
+    """``{kind: Figure}`` of one table: ``timeseries`` and ``distribution``, with
+    ``interval_s`` also ``maxima`` (the maximum per interval of capture time)."""
+    figures = {"timeseries": time_series(table, x=x), "distribution": distribution(table)}
+    if interval_s:
+        figures["maxima"] = max_over_time(interval_s, interval_maxima(table, interval_s),
+                                          title=f"{table.name}: maximum per interval")
+    return figures

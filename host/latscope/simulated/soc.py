@@ -1,0 +1,241 @@
+"""The full system in Verilator (``sim/``) as the appliance port ``sim:soc``: a VexRiscv SoC
+runs latscope's test suite (``firmware/suite``) or a bring-up program on the reference
+kernel, and the appliance gateware, exported from Amaranth, watches its trace pins and bus and
+drives its interrupt. Builds it (make, incremental) and runs it, reproducibly to the cycle
+(sim/README.md).
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..link.device import DeviceError
+from .appliance import SimulatedAppliance
+
+__all__ = ["ROOT", "RELEASE_AFTER_START", "EXIT_PAUSE", "SuiteSettings", "SocBuild",
+           "SocSimulation", "build_soc", "build_suite"]
+
+#: The repository (sim/, firmware/): this file is host/latscope/simulated/soc.py in it.
+ROOT = Path(os.environ.get("LATSCOPE_ROOT", Path(__file__).resolve().parents[3]))
+
+#: --linger value that means "until the host stops the simulation".
+_LINGER_FOREVER = 1 << 62
+#: Cycles from the capture's start (the appliance's ``capturing`` rising, the cycle after
+#: START executed) to the CPU's first cycle out of reset, plus the run's ``phase``.
+RELEASE_AFTER_START = 16
+#: Cycles after the firmware's exit at which the harness waits for the host's next byte
+#: (STOP), so that the capture ends at a fixed cycle as well.
+EXIT_PAUSE = 64
+
+
+# --- sim:soc: build ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SuiteSettings:
+    """What the simulated DUT runs: the CPU variant and the suite's build settings
+    (``firmware/suite/Makefile``: MARKER, SAMPLES, TESTS, PACE, SUITE_CFLAGS), or instead of
+    the suite a bring-up program that ``sim/Makefile`` builds (``program``: ``irq_loop``,
+    the IRQ loop method's DUT, ``irq_loop_marked``, or ``wiring_walk``, the self-test's
+    wiring program; the suite's settings then do not apply)."""
+    cpu: str = "VexRiscv_IMAC"       # or VexRiscv_Lite (rv32im, about 2x faster to simulate)
+    marker: str = "gpio"             # gpio: GPIO trace port; bus: TRACE window on the bus
+    samples: int = 1000              # per IL, IDL and TSL table (TF/SEO/MQ: up to 256)
+    tests: str = "all"               # or a comma-separated list of markers.Test names
+    pace: int = 0                    # min. cycles between two samples of thread-driven tests
+    cflags: str = ""                 # more -D settings of the suite (SUITE_CFLAGS, suite.h)
+    program: str = "suite"           # or irq_loop, irq_loop_marked, wiring_walk
+
+    def as_dict(self):
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SocBuild:
+    """A built simulator (with the appliance) and the suite firmware it runs."""
+    simulator: Path
+    firmware: Path
+    settings: SuiteSettings
+
+
+def _make(args, what, log):
+    """Runs make; on failure raises DeviceError with the end of its output."""
+    command = ["make", "--no-print-directory", *args]
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    if log is not None:
+        log.write(result.stdout)
+    if result.returncode != 0:
+        raise DeviceError(f"building {what} failed ({' '.join(command)}):\n"
+                          + result.stdout[-4000:])
+    return result.stdout
+
+
+def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, pgo=False):
+    """Builds what ``sim:soc`` runs, incrementally (make): the appliance's Verilog export, the
+    Verilated SoC with the appliance for ``settings.cpu``, and the suite firmware.
+
+    ``build_dir``: the suite's build directory (firmware/suite/build by default); one per
+    user of the suite keeps their settings from rebuilding each other's objects.
+    ``sump=False``: the appliance without its SUMP device mode (``make -C sim SUMP=0``), as
+    the demo runs it: the same captures, cycle for cycle, in about 60 % of the time; SUMP
+    mode (sigrok's ``ols`` driver) needs the default. ``pgo``: the profile-guided build
+    (``PGO=1``; the first build also runs a short training capture)."""
+    sim = ROOT / "sim"
+    common = [f"CPU={settings.cpu}", f"PYTHON={sys.executable}", f"SUMP={int(sump)}",
+              f"PGO={int(pgo)}"]
+    _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
+    simulator = Path(_make(["-s", "-C", str(sim), "APPLIANCE=1", "print-binary", *common],
+                           "the SoC simulator", None).strip())
+    if settings.program != "suite":
+        return SocBuild(simulator, _bring_up_program(settings, common, log), settings)
+    return SocBuild(simulator, build_suite(settings, build_dir=build_dir, log=log), settings)
+
+
+def build_suite(settings=SuiteSettings(), *, build_dir=None, log=None):
+    """Builds the suite firmware of ``settings`` (``firmware/suite``, make) and gives the
+    path of its ELF; ``build_dir`` as for :func:`build_soc`."""
+    suite = ROOT / "firmware" / "suite"
+    build_dir = Path(build_dir) if build_dir is not None else suite / "build"
+    _make(["-C", str(suite), "-j2", "sim", f"BUILD={build_dir.resolve()}",
+           f"MARKER={settings.marker}", f"SAMPLES={settings.samples}",
+           f"TESTS={settings.tests}", f"PACE={settings.pace}", f"CPU={settings.cpu}",
+           f"SUITE_CFLAGS={settings.cflags}"],
+          "the test suite firmware", log)
+    march = _make(["-s", "-C", str(suite), f"CPU={settings.cpu}", "print-march"],
+                  "the firmware's -march (sim/soc_map.toml)", None).strip()
+    return build_dir.resolve() / f"sim-{settings.marker}-{march}" / "suite.elf"
+
+
+def _bring_up_program(settings, common, log):
+    """The ELF of a ``sim/firmware`` program (:attr:`SuiteSettings.program`), built."""
+    sim = str(ROOT / "sim")
+    _make(["-C", sim, "firmware", *common], "the sim/firmware programs", log)
+    firmware = Path(_make(["-s", "-C", sim, "print-firmware-dir", *common],
+                          "the sim/firmware programs", None).strip()) / f"{settings.program}.elf"
+    if not firmware.is_file():
+        raise DeviceError(f"{firmware}: no such sim/firmware program "
+                          f"({settings.program!r}; see sim/README.md, Firmware)")
+    return firmware
+
+
+# --- sim:soc: run -----------------------------------------------------------------------------
+
+class SocSimulation(SimulatedAppliance):
+    """The Verilated SoC with the appliance, running the suite of ``build`` (a
+    :class:`SocBuild`).
+
+    The CPU is held in reset until the host has identified the appliance, configured the IRQ
+    generator and started the capture, so the capture holds the whole suite: the harness lets
+    it run :data:`RELEASE_AFTER_START` (+ ``phase``) cycles after the capture starts, and
+    START restarts the IRQ generator from its seed, so a run is reproducible to the cycle
+    (without a START, :meth:`release_dut` lets it run at once; after one it changes nothing).
+    The harness says when the firmware exited (:attr:`dut_exited`), stops its clock
+    :data:`EXIT_PAUSE` cycles later until the host's STOP arrives (so the capture ends at a
+    fixed cycle too) and keeps simulating so the appliance can drain.
+
+    ``truth``: write the harness's ground-truth log there; ``console``: the firmware's console file (a temporary
+    file by default). ``phase``: extra cycles before the CPU's release (after
+    :data:`RELEASE_AFTER_START`): the IRQ sequence meets the suite at another phase, still
+    reproducibly. ``release``: ``"on_start"`` (the default) as above; ``"on_request"``: the
+    CPU waits for :meth:`release_dut` alone, whatever the host starts before (the
+    self-test: the loopback test's capture must not start the DUT), and the clock never
+    waits for the host."""
+
+    dut_ends = True
+
+    def __init__(self, build, extra_args=(), *, log=None, truth=None, console=None, phase=0,
+                 release="on_start"):
+        if phase < 0:
+            raise ValueError(f"phase must be 0 or more, not {phase}")
+        if release not in ("on_start", "on_request"):
+            raise ValueError(f"release must be 'on_start' or 'on_request', not {release!r}")
+        self.phase = phase
+        self.release = release
+        self.build = build
+        self._console_file = None
+        if console is None:
+            self._console_file = tempfile.NamedTemporaryFile(prefix="latscope-console-",
+                                                             suffix=".txt", delete=False)
+            console = self._console_file.name
+        self.console = Path(console)
+        command = [str(build.simulator), "--pty", "--hold-cpu"]
+        if release == "on_start":
+            command += ["--release-on-start", str(RELEASE_AFTER_START + phase),
+                        "--pause-after-exit", str(EXIT_PAUSE)]
+        command += ["--linger", str(_LINGER_FOREVER), "--console", str(self.console)]
+        if truth is not None:
+            command += ["--truth", str(truth)]
+        command += [*extra_args, str(build.firmware)]
+        self._start(command, "sim:soc", log)
+        self.exit_code = None          # the firmware's exit code, once it exited
+        self.exit_cycle = None
+        self.summary = {}              # the harness's SIM line, after stop()
+        self.uart = {}                 # its UART line (bytes, framing errors, backlog)
+        self._exited = threading.Event()
+        self._released = False
+        self._reader = None
+
+    def __enter__(self):
+        super().__enter__()
+        self._reader = threading.Thread(target=self._read_stdout, daemon=True)
+        self._reader.start()
+        return self
+
+    def _read_stdout(self):
+        for line in self.process.stdout:
+            kind, *fields = line.split()
+            values = dict(field.split("=", 1) for field in fields if "=" in field)
+            if kind == "EXIT":
+                self.exit_code = int(values["code"])
+                self.exit_cycle = int(values["cycle"])
+                self._exited.set()
+            elif kind == "SIM":
+                self.summary = values
+            elif kind == "UART":
+                self.uart = {key: int(value) for key, value in values.items()}
+        self._exited.set()         # the harness ended (with or without the firmware's exit)
+
+    def release_dut(self):
+        """Lets the CPU out of reset now if no capture has started (the harness logs
+        ``cpu_run``); once a capture started, the CPU runs at its fixed cycle after START
+        and the harness ignores this (a session calls it after START's reply)."""
+        if not self._released:
+            self.process.send_signal(signal.SIGUSR1)
+            self._released = True
+
+    @property
+    def dut_exited(self):
+        """The firmware exited, or the harness ended."""
+        return self._exited.is_set()
+
+    def dut_failure(self):
+        if self._exited.is_set() and self.exit_code is None:
+            return (f"the simulation ended before the firmware exited: "
+                    f"{self.summary or 'no summary'}")
+        return None
+
+    def dut_metadata(self):
+        return {"cpu": self.build.settings.cpu, "suite": self.build.settings.as_dict(),
+                "cpu_release": ({"after_start": RELEASE_AFTER_START, "phase": self.phase}
+                                if self.release == "on_start" else self.release)}
+
+    def dut_end_stats(self):
+        return {"exit_code": self.exit_code, "exit_cycle": self.exit_cycle}
+
+    def console_text(self):
+        try:
+            return self.console.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self):
+        super().stop()
+        if self._reader is not None:
+            self._reader.join(timeout=10)
+        if self._console_file is not None:
+            self._console_file.close()

@@ -1,0 +1,170 @@
+"""The packages' structure: no import cycle in the host package, every module imports on its
+own, no module imports another module's private name, and the gateware and the boards do not
+import the host (they share only ``latscope_defs`` with it).
+
+Import statements are read from the source (every one, at module level or inside a
+function), so a cycle that only a rarely called function closes is found too."""
+
+import ast
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Package name -> its directory: the packages pyproject.toml installs.
+PACKAGES = {"latscope": ROOT / "host" / "latscope",
+            "latscope_defs": ROOT / "defs" / "latscope_defs",
+            "latscope_gateware": ROOT / "gateware" / "latscope_gateware",
+            "latscope_boards": ROOT / "boards" / "latscope_boards"}
+#: Directories whose Python files must not import a private name of another module.
+PUBLIC_ONLY = [ROOT / "host", ROOT / "defs", ROOT / "gateware", ROOT / "boards",
+               ROOT / "bench", ROOT / "examples"]
+
+
+def modules(package):
+    """{module name: source path} of a package, subpackages included."""
+    directory = PACKAGES[package]
+    found = {}
+    for path in sorted(directory.rglob("*.py")):
+        parts = [package, *path.relative_to(directory).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def imports(path, name=None):
+    """The modules the import statements of the file ``path`` name, wherever they stand:
+    ``from a.b import c`` names ``a.b.c`` if that is a module of ``known`` and ``a.b``
+    otherwise. ``name``: the file's module name (resolves relative imports)."""
+    package = None
+    if name is not None:
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node, alias.name, None
+        elif isinstance(node, ast.ImportFrom):
+            if node.level and package is None:
+                module = "." * node.level + (node.module or "")
+            elif node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            for alias in node.names:
+                yield node, module, alias.name
+
+
+def import_graph(package="latscope"):
+    """{module: set of modules of the package it imports}."""
+    known = modules(package)
+    graph = {}
+    for name, path in known.items():
+        edges = graph.setdefault(name, set())
+        for _, module, imported in imports(path, name):
+            if imported is not None and f"{module}.{imported}" in known:
+                edges.add(f"{module}.{imported}")
+            elif module in known:
+                edges.add(module)
+    return graph
+
+
+def find_cycle(graph):
+    """One import cycle as a list of modules (first == last), or None."""
+    state = {}                                   # module -> "open" (on the path) or "done"
+    path = []
+
+    def visit(module):
+        state[module] = "open"
+        path.append(module)
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == "open":
+                return path[path.index(target):] + [target]
+            if target not in state:
+                cycle = visit(target)
+                if cycle:
+                    return cycle
+        path.pop()
+        state[module] = "done"
+        return None
+
+    for module in sorted(graph):
+        if module not in state:
+            cycle = visit(module)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_no_import_cycle_in_the_host_package():
+    cycle = find_cycle(import_graph("latscope"))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def _import_alone(module):
+    """Imports ``module`` in a fresh interpreter that finds the packages of ``ROOT``; the
+    error's last line, or None."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(path.parent) for path in PACKAGES.values()]
+        + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    result = subprocess.run([sys.executable, "-c", f"import {module}"], env=env,
+                            capture_output=True, text=True, timeout=120)
+    if result.returncode:
+        return f"{module}: {(result.stderr.strip().splitlines() or ['?'])[-1]}"
+    return None
+
+
+def test_every_module_imports_on_its_own():
+    names = [name for package in PACKAGES for name in modules(package)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        failures = [error for error in pool.map(_import_alone, names) if error]
+    assert not failures, "\n".join(failures)
+
+
+def _private(name):
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports(directory):
+    """``file:line: name`` of every private name a file under ``directory`` imports from
+    another module (``from m import _x``, ``import m._x``)."""
+    found = []
+    for path in sorted(directory.rglob("*.py")):
+        for node, module, imported in imports(path, _module_name(path)):
+            if module == "__future__":
+                continue
+            names = [imported] if imported is not None else module.split(".")
+            if any(_private(name) for name in names if name):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: "
+                             f"{module}{'.' + imported if imported else ''}")
+    return found
+
+
+def _module_name(path):
+    """The module name of a file of one of the packages (None: a script)."""
+    for package, directory in PACKAGES.items():
+        if directory in path.parents:
+            parts = [package, *path.relative_to(directory).with_suffix("").parts]
+            return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return None
+
+
+@pytest.mark.parametrize("directory", PUBLIC_ONLY, ids=lambda path: path.name)
+def test_no_module_imports_a_private_name(directory):
+    found = private_imports(directory)
+    assert not found, "private names imported from another module:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("package", ["latscope_gateware", "latscope_boards"])
+def test_gateware_and_boards_do_not_import_the_host(package):
+    found = [f"{path.relative_to(ROOT)}:{node.lineno}: {module}"
+             for name, path in modules(package).items()
+             for node, module, _ in imports(path, name)
+             if module == "latscope" or module.startswith("latscope.")]
+    assert not found, "imports of the host package:\n" + "\n".join(found)
