@@ -2,8 +2,8 @@
 
 ``docs/protocol.md`` describes every byte; this module is that description in code: record
 sources and payloads, the segment records (SYNC, TALLY, SEAL), commands and replies, the SUMP
-device mode, and :class:`StreamEncoder`, the reference encoder (versions 1 and 2; the gateware
-writes version 2). The gateware imports its constants and message layouts and the host's
+device mode, and :class:`StreamEncoder`, the reference encoder (versions 1 to 3; the gateware
+writes version 3). The gateware imports its constants and message layouts and the host's
 parser uses the same ones, so the two sides cannot drift apart.
 """
 
@@ -17,10 +17,11 @@ __all__ = [
     "DELTA_BITS", "SEGMENT_MAX_EVENTS", "STAMP_BITS", "CRC_BITS", "LOSS_COUNT_BITS",
     "SEQUENCE_BITS", "Tally", "HOLE_SOURCE", "hole_value",
     "LossValue", "loss_value", "loss_source", "loss_count",
+    "IRQ_DELAY_BITS", "IrqValue", "irq_value", "irq_level", "irq_triggered", "irq_delay",
     "crc16", "crc32", "record_length", "encode_record", "event_payload", "sync_payload",
     "tally_payload",
     "Command", "IdentifyReply", "StatusReply", "IrqConfig", "IrqFlags", "StartArgs", "EchoPattern",
-    "EchoReply",
+    "EchoReply", "TriggerConfig", "TriggerFlags", "TRIGGER_SOURCES",
     "COMMAND_ARGS", "REPLY_LAYOUTS", "OLDER_REPLY_SIZES", "reply_sizes", "UNKNOWN_COMMAND_REPLY",
     "StreamEncoder",
     "SumpCommand", "SUMP_LONG_COMMAND", "SUMP_ARG_BYTES", "SUMP_MODE_ENTRY", "SUMP_ID_REPLY",
@@ -29,9 +30,10 @@ __all__ = [
 ]
 
 #: Protocol version; the identify reply carries it. Bump on any incompatible change.
-VERSION = 2
-#: Versions the host reads (version 1: capture files written before version 2).
-VERSIONS = (1, 2)
+VERSION = 3
+#: Versions the host reads (versions 1 and 2: capture files written before version 3; a
+#: version 2 device, which has no trigger).
+VERSIONS = (1, 2, 3)
 #: First four bytes of the identify reply payload.
 MAGIC = b"LTSC"
 
@@ -40,7 +42,7 @@ class Source(IntEnum):
     """Record source: the 4-bit field of a lead byte."""
     MARKER = 0    #: trace-port marker; value = sampled data bits
     BUS    = 1    #: write into the bus trace window; value = written data (32 bits)
-    IRQ    = 2    #: IRQ generator output edge; value 1 = asserting edge, 0 = releasing edge
+    IRQ    = 2    #: IRQ output edge; value: IrqValue (v3; v1, v2: 1 asserting, 0 releasing edge)
     LOSS   = 3    #: events lost to a full FIFO; value: LossValue (count << 4 | lost source)
     EDGE0  = 4    #: edge channel 0 .. 7 (sources 4..11); value = new pin level
     EDGE1  = 5
@@ -69,6 +71,7 @@ SYNC_CONT = 9
 _FIXED_CONT = {
     1: {15: SYNC_CONT},
     2: {15: 7, 12: 8, 13: 5},      # SYNC 8 bytes (52 bits), TALLY 9 (59), SEAL 6 (38)
+    3: {15: 7, 12: 8, 13: 5},      # as version 2
 }
 
 
@@ -119,10 +122,53 @@ def loss_count(value):
     return (value >> _LOSS_COUNT.offset) & _LOSS_COUNT_MASK
 
 
+#: Bits of an IRQ edge's trigger delay (capture cycles), in :class:`IrqValue` and in
+#: :class:`TriggerConfig`'s ``start``, ``stop``, ``step`` and ``width``.
+IRQ_DELAY_BITS = 16
+
+
+class IrqValue(data.Struct):
+    """The value of an IRQ record (version 3): the edge, and the firing of the trigger that
+    made it. An edge of the periodic generator has ``triggered`` 0 and ``delay`` 0, so its
+    value is the level alone, as in versions 1 and 2."""
+    level: 1                    #: 1: asserting edge, 0: releasing edge (whatever the polarity)
+    triggered: 1                #: the edge is one of a trigger's firing (docs/protocol.md)
+    delay: IRQ_DELAY_BITS       #: that firing's delay, capture cycles (0 if not triggered)
+
+
+_IRQ_FIELDS = {name: field for name, field in data.Layout.cast(IrqValue)}
+
+
+def irq_value(level, triggered=0, delay=0):
+    """The value of an IRQ record (an int)."""
+    return IrqValue.const({"level": level, "triggered": triggered,
+                           "delay": delay}).as_value().value
+
+
+def _irq_field(name, value):
+    field = _IRQ_FIELDS[name]
+    return (value >> field.offset) & ((1 << field.width) - 1)
+
+
+def irq_level(value):
+    """The level of IRQ values (ints or a numpy array of them, any version): 1 asserting."""
+    return _irq_field("level", value)
+
+
+def irq_triggered(value):
+    """Whether IRQ values are of a trigger's firing (ints or a numpy array of them)."""
+    return _irq_field("triggered", value)
+
+
+def irq_delay(value):
+    """The trigger delay of IRQ values, capture cycles (ints or a numpy array of them)."""
+    return _irq_field("delay", value)
+
+
 #: Value width of the fixed-width sources; MARKER's width comes from the identify reply.
 _FIXED_VALUE_WIDTH = {
     Source.BUS: 32,
-    Source.IRQ: 1,
+    Source.IRQ: IrqValue.as_shape().size,
     Source.LOSS: LossValue.as_shape().size,
     **{source: 1 for source in EDGE_SOURCES},
 }
@@ -148,13 +194,16 @@ def hole_value(count):
     return (count << 4) | HOLE_SOURCE
 
 
-def value_width(source, marker_width=16):
-    """Number of value bits at the bottom of an event record's payload."""
+def value_width(source, marker_width=16, version=None):
+    """Number of value bits at the bottom of an event record's payload, in protocol
+    ``version`` (the current one if None)."""
     source = Source(source)
     if source == Source.MARKER:
         return marker_width
     if source in (Source.REPLY, Source.SYNC, Source.TALLY, Source.SEAL):
         raise ValueError(f"{source.name} records carry no event value")
+    if source == Source.IRQ and (VERSION if version is None else version) < 3:
+        return 1                                    # the level alone
     return _FIXED_VALUE_WIDTH[source]
 
 
@@ -199,8 +248,8 @@ def encode_record(source, payload, version=None):
     return bytes(out)
 
 
-def event_payload(source, delta, value, marker_width=16):
-    width = value_width(source, marker_width)
+def event_payload(source, delta, value, marker_width=16, version=None):
+    width = value_width(source, marker_width, version)
     if not 0 <= delta < (1 << DELTA_BITS):
         raise ValueError(f"delta {delta} out of range")
     if not 0 <= value < (1 << width):
@@ -236,6 +285,7 @@ class Command(IntEnum):
     IRQ_CONFIG    = ord("Q")  #: args: IrqConfig
     STATUS        = ord("R")  #: reply: StatusReply
     ECHO          = ord("E")  #: args: EchoPattern; reply: EchoReply, the pattern (link test)
+    TRIGGER_CONFIG = ord("T")  #: args: TriggerConfig (version 3)
 
 
 #: Reply to an opcode the device does not know: opcode ``?``, one byte: the unknown opcode.
@@ -258,6 +308,36 @@ class IrqConfig(data.Struct):
     jitter_mask: 32  #: pseudo-random extra cycles, ANDed with a 32-bit LFSR
     width: 32        #: cycles the output stays asserted (at least 1, less than period)
     flags: IrqFlags
+
+
+#: The sources a trigger can watch (``TriggerConfig.source``): markers, bus-window writes
+#: and edge channels.
+TRIGGER_SOURCES = (Source.MARKER, Source.BUS, *EDGE_SOURCES)
+
+
+class TriggerFlags(data.Struct):
+    enable: 1      #: the trigger drives the IRQ output; the periodic generator's edges do not
+    arm: 1         #: each asserting edge of the periodic generator arms one firing
+    _pad: 2
+
+
+class TriggerConfig(data.Struct):
+    """The IRQ trigger (version 3; docs/protocol.md, "Triggered IRQs"): a trigger event is an
+    event of ``source`` whose value ``v`` (a marker's data, a bus write's low 16 bits, an
+    edge channel's new level) has ``(v ^ match) & mask == 0``. Every ``every``-th trigger
+    the trigger takes fires the IRQ output ``delay`` capture cycles later, ``width``
+    capture cycles long; ``delay`` starts at ``start`` and steps by ``step`` at each firing,
+    back to ``start`` where it would reach ``stop`` (``range(start, stop, step)``, over and
+    over)."""
+    source: 4        #: a Source of TRIGGER_SOURCES; any other never triggers
+    flags: TriggerFlags
+    match: 16        #: the value bits the trigger event must have ...
+    mask: 16         #: ... where mask bits are 1
+    every: 8         #: fire at every N-th trigger taken (0 acts as 1)
+    start: IRQ_DELAY_BITS   #: the first delay, capture cycles
+    stop: IRQ_DELAY_BITS    #: the delay wraps to ``start`` where it would reach this
+    step: IRQ_DELAY_BITS    #: added to the delay at each firing
+    width: IRQ_DELAY_BITS   #: capture cycles the output stays asserted (0 acts as 1)
 
 
 class StartArgs(data.Struct):
@@ -292,6 +372,8 @@ class IdentifyReply(data.Struct):
     irq_latency: 8       #: cycles from the IRQ output changing at the pin to the stamp
     board: data.ArrayLayout(8, 16)  #: board name, ASCII, NUL-padded
     link_clock_hz: 32    #: link clock (UART, commands, encoder); absent from older replies
+    trigger_latency: 8   #: stamp units from a trigger event's stamp to the IRQ edge at delay
+    #:                      0 (version 3; absent from older replies)
 
 
 class StatusReply(data.Struct):
@@ -309,6 +391,7 @@ COMMAND_ARGS = {
     Command.IRQ_CONFIG: IrqConfig,
     Command.STATUS: None,
     Command.ECHO: EchoPattern,
+    Command.TRIGGER_CONFIG: TriggerConfig,
 }
 
 REPLY_LAYOUTS = {
@@ -319,8 +402,9 @@ REPLY_LAYOUTS = {
 
 
 #: Payload sizes of replies from older gateware that the host still reads: the IDENTIFY
-#: reply before ``link_clock_hz`` (single-clock gateware; the fields it has are the same).
-OLDER_REPLY_SIZES = {Command.IDENTIFY: (35,)}
+#: reply before ``link_clock_hz`` (single-clock gateware) and before ``trigger_latency``
+#: (version 2); the fields they have are the same.
+OLDER_REPLY_SIZES = {Command.IDENTIFY: (35, 39)}
 
 
 def reply_sizes(opcode):
@@ -346,8 +430,9 @@ class StreamEncoder:
     """Encodes events exactly as the gateware's encoder does (same segment rules, same bytes).
 
     Used by tests to check the gateware byte for byte, and by benchmarks to make streams.
-    Events must come in non-decreasing stamp order. ``version=1`` writes the old format
-    (for tests of old capture files); the gateware writes version 2.
+    Events must come in non-decreasing stamp order. ``version=1`` and ``2`` write the old
+    formats (for tests of old capture files); the gateware writes version 3, whose segments
+    are version 2's (only the IRQ record's value is wider: :class:`IrqValue`).
 
     ``flush_after`` models the device's age rule (a segment is closed once it is that many
     cycles old): the segment is flushed before an event that comes ``flush_after`` or more
@@ -418,11 +503,12 @@ class StreamEncoder:
             self.flush()
         if (self._base is None or self._segment_events >= SEGMENT_MAX_EVENTS
                 or stamp - self._base >= (1 << DELTA_BITS)
-                or (self.version == 2 and not self._open)):
+                or (self.version >= 2 and not self._open)):
             self.sync(stamp)
         if stamp < self._base:
             raise ValueError(f"stamp {stamp} before {self._base}")
-        self._emit(source, event_payload(source, stamp - self._base, value, self.marker_width))
+        self._emit(source, event_payload(source, stamp - self._base, value, self.marker_width,
+                                         self.version))
         if not self._segment_events:
             self._segment_first = stamp
         self._base = stamp

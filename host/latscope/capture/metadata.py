@@ -56,7 +56,8 @@ def _object(value, field):
 #: identity fields: (key, low, high); clock_hz is required, the others have defaults.
 _IDENTITY_INTEGERS = [("clock_hz", 1, 10**10), ("stamp_shift", 0, 4), ("marker_width", 1, 32),
                       ("edge_count", 0, 8), ("bus_width", 0, 32), ("fifo_depth", 0, 1 << 24),
-                      ("link_clock_hz", 0, 10**10), ("version", min(VERSIONS), max(VERSIONS))]
+                      ("link_clock_hz", 0, 10**10), ("version", min(VERSIONS), max(VERSIONS)),
+                      ("trigger_latency", 0, 255)]
 _IRQ_INTEGERS = [("period", 0, (1 << 32) - 1), ("width", 0, (1 << 32) - 1),
                  ("jitter_mask", 0, (1 << 32) - 1)]
 

@@ -21,7 +21,8 @@ class IdentityError(ValueError):
 #: Defaults of fields a capture file's identity may leave out (files written by tools and
 #: tests that know only some of them): a 16-bit marker port, no bus, no edges.
 _DEFAULTS = {"version": VERSION, "clock_hz": 0, "stamp_shift": 0, "marker_width": 16,
-             "edge_count": 0, "bus_width": 0, "fifo_depth": 0, "board": "", "link_clock_hz": 0}
+             "edge_count": 0, "bus_width": 0, "fifo_depth": 0, "board": "", "link_clock_hz": 0,
+             "trigger_latency": 0}
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class Identity:
     latency: dict = field(default_factory=dict)     # Source -> cycles from pin to stamp
     board: str = ""
     link_clock_hz: int = 0             # the link clock; 0: unknown (older gateware, old files)
+    trigger_latency: int = 0           # stamp units, trigger event to IRQ edge at delay 0
+    #                                    (0: no trigger, a version 1 or 2 device)
 
     @property
     def stamp_hz(self):
@@ -51,6 +54,20 @@ class Identity:
         on a one-clock build and for an identity without ``link_clock_hz`` (gateware from
         before the two clock domains had one clock)."""
         return self.link_clock_hz or self.clock_hz
+
+    @property
+    def has_trigger(self):
+        """Whether the device has the IRQ trigger (TRIGGER_CONFIG: protocol version 3)."""
+        return self.version >= 3
+
+    def trigger_offset(self, source):
+        """Stamp units from the stamp the host gives a trigger event of ``source`` (its pin
+        change: the parser subtracted the pin latency) to the IRQ edge its firing makes at
+        delay 0, for an event stamped at the start of its cycle; one stamped ``p`` units
+        into its cycle (a DDR or gearbox board's phase) is ``p`` units closer. So an IRQ edge
+        with delay ``d`` comes ``(d << stamp_shift) + trigger_offset(source) - p`` stamp units
+        after its trigger's pin change (docs/protocol.md, "Triggered IRQs")."""
+        return self.trigger_latency + self.latency.get(Source(source), 0)
 
     @property
     def resolution_ns(self):
@@ -73,7 +90,7 @@ class Identity:
             "marker_width": self.marker_width, "edge_count": self.edge_count,
             "bus_width": self.bus_width, "fifo_depth": self.fifo_depth, "board": self.board,
             "latency": {Source(source).name: cycles for source, cycles in self.latency.items()},
-            "link_clock_hz": self.link_clock_hz,
+            "link_clock_hz": self.link_clock_hz, "trigger_latency": self.trigger_latency,
         }
 
     @classmethod
@@ -90,7 +107,7 @@ class Identity:
     @classmethod
     def from_reply(cls, payload):
         """The identity in an IDENTIFY reply's payload bytes. An older reply (shorter: no
-        ``link_clock_hz``) reads with ``link_clock_hz`` 0, unknown."""
+        ``link_clock_hz``, no ``trigger_latency``) reads with those 0, unknown."""
         reply = IdentifyReply.from_bits(int.from_bytes(payload, "little"))
         if reply.magic.to_bytes(4, "little") != MAGIC:
             raise IdentityError(f"not a latscope device: identify magic {reply.magic:#010x}")
@@ -105,7 +122,7 @@ class Identity:
                    edge_count=reply.edge_count, bus_width=reply.bus_width,
                    fifo_depth=reply.fifo_depth, latency=latency,
                    board=bytes(reply.board).rstrip(b"\0").decode("ascii", "replace"),
-                   link_clock_hz=reply.link_clock_hz)
+                   link_clock_hz=reply.link_clock_hz, trigger_latency=reply.trigger_latency)
 
     def parser(self, *, correct_latency=True):
         """A stream parser for this device's records (marker width, pin latencies)."""
