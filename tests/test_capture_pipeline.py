@@ -134,7 +134,7 @@ def test_long_gaps_and_stamp_wrap_through_encoder():
             ctx.set(encoder.entries.payload, {
                 "stamp": stamp % wrap, "present": {"MARKER": 1},
                 "value": {"MARKER": index}, "loss_valid": 0, "loss_source": 0,
-                "loss_count": 0})
+                "detail": {"loss_count": 0}})
             ctx.set(encoder.entries.valid, 1)
             await ctx.tick().until(encoder.entries.ready)
             ctx.set(encoder.entries.valid, 0)

@@ -182,9 +182,9 @@ class EntryWriter(wiring.Component):
     event counts it as lost. In a later cycle with room and no triggered IRQ edge (whose
     value beyond its level shares the LOSS count's field, :func:`entry_layout`), the
     lowest-numbered source with a non-zero count gets a LOSS record (count, source) in that
-    cycle's entry, ahead of that cycle's events. While a source's count waits its turn, its new events are counted too, so
-    a LOSS record always means "this many events of this source were lost between its
-    previous record and this one". Counts saturate at 2**32 - 1 (about 43 s of a
+    cycle's entry, ahead of that cycle's events. While a source's count waits its turn, its
+    new events are counted too, so a LOSS record always means "this many events of this
+    source were lost between its previous record and this one". Counts saturate at 2**32 - 1 (about 43 s of a
     100 MHz source lost with no room at all).
 
     ``clear`` (one cycle, e.g. on START) zeroes the loss counts; it does not touch the FIFO,
