@@ -8,13 +8,17 @@ from amaranth.lib.crc import catalog
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, StreamEncoder
+from latscope_defs.protocol import (SEGMENT_MAX_EVENTS, Source, StreamEncoder, irq_triggered,
+                                    value_width)
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.records import WordCrc32
 
 from gateware_sim import byte_collector, run
 
-SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: 1, Source.EDGE0: 1, Source.EDGE1: 1}
+#: The IRQ value at its full width: an IrqValue, whose random values here are triggered edges
+#: with delays (the trigger's firing, beyond the level, shares the FIFO entry's loss field).
+SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: value_width(Source.IRQ),
+           Source.EDGE0: 1, Source.EDGE1: 1}
 
 
 def simulate(script, *, cycles, fifo_depth=64, flush_after=1 << 16, ready=lambda cycle: True,
@@ -82,6 +86,7 @@ def test_random_events_match_reference_byte_for_byte(word_crc):
                             word_crc=word_crc)
     applied.sort(key=lambda event: (event[0], event[1]))
     assert len(applied) > 2 * SEGMENT_MAX_EVENTS  # spans several segments
+    assert sum(irq_triggered(value) for _, source, value in applied if source == Source.IRQ) > 20
     assert out == reference(applied)
 
 

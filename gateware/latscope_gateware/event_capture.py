@@ -249,8 +249,10 @@ class EntryWriter(wiring.Component):
         self._count_losses(m, losses, dropped)
         self._pick_next_loss(m, losses, has_loss_next)
         m.d.comb += self.dropped.eq(dropped)
+        # An entry holds events or a LOSS record: a loss may wait with room (for an entry
+        # without a triggered IRQ edge, _report_loss), and an empty entry is never written.
         m.d.comb += self.w_en.eq(self.w_rdy & ((entry.present.as_value() != 0)
-                                               | losses.has_loss.any()))
+                                               | entry.loss_valid))
         return m
 
     def _stamp_counter(self, m):
