@@ -8,8 +8,8 @@ from amaranth.lib.crc import catalog
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import (SEGMENT_MAX_EVENTS, Source, StreamEncoder, irq_triggered,
-                                    value_width)
+from latscope_defs.protocol import (IRQ_DELAY_BITS, SEGMENT_MAX_EVENTS, Source, StreamEncoder,
+                                    irq_triggered, irq_value, value_width)
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.records import WordCrc32
 
@@ -58,6 +58,15 @@ def simulate(script, *, cycles, fifo_depth=64, flush_after=1 << 16, ready=lambda
     return applied, bytes(out)
 
 
+def random_value(rng, source):
+    """A random value of ``source``; of IRQ an edge's IrqValue: a trigger's, with a delay, or
+    the periodic generator's (its level alone: an untriggered edge has delay 0)."""
+    if source != Source.IRQ:
+        return rng.getrandbits(SOURCES[source])
+    triggered = rng.random() < 0.7
+    return irq_value(rng.getrandbits(1), triggered, rng.getrandbits(IRQ_DELAY_BITS) if triggered else 0)
+
+
 def reference(applied):
     encoder = StreamEncoder()
     for stamp, source, value in applied:
@@ -81,7 +90,7 @@ def test_random_events_match_reference_byte_for_byte(word_crc):
     for offset in range(1, 4000):
         if rng.random() < 0.08:  # sparse enough that the byte link keeps up: no loss here
             sources = rng.sample(list(SOURCES), rng.randint(1, 3))
-            script[offset] = [(source, rng.getrandbits(SOURCES[source])) for source in sources]
+            script[offset] = [(source, random_value(rng, source)) for source in sources]
     applied, out = simulate(script, cycles=4000, drain=3000, flush_after=1 << 16,
                             word_crc=word_crc)
     applied.sort(key=lambda event: (event[0], event[1]))

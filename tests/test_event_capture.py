@@ -110,7 +110,7 @@ def overflow_run(*, fifo_depth, marker_every, edge_every, link_every, cycles, dr
             level ^= edge
             ctx.set(dut.marker.valid, marker)
             ctx.set(dut.marker.payload, cycle & 0xffff)
-            irq = irq_value(level, triggered=1, delay=cycle & 0xffff)
+            irq = irq_value(level, triggered=1, delay=cycle & 0x3fff)
             ctx.set(dut.irq.valid, edge)
             ctx.set(dut.irq.payload, irq)
             ctx.set(dut.edge0.valid, edge)

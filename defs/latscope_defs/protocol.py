@@ -122,9 +122,11 @@ def loss_count(value):
     return (value >> _LOSS_COUNT.offset) & _LOSS_COUNT_MASK
 
 
-#: Bits of an IRQ edge's trigger delay (capture cycles), in :class:`IrqValue` and in
-#: :class:`TriggerConfig`'s ``start``, ``stop``, ``step`` and ``width``.
-IRQ_DELAY_BITS = 16
+#: Bits of an IRQ edge's trigger delay (capture cycles, up to 16383: 131 us at 125 MHz), in
+#: :class:`IrqValue` and in :class:`TriggerConfig`'s ``start``, ``stop``, ``step`` and ``hold``.
+#: (An IRQ value of 16 bits, like a marker's, and a TriggerConfig as long as IrqConfig keep
+#: the encoder's record multiplexer and the command register as they were.)
+IRQ_DELAY_BITS = 14
 
 
 class IrqValue(data.Struct):
@@ -325,10 +327,10 @@ class TriggerConfig(data.Struct):
     """The IRQ trigger (version 3; docs/protocol.md, "Triggered IRQs"): a trigger event is an
     event of ``source`` whose value ``v`` (a marker's data, a bus write's low 16 bits, an
     edge channel's new level) has ``(v ^ match) & mask == 0``. Every ``every``-th trigger
-    the trigger takes fires the IRQ output ``delay`` capture cycles later, ``width``
+    the trigger takes fires the IRQ output ``delay`` capture cycles later, ``1 + hold``
     capture cycles long; ``delay`` starts at ``start`` and steps by ``step`` at each firing,
     back to ``start`` where it would reach ``stop`` (``range(start, stop, step)``, over and
-    over)."""
+    over). 13 bytes."""
     source: 4        #: a Source of TRIGGER_SOURCES; any other never triggers
     flags: TriggerFlags
     match: 16        #: the value bits the trigger event must have ...
@@ -337,7 +339,7 @@ class TriggerConfig(data.Struct):
     start: IRQ_DELAY_BITS   #: the first delay, capture cycles
     stop: IRQ_DELAY_BITS    #: the delay wraps to ``start`` where it would reach this
     step: IRQ_DELAY_BITS    #: added to the delay at each firing
-    width: IRQ_DELAY_BITS   #: capture cycles the output stays asserted (0 acts as 1)
+    hold: IRQ_DELAY_BITS    #: capture cycles the output stays asserted after its first
 
 
 class StartArgs(data.Struct):

@@ -44,7 +44,8 @@ def entry_layout(sources):
     :class:`~latscope_defs.protocol.IrqValue`: the trigger's firing), the rest of it
     (``triggered`` first), which shares ``detail`` with the LOSS record's count:
     :class:`EntryWriter` never puts a LOSS record and a triggered IRQ edge in one entry, and
-    an IRQ edge's rest is 0 in an entry with a LOSS record. So the trigger's delay costs the
+    an IRQ edge's rest is 0 in an entry with a LOSS record (and of an untriggered edge, the
+    periodic generator's, the rest is 0). So the trigger's delay costs the
     FIFO no width (the iCE40 boards' block RAMs are all but used)."""
     irq_rest = sources.get(Source.IRQ, 1) - 1
     detail = {"loss_count": LOSS_COUNT_BITS} | ({"irq": irq_rest} if irq_rest else {})
@@ -244,15 +245,16 @@ class EntryWriter(wiring.Component):
         losses = _Losses(self._sources)
         # The FIFO has room for this cycle's entry, a bit per source.
         room = self.w_rdy.replicate(len(self._sources))
-        self._report_loss(m, entry, losses, room, incoming, irq_rest)
+        triggered = self._report_loss(m, entry, losses, room, incoming, irq_rest)
         dropped, has_loss_next = self._admit_events(m, entry, incoming, losses, room)
         self._count_losses(m, losses, dropped)
         self._pick_next_loss(m, losses, has_loss_next)
         m.d.comb += self.dropped.eq(dropped)
-        # An entry holds events or a LOSS record: a loss may wait with room (for an entry
-        # without a triggered IRQ edge, _report_loss), and an empty entry is never written.
+        # An entry holds events or a LOSS record (which a triggered IRQ edge makes wait,
+        # _report_loss): an empty entry is never written. (A loss is reported wherever there
+        # is one, room and no such edge: `picked` is never empty then.)
         m.d.comb += self.w_en.eq(self.w_rdy & ((entry.present.as_value() != 0)
-                                               | entry.loss_valid))
+                                               | (losses.has_loss.any() & ~triggered)))
         return m
 
     def _stamp_counter(self, m):
@@ -300,15 +302,15 @@ class EntryWriter(wiring.Component):
         then goes into ``detail`` (entry_layout). A loss that waits a cycle for that loses
         nothing (the waiting source's events are counted) and never waits long: a trigger's
         edges leave two free cycles in every four at least (:class:`.irq_trigger.IrqTrigger`),
-        and the periodic generator's edges, untriggered, share an entry with a LOSS record."""
+        and the periodic generator's edges, untriggered, share an entry with a LOSS record.
+        Returns whether such an edge came (from flip-flops)."""
         flushing = losses.flushing
-        if irq_rest is None:
-            m.d.comb += flushing.eq(room & losses.picked)
-        else:
-            irq_incoming = incoming[list(self._sources).index(Source.IRQ)]
-            triggered = irq_incoming & irq_rest[0]
-            m.d.comb += flushing.eq(room & losses.picked
-                                    & (~triggered).replicate(len(self._sources)))
+        # Both from flip-flops: the IRQ event's valid and its rest, registered.
+        triggered = C(0, 1)
+        if irq_rest is not None:
+            triggered = incoming[list(self._sources).index(Source.IRQ)] & irq_rest[0]
+        m.d.comb += flushing.eq(room & losses.picked
+                                & (~triggered).replicate(len(self._sources)))
         # At most one source flushes: its fields, as an AND-OR rather than a priority mux.
         def selected(values):
             return reduce(operator.or_, [Mux(flushing[index], value, 0)
@@ -322,7 +324,9 @@ class EntryWriter(wiring.Component):
         if irq_rest is None:
             m.d.comb += entry.detail.loss_count.eq(loss_count)
         else:
-            m.d.comb += entry.detail.eq(Mux(flushing.any(), loss_count, irq_rest))
+            # One more term of the AND-OR: never with a flushing one.
+            m.d.comb += entry.detail.eq(loss_count | Mux(triggered, irq_rest, 0))
+        return triggered
 
     def _admit_events(self, m, entry, incoming, losses, room):
         """Which of the incoming events go into the entry and which are dropped: an event may

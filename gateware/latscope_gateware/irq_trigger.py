@@ -57,7 +57,7 @@ class IrqTrigger(wiring.Component):
     * It is *taken* if the trigger is ready in cycle *c* + 1. Every ``every``-th taken
       trigger (``every`` 0 acts as 1; the count restarts at ``apply`` and at each firing)
       fires: the pin shows the asserting edge in cycle *c* + :attr:`latency` + *d*, *d* the
-      delay in force, and the releasing edge ``max(width, 1)`` cycles later.
+      delay in force, and the releasing edge ``1 + hold`` cycles later.
     * From the cycle after it takes the firing's trigger the trigger is not ready; it is
       ready again in the cycle the pin shows the release (so an event of the cycle before
       the release is taken), or with ``flags.arm`` only from the cycle after the next arming
@@ -163,7 +163,7 @@ class IrqTrigger(wiring.Component):
         config = self.config
         with m.If(state.zero):
             m.d.sync += [state.counting.eq(0), state.asserted.eq(1)]
-            state.load(m, config.width - (config.width != 0))      # max(width, 1) - 1
+            state.load(m, config.hold)
         with m.Else():
             state.decrement(m)
 

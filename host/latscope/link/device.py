@@ -95,7 +95,7 @@ class TriggerSettings:
                              f"and edge channels only")
         limits = {"match": _MATCH_MAX, "mask": _MATCH_MAX, "every": _EVERY_MAX,
                   "start": _DELAY_MAX, "stop": _DELAY_MAX, "step": _DELAY_MAX,
-                  "width": _DELAY_MAX}
+                  "width": _DELAY_MAX + 1}
         for name, high in limits.items():
             value = getattr(self, name)
             if not isinstance(value, int) or not 0 <= value <= high:
@@ -131,7 +131,7 @@ class TriggerSettings:
         return TriggerConfig.const({
             "source": int(self.source), "flags": {"enable": self.enable, "arm": self.arm},
             "match": self.match, "mask": self.mask, "every": self.every, "start": self.start,
-            "stop": self.stop, "step": self.step, "width": self.width,
+            "stop": self.stop, "step": self.step, "hold": self.width - 1,
         })
 
 
