@@ -1,9 +1,10 @@
 # latscope: two entry points on a fresh machine.
 #   make demo   sets up and runs the simulated demo (the main job)
 #   make test   sets up and runs the tests (what CI runs)
+# and, while working on it, make check: the tests without the slow ones (tests/README.md).
 PYTHON := .venv/bin/python
 
-.PHONY: setup demo test bench clean bitstream bitstreams-all program install-decoders pty-shim
+.PHONY: setup demo test check bench clean bitstream bitstreams-all program install-decoders pty-shim
 
 # FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
 # [VARIANT=12F|25F|45F|85F for the ULX3S] [SEED=n: default the board's]; fails when timing is not met.
@@ -21,6 +22,10 @@ demo: setup
 
 test: setup
 	$(PYTHON) -m pytest -q
+
+# Under 2 minutes on 2 cores: no board builds, netlists, PulseView, Verilator SoC, lab farm.
+check: setup
+	$(PYTHON) -m pytest -q -m "not slow"
 
 # Benchmarks print their figures (bench/README.md); board_fmax.py is separate (slow).
 bench: setup

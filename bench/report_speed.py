@@ -3,18 +3,18 @@ second read and their PulseView windows.
 
 Question: what does a report cost beyond the analysis? The worst samples (``--worst``,
 default 3 per table) need one more read of the capture for the events around them
-(``worst.worst_samples``), and each gets a PulseView window (``report.export_worst``). The
+(``worst.worst_samples``), and each gets a PulseView window (``directory.export_worst``). The
 windows used to be written by one ``export_capture`` each, which reads the whole capture
 twice (the survey and the levels): 2 reads per window, 160 reads for the suite's 27 tables.
 ``latscope.export.files.export_windows`` writes them all in one read.
 
 The capture is ``bench/analysis_speed.py``'s (real suite traffic from the native run,
 repeated to ``--events`` events, cached under /tmp; made in a child process). Timed, in
-this process, wall and CPU seconds: the bounded analysis (``report.load_tables``), the
-worst samples' read (``report.worst_of``), the windows in one read (``export_worst``), the
-old way (``export_capture`` per window) on the first ``--old`` windows, whose files are
-checked to be the same, and the whole ``write_report`` without figures. Peak RSS of the
-process is printed after each step.
+this process, wall and CPU seconds: the bounded analysis (``results.load_tables``), the
+worst samples' read (``worst_samples.worst_of``), the windows in one read
+(``export_worst``), the old way (``export_capture`` per window) on the first ``--old``
+windows, whose files are checked to be the same, and the whole ``write_report`` without
+figures. Peak RSS of the process is printed after each step.
 
 Run: ``.venv/bin/python bench/report_speed.py [--events N] [--worst N] [--old K]``.
 """
@@ -35,8 +35,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from analysis_speed import make_capture                       # noqa: E402
 
 from latscope.export.files import export_capture               # noqa: E402
-from latscope.report.results import (export_worst, load_tables, results,  # noqa: E402
-                                     worst_of, write_report)
+from latscope.report.directory import export_worst, write_report   # noqa: E402
+from latscope.report.results import load_tables, results           # noqa: E402
+from latscope.report.worst_samples import worst_of                 # noqa: E402
 
 
 def timed(label, function):
@@ -88,7 +89,7 @@ def main(argv=None):
 
         def old_way():
             for name, entry in entries:
-                export_capture(path, sr=scratch / "old" / f"{name}.{entry['rank']}.sr",
+                export_capture(path, [scratch / "old" / f"{name}.{entry['rank']}.sr"],
                                start=max(0, entry["start"] - margin),
                                stop=entry["end"] + margin + 1)
         (scratch / "old").mkdir()

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 import latscope
-from latscope.report import compare
+from latscope.report import compare, formats
 
 CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]
 
@@ -36,9 +36,8 @@ def main():
 
     runs = compare.load_runs(captures, CPUS)
     document = compare.comparison(runs)
-    print(compare.text_comparison(document))
-    compare.write_figures(runs, out)
-    compare.write_json(document, out / "comparison.json")
+    print(formats.named("text").comparison_text(document), end="")
+    compare.write_directory(runs, document, out)      # comparison.json and the figures
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ _PMOD_SIGNAL_PINS = (1, 2, 3, 4, 7, 8, 9, 10)
 #: logic tiles beside each pin's I/O tile. Left to itself, nextpnr placed some far from their
 #: pins at some seeds (seed 3: the crossing 8.08 ns of 6.94). The I/O tiles are those nextpnr's
 #: packer assigns the package pins (`nextpnr-ice40 --up5k --package sg48 --pack-only
-#: --write`, as tests/test_boards.py checks); column 19 is block RAM, hence column 20 for
+#: --write`, as tests/boards/test_boards.py checks); column 19 is block RAM, hence column 20 for
 #: pin 25, whose D_IN_1 (a path into the capture clock, unconstrained) gets the nearer tile.
 _GEARBOX_PLACEMENT = (
     ("PMOD2-1", ((18, 30), (17, 30), 0)),      # strobe, pin 27: I/O tile (18, 31)

@@ -2,9 +2,9 @@
 ## This file is part of latscope (BSD-2-Clause).
 ##
 ## Latency samples from latscope_marker's events. The rules come from rules.py, generated
-## from host/latscope/analysis/rules.py; the window logic below mirrors analyze() of
-## host/latscope/analysis/pairing.py and tests/test_sigrok.py checks that both give the
-## same samples.
+## from host/latscope/analysis/rules.py; the window logic below mirrors the host's batch
+## analysis (host/latscope/analysis/batch.py) and tests/system/test_sigrok.py checks that both give
+## the same samples.
 ##
 
 from bisect import bisect_left, bisect_right

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from labgrid.remote.client import start_session
 
-from latscope.report import compare
+from latscope.report import compare, formats
 
 HERE = Path(__file__).resolve().parent
 
@@ -76,11 +76,10 @@ def main():
     if done:
         runs = compare.load_runs([out / place / "capture.lsc" for place in done], done)
         document = compare.comparison(runs)
-        text = compare.text_comparison(document)
-        (out / "comparison.txt").write_text(text + "\n")
-        compare.write_json(document, out / "comparison.json")
-        compare.write_figures(runs, out)
-        print(text)
+        text = formats.named("text").comparison_text(document)
+        (out / "comparison.txt").write_text(text)
+        compare.write_directory(runs, document, out)   # comparison.json and the figures
+        print(text, end="")
         print(f"compared {', '.join(done)}: {out / 'comparison.json'}")
     sys.exit(1 if failed else 0)
 

@@ -1,7 +1,7 @@
 /*
  * Minimal test harness for the kernel unit tests (host port).
  *
- * Output, one line per case, parsed by tests/test_kernel.py:
+ * Output, one line per case, parsed by tests/firmware/test_kernel.py:
  *   PASS <case>
  *   FAIL <case>: <file>:<line>: <what>
  *   SUMMARY <program>: passed=<n> failed=<m>

@@ -1,7 +1,7 @@
 /*
  * The wiring walk on the host: every marker word the walk stores, as the
  * pins would carry it (bit 16 the strobe), one hex word per line on stdout.
- * tests/test_selftest.py compiles it with gcc and checks the words against
+ * tests/system/test_selftest.py compiles it with gcc and checks the words against
  * latscope.link.selftest.wiring_pattern() and a strobe toggle per marker.
  */
 #include <stdint.h>

@@ -14,8 +14,8 @@
  * and wiring_cm.c (firmware/suite/Makefile: wiring-linux, wiring-cortex-m).
  *
  * The host's latscope.link.selftest.wiring_pattern() is the same walk written in
- * Python; tests/test_selftest.py (this header compiled for the host) and
- * tests/test_duts.py, tests/test_selftest_soc.py (the port programs' pins)
+ * Python; tests/system/test_selftest.py (this header compiled for the host) and
+ * tests/firmware/test_duts.py, tests/system/test_selftest_soc.py (the port programs' pins)
  * check that the two agree.
  */
 #ifndef LATSCOPE_WIRING_WALK_H

@@ -26,7 +26,7 @@ _REPLY_BYTES = 2 + max(_size(layout) for layout in REPLY_LAYOUTS.values())
 
 
 class CommandProcessor(wiring.Component):
-    """Parses commands (opcode byte + little-endian argument bytes, see ``latscope.protocol``)
+    """Parses commands (opcode byte + little-endian argument bytes, see ``latscope_defs.protocol``)
     and answers each with a reply message, one REPLY record per byte.
 
     A command whose bytes stop arriving for ``timeout`` cycles is dropped: that is how the host

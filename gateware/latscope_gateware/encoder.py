@@ -162,7 +162,7 @@ class SegmentState(wiring.Component):
 class EventEncoder(wiring.Component):
     """Delta-codes events into records, in segments: SYNC, events, TALLY, SEAL.
 
-    Implements exactly the segment rules of ``latscope.protocol.StreamEncoder`` (version 2):
+    Implements exactly the segment rules of ``latscope_defs.protocol.StreamEncoder`` (version 2):
 
     * a SYNC record (time base = the event's stamp) opens a segment before an event when none
       is open: the first event after ``start`` or after a seal;

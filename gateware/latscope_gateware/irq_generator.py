@@ -91,7 +91,7 @@ class IrqGenerator(wiring.Component):
 
     Ports
     -----
-    config : In(:class:`latscope.protocol.IrqConfig`)
+    config : In(:class:`latscope_defs.protocol.IrqConfig`)
         Settings, taken only in a cycle with ``apply`` high.
     apply : In(1)
         One-cycle strobe: load ``config`` and restart the timing.

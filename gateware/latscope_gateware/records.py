@@ -1,4 +1,4 @@
-"""Records: the unit of the device-to-host stream (see ``latscope.protocol``)."""
+"""Records: the unit of the device-to-host stream (see ``latscope_defs.protocol``)."""
 
 from amaranth.hdl import *
 from amaranth.lib import data, memory, stream, wiring

@@ -1,7 +1,7 @@
 """SUMP / Openbench Logic Sniffer device mode: a small logic analyzer on the appliance's pins.
 
 Stock sigrok-cli and PulseView (driver ``ols``) talk to it over the appliance's serial link;
-``docs/protocol.md`` ("SUMP device mode") describes the subset, ``latscope.protocol`` holds
+``docs/protocol.md`` ("SUMP device mode") describes the subset, ``latscope_defs.protocol`` holds
 its opcodes and metadata keys.
 """
 

@@ -136,10 +136,11 @@ class Session:
         ``output``: capture file to write (default: a temporary file, see
         :meth:`CaptureResult.save`). ``interval``: seconds per max-over-time interval of
         the live statistics. ``on_progress(analyzer, events)``: called after every batch
-        with the :class:`latscope.analysis.live.StreamingAnalyzer` and the event count.
+        with the live statistics (:func:`latscope.analysis.live.live_analysis`) and the
+        event count.
         ``loop``: the IRQ loop's edge channel (``"EDGE0"``, docs/tests.md), recorded in the
         file: its ``LOOP-<channel>`` table is then among :meth:`CaptureResult.tables`."""
-        from .analysis.live import StreamingAnalyzer
+        from .analysis.live import live_analysis
 
         if not (duration or until_samples or events or timeout or self.session.port.dut_ends):
             raise ValueError("capture needs duration, events, until_samples or timeout")
@@ -149,7 +150,7 @@ class Session:
                                                  delete=False)
             handle.close()
             output = handle.name
-        analyzer = StreamingAnalyzer(self.identity.stamp_hz, interval=interval)
+        analyzer = live_analysis(self.identity, interval)
         progress = None
         if on_progress is not None:
             def progress(batch, run):
@@ -164,8 +165,8 @@ class Session:
 
 
 class CaptureResult:
-    """A finished capture: ``path`` (its capture file), ``live`` (the streaming statistics
-    gathered while it ran). Tables and reports are made from the file, with the rules of
+    """A finished capture: ``path`` (its capture file), ``live`` (the live statistics
+    gathered while it ran: :mod:`latscope.analysis.live`). Tables and reports are made from the file, with the rules of
     ``latscope report``."""
 
     def __init__(self, path, live=None, *, temporary=False):
@@ -226,7 +227,7 @@ class CaptureResult:
         """Writes the report of ``latscope report`` into ``directory``; returns the paths
         (``html``, ``markdown``, ``csv``, ``json``, ``worst``; PulseView windows of the
         worst samples in ``worst/``)."""
-        from .report.results import write_report
+        from .report.directory import write_report
         return write_report(self.capture, directory, figures=figures)[1]
 
     def __repr__(self):

@@ -230,7 +230,8 @@ def cmd_selftest(args):
                   f"(firmware/tools/, docs/boards.md)", file=sys.stderr)
 
     with open_selftest_port(args.port, loopback=args.loopback, miswire=args.miswire) as port, \
-            Device(open_transport(port.path, args.baud)) as device:
+            Device(open_transport(port.path, args.baud),
+                   reply_timeout=port.reply_timeout) as device:
         results = run_selftest(device, port=args.port, baud=args.baud,
                                loopback=args.loopback, wiring=args.wiring, count=args.count,
                                dut=port, on_wiring_start=prompt, wiring_timeout=args.wait)
@@ -298,7 +299,7 @@ def _capture_options(p):
 
 @command("capture", _capture_options, help="capture events into a file")
 def cmd_capture(args):
-    from .analysis.live import StreamingAnalyzer
+    from .analysis.live import live_analysis
     from .capture.session import CaptureSession, Until
 
     irq = irq_settings(args)
@@ -311,7 +312,7 @@ def cmd_capture(args):
             raise UsageError(f"--loop {args.loop}: the appliance has "
                              f"{session.identity.edge_count} edge channels")
         # Live statistics in bounded memory (the capture file keeps every event).
-        analyzer = StreamingAnalyzer(session.identity.stamp_hz, interval=args.interval)
+        analyzer = live_analysis(session.identity, args.interval)
         progress = Progress()
 
         def show(events, run):
@@ -326,8 +327,18 @@ def cmd_capture(args):
     if args.json:
         print(json.dumps({"output": args.output, "events": run.events, "bytes": run.bytes,
                           "device_status": run.status, "parser": run.parser_stats.as_dict(),
-                          "tables": analyzer.summary()}, indent=2))
+                          "tables": final_tables(analyzer, args.output)}, indent=2))
     return 0
+
+
+def final_tables(analyzer, path):
+    """``{name: stats}`` of a finished capture: its live statistics, or those of its file
+    when a LOSS record reached back over samples the live statistics had counted (they may
+    then include pairs it discards; latscope.analysis.live)."""
+    if not analyzer.needs_second_pass:
+        return analyzer.summary()
+    from .analysis.summary import analyze_capture
+    return {name: table.stats() for name, table in analyze_capture(path)[1].items()}
 
 
 def _dump_options(p):
@@ -392,10 +403,11 @@ def cmd_dump(args):
 
 
 def _analyze_options(p):
+    from .report.formats import FORMATS, choices_help
+
     p.add_argument("capture", help="capture file (.lsc)")
-    p.add_argument("--format", choices=("text", "csv", "json"), default="text",
-                   help="text (default), CSV (one row per table) or JSON "
-                        "(docs/results-schema.md)")
+    p.add_argument("--format", choices=[fmt.name for fmt in FORMATS], default="text",
+                   help=f"{choices_help(FORMATS)} (default: text)")
     p.add_argument("--json", action="store_true", help="the same as --format json")
     worst_option(p)
     loop_option(p, recorded=False)
@@ -424,33 +436,23 @@ def worst_option(p):
                      "average, standard deviation, p50, p99, p99.9 (ns), and the losses and "
                      "resyncs of the capture.")
 def cmd_analyze(args):
-    """The sample tables of a capture (docs/tests.md) as text, CSV or JSON on stdout."""
-    from .report.results import (csv_text, holes_text, integrity_line, load_tables, results,
-                                 statistics_note, text_table, worst_of, worst_text)
+    """The sample tables of a capture (docs/tests.md) in any results format on stdout."""
+    from .report.formats import named
+    from .report.results import load_tables, results
+    from .report.worst_samples import worst_of
 
     capture, tables = load_tables(args.capture, args.loop)
     document = results(capture, tables, worst_of(args.capture, capture, tables, args.worst))
-    if args.format == "json" or args.json:
-        print(json.dumps(document, indent=2))
-    elif args.format == "csv":
-        sys.stdout.write(csv_text(document))
-    else:
-        device, integrity = document["device"], document["integrity"]
-        print(f"{capture.path}: {document['events']} events, {document['duration_s']:.6f} s "
-              f"at {device.get('clock_hz', 0) / 1e6:g} MHz ({device.get('board', '?')})")
-        print(text_table(document["tables"]) if document["tables"]
-              else "no test of the suite in this capture")
-        if document["tables"]:
-            print(statistics_note())
-        print(integrity_line(integrity))
-        if document["tables"] and args.worst:
-            print(worst_text(document))
-        if integrity["holes"]:
-            print(holes_text(integrity))
+    sys.stdout.write(named("json" if args.json else args.format).text(document))
     return 0
 
 
 def _report_options(p):
+    from .report.formats import report_formats
+
+    files = ", ".join(f"{fmt.report_file} ({fmt.help})" for fmt in report_formats())
+    p.description = (f"Analyse a capture into the suite's sample tables and write {files} and "
+                     f"figures/ (PNG, SVG) into a directory; print the tables.")
     p.add_argument("capture", help="capture file (.lsc)")
     p.add_argument("-o", "--output", required=True, help="directory to write")
     force_option(p)
@@ -468,15 +470,12 @@ def _report_options(p):
     loop_option(p, recorded=False)
 
 
-@command("report", _report_options, help="tables, figures and a self-contained HTML report",
-         description="Analyse a capture into the suite's sample tables and write report.html "
-                     "(self-contained), report.md, results.csv, results.json "
-                     "(docs/results-schema.md) and figures/ (PNG, SVG) into a directory; "
-                     "print the tables.")
+@command("report", _report_options, help="tables, figures and a self-contained HTML report")
 def cmd_report(args):
-    from .report.results import REPORT_FILES, statistics_note, text_table, write_report
+    from .report.columns import statistics_note, text_table
+    from .report.directory import report_files, write_report
 
-    new_files_in(args.output, REPORT_FILES, args.force)
+    new_files_in(args.output, report_files(), args.force)
     document, paths = write_report(args.capture, args.output, figures=not args.no_figures,
                                    x=args.x, interval_s=args.max_interval, loop=args.loop,
                                    worst=args.worst, exports=not args.no_exports)
@@ -487,20 +486,27 @@ def cmd_report(args):
               else "no test of the suite in this capture")
         if document["tables"]:
             print(statistics_note())
-    print(f"wrote {paths['html']} (and report.md, results.csv, results.json, worst.csv"
+    first, *others = paths.values()
+    print(f"wrote {first} (and {', '.join(path.name for path in others)}"
           f"{', figures/' if not args.no_figures else ''}) in {args.output}", file=sys.stderr)
     return 0
 
 
 def _compare_options(p):
+    from .report.compare import directory_files
+    from .report.formats import choices_help, comparison_formats
+
     p.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.lsc)")
     p.add_argument("--label", action="append",
                    help="name of a capture in the output, in order (repeat; default: "
                         "file name)")
+    formats = comparison_formats()
+    p.add_argument("--format", choices=[fmt.name for fmt in formats], default="text",
+                   help=f"{choices_help(formats, 'comparison_help')} (default: text)")
     p.add_argument("-o", "--output", help="directory for the overlaid distribution figures "
-                                          "and comparison.json")
+                                          "and " + ", ".join(directory_files()))
     force_option(p)
-    p.add_argument("--json", action="store_true", help="print the comparison JSON")
+    p.add_argument("--json", action="store_true", help="the same as --format json")
 
 
 @command("compare", _compare_options, help="compare the tables of several captures",
@@ -509,34 +515,43 @@ def _compare_options(p):
                      "distributions.")
 def cmd_compare(args):
     from .report import compare
+    from .report.formats import named
 
     if args.label and len(args.label) > len(args.captures):
         raise UsageError("more --label than captures")
     runs = compare.load_runs(args.captures, args.label)
     document = compare.comparison(runs)
     if args.output:
-        new_files_in(args.output, ["comparison.json"], args.force)
-        written = compare.write_figures(runs, args.output)
-        compare.write_json(document, f"{args.output}/comparison.json")
-        print(f"wrote {len(written)} figures and comparison.json in {args.output}",
-              file=sys.stderr)
-    if args.json:
-        print(json.dumps(document, indent=2))
-    else:
-        print(compare.text_comparison(document))
+        new_files_in(args.output, compare.directory_files(), args.force)
+        figures = compare.write_directory(runs, document, args.output)
+        print(f"wrote {len(figures)} figures and {', '.join(compare.directory_files())} in "
+              f"{args.output}", file=sys.stderr)
+    sys.stdout.write(named("json" if args.json else args.format).comparison_text(document))
     return 0
 
 
 def _export_options(p):
+    from .export.formats import EXPORT_FORMATS
+
     p.add_argument("capture", help="capture file (.lsc)")
-    p.add_argument("--sr", metavar="OUT.sr", help="sigrok session file to write")
-    p.add_argument("--vcd", metavar="OUT.vcd", help="VCD file to write")
-    p.add_argument("--no-pvs", action="store_true", help="no PulseView setup beside OUT.sr")
+    for writer in EXPORT_FORMATS:
+        p.add_argument(f"--{writer.name}", metavar=f"OUT{writer.suffix}", help=writer.help)
+        for switch, what in writer.switches.items():
+            p.add_argument(f"--no-{switch}", action="store_true", help=f"no {what}")
     force_option(p)
     p.add_argument("--start", type=natural, help="first cycle to export (default: the first "
                                                 "event's, less a few)")
     p.add_argument("--stop", type=natural, help="export cycles before this one only")
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
+
+
+def export_writers(args):
+    """The export writers the command line asks for, in the order of ``EXPORT_FORMATS``."""
+    from .export.formats import EXPORT_FORMATS
+
+    return [writer(getattr(args, writer.name),
+                   **{switch: not getattr(args, f"no_{switch}") for switch in writer.switches})
+            for writer in EXPORT_FORMATS if getattr(args, writer.name)]
 
 
 @command("export", _export_options, help="export a capture for sigrok / PulseView",
@@ -545,34 +560,28 @@ def _export_options(p):
                      "the latscope decoders attached) and/or a VCD. See README, sigrok and "
                      "PulseView.")
 def cmd_export(args):
-    from pathlib import Path
+    from .export.files import export_capture
+    from .export.formats import EXPORT_FORMATS
+    from .export.writer import ExportError
 
-    from .export.files import ExportError, export_capture
-
-    if not (args.sr or args.vcd):
-        raise UsageError("nothing to write: give --sr OUT.sr and/or --vcd OUT.vcd")
+    writers = export_writers(args)
+    if not writers:
+        raise UsageError("nothing to write: give " + " and/or ".join(
+            f"--{writer.name} OUT{writer.suffix}" for writer in EXPORT_FORMATS))
     if args.start is not None and args.stop is not None and args.stop <= args.start:
         raise UsageError(f"--stop {args.stop} is not after --start {args.start}: nothing to "
                          f"export")
-    for path in (args.sr, args.vcd,
-                 Path(args.sr).with_suffix(".pvs") if args.sr and not args.no_pvs else None):
-        new_output(path, args.force)
+    for writer in writers:
+        for path in writer.files:
+            new_output(path, args.force)
     try:                                 # read from the file in batches: bounded memory
-        info = export_capture(args.capture, sr=args.sr, vcd=args.vcd, pvs=not args.no_pvs,
-                              start=args.start, stop=args.stop)
+        info = export_capture(args.capture, writers, start=args.start, stop=args.stop)
     except ExportError as error:
         raise UsageError(str(error)) from None
     print(f"wrote {', '.join(info.files)}: {info.summary()}", file=sys.stderr)
-    print(f"decode with: sigrok-cli -i {args.sr or args.vcd}"
-          f"{'' if args.sr else ' -I vcd'} -P {info.layout.decoder_stack()} "
-          f"-A latscope_latency", file=sys.stderr)
+    print(f"decode with: {info.decode_command(writers[0])}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"files": info.files, "origin": info.origin, "samples": info.samples,
-                          "samplerate": info.stamp_hz, "changes": info.changes,
-                          "markers_dropped": info.markers_dropped,
-                          "edges_stretched": info.edges_stretched,
-                          "edges_dropped": info.edges_dropped,
-                          "decoders": info.layout.decoder_stack()}, indent=2))
+        print(json.dumps(info.as_dict(), indent=2))
     return 0
 
 

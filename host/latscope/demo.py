@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from .analysis.live import StreamingAnalyzer
+from .analysis.live import live_analysis
 from .capture.suite import DEMO_IRQ, capture_suite
 from .cli import Progress
 from .link.device import DeviceError
@@ -99,8 +99,10 @@ def parse_args(argv):
 
 
 def print_results(capture_path, run, built_s, total_s):
-    from .report.results import (integrity_line, load_tables, results, statistics_note, text_table,
-                                 worst_of, worst_text)
+    from .report.columns import statistics_note, text_table
+    from .report.results import load_tables, results
+    from .report.run_description import integrity_line
+    from .report.worst_samples import WorstSamples, worst_of
 
     capture, tables = load_tables(capture_path)
     document = results(capture, tables, worst_of(capture_path, capture, tables))
@@ -125,7 +127,7 @@ def print_results(capture_path, run, built_s, total_s):
           f"{integrity['segments_ok']} verified segments")
     print(integrity_line(integrity))
     if document["tables"]:
-        print("\n" + worst_text(document, shown=1))
+        print("\n" + WorstSamples(shown=1).text(document))
         print("(the 3 worst samples of every table: results document, latscope analyze)\n")
     cycles = int(run.sim.get("cycles", 0))
     print(f"simulation: {cycles / 1e6:.1f} M cycles ({cycles / identity.clock_hz:.3f} s of "
@@ -149,7 +151,7 @@ def sweep_phases(count, first=0, period=DEMO_IRQ.period):
 def spread(documents):
     """Per table and statistic, (min, max) over the results documents of a sweep; a table
     missing from a run counts as missing (None)."""
-    from .report.results import STAT_COLUMNS
+    from .report.columns import STAT_COLUMNS
 
     names = list(dict.fromkeys(row["name"] for doc in documents for row in doc["tables"]))
     out = {}
@@ -166,7 +168,7 @@ def spread(documents):
 
 
 def print_spread(phases, table_spread):
-    from .report.results import STAT_COLUMNS, statistics_note
+    from .report.columns import STAT_COLUMNS, statistics_note
 
     print(f"\nphase sweep: {len(phases)} runs, CPU started {', '.join(map(str, phases))} "
           f"cycles later; min..max of each statistic over the runs ({statistics_note()})\n")
@@ -253,7 +255,7 @@ def main(argv=None):
 
     try:
         run = capture_suite(build, DEMO_IRQ, output=output, console=console,
-                            live=StreamingAnalyzer, on_batch=on_batch, phase=args.phase,
+                            live=live_analysis, on_batch=on_batch, phase=args.phase,
                             info=f"latscope demo: test suite on the simulated SoC "
                                  f"({args.cpu}, {args.marker} markers)")
     except DeviceError as error:

@@ -1,6 +1,6 @@
 /* Bring-up: console, GPIO markers, trace-window markers, mtime, exit code 0.
  *
- * tests/test_sim_soc.py checks the ground-truth log against exactly these stores.
+ * tests/system/test_sim_soc.py checks the ground-truth log against exactly these stores.
  */
 #include <stdio.h>
 

@@ -10,7 +10,7 @@
  *   irq_loop_marked.elf  -DIRQ_LOOP_MARKER: the same, with the suite's IL marker first
  *                        (LS_MARK(IL_A, ISR_ENTRY, k), one bus store, inside an IL_A window),
  *                        so one capture holds the marker-based IL-a-1 and the loop's table
- *                        of the same interrupts (tests/test_loop_sim.py compares them)
+ *                        of the same interrupts (tests/system/test_loop_sim.py compares them)
  * Exits with 0 after IRQ_LOOP_COUNT interrupts.
  */
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* Bring-up: the external interrupt (the appliance's IRQ through the IRQ_PENDING latch) and
  * the machine timer interrupt.
  *
- * Markers (all checked by tests/test_sim_soc.py against the ground-truth log):
+ * Markers (all checked by tests/system/test_sim_soc.py against the ground-truth log):
  *   TRACE+0x08 = 0x00010000   interrupts enabled, the main loop starts
  *   GPIO_OUT   = n | strobe   main loop, n = 0, 1, 2, ... (16 bits), strobe toggling
  *   TRACE+0x00 = 0x2000 | k   external IRQ handler entry (k = IRQs handled before)

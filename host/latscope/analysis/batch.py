@@ -1,6 +1,8 @@
-"""The rules of :func:`latscope.analysis.pairing.analyze`, applied to a capture batch by batch
-in bounded memory, with the very same results (:class:`BatchAnalysis`, and
-:func:`analyze_batches` with its second pass when a loss reaches back).
+"""The pairing rules (docs/tests.md) applied to a capture's events batch by batch, in bounded
+memory: the one implementation of the rules in the host (:class:`BatchAnalysis`, and
+:func:`analyze_batches` with its second pass when a loss reaches back). The whole-capture
+analysis (:func:`latscope.analysis.pairing.analyze`) is this over one batch, and the live
+statistics of a capture (:mod:`latscope.analysis.live`) are this fed as events arrive.
 """
 
 import numpy as np
@@ -9,17 +11,57 @@ from latscope_defs.markers import ARG_BITS, Point, Test, decode
 from latscope_defs.protocol import Source
 
 from ..events import Events
-from .pairing import pair
 from .rules import RULES, is_tick, tick_overlaps
-from .spans import LossSpans, holes_of, is_hole, merge_spans
+from .spans import LossSpans, holes_of, is_hole, merge_spans, overlaps
 from .statistics import TableAccumulator
-from .windows import markers_in_time_order
 
-__all__ = ["BatchAnalysis", "analyze_batches"]
+__all__ = ["BatchAnalysis", "analyze_batches", "latency_skew", "pair"]
 
 _NEVER = np.iinfo(np.int64).max
 _LOWEST = np.iinfo(np.int64).min
 _EMPTY = np.zeros(0, np.int64)
+
+
+def latency_skew(identity):
+    """The most an event's (pin-latency corrected) stamp can fall below an earlier event's:
+    the spread of the pin latencies, LOSS records (not corrected) counting as 0 (the
+    ``skew`` of :class:`BatchAnalysis` for a capture from the appliance ``identity``)."""
+    cycles = [int(c) for c in identity.latency.values()] + [0]
+    return max(cycles) - min(cycles)
+
+
+def _in_time_order(stamp, source, *columns):
+    """Markers (trace port and bus window: their ``stamp``, ``source`` and further
+    ``columns``) in stamp order; two in one cycle in the order trace port, bus window. (The
+    stream is in stamp order within a source; after the pin-delay correction a trace-port
+    marker can follow a later bus marker there.)"""
+    if not (np.any(source == Source.BUS) and np.any(source == Source.MARKER)):
+        return (stamp, source, *columns)
+    order = np.lexsort((source, stamp))
+    return tuple(column[order] for column in (stamp, source, *columns))
+
+
+def pair(a, a_window, b, b_window, loss_spans, hole_only):
+    """Samples from each stamp in ``a`` to the first stamp in ``b`` after it in the same
+    window, when no other ``a`` comes in between and the pair overlaps no span of
+    ``loss_spans`` (:func:`~latscope.analysis.spans.lossy_spans`). Stamps are sorted and so
+    are their window numbers. Returns, over ``a``: the mask of kept samples, the mask of
+    pairs discarded for a loss between them, the mask of those discarded for a hole
+    (``hole_only``: the merged hole spans, a subset of ``loss_spans``), and every A's length
+    to its B (meaningful where one of the masks is set)."""
+    none = np.zeros(len(a), bool)
+    if not len(a) or not len(b):
+        return none, none, none, np.zeros(len(a), np.int64)
+    index = np.searchsorted(b, a, side="right")
+    clipped = np.minimum(index, len(b) - 1)
+    has_end = (index < len(b)) & (b_window[clipped] == a_window)
+    end = np.where(has_end, b[clipped], 0)
+    same_window_next = np.append(a_window[1:] == a_window[:-1], False)
+    next_a = np.where(same_window_next, np.append(a[1:], 0), np.iinfo(np.int64).max)
+    # An A in the very cycle of B does not steal B (ties are impossible within one source).
+    paired = has_end & (end <= next_a)
+    lossy = paired & overlaps(loss_spans, a, end)
+    return paired & ~lossy, lossy, lossy & overlaps(hole_only, a, end), end - a
 
 
 class _Pending:
@@ -31,20 +73,30 @@ class _Pending:
 
     def add(self, a, a_window, b, b_window):
         if len(a):
-            self.a = np.concatenate([self.a, a])
-            self.a_window = np.concatenate([self.a_window, a_window])
+            self.a, self.a_window = _joined(self.a, a), _joined(self.a_window, a_window)
         if len(b):
-            self.b = np.concatenate([self.b, b])
-            self.b_window = np.concatenate([self.b_window, b_window])
+            self.b, self.b_window = _joined(self.b, b), _joined(self.b_window, b_window)
+
+
+def _joined(held, new):
+    """``held`` followed by ``new`` (``new`` itself when nothing is held: no copy)."""
+    return np.concatenate([held, new]) if len(held) else new
 
 
 class _TestState:
     """One test's windows and the pending events of its rules.
 
-    Windows as ``windows_of_test`` makes them: from a START, or (after a hole) from the
-    test's first marker after it, to the next START or END; windows that end at the same
-    bound form a group, named by its first window (``outer``): a start event pairs with an
-    end event of its group."""
+    A window runs from a START marker to the test's next END, or to its next START when the
+    END was lost. Its parameter is the START marker's argument; a parameter of 128 or more
+    (IDL-b-128, SEO-f-255) continues in a PARAM marker that is the test's very next marker,
+    whose argument holds bits 7 and up. The parameter is not certain when a hole comes right
+    after the START (before the test's next marker, or at any time if none follows): a PARAM
+    may be lost there. After a hole, the test's markers up to its next START or END lie in
+    one true window whose START may be lost in the hole: they form a window of unknown
+    parameter, from the hole on (first stamp: the event before the hole). Windows that end
+    at the same bound form a group, named by its first window (``outer``): a start event
+    pairs with an end event of its group, so that a pair across a hole is seen (and
+    discarded)."""
 
     def __init__(self, test):
         self.test = test
@@ -77,17 +129,25 @@ class _TestState:
 
 class BatchAnalysis:
     """The rules applied batch by batch (below). ``stamp_hz``: stamp units per second;
-    ``losses``: extra stamps where data is missing (as ``analyze``'s); ``spans``,
-    ``hole_spans``: every loss span and hole span of the capture, when known (a second pass);
-    ``skew``: the largest amount by which an event's stamp can fall below the largest stamp
-    before it (the spread of the pin latencies); ``interval_stamps``: width of the tables'
-    max-per-interval slots (None: none); ``loss_lag_s``: a sample is counted once every source
+    ``table``: makes a table's collector, ``table(name, stamp_hz, parameters)`` (default
+    :class:`~latscope.analysis.statistics.TableAccumulator`: exact statistics in bounded
+    memory; the whole-capture analysis keeps every sample instead); ``losses``: extra stamps
+    where data is missing (as ``analyze``'s); ``spans``, ``hole_spans``: every loss span and
+    hole span of the capture, when known (a second pass); ``skew``: the largest amount by which
+    an event's stamp can fall below the largest stamp before it (the spread of the pin
+    latencies: :func:`latency_skew`); ``loss_lag_s``: a sample is counted once every source
     with an event in the last ``loss_lag_s`` seconds has had one after it (so that a LOSS record
-    of such a source finds it uncounted).
+    of such a source finds it uncounted); ``live``: what a loss span that reaches back over
+    counted samples does (below).
+
+    A table's collector has ``parameters`` (a dict; the analysis sets its ``n``) and takes, in
+    capture order, ``add(samples, starts, ticked)`` (stamp units; start stamps; whether the
+    kernel's tick overlaps each: :func:`~latscope.analysis.rules.tick_overlaps`) and
+    ``discard(starts, by_hole)`` (start stamps of pairs discarded for a loss between them;
+    whether a hole lay between them).
 
     :class:`BatchAnalysis` takes the events of a capture in batches of any size, in stream order
-    (``feed``; ``finish`` at the end), and keeps a
-    :class:`~latscope.analysis.statistics.TableAccumulator` per table. Every event is looked at
+    (``feed``; ``finish`` at the end), and feeds a collector per table. Every event is looked at
     once. What is held between batches is only what a later event can still change:
 
     * per test, its open window (START stamp and parameter; a parameter waits for the test's next
@@ -107,20 +167,25 @@ class BatchAnalysis:
     stamps them and subtracts at most that much). The loss spans are the exception: a LOSS
     record reaches back to the previous event of its source, which may precede samples already
     counted. When a new span reaches back before the end of a counted sample, the analysis
-    cannot take that sample back: it then only collects the spans to the end
-    (``needs_second_pass``), and a second pass with every span known from the start (``spans=``)
-    gives the exact tables. :func:`analyze_batches` does both. To make that rare, a decided
-    sample is counted only once every source that had an event lately (``loss_lag_s``) has had
-    one after the sample's end: a later LOSS record of such a source cannot reach back over it.
-    Only a LOSS record of a source silent for longer (or never seen) needs the second pass.
+    cannot take that sample back (``needs_second_pass``). It then only collects the spans to
+    the end, and a second pass with every span known from the start (``spans=``) gives the
+    exact tables: :func:`analyze_batches` does both. Live (``live=True``: the events are not
+    kept for a second pass) it goes on counting with the spans it knows: the samples counted
+    before may then include pairs that the new span discards (the exact tables come from the
+    capture file). To make that rare, a decided sample is counted only once every source that
+    had an event lately (``loss_lag_s``) has had one after the sample's end: a later LOSS record
+    of such a source cannot reach back over it. Only a LOSS record of a source silent for longer
+    (or never seen) reaches back. Fed all events in one batch, the analysis knows every span
+    before it counts: it is exact in one pass.
     """
 
-    def __init__(self, stamp_hz, *, losses=None, spans=None, hole_spans=None, skew=0,
-                 interval_stamps=None, loss_lag_s=0.1):
+    def __init__(self, stamp_hz, *, table=TableAccumulator, losses=None, spans=None,
+                 hole_spans=None, skew=0, loss_lag_s=0.1, live=False):
         self.stamp_hz = stamp_hz
         self.loss_lag = int(loss_lag_s * stamp_hz)
         self.skew = int(skew)
-        self.interval_stamps = interval_stamps
+        self.live = live
+        self._new_table = table
         extra = np.asarray(losses if losses is not None else [], np.int64)
         self.spans_known = spans is not None
         self.spans = merge_spans(spans if spans is not None else (_EMPTY, _EMPTY),
@@ -138,7 +203,7 @@ class BatchAnalysis:
         self._losses = LossSpans()
         self._hole_after = []            # per hole: stamp of the last event before it
         self._delivered = Events.empty()  # the latest event that is no LOSS record
-        self._counted_end = -_NEVER      # largest end of a counted sample
+        self._counted_end = _LOWEST      # largest end of a counted sample (none: below any span)
         self.events = 0
         self.markers = 0
         self.stamp_min = self.stamp_max = None
@@ -157,32 +222,46 @@ class BatchAnalysis:
         """Adds the next events (a parser ``Events``, in stream order)."""
         if not len(events):
             return
-        stamp = events.stamp.astype(np.int64)
+        stamp = events.stamp.view(np.int64)          # stamps are far below 2**63
         source, value = events.source, events.value
         low, high = int(stamp.min()), int(stamp.max())
-        self.out_of_order += int(np.count_nonzero(stamp < self._horizon))
+        if low < self._horizon:
+            self.out_of_order += int(np.count_nonzero(stamp < self._horizon))
         self.stamp_min = low if self.stamp_min is None else min(self.stamp_min, low)
         self.stamp_max = high if self.stamp_max is None else max(self.stamp_max, high)
         self._collect_spans(events)
         self.events += len(events)
-        if self.needs_second_pass:
+        if self.needs_second_pass and not self.live:
             return                       # only the spans matter now
         self._horizon = max(self._horizon, self.stamp_max - self.skew)
-        epoch = self.holes + np.cumsum(is_hole(source, value))     # holes up to each event
-        self._note_holes(events, int(epoch[-1]) > self.holes)
-        self.holes = int(epoch[-1])
-        self._take_markers(stamp, source, value, epoch, final=False)
-        irq_at = np.flatnonzero((source == Source.IRQ) & (value == 1))
-        if len(irq_at):
+        hole_at = np.flatnonzero(is_hole(source, value))
+        self._note_holes(events, len(hole_at))
+
+        def epoch(at):
+            """Holes in the stream up to the events ``at`` (indices into the batch; without
+            holes one number, repeated without memory)."""
+            before = self.holes
+            return (before + np.searchsorted(hole_at, at, side="right") if len(hole_at)
+                    else np.broadcast_to(np.int64(before), len(at)))
+
+        at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
+        markers = (stamp[at], source[at], value[at].astype(np.int64), epoch(at))
+        at = np.flatnonzero((source == Source.IRQ) & (value == 1))
+        irq, irq_epoch = stamp[at], epoch(at)
+        del at                           # (one batch may be a whole capture: free it early)
+        self.holes += len(hole_at)
+        self._take_markers(*markers, final=False)
+        del markers
+        if len(irq):
             for state in self._tests.values():
                 if state.uses_irq:
-                    state.irq_wait = (np.concatenate([state.irq_wait[0], stamp[irq_at]]),
-                                      np.concatenate([state.irq_wait[1], epoch[irq_at]]))
+                    state.irq_wait = (_joined(state.irq_wait[0], irq),
+                                      _joined(state.irq_wait[1], irq_epoch))
         self._decide(final=False)
 
     def finish(self):
         """Ends the capture: decides every pending sample."""
-        if self.needs_second_pass:
+        if self.needs_second_pass and not self.live:
             return self
         self._horizon = _NEVER
         self._take_markers(_EMPTY, np.zeros(0, np.uint8), _EMPTY, _EMPTY, final=True)
@@ -201,9 +280,10 @@ class BatchAnalysis:
             joined = Events.concatenate([self._delivered, events])
             self._hole_after += [_LOWEST if hole.after is None else hole.after
                                  for hole in holes_of(joined)]
-        delivered = np.flatnonzero(events.source != Source.LOSS)
-        if len(delivered):
-            self._delivered = events[delivered[-1:]]
+        delivered = events.source[::-1] != Source.LOSS
+        if delivered.any():
+            last = len(events) - 1 - int(np.argmax(delivered))
+            self._delivered = events[last:last + 1]
 
     def _collect_spans(self, events):
         """Adds the loss spans of the batch's LOSS records; notes when one reaches back
@@ -221,13 +301,10 @@ class BatchAnalysis:
     # --- windows -------------------------------------------------------------------------
 
     def _take_markers(self, stamp, source, value, epoch, final):
-        """Adds the batch's markers to those held and takes, in stamp order, the ones below
-        the horizon (all when ``final``)."""
-        at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
-        held = [np.concatenate([h, column[at]]) for h, column in
-                zip(self._held, (stamp, source, value.astype(np.int64), epoch))]
-        order = markers_in_time_order(held[0], held[1])
-        h_stamp, h_source, h_value, h_epoch = (column[order] for column in held)
+        """Adds the batch's markers (stamps, sources, values, epochs) to those held and takes,
+        in stamp order, the ones below the horizon (all when ``final``)."""
+        held = [_joined(h, column) for h, column in zip(self._held, (stamp, source, value, epoch))]
+        h_stamp, h_source, h_value, h_epoch = _in_time_order(*held)
         ready = len(h_stamp) if final else int(np.searchsorted(h_stamp, self._horizon))
         self._held = tuple(column[ready:] for column in (h_stamp, h_source, h_value, h_epoch))
         self._markers(h_stamp[:ready], h_value[:ready], h_epoch[:ready])
@@ -296,13 +373,13 @@ class BatchAnalysis:
         is_bound = is_start | (m_points == Point.END)
         # A hole opens a window at the test's first marker after it (unless a START).
         no_holes = state.last_epoch == int(m_epoch[-1])        # none before these markers
-        opening = np.zeros(len(m_points), bool) if no_holes else (
+        opening = None if no_holes else (
             m_epoch != np.concatenate([[state.last_epoch], m_epoch[:-1]])) & ~is_start
         state.last_epoch = int(m_epoch[-1])
         carried = (state.windows - 1, state.epoch) if state.open else (-1, -1)
         segments = []                                 # (position, window, epoch) from there on
-        for at in np.flatnonzero(is_bound | opening).tolist():
-            if opening[at]:
+        for at in np.flatnonzero(is_bound if no_holes else is_bound | opening).tolist():
+            if not no_holes and opening[at]:
                 epoch = int(m_epoch[at])
                 window = self._new_window(state, int(global_index[at]),
                                           self._hole_after[epoch - 1], epoch, group=False)
@@ -327,22 +404,23 @@ class BatchAnalysis:
                 self._name_window(state, window, argument, certain)
             else:
                 state.param_wait = (window, int(m_args[at]), epoch)
+                self._name_window(state, window, None, certain=False)
         # Each marker is in the window of the last segment before it (or the carried one).
         at = np.array([0] + [seg[0] for seg in segments] + [len(m_points)], np.int64)
         lengths = np.diff(at)
         windows = np.repeat(np.array([carried[0]] + [seg[1] for seg in segments]), lengths)
         window_epoch = np.repeat(np.array([carried[1]] + [seg[2] for seg in segments]),
-                                 lengths)
-        same_epoch = True if no_holes else m_epoch == window_epoch
+                                 lengths) if state.uses_handler or not no_holes else None
+        in_window = windows >= 0
+        # Start events count only in the epoch of their window.
+        start_ok = in_window if no_holes else in_window & (m_epoch == window_epoch)
         of_kind = {}
         for (index, rule), pending in zip(state.rules, state.pending):
             for kind, as_start in ((rule.start, True), (rule.end, False)):
                 if (kind, as_start) not in of_kind:
                     inside = None
                     if kind not in ("irq", "handler"):
-                        inside = (m_points == kind) & (windows >= 0)
-                        if as_start:
-                            inside &= same_epoch
+                        inside = (m_points == kind) & (start_ok if as_start else in_window)
                     of_kind[kind, as_start] = ((m_stamp[inside], windows[inside])
                                                if inside is not None else (_EMPTY, _EMPTY))
             pending.add(*of_kind[rule.start, True], *of_kind[rule.end, False])
@@ -376,7 +454,9 @@ class BatchAnalysis:
         """Names the tables of ``window`` once its parameter is known. A name with the
         parameter in it is known only where the parameter is certain; a window without one
         gives that rule no table (its samples count nowhere). A table's ``n`` is the
-        parameter of its first certain window, its place that of its first window."""
+        parameter of its first certain window, its place that of its first window.
+        ``parameter`` None: not known yet (a PARAM marker may still follow the START): only
+        the names without it are given, and the window is named again once it is known."""
         for index, rule in state.rules:
             known = certain or "{n}" not in rule.name
             name = rule.name.format(n=parameter) if known else None
@@ -387,9 +467,8 @@ class BatchAnalysis:
             if "handler" in (rule.start, rule.end):
                 self._handler_names.add(name)
             if name not in self.tables:
-                self.tables[name] = TableAccumulator(
-                    name, self.stamp_hz, {"test": Test(state.test).name, "n": None},
-                    interval_stamps=self.interval_stamps)
+                self.tables[name] = self._new_table(
+                    name, self.stamp_hz, {"test": Test(state.test).name, "n": None})
                 self._order[name] = place
             self._order[name] = min(self._order[name], place)
             if certain and self._n_from.get(name, _NEVER) > window:
@@ -435,15 +514,16 @@ class BatchAnalysis:
     def _irqs_into_windows(state, irq, irq_epoch):
         if not len(irq) or not state.first:
             return
-        table = np.array(state.first, np.int64).reshape(-1, 4)
+        window, first, end, epoch = np.array(state.first, np.int64).reshape(-1, 4).T
         # Strictly after the window's first stamp (an IRQ in the cycle of a START is in none).
-        slot = np.searchsorted(table[:, 1], irq, side="left") - 1
-        row = table[np.maximum(slot, 0)]
+        slot = np.searchsorted(first, irq, side="left") - 1
+        row = np.maximum(slot, 0)
         # Inside a window's stamps, and no hole since it began (a start event).
-        inside = (slot >= 0) & (irq < row[:, 2]) & (irq_epoch == row[:, 3])
+        inside = (slot >= 0) & (irq < end[row]) & (irq_epoch == epoch[row])
+        row = row[inside]
         for (index, rule), pending in zip(state.rules, state.pending):
             if rule.start == "irq":
-                pending.add(irq[inside], row[inside, 0], _EMPTY, _EMPTY)
+                pending.add(irq[inside], window[row], _EMPTY, _EMPTY)
 
     @staticmethod
     def _prune_windows(state):
@@ -489,10 +569,13 @@ class BatchAnalysis:
             # Its end is known when it has one in its group (a first end event beyond the
             # group means the group is closed).
             end_seen = lengths > 0
-            unnamed = -1 if state.param_wait is None else state.param_wait[0]
+            # A sample or discarded pair needs its table's name; a start event that gives
+            # neither (a window waiting for its PARAM must not hold them all) does not.
+            named = ("{n}" not in rule.name or state.param_wait is None
+                     or (a_window != state.param_wait[0]) | ~(keep | lossy))
             decided = ((has_next | no_more_a)
                        & (end_seen | closed | (same_next & (next_a < self._horizon)))
-                       & (a_window != unnamed))
+                       & named)
             # A sample waits until no LOSS record of a source seen lately can reach back
             # over it (its span starts at that source's latest event, or later).
             decided &= ~(keep & (a + lengths > self._safe))
@@ -530,8 +613,9 @@ class BatchAnalysis:
             kept = keep[begin:end]
             starts, samples = a[begin:end][kept], lengths[begin:end][kept]
             table.add(samples, starts, tick_overlaps(starts, samples, self._ticks))
-            table.discarded += int(np.count_nonzero(lossy[begin:end]))
-            table.discarded_by_holes += int(np.count_nonzero(by_hole[begin:end]))
+            lost = lossy[begin:end]
+            if lost.any():
+                table.discard(a[begin:end][lost], by_hole[begin:end][lost])
 
     def _trim_ends(self, pending):
         """Drops end events that can end no sample any more: at or below every pending start
@@ -546,16 +630,33 @@ class BatchAnalysis:
     # --- results -------------------------------------------------------------------------
 
     def ordered_tables(self):
-        """``{name: TableAccumulator}`` in ``analyze``'s order (the order the tests' windows
-        first appear); tables of "handler" rules only if the capture has handler-entry
-        markers (as ``analyze``)."""
+        """``{name: table collector}`` in the order the tests' windows first appear (then
+        the order of their rules); tables of "handler" rules only if the capture has
+        handler-entry markers."""
         return {name: self.tables[name]
                 for name in sorted(self.tables, key=lambda name: self._order[name])
                 if self.handlers or name not in self._handler_names}
 
+    def summary(self):
+        """``{name: stats()}`` of the tables so far (collectors with ``stats()``)."""
+        return {name: table.stats() for name, table in self.ordered_tables().items()}
+
+    @property
+    def running(self):
+        """Names of the tests whose window is open (among the markers taken so far)."""
+        return {Test(test).name for test, state in self._tests.items() if state.open}
+
+    @property
+    def held(self):
+        """Events held for what later events can still change: markers not yet taken,
+        start and end events not yet decided, IRQ edges not yet given a window."""
+        return len(self._held[0]) + sum(
+            len(state.irq_wait[0]) + sum(len(p.a) + len(p.b) for p in state.pending)
+            for state in self._tests.values())
+
 
 def analyze_batches(batches, stamp_hz, **options):
-    """Tables (``{name: TableAccumulator}``, as ``analyze`` orders them) of the events that
+    """The tables (``ordered_tables()``) of the events that
     ``batches()`` yields in batches (a callable: it is called again when a loss span reaches
     back before counted samples, for a second pass with every span known). ``options``: as
     :class:`BatchAnalysis`. Returns the :class:`BatchAnalysis`."""

@@ -68,6 +68,13 @@ def loop_table(events, stamp_hz, channel, *, losses=None):
        (markers of a suite running beside the loop) do not touch loop pairs. A sample is exact
        or absent, never wrong.
 
+    This rule is paired here, through the public span functions of
+    :mod:`latscope.analysis.spans`, not by the batch analysis of the marker tests
+    (:mod:`latscope.analysis.batch`): it has no test windows, its B must come strictly before
+    the next A (a marker rule's B in the cycle of the next A still ends the previous A), only
+    the losses of two sources count, and it counts unanswered and extra edges. Each would be
+    a special case in the batch analysis for this one table.
+
     The table is named ``LOOP-<channel>`` (``LOOP-EDGE2``) and is a
     :class:`~latscope.analysis.pairing.SampleTable` like the marker tests' tables, so the
     reports, plots and statistics treat it alike.

@@ -141,6 +141,22 @@ def merge_spans(*spans):
                    np.concatenate([s[1] for s in spans]).astype(np.int64))
 
 
+def _last_of_each(source):
+    """{source: index of its last event} of the sources in ``source``, looked for from the
+    end in growing pieces (a batch's last events hold most sources' last)."""
+    wanted = set(np.flatnonzero(np.bincount(source)).tolist())
+    found, end, piece = {}, len(source), 256
+    while wanted:
+        begin = max(0, end - piece)
+        for kind in list(wanted):
+            at = np.flatnonzero(source[begin:end] == kind)
+            if len(at):
+                found[kind] = begin + int(at[-1])
+                wanted.discard(kind)
+        end, piece = begin, piece * 4
+    return found
+
+
 class LossSpans:
     """The loss spans of a capture's LOSS records (:func:`latscope.analysis.spans.lossy_spans`,
     the one definition), found batch by batch: ``feed(events)`` returns the spans of the
@@ -166,8 +182,7 @@ class LossSpans:
             stamp = joined.stamp.astype(np.int64)
             new = lossy_spans(stamp, joined.source, joined.value, None)
             holes = merged(*hole_spans(stamp, joined.source, joined.value))
-        for source in np.unique(events.source).tolist():
-            at = len(events) - 1 - int(np.argmax(events.source[::-1] == source))
+        for source, at in _last_of_each(events.source).items():
             self._last[source] = (self._events + at, int(events.stamp[at]),
                                   int(events.value[at]))
         self._events += len(events)

@@ -9,7 +9,7 @@ import numpy as np
 
 __all__ = ["KEEP_POINTS", "ENVELOPE_BUCKETS", "WORST_KEPT", "PERCENTILES", "CONFIDENCE", "TableAccumulator",
            "stats_of_counts", "percentile_of_counts", "percentile_supported", "quantile_ranks", "ci_key",
-           "merge_counts"]
+           "merge_counts", "interval_stamps"]
 
 #: Samples kept one by one for the time series (plots.MAX_POINTS draws up to this many).
 KEEP_POINTS = 20_000
@@ -207,6 +207,12 @@ def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0)
     return row
 
 
+def interval_stamps(interval_s, stamp_hz):
+    """The width in stamp units of a max-per-interval slot of ``interval_s`` seconds (at
+    least one; None: no interval maxima)."""
+    return max(1, int(interval_s * stamp_hz)) if interval_s else None
+
+
 class TableAccumulator:
     """One sample table, accumulated batch by batch (as below). ``name``,
     ``stamp_hz`` and ``parameters`` as in ``SampleTable``; ``interval_stamps``: width of the
@@ -293,6 +299,12 @@ class TableAccumulator:
         self._envelope(first_index, samples, starts)
         if self.interval_stamps:
             self._intervals(samples, starts)
+
+    def discard(self, starts, by_hole):
+        """Counts pairs discarded for a loss between them (``starts``: their first stamps;
+        ``by_hole``: whether a hole lay between them)."""
+        self.discarded += len(starts)
+        self.discarded_by_holes += int(np.count_nonzero(by_hole))
 
     def _keep_worst(self, samples, index, starts, ticked):
         """Keeps the WORST_KEPT largest of the samples so far (ties: the earliest)."""

@@ -6,6 +6,7 @@ events.
 """
 
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -15,18 +16,12 @@ from latscope_defs.protocol import Source, loss_count, loss_source
 from ..capture.batches import BATCH_BYTES, CaptureBatches
 from ..capture.file import Capture, CaptureInfo
 from ..events import Events
-from .batch import analyze_batches
+from .batch import analyze_batches, latency_skew
 from .rules import MARKER_SOURCES
 from .spans import HOLE, holes_of, is_hole
+from .statistics import TableAccumulator, interval_stamps
 
-__all__ = ["CaptureSummary", "RunCounts", "analyze_capture", "latency_skew"]
-
-
-def latency_skew(identity):
-    """The most an event's (pin-latency corrected) stamp can fall below an earlier event's:
-    the spread of the pin latencies, LOSS records (not corrected) counting as 0."""
-    cycles = [int(c) for c in identity.latency.values()] + [0]
-    return max(cycles) - min(cycles)
+__all__ = ["CaptureSummary", "RunCounts", "analyze_capture"]
 
 
 class RunCounts:
@@ -124,7 +119,7 @@ def analyze_capture(path, *, interval_s=60.0, batch_bytes=BATCH_BYTES, backgroun
     ``background``: parse in a helper process (:class:`CaptureBatches`)."""
     batches = CaptureBatches(path, batch_bytes=batch_bytes, background=background)
     stamp_hz = batches.stamp_hz
-    interval = max(1, int(interval_s * stamp_hz)) if interval_s else None
+    interval = interval_stamps(interval_s, stamp_hz)
     passes = []
 
     def read():
@@ -136,7 +131,7 @@ def analyze_capture(path, *, interval_s=60.0, batch_bytes=BATCH_BYTES, backgroun
             yield events
 
     analysis = analyze_batches(read, stamp_hz, skew=latency_skew(batches.identity),
-                               interval_stamps=interval)
+                               table=partial(TableAccumulator, interval_stamps=interval))
     counts = passes[0]
     summary = CaptureSummary(batches.path, batches.metadata, batches.parser_stats,
                              batches.file_stats, batches.end, analysis.events,

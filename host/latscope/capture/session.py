@@ -94,6 +94,7 @@ class CaptureSession:
             if owns_port:
                 self._stack.enter_context(port)
             self.device = self._stack.enter_context(Device(open_transport(port.path, baud),
+                                                             reply_timeout=port.reply_timeout,
                                                              name=port.name))
             try:
                 self.identity = self.device.identify()
@@ -131,8 +132,9 @@ class CaptureSession:
         """Captures into the capture file ``output`` (None: events are only counted and
         passed on) until ``until`` says so; returns a :class:`CaptureRun`.
 
-        ``analyzer``: a :class:`latscope.analysis.live.StreamingAnalyzer` fed every batch
-        (needed for ``until.samples``). ``on_batch(events, run)``: called after every read
+        ``analyzer``: live statistics (:func:`latscope.analysis.live.live_analysis`) fed every
+        batch and finished when the stream has been read to its end (needed for
+        ``until.samples``). ``on_batch(events, run)``: called after every read
         (``events`` may be empty) and for the events drained after STOP; returning True
         ends the capture (a reader that went away). ``loop``: the IRQ loop's edge channel,
         recorded in the metadata so that analyze and report make its table."""
@@ -193,6 +195,8 @@ class CaptureSession:
             device.configure_irq(IrqSettings(enable=False))
             take(device.drain(), stopping=True)
             take(device.parser.finish(), stopping=True)
+            if analyzer is not None:
+                analyzer.finish()
             run.status = device.status()
         finally:
             device.raw_sink = None

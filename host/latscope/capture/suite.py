@@ -46,7 +46,7 @@ def capture_suite(build, irq=DEMO_IRQ, *, output=None, truth=None, console=None,
 
     ``output``: the capture file to write (metadata: identity, CPU variant, suite and IRQ
     settings). ``truth``: the harness's ground-truth log. ``live``: keep live statistics,
-    made by ``live(stamp_hz)`` (e.g. :class:`latscope.analysis.live.StreamingAnalyzer`), in
+    made by ``live(identity)`` (e.g. :func:`latscope.analysis.live.live_analysis`), in
     ``run.analyzer`` of every batch and ``live`` of the result. ``on_batch(events, run)``: as
     for :meth:`~latscope.capture.session.CaptureSession.capture` (progress).
     Raises DeviceError when the firmware does not exit within ``timeout`` seconds or the
@@ -56,7 +56,7 @@ def capture_suite(build, irq=DEMO_IRQ, *, output=None, truth=None, console=None,
     with CaptureSession(SocSimulation(build, truth=truth, console=console,
                                       phase=phase)) as session:
         session.configure_irq(irq)
-        analyzer = live(session.identity.stamp_hz) if live else None
+        analyzer = live(session.identity) if live else None
         run = session.capture(output, info=info, until=Until(timeout=timeout),
                               analyzer=analyzer, on_batch=on_batch)
         sim = session.port

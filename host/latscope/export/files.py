@@ -1,5 +1,6 @@
-"""A capture as logic signals, for sigrok and PulseView: a session file (``.sr``, with the
-PulseView setup ``.pvs`` beside it) and/or a VCD.
+"""A capture as logic signals, for sigrok and PulseView, in any of the export formats
+(:mod:`latscope.export.formats`: a session file ``.sr`` with the PulseView setup ``.pvs``
+beside it, a VCD).
 
 The signals are those of :class:`latscope_defs.channels.Layout` (bit n of a sample word =
 channel n: D0..D15, STROBE, IRQ, EDGE0.., LOSS, and the second marker lane STROBE2,
@@ -27,11 +28,11 @@ from ..analysis.spans import LossSpans, merge_spans
 from ..capture.batches import BATCH_BYTES, CaptureBatches
 from ..capture.file import Capture
 from ..events import Events
+from .formats import writer_for
 from .levels import HOLDBACK, MARGIN, LevelTracker
-from .sigrok import SrWriter, write_pvs
-from .vcd import VcdError, VcdWriter
+from .writer import ExportError, Signals, writing
 
-__all__ = ["ExportInfo", "ExportError", "export_capture", "export_windows"]
+__all__ = ["ExportInfo", "export_capture", "export_windows"]
 
 #: The initial PulseView view: this many seconds per pixel (a 2 us latency is 100 pixels,
 #: wide enough for "IL-a-1 2.000 us"), from this long before the first latency sample.
@@ -41,11 +42,6 @@ VIEW_LEAD_SECONDS = 2e-6
 #: After the last event the export also shows this long: the marker decoder's annotation
 #: of the last marker extends this far (its HOLD_SECONDS) when no marker follows.
 TAIL_SECONDS = 10e-6
-
-
-class ExportError(ValueError):
-    """A capture that cannot be exported, or an output that cannot be written (one-line
-    message naming the file)."""
 
 
 @dataclass
@@ -75,18 +71,32 @@ class ExportInfo:
                      f"{self.edges_dropped} not shown")
         return text
 
+    def as_dict(self):
+        """What was written, JSON-ready (``latscope export --json``)."""
+        return {"files": self.files, "origin": self.origin, "samples": self.samples,
+                "samplerate": self.stamp_hz, "changes": self.changes,
+                "markers_dropped": self.markers_dropped,
+                "edges_stretched": self.edges_stretched, "edges_dropped": self.edges_dropped,
+                "decoders": self.layout.decoder_stack()}
 
-def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=None,
-                   batch_bytes=BATCH_BYTES):
-    """Exports a capture to a session file ``sr`` (and its ``.pvs`` beside it unless ``pvs``
-    is False) and/or a VCD file ``vcd``. ``capture``: a capture file's path, read twice in
-    batches (``batch_bytes`` of stream each) in bounded memory, or a loaded
-    :class:`latscope.capture.file.Capture`. ``start``/``stop``: only the events of cycles
-    ``[start, stop)`` (levels before the first of them are taken as low); the START marker
-    of a test whose window is open at ``start`` and its PARAM marker (the test context the
-    decoders need to pair what the window holds) are repeated at samples 1, 2, ... of the
-    export. Returns :class:`ExportInfo`; raises :class:`ExportError` naming the capture or
-    the output file.
+    def decode_command(self, writer):
+        """The sigrok-cli command that decodes ``writer``'s file of this export."""
+        return (f"sigrok-cli -i {writer.path}"
+                f"{f' -I {writer.sigrok_input}' if writer.sigrok_input else ''} "
+                f"-P {self.layout.decoder_stack()} -A latscope_latency")
+
+
+def export_capture(capture, outputs, *, start=None, stop=None, batch_bytes=BATCH_BYTES):
+    """Exports a capture to ``outputs``: export writers
+    (:class:`latscope.export.writer.ExportWriter`, e.g. ``SigrokWriter(path, pvs=False)``)
+    or paths (the format by the suffix: :func:`latscope.export.formats.writer_for`).
+    ``capture``: a capture file's path, read twice in batches (``batch_bytes`` of stream
+    each) in bounded memory, or a loaded :class:`latscope.capture.file.Capture`.
+    ``start``/``stop``: only the events of cycles ``[start, stop)`` (levels before the first
+    of them are taken as low); the START marker of a test whose window is open at ``start``
+    and its PARAM marker (the test context the decoders need to pair what the window holds)
+    are repeated at samples 1, 2, ... of the export. Returns :class:`ExportInfo`; raises
+    :class:`ExportError` naming the capture or the output file.
 
     The first pass finds what the levels need from the whole capture (the first and last
     stamps, the loss spans, each channel's level before its first edge), the second makes
@@ -100,15 +110,15 @@ def export_capture(capture, *, sr=None, vcd=None, pvs=True, start=None, stop=Non
         if start is not None:
             before.feed(BatchMarkers(events), start)
         survey.feed(between(events, start, stop))
-    return _write(capture, batches, survey, before, start, stop, sr=sr, vcd=vcd, pvs=pvs)
+    return _write(capture, batches, survey, before, start, stop, outputs)
 
 
 def export_windows(capture, windows, *, batch_bytes=BATCH_BYTES):
-    """Exports many windows of one capture, each as ``export_capture(capture, start=,
-    stop=, sr=, vcd=)`` would (the same files), reading the capture once: ``windows`` is a
-    list of dicts with ``start``, ``stop`` and ``sr`` and/or ``vcd``. The events of every
-    window are kept in memory until the end of the read (windows are short: a worst sample
-    and its context). Returns the :class:`ExportInfo` of each window, in order."""
+    """Exports many windows of one capture, each as ``export_capture(capture, outputs,
+    start=, stop=)`` would (the same files), reading the capture once: ``windows`` is a list
+    of dicts with ``start``, ``stop`` and ``outputs``. The events of every window are kept
+    in memory until the end of the read (windows are short: a worst sample and its
+    context). Returns the :class:`ExportInfo` of each window, in order."""
     capture, batches = _batches(capture, batch_bytes)
     for window in windows:
         _check_window(capture, window["start"], window["stop"])
@@ -132,8 +142,7 @@ def export_windows(capture, windows, *, batch_bytes=BATCH_BYTES):
         survey = _Survey(layout)
         survey.feed(events)
         infos.append(_write(capture, lambda events=events: iter([events]), survey, context,
-                            window["start"], window["stop"], sr=window.get("sr"),
-                            vcd=window.get("vcd"), pvs=True))
+                            window["start"], window["stop"], window["outputs"]))
     return infos
 
 
@@ -154,11 +163,13 @@ def _check_window(capture, start, stop):
         raise ExportError(f"--stop {stop} is not after --start {start}: nothing to export")
 
 
-def _write(capture, batches, survey, before, start, stop, *, sr, vcd, pvs):
+def _write(capture, batches, survey, before, start, stop, outputs):
     """The second pass of an export: the levels of the events ``batches()`` gives (those
     in ``[start, stop)`` are taken), ``survey`` fed with them all, and the context markers
-    of ``before`` (an :class:`OpenWindows` fed with everything before ``start``)."""
+    of ``before`` (an :class:`OpenWindows` fed with everything before ``start``), written
+    to every output."""
     stamp_hz = int(capture.stamp_hz)             # one sample per stamp unit
+    writers = [writer_for(output) for output in outputs]
     layout = survey.layout
     if survey.shared_cycles:                     # two markers in one cycle
         layout = survey.layout = Layout(layout.edge_count, second_lane=True)
@@ -166,23 +177,14 @@ def _write(capture, batches, survey, before, start, stop, *, sr, vcd, pvs):
     context = before.context(start, origin) if start is not None else Events.empty()
     view, pending = None, context
     tracker = LevelTracker(layout, spans=survey.spans, initial=survey.initial())
-    sinks = []                                   # (path, add changes, finish)
+    signals = Signals(layout, stamp_hz, origin, tracker.initial,
+                      comment=f"latscope export of {Path(capture.path).name}: sample 0 = "
+                              f"cycle {origin}, {stamp_hz} samples/s")
     with contextlib.ExitStack() as stack:
-        if sr is not None:
-            with _writing(sr):
-                session = SrWriter(sr, layout.names, stamp_hz, origin=origin,
-                                   initial=tracker.initial)
-            stack.callback(session.abandon)
-            sinks.append((sr, session.add, lambda: session.close(samples)))
-        if vcd is not None:
-            with _writing(vcd):
-                stream = stack.enter_context(open(vcd, "w"))
-                writer = VcdWriter(stream, layout, stamp_hz, origin,
-                                   comment=f"latscope export of {Path(capture.path).name}: "
-                                           f"sample 0 = cycle {origin}, {stamp_hz} samples/s")
-                writer.header(tracker.initial)
-            sinks.append((vcd, writer.changes,
-                          lambda: writer.until(origin + samples - 1)))
+        for writer in writers:
+            stack.callback(writer.close)         # closed whatever happens
+            with writing(writer.path):
+                writer.begin(signals)
         changes = 0
         for events in itertools.chain(batches(), [None]):
             if events is not None:
@@ -193,25 +195,16 @@ def _write(capture, batches, survey, before, start, stop, *, sr, vcd, pvs):
                     view = _initial_view(events, stamp_hz, origin, samples)  # megabyte)
             piece = tracker.finish() if events is None else tracker.feed(events)
             changes += len(piece)
-            for path, add, _ in sinks:
-                with _writing(path):
-                    add(piece)
-        for path, _, finish in sinks:
-            with _writing(path):
-                finish()
+            for writer in writers:
+                with writing(writer.path):
+                    writer.add(piece)
+        view = view or _initial_view(Events.empty(), stamp_hz, origin, samples)
+        for writer in writers:
+            with writing(writer.path):
+                writer.finish(origin + samples, view)
     info = ExportInfo(layout, origin, samples, stamp_hz, changes, tracker.markers_dropped,
                       tracker.edges_stretched, tracker.edges_dropped, len(context))
-    if sr is not None:
-        info.files.append(str(sr))
-        if pvs:
-            pvs_path = Path(sr).with_suffix(".pvs")
-            with _writing(pvs_path):
-                write_pvs(pvs_path, sr, layout,
-                          **(view or _initial_view(Events.empty(), stamp_hz, origin, samples)),
-                          marker_options={"sample_delay": 0})
-            info.files.append(str(pvs_path))
-    if vcd is not None:
-        info.files.append(str(vcd))
+    info.files = [path for writer in writers for path in writer.files]
     return info
 
 
@@ -372,15 +365,3 @@ def extent(first, last, stamp_hz, start, stop):
         origin = start or 0
         end = stop if stop is not None else origin + 2 * MARGIN
     return origin, max(end - origin, 1)
-
-
-@contextlib.contextmanager
-def _writing(path):
-    """Turns an error writing ``path`` (a full disk, no permission) into an
-    :class:`ExportError` that names it."""
-    try:
-        yield
-    except OSError as error:
-        raise ExportError(f"{path}: cannot write: {error.strerror or error}") from None
-    except VcdError as error:
-        raise ExportError(f"{path}: {error}") from None

@@ -19,6 +19,7 @@ from ..link.device import IrqSettings
 from .levels import MARGIN, Changes, LevelTracker
 from .sigrok import write_pvs
 from .vcd import VcdWriter
+from .writer import Signals
 
 __all__ = ["PULSEVIEW_BLOCK", "LiveVcd", "stream_capture"]
 
@@ -40,7 +41,8 @@ class LiveVcd:
         self.block = block
         self.tracker = LevelTracker(layout)
         self.text = io.StringIO()
-        self.writer = VcdWriter(self.text, layout, stamp_hz, origin=None, comment=comment)
+        self.signals = Signals(layout, stamp_hz, origin=None, comment=comment)
+        self.writer = VcdWriter(self.text)      # the export's VCD writer, on a text buffer
         self.written = 0              # bytes written to out
         self.events = 0
         self._initial_written = False
@@ -51,7 +53,7 @@ class LiveVcd:
 
     def start(self):
         """Writes the header (all levels 0 at time 0) and flushes: readers can open."""
-        self.writer.header(0)
+        self.writer.begin(self.signals)
         self.flush()
 
     def feed(self, events):
@@ -67,10 +69,10 @@ class LiveVcd:
             return
         if not self._initial_written:
             # Channels that start high (known from their first edge) go high at time 0.
-            self.writer.changes(Changes(np.array([self.writer.origin], np.int64),
-                                        np.array([self.tracker.initial], np.uint64)))
+            self.writer.add(Changes(np.array([self.writer.origin], np.int64),
+                                    np.array([self.tracker.initial], np.uint64)))
             self._initial_written = True
-        self.writer.changes(changes)
+        self.writer.add(changes)
 
     def flush(self, idle=False):
         """Writes the pending text; with ``idle``, first releases the held-back events
@@ -90,7 +92,7 @@ class LiveVcd:
     def finish(self):
         self._write(self.tracker.finish())
         if self.writer.origin is not None and self.tracker.last_stamp is not None:
-            self.writer.until(self.tracker.last_stamp + MARGIN)
+            self.writer.finish(self.tracker.last_stamp + MARGIN + 1)
         self.block = 0               # the reader sees the end of the stream anyway
         self.flush()
 

@@ -1,7 +1,7 @@
 """sigrok session files (srzip, ``.sr``) and the PulseView setup (``.pvs``) that attaches
-the latscope decoders to them.
+the latscope decoders to them; the export format ``sr`` (:class:`SigrokWriter`: both).
 
-Everything is streamed: :func:`write_sr` generates one block of samples at a time from the
+Everything is streamed: :class:`SrArchive` generates one block of samples at a time from the
 change list, straight into the compressed zip entries, whatever the gaps between events.
 """
 
@@ -15,8 +15,10 @@ import numpy as np
 from latscope_defs.channels import LATENCY_DECODER, MARKER_DECODER
 
 from .levels import Changes
+from .writer import ExportWriter, writing
 
-__all__ = ["SrWriter", "write_sr", "write_pvs", "samplerate_text", "scrolled_past"]
+__all__ = ["SigrokWriter", "SrArchive", "write_sr", "write_pvs", "samplerate_text",
+           "scrolled_past"]
 
 #: Samples generated at a time when writing a session file.
 BLOCK_SAMPLES = 1 << 20
@@ -45,7 +47,7 @@ def samplerate_text(hz):
     return f"{hz} Hz"
 
 
-class SrWriter:
+class SrArchive:
     """Writes a sigrok session file from changes that come in pieces, in stamp order
     (``add``): every block of samples is written as soon as no later change can fall in
     it, so memory holds one block and the changes not yet written. ``close(samples)``
@@ -128,10 +130,50 @@ def write_sr(path, names, changes, samplerate, *, origin, samples, initial=0):
     of ``changes.stamps``: cycles for a latscope export). The samples are generated block
     by block straight into the compressed zip entries (``logic-1-1``, ``logic-1-2``, ...),
     so memory stays bounded however long the quiet stretches are (they compress about
-    1000:1; about 100 million samples a second). :class:`SrWriter` does it."""
-    writer = SrWriter(path, names, samplerate, origin=origin, initial=initial)
+    1000:1; about 100 million samples a second). :class:`SrArchive` does it."""
+    writer = SrArchive(path, names, samplerate, origin=origin, initial=initial)
     writer.add(changes)
     writer.close(samples)
+
+
+class SigrokWriter(ExportWriter):
+    """The export format ``sr``: a sigrok session file and, unless ``pvs`` is False, its
+    PulseView setup beside it (``X.pvs`` for ``X.sr``: PulseView loads it with the session,
+    the latscope decoders attached, sample delay 0, the view of :meth:`finish`)."""
+
+    name = "sr"
+    suffix = ".sr"
+    help = "sigrok session file to write"
+    switches = {"pvs": "PulseView setup beside OUT.sr"}
+
+    def __init__(self, path, *, pvs=True):
+        super().__init__(path)
+        self.pvs = Path(path).with_suffix(".pvs") if pvs else None
+        self.archive = None
+
+    @property
+    def files(self):
+        return [str(self.path)] + ([str(self.pvs)] if self.pvs else [])
+
+    def begin(self, signals):
+        self.layout = signals.layout
+        self.origin = signals.origin
+        self.archive = SrArchive(self.path, signals.layout.names, signals.stamp_hz,
+                                 origin=signals.origin, initial=signals.initial)
+
+    def add(self, changes):
+        self.archive.add(changes)
+
+    def finish(self, stop, view=None):
+        self.archive.close(stop - self.origin)
+        if self.pvs:
+            with writing(self.pvs):
+                write_pvs(self.pvs, self.path, self.layout, **(view or {}),
+                          marker_options={"sample_delay": 0})
+
+    def close(self):
+        if self.archive is not None:
+            self.archive.abandon()
 
 
 def _ini_bytes(data):

@@ -1,12 +1,17 @@
 """VCD (value change dump) of logic signals: one 1-bit wire per channel, one time unit per
-stamp unit. The export (:mod:`latscope.export.files`) writes a whole file, the live stream
-(:mod:`latscope.export.live`) writes it piece by piece.
+stamp unit; the export format ``vcd`` (:class:`VcdWriter`), written to a file by the export
+(:mod:`latscope.export.files`) or piece by piece to a stream by the live view
+(:mod:`latscope.export.live`).
 """
+
+import os
+
+from .writer import ExportWriter, FormatError
 
 __all__ = ["VcdError", "VcdWriter", "vcd_timescale"]
 
 
-class VcdError(ValueError):
+class VcdError(FormatError):
     """A sample rate no VCD timescale can express."""
 
 
@@ -26,32 +31,49 @@ def vcd_timescale(sample_hz):
     return f"{max(1, round(10**15 / sample_hz))} fs"
 
 
-class VcdWriter:
-    """Writes changes as a VCD, one 1-bit wire per channel. ``stream``: a text stream.
-    The time unit is one stamp unit (:func:`vcd_timescale`); stamp ``c`` is at ``#(c - origin)``."""
+class VcdWriter(ExportWriter):
+    """Writes changes as a VCD, one 1-bit wire per channel. ``target``: a path (the file is
+    made by :meth:`begin` and closed by :meth:`finish`) or a text stream (written to and left
+    open: the live stream). The time unit is one stamp unit (:func:`vcd_timescale`); stamp
+    ``c`` is at ``#(c - origin)``; ``origin`` may be set after :meth:`begin`, before the
+    first change (the live stream learns it from its first event)."""
 
-    def __init__(self, stream, layout, sample_hz, origin, *, comment=""):
-        self.stream = stream
-        self.layout = layout
-        self.origin = origin
-        self.timescale = vcd_timescale(sample_hz)
-        self.ids = [_vcd_id(n) for n in range(len(layout.names))]
+    name = "vcd"
+    suffix = ".vcd"
+    help = "VCD file to write"
+    sigrok_input = "vcd"
+
+    def __init__(self, target):
+        named = isinstance(target, (str, os.PathLike))
+        super().__init__(target if named else None)
+        self.stream = None if named else target
+        self.origin = None
         self.word = None
         self.time = None
-        self.comment = comment
 
-    def header(self, initial=0):
-        out = [f"$comment {self.comment} $end"] if self.comment else []
+    @property
+    def files(self):
+        return [] if self.path is None else [str(self.path)]
+
+    def begin(self, signals):
+        """Writes the header: the signals and their levels at time 0 (``signals.initial``)."""
+        self.layout = signals.layout
+        self.origin = signals.origin
+        self.timescale = vcd_timescale(signals.stamp_hz)
+        self.ids = [_vcd_id(n) for n in range(len(self.layout.names))]
+        if self.stream is None:
+            self.stream = open(self.path, "w")
+        out = [f"$comment {signals.comment} $end"] if signals.comment else []
         out += [f"$timescale {self.timescale} $end", "$scope module latscope $end"]
         out += [f"$var wire 1 {ident} {name} $end"
                 for ident, name in zip(self.ids, self.layout.names)]
         out += ["$upscope $end", "$enddefinitions $end", "#0", "$dumpvars"]
-        out += [f"{(initial >> n) & 1}{ident}" for n, ident in enumerate(self.ids)]
+        out += [f"{(signals.initial >> n) & 1}{ident}" for n, ident in enumerate(self.ids)]
         out += ["$end", ""]
         self.stream.write("\n".join(out))
-        self.word, self.time = initial, 0
+        self.word, self.time = signals.initial, 0
 
-    def changes(self, changes):
+    def add(self, changes):
         out = []
         for stamp, word in zip(changes.stamps.tolist(), changes.words.tolist()):
             diff = word ^ self.word
@@ -70,13 +92,19 @@ class VcdWriter:
             out.append("")
             self.stream.write("\n".join(out))
 
-    def until(self, stamp):
-        """A timestamp for cycle ``stamp`` with no change: readers show the levels up to
-        there (sigrok fills samples only up to the last timestamp it read)."""
-        time = stamp - self.origin
+    def finish(self, stop, view=None):
+        """A timestamp for the last cycle before ``stop`` even without a change there:
+        readers show the levels up to it (sigrok fills samples only up to the last
+        timestamp it read); closes the file it made."""
+        time = stop - 1 - self.origin
         if self.time is None or time > self.time:
             self.stream.write(f"#{time}\n")
             self.time = time
+        self.close()
+
+    def close(self):
+        if self.path is not None and self.stream is not None:
+            self.stream.close()
 
 
 def _vcd_id(n):

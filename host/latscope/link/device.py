@@ -145,6 +145,9 @@ class Port:
 
     #: Whether the DUT behind this port runs a program that ends (a capture can stop there).
     dut_ends = False
+    #: Seconds to wait for a command's reply: a board answers within microseconds, so a
+    #: silence this long means nothing answers.
+    reply_timeout = 5.0
 
     def __init__(self, path):
         self.name = str(path)          # what the capture's metadata records as ``port``
@@ -201,7 +204,7 @@ class Device:
     :meth:`read_events`.
     """
 
-    def __init__(self, transport, *, reply_timeout=5.0, name=None):
+    def __init__(self, transport, *, reply_timeout=Port.reply_timeout, name=None):
         self.transport = transport
         self.name = name or getattr(transport, "port", None) or "device"
         self.reply_timeout = reply_timeout

@@ -136,7 +136,9 @@ LOOPBACK_IRQ = IrqSettings(period=2000, jitter_mask=0xff, width=500)
 
 def check_loopback(device, identity, *, edges=16, timeout=20.0, irq=LOOPBACK_IRQ):
     """Captures ``edges`` asserting IRQ edges with the IRQ output jumpered to EDGE0 and the
-    strobe; a :class:`LoopbackResult`. Leaves the IRQ generator set to ``irq``.
+    strobe; a :class:`LoopbackResult`. Leaves the IRQ generator set to ``irq``. It waits
+    for the edges however slowly they come (a simulated appliance on a busy machine), and
+    gives up only when no IRQ edge came for ``timeout`` seconds.
 
     Each edge is captured three times, as IRQ, EDGE0 and MARKER events. After the parser's
     latency correction (the IDENTIFY reply's pin latencies) the three stamps of one edge
@@ -152,7 +154,10 @@ def check_loopback(device, identity, *, edges=16, timeout=20.0, irq=LOOPBACK_IRQ
         if len(events):
             collected.append(events)
             irq_events = events.of(Source.IRQ)
-            asserted += int(np.count_nonzero(irq_events.value == 1))
+            new = int(np.count_nonzero(irq_events.value == 1))
+            if new:
+                asserted += new
+                deadline = time.monotonic() + timeout
     device.stop()
     collected.append(device.drain())
     return loopback_result(Events.concatenate(collected), identity)

@@ -1,3 +1,4 @@
-"""Reports of captures: one results document per capture, written as text, Markdown, HTML,
-CSV and JSON (``results``), its figures (``plots``) and side-by-side comparisons of several
+"""Reports of captures: one results document per capture (``results``) with per-table
+sections (``section``), written in every results format (``formats``), a report directory
+(``directory``) with its figures (``plots``), and side-by-side comparisons of several
 captures (``compare``)."""

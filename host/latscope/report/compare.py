@@ -2,17 +2,20 @@
 difference of every statistic against the first capture (the baseline), plus overlaid
 distributions per table.
 
-Works on results documents (:func:`latscope.report.results`), so a comparison needs only the
-tables each capture produced; figures need the samples and are made from the tables.
+Works on results documents (:func:`latscope.report.results.results`), so a comparison needs
+only the tables each capture produced; figures need the samples and are made from the tables.
+The formats (:mod:`latscope.report.formats`) write the comparison document.
 """
 
-import json
 from pathlib import Path
 
 from . import plots
-from .results import STAT_COLUMNS, load_tables, results, statistics_note
+from .columns import STAT_COLUMNS
+from .formats import comparison_formats
+from .results import load_tables, results
 
-__all__ = ["Run", "load_runs", "comparison", "text_comparison", "write_figures"]
+__all__ = ["Run", "load_runs", "comparison", "write_figures", "directory_files",
+           "write_directory"]
 
 #: Statistics compared (every numeric one of a table row).
 COMPARED = [key for key, _, _ in STAT_COLUMNS]
@@ -84,43 +87,6 @@ def comparison(runs):
             "tables": tables}
 
 
-def _fmt(value, fmt):
-    return "–" if value is None else fmt.format(value)
-
-
-def text_comparison(document):
-    """Per table: one line per run with its statistics, and under every run after the
-    baseline the differences (value - baseline, and percent for the ns statistics)."""
-    formats = {key: fmt for key, _, fmt in STAT_COLUMNS}
-    titles = [title for _, title, _ in STAT_COLUMNS]
-    label_width = max([len(r["label"]) for r in document["runs"]] + [8]) + 2
-    widths = [max(len(t), 14) for t in titles]
-    out = []
-    for table in document["tables"]:
-        out.append(table["name"])
-        out.append(" " * label_width + "  ".join(t.rjust(w) for t, w in zip(titles, widths)))
-        for entry in table["runs"]:
-            label = ("  " + entry["run"]).ljust(label_width)
-            if not entry["present"]:
-                out.append(label + "(no such table)")
-                continue
-            out.append(label + "  ".join(_fmt(entry["stats"][k], formats[k]).rjust(w)
-                                         for k, w in zip(COMPARED, widths)))
-            if "diff" in entry:
-                cells = []
-                for key, width in zip(COMPARED, widths):
-                    delta, pct = entry["diff"][key], entry["diff_pct"][key]
-                    cell = "–" if delta is None else f"{delta:+.1f}" if key.endswith(
-                        "_ns") else f"{delta:+d}"
-                    if pct is not None and key.endswith("_ns"):
-                        cell += f" {pct:+.0f}%"
-                    cells.append(cell.rjust(width))
-                out.append(("    Δ").ljust(label_width) + "  ".join(cells))
-        out.append("")
-    out.append(statistics_note().split(";")[0] + ".")
-    return "\n".join(out)
-
-
 def write_figures(runs, directory):
     """Overlaid distributions of every table present in two or more runs:
     ``directory/<table>.compare.{png,svg}``; returns the written paths."""
@@ -139,5 +105,17 @@ def write_figures(runs, directory):
     return written
 
 
-def write_json(document, path):
-    Path(path).write_text(json.dumps(document, indent=2) + "\n")
+def directory_files():
+    """The comparison's files in a directory of :func:`write_directory`: one per format
+    that has one."""
+    return [fmt.comparison_file for fmt in comparison_formats() if fmt.comparison_file]
+
+
+def write_directory(runs, document, directory):
+    """The overlaid distributions (:func:`write_figures`) and the comparison ``document`` in
+    every format that has a comparison file, into ``directory``; returns the figures."""
+    figures = write_figures(runs, directory)
+    for fmt in comparison_formats():
+        if fmt.comparison_file:
+            fmt.write_comparison(document, Path(directory) / fmt.comparison_file)
+    return figures

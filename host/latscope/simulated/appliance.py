@@ -33,6 +33,10 @@ class SimulatedAppliance(Port):
     simulation of a port name (``sim:soc``: a :class:`~latscope.simulated.soc.SocSimulation`
     of the default suite)."""
 
+    #: A simulation runs about 1000 times slower than a board, and slower still on a busy
+    #: machine: a reply takes seconds there, and only a hung simulation takes this long.
+    reply_timeout = 60.0
+
     def __init__(self, port, extra_args=(), *, log=None):
         if port not in SIM_PORTS or SIM_PORTS[port] is None:
             raise DeviceError(f"unknown simulated device {port!r}; known: {', '.join(SIM_PORTS)}")

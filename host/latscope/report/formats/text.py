@@ -1,0 +1,71 @@
+"""The text format: the tables, what was lost and every section, for the terminal
+(``latscope analyze``), and comparisons side by side (``latscope compare``).
+"""
+
+from ..columns import STAT_COLUMNS, cell, statistics_note, text_table
+from ..results import TABLE_SECTIONS
+from ..run_description import holes_text, integrity_line
+from .base import ResultsFormat
+
+__all__ = ["TextFormat"]
+
+
+class TextFormat(ResultsFormat):
+    name = "text"
+    help = "the tables, what was lost and the worst samples, for the terminal"
+    comparison_help = "per table each run's statistics and its differences to the first"
+
+    def text(self, document, figures=None):
+        device, integrity = document["device"], document["integrity"]
+        lines = [f"{document['capture']['path']}: {document['events']} events, "
+                 f"{document['duration_s']:.6f} s at {device.get('clock_hz', 0) / 1e6:g} MHz "
+                 f"({device.get('board', '?')})",
+                 text_table(document["tables"]) if document["tables"]
+                 else "no test of the suite in this capture"]
+        if document["tables"]:
+            lines.append(statistics_note())
+        lines.append(integrity_line(integrity))
+        lines += [text for text in (section.text(document) for section in TABLE_SECTIONS)
+                  if text]
+        if integrity["holes"]:
+            lines.append(holes_text(integrity))
+        return "\n".join(lines) + "\n"
+
+    def comparison_text(self, comparison):
+        """Per table: one line per run with its statistics, and under every run after the
+        baseline the differences (value - baseline, and percent for the ns statistics)."""
+        return _comparison_lines(comparison) + "\n"
+
+
+def _comparison_lines(document):
+    """The comparison's tables (every statistic of :data:`STAT_COLUMNS` is compared)."""
+    titles = [title for _, title, _ in STAT_COLUMNS]
+    label_width = max([len(r["label"]) for r in document["runs"]] + [8]) + 2
+    widths = [max(len(t), 14) for t in titles]
+    out = []
+    for table in document["tables"]:
+        out.append(table["name"])
+        out.append(" " * label_width + "  ".join(t.rjust(w) for t, w in zip(titles, widths)))
+        for entry in table["runs"]:
+            label = ("  " + entry["run"]).ljust(label_width)
+            if not entry["present"]:
+                out.append(label + "(no such table)")
+                continue
+            out.append(label + "  ".join(cell(entry["stats"][key], fmt).rjust(width)
+                                         for (key, _, fmt), width in zip(STAT_COLUMNS, widths)))
+            if "diff" in entry:
+                out.append(("    Δ").ljust(label_width) + "  ".join(
+                    _difference(key, entry).rjust(width)
+                    for (key, _, _), width in zip(STAT_COLUMNS, widths)))
+        out.append("")
+    out.append(statistics_note().split(";")[0] + ".")
+    return "\n".join(out)
+
+
+def _difference(key, entry):
+    """A statistic's difference to the baseline: "+12.0 +3%" (ns), "+2" (counts)."""
+    delta, pct = entry["diff"][key], entry["diff_pct"][key]
+    text = "–" if delta is None else f"{delta:+.1f}" if key.endswith("_ns") else f"{delta:+d}"
+    if pct is not None and key.endswith("_ns"):
+        text += f" {pct:+.0f}%"
+    return text

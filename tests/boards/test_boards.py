@@ -1,0 +1,332 @@
+"""FPGA boards: pin maps, clocks, generated constraints, docs, and every board's real
+bitstream build with the YoWASP tools, as shipped (its seed): timing must be met and the
+figures must be the recorded ones (boards/results, the table of docs/boards.md).
+
+The builds take 1 to 2 minutes each (docs/tests.md has the measured times; plus about
+2 minutes per tool the first time YoWASP compiles it on a machine; cached in
+~/.cache/YoWASP).
+"""
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from latscope_boards import BOARDS, get_board
+from latscope_boards.board import BoardTop
+from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
+from latscope_boards.docs import pinout_table, results_table
+from latscope_boards.toolchain import (DESIGN_NAME, NETLIST_NAME, REPO_ROOT, BuildResult,
+                                      build, crossing_delay, format_result, parse_report,
+                                      synthesize, yowasp_environment)
+
+DOCS = REPO_ROOT / "docs" / "boards.md"
+RESULTS = REPO_ROOT / "boards" / "results"
+CRYSTAL_HZ = {"ice40": 12_000_000, "ecp5": 25_000_000}
+
+
+@pytest.fixture(params=list(BOARDS))
+def board(request):
+    return get_board(request.param)
+
+
+def _pll_output(board, clock_hz):
+    if clock_hz == CRYSTAL_HZ[board.family]:
+        return clock_hz                  # no PLL
+    if board.family == "ecp5" and board.link_hz:     # CLKOP and CLKOS from one VCO
+        # With the gearbox CLKOP is the edge clock, twice the capture clock (CLKDIVF).
+        edge = 2 if board.edge_clock_hz else 1
+        settings = ecp5_pll_settings(CRYSTAL_HZ["ecp5"], edge * clock_hz, board.link_hz)
+        assert settings.f_secondary == board.link_hz
+        return settings.f_out / edge
+    if board.family == "ice40":
+        # With the gearbox output A is the edge clock, the appliance clock half of it.
+        edge = 2 if board.edge_clock_hz else 1
+        return ice40_pll_settings(CRYSTAL_HZ["ice40"], edge * clock_hz).f_out / edge
+    return ecp5_pll_settings(CRYSTAL_HZ["ecp5"], clock_hz).f_out
+
+
+def test_pins_are_distinct_and_free(board):
+    platform = board.platform_class()
+    signals = board.pins.signals()
+    assert [name for name, _, _ in signals] == (
+        [f"D{n}" for n in range(16)] + ["STROBE"] + [f"EDGE{n}" for n in range(4)] + ["IRQ"])
+    balls = [board.balls(platform, [pin]) for _, pin, _ in signals]
+    assert len(set(balls)) == len(balls)
+    # None of them is a pin the board already uses for its clock or its host link.
+    used = set()
+    for name in ("uart", "clk12", "clk25"):
+        try:
+            resource = platform.lookup(name, 0)
+        except Exception:
+            continue
+        used |= set(re.findall(r"\w+", repr(resource))) & set(balls)
+    assert not used
+
+
+def test_clocks_and_uart_divisors_are_exact(board):
+    # A gearbox board meets its goal by resolution at its own clock (its edge clock at the
+    # goal clock would be above the PLL's range): quarter cycles of 125 MHz are the half
+    # cycles of 250 MHz, 2 ns; those of 84 MHz (HX8K) are 2.98 ns, below 150 MHz's 3.33.
+    goal = () if board.edge_clock_hz else (board.goal_hz,)
+    if board.edge_clock_hz:
+        assert board.clock_hz * board.sample_phases >= board.goal_hz * 2
+    for clock_hz in (board.clock_hz, *goal):
+        assert _pll_output(board, clock_hz) == clock_hz
+        at_clock = get_board(board.name, clock_hz=clock_hz)
+        # The UART runs on the link clock: half the capture clock on a two-clock iCE40
+        # board (GENCLK_HALF), CLKOS on the ECP5, the capture clock on a one-clock board.
+        if at_clock.link_hz and board.family == "ice40":
+            assert at_clock.link_hz * 2 == clock_hz
+        assert at_clock.uart_divisor * at_clock.baud == at_clock.link_clock_hz
+        assert at_clock.uart_divisor >= 3
+    assert board.goal_hz >= board.clock_hz
+
+
+def test_default_board_keeps_12_mbaud_at_a_faster_capture_clock():
+    board = get_board("ice40-hx8k-b-evn", clock_hz=144_000_000, gearbox=False)
+    assert (board.link_hz, board.baud, board.uart_divisor) == (72_000_000, 12_000_000, 6)
+    # With the gearbox one clock (84 MHz) runs the link too: 7 cycles a bit.
+    board = get_board("ice40-hx8k-b-evn")
+    assert (board.link_hz, board.baud, board.uart_divisor) == (0, 12_000_000, 7)
+
+
+def test_unknown_board_or_variant_is_one_clear_error():
+    with pytest.raises(ValueError, match="unknown board 'nope'"):
+        get_board("nope")
+    with pytest.raises(ValueError, match="unknown ULX3S variant"):
+        get_board("ulx3s", variant="99F")
+
+
+def _prepared(board):
+    """The text files of the board's Amaranth build plan (constraints, RTLIL), no build."""
+    plan = board.platform().prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False)
+    return {name: content if isinstance(content, str) else content.decode()
+            for name, content in plan.files.items() if name.endswith((".pcf", ".lpf", ".il"))}
+
+
+@pytest.mark.slow
+def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
+    """The generated pin constraints (no build) place each appliance pin as the pin map says,
+    and DDR builds sample strobe and edges with DDR input registers."""
+    files = _prepared(board)
+    constraints = files[f"{DESIGN_NAME}.pcf" if board.family == "ice40" else f"{DESIGN_NAME}.lpf"]
+    balls = set(re.findall(r"set_io\s+\S+\s+(\w+)", constraints)
+                + re.findall(r'SITE "(\w+)"', constraints))
+    for _, pin, _ in board.pins.signals():
+        assert board.balls(board.platform_class(), [pin]) in balls
+    rtlil = files[f"{DESIGN_NAME}.il"]
+    # ECP5: IDDRX1F cells, or IDDRX2F gearboxes; iCE40: SB_IO cells in DDR mode (their
+    # D_IN_1 is used). One per strobe and edge pin.
+    # iCE40 gearbox: SB_IO cells in DDR mode on the edge clock (its D_IN_1 and D_IN_0 go to
+    # the gearbox's shift register, not to the appliance).
+    ddr_io = rtlil.count("connect \\D_IN_1")
+    ice40_gearbox = ddr_io if board.family == "ice40" and board.sample_phases == 4 else 0
+    ddr = rtlil.count("cell \\IDDRX1F") + ddr_io - ice40_gearbox
+    gearbox = rtlil.count("cell \\IDDRX2F") + ice40_gearbox
+    expected = {1: (0, 0), 2: (1 + 4, 0), 4: (0, 1 + 4)}[board.sample_phases]
+    assert (ddr, gearbox) == expected
+    if board.sample_phases == 4 and board.family == "ecp5":
+        # One edge clock buffer and one divider: the capture clock is the edge clock / 2.
+        assert rtlil.count("cell \\ECLKSYNCB") == rtlil.count("cell \\CLKDIVF") == 1
+    if board.sample_phases == 4 and board.family == "ice40":
+        # The PLL's output A is the edge clock, B (half of it) the appliance's one clock.
+        assert 'parameter \\PLLOUT_SELECT_PORTB "GENCLK_HALF"' in rtlil
+        assert rtlil.count("cell \\SB_PLL40_2F") == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [name for name in BOARDS
+                                  if get_board(name).family == "ice40"
+                                  and get_board(name).sample_phases == 4])
+def test_ice40_gearbox_flip_flops_sit_where_the_board_places_them(name):
+    """A board's ``gearbox_placement`` reaches the netlist as BEL attributes: three
+    edge-clock flip-flops (SB_DFFN) and four capture flip-flops (SB_DFF) for every placed
+    pin, each on a logic cell of its own, and no tile holding both kinds (a tile's cells
+    share one clock). Without a placement, nextpnr places them (no BEL attribute)."""
+    board = get_board(name)
+    placed = dict(board.gearbox_placement)
+    assert set(placed) <= {pin.label for pin in (board.pins.marker_strobe, *board.pins.edges)}
+    cells = re.findall(r'attribute \\BEL "X(\d+)/Y(\d+)/lc(\d)"\n'
+                       r'(?:\s*attribute [^\n]*\n)*\s*cell \\(SB_DFFN?) ',
+                       _prepared(board)[f"{DESIGN_NAME}.il"])
+    kinds = {kind: [cell[:3] for cell in cells if cell[3] == kind]
+             for kind in ("SB_DFFN", "SB_DFF")}
+    assert (len(kinds["SB_DFFN"]), len(kinds["SB_DFF"])) == (3 * len(placed), 4 * len(placed))
+    assert len({cell[:3] for cell in cells}) == len(cells)
+    tiles = {kind: {bel[:2] for bel in bels} for kind, bels in kinds.items()}
+    assert not tiles["SB_DFFN"] & tiles["SB_DFF"]
+
+
+@pytest.mark.boards
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", [name for name in BOARDS if get_board(name).gearbox_placement])
+def test_ice40_gearbox_placement_is_beside_each_pins_io_tile(name, tmp_path):
+    """The placement's tiles are the board's own claim; where the pins' I/O tiles are is
+    nextpnr's: its packer places the constrained SB_IOs (``--pack-only``), and every placed
+    flip-flop must be within two tiles of its pin's."""
+    board = get_board(name)
+    synthesize(board, tmp_path)
+    platform = board.platform()
+    nextpnr = yowasp_environment("ice40")["NEXTPNR_ICE40"]
+    subprocess.run([nextpnr, "--quiet", f"--{platform.device[len('iCE40'):].lower()}",
+                    "--package", platform.package.lower(), "--json", f"{DESIGN_NAME}.json",
+                    "--pcf", f"{DESIGN_NAME}.pcf", "--pack-only", "--write", "packed.json"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    cells = json.loads((tmp_path / "packed.json").read_text())["modules"]["top"]["cells"]
+    io_tiles = {}
+    for cell_name, cell in cells.items():
+        match = re.fullmatch(r"(marker_strobe|edges)_gearbox\.ddr_(\d+)", cell_name)
+        if match:
+            bel = re.match(r"X(\d+)/Y(\d+)/io", cell["attributes"]["BEL"])
+            io_tiles[match.group(1), int(match.group(2))] = (int(bel[1]), int(bel[2]))
+    pins = {board.pins.marker_strobe.label: ("marker_strobe", 0)}
+    pins.update({pin.label: ("edges", n) for n, pin in enumerate(board.pins.edges)})
+    for label, (edge_tile, capture_tile, _) in board.gearbox_placement:
+        x, y = io_tiles[pins[label]]
+        for tile in (edge_tile, capture_tile):
+            assert max(abs(tile[0] - x), abs(tile[1] - y)) <= 2, (label, (x, y), tile)
+
+
+def test_docs_have_the_current_pinouts_and_build_table():
+    text = DOCS.read_text()
+    for name in BOARDS:
+        assert pinout_table(get_board(name)) in text, f"{DOCS}: pin-out of {name} is stale"
+    assert results_table(RESULTS) in text, f"{DOCS}: build table is stale " \
+        f"(regenerate: python -m latscope_boards table)"
+
+
+def test_recorded_builds_are_of_the_current_clocks():
+    for name in BOARDS:
+        path = RESULTS / f"{name}.json"
+        result = json.loads(path.read_text())
+        assert result["clock_hz"] == get_board(name).clock_hz, path
+        assert result["timing_met"], path
+
+
+#: What a build with a board's shipped seed must reproduce of its recorded result
+#: (boards/results/BOARD.json): nextpnr is deterministic for one seed, design and tool version.
+DETERMINISTIC_FIELDS = ("board", "device", "clock_hz", "seed", "fmax_mhz", "clocks",
+                        "utilisation", "timing_met", "goal_hz", "goal_reached",
+                        "critical_path", "edge_clock_hz", "crossing_ns")
+
+
+@pytest.mark.boards
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("name", list(BOARDS))
+def test_shipped_bitstream_meets_timing_and_matches_its_record(name, board_builds):
+    """A real build of each board as shipped (its seed): yosys, nextpnr and the packer from
+    PyPI. Timing must be met, and the figures must be those recorded in boards/results and
+    the docs' table (same tool versions: else the record is stale). The build also writes
+    the post-synthesis netlist, which test_netlist.py simulates."""
+    board = get_board(name)
+    build_dir = board_builds / name
+    result = build(board, build_dir=build_dir, seed=board.seed)
+    assert (build_dir / NETLIST_NAME).stat().st_size > 0
+    assert result.timing_met, f"{name}: Fmax {result.fmax_mhz:.2f} MHz < " \
+        f"{board.clock_hz / 1e6} MHz:\n{format_result(result, board.family)}"
+    built = result.to_json()
+    assert json.loads((build_dir / "result.json").read_text()) == built
+    record_path = RESULTS / f"{name}.json"
+    record = json.loads(record_path.read_text())
+    assert record["tool_versions"] == built["tool_versions"], \
+        f"{record_path}: recorded with other tool versions; rebuild and record " \
+        f"(python -m latscope_boards build {name})"
+    stale = {key: (record.get(key), built[key]) for key in DETERMINISTIC_FIELDS
+             if record.get(key) != built[key]}
+    assert not stale, f"{record_path} is not what the build gives (recorded, built): " \
+        f"{stale}; rebuild and record (python -m latscope_boards build {name})"
+    if name == "ice40-hx8k-b-evn":
+        # The iCE40HX8K bitstream has a fixed size.
+        assert Path(result.bitstream).stat().st_size == 135100
+
+
+def test_a_report_below_the_capture_clock_is_a_failed_build():
+    """nextpnr's JSON report -> verdict; the critical path is kept for the failure message."""
+    report = {
+        "fmax": {"appliance.clk": {"achieved": 43.1, "constraint": 120.08}},
+        "utilization": {"ICESTORM_LC": {"used": 3156, "available": 7680}},
+        "critical_paths": [{"from": "posedge appliance.clk", "to": "posedge appliance.clk",
+                            "path": [
+                                {"delay": 0.5, "to": {"cell": "a_SB_CARRY_CO_CI_SB_CARRY_CO_CI_x"}},
+                                {"delay": 7.0, "to": {"cell": "b"}}]}],
+    }
+    fmax, clocks, utilisation, critical = parse_report(report, 120_000_000)
+    assert fmax == 43.1
+    assert critical == [(0.5, "a_CARRY*_x"), (7.5, "b")]
+    result = BuildResult(board="x", title="x", device="d", clock_hz=120_000_000, seed=1,
+                         fmax_mhz=fmax, clocks=clocks, utilisation=utilisation,
+                         critical_path=critical)
+    assert not result.timing_met
+    assert "NOT MET" in format_result(result, "ice40") and "b" in format_result(result, "ice40")
+    with pytest.raises(RuntimeError, match="no clock constrained to 48.0 MHz"):
+        parse_report(report, 48_000_000)
+
+
+def test_a_build_short_of_its_goal_names_its_critical_path():
+    """Timing met at the shipped clock, below the board's goal: the record and the summary
+    keep the capture clock's critical path (what keeps the goal away); at the goal, neither."""
+    report = {
+        "fmax": {"appliance.capture_clk": {"achieved": 99.9, "constraint": 96.0},
+                 "appliance.clk": {"achieved": 82.7, "constraint": 48.0}},
+        "critical_paths": [{"from": "posedge appliance.capture_clk",
+                            "to": "posedge appliance.capture_clk",
+                            "path": [{"delay": 1.25, "to": {"cell": "interval_draw"}},
+                                     {"delay": 8.75, "to": {"cell": "countdown"}}]}],
+    }
+    fmax, clocks, utilisation, critical = parse_report(report, 96_000_000)
+    assert critical == [(1.25, "interval_draw"), (10.0, "countdown")]
+    for goal_hz, kept in ((150_000_000, True), (96_000_000, False)):
+        result = BuildResult(board="x", title="x", device="d", clock_hz=96_000_000, seed=1,
+                             fmax_mhz=fmax, clocks=clocks, utilisation=utilisation,
+                             critical_path=critical, goal_hz=goal_hz)
+        assert result.timing_met and result.goal_reached is not kept
+        record, summary = result.to_json(), format_result(result, "ice40")
+        assert (record["critical_path"] == [list(step) for step in critical]) is kept
+        # What a build writes is what its record reads back (test_shipped_... compares them).
+        assert json.loads(json.dumps(record)) == record
+        assert ("not reached" in summary and "countdown" in summary) is kept
+
+
+
+def test_a_gearbox_build_reaches_its_goal_by_resolution():
+    """The ULX3S's goal (250 MHz with DDR inputs: 2 ns stamps) is reached at 125 MHz with the
+    IDDRX2F gearbox's four samples a cycle; the same clock with DDR inputs is short of it."""
+    clocks = {"capture": {"achieved": 130.0, "constraint": 125.0}}
+    for phases, reached in ((4, True), (2, False)):
+        result = BuildResult(board="x", title="x", device="d", clock_hz=125_000_000, seed=1,
+                             fmax_mhz=130.0, clocks=clocks, utilisation={},
+                             critical_path=[(7.7, "interval_draw")], goal_hz=250_000_000,
+                             sample_phases=phases)
+        assert result.goal_reached is reached
+        assert (result.to_json()["critical_path"] == []) is reached
+        assert ("2.00 ns stamps" in format_result(result, "ecp5")) is reached
+
+
+def test_the_ice40_gearbox_crossing_is_checked_against_half_an_edge_clock_period():
+    """nextpnr reports the iCE40 gearbox's one path from the edge clock's falling edge into
+    the capture clock but does not constrain it: the build does, at half an edge-clock
+    period (gearbox.Ice40Gearbox), and a longer one fails the build."""
+    report = {
+        "fmax": {"appliance.clk": {"achieved": 85.5, "constraint": 84.0},
+                 "eclk_clk": {"achieved": 330.9, "constraint": 168.0}},
+        "critical_paths": [{"from": "negedge eclk_clk", "to": "posedge appliance.clk",
+                            "path": [{"delay": 0.54, "to": {"cell": "w0"}},
+                                     {"delay": 0.59, "to": {"cell": "edges"}},
+                                     {"delay": 0.47, "to": {"cell": "edges"}}]}],
+    }
+    fmax, clocks, utilisation, critical = parse_report(report, 84_000_000)
+    crossing = crossing_delay(report, clocks, 168_000_000, 84_000_000)
+    assert crossing == 1.6
+    assert crossing_delay(report, clocks, 84_000_000, 168_000_000) == 0.0
+    for delay, met in ((crossing, True), (3.0, False)):
+        result = BuildResult(board="x", title="x", device="d", clock_hz=84_000_000, seed=1,
+                             fmax_mhz=fmax, clocks=clocks, utilisation=utilisation,
+                             edge_clock_hz=168_000_000, crossing_ns=delay, sample_phases=4,
+                             goal_hz=150_000_000)
+        assert result.crossing_budget_ns == pytest.approx(2.976, abs=1e-3)
+        assert result.edge_fmax_mhz == 330.9
+        assert result.timing_met is met and result.goal_reached is met
+        assert "budget 2.98 ns" in format_result(result, "ice40")

@@ -1,0 +1,420 @@
+"""The shipped netlist, simulated: each board's post-synthesis netlist (the Yosys output
+nextpnr places, with the cell models Yosys ships, plus latscope's models of the ECP5 cells
+Yosys ships only as black boxes; the PLLs bypassed by the testbench's clocks) runs one
+scripted session end to end, under Verilator (``LATSCOPE_NETLIST_SIM=icarus``: Icarus).
+
+A scripted DUT drives the board's pins at known times: markers and edge-channel changes in
+every half of a clock cycle (DDR half-cycle stamps; every quarter with the HX8K's and the
+ULX3S's 1:4 gearboxes), the IRQ generator runs, and a burst of edges overruns the event FIFO.
+The host commands go into the UART RX pin bit by bit; the bytes of the UART TX pin are
+decoded from the testbench's log and given to the host's parser. The host must see exactly
+the scripted events, at exactly the scripted half (quarter) cycles (one time origin for every
+source, after the pin latencies of the IDENTIFY reply), and every event of the burst either
+delivered exactly or counted in a LOSS record.
+
+The loopback test runs the self-test's jumper (IRQ output to EDGE0 and the strobe) on the
+same compiled netlist, judged by the host's own ``selftest.loopback_result``.
+
+Cost per board (measured, docs/tests.md): Yosys 12-15 s (none when the bitstream test of the
+same run already wrote the netlist), Verilator's compile 65-90 s, the simulations seconds.
+"""
+
+import os
+import random
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from latscope.events import Events
+from latscope.link.device import IrqSettings
+from latscope.link.identity import Identity
+from latscope.link.parser import StreamParser
+from latscope.link.selftest import LOOPBACK_IRQ, loopback_result
+from latscope_boards import BOARDS as ALL_BOARDS, get_board
+from latscope_boards.clocking import POWER_ON_RESET_SECONDS
+from latscope_boards.netlist_sim import (SIMULATORS, Stimulus, clock_periods_ps,
+                                         compile_netlist, decode_uart)
+from latscope_boards.toolchain import NETLIST_NAME, synthesize
+from latscope_defs.protocol import Command, Source, StartArgs, StatusReply, encode_command
+
+pytestmark = pytest.mark.netlist
+
+#: The IRQ generator's settings for a link of 6 or fewer capture cycles a UART bit; slower
+#: links get a proportionally longer period (``Script.pace``).
+IRQ = IrqSettings(period=1500, jitter_mask=0x3f, width=40)
+BURST_EXTRA = 400                      # cycles of EDGE1 burst beyond the FIFO's depth
+
+
+def crystal_hz(board):
+    """The frequency of the board's crystal (the platform's default clock), the PLL's input."""
+    platform = board.platform()
+    return int(platform.lookup(platform.default_clk).clock.frequency)
+
+
+class Timing:
+    """The testbench's clock periods (capture clock ``P``, link clock ``link``), the stamp
+    unit (``UNIT``: the time between sampling edges, half a capture cycle with DDR inputs, a
+    quarter with a gearbox, whose edge clock the testbench drives: the capture clock is its
+    half, from the ULX3S's CLKDIVF or the HX8K's PLL) and the pin change times within a
+    capture cycle: the middle of each stamp unit (``OFFSETS``; with DDR inputs a quarter
+    cycle before and after the rising edge)."""
+
+    def __init__(self, board):
+        self.phases = board.sample_phases
+        self.shift = self.phases.bit_length() - 1
+        if board.edge_clock_hz:
+            eclk, self.link = clock_periods_ps([board.edge_clock_hz, board.link_clock_hz])
+            self.P = eclk * board.edge_clock_hz // board.clock_hz
+        else:
+            self.P, self.link = clock_periods_ps([board.clock_hz, board.link_clock_hz])
+        self.UNIT = self.P // self.phases
+        self.OFFSETS = [(2 * k + 1) * self.UNIT // 2 for k in range(self.phases)]
+
+
+class Script:
+    """The DUT's pin changes and the host's commands, with the truth log."""
+
+    def __init__(self, board):
+        self.board = board
+        self.t = Timing(board)
+        # The UART runs on the link clock: uart_divisor link cycles a bit.
+        self.bit_ps = board.uart_divisor * self.t.link
+        self.stimulus = Stimulus()
+        self.truth = []               # (time of the pin change, Source, value)
+        self.strobe = 1
+        self.levels = {n: 1 for n in range(4)}
+        # How much slower than 6 capture cycles a bit the link is (1 on the HX8K and the
+        # iCEBreaker, 10 on the ULX3S's 2 Mbaud): the script spaces its events and the IRQ
+        # period by it, so that the IRQ's edges never take more of the link than it drains
+        # (else no event could find room in the FIFO after the overflow).
+        self.pace = max(1, self.bit_ps // (6 * self.t.P))
+        self.irq = IrqSettings(period=IRQ.period * self.pace, jitter_mask=IRQ.jitter_mask,
+                               width=IRQ.width)
+
+    def command(self, cycle, opcode, args=None):
+        """Sends a command from ``cycle``; returns the cycle after its last bit."""
+        P = self.t.P
+        return self.stimulus.uart(cycle * P, encode_command(opcode, args), self.bit_ps) // P + 1
+
+    def irq_interval_cycles(self, irq):
+        """Capture cycles of the longest interval of ``irq``, whose settings count link
+        cycles (docs/protocol.md, IRQ_CONFIG)."""
+        return (irq.period + irq.jitter_mask + 1) * self.t.link // self.t.P
+
+    def reply_cycles(self, size):
+        """Capture cycles a reply of ``size`` bytes takes on the link, with a margin."""
+        return size * 10 * self.bit_ps // self.t.P + 300
+
+    def marker(self, time, value):
+        for bit in range(16):
+            self.stimulus.set(time, f"D{bit}", (value >> bit) & 1)
+        self.strobe ^= 1
+        self.stimulus.set(time, "STROBE", self.strobe)
+        self.truth.append((time, Source.MARKER, value))
+
+    def edge(self, time, channel):
+        self.levels[channel] ^= 1
+        self.stimulus.set(time, f"EDGE{channel}", self.levels[channel])
+        self.truth.append((time, Source(Source.EDGE0 + channel), self.levels[channel]))
+
+
+def scripted_session(board):
+    """The script; returns it and the cycles where the capture starts, the burst starts and
+    STOP's last bit ends."""
+    script = Script(board)
+    P, offsets = script.t.P, script.t.OFFSETS
+    phases = len(offsets)
+    rng = random.Random(12)
+    # Like the host, each command waits for the previous one's reply (bytes that come during
+    # a reply are ignored, and a zero byte among them would even switch to SUMP mode).
+    # The first command once the power-on reset is over.
+    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500,
+                           Command.IDENTIFY)
+    cycle = script.command(cycle + script.reply_cycles(80), Command.IRQ_CONFIG,
+                           script.irq.encode())
+    cycle = script.command(cycle + script.reply_cycles(16), Command.START,
+                           StartArgs.const({"sources": 0xffff}))
+    started = cycle
+    # Before the overflow: markers and edges in every half (quarter) of their cycles, never
+    # two sources in one cycle (events of one cycle share one stamp, the earliest phase's).
+    # Each edge channel's six changes take the quarters 1, 2, 3, 0, 1, 2 (halves 1, 0, ...).
+    cycle += 200
+    for n in range(24):
+        script.marker(cycle * P + offsets[n % phases], rng.randrange(1 << 16))
+        cycle += rng.randrange(40, 160) * script.pace
+        script.edge(cycle * P + offsets[(n // 4 + 1) % phases], n % 4)
+        cycle += rng.randrange(40, 160) * script.pace
+    # Overflow: EDGE1 changes every cycle, in turn in each phase, for more cycles than the FIFO
+    # has entries; then markers while the FIFO drains (some find it full: they are lost and
+    # counted, like the IRQ's edges then).
+    # (At least three IRQ periods before it: six IRQ changes at the least.)
+    cycle = max(cycle, started + 3 * script.irq_interval_cycles(script.irq)) + 300
+    burst = cycle
+    burst_cycles = board.fifo_depth + BURST_EXTRA
+    for n in range(burst_cycles):
+        script.edge((cycle + n) * P + offsets[n % phases], 1)
+    cycle += burst_cycles + 500
+    # (Apart by the link's time for 32 bytes, some eight entries, at least 700 cycles: a write
+    # needs four free entries, so each later marker finds room.)
+    gap = max(700, 320 * script.bit_ps // P)
+    for n in range(6):
+        script.marker(cycle * P + offsets[n % phases], rng.randrange(1 << 16))
+        cycle += gap
+    # (STOP is sent where the IRQ output does not change: see Session.expected.) STATUS once
+    # the device is idle, the FIFO drained (docs/protocol.md: its `lost` is then the LOSS
+    # records' sum): the full FIFO at 2 bytes an entry (measured: 1.3 on the ULX3S).
+    stopped = script.command(cycle + 800, Command.STOP)
+    script.command(stopped + script.reply_cycles(2 * board.fifo_depth), Command.STATUS)
+    return script, (started, burst, stopped)
+
+
+def netlist_of(board, tmp_path_factory, board_builds):
+    """The board's post-synthesis netlist: the bitstream test's of this run, else
+    synthesized here."""
+    netlist = board_builds / board.name / NETLIST_NAME
+    if not netlist.exists():
+        netlist = synthesize(board, tmp_path_factory.mktemp("synth"))
+    return netlist
+
+
+#: Simulator of the netlist runs (netlist_sim.SIMULATORS).
+SIMULATOR = os.environ.get("LATSCOPE_NETLIST_SIM", SIMULATORS[0])
+#: Boards whose netlists run (all by default; LATSCOPE_NETLIST_BOARDS=name,name to choose).
+BOARDS = os.environ.get("LATSCOPE_NETLIST_BOARDS", ",".join(ALL_BOARDS)).split(",")
+
+
+@dataclass
+class Compiled:
+    board: object
+    netlist: object      # netlist_sim.CompiledNetlist
+
+
+@pytest.fixture(scope="module", params=BOARDS)
+def compiled(request, tmp_path_factory, board_builds):
+    """The board's netlist, compiled once for the session and the loopback tests."""
+    board = get_board(request.param)
+    netlist = netlist_of(board, tmp_path_factory, board_builds)
+    result = compile_netlist(netlist, tmp_path_factory.mktemp("netlist_sim"),
+                             crystal_hz=crystal_hz(board), family=board.family,
+                             simulator=SIMULATOR)
+    # The PLLs' parameters in the netlist give the board's capture (or edge) and link clocks.
+    assert {clock.hz for clock in result.clocks} == \
+        {board.edge_clock_hz or board.clock_hz, board.link_clock_hz}
+    return Compiled(board, result)
+
+
+def simulate(compiled, script, run_dir, end_cycles, loopback=False):
+    """Runs the script on the netlist; (bytes of the UART TX pin, the pin log)."""
+    P = script.t.P
+    result = compiled.netlist.run(script.stimulus, run_dir, end_ps=end_cycles * P,
+                                  quiet_ps=3000 * P, loopback=loopback)
+    return decode_uart(result.log, script.bit_ps), result.log
+
+
+def parse(received):
+    """(identity, events, parser) of the bytes, with the identity of their IDENTIFY reply."""
+    probe = StreamParser()
+    probe.feed(received)
+    identity = Identity.from_reply(dict(probe.replies)[Command.IDENTIFY])
+    parser = identity.parser()
+    events = Events.concatenate([parser.feed(received), parser.finish()])
+    return identity, events, parser
+
+
+@pytest.fixture(scope="module")
+def session(compiled, tmp_path_factory):
+    board = compiled.board
+    script, marks = scripted_session(board)
+    # Long enough for STATUS after the drain (the run ends once the UART has been idle).
+    end_cycles = marks[2] + script.reply_cycles(4 * board.fifo_depth) + 100_000
+    received, log = simulate(compiled, script, tmp_path_factory.mktemp("session"), end_cycles)
+    identity, events, parser = parse(received)
+    status = StatusReply.from_bits(
+        int.from_bytes(dict(parser.replies)[Command.STATUS], "little"))
+    # The IRQ output's changes, as the testbench saw them, are scripted events too.
+    irq_pin = [(time, Source.IRQ, level) for time, pin, level in log if pin == "I"]
+    timing = script.t
+    origin = (sample_index(script.truth[0][0], timing.UNIT)
+              - delivered(events, Source.MARKER)[0][0])
+    truth = sorted(script.truth + irq_pin, key=lambda change: change[0])
+    return Session(board, timing, identity, events, parser.stats, status,
+                   entry_stamps(truth, origin, identity.latency, timing), marks, origin)
+
+
+def sample_index(time, unit):
+    """Index of the first sampling edge after ``time``: what a DDR input register (a rising or
+    falling capture clock edge) or the gearbox (a rising or falling edge clock edge) samples
+    it on. Sampling edges are at every multiple of ``unit`` (the stamp unit)."""
+    return time // unit + 1
+
+
+def entry_stamps(truth, origin, latency, timing):
+    """(time, source, value, stamp) of each scripted change: stamped with the first sampling
+    edge after it (``sample_index``; the IRQ output, which changes on rising capture clock
+    edges, with the next sampling edge, as an input wired to it would sample it), less
+    ``origin``. Changes that reach the time-stamper in the same cycle (after their pin
+    latencies) share one FIFO entry, whose stamp is the earliest phase of theirs
+    (docs/protocol.md); e.g. an IRQ edge with an edge-channel change later in the same
+    cycle."""
+    shift = timing.shift
+    raw = [sample_index(time, timing.UNIT) - origin + latency[source]
+           for time, source, _ in truth]
+    earliest = {}
+    for stamp in raw:
+        earliest[stamp >> shift] = min(earliest.get(stamp >> shift, stamp), stamp)
+    return [(time, source, value, earliest[stamp >> shift] - latency[source])
+            for (time, source, value), stamp in zip(truth, raw)]
+
+
+@dataclass
+class Session:
+    board: object
+    timing: Timing
+    identity: object
+    events: object
+    stats: object
+    status: object
+    truth: list           # (time of the pin change, Source, value, stamp), the IRQ's too
+    marks: tuple          # cycles: capture started, burst started, STOP sent
+    origin: int           # sample_index() of stamp 0: fixed by the first marker
+
+    def expected(self, source, first_cycle, last_cycle):
+        """(stamp, value) of the scripted changes of ``source`` stamped between the cycles.
+        A change is stamped with the first sampling edge after it (the IRQ output, which
+        changes on rising capture clock edges, with the next one). Where the capture starts or
+        stops, no change may fall within 16 cycles: the command's exact cycle is not known
+        from outside."""
+        changes = [(time, value, stamp) for time, name, value, stamp in self.truth
+                   if name == source]
+        P = self.timing.P
+        for edge in {first_cycle, last_cycle} & {self.marks[0], self.marks[2]}:
+            assert not any(abs(time - edge * P) < 16 * P for time, _, _ in changes), source
+        first, last = self._window(first_cycle, last_cycle)
+        return [(stamp, value) for _, value, stamp in changes if first <= stamp < last]
+
+    def _window(self, first_cycle, last_cycle):
+        return [(cycle << self.timing.shift) - self.origin
+                for cycle in (first_cycle, last_cycle)]
+
+    def delivered(self, source, first_cycle, last_cycle):
+        first, last = self._window(first_cycle, last_cycle)
+        return [(stamp, value) for stamp, value in delivered(self.events, source)
+                if first <= stamp < last]
+
+    def lost(self, source):
+        losses = self.events.value[self.events.source == Source.LOSS].astype(np.int64)
+        return int(sum(value >> 4 for value in losses if value & 0xf == source))
+
+
+def delivered(events, source):
+    mask = events.source == source
+    return list(zip(events.stamp[mask].tolist(), events.value[mask].tolist()))
+
+
+SOURCES = (Source.MARKER, Source.IRQ, Source.EDGE0, Source.EDGE1, Source.EDGE2, Source.EDGE3)
+
+
+def test_identify_reply_of_the_netlist(session):
+    identity, board = session.identity, session.board
+    assert identity.board == board.identify_name and identity.clock_hz == board.clock_hz
+    assert identity.link_clock_hz == board.link_clock_hz
+    assert identity.stamp_shift == session.timing.shift and identity.fifo_depth == board.fifo_depth
+    # The resolution the host shows (`latscope info`): one sampling edge to the next.
+    assert identity.resolution_ns == pytest.approx(1e9 / board.clock_hz / board.sample_phases)
+
+
+def test_every_scripted_event_at_its_sampling_edge(session):
+    """From START to the overflow: every change of every pin, at exactly its half cycle (its
+    quarter cycle with a gearbox)."""
+    started, burst, _ = session.marks
+    assert session.stats.segments_bad == session.stats.bytes_skipped == 0
+    assert session.stats.holes == 0
+    for source in SOURCES:
+        assert session.delivered(source, started, burst) == \
+            session.expected(source, started, burst), source
+        assert len(session.expected(source, started, burst)) >= 5, source
+    # Every phase of a cycle (both halves, all four quarters) was exercised, for markers and
+    # for each edge channel.
+    phases = session.timing.phases
+    for source in SOURCES[:1] + SOURCES[2:]:
+        residues = {stamp % phases for stamp, _ in session.delivered(source, started, burst)}
+        assert residues == set(range(phases)), source
+
+
+def test_overflow_losses_are_exactly_accounted(session):
+    """From the burst to STOP: per source, every delivered event is a scripted one, exact,
+    and delivered + LOSS-counted = scripted."""
+    _, burst, stopped = session.marks
+    for source in SOURCES:
+        got = session.delivered(source, burst, stopped)
+        expected = session.expected(source, burst, stopped)
+        assert set(got) <= set(expected), source
+        assert len(got) + session.lost(source) == len(expected), source
+    # (On the HX8K the markers and an IRQ edge after the burst find the FIFO still full too;
+    # the iCEBreaker's link drains it twice as fast.)
+    assert session.lost(Source.EDGE1) > 0
+    assert len(session.delivered(Source.EDGE1, burst, stopped)) > session.board.fifo_depth // 2
+    status = session.status
+    assert status.lost == sum(session.lost(source) for source in SOURCES)
+    assert status.fifo_max == session.board.fifo_depth and status.capturing == 0
+    started = session.marks[0]
+    rising = [value for _, value in session.expected(Source.IRQ, started, stopped)]
+    assert status.irq_edges == sum(rising)
+    # Capture went on after the losses: the last marker arrived.
+    assert session.delivered(Source.MARKER, burst, stopped)[-1] == \
+        session.expected(Source.MARKER, burst, stopped)[-1]
+
+
+# --- Loopback: the self-test's jumper on the netlist -----------------------------------------
+
+def loopback_script(board, irq=LOOPBACK_IRQ, edges=16):
+    """IDENTIFY, IRQ_CONFIG, START (IRQ, EDGE0, MARKER), ``edges`` + 1 IRQ periods, STOP: what
+    ``selftest.check_loopback`` sends. Returns the script and the cycle STOP ends."""
+    script = Script(board)
+    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500,
+                           Command.IDENTIFY)
+    cycle = script.command(cycle + script.reply_cycles(80), Command.IRQ_CONFIG, irq.encode())
+    sources = sum(1 << source for source in (Source.IRQ, Source.EDGE0, Source.MARKER))
+    cycle = script.command(cycle + script.reply_cycles(16), Command.START,
+                           StartArgs.const({"sources": sources}))
+    cycle += (edges + 1) * script.irq_interval_cycles(irq) + 300
+    return script, script.command(cycle, Command.STOP)
+
+
+@pytest.fixture(scope="module")
+def loopback(compiled, tmp_path_factory):
+    """The netlist with the IRQ output wired to EDGE0 and the strobe: the events, the
+    identity, and the IRQ pin's changes as the testbench saw them."""
+    board = compiled.board
+    script, stopped = loopback_script(board)
+    # Long enough to drain what the link could not send yet (on the ULX3S's 2 Mbaud link
+    # the three events of an IRQ change take longer than the IRQ period; 8 bytes an event).
+    end_cycles = stopped + script.reply_cycles(8 * 3 * 2 * 17) + 100_000
+    received, log = simulate(compiled, script, tmp_path_factory.mktemp("loopback"), end_cycles,
+                             loopback=True)
+    identity, events, parser = parse(received)
+    assert parser.stats.segments_bad == parser.stats.bytes_skipped == 0
+    return identity, events, [(time, level) for time, pin, level in log if pin == "I"]
+
+
+def test_loopback_selftest_agrees_with_the_documented_latencies(loopback):
+    """The host's loopback check (latscope.link.selftest.loopback_result) on the netlist's bytes:
+    every IRQ change arrives three times, and after the IDENTIFY reply's pin latencies the
+    jumpered EDGE0 and MARKER stamps equal the IRQ's exactly (a wire with no delay: the
+    inputs sample the IRQ output's change at the clock edge the IRQ source is stamped with)."""
+    identity, events, irq_pin = loopback
+    result = loopback_result(events, identity)
+    assert result.ok, result.problems
+    assert result.irq_edges >= 16
+    assert result.offsets == {"EDGE0": [0], "MARKER": [0]}
+    for name in ("EDGE0", "MARKER"):
+        documented = result.documented_ns[name]
+        assert result.delays_ns[name] == (documented, documented)
+    # Every change of the IRQ pin while capturing arrived as an IRQ event, with its level.
+    irq = events.of(Source.IRQ)
+    assert len(irq) >= 2 * 16
+    levels = [level for _, level in irq_pin]
+    first = next(index for index in range(len(levels))
+                 if levels[index:index + len(irq)] == irq.value.tolist())
+    assert levels[first:first + len(irq)] == irq.value.tolist()

@@ -1,0 +1,117 @@
+# amaranth: UnusedElaboratable=no
+"""Trace-port front end: exact latency, both strobe edges, back-to-back markers, data skew."""
+
+import random
+
+import pytest
+
+from latscope_gateware.marker_port import MarkerPort
+
+from support.gateware_sim import run
+
+
+def simulate(dut, changes, cycles):
+    """Drives the pins and returns the events as [(cycle, payload)].
+
+    ``changes`` maps a cycle to ``(strobe, data)``: those levels are set right after clock edge
+    ``cycle`` (so they are present during that cycle) and held until the next change."""
+    events = []
+
+    async def testbench(ctx):
+        for cycle in range(cycles):
+            if cycle in changes:
+                strobe, data = changes[cycle]
+                ctx.set(dut.strobe, strobe)
+                ctx.set(dut.data, data)
+            if ctx.get(dut.events.valid):
+                events.append((cycle, ctx.get(dut.events.payload)))
+            await ctx.tick()
+
+    run(dut, testbench)
+    return events
+
+
+def test_default_latency_is_four_cycles():
+    dut = MarkerPort()
+    assert dut.latency == 4  # 2 synchronizer stages + sample_delay 2
+    assert simulate(dut, {10: (1, 0xbeef)}, cycles=30) == [(14, 0xbeef)]
+
+
+@pytest.mark.parametrize("sync_stages", [2, 3])
+@pytest.mark.parametrize("sample_delay", [0, 1, 2, 5])
+def test_both_strobe_edges_at_exact_latency(sync_stages, sample_delay):
+    dut = MarkerPort(data_width=8, sync_stages=sync_stages, sample_delay=sample_delay)
+    assert dut.latency == sync_stages + sample_delay
+    latency = sync_stages + sample_delay
+    events = simulate(dut, {10: (1, 0x5a), 30: (0, 0xa5)}, cycles=50)
+    assert events == [(10 + latency, 0x5a), (30 + latency, 0xa5)]
+
+
+@pytest.mark.parametrize("sample_delay", [0, 1, 2, 3])
+def test_back_to_back_markers_each_sample_their_own_data(sample_delay):
+    # The strobe toggles in four consecutive cycles while the data changes every cycle, so
+    # each event's payload shows exactly which cycle its data was sampled in.
+    dut = MarkerPort(sample_delay=sample_delay)
+    strobe_levels = {10: 1, 11: 0, 12: 1, 13: 0}
+    changes = {cycle: (strobe_levels.get(cycle, 0), 0x100 + cycle) for cycle in range(5, 25)}
+    events = simulate(dut, changes, cycles=40)
+    latency = 2 + sample_delay
+    assert events == [(edge + latency, 0x100 + edge + sample_delay) for edge in (10, 11, 12, 13)]
+
+
+@pytest.mark.parametrize("sample_delay", [1, 2, 3])
+def test_data_that_lags_the_strobe_is_still_sampled(sample_delay):
+    # The data lines settle one cycle after the strobe (skew across the GPIO port).
+    dut = MarkerPort(sample_delay=sample_delay)
+    events = simulate(dut, {0: (0, 0x1111), 10: (1, 0x1111), 11: (1, 0x2222)}, cycles=30)
+    assert events == [(10 + 2 + sample_delay, 0x2222)]
+
+
+def test_without_sample_delay_lagging_data_is_missed():
+    # The counterpart of the test above: with no delay the old data is taken.
+    dut = MarkerPort(sample_delay=0)
+    events = simulate(dut, {0: (0, 0x1111), 10: (1, 0x1111), 11: (1, 0x2222)}, cycles=30)
+    assert events == [(12, 0x1111)]
+
+
+@pytest.mark.parametrize("sample_delay", [0, 2, 4])
+def test_data_is_sampled_exactly_sample_delay_cycles_after_the_edge(sample_delay):
+    # Data present in cycle edge + sample_delay is taken; a change one cycle later is not.
+    dut = MarkerPort(sample_delay=sample_delay)
+    sample = 10 + sample_delay
+    changes = {0: (0, 0x0001), 10: (1, 0x0002), sample: (1, 0x0003), sample + 1: (1, 0x0004)}
+    events = simulate(dut, changes, cycles=30)
+    assert events == [(10 + 2 + sample_delay, 0x0003)]
+
+
+def test_no_event_without_a_strobe_change():
+    dut = MarkerPort()
+    # Data wiggles with the strobe low, then high (one marker), then high for a long time.
+    changes = {cycle: (0, cycle * 0x0101) for cycle in range(0, 20)}
+    changes.update({cycle: (1, cycle * 0x0303) for cycle in range(20, 60)})
+    assert simulate(dut, changes, cycles=80) == [(24, 22 * 0x0303)]
+
+
+def test_random_markers_match_a_reference_model():
+    rng = random.Random(7)
+    sample_delay, cycles = 3, 600
+    strobe = [0] * cycles
+    data = [0] * cycles
+    for cycle in range(1, cycles):
+        strobe[cycle] = strobe[cycle - 1] ^ (rng.random() < 0.3)
+        data[cycle] = rng.getrandbits(16)
+    dut = MarkerPort(sample_delay=sample_delay)
+    events = simulate(dut, {c: (strobe[c], data[c]) for c in range(cycles)}, cycles=cycles)
+    expected = [(c + dut.latency, data[c + sample_delay]) for c in range(1, cycles)
+                if strobe[c] != strobe[c - 1] and c + dut.latency < cycles]
+    assert len(expected) > 100
+    assert events == expected
+
+
+def test_parameters_are_checked():
+    with pytest.raises(ValueError):
+        MarkerPort(sample_delay=-1)
+    with pytest.raises(ValueError):
+        MarkerPort(sync_stages=1)
+    with pytest.raises(ValueError):
+        MarkerPort(data_width=0)

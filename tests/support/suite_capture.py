@@ -1,0 +1,70 @@
+"""Capture files from real runs of the test suite, for the report, streaming and API tests.
+
+The suite (firmware/suite) built natively with the reference kernel's host port records
+every marker store and IRQ edge with a host time stamp in nanoseconds
+(``make -C firmware/suite native-run``). :func:`native_suite_capture` runs it, turns the
+dump into the events the appliance would report (``native_suite.events_from_stores``),
+encodes them with the reference encoder (the gateware's exact byte stream) and writes a
+capture file with ``CaptureWriter``: a capture whose latencies were measured, at a 1 GHz
+"clock" (host nanoseconds), never invented.
+"""
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from latscope.capture.file import CaptureWriter
+from latscope_defs.protocol import VERSION, StreamEncoder
+from support.native_suite import SUITE, events_from_stores, read_native_dump
+
+#: The native build stamps in host nanoseconds.
+NATIVE_CLOCK_HZ = 1_000_000_000
+
+
+def native_identity(board, stamp_shift=0):
+    return {"version": VERSION, "clock_hz": NATIVE_CLOCK_HZ, "stamp_shift": stamp_shift,
+            "marker_width": 16,
+            "edge_count": 0, "bus_width": 32, "fifo_depth": 0, "board": board,
+            "latency": {}}
+
+
+def build_native_suite(samples, tests="all", marker="gpio"):
+    """Path of the native suite binary (built if needed); skips the test without gcc.
+    One build directory per test selection, so that selections do not rebuild each other."""
+    import pytest
+    if shutil.which("gcc") is None or shutil.which("make") is None:
+        pytest.skip("needs gcc and make")
+    build = "build/pytest-report-" + tests.replace(",", "-").lower()
+    subprocess.run(["make", "-s", "-C", str(SUITE), "native", f"MARKER={marker}",
+                    f"SAMPLES={samples}", f"TESTS={tests}", f"BUILD={build}", "-j2"],
+                   check=True, capture_output=True, text=True)
+    return SUITE / build / f"native-{marker}" / "suite"
+
+
+def native_suite_capture(path, samples=100, *, board="native host port", tests="all",
+                         stamp_shift=0):
+    """Runs the native suite (``tests``: all or markers.Test names, comma-separated) and
+    writes its markers as a capture file at ``path``. ``stamp_shift`` 1 says the stamps
+    count half cycles of the clock (a DDR board's identity)."""
+    binary = build_native_suite(samples, tests)
+    dump = Path(path).with_suffix(".markers.txt")
+    result = subprocess.run([str(binary), str(dump)], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    events = events_from_stores(*read_native_dump(dump))
+    encoder = StreamEncoder(marker_width=16)
+    for stamp, source, value in events:
+        encoder.event(stamp, source, value)
+    encoder.flush()
+    metadata = {"identity": native_identity(board, stamp_shift), "port": "native",
+                "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "irq": {"period": 50, "jitter_mask": 0, "width": 1, "enable": True,
+                        "one_shot": False, "active_low": False},
+                "suite": {"samples": samples, "tests": tests, "marker": "gpio",
+                          "kernel": "reference kernel, host port"},
+                "test_info": "test suite run natively (host time stamps, ns)"}
+    with CaptureWriter(path, metadata) as writer:
+        writer.write(encoder.take())
+        writer.close({"events": len(events)})
+    return events

@@ -1,0 +1,47 @@
+"""The tables the test suite makes, from its definitions: the pairing rules
+(``latscope.analysis.rules.RULES``: the tables of each test, ``{n}`` for its parameter) and the
+parameters the suite runs its tests with (``firmware/suite/suite.h``). Tests that expect "every
+table" or "the tables of test X" take them from here, so a new table kind needs no test edits.
+"""
+
+import re
+from pathlib import Path
+
+from latscope.analysis.rules import RULES
+from latscope_defs.markers import Test
+
+SUITE_H = Path(__file__).resolve().parents[2] / "firmware" / "suite" / "suite.h"
+
+#: The settings of suite.h that list the parameters of a test's windows (``{n}``).
+PARAMETER_SETTINGS = {Test.IDL_B: "SUITE_IDL_B_THREADS", Test.TSL_A: "SUITE_TSL_THREADS",
+                      Test.SEO_F: "SUITE_SEO_F_MAX"}
+
+
+def suite_parameters():
+    """``{test: (n, ...)}``: the parameters the suite runs each parameterised test with."""
+    text = SUITE_H.read_text()
+    parameters = {}
+    for test, setting in PARAMETER_SETTINGS.items():
+        values = re.search(rf"^#define {setting} (.+)$", text, re.M)[1]
+        parameters[test] = tuple(int(value.strip().rstrip("u")) for value in values.split(","))
+    return parameters
+
+
+def suite_rules(tests=None, *, parameters=None, handler=True):
+    """``(rule, table name)`` of every table the suite's ``tests`` (:class:`Test` members;
+    default: all) make, in the order of ``RULES`` and of the parameters. ``parameters``:
+    ``{test: (n, ...)}`` where a run differs from suite.h (a port's smaller SEO-f);
+    ``handler``: with the tables that end at the kernel's handler-entry marker (ILH-), which
+    only a kernel that writes that marker makes."""
+    runs = {**suite_parameters(), **(parameters or {})}
+    tables = []
+    for rule in RULES:
+        if (tests is None or rule.test in tests) and (handler or rule.end != "handler"):
+            values = runs[rule.test] if "{n}" in rule.name else (None,)
+            tables += [(rule, rule.name.format(n=n)) for n in values]
+    return tables
+
+
+def table_names(tests=None, *, parameters=None, handler=True):
+    """The names of :func:`suite_rules`' tables."""
+    return [name for _, name in suite_rules(tests, parameters=parameters, handler=handler)]
