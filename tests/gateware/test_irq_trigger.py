@@ -28,6 +28,7 @@ from latscope_defs.protocol import (Command, IdentifyReply, Source, StartArgs, e
                                     irq_delay, irq_level, irq_triggered)
 from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
+from support.cases import parametrize_first_fast
 
 #: The bus window (word address, words) of the simulated appliance.
 WINDOW = (0x1000, 16)
@@ -238,7 +239,7 @@ KINDS = {
 }
 
 
-@pytest.mark.parametrize("clocks, source", [
+@parametrize_first_fast("clocks, source", [
     (ONE_CLOCK, Source.MARKER), (ONE_CLOCK, Source.BUS), (ONE_CLOCK, Source.EDGE1),
     (TWO_CLOCKS, Source.MARKER)], ids=["marker", "bus", "edge", "marker-two-clocks"])
 def test_every_delay_of_a_sweep_exact_to_the_cycle(clocks, source):
@@ -255,6 +256,7 @@ def test_every_delay_of_a_sweep_exact_to_the_cycle(clocks, source):
     assert delays == list(range(66)) + [0, 1, 2, 3]         # every delay, then the wrap
 
 
+@pytest.mark.slow
 def test_every_nth_trigger_and_a_sweep_that_wraps_from_its_start():
     """every = 3 on both edges of an edge channel: two triggers in three are counted and
     ignored; delays 5, 9, .., 37 and back to 5 (stop 40 is never reached)."""
@@ -269,6 +271,7 @@ def test_every_nth_trigger_and_a_sweep_that_wraps_from_its_start():
     assert len(trigger_events(truth, Source.EDGE1)) > 3 * len(firings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("clocks", [ONE_CLOCK, TWO_CLOCKS], ids=["one-clock", "two-clocks"])
 def test_the_periodic_generator_arms_the_trigger_and_never_shows(clocks):
     """The periodic generator (every 400 + 0..63 capture cycles) arms the trigger: each of its
@@ -307,6 +310,7 @@ def test_the_periodic_generator_arms_the_trigger_and_never_shows(clocks):
     assert any(edge[0] >= arrived for edge in irq_edges(periodic))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("clocks", [ONE_CLOCK, TWO_CLOCKS], ids=["one-clock", "two-clocks"])
 def test_the_stream_carries_each_edges_delay(clocks):
     """Captured (IRQ and markers), the host's IRQ events carry the firing's delay on both
