@@ -29,14 +29,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from parser_throughput import encode_fast                      # noqa: E402
-from test_suite_native import events_from_stores, read_native_dump   # noqa: E402
+from parser_throughput import encode_fast  # noqa: E402
+from test_suite_native import events_from_stores, read_native_dump  # noqa: E402
 
-from latscope.analysis.live import live_analysis               # noqa: E402
-from latscope.analysis.pairing import analyze                  # noqa: E402
+from latscope.analysis.live import live_analysis  # noqa: E402
+from latscope.analysis.pairing import analyze  # noqa: E402
 from latscope.capture.file import CaptureWriter, load_capture  # noqa: E402
-from latscope.report import plots                              # noqa: E402
-from latscope_defs.protocol import VERSION                     # noqa: E402
+from latscope.report import plots  # noqa: E402
+from latscope_defs.protocol import VERSION  # noqa: E402
 
 GOAL = 10e6
 SUITE = ROOT / "firmware" / "suite"
@@ -49,12 +49,19 @@ def peak_rss_mib():
 def suite_events(samples):
     """One native run of the whole suite, as the appliance would report it."""
     build = "build/bench-analysis"
-    subprocess.run(["make", "-s", "-C", str(SUITE), "native", f"SAMPLES={samples}",
-                    f"BUILD={build}", "-j2"], check=True, capture_output=True)
+    subprocess.run(
+        ["make", "-s", "-C", str(SUITE), "native", f"SAMPLES={samples}", f"BUILD={build}", "-j2"],
+        check=True,
+        capture_output=True,
+    )
     with tempfile.TemporaryDirectory() as scratch:
         dump = Path(scratch) / "markers.txt"
-        subprocess.run([str(SUITE / build / "native-gpio" / "suite"), str(dump)], check=True,
-                       capture_output=True, timeout=600)
+        subprocess.run(
+            [str(SUITE / build / "native-gpio" / "suite"), str(dump)],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
         return events_from_stores(*read_native_dump(dump))
 
 
@@ -69,13 +76,22 @@ def make_capture(count, samples):
     source = np.tile(run.source, repeats)[:count]
     value = np.tile(run.value, repeats)[:count]
     data = encode_fast(stamp, source, value)
-    identity = {"version": VERSION, "clock_hz": 1_000_000_000, "stamp_shift": 0,
-                "marker_width": 16,
-                "edge_count": 0, "bus_width": 0, "fifo_depth": 0, "board": "native host port",
-                "latency": {}}
-    with CaptureWriter(str(path) + ".part", {"identity": identity, "port": "native",
-                                             "suite": {"samples": samples, "repeats": repeats}},
-                       chunk_size=1 << 20) as writer:
+    identity = {
+        "version": VERSION,
+        "clock_hz": 1_000_000_000,
+        "stamp_shift": 0,
+        "marker_width": 16,
+        "edge_count": 0,
+        "bus_width": 0,
+        "fifo_depth": 0,
+        "board": "native host port",
+        "latency": {},
+    }
+    with CaptureWriter(
+        str(path) + ".part",
+        {"identity": identity, "port": "native", "suite": {"samples": samples, "repeats": repeats}},
+        chunk_size=1 << 20,
+    ) as writer:
         writer.write(data)
     os.replace(str(path) + ".part", path)
     return path
@@ -86,8 +102,7 @@ def timed(label, function, count=None):
     result = function()
     seconds = time.perf_counter() - started
     rate = f", {count / seconds / 1e6:6.2f} M events/s" if count else ""
-    print(f"{label:34s} {seconds:7.2f} s{rate}   peak RSS {peak_rss_mib():7.0f} MiB",
-          flush=True)
+    print(f"{label:34s} {seconds:7.2f} s{rate}   peak RSS {peak_rss_mib():7.0f} MiB", flush=True)
     return result, seconds
 
 
@@ -103,18 +118,33 @@ def main(argv=None):
         return 0
 
     # Made in a child process, so that the peak RSS printed is the analysis's alone.
-    timed("capture file (cached under /tmp)", lambda: subprocess.run(
-        [sys.executable, __file__, "--make-only", f"--events={args.events}",
-         f"--samples={args.samples}"], check=True))
+    timed(
+        "capture file (cached under /tmp)",
+        lambda: subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--make-only",
+                f"--events={args.events}",
+                f"--samples={args.samples}",
+            ],
+            check=True,
+        ),
+    )
     path = make_capture(args.events, args.samples)
     print(f"  {path}: {path.stat().st_size / 2**20:.1f} MiB")
-    capture, _ = timed("load_capture (parse, verify)", lambda: load_capture(path),
-                       args.events)
+    capture, _ = timed("load_capture (parse, verify)", lambda: load_capture(path), args.events)
     events = capture.events
     assert len(events) == args.events, (len(events), args.events)
     # Best of three: the first run also pays for the allocator growing its heap.
-    runs = [timed(f"analyze -> all tables, run {run + 1}",
-                  lambda: analyze(events, capture.stamp_hz), len(events)) for run in range(3)]
+    runs = [
+        timed(
+            f"analyze -> all tables, run {run + 1}",
+            lambda: analyze(events, capture.stamp_hz),
+            len(events),
+        )
+        for run in range(3)
+    ]
     tables = runs[0][0]
     rate = len(events) / min(seconds for _, seconds in runs)
     samples = sum(len(t.samples) for t in tables.values())
@@ -123,8 +153,8 @@ def main(argv=None):
     def stream():
         analyzer = live_analysis(capture.identity)
         held = 0
-        for at in range(0, len(events), 16384):        # ~64 KiB of stream per piece
-            analyzer.feed(events[at:at + 16384])
+        for at in range(0, len(events), 16384):  # ~64 KiB of stream per piece
+            analyzer.feed(events[at : at + 16384])
             held = max(held, analyzer.held)
         return analyzer.finish(), held
 
@@ -133,14 +163,18 @@ def main(argv=None):
     print(f"  held between pieces: at most {held} events")
 
     if not args.no_figures:
+
         def figures():
             for table in tables.values():
                 for figure in plots.table_figures(table).values():
                     plots.png_bytes(figure)
+
         timed(f"figures ({2 * len(tables)} PNGs)", figures)
 
-    print(f"analyze (best of 3): {rate / 1e6:.2f} M events/s (goal {GOAL / 1e6:g} M): "
-          f"{'met' if rate >= GOAL else 'NOT met'}; peak RSS {peak_rss_mib():.0f} MiB")
+    print(
+        f"analyze (best of 3): {rate / 1e6:.2f} M events/s (goal {GOAL / 1e6:g} M): "
+        f"{'met' if rate >= GOAL else 'NOT met'}; peak RSS {peak_rss_mib():.0f} MiB"
+    )
     return 0 if rate >= GOAL else 1
 
 

@@ -42,8 +42,7 @@ def run(argv):
         child.stderr.close()
     if child.returncode:
         raise SystemExit(f"{' '.join(argv)} failed ({child.returncode}): {error.strip()}")
-    return (time.perf_counter() - started, usage.ru_utime + usage.ru_stime,
-            usage.ru_maxrss / 1024)
+    return (time.perf_counter() - started, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
 def split_cpu(path):
@@ -51,6 +50,7 @@ def split_cpu(path):
     this process, CPU s of the helper). The busier of the two sets the rate when each has a
     core of its own."""
     from latscope.analysis.summary import analyze_capture
+
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started, cpu = time.perf_counter(), time.process_time()
     analyze_capture(path, background=True)
@@ -62,8 +62,12 @@ def split_cpu(path):
 
 def first_stamp(path):
     """The first event's stamp (``latscope dump --limit 1 --csv``)."""
-    out = subprocess.run([sys.executable, "-m", "latscope.cli", "dump", str(path), "--limit",
-                          "1", "--csv"], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "latscope.cli", "dump", str(path), "--limit", "1", "--csv"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return int(out.splitlines()[1].split(",")[0])
 
 
@@ -72,15 +76,30 @@ def commands(path, scratch):
     start = first_stamp(path)
     return [
         ("analyze", 1, cli + ["analyze", str(path)]),
-        ("report --no-figures", 1, cli + ["report", str(path), "-o", f"{scratch}/r1",
-                                          "--no-figures"]),
+        (
+            "report --no-figures",
+            1,
+            cli + ["report", str(path), "-o", f"{scratch}/r1", "--no-figures"],
+        ),
         ("report (figures)", 1, cli + ["report", str(path), "-o", f"{scratch}/r2"]),
         ("compare (same file twice)", 2, cli + ["compare", str(path), str(path)]),
         ("dump --limit 1", 0, cli + ["dump", str(path), "--limit", "1"]),
         ("dump --source loss", 1, cli + ["dump", str(path), "--source", "loss"]),
-        ("export --vcd (first 1e6 stamps)", 2, cli + [
-            "export", str(path), "--vcd", f"{scratch}/part.vcd", "--start", str(start),
-            "--stop", str(start + 10**6)]),
+        (
+            "export --vcd (first 1e6 stamps)",
+            2,
+            cli
+            + [
+                "export",
+                str(path),
+                "--vcd",
+                f"{scratch}/part.vcd",
+                "--start",
+                str(start),
+                "--stop",
+                str(start + 10**6),
+            ],
+        ),
     ]
 
 
@@ -90,12 +109,21 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, default=20000, help="suite SAMPLES per run")
     args = parser.parse_args(argv)
     peaks, rates, split = {}, {}, {}
-    print(f"{'events':>11}  {'command':26s} {'wall s':>7} {'CPU s':>7} {'M ev/s wall':>11} "
-          f"{'M ev/s CPU':>10} {'peak RSS MiB':>12}")
+    print(
+        f"{'events':>11}  {'command':26s} {'wall s':>7} {'CPU s':>7} {'M ev/s wall':>11} "
+        f"{'M ev/s CPU':>10} {'peak RSS MiB':>12}"
+    )
     for count in args.events:
-        subprocess.run([sys.executable, str(ROOT / "bench" / "analysis_speed.py"),
-                        "--make-only", f"--events={count}", f"--samples={args.samples}"],
-                       check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "bench" / "analysis_speed.py"),
+                "--make-only",
+                f"--events={count}",
+                f"--samples={args.samples}",
+            ],
+            check=True,
+        )
         path = Path(f"/tmp/latscope-bench-analysis-{count}-{args.samples}.lsc")
         with tempfile.TemporaryDirectory() as scratch:
             for label, reads, argv in commands(path, scratch):
@@ -103,26 +131,35 @@ def main(argv=None):
                 events = reads * count
                 wall_rate = f"{events / wall / 1e6:11.2f}" if reads else f"{'-':>11}"
                 cpu_rate = f"{events / cpu / 1e6:10.2f}" if reads else f"{'-':>10}"
-                print(f"{count:11d}  {label:26s} {wall:7.2f} {cpu:7.2f} {wall_rate} "
-                      f"{cpu_rate} {rss:12.0f}", flush=True)
+                print(
+                    f"{count:11d}  {label:26s} {wall:7.2f} {cpu:7.2f} {wall_rate} "
+                    f"{cpu_rate} {rss:12.0f}",
+                    flush=True,
+                )
                 peaks.setdefault(label, []).append(rss)
                 if label == "analyze":
                     rates[count] = (count / wall, count / cpu)
         wall, cpu, helper = split_cpu(path)
-        print(f"{count:11d}  analyze_capture in-process: wall {wall:.2f} s, CPU {cpu:.2f} s "
-              f"(analysis) + {helper:.2f} s (helper: reading, parsing): "
-              f"{count / max(cpu, helper) / 1e6:.2f} M events/s when each has a core",
-              flush=True)
+        print(
+            f"{count:11d}  analyze_capture in-process: wall {wall:.2f} s, CPU {cpu:.2f} s "
+            f"(analysis) + {helper:.2f} s (helper: reading, parsing): "
+            f"{count / max(cpu, helper) / 1e6:.2f} M events/s when each has a core",
+            flush=True,
+        )
         split[count] = count / max(cpu, helper)
     worst = max(max(values) for values in peaks.values())
     growth = max(max(v) - min(v) for v in peaks.values())
-    print(f"peak RSS: at most {worst:.0f} MiB (goal < {GOAL_RSS_MIB}), largest growth from "
-          f"{min(args.events):.0e} to {max(args.events):.0e} events: {growth:.0f} MiB")
+    print(
+        f"peak RSS: at most {worst:.0f} MiB (goal < {GOAL_RSS_MIB}), largest growth from "
+        f"{min(args.events):.0e} to {max(args.events):.0e} events: {growth:.0f} MiB"
+    )
     for count, (wall, cpu) in rates.items():
-        print(f"analyze at {count:.0e} events: {wall / 1e6:.2f} M events/s wall, "
-              f"{cpu / 1e6:.2f} M events/s per CPU second of all its processes, "
-              f"{split[count] / 1e6:.2f} M events/s when analysis and helper have a core each "
-              f"(goal {GOAL_RATE / 1e6:g} M)")
+        print(
+            f"analyze at {count:.0e} events: {wall / 1e6:.2f} M events/s wall, "
+            f"{cpu / 1e6:.2f} M events/s per CPU second of all its processes, "
+            f"{split[count] / 1e6:.2f} M events/s when analysis and helper have a core each "
+            f"(goal {GOAL_RATE / 1e6:g} M)"
+        )
     # The verdict is on wall time, what a user waits for; the CPU figures above only say
     # what an idle machine could give.
     met = worst < GOAL_RSS_MIB and all(wall >= GOAL_RATE for wall, _ in rates.values())

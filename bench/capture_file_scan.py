@@ -20,7 +20,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 
 CHILD = """
 import resource, sys, time
@@ -39,6 +38,7 @@ def metadata():
 
 def fake_file(path, megabytes):
     from latscope.capture.file import MAX_PAYLOAD, ChunkType, encode_chunk, file_header
+
     fake = struct.pack("<4sB3sIIQI", b"LSCK", ChunkType.DATA, bytes(3), 1, MAX_PAYLOAD, 0, 0)
     with open(path, "wb") as out:
         out.write(file_header() + encode_chunk(ChunkType.METADATA, 0, 0, metadata()))
@@ -49,18 +49,19 @@ def fake_file(path, megabytes):
 def tiny_file(path, chunks):
     from latscope.capture.file import ChunkType, encode_chunk, file_header
     from latscope_defs.protocol import Source, StreamEncoder
+
     encoder = StreamEncoder()
     stamp = 1000
     while len(encoder._out) < chunks:
         stamp += 37
-        encoder.event(stamp, Source.MARKER, stamp & 0xffff)
+        encoder.event(stamp, Source.MARKER, stamp & 0xFFFF)
     encoder.flush()
     stream = encoder.take()[:chunks]
     with open(path, "wb") as out:
         out.write(file_header() + encode_chunk(ChunkType.METADATA, 0, 0, metadata()))
         block = bytearray()
         for at in range(len(stream)):
-            block += encode_chunk(ChunkType.DATA, at + 1, at, stream[at:at + 1])
+            block += encode_chunk(ChunkType.DATA, at + 1, at, stream[at : at + 1])
             if len(block) > 1 << 20:
                 out.write(block)
                 block.clear()
@@ -68,13 +69,16 @@ def tiny_file(path, chunks):
 
 
 def measure(name, path):
-    result = subprocess.run([sys.executable, "-c", CHILD, path], capture_output=True,
-                            text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, path], capture_output=True, text=True, check=True
+    )
     events, ok, bad, seconds, rss_kib = result.stdout.split()
     size = os.path.getsize(path)
-    print(f"{name:5s}: {size / 1e6:7.1f} MB, {int(ok):8d} chunks ok, {int(bad)} bad region(s), "
-          f"{int(events):8d} events, {float(seconds):6.2f} s "
-          f"({size / 1e6 / float(seconds):6.1f} MB/s), peak RSS {int(rss_kib) / 1024:6.0f} MiB")
+    print(
+        f"{name:5s}: {size / 1e6:7.1f} MB, {int(ok):8d} chunks ok, {int(bad)} bad region(s), "
+        f"{int(events):8d} events, {float(seconds):6.2f} s "
+        f"({size / 1e6 / float(seconds):6.1f} MB/s), peak RSS {int(rss_kib) / 1024:6.0f} MiB"
+    )
 
 
 def main(argv=None):

@@ -27,7 +27,7 @@ from latscope_defs.protocol import Source, StreamEncoder
 
 CLOCKS_HZ = (48_000_000, 100_000_000, 120_000_000, 200_000_000)
 MARKER_SPACING_US = (1, 10, 50)
-LINK_BYTES_PER_S = 12_000_000 / 10        # 8 data bits, a start and a stop bit
+LINK_BYTES_PER_S = 12_000_000 / 10  # 8 data bits, a start and a stop bit
 DURATION_S = 0.02
 
 
@@ -35,13 +35,16 @@ def markers(clock_hz, spacing_us, rng):
     period = spacing_us * clock_hz / 1e6
     count = int(DURATION_S * 1e6 / spacing_us)
     stamp = (1000 + np.arange(count) * period).astype(np.uint64)
-    return stamp, np.full(count, Source.MARKER, np.uint8), rng.integers(0, 1 << 16, count,
-                                                                          dtype=np.uint64)
+    return (
+        stamp,
+        np.full(count, Source.MARKER, np.uint8),
+        rng.integers(0, 1 << 16, count, dtype=np.uint64),
+    )
 
 
 def il_test_traffic(clock_hz, rng):
     """IRQ edges every ~50 us and the handler's entry and exit markers."""
-    cycles = clock_hz / 1e6                                  # per microsecond
+    cycles = clock_hz / 1e6  # per microsecond
     count = int(DURATION_S * 1e6 / 51.3)
     period = 50 * cycles + rng.integers(0, 256, count) * cycles / 100
     asserted = (2000 + np.cumsum(period)).astype(np.uint64)
@@ -50,8 +53,10 @@ def il_test_traffic(clock_hz, rng):
         return asserted + np.uint64(round(offset_us * cycles))
 
     parts = [
-        (asserted, Source.IRQ, 1), (at(1.0), Source.IRQ, 0),
-        (at(0.3), Source.MARKER, 0x1000), (at(1.0), Source.MARKER, 0x2000),
+        (asserted, Source.IRQ, 1),
+        (at(1.0), Source.IRQ, 0),
+        (at(0.3), Source.MARKER, 0x1000),
+        (at(1.0), Source.MARKER, 0x2000),
     ]
     stamp = np.concatenate([p[0] for p in parts])
     source = np.concatenate([np.full(count, p[1], np.uint8) for p in parts])
@@ -63,9 +68,11 @@ def bytes_per_event(clock_hz, *mixes, version=2):
     stamp = np.concatenate([m[0] for m in mixes])
     source = np.concatenate([m[1] for m in mixes])
     value = np.concatenate([m[2] for m in mixes])
-    order = np.lexsort((source, stamp))     # same-cycle events in source order, as the device
-    encoder = StreamEncoder(flush_after=clock_hz // 1000,   # the appliance's default
-                            version=version)
+    order = np.lexsort((source, stamp))  # same-cycle events in source order, as the device
+    encoder = StreamEncoder(
+        flush_after=clock_hz // 1000,  # the appliance's default
+        version=version,
+    )
     for event in zip(stamp[order].tolist(), source[order].tolist(), value[order].tolist()):
         encoder.event(*event)
     encoder.flush()
@@ -74,13 +81,19 @@ def bytes_per_event(clock_hz, *mixes, version=2):
 
 def main():
     rng = np.random.default_rng(1)
-    print(f"{DURATION_S * 1e3:g} ms of traffic per row; link: 12 Mbaud 8N1 = "
-          f"{LINK_BYTES_PER_S / 1e6:g} MB/s\n")
-    header = (f"{'clock':>8} {'marker':>8} | {'markers only':>27} | "
-              f"{'markers + IL test traffic (IRQ every 50 us)':>51}")
+    print(
+        f"{DURATION_S * 1e3:g} ms of traffic per row; link: 12 Mbaud 8N1 = "
+        f"{LINK_BYTES_PER_S / 1e6:g} MB/s\n"
+    )
+    header = (
+        f"{'clock':>8} {'marker':>8} | {'markers only':>27} | "
+        f"{'markers + IL test traffic (IRQ every 50 us)':>51}"
+    )
     print(header)
-    print(f"{'MHz':>8} {'every':>8} | {'B/event':>8} {'(v1)':>4} {'max ev/s':>13} | "
-          f"{'events/s':>10} {'B/event':>8} {'(v1)':>4} {'link load':>10} {'max ev/s':>13}")
+    print(
+        f"{'MHz':>8} {'every':>8} | {'B/event':>8} {'(v1)':>4} {'max ev/s':>13} | "
+        f"{'events/s':>10} {'B/event':>8} {'(v1)':>4} {'link load':>10} {'max ev/s':>13}"
+    )
     print("-" * len(header))
     worst, per_microsecond, cost = None, 0.0, 0.0
     for clock_hz in CLOCKS_HZ:
@@ -97,9 +110,11 @@ def main():
             cost = max(cost, only / only_v1 - 1, mixed / mixed_v1 - 1)
             if spacing == 1:
                 per_microsecond = max(per_microsecond, only)
-            print(f"{clock_hz / 1e6:8g} {spacing:>6} us | {only:8.2f} {only_v1:4.2f} "
-                  f"{LINK_BYTES_PER_S / only:13,.0f} | {rate:10,.0f} {mixed:8.2f} "
-                  f"{mixed_v1:4.2f} {load:9.0%} {LINK_BYTES_PER_S / mixed:13,.0f}")
+            print(
+                f"{clock_hz / 1e6:8g} {spacing:>6} us | {only:8.2f} {only_v1:4.2f} "
+                f"{LINK_BYTES_PER_S / only:13,.0f} | {rate:10,.0f} {mixed:8.2f} "
+                f"{mixed_v1:4.2f} {load:9.0%} {LINK_BYTES_PER_S / mixed:13,.0f}"
+            )
     print(f"""
 B/event includes the segment records (SYNC, TALLY, SEAL: one set per 255 events, per 1 ms
 segment age, per 2**24-cycle gap); (v1): the same traffic in protocol version 1.

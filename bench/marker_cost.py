@@ -26,15 +26,20 @@ from sim_make import make
 
 CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]
 VARIANTS = ["gpio", "bus"]
-RESULT = re.compile(r"marker_cost (\w+): loops=(\d+) marker_loop=(\d+) empty_loop=(\d+) "
-                    r"burst=(\d+)")
+RESULT = re.compile(
+    r"marker_cost (\w+): loops=(\d+) marker_loop=(\d+) empty_loop=(\d+) "
+    r"burst=(\d+)"
+)
 
 
 def burst_spacing(truth, variant, count):
     """Cycles between the last ``count`` marker stores of the log (the second, warm burst)."""
     kind = "gpio" if variant == "gpio" else "trace"
-    cycles = [int(line.split()[0]) for line in Path(truth).read_text().splitlines()
-              if not line.startswith("#") and line.split()[1] == kind][-count:]
+    cycles = [
+        int(line.split()[0])
+        for line in Path(truth).read_text().splitlines()
+        if not line.startswith("#") and line.split()[1] == kind
+    ][-count:]
     return [b - a for a, b in zip(cycles, cycles[1:])]
 
 
@@ -42,8 +47,11 @@ def measure(cpu, variant, scratch):
     binary = Path(make(cpu, "print-binary").strip())
     firmware = Path(make(cpu, "print-firmware-dir").strip()) / f"marker_cost_{variant}.elf"
     truth = Path(scratch) / f"{cpu}-{variant}.truth"
-    result = subprocess.run([str(binary), "--truth", str(truth), "--max-cycles", "10000000",
-                             str(firmware)], capture_output=True, text=True)
+    result = subprocess.run(
+        [str(binary), "--truth", str(truth), "--max-cycles", "10000000", str(firmware)],
+        capture_output=True,
+        text=True,
+    )
     match = RESULT.search(result.stderr + result.stdout)
     if result.returncode != 0 or not match or match[1] != variant:
         sys.exit(f"{firmware} failed:\n{result.stdout}{result.stderr}")

@@ -21,13 +21,23 @@ import numpy as np
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import (CONT_BITS, DELTA_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS,
-                                    SEGMENT_MAX_EVENTS, VERSION, Source, StreamEncoder,
-                                    encode_record, sync_payload, tally_payload, value_width)
+from latscope_defs.protocol import (
+    CONT_BITS,
+    DELTA_BITS,
+    LEAD_FLAG,
+    LEAD_PAYLOAD_BITS,
+    SEGMENT_MAX_EVENTS,
+    VERSION,
+    Source,
+    StreamEncoder,
+    encode_record,
+    sync_payload,
+    tally_payload,
+    value_width,
+)
 
 
-def workload(count, *, seed=1, marker_spacing=100, irq_period=5000, irq_jitter=0xff,
-             irq_width=100):
+def workload(count, *, seed=1, marker_spacing=100, irq_period=5000, irq_jitter=0xFF, irq_width=100):
     """``count`` events sorted by stamp: MARKERs with exponential spacing (mean
     ``marker_spacing`` cycles, random 16-bit values) and the IRQ generator's edges (asserting
     every ``irq_period + 0..irq_jitter`` cycles, releasing ``irq_width`` cycles later)."""
@@ -36,13 +46,20 @@ def workload(count, *, seed=1, marker_spacing=100, irq_period=5000, irq_jitter=0
     irqs = int(count * irq_share / (1 + irq_share)) // 2
     markers = count - 2 * irqs
     marker_stamp = 1000 + np.cumsum(rng.exponential(marker_spacing, markers).astype(np.uint64))
-    assert_stamp = 1000 + np.cumsum(irq_period + rng.integers(0, irq_jitter + 1, irqs,
-                                                              dtype=np.uint64))
+    assert_stamp = 1000 + np.cumsum(
+        irq_period + rng.integers(0, irq_jitter + 1, irqs, dtype=np.uint64)
+    )
     stamp = np.concatenate([marker_stamp, assert_stamp, assert_stamp + irq_width])
-    source = np.concatenate([np.full(markers, Source.MARKER, np.uint8),
-                             np.full(2 * irqs, Source.IRQ, np.uint8)])
-    value = np.concatenate([rng.integers(0, 1 << 16, markers, dtype=np.uint64),
-                            np.ones(irqs, np.uint64), np.zeros(irqs, np.uint64)])
+    source = np.concatenate(
+        [np.full(markers, Source.MARKER, np.uint8), np.full(2 * irqs, Source.IRQ, np.uint8)]
+    )
+    value = np.concatenate(
+        [
+            rng.integers(0, 1 << 16, markers, dtype=np.uint64),
+            np.ones(irqs, np.uint64),
+            np.zeros(irqs, np.uint64),
+        ]
+    )
     order = np.argsort(stamp, kind="stable")
     return stamp[order].astype(np.uint64), source[order], value[order]
 
@@ -66,21 +83,26 @@ def encode_fast(stamp, source, value, marker_width=16):
     end = np.cumsum(length)
     start = end - length
     body = np.zeros(int(end[-1]) if count else 0, np.uint8)
-    body[start] = (LEAD_FLAG | (source.astype(np.uint64) << LEAD_PAYLOAD_BITS)
-                   | ((payload >> (CONT_BITS * cont).astype(np.uint64)) & 7)).astype(np.uint8)
+    body[start] = (
+        LEAD_FLAG
+        | (source.astype(np.uint64) << LEAD_PAYLOAD_BITS)
+        | ((payload >> (CONT_BITS * cont).astype(np.uint64)) & 7)
+    ).astype(np.uint8)
     for k in range(1, 10):
         has = np.flatnonzero(cont >= k)
         shift = (CONT_BITS * (cont[has] - k)).astype(np.uint64)
-        body[start[has] + k] = ((payload[has] >> shift) & 0x7f).astype(np.uint8)
+        body[start[has] + k] = ((payload[has] >> shift) & 0x7F).astype(np.uint8)
     body = body.tobytes()
     out = bytearray()
     seg_first = np.flatnonzero(new_segment).tolist() + [count]
     byte_at = start.tolist() + [len(body)]
     stamps = stamp.tolist()
     for first, after in zip(seg_first, seg_first[1:]):
-        segment = (encode_record(Source.SYNC, sync_payload(stamps[first]))
-                   + body[byte_at[first]:byte_at[after]]
-                   + encode_record(Source.TALLY, tally_payload(after - first, after, after)))
+        segment = (
+            encode_record(Source.SYNC, sync_payload(stamps[first]))
+            + body[byte_at[first] : byte_at[after]]
+            + encode_record(Source.TALLY, tally_payload(after - first, after, after))
+        )
         out += segment
         out += encode_record(Source.SEAL, binascii.crc32(segment))
     return bytes(out)
@@ -97,8 +119,8 @@ def encode_reference(stamp, source, value, marker_width=16):
 def check_fast_encoder():
     """``encode_fast`` must give the reference encoder's bytes, long gaps and extremes too."""
     stamp, source, value = workload(20000, seed=7)
-    stamp[5000:] += 1 << 24        # a gap longer than a delta can carry
-    stamp[9000:] += (1 << 48) - 12345    # a 48-bit stamp wrap
+    stamp[5000:] += 1 << 24  # a gap longer than a delta can carry
+    stamp[9000:] += (1 << 48) - 12345  # a 48-bit stamp wrap
     assert encode_fast(stamp, source, value) == encode_reference(stamp, source, value)
 
 
@@ -130,16 +152,18 @@ def main(argv=None):
     check_fast_encoder()
     started = time.perf_counter()
     data, stamp, source, value = cached_stream(args.events, args.seed)
-    print(f"stream: {args.events} events, {len(data)} bytes "
-          f"({len(data) / args.events:.2f} bytes/event), ready in "
-          f"{time.perf_counter() - started:.1f} s (cached under /tmp)")
+    print(
+        f"stream: {args.events} events, {len(data)} bytes "
+        f"({len(data) / args.events:.2f} bytes/event), ready in "
+        f"{time.perf_counter() - started:.1f} s (cached under /tmp)"
+    )
 
     stream_parser = StreamParser(latency=LATENCY)
     view = memoryview(data)
     parts = []
     started, cpu_started = time.perf_counter(), time.process_time()
     for offset in range(0, len(data), args.feed):
-        parts.append(stream_parser.feed(view[offset:offset + args.feed]))
+        parts.append(stream_parser.feed(view[offset : offset + args.feed]))
     parts.append(stream_parser.finish())
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
@@ -148,13 +172,18 @@ def main(argv=None):
     latency = np.zeros(16, np.uint64)
     for s, cycles in LATENCY.items():
         latency[s] = cycles
-    ok = (np.array_equal(events.stamp, stamp - latency[source])
-          and np.array_equal(events.source, source) and np.array_equal(events.value, value))
+    ok = (
+        np.array_equal(events.stamp, stamp - latency[source])
+        and np.array_equal(events.source, source)
+        and np.array_equal(events.value, value)
+    )
     rate = len(events) / elapsed
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"parsed in {args.feed} B feeds: {elapsed:.3f} s wall ({cpu:.3f} s CPU), "
-          f"{rate / 1e6:.1f} M events/s, {len(data) / elapsed / 1e6:.1f} MB/s, "
-          f"peak RSS {peak_rss:.0f} MiB")
+    print(
+        f"parsed in {args.feed} B feeds: {elapsed:.3f} s wall ({cpu:.3f} s CPU), "
+        f"{rate / 1e6:.1f} M events/s, {len(data) / elapsed / 1e6:.1f} MB/s, "
+        f"peak RSS {peak_rss:.0f} MiB"
+    )
     if cpu > 1.2 * elapsed or elapsed > 1.2 * cpu:
         print("note: wall and CPU time differ: the machine is busy, the figures are low")
     print(f"events delivered {len(events)}, identical to the encoded ones: {ok}")
@@ -162,8 +191,10 @@ def main(argv=None):
     # One core's work is the CPU time; wall time also counts waiting for a busy machine.
     cpu_rate = len(events) / cpu
     goal = cpu_rate >= 10e6 and ok
-    print(f"goal >= 10 M events/s on one core: {cpu_rate / 1e6:.1f} M events per CPU second: "
-          f"{'met' if goal else 'NOT met'}")
+    print(
+        f"goal >= 10 M events/s on one core: {cpu_rate / 1e6:.1f} M events per CPU second: "
+        f"{'met' if goal else 'NOT met'}"
+    )
     return 0 if goal else 1
 
 

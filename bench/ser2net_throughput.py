@@ -36,8 +36,8 @@ from lab_farm import FAST_OPTIONS, free_port, ser2net_command, wait_for_port  # 
 from latscope.lab import network_url  # noqa: E402
 from latscope.link.device import open_transport  # noqa: E402
 
-PATTERN = bytes(range(256)) * 256           # 64 KiB
-LINK_MB_S = 1.2                             # 12 Mbaud, 10 bits per byte
+PATTERN = bytes(range(256)) * 256  # 64 KiB
+LINK_MB_S = 1.2  # 12 Mbaud, 10 bits per byte
 
 
 class Feeder(threading.Thread):
@@ -48,14 +48,14 @@ class Feeder(threading.Thread):
         self.master, slave = os.openpty()
         tty.setraw(slave)
         self.path = os.ttyname(slave)
-        self.slave = slave                  # kept open: the pty lives while the bench runs
+        self.slave = slave  # kept open: the pty lives while the bench runs
         self.stopping = False
 
     def run(self):
         offset = 0
         while not self.stopping:
             try:
-                offset += os.write(self.master, PATTERN[offset % 256:offset % 256 + 32768])
+                offset += os.write(self.master, PATTERN[offset % 256 : offset % 256 + 32768])
             except OSError:
                 time.sleep(0.001)
 
@@ -94,8 +94,9 @@ class Reader(threading.Thread):
         if url.startswith("tcp://"):
             self.link = SocketLink(url)
         elif url.startswith("pyserial+"):
-            self.link = serial.serial_for_url(url.removeprefix("pyserial+"),
-                                              baudrate=12_000_000, timeout=0.1)
+            self.link = serial.serial_for_url(
+                url.removeprefix("pyserial+"), baudrate=12_000_000, timeout=0.1
+            )
         else:
             self.link = open_transport(url, timeout=0.1)
 
@@ -108,12 +109,12 @@ class Reader(threading.Thread):
                 data = link.read(max(1, link.in_waiting or 65536))
                 if not data:
                     continue
-                if start is None:                    # time from the first byte on
+                if start is None:  # time from the first byte on
                     start, expected = time.monotonic(), data[0]
                     end = start + self.seconds
-                check = bytes((expected + i) & 0xff for i in range(len(data)))
+                check = bytes((expected + i) & 0xFF for i in range(len(data)))
                 self.errors += check != data
-                expected = (expected + len(data)) & 0xff
+                expected = (expected + len(data)) & 0xFF
                 self.count += len(data)
             self.elapsed = time.monotonic() - start if start else self.seconds
         finally:
@@ -129,15 +130,18 @@ def measure(count, seconds, protocol, options=(), reader="latscope"):
                 urls.append(feeder.path)
                 continue
             port = free_port()
-            servers.append(subprocess.Popen(ser2net_command(feeder.path, port,
-                                                            protocol=protocol,
-                                                            options=options),
-                                            stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.DEVNULL))
+            servers.append(
+                subprocess.Popen(
+                    ser2net_command(feeder.path, port, protocol=protocol, options=options),
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
             wait_for_port(port, 10, servers[-1])
             url = network_url("127.0.0.1", port, protocol)
-            urls.append({"tcp": f"tcp://127.0.0.1:{port}", "pyserial": f"pyserial+{url}"}
-                        .get(reader, url))
+            urls.append(
+                {"tcp": f"tcp://127.0.0.1:{port}", "pyserial": f"pyserial+{url}"}.get(reader, url)
+            )
         readers = [Reader(url, seconds) for url in urls]
         for feeder in feeders:
             feeder.start()
@@ -162,26 +166,32 @@ def main():
     args = parser.parse_args()
     if shutil.which("ser2net") is None and not os.path.exists("/usr/sbin/ser2net"):
         sys.exit("ser2net is not installed (scripts/setup.sh)")
-    print(f"{os.cpu_count()} CPUs; pattern checked on every byte; a 12 Mbaud appliance link "
-          f"is {LINK_MB_S} MB/s")
-    ways = [("pty, read directly", "pty", (), "latscope"),
-            ("ser2net as labgrid's exporter runs it, pyserial's rfc2217://", "rfc2217", (),
-             "pyserial"),
-            ("ser2net as labgrid's exporter runs it, latscope's rfc2217://", "rfc2217", (),
-             "latscope"),
-            ("ser2net with FAST_OPTIONS, latscope's rfc2217://", "rfc2217", FAST_OPTIONS,
-             "latscope"),
-            ("ser2net as labgrid's exporter runs it but raw TCP, plain socket reader", "raw",
-             (), "tcp"),
-            ("ser2net with FAST_OPTIONS, raw TCP, plain socket reader", "raw", FAST_OPTIONS,
-             "tcp")]
+    print(
+        f"{os.cpu_count()} CPUs; pattern checked on every byte; a 12 Mbaud appliance link "
+        f"is {LINK_MB_S} MB/s"
+    )
+    ways = [
+        ("pty, read directly", "pty", (), "latscope"),
+        ("ser2net as labgrid's exporter runs it, pyserial's rfc2217://", "rfc2217", (), "pyserial"),
+        ("ser2net as labgrid's exporter runs it, latscope's rfc2217://", "rfc2217", (), "latscope"),
+        ("ser2net with FAST_OPTIONS, latscope's rfc2217://", "rfc2217", FAST_OPTIONS, "latscope"),
+        (
+            "ser2net as labgrid's exporter runs it but raw TCP, plain socket reader",
+            "raw",
+            (),
+            "tcp",
+        ),
+        ("ser2net with FAST_OPTIONS, raw TCP, plain socket reader", "raw", FAST_OPTIONS, "tcp"),
+    ]
     for what, protocol, options, reader in ways:
         print(what)
         for count in map(int, args.ports.split(",")):
             rates, errors = measure(count, args.seconds, protocol, options, reader)
-            print(f"  {count} port(s): {min(rates):6.2f} .. {max(rates):6.2f} MB/s per port, "
-                  f"{sum(rates):6.2f} MB/s total, {sum(rates) / LINK_MB_S:5.2f} appliance "
-                  f"links, {errors} bad reads")
+            print(
+                f"  {count} port(s): {min(rates):6.2f} .. {max(rates):6.2f} MB/s per port, "
+                f"{sum(rates):6.2f} MB/s total, {sum(rates) / LINK_MB_S:5.2f} appliance "
+                f"links, {errors} bad reads"
+            )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,11 @@ from sim_make import make
 ROOT_CLASS = "Vlatscope_sim_top___024root"
 NBA = f"{ROOT_CLASS}___nba_sequent__TOP__0"
 # A member of the root class: a port (VL_IN8(clk,0,0);) or a variable (CData/*0:0*/ name;).
-MEMBER = re.compile(r"^\s+(?:VL_(?:IN|OUT)(?:8|16|64|W)?\((\w+),|(?:CData|SData|IData|QData|"
-                    r"VlWide<\d+>|VlUnpacked<[^;]*>)(?:/\*[^*]*\*/)?\s+(\w+);)", re.M)
+MEMBER = re.compile(
+    r"^\s+(?:VL_(?:IN|OUT)(?:8|16|64|W)?\((\w+),|(?:CData|SData|IData|QData|"
+    r"VlWide<\d+>|VlUnpacked<[^;]*>)(?:/\*[^*]*\*/)?\s+(\w+);)",
+    re.M,
+)
 ANNOTATED = re.compile(r"\s+([0-9.]+)\s+:\s+[0-9a-f]+:\s+(.*)")
 # A memory operand through the register holding the model's pointer (%rdi on entry, %rbx).
 THROUGH_SELF = re.compile(r"(?:0x([0-9a-f]+))?\((%rbx|%rdi)\)")
@@ -48,16 +51,38 @@ def member_offsets(model_dir, scratch):
     """Sorted (offset, size, name) of the root class's members."""
     header = (model_dir / f"{ROOT_CLASS}.h").read_text()
     names = [m.group(1) or m.group(2) for m in MEMBER.finditer(header)]
-    lines = [f'#include "{ROOT_CLASS}.h"', "#include <cstddef>", "#include <cstdio>",
-             "int main() {"]
-    lines += [f'  std::printf("%zu %zu {n}\\n", offsetof({ROOT_CLASS}, {n}), '
-              f"sizeof((({ROOT_CLASS} *)0)->{n}));" for n in names]
+    lines = [
+        f'#include "{ROOT_CLASS}.h"',
+        "#include <cstddef>",
+        "#include <cstdio>",
+        "int main() {",
+    ]
+    lines += [
+        f'  std::printf("%zu %zu {n}\\n", offsetof({ROOT_CLASS}, {n}), '
+        f"sizeof((({ROOT_CLASS} *)0)->{n}));"
+        for n in names
+    ]
     source, program = scratch / "offsets.cpp", scratch / "offsets"
     source.write_text("\n".join(lines + ["}"]) + "\n")
-    include = Path(subprocess.run(["verilator", "--getenv", "VERILATOR_ROOT"],
-                                  capture_output=True, text=True, check=True).stdout.strip())
-    subprocess.run(["g++", "-std=c++17", "-w", f"-I{model_dir}", f"-I{include}/include",
-                    f"-I{include}/include/vltstd", str(source), "-o", str(program)], check=True)
+    include = Path(
+        subprocess.run(
+            ["verilator", "--getenv", "VERILATOR_ROOT"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
+    subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-w",
+            f"-I{model_dir}",
+            f"-I{include}/include",
+            f"-I{include}/include/vltstd",
+            str(source),
+            "-o",
+            str(program),
+        ],
+        check=True,
+    )
     rows = subprocess.run([str(program)], capture_output=True, text=True, check=True).stdout
     return sorted((int(o), int(s), n) for o, s, n in (row.split() for row in rows.splitlines()))
 
@@ -66,12 +91,14 @@ def block_of(name):
     """The design block a model variable belongs to."""
     if name is None:
         return "(no variable)"
-    found = re.search(r"appliance__DOT__appliance__DOT__(\w+?)(?:__DOT__(\w+?))?(?:__DOT__|$)",
-                      name)
+    found = re.search(
+        r"appliance__DOT__appliance__DOT__(\w+?)(?:__DOT__(\w+?))?(?:__DOT__|$)", name
+    )
     if found:
         block = found.group(1)
-        return f"appliance.{block}" + (f".{found.group(2)}" if block == "streamer" and
-                                       found.group(2) else "")
+        return f"appliance.{block}" + (
+            f".{found.group(2)}" if block == "streamer" and found.group(2) else ""
+        )
     if "appliance" in name:
         return "appliance (ports)"
     if "__DOT__soc__DOT__cpu" in name:
@@ -104,8 +131,13 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=2_000_000)
     parser.add_argument("--cpu", default="VexRiscv_IMAC")
-    parser.add_argument("--make", action="append", default=[], metavar="VAR=VALUE",
-                        help="more sim/Makefile variables (default APPLIANCE=1 SUMP=0 LTO=0)")
+    parser.add_argument(
+        "--make",
+        action="append",
+        default=[],
+        metavar="VAR=VALUE",
+        help="more sim/Makefile variables (default APPLIANCE=1 SUMP=0 LTO=0)",
+    )
     args = parser.parse_args(argv)
     if not shutil.which("perf"):
         sys.exit("sim_profile: perf not found (apt-get install linux-perf)")
@@ -116,21 +148,46 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         data = str(scratch / "perf.data")
-        run = subprocess.run(["perf", "record", "-q", "-F", "2000", "-o", data, str(binary),
-                              "--max-cycles", str(args.cycles), "--console", os.devnull,
-                              str(firmware)], capture_output=True, text=True)
+        run = subprocess.run(
+            [
+                "perf",
+                "record",
+                "-q",
+                "-F",
+                "2000",
+                "-o",
+                data,
+                str(binary),
+                "--max-cycles",
+                str(args.cycles),
+                "--console",
+                os.devnull,
+                str(firmware),
+            ],
+            capture_output=True,
+            text=True,
+        )
         sim = next((line for line in run.stdout.splitlines() if line.startswith("SIM ")), None)
         if sim is None:
             sys.exit(f"sim_profile: the run failed:\n{run.stdout}{run.stderr}")
         print(f"{' '.join(options)}, irq_test.elf, {args.cycles:,} cycles: {sim}")
-        report = subprocess.run(["perf", "report", "-i", data, "--stdio", "--sort", "sym"],
-                                capture_output=True, text=True, check=True).stdout
+        report = subprocess.run(
+            ["perf", "report", "-i", data, "--stdio", "--sort", "sym"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         print("functions (share of all samples):")
-        for line in [row for row in report.splitlines() if row.strip()
-                     and not row.startswith("#")][:6]:
+        for line in [row for row in report.splitlines() if row.strip() and not row.startswith("#")][
+            :6
+        ]:
             print("  " + " ".join(line.split()))
-        annotation = subprocess.run(["perf", "annotate", "-i", data, "--stdio", "-s", NBA],
-                                    capture_output=True, text=True, check=True).stdout
+        annotation = subprocess.run(
+            ["perf", "annotate", "-i", data, "--stdio", "-s", NBA],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         shares = split_by_block(annotation, member_offsets(binary.parent, scratch))
     total = sum(shares.values()) or 1.0
     print(f"{NBA} by block (share of its samples, nearest-variable heuristic):")

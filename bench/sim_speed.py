@@ -84,8 +84,10 @@ def bring_up_rate(binary, firmware, cycles, truth):
 
 
 def bring_up(cpus, cycles, repeat):
-    print(f"bring-up build: irq_test main loop (GPIO marker stores), {cycles:,} cycles a run, "
-          f"best of {repeat}, single-threaded; cycles per CPU second")
+    print(
+        f"bring-up build: irq_test main loop (GPIO marker stores), {cycles:,} cycles a run, "
+        f"best of {repeat}, single-threaded; cycles per CPU second"
+    )
     with tempfile.TemporaryDirectory() as scratch:
         truth = os.path.join(scratch, "truth.log")
         for cpu in cpus:
@@ -94,8 +96,10 @@ def bring_up(cpus, cycles, repeat):
             firmware = Path(make(cpu, "print-firmware-dir").strip()) / "irq_test.elf"
             plain = max(bring_up_rate(binary, firmware, cycles, None) for _ in range(repeat))
             logged = max(bring_up_rate(binary, firmware, cycles, truth) for _ in range(repeat))
-            print(f"  {cpu:<15} {plain / 1e6:6.2f} M cycles/s   with ground-truth log "
-                  f"{logged / 1e6:6.2f} M cycles/s   ({plain / 1e8:.4f} x real time at 100 MHz)")
+            print(
+                f"  {cpu:<15} {plain / 1e6:6.2f} M cycles/s   with ground-truth log "
+                f"{logged / 1e6:6.2f} M cycles/s   ({plain / 1e8:.4f} x real time at 100 MHz)"
+            )
 
 
 def comparable(results):
@@ -113,7 +117,7 @@ def truth_of_capture(path):
     end = data.rfind(b" capture 0\n")
     if end < 0:
         sys.exit(f"{path}: no end of capture in the ground-truth log")
-    return data[:end + len(b" capture 0\n")]
+    return data[: end + len(b" capture 0\n")]
 
 
 def results_of(capture_path):
@@ -150,9 +154,18 @@ def soc_alone(cpu, firmware, repeat):
 
     make(cpu, "sim")
     binary = make(cpu, "print-binary").strip()
-    command = [binary, "--irq-period", str(DEMO_IRQ.period), "--irq-jitter",
-               str(DEMO_IRQ.jitter_mask + 1), "--irq-width", str(DEMO_IRQ.width),
-               "--console", os.devnull, str(firmware)]
+    command = [
+        binary,
+        "--irq-period",
+        str(DEMO_IRQ.period),
+        "--irq-jitter",
+        str(DEMO_IRQ.jitter_mask + 1),
+        "--irq-width",
+        str(DEMO_IRQ.width),
+        "--console",
+        os.devnull,
+        str(firmware),
+    ]
     rates = []
     for _ in range(repeat):
         fields = sim_fields(subprocess.run(command, capture_output=True, text=True).stdout)
@@ -163,24 +176,31 @@ def soc_alone(cpu, firmware, repeat):
 
 def full_system(cpu, samples, variants, repeat):
     """Section 2; returns the names of the variants whose run differs from the first's."""
-    from latscope.simulated.soc import ROOT as SIM_ROOT, SocBuild, SuiteSettings, build_suite
+    from latscope.simulated.soc import ROOT as SIM_ROOT
+    from latscope.simulated.soc import SocBuild, SuiteSettings, build_suite
 
     settings = SuiteSettings(cpu=cpu, samples=samples)
-    print(f"full system ({cpu} + appliance), the demo's suite with {samples} samples, "
-          f"captured through the pty; best of {repeat}; cycles per CPU second")
-    firmware = build_suite(settings, build_dir=SIM_ROOT / "firmware" / "suite" / "build"
-                           / "bench-sim-speed")
+    print(
+        f"full system ({cpu} + appliance), the demo's suite with {samples} samples, "
+        f"captured through the pty; best of {repeat}; cycles per CPU second"
+    )
+    firmware = build_suite(
+        settings, build_dir=SIM_ROOT / "firmware" / "suite" / "build" / "bench-sim-speed"
+    )
     alone, cycles = soc_alone(cpu, firmware, repeat)
-    print(f"  SoC alone (bring-up build, the harness drives the IRQ line; no appliance): "
-          f"{alone / 1e6:.2f} M cycles/CPU s, exit at cycle {cycles:,}")
+    print(
+        f"  SoC alone (bring-up build, the harness drives the IRQ line; no appliance): "
+        f"{alone / 1e6:.2f} M cycles/CPU s, exit at cycle {cycles:,}"
+    )
     reference, differ = None, []
     with tempfile.TemporaryDirectory() as scratch:
         for name in variants:
             options = ["APPLIANCE=1", *VARIANTS[name]]
             make(cpu, *options, "sim")
             binary = Path(make(cpu, *options, "print-binary").strip())
-            sim, truth, results = run_variant(SocBuild(binary, firmware, settings),
-                                              Path(scratch), name, repeat)
+            sim, truth, results = run_variant(
+                SocBuild(binary, firmware, settings), Path(scratch), name, repeat
+            )
             rate = float(sim["cycles_per_cpu_s"])
             if reference is None:
                 reference = (rate, truth, results)
@@ -189,17 +209,25 @@ def full_system(cpu, samples, variants, repeat):
                 same_truth, same_results = truth == reference[1], results == reference[2]
                 identical = same_truth and same_results
                 lines = truth.count(b"\n")
-                same = (f"truth log ({lines} lines) and results identical"
-                        if identical else f"DIFFERENT: truth log {'same' if same_truth else 'differs'}"
-                        f", results {'same' if same_results else 'differ'}")
+                same = (
+                    f"truth log ({lines} lines) and results identical"
+                    if identical
+                    else f"DIFFERENT: truth log {'same' if same_truth else 'differs'}"
+                    f", results {'same' if same_results else 'differ'}"
+                )
                 if not identical:
                     differ.append(name)
             # The appliance's share of the time, where the SoC-alone build compiles alike.
-            share = (f"appliance {100 * (1 - rate / alone):.0f} % of the time   "
-                     if name in LIKE_SOC_ALONE else "")
-            print(f"  {name:<9} {' '.join(options[1:]):<44} {rate / 1e6:5.2f} M cycles/CPU s "
-                  f"(x{rate / reference[0]:.2f})   wall {float(sim['cycles_per_s']) / 1e6:5.2f} "
-                  f"M/s   exit at cycle {sim['exit_cycle']:,}   {share}{same}")
+            share = (
+                f"appliance {100 * (1 - rate / alone):.0f} % of the time   "
+                if name in LIKE_SOC_ALONE
+                else ""
+            )
+            print(
+                f"  {name:<9} {' '.join(options[1:]):<44} {rate / 1e6:5.2f} M cycles/CPU s "
+                f"(x{rate / reference[0]:.2f})   wall {float(sim['cycles_per_s']) / 1e6:5.2f} "
+                f"M/s   exit at cycle {sim['exit_cycle']:,}   {share}{same}"
+            )
     return differ
 
 
@@ -207,33 +235,47 @@ def demo(cpu, pgo, output):
     """Runs the demo (built beforehand); prints its wall time; gives its results."""
     command = [sys.executable, "-m", "latscope.demo", "--cpu", cpu, "-o", str(output)]
     command += ["--pgo"] if pgo else []
-    subprocess.run(command + ["--samples", "1", "--tests", "MQ"], cwd=ROOT,
-                   capture_output=True, check=True)        # builds what is missing
+    subprocess.run(
+        command + ["--samples", "1", "--tests", "MQ"], cwd=ROOT, capture_output=True, check=True
+    )  # builds what is missing
     started = time.monotonic()
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     wall = time.monotonic() - started
     if result.returncode != 0:
         sys.exit(f"demo failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
-    simulation = next(line for line in result.stdout.splitlines()
-                      if line.startswith("simulation:"))
-    print(f"demo ({cpu}{', --pgo' if pgo else ''}, whole suite): {wall:.1f} s wall, built "
-          f"beforehand; {simulation}")
+    simulation = next(line for line in result.stdout.splitlines() if line.startswith("simulation:"))
+    print(
+        f"demo ({cpu}{', --pgo' if pgo else ''}, whole suite): {wall:.1f} s wall, built "
+        f"beforehand; {simulation}"
+    )
     return comparable(json.loads(output.with_suffix(".results.json").read_text()))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cycles", type=int, default=5_000_000,
-                        help="cycles of a bring-up run (default 5 M)")
+    parser.add_argument(
+        "--cycles", type=int, default=5_000_000, help="cycles of a bring-up run (default 5 M)"
+    )
     parser.add_argument("--repeat", type=int, default=1, help="runs per figure; best is shown")
-    parser.add_argument("--samples", type=int, default=1000,
-                        help="samples per IL/IDL/TSL table of the full-system runs "
-                             "(default 1000, the demo's)")
-    parser.add_argument("--cpu", action="append", choices=CPUS,
-                        help="CPU variant(s) (default VexRiscv_IMAC; the demo runs the first)")
-    parser.add_argument("--variant", action="append", choices=list(VARIANTS),
-                        help="full-system build variant(s) (default: all; the first one is "
-                             "the reference of the comparison)")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=1000,
+        help="samples per IL/IDL/TSL table of the full-system runs (default 1000, the demo's)",
+    )
+    parser.add_argument(
+        "--cpu",
+        action="append",
+        choices=CPUS,
+        help="CPU variant(s) (default VexRiscv_IMAC; the demo runs the first)",
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        choices=list(VARIANTS),
+        help="full-system build variant(s) (default: all; the first one is "
+        "the reference of the comparison)",
+    )
     parser.add_argument("--no-bring-up", action="store_true", help="skip section 1")
     parser.add_argument("--no-demo", action="store_true", help="skip the demo's wall time")
     args = parser.parse_args(argv)
@@ -248,8 +290,10 @@ def main(argv=None):
             plain = demo(cpus[0], False, Path(scratch) / "demo.lsc")
             guided = demo(cpus[0], True, Path(scratch) / "demo-pgo.lsc")
         same = plain == guided
-        print(f"demo results.json with and without --pgo: {'identical' if same else 'DIFFERENT'}"
-              " (capture path and start time aside)")
+        print(
+            f"demo results.json with and without --pgo: {'identical' if same else 'DIFFERENT'}"
+            " (capture path and start time aside)"
+        )
         differ += [] if same else ["demo --pgo"]
     if differ:
         sys.exit(f"runs that differ from the reference: {', '.join(differ)}")

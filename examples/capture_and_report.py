@@ -23,18 +23,19 @@ def main():
 
     suite = None
     if args.port == "sim:soc":
-        suite = latscope.SuiteSettings(cpu="VexRiscv_Lite", samples=args.samples,
-                                       tests=args.tests)
+        suite = latscope.SuiteSettings(cpu="VexRiscv_Lite", samples=args.samples, tests=args.tests)
     with latscope.open(args.port, suite=suite) as dev:
         print(f"device: {dev.identity.board}, {dev.clock_hz / 1e6:g} MHz")
         # An IRQ about every 50 us at 100 MHz, with 0..255 cycles of jitter.
-        dev.configure_irq(period=5000, jitter_mask=0xff, width=100)
+        dev.configure_irq(period=5000, jitter_mask=0xFF, width=100)
         cap = dev.capture(duration=args.seconds, info="examples/capture_and_report.py")
 
     print(f"{'table':10s} {'samples':>7s} {'min ns':>9s} {'avg ns':>9s} {'max ns':>9s}")
     for row in cap.rows():
-        print(f"{row['name']:10s} {row['samples']:7d} {row['min_ns']:9.0f} "
-              f"{row['avg_ns']:9.1f} {row['max_ns']:9.0f}")
+        print(
+            f"{row['name']:10s} {row['samples']:7d} {row['min_ns']:9.0f} "
+            f"{row['avg_ns']:9.1f} {row['max_ns']:9.0f}"
+        )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     cap.save(out / "capture.lsc")

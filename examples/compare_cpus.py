@@ -28,16 +28,18 @@ def main():
     for cpu in CPUS:
         suite = latscope.SuiteSettings(cpu=cpu, samples=args.samples, tests=args.tests)
         with latscope.open("sim:soc", suite=suite) as dev:
-            dev.configure_irq(period=5000, jitter_mask=0xff, width=100)
+            dev.configure_irq(period=5000, jitter_mask=0xFF, width=100)
             cap = dev.capture(timeout=300, info=f"examples/compare_cpus.py, {cpu}")
         captures.append(cap.save(out / f"{cpu}.lsc"))
-        print(f"{cpu}: " + ", ".join(f"{row['name']} avg {row['avg_ns']:.0f} ns"
-                                      for row in cap.rows()))
+        print(
+            f"{cpu}: "
+            + ", ".join(f"{row['name']} avg {row['avg_ns']:.0f} ns" for row in cap.rows())
+        )
 
     runs = compare.load_runs(captures, CPUS)
     document = compare.comparison(runs)
     print(formats.named("text").comparison_text(document), end="")
-    compare.write_directory(runs, document, out)      # comparison.json and the figures
+    compare.write_directory(runs, document, out)  # comparison.json and the figures
 
 
 if __name__ == "__main__":

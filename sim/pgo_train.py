@@ -19,17 +19,26 @@ from latscope.simulated.soc import ROOT, SocBuild, SuiteSettings, build_suite
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--simulator", required=True, type=Path,
-                        help="the instrumented latscope-sim (an APPLIANCE=1 build)")
+    parser.add_argument(
+        "--simulator",
+        required=True,
+        type=Path,
+        help="the instrumented latscope-sim (an APPLIANCE=1 build)",
+    )
     parser.add_argument("--cpu", default="VexRiscv_IMAC")
-    parser.add_argument("--samples", type=int, default=100,
-                        help="samples of every IL, IDL and TSL table (default 100)")
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=100,
+        help="samples of every IL, IDL and TSL table (default 100)",
+    )
     args = parser.parse_args(argv)
     settings = SuiteSettings(cpu=args.cpu, samples=args.samples)
     firmware = build_suite(settings, build_dir=ROOT / "firmware" / "suite" / "build" / "pgo-train")
     run = capture_suite(SocBuild(args.simulator, firmware, settings), DEMO_IRQ, timeout=900)
-    print(f"pgo_train: {run.events} events, {run.sim.get('cycles')} cycles, exit code "
-          f"{run.exit_code}")
+    print(
+        f"pgo_train: {run.events} events, {run.sim.get('cycles')} cycles, exit code {run.exit_code}"
+    )
     return 0 if run.exit_code == 0 and run.events else 1
 
 

@@ -22,8 +22,9 @@ def load(path=SOURCE):
     for name in ("ram", "peripherals"):
         size = soc[name]["bytes"]
         if size & (size - 1) or soc[name]["base"] % size:
-            raise ValueError(f"{path}: [{name}]: bytes must be a power of two that divides "
-                             f"the base")
+            raise ValueError(
+                f"{path}: [{name}]: bytes must be a power of two that divides the base"
+            )
     page = soc["peripherals"]
     for name, offset in [*page["registers"].items(), ("trace", page["trace"]["offset"])]:
         if offset % 4 or offset >= page["bytes"]:
@@ -34,28 +35,44 @@ def load(path=SOURCE):
 def addresses(soc):
     """Byte addresses, by C name (without the SOC_ prefix)."""
     page = soc["peripherals"]
-    result = {"RAM_BASE": soc["ram"]["base"], "RAM_BYTES": soc["ram"]["bytes"],
-              "PERIPHERAL_BASE": page["base"], "PERIPHERAL_BYTES": page["bytes"]}
+    result = {
+        "RAM_BASE": soc["ram"]["base"],
+        "RAM_BYTES": soc["ram"]["bytes"],
+        "PERIPHERAL_BASE": page["base"],
+        "PERIPHERAL_BYTES": page["bytes"],
+    }
     result |= {name: page["base"] + offset for name, offset in page["registers"].items()}
-    result |= {"TRACE_BASE": page["base"] + page["trace"]["offset"],
-               "TRACE_BYTES": page["trace"]["bytes"]}
+    result |= {
+        "TRACE_BASE": page["base"] + page["trace"]["offset"],
+        "TRACE_BYTES": page["trace"]["bytes"],
+    }
     return result
 
 
 def c_header(soc):
-    lines = [f"/* The simulated SoC's memory map, {NOTICE}. */",
-             "#ifndef LATSCOPE_SOC_MAP_H", "#define LATSCOPE_SOC_MAP_H", ""]
+    lines = [
+        f"/* The simulated SoC's memory map, {NOTICE}. */",
+        "#ifndef LATSCOPE_SOC_MAP_H",
+        "#define LATSCOPE_SOC_MAP_H",
+        "",
+    ]
     lines += [f"#define SOC_{name:<20} 0x{value:08X}u" for name, value in addresses(soc).items()]
-    lines += [f"#define SOC_{'GPIO_STROBE_BIT':<20} {soc['gpio']['strobe_bit']}",
-              f"#define SOC_{'GPIO_LOOP_BIT':<20} {soc['gpio']['loop_bit']}", "", "#endif"]
+    lines += [
+        f"#define SOC_{'GPIO_STROBE_BIT':<20} {soc['gpio']['strobe_bit']}",
+        f"#define SOC_{'GPIO_LOOP_BIT':<20} {soc['gpio']['loop_bit']}",
+        "",
+        "#endif",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def linker_memory(soc):
     ram = soc["ram"]
-    return (f"/* The simulated SoC's RAM, {NOTICE}. */\n"
-            f"MEMORY\n{{\n    ram (rwx) : ORIGIN = 0x{ram['base']:08X}, "
-            f"LENGTH = 0x{ram['bytes']:X}\n}}\n")
+    return (
+        f"/* The simulated SoC's RAM, {NOTICE}. */\n"
+        f"MEMORY\n{{\n    ram (rwx) : ORIGIN = 0x{ram['base']:08X}, "
+        f"LENGTH = 0x{ram['bytes']:X}\n}}\n"
+    )
 
 
 def verilog_header(soc):
@@ -70,23 +87,32 @@ def verilog_header(soc):
         "SOC_PAGE_WORD_BITS": f"{page_bits}",
         "SOC_PERIPHERAL_PAGE": f"{30 - page_bits}'h{page['base'] >> (2 + page_bits):X}",
     }
-    defines |= {f"SOC_{name}_WORD": f"{page_bits}'h{offset >> 2:03X}"
-                for name, offset in page["registers"].items()}
+    defines |= {
+        f"SOC_{name}_WORD": f"{page_bits}'h{offset >> 2:03X}"
+        for name, offset in page["registers"].items()
+    }
     defines["SOC_GPIO_STROBE_BIT"] = f"{soc['gpio']['strobe_bit']}"
     defines["SOC_GPIO_LOOP_BIT"] = f"{soc['gpio']['loop_bit']}"
-    lines = [f"// The simulated SoC's memory map, {NOTICE}.",
-             "`ifndef LATSCOPE_SOC_MAP_VH", "`define LATSCOPE_SOC_MAP_VH"]
+    lines = [
+        f"// The simulated SoC's memory map, {NOTICE}.",
+        "`ifndef LATSCOPE_SOC_MAP_VH",
+        "`define LATSCOPE_SOC_MAP_VH",
+    ]
     lines += [f"`define {name:<24} {value}" for name, value in defines.items()]
     return "\n".join(lines + ["`endif"]) + "\n"
 
 
 def makefile(soc):
-    lines = [f"# The simulated SoC's CPUs and TRACE window, {NOTICE}.",
-             f"SOC_CPUS := {' '.join(soc['cpus'])}"]
+    lines = [
+        f"# The simulated SoC's CPUs and TRACE window, {NOTICE}.",
+        f"SOC_CPUS := {' '.join(soc['cpus'])}",
+    ]
     lines += [f"SOC_MARCH_{cpu} := {march}" for cpu, march in soc["cpus"].items()]
     where = addresses(soc)
-    lines += [f"SOC_TRACE_BASE := 0x{where['TRACE_BASE']:08X}",
-              f"SOC_TRACE_BYTES := 0x{where['TRACE_BYTES']:X}"]
+    lines += [
+        f"SOC_TRACE_BASE := 0x{where['TRACE_BASE']:08X}",
+        f"SOC_TRACE_BYTES := 0x{where['TRACE_BYTES']:X}",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -102,16 +128,19 @@ def outputs(soc):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="only report the files that differ (exit status 1)")
+    parser.add_argument(
+        "--check", action="store_true", help="only report the files that differ (exit status 1)"
+    )
     args = parser.parse_args(argv)
     files = outputs(load())
-    stale = [path for path, text in files.items()
-             if not path.exists() or path.read_text() != text]
+    stale = [path for path, text in files.items() if not path.exists() or path.read_text() != text]
     for path in stale:
         if args.check:
-            print(f"{path.relative_to(SIM.parent)}: differs from sim/soc_map.toml "
-                  f"(run: make -C sim soc-map)", file=sys.stderr)
+            print(
+                f"{path.relative_to(SIM.parent)}: differs from sim/soc_map.toml "
+                f"(run: make -C sim soc-map)",
+                file=sys.stderr,
+            )
         else:
             path.write_text(files[path])
             print(f"wrote {path.relative_to(SIM.parent)}")

@@ -8,7 +8,7 @@ import pytest
 SLOW_KINDS = ("boards", "netlist", "pulseview", "verilator", "qemu")
 
 
-@pytest.hookimpl(tryfirst=True)     # before `-m` deselects by marker
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
 def pytest_collection_modifyitems(items):
     for item in items:
         if any(item.get_closest_marker(kind) for kind in SLOW_KINDS):

@@ -1,11 +1,11 @@
 """``python -m latscope_boards``: build, program and document latscope's FPGA boards.
 
-    build BOARD     bitstream with the YoWASP tools; prints utilisation and Fmax, exits 1
-                    if Fmax is below the capture clock; a build as shipped (the board's seed,
-                    default clock and variant) is recorded in boards/results/BOARD.json
-    program BOARD   prints and runs the programming command (openFPGALoader)
-    pinout BOARD    the pin-out table of docs/boards.md (Markdown)
-    table           the utilisation/Fmax table of docs/boards.md, from boards/results/*.json
+build BOARD     bitstream with the YoWASP tools; prints utilisation and Fmax, exits 1
+                if Fmax is below the capture clock; a build as shipped (the board's seed,
+                default clock and variant) is recorded in boards/results/BOARD.json
+program BOARD   prints and runs the programming command (openFPGALoader)
+pinout BOARD    the pin-out table of docs/boards.md (Markdown)
+table           the utilisation/Fmax table of docs/boards.md, from boards/results/*.json
 """
 
 import argparse
@@ -18,8 +18,7 @@ from pathlib import Path
 
 from . import BOARDS, DEFAULT_BOARD, get_board
 from .docs import pinout_table, results_table
-from .toolchain import (DEFAULT_BUILD_ROOT, DESIGN_NAME, REPO_ROOT, ToolMissing, build,
-                        format_result)
+from .toolchain import DEFAULT_BUILD_ROOT, DESIGN_NAME, REPO_ROOT, ToolMissing, build, format_result
 
 #: Where ``build`` records the figures the docs table is made from (committed).
 RESULTS_DIR = REPO_ROOT / "boards" / "results"
@@ -31,24 +30,29 @@ def _board(args):
 
 def _build(args):
     board = _board(args)
-    print(f"building {board.title}: capture clock {board.clock_hz / 1e6:g} MHz, link clock "
-          f"{board.link_clock_hz / 1e6:g} MHz, UART {board.baud / 1e6:g} Mbaud (divisor "
-          f"{board.uart_divisor})", flush=True)
+    print(
+        f"building {board.title}: capture clock {board.clock_hz / 1e6:g} MHz, link clock "
+        f"{board.link_clock_hz / 1e6:g} MHz, UART {board.baud / 1e6:g} Mbaud (divisor "
+        f"{board.uart_divisor})",
+        flush=True,
+    )
     seed = board.seed if args.seed is None else args.seed
     result = build(board, build_dir=args.build_dir, seed=seed, verbose=args.verbose)
     print(format_result(result, board.family))
     # The docs' table is of each board as shipped: default clock and variant, its seed.
-    if (args.record and seed == board.seed and args.clock_hz is None
-            and args.variant is None):
+    if args.record and seed == board.seed and args.clock_hz is None and args.variant is None:
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
         path = RESULTS_DIR / f"{board.name}.json"
         path.write_text(json.dumps(result.to_json(), indent=2) + "\n")
         print(f"  recorded in {path.relative_to(REPO_ROOT)}")
     print(f"  bitstream {result.bitstream}")
     if not result.timing_met:
-        print(f"error: {board.name}: timing not met: capture Fmax {result.fmax_mhz:.2f} MHz "
-              f"(clock {board.clock_hz / 1e6:g} MHz), link Fmax {result.link_fmax_mhz:.2f} MHz "
-              f"(clock {board.link_clock_hz / 1e6:g} MHz)", file=sys.stderr)
+        print(
+            f"error: {board.name}: timing not met: capture Fmax {result.fmax_mhz:.2f} MHz "
+            f"(clock {board.clock_hz / 1e6:g} MHz), link Fmax {result.link_fmax_mhz:.2f} MHz "
+            f"(clock {board.link_clock_hz / 1e6:g} MHz)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -58,14 +62,18 @@ def _program(args):
     build_dir = Path(args.build_dir or DEFAULT_BUILD_ROOT / board.name)
     bitstream = build_dir / (DESIGN_NAME + board.bitstream_suffix)
     if not bitstream.exists():
-        print(f"error: {bitstream}: no bitstream; run `make bitstream BOARD={board.name}` "
-              f"first", file=sys.stderr)
+        print(
+            f"error: {bitstream}: no bitstream; run `make bitstream BOARD={board.name}` first",
+            file=sys.stderr,
+        )
         return 1
     argv = [part.replace("{bitstream}", str(bitstream)) for part in board.program]
     print(" ".join(shlex.quote(part) for part in argv))
     if shutil.which(argv[0]) is None:
-        print(f"error: {argv[0]} not found: install it (Debian: apt-get install openfpgaloader)",
-              file=sys.stderr)
+        print(
+            f"error: {argv[0]} not found: install it (Debian: apt-get install openfpgaloader)",
+            file=sys.stderr,
+        )
         return 1
     return subprocess.call(argv)
 
@@ -81,8 +89,11 @@ def _table(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m latscope_boards", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m latscope_boards",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     for name, handler in (("build", _build), ("program", _program), ("pinout", _pinout)):
         command = commands.add_parser(name)
@@ -92,11 +103,19 @@ def main(argv=None):
         command.add_argument("--clock-hz", type=int, help="capture clock (default: the board's)")
         command.add_argument("--build-dir", help="default: build/boards/BOARD")
         if name == "build":
-            command.add_argument("--seed", type=int, default=None,
-                                 help="nextpnr seed (default: the board's shipped seed)")
+            command.add_argument(
+                "--seed",
+                type=int,
+                default=None,
+                help="nextpnr seed (default: the board's shipped seed)",
+            )
             command.add_argument("--verbose", action="store_true", help="show the tools' output")
-            command.add_argument("--no-record", dest="record", action="store_false",
-                                 help="do not update boards/results/BOARD.json")
+            command.add_argument(
+                "--no-record",
+                dest="record",
+                action="store_false",
+                help="do not update boards/results/BOARD.json",
+            )
     commands.add_parser("table").set_defaults(handler=_table)
     args = parser.parse_args(argv)
     try:

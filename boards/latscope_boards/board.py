@@ -16,8 +16,17 @@ from latscope_gateware.appliance import Appliance, ApplianceConfig
 
 from .gearbox import ecp5_gearbox_inputs, ice40_gearbox_inputs
 
-__all__ = ["Pin", "PinMap", "Board", "BoardTop", "fastest_baud", "FT2232H_BAUDS",
-           "MARKER_RESOURCE", "EDGES_RESOURCE", "IRQ_RESOURCE"]
+__all__ = [
+    "Pin",
+    "PinMap",
+    "Board",
+    "BoardTop",
+    "fastest_baud",
+    "FT2232H_BAUDS",
+    "MARKER_RESOURCE",
+    "EDGES_RESOURCE",
+    "IRQ_RESOURCE",
+]
 
 #: Names of the resources a board adds to its platform for the appliance's pins.
 MARKER_RESOURCE = "latscope_marker"
@@ -42,9 +51,10 @@ def fastest_baud(clock_hz, rates, min_divisor=3):
 @dataclass(frozen=True)
 class Pin:
     """One header pin: an amaranth-boards connector pin, and the name printed on the board."""
-    connector: tuple      # (name, number) of an amaranth-boards Connector
-    pin: str              # the connector's pin name
-    label: str            # what a person looks for on the board, e.g. "J2-4" or "GP0"
+
+    connector: tuple  # (name, number) of an amaranth-boards Connector
+    pin: str  # the connector's pin name
+    label: str  # what a person looks for on the board, e.g. "J2-4" or "GP0"
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,7 @@ class PinMap:
     wiring guide: ground pins to run a return wire from, and pins that must stay unconnected
     (supply pins of another voltage).
     """
+
     marker_data: tuple
     marker_strobe: Pin
     edges: tuple
@@ -109,6 +120,7 @@ class Board:
         placement of that pin) for :class:`.gearbox.Ice40Gearbox`; pins not named (and an
         empty tuple) are left to nextpnr.
     """
+
     name: str
     title: str
     identify_name: str
@@ -134,8 +146,10 @@ class Board:
 
     def __post_init__(self):
         if len(self.identify_name.encode("ascii")) > 16:
-            raise ValueError(f"{self.name}: identify name {self.identify_name!r} is longer "
-                             f"than the 16 bytes of the IDENTIFY reply")
+            raise ValueError(
+                f"{self.name}: identify name {self.identify_name!r} is longer "
+                f"than the 16 bytes of the IDENTIFY reply"
+            )
         self.uart_divisor  # raises if the baud rate is not a whole divisor
 
     @property
@@ -157,8 +171,9 @@ class Board:
     def uart_divisor(self):
         divisor, remainder = divmod(self.link_clock_hz, self.baud)
         if remainder:
-            raise ValueError(f"{self.name}: {self.baud} baud is not a whole divisor of "
-                             f"{self.link_clock_hz} Hz")
+            raise ValueError(
+                f"{self.name}: {self.baud} baud is not a whole divisor of {self.link_clock_hz} Hz"
+            )
         return divisor
 
     def appliance_config(self):
@@ -166,26 +181,41 @@ class Board:
         # every other user of ApplianceConfig.
         ddr = {"input_phases": self.sample_phases} if self.sample_phases > 1 else {}
         link = {"link_clock_hz": self.link_hz} if self.link_hz else {}
-        return ApplianceConfig(clock_hz=self.clock_hz, uart_divisor=self.uart_divisor,
-                               board=self.identify_name, fifo_depth=self.fifo_depth,
-                               sump_depth=self.sump_depth, **ddr, **link)
+        return ApplianceConfig(
+            clock_hz=self.clock_hz,
+            uart_divisor=self.uart_divisor,
+            board=self.identify_name,
+            fifo_depth=self.fifo_depth,
+            sump_depth=self.sump_depth,
+            **ddr,
+            **link,
+        )
 
     def resources(self, platform):
         """The appliance's pins as platform resources, on the FPGA balls the header pins are
         wired to (looked up in the platform's own connector table)."""
         pins = self.pins
-        output_attrs = Attrs(**{key: value for key, value in self.io_attrs.items()
-                                if key not in ("PULLUP", "PULLMODE")})
+        output_attrs = Attrs(
+            **{
+                key: value
+                for key, value in self.io_attrs.items()
+                if key not in ("PULLUP", "PULLMODE")
+            }
+        )
         return [
-            Resource(MARKER_RESOURCE, 0,
-                     Subsignal("data", Pins(self.balls(platform, pins.marker_data), dir="i")),
-                     Subsignal("strobe", Pins(self.balls(platform, [pins.marker_strobe]),
-                                              dir="i")),
-                     self.io_attrs),
-            Resource(EDGES_RESOURCE, 0, Pins(self.balls(platform, pins.edges), dir="i"),
-                     self.io_attrs),
-            Resource(IRQ_RESOURCE, 0, Pins(self.balls(platform, [pins.irq]), dir="o"),
-                     output_attrs),
+            Resource(
+                MARKER_RESOURCE,
+                0,
+                Subsignal("data", Pins(self.balls(platform, pins.marker_data), dir="i")),
+                Subsignal("strobe", Pins(self.balls(platform, [pins.marker_strobe]), dir="i")),
+                self.io_attrs,
+            ),
+            Resource(
+                EDGES_RESOURCE, 0, Pins(self.balls(platform, pins.edges), dir="i"), self.io_attrs
+            ),
+            Resource(
+                IRQ_RESOURCE, 0, Pins(self.balls(platform, [pins.irq]), dir="o"), output_attrs
+            ),
         ]
 
     @staticmethod
@@ -255,10 +285,16 @@ class BoardTop(Elaboratable):
                 edge_samples = ecp5_gearbox_inputs(m, "edges", edges, capture)
             else:
                 placed = dict(self.board.gearbox_placement)
-                strobe = ice40_gearbox_inputs(m, "marker_strobe", marker.strobe, capture,
-                                              [placed.get(pins.marker_strobe.label)])
-                edge_samples = ice40_gearbox_inputs(m, "edges", edges, capture,
-                                                    [placed.get(pin.label) for pin in pins.edges])
+                strobe = ice40_gearbox_inputs(
+                    m,
+                    "marker_strobe",
+                    marker.strobe,
+                    capture,
+                    [placed.get(pins.marker_strobe.label)],
+                )
+                edge_samples = ice40_gearbox_inputs(
+                    m, "edges", edges, capture, [placed.get(pin.label) for pin in pins.edges]
+                )
             m.d.comb += [appliance.marker_strobe.eq(strobe), appliance.edges.eq(edge_samples)]
             return m
         # DDR buffers give each pin's samples as Cat(Q0, Q1): the rising-edge (earlier)

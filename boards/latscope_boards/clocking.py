@@ -26,12 +26,23 @@ from amaranth.hdl import *
 from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
-__all__ = ["Ice40PllSettings", "Ecp5PllSettings", "ice40_pll_settings", "ecp5_pll_settings",
-           "Ice40Pll", "Ecp5Pll", "CrystalClock", "POWER_ON_RESET_SECONDS", "CLOCK_DOMAINS"]
+__all__ = [
+    "Ice40PllSettings",
+    "Ecp5PllSettings",
+    "ice40_pll_settings",
+    "ecp5_pll_settings",
+    "Ice40Pll",
+    "Ecp5Pll",
+    "CrystalClock",
+    "POWER_ON_RESET_SECONDS",
+    "CLOCK_DOMAINS",
+]
 
 #: The clock domains of a two-clock board design, fastest first: (domain, what drives it).
-CLOCK_DOMAINS = (("capture", "the PLL's main output (capture clock)"),
-                 ("sync", "the PLL's second output (link clock)"))
+CLOCK_DOMAINS = (
+    ("capture", "the PLL's main output (capture clock)"),
+    ("sync", "the PLL's second output (link clock)"),
+)
 
 #: Time ``sync`` stays in reset after the PLL reports lock (> 3 us iCE40 BRAM wake-up, x5).
 POWER_ON_RESET_SECONDS = 15e-6
@@ -43,6 +54,7 @@ _MHZ = 1_000_000
 class Ice40PllSettings:
     """SB_PLL40 parameters, feedback path SIMPLE: ``f_out = f_in * (divf + 1) / (divr + 1) /
     2 ** divq``."""
+
     f_in: int
     divr: int
     divf: int
@@ -58,7 +70,7 @@ class Ice40PllSettings:
 
     @property
     def f_out(self):
-        return self.f_vco / 2 ** self.divq
+        return self.f_vco / 2**self.divq
 
     @property
     def filter_range(self):
@@ -83,7 +95,7 @@ def ice40_pll_settings(f_in, f_out):
         if not 10 * _MHZ <= f_pfd <= 133 * _MHZ:
             continue
         for divq in range(1, 7):
-            f_vco = Fraction(f_out) * 2 ** divq
+            f_vco = Fraction(f_out) * 2**divq
             if not 533 * _MHZ <= f_vco <= 1066 * _MHZ:
                 continue
             multiplier = f_vco / f_pfd
@@ -96,11 +108,12 @@ def ice40_pll_settings(f_in, f_out):
 class Ecp5PllSettings:
     """EHXPLLL parameters, feedback from CLKOP: ``f_out = f_in * clkfb_div / clki_div`` and
     ``f_vco = f_out * clkop_div``."""
+
     f_in: int
     clki_div: int
     clkfb_div: int
     clkop_div: int
-    clkos_div: int = 0            # 0: no secondary output
+    clkos_div: int = 0  # 0: no secondary output
 
     @property
     def f_pfd(self):
@@ -148,9 +161,13 @@ def ecp5_pll_settings(f_in, f_out, f_secondary=None):
                 if clkos_div.denominator != 1 or not 1 <= clkos_div <= 128:
                     continue
             if 400 * _MHZ <= f_vco <= 800 * _MHZ:
-                candidate = Ecp5PllSettings(f_in=f_in, clki_div=clki_div,
-                                            clkfb_div=int(clkfb_div), clkop_div=clkop_div,
-                                            clkos_div=int(clkos_div))
+                candidate = Ecp5PllSettings(
+                    f_in=f_in,
+                    clki_div=clki_div,
+                    clkfb_div=int(clkfb_div),
+                    clkop_div=clkop_div,
+                    clkos_div=int(clkos_div),
+                )
                 key = (abs(f_vco - 600 * _MHZ), clki_div)
                 if best is None or key < best[0]:
                     best = (key, candidate)
@@ -202,8 +219,7 @@ class Ice40Pll(Elaboratable):
     iCE40UP5K's pin 35) instead of SB_PLL40_CORE fed from the global clock buffer.
     """
 
-    def __init__(self, settings, *, clock_resource, pad=False, link_half=False,
-                 edge_clock=False):
+    def __init__(self, settings, *, clock_resource, pad=False, link_half=False, edge_clock=False):
         if link_half and edge_clock:
             raise ValueError("the iCE40 PLL has two outputs: a link clock or an edge clock")
         self.settings = settings
@@ -218,10 +234,18 @@ class Ice40Pll(Elaboratable):
         clock and output B the appliance clock; else output A the capture clock and, with a
         link clock, output B at half of it."""
         if board.edge_clock_hz:
-            return cls(ice40_pll_settings(crystal_hz, board.edge_clock_hz),
-                       clock_resource=clock_resource, pad=pad, edge_clock=True)
-        return cls(ice40_pll_settings(crystal_hz, board.clock_hz), clock_resource=clock_resource,
-                   pad=pad, link_half=bool(board.link_hz))
+            return cls(
+                ice40_pll_settings(crystal_hz, board.edge_clock_hz),
+                clock_resource=clock_resource,
+                pad=pad,
+                edge_clock=True,
+            )
+        return cls(
+            ice40_pll_settings(crystal_hz, board.clock_hz),
+            clock_resource=clock_resource,
+            pad=pad,
+            link_half=bool(board.link_hz),
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -231,16 +255,24 @@ class Ice40Pll(Elaboratable):
         locked = Signal()
         params = dict(
             p_FEEDBACK_PATH="SIMPLE",
-            p_DIVR=s.divr, p_DIVF=s.divf, p_DIVQ=s.divq, p_FILTER_RANGE=s.filter_range,
-            i_RESETB=Const(1), i_BYPASS=Const(0), o_LOCK=locked,
+            p_DIVR=s.divr,
+            p_DIVF=s.divf,
+            p_DIVQ=s.divq,
+            p_FILTER_RANGE=s.filter_range,
+            i_RESETB=Const(1),
+            i_BYPASS=Const(0),
+            o_LOCK=locked,
         )
         if self.link_half or self.edge_clock:
             # Output A: the capture clock (link_half) or the edge clock (reset-less); output B,
             # at half of it: ``sync``.
             fast = "capture" if self.link_half else "eclk"
-            params.update(p_PLLOUT_SELECT_PORTA="GENCLK", p_PLLOUT_SELECT_PORTB="GENCLK_HALF",
-                          o_PLLOUTGLOBALA=ClockSignal(fast),
-                          o_PLLOUTGLOBALB=ClockSignal("sync"))
+            params.update(
+                p_PLLOUT_SELECT_PORTA="GENCLK",
+                p_PLLOUT_SELECT_PORTB="GENCLK_HALF",
+                o_PLLOUTGLOBALA=ClockSignal(fast),
+                o_PLLOUTGLOBALB=ClockSignal("sync"),
+            )
             kind, link_hz = "SB_PLL40_2F", float(s.f_out) / 2
             domains = ("capture", "sync") if self.link_half else ("sync",)
         else:
@@ -286,40 +318,69 @@ class Ecp5Pll(Elaboratable):
                 raise ValueError("an edge clock needs a link clock on CLKOS")
             clkop = Signal()
             m.submodules.eclksync = Instance(
-                "ECLKSYNCB", i_ECLKI=clkop, i_STOP=Const(0), o_ECLKO=ClockSignal("eclk"))
+                "ECLKSYNCB", i_ECLKI=clkop, i_STOP=Const(0), o_ECLKO=ClockSignal("eclk")
+            )
             m.submodules.clkdiv = Instance(
-                "CLKDIVF", p_DIV="2.0", p_GSR="DISABLED",
-                i_CLKI=ClockSignal("eclk"), i_RST=~locked, i_ALIGNWD=Const(0),
-                o_CDIVX=ClockSignal("capture"))
+                "CLKDIVF",
+                p_DIV="2.0",
+                p_GSR="DISABLED",
+                i_CLKI=ClockSignal("eclk"),
+                i_RST=~locked,
+                i_ALIGNWD=Const(0),
+                o_CDIVX=ClockSignal("capture"),
+            )
         secondary = {}
         if s.clkos_div:
             # CLKOS: the link clock, the VCO divided on its own (coarse phase as for CLKOP).
             secondary = dict(
-                p_OUTDIVIDER_MUXB="DIVB", p_CLKOS_ENABLE="ENABLED", p_CLKOS_DIV=s.clkos_div,
-                p_CLKOS_CPHASE=s.clkos_div - 1, p_CLKOS_FPHASE=0,
+                p_OUTDIVIDER_MUXB="DIVB",
+                p_CLKOS_ENABLE="ENABLED",
+                p_CLKOS_DIV=s.clkos_div,
+                p_CLKOS_CPHASE=s.clkos_div - 1,
+                p_CLKOS_FPHASE=0,
                 a_FREQUENCY_PIN_CLKOS=str(float(s.f_secondary) / _MHZ),
-                i_ENCLKOS=Const(0), o_CLKOS=ClockSignal("sync"),
+                i_ENCLKOS=Const(0),
+                o_CLKOS=ClockSignal("sync"),
             )
         m.submodules.pll = Instance(
             "EHXPLLL",
-            p_PLLRST_ENA="DISABLED", p_INTFB_WAKE="DISABLED", p_STDBY_ENABLE="DISABLED",
-            p_DPHASE_SOURCE="DISABLED", p_OUTDIVIDER_MUXA="DIVA", p_CLKOP_ENABLE="ENABLED",
+            p_PLLRST_ENA="DISABLED",
+            p_INTFB_WAKE="DISABLED",
+            p_STDBY_ENABLE="DISABLED",
+            p_DPHASE_SOURCE="DISABLED",
+            p_OUTDIVIDER_MUXA="DIVA",
+            p_CLKOP_ENABLE="ENABLED",
             p_FEEDBK_PATH="CLKOP",
-            p_CLKI_DIV=s.clki_div, p_CLKFB_DIV=s.clkfb_div, p_CLKOP_DIV=s.clkop_div,
+            p_CLKI_DIV=s.clki_div,
+            p_CLKFB_DIV=s.clkfb_div,
+            p_CLKOP_DIV=s.clkop_div,
             # Coarse phase of CLKOP = divider - 1: the output edge lines up with the VCO edge
             # the feedback divider counts from, i.e. zero phase shift.
-            p_CLKOP_CPHASE=s.clkop_div - 1, p_CLKOP_FPHASE=0,
+            p_CLKOP_CPHASE=s.clkop_div - 1,
+            p_CLKOP_FPHASE=0,
             a_FREQUENCY_PIN_CLKI=str(float(s.f_in) / _MHZ),
             a_FREQUENCY_PIN_CLKOP=str(float(s.f_out) / _MHZ),
-            i_CLKI=crystal.i, i_CLKFB=clkop, i_RST=Const(0), i_STDBY=Const(0),
-            i_PHASESEL0=Const(0), i_PHASESEL1=Const(0), i_PHASEDIR=Const(0),
-            i_PHASESTEP=Const(0), i_PHASELOADREG=Const(0), i_PLLWAKESYNC=Const(0),
+            i_CLKI=crystal.i,
+            i_CLKFB=clkop,
+            i_RST=Const(0),
+            i_STDBY=Const(0),
+            i_PHASESEL0=Const(0),
+            i_PHASESEL1=Const(0),
+            i_PHASEDIR=Const(0),
+            i_PHASESTEP=Const(0),
+            i_PHASELOADREG=Const(0),
+            i_PLLWAKESYNC=Const(0),
             i_ENCLKOP=Const(0),
-            o_CLKOP=clkop, o_LOCK=locked,
+            o_CLKOP=clkop,
+            o_LOCK=locked,
             **secondary,
         )
-        _power_on_reset(m, locked, float(s.f_secondary or s.f_out),
-                        ("capture", "sync") if s.clkos_div else ("sync",))
+        _power_on_reset(
+            m,
+            locked,
+            float(s.f_secondary or s.f_out),
+            ("capture", "sync") if s.clkos_div else ("sync",),
+        )
         return m
 
 

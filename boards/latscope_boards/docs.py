@@ -14,8 +14,7 @@ def pinout_table(board):
     platform = board.platform_class()
     lines = ["| signal | dir | header pin | FPGA pin |", "| --- | --- | --- | --- |"]
     for signal, pin, direction in board.pins.signals():
-        lines.append(f"| {signal} | {direction} | {pin.label} | "
-                     f"{board.balls(platform, [pin])} |")
+        lines.append(f"| {signal} | {direction} | {pin.label} | {board.balls(platform, [pin])} |")
     lines.append(f"| GND | | {', '.join(board.pins.ground)} | |")
     return "\n".join(lines)
 
@@ -24,9 +23,11 @@ def results_table(results_dir):
     """Markdown: utilisation and Fmax of each board's recorded build (``BOARD.json``)."""
     # Deterministic figures only (same tools, same seed, same numbers), so a rebuild does not
     # make the docs stale; build times vary and are in the bench's output instead.
-    lines = ["| board | device | capture clock | Fmax (shipped seed) | goal | link clock | "
-             "link Fmax | logic | block RAM | I/O | nextpnr |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| board | device | capture clock | Fmax (shipped seed) | goal | link clock | "
+        "link Fmax | logic | block RAM | I/O | nextpnr |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for name in BOARDS:
         path = Path(results_dir) / f"{name}.json"
         if not path.exists():
@@ -45,16 +46,23 @@ def results_table(results_dir):
         tools = f"{nextpnr} {result['tool_versions'].get(nextpnr, '?')}"
         # A one-clock build (no link clock of its own) runs the link on the capture clock.
         link_hz = result.get("link_clock_hz") or 0
-        link = (f"{link_hz / 1e6:g} MHz | {result['link_fmax_mhz']:.1f} MHz" if link_hz
-                else "(capture clock) | (as capture)")
-        goal = (f"{result['goal_hz'] / 1e6:g} MHz: "
-                f"{'reached' if result['goal_reached'] else 'not reached'}"
-                if result.get("goal_hz") else "")
+        link = (
+            f"{link_hz / 1e6:g} MHz | {result['link_fmax_mhz']:.1f} MHz"
+            if link_hz
+            else "(capture clock) | (as capture)"
+        )
+        goal = (
+            f"{result['goal_hz'] / 1e6:g} MHz: "
+            f"{'reached' if result['goal_reached'] else 'not reached'}"
+            if result.get("goal_hz")
+            else ""
+        )
         if result.get("goal_reached") and result["clock_hz"] < result["goal_hz"]:
             # Reached by resolution (the gearbox): the stamps of the goal clock's half cycles.
             goal += f" ({1e9 / result['clock_hz'] / result['sample_phases']:.2f} ns stamps)"
         lines.append(
             f"| {result['title']} | {result['device']} | {result['clock_hz'] / 1e6:g} MHz | "
             f"{result['fmax_mhz']:.1f} MHz ({verdict}, seed {result['seed']}) | {goal} | {link} | "
-            f"{logic} | {used.get('BRAM', '')} | {used.get('I/O', '')} | {tools} |")
+            f"{logic} | {used.get('BRAM', '')} | {used.get('I/O', '')} | {tools} |"
+        )
     return "\n".join(lines)

@@ -31,12 +31,16 @@ def ecp5_gearbox_inputs(m, name, port, capture):
     samples = [Signal(width, name=f"{name}_q{k}") for k in range(4)]
     for n in range(width):
         m.submodules[f"{name}_gearbox_{n}"] = Instance(
-            "IDDRX2F", p_GSR="DISABLED",
-            i_D=pins.i[n], i_SCLK=ClockSignal(capture), i_ECLK=ClockSignal("eclk"),
+            "IDDRX2F",
+            p_GSR="DISABLED",
+            i_D=pins.i[n],
+            i_SCLK=ClockSignal(capture),
+            i_ECLK=ClockSignal("eclk"),
             i_RST=Const(0),
             # ALIGNWD (word slip) stays unconnected: nextpnr routes it to the IOLOGIC's SLIP,
             # which not every PIO of a pair has a wire for ("No wire found for port SLIP").
-            **{f"o_Q{k}": samples[k][n] for k in range(4)})
+            **{f"o_Q{k}": samples[k][n] for k in range(4)},
+        )
     return Cat(*samples)
 
 
@@ -101,25 +105,34 @@ class Ice40Gearbox(Elaboratable):
             attrs = port.io.metadata[n].attrs
             rise, fall = Signal(name=f"rise_{n}"), Signal(name=f"fall_{n}")
             m.submodules[f"ddr_{n}"] = Instance(
-                "SB_IO", ("p", "PIN_TYPE", Const(_SB_IO_INPUT_DDR, 6)),
+                "SB_IO",
+                ("p", "PIN_TYPE", Const(_SB_IO_INPUT_DDR, 6)),
                 *(("p", key, value) for key, value in attrs.items() if key != "GLOBAL"),
-                io_PACKAGE_PIN=port.io[n], i_INPUT_CLK=ClockSignal("eclk"),
-                o_D_IN_0=rise, o_D_IN_1=fall)
+                io_PACKAGE_PIN=port.io[n],
+                i_INPUT_CLK=ClockSignal("eclk"),
+                o_D_IN_0=rise,
+                o_D_IN_1=fall,
+            )
             # At falling edge 2c - 1/2: the pin at 2c - 2, 2c - 3/2 and 2c - 1 (edge-clock
             # periods).
-            oldest, middle, newest = (Signal(name=f"{name}_{n}")
-                                      for name in ("oldest", "middle", "newest"))
+            oldest, middle, newest = (
+                Signal(name=f"{name}_{n}") for name in ("oldest", "middle", "newest")
+            )
             edge_cells, capture_cells = self._cells(n)
             for flop, (q, d) in enumerate(((oldest, newest), (middle, fall), (newest, rise))):
                 m.submodules[f"fall_flop_{n}_{flop}"] = Instance(
-                    "SB_DFFN", i_C=ClockSignal("eclk"), i_D=d, o_Q=q, **edge_cells[flop])
+                    "SB_DFFN", i_C=ClockSignal("eclk"), i_D=d, o_Q=q, **edge_cells[flop]
+                )
             for flop, d in enumerate((oldest, middle, newest, fall)):
                 m.submodules[f"capture_flop_{n}_{flop}"] = Instance(
-                    "SB_DFF", i_C=ClockSignal(self.capture), i_D=d, o_Q=samples[n][flop],
-                    **capture_cells[flop])
+                    "SB_DFF",
+                    i_C=ClockSignal(self.capture),
+                    i_D=d,
+                    o_Q=samples[n][flop],
+                    **capture_cells[flop],
+                )
         # Per pin Cat(s_0 .. s_3); the appliance takes each sample of every pin together.
-        m.d.comb += self.samples.eq(Cat(Cat(samples[n][k] for n in range(width))
-                                        for k in range(4)))
+        m.d.comb += self.samples.eq(Cat(Cat(samples[n][k] for n in range(width)) for k in range(4)))
         return m
 
     def _cells(self, n):
@@ -127,5 +140,7 @@ class Ice40Gearbox(Elaboratable):
         if self.placement is None or self.placement[n] is None:
             return [{}] * 3, [{}] * 4
         (ex, ey), (cx, cy), half = self.placement[n]
-        return ([{"a_BEL": f"X{ex}/Y{ey}/lc{4 * half + k}"} for k in range(3)],
-                [{"a_BEL": f"X{cx}/Y{cy}/lc{4 * half + k}"} for k in range(4)])
+        return (
+            [{"a_BEL": f"X{ex}/Y{ey}/lc{4 * half + k}"} for k in range(3)],
+            [{"a_BEL": f"X{cx}/Y{cy}/lc{4 * half + k}"} for k in range(4)],
+        )

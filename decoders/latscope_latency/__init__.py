@@ -2,7 +2,7 @@
 ## This file is part of latscope (BSD-2-Clause).
 ##
 
-'''
+"""
 latscope latency samples, stacked on latscope_marker: inside each test's
 START..END markers, a pairing rule makes one sample from an event A (an
 asserting IRQ edge or a marker) to the first event B after it, when no other A
@@ -27,6 +27,6 @@ well, and how many samples hold a tick.
 
 Every sample is output as soon as its B event is seen, so none is lost at the
 end of the data (libsigrokdecode has no end-of-data call).
-'''
+"""
 
 from .pd import Decoder

@@ -2,7 +2,7 @@
 ## This file is part of latscope (BSD-2-Clause).
 ##
 
-'''
+"""
 latscope trace markers on a logic capture: the DUT writes a 16-bit marker to
 data lines D0..D15 and toggles the strobe line in the same store. This decoder
 takes a marker on every strobe edge (rising or falling), samples the data lines
@@ -30,6 +30,6 @@ that a stacked decoder knows them all when a sample ends there):
  - ['EDGE', [channel, level]]
  - ['LOSS', level]                          1: a span in which latscope may have lost
                                             events begins, 0: it ends
-'''
+"""
 
 from .pd import Decoder

@@ -9,8 +9,16 @@ boards' pin maps against it.
 
 from dataclasses import dataclass
 
-__all__ = ["Channel", "MAX_EDGES", "EXPORT_DATA_BITS", "SECOND_LANE", "pins", "Layout",
-           "MARKER_DECODER", "LATENCY_DECODER"]
+__all__ = [
+    "Channel",
+    "MAX_EDGES",
+    "EXPORT_DATA_BITS",
+    "SECOND_LANE",
+    "pins",
+    "Layout",
+    "MARKER_DECODER",
+    "LATENCY_DECODER",
+]
 
 #: Edge channels an appliance can have (sources EDGE0 .. EDGE7).
 MAX_EDGES = 8
@@ -27,6 +35,7 @@ class Channel:
     ``decoder_id`` (its channel id in the ``latscope_marker`` decoder), ``direction`` at the
     appliance (``in``, ``out``, or ``derived`` for LOSS, which no pin carries) and a
     description."""
+
     name: str
     decoder_id: str
     direction: str
@@ -40,8 +49,9 @@ def _data(n):
 STROBE = Channel("STROBE", "strobe", "in", "Marker strobe (toggles once per marker)")
 IRQ = Channel("IRQ", "irq", "out", "Interrupt request line into the DUT")
 LOSS = Channel("LOSS", "loss", "derived", "latscope export: high where events may be lost")
-STROBE2 = Channel("STROBE2", "strobe2", "derived",
-                  "latscope export: strobe of the second marker of a cycle")
+STROBE2 = Channel(
+    "STROBE2", "strobe2", "derived", "latscope export: strobe of the second marker of a cycle"
+)
 
 
 def _data2(n):
@@ -60,8 +70,11 @@ def pins(marker_width=EXPORT_DATA_BITS, edge_count=0):
     """The appliance's pins in channel order: data, strobe, IRQ, edges."""
     if not 0 <= edge_count <= MAX_EDGES:
         raise ValueError(f"edge_count must be 0..{MAX_EDGES}, not {edge_count}")
-    return ([_data(n) for n in range(marker_width)] + [STROBE, IRQ]
-            + [_edge(n) for n in range(edge_count)])
+    return (
+        [_data(n) for n in range(marker_width)]
+        + [STROBE, IRQ]
+        + [_edge(n) for n in range(edge_count)]
+    )
 
 
 @dataclass(frozen=True)
@@ -90,6 +103,7 @@ class Layout:
     only when a capture has such a cycle (``second_lane``); the marker decoder reads it after
     the first.
     """
+
     edge_count: int = 0
     second_lane: bool = False
 
@@ -99,8 +113,11 @@ class Layout:
 
     @property
     def channels(self):
-        return (pins(EXPORT_DATA_BITS, self.edge_count) + [LOSS]
-                + (SECOND_LANE if self.second_lane else []))
+        return (
+            pins(EXPORT_DATA_BITS, self.edge_count)
+            + [LOSS]
+            + (SECOND_LANE if self.second_lane else [])
+        )
 
     @property
     def names(self):

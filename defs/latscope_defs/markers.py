@@ -11,8 +11,20 @@ import argparse
 import sys
 from enum import IntEnum
 
-__all__ = ["TEST_SHIFT", "POINT_SHIFT", "ARG_BITS", "Test", "Point", "KERNEL_HANDLER",
-           "KERNEL_TICK_ENTRY", "KERNEL_TICK_EXIT", "KERNEL_POINT_NAMES", "encode", "decode", "c_header"]
+__all__ = [
+    "TEST_SHIFT",
+    "POINT_SHIFT",
+    "ARG_BITS",
+    "Test",
+    "Point",
+    "KERNEL_HANDLER",
+    "KERNEL_TICK_ENTRY",
+    "KERNEL_TICK_EXIT",
+    "KERNEL_POINT_NAMES",
+    "encode",
+    "decode",
+    "c_header",
+]
 
 TEST_BITS, POINT_BITS, ARG_BITS = 6, 3, 7
 POINT_SHIFT = ARG_BITS
@@ -22,35 +34,36 @@ MARKER_BITS = TEST_BITS + POINT_BITS + ARG_BITS
 
 class Test(IntEnum):
     """Tests of the suite, named after the reference evaluation report (section 4)."""
+
     __test__ = False  # a name pytest would otherwise try to collect as a test class
-    NONE = 0          #: not inside a test (e.g. the suite's own progress markers)
-    IL_A = 1          #: IL-a-1 and IDL-a-1: IRQ while a high-priority thread marks continuously
-    IDL_B = 2         #: IDL-b-N: the ISR gives a semaphore N equal-priority threads pend on
-    TSL_A = 3         #: TSL-a-N: N equal-priority threads yield in turn
-    TF_A = 4          #: thread create
-    TF_B = 5          #: thread delete (never ran)
-    TF_C = 6          #: thread delete after use
-    SEO_A = 7         #: semaphore create
-    SEO_B = 8         #: semaphore delete
-    SEO_C = 9         #: semaphore delete after use
-    SEO_D = 10        #: semaphore acquire, no contention
-    SEO_E = 11        #: semaphore release, no contention
-    SEO_F = 12        #: semaphore release with N threads of different priority pending
-    SEO_G = 13        #: priority inversion: time for the high-priority thread to get the mutex
-    MQ = 14           #: message send -> blocked receiver resumes
-    CLOCK_ISR = 15    #: clock-ISR method: fixed work interrupted or not by the tick
-    KERNEL = 16       #: the kernel's own markers (ISR_ENTRY: about to call a line's handler)
+    NONE = 0  #: not inside a test (e.g. the suite's own progress markers)
+    IL_A = 1  #: IL-a-1 and IDL-a-1: IRQ while a high-priority thread marks continuously
+    IDL_B = 2  #: IDL-b-N: the ISR gives a semaphore N equal-priority threads pend on
+    TSL_A = 3  #: TSL-a-N: N equal-priority threads yield in turn
+    TF_A = 4  #: thread create
+    TF_B = 5  #: thread delete (never ran)
+    TF_C = 6  #: thread delete after use
+    SEO_A = 7  #: semaphore create
+    SEO_B = 8  #: semaphore delete
+    SEO_C = 9  #: semaphore delete after use
+    SEO_D = 10  #: semaphore acquire, no contention
+    SEO_E = 11  #: semaphore release, no contention
+    SEO_F = 12  #: semaphore release with N threads of different priority pending
+    SEO_G = 13  #: priority inversion: time for the high-priority thread to get the mutex
+    MQ = 14  #: message send -> blocked receiver resumes
+    CLOCK_ISR = 15  #: clock-ISR method: fixed work interrupted or not by the tick
+    KERNEL = 16  #: the kernel's own markers (ISR_ENTRY: about to call a line's handler)
 
 
 class Point(IntEnum):
-    START = 0         #: test starts; arg = its parameter (e.g. number of threads)
-    END = 1           #: test ends
-    ISR_ENTRY = 2     #: first instruction of the test's interrupt handler
-    ISR_EXIT = 3      #: last instruction of the handler before it returns
-    T1 = 4            #: a measurement starts (before the call or action measured)
-    T2 = 5            #: a measurement ends (after it, in whichever thread runs next)
-    THREAD = 6        #: "this thread is running"; arg = thread index
-    PARAM = 7         #: a test parameter or progress value in arg
+    START = 0  #: test starts; arg = its parameter (e.g. number of threads)
+    END = 1  #: test ends
+    ISR_ENTRY = 2  #: first instruction of the test's interrupt handler
+    ISR_EXIT = 3  #: last instruction of the handler before it returns
+    T1 = 4  #: a measurement starts (before the call or action measured)
+    T2 = 5  #: a measurement ends (after it, in whichever thread runs next)
+    THREAD = 6  #: "this thread is running"; arg = thread index
+    PARAM = 7  #: a test parameter or progress value in arg
 
 
 #: Points of the kernel's own markers (test KERNEL), docs/markers.md: about to call an
@@ -59,8 +72,11 @@ KERNEL_HANDLER = Point.ISR_ENTRY
 KERNEL_TICK_ENTRY = Point.T1
 KERNEL_TICK_EXIT = Point.T2
 #: Their names in reports and in the sigrok decoders ("handler 0", "tick entry").
-KERNEL_POINT_NAMES = {KERNEL_HANDLER: "handler", KERNEL_TICK_ENTRY: "tick entry",
-                      KERNEL_TICK_EXIT: "tick exit"}
+KERNEL_POINT_NAMES = {
+    KERNEL_HANDLER: "handler",
+    KERNEL_TICK_ENTRY: "tick entry",
+    KERNEL_TICK_EXIT: "tick exit",
+}
 
 
 def encode(test, point, arg=0):
@@ -69,9 +85,11 @@ def encode(test, point, arg=0):
 
 def decode(value):
     """(test, point, arg) of a marker value, as plain ints (vectorises over numpy arrays)."""
-    return ((value >> TEST_SHIFT) & ((1 << TEST_BITS) - 1),
-            (value >> POINT_SHIFT) & ((1 << POINT_BITS) - 1),
-            value & ((1 << ARG_BITS) - 1))
+    return (
+        (value >> TEST_SHIFT) & ((1 << TEST_BITS) - 1),
+        (value >> POINT_SHIFT) & ((1 << POINT_BITS) - 1),
+        value & ((1 << ARG_BITS) - 1),
+    )
 
 
 def c_header():
@@ -99,16 +117,22 @@ def c_header():
             lines.append(f"    {prefix}{member.name} = {member.value},")
         lines += ["};", ""]
     lines += ["/* Points of the kernel's own markers (test KERNEL). */"]
-    lines += [f"#define LS_{name} LS_POINT_{point.name}" for name, point in
-              (("KERNEL_HANDLER", KERNEL_HANDLER), ("KERNEL_TICK_ENTRY", KERNEL_TICK_ENTRY),
-               ("KERNEL_TICK_EXIT", KERNEL_TICK_EXIT))]
+    lines += [
+        f"#define LS_{name} LS_POINT_{point.name}"
+        for name, point in (
+            ("KERNEL_HANDLER", KERNEL_HANDLER),
+            ("KERNEL_TICK_ENTRY", KERNEL_TICK_ENTRY),
+            ("KERNEL_TICK_EXIT", KERNEL_TICK_EXIT),
+        )
+    ]
     lines += ["", "#endif", ""]
     return "\n".join(lines)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m latscope_defs.markers",
-                                     description="Print the marker encoding.")
+    parser = argparse.ArgumentParser(
+        prog="python -m latscope_defs.markers", description="Print the marker encoding."
+    )
     parser.add_argument("--header", action="store_true", help="print the C header")
     args = parser.parse_args(argv)
     if args.header:

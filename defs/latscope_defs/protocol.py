@@ -12,21 +12,73 @@ from enum import IntEnum
 from amaranth.lib import data
 
 __all__ = [
-    "VERSION", "VERSIONS", "MAGIC", "Source", "EDGE_SOURCES", "value_width",
-    "LEAD_FLAG", "LEAD_PAYLOAD_BITS", "CONT_BITS", "MAX_CONT", "SYNC_CONT", "fixed_length",
-    "DELTA_BITS", "SEGMENT_MAX_EVENTS", "STAMP_BITS", "CRC_BITS", "LOSS_COUNT_BITS",
-    "SEQUENCE_BITS", "Tally", "HOLE_SOURCE", "hole_value",
-    "LossValue", "loss_value", "loss_source", "loss_count",
-    "IRQ_DELAY_BITS", "IrqValue", "irq_value", "irq_level", "irq_triggered", "irq_delay",
-    "crc16", "crc32", "record_length", "encode_record", "event_payload", "sync_payload",
+    "VERSION",
+    "VERSIONS",
+    "MAGIC",
+    "Source",
+    "EDGE_SOURCES",
+    "value_width",
+    "LEAD_FLAG",
+    "LEAD_PAYLOAD_BITS",
+    "CONT_BITS",
+    "MAX_CONT",
+    "SYNC_CONT",
+    "fixed_length",
+    "DELTA_BITS",
+    "SEGMENT_MAX_EVENTS",
+    "STAMP_BITS",
+    "CRC_BITS",
+    "LOSS_COUNT_BITS",
+    "SEQUENCE_BITS",
+    "Tally",
+    "HOLE_SOURCE",
+    "hole_value",
+    "LossValue",
+    "loss_value",
+    "loss_source",
+    "loss_count",
+    "IRQ_DELAY_BITS",
+    "IrqValue",
+    "irq_value",
+    "irq_level",
+    "irq_triggered",
+    "irq_delay",
+    "crc16",
+    "crc32",
+    "record_length",
+    "encode_record",
+    "event_payload",
+    "sync_payload",
     "tally_payload",
-    "Command", "IdentifyReply", "StatusReply", "IrqConfig", "IrqFlags", "StartArgs", "EchoPattern",
-    "EchoReply", "TriggerConfig", "TriggerFlags", "TRIGGER_SOURCES",
-    "COMMAND_ARGS", "REPLY_LAYOUTS", "OLDER_REPLY_SIZES", "reply_sizes", "UNKNOWN_COMMAND_REPLY",
+    "Command",
+    "IdentifyReply",
+    "StatusReply",
+    "IrqConfig",
+    "IrqFlags",
+    "StartArgs",
+    "EchoPattern",
+    "EchoReply",
+    "TriggerConfig",
+    "TriggerFlags",
+    "TRIGGER_SOURCES",
+    "COMMAND_ARGS",
+    "REPLY_LAYOUTS",
+    "OLDER_REPLY_SIZES",
+    "reply_sizes",
+    "UNKNOWN_COMMAND_REPLY",
     "StreamEncoder",
-    "SumpCommand", "SUMP_LONG_COMMAND", "SUMP_ARG_BYTES", "SUMP_MODE_ENTRY", "SUMP_ID_REPLY",
-    "SUMP_REFERENCE_HZ", "SUMP_GROUP_BITS", "SUMP_MAX_GROUPS", "SUMP_PROTOCOL_VERSION",
-    "SumpFlags", "SumpMetadataKey", "sump_metadata",
+    "SumpCommand",
+    "SUMP_LONG_COMMAND",
+    "SUMP_ARG_BYTES",
+    "SUMP_MODE_ENTRY",
+    "SUMP_ID_REPLY",
+    "SUMP_REFERENCE_HZ",
+    "SUMP_GROUP_BITS",
+    "SUMP_MAX_GROUPS",
+    "SUMP_PROTOCOL_VERSION",
+    "SumpFlags",
+    "SumpMetadataKey",
+    "sump_metadata",
 ]
 
 #: Protocol version; the identify reply carries it. Bump on any incompatible change.
@@ -40,22 +92,23 @@ MAGIC = b"LTSC"
 
 class Source(IntEnum):
     """Record source: the 4-bit field of a lead byte."""
-    MARKER = 0    #: trace-port marker; value = sampled data bits
-    BUS    = 1    #: write into the bus trace window; value = written data (32 bits)
-    IRQ    = 2    #: IRQ output edge; value: IrqValue (v3; v1, v2: 1 asserting, 0 releasing edge)
-    LOSS   = 3    #: events lost to a full FIFO; value: LossValue (count << 4 | lost source)
-    EDGE0  = 4    #: edge channel 0 .. 7 (sources 4..11); value = new pin level
-    EDGE1  = 5
-    EDGE2  = 6
-    EDGE3  = 7
-    EDGE4  = 8
-    EDGE5  = 9
-    EDGE6  = 10
-    EDGE7  = 11
-    TALLY  = 12   #: closes a segment's CRC domain (v2); payload = :class:`Tally`
-    SEAL   = 13   #: ends a segment (v2); payload = CRC-32 of SYNC .. TALLY
-    REPLY  = 14   #: one byte of a command reply; payload = the byte (no time)
-    SYNC   = 15   #: opens a segment; payload = stamp (48 bits) (v1: << 16 | CRC-16)
+
+    MARKER = 0  #: trace-port marker; value = sampled data bits
+    BUS = 1  #: write into the bus trace window; value = written data (32 bits)
+    IRQ = 2  #: IRQ output edge; value: IrqValue (v3; v1, v2: 1 asserting, 0 releasing edge)
+    LOSS = 3  #: events lost to a full FIFO; value: LossValue (count << 4 | lost source)
+    EDGE0 = 4  #: edge channel 0 .. 7 (sources 4..11); value = new pin level
+    EDGE1 = 5
+    EDGE2 = 6
+    EDGE3 = 7
+    EDGE4 = 8
+    EDGE5 = 9
+    EDGE6 = 10
+    EDGE7 = 11
+    TALLY = 12  #: closes a segment's CRC domain (v2); payload = :class:`Tally`
+    SEAL = 13  #: ends a segment (v2); payload = CRC-32 of SYNC .. TALLY
+    REPLY = 14  #: one byte of a command reply; payload = the byte (no time)
+    SYNC = 15  #: opens a segment; payload = stamp (48 bits) (v1: << 16 | CRC-16)
 
 
 EDGE_SOURCES = tuple(Source(Source.EDGE0 + n) for n in range(8))
@@ -70,8 +123,8 @@ SYNC_CONT = 9
 #: Continuation bytes of the fixed-length records, per protocol version.
 _FIXED_CONT = {
     1: {15: SYNC_CONT},
-    2: {15: 7, 12: 8, 13: 5},      # SYNC 8 bytes (52 bits), TALLY 9 (59), SEAL 6 (38)
-    3: {15: 7, 12: 8, 13: 5},      # as version 2
+    2: {15: 7, 12: 8, 13: 5},  # SYNC 8 bytes (52 bits), TALLY 9 (59), SEAL 6 (38)
+    3: {15: 7, 12: 8, 13: 5},  # as version 2
 }
 
 
@@ -79,6 +132,7 @@ def fixed_length(source, version=None):
     """Bytes of a record of ``source`` if that source has a fixed length, else None."""
     cont = _FIXED_CONT[VERSION if version is None else version].get(int(source))
     return None if cont is None else 1 + cont
+
 
 #: An event's delta (cycles since the previous event or SYNC) is below ``2 ** DELTA_BITS``;
 #: a longer gap makes the encoder start a new segment first.
@@ -97,8 +151,9 @@ LOSS_COUNT_BITS = 32
 
 class LossValue(data.Struct):
     """The value of a LOSS record: how many events of which source the FIFO lost."""
-    source: 4                   #: the source (Source) that lost events
-    count: LOSS_COUNT_BITS      #: how many were lost since its previous LOSS record
+
+    source: 4  #: the source (Source) that lost events
+    count: LOSS_COUNT_BITS  #: how many were lost since its previous LOSS record
 
 
 _LOSS_SOURCE = LossValue.as_shape()["source"]
@@ -133,9 +188,10 @@ class IrqValue(data.Struct):
     """The value of an IRQ record (version 3): the edge, and the firing of the trigger that
     made it. An edge of the periodic generator has ``triggered`` 0 and ``delay`` 0, so its
     value is the level alone, as in versions 1 and 2."""
-    level: 1                    #: 1: asserting edge, 0: releasing edge (whatever the polarity)
-    triggered: 1                #: the edge is one of a trigger's firing (docs/protocol.md)
-    delay: IRQ_DELAY_BITS       #: that firing's delay, capture cycles (0 if not triggered)
+
+    level: 1  #: 1: asserting edge, 0: releasing edge (whatever the polarity)
+    triggered: 1  #: the edge is one of a trigger's firing (docs/protocol.md)
+    delay: IRQ_DELAY_BITS  #: that firing's delay, capture cycles (0 if not triggered)
 
 
 _IRQ_FIELDS = {name: field for name, field in data.Layout.cast(IrqValue)}
@@ -143,8 +199,7 @@ _IRQ_FIELDS = {name: field for name, field in data.Layout.cast(IrqValue)}
 
 def irq_value(level, triggered=0, delay=0):
     """The value of an IRQ record (an int)."""
-    return IrqValue.const({"level": level, "triggered": triggered,
-                           "delay": delay}).as_value().value
+    return IrqValue.const({"level": level, "triggered": triggered, "delay": delay}).as_value().value
 
 
 def _irq_field(name, value):
@@ -181,9 +236,10 @@ class Tally(data.Struct):
     sits in the device's stream. The sequence numbers count event records (LOSS included)
     modulo ``2 ** SEQUENCE_BITS``, up to and including this segment's; each segment holds at
     least one, so they also number the segments."""
-    captured: SEQUENCE_BITS   #: event records sent since START
-    sent: SEQUENCE_BITS       #: event records sent since power-up (never reset)
-    count: 8                  #: event records in this segment (1 .. SEGMENT_MAX_EVENTS)
+
+    captured: SEQUENCE_BITS  #: event records sent since START
+    sent: SEQUENCE_BITS  #: event records sent since power-up (never reset)
+    count: 8  #: event records in this segment (1 .. SEGMENT_MAX_EVENTS)
 
 
 #: LOSS records whose lost-source nibble is this are *holes*, which the parser (never the
@@ -205,7 +261,7 @@ def value_width(source, marker_width=16, version=None):
     if source in (Source.REPLY, Source.SYNC, Source.TALLY, Source.SEAL):
         raise ValueError(f"{source.name} records carry no event value")
     if source == Source.IRQ and (VERSION if version is None else version) < 3:
-        return 1                                    # the level alone
+        return 1  # the level alone
     return _FIXED_VALUE_WIDTH[source]
 
 
@@ -214,6 +270,7 @@ def crc16(data, crc=0):
 
     The gateware computes it with ``amaranth.lib.crc.catalog.CRC16_XMODEM``."""
     import binascii
+
     return binascii.crc_hqx(bytes(data), crc)
 
 
@@ -222,6 +279,7 @@ def crc32(data, crc=0):
 
     The gateware computes it with ``amaranth.lib.crc.catalog.CRC32_ISO_HDLC``."""
     import binascii
+
     return binascii.crc32(bytes(data), crc)
 
 
@@ -243,10 +301,15 @@ def record_length(payload, source=None, version=None):
 def encode_record(source, payload, version=None):
     """Bytes of one record."""
     n = record_length(payload, source, version) - 1
-    out = bytearray([LEAD_FLAG | (int(source) << LEAD_PAYLOAD_BITS)
-                     | ((payload >> (CONT_BITS * n)) & ((1 << LEAD_PAYLOAD_BITS) - 1))])
+    out = bytearray(
+        [
+            LEAD_FLAG
+            | (int(source) << LEAD_PAYLOAD_BITS)
+            | ((payload >> (CONT_BITS * n)) & ((1 << LEAD_PAYLOAD_BITS) - 1))
+        ]
+    )
     for i in reversed(range(n)):
-        out.append((payload >> (CONT_BITS * i)) & 0x7f)
+        out.append((payload >> (CONT_BITS * i)) & 0x7F)
     return bytes(out)
 
 
@@ -268,8 +331,11 @@ def sync_payload(stamp, crc=None):
 def tally_payload(count, sent, captured):
     """A TALLY's payload (the sequence numbers are taken modulo ``2 ** SEQUENCE_BITS``)."""
     mask = (1 << SEQUENCE_BITS) - 1
-    return Tally.const({"count": count, "sent": sent & mask,
-                        "captured": captured & mask}).as_value().value
+    return (
+        Tally.const({"count": count, "sent": sent & mask, "captured": captured & mask})
+        .as_value()
+        .value
+    )
 
 
 # --- Host to device: commands -------------------------------------------------------------
@@ -280,13 +346,14 @@ def tally_payload(count, sent, captured):
 # record. A command whose bytes stop arriving mid-way is dropped after a timeout, which is
 # how the host resynchronises the command channel.
 
+
 class Command(IntEnum):
-    IDENTIFY      = ord("I")  #: reply: IdentifyReply
-    START         = ord("S")  #: args: StartArgs; begins a capture (a SYNC precedes its first event)
-    STOP          = ord("P")  #: ends a capture; the encoder drains the FIFO, closes the segment
-    IRQ_CONFIG    = ord("Q")  #: args: IrqConfig
-    STATUS        = ord("R")  #: reply: StatusReply
-    ECHO          = ord("E")  #: args: EchoPattern; reply: EchoReply, the pattern (link test)
+    IDENTIFY = ord("I")  #: reply: IdentifyReply
+    START = ord("S")  #: args: StartArgs; begins a capture (a SYNC precedes its first event)
+    STOP = ord("P")  #: ends a capture; the encoder drains the FIFO, closes the segment
+    IRQ_CONFIG = ord("Q")  #: args: IrqConfig
+    STATUS = ord("R")  #: reply: StatusReply
+    ECHO = ord("E")  #: args: EchoPattern; reply: EchoReply, the pattern (link test)
     TRIGGER_CONFIG = ord("T")  #: args: TriggerConfig (version 3)
 
 
@@ -295,8 +362,8 @@ UNKNOWN_COMMAND_REPLY = ord("?")
 
 
 class IrqFlags(data.Struct):
-    enable: 1      #: generator running
-    one_shot: 1    #: fire once, then clear ``enable``
+    enable: 1  #: generator running
+    one_shot: 1  #: fire once, then clear ``enable``
     active_low: 1  #: output idles high and asserts low
     _pad: 5
 
@@ -306,9 +373,10 @@ class IrqConfig(data.Struct):
     ``period + (lfsr & jitter_mask)`` cycles: ``jitter_mask = 0`` is a fixed period; a mask
     of ``2**k - 1`` spreads the edges uniformly over ``[period, period + 2**k - 1]`` so
     they do not phase-lock with the DUT's tick."""
-    period: 32       #: cycles between asserting edges (minimum)
+
+    period: 32  #: cycles between asserting edges (minimum)
     jitter_mask: 32  #: pseudo-random extra cycles, ANDed with a 32-bit LFSR
-    width: 32        #: cycles the output stays asserted (at least 1, less than period)
+    width: 32  #: cycles the output stays asserted (at least 1, less than period)
     flags: IrqFlags
 
 
@@ -318,8 +386,8 @@ TRIGGER_SOURCES = (Source.MARKER, Source.BUS, *EDGE_SOURCES)
 
 
 class TriggerFlags(data.Struct):
-    enable: 1      #: the trigger drives the IRQ output; the periodic generator's edges do not
-    arm: 1         #: each asserting edge of the periodic generator arms one firing
+    enable: 1  #: the trigger drives the IRQ output; the periodic generator's edges do not
+    arm: 1  #: each asserting edge of the periodic generator arms one firing
     _pad: 2
 
 
@@ -331,15 +399,16 @@ class TriggerConfig(data.Struct):
     capture cycles long; ``delay`` starts at ``start`` and steps by ``step`` at each firing,
     back to ``start`` where it would reach ``stop`` (``range(start, stop, step)``, over and
     over). 13 bytes."""
-    source: 4        #: a Source of TRIGGER_SOURCES; any other never triggers
+
+    source: 4  #: a Source of TRIGGER_SOURCES; any other never triggers
     flags: TriggerFlags
-    match: 16        #: the value bits the trigger event must have ...
-    mask: 16         #: ... where mask bits are 1
-    every: 8         #: fire at every N-th trigger taken (0 acts as 1)
-    start: IRQ_DELAY_BITS   #: the first delay, capture cycles
-    stop: IRQ_DELAY_BITS    #: the delay wraps to ``start`` where it would reach this
-    step: IRQ_DELAY_BITS    #: added to the delay at each firing
-    hold: IRQ_DELAY_BITS    #: capture cycles the output stays asserted after its first
+    match: 16  #: the value bits the trigger event must have ...
+    mask: 16  #: ... where mask bits are 1
+    every: 8  #: fire at every N-th trigger taken (0 acts as 1)
+    start: IRQ_DELAY_BITS  #: the first delay, capture cycles
+    stop: IRQ_DELAY_BITS  #: the delay wraps to ``start`` where it would reach this
+    step: IRQ_DELAY_BITS  #: added to the delay at each firing
+    hold: IRQ_DELAY_BITS  #: capture cycles the output stays asserted after its first
 
 
 class StartArgs(data.Struct):
@@ -348,6 +417,7 @@ class StartArgs(data.Struct):
 
 class EchoPattern(data.Struct):
     """ECHO's argument: the link self-test's pattern."""
+
     pattern: 64
 
 
@@ -355,35 +425,36 @@ class EchoReply(data.Struct):
     """ECHO's reply: the pattern as it arrived, then a zero byte. A reply's last byte must
     not be one a reader could take for the first of a two-byte REPLY record at the end of a
     read (docs/protocol.md, Replies), and a pattern's last byte is any value."""
+
     pattern: 64
-    end: 8        #: always 0
+    end: 8  #: always 0
 
 
 class IdentifyReply(data.Struct):
-    magic: 32            #: MAGIC, little-endian
-    version: 8           #: VERSION
-    clock_hz: 32         #: capture clock frequency
-    stamp_shift: 8       #: sub-cycle stamp bits: one stamp unit is 1 / (clock_hz << stamp_shift)
-    marker_width: 8      #: data bits of the marker port (value width of MARKER events)
-    edge_count: 8        #: edge channels present (EDGE0 ..)
-    bus_width: 8         #: data bits of the bus-write front end, 0 if absent
-    fifo_depth: 16       #: events the FIFO holds
-    marker_latency: 8    #: cycles from the strobe changing at the pin to the stamp
-    bus_latency: 8       #: cycles from the bus write completing to the stamp
-    edge_latency: 8      #: cycles from an edge-channel pin changing to the stamp
-    irq_latency: 8       #: cycles from the IRQ output changing at the pin to the stamp
+    magic: 32  #: MAGIC, little-endian
+    version: 8  #: VERSION
+    clock_hz: 32  #: capture clock frequency
+    stamp_shift: 8  #: sub-cycle stamp bits: one stamp unit is 1 / (clock_hz << stamp_shift)
+    marker_width: 8  #: data bits of the marker port (value width of MARKER events)
+    edge_count: 8  #: edge channels present (EDGE0 ..)
+    bus_width: 8  #: data bits of the bus-write front end, 0 if absent
+    fifo_depth: 16  #: events the FIFO holds
+    marker_latency: 8  #: cycles from the strobe changing at the pin to the stamp
+    bus_latency: 8  #: cycles from the bus write completing to the stamp
+    edge_latency: 8  #: cycles from an edge-channel pin changing to the stamp
+    irq_latency: 8  #: cycles from the IRQ output changing at the pin to the stamp
     board: data.ArrayLayout(8, 16)  #: board name, ASCII, NUL-padded
-    link_clock_hz: 32    #: link clock (UART, commands, encoder); absent from older replies
-    trigger_latency: 8   #: stamp units from a trigger event's stamp to the IRQ edge at delay
+    link_clock_hz: 32  #: link clock (UART, commands, encoder); absent from older replies
+    trigger_latency: 8  #: stamp units from a trigger event's stamp to the IRQ edge at delay
     #:                      0 (version 3; absent from older replies)
 
 
 class StatusReply(data.Struct):
-    capturing: 8      #: 1 while a capture runs
-    events: 32        #: events written to the FIFO since START (mod 2**32)
-    lost: 32          #: events lost since START (mod 2**32)
-    fifo_max: 16      #: FIFO high-water mark since START
-    irq_edges: 32     #: asserting IRQ edges since START (mod 2**32)
+    capturing: 8  #: 1 while a capture runs
+    events: 32  #: events written to the FIFO since START (mod 2**32)
+    lost: 32  #: events lost since START (mod 2**32)
+    fifo_max: 16  #: FIFO high-water mark since START
+    irq_edges: 32  #: asserting IRQ edges since START (mod 2**32)
 
 
 COMMAND_ARGS = {
@@ -428,6 +499,7 @@ def encode_command(opcode, args=None):
 
 # --- Reference encoder ----------------------------------------------------------------------
 
+
 class StreamEncoder:
     """Encodes events exactly as the gateware's encoder does (same segment rules, same bytes).
 
@@ -456,9 +528,9 @@ class StreamEncoder:
         self._out = bytearray()
         self._segment_crc = 0
         self._segment_events = 0
-        self._segment_first = None   # stamp of the open segment's first event
-        self._open = False           # a segment is open (version 2)
-        self._base = None   # stamp the next delta is counted from; None before the first SYNC
+        self._segment_first = None  # stamp of the open segment's first event
+        self._open = False  # a segment is open (version 2)
+        self._base = None  # stamp the next delta is counted from; None before the first SYNC
 
     def _emit(self, source, payload):
         record = encode_record(source, payload, self.version)
@@ -500,17 +572,25 @@ class StreamEncoder:
         self._segment_events = 0
 
     def event(self, stamp, source, value):
-        if (self.flush_after is not None and self._segment_events
-                and stamp - self._segment_first >= self.flush_after):
+        if (
+            self.flush_after is not None
+            and self._segment_events
+            and stamp - self._segment_first >= self.flush_after
+        ):
             self.flush()
-        if (self._base is None or self._segment_events >= SEGMENT_MAX_EVENTS
-                or stamp - self._base >= (1 << DELTA_BITS)
-                or (self.version >= 2 and not self._open)):
+        if (
+            self._base is None
+            or self._segment_events >= SEGMENT_MAX_EVENTS
+            or stamp - self._base >= (1 << DELTA_BITS)
+            or (self.version >= 2 and not self._open)
+        ):
             self.sync(stamp)
         if stamp < self._base:
             raise ValueError(f"stamp {stamp} before {self._base}")
-        self._emit(source, event_payload(source, stamp - self._base, value, self.marker_width,
-                                         self.version))
+        self._emit(
+            source,
+            event_payload(source, stamp - self._base, value, self.marker_width, self.version),
+        )
         if not self._segment_events:
             self._segment_first = stamp
         self._base = stamp
@@ -538,18 +618,19 @@ class StreamEncoder:
 # bit 7 set, one opcode byte and 4 argument bytes (a 32-bit little-endian value). The SUMP
 # opcodes the link listens for in latscope mode (RESET, ID) are none of latscope's opcodes.
 
+
 class SumpCommand(IntEnum):
-    RESET           = 0x00  #: abort; the ols driver sends it 5 times to resynchronise
-    RUN             = 0x01  #: arm: sample, wait for the trigger, read back
-    ID              = 0x02  #: reply SUMP_ID_REPLY
-    METADATA        = 0x04  #: reply sump_metadata(...)
-    XON             = 0x11  #: ignored (no flow control)
-    XOFF            = 0x13  #: ignored
-    SET_DIVIDER     = 0x80  #: sample rate = SUMP_REFERENCE_HZ / (divider + 1); 24 bits
-    SET_READ_DELAY  = 0x81  #: bits 0..15: read count / 4 - 1; bits 16..31: delay count / 4 - 1
-    SET_FLAGS       = 0x82  #: SumpFlags
-    TRIGGER_MASK0   = 0xC0  #: stage 0: channels that take part
-    TRIGGER_VALUE0  = 0xC1  #: stage 0: their levels
+    RESET = 0x00  #: abort; the ols driver sends it 5 times to resynchronise
+    RUN = 0x01  #: arm: sample, wait for the trigger, read back
+    ID = 0x02  #: reply SUMP_ID_REPLY
+    METADATA = 0x04  #: reply sump_metadata(...)
+    XON = 0x11  #: ignored (no flow control)
+    XOFF = 0x13  #: ignored
+    SET_DIVIDER = 0x80  #: sample rate = SUMP_REFERENCE_HZ / (divider + 1); 24 bits
+    SET_READ_DELAY = 0x81  #: bits 0..15: read count / 4 - 1; bits 16..31: delay count / 4 - 1
+    SET_FLAGS = 0x82  #: SumpFlags
+    TRIGGER_MASK0 = 0xC0  #: stage 0: channels that take part
+    TRIGGER_VALUE0 = 0xC1  #: stage 0: their levels
     TRIGGER_CONFIG0 = 0xC2  #: stage 0: delay, level, start (accepted, not used)
 
 
@@ -571,34 +652,39 @@ SUMP_PROTOCOL_VERSION = 2
 
 class SumpFlags(IntEnum):
     """Bits of the SET_FLAGS argument that the appliance honours (others are ignored)."""
-    GROUP_DISABLE_SHIFT = 2   #: bits 2..5: channel group n is disabled (not sent) if set
-    RLE = 1 << 8              #: run-length encoding
+
+    GROUP_DISABLE_SHIFT = 2  #: bits 2..5: channel group n is disabled (not sent) if set
+    RLE = 1 << 8  #: run-length encoding
 
 
 class SumpMetadataKey(IntEnum):
     """Metadata keys: the top 3 bits give the type (0: NUL-terminated string, 1: 32-bit
     big-endian integer, 2: 8-bit integer)."""
-    END              = 0x00
-    DEVICE_NAME      = 0x01
-    FPGA_VERSION     = 0x02
-    PROBES           = 0x20
-    SAMPLE_MEMORY    = 0x21   #: bytes
-    MAX_SAMPLE_RATE  = 0x23   #: Hz
+
+    END = 0x00
+    DEVICE_NAME = 0x01
+    FPGA_VERSION = 0x02
+    PROBES = 0x20
+    SAMPLE_MEMORY = 0x21  #: bytes
+    MAX_SAMPLE_RATE = 0x23  #: Hz
     PROTOCOL_VERSION = 0x24
 
 
 def sump_metadata(*, name, version, probes, memory_bytes, max_rate_hz):
     """The METADATA reply: every key, then END."""
+
     def string(key, text):
         return bytes([key]) + text.encode("ascii") + b"\0"
 
     def u32(key, value):
         return bytes([key]) + value.to_bytes(4, "big")
 
-    return (string(SumpMetadataKey.DEVICE_NAME, name)
-            + string(SumpMetadataKey.FPGA_VERSION, version)
-            + u32(SumpMetadataKey.PROBES, probes)
-            + u32(SumpMetadataKey.SAMPLE_MEMORY, memory_bytes)
-            + u32(SumpMetadataKey.MAX_SAMPLE_RATE, max_rate_hz)
-            + u32(SumpMetadataKey.PROTOCOL_VERSION, SUMP_PROTOCOL_VERSION)
-            + bytes([SumpMetadataKey.END]))
+    return (
+        string(SumpMetadataKey.DEVICE_NAME, name)
+        + string(SumpMetadataKey.FPGA_VERSION, version)
+        + u32(SumpMetadataKey.PROBES, probes)
+        + u32(SumpMetadataKey.SAMPLE_MEMORY, memory_bytes)
+        + u32(SumpMetadataKey.MAX_SAMPLE_RATE, max_rate_hz)
+        + u32(SumpMetadataKey.PROTOCOL_VERSION, SUMP_PROTOCOL_VERSION)
+        + bytes([SumpMetadataKey.END])
+    )

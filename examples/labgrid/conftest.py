@@ -17,8 +17,7 @@ CLIENT = Path(sys.executable).parent / "labgrid-client"
 
 
 def labgrid_client(*args, timeout=None):
-    result = subprocess.run([str(CLIENT), *args], capture_output=True, text=True,
-                            timeout=timeout)
+    result = subprocess.run([str(CLIENT), *args], capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
         raise RuntimeError(f"labgrid-client {' '.join(args)}: {result.stderr.strip()}")
     return result.stdout
@@ -26,16 +25,32 @@ def labgrid_client(*args, timeout=None):
 
 def pytest_addoption(parser):
     group = parser.getgroup("latscope")
-    group.addoption("--latscope-out", default="out/lab",
-                    help="directory for the capture and report (default out/lab)")
-    group.addoption("--latscope-duration", type=float, default=60.0,
-                    help="seconds to capture (default 60)")
-    group.addoption("--latscope-samples", type=int, default=None,
-                    help="end the capture once IL-a-1 has this many samples")
-    group.addoption("--latscope-irq-period", type=int, default=5000,
-                    help="IRQ period in capture cycles (default 5000: 50 us at 100 MHz)")
-    group.addoption("--latscope-wait", type=float, default=3600.0,
-                    help="seconds to wait for the place when someone else holds it")
+    group.addoption(
+        "--latscope-out",
+        default="out/lab",
+        help="directory for the capture and report (default out/lab)",
+    )
+    group.addoption(
+        "--latscope-duration", type=float, default=60.0, help="seconds to capture (default 60)"
+    )
+    group.addoption(
+        "--latscope-samples",
+        type=int,
+        default=None,
+        help="end the capture once IL-a-1 has this many samples",
+    )
+    group.addoption(
+        "--latscope-irq-period",
+        type=int,
+        default=5000,
+        help="IRQ period in capture cycles (default 5000: 50 us at 100 MHz)",
+    )
+    group.addoption(
+        "--latscope-wait",
+        type=float,
+        default=3600.0,
+        help="seconds to wait for the place when someone else holds it",
+    )
 
 
 @pytest.fixture(scope="session")

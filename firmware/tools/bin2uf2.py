@@ -20,12 +20,20 @@ PAYLOAD = 256
 
 def uf2_blocks(image, base):
     """The UF2 file for image (bytes) loaded at base."""
-    chunks = [image[i:i + PAYLOAD] for i in range(0, len(image), PAYLOAD)]
+    chunks = [image[i : i + PAYLOAD] for i in range(0, len(image), PAYLOAD)]
     out = bytearray()
     for number, chunk in enumerate(chunks):
-        header = struct.pack("<8I", MAGIC_START0, MAGIC_START1, FLAG_FAMILY_ID,
-                             base + number * PAYLOAD, PAYLOAD, number, len(chunks),
-                             RP2040_FAMILY)
+        header = struct.pack(
+            "<8I",
+            MAGIC_START0,
+            MAGIC_START1,
+            FLAG_FAMILY_ID,
+            base + number * PAYLOAD,
+            PAYLOAD,
+            number,
+            len(chunks),
+            RP2040_FAMILY,
+        )
         data = chunk.ljust(476, b"\0")
         out += header + data + struct.pack("<I", MAGIC_END)
     return bytes(out)

@@ -25,24 +25,31 @@ generator, whose asserting edges may arm it: its delays are exact to the capture
 
 from amaranth.hdl import *
 from amaranth.lib import wiring
+from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out, connect
 
-from amaranth.lib.cdc import FFSynchronizer
-
-from latscope_defs.protocol import (MAGIC, SUMP_MODE_ENTRY, TRIGGER_SOURCES, VERSION, Command,
-                                    IdentifyReply, IrqValue, Source)
+from latscope_defs.protocol import (
+    MAGIC,
+    SUMP_MODE_ENTRY,
+    TRIGGER_SOURCES,
+    VERSION,
+    Command,
+    IdentifyReply,
+    IrqValue,
+    Source,
+)
 
 from .bus_write import BusWriteSnoop
 from .capture_control import CaptureControl
-from .ddr_edges import stamp_shift_of
+from .capture_pipeline import CapturePipeline
 from .commands import CommandProcessor
+from .ddr_edges import stamp_shift_of
 from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
 from .irq_pin import IrqPinStage
 from .irq_trigger import IrqTrigger
 from .marker_port import MarkerPort
 from .stream_register import StreamRegister
-from .capture_pipeline import CapturePipeline
 from .sump import SumpEngine
 from .uart import UARTRx, UARTTx
 
@@ -72,10 +79,26 @@ class ApplianceConfig:
     "Speed"); boards keep the bit-level XOR networks (False, the default).
     """
 
-    def __init__(self, *, clock_hz, uart_divisor, board="sim", marker_width=16, edge_count=4,
-                 bus_window=None, bus_addr_width=30, fifo_depth=512, sample_delay=2,
-                 flush_after=None, command_timeout=None, ddr_inputs=False, sump_depth=512,
-                 link_clock_hz=None, input_phases=None, word_xor=False):
+    def __init__(
+        self,
+        *,
+        clock_hz,
+        uart_divisor,
+        board="sim",
+        marker_width=16,
+        edge_count=4,
+        bus_window=None,
+        bus_addr_width=30,
+        fifo_depth=512,
+        sample_delay=2,
+        flush_after=None,
+        command_timeout=None,
+        ddr_inputs=False,
+        sump_depth=512,
+        link_clock_hz=None,
+        input_phases=None,
+        word_xor=False,
+    ):
         self.clock_hz = clock_hz
         self.link_clock_hz = link_clock_hz if link_clock_hz is not None else clock_hz
         #: The domain of the capture logic: ``capture``, or ``sync`` in a single-clock build.
@@ -89,7 +112,7 @@ class ApplianceConfig:
         self.fifo_depth = fifo_depth
         self.sample_delay = sample_delay
         self.input_phases = input_phases or (2 if ddr_inputs else 1)
-        stamp_shift_of(self.input_phases)          # 1, 2 or 4
+        stamp_shift_of(self.input_phases)  # 1, 2 or 4
         # SUMP device mode's sample memory (block RAM): 512 samples of 24 bits are 3 of an
         # iCE40's 4-kbit RAMs.
         self.sump_depth = sump_depth
@@ -97,8 +120,9 @@ class ApplianceConfig:
         # Close a segment once it is about 1 ms old, so an event reaches the host (which can
         # verify it only when its segment is closed) within about 1 ms at any event rate.
         # (The encoder counts link cycles.)
-        self.flush_after = (flush_after if flush_after is not None
-                            else max(64, self.link_clock_hz // 1000))
+        self.flush_after = (
+            flush_after if flush_after is not None else max(64, self.link_clock_hz // 1000)
+        )
         # A command that stalls for 64 byte times is abandoned.
         self.command_timeout = command_timeout or 64 * 10 * uart_divisor
 
@@ -121,17 +145,25 @@ class Appliance(wiring.Component):
         #: Stamp units per cycle, as a shift: 1 (half cycles) with DDR inputs, 2 (quarter
         #: cycles) with the IDDRX2F gearbox.
         self.stamp_shift = stamp_shift_of(config.input_phases)
-        self._marker = MarkerPort(data_width=config.marker_width,
-                                  sample_delay=config.sample_delay, phases=config.input_phases)
+        self._marker = MarkerPort(
+            data_width=config.marker_width,
+            sample_delay=config.sample_delay,
+            phases=config.input_phases,
+        )
         self._edges = EdgeChannels(count=config.edge_count, phases=config.input_phases)
         self._irq = IrqGenerator(word_leap=config.word_xor)
         self._bus = None
         if config.bus_window is not None:
             base, words = config.bus_window
-            self._bus = BusWriteSnoop(addr_width=config.bus_addr_width, data_width=32,
-                                      window_base=base, window_words=words)
-        self._trigger = IrqTrigger({source: width for source, width in self.sources().items()
-                                    if source in TRIGGER_SOURCES})
+            self._bus = BusWriteSnoop(
+                addr_width=config.bus_addr_width,
+                data_width=32,
+                window_base=base,
+                window_words=words,
+            )
+        self._trigger = IrqTrigger(
+            {source: width for source, width in self.sources().items() if source in TRIGGER_SOURCES}
+        )
         members = {
             "marker_data": In(config.marker_width),
             # One sample per pin, or a cycle's samples of each, as the front ends take them.
@@ -148,8 +180,11 @@ class Appliance(wiring.Component):
 
     def sump_channels(self):
         """SUMP channels, channel 0 first: marker data, strobe, IRQ output, edge channels."""
-        return ([f"D{n}" for n in range(self.config.marker_width)] + ["STROBE", "IRQ"]
-                + [f"EDGE{n}" for n in range(self.config.edge_count)])
+        return (
+            [f"D{n}" for n in range(self.config.marker_width)]
+            + ["STROBE", "IRQ"]
+            + [f"EDGE{n}" for n in range(self.config.edge_count)]
+        )
 
     def sources(self):
         """Event sources of this build and their value widths, in stream order."""
@@ -164,28 +199,29 @@ class Appliance(wiring.Component):
     def identify(self):
         """The IDENTIFY reply payload of this build."""
         board = self.config.board.encode("ascii")[:16].ljust(16, b"\0")
-        return IdentifyReply.const({
-            "magic": int.from_bytes(MAGIC, "little"),
-            "version": VERSION,
-            "clock_hz": self.config.clock_hz,
-            "link_clock_hz": self.config.link_clock_hz,
-            "stamp_shift": self.stamp_shift,
-            "marker_width": self.config.marker_width,
-            "edge_count": self.config.edge_count,
-            "bus_width": 32 if self._bus is not None else 0,
-            "fifo_depth": self.config.fifo_depth,
-            **self._latencies(),
-            "board": list(board),
-            "trigger_latency": self._trigger.latency << self.stamp_shift,
-        })
+        return IdentifyReply.const(
+            {
+                "magic": int.from_bytes(MAGIC, "little"),
+                "version": VERSION,
+                "clock_hz": self.config.clock_hz,
+                "link_clock_hz": self.config.link_clock_hz,
+                "stamp_shift": self.stamp_shift,
+                "marker_width": self.config.marker_width,
+                "edge_count": self.config.edge_count,
+                "bus_width": 32 if self._bus is not None else 0,
+                "fifo_depth": self.config.fifo_depth,
+                **self._latencies(),
+                "board": list(board),
+                "trigger_latency": self._trigger.latency << self.stamp_shift,
+            }
+        )
 
     def _latencies(self):
         """Pin-to-stamp latencies in stamp units (1/``input_phases`` cycle)."""
         # The bus and the IRQ output change on clock edges: their latencies are whole cycles.
         return {
             "marker_latency": self._marker.stamp_latency,
-            "bus_latency": (self._bus.latency if self._bus is not None else 0)
-                           << self.stamp_shift,
+            "bus_latency": (self._bus.latency if self._bus is not None else 0) << self.stamp_shift,
             "edge_latency": self._edges.stamp_latency,
             "irq_latency": self._irq.latency << self.stamp_shift,
         }
@@ -199,11 +235,17 @@ class Appliance(wiring.Component):
         m.submodules.edges = self._in_capture(edges := self._edges)
         generator, irq = self._irq_output(m)
         m.submodules.streamer = streamer = CapturePipeline(
-            self.sources(), marker_width=config.marker_width, fifo_depth=config.fifo_depth,
-            flush_after=config.flush_after, stamp_shift=self.stamp_shift,
-            capture_domain=config.capture_domain, word_crc=config.word_xor)
+            self.sources(),
+            marker_width=config.marker_width,
+            fifo_depth=config.fifo_depth,
+            flush_after=config.flush_after,
+            stamp_shift=self.stamp_shift,
+            capture_domain=config.capture_domain,
+            word_crc=config.word_xor,
+        )
         m.submodules.commands = commands = CommandProcessor(
-            self.identify(), timeout=config.command_timeout)
+            self.identify(), timeout=config.command_timeout
+        )
         m.submodules.control = control = CaptureControl(capture_domain=config.capture_domain)
         m.submodules.uart_tx = uart_tx = UARTTx(divisor=config.uart_divisor)
         m.submodules.uart_rx = uart_rx = UARTRx(divisor=config.uart_divisor)
@@ -213,7 +255,7 @@ class Appliance(wiring.Component):
         bus = self._snoop_bus(m)
         self._trigger_irq(m, marker, edges, bus, irq, control)
         self._gate_events(m, marker, edges, irq, bus, streamer, control)
-        entering_sump = Signal()         # from _link_modes, a cycle late: the capture stops
+        entering_sump = Signal()  # from _link_modes, a cycle late: the capture stops
         capturing = self._capture_state(m, commands, control, irq, entering_sump)
         self._host_link(m, uart_tx, uart_rx, commands, streamer, entering_sump)
         self._drive_capture(m, streamer, generator, commands, control, capturing)
@@ -236,8 +278,7 @@ class Appliance(wiring.Component):
         irq = generator
         if domain != "sync":
             m.submodules.irq_pin = irq = IrqPinStage(capture_domain=domain)
-            m.d.comb += [irq.level.eq(generator.events.payload.level),
-                         irq.pin.eq(generator.irq)]
+            m.d.comb += [irq.level.eq(generator.events.payload.level), irq.pin.eq(generator.irq)]
         return generator, irq
 
     def _trigger_irq(self, m, marker, edges, bus, irq, control):
@@ -274,10 +315,11 @@ class Appliance(wiring.Component):
         if "phase" not in streamer.signature.members:
             return
         phase = {Source.MARKER: marker.phase}
-        phase |= {Source(Source.EDGE0 + n): edges.phase[n]
-                  for n in range(self.config.edge_count)}
-        m.d.comb += [streamer.phase[index].eq(phase.get(source, 0))
-                     for index, source in enumerate(self.sources())]
+        phase |= {Source(Source.EDGE0 + n): edges.phase[n] for n in range(self.config.edge_count)}
+        m.d.comb += [
+            streamer.phase[index].eq(phase.get(source, 0))
+            for index, source in enumerate(self.sources())
+        ]
 
     def _snoop_bus(self, m):
         """The bus snoop on the ``bus`` port, if this build has a bus window; else None."""
@@ -357,7 +399,7 @@ class Appliance(wiring.Component):
             # from the seed: the first edge is I0 = period + (seed & mask) after START. The
             # settings are the link domain's registers, stable since before the pulse.
             generator.config.eq(commands.irq_config),
-            generator.apply.eq(control.generator_apply),      # IRQ_CONFIG or START
+            generator.apply.eq(control.generator_apply),  # IRQ_CONFIG or START
             generator.reseed.eq(control.generator_reseed),
             self.capturing.eq(control.capturing),
         ]
@@ -386,20 +428,26 @@ class Appliance(wiring.Component):
             connect(m, streamer.bytes, tx_bytes)
             return
         names = self.sump_channels()
-        m.submodules.sump = sump = SumpEngine(channels=len(names), depth=config.sump_depth,
-                                             clock_hz=config.link_clock_hz, version=str(VERSION))
+        m.submodules.sump = sump = SumpEngine(
+            channels=len(names),
+            depth=config.sump_depth,
+            clock_hz=config.link_clock_hz,
+            version=str(VERSION),
+        )
         # The pins as SUMP sees them, through a synchronizer of their own; the IRQ output
         # goes through it too, so that every channel shows its pin with the same delay. Of a
         # cycle's samples the first (the rising edge's) is taken.
-        strobe, edges = self.marker_strobe[0], self.edges[:config.edge_count]
+        strobe, edges = self.marker_strobe[0], self.edges[: config.edge_count]
         m.submodules.sump_synchronizer = FFSynchronizer(
-            Cat(self.marker_data, strobe, self.irq, edges), sump.sample, stages=2)
+            Cat(self.marker_data, strobe, self.irq, edges), sump.sample, stages=2
+        )
 
         sump_mode = Signal()
         byte = uart_rx.data
         is_entry = Cat(byte.payload == code for code in SUMP_MODE_ENTRY).any()
-        to_sump = Mux(sump_mode, ~(sump.idle & (byte.payload == Command.IDENTIFY)),
-                      commands.idle & is_entry)
+        to_sump = Mux(
+            sump_mode, ~(sump.idle & (byte.payload == Command.IDENTIFY)), commands.idle & is_entry
+        )
         m.d.comb += [
             sump.rx.valid.eq(byte.valid & to_sump),
             sump.rx.payload.eq(byte.payload),
@@ -419,7 +467,7 @@ class Appliance(wiring.Component):
                 tx_bytes.valid.eq(sump_tx.o.valid),
                 tx_bytes.payload.eq(sump_tx.o.payload),
                 sump_tx.o.ready.eq(tx_bytes.ready),
-                streamer.bytes.ready.eq(1),     # the stopped capture's last bytes are dropped
+                streamer.bytes.ready.eq(1),  # the stopped capture's last bytes are dropped
             ]
         with m.Else():
             m.d.comb += [

@@ -22,15 +22,17 @@ class WishboneObservation(wiring.Signature):
             raise ValueError(f"addr_width must be a positive int, not {addr_width!r}")
         self._addr_width = addr_width
         self._data_width = data_width
-        super().__init__({
-            "cyc": Out(1),
-            "stb": Out(1),
-            "we": Out(1),
-            "ack": Out(1),
-            "adr": Out(addr_width),
-            "dat_w": Out(data_width),
-            "sel": Out(data_width // 8),
-        })
+        super().__init__(
+            {
+                "cyc": Out(1),
+                "stb": Out(1),
+                "we": Out(1),
+                "ack": Out(1),
+                "adr": Out(addr_width),
+                "dat_w": Out(data_width),
+                "sel": Out(data_width // 8),
+            }
+        )
 
     @property
     def addr_width(self):
@@ -41,8 +43,11 @@ class WishboneObservation(wiring.Signature):
         return self._data_width
 
     def __eq__(self, other):
-        return (type(other) is type(self) and other.addr_width == self.addr_width
-                and other.data_width == self.data_width)
+        return (
+            type(other) is type(self)
+            and other.addr_width == self.addr_width
+            and other.data_width == self.data_width
+        )
 
     def __repr__(self):
         return f"WishboneObservation(addr_width={self.addr_width}, data_width={self.data_width})"
@@ -88,15 +93,19 @@ class BusWriteSnoop(wiring.Component):
         bus_signature = WishboneObservation(addr_width=addr_width, data_width=data_width)
         if not isinstance(window_base, int) or not isinstance(window_words, int):
             raise TypeError("window_base and window_words must be ints")
-        if window_words < 1 or window_base < 0 or window_base + window_words > 2 ** addr_width:
-            raise ValueError(f"window [{window_base:#x}, +{window_words:#x}) does not fit in a "
-                             f"{addr_width}-bit word address space")
+        if window_words < 1 or window_base < 0 or window_base + window_words > 2**addr_width:
+            raise ValueError(
+                f"window [{window_base:#x}, +{window_words:#x}) does not fit in a "
+                f"{addr_width}-bit word address space"
+            )
         self._window_base = window_base
         self._window_words = window_words
-        super().__init__({
-            "bus": In(bus_signature),
-            "events": Out(stream.Signature(data_width, always_ready=True)),
-        })
+        super().__init__(
+            {
+                "bus": In(bus_signature),
+                "events": Out(stream.Signature(data_width, always_ready=True)),
+            }
+        )
 
     @property
     def window(self):
@@ -107,8 +116,9 @@ class BusWriteSnoop(wiring.Component):
         m = Module()
         bus = self.bus
         in_window = Signal()
-        m.d.comb += in_window.eq((bus.adr >= self._window_base)
-                                 & (bus.adr < self._window_base + self._window_words))
+        m.d.comb += in_window.eq(
+            (bus.adr >= self._window_base) & (bus.adr < self._window_base + self._window_words)
+        )
         write_done = Signal()
         m.d.comb += write_done.eq(bus.cyc & bus.stb & bus.we & bus.ack & in_window)
         m.d.sync += self.events.valid.eq(write_done)

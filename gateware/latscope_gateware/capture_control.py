@@ -50,7 +50,7 @@ class GrayCountCrossing(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        if self._i_domain == "sync":          # one clock: count directly
+        if self._i_domain == "sync":  # one clock: count directly
             with m.If(self.clear):
                 m.d.sync += self.count.eq(0)
             with m.Else():
@@ -63,8 +63,11 @@ class GrayCountCrossing(wiring.Component):
         # event and `capturing`), and the add and the Gray code behind it made the
         # iCEBreaker's slowest capture path (51.5 MHz, seed 2).
         step = Signal()
-        m.d[self._i_domain] += [step.eq(self.step), binary.eq(binary + step),
-                                gray.eq(_gray(binary + step))]
+        m.d[self._i_domain] += [
+            step.eq(self.step),
+            binary.eq(binary + step),
+            gray.eq(_gray(binary + step)),
+        ]
         synced = Signal(bits)
         m.submodules.gray_sync = FFSynchronizer(gray, synced, o_domain="sync")
         # Gray to binary: bit i is the XOR of the Gray bits from i up.
@@ -113,22 +116,32 @@ class CaptureControl(wiring.Component):
 
     def __init__(self, *, capture_domain):
         self._domain = capture_domain
-        super().__init__({
-            "start": In(1), "stop": In(1), "irq_apply": In(1), "sources": In(StartArgs),
-            "irq_edges": Out(32),
-            "generator_apply": Out(1), "generator_reseed": Out(1),
-            "capture_start": Out(1), "capturing": Out(1),
-            "sources_enabled": Out(StartArgs), "irq_edge": In(1),
-            "trigger_apply": In(1), "trigger_config": In(TriggerConfig),
-            "trigger_restart": Out(1), "capture_trigger_config": Out(TriggerConfig),
-        })
+        super().__init__(
+            {
+                "start": In(1),
+                "stop": In(1),
+                "irq_apply": In(1),
+                "sources": In(StartArgs),
+                "irq_edges": Out(32),
+                "generator_apply": Out(1),
+                "generator_reseed": Out(1),
+                "capture_start": Out(1),
+                "capturing": Out(1),
+                "sources_enabled": Out(StartArgs),
+                "irq_edge": In(1),
+                "trigger_apply": In(1),
+                "trigger_config": In(TriggerConfig),
+                "trigger_restart": Out(1),
+                "capture_trigger_config": Out(TriggerConfig),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
         capture = m.d[self._domain]
         pulses = {}
         for name in ("start", "stop", "trigger_apply"):
-            if self._domain == "sync":        # one clock: the pulses need no synchronizer
+            if self._domain == "sync":  # one clock: the pulses need no synchronizer
                 pulses[name] = getattr(self, name)
                 continue
             synchronizer = PulseSynchronizer("sync", self._domain)
@@ -142,7 +155,7 @@ class CaptureControl(wiring.Component):
         # START applies the IRQ settings in force too: one flip-flop for both, not an OR in
         # front of the IRQ generator's many loads.
         m.d.sync += self.generator_apply.eq(self.irq_apply | self.start)
-        if self._domain == "sync":       # one clock: START's capture-side flip-flop is it
+        if self._domain == "sync":  # one clock: START's capture-side flip-flop is it
             m.d.comb += self.generator_reseed.eq(self.capture_start)
         else:
             m.d.sync += self.generator_reseed.eq(self.start)
@@ -159,6 +172,9 @@ class CaptureControl(wiring.Component):
                 capture += self.capture_trigger_config.eq(self.trigger_config)
 
         m.submodules.irq_edges = edges = GrayCountCrossing(i_domain=self._domain)
-        m.d.comb += [edges.step.eq(self.irq_edge), edges.clear.eq(self.start),
-                     self.irq_edges.eq(edges.count)]
+        m.d.comb += [
+            edges.step.eq(self.irq_edge),
+            edges.clear.eq(self.start),
+            self.irq_edges.eq(edges.count),
+        ]
         return m

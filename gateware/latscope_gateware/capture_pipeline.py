@@ -38,13 +38,28 @@ class CapturePipeline(wiring.Component):
     `verilog_export --word-xor`).
     """
 
-    def __init__(self, sources, *, marker_width=16, fifo_depth=512, flush_after=1 << 16,
-                 stamp_shift=0, capture_domain="sync", word_crc=False):
+    def __init__(
+        self,
+        sources,
+        *,
+        marker_width=16,
+        fifo_depth=512,
+        flush_after=1 << 16,
+        stamp_shift=0,
+        capture_domain="sync",
+        word_crc=False,
+    ):
         self._word_crc = word_crc
-        self._capture = EventCapture(sources, fifo_depth=fifo_depth, stamp_shift=stamp_shift,
-                                     write_domain=capture_domain, read_domain="sync")
-        self._encoder = EventEncoder(self._capture.layout, sources, marker_width=marker_width,
-                                     flush_after=flush_after)
+        self._capture = EventCapture(
+            sources,
+            fifo_depth=fifo_depth,
+            stamp_shift=stamp_shift,
+            write_domain=capture_domain,
+            read_domain="sync",
+        )
+        self._encoder = EventEncoder(
+            self._capture.layout, sources, marker_width=marker_width, flush_after=flush_after
+        )
         members = {
             "enable": In(1),
             "clear": In(1),
@@ -60,7 +75,7 @@ class CapturePipeline(wiring.Component):
         for source, width in sources.items():
             members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
         if stamp_shift:
-            members["phase"] = In(self._capture.phase.shape())     # see EventCapture
+            members["phase"] = In(self._capture.phase.shape())  # see EventCapture
         self._sources = dict(sources)
         super().__init__(members)
 

@@ -4,9 +4,19 @@ from amaranth.hdl import *
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope_defs.protocol import (COMMAND_ARGS, REPLY_LAYOUTS, UNKNOWN_COMMAND_REPLY, Command,
-                                    EchoPattern, EchoReply, IrqConfig, Source, StartArgs,
-                                    StatusReply, TriggerConfig)
+from latscope_defs.protocol import (
+    COMMAND_ARGS,
+    REPLY_LAYOUTS,
+    UNKNOWN_COMMAND_REPLY,
+    Command,
+    EchoPattern,
+    EchoReply,
+    IrqConfig,
+    Source,
+    StartArgs,
+    StatusReply,
+    TriggerConfig,
+)
 
 from .records import record_layout
 
@@ -43,19 +53,21 @@ class CommandProcessor(wiring.Component):
     def __init__(self, identify, *, timeout):
         self._identify = identify
         self._timeout = timeout
-        super().__init__({
-            "rx": In(stream.Signature(8, always_ready=True)),
-            "replies": Out(stream.Signature(record_layout)),
-            "status": In(StatusReply),
-            "start": Out(1),
-            "stop": Out(1),
-            "sources": Out(StartArgs),
-            "irq_config": Out(IrqConfig),
-            "irq_apply": Out(1),
-            "trigger_config": Out(TriggerConfig),
-            "trigger_apply": Out(1),
-            "idle": Out(1),
-        })
+        super().__init__(
+            {
+                "rx": In(stream.Signature(8, always_ready=True)),
+                "replies": Out(stream.Signature(record_layout)),
+                "status": In(StatusReply),
+                "start": Out(1),
+                "stop": Out(1),
+                "sources": Out(StartArgs),
+                "irq_config": Out(IrqConfig),
+                "irq_apply": Out(1),
+                "trigger_config": Out(TriggerConfig),
+                "trigger_apply": Out(1),
+                "idle": Out(1),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -67,8 +79,8 @@ class CommandProcessor(wiring.Component):
         byte_valid = Signal()
         byte = Signal(8)
         m.d.sync += [byte_valid.eq(self.rx.valid), byte.eq(self.rx.payload)]
-        args = Signal(8 * _ARG_BYTES)           # the argument bytes, shifted in
-        reply = Signal(8 * _REPLY_BYTES)        # the reply's bytes not yet sent, first byte low
+        args = Signal(8 * _ARG_BYTES)  # the argument bytes, shifted in
+        reply = Signal(8 * _REPLY_BYTES)  # the reply's bytes not yet sent, first byte low
         reply_left = Signal(range(_REPLY_BYTES + 1))
         replying = reply_left != 0
         completed = _Completed(m)
@@ -129,9 +141,11 @@ class CommandProcessor(wiring.Component):
             self.irq_apply.eq(executes(Command.IRQ_CONFIG)),
             self.trigger_apply.eq(executes(Command.TRIGGER_CONFIG)),
         ]
-        for command, register in ((Command.START, self.sources),
-                                  (Command.IRQ_CONFIG, self.irq_config),
-                                  (Command.TRIGGER_CONFIG, self.trigger_config)):
+        for command, register in (
+            (Command.START, self.sources),
+            (Command.IRQ_CONFIG, self.irq_config),
+            (Command.TRIGGER_CONFIG, self.trigger_config),
+        ):
             with m.If(executes(command)):
                 m.d.sync += register.eq(self._args_of(args, COMMAND_ARGS[command]))
 
@@ -149,15 +163,13 @@ class CommandProcessor(wiring.Component):
             (Command.TRIGGER_CONFIG, Const(0, 0), 0),
             # The pattern comes back as it came (the argument bytes, as last received), and
             # EchoReply's zero end byte.
-            (Command.ECHO, Cat(self._args_of(args, EchoPattern), Const(0, 8)),
-             _size(EchoReply)),
+            (Command.ECHO, Cat(self._args_of(args, EchoPattern), Const(0, 8)), _size(EchoReply)),
         ]
         assert {code for code, *_ in answers} == set(_KNOWN)
         answer = Const(0, len(reply))
         answer_left = Const(0, len(reply_left))
         for code, payload, size in answers + [(UNKNOWN_COMMAND_REPLY, completed.unknown, 1)]:
-            selected = (completed.executing[-1] if code == UNKNOWN_COMMAND_REPLY
-                        else executes(code))
+            selected = completed.executing[-1] if code == UNKNOWN_COMMAND_REPLY else executes(code)
             answer |= Mux(selected, Cat(Const(code, 8), Const(size, 8), payload), 0)
             answer_left |= Mux(selected, 2 + size, 0)
         with m.If(completed.execute):
@@ -179,7 +191,7 @@ class CommandProcessor(wiring.Component):
         size = _size(layout)
         # The last argument byte received is in the top byte of `args`, so the command's
         # `size` bytes are the top `size` bytes.
-        return args[8 * (_ARG_BYTES - size):]
+        return args[8 * (_ARG_BYTES - size) :]
 
 
 class _Completed:
@@ -198,8 +210,7 @@ class _Completed:
     def complete(self, command):
         """The command with opcode ``command`` executes in the next cycle."""
         decoded = Cat(command == code for code in _KNOWN)
-        self._m.d.sync += [self.executing.eq(Cat(decoded, decoded == 0)),
-                           self.unknown.eq(command)]
+        self._m.d.sync += [self.executing.eq(Cat(decoded, decoded == 0)), self.unknown.eq(command)]
 
     def executes(self, command):
         """``command`` (a known one) executes in this cycle."""

@@ -31,8 +31,14 @@ units each.
 
 from amaranth.hdl import *
 
-__all__ = ["PHASES", "IDDR_HALF_CYCLES", "stamp_shift_of", "sampled_stamp_latency",
-           "ddr_stamp_latency", "IddrModel"]
+__all__ = [
+    "PHASES",
+    "IDDR_HALF_CYCLES",
+    "stamp_shift_of",
+    "sampled_stamp_latency",
+    "ddr_stamp_latency",
+    "IddrModel",
+]
 
 #: Samples per cycle the front ends take: single rate, DDR, IDDRX2 gearbox.
 PHASES = (1, 2, 4)

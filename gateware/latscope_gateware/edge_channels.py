@@ -55,11 +55,13 @@ class EdgeChannels(wiring.Component):
         self._count = count
         self._sync_stages = check_sync_stages(sync_stages)
         self._phases = check_phases(phases)
-        super().__init__({
-            "pins": In(phases * count),
-            "events": Out(stream.Signature(1, always_ready=True)).array(count),
-            "phase": Out(data.ArrayLayout(stamp_shift_of(phases), count)),
-        })
+        super().__init__(
+            {
+                "pins": In(phases * count),
+                "events": Out(stream.Signature(1, always_ready=True)).array(count),
+                "phase": Out(data.ArrayLayout(stamp_shift_of(phases), count)),
+            }
+        )
 
     @property
     def count(self):
@@ -76,7 +78,8 @@ class EdgeChannels(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.detector = detector = PinChangeDetector(
-            self._count, stages=self._sync_stages, phases=self._phases)
+            self._count, stages=self._sync_stages, phases=self._phases
+        )
         m.d.comb += [detector.pins.eq(self.pins), self.phase.eq(detector.phase)]
         for n, events in enumerate(self.events):
             m.d.comb += [

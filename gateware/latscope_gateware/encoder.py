@@ -12,8 +12,15 @@ from amaranth.hdl import *
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope_defs.protocol import (DELTA_BITS, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
-                                    Source, Tally, value_width)
+from latscope_defs.protocol import (
+    DELTA_BITS,
+    SEGMENT_MAX_EVENTS,
+    SEQUENCE_BITS,
+    STAMP_BITS,
+    Source,
+    Tally,
+    value_width,
+)
 
 from .records import record_layout
 
@@ -31,21 +38,28 @@ class RecordChoice(wiring.Component):
 
     def __init__(self, count):
         self._count = count
-        super().__init__({
-            "present": In(count), "loss": In(1),
-            "load": In(1), "pick": In(1), "advance": In(1),
-            "choice": Out(1 + count), "last": Out(1),
-        })
+        super().__init__(
+            {
+                "present": In(count),
+                "loss": In(1),
+                "load": In(1),
+                "pick": In(1),
+                "advance": In(1),
+                "choice": Out(1 + count),
+                "last": Out(1),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
-        pending = Signal(self._count)           # events not yet sent, in source order
+        pending = Signal(self._count)  # events not yet sent, in source order
         pending_loss = Signal()
-        lowest_now = Signal(self._count)        # the lowest pending event, one-hot
+        lowest_now = Signal(self._count)  # the lowest pending event, one-hot
         for index in range(self._count):
-            m.d.comb += lowest_now[index].eq(pending[index] & ~pending[:index].any()
-                                             if index else pending[0])
-        lowest = self.choice[1:]                # the event the chosen record is of, if any
+            m.d.comb += lowest_now[index].eq(
+                pending[index] & ~pending[:index].any() if index else pending[0]
+            )
+        lowest = self.choice[1:]  # the event the chosen record is of, if any
         with m.If(self.load):
             m.d.sync += [pending.eq(self.present), pending_loss.eq(self.loss)]
         with m.Elif(self.pick):
@@ -67,10 +81,15 @@ class RecordFormat(wiring.Component):
     def __init__(self, layout, sources, *, marker_width=16):
         self._sources = list(sources)
         self._marker_width = marker_width
-        super().__init__({
-            "entry": In(layout), "choice": In(1 + len(self._sources)), "delta": In(STAMP_BITS),
-            "source": Out(4), "payload": Out(64),
-        })
+        super().__init__(
+            {
+                "entry": In(layout),
+                "choice": In(1 + len(self._sources)),
+                "delta": In(STAMP_BITS),
+                "source": Out(4),
+                "payload": Out(64),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -83,10 +102,24 @@ class RecordFormat(wiring.Component):
             return (self.delta[:DELTA_BITS] << width) | value[:width]
 
         m.d.comb += [
-            self.source.eq(reduce(operator.or_, [Mux(self.choice[index], source, 0)
-                                                 for index, (source, _) in enumerate(values)])),
-            self.payload.eq(reduce(operator.or_, [Mux(self.choice[index], payload(*pair), 0)
-                                                  for index, pair in enumerate(values)])),
+            self.source.eq(
+                reduce(
+                    operator.or_,
+                    [
+                        Mux(self.choice[index], source, 0)
+                        for index, (source, _) in enumerate(values)
+                    ],
+                )
+            ),
+            self.payload.eq(
+                reduce(
+                    operator.or_,
+                    [
+                        Mux(self.choice[index], payload(*pair), 0)
+                        for index, pair in enumerate(values)
+                    ],
+                )
+            ),
         ]
         return m
 
@@ -114,20 +147,34 @@ class SegmentState(wiring.Component):
 
     def __init__(self, *, flush_after):
         self._flush_after = flush_after
-        super().__init__({
-            "start": In(1), "sent_tally": In(1), "sent_seal": In(1), "sent_sync": In(1),
-            "sent_event": In(1), "stamp": In(STAMP_BITS),
-            "base": Out(STAMP_BITS), "opened": Out(1), "tallied": Out(1), "in_segment": Out(1),
-            "full": Out(1), "aged": Out(1), "tally": Out(Tally),
-        })
+        super().__init__(
+            {
+                "start": In(1),
+                "sent_tally": In(1),
+                "sent_seal": In(1),
+                "sent_sync": In(1),
+                "sent_event": In(1),
+                "stamp": In(STAMP_BITS),
+                "base": Out(STAMP_BITS),
+                "opened": Out(1),
+                "tallied": Out(1),
+                "in_segment": Out(1),
+                "full": Out(1),
+                "aged": Out(1),
+                "tally": Out(Tally),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
         events = Signal(range(SEGMENT_MAX_EVENTS + 1))
-        sent = Signal(SEQUENCE_BITS)            # event records sent since reset
-        captured = Signal(SEQUENCE_BITS)        # event records sent since start
-        m.d.comb += [self.tally.count.eq(events), self.tally.sent.eq(sent),
-                     self.tally.captured.eq(captured)]
+        sent = Signal(SEQUENCE_BITS)  # event records sent since reset
+        captured = Signal(SEQUENCE_BITS)  # event records sent since start
+        m.d.comb += [
+            self.tally.count.eq(events),
+            self.tally.sent.eq(sent),
+            self.tally.captured.eq(captured),
+        ]
         # The sent_* inputs never come together: each register has its own short enable, with
         # `start` last (it wins), rather than one priority chain through all of them.
         with m.If(self.sent_sync | self.sent_event):
@@ -145,8 +192,13 @@ class SegmentState(wiring.Component):
                 sent.eq(sent + 1),
             ]
         with m.If(self.sent_seal | self.start):
-            m.d.sync += [self.opened.eq(0), self.tallied.eq(0), events.eq(0),
-                         self.in_segment.eq(0), self.full.eq(0)]
+            m.d.sync += [
+                self.opened.eq(0),
+                self.tallied.eq(0),
+                events.eq(0),
+                self.in_segment.eq(0),
+                self.full.eq(0),
+            ]
         with m.If(self.start):
             m.d.sync += captured.eq(0)
 
@@ -191,18 +243,21 @@ class EventEncoder(wiring.Component):
         self._sources = dict(sources)
         self._marker_width = marker_width
         self._flush_after = flush_after
-        super().__init__({
-            "entries": In(stream.Signature(layout)),
-            "records": Out(stream.Signature(record_layout)),
-            "start": In(1),
-            "stopping": In(1),
-        })
+        super().__init__(
+            {
+                "entries": In(stream.Signature(layout)),
+                "records": Out(stream.Signature(record_layout)),
+                "start": In(1),
+                "stopping": In(1),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.choice = choice = RecordChoice(len(self._sources))
-        m.submodules.format = format = RecordFormat(self._layout, self._sources,
-                                                    marker_width=self._marker_width)
+        m.submodules.format = format = RecordFormat(
+            self._layout, self._sources, marker_width=self._marker_width
+        )
         m.submodules.segment = segment = SegmentState(flush_after=self._flush_after)
         state = _EntryState(self._layout)
         self._delta(m, state, segment.base)
@@ -256,9 +311,13 @@ class EventEncoder(wiring.Component):
         offer_flush = Signal()
         offer_entry = Signal()
         m.d.comb += [
-            offer_flush.eq(~self.start & ~loaded & segment.opened & segment.in_segment
-                           & ((self.stopping & ~self.entries.valid) | segment.aged
-                              | segment.tallied)),
+            offer_flush.eq(
+                ~self.start
+                & ~loaded
+                & segment.opened
+                & segment.in_segment
+                & ((self.stopping & ~self.entries.valid) | segment.aged | segment.tallied)
+            ),
             offer_entry.eq(~self.start & offering),
             self.records.valid.eq(offer_flush | offer_entry),
         ]
@@ -285,8 +344,10 @@ class EventEncoder(wiring.Component):
         """An entry is taken exactly when nothing else happens in the encoder: no start, no
         flush and no entry loaded (then the flush's ``stopping & ~valid`` is 0)."""
         m.d.comb += self.entries.ready.eq(
-            ~self.start & ~state.loaded
-            & ~(segment.opened & segment.in_segment & (segment.aged | segment.tallied)))
+            ~self.start
+            & ~state.loaded
+            & ~(segment.opened & segment.in_segment & (segment.aged | segment.tallied))
+        )
 
     def _step(self, m, choice, format, segment, state):
         """The entry's own work: delta, record, then its records one by one (``phase`` 3 to 0,
@@ -306,17 +367,23 @@ class EventEncoder(wiring.Component):
                 with m.Case(0):
                     with m.If(self.records.ready):
                         # After a SYNC or an event record `base` is the entry's stamp.
-                        m.d.sync += [state.zeroed.eq(state.zeroed | state.kind.sync
-                                                     | state.kind.event),
-                                     phase.eq(2), state.offering.eq(0)]
+                        m.d.sync += [
+                            state.zeroed.eq(state.zeroed | state.kind.sync | state.kind.event),
+                            phase.eq(2),
+                            state.offering.eq(0),
+                        ]
         with m.Elif(state.loaded):
             # A start: no segment is open, so a record waiting in `phase` 0 is looked at again.
             with m.If(state.offering):
                 m.d.sync += [phase.eq(1), state.offering.eq(0)]
         with m.Elif(self.entries.valid & self.entries.ready):
             m.d.comb += choice.load.eq(1)
-            m.d.sync += [state.entry.eq(self.entries.payload), state.zeroed.eq(0),
-                         phase.eq(3), state.loaded.eq(1)]
+            m.d.sync += [
+                state.entry.eq(self.entries.payload),
+                state.zeroed.eq(0),
+                phase.eq(3),
+                state.loaded.eq(1),
+            ]
 
     def _prepare_record(self, m, choice, format, segment, state):
         """``phase`` 1: the record the entry offers next (``entry_record``, the SYNC before
@@ -340,11 +407,15 @@ class EventEncoder(wiring.Component):
         ]
         # The SYNC before the entry's record, or that record, in one register.
         with m.If(segment.opened):
-            m.d.sync += [entry_record.source.eq(format.source),
-                         entry_record.payload.eq(format.payload)]
+            m.d.sync += [
+                entry_record.source.eq(format.source),
+                entry_record.payload.eq(format.payload),
+            ]
         with m.Else():
-            m.d.sync += [entry_record.source.eq(Source.SYNC),
-                         entry_record.payload.eq(state.entry.stamp)]
+            m.d.sync += [
+                entry_record.source.eq(Source.SYNC),
+                entry_record.payload.eq(state.entry.stamp),
+            ]
 
     def _finish_entry(self, m, choice, segment, state):
         """An event record of the entry sent moves the choice on; the entry's last record
@@ -366,15 +437,15 @@ class _EntryState:
 
     def __init__(self, layout):
         self.entry = Signal(layout)
-        self.loaded = Signal()                      # `entry` holds records not yet sent
+        self.loaded = Signal()  # `entry` holds records not yet sent
         # The delta's halves: the low half and its borrow (valid in phase 2), the high half
         # (valid in phase 1).
         self.low = Signal(DELTA_BITS + 1)
         self.high = Signal(STAMP_BITS - DELTA_BITS)
-        self.zeroed = Signal()                      # a record of the entry was sent: delta is 0
+        self.zeroed = Signal()  # a record of the entry was sent: delta is 0
         self.phase = Signal(range(4))
-        self.offering = Signal()                    # `phase` 0 with an entry loaded, one flip-flop
+        self.offering = Signal()  # `phase` 0 with an entry loaded, one flip-flop
         # The record on offer and what it is (EventEncoder._prepare_record).
-        self.entry_record = Signal(record_layout)   # the SYNC or event record on offer
+        self.entry_record = Signal(record_layout)  # the SYNC or event record on offer
         self.kind = Signal(data.StructLayout({"tally": 1, "seal": 1, "sync": 1, "event": 1}))
         self.finishing = Signal()

@@ -20,8 +20,15 @@ from latscope_defs.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
 
 from .arithmetic import carry_select_add
 
-__all__ = ["entry_layout", "EventCapture", "EntryWriter", "CaptureFifo", "WriteStatus",
-           "StatusSnapshot", "FreeRunningCounter"]
+__all__ = [
+    "entry_layout",
+    "EventCapture",
+    "EntryWriter",
+    "CaptureFifo",
+    "WriteStatus",
+    "StatusSnapshot",
+    "FreeRunningCounter",
+]
 
 
 def _gray(value):
@@ -51,15 +58,21 @@ def entry_layout(sources):
     detail = {"loss_count": LOSS_COUNT_BITS} | ({"irq": irq_rest} if irq_rest else {})
     if irq_rest > LOSS_COUNT_BITS:
         raise ValueError(f"an IRQ value of {irq_rest + 1} bits does not fit in an entry")
-    return data.StructLayout({
-        "stamp": STAMP_BITS,
-        "present": data.StructLayout({source.name: 1 for source in sources}),
-        "value": data.StructLayout({source.name: 1 if source == Source.IRQ else width
-                                    for source, width in sources.items()}),
-        "loss_valid": 1,
-        "loss_source": 4,
-        "detail": data.UnionLayout(detail),
-    })
+    return data.StructLayout(
+        {
+            "stamp": STAMP_BITS,
+            "present": data.StructLayout({source.name: 1 for source in sources}),
+            "value": data.StructLayout(
+                {
+                    source.name: 1 if source == Source.IRQ else width
+                    for source, width in sources.items()
+                }
+            ),
+            "loss_valid": 1,
+            "loss_source": 4,
+            "detail": data.UnionLayout(detail),
+        }
+    )
 
 
 class EventCapture(wiring.Component):
@@ -91,15 +104,18 @@ class EventCapture(wiring.Component):
     ``clear``), which reach the read side through :class:`StatusSnapshot`.
     """
 
-    def __init__(self, sources, *, fifo_depth=512, stamp_shift=0, write_domain="sync",
-                 read_domain="sync"):
+    def __init__(
+        self, sources, *, fifo_depth=512, stamp_shift=0, write_domain="sync", read_domain="sync"
+    ):
         self._writer = EntryWriter(sources, stamp_shift=stamp_shift)
         self._layout = self._writer.layout
-        self._fifo = CaptureFifo(self._layout.size, fifo_depth, w_domain=write_domain,
-                                 r_domain=read_domain)
+        self._fifo = CaptureFifo(
+            self._layout.size, fifo_depth, w_domain=write_domain, r_domain=read_domain
+        )
         self._status = WriteStatus(len(self._writer.sources), fifo_depth)
-        self._status_layout = data.StructLayout({
-            "events": 32, "lost": 32, "fifo_max": range(fifo_depth + 1)})
+        self._status_layout = data.StructLayout(
+            {"events": 32, "lost": 32, "fifo_max": range(fifo_depth + 1)}
+        )
         self._write_domain = write_domain
         self._read_domain = read_domain
         members = {
@@ -129,10 +145,12 @@ class EventCapture(wiring.Component):
         m.submodules.fifo = fifo
         m.submodules.status = DomainRenamer(self._write_domain)(status)
         same = self._write_domain == self._read_domain
-        snapshot = StatusSnapshot(self._status_layout.size,
-                                  i_domain="sync" if same else self._write_domain)
-        m.submodules.status_snapshot = DomainRenamer(self._read_domain)(snapshot) \
-            if self._read_domain != "sync" else snapshot
+        snapshot = StatusSnapshot(
+            self._status_layout.size, i_domain="sync" if same else self._write_domain
+        )
+        m.submodules.status_snapshot = (
+            DomainRenamer(self._read_domain)(snapshot) if self._read_domain != "sync" else snapshot
+        )
         taken = data.View(self._status_layout, snapshot.o)
         for source in writer.sources:
             name = source.name.lower()
@@ -151,7 +169,7 @@ class EventCapture(wiring.Component):
             self.entries.valid.eq(fifo.entries.valid),
             fifo.entries.ready.eq(self.entries.ready),
             # STATUS: counted where events are written and dropped, snapshots to the reader.
-            status.accepted.eq(writer.w_data.present.as_value()),    # only ever written
+            status.accepted.eq(writer.w_data.present.as_value()),  # only ever written
             status.dropped.eq(writer.dropped),
             status.level.eq(fifo.w_level),
             status.clear.eq(self.clear),
@@ -218,7 +236,7 @@ class EntryWriter(wiring.Component):
             "w_data": Out(self._layout),
             "w_en": Out(1),
             "w_rdy": In(1),
-            "dropped": Out(len(self._sources)),     # per source: this cycle's event dropped
+            "dropped": Out(len(self._sources)),  # per source: this cycle's event dropped
         }
         for source, width in self._sources.items():
             members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
@@ -239,7 +257,7 @@ class EntryWriter(wiring.Component):
         self._stamp_counter(m)
         entry = Signal(self._layout)
         m.d.comb += [
-            self.w_data.eq(entry),      # w_data, w_en and w_rdy are the FIFO's write port
+            self.w_data.eq(entry),  # w_data, w_en and w_rdy are the FIFO's write port
         ]
         incoming, irq_rest = self._take_events(m, entry)
         losses = _Losses(self._sources)
@@ -253,8 +271,9 @@ class EntryWriter(wiring.Component):
         # An entry holds events or a LOSS record (which a triggered IRQ edge makes wait,
         # _report_loss): an empty entry is never written. (A loss is reported wherever there
         # is one, room and no such edge: `picked` is never empty then.)
-        m.d.comb += self.w_en.eq(self.w_rdy & ((entry.present.as_value() != 0)
-                                               | (losses.has_loss.any() & ~triggered)))
+        m.d.comb += self.w_en.eq(
+            self.w_rdy & ((entry.present.as_value() != 0) | (losses.has_loss.any() & ~triggered))
+        )
         return m
 
     def _stamp_counter(self, m):
@@ -277,11 +296,13 @@ class EntryWriter(wiring.Component):
         phase = Signal.like(self.phase) if self._stamp_shift else None
         m.d.sync += [
             # (Of an IRQ event its level: the rest goes to `irq_rest`.)
-            values.eq(Cat(ports[source].payload[:len(entry.value[source.name])]
-                          for source in sources)),
+            values.eq(
+                Cat(ports[source].payload[: len(entry.value[source.name])] for source in sources)
+            ),
             now.eq(self.now),
-            incoming.eq(Cat(ports[source].valid for source in sources)
-                        & self.enable.replicate(len(sources))),
+            incoming.eq(
+                Cat(ports[source].valid for source in sources) & self.enable.replicate(len(sources))
+            ),
         ]
         irq_rest = None
         if "irq" in self._layout["detail"].shape.members:
@@ -309,12 +330,13 @@ class EntryWriter(wiring.Component):
         triggered = C(0, 1)
         if irq_rest is not None:
             triggered = incoming[list(self._sources).index(Source.IRQ)] & irq_rest[0]
-        m.d.comb += flushing.eq(room & losses.picked
-                                & (~triggered).replicate(len(self._sources)))
+        m.d.comb += flushing.eq(room & losses.picked & (~triggered).replicate(len(self._sources)))
+
         # At most one source flushes: its fields, as an AND-OR rather than a priority mux.
         def selected(values):
-            return reduce(operator.or_, [Mux(flushing[index], value, 0)
-                                         for index, value in enumerate(values)])
+            return reduce(
+                operator.or_, [Mux(flushing[index], value, 0) for index, value in enumerate(values)]
+            )
 
         m.d.comb += [
             entry.loss_valid.eq(flushing.any()),
@@ -342,8 +364,7 @@ class EntryWriter(wiring.Component):
             may_write.eq(room & (~has_loss | flushing)),
             entry.present.as_value().eq(incoming & may_write),
             dropped.eq(incoming & ~may_write),
-            has_loss_next.eq(~self.clear.replicate(count)
-                             & (dropped | (has_loss & ~flushing))),
+            has_loss_next.eq(~self.clear.replicate(count) & (dropped | (has_loss & ~flushing))),
         ]
         m.d.sync += has_loss.eq(has_loss_next)
         return dropped, has_loss_next
@@ -356,10 +377,16 @@ class EntryWriter(wiring.Component):
             with m.If(self.clear):
                 m.d.sync += [count.eq(0), full.eq(0)]
             with m.Elif(dropped[index]):
-                step = carry_select_add(count, Const(1, LOSS_COUNT_BITS),
-                                        width=LOSS_COUNT_BITS, split=LOSS_COUNT_BITS // 2)
-                m.d.sync += [count.eq(Mux(full, count, step)),
-                             full.eq(full | (count == (1 << LOSS_COUNT_BITS) - 2))]
+                step = carry_select_add(
+                    count,
+                    Const(1, LOSS_COUNT_BITS),
+                    width=LOSS_COUNT_BITS,
+                    split=LOSS_COUNT_BITS // 2,
+                )
+                m.d.sync += [
+                    count.eq(Mux(full, count, step)),
+                    full.eq(full | (count == (1 << LOSS_COUNT_BITS) - 2)),
+                ]
             with m.Elif(losses.flushing[index]):
                 m.d.sync += [count.eq(0), full.eq(0)]
 
@@ -367,9 +394,12 @@ class EntryWriter(wiring.Component):
         """``picked``: the lowest source with a loss in the next cycle, decided a cycle ahead
         from the next loss flags, so that what decides which events may be written comes
         from flip-flops."""
-        m.d.sync += losses.picked.eq(Cat(has_loss_next[index] & ~has_loss_next[:index].any()
-                                         if index else has_loss_next[0]
-                                         for index in range(len(self._sources))))
+        m.d.sync += losses.picked.eq(
+            Cat(
+                has_loss_next[index] & ~has_loss_next[:index].any() if index else has_loss_next[0]
+                for index in range(len(self._sources))
+            )
+        )
 
     def _earliest(self, m, entry, phase):
         """The earliest phase of the events present in ``entry`` (0 for none): phase *p* is
@@ -378,8 +408,12 @@ class EntryWriter(wiring.Component):
         sources = list(self._sources)
         reached = []
         for threshold in range((1 << self._stamp_shift) - 1):
-            reached.append(Cat(entry.present[source.name] & (phase[index] <= threshold)
-                               for index, source in enumerate(sources)).any())
+            reached.append(
+                Cat(
+                    entry.present[source.name] & (phase[index] <= threshold)
+                    for index, source in enumerate(sources)
+                ).any()
+            )
         earliest = Signal(self._stamp_shift)
         # `reached` is a thermometer code (reaching p means reaching every later threshold).
         value = Const((1 << self._stamp_shift) - 1, self._stamp_shift)
@@ -400,17 +434,19 @@ class _Losses:
         # every START, before a capture can count anything, and they are 0 from power-up.
         # With the reset, its high-fan-out net ran into each count's enable (the HX8K's
         # slowest capture path at 144 MHz: 118.99 MHz, seed 1).
-        self.counts = {source: Signal(LOSS_COUNT_BITS, name=f"lost_{source.name.lower()}",
-                                      reset_less=True)
-                       for source in sources}
+        self.counts = {
+            source: Signal(LOSS_COUNT_BITS, name=f"lost_{source.name.lower()}", reset_less=True)
+            for source in sources
+        }
         # Whether a count is all ones (saturated) is kept in a flip-flop beside it, set as it
         # steps there, so the wide compare feeds that flip-flop only and not the count's
         # enable (the path that limited the HX8K's capture clock to 99.8 MHz). The increment
         # is a carry-select add: a 32-bit carry chain limited the iCEBreaker's capture clock
         # to 51.2 MHz once the IRQ generator had left the capture domain.
-        self.saturated = {source: Signal(name=f"lost_saturated_{source.name.lower()}",
-                                         reset_less=True)
-                          for source in sources}
+        self.saturated = {
+            source: Signal(name=f"lost_saturated_{source.name.lower()}", reset_less=True)
+            for source in sources
+        }
         # `has_loss[i]` is `counts[i] != 0`, kept in a flip-flop so that the wide compares are
         # off the path that picks the reported source and the events that may be written.
         self.has_loss = Signal(len(sources))
@@ -438,7 +474,7 @@ class FreeRunningCounter(wiring.Component):
         low_width = self._width // 2
         low = Signal(low_width)
         high = Signal(self._width - low_width)
-        low_wraps = Signal()       # `low` is all ones: the high half steps at this clock edge
+        low_wraps = Signal()  # `low` is all ones: the high half steps at this clock edge
         m.d.sync += [low.eq(low + 1), low_wraps.eq(low == (1 << low_width) - 2)]
         with m.If(low_wraps):
             m.d.sync += high.eq(high + 1)
@@ -491,13 +527,15 @@ class CaptureFifo(wiring.Component):
         self._w_domain = w_domain
         self._r_domain = r_domain
         self._synchronous = w_domain == r_domain
-        super().__init__({
-            "w_data": In(width),
-            "w_en": In(1),
-            "w_rdy": Out(1, init=1),
-            "entries": Out(stream.Signature(width)),
-            "w_level": Out(range(depth + 1)),
-        })
+        super().__init__(
+            {
+                "w_data": In(width),
+                "w_en": In(1),
+                "w_rdy": Out(1, init=1),
+                "entries": Out(stream.Signature(width)),
+                "w_level": Out(range(depth + 1)),
+            }
+        )
 
     @property
     def depth(self):
@@ -505,37 +543,46 @@ class CaptureFifo(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        bits = self._depth.bit_length()         # pointers: address bits and a wrap bit
-        m.submodules.storage = storage = memory.Memory(shape=self._width, depth=self._depth,
-                                                       init=[])
+        bits = self._depth.bit_length()  # pointers: address bits and a wrap bit
+        m.submodules.storage = storage = memory.Memory(
+            shape=self._width, depth=self._depth, init=[]
+        )
         write_port = storage.write_port(domain=self._w_domain)
         read_port = storage.read_port(domain=self._r_domain)
         write, read = m.d[self._w_domain], m.d[self._r_domain]
 
-        r_gray = Signal(bits)                   # the read pointer, Gray-coded (read domain)
+        r_gray = Signal(bits)  # the read pointer, Gray-coded (read domain)
 
         # Write side.
         pending = Signal()
         pending_data = Signal(self._width)
         w_pointer = Signal(bits)
         w_gray = Signal(bits)
-        write += [pending.eq(self.w_en & self.w_rdy), pending_data.eq(self.w_data),
-                  w_pointer.eq(w_pointer + pending)]
+        write += [
+            pending.eq(self.w_en & self.w_rdy),
+            pending_data.eq(self.w_data),
+            w_pointer.eq(w_pointer + pending),
+        ]
         if not self._synchronous:
             write += w_gray.eq(_gray(w_pointer))
-        m.d.comb += [write_port.addr.eq(w_pointer), write_port.data.eq(pending_data),
-                     write_port.en.eq(pending)]
+        m.d.comb += [
+            write_port.addr.eq(w_pointer),
+            write_port.data.eq(pending_data),
+            write_port.en.eq(pending),
+        ]
         r_pointer = Signal(bits)
         r_pointer_w = self._pointer_seen(m, r_pointer, r_gray, self._w_domain, "r", "w")
         w_level = self.w_level
-        write += [w_level.eq(w_pointer - r_pointer_w),
-                  # Not yet in `w_level` when w_rdy is used: the writes of its cycle and of
-                  # the three before (see above).
-                  self.w_rdy.eq(w_level <= self._depth - 4)]
+        write += [
+            w_level.eq(w_pointer - r_pointer_w),
+            # Not yet in `w_level` when w_rdy is used: the writes of its cycle and of
+            # the three before (see above).
+            self.w_rdy.eq(w_level <= self._depth - 4),
+        ]
 
         # Read side.
         w_pointer_r = self._pointer_seen(m, w_pointer, w_gray, self._r_domain, "w", "r")
-        fetched = Signal()                      # the block RAM shows a fetched entry
+        fetched = Signal()  # the block RAM shows a fetched entry
         fetch = Signal()
         m.d.comb += [
             fetch.eq((w_pointer_r != r_pointer) & ~fetched & ~self.entries.valid),
@@ -562,10 +609,11 @@ class CaptureFifo(wiring.Component):
             m.d[domain] += seen.eq(pointer)
         else:
             gray_seen = Signal(len(pointer), name=f"{side}_gray_{seen_by}")
-            m.submodules[f"{side}_pointer_sync"] = FFSynchronizer(gray, gray_seen,
-                                                                  o_domain=domain)
+            m.submodules[f"{side}_pointer_sync"] = FFSynchronizer(gray, gray_seen, o_domain=domain)
             m.d[domain] += seen.eq(_from_gray(gray_seen))
         return seen
+
+
 class WriteStatus(wiring.Component):
     """STATUS's counters, kept on the write side where events are taken and dropped:
     ``events`` (events written), ``lost`` (events dropped), ``fifo_max`` (the highest
@@ -580,27 +628,33 @@ class WriteStatus(wiring.Component):
     """
 
     def __init__(self, count, depth):
-        super().__init__({
-            "accepted": In(count),
-            "dropped": In(count),
-            "level": In(range(depth + 1)),
-            "clear": In(1),
-            "events": Out(32),
-            "lost": Out(32),
-            "fifo_max": Out(range(depth + 1)),
-        })
+        super().__init__(
+            {
+                "accepted": In(count),
+                "dropped": In(count),
+                "level": In(range(depth + 1)),
+                "clear": In(1),
+                "events": Out(32),
+                "lost": Out(32),
+                "fifo_max": Out(range(depth + 1)),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
         count = len(self.accepted)
         accepted_bits = Signal(count)
         dropped_bits = Signal(count)
-        cleared = Signal()               # `clear` was high in the cycle before
+        cleared = Signal()  # `clear` was high in the cycle before
         accepted = Signal(range(count + 1))
         dropped = Signal(range(count + 1))
         level = Signal.like(self.level)
-        m.d.sync += [accepted_bits.eq(self.accepted), dropped_bits.eq(self.dropped),
-                     cleared.eq(self.clear), level.eq(self.level)]
+        m.d.sync += [
+            accepted_bits.eq(self.accepted),
+            dropped_bits.eq(self.dropped),
+            cleared.eq(self.clear),
+            level.eq(self.level),
+        ]
         # The high-water mark takes a level a cycle after comparing it: `higher` says that
         # `pending` (last cycle's level) exceeds the mark as it is when `pending` is taken,
         # i.e. `pending` itself if the level before it was being taken. So the compare ends
@@ -610,8 +664,14 @@ class WriteStatus(wiring.Component):
         higher = Signal()
         m.d.sync += pending.eq(level)
         with m.If(self.clear):
-            m.d.sync += [self.events.eq(0), self.lost.eq(0), self.fifo_max.eq(0),
-                         accepted.eq(0), dropped.eq(0), higher.eq(0)]
+            m.d.sync += [
+                self.events.eq(0),
+                self.lost.eq(0),
+                self.fifo_max.eq(0),
+                accepted.eq(0),
+                dropped.eq(0),
+                higher.eq(0),
+            ]
         with m.Else():
             m.d.sync += [
                 accepted.eq(Mux(cleared, 0, sum(accepted_bits))),

@@ -10,8 +10,14 @@ from .arithmetic import carry_select_add
 from .irq_pin import show_irq
 from .irq_trigger import firing_layout
 
-__all__ = ["LFSR_POLYNOMIAL", "LFSR_SEED", "MIN_INTERVAL", "lfsr_leap", "leap_shifts",
-           "IrqGenerator"]
+__all__ = [
+    "LFSR_POLYNOMIAL",
+    "LFSR_SEED",
+    "MIN_INTERVAL",
+    "lfsr_leap",
+    "leap_shifts",
+    "IrqGenerator",
+]
 
 #: Characteristic polynomial of the jitter LFSR, x^32 + x^22 + x^2 + x + 1 (primitive, so the
 #: register runs through all 2**32 - 1 non-zero states), as an integer with bit n for x^n.
@@ -45,8 +51,10 @@ def lfsr_leap(state):
 def _leap_rows():
     # The leap is linear over GF(2): output bit i is the XOR of the state bits in rows[i].
     columns = [lfsr_leap(1 << j) for j in range(_LFSR_WIDTH)]
-    return [sum(((column >> i) & 1) << j for j, column in enumerate(columns))
-            for i in range(_LFSR_WIDTH)]
+    return [
+        sum(((column >> i) & 1) << j for j, column in enumerate(columns))
+        for i in range(_LFSR_WIDTH)
+    ]
 
 
 def _chained_leap(state):
@@ -55,8 +63,9 @@ def _chained_leap(state):
     # (one LUT each, a few levels deep) rather than a tree over the leap's expanded rows.
     new = []
     for i in range(_LFSR_WIDTH):
-        terms = [state[i + t] if i + t < _LFSR_WIDTH else new[i + t - _LFSR_WIDTH]
-                 for t in _LFSR_TAPS]
+        terms = [
+            state[i + t] if i + t < _LFSR_WIDTH else new[i + t - _LFSR_WIDTH] for t in _LFSR_TAPS
+        ]
         bit = terms[0]
         for term in terms[1:]:
             bit = bit ^ term
@@ -151,16 +160,18 @@ class IrqGenerator(wiring.Component):
 
     def __init__(self, *, word_leap=False):
         self._word_leap = word_leap
-        super().__init__({
-            "config": In(IrqConfig),
-            "apply": In(1),
-            "reseed": In(1),
-            "firing": In(firing_layout),
-            "irq": Out(1),
-            "enabled": Out(1),
-            "events": Out(stream.Signature(IrqValue, always_ready=True)),
-            "rise": Out(1),
-        })
+        super().__init__(
+            {
+                "config": In(IrqConfig),
+                "apply": In(1),
+                "reseed": In(1),
+                "firing": In(firing_layout),
+                "irq": Out(1),
+                "enabled": Out(1),
+                "events": Out(stream.Signature(IrqValue, always_ready=True)),
+                "rise": Out(1),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -168,8 +179,10 @@ class IrqGenerator(wiring.Component):
         self._leap(m, state)
         self._draw_intervals(m, state)
         # Unless a part below changes them, the output keeps its level and its polarity.
-        m.d.comb += [state.next_asserted.eq(state.asserted),
-                     state.next_active_low.eq(state.active_low)]
+        m.d.comb += [
+            state.next_asserted.eq(state.asserted),
+            state.next_active_low.eq(state.active_low),
+        ]
         with m.If(self.apply):
             self._apply(m, state)
         with m.Elif(state.loading):
@@ -206,8 +219,7 @@ class IrqGenerator(wiring.Component):
         apply_lfsr = Mux(reseeding, LFSR_SEED, state.lfsr)
         apply_lfsr_ahead = Mux(reseeding, lfsr_leap(LFSR_SEED), state.lfsr_ahead)
         state.first.sample(config.period, config.jitter_mask, apply_lfsr, enable=self.apply)
-        state.second.sample(config.period, config.jitter_mask, apply_lfsr_ahead,
-                            enable=self.apply)
+        state.second.sample(config.period, config.jitter_mask, apply_lfsr_ahead, enable=self.apply)
         # Valid whenever an asserting edge can draw: period, mask and LFSR change only at a
         # draw, and the next draw is at least two cycles after it (an interval is >= 2), or is
         # the first edge at A + 1, which takes `second`.
@@ -229,14 +241,15 @@ class IrqGenerator(wiring.Component):
             self.enabled.eq(config.flags.enable),
             state.loading.eq(config.flags.enable),
         ]
-        m.d.comb += [state.next_asserted.eq(0),
-                     state.next_active_low.eq(config.flags.active_low)]
+        m.d.comb += [state.next_asserted.eq(0), state.next_active_low.eq(config.flags.active_low)]
         with m.If(config.flags.enable):
             m.d.sync += state.from_apply.eq(1)
             with m.If(self.reseed):
                 # Draw 0 was taken from the seed in this cycle: on to draws 1 and 2.
-                m.d.sync += [state.lfsr.eq(lfsr_leap(LFSR_SEED)),
-                             state.lfsr_ahead.eq(lfsr_leap(lfsr_leap(LFSR_SEED)))]
+                m.d.sync += [
+                    state.lfsr.eq(lfsr_leap(LFSR_SEED)),
+                    state.lfsr_ahead.eq(lfsr_leap(lfsr_leap(LFSR_SEED))),
+                ]
             with m.Else():
                 state.advance_lfsr()
         with m.Elif(self.reseed):
@@ -276,10 +289,19 @@ class IrqGenerator(wiring.Component):
         """The pin and its event, from flip-flops loaded at the same clock edge: latency 0
         (the trigger's level instead while it drives the pin)."""
         next_asserted = state.next_asserted
-        m.d.sync += [state.asserted.eq(next_asserted),
-                     self.rise.eq(next_asserted & ~state.asserted)]
-        show_irq(m, "sync", level=next_asserted, active_low=state.next_active_low,
-                 firing=self.firing, pin=self.irq, events=self.events)
+        m.d.sync += [
+            state.asserted.eq(next_asserted),
+            self.rise.eq(next_asserted & ~state.asserted),
+        ]
+        show_irq(
+            m,
+            "sync",
+            level=next_asserted,
+            active_low=state.next_active_low,
+            firing=self.firing,
+            pin=self.irq,
+            events=self.events,
+        )
 
 
 class _State:
@@ -311,7 +333,7 @@ class _State:
         self.second = _Draw(m, "second")
         self.edge = _Draw(m, "edge")
 
-        self.asserted = Signal()            # logical output level, as the pin shows it
+        self.asserted = Signal()  # logical output level, as the pin shows it
         # An edge is due at the end of the cycle in which this is 1, or 3 before the first
         # edge after an apply (`from_apply`): the countdown is loaded with I0 in the cycle after
         # the apply (`loading`), so stopping two counts early keeps an `interval - 2`
@@ -324,7 +346,7 @@ class _State:
         # before the next asserting edge. That is W = min(max(width, 1), I1 - 1) without
         # computing it from the interval just drawn.
         self.hold = _DownCounter(m, 32, "hold")
-        self.min_width = Signal(32)         # max(width, 1), taken at apply
+        self.min_width = Signal(32)  # max(width, 1), taken at apply
         # `countdown == k` for k = 1, 2, 3 and `hold == 1`, kept in flip-flops alongside the
         # counters (each updated from the value its counter takes), so no wide compare lies
         # on the path from the counters to the pin and the draw.
@@ -344,7 +366,7 @@ class _State:
         """Count ``draw``'s interval, its small-value flags with it."""
         self.countdown.load(draw.interval)
         self._m.d.sync += [
-            self.countdown_is[1].eq(0),                   # interval >= 2
+            self.countdown_is[1].eq(0),  # interval >= 2
             self.countdown_is[2].eq(draw.is_2),
             self.countdown_is[3].eq(draw.is_3),
         ]
@@ -402,9 +424,12 @@ class _DownCounter:
         self.value = Cat(self._low, self._high)
 
     def load(self, value):
-        low = value[:len(self._low)]
-        self._m.d.sync += [self._low.eq(low), self._high.eq(value[len(self._low):]),
-                           self._low_is_0.eq(low == 0)]
+        low = value[: len(self._low)]
+        self._m.d.sync += [
+            self._low.eq(low),
+            self._high.eq(value[len(self._low) :]),
+            self._low_is_0.eq(low == 0),
+        ]
 
     def decrement(self):
         self._m.d.sync += [self._low.eq(self._low - 1), self._low_is_0.eq(self._low == 1)]

@@ -85,21 +85,24 @@ class IrqPinStage(wiring.Component):
 
     def __init__(self, *, capture_domain="capture"):
         self._domain = capture_domain
-        super().__init__({
-            "level": In(1),
-            "pin": In(1),
-            "firing": In(firing_layout),
-            "irq": Out(1),
-            "events": Out(stream.Signature(IrqValue, always_ready=True)),
-            "rise": Out(1),
-        })
+        super().__init__(
+            {
+                "level": In(1),
+                "pin": In(1),
+                "firing": In(firing_layout),
+                "irq": Out(1),
+                "events": Out(stream.Signature(IrqValue, always_ready=True)),
+                "rise": Out(1),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
-        sampled = Signal(2)          # (level, pin) out of the synchronizer
+        sampled = Signal(2)  # (level, pin) out of the synchronizer
         previous = Signal(2)
         m.submodules.synchronizer = FFSynchronizer(
-            Cat(self.level, self.pin), sampled, o_domain=self._domain, stages=2)
+            Cat(self.level, self.pin), sampled, o_domain=self._domain, stages=2
+        )
         level, pin = sampled[0], sampled[1]
         # The two bits change together at a link edge, but each crosses on its own: where
         # that edge is not a capture edge too (the ULX3S's 125/50 MHz) or a net is slow, one
@@ -117,7 +120,13 @@ class IrqPinStage(wiring.Component):
         ]
         with m.If(stable):
             m.d[self._domain] += [taken_level.eq(level), taken_active_low.eq(level ^ pin)]
-        show_irq(m, self._domain, level=Mux(stable, level, taken_level),
-                 active_low=Mux(stable, level ^ pin, taken_active_low), firing=self.firing,
-                 pin=self.irq, events=self.events)
+        show_irq(
+            m,
+            self._domain,
+            level=Mux(stable, level, taken_level),
+            active_low=Mux(stable, level ^ pin, taken_active_low),
+            firing=self.firing,
+            pin=self.irq,
+            events=self.events,
+        )
         return m

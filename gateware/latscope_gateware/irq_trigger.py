@@ -94,9 +94,11 @@ class IrqTrigger(wiring.Component):
         m = Module()
         state = _TriggerState()
         hit = self._match(m)
-        m.d.comb += [self.firing.active.eq(self.config.flags.enable),
-                     self.firing.level.eq(state.asserted),
-                     self.firing.delay.eq(state.delay)]
+        m.d.comb += [
+            self.firing.active.eq(self.config.flags.enable),
+            self.firing.level.eq(state.asserted),
+            self.firing.delay.eq(state.delay),
+        ]
         # The next delay, ready long before a firing's end needs it (the delay stays the
         # same from one firing's step to the next's, at least three cycles).
         m.d.sync += state.stepped.eq(state.delay + self.config.step)
@@ -127,7 +129,7 @@ class IrqTrigger(wiring.Component):
             chosen = Signal(name=f"chosen_{source.name.lower()}")
             m.d.sync += chosen.eq(config.source == source)
             value = Signal(MATCH_BITS, name=f"value_{source.name.lower()}")
-            m.d.comb += value.eq(port.payload[:MATCH_BITS])       # zero-extended
+            m.d.comb += value.eq(port.payload[:MATCH_BITS])  # zero-extended
             hits.append(port.valid & chosen & (((value ^ config.match) & config.mask) == 0))
         m.d.sync += hit.eq(Cat(hits).any())
         return hit
@@ -149,14 +151,20 @@ class IrqTrigger(wiring.Component):
         others are counted."""
         config = self.config
         with m.If(state.last):
-            m.d.sync += [state.ready.eq(0), state.counting.eq(1), state.taken.eq(0),
-                         state.last.eq(config.every <= 1)]
+            m.d.sync += [
+                state.ready.eq(0),
+                state.counting.eq(1),
+                state.taken.eq(0),
+                state.last.eq(config.every <= 1),
+            ]
             state.load(m, state.delay)
         with m.Else():
             # `taken` + 1 triggers are counted now; the next is the last if that makes
             # every - 1 (every >= 2 here).
-            m.d.sync += [state.taken.eq(state.taken + 1),
-                         state.last.eq(state.taken + 2 == config.every)]
+            m.d.sync += [
+                state.taken.eq(state.taken + 1),
+                state.last.eq(state.taken + 2 == config.every),
+            ]
 
     def _count_delay(self, m, state):
         """The delay counts down; at its end the level rises and the width counts."""
@@ -191,14 +199,14 @@ class _TriggerState:
     kept in a flip-flop beside it."""
 
     def __init__(self):
-        self.delay = Signal(IRQ_DELAY_BITS)             # the delay of the next firing
-        self.stepped = Signal(IRQ_DELAY_BITS + 1)       # delay + step
+        self.delay = Signal(IRQ_DELAY_BITS)  # the delay of the next firing
+        self.stepped = Signal(IRQ_DELAY_BITS + 1)  # delay + step
         self.ready = Signal()
         self.counting = Signal()
         self.asserted = Signal()
         self.stepping = Signal()
         self.taken = Signal(TriggerConfig.as_shape()["every"].width)
-        self.last = Signal()                            # the next trigger taken fires
+        self.last = Signal()  # the next trigger taken fires
         self.counter = Signal(IRQ_DELAY_BITS)
         self.zero = Signal()
 

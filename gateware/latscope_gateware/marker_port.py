@@ -79,12 +79,14 @@ class MarkerPort(wiring.Component):
         self._sync_stages = check_sync_stages(sync_stages)
         self._sample_delay = sample_delay
         self._phases = check_phases(phases)
-        super().__init__({
-            "data": In(data_width),
-            "strobe": In(phases),
-            "events": Out(stream.Signature(data_width, always_ready=True)),
-            "phase": Out(stamp_shift_of(phases)),
-        })
+        super().__init__(
+            {
+                "data": In(data_width),
+                "strobe": In(phases),
+                "events": Out(stream.Signature(data_width, always_ready=True)),
+                "phase": Out(stamp_shift_of(phases)),
+            }
+        )
 
     @property
     def data_width(self):
@@ -106,22 +108,25 @@ class MarkerPort(wiring.Component):
         m = Module()
 
         m.submodules.strobe_detector = strobe = PinChangeDetector(
-            1, stages=self._sync_stages, phases=self._phases)
+            1, stages=self._sync_stages, phases=self._phases
+        )
         m.d.comb += strobe.pins.eq(self.strobe)
 
         # The data lines get the same synchronizer as the strobe (and its input register), so a
         # store that changes both at once reaches both synchronizer outputs in the same cycle.
         data = Signal(self._data_width)
         m.submodules.data_synchronizer = FFSynchronizer(
-            self.data, data, stages=self._sync_stages + (self._phases > 1))
+            self.data, data, stages=self._sync_stages + (self._phases > 1)
+        )
 
         # A shift register rather than a counter: each edge travels on its own, with its half
         # phase, so edges in consecutive cycles never wait for one another.
         sample_now, phase_now = strobe.changed, strobe.phase[0]
         for stage in range(self._sample_delay):
             delayed = Signal(name=f"sample_in_{self._sample_delay - stage - 1}")
-            delayed_phase = Signal.like(self.phase,
-                                        name=f"phase_in_{self._sample_delay - stage - 1}")
+            delayed_phase = Signal.like(
+                self.phase, name=f"phase_in_{self._sample_delay - stage - 1}"
+            )
             m.d.sync += [delayed.eq(sample_now), delayed_phase.eq(phase_now)]
             sample_now, phase_now = delayed, delayed_phase
 

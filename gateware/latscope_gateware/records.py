@@ -5,17 +5,25 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.crc import catalog
 from amaranth.lib.wiring import In, Out
 
-from latscope_defs.protocol import (CONT_BITS, LEAD_FLAG, LEAD_PAYLOAD_BITS, MAX_CONT, Source,
-                                    fixed_length)
+from latscope_defs.protocol import (
+    CONT_BITS,
+    LEAD_FLAG,
+    LEAD_PAYLOAD_BITS,
+    MAX_CONT,
+    Source,
+    fixed_length,
+)
 
 __all__ = ["record_layout", "RecordSerializer", "RecordArbiter", "WordCrc32"]
 
 #: One record before serialisation. For SEAL records the serializer fills in the CRC-32
 #: (the payload must be 0).
-record_layout = data.StructLayout({
-    "source": 4,
-    "payload": 64,
-})
+record_layout = data.StructLayout(
+    {
+        "source": 4,
+        "payload": 64,
+    }
+)
 
 
 class WordCrc32(wiring.Component):
@@ -93,15 +101,16 @@ class RecordSerializer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.crc = crc = (WordCrc32() if self._word_crc
-                                  else catalog.CRC32_ISO_HDLC(8).create())
+        m.submodules.crc = crc = (
+            WordCrc32() if self._word_crc else catalog.CRC32_ISO_HDLC(8).create()
+        )
 
         source = Signal(4)
         payload = Signal(64)
-        cont = Signal(range(MAX_CONT + 1))     # continuation bytes of the record
-        left = Signal(range(MAX_CONT + 2))     # bytes still to send, lead included
+        cont = Signal(range(MAX_CONT + 1))  # continuation bytes of the record
+        left = Signal(range(MAX_CONT + 2))  # bytes still to send, lead included
         busy = Signal()
-        sizing = Signal()                      # the record was taken in the previous cycle
+        sizing = Signal()  # the record was taken in the previous cycle
 
         # Fewest continuation bytes that hold the payload, and one more (the bytes to send):
         # the payload needs continuation byte n + 1 iff it has a bit above the lead byte's and
@@ -109,16 +118,18 @@ class RecordSerializer(wiring.Component):
         # taken; they form a thermometer code, whose top is found as a one-hot (no chain of
         # priority multiplexers) and encoded, for both counts, with no adder.
         above = Signal(MAX_CONT)
-        top = [above[n] & ~above[n + 1] if n + 1 < MAX_CONT else above[n]
-               for n in range(MAX_CONT)]        # top[n]: exactly n + 1 continuation bytes
+        top = [
+            above[n] & ~above[n + 1] if n + 1 < MAX_CONT else above[n] for n in range(MAX_CONT)
+        ]  # top[n]: exactly n + 1 continuation bytes
 
         def encoded(offset, shape):
             # The number of continuation bytes plus `offset`, in binary.
             cases = [(~above[0], offset)] + [(top[n], n + 1 + offset) for n in range(MAX_CONT)]
             count = Signal(shape)
             for bit in range(len(count)):
-                m.d.comb += count[bit].eq(Cat(*[chosen for chosen, value in cases
-                                                if value >> bit & 1]).any())
+                m.d.comb += count[bit].eq(
+                    Cat(*[chosen for chosen, value in cases if value >> bit & 1]).any()
+                )
             return count
 
         needed = encoded(0, cont.shape())
@@ -129,8 +140,7 @@ class RecordSerializer(wiring.Component):
         is_sync = source == Source.SYNC
         is_seal = source == Source.SEAL
         # Fixed lengths by source (one-hot over the few fixed sources, then an AND-OR).
-        fixed = {Source(s): fixed_length(s) - 1 for s in (Source.SYNC, Source.TALLY,
-                                                          Source.SEAL)}
+        fixed = {Source(s): fixed_length(s) - 1 for s in (Source.SYNC, Source.TALLY, Source.SEAL)}
         is_fixed = Signal()
         fixed_cont = Signal.like(cont)
         m.d.comb += is_fixed.eq(Cat(source == s for s in fixed).any())
@@ -143,8 +153,12 @@ class RecordSerializer(wiring.Component):
                 sizing.eq(1),
                 source.eq(incoming.source),
                 payload.eq(incoming.payload),
-                above.eq(Cat(incoming.payload[LEAD_PAYLOAD_BITS + CONT_BITS * n:] != 0
-                             for n in range(MAX_CONT))),
+                above.eq(
+                    Cat(
+                        incoming.payload[LEAD_PAYLOAD_BITS + CONT_BITS * n :] != 0
+                        for n in range(MAX_CONT)
+                    )
+                ),
             ]
         with m.If(sizing):
             # The CRC goes into a SEAL here, not when it is taken: the CRC unit sees each byte
@@ -166,11 +180,13 @@ class RecordSerializer(wiring.Component):
         m.d.sync += leading.eq(sizing)
         sent = busy & ~sizing & ~leading & self.bytes.ready
         with m.If(leading):
-            m.d.sync += byte.eq(LEAD_FLAG | (source << LEAD_PAYLOAD_BITS)
-                                | payload.bit_select(cont * CONT_BITS, LEAD_PAYLOAD_BITS))
+            m.d.sync += byte.eq(
+                LEAD_FLAG
+                | (source << LEAD_PAYLOAD_BITS)
+                | payload.bit_select(cont * CONT_BITS, LEAD_PAYLOAD_BITS)
+            )
         with m.Elif(sent):
-            m.d.sync += byte.eq(payload.bit_select((left - 2).as_unsigned() * CONT_BITS,
-                                                   CONT_BITS))
+            m.d.sync += byte.eq(payload.bit_select((left - 2).as_unsigned() * CONT_BITS, CONT_BITS))
         m.d.comb += [
             self.bytes.payload.eq(byte),
             self.bytes.valid.eq(busy & ~sizing & ~leading),

@@ -47,8 +47,17 @@ class ScriptedDut:
     """A deterministic stand-in for a DUT's pins: the IL_A test's markers around each IRQ,
     heartbeat markers, optional bursts that overrun the FIFO."""
 
-    def __init__(self, *, seed=1, isr_delay=(20, 60), isr_length=(10, 30), thread_delay=(5, 25),
-                 background=2000, burst_every=0, burst_length=0):
+    def __init__(
+        self,
+        *,
+        seed=1,
+        isr_delay=(20, 60),
+        isr_length=(10, 30),
+        thread_delay=(5, 25),
+        background=2000,
+        burst_every=0,
+        burst_length=0,
+    ):
         self.rng = random.Random(seed)
         self.isr_delay = isr_delay
         self.isr_length = isr_length
@@ -56,7 +65,7 @@ class ScriptedDut:
         self.background = background
         self.burst_every = burst_every
         self.burst_length = burst_length
-        self.truth = []      # (cycle the pin changed, source name, value)
+        self.truth = []  # (cycle the pin changed, source name, value)
 
 
 async def _ticks(ctx, count, domain="sync"):
@@ -76,7 +85,7 @@ class PtyLink:
         try:
             os.write(self.fd, bytes([byte]))
         except OSError:
-            pass                                 # host went away; keep simulating
+            pass  # host went away; keep simulating
 
     def receive(self, cycle):
         try:
@@ -90,7 +99,7 @@ class ScriptedLink:
     that collects everything the appliance sent. Deterministic, for tests."""
 
     def __init__(self, script):
-        self.script = sorted(script, key=lambda item: item[0])   # [(cycle, bytes)]
+        self.script = sorted(script, key=lambda item: item[0])  # [(cycle, bytes)]
         self.received = bytearray()
 
     def send(self, byte):
@@ -130,15 +139,16 @@ class SimulatedDevice:
     PLL; cycle numbers (the truth log's, ``max_cycles``, a :class:`ScriptedLink`'s) count
     capture cycles. Another DUT: a subclass's :meth:`dut_process`."""
 
-    def __init__(self, config, dut, *, link, corrupt=(), max_cycles=None, truth=None,
-                 loopback=False):
+    def __init__(
+        self, config, dut, *, link, corrupt=(), max_cycles=None, truth=None, loopback=False
+    ):
         self.config = config
         self.appliance = Appliance(config)
         self.bench = _Bench(self.appliance)
-        self.truth = truth             # open text file for the JSON-lines log, or None
+        self.truth = truth  # open text file for the JSON-lines log, or None
         self.dut = dut
         self.link = link
-        self.corrupt = set(corrupt)     # indices of device->host bytes to corrupt
+        self.corrupt = set(corrupt)  # indices of device->host bytes to corrupt
         self.max_cycles = max_cycles
         self.sent = 0
         self.cycle = 0
@@ -175,15 +185,15 @@ class SimulatedDevice:
         divisor = self.config.uart_divisor
         tx = self.appliance.uart_tx
         while True:
-            await ctx.negedge(tx)                    # start bit
-            await _ticks(ctx, divisor // 2)      # middle of the start bit (of 2 cycles: the last)
+            await ctx.negedge(tx)  # start bit
+            await _ticks(ctx, divisor // 2)  # middle of the start bit (of 2 cycles: the last)
             value = 0
             for bit in range(8):
                 await _ticks(ctx, divisor)
                 value |= ctx.get(tx) << bit
-            await _ticks(ctx, divisor)         # stop bit
+            await _ticks(ctx, divisor)  # stop bit
             if self.sent in self.corrupt:
-                value ^= 0x24                        # flip two bits on the "wire"
+                value ^= 0x24  # flip two bits on the "wire"
             self.sent += 1
             self.link.send(value)
 
@@ -239,10 +249,10 @@ class SimulatedDevice:
             if next_burst is not None and now >= next_burst:
                 for n in range(dut.burst_length):
                     await marker(_il(Point.PARAM, n))
-                    await self.ticks(ctx, 4)   # the marker port's minimum spacing
+                    await self.ticks(ctx, 4)  # the marker port's minimum spacing
                 next_burst = ctx.get(self.bench.cycle) + dut.burst_every
             if now >= next_background:
-                await marker(_il(Point.PARAM, 0x7f))
+                await marker(_il(Point.PARAM, 0x7F))
                 next_background = now + dut.background
 
     async def _jumper(self, ctx):
@@ -272,7 +282,7 @@ class SimulatedDevice:
         sim = Simulator(self.bench)
         if self.domain == "sync":
             sim.add_clock(1 / self.config.clock_hz)
-        else:                                   # in phase, from time 0
+        else:  # in phase, from time 0
             sim.add_clock(1 / self.config.link_clock_hz, phase=0)
             sim.add_clock(1 / self.config.clock_hz, phase=0, domain=self.domain)
         sim.add_testbench(self._clock)
@@ -285,23 +295,33 @@ class SimulatedDevice:
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m latscope_gateware.sim_device",
-        description="Run the latscope appliance gateware in simulation behind a pseudo-terminal.")
+        description="Run the latscope appliance gateware in simulation behind a pseudo-terminal.",
+    )
     parser.add_argument("--clock-hz", type=int, default=100_000_000)
     parser.add_argument("--uart-divisor", type=int, default=4)
     parser.add_argument("--fifo-depth", type=int, default=64)
     parser.add_argument("--cycles", type=int, default=None, help="stop after this many cycles")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--burst-every", type=int, default=0,
-                        help="cycles between marker bursts that overrun the FIFO (0: none)")
+    parser.add_argument(
+        "--burst-every",
+        type=int,
+        default=0,
+        help="cycles between marker bursts that overrun the FIFO (0: none)",
+    )
     parser.add_argument("--burst-length", type=int, default=0)
-    parser.add_argument("--background", type=int, default=2000,
-                        help="cycles between the DUT's background markers")
-    parser.add_argument("--corrupt", default="",
-                        help="comma-separated indices of device-to-host bytes to corrupt")
+    parser.add_argument(
+        "--background", type=int, default=2000, help="cycles between the DUT's background markers"
+    )
+    parser.add_argument(
+        "--corrupt", default="", help="comma-separated indices of device-to-host bytes to corrupt"
+    )
     parser.add_argument("--truth", help="write the DUT's pin changes here (JSON lines)")
-    parser.add_argument("--loopback", action="store_true",
-                        help="no DUT: the IRQ output is jumpered to EDGE0 and the marker strobe "
-                             "(the self-test's loopback wiring)")
+    parser.add_argument(
+        "--loopback",
+        action="store_true",
+        help="no DUT: the IRQ output is jumpered to EDGE0 and the marker strobe "
+        "(the self-test's loopback wiring)",
+    )
     args = parser.parse_args(argv)
 
     master, slave = os.openpty()
@@ -309,15 +329,30 @@ def main(argv=None):
     os.set_blocking(master, False)
     print(f"PTY {os.ttyname(slave)}", flush=True)
 
-    config = ApplianceConfig(clock_hz=args.clock_hz, uart_divisor=args.uart_divisor,
-                             fifo_depth=args.fifo_depth, flush_after=2000,
-                             command_timeout=100 * args.uart_divisor * 10)
-    dut = ScriptedDut(seed=args.seed, background=args.background, burst_every=args.burst_every,
-                      burst_length=args.burst_length)
+    config = ApplianceConfig(
+        clock_hz=args.clock_hz,
+        uart_divisor=args.uart_divisor,
+        fifo_depth=args.fifo_depth,
+        flush_after=2000,
+        command_timeout=100 * args.uart_divisor * 10,
+    )
+    dut = ScriptedDut(
+        seed=args.seed,
+        background=args.background,
+        burst_every=args.burst_every,
+        burst_length=args.burst_length,
+    )
     corrupt = [int(index) for index in args.corrupt.split(",") if index]
     truth = open(args.truth, "w") if args.truth else None
-    device = SimulatedDevice(config, dut, link=PtyLink(master), corrupt=corrupt,
-                             max_cycles=args.cycles, truth=truth, loopback=args.loopback)
+    device = SimulatedDevice(
+        config,
+        dut,
+        link=PtyLink(master),
+        corrupt=corrupt,
+        max_cycles=args.cycles,
+        truth=truth,
+        loopback=args.loopback,
+    )
     try:
         device.run()
     except KeyboardInterrupt:

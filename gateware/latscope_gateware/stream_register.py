@@ -22,10 +22,12 @@ class StreamRegister(wiring.Component):
 
     def __init__(self, shape, *, full_rate=True):
         self._full_rate = full_rate
-        super().__init__({
-            "i": In(stream.Signature(shape)),
-            "o": Out(stream.Signature(shape)),
-        })
+        super().__init__(
+            {
+                "i": In(stream.Signature(shape)),
+                "o": Out(stream.Signature(shape)),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()

@@ -81,14 +81,21 @@ class SumpEngine(wiring.Component):
         self.clock_hz = clock_hz
         #: Channel groups present; a sample is stored as that many bytes.
         self.groups = -(-channels // SUMP_GROUP_BITS)
-        self.metadata_reply = sump_metadata(name=name, version=version, probes=channels,
-                                      memory_bytes=depth * self.groups, max_rate_hz=clock_hz)
-        super().__init__({
-            "rx": In(stream.Signature(8, always_ready=True)),
-            "sample": In(channels),
-            "tx": Out(stream.Signature(8)),
-            "idle": Out(1),
-        })
+        self.metadata_reply = sump_metadata(
+            name=name,
+            version=version,
+            probes=channels,
+            memory_bytes=depth * self.groups,
+            max_rate_hz=clock_hz,
+        )
+        super().__init__(
+            {
+                "rx": In(stream.Signature(8, always_ready=True)),
+                "sample": In(channels),
+                "tx": Out(stream.Signature(8)),
+                "idle": Out(1),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -110,8 +117,7 @@ class SumpEngine(wiring.Component):
         m.d.comb += [
             self.idle.eq(parser.idle),
             config.run.eq(run),
-            [part.settings.eq(config.settings) for part in (sampler, trigger, recorder,
-                                                            readback)],
+            [part.settings.eq(config.settings) for part in (sampler, trigger, recorder, readback)],
             # Stage 1 (the sampler) feeds stage 2 (trigger and recorder).
             sampler.sample.eq(self.sample),
             sampler.sampling.eq(trigger.sampling),

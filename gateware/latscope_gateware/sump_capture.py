@@ -55,16 +55,18 @@ class SumpSampler(wiring.Component):
     def __init__(self, groups, *, clock_hz):
         self._clock_hz = clock_hz
         width = groups * SUMP_GROUP_BITS
-        super().__init__({
-            "sample": In(width),
-            "sampling": In(1),
-            "set_divider": In(1),
-            "settings": In(settings_layout(groups)),
-            "sampled": Out(1),
-            "value": Out(width),
-            "same": Out(1),
-            "match": Out(1),
-        })
+        super().__init__(
+            {
+                "sample": In(width),
+                "sampling": In(1),
+                "set_divider": In(1),
+                "settings": In(settings_layout(groups)),
+                "sampled": Out(1),
+                "value": Out(width),
+                "same": Out(1),
+                "match": Out(1),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -74,8 +76,8 @@ class SumpSampler(wiring.Component):
         step = round((SUMP_REFERENCE_HZ << frac) / self._clock_hz)
         settings = self.settings
         until = Signal(signed(len(settings.divider) + frac + 3))
-        after_tick = Signal.like(until)         # period - step (0 if faster than the clock)
-        divider_set = Signal()                  # from the divider register, a cycle later
+        after_tick = Signal.like(until)  # period - step (0 if faster than the clock)
+        divider_set = Signal()  # from the divider register, a cycle later
         m.d.sync += divider_set.eq(self.set_divider)
         with m.If(divider_set):
             period = (settings.divider + 1) << frac
@@ -84,8 +86,11 @@ class SumpSampler(wiring.Component):
         tick = until < 0
         with m.If(self.sampling):
             # A carry select keeps the 39-bit add off one long chain.
-            m.d.sync += until.eq(carry_select_add(until, Mux(tick, after_tick, -step),
-                                                  width=len(until), split=len(until) // 2))
+            m.d.sync += until.eq(
+                carry_select_add(
+                    until, Mux(tick, after_tick, -step), width=len(until), split=len(until) // 2
+                )
+            )
         with m.Else():
             m.d.sync += until.eq(-1)
 
@@ -102,9 +107,9 @@ class SumpSampler(wiring.Component):
 
 class _Phase(enum.Enum):
     IDLE = 0
-    ARMED = 1       # sampling into the ring, waiting for the trigger
-    TRIGGERED = 2   # sampling the post-trigger entries
-    FLUSH = 3       # RLE: write the entry still held back; then the readback
+    ARMED = 1  # sampling into the ring, waiting for the trigger
+    TRIGGERED = 2  # sampling the post-trigger entries
+    FLUSH = 3  # RLE: write the entry still held back; then the readback
 
 
 class SumpTrigger(wiring.Component):
@@ -138,19 +143,21 @@ class SumpTrigger(wiring.Component):
     """
 
     def __init__(self, groups, depth):
-        super().__init__({
-            "run": In(1),
-            "reset": In(1),
-            "sampled": In(1),
-            "match": In(1),
-            "writes": In(1),
-            "filled": In(range(depth + 1)),
-            "full": In(1),
-            "settings": In(settings_layout(groups)),
-            "sampling": Out(1),
-            "taking": Out(1),
-            "flush": Out(1),
-        })
+        super().__init__(
+            {
+                "run": In(1),
+                "reset": In(1),
+                "sampled": In(1),
+                "match": In(1),
+                "writes": In(1),
+                "filled": In(range(depth + 1)),
+                "full": In(1),
+                "settings": In(settings_layout(groups)),
+                "sampling": Out(1),
+                "taking": Out(1),
+                "flush": Out(1),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -158,20 +165,25 @@ class SumpTrigger(wiring.Component):
         phase = Signal(_Phase)
         armed = Signal()
         post_left = Signal.like(settings.post_entries)  # entries still to write after it
-        post_more = Signal()                            # post_left != 0
+        post_more = Signal()  # post_left != 0
         m.d.sync += armed.eq((self.filled >= settings.pre_trigger) | self.full)
         m.d.comb += [
             self.sampling.eq((phase == _Phase.ARMED) | (phase == _Phase.TRIGGERED)),
-            self.taking.eq(self.sampled & ((phase == _Phase.ARMED)
-                                           | ((phase == _Phase.TRIGGERED) & post_more))),
+            self.taking.eq(
+                self.sampled & ((phase == _Phase.ARMED) | ((phase == _Phase.TRIGGERED) & post_more))
+            ),
             self.flush.eq(phase == _Phase.FLUSH),
         ]
         with m.Switch(phase):
             with m.Case(_Phase.ARMED):
                 with m.If(self.sampled & self.match & armed):
-                    m.d.sync += [phase.eq(_Phase.TRIGGERED), post_more.eq(1),
-                                 post_left.eq(Mux(self.writes, settings.post_entries_after,
-                                                  settings.post_entries))]
+                    m.d.sync += [
+                        phase.eq(_Phase.TRIGGERED),
+                        post_more.eq(1),
+                        post_left.eq(
+                            Mux(self.writes, settings.post_entries_after, settings.post_entries)
+                        ),
+                    ]
             with m.Case(_Phase.TRIGGERED):
                 with m.If(~post_more):
                     m.d.sync += phase.eq(_Phase.FLUSH)
@@ -223,21 +235,23 @@ class SumpRecorder(wiring.Component):
         self._groups = groups
         self._depth = depth
         width = groups * SUMP_GROUP_BITS
-        super().__init__({
-            "run": In(1),
-            "taking": In(1),
-            "flush": In(1),
-            "value": In(width),
-            "same": In(1),
-            "settings": In(settings_layout(groups)),
-            "writes": Out(1),
-            "writing": Out(1),
-            "filled": Out(range(depth + 1)),
-            "full": Out(1),
-            "write_addr": Out(range(depth)),
-            "read_addr": In(range(depth)),
-            "read_data": Out(width),
-        })
+        super().__init__(
+            {
+                "run": In(1),
+                "taking": In(1),
+                "flush": In(1),
+                "value": In(width),
+                "same": In(1),
+                "settings": In(settings_layout(groups)),
+                "writes": Out(1),
+                "writing": Out(1),
+                "filled": Out(range(depth + 1)),
+                "full": Out(1),
+                "write_addr": Out(range(depth)),
+                "read_addr": In(range(depth)),
+                "read_data": Out(width),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -259,8 +273,10 @@ class SumpRecorder(wiring.Component):
         with m.If(write.en):
             m.d.sync += self.write_addr.eq(self.write_addr + 1)
             with m.If(~self.full):
-                m.d.sync += [self.filled.eq(self.filled + 1),
-                             self.full.eq(self.filled == self._depth - 1)]
+                m.d.sync += [
+                    self.filled.eq(self.filled + 1),
+                    self.full.eq(self.filled == self._depth - 1),
+                ]
         self._encode(m, store, store_data)
         with m.If(self.run):
             m.d.sync += [self.filled.eq(0), self.full.eq(0)]
@@ -274,17 +290,22 @@ class SumpRecorder(wiring.Component):
         settings = self.settings
         value, rle = self.value, settings.rle
         have_previous = Signal()
-        run_length = Signal(width - 1)          # samples of the current run after its first
-        run_counted = Signal()                  # run_length != 0
-        run_full = Signal()                     # run_length == count_max
+        run_length = Signal(width - 1)  # samples of the current run after its first
+        run_counted = Signal()  # run_length != 0
+        run_full = Signal()  # run_length == count_max
         held = Signal(width)
         holding = Signal()
         count_entry = Signal(width)
-        count_bytes = Array(run_length.word_select(n, 8) if 8 * (n + 1) <= len(run_length)
-                            else run_length[8 * n:] for n in range(groups))
-        m.d.comb += count_entry.eq(Cat(
-            count_bytes[settings.rank[g]] | Mux(settings.last[g], 0x80, 0)
-            for g in range(groups)))
+        count_bytes = Array(
+            run_length.word_select(n, 8) if 8 * (n + 1) <= len(run_length) else run_length[8 * n :]
+            for n in range(groups)
+        )
+        m.d.comb += count_entry.eq(
+            Cat(
+                count_bytes[settings.rank[g]] | Mux(settings.last[g], 0x80, 0)
+                for g in range(groups)
+            )
+        )
 
         def write(entry):
             m.d.comb += [store.eq(1), store_data.eq(entry)]
@@ -298,14 +319,21 @@ class SumpRecorder(wiring.Component):
             with m.If(~rle):
                 write(value)
             with m.Elif(extends):
-                m.d.sync += [run_length.eq(run_length + 1), run_counted.eq(1),
-                             run_full.eq(run_length == settings.count_last)]
+                m.d.sync += [
+                    run_length.eq(run_length + 1),
+                    run_counted.eq(1),
+                    run_full.eq(run_length == settings.count_last),
+                ]
                 with m.If(holding):
                     write(held)
                     m.d.sync += holding.eq(0)
             with m.Else():
-                m.d.sync += [have_previous.eq(1), run_length.eq(0), run_counted.eq(0),
-                             run_full.eq(settings.count_max == 0)]
+                m.d.sync += [
+                    have_previous.eq(1),
+                    run_length.eq(0),
+                    run_counted.eq(0),
+                    run_full.eq(settings.count_max == 0),
+                ]
                 with m.If(have_previous & run_counted):
                     # `holding` is clear: a run longer than one sample wrote its value.
                     write(count_entry)
@@ -323,5 +351,4 @@ class SumpRecorder(wiring.Component):
             with m.Elif(rle & have_previous & run_counted):
                 write(count_entry)
         with m.If(self.run):
-            m.d.sync += [have_previous.eq(0), holding.eq(0), run_length.eq(0),
-                         run_counted.eq(0)]
+            m.d.sync += [have_previous.eq(0), holding.eq(0), run_length.eq(0), run_counted.eq(0)]

@@ -5,11 +5,25 @@ from amaranth.hdl import *
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope_defs.protocol import (SUMP_ARG_BYTES, SUMP_GROUP_BITS, SUMP_ID_REPLY,
-                                    SUMP_LONG_COMMAND, SUMP_MAX_GROUPS, SumpCommand, SumpFlags)
+from latscope_defs.protocol import (
+    SUMP_ARG_BYTES,
+    SUMP_GROUP_BITS,
+    SUMP_ID_REPLY,
+    SUMP_LONG_COMMAND,
+    SUMP_MAX_GROUPS,
+    SumpCommand,
+    SumpFlags,
+)
 
-__all__ = ["DIVIDER_BITS", "ENTRY_COUNT_BITS", "long_command_layout", "settings_layout",
-           "SumpCommandParser", "SumpConfiguration", "SumpReplies"]
+__all__ = [
+    "DIVIDER_BITS",
+    "ENTRY_COUNT_BITS",
+    "long_command_layout",
+    "settings_layout",
+    "SumpCommandParser",
+    "SumpConfiguration",
+    "SumpReplies",
+]
 
 DIVIDER_BITS = 24
 #: Read and delay counts in entries: ((16-bit count) + 1) * 4.
@@ -34,22 +48,24 @@ def settings_layout(groups):
     trigger counts), ``post_entries`` and ``post_entries_after`` (= ``post_entries - 1``).
     """
     width = groups * SUMP_GROUP_BITS
-    return data.StructLayout({
-        "divider": DIVIDER_BITS,
-        "trigger_mask": width,
-        "trigger_value": width,
-        "read_entries": ENTRY_COUNT_BITS,
-        "enabled": SUMP_MAX_GROUPS,
-        "rle": 1,
-        "value_mask": width,
-        "rank": data.ArrayLayout(2, groups),
-        "last": groups,
-        "count_max": width - 1,
-        "count_last": width - 1,
-        "pre_trigger": ENTRY_COUNT_BITS,
-        "post_entries": ENTRY_COUNT_BITS,
-        "post_entries_after": ENTRY_COUNT_BITS,
-    })
+    return data.StructLayout(
+        {
+            "divider": DIVIDER_BITS,
+            "trigger_mask": width,
+            "trigger_value": width,
+            "read_entries": ENTRY_COUNT_BITS,
+            "enabled": SUMP_MAX_GROUPS,
+            "rle": 1,
+            "value_mask": width,
+            "rank": data.ArrayLayout(2, groups),
+            "last": groups,
+            "count_max": width - 1,
+            "count_last": width - 1,
+            "pre_trigger": ENTRY_COUNT_BITS,
+            "post_entries": ENTRY_COUNT_BITS,
+            "post_entries_after": ENTRY_COUNT_BITS,
+        }
+    )
 
 
 class SumpCommandParser(wiring.Component):
@@ -72,12 +88,14 @@ class SumpCommandParser(wiring.Component):
     """
 
     def __init__(self):
-        super().__init__({
-            "rx": In(stream.Signature(8, always_ready=True)),
-            "short": Out(stream.Signature(8, always_ready=True)),
-            "long": Out(stream.Signature(long_command_layout, always_ready=True)),
-            "idle": Out(1),
-        })
+        super().__init__(
+            {
+                "rx": In(stream.Signature(8, always_ready=True)),
+                "short": Out(stream.Signature(8, always_ready=True)),
+                "long": Out(stream.Signature(long_command_layout, always_ready=True)),
+                "idle": Out(1),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -132,17 +150,19 @@ class SumpConfiguration(wiring.Component):
 
     def __init__(self, groups):
         self._groups = groups
-        super().__init__({
-            "long": In(stream.Signature(long_command_layout, always_ready=True)),
-            "run": In(1),
-            "set_divider": Out(1),
-            "settings": Out(settings_layout(groups), init={"read_entries": 4}),
-        })
+        super().__init__(
+            {
+                "long": In(stream.Signature(long_command_layout, always_ready=True)),
+                "run": In(1),
+                "set_divider": Out(1),
+                "settings": Out(settings_layout(groups), init={"read_entries": 4}),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
         settings = self.settings
-        delay_count = Signal(16)         # capture (delay_count + 1) * 4 after the trigger
+        delay_count = Signal(16)  # capture (delay_count + 1) * 4 after the trigger
         flags = Signal(32)
         arg = self.long.payload.arg
         with m.If(self.long.valid):
@@ -151,8 +171,10 @@ class SumpConfiguration(wiring.Component):
                     m.d.sync += settings.divider.eq(arg[:DIVIDER_BITS])
                     m.d.comb += self.set_divider.eq(1)
                 with m.Case(SumpCommand.SET_READ_DELAY):
-                    m.d.sync += [settings.read_entries.eq((arg[:16] + 1) << 2),
-                                 delay_count.eq(arg[16:])]
+                    m.d.sync += [
+                        settings.read_entries.eq((arg[:16] + 1) << 2),
+                        delay_count.eq(arg[16:]),
+                    ]
                 with m.Case(SumpCommand.SET_FLAGS):
                     m.d.sync += flags.eq(arg)
                 with m.Case(SumpCommand.TRIGGER_MASK0):
@@ -164,8 +186,9 @@ class SumpConfiguration(wiring.Component):
         delay_entries = (delay_count + 1) << 2
         with m.If(self.run):
             m.d.sync += [
-                settings.pre_trigger.eq(Mux(read_entries > delay_entries,
-                                            read_entries - delay_entries, 0)),
+                settings.pre_trigger.eq(
+                    Mux(read_entries > delay_entries, read_entries - delay_entries, 0)
+                ),
                 settings.post_entries.eq(delay_entries),
                 settings.post_entries_after.eq(delay_entries - 1),
             ]
@@ -184,11 +207,11 @@ class SumpConfiguration(wiring.Component):
         for g in range(groups):
             m.d.sync += settings.rank[g].eq(rank_so_far)
             rank_so_far = rank_so_far + stored[g]
-            above = stored[g + 1:] if g + 1 < groups else Const(0, 1)
+            above = stored[g + 1 :] if g + 1 < groups else Const(0, 1)
             is_last = stored[g] & (above == 0)
             m.d.sync += settings.last[g].eq(is_last)
-            keep = Mux(stored[g], 0xff, 0)
-            mask.append(Mux(rle & is_last, keep & 0x7f, keep))
+            keep = Mux(stored[g], 0xFF, 0)
+            mask.append(Mux(rle & is_last, keep & 0x7F, keep))
         m.d.sync += settings.value_mask.eq(Cat(*mask))
         with m.Switch(rank_so_far):
             for n in range(1, groups + 1):
@@ -211,12 +234,16 @@ class SumpReplies(wiring.Component):
     """
 
     def __init__(self, metadata_reply):
-        self._replies = {SumpCommand.ID: bytes(SUMP_ID_REPLY),
-                         SumpCommand.METADATA: bytes(metadata_reply)}
-        super().__init__({
-            "short": In(stream.Signature(8, always_ready=True)),
-            "tx": Out(stream.Signature(8)),
-        })
+        self._replies = {
+            SumpCommand.ID: bytes(SUMP_ID_REPLY),
+            SumpCommand.METADATA: bytes(metadata_reply),
+        }
+        super().__init__(
+            {
+                "short": In(stream.Signature(8, always_ready=True)),
+                "tx": Out(stream.Signature(8)),
+            }
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -232,14 +259,16 @@ class SumpReplies(wiring.Component):
                 start = 0
                 for command, reply in self._replies.items():
                     with m.Case(command):
-                        m.d.sync += [rom_addr.eq(start), rom_left.eq(len(reply)),
-                                     sending.eq(1)]
+                        m.d.sync += [rom_addr.eq(start), rom_left.eq(len(reply)), sending.eq(1)]
                     start += len(reply)
                 with m.Case(SumpCommand.RESET):
                     m.d.sync += [rom_left.eq(0), sending.eq(0)]
 
         m.d.comb += [self.tx.valid.eq(sending), self.tx.payload.eq(rom_data[rom_addr])]
         with m.If(self.tx.valid & self.tx.ready):
-            m.d.sync += [rom_addr.eq(rom_addr + 1), rom_left.eq(rom_left - 1),
-                         sending.eq(rom_left != 1)]
+            m.d.sync += [
+                rom_addr.eq(rom_addr + 1),
+                rom_left.eq(rom_left - 1),
+                sending.eq(rom_left != 1),
+            ]
         return m

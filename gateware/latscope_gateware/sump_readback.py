@@ -16,11 +16,11 @@ __all__ = ["SumpReadback"]
 
 class _Step(enum.Enum):
     IDLE = 0
-    START = 1       # how many entries, from where (once the last entry is written)
-    FETCH = 2       # address the next entry
-    LOAD = 3        # the entry leaves the block RAM
-    SEND = 4        # its bytes, one per enabled channel group
-    COUNT = 5       # the samples the entry stands for; stop once the read count is reached
+    START = 1  # how many entries, from where (once the last entry is written)
+    FETCH = 2  # address the next entry
+    LOAD = 3  # the entry leaves the block RAM
+    SEND = 4  # its bytes, one per enabled channel group
+    COUNT = 5  # the samples the entry stands for; stop once the read count is reached
 
 
 class SumpReadback(wiring.Component):
@@ -60,17 +60,19 @@ class SumpReadback(wiring.Component):
     """
 
     def __init__(self, groups, depth):
-        super().__init__({
-            "start": In(1),
-            "stop": In(1),
-            "writing": In(1),
-            "filled": In(range(depth + 1)),
-            "write_addr": In(range(depth)),
-            "settings": In(settings_layout(groups)),
-            "read_addr": Out(range(depth)),
-            "read_data": In(groups * SUMP_GROUP_BITS),
-            "tx": Out(stream.Signature(8)),
-        })
+        super().__init__(
+            {
+                "start": In(1),
+                "stop": In(1),
+                "writing": In(1),
+                "filled": In(range(depth + 1)),
+                "write_addr": In(range(depth)),
+                "settings": In(settings_layout(groups)),
+                "read_addr": Out(range(depth)),
+                "read_data": In(groups * SUMP_GROUP_BITS),
+                "tx": Out(stream.Signature(8)),
+            }
+        )
         self._depth = depth
         self._groups = groups
 
@@ -89,10 +91,9 @@ class SumpReadback(wiring.Component):
         word = Signal(SUMP_MAX_GROUPS * SUMP_GROUP_BITS)
         is_count = Signal()
         samples_left = Signal(len(read_left))
-        counting = Signal()                     # the read count is not sigrok's cap
-        enabled_count = sum(self.settings.enabled[:self._groups])
-        caps = Array(self._depth * self._groups // n if n else 0
-                     for n in range(self._groups + 1))
+        counting = Signal()  # the read count is not sigrok's cap
+        enabled_count = sum(self.settings.enabled[: self._groups])
+        caps = Array(self._depth * self._groups // n if n else 0 for n in range(self._groups + 1))
         next_samples = Signal(len(read_left) + 1, init=1)
         count_bits = len(next_samples) - 1
         group_last = self.settings.last.bit_select(group, 1)
@@ -100,14 +101,15 @@ class SumpReadback(wiring.Component):
         # cycles apart), which keeps the comparison's carry chain off the stop decision.
         reached = Signal()
         samples_after = Signal.like(samples_left)
-        m.d.sync += [reached.eq(next_samples >= samples_left),
-                     samples_after.eq(samples_left - next_samples)]
+        m.d.sync += [
+            reached.eq(next_samples >= samples_left),
+            samples_after.eq(samples_left - next_samples),
+        ]
         with m.Switch(step):
             with m.Case(_Step.START):
                 with m.If(~self.writing):
                     m.d.sync += [
-                        read_left.eq(Mux(read_entries < self.filled, read_entries,
-                                         self.filled)),
+                        read_left.eq(Mux(read_entries < self.filled, read_entries, self.filled)),
                         samples_left.eq(read_entries),
                         counting.eq(read_entries != caps[enabled_count]),
                         next_samples.eq(1),
@@ -120,34 +122,48 @@ class SumpReadback(wiring.Component):
                 with m.Else():
                     m.d.sync += step.eq(_Step.LOAD)
             with m.Case(_Step.LOAD):
-                m.d.sync += [entry.eq(self.read_data), group.eq(0), sent.eq(0), word.eq(0),
-                             is_count.eq(0), step.eq(_Step.SEND)]
+                m.d.sync += [
+                    entry.eq(self.read_data),
+                    group.eq(0),
+                    sent.eq(0),
+                    word.eq(0),
+                    is_count.eq(0),
+                    step.eq(_Step.SEND),
+                ]
             with m.Case(_Step.SEND):
                 payload = entry.word_select(group, 8)
                 m.d.comb += [self.tx.valid.eq(group_enabled), self.tx.payload.eq(payload)]
                 with m.If(group_enabled & self.tx.ready):
                     flag = self.settings.rle & group_last & payload[7]
-                    m.d.sync += [sent.eq(sent + 1), is_count.eq(flag),
-                                 word.word_select(sent, 8).eq(Mux(flag, payload & 0x7f,
-                                                                  payload))]
+                    m.d.sync += [
+                        sent.eq(sent + 1),
+                        is_count.eq(flag),
+                        word.word_select(sent, 8).eq(Mux(flag, payload & 0x7F, payload)),
+                    ]
                 with m.If(~group_enabled | self.tx.ready):
                     m.d.sync += group.eq(group + 1)
                     with m.If(group == SUMP_MAX_GROUPS - 1):
-                        m.d.sync += [read_left.eq(read_left - 1),
-                                     self.read_addr.eq(self.read_addr - 1),
-                                     step.eq(_Step.COUNT)]
+                        m.d.sync += [
+                            read_left.eq(read_left - 1),
+                            self.read_addr.eq(self.read_addr - 1),
+                            step.eq(_Step.COUNT),
+                        ]
             with m.Case(_Step.COUNT):
                 with m.If(is_count):
                     # n + 1 samples, saturated above any read count.
                     saturated = word[count_bits:] != 0
-                    m.d.sync += [next_samples.eq(Mux(saturated, 1 << count_bits,
-                                                     word[:count_bits] + 1)),
-                                 step.eq(_Step.FETCH)]
+                    m.d.sync += [
+                        next_samples.eq(Mux(saturated, 1 << count_bits, word[:count_bits] + 1)),
+                        step.eq(_Step.FETCH),
+                    ]
                 with m.Elif(counting & reached):
                     m.d.sync += step.eq(_Step.IDLE)
                 with m.Else():
-                    m.d.sync += [samples_left.eq(samples_after),
-                                 next_samples.eq(1), step.eq(_Step.FETCH)]
+                    m.d.sync += [
+                        samples_left.eq(samples_after),
+                        next_samples.eq(1),
+                        step.eq(_Step.FETCH),
+                    ]
         start, stop = Signal(), Signal()
         m.d.sync += [start.eq(self.start), stop.eq(self.stop)]
         with m.If(start):

@@ -86,12 +86,14 @@ class PinChangeDetector(wiring.Component):
         self._width = width
         self._stages = check_sync_stages(stages)
         self._phases = check_phases(phases)
-        super().__init__({
-            "pins": In(phases * width),
-            "level": Out(width),
-            "changed": Out(width),
-            "phase": Out(data.ArrayLayout(stamp_shift_of(phases), width)),
-        })
+        super().__init__(
+            {
+                "pins": In(phases * width),
+                "level": Out(width),
+                "changed": Out(width),
+                "phase": Out(data.ArrayLayout(stamp_shift_of(phases), width)),
+            }
+        )
 
     @property
     def latency(self):
@@ -102,7 +104,7 @@ class PinChangeDetector(wiring.Component):
         width = self._width
         synced = Signal(self._phases * width)
         m.submodules.synchronizer = FFSynchronizer(self.pins, synced, stages=self._stages)
-        samples = [synced[k * width:(k + 1) * width] for k in range(self._phases)]
+        samples = [synced[k * width : (k + 1) * width] for k in range(self._phases)]
         late = samples[-1]
         previous = Signal(width, reset_less=True)
         m.d.sync += previous.eq(late)

@@ -39,10 +39,12 @@ class UARTTx(wiring.Component):
     def __init__(self, divisor):
         _check_divisor(divisor)
         self._divisor = divisor
-        super().__init__({
-            "data": In(stream.Signature(8)),
-            "tx": Out(1, init=1),
-        })
+        super().__init__(
+            {
+                "data": In(stream.Signature(8)),
+                "tx": Out(1, init=1),
+            }
+        )
 
     @property
     def divisor(self):
@@ -53,7 +55,7 @@ class UARTTx(wiring.Component):
         divisor = self._divisor
 
         bits_left = Signal(range(FRAME_BITS + 1))  # frame bits on the line, this one included
-        timer = Signal(range(divisor))             # cycles of the current bit after this one
+        timer = Signal(range(divisor))  # cycles of the current bit after this one
         # Bits after the current one, next first; ones shift in behind the stop bit, so the
         # line returns to idle by itself.
         pending = Signal(FRAME_BITS - 1, init=~0)
@@ -75,8 +77,8 @@ class UARTTx(wiring.Component):
         bit_ends = timer == 0
         with m.If(self.data.valid & ready):
             m.d.sync += [
-                self.tx.eq(0),                                   # start bit
-                pending.eq(Cat(self.data.payload, C(1, 1))),     # data LSB first, stop bit
+                self.tx.eq(0),  # start bit
+                pending.eq(Cat(self.data.payload, C(1, 1))),  # data LSB first, stop bit
             ]
             m.d.comb += [next_bits_left.eq(FRAME_BITS), next_timer.eq(divisor - 1)]
         with m.Elif(bits_left != 0):
@@ -132,11 +134,13 @@ class UARTRx(wiring.Component):
             raise ValueError(f"sync_stages must be an integer >= 2, not {sync_stages!r}")
         self._divisor = divisor
         self._sync_stages = sync_stages
-        super().__init__({
-            "rx": In(1, init=1),
-            "data": Out(stream.Signature(8, always_ready=True)),
-            "framing_error": Out(1),
-        })
+        super().__init__(
+            {
+                "rx": In(1, init=1),
+                "data": Out(stream.Signature(8, always_ready=True)),
+                "framing_error": Out(1),
+            }
+        )
 
     @property
     def divisor(self):
@@ -166,8 +170,8 @@ class UARTRx(wiring.Component):
         m.d.sync += line_before.eq(line)
 
         busy = Signal()
-        timer = Signal(range(divisor))             # cycles until the next sample
-        bit = Signal(range(FRAME_BITS))            # frame bit the next sample is of
+        timer = Signal(range(divisor))  # cycles until the next sample
+        bit = Signal(range(FRAME_BITS))  # frame bit the next sample is of
         shifter = Signal(8)
 
         m.d.sync += [self.data.valid.eq(0), self.framing_error.eq(0)]
@@ -181,9 +185,9 @@ class UARTRx(wiring.Component):
             m.d.sync += [timer.eq(divisor - 1), bit.eq(bit + 1)]
             with m.If(bit == 0):
                 with m.If(line):
-                    m.d.sync += busy.eq(0)           # start bit gone by its middle: a glitch
+                    m.d.sync += busy.eq(0)  # start bit gone by its middle: a glitch
             with m.Elif(bit == FRAME_BITS - 1):
-                m.d.sync += busy.eq(0)               # re-arm in the stop bit
+                m.d.sync += busy.eq(0)  # re-arm in the stop bit
                 with m.If(line):
                     m.d.sync += [self.data.valid.eq(1), self.data.payload.eq(shifter)]
                 with m.Else():

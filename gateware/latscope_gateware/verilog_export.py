@@ -37,8 +37,16 @@ class FlatAppliance(Elaboratable):
                 self.bus[name] = Signal(member.shape, name=f"bus_{name}")
 
     def ports(self):
-        return [self.marker_data, self.marker_strobe, *self.bus.values(), self.edges,
-                self.irq, self.capturing, self.uart_tx, self.uart_rx]
+        return [
+            self.marker_data,
+            self.marker_strobe,
+            *self.bus.values(),
+            self.edges,
+            self.irq,
+            self.capturing,
+            self.uart_tx,
+            self.uart_rx,
+        ]
 
     def elaborate(self, platform):
         m = Module()
@@ -58,30 +66,46 @@ class FlatAppliance(Elaboratable):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m latscope_gateware.verilog_export",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m latscope_gateware.verilog_export", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("-o", "--output", required=True, help="Verilog file to write")
     parser.add_argument("--name", default="latscope_appliance")
     parser.add_argument("--clock-hz", type=int, default=100_000_000)
     parser.add_argument("--uart-divisor", type=int, default=4)
     parser.add_argument("--fifo-depth", type=int, default=512)
     parser.add_argument("--board", default="verilator-soc")
-    parser.add_argument("--sump-depth", type=int, default=4096,
-                        help="samples of the SUMP device mode's memory (a power of two)")
-    parser.add_argument("--word-xor", action="store_true",
-                        help="the XOR networks (LFSR leap, CRC) as word operations rather "
-                             "than the boards' bit-level XORs (the same logic; ApplianceConfig "
-                             "word_xor)")
+    parser.add_argument(
+        "--sump-depth",
+        type=int,
+        default=4096,
+        help="samples of the SUMP device mode's memory (a power of two)",
+    )
+    parser.add_argument(
+        "--word-xor",
+        action="store_true",
+        help="the XOR networks (LFSR leap, CRC) as word operations rather "
+        "than the boards' bit-level XORs (the same logic; ApplianceConfig "
+        "word_xor)",
+    )
     # The snooped window is the SoC's TRACE window (sim/soc_map.toml, via sim/Makefile).
-    parser.add_argument("--bus-base", type=lambda text: int(text, 0), required=True,
-                        help="byte address of the snooped trace window")
+    parser.add_argument(
+        "--bus-base",
+        type=lambda text: int(text, 0),
+        required=True,
+        help="byte address of the snooped trace window",
+    )
     parser.add_argument("--bus-bytes", type=lambda text: int(text, 0), required=True)
     args = parser.parse_args(argv)
-    config = ApplianceConfig(clock_hz=args.clock_hz, uart_divisor=args.uart_divisor,
-                             fifo_depth=args.fifo_depth, board=args.board,
-                             sump_depth=args.sump_depth,
-                             bus_window=(args.bus_base >> 2, args.bus_bytes >> 2),
-                             word_xor=args.word_xor)
+    config = ApplianceConfig(
+        clock_hz=args.clock_hz,
+        uart_divisor=args.uart_divisor,
+        fifo_depth=args.fifo_depth,
+        board=args.board,
+        sump_depth=args.sump_depth,
+        bus_window=(args.bus_base >> 2, args.bus_bytes >> 2),
+        word_xor=args.word_xor,
+    )
     top = FlatAppliance(config)
     with open(args.output, "w") as file:
         file.write(verilog.convert(top, name=args.name, ports=top.ports()))

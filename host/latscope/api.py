@@ -55,8 +55,7 @@ class Session:
     def __init__(self, port, *, baud=12_000_000, suite=None, log=None, sim_args=()):
         self.port = port
         self.baud = baud
-        self.session = CaptureSession(port, baud=baud, suite=suite, log=log,
-                                      sim_args=sim_args)
+        self.session = CaptureSession(port, baud=baud, suite=suite, log=log, sim_args=sim_args)
         try:
             # The device's IRQ generator is what ``irq`` and the captures' metadata say.
             self.session.configure_irq(IrqSettings())
@@ -88,6 +87,7 @@ class Session:
     @property
     def simulation(self):
         from .simulated.appliance import SimulatedAppliance
+
         port = self.session.port
         return port if isinstance(port, SimulatedAppliance) else None
 
@@ -118,15 +118,35 @@ class Session:
         waits for the capture is started then). Returns ``{"link": LinkResult, ...}``; each
         result has ``ok``. The IRQ generator is set back to :attr:`irq` afterwards."""
         from .link.selftest import run_selftest
+
         try:
-            return run_selftest(self.device, port=self.port, baud=self.baud,
-                                identity=self.identity, loopback=loopback, wiring=wiring,
-                                count=count, dut=self.session.port, wiring_timeout=wait)
+            return run_selftest(
+                self.device,
+                port=self.port,
+                baud=self.baud,
+                identity=self.identity,
+                loopback=loopback,
+                wiring=wiring,
+                count=count,
+                dut=self.session.port,
+                wiring_timeout=wait,
+            )
         finally:
             self.session.configure_irq(self.irq)
 
-    def capture(self, *, duration=None, until_samples=None, events=None, output=None,
-                info="", interval=60.0, on_progress=None, timeout=None, loop=None):
+    def capture(
+        self,
+        *,
+        duration=None,
+        until_samples=None,
+        events=None,
+        output=None,
+        info="",
+        interval=60.0,
+        on_progress=None,
+        timeout=None,
+        loop=None,
+    ):
         """Captures until the first of: ``duration`` seconds, ``events`` events,
         ``until_samples=(table, n)`` samples of a table (e.g. ``("IL-a-1", 1000)``), the
         suite's end on ``sim:soc``, ``timeout`` seconds (then DeviceError). At least one of
@@ -146,19 +166,24 @@ class Session:
             raise ValueError("capture needs duration, events, until_samples or timeout")
         temporary = output is None
         if temporary:
-            handle = tempfile.NamedTemporaryFile(prefix="latscope-", suffix=".lsc",
-                                                 delete=False)
+            handle = tempfile.NamedTemporaryFile(prefix="latscope-", suffix=".lsc", delete=False)
             handle.close()
             output = handle.name
         analyzer = live_analysis(self.identity, interval)
         progress = None
         if on_progress is not None:
+
             def progress(batch, run):
                 on_progress(analyzer, run.events)
+
         run = self.session.capture(
-            output, info=info, analyzer=analyzer, on_batch=progress, loop=loop,
-            until=Until(duration=duration, events=events, samples=until_samples,
-                        timeout=timeout))
+            output,
+            info=info,
+            analyzer=analyzer,
+            on_batch=progress,
+            loop=loop,
+            until=Until(duration=duration, events=events, samples=until_samples, timeout=timeout),
+        )
         if run.interrupted:
             raise KeyboardInterrupt
         return CaptureResult(output, analyzer, temporary=temporary)
@@ -194,15 +219,20 @@ class CaptureResult:
         if self._tables is None:
             from .analysis.loop import tables_with_loop
             from .analysis.pairing import analyze
+
             capture = self.capture
-            self._tables = tables_with_loop(capture.events, capture.stamp_hz,
-                                            analyze(capture.events, capture.stamp_hz),
-                                            capture.metadata.get("loop"))
+            self._tables = tables_with_loop(
+                capture.events,
+                capture.stamp_hz,
+                analyze(capture.events, capture.stamp_hz),
+                capture.metadata.get("loop"),
+            )
         return self._tables
 
     def results(self):
         """The results document (docs/results-schema.md) as plain Python objects."""
         from .report.results import results
+
         return results(self.capture, self.tables())
 
     def rows(self):
@@ -228,6 +258,7 @@ class CaptureResult:
         (``html``, ``markdown``, ``csv``, ``json``, ``worst``; PulseView windows of the
         worst samples in ``worst/``)."""
         from .report.directory import write_report
+
         return write_report(self.capture, directory, figures=figures)[1]
 
     def __repr__(self):

@@ -29,6 +29,7 @@ class UsageError(Exception):
 
 # --- values ---------------------------------------------------------------------------------
 
+
 def parse_duration(text):
     """Seconds from ``90``, ``90s``, ``15m``, ``8h`` or ``1d``."""
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -65,6 +66,7 @@ def _bounded_int(text, low):
 def loop_channel(text):
     """``--loop EDGE2``: the IRQ loop's edge channel (latscope.analysis.loop)."""
     from .analysis.loop import parse_loop
+
     try:
         return parse_loop(text)
     except ValueError as error:
@@ -72,12 +74,19 @@ def loop_channel(text):
 
 
 def loop_option(p, recorded):
-    p.add_argument("--loop", type=loop_channel, metavar="EDGEn",
-                   help="IRQ loop method: the edge channel wired to the GPIO the DUT's "
-                        "interrupt handler toggles; adds the LOOP-EDGEn table (IRQ edge -> "
-                        "that pin's next change; docs/tests.md)"
-                        + (", recorded in the capture's metadata" if recorded else
-                           " (default: the one the capture recorded)"))
+    p.add_argument(
+        "--loop",
+        type=loop_channel,
+        metavar="EDGEn",
+        help="IRQ loop method: the edge channel wired to the GPIO the DUT's "
+        "interrupt handler toggles; adds the LOOP-EDGEn table (IRQ edge -> "
+        "that pin's next change; docs/tests.md)"
+        + (
+            ", recorded in the capture's metadata"
+            if recorded
+            else " (default: the one the capture recorded)"
+        ),
+    )
 
 
 def seconds(text):
@@ -94,11 +103,17 @@ def irq_settings(args):
     """The IRQ generator settings of the command line, checked against what the
     generator's 32-bit registers can do (width 1 .. period - 1)."""
     try:
-        return IrqSettings(period=args.irq_period, jitter_mask=args.irq_jitter,
-                           width=args.irq_width, enable=not args.no_irq)
+        return IrqSettings(
+            period=args.irq_period,
+            jitter_mask=args.irq_jitter,
+            width=args.irq_width,
+            enable=not args.no_irq,
+        )
     except ValueError as error:
-        raise UsageError(f"{error} (--irq-period {args.irq_period}, --irq-width "
-                         f"{args.irq_width}, --irq-jitter {args.irq_jitter:#x})") from None
+        raise UsageError(
+            f"{error} (--irq-period {args.irq_period}, --irq-width "
+            f"{args.irq_width}, --irq-jitter {args.irq_jitter:#x})"
+        ) from None
 
 
 def new_output(path, force):
@@ -134,28 +149,44 @@ COMMANDS = []
 def command(name, options, **parser_arguments):
     """Registers a ``cmd_*`` function as the sub-command ``name``; ``options(parser)``
     declares its options."""
+
     def register(run):
         COMMANDS.append((name, options, parser_arguments, run))
         return run
+
     return register
 
 
 def device_options(p):
-    p.add_argument("--port", default=DEFAULT_PORT,
-                   help=f"serial port or pyserial URL of the appliance, or a simulation: "
-                        f"{', '.join(SIM_PORTS)} (default: {DEFAULT_PORT})")
+    p.add_argument(
+        "--port",
+        default=DEFAULT_PORT,
+        help=f"serial port or pyserial URL of the appliance, or a simulation: "
+        f"{', '.join(SIM_PORTS)} (default: {DEFAULT_PORT})",
+    )
     p.add_argument("--baud", type=count, default=12_000_000, help="UART baud rate")
 
 
 def irq_options(p, *, jitter):
-    p.add_argument("--irq-period", type=lambda text: int(text, 0), default=5000,
-                   help="IRQ period in link clock cycles (the capture clock on a one-clock "
-                        "board; `latscope identify`), 2 .. 2**32 - 1")
-    p.add_argument("--irq-jitter", type=lambda text: int(text, 0), default=jitter,
-                   help=f"jitter mask: extra 0..mask cycles per period, 32 bits "
-                        f"(default {jitter:#x})")
-    p.add_argument("--irq-width", type=lambda text: int(text, 0), default=100,
-                   help="IRQ pulse width in link clock cycles (1 .. period - 1)")
+    p.add_argument(
+        "--irq-period",
+        type=lambda text: int(text, 0),
+        default=5000,
+        help="IRQ period in link clock cycles (the capture clock on a one-clock "
+        "board; `latscope identify`), 2 .. 2**32 - 1",
+    )
+    p.add_argument(
+        "--irq-jitter",
+        type=lambda text: int(text, 0),
+        default=jitter,
+        help=f"jitter mask: extra 0..mask cycles per period, 32 bits (default {jitter:#x})",
+    )
+    p.add_argument(
+        "--irq-width",
+        type=lambda text: int(text, 0),
+        default=100,
+        help="IRQ pulse width in link clock cycles (1 .. period - 1)",
+    )
     p.add_argument("--no-irq", action="store_true", help="leave the IRQ generator off")
 
 
@@ -180,35 +211,55 @@ def cmd_info(args):
         return 0
     print(f"board          {identity.board}")
     print(f"protocol       version {identity.version}")
-    print(f"capture clock  {identity.clock_hz / 1e6:g} MHz, resolution "
-          f"{identity.resolution_ns:.2f} ns")
+    print(
+        f"capture clock  {identity.clock_hz / 1e6:g} MHz, resolution "
+        f"{identity.resolution_ns:.2f} ns"
+    )
     if identity.link_clock_hz:
         print(f"link clock     {identity.link_clock_hz / 1e6:g} MHz")
     print(f"marker port    {identity.marker_width} data bits + strobe")
-    print(f"bus window     "
-          f"{'yes, %d-bit' % identity.bus_width if identity.bus_width else 'no'}")
+    print(f"bus window     {'yes, %d-bit' % identity.bus_width if identity.bus_width else 'no'}")
     print(f"edge channels  {identity.edge_count}")
     print(f"FIFO           {identity.fifo_depth} entries")
-    print("pin latency    " + ", ".join(f"{source.name.lower()} {identity.latency[source]}"
-                                        for source in identity.sources))
+    print(
+        "pin latency    "
+        + ", ".join(
+            f"{source.name.lower()} {identity.latency[source]}" for source in identity.sources
+        )
+    )
     return 0
 
 
 def _selftest_options(p):
     device_options(p)
-    p.add_argument("--loopback", action="store_true",
-                   help="also the loopback test: a jumper from IRQ to EDGE0 and to the strobe "
-                        "(sim:gateware and sim:soc simulate it)")
-    p.add_argument("--wiring", action="store_true",
-                   help="also the wiring test: run the DUT's wiring program "
-                        "(firmware/tools/) when asked (sim:soc runs it)")
-    p.add_argument("--wait", type=seconds, default=30.0,
-                   help="wiring: seconds to wait for the program's first marker (default 30)")
-    p.add_argument("--miswire", action="append", default=[], metavar="SPEC",
-                   help="sim:soc only: a fault in the simulated wires from the DUT's marker "
-                        "pins to the appliance (repeatable): swap:A,B, stuck-low:A, "
-                        "stuck-high:A, short-and:A,B, short-or:A,B; pins 0..16, D0..D15, "
-                        "STROBE (sim/README.md)")
+    p.add_argument(
+        "--loopback",
+        action="store_true",
+        help="also the loopback test: a jumper from IRQ to EDGE0 and to the strobe "
+        "(sim:gateware and sim:soc simulate it)",
+    )
+    p.add_argument(
+        "--wiring",
+        action="store_true",
+        help="also the wiring test: run the DUT's wiring program "
+        "(firmware/tools/) when asked (sim:soc runs it)",
+    )
+    p.add_argument(
+        "--wait",
+        type=seconds,
+        default=30.0,
+        help="wiring: seconds to wait for the program's first marker (default 30)",
+    )
+    p.add_argument(
+        "--miswire",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="sim:soc only: a fault in the simulated wires from the DUT's marker "
+        "pins to the appliance (repeatable): swap:A,B, stuck-low:A, "
+        "stuck-high:A, short-and:A,B, short-or:A,B; pins 0..16, D0..D15, "
+        "STROBE (sim/README.md)",
+    )
     p.add_argument("--count", type=count, default=256, help="echo patterns (default 256)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -226,18 +277,34 @@ def cmd_selftest(args):
 
     def prompt():
         if not is_simulated(args.port):
-            print(f"wiring: capturing; start the DUT's wiring program within {args.wait:g} s "
-                  f"(firmware/tools/, docs/boards.md)", file=sys.stderr)
+            print(
+                f"wiring: capturing; start the DUT's wiring program within {args.wait:g} s "
+                f"(firmware/tools/, docs/boards.md)",
+                file=sys.stderr,
+            )
 
-    with open_selftest_port(args.port, loopback=args.loopback, miswire=args.miswire) as port, \
-            Device(open_transport(port.path, args.baud),
-                   reply_timeout=port.reply_timeout) as device:
-        results = run_selftest(device, port=args.port, baud=args.baud,
-                               loopback=args.loopback, wiring=args.wiring, count=args.count,
-                               dut=port, on_wiring_start=prompt, wiring_timeout=args.wait)
+    with (
+        open_selftest_port(args.port, loopback=args.loopback, miswire=args.miswire) as port,
+        Device(open_transport(port.path, args.baud), reply_timeout=port.reply_timeout) as device,
+    ):
+        results = run_selftest(
+            device,
+            port=args.port,
+            baud=args.baud,
+            loopback=args.loopback,
+            wiring=args.wiring,
+            count=args.count,
+            dut=port,
+            on_wiring_start=prompt,
+            wiring_timeout=args.wait,
+        )
     if args.json:
-        print(json.dumps({name: {**asdict(result), "ok": result.ok}
-                          for name, result in results.items()}, indent=2))
+        print(
+            json.dumps(
+                {name: {**asdict(result), "ok": result.ok} for name, result in results.items()},
+                indent=2,
+            )
+        )
     else:
         print("\n".join(format_results(**results)))
     return 0 if all(result.ok for result in results.values()) else 1
@@ -260,9 +327,11 @@ class Progress:
         self.shown = now
         elapsed = now - self.started
         rate = events / elapsed if elapsed > 0 else 0.0
-        line = (f"{elapsed:7.1f} s  {events:10d} events  {rate:9.0f} ev/s  "
-                f"{nbytes / 1024:9.1f} KiB  lost {stats.lost_total:d}  "
-                f"dropped {stats.records_dropped:d}")
+        line = (
+            f"{elapsed:7.1f} s  {events:10d} events  {rate:9.0f} ev/s  "
+            f"{nbytes / 1024:9.1f} KiB  lost {stats.lost_total:d}  "
+            f"dropped {stats.records_dropped:d}"
+        )
         if analyzer is not None:
             line += running_tables(analyzer)
         end = "\n" if final or not self.stream.isatty() else "\r"
@@ -275,8 +344,10 @@ def running_tables(analyzer):
     for name, table in analyzer.tables.items():
         if table.parameters.get("test") in analyzer.running and table.count:
             s = table.stats()
-            parts.append(f"{name} n={s['samples']} min/avg/max "
-                         f"{s['min_ns']:.0f}/{s['avg_ns']:.0f}/{s['max_ns']:.0f} ns")
+            parts.append(
+                f"{name} n={s['samples']} min/avg/max "
+                f"{s['min_ns']:.0f}/{s['avg_ns']:.0f}/{s['max_ns']:.0f} ns"
+            )
     return ("  | " + "; ".join(parts)) if parts else ""
 
 
@@ -284,17 +355,28 @@ def _capture_options(p):
     device_options(p)
     p.add_argument("-o", "--output", required=True, help="capture file to write")
     force_option(p)
-    p.add_argument("--duration", type=parse_duration, default=None,
-                   help="how long to capture: seconds, or with a unit: 15m, 8h, 1d "
-                        "(default: 10 s; on sim:soc until the suite has run)")
-    p.add_argument("--interval", type=parse_duration, default=60.0,
-                   help="max-over-time interval of the live statistics (default 60 s)")
+    p.add_argument(
+        "--duration",
+        type=parse_duration,
+        default=None,
+        help="how long to capture: seconds, or with a unit: 15m, 8h, 1d "
+        "(default: 10 s; on sim:soc until the suite has run)",
+    )
+    p.add_argument(
+        "--interval",
+        type=parse_duration,
+        default=60.0,
+        help="max-over-time interval of the live statistics (default 60 s)",
+    )
     p.add_argument("--events", type=count, default=None, help="stop after this many events")
     irq_options(p, jitter=0)
     p.add_argument("--info", default="", help="free-form test information to store")
     loop_option(p, recorded=True)
-    p.add_argument("--json", action="store_true",
-                   help="print the capture's summary (events, losses, live tables) as JSON")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the capture's summary (events, losses, live tables) as JSON",
+    )
 
 
 @command("capture", _capture_options, help="capture events into a file")
@@ -306,11 +388,12 @@ def cmd_capture(args):
     new_output(args.output, args.force)
     with CaptureSession(args.port, baud=args.baud) as session:
         if not (args.duration or args.events or session.port.dut_ends):
-            args.duration = 10.0           # a simulated suite ends by itself
+            args.duration = 10.0  # a simulated suite ends by itself
         session.configure_irq(irq)
         if args.loop and session.identity.edge_count <= int(args.loop[4:]):
-            raise UsageError(f"--loop {args.loop}: the appliance has "
-                             f"{session.identity.edge_count} edge channels")
+            raise UsageError(
+                f"--loop {args.loop}: the appliance has {session.identity.edge_count} edge channels"
+            )
         # Live statistics in bounded memory (the capture file keeps every event).
         analyzer = live_analysis(session.identity, args.interval)
         progress = Progress()
@@ -318,16 +401,32 @@ def cmd_capture(args):
         def show(events, run):
             progress.update(run.events, run.bytes, run.parser_stats, analyzer=analyzer)
 
-        run = session.capture(args.output, info=args.info, analyzer=analyzer, on_batch=show,
-                              loop=args.loop, until=Until(duration=args.duration, events=args.events))
+        run = session.capture(
+            args.output,
+            info=args.info,
+            analyzer=analyzer,
+            on_batch=show,
+            loop=args.loop,
+            until=Until(duration=args.duration, events=args.events),
+        )
         progress.update(run.events, run.bytes, run.parser_stats, final=True, analyzer=analyzer)
     if run.interrupted:
         print("latscope: interrupted: the capture was stopped and drained", file=sys.stderr)
     print(f"wrote {args.output}: {run.events} events", file=sys.stderr)
     if args.json:
-        print(json.dumps({"output": args.output, "events": run.events, "bytes": run.bytes,
-                          "device_status": run.status, "parser": run.parser_stats.as_dict(),
-                          "tables": final_tables(analyzer, args.output)}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "output": args.output,
+                    "events": run.events,
+                    "bytes": run.bytes,
+                    "device_status": run.status,
+                    "parser": run.parser_stats.as_dict(),
+                    "tables": final_tables(analyzer, args.output),
+                },
+                indent=2,
+            )
+        )
     return 0
 
 
@@ -338,6 +437,7 @@ def final_tables(analyzer, path):
     if not analyzer.needs_second_pass:
         return analyzer.summary()
     from .analysis.summary import analyze_capture
+
     return {name: table.stats() for name, table in analyze_capture(path)[1].items()}
 
 
@@ -356,8 +456,10 @@ def sources_named(text):
     names = [name.strip().upper() for name in text.split(",")]
     unknown = [name for name in names if name not in known]
     if unknown:
-        raise UsageError(f"--source {text}: unknown source {', '.join(unknown)} (known: "
-                         f"{', '.join(sorted(known, key=lambda name: Source[name]))})")
+        raise UsageError(
+            f"--source {text}: unknown source {', '.join(unknown)} (known: "
+            f"{', '.join(sorted(known, key=lambda name: Source[name]))})"
+        )
     return {int(Source[name]) for name in names}
 
 
@@ -380,23 +482,33 @@ def cmd_dump(args):
         if sources is not None:
             events = events.of(*sources)
         if args.limit:
-            events = events[:args.limit - shown]
+            events = events[: args.limit - shown]
         for stamp, source, value in events:
             time_ns = stamp * 1e9 / stamp_hz
             name = Source(source).name
             if writer:
                 writer.writerow([stamp, f"{time_ns:.1f}", name, value])
             elif args.json:
-                print(json.dumps({"stamp": stamp, "time_ns": round(time_ns, 1),
-                                  "source": name, "value": value}))
+                print(
+                    json.dumps(
+                        {
+                            "stamp": stamp,
+                            "time_ns": round(time_ns, 1),
+                            "source": name,
+                            "value": value,
+                        }
+                    )
+                )
             else:
                 print(f"{stamp:16d} {time_ns:16.1f} ns  {name:6s} {value:#x}")
         shown += len(events)
         if args.limit and shown >= args.limit:
             break
-    if batches.parser_stats is None:              # stopped at the limit: the file's rest unread
-        print(f"{batches.path}: {shown} events shown (--limit), reading stopped after "
-              f"{read} events", file=sys.stderr)
+    if batches.parser_stats is None:  # stopped at the limit: the file's rest unread
+        print(
+            f"{batches.path}: {shown} events shown (--limit), reading stopped after {read} events",
+            file=sys.stderr,
+        )
     else:
         print(batches.summary(read), file=sys.stderr)
     return 0
@@ -406,8 +518,12 @@ def _analyze_options(p):
     from .report.formats import FORMATS, choices_help
 
     p.add_argument("capture", help="capture file (.lsc)")
-    p.add_argument("--format", choices=[fmt.name for fmt in FORMATS], default="text",
-                   help=f"{choices_help(FORMATS)} (default: text)")
+    p.add_argument(
+        "--format",
+        choices=[fmt.name for fmt in FORMATS],
+        default="text",
+        help=f"{choices_help(FORMATS)} (default: text)",
+    )
     p.add_argument("--json", action="store_true", help="the same as --format json")
     worst_option(p)
     loop_option(p, recorded=False)
@@ -415,6 +531,7 @@ def _analyze_options(p):
 
 def worst_count(text):
     from .analysis.statistics import WORST_KEPT
+
     value = _bounded_int(text, 0)
     if value > WORST_KEPT:
         raise argparse.ArgumentTypeError(f"at most {WORST_KEPT}: {text!r}")
@@ -424,17 +541,27 @@ def worst_count(text):
 def worst_option(p):
     from .analysis.statistics import WORST_KEPT
     from .analysis.worst import WORST_SHOWN
-    p.add_argument("--worst", type=worst_count, default=WORST_SHOWN,
-                   metavar="N", help=f"the N worst samples of every table with the events "
-                   f"around them (default {WORST_SHOWN}, at most {WORST_KEPT}; 0: none, "
-                   f"and no second pass over the capture)")
+
+    p.add_argument(
+        "--worst",
+        type=worst_count,
+        default=WORST_SHOWN,
+        metavar="N",
+        help=f"the N worst samples of every table with the events "
+        f"around them (default {WORST_SHOWN}, at most {WORST_KEPT}; 0: none, "
+        f"and no second pass over the capture)",
+    )
 
 
-@command("analyze", _analyze_options, help="the sample tables of a capture",
-         description="Pair the events of a capture into the samples of every test "
-                     "(docs/tests.md) and print per table: number of samples, min, max, "
-                     "average, standard deviation, p50, p99, p99.9 (ns), and the losses and "
-                     "resyncs of the capture.")
+@command(
+    "analyze",
+    _analyze_options,
+    help="the sample tables of a capture",
+    description="Pair the events of a capture into the samples of every test "
+    "(docs/tests.md) and print per table: number of samples, min, max, "
+    "average, standard deviation, p50, p99, p99.9 (ns), and the losses and "
+    "resyncs of the capture.",
+)
 def cmd_analyze(args):
     """The sample tables of a capture (docs/tests.md) in any results format on stdout."""
     from .report.formats import named
@@ -451,22 +578,36 @@ def _report_options(p):
     from .report.formats import report_formats
 
     files = ", ".join(f"{fmt.report_file} ({fmt.help})" for fmt in report_formats())
-    p.description = (f"Analyse a capture into the suite's sample tables and write {files} and "
-                     f"figures/ (PNG, SVG) into a directory; print the tables.")
+    p.description = (
+        f"Analyse a capture into the suite's sample tables and write {files} and "
+        f"figures/ (PNG, SVG) into a directory; print the tables."
+    )
     p.add_argument("capture", help="capture file (.lsc)")
     p.add_argument("-o", "--output", required=True, help="directory to write")
     force_option(p)
     p.add_argument("--no-figures", action="store_true", help="tables only (faster)")
-    p.add_argument("--x", choices=("index", "time"), default="index",
-                   help="time-series x axis: sample index or capture time")
-    p.add_argument("--max-interval", type=parse_duration, default=None, metavar="SECONDS",
-                   help="also plot the maximum per interval of capture time (e.g. 1m; "
-                        "default: per minute for runs of 10 minutes or more)")
+    p.add_argument(
+        "--x",
+        choices=("index", "time"),
+        default="index",
+        help="time-series x axis: sample index or capture time",
+    )
+    p.add_argument(
+        "--max-interval",
+        type=parse_duration,
+        default=None,
+        metavar="SECONDS",
+        help="also plot the maximum per interval of capture time (e.g. 1m; "
+        "default: per minute for runs of 10 minutes or more)",
+    )
     p.add_argument("--json", action="store_true", help="print the results JSON")
     worst_option(p)
-    p.add_argument("--no-exports", action="store_true",
-                   help="no PulseView window (worst/<table>.<rank>.sr) of each worst sample "
-                        "(each reads the capture twice)")
+    p.add_argument(
+        "--no-exports",
+        action="store_true",
+        help="no PulseView window (worst/<table>.<rank>.sr) of each worst sample "
+        "(each reads the capture twice)",
+    )
     loop_option(p, recorded=False)
 
 
@@ -476,19 +617,32 @@ def cmd_report(args):
     from .report.directory import report_files, write_report
 
     new_files_in(args.output, report_files(), args.force)
-    document, paths = write_report(args.capture, args.output, figures=not args.no_figures,
-                                   x=args.x, interval_s=args.max_interval, loop=args.loop,
-                                   worst=args.worst, exports=not args.no_exports)
+    document, paths = write_report(
+        args.capture,
+        args.output,
+        figures=not args.no_figures,
+        x=args.x,
+        interval_s=args.max_interval,
+        loop=args.loop,
+        worst=args.worst,
+        exports=not args.no_exports,
+    )
     if args.json:
         print(json.dumps(document, indent=2))
     else:
-        print(text_table(document["tables"]) if document["tables"]
-              else "no test of the suite in this capture")
+        print(
+            text_table(document["tables"])
+            if document["tables"]
+            else "no test of the suite in this capture"
+        )
         if document["tables"]:
             print(statistics_note())
     first, *others = paths.values()
-    print(f"wrote {first} (and {', '.join(path.name for path in others)}"
-          f"{', figures/' if not args.no_figures else ''}) in {args.output}", file=sys.stderr)
+    print(
+        f"wrote {first} (and {', '.join(path.name for path in others)}"
+        f"{', figures/' if not args.no_figures else ''}) in {args.output}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -497,22 +651,35 @@ def _compare_options(p):
     from .report.formats import choices_help, comparison_formats
 
     p.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture files (.lsc)")
-    p.add_argument("--label", action="append",
-                   help="name of a capture in the output, in order (repeat; default: "
-                        "file name)")
+    p.add_argument(
+        "--label",
+        action="append",
+        help="name of a capture in the output, in order (repeat; default: file name)",
+    )
     formats = comparison_formats()
-    p.add_argument("--format", choices=[fmt.name for fmt in formats], default="text",
-                   help=f"{choices_help(formats, 'comparison_help')} (default: text)")
-    p.add_argument("-o", "--output", help="directory for the overlaid distribution figures "
-                                          "and " + ", ".join(directory_files()))
+    p.add_argument(
+        "--format",
+        choices=[fmt.name for fmt in formats],
+        default="text",
+        help=f"{choices_help(formats, 'comparison_help')} (default: text)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        help="directory for the overlaid distribution figures and " + ", ".join(directory_files()),
+    )
     force_option(p)
     p.add_argument("--json", action="store_true", help="the same as --format json")
 
 
-@command("compare", _compare_options, help="compare the tables of several captures",
-         description="Side-by-side tables of several captures with the difference of every "
-                     "statistic against the first (the baseline); with -o, overlaid "
-                     "distributions.")
+@command(
+    "compare",
+    _compare_options,
+    help="compare the tables of several captures",
+    description="Side-by-side tables of several captures with the difference of every "
+    "statistic against the first (the baseline); with -o, overlaid "
+    "distributions.",
+)
 def cmd_compare(args):
     from .report import compare
     from .report.formats import named
@@ -524,8 +691,11 @@ def cmd_compare(args):
     if args.output:
         new_files_in(args.output, compare.directory_files(), args.force)
         figures = compare.write_directory(runs, document, args.output)
-        print(f"wrote {len(figures)} figures and {', '.join(compare.directory_files())} in "
-              f"{args.output}", file=sys.stderr)
+        print(
+            f"wrote {len(figures)} figures and {', '.join(compare.directory_files())} in "
+            f"{args.output}",
+            file=sys.stderr,
+        )
     sys.stdout.write(named("json" if args.json else args.format).comparison_text(document))
     return 0
 
@@ -539,8 +709,11 @@ def _export_options(p):
         for switch, what in writer.switches.items():
             p.add_argument(f"--no-{switch}", action="store_true", help=f"no {what}")
     force_option(p)
-    p.add_argument("--start", type=natural, help="first cycle to export (default: the first "
-                                                "event's, less a few)")
+    p.add_argument(
+        "--start",
+        type=natural,
+        help="first cycle to export (default: the first event's, less a few)",
+    )
     p.add_argument("--stop", type=natural, help="export cycles before this one only")
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
 
@@ -549,16 +722,25 @@ def export_writers(args):
     """The export writers the command line asks for, in the order of ``EXPORT_FORMATS``."""
     from .export.formats import EXPORT_FORMATS
 
-    return [writer(getattr(args, writer.name),
-                   **{switch: not getattr(args, f"no_{switch}") for switch in writer.switches})
-            for writer in EXPORT_FORMATS if getattr(args, writer.name)]
+    return [
+        writer(
+            getattr(args, writer.name),
+            **{switch: not getattr(args, f"no_{switch}") for switch in writer.switches},
+        )
+        for writer in EXPORT_FORMATS
+        if getattr(args, writer.name)
+    ]
 
 
-@command("export", _export_options, help="export a capture for sigrok / PulseView",
-         description="Write a capture as logic signals at the capture clock's sample rate: a "
-                     "sigrok session file (with OUT.pvs beside it, so PulseView opens it with "
-                     "the latscope decoders attached) and/or a VCD. See README, sigrok and "
-                     "PulseView.")
+@command(
+    "export",
+    _export_options,
+    help="export a capture for sigrok / PulseView",
+    description="Write a capture as logic signals at the capture clock's sample rate: a "
+    "sigrok session file (with OUT.pvs beside it, so PulseView opens it with "
+    "the latscope decoders attached) and/or a VCD. See README, sigrok and "
+    "PulseView.",
+)
 def cmd_export(args):
     from .export.files import export_capture
     from .export.formats import EXPORT_FORMATS
@@ -566,15 +748,16 @@ def cmd_export(args):
 
     writers = export_writers(args)
     if not writers:
-        raise UsageError("nothing to write: give " + " and/or ".join(
-            f"--{writer.name} OUT{writer.suffix}" for writer in EXPORT_FORMATS))
+        raise UsageError(
+            "nothing to write: give "
+            + " and/or ".join(f"--{writer.name} OUT{writer.suffix}" for writer in EXPORT_FORMATS)
+        )
     if args.start is not None and args.stop is not None and args.stop <= args.start:
-        raise UsageError(f"--stop {args.stop} is not after --start {args.start}: nothing to "
-                         f"export")
+        raise UsageError(f"--stop {args.stop} is not after --start {args.start}: nothing to export")
     for writer in writers:
         for path in writer.files:
             new_output(path, args.force)
-    try:                                 # read from the file in batches: bounded memory
+    try:  # read from the file in batches: bounded memory
         info = export_capture(args.capture, writers, start=args.start, stop=args.stop)
     except ExportError as error:
         raise UsageError(str(error)) from None
@@ -588,31 +771,52 @@ def cmd_export(args):
 def _stream_options(p):
     device_options(p)
     p.add_argument("-o", "--output", help="file or FIFO to write (default: stdout)")
-    p.add_argument("--pulseview", action="store_true",
-                   help="pad every flush to PulseView's 4 MiB input blocks (live display)")
-    p.add_argument("--pvs", metavar="SETUP.pvs",
-                   help="write a PulseView setup with the decoders attached (pulseview -s)")
-    p.add_argument("--view", action="store_true",
-                   help="start PulseView on the stream (padded, decoders attached, the view "
-                        "following the data; your PulseView settings stay as they are)")
-    p.add_argument("--follow", choices=["fit", "scroll", "off"], default="fit",
-                   help="with --view: zoom to fit the whole stream as it grows (default), "
-                        "scroll with its newest data, or neither")
+    p.add_argument(
+        "--pulseview",
+        action="store_true",
+        help="pad every flush to PulseView's 4 MiB input blocks (live display)",
+    )
+    p.add_argument(
+        "--pvs",
+        metavar="SETUP.pvs",
+        help="write a PulseView setup with the decoders attached (pulseview -s)",
+    )
+    p.add_argument(
+        "--view",
+        action="store_true",
+        help="start PulseView on the stream (padded, decoders attached, the view "
+        "following the data; your PulseView settings stay as they are)",
+    )
+    p.add_argument(
+        "--follow",
+        choices=["fit", "scroll", "off"],
+        default="fit",
+        help="with --view: zoom to fit the whole stream as it grows (default), "
+        "scroll with its newest data, or neither",
+    )
     p.add_argument("--capture", metavar="FILE.lsc", help="also write a capture file")
     force_option(p)
     p.add_argument("--flush", type=seconds, default=0.5, help="seconds between flushes")
-    p.add_argument("--duration", type=parse_duration, default=None,
-                   help="stop after this long (default: until the simulated firmware exits, "
-                        "the reader quits or Ctrl-C)")
+    p.add_argument(
+        "--duration",
+        type=parse_duration,
+        default=None,
+        help="stop after this long (default: until the simulated firmware exits, "
+        "the reader quits or Ctrl-C)",
+    )
     p.add_argument("--events", type=count, default=None, help="stop after this many events")
-    irq_options(p, jitter=0xff)
+    irq_options(p, jitter=0xFF)
 
 
-@command("stream", _stream_options, help="live VCD stream for sigrok-cli / PulseView",
-         description="Capture and write the events as they come as a VCD stream (the "
-                     "signals of `latscope export`), e.g. `latscope stream --port sim:soc | "
-                     "sigrok-cli -i - -I vcd ...` or, with --pulseview, into `pulseview -i "
-                     "/dev/stdin -I vcd -s live.pvs`. See README, sigrok and PulseView.")
+@command(
+    "stream",
+    _stream_options,
+    help="live VCD stream for sigrok-cli / PulseView",
+    description="Capture and write the events as they come as a VCD stream (the "
+    "signals of `latscope export`), e.g. `latscope stream --port sim:soc | "
+    "sigrok-cli -i - -I vcd ...` or, with --pulseview, into `pulseview -i "
+    "/dev/stdin -I vcd -s live.pvs`. See README, sigrok and PulseView.",
+)
 def cmd_stream(args):
     from .export.live import PULSEVIEW_BLOCK, stream_capture
 
@@ -624,10 +828,18 @@ def cmd_stream(args):
         new_output(path, args.force)
     out = sys.stdout.buffer if to_stdout else _open_output(args.output)
     try:
-        stream_capture(args.port, out, baudrate=args.baud, irq=irq,
-                       block=PULSEVIEW_BLOCK if args.pulseview else 0,
-                       duration=args.duration, max_events=args.events,
-                       flush_interval=args.flush, capture=args.capture, pvs=args.pvs)
+        stream_capture(
+            args.port,
+            out,
+            baudrate=args.baud,
+            irq=irq,
+            block=PULSEVIEW_BLOCK if args.pulseview else 0,
+            duration=args.duration,
+            max_events=args.events,
+            flush_interval=args.flush,
+            capture=args.capture,
+            pvs=args.pvs,
+        )
     finally:
         if not to_stdout:
             out.close()
@@ -651,20 +863,27 @@ def _stream_to_pulseview(args, irq):
         pvs = args.pvs or Path(home) / "live.pvs"
         viewer = start_pulseview(pvs, home, follow=None if args.follow == "off" else args.follow)
         try:
-            stream_capture(args.port, viewer.stdin, baudrate=args.baud, irq=irq,
-                           block=PULSEVIEW_BLOCK, duration=args.duration,
-                           max_events=args.events, flush_interval=args.flush,
-                           capture=args.capture, pvs=pvs)
+            stream_capture(
+                args.port,
+                viewer.stdin,
+                baudrate=args.baud,
+                irq=irq,
+                block=PULSEVIEW_BLOCK,
+                duration=args.duration,
+                max_events=args.events,
+                flush_interval=args.flush,
+                capture=args.capture,
+                pvs=pvs,
+            )
         except BaseException:
-            viewer.terminate()          # no stream (device error, second Ctrl-C): no window
+            viewer.terminate()  # no stream (device error, second Ctrl-C): no window
             raise
         finally:
             try:
                 viewer.stdin.close()
             except BrokenPipeError:
                 pass
-        print("latscope stream: the stream is complete; close PulseView to finish",
-              file=sys.stderr)
+        print("latscope stream: the stream is complete; close PulseView to finish", file=sys.stderr)
         viewer.wait()
     return 0
 
@@ -677,22 +896,33 @@ def _open_output(path):
 
 
 def _simulate_options(p):
-    p.add_argument("--port", default="sim:soc", choices=list(SIM_PORTS),
-                   help="which simulation (default: sim:soc)")
+    p.add_argument(
+        "--port",
+        default="sim:soc",
+        choices=list(SIM_PORTS),
+        help="which simulation (default: sim:soc)",
+    )
     p.add_argument("--baud", type=count, default=12_000_000, help=argparse.SUPPRESS)
-    p.add_argument("--truth", metavar="FILE",
-                   help="write the simulation's ground-truth log there: every pin change of "
-                        "the DUT with its cycle (JSON lines for sim:gateware, the harness's "
-                        "log for sim:soc), to check what a capture through this pty got")
-    irq_options(p, jitter=0xff)
+    p.add_argument(
+        "--truth",
+        metavar="FILE",
+        help="write the simulation's ground-truth log there: every pin change of "
+        "the DUT with its cycle (JSON lines for sim:gateware, the harness's "
+        "log for sim:soc), to check what a capture through this pty got",
+    )
+    irq_options(p, jitter=0xFF)
 
 
-@command("simulate", _simulate_options, help="run a simulated appliance behind a pty",
-         description="Start a simulation (sim:soc: the RISC-V DUT runs the suite; "
-                     "sim:gateware: the appliance alone), set its IRQ generator, print "
-                     "`PTY <path>` and keep it running until Ctrl-C, for programs that open "
-                     "the pty themselves: sigrok-cli's or PulseView's ols driver (SUMP mode), "
-                     "or `latscope capture --port <path>`.")
+@command(
+    "simulate",
+    _simulate_options,
+    help="run a simulated appliance behind a pty",
+    description="Start a simulation (sim:soc: the RISC-V DUT runs the suite; "
+    "sim:gateware: the appliance alone), set its IRQ generator, print "
+    "`PTY <path>` and keep it running until Ctrl-C, for programs that open "
+    "the pty themselves: sigrok-cli's or PulseView's ols driver (SUMP mode), "
+    "or `latscope capture --port <path>`.",
+)
 def cmd_simulate(args):
     """Runs a simulated appliance behind its pty for other programs (sigrok-cli's ols
     driver, PulseView, a second latscope) until Ctrl-C."""
@@ -705,12 +935,14 @@ def cmd_simulate(args):
         # Set up, then let go of the pty: the other program is its only user.
         with CaptureSession(simulation, baud=args.baud, owns_port=False) as session:
             session.configure_irq(irq)
-        simulation.release_dut()          # sim:soc: the DUT runs the suite now
+        simulation.release_dut()  # sim:soc: the DUT runs the suite now
         print(f"PTY {simulation.pty}", flush=True)
-        print(f"latscope simulate: {args.port} on {simulation.pty} until Ctrl-C, e.g. "
-              f"`latscope capture --port {simulation.pty} -o run.lsc` or, with the pty shim "
-              f"of README (SUMP), `sigrok-cli -d ols:conn={simulation.pty} --scan`",
-              file=sys.stderr)
+        print(
+            f"latscope simulate: {args.port} on {simulation.pty} until Ctrl-C, e.g. "
+            f"`latscope capture --port {simulation.pty} -o run.lsc` or, with the pty shim "
+            f"of README (SUMP), `sigrok-cli -d ols:conn={simulation.pty} --scan`",
+            file=sys.stderr,
+        )
         # Ctrl-C only sets a flag: a KeyboardInterrupt raised inside Popen.poll() can leave
         # its waitpid lock taken, and the simulation's stop() would then wait forever.
         with sigint_deferred() as interrupted:
@@ -720,6 +952,7 @@ def cmd_simulate(args):
 
 
 # --- main -------------------------------------------------------------------------------------
+
 
 class _Parser(argparse.ArgumentParser):
     """Errors in one line: ``latscope capture: error: argument --events: ...``."""
@@ -733,8 +966,9 @@ def build_parser():
         prog="latscope",
         description="Measure RTOS latencies with a time-stamping FPGA appliance.",
         epilog="Every command has --help; commands that print results have --json. Exit "
-               "status: 0 done, 2 bad command line, unreadable input or device error (one "
-               "line on stderr naming the file or device), 130 interrupted.")
+        "status: 0 done, 2 bad command line, unreadable input or device error (one "
+        "line on stderr naming the file or device), 130 interrupted.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, options, parser_arguments, run in COMMANDS:
         p = sub.add_parser(name, **parser_arguments)

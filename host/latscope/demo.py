@@ -62,36 +62,73 @@ class ConsoleFollower:
         for line in text[:complete].decode(errors="replace").splitlines():
             name = line.removeprefix("suite: ")
             if name != line and name not in ("start", "done"):
-                print(f"{time.monotonic() - self.started:7.1f} s  running {name}",
-                      file=self.stream, flush=True)
+                print(
+                    f"{time.monotonic() - self.started:7.1f} s  running {name}",
+                    file=self.stream,
+                    flush=True,
+                )
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m latscope.demo",
-                                     description=__doc__.split("\n\n")[1])
-    parser.add_argument("--cpu", choices=CPUS, default="VexRiscv_IMAC",
-                        help="simulated core (VexRiscv_Lite: rv32im, about 1.4x faster)")
-    parser.add_argument("--marker", choices=("gpio", "bus"), default="gpio",
-                        help="marker variant: GPIO trace port or bus trace window")
-    parser.add_argument("--samples", type=int, default=1000,
-                        help="samples of every IL, IDL and TSL table (default 1000)")
-    parser.add_argument("--tests", default="all",
-                        help="tests to run: all, or markers.Test names (IL_A,TSL_A,...)")
-    parser.add_argument("--pace", type=int, default=None,
-                        help="min. cycles between two samples of thread-driven tests "
-                             "(default: 0 for gpio, %d for bus)" % BUS_PACE)
-    parser.add_argument("--phase", type=int, default=0,
-                        help="cycles of extra delay before the CPU starts (after the "
-                             "capture's START): another, still reproducible, IRQ phase")
-    parser.add_argument("--sweep", type=int, default=0, metavar="K",
-                        help="run K phases spread over one IRQ period (from --phase on) "
-                             "and print the spread of every statistic (K captures)")
-    parser.add_argument("--pgo", action="store_true",
-                        help="use the profile-guided simulator build (make -C sim PGO=1; "
-                             "its first build trains on a short run)")
-    parser.add_argument("-o", "--output", default="out/demo.lsc",
-                        help="capture file; the results document goes beside it "
-                             "(.results.json; a sweep's as .sweep.json)")
+    parser = argparse.ArgumentParser(
+        prog="python -m latscope.demo", description=__doc__.split("\n\n")[1]
+    )
+    parser.add_argument(
+        "--cpu",
+        choices=CPUS,
+        default="VexRiscv_IMAC",
+        help="simulated core (VexRiscv_Lite: rv32im, about 1.4x faster)",
+    )
+    parser.add_argument(
+        "--marker",
+        choices=("gpio", "bus"),
+        default="gpio",
+        help="marker variant: GPIO trace port or bus trace window",
+    )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=1000,
+        help="samples of every IL, IDL and TSL table (default 1000)",
+    )
+    parser.add_argument(
+        "--tests", default="all", help="tests to run: all, or markers.Test names (IL_A,TSL_A,...)"
+    )
+    parser.add_argument(
+        "--pace",
+        type=int,
+        default=None,
+        help="min. cycles between two samples of thread-driven tests "
+        "(default: 0 for gpio, %d for bus)" % BUS_PACE,
+    )
+    parser.add_argument(
+        "--phase",
+        type=int,
+        default=0,
+        help="cycles of extra delay before the CPU starts (after the "
+        "capture's START): another, still reproducible, IRQ phase",
+    )
+    parser.add_argument(
+        "--sweep",
+        type=int,
+        default=0,
+        metavar="K",
+        help="run K phases spread over one IRQ period (from --phase on) "
+        "and print the spread of every statistic (K captures)",
+    )
+    parser.add_argument(
+        "--pgo",
+        action="store_true",
+        help="use the profile-guided simulator build (make -C sim PGO=1; "
+        "its first build trains on a short run)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        default="out/demo.lsc",
+        help="capture file; the results document goes beside it "
+        "(.results.json; a sweep's as .sweep.json)",
+    )
     args = parser.parse_args(argv)
     if args.phase < 0 or args.sweep < 0:
         parser.error("--phase and --sweep must be 0 or more")
@@ -110,36 +147,45 @@ def print_results(capture_path, run, built_s, total_s):
     identity = run.identity
     irq = run.metadata["irq"]
     pacing = f", {suite['pace']} cycles pacing" if suite["pace"] else ""
-    print(f"\nlatscope demo: {suite['cpu']} running the test suite ({suite['marker']} markers, "
-          f"{suite['samples']} samples{pacing}), appliance '{identity.board}' at "
-          f"{identity.clock_hz / 1e6:g} MHz ({identity.resolution_ns:g} ns per stamp)")
-    print(f"IRQ generator: every {irq['period']} + 0..{irq['jitter_mask']} cycles "
-          f"({irq['period'] * 1e6 / identity.irq_clock_hz:g} us), {irq['width']} cycles wide\n")
+    print(
+        f"\nlatscope demo: {suite['cpu']} running the test suite ({suite['marker']} markers, "
+        f"{suite['samples']} samples{pacing}), appliance '{identity.board}' at "
+        f"{identity.clock_hz / 1e6:g} MHz ({identity.resolution_ns:g} ns per stamp)"
+    )
+    print(
+        f"IRQ generator: every {irq['period']} + 0..{irq['jitter_mask']} cycles "
+        f"({irq['period'] * 1e6 / identity.irq_clock_hz:g} us), {irq['width']} cycles wide\n"
+    )
     print(text_table(document["tables"]) if document["tables"] else "no tables")
     if document["tables"]:
         print(statistics_note())
     integrity = document["integrity"]
     status = run.status
-    print(f"\nlink: {integrity['lost_events']} events lost (FIFO overflow; max FIFO fill "
-          f"{status['fifo_max']} of {identity.fifo_depth}), {integrity['segments_bad']} "
-          f"resyncs, {integrity['records_dropped']} records dropped, "
-          f"{integrity['bytes_skipped']} bytes skipped; {document['events']} events in "
-          f"{integrity['segments_ok']} verified segments")
+    print(
+        f"\nlink: {integrity['lost_events']} events lost (FIFO overflow; max FIFO fill "
+        f"{status['fifo_max']} of {identity.fifo_depth}), {integrity['segments_bad']} "
+        f"resyncs, {integrity['records_dropped']} records dropped, "
+        f"{integrity['bytes_skipped']} bytes skipped; {document['events']} events in "
+        f"{integrity['segments_ok']} verified segments"
+    )
     print(integrity_line(integrity))
     if document["tables"]:
         print("\n" + WorstSamples(shown=1).text(document))
         print("(the 3 worst samples of every table: results document, latscope analyze)\n")
     cycles = int(run.sim.get("cycles", 0))
-    print(f"simulation: {cycles / 1e6:.1f} M cycles ({cycles / identity.clock_hz:.3f} s of "
-          f"DUT time) in {float(run.sim.get('seconds', 0)):.1f} s, "
-          f"{float(run.sim.get('cycles_per_s', 0)) / 1e6:.2f} M cycles/s "
-          f"({float(run.sim.get('cycles_per_cpu_s', 0)) / 1e6:.2f} M per CPU second); UART "
-          f"{run.uart.get('tx_bytes', 0)} bytes, {run.uart.get('framing_errors', 0)} "
-          f"framing errors")
-    print(f"wall time: build {built_s:.1f} s, run {run.wall_seconds:.1f} s, "
-          f"total {total_s:.1f} s")
-    print(f"capture saved to {capture_path}  (latscope analyze {capture_path}; "
-          f"latscope report {capture_path} -o out/report)")
+    print(
+        f"simulation: {cycles / 1e6:.1f} M cycles ({cycles / identity.clock_hz:.3f} s of "
+        f"DUT time) in {float(run.sim.get('seconds', 0)):.1f} s, "
+        f"{float(run.sim.get('cycles_per_s', 0)) / 1e6:.2f} M cycles/s "
+        f"({float(run.sim.get('cycles_per_cpu_s', 0)) / 1e6:.2f} M per CPU second); UART "
+        f"{run.uart.get('tx_bytes', 0)} bytes, {run.uart.get('framing_errors', 0)} "
+        f"framing errors"
+    )
+    print(f"wall time: build {built_s:.1f} s, run {run.wall_seconds:.1f} s, total {total_s:.1f} s")
+    print(
+        f"capture saved to {capture_path}  (latscope analyze {capture_path}; "
+        f"latscope report {capture_path} -o out/report)"
+    )
     return document
 
 
@@ -156,8 +202,9 @@ def spread(documents):
     names = list(dict.fromkeys(row["name"] for doc in documents for row in doc["tables"]))
     out = {}
     for name in names:
-        rows = [next((row for row in doc["tables"] if row["name"] == name), None)
-                for doc in documents]
+        rows = [
+            next((row for row in doc["tables"] if row["name"] == name), None) for doc in documents
+        ]
         out[name] = {}
         for key, _, _ in STAT_COLUMNS:
             values = [row.get(key) for row in rows if row is not None]
@@ -170,8 +217,10 @@ def spread(documents):
 def print_spread(phases, table_spread):
     from .report.columns import STAT_COLUMNS, statistics_note
 
-    print(f"\nphase sweep: {len(phases)} runs, CPU started {', '.join(map(str, phases))} "
-          f"cycles later; min..max of each statistic over the runs ({statistics_note()})\n")
+    print(
+        f"\nphase sweep: {len(phases)} runs, CPU started {', '.join(map(str, phases))} "
+        f"cycles later; min..max of each statistic over the runs ({statistics_note()})\n"
+    )
     header = ["table"] + [title for _, title, _ in STAT_COLUMNS]
     lines = []
     for name, stats in table_spread.items():
@@ -187,8 +236,12 @@ def print_spread(phases, table_spread):
         lines.append(cells)
     widths = [max(len(row[n]) for row in [header] + lines) for n in range(len(header))]
     for row in [header] + lines:
-        print("  ".join(cell.ljust(w) if n == 0 else cell.rjust(w)
-                        for n, (cell, w) in enumerate(zip(row, widths))))
+        print(
+            "  ".join(
+                cell.ljust(w) if n == 0 else cell.rjust(w)
+                for n, (cell, w) in enumerate(zip(row, widths))
+            )
+        )
 
 
 def run_sweep(build, args, output):
@@ -200,12 +253,19 @@ def run_sweep(build, args, output):
     documents = []
     for phase in phases:
         path = output.with_name(f"{output.stem}.phase{phase}{output.suffix}")
-        run = capture_suite(build, DEMO_IRQ, output=path, phase=phase,
-                            console=path.with_suffix(".console.txt"),
-                            info=f"latscope demo sweep: phase {phase}")
+        run = capture_suite(
+            build,
+            DEMO_IRQ,
+            output=path,
+            phase=phase,
+            console=path.with_suffix(".console.txt"),
+            info=f"latscope demo sweep: phase {phase}",
+        )
         if run.exit_code != 0:
-            print(f"latscope demo: the suite failed at phase {phase} (exit code "
-                  f"{run.exit_code})", file=sys.stderr)
+            print(
+                f"latscope demo: the suite failed at phase {phase} (exit code {run.exit_code})",
+                file=sys.stderr,
+            )
             return 1
         capture, tables = load_tables(path)
         documents.append(results(capture, tables))
@@ -213,8 +273,7 @@ def run_sweep(build, args, output):
     table_spread = spread(documents)
     print_spread(phases, table_spread)
     sweep_path = output.with_suffix(".sweep.json")
-    sweep_path.write_text(json.dumps({"phases": phases, "tables": table_spread}, indent=2)
-                          + "\n")
+    sweep_path.write_text(json.dumps({"phases": phases, "tables": table_spread}, indent=2) + "\n")
     print(f"\nspread saved to {sweep_path}; captures {output.stem}.phase*.lsc")
     return 0
 
@@ -223,15 +282,19 @@ def main(argv=None):
     args = parse_args(argv)
     started = time.monotonic()
     pace = args.pace if args.pace is not None else (BUS_PACE if args.marker == "bus" else 0)
-    settings = SuiteSettings(cpu=args.cpu, marker=args.marker, samples=args.samples,
-                             tests=args.tests, pace=pace)
+    settings = SuiteSettings(
+        cpu=args.cpu, marker=args.marker, samples=args.samples, tests=args.tests, pace=pace
+    )
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     console = output.with_suffix(".console.txt")
 
-    print(f"latscope demo: building the SoC simulator ({args.cpu} + appliance without SUMP"
-          f"{', profile-guided' if args.pgo else ''}) and the "
-          f"suite firmware (make; the first build takes about a minute)", file=sys.stderr)
+    print(
+        f"latscope demo: building the SoC simulator ({args.cpu} + appliance without SUMP"
+        f"{', profile-guided' if args.pgo else ''}) and the "
+        f"suite firmware (make; the first build takes about a minute)",
+        file=sys.stderr,
+    )
     try:
         build = build_soc(settings, build_dir=DEMO_BUILD_DIR, sump=False, pgo=args.pgo)
     except DeviceError as error:
@@ -254,17 +317,27 @@ def main(argv=None):
         progress.update(run.events, run.bytes, run.parser_stats, analyzer=run.analyzer)
 
     try:
-        run = capture_suite(build, DEMO_IRQ, output=output, console=console,
-                            live=live_analysis, on_batch=on_batch, phase=args.phase,
-                            info=f"latscope demo: test suite on the simulated SoC "
-                                 f"({args.cpu}, {args.marker} markers)")
+        run = capture_suite(
+            build,
+            DEMO_IRQ,
+            output=output,
+            console=console,
+            live=live_analysis,
+            on_batch=on_batch,
+            phase=args.phase,
+            info=f"latscope demo: test suite on the simulated SoC "
+            f"({args.cpu}, {args.marker} markers)",
+        )
     except DeviceError as error:
         print(f"latscope demo: {error}", file=sys.stderr)
         return 1
     follower.poll()
     if run.exit_code != 0:
-        print(f"latscope demo: the suite failed (exit code {run.exit_code}); console "
-              f"({console}):\n{run.console[-2000:]}", file=sys.stderr)
+        print(
+            f"latscope demo: the suite failed (exit code {run.exit_code}); console "
+            f"({console}):\n{run.console[-2000:]}",
+            file=sys.stderr,
+        )
         return 1
     document = print_results(output, run, built_s, time.monotonic() - started)
     results_path = output.with_suffix(".results.json")

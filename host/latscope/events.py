@@ -33,9 +33,11 @@ class Events:
             return cls.empty()
         if len(parts) == 1:
             return parts[0]
-        return cls(np.concatenate([part.stamp for part in parts]),
-                   np.concatenate([part.source for part in parts]),
-                   np.concatenate([part.value for part in parts]))
+        return cls(
+            np.concatenate([part.stamp for part in parts]),
+            np.concatenate([part.source for part in parts]),
+            np.concatenate([part.value for part in parts]),
+        )
 
     def of(self, *sources):
         """The events of the given sources, in stream order."""
@@ -53,9 +55,11 @@ class Events:
     def __eq__(self, other):
         if not isinstance(other, Events):
             return NotImplemented
-        return (np.array_equal(self.stamp, other.stamp)
-                and np.array_equal(self.source, other.source)
-                and np.array_equal(self.value, other.value))
+        return (
+            np.array_equal(self.stamp, other.stamp)
+            and np.array_equal(self.source, other.source)
+            and np.array_equal(self.value, other.value)
+        )
 
     __hash__ = None
 

@@ -29,7 +29,8 @@ from labgrid.resource.common import Resource
 from labgrid.step import step
 from labgrid.util.proxy import proxymanager
 
-from .api import CaptureResult, open as open_appliance
+from .api import CaptureResult
+from .api import open as open_appliance
 
 __all__ = ["LatscopeAppliance", "LatscopeDriver", "network_url"]
 
@@ -42,6 +43,7 @@ APPLIANCE_BAUD = 12_000_000
 class LatscopeAppliance(Resource):
     """An appliance on this computer: ``port`` is its serial port (``/dev/ttyUSB1``,
     ``/dev/serial/by-id/...``) or any pyserial URL, ``speed`` its UART rate."""
+
     port = attr.ib(validator=attr.validators.instance_of(str))
     speed = attr.ib(default=APPLIANCE_BAUD, validator=attr.validators.instance_of(int))
 
@@ -107,17 +109,23 @@ class LatscopeDriver(Driver):
 
     @Driver.check_active
     @step(args=["output"])
-    def capture(self, output, *, duration=None, until_samples=None, events=None,
-                timeout=None, info=""):
+    def capture(
+        self, output, *, duration=None, until_samples=None, events=None, timeout=None, info=""
+    ):
         """Captures into the capture file ``output`` until the first of ``duration``
         seconds, ``events`` events, ``until_samples=(table, n)`` samples, ``timeout``
         seconds (then DeviceError); returns a :class:`latscope.api.CaptureResult`
         (``rows()``, ``report(directory)``). ``info`` goes into the file's metadata; by
         default it names the labgrid target and port."""
         info = info or f"labgrid target {self.target.name}, {self.url}"
-        return self.session.capture(output=output, duration=duration,
-                                    until_samples=until_samples, events=events,
-                                    timeout=timeout, info=info)
+        return self.session.capture(
+            output=output,
+            duration=duration,
+            until_samples=until_samples,
+            events=events,
+            timeout=timeout,
+            info=info,
+        )
 
     @step(args=["capture"])
     def tables(self, capture):

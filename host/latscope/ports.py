@@ -46,5 +46,4 @@ def open_selftest_port(port, *, loopback=False, miswire=(), cpu="VexRiscv_IMAC",
         for spec in miswire:
             args += ["--miswire", spec]
         return SocSimulation(build, args, log=log, release="on_request")
-    return open_port(port, ["--loopback"] if loopback and port == "sim:gateware" else [],
-                     log=log)
+    return open_port(port, ["--loopback"] if loopback and port == "sim:gateware" else [], log=log)

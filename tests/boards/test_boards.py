@@ -18,9 +18,18 @@ from latscope_boards import BOARDS, get_board
 from latscope_boards.board import BoardTop
 from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
 from latscope_boards.docs import pinout_table, results_table
-from latscope_boards.toolchain import (DESIGN_NAME, NETLIST_NAME, REPO_ROOT, BuildResult,
-                                      build, crossing_delay, format_result, parse_report,
-                                      synthesize, yowasp_environment)
+from latscope_boards.toolchain import (
+    DESIGN_NAME,
+    NETLIST_NAME,
+    REPO_ROOT,
+    BuildResult,
+    build,
+    crossing_delay,
+    format_result,
+    parse_report,
+    synthesize,
+    yowasp_environment,
+)
 
 DOCS = REPO_ROOT / "docs" / "boards.md"
 RESULTS = REPO_ROOT / "boards" / "results"
@@ -34,8 +43,8 @@ def board(request):
 
 def _pll_output(board, clock_hz):
     if clock_hz == CRYSTAL_HZ[board.family]:
-        return clock_hz                  # no PLL
-    if board.family == "ecp5" and board.link_hz:     # CLKOP and CLKOS from one VCO
+        return clock_hz  # no PLL
+    if board.family == "ecp5" and board.link_hz:  # CLKOP and CLKOS from one VCO
         # With the gearbox CLKOP is the edge clock, twice the capture clock (CLKDIVF).
         edge = 2 if board.edge_clock_hz else 1
         settings = ecp5_pll_settings(CRYSTAL_HZ["ecp5"], edge * clock_hz, board.link_hz)
@@ -52,7 +61,8 @@ def test_pins_are_distinct_and_free(board):
     platform = board.platform_class()
     signals = board.pins.signals()
     assert [name for name, _, _ in signals] == (
-        [f"D{n}" for n in range(16)] + ["STROBE"] + [f"EDGE{n}" for n in range(4)] + ["IRQ"])
+        [f"D{n}" for n in range(16)] + ["STROBE"] + [f"EDGE{n}" for n in range(4)] + ["IRQ"]
+    )
     balls = [board.balls(platform, [pin]) for _, pin, _ in signals]
     assert len(set(balls)) == len(balls)
     # None of them is a pin the board already uses for its clock or its host link.
@@ -103,8 +113,11 @@ def test_unknown_board_or_variant_is_one_clear_error():
 def _prepared(board):
     """The text files of the board's Amaranth build plan (constraints, RTLIL), no build."""
     plan = board.platform().prepare(BoardTop(board), DESIGN_NAME, debug_verilog=False)
-    return {name: content if isinstance(content, str) else content.decode()
-            for name, content in plan.files.items() if name.endswith((".pcf", ".lpf", ".il"))}
+    return {
+        name: content if isinstance(content, str) else content.decode()
+        for name, content in plan.files.items()
+        if name.endswith((".pcf", ".lpf", ".il"))
+    }
 
 
 @pytest.mark.slow
@@ -113,8 +126,9 @@ def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
     and DDR builds sample strobe and edges with DDR input registers."""
     files = _prepared(board)
     constraints = files[f"{DESIGN_NAME}.pcf" if board.family == "ice40" else f"{DESIGN_NAME}.lpf"]
-    balls = set(re.findall(r"set_io\s+\S+\s+(\w+)", constraints)
-                + re.findall(r'SITE "(\w+)"', constraints))
+    balls = set(
+        re.findall(r"set_io\s+\S+\s+(\w+)", constraints) + re.findall(r'SITE "(\w+)"', constraints)
+    )
     for _, pin, _ in board.pins.signals():
         assert board.balls(board.platform_class(), [pin]) in balls
     rtlil = files[f"{DESIGN_NAME}.il"]
@@ -138,9 +152,14 @@ def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [name for name in BOARDS
-                                  if get_board(name).family == "ice40"
-                                  and get_board(name).sample_phases == 4])
+@pytest.mark.parametrize(
+    "name",
+    [
+        name
+        for name in BOARDS
+        if get_board(name).family == "ice40" and get_board(name).sample_phases == 4
+    ],
+)
 def test_ice40_gearbox_flip_flops_sit_where_the_board_places_them(name):
     """A board's ``gearbox_placement`` reaches the netlist as BEL attributes: three
     edge-clock flip-flops (SB_DFFN) and four capture flip-flops (SB_DFF) for every placed
@@ -149,11 +168,14 @@ def test_ice40_gearbox_flip_flops_sit_where_the_board_places_them(name):
     board = get_board(name)
     placed = dict(board.gearbox_placement)
     assert set(placed) <= {pin.label for pin in (board.pins.marker_strobe, *board.pins.edges)}
-    cells = re.findall(r'attribute \\BEL "X(\d+)/Y(\d+)/lc(\d)"\n'
-                       r'(?:\s*attribute [^\n]*\n)*\s*cell \\(SB_DFFN?) ',
-                       _prepared(board)[f"{DESIGN_NAME}.il"])
-    kinds = {kind: [cell[:3] for cell in cells if cell[3] == kind]
-             for kind in ("SB_DFFN", "SB_DFF")}
+    cells = re.findall(
+        r'attribute \\BEL "X(\d+)/Y(\d+)/lc(\d)"\n'
+        r"(?:\s*attribute [^\n]*\n)*\s*cell \\(SB_DFFN?) ",
+        _prepared(board)[f"{DESIGN_NAME}.il"],
+    )
+    kinds = {
+        kind: [cell[:3] for cell in cells if cell[3] == kind] for kind in ("SB_DFFN", "SB_DFF")
+    }
     assert (len(kinds["SB_DFFN"]), len(kinds["SB_DFF"])) == (3 * len(placed), 4 * len(placed))
     assert len({cell[:3] for cell in cells}) == len(cells)
     tiles = {kind: {bel[:2] for bel in bels} for kind, bels in kinds.items()}
@@ -171,10 +193,25 @@ def test_ice40_gearbox_placement_is_beside_each_pins_io_tile(name, tmp_path):
     synthesize(board, tmp_path)
     platform = board.platform()
     nextpnr = yowasp_environment("ice40")["NEXTPNR_ICE40"]
-    subprocess.run([nextpnr, "--quiet", f"--{platform.device[len('iCE40'):].lower()}",
-                    "--package", platform.package.lower(), "--json", f"{DESIGN_NAME}.json",
-                    "--pcf", f"{DESIGN_NAME}.pcf", "--pack-only", "--write", "packed.json"],
-                   cwd=tmp_path, check=True, capture_output=True)
+    subprocess.run(
+        [
+            nextpnr,
+            "--quiet",
+            f"--{platform.device[len('iCE40') :].lower()}",
+            "--package",
+            platform.package.lower(),
+            "--json",
+            f"{DESIGN_NAME}.json",
+            "--pcf",
+            f"{DESIGN_NAME}.pcf",
+            "--pack-only",
+            "--write",
+            "packed.json",
+        ],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
     cells = json.loads((tmp_path / "packed.json").read_text())["modules"]["top"]["cells"]
     io_tiles = {}
     for cell_name, cell in cells.items():
@@ -194,8 +231,9 @@ def test_docs_have_the_current_pinouts_and_build_table():
     text = DOCS.read_text()
     for name in BOARDS:
         assert pinout_table(get_board(name)) in text, f"{DOCS}: pin-out of {name} is stale"
-    assert results_table(RESULTS) in text, f"{DOCS}: build table is stale " \
-        f"(regenerate: python -m latscope_boards table)"
+    assert results_table(RESULTS) in text, (
+        f"{DOCS}: build table is stale (regenerate: python -m latscope_boards table)"
+    )
 
 
 def test_recorded_builds_are_of_the_current_clocks():
@@ -208,9 +246,21 @@ def test_recorded_builds_are_of_the_current_clocks():
 
 #: What a build with a board's shipped seed must reproduce of its recorded result
 #: (boards/results/BOARD.json): nextpnr is deterministic for one seed, design and tool version.
-DETERMINISTIC_FIELDS = ("board", "device", "clock_hz", "seed", "fmax_mhz", "clocks",
-                        "utilisation", "timing_met", "goal_hz", "goal_reached",
-                        "critical_path", "edge_clock_hz", "crossing_ns")
+DETERMINISTIC_FIELDS = (
+    "board",
+    "device",
+    "clock_hz",
+    "seed",
+    "fmax_mhz",
+    "clocks",
+    "utilisation",
+    "timing_met",
+    "goal_hz",
+    "goal_reached",
+    "critical_path",
+    "edge_clock_hz",
+    "crossing_ns",
+)
 
 
 @pytest.mark.boards
@@ -225,19 +275,27 @@ def test_shipped_bitstream_meets_timing_and_matches_its_record(name, board_build
     build_dir = board_builds / name
     result = build(board, build_dir=build_dir, seed=board.seed)
     assert (build_dir / NETLIST_NAME).stat().st_size > 0
-    assert result.timing_met, f"{name}: Fmax {result.fmax_mhz:.2f} MHz < " \
+    assert result.timing_met, (
+        f"{name}: Fmax {result.fmax_mhz:.2f} MHz < "
         f"{board.clock_hz / 1e6} MHz:\n{format_result(result, board.family)}"
+    )
     built = result.to_json()
     assert json.loads((build_dir / "result.json").read_text()) == built
     record_path = RESULTS / f"{name}.json"
     record = json.loads(record_path.read_text())
-    assert record["tool_versions"] == built["tool_versions"], \
-        f"{record_path}: recorded with other tool versions; rebuild and record " \
+    assert record["tool_versions"] == built["tool_versions"], (
+        f"{record_path}: recorded with other tool versions; rebuild and record "
         f"(python -m latscope_boards build {name})"
-    stale = {key: (record.get(key), built[key]) for key in DETERMINISTIC_FIELDS
-             if record.get(key) != built[key]}
-    assert not stale, f"{record_path} is not what the build gives (recorded, built): " \
+    )
+    stale = {
+        key: (record.get(key), built[key])
+        for key in DETERMINISTIC_FIELDS
+        if record.get(key) != built[key]
+    }
+    assert not stale, (
+        f"{record_path} is not what the build gives (recorded, built): "
         f"{stale}; rebuild and record (python -m latscope_boards build {name})"
+    )
     if name == "ice40-hx8k-b-evn":
         # The iCE40HX8K bitstream has a fixed size.
         assert Path(result.bitstream).stat().st_size == 135100
@@ -248,17 +306,31 @@ def test_a_report_below_the_capture_clock_is_a_failed_build():
     report = {
         "fmax": {"appliance.clk": {"achieved": 43.1, "constraint": 120.08}},
         "utilization": {"ICESTORM_LC": {"used": 3156, "available": 7680}},
-        "critical_paths": [{"from": "posedge appliance.clk", "to": "posedge appliance.clk",
-                            "path": [
-                                {"delay": 0.5, "to": {"cell": "a_SB_CARRY_CO_CI_SB_CARRY_CO_CI_x"}},
-                                {"delay": 7.0, "to": {"cell": "b"}}]}],
+        "critical_paths": [
+            {
+                "from": "posedge appliance.clk",
+                "to": "posedge appliance.clk",
+                "path": [
+                    {"delay": 0.5, "to": {"cell": "a_SB_CARRY_CO_CI_SB_CARRY_CO_CI_x"}},
+                    {"delay": 7.0, "to": {"cell": "b"}},
+                ],
+            }
+        ],
     }
     fmax, clocks, utilisation, critical = parse_report(report, 120_000_000)
     assert fmax == 43.1
     assert critical == [(0.5, "a_CARRY*_x"), (7.5, "b")]
-    result = BuildResult(board="x", title="x", device="d", clock_hz=120_000_000, seed=1,
-                         fmax_mhz=fmax, clocks=clocks, utilisation=utilisation,
-                         critical_path=critical)
+    result = BuildResult(
+        board="x",
+        title="x",
+        device="d",
+        clock_hz=120_000_000,
+        seed=1,
+        fmax_mhz=fmax,
+        clocks=clocks,
+        utilisation=utilisation,
+        critical_path=critical,
+    )
     assert not result.timing_met
     assert "NOT MET" in format_result(result, "ice40") and "b" in format_result(result, "ice40")
     with pytest.raises(RuntimeError, match="no clock constrained to 48.0 MHz"):
@@ -269,19 +341,36 @@ def test_a_build_short_of_its_goal_names_its_critical_path():
     """Timing met at the shipped clock, below the board's goal: the record and the summary
     keep the capture clock's critical path (what keeps the goal away); at the goal, neither."""
     report = {
-        "fmax": {"appliance.capture_clk": {"achieved": 99.9, "constraint": 96.0},
-                 "appliance.clk": {"achieved": 82.7, "constraint": 48.0}},
-        "critical_paths": [{"from": "posedge appliance.capture_clk",
-                            "to": "posedge appliance.capture_clk",
-                            "path": [{"delay": 1.25, "to": {"cell": "interval_draw"}},
-                                     {"delay": 8.75, "to": {"cell": "countdown"}}]}],
+        "fmax": {
+            "appliance.capture_clk": {"achieved": 99.9, "constraint": 96.0},
+            "appliance.clk": {"achieved": 82.7, "constraint": 48.0},
+        },
+        "critical_paths": [
+            {
+                "from": "posedge appliance.capture_clk",
+                "to": "posedge appliance.capture_clk",
+                "path": [
+                    {"delay": 1.25, "to": {"cell": "interval_draw"}},
+                    {"delay": 8.75, "to": {"cell": "countdown"}},
+                ],
+            }
+        ],
     }
     fmax, clocks, utilisation, critical = parse_report(report, 96_000_000)
     assert critical == [(1.25, "interval_draw"), (10.0, "countdown")]
     for goal_hz, kept in ((150_000_000, True), (96_000_000, False)):
-        result = BuildResult(board="x", title="x", device="d", clock_hz=96_000_000, seed=1,
-                             fmax_mhz=fmax, clocks=clocks, utilisation=utilisation,
-                             critical_path=critical, goal_hz=goal_hz)
+        result = BuildResult(
+            board="x",
+            title="x",
+            device="d",
+            clock_hz=96_000_000,
+            seed=1,
+            fmax_mhz=fmax,
+            clocks=clocks,
+            utilisation=utilisation,
+            critical_path=critical,
+            goal_hz=goal_hz,
+        )
         assert result.timing_met and result.goal_reached is not kept
         record, summary = result.to_json(), format_result(result, "ice40")
         assert (record["critical_path"] == [list(step) for step in critical]) is kept
@@ -290,16 +379,24 @@ def test_a_build_short_of_its_goal_names_its_critical_path():
         assert ("not reached" in summary and "countdown" in summary) is kept
 
 
-
 def test_a_gearbox_build_reaches_its_goal_by_resolution():
     """The ULX3S's goal (250 MHz with DDR inputs: 2 ns stamps) is reached at 125 MHz with the
     IDDRX2F gearbox's four samples a cycle; the same clock with DDR inputs is short of it."""
     clocks = {"capture": {"achieved": 130.0, "constraint": 125.0}}
     for phases, reached in ((4, True), (2, False)):
-        result = BuildResult(board="x", title="x", device="d", clock_hz=125_000_000, seed=1,
-                             fmax_mhz=130.0, clocks=clocks, utilisation={},
-                             critical_path=[(7.7, "interval_draw")], goal_hz=250_000_000,
-                             sample_phases=phases)
+        result = BuildResult(
+            board="x",
+            title="x",
+            device="d",
+            clock_hz=125_000_000,
+            seed=1,
+            fmax_mhz=130.0,
+            clocks=clocks,
+            utilisation={},
+            critical_path=[(7.7, "interval_draw")],
+            goal_hz=250_000_000,
+            sample_phases=phases,
+        )
         assert result.goal_reached is reached
         assert (result.to_json()["critical_path"] == []) is reached
         assert ("2.00 ns stamps" in format_result(result, "ecp5")) is reached
@@ -310,22 +407,41 @@ def test_the_ice40_gearbox_crossing_is_checked_against_half_an_edge_clock_period
     the capture clock but does not constrain it: the build does, at half an edge-clock
     period (gearbox.Ice40Gearbox), and a longer one fails the build."""
     report = {
-        "fmax": {"appliance.clk": {"achieved": 85.5, "constraint": 84.0},
-                 "eclk_clk": {"achieved": 330.9, "constraint": 168.0}},
-        "critical_paths": [{"from": "negedge eclk_clk", "to": "posedge appliance.clk",
-                            "path": [{"delay": 0.54, "to": {"cell": "w0"}},
-                                     {"delay": 0.59, "to": {"cell": "edges"}},
-                                     {"delay": 0.47, "to": {"cell": "edges"}}]}],
+        "fmax": {
+            "appliance.clk": {"achieved": 85.5, "constraint": 84.0},
+            "eclk_clk": {"achieved": 330.9, "constraint": 168.0},
+        },
+        "critical_paths": [
+            {
+                "from": "negedge eclk_clk",
+                "to": "posedge appliance.clk",
+                "path": [
+                    {"delay": 0.54, "to": {"cell": "w0"}},
+                    {"delay": 0.59, "to": {"cell": "edges"}},
+                    {"delay": 0.47, "to": {"cell": "edges"}},
+                ],
+            }
+        ],
     }
     fmax, clocks, utilisation, critical = parse_report(report, 84_000_000)
     crossing = crossing_delay(report, clocks, 168_000_000, 84_000_000)
     assert crossing == 1.6
     assert crossing_delay(report, clocks, 84_000_000, 168_000_000) == 0.0
     for delay, met in ((crossing, True), (3.0, False)):
-        result = BuildResult(board="x", title="x", device="d", clock_hz=84_000_000, seed=1,
-                             fmax_mhz=fmax, clocks=clocks, utilisation=utilisation,
-                             edge_clock_hz=168_000_000, crossing_ns=delay, sample_phases=4,
-                             goal_hz=150_000_000)
+        result = BuildResult(
+            board="x",
+            title="x",
+            device="d",
+            clock_hz=84_000_000,
+            seed=1,
+            fmax_mhz=fmax,
+            clocks=clocks,
+            utilisation=utilisation,
+            edge_clock_hz=168_000_000,
+            crossing_ns=delay,
+            sample_phases=4,
+            goal_hz=150_000_000,
+        )
         assert result.crossing_budget_ns == pytest.approx(2.976, abs=1e-3)
         assert result.edge_fmax_mhz == 330.9
         assert result.timing_met is met and result.goal_reached is met

@@ -31,10 +31,16 @@ from latscope.link.device import IrqSettings
 from latscope.link.identity import Identity
 from latscope.link.parser import StreamParser
 from latscope.link.selftest import LOOPBACK_IRQ, loopback_result
-from latscope_boards import BOARDS as ALL_BOARDS, get_board
+from latscope_boards import BOARDS as ALL_BOARDS
+from latscope_boards import get_board
 from latscope_boards.clocking import POWER_ON_RESET_SECONDS
-from latscope_boards.netlist_sim import (SIMULATORS, Stimulus, clock_periods_ps,
-                                         compile_netlist, decode_uart)
+from latscope_boards.netlist_sim import (
+    SIMULATORS,
+    Stimulus,
+    clock_periods_ps,
+    compile_netlist,
+    decode_uart,
+)
 from latscope_boards.toolchain import NETLIST_NAME, synthesize
 from latscope_defs.protocol import Command, Source, StartArgs, StatusReply, encode_command
 
@@ -42,8 +48,8 @@ pytestmark = pytest.mark.netlist
 
 #: The IRQ generator's settings for a link of 6 or fewer capture cycles a UART bit; slower
 #: links get a proportionally longer period (``Script.pace``).
-IRQ = IrqSettings(period=1500, jitter_mask=0x3f, width=40)
-BURST_EXTRA = 400                      # cycles of EDGE1 burst beyond the FIFO's depth
+IRQ = IrqSettings(period=1500, jitter_mask=0x3F, width=40)
+BURST_EXTRA = 400  # cycles of EDGE1 burst beyond the FIFO's depth
 
 
 def crystal_hz(board):
@@ -81,7 +87,7 @@ class Script:
         # The UART runs on the link clock: uart_divisor link cycles a bit.
         self.bit_ps = board.uart_divisor * self.t.link
         self.stimulus = Stimulus()
-        self.truth = []               # (time of the pin change, Source, value)
+        self.truth = []  # (time of the pin change, Source, value)
         self.strobe = 1
         self.levels = {n: 1 for n in range(4)}
         # How much slower than 6 capture cycles a bit the link is (1 on the HX8K and the
@@ -89,8 +95,9 @@ class Script:
         # period by it, so that the IRQ's edges never take more of the link than it drains
         # (else no event could find room in the FIFO after the overflow).
         self.pace = max(1, self.bit_ps // (6 * self.t.P))
-        self.irq = IrqSettings(period=IRQ.period * self.pace, jitter_mask=IRQ.jitter_mask,
-                               width=IRQ.width)
+        self.irq = IrqSettings(
+            period=IRQ.period * self.pace, jitter_mask=IRQ.jitter_mask, width=IRQ.width
+        )
 
     def command(self, cycle, opcode, args=None):
         """Sends a command from ``cycle``; returns the cycle after its last bit."""
@@ -129,12 +136,11 @@ def scripted_session(board):
     # Like the host, each command waits for the previous one's reply (bytes that come during
     # a reply are ignored, and a zero byte among them would even switch to SUMP mode).
     # The first command once the power-on reset is over.
-    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500,
-                           Command.IDENTIFY)
-    cycle = script.command(cycle + script.reply_cycles(80), Command.IRQ_CONFIG,
-                           script.irq.encode())
-    cycle = script.command(cycle + script.reply_cycles(16), Command.START,
-                           StartArgs.const({"sources": 0xffff}))
+    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500, Command.IDENTIFY)
+    cycle = script.command(cycle + script.reply_cycles(80), Command.IRQ_CONFIG, script.irq.encode())
+    cycle = script.command(
+        cycle + script.reply_cycles(16), Command.START, StartArgs.const({"sources": 0xFFFF})
+    )
     started = cycle
     # Before the overflow: markers and edges in every half (quarter) of their cycles, never
     # two sources in one cycle (events of one cycle share one stamp, the earliest phase's).
@@ -187,7 +193,7 @@ BOARDS = os.environ.get("LATSCOPE_NETLIST_BOARDS", ",".join(ALL_BOARDS)).split("
 @dataclass
 class Compiled:
     board: object
-    netlist: object      # netlist_sim.CompiledNetlist
+    netlist: object  # netlist_sim.CompiledNetlist
 
 
 @pytest.fixture(scope="module", params=BOARDS)
@@ -195,20 +201,27 @@ def compiled(request, tmp_path_factory, board_builds):
     """The board's netlist, compiled once for the session and the loopback tests."""
     board = get_board(request.param)
     netlist = netlist_of(board, tmp_path_factory, board_builds)
-    result = compile_netlist(netlist, tmp_path_factory.mktemp("netlist_sim"),
-                             crystal_hz=crystal_hz(board), family=board.family,
-                             simulator=SIMULATOR)
+    result = compile_netlist(
+        netlist,
+        tmp_path_factory.mktemp("netlist_sim"),
+        crystal_hz=crystal_hz(board),
+        family=board.family,
+        simulator=SIMULATOR,
+    )
     # The PLLs' parameters in the netlist give the board's capture (or edge) and link clocks.
-    assert {clock.hz for clock in result.clocks} == \
-        {board.edge_clock_hz or board.clock_hz, board.link_clock_hz}
+    assert {clock.hz for clock in result.clocks} == {
+        board.edge_clock_hz or board.clock_hz,
+        board.link_clock_hz,
+    }
     return Compiled(board, result)
 
 
 def simulate(compiled, script, run_dir, end_cycles, loopback=False):
     """Runs the script on the netlist; (bytes of the UART TX pin, the pin log)."""
     P = script.t.P
-    result = compiled.netlist.run(script.stimulus, run_dir, end_ps=end_cycles * P,
-                                  quiet_ps=3000 * P, loopback=loopback)
+    result = compiled.netlist.run(
+        script.stimulus, run_dir, end_ps=end_cycles * P, quiet_ps=3000 * P, loopback=loopback
+    )
     return decode_uart(result.log, script.bit_ps), result.log
 
 
@@ -230,16 +243,23 @@ def session(compiled, tmp_path_factory):
     end_cycles = marks[2] + script.reply_cycles(4 * board.fifo_depth) + 100_000
     received, log = simulate(compiled, script, tmp_path_factory.mktemp("session"), end_cycles)
     identity, events, parser = parse(received)
-    status = StatusReply.from_bits(
-        int.from_bytes(dict(parser.replies)[Command.STATUS], "little"))
+    status = StatusReply.from_bits(int.from_bytes(dict(parser.replies)[Command.STATUS], "little"))
     # The IRQ output's changes, as the testbench saw them, are scripted events too.
     irq_pin = [(time, Source.IRQ, level) for time, pin, level in log if pin == "I"]
     timing = script.t
-    origin = (sample_index(script.truth[0][0], timing.UNIT)
-              - delivered(events, Source.MARKER)[0][0])
+    origin = sample_index(script.truth[0][0], timing.UNIT) - delivered(events, Source.MARKER)[0][0]
     truth = sorted(script.truth + irq_pin, key=lambda change: change[0])
-    return Session(board, timing, identity, events, parser.stats, status,
-                   entry_stamps(truth, origin, identity.latency, timing), marks, origin)
+    return Session(
+        board,
+        timing,
+        identity,
+        events,
+        parser.stats,
+        status,
+        entry_stamps(truth, origin, identity.latency, timing),
+        marks,
+        origin,
+    )
 
 
 def sample_index(time, unit):
@@ -258,13 +278,14 @@ def entry_stamps(truth, origin, latency, timing):
     (docs/protocol.md); e.g. an IRQ edge with an edge-channel change later in the same
     cycle."""
     shift = timing.shift
-    raw = [sample_index(time, timing.UNIT) - origin + latency[source]
-           for time, source, _ in truth]
+    raw = [sample_index(time, timing.UNIT) - origin + latency[source] for time, source, _ in truth]
     earliest = {}
     for stamp in raw:
         earliest[stamp >> shift] = min(earliest.get(stamp >> shift, stamp), stamp)
-    return [(time, source, value, earliest[stamp >> shift] - latency[source])
-            for (time, source, value), stamp in zip(truth, raw)]
+    return [
+        (time, source, value, earliest[stamp >> shift] - latency[source])
+        for (time, source, value), stamp in zip(truth, raw)
+    ]
 
 
 @dataclass
@@ -275,9 +296,9 @@ class Session:
     events: object
     stats: object
     status: object
-    truth: list           # (time of the pin change, Source, value, stamp), the IRQ's too
-    marks: tuple          # cycles: capture started, burst started, STOP sent
-    origin: int           # sample_index() of stamp 0: fixed by the first marker
+    truth: list  # (time of the pin change, Source, value, stamp), the IRQ's too
+    marks: tuple  # cycles: capture started, burst started, STOP sent
+    origin: int  # sample_index() of stamp 0: fixed by the first marker
 
     def expected(self, source, first_cycle, last_cycle):
         """(stamp, value) of the scripted changes of ``source`` stamped between the cycles.
@@ -285,8 +306,9 @@ class Session:
         changes on rising capture clock edges, with the next one). Where the capture starts or
         stops, no change may fall within 16 cycles: the command's exact cycle is not known
         from outside."""
-        changes = [(time, value, stamp) for time, name, value, stamp in self.truth
-                   if name == source]
+        changes = [
+            (time, value, stamp) for time, name, value, stamp in self.truth if name == source
+        ]
         P = self.timing.P
         for edge in {first_cycle, last_cycle} & {self.marks[0], self.marks[2]}:
             assert not any(abs(time - edge * P) < 16 * P for time, _, _ in changes), source
@@ -294,17 +316,19 @@ class Session:
         return [(stamp, value) for _, value, stamp in changes if first <= stamp < last]
 
     def _window(self, first_cycle, last_cycle):
-        return [(cycle << self.timing.shift) - self.origin
-                for cycle in (first_cycle, last_cycle)]
+        return [(cycle << self.timing.shift) - self.origin for cycle in (first_cycle, last_cycle)]
 
     def delivered(self, source, first_cycle, last_cycle):
         first, last = self._window(first_cycle, last_cycle)
-        return [(stamp, value) for stamp, value in delivered(self.events, source)
-                if first <= stamp < last]
+        return [
+            (stamp, value)
+            for stamp, value in delivered(self.events, source)
+            if first <= stamp < last
+        ]
 
     def lost(self, source):
         losses = self.events.value[self.events.source == Source.LOSS].astype(np.int64)
-        return int(sum(value >> 4 for value in losses if value & 0xf == source))
+        return int(sum(value >> 4 for value in losses if value & 0xF == source))
 
 
 def delivered(events, source):
@@ -331,8 +355,9 @@ def test_every_scripted_event_at_its_sampling_edge(session):
     assert session.stats.segments_bad == session.stats.bytes_skipped == 0
     assert session.stats.holes == 0
     for source in SOURCES:
-        assert session.delivered(source, started, burst) == \
-            session.expected(source, started, burst), source
+        assert session.delivered(source, started, burst) == session.expected(
+            source, started, burst
+        ), source
         assert len(session.expected(source, started, burst)) >= 5, source
     # Every phase of a cycle (both halves, all four quarters) was exercised, for markers and
     # for each edge channel.
@@ -362,22 +387,25 @@ def test_overflow_losses_are_exactly_accounted(session):
     rising = [value for _, value in session.expected(Source.IRQ, started, stopped)]
     assert status.irq_edges == sum(rising)
     # Capture went on after the losses: the last marker arrived.
-    assert session.delivered(Source.MARKER, burst, stopped)[-1] == \
-        session.expected(Source.MARKER, burst, stopped)[-1]
+    assert (
+        session.delivered(Source.MARKER, burst, stopped)[-1]
+        == session.expected(Source.MARKER, burst, stopped)[-1]
+    )
 
 
 # --- Loopback: the self-test's jumper on the netlist -----------------------------------------
+
 
 def loopback_script(board, irq=LOOPBACK_IRQ, edges=16):
     """IDENTIFY, IRQ_CONFIG, START (IRQ, EDGE0, MARKER), ``edges`` + 1 IRQ periods, STOP: what
     ``selftest.check_loopback`` sends. Returns the script and the cycle STOP ends."""
     script = Script(board)
-    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500,
-                           Command.IDENTIFY)
+    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500, Command.IDENTIFY)
     cycle = script.command(cycle + script.reply_cycles(80), Command.IRQ_CONFIG, irq.encode())
     sources = sum(1 << source for source in (Source.IRQ, Source.EDGE0, Source.MARKER))
-    cycle = script.command(cycle + script.reply_cycles(16), Command.START,
-                           StartArgs.const({"sources": sources}))
+    cycle = script.command(
+        cycle + script.reply_cycles(16), Command.START, StartArgs.const({"sources": sources})
+    )
     cycle += (edges + 1) * script.irq_interval_cycles(irq) + 300
     return script, script.command(cycle, Command.STOP)
 
@@ -391,8 +419,9 @@ def loopback(compiled, tmp_path_factory):
     # Long enough to drain what the link could not send yet (on the ULX3S's 2 Mbaud link
     # the three events of an IRQ change take longer than the IRQ period; 8 bytes an event).
     end_cycles = stopped + script.reply_cycles(8 * 3 * 2 * 17) + 100_000
-    received, log = simulate(compiled, script, tmp_path_factory.mktemp("loopback"), end_cycles,
-                             loopback=True)
+    received, log = simulate(
+        compiled, script, tmp_path_factory.mktemp("loopback"), end_cycles, loopback=True
+    )
     identity, events, parser = parse(received)
     assert parser.stats.segments_bad == parser.stats.bytes_skipped == 0
     return identity, events, [(time, level) for time, pin, level in log if pin == "I"]
@@ -415,6 +444,9 @@ def test_loopback_selftest_agrees_with_the_documented_latencies(loopback):
     irq = events.of(Source.IRQ)
     assert len(irq) >= 2 * 16
     levels = [level for _, level in irq_pin]
-    first = next(index for index in range(len(levels))
-                 if levels[index:index + len(irq)] == irq.value.tolist())
-    assert levels[first:first + len(irq)] == irq.value.tolist()
+    first = next(
+        index
+        for index in range(len(levels))
+        if levels[index : index + len(irq)] == irq.value.tolist()
+    )
+    assert levels[first : first + len(irq)] == irq.value.tolist()

@@ -10,8 +10,14 @@ from fractions import Fraction
 
 import pytest
 
-from latscope_boards.netlist_sim import (MODELS_DIR, expand_includes, without_modules,
-                                         bypass_plls, cell_models, clock_periods_ps)
+from latscope_boards.netlist_sim import (
+    MODELS_DIR,
+    bypass_plls,
+    cell_models,
+    clock_periods_ps,
+    expand_includes,
+    without_modules,
+)
 
 NETLIST = r"""module latscope(uart_0__tx__io, clk12_0__io);
   output uart_0__tx__io;
@@ -73,8 +79,10 @@ def test_clock_periods_keep_the_ratio_of_one_plls_outputs():
     assert clock_periods_ps([96_000_000, 48_000_000]) == [10416, 20832]
     assert clock_periods_ps([125_000_000, 50_000_000]) == [8000, 20000]
     assert clock_periods_ps([72_000_000]) == [13888]
-    for periods in (clock_periods_ps([96_000_000, 48_000_000]),
-                    clock_periods_ps([125_000_000, 50_000_000])):
+    for periods in (
+        clock_periods_ps([96_000_000, 48_000_000]),
+        clock_periods_ps([125_000_000, 50_000_000]),
+    ):
         assert all(period % 2 == 0 for period in periods)
     assert Fraction(*clock_periods_ps([125_000_000, 50_000_000])) == Fraction(2, 5)
 
@@ -125,14 +133,28 @@ def test_gearbox_models_hand_on_a_cycles_four_samples_earliest_first(tmp_path):
         pytest.skip("iverilog not installed")
     rng = random.Random(5)
     # Changes 500..3500 ps after a sampling edge (edges every 2000 ps from 2000 ps on).
-    changes = sorted({2000 * rng.randrange(1, 190) + rng.choice([500, 1000, 1500])
-                      for _ in range(80)})
+    changes = sorted(
+        {2000 * rng.randrange(1, 190) + rng.choice([500, 1000, 1500]) for _ in range(80)}
+    )
     (tmp_path / "changes.txt").write_text("".join(f"{at}\n" for at in changes))
     (tmp_path / "tb.v").write_text(GEARBOX_BENCH)
-    subprocess.run(["iverilog", "-g2012", "-o", "tb.vvp", "-s", "tb", "tb.v",
-                    str(MODELS_DIR / "ecp5_blocks.v")], cwd=tmp_path, check=True)
-    out = subprocess.run(["vvp", "-n", "tb.vvp"], cwd=tmp_path, check=True,
-                         capture_output=True, text=True).stdout
+    subprocess.run(
+        [
+            "iverilog",
+            "-g2012",
+            "-o",
+            "tb.vvp",
+            "-s",
+            "tb",
+            "tb.v",
+            str(MODELS_DIR / "ecp5_blocks.v"),
+        ],
+        cwd=tmp_path,
+        check=True,
+    )
+    out = subprocess.run(
+        ["vvp", "-n", "tb.vvp"], cwd=tmp_path, check=True, capture_output=True, text=True
+    ).stdout
 
     def pin_at(time):
         return sum(1 for at in changes if at < time) % 2
@@ -140,7 +162,7 @@ def test_gearbox_models_hand_on_a_cycles_four_samples_earliest_first(tmp_path):
     rows = [line.split() for line in out.splitlines() if re.fullmatch(r"\d+ [01]{4}", line)]
     assert len(rows) > 40
     for time, word in rows:
-        rise = int(time) - 1                 # this SCLK rising edge
+        rise = int(time) - 1  # this SCLK rising edge
         assert (rise - 2000) % 8000 == 0, rise  # every other edge clock rising edge
         samples = [pin_at(rise - 8000 + 2000 * k) for k in range(4)]
         assert word == "".join(str(bit) for bit in reversed(samples)), time

@@ -19,22 +19,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_suite_native import check_pair
 
 from latscope.analysis.pairing import analyze
-from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
 from latscope.events import Events
-from latscope_defs.protocol import Source
 from latscope.link.selftest import check_wiring, wiring_pattern
+from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
+from latscope_defs.protocol import Source
 from support.suite_tables import suite_rules
-from test_suite_native import check_pair
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
 SUITE = FIRMWARE / "suite"
 SAMPLES = 30
-PINS = 0x1FFFF            # GPIO0-15 = D0-D15, GPIO16 = STROBE
+PINS = 0x1FFFF  # GPIO0-15 = D0-D15, GPIO16 = STROBE
 STROBE = 1 << 16
-COST_MARKERS = 200        # markers of test NONE the Linux suite writes to time one marker
+COST_MARKERS = 200  # markers of test NONE the Linux suite writes to time one marker
 
 # Two Linux runs: call-duration tests in one thread (any scheduling rights), and the whole
 # suite, which needs SCHED_FIFO on one CPU (threads preempting each other, handler-thread
@@ -44,19 +44,39 @@ COST_MARKERS = 200        # markers of test NONE the Linux suite writes to time 
 # thread behind its equals, so the order among equal-priority threads (TSL-a, IDL-b-N>1,
 # IDL-a) is the tracer's, and those tables are not checked here (test_suite_native.py checks
 # their logic on the host port).
-ALL_TESTS = ["IL_A", "IDL_B", "IDL_B", "IDL_B", "TSL_A", "TSL_A", "TSL_A", "TF_A", "TF_B",
-             "TF_C", "SEO_A", "SEO_B", "SEO_C", "SEO_D", "SEO_E", "SEO_F", "SEO_G", "MQ",
-             "CLOCK_ISR"]
+ALL_TESTS = [
+    "IL_A",
+    "IDL_B",
+    "IDL_B",
+    "IDL_B",
+    "TSL_A",
+    "TSL_A",
+    "TSL_A",
+    "TF_A",
+    "TF_B",
+    "TF_C",
+    "SEO_A",
+    "SEO_B",
+    "SEO_C",
+    "SEO_D",
+    "SEO_E",
+    "SEO_F",
+    "SEO_G",
+    "MQ",
+    "CLOCK_ISR",
+]
 LINUX_RUNS = {
     "one-thread": ["SEO_A", "SEO_B", "SEO_C", "SEO_D", "SEO_E"],
     "realtime": ALL_TESTS,
 }
-LINUX_SEO_F = 97          # BENCH_PRIO_COUNT - 1 of the Linux port
+LINUX_SEO_F = 97  # BENCH_PRIO_COUNT - 1 of the Linux port
 # The tables checked sample by sample, by test name: those of the tests whose order the
 # tracer leaves alone (above), IDL-b with one waiter, none that starts at an IRQ edge.
-LINUX_TABLES = {rule.test.name: name for rule, name in suite_rules(
-                    parameters={Test.IDL_B: (1,), Test.SEO_F: (LINUX_SEO_F,)})
-                if rule.start != "irq" and rule.test not in (Test.IL_A, Test.TSL_A)}
+LINUX_TABLES = {
+    rule.test.name: name
+    for rule, name in suite_rules(parameters={Test.IDL_B: (1,), Test.SEO_F: (LINUX_SEO_F,)})
+    if rule.start != "irq" and rule.test not in (Test.IL_A, Test.TSL_A)
+}
 
 
 def need(*tools):
@@ -66,20 +86,36 @@ def need(*tools):
 
 
 def make(directory, *args, timeout=300):
-    result = subprocess.run(["make", "-s", "-C", str(directory), "-j2", *args],
-                            capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(
+        ["make", "-s", "-C", str(directory), "-j2", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result
 
 
 # ---------------------------------------------------------------------------- Linux
 
+
 @pytest.fixture(scope="module")
 def watcher(tmp_path_factory):
     need("gcc")
     binary = tmp_path_factory.mktemp("watch") / "gpiomem_watch"
-    subprocess.run(["gcc", "-O1", "-Wall", "-Wextra", "-Werror", "-o", str(binary),
-                    str(FIRMWARE / "tests" / "gpiomem_watch.c")], check=True)
+    subprocess.run(
+        [
+            "gcc",
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-o",
+            str(binary),
+            str(FIRMWARE / "tests" / "gpiomem_watch.c"),
+        ],
+        check=True,
+    )
     return binary
 
 
@@ -109,10 +145,10 @@ def markers_from_stores(stores):
     assert len(body) % 2 == 0, "a marker of one store"
     for k in range(0, len(body), 2):
         (reg1, word1), (reg2, word2) = body[k], body[k + 1]
-        assert reg1 != reg2 and word1 & word2 == 0 and word1 | word2 == PINS, (k, body[k:k + 2])
-        assert not word1 & STROBE and word2 & STROBE, (k, body[k:k + 2])
+        assert reg1 != reg2 and word1 & word2 == 0 and word1 | word2 == PINS, (k, body[k : k + 2])
+        assert not word1 & STROBE and word2 & STROBE, (k, body[k : k + 2])
         rising = not pins & STROBE
-        assert reg2 == ("set" if rising else "clr"), (k, body[k:k + 2])
+        assert reg2 == ("set" if rising else "clr"), (k, body[k : k + 2])
         for reg, word in ((reg1, word1), (reg2, word2)):
             pins = pins | word if reg == "set" else pins & ~word
         values.append(pins & 0xFFFF)
@@ -126,8 +162,14 @@ def linux_builds(tmp_path_factory):
     binaries = {}
     for name, tests in LINUX_RUNS.items():
         # A THREAD heartbeat every 10^5 polls, not 1024: each traced store is a fault.
-        make(SUITE, "linux", f"SAMPLES={SAMPLES}", f"TESTS={','.join(sorted(set(tests)))}",
-             f"BUILD={build / name}", "SUITE_CFLAGS=-DSUITE_IL_HEARTBEAT=100000u")
+        make(
+            SUITE,
+            "linux",
+            f"SAMPLES={SAMPLES}",
+            f"TESTS={','.join(sorted(set(tests)))}",
+            f"BUILD={build / name}",
+            "SUITE_CFLAGS=-DSUITE_IL_HEARTBEAT=100000u",
+        )
         binaries[name] = build / name / "linux-native" / "suite"
     return binaries
 
@@ -137,11 +179,18 @@ def linux_run(request, linux_builds, watcher, tmp_path_factory):
     name = request.param
     log = tmp_path_factory.mktemp(name) / "stores.txt"
     env = dict(os.environ, LATSCOPE_CPU="0", LATSCOPE_SOFT_IRQ_US="1000", LATSCOPE_GPIO="gpiomem")
-    result = subprocess.run([str(watcher), "--cpu", "0", str(log), str(linux_builds[name])],
-                            env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [str(watcher), "--cpu", "0", str(log), str(linux_builds[name])],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if name == "realtime" and "no SCHED_FIFO rights" in result.stderr:
-        pytest.skip("this machine gives no SCHED_FIFO rights (CAP_SYS_NICE): the suite's "
-                    "threads cannot preempt each other")
+        pytest.skip(
+            "this machine gives no SCHED_FIFO rights (CAP_SYS_NICE): the suite's "
+            "threads cannot preempt each other"
+        )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "suite: done" in result.stdout
     return name, result.stdout, read_store_log(log)
@@ -153,8 +202,8 @@ def test_linux_gpiomem_every_store(linux_run):
     values the pins spell are exactly the suite's: the timing markers first, then each
     selected test between its START and END."""
     name, console, (stores, others) = linux_run
-    assert others[0x00] == 0x09249249                       # GPFSEL0: GPIO0-9 outputs
-    assert others[0x04] & 0x1FFFFF == 0x00049249            # GPFSEL1: GPIO10-16 outputs
+    assert others[0x00] == 0x09249249  # GPFSEL0: GPIO0-9 outputs
+    assert others[0x04] & 0x1FFFFF == 0x00049249  # GPFSEL1: GPIO10-16 outputs
     values = markers_from_stores(stores)
     tests, points, args = decode(values)
     assert np.all(tests[:COST_MARKERS] == Test.NONE)
@@ -173,8 +222,11 @@ def test_linux_gpiomem_tables(linux_run):
     handler thread's markers (IL-a) come in whole pairs between the interrupted thread's."""
     name, _, (stores, _) = linux_run
     values = markers_from_stores(stores)
-    events = Events(np.arange(len(values), dtype=np.uint64) * 10,
-                    np.full(len(values), int(Source.MARKER), np.uint8), values)
+    events = Events(
+        np.arange(len(values), dtype=np.uint64) * 10,
+        np.full(len(values), int(Source.MARKER), np.uint8),
+        values,
+    )
     tables = analyze(events, 1e9)
     markers = {10 * i: tuple(int(x) for x in m) for i, m in enumerate(zip(*decode(values)))}
     for test in sorted(set(LINUX_RUNS[name])):
@@ -205,14 +257,14 @@ def check_il_window(values):
     calls = [k for k, (p, _) in enumerate(il) if p == Point.ISR_ENTRY]
     assert len(calls) >= SAMPLES
     for n, k in enumerate(calls):
-        assert il[k:k + 2] == [(Point.ISR_ENTRY, n % 128), (Point.ISR_EXIT, n % 128)]
+        assert il[k : k + 2] == [(Point.ISR_ENTRY, n % 128), (Point.ISR_EXIT, n % 128)]
     others = {p for p, _ in il[1:-1]} - {Point.ISR_ENTRY, Point.ISR_EXIT}
     assert others == {Point.THREAD}
     # The thread's last THREAD marker follows the SAMPLES-th call (it ends the window once it
     # has seen that many); after it, only whole calls raised before the line was disabled.
     last_thread = max(k for k, (p, _) in enumerate(il) if p == Point.THREAD)
     assert il[last_thread] == (Point.THREAD, 0) and last_thread > calls[SAMPLES - 1] + 1
-    assert {p for p, _ in il[last_thread + 1:-1]} <= {Point.ISR_ENTRY, Point.ISR_EXIT}
+    assert {p for p, _ in il[last_thread + 1 : -1]} <= {Point.ISR_ENTRY, Point.ISR_EXIT}
 
 
 @pytest.mark.slow
@@ -220,12 +272,15 @@ def test_linux_cross_compiles_for_the_pi(tmp_path):
     """The suite and the self-test's wiring walk for a Raspberry Pi (aarch64, Debian's cross
     gcc), without libgpiod."""
     need("aarch64-linux-gnu-gcc", "make")
-    make(SUITE, "linux", "wiring-linux", "CROSS=aarch64-linux-gnu-", f"BUILD={tmp_path}",
-         "GPIOD=0")
+    make(SUITE, "linux", "wiring-linux", "CROSS=aarch64-linux-gnu-", f"BUILD={tmp_path}", "GPIOD=0")
     for name in ("suite", "wiring_walk"):
         binary = tmp_path / "linux-aarch64-linux-gnu" / name
-        header = subprocess.run(["aarch64-linux-gnu-readelf", "-h", str(binary)],
-                                capture_output=True, text=True, check=True).stdout
+        header = subprocess.run(
+            ["aarch64-linux-gnu-readelf", "-h", str(binary)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert "AArch64" in header and "ELF64" in header
 
 
@@ -237,9 +292,13 @@ def test_linux_wiring_walk_every_store(watcher, tmp_path):
     need("gcc", "make")
     make(SUITE, "wiring-linux", f"BUILD={tmp_path}")
     log = tmp_path / "stores.txt"
-    result = subprocess.run([str(watcher), str(log), str(tmp_path / "linux-native" / "wiring_walk")],
-                            env=dict(os.environ, LATSCOPE_GPIO="gpiomem"), capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [str(watcher), str(log), str(tmp_path / "linux-native" / "wiring_walk")],
+        env=dict(os.environ, LATSCOPE_GPIO="gpiomem"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     stores, _ = read_store_log(log)
     values = markers_from_stores(stores).tolist()
@@ -248,11 +307,23 @@ def test_linux_wiring_walk_every_store(watcher, tmp_path):
 
 # ---------------------------------------------------------------------------- Cortex-M
 
-CM_SEO_F_MAX = 128        # the STM32F4 boards' SEO-f (96 KiB of RAM), also under QEMU
-QEMU = ["qemu-system-arm", "-machine", "netduinoplus2", "-nographic", "-monitor", "none",
-        "-serial", "none", "-semihosting-config", "enable=on,target=native"]
-UNIMP_WRITE = re.compile(r"^(GPIO[A-I]): unimplemented device write \(size 4, offset (0x[0-9a-f]+), "
-                         r"value (0x[0-9a-f]+)\)$")
+CM_SEO_F_MAX = 128  # the STM32F4 boards' SEO-f (96 KiB of RAM), also under QEMU
+QEMU = [
+    "qemu-system-arm",
+    "-machine",
+    "netduinoplus2",
+    "-nographic",
+    "-monitor",
+    "none",
+    "-serial",
+    "none",
+    "-semihosting-config",
+    "enable=on,target=native",
+]
+UNIMP_WRITE = re.compile(
+    r"^(GPIO[A-I]): unimplemented device write \(size 4, offset (0x[0-9a-f]+), "
+    r"value (0x[0-9a-f]+)\)$"
+)
 BSRR = 0x18
 
 
@@ -294,9 +365,11 @@ def check_tick_markers(values, systicks):
     assert len(systicks) > 0 and systicks[-1][1] is not None
     inside = np.zeros(len(values), bool)
     for taken, returned in systicks:
-        first, stop = max(0, (taken - 1) // 2), (returned - 2) // 2   # markers whole inside
+        first, stop = max(0, (taken - 1) // 2), (returned - 2) // 2  # markers whole inside
         assert [(int(tests[k]), int(points[k])) for k in range(first, stop)] == [
-            (Test.KERNEL, KERNEL_TICK_ENTRY), (Test.KERNEL, KERNEL_TICK_EXIT)], (taken, returned)
+            (Test.KERNEL, KERNEL_TICK_ENTRY),
+            (Test.KERNEL, KERNEL_TICK_EXIT),
+        ], (taken, returned)
         inside[first:stop] = True
     assert not np.any(tick & ~inside), "a tick marker outside a SysTick"
 
@@ -314,7 +387,7 @@ def stm32_markers(stores):
     values = []
     for k in range(0, len(body), 2):
         (port_b, b), (port_c, c) = body[k], body[k + 1]
-        assert (port_b, port_c) == ("GPIOB", "GPIOC"), (k, body[k:k + 2])
+        assert (port_b, port_c) == ("GPIOB", "GPIOC"), (k, body[k : k + 2])
         assert b & 0xFFFF ^ (b >> 16) == 0xFFFF, (k, hex(b))
         assert c & 0xFFFF ^ (c >> 16) == pc and not c & ~(pc | pc << 16), (k, hex(c))
         assert (c >> 8) & 1 == strobe ^ 1, (k, hex(c))
@@ -326,12 +399,18 @@ def stm32_markers(stores):
 def check_cm_tables(values):
     """The suite's tables from the markers: every one that needs no IRQ edge (QEMU raises
     the line in software), with the samples and pairs of the native run."""
-    events = Events(np.arange(len(values), dtype=np.uint64) * 10,
-                    np.full(len(values), int(Source.MARKER), np.uint8), values)
+    events = Events(
+        np.arange(len(values), dtype=np.uint64) * 10,
+        np.full(len(values), int(Source.MARKER), np.uint8),
+        values,
+    )
     tables = analyze(events, 1e9)
     markers = {10 * i: tuple(int(x) for x in m) for i, m in enumerate(zip(*decode(values)))}
-    expected = {name: (rule.start, rule.end) for rule, name in suite_rules(
-                    parameters={Test.SEO_F: (CM_SEO_F_MAX,)}) if rule.start != "irq"}
+    expected = {
+        name: (rule.start, rule.end)
+        for rule, name in suite_rules(parameters={Test.SEO_F: (CM_SEO_F_MAX,)})
+        if rule.start != "irq"
+    }
     assert {name for name in tables if not name.startswith("IL-")} == set(expected)
     for name, (a_point, b_point) in expected.items():
         table = tables[name]
@@ -353,8 +432,12 @@ def test_cortex_m_under_qemu(board, tmp_path):
     need_arm()
     need("qemu-system-arm")
     make(FIRMWARE, "cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
-    smoke = subprocess.run([*QEMU, "-kernel", str(tmp_path / f"cm-{board}" / "bench_smoke.elf")],
-                           capture_output=True, text=True, timeout=60)
+    smoke = subprocess.run(
+        [*QEMU, "-kernel", str(tmp_path / f"cm-{board}" / "bench_smoke.elf")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     console = smoke.stdout + smoke.stderr
     assert smoke.returncode == 0, console[-3000:]
     assert "SUMMARY bench_smoke: passed=8 failed=0" in console
@@ -362,9 +445,20 @@ def test_cortex_m_under_qemu(board, tmp_path):
 
     make(SUITE, "cortex-m", f"CM_BOARD={board}", f"SAMPLES={SAMPLES}", f"BUILD={tmp_path}")
     log = tmp_path / "unimp.log"
-    suite = subprocess.run([*QEMU, "-d", "unimp,int", "-D", str(log), "-kernel",
-                            str(tmp_path / f"cm-{board}-gpio" / "suite.elf")],
-                           capture_output=True, text=True, timeout=60)
+    suite = subprocess.run(
+        [
+            *QEMU,
+            "-d",
+            "unimp,int",
+            "-D",
+            str(log),
+            "-kernel",
+            str(tmp_path / f"cm-{board}-gpio" / "suite.elf"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     console = suite.stdout + suite.stderr
     assert suite.returncode == 0 and "suite: done" in console, console[-3000:]
     systicks = []
@@ -383,19 +477,32 @@ def test_cortex_m_wiring_walk_under_qemu(board, tmp_path):
     need("qemu-system-arm")
     make(SUITE, "wiring-cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
     log = tmp_path / "unimp.log"
-    run = subprocess.run([*QEMU, "-d", "unimp", "-D", str(log), "-kernel",
-                          str(tmp_path / f"cm-{board}-gpio" / "wiring_walk.elf")],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [
+            *QEMU,
+            "-d",
+            "unimp",
+            "-D",
+            str(log),
+            "-kernel",
+            str(tmp_path / f"cm-{board}-gpio" / "wiring_walk.elf"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0 and "wiring: done" in run.stdout + run.stderr
     values = stm32_markers(bsrr_stores(log)).tolist()
     assert values == wiring_pattern() and check_wiring(values).ok
 
 
 def symbols(elf):
-    out = subprocess.run(["arm-none-eabi-nm", str(elf)], capture_output=True, text=True,
-                         check=True).stdout
-    return {parts[2]: int(parts[0], 16) for parts in map(str.split, out.splitlines())
-            if len(parts) == 3}
+    out = subprocess.run(
+        ["arm-none-eabi-nm", str(elf)], capture_output=True, text=True, check=True
+    ).stdout
+    return {
+        parts[2]: int(parts[0], 16) for parts in map(str.split, out.splitlines()) if len(parts) == 3
+    }
 
 
 @pytest.mark.slow
@@ -408,15 +515,19 @@ def test_cortex_m_boards_cross_compile(board, tmp_path):
     make(SUITE, "cortex-m", "wiring-cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
     check_wiring_image(tmp_path / f"cm-{board}-gpio", board)
     elf = tmp_path / f"cm-{board}-gpio" / "suite.elf"
-    header = subprocess.run(["arm-none-eabi-readelf", "-h", "-A", str(elf)],
-                            capture_output=True, text=True, check=True).stdout
+    header = subprocess.run(
+        ["arm-none-eabi-readelf", "-h", "-A", str(elf)], capture_output=True, text=True, check=True
+    ).stdout
     assert "ARM" in header and "ELF32" in header
     table = symbols(elf)
     # suite_end is one marker: the strobe shadow's store plus the port's device stores
     # (STM32: GPIOB and GPIOC BSRR; RP2040: SIO GPIO_OUT_XOR), between PRIMASK save/restore.
-    code = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn",
-                           "--disassemble=suite_end", str(elf)],
-                          capture_output=True, text=True, check=True).stdout
+    code = subprocess.run(
+        ["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", "--disassemble=suite_end", str(elf)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     stores = re.findall(r"\bstr(?:\.w)?\s", code)
     assert len(stores) == (3 if board == "stm32f4" else 2), code
     assert "cpsid" in code and "msr" in code and "bl" not in code.split("<suite_end>:")[1]
@@ -448,26 +559,29 @@ def check_uf2(stem):
     assert len(uf2) == 512 * -(-len(image) // 256)
     payload = b""
     for n in range(len(uf2) // 512):
-        block = uf2[512 * n:512 * (n + 1)]
-        magic0, magic1, flags, address, size, number, count, family = \
-            np.frombuffer(block[:32], "<u4").tolist()
+        block = uf2[512 * n : 512 * (n + 1)]
+        magic0, magic1, flags, address, size, number, count, family = np.frombuffer(
+            block[:32], "<u4"
+        ).tolist()
         assert (magic0, magic1, flags, family) == (0x0A324655, 0x9E5D5157, 0x2000, 0xE48BFF56)
-        assert (address, size, number, count) == (0x2000_0000 + 256 * n, 256, n,
-                                                   len(uf2) // 512)
+        assert (address, size, number, count) == (0x2000_0000 + 256 * n, 256, n, len(uf2) // 512)
         assert block[-4:] == (0x0AB16F30).to_bytes(4, "little")
-        payload += block[32:32 + 256]
-    assert payload[:len(image)] == image
+        payload += block[32 : 32 + 256]
+    assert payload[: len(image)] == image
 
 
 # ---------------------------------------------------------------------------- docs
 
-@pytest.mark.parametrize("dut,page", [("raspberry-pi", "raspberry-pi.md"), ("nucleo", "nucleo.md"),
-                                      ("pico", "pico.md")])
+
+@pytest.mark.parametrize(
+    "dut,page", [("raspberry-pi", "raspberry-pi.md"), ("nucleo", "nucleo.md"), ("pico", "pico.md")]
+)
 def test_wiring_tables_are_current(dut, page):
     """docs/duts/<page> has the wiring table to every board, as the board descriptions give
     it (python -m latscope_boards.duts prints them)."""
     from latscope_boards import BOARDS, get_board
     from latscope_boards.duts import wiring_table
+
     text = (ROOT / "docs" / "duts" / page).read_text()
     for name in BOARDS:
         assert wiring_table(dut, get_board(name)) in text, f"docs/duts/{page}: {name} table stale"

@@ -9,8 +9,9 @@ HEADER = Path(__file__).resolve().parents[2] / "firmware" / "include" / "latscop
 
 
 def test_committed_header_is_current():
-    assert HEADER.read_text() == c_header(), "run: python -m latscope_defs.markers --header > " \
-        "firmware/include/latscope/markers.h"
+    assert HEADER.read_text() == c_header(), (
+        "run: python -m latscope_defs.markers --header > firmware/include/latscope/markers.h"
+    )
 
 
 def test_tick_points_are_not_the_handler_point():

@@ -22,12 +22,11 @@ from latscope.analysis.pairing import analyze
 from latscope.events import Events
 from latscope_defs.markers import Point, Test, decode, encode
 from latscope_defs.protocol import Source
-
 from support.native_suite import SUITE, events_from_stores, read_native_dump
 from support.suite_tables import suite_rules
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = 30                       # SUITE_SAMPLES of the short suite: also OBJ and CLK samples
+SAMPLES = 30  # SUITE_SAMPLES of the short suite: also OBJ and CLK samples
 GPIO_STROBE = 1 << 16
 
 # Every table of the suite and the markers its samples pair (A marker, B marker); "irq" = edge.
@@ -57,9 +56,23 @@ def read_truth_log(path):
 
 
 def make_suite(target, marker, build, extra=()):
-    subprocess.run(["make", "-s", "-C", str(SUITE), target, f"MARKER={marker}",
-                    f"SAMPLES={SAMPLES}", f"BUILD={build}", "-j2", *extra],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            "make",
+            "-s",
+            "-C",
+            str(SUITE),
+            target,
+            f"MARKER={marker}",
+            f"SAMPLES={SAMPLES}",
+            f"BUILD={build}",
+            "-j2",
+            *extra,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module", params=["gpio", "bus"])
@@ -70,8 +83,12 @@ def native_run(request, tmp_path_factory):
     build = "build/pytest"
     make_suite("native", marker, build)
     dump = tmp_path_factory.mktemp(marker) / "markers.txt"
-    result = subprocess.run([str(SUITE / build / f"native-{marker}" / "suite"), str(dump)],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [str(SUITE / build / f"native-{marker}" / "suite"), str(dump)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "suite: done" in result.stdout
     stamps, kinds, values = read_native_dump(dump)
@@ -106,11 +123,19 @@ def check_suite(events, *, obj_samples, clk_samples, exact):
     assert set(tables) == set(EXPECTED)
     for name, (a_point, b_point) in EXPECTED.items():
         table = tables[name]
-        wanted = (SAMPLES if name[:2] in ("IL", "ID", "TS")
-                  else clk_samples if name.startswith("CLK") else obj_samples)
+        wanted = (
+            SAMPLES
+            if name[:2] in ("IL", "ID", "TS")
+            else clk_samples
+            if name.startswith("CLK")
+            else obj_samples
+        )
         got = len(table.samples)
-        assert got == wanted or (not exact and name.startswith("IL") and got == wanted + 1), \
-            (name, got, wanted)
+        assert got == wanted or (not exact and name.startswith("IL") and got == wanted + 1), (
+            name,
+            got,
+            wanted,
+        )
         assert table.discarded == 0
         for k, (a, b) in enumerate(pairs(table, markers)):
             assert b[1] == b_point, (name, k, b)
@@ -127,7 +152,8 @@ def check_handler_tables(tables, markers):
     before the handler's ISR_ENTRY marker."""
     handler = [name for name in tables if name.startswith("ILH-")]
     assert handler == [] or sorted(handler) == sorted(
-        name.replace("IL-", "ILH-") for name in EXPECTED if name.startswith("IL-"))
+        name.replace("IL-", "ILH-") for name in EXPECTED if name.startswith("IL-")
+    )
     for name in handler:
         il = tables[name.replace("ILH-", "IL-")]
         table = tables[name]
@@ -142,15 +168,15 @@ def check_pair(name, k, a, b):
     family, n = name.rsplit("-", 1)
     n = int(n)
     if family in ("IL-a", "IL-b"):
-        assert b[2] == k % 128                  # the k-th handler call of the window
+        assert b[2] == k % 128  # the k-th handler call of the window
     elif family == "IDL-a":
-        assert a[2] == k % 128 and b[2] == 0     # back in thread 0 after call k
+        assert a[2] == k % 128 and b[2] == 0  # back in thread 0 after call k
     elif family == "IDL-b":
-        assert b[2] == k % n                     # equal-priority waiters wake in FIFO turn
+        assert b[2] == k % n  # equal-priority waiters wake in FIFO turn
     elif family == "TSL-a":
-        assert b[2] == (a[2] + 1) % n            # the next thread in the yield round
+        assert b[2] == (a[2] + 1) % n  # the next thread in the yield round
     elif family == "SEO-f":
-        assert a[2] == (k % n) + 1 and b[2] == k % n   # k pending: the newest is released
+        assert a[2] == (k % n) + 1 and b[2] == k % n  # k pending: the newest is released
     else:
         assert a[2] == b[2] == k % 128, (name, k, a, b)
 
@@ -180,8 +206,26 @@ def test_native_windows_and_parameters(native_run):
     markers = [m for _, m in sorted(marker_at(events).items())]
     starts = [(t, a) for t, p, a in markers if p == Point.START]
     assert [Test(t).name for t, _ in starts] == [
-        "IL_A", "IDL_B", "IDL_B", "IDL_B", "TSL_A", "TSL_A", "TSL_A", "TF_A", "TF_B", "TF_C",
-        "SEO_A", "SEO_B", "SEO_C", "SEO_D", "SEO_E", "SEO_F", "SEO_G", "MQ", "CLOCK_ISR"]
+        "IL_A",
+        "IDL_B",
+        "IDL_B",
+        "IDL_B",
+        "TSL_A",
+        "TSL_A",
+        "TSL_A",
+        "TF_A",
+        "TF_B",
+        "TF_C",
+        "SEO_A",
+        "SEO_B",
+        "SEO_C",
+        "SEO_D",
+        "SEO_E",
+        "SEO_F",
+        "SEO_G",
+        "MQ",
+        "CLOCK_ISR",
+    ]
     # Parameters of 128 and more: START's argument, then PARAM with the bits from 7 up.
     for i, (t, p, a) in enumerate(markers):
         if p == Point.START and t in (Test.IDL_B, Test.TSL_A) and a == 0:
@@ -203,13 +247,22 @@ def test_native_clock_isr_samples_see_the_tick(native_run):
 def test_parameter_high_bits_follow_start():
     """analyze: a PARAM right after START extends the window's parameter (IDL-b-128), a PARAM
     elsewhere does not."""
+
     def m(test, point, arg=0):
         return encode(test, point, arg)
-    values = [m(Test.TSL_A, Point.START, 128 & 127), m(Test.TSL_A, Point.PARAM, 1),
-              m(Test.TSL_A, Point.T1, 0), m(Test.TSL_A, Point.T2, 1), m(Test.TSL_A, Point.END),
-              m(Test.CLOCK_ISR, Point.START, 1), m(Test.CLOCK_ISR, Point.T1),
-              m(Test.CLOCK_ISR, Point.T2), m(Test.CLOCK_ISR, Point.PARAM, 1),
-              m(Test.CLOCK_ISR, Point.END)]
+
+    values = [
+        m(Test.TSL_A, Point.START, 128 & 127),
+        m(Test.TSL_A, Point.PARAM, 1),
+        m(Test.TSL_A, Point.T1, 0),
+        m(Test.TSL_A, Point.T2, 1),
+        m(Test.TSL_A, Point.END),
+        m(Test.CLOCK_ISR, Point.START, 1),
+        m(Test.CLOCK_ISR, Point.T1),
+        m(Test.CLOCK_ISR, Point.T2),
+        m(Test.CLOCK_ISR, Point.PARAM, 1),
+        m(Test.CLOCK_ISR, Point.END),
+    ]
     stamps = np.arange(len(values), dtype=np.uint64) * 10
     events = Events(stamps, np.full(len(values), int(Source.MARKER), np.uint8), values)
     tables = analyze(events, 1e9)
@@ -234,20 +287,30 @@ def test_a_loss_next_to_the_end_event_discards_the_pair():
     # (stamp, source, value) in stream order: the LOSS record (1 marker) rides ahead of the
     # THREAD marker in the entry of raw cycle 304, which the parser reports at 300; another,
     # clean pair follows.
-    rows = [(0, Source.MARKER, encode(il, Point.START, 1)), (100, Source.MARKER, exit_),
-            (304, Source.LOSS, 1 << 4 | Source.MARKER), (300, Source.MARKER, thread),
-            (1000, Source.MARKER, exit_), (1100, Source.MARKER, thread),
-            (2000, Source.MARKER, encode(il, Point.END))]
+    rows = [
+        (0, Source.MARKER, encode(il, Point.START, 1)),
+        (100, Source.MARKER, exit_),
+        (304, Source.LOSS, 1 << 4 | Source.MARKER),
+        (300, Source.MARKER, thread),
+        (1000, Source.MARKER, exit_),
+        (1100, Source.MARKER, thread),
+        (2000, Source.MARKER, encode(il, Point.END)),
+    ]
     table = idl_table(rows)
     assert table.samples.tolist() == [100] and table.starts.tolist() == [1000]
     assert table.discarded == 1
     # An IRQ lost (its LOSS record comes later, with the next IRQ event) between an ISR's
     # exit and the next THREAD marker also spoils that pair: the span starts at the
     # previous IRQ event.
-    rows = [(0, Source.MARKER, encode(il, Point.START, 1)), (50, Source.IRQ, 1),
-            (100, Source.MARKER, exit_), (300, Source.MARKER, thread),
-            (400, Source.LOSS, 1 << 4 | Source.IRQ), (400, Source.IRQ, 0),
-            (2000, Source.MARKER, encode(il, Point.END))]
+    rows = [
+        (0, Source.MARKER, encode(il, Point.START, 1)),
+        (50, Source.IRQ, 1),
+        (100, Source.MARKER, exit_),
+        (300, Source.MARKER, thread),
+        (400, Source.LOSS, 1 << 4 | Source.IRQ),
+        (400, Source.IRQ, 0),
+        (2000, Source.MARKER, encode(il, Point.END)),
+    ]
     table = idl_table(rows)
     assert table.samples.tolist() == [] and table.discarded == 1
 
@@ -255,11 +318,18 @@ def test_a_loss_next_to_the_end_event_discards_the_pair():
 def _sim_binary(cpu="VexRiscv_IMAC"):
     """The bring-up SoC simulator (the harness drives the IRQ line), built if needed."""
     sim = ROOT / "sim"
-    built = subprocess.run(["make", "-C", str(sim), "sim", f"CPU={cpu}"], capture_output=True,
-                           text=True)
+    built = subprocess.run(
+        ["make", "-C", str(sim), "sim", f"CPU={cpu}"], capture_output=True, text=True
+    )
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    return Path(subprocess.run(["make", "-s", "-C", str(sim), "print-binary", f"CPU={cpu}"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    return Path(
+        subprocess.run(
+            ["make", "-s", "-C", str(sim), "print-binary", f"CPU={cpu}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
 
 
 @pytest.mark.verilator
@@ -272,10 +342,23 @@ def test_rv32_suite_on_the_simulated_soc(marker, tmp_path):
     build = tmp_path / "build"
     make_suite("sim", marker, build, [f"CPU={cpu}", "PACE=0"])
     truth = tmp_path / "truth.txt"
-    result = subprocess.run([str(binary), "--irq-period", "5000", "--truth", str(truth),
-                             "--console", str(tmp_path / "console.txt"),
-                             "--max-cycles", "20000000", str(build / "suite.elf")],
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            str(binary),
+            "--irq-period",
+            "5000",
+            "--truth",
+            str(truth),
+            "--console",
+            str(tmp_path / "console.txt"),
+            "--max-cycles",
+            "20000000",
+            str(build / "suite.elf"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     console = (tmp_path / "console.txt").read_text()
     assert result.returncode == 0, result.stdout + result.stderr + console
     assert "suite: done" in console
@@ -288,10 +371,15 @@ def test_a_loss_of_a_source_with_no_events_reaches_back_to_the_start():
     the LOSS record, so every pair before it is discarded; the pairs after it count."""
     il = Test.IL_A
     exit_, thread = encode(il, Point.ISR_EXIT), encode(il, Point.THREAD)
-    rows = [(0, Source.MARKER, encode(il, Point.START, 1)), (100, Source.MARKER, exit_),
-            (300, Source.MARKER, thread), (500, Source.LOSS, 3 << 4 | Source.EDGE0),
-            (1000, Source.MARKER, exit_), (1100, Source.MARKER, thread),
-            (2000, Source.MARKER, encode(il, Point.END))]
+    rows = [
+        (0, Source.MARKER, encode(il, Point.START, 1)),
+        (100, Source.MARKER, exit_),
+        (300, Source.MARKER, thread),
+        (500, Source.LOSS, 3 << 4 | Source.EDGE0),
+        (1000, Source.MARKER, exit_),
+        (1100, Source.MARKER, thread),
+        (2000, Source.MARKER, encode(il, Point.END)),
+    ]
     table = idl_table(rows)
     assert table.samples.tolist() == [100] and table.starts.tolist() == [1000]
     assert table.discarded == 1

@@ -8,25 +8,45 @@ from amaranth.lib.crc import catalog
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import (IRQ_DELAY_BITS, SEGMENT_MAX_EVENTS, Source, StreamEncoder,
-                                    irq_triggered, irq_value, value_width)
+from latscope_defs.protocol import (
+    IRQ_DELAY_BITS,
+    SEGMENT_MAX_EVENTS,
+    Source,
+    StreamEncoder,
+    irq_triggered,
+    irq_value,
+    value_width,
+)
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.records import WordCrc32
-
 from support.gateware_sim import byte_collector, run
 
 #: The IRQ value at its full width: an IrqValue, whose random values here are triggered edges
 #: with delays (the trigger's firing, beyond the level, shares the FIFO entry's loss field).
-SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: value_width(Source.IRQ),
-           Source.EDGE0: 1, Source.EDGE1: 1}
+SOURCES = {
+    Source.MARKER: 16,
+    Source.BUS: 32,
+    Source.IRQ: value_width(Source.IRQ),
+    Source.EDGE0: 1,
+    Source.EDGE1: 1,
+}
 
 
-def simulate(script, *, cycles, fifo_depth=64, flush_after=1 << 16, ready=lambda cycle: True,
-             drain=3000, word_crc=False):
+def simulate(
+    script,
+    *,
+    cycles,
+    fifo_depth=64,
+    flush_after=1 << 16,
+    ready=lambda cycle: True,
+    drain=3000,
+    word_crc=False,
+):
     """Runs ``script`` ({cycle offset: [(source, value), ...]}) through the pipeline; returns
     (the stamped events as the testbench applied them, the bytes that came out)."""
-    dut = CapturePipeline(SOURCES, fifo_depth=fifo_depth, flush_after=flush_after,
-                          word_crc=word_crc)
+    dut = CapturePipeline(
+        SOURCES, fifo_depth=fifo_depth, flush_after=flush_after, word_crc=word_crc
+    )
     applied, out = [], []
 
     async def testbench(ctx):
@@ -64,7 +84,9 @@ def random_value(rng, source):
     if source != Source.IRQ:
         return rng.getrandbits(SOURCES[source])
     triggered = rng.random() < 0.7
-    return irq_value(rng.getrandbits(1), triggered, rng.getrandbits(IRQ_DELAY_BITS) if triggered else 0)
+    return irq_value(
+        rng.getrandbits(1), triggered, rng.getrandbits(IRQ_DELAY_BITS) if triggered else 0
+    )
 
 
 def reference(applied):
@@ -76,8 +98,11 @@ def reference(applied):
 
 
 def test_simultaneous_events_share_a_stamp_in_source_order():
-    script = {3: [(Source.IRQ, 1), (Source.MARKER, 0xbeef), (Source.EDGE1, 1)],
-              4: [(Source.BUS, 0xdeadbeef)], 10: [(Source.IRQ, 0)]}
+    script = {
+        3: [(Source.IRQ, 1), (Source.MARKER, 0xBEEF), (Source.EDGE1, 1)],
+        4: [(Source.BUS, 0xDEADBEEF)],
+        10: [(Source.IRQ, 0)],
+    }
     applied, out = simulate(script, cycles=12)
     applied.sort(key=lambda event: (event[0], event[1]))  # one entry: emitted in source order
     assert out == reference(applied)
@@ -92,8 +117,7 @@ def test_random_events_match_reference_byte_for_byte(word_crc):
         if rng.random() < 0.08:  # sparse enough that the byte link keeps up: no loss here
             sources = rng.sample(list(SOURCES), rng.randint(1, 3))
             script[offset] = [(source, random_value(rng, source)) for source in sources]
-    applied, out = simulate(script, cycles=4000, drain=3000, flush_after=1 << 16,
-                            word_crc=word_crc)
+    applied, out = simulate(script, cycles=4000, drain=3000, flush_after=1 << 16, word_crc=word_crc)
     applied.sort(key=lambda event: (event[0], event[1]))
     assert len(applied) > 2 * SEGMENT_MAX_EVENTS  # spans several segments
     assert sum(irq_triggered(value) for _, source, value in applied if source == Source.IRQ) > 20
@@ -114,8 +138,9 @@ def test_steady_trickle_is_delivered_within_flush_after():
     applied, out = simulate(script, cycles=2000, flush_after=100, drain=200)
     parser = StreamParser(latency={})
     events = Events.concatenate([parser.feed(out), parser.finish()])
-    assert [(stamp, value) for stamp, _, value in applied] == \
-        list(zip(events.stamp.tolist(), events.value.tolist()))
+    assert [(stamp, value) for stamp, _, value in applied] == list(
+        zip(events.stamp.tolist(), events.value.tolist())
+    )
     assert parser.stats.segments_bad == 0
     # Each segment holds the events of at most flush_after cycles (plus the one in flight).
     assert parser.stats.segments_ok >= len(applied) // 4
@@ -126,6 +151,7 @@ def test_long_gaps_and_stamp_wrap_through_encoder():
     drive the encoder directly with such entries."""
     from amaranth.hdl import Module
     from amaranth.lib.wiring import connect
+
     from latscope_gateware.encoder import EventEncoder
     from latscope_gateware.event_capture import entry_layout
     from latscope_gateware.records import RecordSerializer
@@ -137,8 +163,7 @@ def test_long_gaps_and_stamp_wrap_through_encoder():
     m.submodules.encoder, m.submodules.serializer = encoder, serializer
     connect(m, encoder.records, serializer.records)
     wrap = 1 << 48
-    stamps = [5, 5 + (1 << 24) - 1, 5 + 2 * (1 << 24), 5 + 2 * (1 << 24) + 1,
-              wrap - 3, wrap + 2]
+    stamps = [5, 5 + (1 << 24) - 1, 5 + 2 * (1 << 24), 5 + 2 * (1 << 24) + 1, wrap - 3, wrap + 2]
     out = []
 
     async def testbench(ctx):
@@ -146,10 +171,17 @@ def test_long_gaps_and_stamp_wrap_through_encoder():
         await ctx.tick()
         ctx.set(encoder.start, 0)
         for index, stamp in enumerate(stamps):
-            ctx.set(encoder.entries.payload, {
-                "stamp": stamp % wrap, "present": {"MARKER": 1},
-                "value": {"MARKER": index}, "loss_valid": 0, "loss_source": 0,
-                "detail": {"loss_count": 0}})
+            ctx.set(
+                encoder.entries.payload,
+                {
+                    "stamp": stamp % wrap,
+                    "present": {"MARKER": 1},
+                    "value": {"MARKER": index},
+                    "loss_valid": 0,
+                    "loss_source": 0,
+                    "detail": {"loss_count": 0},
+                },
+            )
             ctx.set(encoder.entries.valid, 1)
             await ctx.tick().until(encoder.entries.ready)
             ctx.set(encoder.entries.valid, 0)
@@ -171,26 +203,29 @@ def test_back_pressure_loses_nothing_silently():
     those counted in LOSS records, and the capture goes on."""
     from latscope.link.parser import StreamParser
 
-    script = {offset: [(Source.MARKER, offset & 0xffff)] for offset in range(1, 600, 2)}
+    script = {offset: [(Source.MARKER, offset & 0xFFFF)] for offset in range(1, 600, 2)}
     script.update({offset: [(Source.IRQ, offset // 7 & 1)] for offset in range(1, 600, 7)})
-    applied, out = simulate(script, cycles=600, fifo_depth=4, ready=lambda cycle: cycle % 8 == 0,
-                            drain=30000)
+    applied, out = simulate(
+        script, cycles=600, fifo_depth=4, ready=lambda cycle: cycle % 8 == 0, drain=30000
+    )
     parser = StreamParser()
     events = parser.feed(out)
-    events = events.concatenate([events, parser.finish()]) if hasattr(events, "concatenate") \
-        else events
-    delivered = [(int(t), int(s), int(v)) for t, s, v in zip(events.stamp, events.source,
-                                                             events.value)]
+    events = (
+        events.concatenate([events, parser.finish()]) if hasattr(events, "concatenate") else events
+    )
+    delivered = [
+        (int(t), int(s), int(v)) for t, s, v in zip(events.stamp, events.source, events.value)
+    ]
     losses = {}
     for stamp, source, value in delivered:
         if source == Source.LOSS:
-            losses[value & 0xf] = losses.get(value & 0xf, 0) + (value >> 4)
+            losses[value & 0xF] = losses.get(value & 0xF, 0) + (value >> 4)
     for source in (Source.MARKER, Source.IRQ):
         sent = [event for event in applied if event[1] == source]
         got = [event for event in delivered if event[1] == source]
         assert losses.get(source, 0) > 0
         assert len(got) + losses[source] == len(sent)
-        assert set(got) <= set(sent)           # every delivered event is exact
+        assert set(got) <= set(sent)  # every delivered event is exact
     # Capture went on: events from the end of the script still arrived.
     assert max(event[0] for event in delivered) >= applied[-1][0] - 20
 

@@ -15,6 +15,7 @@ import random
 import pytest
 from amaranth.hdl import ClockDomain, Elaboratable, Module
 from amaranth.sim import Simulator
+from test_irq_generator import reference_draws
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
@@ -23,10 +24,8 @@ from latscope_gateware.capture_control import CaptureControl, GrayCountCrossing
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.irq_generator import MIN_INTERVAL, IrqGenerator
 from latscope_gateware.irq_pin import LINK_TO_PIN, IrqPinStage
-
 from support.cases import parametrize_first_fast
 from support.gateware_sim import byte_collector, lost_per_source
-from test_irq_generator import reference_draws
 
 SOURCES = {Source.MARKER: 16, Source.IRQ: 1, Source.EDGE0: 1, Source.EDGE1: 1}
 CAPTURE_NS = 10.0
@@ -57,8 +56,9 @@ def _simulate(ratio, capture_phase, link_phase, *, seed, cycles, rate, fifo_dept
     link cycle until the events stop, whether the link took a byte and whether one was
     offered."""
     rng = random.Random(seed)
-    dut = CapturePipeline(SOURCES, fifo_depth=fifo_depth, flush_after=1 << 20,
-                          capture_domain="capture")
+    dut = CapturePipeline(
+        SOURCES, fifo_depth=fifo_depth, flush_after=1 << 20, capture_domain="capture"
+    )
     applied, out, status, slots = [], [], {}, []
     done = []
 
@@ -77,7 +77,7 @@ def _simulate(ratio, capture_phase, link_phase, *, seed, cycles, rate, fifo_dept
                 fires = rng.random() < rate
                 ctx.set(port.valid, fires)
                 if fires:
-                    value = cycle & 0xffff if source == Source.MARKER else rng.getrandbits(width)
+                    value = cycle & 0xFFFF if source == Source.MARKER else rng.getrandbits(width)
                     ctx.set(port.payload, value)
                     applied.append((now, source, value))
             await ctx.tick("capture")
@@ -93,18 +93,18 @@ def _simulate(ratio, capture_phase, link_phase, *, seed, cycles, rate, fifo_dept
         ctx.set(dut.start, 0)
         while not done:
             await ctx.tick()
-        ctx.set(dut.stopping, 1)             # STOP: the FIFO drains, the segment is sealed
+        ctx.set(dut.stopping, 1)  # STOP: the FIFO drains, the segment is sealed
         idle = 0
-        while idle < 400:                    # until the link has been quiet for a while
+        while idle < 400:  # until the link has been quiet for a while
             before = len(out)
             await ctx.tick()
             idle = idle + 1 if len(out) == before else 0
-        status.update(events=ctx.get(dut.events), lost=ctx.get(dut.lost),
-                      fifo_max=ctx.get(dut.fifo_max))
+        status.update(
+            events=ctx.get(dut.events), lost=ctx.get(dut.lost), fifo_max=ctx.get(dut.fifo_max)
+        )
 
     async def slot_sampler(ctx):
-        async for _clk, _rst, ready, valid in ctx.tick().sample(dut.bytes.ready,
-                                                                   dut.bytes.valid):
+        async for _clk, _rst, ready, valid in ctx.tick().sample(dut.bytes.ready, dut.bytes.valid):
             if done:
                 return
             slots.append((bool(ready), bool(valid)))
@@ -123,8 +123,10 @@ def _simulate(ratio, capture_phase, link_phase, *, seed, cycles, rate, fifo_dept
 
 def _parse(out):
     parser = StreamParser(latency={})
-    events = [(int(stamp), int(source), int(value)) for stamp, source, value in
-              Events.concatenate([parser.feed(out), parser.finish()])]
+    events = [
+        (int(stamp), int(source), int(value))
+        for stamp, source, value in Events.concatenate([parser.feed(out), parser.finish()])
+    ]
     stats = parser.stats
     assert (stats.segments_bad, stats.holes, stats.bytes_skipped) == (0, 0, 0)
     return events
@@ -132,8 +134,16 @@ def _parse(out):
 
 @parametrize_first_fast("ratio, capture_phase, link_phase", CLOCKS)
 def test_every_event_crosses_once_in_order(ratio, capture_phase, link_phase):
-    applied, out, status, _ = _simulate(ratio, capture_phase, link_phase, seed=int(ratio * 1000),
-                                     cycles=3000, rate=0.012, fifo_depth=256, link_every=1)
+    applied, out, status, _ = _simulate(
+        ratio,
+        capture_phase,
+        link_phase,
+        seed=int(ratio * 1000),
+        cycles=3000,
+        rate=0.012,
+        fifo_depth=256,
+        link_every=1,
+    )
     events = _parse(out)
     # One entry per cycle, its events in source order: the order the stream must have.
     expected = sorted(applied, key=lambda event: (event[0], event[1]))
@@ -144,11 +154,19 @@ def test_every_event_crosses_once_in_order(ratio, capture_phase, link_phase):
 
 @parametrize_first_fast("ratio, capture_phase, link_phase", CLOCKS)
 def test_overflow_loss_counts_are_exact(ratio, capture_phase, link_phase):
-    applied, out, status, _ = _simulate(ratio, capture_phase, link_phase, seed=int(ratio * 77),
-                                     cycles=2500, rate=0.3, fifo_depth=8, link_every=3)
+    applied, out, status, _ = _simulate(
+        ratio,
+        capture_phase,
+        link_phase,
+        seed=int(ratio * 77),
+        cycles=2500,
+        rate=0.3,
+        fifo_depth=8,
+        link_every=3,
+    )
     events = _parse(out)
     lost = lost_per_source(events)
-    assert sum(lost.values()) > 0                              # it did overflow
+    assert sum(lost.values()) > 0  # it did overflow
     delivered = [event for event in events if event[1] != Source.LOSS]
     for source in SOURCES:
         sent = [(stamp, value) for stamp, s, value in applied if s == source]
@@ -160,7 +178,7 @@ def test_overflow_loss_counts_are_exact(ratio, capture_phase, link_phase):
         assert len(got) + lost.get(source, 0) == len(sent), source
     assert status["lost"] == sum(lost.values())
     assert status["events"] == len(delivered)
-    assert status["fifo_max"] == 8               # every block-RAM row (docs/protocol.md)
+    assert status["fifo_max"] == 8  # every block-RAM row (docs/protocol.md)
 
 
 @pytest.mark.slow
@@ -171,8 +189,16 @@ def test_the_crossing_never_keeps_the_link_waiting(ratio, capture_phase, link_ph
     (bench/link_efficiency.py: bytes per event at the UART's rate) hold with two clocks.
     The link takes a byte every 30 link cycles, the shortest of the boards' UARTs (divisor 3,
     10 bits a byte, the iCEBreaker)."""
-    _, _, _, slots = _simulate(ratio, capture_phase, link_phase, seed=5, cycles=4000,
-                               rate=0.05, fifo_depth=16, link_every=30)
+    _, _, _, slots = _simulate(
+        ratio,
+        capture_phase,
+        link_phase,
+        seed=5,
+        cycles=4000,
+        rate=0.05,
+        fifo_depth=16,
+        link_every=30,
+    )
     first = next(n for n, (ready, valid) in enumerate(slots) if ready and valid)
     taken = [valid for ready, valid in slots[first:] if ready]
     assert len(taken) > 20
@@ -206,14 +232,14 @@ def test_gray_count_crossing_counts_every_step(ratio):
 
     sim = Simulator(m)
     sim.add_clock(CAPTURE_NS * 1e-9, domain="capture")
-    sim.add_clock(ratio * CAPTURE_NS * 1e-9, phase=0.3 * ratio * CAPTURE_NS * 1e-9,
-                  domain="sync")
+    sim.add_clock(ratio * CAPTURE_NS * 1e-9, phase=0.3 * ratio * CAPTURE_NS * 1e-9, domain="sync")
     sim.add_testbench(stepper)
     sim.add_testbench(reader)
     sim.run()
 
 
 # --- The IRQ output across the clocks: generator in the link domain, pin stage at capture ----
+
 
 class _IrqBench(Elaboratable):
     """The IRQ path of a two-clock appliance, wired as ``Appliance`` wires it: the command
@@ -224,8 +250,9 @@ class _IrqBench(Elaboratable):
         self.control = CaptureControl(capture_domain="capture")
         self.generator = IrqGenerator()
         self.pin = IrqPinStage(capture_domain="capture")
-        self.pipeline = CapturePipeline({Source.IRQ: 1}, fifo_depth=64, flush_after=1 << 20,
-                                        capture_domain="capture")
+        self.pipeline = CapturePipeline(
+            {Source.IRQ: 1}, fifo_depth=64, flush_after=1 << 20, capture_domain="capture"
+        )
 
     def elaborate(self, platform):
         m = Module()
@@ -263,7 +290,7 @@ def _simulate_irq(ratio, link_phase, settings, *, link_cycles):
     async def link(ctx):
         ctx.set(bench.generator.config, settings)
         await ctx.tick().repeat(4)
-        for pulse in (control.irq_apply, control.start):     # IRQ_CONFIG, then START
+        for pulse in (control.irq_apply, control.start):  # IRQ_CONFIG, then START
             if pulse is control.start:
                 ctx.set(control.sources, {"sources": 1 << Source.IRQ})
             ctx.set(pulse, 1)
@@ -280,8 +307,13 @@ def _simulate_irq(ratio, link_phase, settings, *, link_cycles):
         done.append(True)
 
     async def monitor(ctx):
-        signals = (pipeline.now, bench.pin.irq, bench.pin.events.valid,
-                   bench.pin.events.payload.level, control.capturing)
+        signals = (
+            pipeline.now,
+            bench.pin.irq,
+            bench.pin.events.valid,
+            bench.pin.events.payload.level,
+            control.capturing,
+        )
         async for _clk, _rst, *values in ctx.tick("capture").sample(*signals):
             cycles.append(tuple(values))
             if done:
@@ -321,19 +353,25 @@ def test_irq_two_clocks_exact_from_one_pll(link_phase):
     the iCE40 PLL's GENCLK / GENCLK_HALF) or on the other capture edges (0.5): every IRQ edge is one event at its exact stamp,
     and the intervals and widths, drawn in link cycles, are exactly twice as many capture
     cycles: those of the documented LFSR from START's reseed on."""
-    period, mask, width = 9, 0x1f, 4
-    settings = {"period": period, "jitter_mask": mask, "width": width,
-                "flags": {"enable": 1, "one_shot": 0, "active_low": 0}}
+    period, mask, width = 9, 0x1F, 4
+    settings = {
+        "period": period,
+        "jitter_mask": mask,
+        "width": width,
+        "flags": {"enable": 1, "one_shot": 0, "active_low": 0},
+    }
     cycles, events, status = _simulate_irq(2, link_phase, settings, link_cycles=1500)
     edges = _check_every_edge_is_one_exact_event(cycles, events, status)
-    start = next(n for n, sample in enumerate(cycles) if sample[4])    # capturing rises
+    start = next(n for n, sample in enumerate(cycles) if sample[4])  # capturing rises
     after = [(n, level) for n, level in edges if n >= start]
     rising = [n for n, level in after if level]
     falling = [n for n, level in after if not level]
-    draws = [max(MIN_INTERVAL, period + (draw & mask))
-             for draw in itertools.islice(reference_draws(), len(rising) + 1)]
+    draws = [
+        max(MIN_INTERVAL, period + (draw & mask))
+        for draw in itertools.islice(reference_draws(), len(rising) + 1)
+    ]
     # Draw 0 (from the seed, at START) places the first edge; each edge draws the next.
-    assert [b - a for a, b in itertools.pairwise(rising)] == [2 * i for i in draws[1:len(rising)]]
+    assert [b - a for a, b in itertools.pairwise(rising)] == [2 * i for i in draws[1 : len(rising)]]
     assert all(f - r == 2 * min(width, i - 1) for r, f, i in zip(rising, falling, draws[1:]))
     # The first edge after START: a fixed time (the crossings' latencies are fixed), the
     # same whatever the phase of the link edges among the capture edges: START's crossing,
@@ -355,11 +393,16 @@ def test_irq_pin_stage_takes_no_mixed_pair():
             level ^= 1
             ctx.set(stage.level, level)
             await ctx.tick()
-            ctx.set(stage.pin, level)               # the pin bit a cycle after the level
+            ctx.set(stage.pin, level)  # the pin bit a cycle after the level
             for _ in range(5):
                 await ctx.tick()
-                shown.append((ctx.get(stage.irq), ctx.get(stage.events.valid),
-                              ctx.get(stage.events.payload.level)))
+                shown.append(
+                    (
+                        ctx.get(stage.irq),
+                        ctx.get(stage.events.valid),
+                        ctx.get(stage.events.payload.level),
+                    )
+                )
 
     sim = Simulator(stage)
     sim.add_clock(CAPTURE_NS * 1e-9)
@@ -376,7 +419,11 @@ def test_irq_two_clocks_unrelated_every_edge_exact():
     """Unrelated clocks (a ratio of 2.37): the synchronizer's latency varies by a capture
     cycle, but every IRQ edge is still one event, in order, at its exact stamp, and the edge
     count is exact."""
-    settings = {"period": 6, "jitter_mask": 0x7, "width": 2,
-                "flags": {"enable": 1, "one_shot": 0, "active_low": 0}}
+    settings = {
+        "period": 6,
+        "jitter_mask": 0x7,
+        "width": 2,
+        "flags": {"enable": 1, "one_shot": 0, "active_low": 0},
+    }
     cycles, events, status = _simulate_irq(2.37, 0.31, settings, link_cycles=700)
     _check_every_edge_is_one_exact_event(cycles, events, status)

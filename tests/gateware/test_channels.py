@@ -31,8 +31,10 @@ def load_marker_decoder():
     try:
         directory = ROOT / "decoders" / "latscope_marker"
         spec = importlib.util.spec_from_file_location(
-            "latscope_marker_under_test", directory / "__init__.py",
-            submodule_search_locations=[str(directory)])
+            "latscope_marker_under_test",
+            directory / "__init__.py",
+            submodule_search_locations=[str(directory)],
+        )
         package = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = package
         spec.loader.exec_module(package)
@@ -49,14 +51,15 @@ def test_decoder_channels_are_the_definition():
     decoder = pd.Decoder
     listed = [(c["id"], c["name"]) for c in decoder.channels + decoder.optional_channels]
     assert listed == [(c.decoder_id, c.name) for c in decoder_channels()]
-    assert [c["id"] for c in decoder.channels] == ["strobe"]      # the one required channel
+    assert [c["id"] for c in decoder.channels] == ["strobe"]  # the one required channel
     # The indices the decoder's logic uses point at the channels they name.
     names = [name for _, name in listed]
     assert names[pd.STROBE] == "STROBE" and names[pd.IRQ] == "IRQ"
     assert names[pd.LOSS] == "LOSS"
     assert [names[pd.DATA + n] for n in range(16)] == [f"D{n}" for n in range(16)]
-    assert [names[pd.EDGE + n] for n in range(pd.EDGE_CHANNELS)] == \
-        [f"EDGE{n}" for n in range(MAX_EDGES)]
+    assert [names[pd.EDGE + n] for n in range(pd.EDGE_CHANNELS)] == [
+        f"EDGE{n}" for n in range(MAX_EDGES)
+    ]
 
 
 @pytest.mark.parametrize("edges", [0, 4, 8])
@@ -75,7 +78,7 @@ def test_sump_channels_are_the_pins_in_order(edges):
     and IRQ against the simulated pins bit by bit)."""
     appliance = Appliance(ApplianceConfig(clock_hz=100_000_000, uart_divisor=4, edge_count=edges))
     assert appliance.sump_channels() == [c.name for c in pins(16, edges)]
-    Fragment.get(appliance, None)         # elaborated, as a build would (no unused warnings)
+    Fragment.get(appliance, None)  # elaborated, as a build would (no unused warnings)
 
 
 @pytest.mark.parametrize("name", sorted(BOARDS))
@@ -83,7 +86,6 @@ def test_board_pins_are_the_definition(name):
     """A board's pin map names every pin of the definition once, with its direction."""
     pin_map = get_board(name).pins
     signals = {signal: direction for signal, _, direction in pin_map.signals()}
-    expected = {c.name: c.direction for c in pins(len(pin_map.marker_data),
-                                                  len(pin_map.edges))}
+    expected = {c.name: c.direction for c in pins(len(pin_map.marker_data), len(pin_map.edges))}
     assert signals == expected
     assert len(pin_map.signals()) == len(expected)

@@ -21,7 +21,7 @@ from latscope_gateware.event_capture import EventCapture
 from latscope_gateware.marker_port import MarkerPort
 from latscope_gateware.synchronizer import PinChangeDetector
 
-PERIOD_NS = 5.0          # 200 MHz, the ULX3S capture clock
+PERIOD_NS = 5.0  # 200 MHz, the ULX3S capture clock
 HALF_NS = PERIOD_NS / 2
 #: First rising edge of the simulated clock. The time-stamper's counter is 0 in the cycle
 #: before it, so stamp units count from one period earlier: that is where half cycle 0 (and,
@@ -49,22 +49,37 @@ def test_detector_flags_the_half_that_first_shows_the_new_level():
     # (early, late) pairs, one per cycle, and the (changed, half, level) expected `latency`
     # cycles later.
     pairs = [(0, 0), (0, 1), (1, 1), (0, 0), (0, 0), (1, 0), (0, 0), (1, 1), (1, 1)]
-    expected = [(0, 0, 0), (1, 1, 1), (0, 0, 1), (1, 0, 0), (0, 0, 0),
-                # a pulse inside one cycle (1 in the early sample only) is no change of level
-                (0, 1, 0), (0, 0, 0), (1, 0, 1), (0, 0, 1)]
+    expected = [
+        (0, 0, 0),
+        (1, 1, 1),
+        (0, 0, 1),
+        (1, 0, 0),
+        (0, 0, 0),
+        # a pulse inside one cycle (1 in the early sample only) is no change of level
+        (0, 1, 0),
+        (0, 0, 0),
+        (1, 0, 1),
+        (0, 0, 1),
+    ]
     seen = []
 
     async def testbench(ctx):
         for early, late in pairs + [(1, 1)] * dut.latency:
             ctx.set(dut.pins, early | late << 1)
             await ctx.tick()
-            seen.append((ctx.get(dut.changed), ctx.get(dut.changed) and ctx.get(dut.phase[0]),
-                         ctx.get(dut.level)))
+            seen.append(
+                (
+                    ctx.get(dut.changed),
+                    ctx.get(dut.changed) and ctx.get(dut.phase[0]),
+                    ctx.get(dut.level),
+                )
+            )
 
     _run(dut, testbench)
-    got = seen[dut.latency - 1:dut.latency - 1 + len(pairs)]
-    assert [(c, h if c else 0, lv) for c, h, lv in got] == \
-        [(c, h if c else 0, lv) for c, h, lv in expected]
+    got = seen[dut.latency - 1 : dut.latency - 1 + len(pairs)]
+    assert [(c, h if c else 0, lv) for c, h, lv in got] == [
+        (c, h if c else 0, lv) for c, h, lv in expected
+    ]
 
 
 def test_detector_flags_the_first_of_four_samples_that_shows_the_new_level():
@@ -72,14 +87,38 @@ def test_detector_flags_the_first_of_four_samples_that_shows_the_new_level():
     previous cycle's level (the last sample of the previous cycle)."""
     dut = PinChangeDetector(1, phases=4)
     # (s0, s1, s2, s3) per cycle, and the (changed, phase, level) expected.
-    words = [(0, 0, 0, 0), (1, 1, 1, 1), (1, 1, 1, 1), (0, 0, 0, 0), (0, 1, 1, 1),
-             (0, 0, 0, 0), (0, 0, 1, 1), (1, 1, 1, 0), (0, 0, 0, 1), (1, 0, 0, 0),
-             # a pulse within a cycle is no change; several changes in a cycle are one,
-             # at the first sample that differs
-             (0, 1, 1, 0), (1, 0, 1, 1), (1, 1, 1, 1)]
-    expected = [(0, 0, 0), (1, 0, 1), (0, 0, 1), (1, 0, 0), (1, 1, 1),
-                (1, 0, 0), (1, 2, 1), (1, 3, 0), (1, 3, 1), (1, 1, 0),
-                (0, 0, 0), (1, 0, 1), (0, 0, 1)]
+    words = [
+        (0, 0, 0, 0),
+        (1, 1, 1, 1),
+        (1, 1, 1, 1),
+        (0, 0, 0, 0),
+        (0, 1, 1, 1),
+        (0, 0, 0, 0),
+        (0, 0, 1, 1),
+        (1, 1, 1, 0),
+        (0, 0, 0, 1),
+        (1, 0, 0, 0),
+        # a pulse within a cycle is no change; several changes in a cycle are one,
+        # at the first sample that differs
+        (0, 1, 1, 0),
+        (1, 0, 1, 1),
+        (1, 1, 1, 1),
+    ]
+    expected = [
+        (0, 0, 0),
+        (1, 0, 1),
+        (0, 0, 1),
+        (1, 0, 0),
+        (1, 1, 1),
+        (1, 0, 0),
+        (1, 2, 1),
+        (1, 3, 0),
+        (1, 3, 1),
+        (1, 1, 0),
+        (0, 0, 0),
+        (1, 0, 1),
+        (0, 0, 1),
+    ]
     seen = []
 
     async def testbench(ctx):
@@ -90,7 +129,7 @@ def test_detector_flags_the_first_of_four_samples_that_shows_the_new_level():
             seen.append((changed, ctx.get(dut.phase[0]) if changed else 0, ctx.get(dut.level)))
 
     _run(dut, testbench)
-    assert seen[dut.latency - 1:dut.latency - 1 + len(words)] == expected
+    assert seen[dut.latency - 1 : dut.latency - 1 + len(words)] == expected
 
 
 class _EdgeBench(Elaboratable):
@@ -104,8 +143,7 @@ class _EdgeBench(Elaboratable):
         self.iddr = IddrModel(count, phases) if phases > 1 else None
         self.edges = EdgeChannels(count, phases=phases)
         sources = {Source(Source.EDGE0 + n): 1 for n in range(count)}
-        self.capture = EventCapture(sources, fifo_depth=64,
-                                    stamp_shift=phases.bit_length() - 1)
+        self.capture = EventCapture(sources, fifo_depth=64, stamp_shift=phases.bit_length() - 1)
         self.sources = list(sources)
         self.latency = self.edges.stamp_latency
 
@@ -118,14 +156,19 @@ class _EdgeBench(Elaboratable):
             m.domains.eclk = ClockDomain("eclk", reset_less=True)
         if self.iddr is not None:
             m.submodules.iddr = self.iddr
-            m.d.comb += [self.iddr.pin.eq(self.pins), self.edges.pins.eq(self.iddr.q),
-                         capture.phase.eq(self.edges.phase)]
+            m.d.comb += [
+                self.iddr.pin.eq(self.pins),
+                self.edges.pins.eq(self.iddr.q),
+                capture.phase.eq(self.edges.phase),
+            ]
         else:
             m.d.comb += self.edges.pins.eq(self.pins)
         for n, source in enumerate(self.sources):
             port = getattr(capture, source.name.lower())
-            m.d.comb += [port.valid.eq(self.edges.events[n].valid),
-                         port.payload.eq(self.edges.events[n].payload)]
+            m.d.comb += [
+                port.valid.eq(self.edges.events[n].valid),
+                port.payload.eq(self.edges.events[n].payload),
+            ]
         return m
 
 
@@ -139,8 +182,9 @@ class _MarkerBench(Elaboratable):
         self.data = Signal(16)
         self.iddr = IddrModel(1, phases)
         self.marker = MarkerPort(phases=phases)
-        self.capture = EventCapture({Source.MARKER: 16}, fifo_depth=64,
-                                    stamp_shift=phases.bit_length() - 1)
+        self.capture = EventCapture(
+            {Source.MARKER: 16}, fifo_depth=64, stamp_shift=phases.bit_length() - 1
+        )
         self.latency = self.marker.stamp_latency
 
     def elaborate(self, platform):
@@ -183,10 +227,16 @@ def _drive_and_collect(bench, changes, stop_ns):
     async def reader(ctx):
         ctx.set(bench.capture.entries.ready, 1)
         async for _clk, _rst, valid, payload in ctx.tick().sample(
-                bench.capture.entries.valid, bench.capture.entries.payload):
+            bench.capture.entries.valid, bench.capture.entries.payload
+        ):
             if valid:
-                entries.append((payload.stamp, payload.present.as_value().value,
-                                payload.value.as_value().value))
+                entries.append(
+                    (
+                        payload.stamp,
+                        payload.present.as_value().value,
+                        payload.value.as_value().value,
+                    )
+                )
 
     sim = Simulator(bench)
     _clock(sim, getattr(bench, "phases", 1))
@@ -257,8 +307,9 @@ def test_all_sample_rates_share_one_time_base():
     corrected = {}
     for phases in (1, 2, 4):
         bench = _EdgeBench(1, phases)
-        corrected[phases] = [stamp - bench.latency for stamp, _, _ in
-                             _drive_and_collect(bench, changes, stop)]
+        corrected[phases] = [
+            stamp - bench.latency for stamp, _, _ in _drive_and_collect(bench, changes, stop)
+        ]
         assert len(corrected[phases]) == len(changes)
     assert corrected[1] == [stamp // 4 for stamp in corrected[4]]
     assert corrected[2] == [stamp // 2 for stamp in corrected[4]]
@@ -284,8 +335,9 @@ def test_simultaneous_edges_share_the_earliest_quarter(quarters):
     # The word of cycle c holds quarters 4c - 5 .. 4c - 2: for c = 12, 43..46, which begin
     # at ORIGIN + 43 * 1.25 ns = 51.25 ns.
     base = ORIGIN_NS + 43 * PERIOD_NS / 4
-    changes = [(base + (quarter + 0.5) * PERIOD_NS / 4, 1 << pin)
-               for pin, quarter in enumerate(quarters)]
+    changes = [
+        (base + (quarter + 0.5) * PERIOD_NS / 4, 1 << pin) for pin, quarter in enumerate(quarters)
+    ]
     entries = _drive_and_collect(bench, sorted(changes), 120.0)
     assert len(entries) == 1
     stamp, present, _ = entries[0]
@@ -297,14 +349,21 @@ def test_entry_stamp_takes_the_earliest_phase_of_its_events():
     """The time-stamper alone, stamp_shift 2: random events with random phases on six
     sources; each entry's stamp is the cycle's count with the smallest phase of the events
     present in it (computed here from the inputs)."""
-    sources = {Source.MARKER: 16, Source.IRQ: 1, Source.EDGE0: 1, Source.EDGE1: 1,
-               Source.EDGE2: 1, Source.EDGE3: 1}
+    sources = {
+        Source.MARKER: 16,
+        Source.IRQ: 1,
+        Source.EDGE0: 1,
+        Source.EDGE1: 1,
+        Source.EDGE2: 1,
+        Source.EDGE3: 1,
+    }
     dut = EventCapture(sources, fifo_depth=64, stamp_shift=2)
     ports = [getattr(dut, source.name.lower()) for source in sources]
     rng = random.Random(3)
     # (Events in every third cycle: the FIFO and its reader keep up without losses.)
-    cycles = [[(n % 3 == 0 and rng.random() < 0.4, rng.randrange(4)) for _ in sources]
-              for n in range(600)]
+    cycles = [
+        [(n % 3 == 0 and rng.random() < 0.4, rng.randrange(4)) for _ in sources] for n in range(600)
+    ]
     got = []
 
     async def driver(ctx):
@@ -321,7 +380,8 @@ def test_entry_stamp_takes_the_earliest_phase_of_its_events():
     async def reader(ctx):
         ctx.set(dut.entries.ready, 1)
         async for _clk, _rst, valid, payload in ctx.tick().sample(
-                dut.entries.valid, dut.entries.payload):
+            dut.entries.valid, dut.entries.payload
+        ):
             if valid:
                 got.append(payload.stamp)
 
@@ -330,8 +390,11 @@ def test_entry_stamp_takes_the_earliest_phase_of_its_events():
     sim.add_testbench(driver)
     sim.add_process(reader)
     sim.run_until((len(cycles) + 40) * PERIOD_NS * 1e-9)
-    expected = [min(phase for valid, phase in cycle if valid)
-                for cycle in cycles if any(valid for valid, _ in cycle)]
+    expected = [
+        min(phase for valid, phase in cycle if valid)
+        for cycle in cycles
+        if any(valid for valid, _ in cycle)
+    ]
     assert len(got) == len(expected)
     assert [stamp % 4 for stamp in got] == expected
     # Stamps grow by whole cycles between entries (the cycle count above the phase).
@@ -342,8 +405,9 @@ def test_entry_stamp_takes_the_earliest_phase_of_its_events():
 def test_appliance_reports_sub_cycle_stamps_and_latencies(phases, shift):
     """The IDENTIFY reply of a DDR (gearbox) build says stamp_shift 1 (2) and latencies in
     half (quarter) cycles; a single-rate build is unchanged."""
-    sampled = Appliance(ApplianceConfig(clock_hz=200_000_000, uart_divisor=100,
-                                        input_phases=phases))
+    sampled = Appliance(
+        ApplianceConfig(clock_hz=200_000_000, uart_divisor=100, input_phases=phases)
+    )
     plain = Appliance(ApplianceConfig(clock_hz=200_000_000, uart_divisor=100))
     reply, plain_reply = sampled.identify(), plain.identify()
     assert reply.stamp_shift == shift and plain_reply.stamp_shift == 0
@@ -357,7 +421,7 @@ def test_appliance_reports_sub_cycle_stamps_and_latencies(phases, shift):
     # Each strobe and edge pin comes as its samples of a cycle.
     assert len(sampled.edges) == phases * len(plain.edges) == phases * 4
     assert len(sampled.marker_strobe) == phases and len(plain.marker_strobe) == 1
-    for build in (sampled, plain):          # and both elaborate
+    for build in (sampled, plain):  # and both elaborate
         Fragment.get(build, None)
 
 

@@ -7,7 +7,6 @@ import pytest
 from amaranth.hdl import ClockDomain, Module
 
 from latscope_gateware.edge_channels import EdgeChannels
-
 from support.gateware_sim import run
 
 
@@ -48,8 +47,12 @@ def test_simultaneous_edges_give_simultaneous_events():
     dut = EdgeChannels()
     events = simulate(dut, {10: 0b1011, 20: 0b0110}, cycles=30)
     assert events == [
-        (12, 0, 1), (12, 1, 1), (12, 3, 1),   # three rising edges at once
-        (22, 0, 0), (22, 2, 1), (22, 3, 0),   # falling and rising mixed; channel 1 stays high
+        (12, 0, 1),
+        (12, 1, 1),
+        (12, 3, 1),  # three rising edges at once
+        (22, 0, 0),
+        (22, 2, 1),
+        (22, 3, 0),  # falling and rising mixed; channel 1 stays high
     ]
 
 
@@ -58,8 +61,7 @@ def test_one_cycle_pulses_give_an_event_per_edge():
     # Channel 2: a single one-cycle pulse. Channel 0: toggles every cycle for four cycles.
     changes = {10: 0b0100, 11: 0b0000, 20: 0b0001, 21: 0b0000, 22: 0b0001, 23: 0b0000}
     events = simulate(dut, changes, cycles=30)
-    assert events == [(12, 2, 1), (13, 2, 0),
-                      (22, 0, 1), (23, 0, 0), (24, 0, 1), (25, 0, 0)]
+    assert events == [(12, 2, 1), (13, 2, 0), (22, 0, 1), (23, 0, 0), (24, 0, 1), (25, 0, 0)]
 
 
 def test_steady_levels_give_no_events():
@@ -77,9 +79,12 @@ def test_random_pins_match_a_reference_model():
         levels[cycle] = levels[cycle - 1] ^ rng.choice([0, 0, 0, rng.getrandbits(count)])
     dut = EdgeChannels(count=count)
     events = simulate(dut, dict(enumerate(levels)), cycles=cycles)
-    expected = [(c + dut.latency, n, (levels[c] >> n) & 1)
-                for c in range(1, cycles - dut.latency) for n in range(count)
-                if ((levels[c] ^ levels[c - 1]) >> n) & 1]
+    expected = [
+        (c + dut.latency, n, (levels[c] >> n) & 1)
+        for c in range(1, cycles - dut.latency)
+        for n in range(count)
+        if ((levels[c] ^ levels[c - 1]) >> n) & 1
+    ]
     assert len(expected) > 200
     assert events == expected
 

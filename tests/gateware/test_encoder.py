@@ -4,14 +4,12 @@ import random
 
 from amaranth.sim import Simulator
 
-from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, Tally, event_payload, value_width
+from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, event_payload, value_width
 from latscope_gateware.encoder import RecordChoice, RecordFormat, SegmentState
 from latscope_gateware.event_capture import entry_layout
-
 from support.gateware_sim import run
 
-SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: value_width(Source.IRQ),
-           Source.EDGE0: 1}
+SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: value_width(Source.IRQ), Source.EDGE0: 1}
 
 
 def test_choice_gives_the_loss_record_then_events_in_source_order():
@@ -41,8 +39,12 @@ def test_choice_gives_the_loss_record_then_events_in_source_order():
 
     run(dut, testbench)
     # Bit 0: the LOSS record; bit 1 + i: source i.
-    assert picked == [[0b00001, 0b00010, 0b00100, 0b10000], [0b01000], [0b00001],
-                      [0b00010, 0b00100, 0b01000, 0b10000]]
+    assert picked == [
+        [0b00001, 0b00010, 0b00100, 0b10000],
+        [0b01000],
+        [0b00001],
+        [0b00010, 0b00100, 0b01000, 0b10000],
+    ]
 
 
 def test_format_is_the_protocol_payload_of_the_chosen_record():
@@ -61,9 +63,17 @@ def test_format_is_the_protocol_payload_of_the_chosen_record():
             irq, loss_valid = values["IRQ"], n % 2
             values["IRQ"] &= 1
             detail = {"loss_count": loss_count} if loss_valid else {"irq": irq >> 1}
-            ctx.set(dut.entry, {"stamp": rng.getrandbits(48), "present": {}, "value": values,
-                                "loss_valid": loss_valid, "loss_source": loss_source,
-                                "detail": detail})
+            ctx.set(
+                dut.entry,
+                {
+                    "stamp": rng.getrandbits(48),
+                    "present": {},
+                    "value": values,
+                    "loss_valid": loss_valid,
+                    "loss_source": loss_source,
+                    "detail": detail,
+                },
+            )
             ctx.set(dut.delta, delta)
             options = [(Source.LOSS, loss_count << 4 | loss_source)] if loss_valid else []
             options += [(source, values[source.name]) for source in SOURCES]
@@ -76,7 +86,7 @@ def test_format_is_the_protocol_payload_of_the_chosen_record():
                 assert ctx.get(dut.payload) == event_payload(source, delta, value)
                 checked.append(source)
 
-    sim = Simulator(dut)          # combinational: no clock
+    sim = Simulator(dut)  # combinational: no clock
     sim.add_testbench(testbench)
     sim.run()
     assert len(checked) == 20 * 5 + 20 * 4
@@ -112,7 +122,7 @@ def test_segment_state_counts_and_ages():
             await pulse(ctx, "sent_event", 5)
         assert ctx.get(dut.full)
         seen["full"] = ctx.get(dut.tally)
-        assert ctx.get(dut.aged)                  # 255 cycles in the segment
+        assert ctx.get(dut.aged)  # 255 cycles in the segment
         await pulse(ctx, "sent_seal")
         await pulse(ctx, "sent_sync", 9)
         await pulse(ctx, "sent_event", 9)

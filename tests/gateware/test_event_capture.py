@@ -9,12 +9,11 @@ from latscope.link.parser import StreamParser
 from latscope_defs.protocol import Source, irq_value, value_width
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.event_capture import CaptureFifo, FreeRunningCounter
-
 from support.gateware_sim import byte_collector, lost_per_source, run
 
 
 def test_split_counter_counts_every_cycle_through_wraps():
-    dut = FreeRunningCounter(8)          # halves of 4 bits: the high half steps every 16
+    dut = FreeRunningCounter(8)  # halves of 4 bits: the high half steps every 16
     seen = []
 
     async def testbench(ctx):
@@ -68,20 +67,24 @@ def test_capture_fifo_keeps_order_and_room(depth):
             await ctx.tick()
         ctx.set(dut.w_en, 0)
         ctx.set(dut.entries.ready, 1)
-        for _ in range(3 * (depth + 1) + 20):   # an entry every three cycles at most
+        for _ in range(3 * (depth + 1) + 20):  # an entry every three cycles at most
             if ctx.get(dut.entries.valid):
                 read.append(ctx.get(dut.entries.payload))
             await ctx.tick()
 
     run(dut, testbench)
     assert read == written
-    assert len(written) > 400           # (depth 4: the pointers' round trip limits the rate)
+    assert len(written) > 400  # (depth 4: the pointers' round trip limits the rate)
 
 
 # --- Loss accounting against ground truth ------------------------------------------------------
 
-OVERFLOW_SOURCES = {Source.MARKER: 16, Source.IRQ: value_width(Source.IRQ), Source.EDGE0: 1,
-                    Source.EDGE1: 1}
+OVERFLOW_SOURCES = {
+    Source.MARKER: 16,
+    Source.IRQ: value_width(Source.IRQ),
+    Source.EDGE0: 1,
+    Source.EDGE1: 1,
+}
 
 
 def overflow_run(*, fifo_depth, marker_every, edge_every, link_every, cycles, drain):
@@ -109,8 +112,8 @@ def overflow_run(*, fifo_depth, marker_every, edge_every, link_every, cycles, dr
             edge = cycle % edge_every == 3
             level ^= edge
             ctx.set(dut.marker.valid, marker)
-            ctx.set(dut.marker.payload, cycle & 0xffff)
-            irq = irq_value(level, triggered=1, delay=cycle & 0x3fff)
+            ctx.set(dut.marker.payload, cycle & 0xFFFF)
+            irq = irq_value(level, triggered=1, delay=cycle & 0x3FFF)
             ctx.set(dut.irq.valid, edge)
             ctx.set(dut.irq.payload, irq)
             ctx.set(dut.edge0.valid, edge)
@@ -119,42 +122,53 @@ def overflow_run(*, fifo_depth, marker_every, edge_every, link_every, cycles, dr
             both = marker and cycle % (7 * marker_every) == 0
             ctx.set(dut.edge1.valid, both)
             ctx.set(dut.edge1.payload, cycle & 1)
-            offered.extend([(now, Source.MARKER, cycle & 0xffff)] * marker
-                           + [(now, Source.IRQ, irq), (now, Source.EDGE0, level)] * edge
-                           + [(now, Source.EDGE1, cycle & 1)] * both)
+            offered.extend(
+                [(now, Source.MARKER, cycle & 0xFFFF)] * marker
+                + [(now, Source.IRQ, irq), (now, Source.EDGE0, level)] * edge
+                + [(now, Source.EDGE1, cycle & 1)] * both
+            )
             await ctx.tick()
         for source in OVERFLOW_SOURCES:
             ctx.set(getattr(dut, source.name.lower()).valid, 0)
-        ctx.set(dut.enable, 0)                     # STOP: the FIFO drains, the segment seals
+        ctx.set(dut.enable, 0)  # STOP: the FIFO drains, the segment seals
         ctx.set(dut.stopping, 1)
         await ctx.tick().repeat(drain)
         status.update(events=ctx.get(dut.events), lost=ctx.get(dut.lost))
 
-    run(dut, testbench, processes=[byte_collector(dut.bytes, out,
-                                                  lambda cycle: cycle % link_every == 0)])
+    run(
+        dut,
+        testbench,
+        processes=[byte_collector(dut.bytes, out, lambda cycle: cycle % link_every == 0)],
+    )
     return offered, bytes(out), status
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fifo_depth, marker_every, edge_every", [
-    (4, 10, 23), (8, 10, 23), (16, 10, 23), (8, 5, 11), (8, 40, 97)])
-def test_every_offered_event_is_delivered_or_counted_lost(fifo_depth, marker_every,
-                                                          edge_every):
-    offered, out, status = overflow_run(fifo_depth=fifo_depth, marker_every=marker_every,
-                                        edge_every=edge_every, link_every=8, cycles=3000,
-                                        drain=12000)
+@pytest.mark.parametrize(
+    "fifo_depth, marker_every, edge_every",
+    [(4, 10, 23), (8, 10, 23), (16, 10, 23), (8, 5, 11), (8, 40, 97)],
+)
+def test_every_offered_event_is_delivered_or_counted_lost(fifo_depth, marker_every, edge_every):
+    offered, out, status = overflow_run(
+        fifo_depth=fifo_depth,
+        marker_every=marker_every,
+        edge_every=edge_every,
+        link_every=8,
+        cycles=3000,
+        drain=12000,
+    )
     parser = StreamParser()
     events = list(Events.concatenate([parser.feed(out), parser.finish()]))
     stats = parser.stats
     # The stream is intact and ends sealed: nothing dropped, no hole.
     assert (stats.segments_bad, stats.holes, stats.bytes_skipped) == (0, 0, 0)
     lost = lost_per_source(events)
-    assert sum(lost.values()) > 0                       # it did overflow
+    assert sum(lost.values()) > 0  # it did overflow
     delivered = [event for event in events if event[1] != Source.LOSS]
     for source in OVERFLOW_SOURCES:
         sent = [event for event in offered if event[1] == source]
         got = [event for event in delivered if event[1] == source]
-        assert set(got) <= set(sent), source            # every delivered event is exact
+        assert set(got) <= set(sent), source  # every delivered event is exact
         assert len(got) + lost.get(source, 0) == len(sent), source
     # STATUS agrees with the stream: events written, events lost.
     assert status["lost"] == sum(lost.values())

@@ -24,8 +24,16 @@ from latscope.events import Events
 from latscope.link.device import IrqSettings, TriggerSettings
 from latscope.link.identity import Identity
 from latscope_defs.markers import Point, Test, encode
-from latscope_defs.protocol import (Command, IdentifyReply, Source, StartArgs, encode_command,
-                                    irq_delay, irq_level, irq_triggered)
+from latscope_defs.protocol import (
+    Command,
+    IdentifyReply,
+    Source,
+    StartArgs,
+    encode_command,
+    irq_delay,
+    irq_level,
+    irq_triggered,
+)
 from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
 from support.cases import parametrize_first_fast
@@ -43,8 +51,7 @@ MARKER_SPACING = 3
 
 
 def config(clocks, **options):
-    return ApplianceConfig(**clocks, bus_window=WINDOW, fifo_depth=512, flush_after=2000,
-                           **options)
+    return ApplianceConfig(**clocks, bus_window=WINDOW, fifo_depth=512, flush_after=2000, **options)
 
 
 class TriggerBench(SimulatedDevice):
@@ -59,7 +66,7 @@ class TriggerBench(SimulatedDevice):
     async def dut_process(self, ctx):
         app = self.appliance
         strobe, levels = 0, 0
-        ctx.set(app.bus.sel, 0xf)
+        ctx.set(app.bus.sel, 0xF)
         while True:
             await ctx.tick(self.domain)
             now = ctx.get(self.bench.cycle)
@@ -70,7 +77,7 @@ class TriggerBench(SimulatedDevice):
                     strobe ^= 1
                     ctx.set(app.marker_data, value)
                     ctx.set(app.marker_strobe, strobe)
-                elif source == Source.BUS:           # one write, acked in this cycle
+                elif source == Source.BUS:  # one write, acked in this cycle
                     for name in ("cyc", "stb", "we", "ack"):
                         ctx.set(getattr(app.bus, name), 1)
                     ctx.set(app.bus.adr, WINDOW[0] + value % WINDOW[1])
@@ -87,8 +94,9 @@ def run(clocks, changes, commands, cycles):
     bench = TriggerBench(config(clocks), changes, commands, cycles)
     bench.run()
     reply = bench.appliance.identify()
-    identity = Identity.from_reply(reply.as_bits().to_bytes(IdentifyReply.as_shape().size // 8,
-                                                            "little"))
+    identity = Identity.from_reply(
+        reply.as_bits().to_bytes(IdentifyReply.as_shape().size // 8, "little")
+    )
     return identity, bench.dut.truth, bytes(bench.link.received)
 
 
@@ -97,10 +105,11 @@ def session(trigger, irq=IrqSettings(enable=False), sources=(), *, disable_at=No
     cycle after which the DUT may begin; with ``disable_at``, a TRIGGER_CONFIG that turns the
     trigger off at that cycle."""
     mask = sum(1 << source for source in sources)
-    commands = [(100, encode_command(Command.TRIGGER_CONFIG, trigger.encode())),
-                (100 + COMMAND_GAP, encode_command(Command.IRQ_CONFIG, irq.encode())),
-                (100 + 2 * COMMAND_GAP, encode_command(Command.START,
-                                                       StartArgs.const({"sources": mask})))]
+    commands = [
+        (100, encode_command(Command.TRIGGER_CONFIG, trigger.encode())),
+        (100 + COMMAND_GAP, encode_command(Command.IRQ_CONFIG, irq.encode())),
+        (100 + 2 * COMMAND_GAP, encode_command(Command.START, StartArgs.const({"sources": mask}))),
+    ]
     if disable_at is not None:
         off = TriggerSettings(enable=False)
         commands.append((disable_at, encode_command(Command.TRIGGER_CONFIG, off.encode())))
@@ -109,8 +118,9 @@ def session(trigger, irq=IrqSettings(enable=False), sources=(), *, disable_at=No
 
 # --- The documented rule ----------------------------------------------------------------------
 
+
 def matches(settings, value):
-    return ((value & 0xffff) ^ settings.match) & settings.mask == 0
+    return ((value & 0xFFFF) ^ settings.match) & settings.mask == 0
 
 
 def expected_firings(settings, events, latency, *, arms=None):
@@ -163,19 +173,28 @@ def irq_edges(truth):
 def check(truth, firings, identity, source):
     """The IRQ pin's edges are exactly the firings', and the latency is the one IDENTIFY
     reports."""
-    assert identity.trigger_offset(source) >> identity.stamp_shift == \
-        PIN_LATENCY[source] + TRIGGER_LATENCY
+    assert (
+        identity.trigger_offset(source) >> identity.stamp_shift
+        == PIN_LATENCY[source] + TRIGGER_LATENCY
+    )
     expected = [edge for rise, release, _ in firings for edge in ((rise, 1), (release, 0))]
     assert irq_edges(truth) == expected
 
 
 # --- Scripts ----------------------------------------------------------------------------------
 
+
 def other(rng):
     """A marker value that a trigger on IL_A THREAD, argument 5 under mask 7, does not take:
     another point, test or argument."""
-    return rng.choice([encode(Test.IL_A, Point.ISR_ENTRY, 5), encode(Test.IDL_B, Point.THREAD, 5),
-                       encode(Test.IL_A, Point.THREAD, 6), encode(Test.IL_A, Point.THREAD, 13)])
+    return rng.choice(
+        [
+            encode(Test.IL_A, Point.ISR_ENTRY, 5),
+            encode(Test.IDL_B, Point.THREAD, 5),
+            encode(Test.IL_A, Point.THREAD, 6),
+            encode(Test.IL_A, Point.THREAD, 13),
+        ]
+    )
 
 
 def sweep_script(settings, source, first, firings, *, rng, noise=True):
@@ -194,9 +213,9 @@ def sweep_script(settings, source, first, firings, *, rng, noise=True):
     def add(at, value):
         nonlocal level
         if edge and not settings.mask:
-            value = 1 - level                # a trigger on both edges: the next edge
+            value = 1 - level  # a trigger on both edges: the next edge
         elif edge and value == level:
-            changes[at - 3] = [(source, 1 - value)]    # a fall before a rise, or the reverse
+            changes[at - 3] = [(source, 1 - value)]  # a fall before a rise, or the reverse
         changes[at] = [(source, value)]
         level = value
 
@@ -231,17 +250,24 @@ def trigger_events(truth, source):
 
 SWEEP = dict(start=0, stop=66, step=1, width=3)
 KINDS = {
-    Source.MARKER: TriggerSettings.on_marker(Test.IL_A, Point.THREAD, arg=5, arg_mask=7,
-                                             **SWEEP),
-    Source.BUS: TriggerSettings.on_marker(Test.IL_A, Point.THREAD, arg=5, arg_mask=7, bus=True,
-                                          **SWEEP),
+    Source.MARKER: TriggerSettings.on_marker(Test.IL_A, Point.THREAD, arg=5, arg_mask=7, **SWEEP),
+    Source.BUS: TriggerSettings.on_marker(
+        Test.IL_A, Point.THREAD, arg=5, arg_mask=7, bus=True, **SWEEP
+    ),
     Source.EDGE1: TriggerSettings.on_edge(1, level=1, **SWEEP),
 }
 
 
-@parametrize_first_fast("clocks, source", [
-    (ONE_CLOCK, Source.MARKER), (ONE_CLOCK, Source.BUS), (ONE_CLOCK, Source.EDGE1),
-    (TWO_CLOCKS, Source.MARKER)], ids=["marker", "bus", "edge", "marker-two-clocks"])
+@parametrize_first_fast(
+    "clocks, source",
+    [
+        (ONE_CLOCK, Source.MARKER),
+        (ONE_CLOCK, Source.BUS),
+        (ONE_CLOCK, Source.EDGE1),
+        (TWO_CLOCKS, Source.MARKER),
+    ],
+    ids=["marker", "bus", "edge", "marker-two-clocks"],
+)
 def test_every_delay_of_a_sweep_exact_to_the_cycle(clocks, source):
     """Delays 0..65 one after the other and the wrap to 0, each firing exactly where the
     documented rule puts it; busy-time and non-matching triggers ignored."""
@@ -249,11 +275,12 @@ def test_every_delay_of_a_sweep_exact_to_the_cycle(clocks, source):
     commands, begin = session(settings)
     changes, end = sweep_script(settings, source, begin, 66 + 4, rng=random.Random(source))
     identity, truth, _ = run(clocks, changes, commands, end + 200)
-    firings = expected_firings(settings, trigger_events(truth, source),
-                               PIN_LATENCY[source] + TRIGGER_LATENCY)
+    firings = expected_firings(
+        settings, trigger_events(truth, source), PIN_LATENCY[source] + TRIGGER_LATENCY
+    )
     check(truth, firings, identity, source)
     delays = [delay for _, _, delay in firings]
-    assert delays == list(range(66)) + [0, 1, 2, 3]         # every delay, then the wrap
+    assert delays == list(range(66)) + [0, 1, 2, 3]  # every delay, then the wrap
 
 
 @pytest.mark.slow
@@ -264,8 +291,9 @@ def test_every_nth_trigger_and_a_sweep_that_wraps_from_its_start():
     commands, begin = session(settings)
     changes, end = sweep_script(settings, Source.EDGE1, begin, 12, rng=random.Random(3))
     identity, truth, _ = run(ONE_CLOCK, changes, commands, end + 200)
-    firings = expected_firings(settings, trigger_events(truth, Source.EDGE1),
-                               PIN_LATENCY[Source.EDGE1] + TRIGGER_LATENCY)
+    firings = expected_firings(
+        settings, trigger_events(truth, Source.EDGE1), PIN_LATENCY[Source.EDGE1] + TRIGGER_LATENCY
+    )
     check(truth, firings, identity, Source.EDGE1)
     assert [delay for _, _, delay in firings] == [5, 9, 13, 17, 21, 25, 29, 33, 37, 5, 9, 13]
     assert len(trigger_events(truth, Source.EDGE1)) > 3 * len(firings)
@@ -279,9 +307,10 @@ def test_the_periodic_generator_arms_the_trigger_and_never_shows(clocks):
     first trigger after it, markers come every 10 cycles, and the pin shows the firings
     only; a TRIGGER_CONFIG that turns the trigger off gives the pin back to the generator."""
     link = clocks.get("link_clock_hz", clocks["clock_hz"])
-    irq = IrqSettings(period=400 * link // clocks["clock_hz"], jitter_mask=0x3f, width=20)
-    settings = TriggerSettings.on_marker(Test.IL_A, Point.THREAD, arm=True, start=0, stop=30,
-                                         step=3, width=5)
+    irq = IrqSettings(period=400 * link // clocks["clock_hz"], jitter_mask=0x3F, width=20)
+    settings = TriggerSettings.on_marker(
+        Test.IL_A, Point.THREAD, arm=True, start=0, stop=30, step=3, width=5
+    )
     disable_at = 100 + 3 * COMMAND_GAP + 6000
     end = disable_at + COMMAND_GAP + 3000
     value = encode(Test.IL_A, Point.THREAD)
@@ -289,24 +318,30 @@ def test_the_periodic_generator_arms_the_trigger_and_never_shows(clocks):
     rng = random.Random(7)
     begin = 100 + 3 * COMMAND_GAP
     # (None in the last 500 cycles before the turn-off: every firing is over by then.)
-    changes = {cycle: [(Source.MARKER, value if rng.random() < 0.8 else other(rng))]
-               for cycle in range(begin, disable_at - 500, 10)}
+    changes = {
+        cycle: [(Source.MARKER, value if rng.random() < 0.8 else other(rng))]
+        for cycle in range(begin, disable_at - 500, 10)
+    }
     commands, _ = session(TriggerSettings(enable=False), irq)
     _, periodic, _ = run(clocks, changes, commands, end)
     commands, _ = session(settings, irq, disable_at=disable_at)
     identity, truth, _ = run(clocks, changes, commands, end)
 
     arms = [cycle for cycle, level in irq_edges(periodic) if level]
-    firings = expected_firings(settings, trigger_events(truth, Source.MARKER),
-                               PIN_LATENCY[Source.MARKER] + TRIGGER_LATENCY, arms=arms)
+    firings = expected_firings(
+        settings,
+        trigger_events(truth, Source.MARKER),
+        PIN_LATENCY[Source.MARKER] + TRIGGER_LATENCY,
+        arms=arms,
+    )
     assert len(firings) >= 10
     # Up to the turn-off, the firings and nothing else; after it (once it has had time to
     # arrive), the generator's own edges again.
     arrived = disable_at + COMMAND_GAP
-    check([entry for entry in truth if entry[0] < disable_at], firings, identity,
-          Source.MARKER)
-    assert [edge for edge in irq_edges(truth) if edge[0] >= arrived] == \
-        [edge for edge in irq_edges(periodic) if edge[0] >= arrived]
+    check([entry for entry in truth if entry[0] < disable_at], firings, identity, Source.MARKER)
+    assert [edge for edge in irq_edges(truth) if edge[0] >= arrived] == [
+        edge for edge in irq_edges(periodic) if edge[0] >= arrived
+    ]
     assert any(edge[0] >= arrived for edge in irq_edges(periodic))
 
 
@@ -316,11 +351,11 @@ def test_the_stream_carries_each_edges_delay(clocks):
     """Captured (IRQ and markers), the host's IRQ events carry the firing's delay on both
     edges, and each asserting edge's stamp is its trigger marker's stamp plus the delay and
     the offset IDENTIFY gives (Identity.trigger_offset)."""
-    settings = TriggerSettings.on_marker(Test.IL_A, Point.THREAD, start=0, stop=70, step=7,
-                                         width=4)
+    settings = TriggerSettings.on_marker(Test.IL_A, Point.THREAD, start=0, stop=70, step=7, width=4)
     commands, begin = session(settings, sources=(Source.IRQ, Source.MARKER))
-    changes, end = sweep_script(settings, Source.MARKER, begin, 12, rng=random.Random(11),
-                                noise=False)
+    changes, end = sweep_script(
+        settings, Source.MARKER, begin, 12, rng=random.Random(11), noise=False
+    )
     commands.append((end + 100, encode_command(Command.STOP)))
     identity, truth, received = run(clocks, changes, commands, end + 12000)
     parser = identity.parser()
@@ -336,8 +371,9 @@ def test_the_stream_carries_each_edges_delay(clocks):
     # One marker per firing here (no noise): the n-th marker triggered the n-th firing.
     rises = irq.stamp[::2].astype(int)
     offset = identity.trigger_offset(Source.MARKER)
-    assert (rises - markers.stamp.astype(int)).tolist() == \
-        [(delay << identity.stamp_shift) + offset for delay in expected]
+    assert (rises - markers.stamp.astype(int)).tolist() == [
+        (delay << identity.stamp_shift) + offset for delay in expected
+    ]
     # The host's stamps are the pins' cycles (the bench's, less one origin).
     pins = [cycle for cycle, level in irq_edges(truth)]
     origin = pins[0] - int(irq.stamp[0])

@@ -6,7 +6,6 @@ import random
 import pytest
 
 from latscope_gateware.marker_port import MarkerPort
-
 from support.gateware_sim import run
 
 
@@ -34,7 +33,7 @@ def simulate(dut, changes, cycles):
 def test_default_latency_is_four_cycles():
     dut = MarkerPort()
     assert dut.latency == 4  # 2 synchronizer stages + sample_delay 2
-    assert simulate(dut, {10: (1, 0xbeef)}, cycles=30) == [(14, 0xbeef)]
+    assert simulate(dut, {10: (1, 0xBEEF)}, cycles=30) == [(14, 0xBEEF)]
 
 
 @pytest.mark.parametrize("sync_stages", [2, 3])
@@ -43,8 +42,8 @@ def test_both_strobe_edges_at_exact_latency(sync_stages, sample_delay):
     dut = MarkerPort(data_width=8, sync_stages=sync_stages, sample_delay=sample_delay)
     assert dut.latency == sync_stages + sample_delay
     latency = sync_stages + sample_delay
-    events = simulate(dut, {10: (1, 0x5a), 30: (0, 0xa5)}, cycles=50)
-    assert events == [(10 + latency, 0x5a), (30 + latency, 0xa5)]
+    events = simulate(dut, {10: (1, 0x5A), 30: (0, 0xA5)}, cycles=50)
+    assert events == [(10 + latency, 0x5A), (30 + latency, 0xA5)]
 
 
 @pytest.mark.parametrize("sample_delay", [0, 1, 2, 3])
@@ -102,8 +101,11 @@ def test_random_markers_match_a_reference_model():
         data[cycle] = rng.getrandbits(16)
     dut = MarkerPort(sample_delay=sample_delay)
     events = simulate(dut, {c: (strobe[c], data[c]) for c in range(cycles)}, cycles=cycles)
-    expected = [(c + dut.latency, data[c + sample_delay]) for c in range(1, cycles)
-                if strobe[c] != strobe[c - 1] and c + dut.latency < cycles]
+    expected = [
+        (c + dut.latency, data[c + sample_delay])
+        for c in range(1, cycles)
+        if strobe[c] != strobe[c - 1] and c + dut.latency < cycles
+    ]
     assert len(expected) > 100
     assert events == expected
 

@@ -4,7 +4,6 @@ random valid/ready."""
 import random
 
 import pytest
-
 from amaranth.sim import Simulator
 
 from latscope_gateware.stream_register import StreamRegister
@@ -27,8 +26,11 @@ def _run(in_rate, out_rate, count=300, seed=1, full_rate=True):
             ctx.set(dut.i.payload, sent[index] if offer else 0)
             ctx.set(dut.o.ready, take)
             # Registered outputs: i.ready and o.valid must not depend on this cycle's inputs.
-            i_ready, o_valid, o_payload = ctx.get(dut.i.ready), ctx.get(dut.o.valid), \
-                ctx.get(dut.o.payload)
+            i_ready, o_valid, o_payload = (
+                ctx.get(dut.i.ready),
+                ctx.get(dut.o.valid),
+                ctx.get(dut.o.payload),
+            )
             await ctx.tick()
             if offer and i_ready:
                 index += 1

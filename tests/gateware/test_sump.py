@@ -6,7 +6,6 @@ import itertools
 import os
 import subprocess
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,13 +14,23 @@ from latscope.events import Events
 from latscope.link.device import Device, IrqSettings, open_transport
 from latscope.link.parser import StreamParser
 from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
-from latscope_defs.protocol import (SUMP_ID_REPLY, SUMP_PROTOCOL_VERSION, VERSION, Command, Source,
-                                    StartArgs, StatusReply, SumpCommand, SumpFlags, SumpMetadataKey,
-                                    encode_command, sump_metadata)
+from latscope_defs.protocol import (
+    SUMP_ID_REPLY,
+    SUMP_PROTOCOL_VERSION,
+    VERSION,
+    Command,
+    Source,
+    StartArgs,
+    StatusReply,
+    SumpCommand,
+    SumpFlags,
+    SumpMetadataKey,
+    encode_command,
+    sump_metadata,
+)
 from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
 from latscope_gateware.sump import SumpEngine
-
 from support.gateware_sim import byte_collector, run
 
 CHANNELS = 22
@@ -37,16 +46,27 @@ NO_GROUP_3 = 0b1000 << SumpFlags.GROUP_DISABLE_SHIFT
 
 def setup(*, divider=0, read=64, delay=64, flags=NO_GROUP_3, mask=0, value=0):
     """The commands sigrok's ols driver sends before RUN (read/delay in samples)."""
-    return (bytes([SumpCommand.RESET] * 5)
-            + long(SumpCommand.TRIGGER_MASK0, mask) + long(SumpCommand.TRIGGER_VALUE0, value)
-            + long(SumpCommand.TRIGGER_CONFIG0, 1 << 27)
-            + long(SumpCommand.SET_DIVIDER, divider)
-            + long(SumpCommand.SET_READ_DELAY, (read // 4 - 1) | (delay // 4 - 1) << 16)
-            + long(SumpCommand.SET_FLAGS, flags))
+    return (
+        bytes([SumpCommand.RESET] * 5)
+        + long(SumpCommand.TRIGGER_MASK0, mask)
+        + long(SumpCommand.TRIGGER_VALUE0, value)
+        + long(SumpCommand.TRIGGER_CONFIG0, 1 << 27)
+        + long(SumpCommand.SET_DIVIDER, divider)
+        + long(SumpCommand.SET_READ_DELAY, (read // 4 - 1) | (delay // 4 - 1) << 16)
+        + long(SumpCommand.SET_FLAGS, flags)
+    )
 
 
-def exchange(message, *, pins=lambda cycle: 0, expect, depth=64, clock_hz=100_000_000,
-             max_cycles=20_000, linger=0):
+def exchange(
+    message,
+    *,
+    pins=lambda cycle: 0,
+    expect,
+    depth=64,
+    clock_hz=100_000_000,
+    max_cycles=20_000,
+    linger=0,
+):
     """Sends ``message`` one byte every 2 cycles while ``pins(cycle)`` drives the sample
     input; returns the first ``expect`` bytes the engine sends (with ``linger``: every byte
     sent until ``linger`` cycles after those) and the cycle the last byte (RUN) arrived in."""
@@ -81,7 +101,7 @@ def exchange(message, *, pins=lambda cycle: 0, expect, depth=64, clock_hz=100_00
 
 def samples(data, groups=3):
     """Readback bytes -> samples, newest first (as the OLS sends them)."""
-    return [int.from_bytes(data[i:i + groups], "little") for i in range(0, len(data), groups)]
+    return [int.from_bytes(data[i : i + groups], "little") for i in range(0, len(data), groups)]
 
 
 def test_id_reply():
@@ -90,8 +110,9 @@ def test_id_reply():
 
 
 def test_metadata_bytes():
-    expected = sump_metadata(name="latscope", version="1", probes=CHANNELS,
-                             memory_bytes=64 * 3, max_rate_hz=100_000_000)
+    expected = sump_metadata(
+        name="latscope", version="1", probes=CHANNELS, memory_bytes=64 * 3, max_rate_hz=100_000_000
+    )
     data, _ = exchange(bytes([SumpCommand.METADATA]), expect=len(expected))
     assert data == expected
     # The format the ols driver parses: key, then a NUL-terminated string or a 32-bit
@@ -101,10 +122,10 @@ def test_metadata_bytes():
         key = data[i]
         if key >> 5 == 0:
             end = data.index(0, i + 1)
-            fields[key] = data[i + 1:end].decode()
+            fields[key] = data[i + 1 : end].decode()
             i = end + 1
         else:
-            fields[key] = int.from_bytes(data[i + 1:i + 5], "big")
+            fields[key] = int.from_bytes(data[i + 1 : i + 5], "big")
             i += 5
     assert i == len(data) - 1
     assert fields[SumpMetadataKey.DEVICE_NAME] == "latscope"
@@ -117,9 +138,11 @@ def test_metadata_bytes():
 @pytest.mark.parametrize("divider", [0, 2])
 def test_capture_reads_back_every_sample_newest_first(divider):
     # The pins show the cycle number, so every sample says which cycle it was taken in.
-    data, run_cycle = exchange(setup(divider=divider, read=32, delay=32)
-                               + bytes([SumpCommand.RUN]),
-                               pins=lambda cycle: cycle & 0x3fffff, expect=32 * 3)
+    data, run_cycle = exchange(
+        setup(divider=divider, read=32, delay=32) + bytes([SumpCommand.RUN]),
+        pins=lambda cycle: cycle & 0x3FFFFF,
+        expect=32 * 3,
+    )
     got = samples(data)
     assert [a - b for a, b in zip(got, got[1:])] == [divider + 1] * 31
     # Oldest sample: the first tick, a fixed number of cycles (pipeline) after RUN arrived.
@@ -128,9 +151,12 @@ def test_capture_reads_back_every_sample_newest_first(divider):
 
 def test_divider_counts_100_mhz_periods_at_any_clock():
     # At 72 MHz, 10 MHz (divider 9) is a sample every 7.2 cycles: 7 or 8, 7.2 on average.
-    data, _ = exchange(setup(divider=9, read=64, delay=64) + bytes([SumpCommand.RUN]),
-                       pins=lambda cycle: cycle & 0x3fffff, expect=64 * 3,
-                       clock_hz=72_000_000)
+    data, _ = exchange(
+        setup(divider=9, read=64, delay=64) + bytes([SumpCommand.RUN]),
+        pins=lambda cycle: cycle & 0x3FFFFF,
+        expect=64 * 3,
+        clock_hz=72_000_000,
+    )
     got = samples(data)
     gaps = [a - b for a, b in zip(got, got[1:])]
     assert set(gaps) == {7, 8} and abs(sum(gaps) - 63 * 7.2) < 1
@@ -140,26 +166,31 @@ def test_divider_counts_100_mhz_periods_at_any_clock():
 def test_trigger_starts_the_post_trigger_count(trigger_cycle):
     # Channel 20 rises in `trigger_cycle`; 8 of the 32 samples read back come before the
     # trigger. A trigger condition that holds from the start counts only once those 8 are in.
-    pins = lambda cycle: (cycle & 0xffff) | (cycle >= trigger_cycle) << 20
-    data, run_cycle = exchange(setup(divider=1, read=32, delay=24, mask=1 << 20,
-                                     value=1 << 20) + bytes([SumpCommand.RUN]),
-                               pins=pins, expect=32 * 3)
+    pins = lambda cycle: (cycle & 0xFFFF) | (cycle >= trigger_cycle) << 20
+    data, run_cycle = exchange(
+        setup(divider=1, read=32, delay=24, mask=1 << 20, value=1 << 20) + bytes([SumpCommand.RUN]),
+        pins=pins,
+        expect=32 * 3,
+    )
     got = samples(data)
-    assert [(a & 0xffff) - (b & 0xffff) for a, b in zip(got, got[1:])] == [2] * 31
+    assert [(a & 0xFFFF) - (b & 0xFFFF) for a, b in zip(got, got[1:])] == [2] * 31
     if trigger_cycle:
         after = [s for s in got if s >> 20 & 1]
         assert len(after) == 24 and len(got) - len(after) == 8
-        assert trigger_cycle <= (after[-1] & 0xffff) < trigger_cycle + 2
+        assert trigger_cycle <= (after[-1] & 0xFFFF) < trigger_cycle + 2
     else:
-        assert 0 < (got[-1] & 0xffff) - run_cycle < 6      # the first sample is the oldest
+        assert 0 < (got[-1] & 0xFFFF) - run_cycle < 6  # the first sample is the oldest
 
 
 def test_disabled_groups_are_not_sent():
     # Groups 1 and 3 disabled: one byte of channels 0..7 and one of 16..23 per sample.
-    flags = (0b1010 << SumpFlags.GROUP_DISABLE_SHIFT)
-    data, _ = exchange(setup(read=16, delay=16, flags=flags) + bytes([SumpCommand.RUN]),
-                       pins=lambda cycle: 0x155a5 if cycle > 0 else 0, expect=16 * 2)
-    assert data == bytes([0xa5, 0x01]) * 16
+    flags = 0b1010 << SumpFlags.GROUP_DISABLE_SHIFT
+    data, _ = exchange(
+        setup(read=16, delay=16, flags=flags) + bytes([SumpCommand.RUN]),
+        pins=lambda cycle: 0x155A5 if cycle > 0 else 0,
+        expect=16 * 2,
+    )
+    assert data == bytes([0xA5, 0x01]) * 16
 
 
 def rle_decode(data, groups=3):
@@ -187,8 +218,11 @@ def assert_ends_at_the_read_count(data, read, groups=3):
     flag = 1 << (8 * groups - 1)
     assert not words[-1] & flag
     before = words[:-2] if len(words) > 1 and words[-2] & flag else words[:-1]
-    assert len(rle_decode(data, groups)) >= read > len(rle_decode(
-        b"".join(w.to_bytes(groups, "little") for w in before), groups))
+    assert (
+        len(rle_decode(data, groups))
+        >= read
+        > len(rle_decode(b"".join(w.to_bytes(groups, "little") for w in before), groups))
+    )
 
 
 def test_rle_capture_decodes_to_the_samples():
@@ -197,9 +231,13 @@ def test_rle_capture_decodes_to_the_samples():
     edges = list(itertools.accumulate(k % 8 + 1 for k in range(2000)))
     pins = lambda now: bisect.bisect_right(edges, now) % 64 * 0x10101
     # 100 samples, below the memory's 128 entries: the readback ends at the read count.
-    data, _ = exchange(setup(read=100, delay=16, flags=SumpFlags.RLE | NO_GROUP_3)
-                       + bytes([SumpCommand.RUN]), pins=pins, expect=3, depth=128,
-                       linger=3000)
+    data, _ = exchange(
+        setup(read=100, delay=16, flags=SumpFlags.RLE | NO_GROUP_3) + bytes([SumpCommand.RUN]),
+        pins=pins,
+        expect=3,
+        depth=128,
+        linger=3000,
+    )
     assert_ends_at_the_read_count(data, 100)
     got = runs(rle_decode(data))
     # A value and its count per run; the oldest run is cut at the read count.
@@ -212,16 +250,22 @@ def test_rle_capture_decodes_to_the_samples():
 def test_rle_splits_runs_longer_than_a_count_holds():
     # Only channels 0..7: channel 7 is the flag, a count holds up to 127.
     flags = SumpFlags.RLE | (0b1110 << SumpFlags.GROUP_DISABLE_SHIFT)
-    pins = lambda now: 0x25 if now < 400 else 0x5a
+    pins = lambda now: 0x25 if now < 400 else 0x5A
     # A read count of sigrok's cap (16 entries x 3 bytes over 1 group = 48 samples) is not
     # its sample count: every entry comes back.
-    data, _ = exchange(setup(read=48, delay=4, flags=flags) + bytes([SumpCommand.RUN]),
-                       pins=pins, expect=4, depth=16, max_cycles=3000, linger=500)
+    data, _ = exchange(
+        setup(read=48, delay=4, flags=flags) + bytes([SumpCommand.RUN]),
+        pins=pins,
+        expect=4,
+        depth=16,
+        max_cycles=3000,
+        linger=500,
+    )
     assert len(data) == 16
     # Newest first: the count of the run still open at the end, then full runs of 128.
-    assert data[0] & 0x80 and data[1] == 0x5a
-    assert data[2:] == bytes([0x80 | 127, 0x5a]) * 7
-    assert runs(rle_decode(data, groups=1)) == [(0x5a, (data[0] & 0x7f) + 1 + 7 * 128)]
+    assert data[0] & 0x80 and data[1] == 0x5A
+    assert data[2:] == bytes([0x80 | 127, 0x5A]) * 7
+    assert runs(rle_decode(data, groups=1)) == [(0x5A, (data[0] & 0x7F) + 1 + 7 * 128)]
 
 
 def test_reset_ends_an_rle_readback_at_once_and_id_answers_cleanly():
@@ -231,8 +275,9 @@ def test_reset_ends_an_rle_readback_at_once_and_id_answers_cleanly():
     8 cycles, like a UART."""
     dut = SumpEngine(channels=CHANNELS, depth=256, clock_hz=100_000_000)
     message = setup(read=256, delay=256, flags=SumpFlags.RLE | NO_GROUP_3) + bytes(
-        [SumpCommand.RUN])
-    full = 256 * 3                      # bytes of the whole readback
+        [SumpCommand.RUN]
+    )
+    full = 256 * 3  # bytes of the whole readback
     out, marks = [], {}
 
     async def send(ctx, data):
@@ -245,7 +290,7 @@ def test_reset_ends_an_rle_readback_at_once_and_id_answers_cleanly():
 
     async def host(ctx):
         await send(ctx, message)
-        while len(out) < 30:                    # a tenth of the readback is in
+        while len(out) < 30:  # a tenth of the readback is in
             await ctx.tick()
         marks["reset"] = len(out)
         await send(ctx, bytes([SumpCommand.RESET] * 5))
@@ -258,16 +303,17 @@ def test_reset_ends_an_rle_readback_at_once_and_id_answers_cleanly():
         cycle = 0
         async for _ in ctx.tick():
             cycle += 1
-            ctx.set(dut.sample, (cycle // 7) * 0x10101 & 0x3fffff)
+            ctx.set(dut.sample, (cycle // 7) * 0x10101 & 0x3FFFFF)
 
     run(dut, host, processes=[drive, byte_collector(dut.tx, out, ready=lambda c: c % 8 == 0)])
     # At most the byte under way when the first RESET came, then only the ID reply.
     assert marks["after_reset"] - marks["reset"] <= 2
-    assert bytes(out[marks["after_reset"]:]) == SUMP_ID_REPLY
+    assert bytes(out[marks["after_reset"] :]) == SUMP_ID_REPLY
     assert len(out) < full
 
 
 # --- The appliance: latscope and SUMP modes on one link ---------------------------------------
+
 
 @pytest.mark.slow
 def test_appliance_switches_between_latscope_and_sump_modes():
@@ -280,28 +326,35 @@ def test_appliance_switches_between_latscope_and_sump_modes():
         # A latscope reply byte takes about 40 cycles here (2 bytes per REPLY record).
         (100, encode_command(Command.IDENTIFY)),
         (3500, encode_command(Command.IRQ_CONFIG, irq.encode())),
-        (4500, encode_command(Command.START, StartArgs.const({"sources": 0xffff}))),
+        (4500, encode_command(Command.START, StartArgs.const({"sources": 0xFFFF}))),
         (7000, bytes([SumpCommand.RESET] * 5 + [SumpCommand.ID])),
         (8000, bytes([SumpCommand.METADATA])),
         (11000, sump_setup),
         (21000, encode_command(Command.IDENTIFY)),
         (24500, encode_command(Command.STATUS)),
     ]
-    config = ApplianceConfig(clock_hz=100_000_000, uart_divisor=4, fifo_depth=64,
-                             flush_after=300, sump_depth=64)
+    config = ApplianceConfig(
+        clock_hz=100_000_000, uart_divisor=4, fifo_depth=64, flush_after=300, sump_depth=64
+    )
     link = ScriptedLink(script)
-    device = SimulatedDevice(config, ScriptedDut(isr_delay=(10, 20), isr_length=(5, 10)),
-                             link=link, max_cycles=26000)
+    device = SimulatedDevice(
+        config, ScriptedDut(isr_delay=(10, 20), isr_length=(5, 10)), link=link, max_cycles=26000
+    )
     channels = device.appliance.sump_channels()
     assert channels[16:18] == ["STROBE", "IRQ"] and len(channels) == CHANNELS
     device.run()
     received = bytes(link.received)
 
-    metadata = sump_metadata(name="latscope", version=str(VERSION), probes=CHANNELS,
-                             memory_bytes=64 * 3, max_rate_hz=100_000_000)
+    metadata = sump_metadata(
+        name="latscope",
+        version=str(VERSION),
+        probes=CHANNELS,
+        memory_bytes=64 * 3,
+        max_rate_hz=100_000_000,
+    )
     sump_start = received.index(SUMP_ID_REPLY + metadata)
     readback_start = sump_start + len(SUMP_ID_REPLY + metadata)
-    readback = received[readback_start:readback_start + 64 * 3]
+    readback = received[readback_start : readback_start + 64 * 3]
 
     # Before: a latscope identify reply and a running capture (IRQ events).
     before = StreamParser()
@@ -313,16 +366,16 @@ def test_appliance_switches_between_latscope_and_sump_modes():
     # 50 of every 500 cycles, the strobe toggles with every marker of the scripted DUT.
     words = samples(readback)[::-1]
     irq_runs = runs([word >> 17 & 1 for word in words])
-    assert len(irq_runs) >= 3         # the first and last runs are cut by the capture
+    assert len(irq_runs) >= 3  # the first and last runs are cut by the capture
     assert all(length == (5 if level else 45) for level, length in irq_runs[1:-1])
     marker_values = {value for _, name, value in device.dut.truth if name == "MARKER"}
-    strobe_runs = runs([(word >> 16 & 1, word & 0xffff) for word in words])
+    strobe_runs = runs([(word >> 16 & 1, word & 0xFFFF) for word in words])
     assert len(strobe_runs) >= 2
     assert {value for (_, value), _ in strobe_runs[1:]} <= marker_values
 
     # After: latscope again, the capture stopped.
     after = StreamParser()
-    after.feed(received[readback_start + len(readback):])
+    after.feed(received[readback_start + len(readback) :])
     replies = dict(after.replies)
     assert replies[Command.IDENTIFY] == dict(before.replies)[Command.IDENTIFY]
     status = StatusReply.from_bits(int.from_bytes(replies[Command.STATUS], "little"))
@@ -341,8 +394,21 @@ IRQ_PERIOD, IRQ_WIDTH = 2000, 100
 def shim(tmp_path_factory):
     source = ROOT / "sim" / "pty_shim.c"
     library = tmp_path_factory.mktemp("sump") / "pty_shim.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", str(library),
-                    str(source), "-ldl"], check=True)
+    subprocess.run(
+        [
+            "gcc",
+            "-shared",
+            "-fPIC",
+            "-O2",
+            "-Wall",
+            "-Werror",
+            "-o",
+            str(library),
+            str(source),
+            "-ldl",
+        ],
+        check=True,
+    )
     return library
 
 
@@ -360,8 +426,7 @@ def assert_quiet(pty, quiet=0.5):
     assert not left, f"{len(left)}+ bytes still came after sigrok-cli ended"
 
 
-def sigrok(shim, pty, *args, samples=None, output=None, attempts=3, drain_first=True,
-           refused=None):
+def sigrok(shim, pty, *args, samples=None, output=None, attempts=3, drain_first=True, refused=None):
     """Runs sigrok-cli on the simulated appliance; returns its output.
 
     The ols driver gives a device 10 ms to answer ID when probing and ends a readback after
@@ -373,16 +438,22 @@ def sigrok(shim, pty, *args, samples=None, output=None, attempts=3, drain_first=
     for _ in range(attempts):
         if drain_first:
             drain(pty)
-        result = subprocess.run(["sigrok-cli", "-d", f"ols:conn={pty}", *args],
-                                env={**os.environ, "LD_PRELOAD": str(shim)},
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                errors="replace", timeout=60)
+        result = subprocess.run(
+            ["sigrok-cli", "-d", f"ols:conn={pty}", *args],
+            env={**os.environ, "LD_PRELOAD": str(shim)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            errors="replace",
+            timeout=60,
+        )
         # A capture says so; a scan lists no device.
-        not_found = ("No devices found" in result.stdout
-                     or ("--scan" in args and "devices were found" not in result.stdout))
+        not_found = "No devices found" in result.stdout or (
+            "--scan" in args and "devices were found" not in result.stdout
+        )
         count += not_found
-        late = (not_found or (samples is not None and result.returncode == 0
-                              and os.path.getsize(output) < 4 * samples))
+        late = not_found or (
+            samples is not None and result.returncode == 0 and os.path.getsize(output) < 4 * samples
+        )
         if not late:
             break
     if refused is not None:
@@ -393,9 +464,10 @@ def sigrok(shim, pty, *args, samples=None, output=None, attempts=3, drain_first=
 
 def pin_changes(words):
     """(sample index, pins) at every change of D0..D15, STROBE and IRQ."""
-    pins = [word & 0x3ffff for word in words]
-    return [(index, value) for index, value in enumerate(pins)
-            if index and value != pins[index - 1]]
+    pins = [word & 0x3FFFF for word in words]
+    return [
+        (index, value) for index, value in enumerate(pins) if index and value != pins[index - 1]
+    ]
 
 
 def truth_changes(path):
@@ -407,7 +479,7 @@ def truth_changes(path):
         if len(fields) < 3 or fields[1] not in ("gpio", "irq"):
             continue
         if fields[1] == "gpio":
-            gpio = int(fields[2], 16) & 0x1ffff
+            gpio = int(fields[2], 16) & 0x1FFFF
         else:
             irq = int(fields[2])
         pins = gpio | irq << 17
@@ -418,8 +490,10 @@ def truth_changes(path):
 
 @pytest.mark.verilator
 def test_sigrok_cli_captures_the_simulated_appliance(shim, tmp_path):
-    build = build_soc(SuiteSettings(tests="IL_A", samples=2000),
-                      build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-sump")
+    build = build_soc(
+        SuiteSettings(tests="IL_A", samples=2000),
+        build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-sump",
+    )
     truth = tmp_path / "truth.txt"
     with SocSimulation(build, truth=truth) as sim:
         # latscope's own protocol first: the IRQ generator, which the DUT's ISR answers.
@@ -437,17 +511,54 @@ def test_sigrok_cli_captures_the_simulated_appliance(shim, tmp_path):
         time.sleep(0.1)
         # Every cycle (100 MHz = the simulated clock), the whole sample memory.
         plain = tmp_path / "plain.bin"
-        sigrok(shim, sim.pty, "--config", "samplerate=100m", "--samples", "4096",
-               "-O", "binary", "-o", str(plain), samples=4096, output=plain)
+        sigrok(
+            shim,
+            sim.pty,
+            "--config",
+            "samplerate=100m",
+            "--samples",
+            "4096",
+            "-O",
+            "binary",
+            "-o",
+            str(plain),
+            samples=4096,
+            output=plain,
+        )
         # Every 10th cycle, run-length encoded: many more samples than the memory holds.
         rle = tmp_path / "rle.bin"
-        sigrok(shim, sim.pty, "--config", "samplerate=10m:rle=on", "--samples", "40000",
-               "-O", "binary", "-o", str(rle), samples=40000, output=rle)
+        sigrok(
+            shim,
+            sim.pty,
+            "--config",
+            "samplerate=10m:rle=on",
+            "--samples",
+            "40000",
+            "-O",
+            "binary",
+            "-o",
+            str(rle),
+            samples=40000,
+            output=rle,
+        )
         # Triggered on the IRQ output (channel 17) going high, a quarter before the trigger.
         triggered = tmp_path / "triggered.bin"
-        sigrok(shim, sim.pty, "--config", "samplerate=100m:captureratio=25", "--triggers",
-               "17=1", "--samples", "4096", "-O", "binary", "-o", str(triggered),
-               samples=4096, output=triggered)
+        sigrok(
+            shim,
+            sim.pty,
+            "--config",
+            "samplerate=100m:captureratio=25",
+            "--triggers",
+            "17=1",
+            "--samples",
+            "4096",
+            "-O",
+            "binary",
+            "-o",
+            str(triggered),
+            samples=4096,
+            output=triggered,
+        )
         # latscope's protocol works again afterwards.
         drain(sim.pty)
         with Device(open_transport(sim.pty)) as device:
@@ -464,14 +575,20 @@ def test_sigrok_cli_captures_the_simulated_appliance(shim, tmp_path):
     logged = truth_changes(truth)
 
     def logged_window(offset):
-        return [(cycle - offset, pins) for cycle, pins in logged
-                if captured[0][0] <= cycle - offset < len(words)]
+        return [
+            (cycle - offset, pins)
+            for cycle, pins in logged
+            if captured[0][0] <= cycle - offset < len(words)
+        ]
 
     # Where in the log the capture is: the offsets that put its first change on a logged one
     # with the same pins; one must reproduce every change. (The suite's markers repeat every
     # 128 IRQs, so several places in the log may match.)
-    matches = [cycle - captured[0][0] for cycle, pins in logged if pins == captured[0][1]
-               and logged_window(cycle - captured[0][0]) == captured]
+    matches = [
+        cycle - captured[0][0]
+        for cycle, pins in logged
+        if pins == captured[0][1] and logged_window(cycle - captured[0][0]) == captured
+    ]
     assert matches, f"capture not found in the log: {captured[:8]}"
 
     words = np.fromfile(triggered, "<u4").tolist()
@@ -492,10 +609,12 @@ def test_sigrok_cli_captures_the_simulated_appliance(shim, tmp_path):
     assert len(words) == 40000
     irq_runs = runs([word >> 17 & 1 for word in words])[1:-1]
     assert len(irq_runs) >= 100
-    assert all(length == (IRQ_WIDTH if level else IRQ_PERIOD - IRQ_WIDTH) // 10
-               for level, length in irq_runs)
-    marker_values = {pins & 0x1ffff for _, pins in logged}
-    assert {word & 0x1ffff for word in words} <= marker_values
+    assert all(
+        length == (IRQ_WIDTH if level else IRQ_PERIOD - IRQ_WIDTH) // 10
+        for level, length in irq_runs
+    )
+    marker_values = {pins & 0x1FFFF for _, pins in logged}
+    assert {word & 0x1FFFF for word in words} <= marker_values
 
 
 @pytest.mark.verilator
@@ -513,8 +632,10 @@ def test_sigrok_cli_rle_captures_back_to_back_then_scan(shim, tmp_path, count):
     readback at once, and only the bytes already on their way ahead of it (the simulation
     is slow: on a board the readback is long over) can spoil that one command's ID reply:
     its next attempt succeeds, and then nothing more comes."""
-    build = build_soc(SuiteSettings(tests="IL_A", samples=2000),
-                      build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-sump")
+    build = build_soc(
+        SuiteSettings(tests="IL_A", samples=2000),
+        build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-sump",
+    )
     refused = []
     with SocSimulation(build) as sim:
         with Device(open_transport(sim.pty)) as device:
@@ -523,9 +644,22 @@ def test_sigrok_cli_rle_captures_back_to_back_then_scan(shim, tmp_path, count):
         sim.release_dut()
         for n in range(2):
             rle = tmp_path / f"rle{n}.bin"
-            sigrok(shim, sim.pty, "--config", "samplerate=10m:rle=on", "--samples", str(count),
-                   "-O", "binary", "-o", str(rle), samples=count, output=rle,
-                   drain_first=False, refused=refused)
+            sigrok(
+                shim,
+                sim.pty,
+                "--config",
+                "samplerate=10m:rle=on",
+                "--samples",
+                str(count),
+                "-O",
+                "binary",
+                "-o",
+                str(rle),
+                samples=count,
+                output=rle,
+                drain_first=False,
+                refused=refused,
+            )
             if count < 4096:
                 assert_quiet(sim.pty)
             words = np.fromfile(rle, "<u4").tolist()
@@ -534,8 +668,10 @@ def test_sigrok_cli_rle_captures_back_to_back_then_scan(shim, tmp_path, count):
             # were run-length encoded: a few entries stood for the samples.
             irq_runs = runs([word >> 17 & 1 for word in words])[1:-1]
             assert len(irq_runs) >= 15
-            assert all(length == (IRQ_WIDTH if level else IRQ_PERIOD - IRQ_WIDTH) // 10
-                       for level, length in irq_runs)
+            assert all(
+                length == (IRQ_WIDTH if level else IRQ_PERIOD - IRQ_WIDTH) // 10
+                for level, length in irq_runs
+            )
         scan = sigrok(shim, sim.pty, "--scan", drain_first=False, refused=refused)
         assert "ols - latscope" in scan and "with 22 channels" in scan, scan
         # The scan's RESET stopped any readback: nothing more comes.

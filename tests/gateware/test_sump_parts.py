@@ -6,7 +6,6 @@ from latscope_defs.protocol import SUMP_ID_REPLY, SumpCommand, SumpFlags, sump_m
 from latscope_gateware.sump_capture import SumpRecorder, SumpSampler, SumpTrigger
 from latscope_gateware.sump_commands import SumpCommandParser, SumpConfiguration, SumpReplies
 from latscope_gateware.sump_readback import SumpReadback
-
 from support.gateware_sim import byte_collector, run
 
 
@@ -25,8 +24,7 @@ def _set(ctx, struct, **fields):
 def test_parser_splits_short_and_long_commands():
     dut = SumpCommandParser()
     # RUN; SET_DIVIDER 0x04030201 (whose argument bytes look like short commands); ID.
-    message = [SumpCommand.RUN, SumpCommand.SET_DIVIDER, 0x01, 0x02, 0x00, 0x04,
-               SumpCommand.ID]
+    message = [SumpCommand.RUN, SumpCommand.SET_DIVIDER, 0x01, 0x02, 0x00, 0x04, SumpCommand.ID]
     shorts, longs, idle = [], [], []
 
     async def testbench(ctx):
@@ -50,6 +48,7 @@ def test_parser_splits_short_and_long_commands():
 
 def _configure(dut, commands, *, run_after=True):
     """Sends long commands [(opcode, arg)] (and RUN) to a SumpConfiguration."""
+
     async def testbench(ctx):
         for opcode, arg in commands:
             ctx.set(dut.long.valid, 1)
@@ -63,6 +62,7 @@ def _configure(dut, commands, *, run_after=True):
         await ctx.tick()
         ctx.set(dut.run, 0)
         await ctx.tick()
+
     return testbench
 
 
@@ -71,26 +71,52 @@ def test_configuration_keeps_the_settings_and_fixes_the_groups_at_run():
     # Groups 1 and 3 disabled: groups 0 and 2 are stored, and with RLE group 2's top bit is
     # the count flag.
     flags = (0b1010 << SumpFlags.GROUP_DISABLE_SHIFT) | SumpFlags.RLE
-    commands = [(SumpCommand.SET_DIVIDER, 0x12345678), (SumpCommand.TRIGGER_MASK0, 0xff00ff),
-                (SumpCommand.TRIGGER_VALUE0, 0x120034), (0xC4, 0xffffffff),   # stage 1: ignored
-                (SumpCommand.SET_READ_DELAY, 15 | 3 << 16), (SumpCommand.SET_FLAGS, flags)]
+    commands = [
+        (SumpCommand.SET_DIVIDER, 0x12345678),
+        (SumpCommand.TRIGGER_MASK0, 0xFF00FF),
+        (SumpCommand.TRIGGER_VALUE0, 0x120034),
+        (0xC4, 0xFFFFFFFF),  # stage 1: ignored
+        (SumpCommand.SET_READ_DELAY, 15 | 3 << 16),
+        (SumpCommand.SET_FLAGS, flags),
+    ]
     seen = {}
 
     async def check(ctx):
-        assert ctx.get(dut.settings.read_entries) == 4      # read count 0 until set
+        assert ctx.get(dut.settings.read_entries) == 4  # read count 0 until set
         await _configure(dut, commands)(ctx)
-        for name in ("divider", "trigger_mask", "trigger_value", "read_entries", "enabled",
-                     "rle", "value_mask", "last", "count_max", "count_last", "pre_trigger",
-                     "post_entries", "post_entries_after"):
+        for name in (
+            "divider",
+            "trigger_mask",
+            "trigger_value",
+            "read_entries",
+            "enabled",
+            "rle",
+            "value_mask",
+            "last",
+            "count_max",
+            "count_last",
+            "pre_trigger",
+            "post_entries",
+            "post_entries_after",
+        ):
             seen[name] = ctx.get(getattr(dut.settings, name))
         seen["rank"] = [ctx.get(dut.settings.rank[g]) for g in range(3)]
 
     run(dut, check)
     assert seen == {
-        "divider": 0x345678, "trigger_mask": 0xff00ff, "trigger_value": 0x120034,
-        "read_entries": 64, "enabled": 0b0101, "rle": 1, "value_mask": 0x7f00ff,
-        "last": 0b100, "rank": [0, 1, 1], "count_max": (1 << 15) - 1,
-        "count_last": (1 << 15) - 2, "pre_trigger": 64 - 16, "post_entries": 16,
+        "divider": 0x345678,
+        "trigger_mask": 0xFF00FF,
+        "trigger_value": 0x120034,
+        "read_entries": 64,
+        "enabled": 0b0101,
+        "rle": 1,
+        "value_mask": 0x7F00FF,
+        "last": 0b100,
+        "rank": [0, 1, 1],
+        "count_max": (1 << 15) - 1,
+        "count_last": (1 << 15) - 2,
+        "pre_trigger": 64 - 16,
+        "post_entries": 16,
         "post_entries_after": 15,
     }
 
@@ -100,26 +126,36 @@ def test_configuration_without_rle_stores_every_enabled_bit():
     seen = {}
 
     async def check(ctx):
-        await _configure(dut, [(SumpCommand.SET_READ_DELAY, 0 | 7 << 16),
-                               (SumpCommand.SET_FLAGS, 0b1000 << 2)])(ctx)
+        await _configure(
+            dut, [(SumpCommand.SET_READ_DELAY, 0 | 7 << 16), (SumpCommand.SET_FLAGS, 0b1000 << 2)]
+        )(ctx)
         settings = dut.settings
-        seen.update(mask=ctx.get(settings.value_mask), rle=ctx.get(settings.rle),
-                    pre=ctx.get(settings.pre_trigger), post=ctx.get(settings.post_entries))
+        seen.update(
+            mask=ctx.get(settings.value_mask),
+            rle=ctx.get(settings.rle),
+            pre=ctx.get(settings.pre_trigger),
+            post=ctx.get(settings.post_entries),
+        )
 
     run(dut, check)
     # Fewer entries read than after the trigger: nothing needs to be in memory before it.
-    assert seen == {"mask": 0xffffff, "rle": 0, "pre": 0, "post": 32}
+    assert seen == {"mask": 0xFFFFFF, "rle": 0, "pre": 0, "post": 32}
 
 
 def test_replies_send_id_and_metadata_and_reset_drops_a_reply():
-    metadata = sump_metadata(name="t", version="1", probes=22, memory_bytes=96,
-                             max_rate_hz=100_000_000)
+    metadata = sump_metadata(
+        name="t", version="1", probes=22, memory_bytes=96, max_rate_hz=100_000_000
+    )
     dut = SumpReplies(metadata)
     out = []
 
     async def host(ctx):
-        for command, wait in [(SumpCommand.ID, 40), (SumpCommand.METADATA, 400),
-                              (SumpCommand.METADATA, 5), (SumpCommand.RESET, 40)]:
+        for command, wait in [
+            (SumpCommand.ID, 40),
+            (SumpCommand.METADATA, 400),
+            (SumpCommand.METADATA, 5),
+            (SumpCommand.RESET, 40),
+        ]:
             ctx.set(dut.short.valid, 1)
             ctx.set(dut.short.payload, command)
             await ctx.tick()
@@ -129,22 +165,29 @@ def test_replies_send_id_and_metadata_and_reset_drops_a_reply():
     # The sink takes a byte every third cycle: replies wait for it.
     run(dut, host, processes=[byte_collector(dut.tx, out, ready=lambda n: n % 3 == 0)])
     whole = list(SUMP_ID_REPLY) + list(metadata)
-    assert out[:len(whole)] == whole
+    assert out[: len(whole)] == whole
     # The third reply was cut short by RESET after a few bytes.
-    rest = out[len(whole):]
-    assert 0 < len(rest) < 5 and rest == list(metadata[:len(rest)])
+    rest = out[len(whole) :]
+    assert 0 < len(rest) < 5 and rest == list(metadata[: len(rest)])
 
 
-def _sampler_run(dut, clock_cycles, *, divider, sample=lambda cycle: cycle & 0xff,
-                 masks=(0xff, 0, 0)):
+def _sampler_run(
+    dut, clock_cycles, *, divider, sample=lambda cycle: cycle & 0xFF, masks=(0xFF, 0, 0)
+):
     """Runs the sampler for ``clock_cycles`` after setting ``divider``; returns the ticks as
     [(cycle, value, same, match)]."""
     ticks = []
 
     async def testbench(ctx):
         value_mask, trigger_mask, trigger_value = masks
-        _set(ctx, dut.settings, value_mask=value_mask, trigger_mask=trigger_mask,
-             trigger_value=trigger_value, divider=divider)
+        _set(
+            ctx,
+            dut.settings,
+            value_mask=value_mask,
+            trigger_mask=trigger_mask,
+            trigger_value=trigger_value,
+            divider=divider,
+        )
         await _pulse(ctx, dut.set_divider)
         await ctx.tick().repeat(2)
         ctx.set(dut.sampling, 1)
@@ -177,15 +220,26 @@ def test_sampler_ticks_every_divider_plus_one_reference_periods():
 def test_sampler_masks_compares_and_matches():
     # Samples 0x10, 0x11, 0x12, 0x13, ... with bit 0 masked off: pairs of equal values; the
     # trigger matches bit 1 = 1 and bit 4 = 1.
-    ticks = _sampler_run(SumpSampler(1, clock_hz=100_000_000), 6, divider=0,
-                         sample=lambda cycle: 0x10 + cycle, masks=(0xfe, 0x12, 0x12))
-    assert ticks == [(0, 0x10, 0, 0), (1, 0x10, 1, 0), (2, 0x12, 0, 1), (3, 0x12, 1, 1),
-                     (4, 0x14, 0, 0), (5, 0x14, 1, 0)]
+    ticks = _sampler_run(
+        SumpSampler(1, clock_hz=100_000_000),
+        6,
+        divider=0,
+        sample=lambda cycle: 0x10 + cycle,
+        masks=(0xFE, 0x12, 0x12),
+    )
+    assert ticks == [
+        (0, 0x10, 0, 0),
+        (1, 0x10, 1, 0),
+        (2, 0x12, 0, 1),
+        (3, 0x12, 1, 1),
+        (4, 0x14, 0, 0),
+        (5, 0x14, 1, 0),
+    ]
 
 
 def test_trigger_counts_once_armed_then_takes_the_post_trigger_entries():
     dut = SumpTrigger(groups=1, depth=64)
-    trigger_at = 9              # the sample (counted from 0) that matches once armed
+    trigger_at = 9  # the sample (counted from 0) that matches once armed
     taken, flushes, sampling_after = [], [], []
 
     async def testbench(ctx):
@@ -229,8 +283,11 @@ def _rle_reference(values, count_max):
     entries, index = [], 0
     while index < len(values):
         length = 1
-        while (index + length < len(values) and values[index + length] == values[index]
-               and length < count_max + 1):
+        while (
+            index + length < len(values)
+            and values[index + length] == values[index]
+            and length < count_max + 1
+        ):
             length += 1
         entries.append(values[index])
         if length > 1:
@@ -266,8 +323,13 @@ def _record(values, *, rle, depth=512):
             ctx.set(dut.read_addr, address)
             await ctx.tick()
             memory.append(ctx.get(dut.read_data))
-        result.update(memory=memory, filled=filled, full=ctx.get(dut.full),
-                      write_addr=ctx.get(dut.write_addr), writes=writes)
+        result.update(
+            memory=memory,
+            filled=filled,
+            full=ctx.get(dut.full),
+            write_addr=ctx.get(dut.write_addr),
+            writes=writes,
+        )
 
     run(dut, testbench)
     return result
@@ -277,7 +339,7 @@ def test_recorder_run_length_encodes():
     values = [5, 5, 5, 7, 9, 9, 2] + [3] * 300 + [4]
     result = _record(values, rle=True)
     expected = _rle_reference(values, 127)
-    assert expected[:6] == [5, 0x82, 7, 9, 0x81, 2]        # the reference, by hand
+    assert expected[:6] == [5, 0x82, 7, 9, 0x81, 2]  # the reference, by hand
     assert result["memory"] == expected
     # `writes` counts the entries written while taking (the flush writes one more).
     assert result["writes"] == len(expected) - 1
@@ -303,10 +365,10 @@ def test_readback_sends_the_newest_entries_first_in_enabled_groups():
             ctx.set(dut.read_data, memory[address])
 
     async def testbench(ctx):
-        _set(ctx, dut.settings, enabled=0b0101, read_entries=4)     # groups 0 and 2
+        _set(ctx, dut.settings, enabled=0b0101, read_entries=4)  # groups 0 and 2
         ctx.set(dut.filled, depth)
-        ctx.set(dut.write_addr, 3)              # the newest entry is at address 2
-        ctx.set(dut.writing, 1)                 # the last entry is still being written
+        ctx.set(dut.write_addr, 3)  # the newest entry is at address 2
+        ctx.set(dut.writing, 1)  # the last entry is still being written
         await _pulse(ctx, dut.start)
         await ctx.tick().repeat(3)
         assert not out
@@ -323,14 +385,20 @@ def test_readback_sends_the_newest_entries_first_in_enabled_groups():
         await _pulse(ctx, dut.stop)
         await ctx.tick().repeat(30)
 
-    run(dut, testbench, processes=[memory_port,
-                                   byte_collector(dut.tx, out, ready=lambda n: n % 2 == 0)])
-    first = [byte for address in (2, 1, 0, 15)
-             for byte in (memory[address] & 0xff, memory[address] >> 16)]
+    run(
+        dut,
+        testbench,
+        processes=[memory_port, byte_collector(dut.tx, out, ready=lambda n: n % 2 == 0)],
+    )
+    first = [
+        byte
+        for address in (2, 1, 0, 15)
+        for byte in (memory[address] & 0xFF, memory[address] >> 16)
+    ]
     second = first[:2]
-    assert out[:len(first) + len(second)] == first + second
-    stopped = out[len(first) + len(second):]
-    assert 0 < len(stopped) < len(first) and stopped == first[:len(stopped)]
+    assert out[: len(first) + len(second)] == first + second
+    stopped = out[len(first) + len(second) :]
+    assert 0 < len(stopped) < len(first) and stopped == first[: len(stopped)]
 
 
 def _readback_words(order, read_entries, *, rle):
@@ -338,7 +406,7 @@ def _readback_words(order, read_entries, *, rle):
     the count flag) back with the read count ``read_entries``; returns the 16-bit words
     sent."""
     depth = len(order)
-    memory = order[::-1]            # the newest entry is just below write_addr 0
+    memory = order[::-1]  # the newest entry is just below write_addr 0
     dut = SumpReadback(groups=3, depth=depth)
     out = []
 
@@ -352,8 +420,11 @@ def _readback_words(order, read_entries, *, rle):
         await _pulse(ctx, dut.start)
         await ctx.tick().repeat(12 * depth + 20)
 
-    run(dut, testbench, processes=[memory_port,
-                                   byte_collector(dut.tx, out, ready=lambda n: n % 3 != 1)])
+    run(
+        dut,
+        testbench,
+        processes=[memory_port, byte_collector(dut.tx, out, ready=lambda n: n % 3 != 1)],
+    )
     assert len(out) % 2 == 0
     return [out[i] | out[i + 1] << 8 for i in range(0, len(out), 2)]
 
@@ -362,9 +433,25 @@ def test_rle_readback_stops_when_its_samples_reach_the_read_count():
     # sigrok's ols driver, in RLE mode, adds count + 1 samples per value entry and reads
     # nothing more once it has the read count: the readback sends exactly up to there.
     flag = 0x8000
-    order = [flag | 5, 0x0101, 0x0202, flag | 2, 0x0303, 0x0404, flag | 0x7fff, 0x0505,
-             0x0606, 0x0707, flag | 3, 0x0808, 0x0909, 0x0a0a, 0x0b0b, 0x0c0c]
-    expanded = [0, 6, 7, 7, 10, 11, 11, 11 + 0x8000]    # samples after each entry
+    order = [
+        flag | 5,
+        0x0101,
+        0x0202,
+        flag | 2,
+        0x0303,
+        0x0404,
+        flag | 0x7FFF,
+        0x0505,
+        0x0606,
+        0x0707,
+        flag | 3,
+        0x0808,
+        0x0909,
+        0x0A0A,
+        0x0B0B,
+        0x0C0C,
+    ]
+    expanded = [0, 6, 7, 7, 10, 11, 11, 11 + 0x8000]  # samples after each entry
     # A read count of sigrok's cap, the memory (16 entries x 3 bytes) over 2 groups = 24
     # samples, is not the host's count: every entry. Any other is a count.
     for read, entries in ((8, 5), (11, 6), (12, 8), (16, 8), (24, 16), (4 << 16, 16)):
@@ -374,4 +461,3 @@ def test_rle_readback_stops_when_its_samples_reach_the_read_count():
             assert expanded[entries - 1] >= read > expanded[entries - 2]
     # Without RLE every entry is one sample: read count entries.
     assert _readback_words(order, 5, rle=False) == order[:5]
-

@@ -9,7 +9,6 @@ import pytest
 from amaranth.hdl import Elaboratable, Module
 
 from latscope_gateware.uart import UARTRx, UARTTx
-
 from support.cases import parametrize_first_fast
 from support.gateware_sim import run
 
@@ -20,6 +19,7 @@ def frame(byte):
 
 
 # --- Transmitter ------------------------------------------------------------------------------
+
 
 def transmit(divisor, schedule, cycles):
     """Offers the bytes of ``schedule`` ([(cycle the byte is offered from, byte), ...], in
@@ -56,7 +56,7 @@ def expected_line(divisor, taken, cycles):
 
 @pytest.mark.parametrize("divisor", [2, 3, 10])
 def test_tx_bit_timing_is_exact(divisor):
-    data = [0x55, 0x00, 0xff, 0xa5, 0x01, 0x80]
+    data = [0x55, 0x00, 0xFF, 0xA5, 0x01, 0x80]
     byte_time = 10 * divisor
     # three bytes back to back from cycle 3, then a pause, then three more offered late
     later = 3 + 3 * byte_time + 7
@@ -64,8 +64,10 @@ def test_tx_bit_timing_is_exact(divisor):
     cycles = later + 4 * byte_time
     line, taken = transmit(divisor, schedule, cycles)
 
-    assert taken == ([(3 + j * byte_time, b) for j, b in enumerate(data[:3])]
-                     + [(later + j * byte_time, b) for j, b in enumerate(data[3:])])
+    assert taken == (
+        [(3 + j * byte_time, b) for j, b in enumerate(data[:3])]
+        + [(later + j * byte_time, b) for j, b in enumerate(data[3:])]
+    )
     # every bit centre, the way a receiver would look at it
     for start, byte in taken:
         for k, level in enumerate(frame(byte)):
@@ -81,8 +83,8 @@ def test_tx_ready_rises_only_in_the_last_stop_bit_cycle():
 
     async def testbench(ctx):
         ctx.set(dut.data.valid, 1)
-        ctx.set(dut.data.payload, 0x3c)
-        await ctx.tick()                   # taken in cycle 0
+        ctx.set(dut.data.payload, 0x3C)
+        await ctx.tick()  # taken in cycle 0
         ctx.set(dut.data.valid, 0)
         for _ in range(10 * divisor + 2):  # cycles 1 ..
             ready.append(ctx.get(dut.data.ready))
@@ -104,6 +106,7 @@ def test_bad_parameters_are_rejected():
 
 # --- Receiver ---------------------------------------------------------------------------------
 
+
 def sender(data, bit_time, phase=0):
     """Line level per cycle of a sender whose bit time is ``bit_time`` cycles (a Fraction) and
     whose first start bit begins at time ``phase`` (0 <= phase < 1 puts the start edge inside
@@ -124,6 +127,7 @@ def sender(data, bit_time, phase=0):
                 break
             current = level
         return current
+
     return [level_at(cycle) for cycle in range(end)]
 
 
@@ -154,13 +158,12 @@ def errors(seen):
     return [cycle for cycle, kind, _ in seen if kind == "error"]
 
 
-@pytest.mark.parametrize("divisor, offset, stages",
-                         [(2, 1, 2), (3, 1, 2), (10, 4, 2), (10, 4, 3)])
+@pytest.mark.parametrize("divisor, offset, stages", [(2, 1, 2), (3, 1, 2), (10, 4, 2), (10, 4, 3)])
 def test_rx_delivers_each_byte_at_the_documented_cycle(divisor, offset, stages):
     rx = UARTRx(divisor, sync_stages=stages)
     assert rx.sample_offset == offset
     assert rx.latency == stages + offset + 9 * divisor + 1
-    data = [0x00, 0xff, 0x5a, 0x81]
+    data = [0x00, 0xFF, 0x5A, 0x81]
     start = 5
     line = [1] * start + sender(data, Fraction(divisor))
     seen = receive(rx, line)
@@ -176,7 +179,7 @@ def phases():
 @pytest.mark.parametrize("mismatch", [Fraction(-2, 100), Fraction(2, 100)])
 def test_rx_tolerates_two_percent_rate_mismatch(divisor, mismatch):
     rng = random.Random(divisor)
-    data = [rng.randrange(256) for _ in range(12)] + [0x00, 0xff, 0x55, 0xaa]
+    data = [rng.randrange(256) for _ in range(12)] + [0x00, 0xFF, 0x55, 0xAA]
     bit_time = divisor * (1 + mismatch)
     for phase in phases():
         seen = receive(UARTRx(divisor), [1] * 3 + sender(data, bit_time, phase))
@@ -185,7 +188,7 @@ def test_rx_tolerates_two_percent_rate_mismatch(divisor, mismatch):
 
 def test_rx_tolerance_limits_at_divisor_10_are_as_documented():
     # documented window for divisor 10: bit times 9.5 .. 10 + 4/9 cycles, any phase
-    data = [0x00, 0xff, 0x0f, 0xf0]
+    data = [0x00, 0xFF, 0x0F, 0xF0]
     for bit_time in (Fraction(95, 10), Fraction(94, 9)):
         for phase in phases():
             seen = receive(UARTRx(10), [1] * 3 + sender(data, bit_time, phase))
@@ -193,8 +196,10 @@ def test_rx_tolerance_limits_at_divisor_10_are_as_documented():
     # just outside it, the worst phase breaks frames: a slow sender whose start edge lands
     # right on a clock edge (the stop bit is sampled in data bit 7), a fast one whose start
     # edge lands just after one (the stop bit is sampled in the next frame's start bit)
-    for bit_time, phase in ((Fraction(1045, 100), Fraction(0)),
-                            (Fraction(949, 100), Fraction(1, 100))):
+    for bit_time, phase in (
+        (Fraction(1045, 100), Fraction(0)),
+        (Fraction(949, 100), Fraction(1, 100)),
+    ):
         seen = receive(UARTRx(10), [1] * 3 + sender([0x00, 0x00], bit_time, phase))
         assert errors(seen), (bit_time, phase, seen)
 
@@ -203,13 +208,13 @@ def test_rx_framing_error_drops_the_byte_and_recovers():
     divisor = 10
     rx = UARTRx(divisor)
     start = 4
-    bad = [0, *frame(0x3c)[1:9], 0]                 # stop bit 0
+    bad = [0, *frame(0x3C)[1:9], 0]  # stop bit 0
     line = [1] * start + [level for level in bad for _ in range(divisor)]
     line += [1] * (2 * divisor)
     second = len(line)
-    line += sender([0xc3], Fraction(divisor))
+    line += sender([0xC3], Fraction(divisor))
     seen = receive(rx, line)
-    assert seen == [(start + rx.latency, "error", None), (second + rx.latency, "byte", 0xc3)]
+    assert seen == [(start + rx.latency, "error", None), (second + rx.latency, "byte", 0xC3)]
 
 
 def test_rx_break_gives_one_error_and_a_glitch_gives_nothing():
@@ -220,12 +225,13 @@ def test_rx_break_gives_one_error_and_a_glitch_gives_nothing():
     # a low pulse shorter than the start-bit sample offset is not a start bit
     line += [0] * rx.sample_offset + [1] * (2 * divisor)
     good = len(line)
-    line += sender([0x7e], Fraction(divisor))
+    line += sender([0x7E], Fraction(divisor))
     seen = receive(rx, line)
-    assert seen == [(start + rx.latency, "error", None), (good + rx.latency, "byte", 0x7e)]
+    assert seen == [(start + rx.latency, "error", None), (good + rx.latency, "byte", 0x7E)]
 
 
 # --- Loopback ---------------------------------------------------------------------------------
+
 
 class Loopback(Elaboratable):
     def __init__(self, divisor):
@@ -270,5 +276,6 @@ def test_loopback_of_all_byte_values_back_to_back(divisor):
     # full rate: one byte per 10 bit times in both directions, no idle gap
     assert taken == [j * byte_time for j in range(len(data))]
     # the start bit is on the line one cycle after the byte is taken
-    assert [cycle for cycle, _ in got] == [1 + j * byte_time + dut.rx.latency
-                                           for j in range(len(data))]
+    assert [cycle for cycle, _ in got] == [
+        1 + j * byte_time + dut.rx.latency for j in range(len(data))
+    ]

@@ -35,7 +35,7 @@ BATCHES = (1, 2, 5, 64, 4096, 1 << 40)
 
 
 def batches_of(events, size):
-    return lambda: (events[at:at + size] for at in range(0, len(events), size))
+    return lambda: (events[at : at + size] for at in range(0, len(events), size))
 
 
 def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0, kernel=False):
@@ -50,12 +50,15 @@ def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0, ker
     tick markers (KERNEL/TICK_ENTRY, 40 to 90 cycles later TICK_EXIT) about every 1500
     cycles."""
     rng = np.random.default_rng(seed)
-    raw = []                                     # (raw stamp, source, value)
+    raw = []  # (raw stamp, source, value)
     t = 100
-    shapes = {Test.IL_A: [Point.ISR_ENTRY, Point.ISR_EXIT, Point.THREAD],
-              Test.IDL_B: [Point.ISR_ENTRY, Point.ISR_EXIT, Point.T2],
-              Test.TSL_A: [Point.T1, Point.T2], Test.SEO_F: [Point.T1, Point.T2],
-              Test.MQ: [Point.T1, Point.T2]}
+    shapes = {
+        Test.IL_A: [Point.ISR_ENTRY, Point.ISR_EXIT, Point.THREAD],
+        Test.IDL_B: [Point.ISR_ENTRY, Point.ISR_EXIT, Point.T2],
+        Test.TSL_A: [Point.T1, Point.T2],
+        Test.SEO_F: [Point.T1, Point.T2],
+        Test.MQ: [Point.T1, Point.T2],
+    }
     for _ in range(runs):
         test = rng.choice(list(shapes))
         n = int(rng.choice([1, 2, 10, 128, 255, 300]))
@@ -67,24 +70,31 @@ def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0, ker
             for point in shapes[test]:
                 t += int(rng.integers(5, 120))
                 if rng.random() < 0.05:
-                    continue                     # a dropped marker
+                    continue  # a dropped marker
                 raw.append((t, Source.MARKER, encode(test, point, 0)))
                 if kernel and point == Point.ISR_ENTRY:
-                    raw.append((t - int(rng.integers(0, 4)), Source.BUS,
-                                encode(Test.KERNEL, Point.ISR_ENTRY, 0)))
-                if rng.random() < 0.02:          # a stray marker of another test
+                    raw.append(
+                        (
+                            t - int(rng.integers(0, 4)),
+                            Source.BUS,
+                            encode(Test.KERNEL, Point.ISR_ENTRY, 0),
+                        )
+                    )
+                if rng.random() < 0.02:  # a stray marker of another test
                     raw.append((t + 1, Source.MARKER, encode(Test.TSL_A, Point.T2, 0)))
         t += 50
-        if rng.random() < 0.85:                  # else the END was lost
+        if rng.random() < 0.85:  # else the END was lost
             raw.append((t, Source.MARKER, encode(test, Point.END, 0)))
         t += int(rng.integers(10, 400))
     end = t
     if kernel:
         bus = {stamp for stamp, source, _ in raw if source == Source.BUS}
         for at in np.cumsum(rng.integers(1000, 2000, size=end // 1000)).tolist():
-            for stamp, point in ((at, KERNEL_TICK_ENTRY),
-                                 (at + int(rng.integers(40, 90)), KERNEL_TICK_EXIT)):
-                if stamp < end and stamp not in bus:     # one event a cycle on the bus
+            for stamp, point in (
+                (at, KERNEL_TICK_ENTRY),
+                (at + int(rng.integers(40, 90)), KERNEL_TICK_EXIT),
+            ):
+                if stamp < end and stamp not in bus:  # one event a cycle on the bus
                     raw.append((stamp, Source.BUS, encode(Test.KERNEL, point, 0)))
     irq = np.cumsum(rng.integers(300, 500, size=end // 300))
     for at in irq[irq < end].tolist():
@@ -94,7 +104,7 @@ def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0, ker
     gone = 0
     for stamp, source, value in raw:
         after_start = source == Source.MARKER and value >> 7 & 7 == Point.START
-        if gone:                                 # inside a hole: lost, then reported
+        if gone:  # inside a hole: lost, then reported
             gone -= 1
             if not gone:
                 events.append((stamp, Source.LOSS, hole_value(3)))
@@ -114,11 +124,12 @@ def shaped_stream(seed, runs=12, loss_rate=0.0, latency=None, hole_rate=0.0, ker
 @parametrize_first_fast("loss_rate, hole_rate", [(0.0, 0.0), (0.003, 0.0), (0.0, 0.002)])
 def test_synthetic_streams_at_every_batch_size(seed, loss_rate, hole_rate):
     # Pin latencies that reorder IRQ edges and markers (the horizon must allow for them).
-    latency = [None, {Source.MARKER: 2, Source.IRQ: 60}, None,
-               {Source.MARKER: 60, Source.IRQ: 0}][seed % 4]
+    latency = [None, {Source.MARKER: 2, Source.IRQ: 60}, None, {Source.MARKER: 60, Source.IRQ: 0}][
+        seed % 4
+    ]
     events = shaped_stream(seed, loss_rate=loss_rate, latency=latency, hole_rate=hole_rate)
     whole = analyze(events, 100e6)
-    assert sum(len(t.samples) for t in whole.values()) > 50        # a real workload
+    assert sum(len(t.samples) for t in whole.values()) > 50  # a real workload
     if loss_rate:
         assert sum(t.discarded for t in whole.values()), "no pair crossed a loss"
     if hole_rate:
@@ -128,7 +139,7 @@ def test_synthetic_streams_at_every_batch_size(seed, loss_rate, hole_rate):
         analysis = analyze_batches(batches_of(events, size), 100e6, skew=skew)
         assert_same(whole, analysis.ordered_tables(), (seed, size))
         assert analysis.out_of_order == 0
-        assert analysis.passes == 1          # losses of lively sources: counted in one pass
+        assert analysis.passes == 1  # losses of lively sources: counted in one pass
 
 
 @parametrize_first_fast("seed", range(4))
@@ -138,10 +149,13 @@ def test_handler_markers_and_shared_cycles_at_every_batch_size(seed, hole_rate):
     the bus window, sharing cycles with the trace port's markers and, after the pin-latency
     correction, arriving after later trace-port markers: the bounded analysis takes markers
     in time order as analyze does."""
-    latency = [None, {Source.MARKER: 3, Source.BUS: 0, Source.IRQ: 10},
-               {Source.MARKER: 0, Source.BUS: 3, Source.IRQ: 0}, None][seed]
-    events = shaped_stream(seed + 10, runs=16, latency=latency, hole_rate=hole_rate,
-                           kernel=True)
+    latency = [
+        None,
+        {Source.MARKER: 3, Source.BUS: 0, Source.IRQ: 10},
+        {Source.MARKER: 0, Source.BUS: 3, Source.IRQ: 0},
+        None,
+    ][seed]
+    events = shaped_stream(seed + 10, runs=16, latency=latency, hole_rate=hole_rate, kernel=True)
     whole = analyze(events, 100e6)
     assert sum(len(t.samples) for name, t in whole.items() if name.startswith("ILH-")) > 20
     check_tick_flags(events, whole)
@@ -161,8 +175,9 @@ def check_tick_flags(events, tables):
     ticks = ticks.astype(np.int64).tolist()
     flagged = 0
     for table in tables.values():
-        for start, length, ticked in zip(table.starts.tolist(), table.samples.tolist(),
-                                         table.ticked.tolist()):
+        for start, length, ticked in zip(
+            table.starts.tolist(), table.samples.tolist(), table.ticked.tolist()
+        ):
             assert ticked == any(start <= tick <= start + length for tick in ticks)
             flagged += ticked
     assert flagged > 10
@@ -249,7 +264,7 @@ def test_statistics_against_numpy(suite_captures):
         assert row["min_ns"] == ns.min() and row["max_ns"] == ns.max()
         for key, q, fewest in (("p50_ns", 50, 2), ("p99_ns", 99, 100), ("p999_ns", 99.9, 1000)):
             assert row[key] == (np.percentile(ns, q) if len(ns) >= fewest else None)
-        assert row["avg_ns"] == ns.mean()                 # exact float sum: same mean
+        assert row["avg_ns"] == ns.mean()  # exact float sum: same mean
         assert row["std_ns"] == pytest.approx(ns.std(), rel=1e-14)
 
 
@@ -270,22 +285,24 @@ def test_envelope_and_interval_maxima_are_exact():
     rng = np.random.default_rng(5)
     samples = rng.integers(0, 5000, 100_000)
     starts = np.cumsum(rng.integers(1, 3000, len(samples)))
-    accumulator = TableAccumulator("T", 1e9, interval_stamps=1_000_000, keep_points=100,
-                                   buckets=64)
+    accumulator = TableAccumulator("T", 1e9, interval_stamps=1_000_000, keep_points=100, buckets=64)
     for at in range(0, len(samples), 777):
-        accumulator.add(samples[at:at + 777], starts[at:at + 777])
+        accumulator.add(samples[at : at + 777], starts[at : at + 777])
     first, first_start, low, high, mean = accumulator.envelope()
     width = accumulator.bucket_width
     assert width == 2048 and len(first) == -(-len(samples) // width)
     for k, index in enumerate(first.tolist()):
-        piece = samples[index:index + width]
+        piece = samples[index : index + width]
         assert (low[k], high[k], first_start[k]) == (piece.min(), piece.max(), starts[index])
         assert mean[k] == piece.sum() / len(piece)
     slot = (starts - starts[0]) // 1_000_000
     expected = np.full(slot[-1] + 1, -1)
     np.maximum.at(expected, slot, samples)
-    assert np.array_equal(accumulator.interval_maxima_ns(),
-                          np.where(expected < 0, np.nan, expected * 1.0), equal_nan=True)
+    assert np.array_equal(
+        accumulator.interval_maxima_ns(),
+        np.where(expected < 0, np.nan, expected * 1.0),
+        equal_nan=True,
+    )
 
 
 @pytest.mark.parametrize("background", [False, True])
@@ -297,8 +314,17 @@ def test_capture_files_read_in_batches(suite_captures, background):
     summary, tables = analyze_capture(path, batch_bytes=3000, background=background)
     assert_same(analyze(capture.events, capture.stamp_hz), tables, background)
     expected = CaptureSummary.of_capture(capture)
-    for key in ("event_count", "stamp_min", "stamp_max", "metadata", "end", "duration_s",
-                "first_stamp", "device_losses", "holes"):
+    for key in (
+        "event_count",
+        "stamp_min",
+        "stamp_max",
+        "metadata",
+        "end",
+        "duration_s",
+        "first_stamp",
+        "device_losses",
+        "holes",
+    ):
         assert getattr(summary, key) == getattr(expected, key), key
     assert summary.parser_stats == capture.parser_stats
     assert summary.file_stats == capture.file_stats
@@ -309,6 +335,7 @@ def test_capture_files_read_in_batches(suite_captures, background):
 def _export_files(sr, vcd):
     """The contents of a session file's entries (the zip's dates vary) and of a VCD."""
     import zipfile
+
     with zipfile.ZipFile(sr) as archive:
         entries = {name: archive.read(name) for name in archive.namelist()}
     return entries, vcd.read_text()
@@ -318,7 +345,7 @@ def _export_files(sr, vcd):
 def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
     """``export_capture`` of a capture file, read in small batches, writes the files of the
     loaded capture exported at once (``LevelTracker`` fed everything, ``write_sr``)."""
-    from latscope.export.files import BatchMarkers, between, extent, OpenWindows, export_capture
+    from latscope.export.files import BatchMarkers, OpenWindows, between, export_capture, extent
     from latscope.export.levels import LevelTracker
     from latscope.export.sigrok import write_sr
     from latscope.export.vcd import VcdWriter
@@ -331,24 +358,41 @@ def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
     events = between(capture.events, start, None)
     layout = Layout.for_identity(capture.identity)
     stamps = events.stamp.astype(np.int64)
-    origin, samples = extent(int(stamps.min()), int(stamps.max()), int(capture.stamp_hz),
-                              start, None)
-    if start is not None:      # the STARTs (and PARAMs) of windows open at ``start`` first
+    origin, samples = extent(
+        int(stamps.min()), int(stamps.max()), int(capture.stamp_hz), start, None
+    )
+    if start is not None:  # the STARTs (and PARAMs) of windows open at ``start`` first
         before = OpenWindows()
         before.feed(BatchMarkers(capture.events), start)
         events = Events.concatenate([before.context(start, origin), events])
     tracker = LevelTracker(layout)
     changes = tracker.feed(events, final=True)
-    write_sr(tmp_path / "whole.sr", layout.names, changes, int(capture.stamp_hz),
-             origin=origin, samples=samples, initial=tracker.initial)
+    write_sr(
+        tmp_path / "whole.sr",
+        layout.names,
+        changes,
+        int(capture.stamp_hz),
+        origin=origin,
+        samples=samples,
+        initial=tracker.initial,
+    )
     writer = VcdWriter(tmp_path / "whole.vcd")
-    writer.begin(Signals(layout, int(capture.stamp_hz), origin, tracker.initial,
-                         comment=f"latscope export of {path.name}: sample 0 = cycle "
-                                 f"{origin}, {int(capture.stamp_hz)} samples/s"))
+    writer.begin(
+        Signals(
+            layout,
+            int(capture.stamp_hz),
+            origin,
+            tracker.initial,
+            comment=f"latscope export of {path.name}: sample 0 = cycle "
+            f"{origin}, {int(capture.stamp_hz)} samples/s",
+        )
+    )
     writer.add(changes)
     writer.finish(origin + samples)
-    info = export_capture(path, [tmp_path / "parts.sr", tmp_path / "parts.vcd"],
-                          start=start, batch_bytes=2000)
+    info = export_capture(
+        path, [tmp_path / "parts.sr", tmp_path / "parts.vcd"], start=start, batch_bytes=2000
+    )
     assert (info.origin, info.samples, info.changes) == (origin, samples, len(changes))
     assert _export_files(tmp_path / "parts.sr", tmp_path / "parts.vcd") == _export_files(
-        tmp_path / "whole.sr", tmp_path / "whole.vcd")
+        tmp_path / "whole.sr", tmp_path / "whole.vcd"
+    )

@@ -1,7 +1,6 @@
 """Capture files: exact round trip, a cut at every byte offset, damaged chunks, a writer
 killed with SIGKILL, and the one documented exception."""
 
-import json
 import os
 import random
 import signal
@@ -12,16 +11,28 @@ import zlib
 
 import pytest
 
-from latscope.capture.file import (CHUNK_OVERHEAD, GAP, CaptureFileError, CaptureReader,
-                                   CaptureWriter, ChunkType, encode_chunk, file_header,
-                                   load_capture)
+from latscope.capture.file import (
+    CHUNK_OVERHEAD,
+    GAP,
+    CaptureFileError,
+    CaptureReader,
+    CaptureWriter,
+    ChunkType,
+    encode_chunk,
+    file_header,
+    load_capture,
+)
 from latscope.events import Events
 from latscope.link.parser import StreamParser
 from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder
 
 METADATA = {
-    "identity": {"clock_hz": 100_000_000, "marker_width": 16, "board": "test",
-                 "latency": {"MARKER": 3, "IRQ": 1}},
+    "identity": {
+        "clock_hz": 100_000_000,
+        "marker_width": 16,
+        "board": "test",
+        "latency": {"MARKER": 3, "IRQ": 1},
+    },
     "start_time": "2024-01-01T00:00:00+0000",
     "test_info": "unit test",
 }
@@ -59,7 +70,7 @@ def parse(data, latency=LATENCY):
 
 
 def is_hole(event):
-    return event[1] == Source.LOSS and event[2] & 0xf == HOLE_SOURCE
+    return event[1] == Source.LOSS and event[2] & 0xF == HOLE_SOURCE
 
 
 def real(events):
@@ -73,7 +84,7 @@ def write_capture(path, stream, chunk_size, rng=None):
         at = 0
         while at < len(stream):
             size = rng.randint(1, 3 * chunk_size)
-            writer.write(stream[at:at + size])
+            writer.write(stream[at : at + size])
             at += size
         writer.close({"events": 99})
     return path
@@ -83,10 +94,10 @@ def chunk_bounds(data, kinds=(1, 2, 3)):
     """(start, end, payload) of every chunk of an intact file (of the given types)."""
     chunks, at = [], HEADER
     while at < len(data):
-        length = int.from_bytes(data[at + 12:at + 16], "little")
+        length = int.from_bytes(data[at + 12 : at + 16], "little")
         end = at + CHUNK_OVERHEAD + length
         if data[at + 4] in kinds:
-            chunks.append((at, end, data[at + CHUNK_OVERHEAD:end]))
+            chunks.append((at, end, data[at + CHUNK_OVERHEAD : end]))
         at = end
     return chunks
 
@@ -110,8 +121,12 @@ def test_round_trip(tmp_path, capture):
     reader = CaptureReader(path)
     assert reader.metadata == METADATA
     assert b"".join(list(reader)) == stream
-    assert reader.end == {"data_bytes": len(stream), "chunks": reader.stats.chunks_ok,
-                          "stats": {"events": 99}, "metadata": METADATA}
+    assert reader.end == {
+        "data_bytes": len(stream),
+        "chunks": reader.stats.chunks_ok,
+        "stats": {"events": 99},
+        "metadata": METADATA,
+    }
     assert reader.stats.complete and reader.stats.chunks_ok >= 8
     assert (reader.stats.chunks_bad, reader.stats.gaps, reader.stats.truncated_bytes) == (0, 0, 0)
     loaded = load_capture(path)
@@ -123,16 +138,17 @@ def test_round_trip(tmp_path, capture):
 
 def test_latency_and_marker_width_come_from_the_metadata(tmp_path):
     encoder = StreamEncoder(marker_width=8)
-    encoder.event(1000, Source.MARKER, 0xab)
+    encoder.event(1000, Source.MARKER, 0xAB)
     encoder.event(1005, Source.IRQ, 1)
     encoder.flush()
-    metadata = {"identity": {"clock_hz": 10**6, "marker_width": 8,
-                             "latency": {"MARKER": 2, "IRQ": 4}}}
+    metadata = {
+        "identity": {"clock_hz": 10**6, "marker_width": 8, "latency": {"MARKER": 2, "IRQ": 4}}
+    }
     with CaptureWriter(tmp_path / "w.lsc", metadata) as writer:
         writer.write(encoder.take())
-    assert list(load_capture(tmp_path / "w.lsc").events) == [(998, 0, 0xab), (1001, 2, 1)]
+    assert list(load_capture(tmp_path / "w.lsc").events) == [(998, 0, 0xAB), (1001, 2, 1)]
     raw = load_capture(tmp_path / "w.lsc", correct_latency=False)
-    assert list(raw.events) == [(1000, 0, 0xab), (1005, 2, 1)]
+    assert list(raw.events) == [(1000, 0, 0xAB), (1005, 2, 1)]
 
 
 @pytest.mark.slow
@@ -140,7 +156,7 @@ def test_cut_at_every_byte_offset(tmp_path, capture):
     stream, data = capture
     chunks = chunk_bounds(data)
     metadata_end = chunks[0][1]
-    expected = {}                     # end of the last intact chunk -> events
+    expected = {}  # end of the last intact chunk -> events
     for _, end, _ in chunks:
         prefix = b"".join(payload for _, e, payload in data_chunks(data) if e <= end)
         assert stream.startswith(prefix)
@@ -157,7 +173,7 @@ def test_cut_at_every_byte_offset(tmp_path, capture):
         intact = max(end for _, end, _ in chunks if end <= cut)
         got = list(loaded.events)
         assert real(got) == real(expected[intact]), cut
-        assert not any(is_hole(event) for event in got[:-1]), cut    # a hole only at the end
+        assert not any(is_hole(event) for event in got[:-1]), cut  # a hole only at the end
         stats = loaded.file_stats
         assert stats.truncated_bytes == cut - intact, cut
         assert stats.chunks_bad == 0
@@ -170,10 +186,14 @@ def test_damaged_middle_chunk_costs_only_its_segments(tmp_path, capture, where):
     stream, data = capture
     chunks = data_chunks(data)
     start, end, payload = chunks[len(chunks) // 2]
-    offset = {"magic": start, "length": start + 13, "payload": start + CHUNK_OVERHEAD + 50,
-              "crc": start + 25}[where]
+    offset = {
+        "magic": start,
+        "length": start + 13,
+        "payload": start + CHUNK_OVERHEAD + 50,
+        "crc": start + 25,
+    }[where]
     damaged = bytearray(data)
-    damaged[offset] ^= 0x5a
+    damaged[offset] ^= 0x5A
     path = tmp_path / "bad.lsc"
     path.write_bytes(bytes(damaged))
     loaded = load_capture(path)
@@ -220,17 +240,16 @@ def test_exception_inside_the_writer_leaves_no_end_chunk(tmp_path):
 def test_writer_bounds_chunks_and_flushes_on_time(tmp_path):
     now = [0.0]
     path = tmp_path / "timed.lsc"
-    writer = CaptureWriter(path, METADATA, chunk_size=100, flush_interval=0.5,
-                           clock=lambda: now[0])
-    writer.write(bytes(250))                  # two full chunks, 50 bytes buffered
+    writer = CaptureWriter(path, METADATA, chunk_size=100, flush_interval=0.5, clock=lambda: now[0])
+    writer.write(bytes(250))  # two full chunks, 50 bytes buffered
     assert writer.data_bytes == 200
     now[0] = 0.4
     writer.write(bytes(10))
-    assert writer.data_bytes == 200           # less than flush_interval since the last chunk
+    assert writer.data_bytes == 200  # less than flush_interval since the last chunk
     now[0] = 1.0
     writer.write(bytes(5))
-    assert writer.data_bytes == 265           # written at once, readable after a crash
-    reader = CaptureReader(path)              # the file as it is now, writer still open
+    assert writer.data_bytes == 265  # written at once, readable after a crash
+    reader = CaptureReader(path)  # the file as it is now, writer still open
     assert [len(p) for p in reader] == [100, 100, 65]
     writer.close()
     writer.close()
@@ -245,7 +264,7 @@ def test_capture_killed_with_sigkill_keeps_its_chunks(tmp_path):
     script = textwrap.dedent(f"""
         import sys, time
         from latscope.capture.file import CaptureWriter
-        stream = open({str(tmp_path / 'stream.bin')!r}, 'rb').read()
+        stream = open({str(tmp_path / "stream.bin")!r}, 'rb').read()
         writer = CaptureWriter({str(path)!r}, {KILLED!r}, chunk_size=300)
         writer.write(stream[:1000])           # three chunks written, 100 bytes buffered
         print("ready", flush=True)
@@ -275,8 +294,9 @@ def test_unreadable_files_raise_the_documented_error(tmp_path, capture):
         "text.lsc": b"this is not a capture file at all\n",
         "version.lsc": version + zlib.crc32(version).to_bytes(4, "little") + data[16:],
         # The metadata damaged and no copy of it (the file ends before the first DATA).
-        "metadata.lsc": data[:HEADER + CHUNK_OVERHEAD + 2] + b"X"
-                        + data[HEADER + CHUNK_OVERHEAD + 3:metadata_end],
+        "metadata.lsc": data[: HEADER + CHUNK_OVERHEAD + 2]
+        + b"X"
+        + data[HEADER + CHUNK_OVERHEAD + 3 : metadata_end],
         "directory.lsc": "dir",
     }
     for name, content in cases.items():

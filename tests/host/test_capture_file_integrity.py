@@ -11,14 +11,22 @@ import tracemalloc
 import zlib
 
 import pytest
+from test_capture_file import METADATA, crafted, data_chunks, make_stream, parse
 
 from latscope.capture import file as capture_file
-from latscope.capture.file import (CHUNK_OVERHEAD, MAX_PAYLOAD, CaptureEvents, CaptureFileError,
-                                   CaptureReader, CaptureWriter, ChunkType, encode_chunk,
-                                   file_header, load_capture)
+from latscope.capture.file import (
+    CHUNK_OVERHEAD,
+    MAX_PAYLOAD,
+    CaptureEvents,
+    CaptureFileError,
+    CaptureReader,
+    CaptureWriter,
+    ChunkType,
+    encode_chunk,
+    file_header,
+    load_capture,
+)
 from latscope.events import Events
-
-from test_capture_file import METADATA, crafted, data_chunks, make_stream, parse
 
 HEADER = 16
 IDENTITY = METADATA["identity"]
@@ -58,19 +66,29 @@ def test_bad_metadata_is_one_line_naming_file_byte_and_field(tmp_path, metadata,
     assert not (tmp_path / "refused.lsc").exists()
 
 
-@pytest.mark.parametrize("payload", [b"[" * 100_000 + b"]" * 100_000, b"{\"a\": NaN",
-                                     b"\xff\xfe", b"1" * 5000, b"null"])
+@pytest.mark.parametrize(
+    "payload", [b"[" * 100_000 + b"]" * 100_000, b'{"a": NaN', b"\xff\xfe", b"1" * 5000, b"null"]
+)
 def test_metadata_that_is_no_usable_json(tmp_path, payload):
     path = tmp_path / "json.lsc"
     path.write_bytes(crafted(payload, make_stream(20)))
     with pytest.raises(CaptureFileError) as error:
         CaptureReader(path)
-    assert str(error.value).startswith(f"{path}: byte {HEADER}") or \
-        str(error.value).startswith(f"{path}: byte {HEADER + CHUNK_OVERHEAD}")
+    assert str(error.value).startswith(f"{path}: byte {HEADER}") or str(error.value).startswith(
+        f"{path}: byte {HEADER + CHUNK_OVERHEAD}"
+    )
 
 
-@pytest.mark.parametrize("end", [b"[1, 2]", b"{}", b'{"data_bytes": 5, "chunks": 3, '
-                                 b'"stats": {"device_status": [1]}}', b"[" * 50_000, b"x"])
+@pytest.mark.parametrize(
+    "end",
+    [
+        b"[1, 2]",
+        b"{}",
+        b'{"data_bytes": 5, "chunks": 3, "stats": {"device_status": [1]}}',
+        b"[" * 50_000,
+        b"x",
+    ],
+)
 def test_unusable_end_chunk_is_ignored_not_raised(tmp_path, end):
     """An END with a right CRC but odd content: the data reads, the file counts as not
     closed cleanly, and the report does not fall over."""
@@ -81,6 +99,7 @@ def test_unusable_end_chunk_is_ignored_not_raised(tmp_path, end):
     assert list(loaded.events) == parse(stream) and loaded.end is None
     assert not loaded.file_stats.complete
     from latscope.report.results import load_tables, results
+
     results(*load_tables(loaded))
 
 
@@ -91,17 +110,21 @@ def test_the_scan_is_linear_in_the_file_size(tmp_path, monkeypatch):
     fake = struct.pack("<4sB3sIIQI", b"LSCK", ChunkType.DATA, bytes(3), 1, MAX_PAYLOAD, 0, 0)
     body = fake * ((3 << 20) // len(fake))
     path = tmp_path / "fake.lsc"
-    path.write_bytes(file_header() + encode_chunk(ChunkType.METADATA, 0, 0,
-                                                    json.dumps(METADATA).encode()) + body
-                     + bytes(MAX_PAYLOAD))
+    path.write_bytes(
+        file_header()
+        + encode_chunk(ChunkType.METADATA, 0, 0, json.dumps(METADATA).encode())
+        + body
+        + bytes(MAX_PAYLOAD)
+    )
     checked, crc32 = [0], zlib.crc32
 
     def counting_crc32(data, *start):
         checked[0] += len(data)
         return crc32(data, *start)
+
     monkeypatch.setattr(capture_file.zlib, "crc32", counting_crc32)
     reader = CaptureReader(path)
-    assert list(reader) == [capture_file.GAP]          # the file ends in damage
+    assert list(reader) == [capture_file.GAP]  # the file ends in damage
     assert reader.stats.chunks_bad == 1 and reader.stats.bytes_skipped > len(body)
     assert checked[0] <= 2 * path.stat().st_size + MAX_PAYLOAD, checked[0]
 
@@ -123,7 +146,7 @@ def test_memory_is_bounded_whatever_the_chunk_sizes(tmp_path):
     finally:
         tracemalloc.stop()
     assert list(loaded.events) == parse(stream)
-    assert loaded.file_stats.chunks_ok == len(stream) + 3      # METADATA, its copy, END
+    assert loaded.file_stats.chunks_ok == len(stream) + 3  # METADATA, its copy, END
     assert peak < 16 << 20, peak
 
 
@@ -175,7 +198,7 @@ def test_metadata_damage_loses_nothing(tmp_path, written):
     assert list(loaded.events) == parse(stream) and loaded.metadata == METADATA
     assert loaded.file_stats.metadata_at > HEADER and loaded.file_stats.gaps == 0
     last = data_chunks(data)[-1]
-    cut = _load(tmp_path, bytes(damaged[:last[1]]))
+    cut = _load(tmp_path, bytes(damaged[: last[1]]))
     assert list(cut.events) == parse(stream) and not cut.file_stats.complete
 
 
@@ -184,7 +207,7 @@ def test_metadata_in_end_serves_when_every_copy_is_damaged(tmp_path, written):
     damaged = bytearray(data)
     at = HEADER
     while at < len(data):
-        length = int.from_bytes(data[at + 12:at + 16], "little")
+        length = int.from_bytes(data[at + 12 : at + 16], "little")
         if data[at + 4] == ChunkType.METADATA:
             damaged[at + CHUNK_OVERHEAD] ^= 0xFF
         at += CHUNK_OVERHEAD + length
@@ -196,7 +219,7 @@ def test_metadata_in_end_serves_when_every_copy_is_damaged(tmp_path, written):
 def test_a_repeated_chunk_is_read_once(tmp_path, written):
     stream, data = written
     first, second = data_chunks(data)[2:4]
-    copied = data[:second[1]] + data[first[0]:second[1]] + data[second[1]:]
+    copied = data[: second[1]] + data[first[0] : second[1]] + data[second[1] :]
     loaded = _load(tmp_path, copied)
     assert list(loaded.events) == parse(stream)
     assert loaded.file_stats.chunks_repeated == 2 and loaded.file_stats.gaps == 0
@@ -210,9 +233,12 @@ def test_format_1_files_still_read(tmp_path):
     data += encode_chunk(ChunkType.METADATA, 0, 0, json.dumps(METADATA).encode())
     data += encode_chunk(ChunkType.DATA, 1, 0, stream[:100])
     data += encode_chunk(ChunkType.DATA, 2, 100, stream[100:])
-    data += encode_chunk(ChunkType.END, 3, len(stream),
-                          json.dumps({"data_bytes": len(stream), "chunks": 4,
-                                      "stats": None}).encode())
+    data += encode_chunk(
+        ChunkType.END,
+        3,
+        len(stream),
+        json.dumps({"data_bytes": len(stream), "chunks": 4, "stats": None}).encode(),
+    )
     reader_path = tmp_path / "v1.lsc"
     reader_path.write_bytes(data)
     assert CaptureReader(reader_path).version == 1

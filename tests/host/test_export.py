@@ -44,10 +44,17 @@ def events(*rows):
 #: Stream order; IRQ and edge levels alternate; a LOSS of markers at 1500 (count 2).
 EVENTS = events(
     (1000, M, encode(Test.IL_A, Point.START, 1)),
-    (1100, I, 1), (1102, E0, 1), (1150, M, encode(Test.IL_A, Point.ISR_ENTRY)),
-    (1160, B, 0xABCD_0000 | encode(Test.IL_A, Point.ISR_EXIT)), (1190, E0, 0), (1200, I, 0),
-    (1210, M, encode(Test.IL_A, Point.THREAD)), (1500, L, (2 << 4) | M),
-    (1600, E1, 1), (1700, M, encode(Test.IL_A, Point.END)))
+    (1100, I, 1),
+    (1102, E0, 1),
+    (1150, M, encode(Test.IL_A, Point.ISR_ENTRY)),
+    (1160, B, 0xABCD_0000 | encode(Test.IL_A, Point.ISR_EXIT)),
+    (1190, E0, 0),
+    (1200, I, 0),
+    (1210, M, encode(Test.IL_A, Point.THREAD)),
+    (1500, L, (2 << 4) | M),
+    (1600, E1, 1),
+    (1700, M, encode(Test.IL_A, Point.END)),
+)
 
 
 def write_capture(path, evs, edge_count=EDGES):
@@ -55,9 +62,17 @@ def write_capture(path, evs, edge_count=EDGES):
     for stamp, source, value in evs:
         encoder.event(stamp, source, value)
     encoder.flush()
-    identity = {"version": VERSION, "clock_hz": CLOCK_HZ, "stamp_shift": 0, "marker_width": 16,
-                "edge_count": edge_count, "bus_width": 32, "fifo_depth": 64, "board": "test",
-                "latency": {}}
+    identity = {
+        "version": VERSION,
+        "clock_hz": CLOCK_HZ,
+        "stamp_shift": 0,
+        "marker_width": 16,
+        "edge_count": edge_count,
+        "bus_width": 32,
+        "fifo_depth": 64,
+        "board": "test",
+        "latency": {},
+    }
     with CaptureWriter(path, {"identity": identity}) as writer:
         writer.write(encoder.take())
     return load_capture(path)
@@ -67,23 +82,29 @@ def model_levels(evs, first, count, edge_count=EDGES):
     """Sample words cycle by cycle, straight from the channel definitions (no repeated
     levels in ``evs``): data of the last marker (bits 0-15), strobe parity (16), IRQ (17),
     edges (18..), LOSS spans (after the edges)."""
-    low, high = lossy_spans(evs.stamp.astype(np.int64), evs.source,
-                             evs.value.astype(np.int64), None)
+    low, high = lossy_spans(
+        evs.stamp.astype(np.int64), evs.source, evs.value.astype(np.int64), None
+    )
     rows = sorted(zip(evs.stamp.tolist(), evs.source.tolist(), evs.value.tolist()))
     words, data, strobe, irq, edges, k = [], 0, 0, 0, [0] * edge_count, 0
     for cycle in range(first, first + count):
         while k < len(rows) and rows[k][0] <= cycle:
             _, source, value = rows[k]
             if source in (M, B):
-                data, strobe = value & 0xffff, strobe ^ 1
+                data, strobe = value & 0xFFFF, strobe ^ 1
             elif source == I:
                 irq = value
             elif E0 <= source < E0 + edge_count:
                 edges[source - E0] = value
             k += 1
         loss = int(np.any((low <= cycle) & (cycle < high)))
-        words.append(data | strobe << 16 | irq << 17 | loss << (18 + edge_count)
-                     | sum(level << (18 + n) for n, level in enumerate(edges)))
+        words.append(
+            data
+            | strobe << 16
+            | irq << 17
+            | loss << (18 + edge_count)
+            | sum(level << (18 + n) for n, level in enumerate(edges))
+        )
     return words
 
 
@@ -93,8 +114,10 @@ def sr_words(path):
         assert archive.read("version") == b"2"
         metadata = archive.read("metadata").decode()
         unitsize = int(re.search(r"unitsize=(\d+)", metadata).group(1))
-        names = sorted((n for n in archive.namelist() if n.startswith("logic-1-")),
-                       key=lambda n: int(n.rsplit("-", 1)[1]))
+        names = sorted(
+            (n for n in archive.namelist() if n.startswith("logic-1-")),
+            key=lambda n: int(n.rsplit("-", 1)[1]),
+        )
         raw = b"".join(archive.read(name) for name in names)
     units = np.frombuffer(raw, np.uint8).reshape(-1, unitsize)
     words = sum(units[:, n].astype(np.int64) << (8 * n) for n in range(unitsize))
@@ -141,7 +164,7 @@ def test_vcd_has_the_same_changes(tmp_path):
     for time, changed in sorted(vcd_changes(text).items()):
         level.update(changed)
         assert sum(level[name] << n for n, name in enumerate(names)) == words[time], time
-    assert text.split()[-1] == f"#{info.samples - 1}"     # the levels last to the end
+    assert text.split()[-1] == f"#{info.samples - 1}"  # the levels last to the end
 
 
 def test_repeated_levels_and_shared_cycles():
@@ -150,17 +173,27 @@ def test_repeated_levels_and_shared_cycles():
     repeated edge level gets a one-cycle pulse; of two markers in one cycle the later
     shows."""
     tracker = LevelTracker(Layout(1))
-    changes = tracker.feed(events(
-        (100, I, 1), (200, I, 1), (300, I, 0), (400, I, 0), (500, E0, 1), (600, E0, 1),
-        (700, M, 0x111), (700, B, 0x222)), final=True)
+    changes = tracker.feed(
+        events(
+            (100, I, 1),
+            (200, I, 1),
+            (300, I, 0),
+            (400, I, 0),
+            (500, E0, 1),
+            (600, E0, 1),
+            (700, M, 0x111),
+            (700, B, 0x222),
+        ),
+        final=True,
+    )
     word = dict(zip(changes.stamps.tolist(), changes.words.tolist()))
     irq = {stamp: w >> 17 & 1 for stamp, w in word.items() if stamp in (100, 199, 200, 300)}
     assert irq == {100: 1, 199: 0, 200: 1, 300: 0}
     assert 399 not in word and 400 not in word
     assert word[599] >> 18 & 1 == 0 and word[600] >> 18 & 1 == 1
-    assert word[700] & 0x1ffff == 0x222 | 1 << 16
+    assert word[700] & 0x1FFFF == 0x222 | 1 << 16
     assert (tracker.edges_stretched, tracker.edges_dropped, tracker.markers_dropped) == (2, 1, 1)
-    assert tracker.initial >> 18 & 1 == 0          # E0 starts low: its first edge rises
+    assert tracker.initial >> 18 & 1 == 0  # E0 starts low: its first edge rises
 
 
 def test_batches_give_the_changes_of_the_whole():
@@ -170,14 +203,14 @@ def test_batches_give_the_changes_of_the_whole():
     stamp = np.cumsum(rng.integers(3, 40, 3000))
     source = rng.choice([int(M), int(I), int(E0)], 3000)
     value = rng.integers(0, 1 << 16, 3000)
-    for src in (I, E0):                     # alternating levels
+    for src in (I, E0):  # alternating levels
         mine = source == src
         value[mine] = np.arange(np.count_nonzero(mine)) % 2 == 0
-    stamp = stamp - np.where(source == M, 2, 0)          # markers 2 cycles "late"
+    stamp = stamp - np.where(source == M, 2, 0)  # markers 2 cycles "late"
     evs = Events(stamp, source, value)
     whole = LevelTracker(Layout(1)).feed(evs, final=True)
     tracker = LevelTracker(Layout(1))
-    parts = [tracker.feed(evs[n:n + 97]) for n in range(0, len(evs), 97)] + [tracker.finish()]
+    parts = [tracker.feed(evs[n : n + 97]) for n in range(0, len(evs), 97)] + [tracker.finish()]
     assert np.array_equal(np.concatenate([p.stamps for p in parts]), whole.stamps)
     assert np.array_equal(np.concatenate([p.words for p in parts]), whole.words)
 
@@ -192,19 +225,36 @@ def test_long_quiet_gap_needs_bounded_memory(tmp_path):
     layout = Layout(0)
     changes = LevelTracker(layout).feed(evs, final=True)
     tracemalloc.start()
-    write_sr(tmp_path / "gap.sr", layout.names, changes, CLOCK_HZ, origin=1000 - MARGIN,
-             samples=gap + MARGIN + 2000)
+    write_sr(
+        tmp_path / "gap.sr",
+        layout.names,
+        changes,
+        CLOCK_HZ,
+        origin=1000 - MARGIN,
+        samples=gap + MARGIN + 2000,
+    )
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 64 << 20
     assert (tmp_path / "gap.sr").stat().st_size < 2 << 20
     channels = ":".join(f"{d}={s}" for d, s in layout.decoder_channels())
     out = subprocess.run(
-        ["sigrok-cli", "-i", tmp_path / "gap.sr", "-P",
-         f"latscope_marker:sample_delay=0:{channels}", "--protocol-decoder-samplenum",
-         "-A", "latscope_marker=start:end"],
-        capture_output=True, text=True, timeout=300, check=True,
-        env=dict(os.environ, SIGROKDECODE_DIR=str(ROOT / "decoders"))).stdout
+        [
+            "sigrok-cli",
+            "-i",
+            tmp_path / "gap.sr",
+            "-P",
+            f"latscope_marker:sample_delay=0:{channels}",
+            "--protocol-decoder-samplenum",
+            "-A",
+            "latscope_marker=start:end",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        env=dict(os.environ, SIGROKDECODE_DIR=str(ROOT / "decoders")),
+    ).stdout
     starts = [int(line.split("-")[0]) for line in out.splitlines()]
     assert starts == [MARGIN, MARGIN + gap]
 
@@ -217,8 +267,13 @@ def test_vcd_timescale_is_one_cycle():
 
 
 def test_pulseview_setup(tmp_path):
-    write_pvs(tmp_path / "x.pvs", tmp_path / "x.sr", Layout(2), scale=1e-6,
-              marker_options={"sample_delay": 0, "other": 0x3100})
+    write_pvs(
+        tmp_path / "x.pvs",
+        tmp_path / "x.sr",
+        Layout(2),
+        scale=1e-6,
+        marker_options={"sample_delay": 0, "other": 0x3100},
+    )
     text = (tmp_path / "x.pvs").read_text()
     assert f"filename={tmp_path / 'x.sr'}" in text and "device_type=sessionfile" in text
     assert "decoder0\\id=latscope_marker" in text and "decoder1\\id=latscope_latency" in text
@@ -242,23 +297,35 @@ def test_live_stream_equals_the_export(tmp_path):
     out = io.BytesIO()
     live = LiveVcd(out, Layout(EDGES), CLOCK_HZ, block=4096)
     live.start()
-    assert out.tell() == 4096                  # the header, padded to a whole block
+    assert out.tell() == 4096  # the header, padded to a whole block
     for n in range(0, len(capture.events), 3):
-        live.feed(capture.events[n:n + 3])
+        live.feed(capture.events[n : n + 3])
         live.flush()
         assert out.tell() % 4096 == 0
     live.finish()
     streamed = vcd_changes(out.getvalue().decode())
     assert live.origin == 1000 - MARGIN
     final = max(streamed)
-    assert {t: c for t, c in streamed.items() if t != final} == \
-        {t: c for t, c in exported.items() if t <= max(t for t in streamed if t != final)}
+    assert {t: c for t, c in streamed.items() if t != final} == {
+        t: c for t, c in exported.items() if t <= max(t for t in streamed if t != final)
+    }
 
 
 def test_cli_export(tmp_path, capsys):
     write_capture(tmp_path / "c.lsc", EVENTS)
-    assert cli.main(["export", str(tmp_path / "c.lsc"), "--sr", str(tmp_path / "o.sr"),
-                     "--vcd", str(tmp_path / "o.vcd")]) == 0
+    assert (
+        cli.main(
+            [
+                "export",
+                str(tmp_path / "c.lsc"),
+                "--sr",
+                str(tmp_path / "o.sr"),
+                "--vcd",
+                str(tmp_path / "o.vcd"),
+            ]
+        )
+        == 0
+    )
     assert all((tmp_path / name).exists() for name in ("o.sr", "o.pvs", "o.vcd"))
     assert "sample 0 = cycle 984" in capsys.readouterr().err
     assert cli.main(["export", str(tmp_path / "c.lsc")]) == 2
@@ -266,8 +333,9 @@ def test_cli_export(tmp_path, capsys):
     # A capture without its clock: the writer refuses it, the reader names file and field.
     with pytest.raises(ValueError, match="clock_hz"):
         CaptureWriter(tmp_path / "noclock.lsc", {"identity": {}})
-    (tmp_path / "noclock.lsc").write_bytes(file_header() + encode_chunk(
-        ChunkType.METADATA, 0, 0, b'{"identity": {}}'))
+    (tmp_path / "noclock.lsc").write_bytes(
+        file_header() + encode_chunk(ChunkType.METADATA, 0, 0, b'{"identity": {}}')
+    )
     assert cli.main(["export", str(tmp_path / "noclock.lsc"), "--vcd", "x.vcd"]) == 2
     assert "noclock.lsc: byte 44: METADATA identity.clock_hz: missing" in capsys.readouterr().err
 
@@ -282,15 +350,21 @@ def test_cli_export_errors_name_the_option_or_the_file(tmp_path, capsys):
     assert cli.main(["export", capture, "--vcd", str(tmp_path / "o.vcd"), "--start", "1"]) == 2
     assert f"{tmp_path / 'o.vcd'}: exists; give --force" in capsys.readouterr().err
     assert (tmp_path / "o.vcd").read_text() == before
-    assert cli.main(["export", capture, "--vcd", str(tmp_path / "o.vcd"), "--start", "1",
-                     "--force"]) == 0
+    assert (
+        cli.main(["export", capture, "--vcd", str(tmp_path / "o.vcd"), "--start", "1", "--force"])
+        == 0
+    )
     assert (tmp_path / "o.vcd").read_text() != before
     capsys.readouterr()
     assert cli.main(["export", capture, "--sr", "/dev/full", "--no-pvs"]) == 2
     err = capsys.readouterr().err
     assert "latscope: /dev/full: cannot write: No space left on device" in err, err
-    assert cli.main(["export", capture, "--vcd", str(tmp_path / "w.vcd"), "--start", "10",
-                     "--stop", "5"]) == 2
+    assert (
+        cli.main(
+            ["export", capture, "--vcd", str(tmp_path / "w.vcd"), "--start", "10", "--stop", "5"]
+        )
+        == 2
+    )
     assert "--stop 5 is not after --start 10" in capsys.readouterr().err
     assert not (tmp_path / "w.vcd").exists()
     try:
@@ -299,8 +373,10 @@ def test_cli_export_errors_name_the_option_or_the_file(tmp_path, capsys):
         assert exit.code == 2
     assert "argument --start: must be 0 or more: '-3'" in capsys.readouterr().err
     assert cli.main(["dump", capture, "--source", "marker,foo"]) == 2
-    assert "--source marker,foo: unknown source FOO (known: MARKER, BUS, IRQ, LOSS, EDGE0" \
+    assert (
+        "--source marker,foo: unknown source FOO (known: MARKER, BUS, IRQ, LOSS, EDGE0"
         in capsys.readouterr().err
+    )
 
 
 def open_context(markers, start):
@@ -311,7 +387,7 @@ def open_context(markers, start):
     for stamp, source, value in markers:
         if stamp >= start:
             continue
-        test, point = value >> 10 & 0x3f, value >> 7 & 7
+        test, point = value >> 10 & 0x3F, value >> 7 & 7
         if point == Point.START:
             context[test] = [(stamp, source, value), None, True]
         elif test in context:
@@ -320,8 +396,12 @@ def open_context(markers, start):
             context[test][2] = False
             if point == Point.END:
                 del context[test]
-    return sorted(m for start_marker, param, _ in context.values()
-                  for m in (start_marker, param) if m is not None)
+    return sorted(
+        m
+        for start_marker, param, _ in context.values()
+        for m in (start_marker, param)
+        if m is not None
+    )
 
 
 def test_many_windows_in_one_read_are_the_windows_of_export_capture(tmp_path):
@@ -329,25 +409,40 @@ def test_many_windows_in_one_read_are_the_windows_of_export_capture(tmp_path):
     samples use it) writes the files export_capture writes for each window, whatever the
     batch size; each window's context (START and PARAM from before it) is the definition's,
     tests with parameters of 128 and more (PARAM) included."""
-    from latscope.export.files import export_windows
     from test_batch_analysis import shaped_stream
+
+    from latscope.export.files import export_windows
+
     stream = shaped_stream(7, runs=20, kernel=True)
-    rows = sorted(zip(stream.stamp.tolist(), stream.source.tolist(), stream.value.tolist()),
-                  key=lambda row: (row[0], row[1]))
+    rows = sorted(
+        zip(stream.stamp.tolist(), stream.source.tolist(), stream.value.tolist()),
+        key=lambda row: (row[0], row[1]),
+    )
     path = tmp_path / "w.lsc"
     write_capture(path, rows, edge_count=0)
     rng = np.random.default_rng(1)
     first, last = rows[0][0], rows[-1][0]
     starts = sorted(rng.integers(first, last, 12).tolist())
-    windows = [{"start": start, "stop": start + int(rng.integers(50, 3000)),
-                "outputs": [tmp_path / f"one.{n}.vcd"]} for n, start in enumerate(starts)]
+    windows = [
+        {
+            "start": start,
+            "stop": start + int(rng.integers(50, 3000)),
+            "outputs": [tmp_path / f"one.{n}.vcd"],
+        }
+        for n, start in enumerate(starts)
+    ]
     markers = [row for row in rows if row[1] in (M, B)]
     expected = [open_context(markers, window["start"]) for window in windows]
-    assert sum(len(context) == 2 for context in expected) >= 1       # a PARAM among them
+    assert sum(len(context) == 2 for context in expected) >= 1  # a PARAM among them
     for batch_bytes in (64, 1000, 1 << 20):
         infos = export_windows(path, windows, batch_bytes=batch_bytes)
         for n, (window, info) in enumerate(zip(windows, infos)):
-            single = export_capture(path, [tmp_path / "single.vcd"], start=window["start"],
-                                    stop=window["stop"], batch_bytes=1 << 20)
+            single = export_capture(
+                path,
+                [tmp_path / "single.vcd"],
+                start=window["start"],
+                stop=window["stop"],
+                batch_bytes=1 << 20,
+            )
             assert info.context == len(expected[n]) == single.context, (batch_bytes, n)
             assert window["outputs"][0].read_text() == (tmp_path / "single.vcd").read_text(), n

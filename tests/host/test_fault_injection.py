@@ -26,7 +26,6 @@ from latscope.capture.file import CaptureFileError, CaptureWriter, load_capture
 from latscope.events import Events
 from latscope.link.parser import StreamParser
 from latscope_defs.protocol import Source
-
 from support.synthetic_suite import IDENTITY, LATENCY, encode, make_run
 
 RATES = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2]
@@ -48,9 +47,9 @@ def damage(data, rate, kind, rng):
         elif fault == "insert":
             out[at:at] = bytes([rng.randrange(256)])
         elif fault == "duplicate":
-            out[at:at] = out[at:at + 1]
+            out[at:at] = out[at : at + 1]
         else:
-            out[at:at + rng.randint(2, 64)] = rng.randbytes(rng.randint(2, 64))
+            out[at : at + rng.randint(2, 64)] = rng.randbytes(rng.randint(2, 64))
     return bytes(out)
 
 
@@ -60,7 +59,7 @@ def parse_link(data, rng):
     parts, at = [], 0
     while at < len(data):
         size = rng.choice([1, 7, 100, 1000, 4096])
-        parts.append(parser.feed(data[at:at + size]))
+        parts.append(parser.feed(data[at : at + size]))
         at += size
     parts.append(parser.finish())
     return Events.concatenate(parts)
@@ -68,8 +67,9 @@ def parse_link(data, rng):
 
 def check(events, run, truth, where):
     """The four properties of the module doc; ``where`` names the run in failures."""
-    delivered = [event for event in events
-                 if not (event[1] == Source.LOSS and event[2] & 0xF == HOLE)]
+    delivered = [
+        event for event in events if not (event[1] == Source.LOSS and event[2] & 0xF == HOLE)
+    ]
     counts = Counter(delivered)
     fabricated = [e for e in counts if e not in truth["events"]]
     altered = [e for e in fabricated if (e[1], e[2]) in truth["values"]]
@@ -79,9 +79,11 @@ def check(events, run, truth, where):
     invented = []
     for name, table in analyze(events, HZ).items():
         meant = run.samples.get(name, {})
-        invented += [(name, start, length) for start, length in
-                     zip(table.starts.tolist(), table.samples.tolist())
-                     if meant.get(start) != length]
+        invented += [
+            (name, start, length)
+            for start, length in zip(table.starts.tolist(), table.samples.tolist())
+            if meant.get(start) != length
+        ]
     assert invented == [], f"{where}: invented samples {invented[:5]}"
     missing = len(truth["events"]) - len(counts)
     holes = sum(hole.lost for hole in holes_of(events))
@@ -97,8 +99,9 @@ def _parser_reports_holes():
     return any(holes_of(parse_link(bytes(data), random.Random(0))))
 
 
-needs_holes = pytest.mark.xfail(not _parser_reports_holes(), strict=True,
-                                reason="the parser does not emit hole records yet")
+needs_holes = pytest.mark.xfail(
+    not _parser_reports_holes(), strict=True, reason="the parser does not emit hole records yet"
+)
 
 
 @pytest.fixture(scope="module")
@@ -111,10 +114,11 @@ def suite():
 def test_undamaged_stream_gives_the_truth(suite):
     run, truth, stream = suite
     events = parse_link(stream, random.Random(1))
-    assert sorted(events) == sorted(run.events)          # stream order: by raw stamp
+    assert sorted(events) == sorted(run.events)  # stream order: by raw stamp
     tables = analyze(events, HZ)
-    assert {name: dict(zip(t.starts.tolist(), t.samples.tolist()))
-            for name, t in tables.items()} == run.samples
+    assert {
+        name: dict(zip(t.starts.tolist(), t.samples.tolist())) for name, t in tables.items()
+    } == run.samples
     assert len(run.samples) == 16 and sum(map(len, run.samples.values())) > 3000
 
 
@@ -136,8 +140,7 @@ def test_file_damage(suite, kind, tmp_path):
     reported sample true; a file damaged beyond its metadata is one CaptureFileError."""
     run, truth, stream = suite
     clean = tmp_path / "clean.lsc"
-    with CaptureWriter(clean, {"identity": IDENTITY}, chunk_size=2048,
-                       metadata_every=8) as writer:
+    with CaptureWriter(clean, {"identity": IDENTITY}, chunk_size=2048, metadata_every=8) as writer:
         writer.write(stream)
     data = clean.read_bytes()
     path = tmp_path / "damaged.lsc"

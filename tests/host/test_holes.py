@@ -14,9 +14,8 @@ from latscope.analysis.spans import HOLE, holes_of
 from latscope.capture.file import CaptureWriter
 from latscope.events import Events
 from latscope.report.run_description import integrity_line
-from latscope_defs.markers import Point, Test, encode as marker
+from latscope_defs.markers import Point, Test
 from latscope_defs.protocol import Source
-
 from support.synthetic_suite import IDENTITY, encode, make_run
 
 HZ = IDENTITY["clock_hz"]
@@ -46,16 +45,19 @@ def invented(tables, truth):
     wrong = []
     for name, table in tables.items():
         meant = truth.get(name, {})
-        wrong += [(name, int(start), int(length)) for start, length in
-                  zip(table.starts.tolist(), table.samples.tolist())
-                  if meant.get(start) != length]
+        wrong += [
+            (name, int(start), int(length))
+            for start, length in zip(table.starts.tolist(), table.samples.tolist())
+            if meant.get(start) != length
+        ]
     return wrong
 
 
 def test_the_truth_is_what_analyze_finds(run):
     tables = analyze(Events(*zip(*run.events)), HZ)
-    assert {name: dict(zip(t.starts.tolist(), t.samples.tolist()))
-            for name, t in tables.items()} == run.samples
+    assert {
+        name: dict(zip(t.starts.tolist(), t.samples.tolist())) for name, t in tables.items()
+    } == run.samples
     assert all(t.discarded == 0 for t in tables.values())
 
 
@@ -69,8 +71,11 @@ def test_no_sample_across_a_hole(run):
         for _ in range(rng.randint(1, 3)):
             begin = rng.randrange(len(events))
             cuts.append((begin, min(len(events), begin + rng.randint(1, 400))))
-        cuts = [cut for n, cut in enumerate(sorted(cuts))
-                if all(cut[0] >= other[1] for other in sorted(cuts)[:n])]
+        cuts = [
+            cut
+            for n, cut in enumerate(sorted(cuts))
+            if all(cut[0] >= other[1] for other in sorted(cuts)[:n])
+        ]
         damaged = with_holes(events, cuts)
         tables = analyze(damaged, HZ)
         assert invented(tables, run.samples) == [], (trial, cuts)
@@ -83,9 +88,14 @@ def test_no_sample_across_a_hole(run):
 
 
 def _find(events, test, point, arg=None):
-    return [i for i, (_, source, value) in enumerate(events)
-            if source == Source.MARKER and value >> 10 == test and (value >> 7) & 7 == point
-            and (arg is None or value & 0x7f == arg)]
+    return [
+        i
+        for i, (_, source, value) in enumerate(events)
+        if source == Source.MARKER
+        and value >> 10 == test
+        and (value >> 7) & 7 == point
+        and (arg is None or value & 0x7F == arg)
+    ]
 
 
 def test_lost_end_and_start_do_not_merge_windows(run):
@@ -155,7 +165,7 @@ def test_analyze_command_shows_the_holes(run, tmp_path, capsys):
     damaged = list(with_holes(events, [(begin, begin + 30)]))
     path = tmp_path / "holes.lsc"
     with CaptureWriter(path, {"identity": IDENTITY}) as writer:
-        writer.write(encode(damaged))        # the hole record travels as a LOSS record
+        writer.write(encode(damaged))  # the hole record travels as a LOSS record
     assert cli.main(["analyze", str(path)]) == 0
     text = capsys.readouterr().out
     assert "DATA LOST" in text and "1 hole(s) where at most 30 events are missing" in text
@@ -167,15 +177,33 @@ def test_analyze_command_shows_the_holes(run, tmp_path, capsys):
     tsl = {row["name"]: row for row in document["tables"]}["TSL-a-2"]
     assert tsl["discarded_by_holes"] >= 1 and tsl["samples"] < len(run.samples["TSL-a-2"])
     assert integrity["pairs_discarded_by_holes"] == sum(
-        row["discarded_by_holes"] for row in document["tables"])
+        row["discarded_by_holes"] for row in document["tables"]
+    )
 
 
 def test_integrity_line_never_says_nothing_lost_after_damage():
-    base = {"lost_events": 0, "holes": 0, "hole_events_lost_at_most": 0, "segments_bad": 0,
-            "records_dropped": 0, "file_gaps": 0, "chunks_bad": 0, "truncated_bytes": 0,
-            "bytes_skipped": 0, "pairs_discarded": 0, "pairs_discarded_by_holes": 0}
+    base = {
+        "lost_events": 0,
+        "holes": 0,
+        "hole_events_lost_at_most": 0,
+        "segments_bad": 0,
+        "records_dropped": 0,
+        "file_gaps": 0,
+        "chunks_bad": 0,
+        "truncated_bytes": 0,
+        "bytes_skipped": 0,
+        "pairs_discarded": 0,
+        "pairs_discarded_by_holes": 0,
+    }
     assert integrity_line(base).startswith("nothing lost")
-    for key in ("lost_events", "holes", "segments_bad", "records_dropped", "file_gaps",
-                "chunks_bad", "truncated_bytes"):
+    for key in (
+        "lost_events",
+        "holes",
+        "segments_bad",
+        "records_dropped",
+        "file_gaps",
+        "chunks_bad",
+        "truncated_bytes",
+    ):
         line = integrity_line({**base, key: 1})
         assert line.startswith("DATA LOST") and "nothing" not in line, key

@@ -7,8 +7,17 @@ import pytest
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import (IRQ_DELAY_BITS, IrqValue, Source, StreamEncoder, irq_delay,
-                                    irq_level, irq_triggered, irq_value, value_width)
+from latscope_defs.protocol import (
+    IRQ_DELAY_BITS,
+    IrqValue,
+    Source,
+    StreamEncoder,
+    irq_delay,
+    irq_level,
+    irq_triggered,
+    irq_value,
+    value_width,
+)
 
 MAX_DELAY = (1 << IRQ_DELAY_BITS) - 1
 
@@ -28,9 +37,11 @@ def test_triggered_edges_carry_their_delay_through_the_stream():
     firings = [(0, 0), (1, 1), (MAX_DELAY, 2), (12345, 3)]
     events = []
     for delay, n in firings:
-        events += [(100_000 * n + 10, int(Source.MARKER), 0x0700),
-                   (100_000 * n + 18 + delay, int(Source.IRQ), irq_value(1, 1, delay)),
-                   (100_000 * n + 21 + delay, int(Source.IRQ), irq_value(0, 1, delay))]
+        events += [
+            (100_000 * n + 10, int(Source.MARKER), 0x0700),
+            (100_000 * n + 18 + delay, int(Source.IRQ), irq_value(1, 1, delay)),
+            (100_000 * n + 21 + delay, int(Source.IRQ), irq_value(0, 1, delay)),
+        ]
     got = round_trip(events, 3)
     assert list(got) == events
     irq = got.of(Source.IRQ)
@@ -71,8 +82,9 @@ def test_version_2_streams_still_read_and_differ_from_version_3():
 
 
 def test_the_fields_decode_numpy_arrays():
-    values = np.array([irq_value(1, 1, 7), irq_value(0, 0, 0), irq_value(1, 1, MAX_DELAY)],
-                      np.uint64)
+    values = np.array(
+        [irq_value(1, 1, 7), irq_value(0, 0, 0), irq_value(1, 1, MAX_DELAY)], np.uint64
+    )
     assert irq_level(values).tolist() == [1, 0, 1]
     assert irq_triggered(values).tolist() == [1, 0, 1]
     assert irq_delay(values).tolist() == [7, 0, MAX_DELAY]

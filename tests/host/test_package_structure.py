@@ -15,13 +15,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Package name -> its directory: the packages pyproject.toml installs.
-PACKAGES = {"latscope": ROOT / "host" / "latscope",
-            "latscope_defs": ROOT / "defs" / "latscope_defs",
-            "latscope_gateware": ROOT / "gateware" / "latscope_gateware",
-            "latscope_boards": ROOT / "boards" / "latscope_boards"}
+PACKAGES = {
+    "latscope": ROOT / "host" / "latscope",
+    "latscope_defs": ROOT / "defs" / "latscope_defs",
+    "latscope_gateware": ROOT / "gateware" / "latscope_gateware",
+    "latscope_boards": ROOT / "boards" / "latscope_boards",
+}
 #: Directories whose Python files must not import a private name of another module.
-PUBLIC_ONLY = [ROOT / "host", ROOT / "defs", ROOT / "gateware", ROOT / "boards",
-               ROOT / "bench", ROOT / "examples"]
+PUBLIC_ONLY = [
+    ROOT / "host",
+    ROOT / "defs",
+    ROOT / "gateware",
+    ROOT / "boards",
+    ROOT / "bench",
+    ROOT / "examples",
+]
 
 
 def modules(package):
@@ -52,7 +60,7 @@ def imports(path, name=None):
                 module = "." * node.level + (node.module or "")
             elif node.level:
                 base = package.split(".")
-                base = base[:len(base) - node.level + 1]
+                base = base[: len(base) - node.level + 1]
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module
@@ -76,7 +84,7 @@ def import_graph(package="latscope"):
 
 def find_cycle(graph):
     """One import cycle as a list of modules (first == last), or None."""
-    state = {}                                   # module -> "open" (on the path) or "done"
+    state = {}  # module -> "open" (on the path) or "done"
     path = []
 
     def visit(module):
@@ -84,7 +92,7 @@ def find_cycle(graph):
         path.append(module)
         for target in sorted(graph.get(module, ())):
             if state.get(target) == "open":
-                return path[path.index(target):] + [target]
+                return path[path.index(target) :] + [target]
             if target not in state:
                 cycle = visit(target)
                 if cycle:
@@ -135,20 +143,39 @@ for module in modules:
 
 def outside_imports():
     """The top-level modules the packages import from elsewhere (stdlib and third party)."""
-    names = {module.partition(".")[0] for package in PACKAGES
-             for path in modules(package).values()
-             for _, module, _ in imports(path) if module and not module.startswith(".")}
+    names = {
+        module.partition(".")[0]
+        for package in PACKAGES
+        for path in modules(package).values()
+        for _, module, _ in imports(path)
+        if module and not module.startswith(".")
+    }
     return sorted(names - set(PACKAGES))
 
 
 def test_every_module_imports_on_its_own():
     names = [name for package in PACKAGES for name in modules(package)]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(path.parent) for path in PACKAGES.values()]
-        + [p for p in [os.environ.get("PYTHONPATH")] if p]))
-    result = subprocess.run([sys.executable, "-c", _IMPORT_EACH_ALONE, " ".join(names),
-                             " ".join(PACKAGES), " ".join(outside_imports())],
-                            env=env, capture_output=True, text=True, timeout=300)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            [str(path.parent) for path in PACKAGES.values()]
+            + [p for p in [os.environ.get("PYTHONPATH")] if p]
+        ),
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _IMPORT_EACH_ALONE,
+            " ".join(names),
+            " ".join(PACKAGES),
+            " ".join(outside_imports()),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0 and not result.stdout, result.stdout + result.stderr
 
 
@@ -166,8 +193,10 @@ def private_imports(directory):
                 continue
             names = [imported] if imported is not None else module.split(".")
             if any(_private(name) for name in names if name):
-                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: "
-                             f"{module}{'.' + imported if imported else ''}")
+                found.append(
+                    f"{path.relative_to(ROOT)}:{node.lineno}: "
+                    f"{module}{'.' + imported if imported else ''}"
+                )
     return found
 
 
@@ -188,8 +217,10 @@ def test_no_module_imports_a_private_name(directory):
 
 @pytest.mark.parametrize("package", ["latscope_gateware", "latscope_boards"])
 def test_gateware_and_boards_do_not_import_the_host(package):
-    found = [f"{path.relative_to(ROOT)}:{node.lineno}: {module}"
-             for name, path in modules(package).items()
-             for node, module, _ in imports(path, name)
-             if module == "latscope" or module.startswith("latscope.")]
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {module}"
+        for name, path in modules(package).items()
+        for node, module, _ in imports(path, name)
+        if module == "latscope" or module.startswith("latscope.")
+    ]
     assert not found, "imports of the host package:\n" + "\n".join(found)

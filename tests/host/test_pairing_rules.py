@@ -17,7 +17,6 @@ import os
 import subprocess
 import time
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -42,8 +41,10 @@ def mark(test, point, arg=0):
 
 def samples_of(events):
     tables = analyze(_events(events), CLOCK_HZ)
-    return {name: list(zip(table.starts.tolist(), table.samples.tolist()))
-            for name, table in tables.items()}, tables
+    return {
+        name: list(zip(table.starts.tolist(), table.samples.tolist()))
+        for name, table in tables.items()
+    }, tables
 
 
 def _events(rows):
@@ -53,12 +54,23 @@ def _events(rows):
 
 # --- the rules, case by case ----------------------------------------------------------------
 
+
 def test_irq_edge_in_the_cycle_of_start_or_end_is_in_no_window():
     start, end = mark(Test.IL_A, Point.START, 1), mark(Test.IL_A, Point.END)
     entry = mark(Test.IL_A, Point.ISR_ENTRY)
-    got, _ = samples_of([(100, M, start), (100, I, 1), (110, I, 0), (150, M, entry),
-                         (200, I, 1), (230, M, entry), (300, I, 1), (300, M, end),
-                         (320, M, entry)])
+    got, _ = samples_of(
+        [
+            (100, M, start),
+            (100, I, 1),
+            (110, I, 0),
+            (150, M, entry),
+            (200, I, 1),
+            (230, M, entry),
+            (300, I, 1),
+            (300, M, end),
+            (320, M, entry),
+        ]
+    )
     # The edge at 100 (START's cycle) pairs with nothing: the ISR_ENTRY at 150 has no A.
     # The edge at 300 (END's cycle) is outside too.
     assert got == {"IL-a-1": [(200, 30)], "IDL-a-1": []}
@@ -69,13 +81,13 @@ def test_a_b_in_one_cycle_is_no_pair_the_b_ends_the_previous_a():
     t1, t2 = mark(Test.TSL_A, Point.T1), mark(Test.TSL_A, Point.T2)
     # T1 at 120 (bus) and T2 at 120 (trace port): the T2 ends the sample of the T1 at 100;
     # the T1 of 120 pairs with the T2 at 150.
-    got, _ = samples_of([(90, M, start), (100, M, t1), (120, B, t1), (120, M, t2),
-                         (150, M, t2)])
+    got, _ = samples_of([(90, M, start), (100, M, t1), (120, B, t1), (120, M, t2), (150, M, t2)])
     assert got == {"TSL-a-2": [(100, 20), (120, 30)]}
     # IRQ A and marker B in one cycle: B is not that edge's; the edge pairs with a later B.
     start, entry = mark(Test.IL_A, Point.START, 1), mark(Test.IL_A, Point.ISR_ENTRY)
-    got, _ = samples_of([(90, M, start), (100, I, 1), (140, I, 0), (200, I, 1),
-                         (200, M, entry), (260, M, entry)])
+    got, _ = samples_of(
+        [(90, M, start), (100, I, 1), (140, I, 0), (200, I, 1), (200, M, entry), (260, M, entry)]
+    )
     assert got["IL-a-1"] == [(100, 100), (200, 60)]
 
 
@@ -102,8 +114,17 @@ def test_handler_entry_marker_of_the_kernel():
     beside it. Without kernel markers in the capture there is no ILH table."""
     start, end = mark(Test.IL_A, Point.START, 1), mark(Test.IL_A, Point.END)
     entry, kernel = mark(Test.IL_A, Point.ISR_ENTRY), mark(Test.KERNEL, Point.ISR_ENTRY, 0)
-    events = [(100, M, start), (200, I, 1), (250, I, 0), (360, B, kernel), (380, M, entry),
-              (500, I, 1), (560, B, kernel), (600, M, end), (700, B, kernel)]
+    events = [
+        (100, M, start),
+        (200, I, 1),
+        (250, I, 0),
+        (360, B, kernel),
+        (380, M, entry),
+        (500, I, 1),
+        (560, B, kernel),
+        (600, M, end),
+        (700, B, kernel),
+    ]
     got, _ = samples_of(events)
     assert got["ILH-a-1"] == [(200, 160), (500, 60)]
     assert got["IL-a-1"] == [(200, 180)]
@@ -114,8 +135,11 @@ def test_handler_entry_marker_of_the_kernel():
 def test_loss_span_endpoints():
     """A LOSS record of source X at stamp h after X's event at stamp l: events may be lost
     at l < t < h; a pair (A, B) is discarded iff l < B and h > A."""
-    start, t1, t2 = (mark(Test.SEO_D, Point.START, 1), mark(Test.SEO_D, Point.T1),
-                     mark(Test.SEO_D, Point.T2))
+    start, t1, t2 = (
+        mark(Test.SEO_D, Point.START, 1),
+        mark(Test.SEO_D, Point.T1),
+        mark(Test.SEO_D, Point.T2),
+    )
     base = [(10, M, start), (100, M, t1), (120, M, t2)]
     # IRQ events at 40 and 100 bound the span (40, 100) of a LOSS at 100: h = A, kept.
     _, tables = samples_of(base + [(40, I, 1), (100, L, 1 << 4 | I), (101, I, 0)])
@@ -133,9 +157,11 @@ def test_loss_span_endpoints():
 # --- analyze and the sigrok decoders on random captures ----------------------------------
 
 #: The tests a random capture uses and the points their rules pair.
-TESTS = {Test.IL_A: (Point.ISR_ENTRY, Point.ISR_EXIT, Point.THREAD),
-         Test.IDL_B: (Point.ISR_ENTRY, Point.ISR_EXIT, Point.T2),
-         Test.TSL_A: (Point.T1, Point.T2)}
+TESTS = {
+    Test.IL_A: (Point.ISR_ENTRY, Point.ISR_EXIT, Point.THREAD),
+    Test.IDL_B: (Point.ISR_ENTRY, Point.ISR_EXIT, Point.T2),
+    Test.TSL_A: (Point.T1, Point.T2),
+}
 
 
 @st.composite
@@ -146,32 +172,56 @@ def captures(draw):
     sharing cycles."""
     rows = []
     stamp, irq_level = 1000, 0
-    tests = draw(st.lists(st.sampled_from(sorted(TESTS)), min_size=1, max_size=2,
-                          unique=True))
+    tests = draw(st.lists(st.sampled_from(sorted(TESTS)), min_size=1, max_size=2, unique=True))
     for _ in range(draw(st.integers(3, 40))):
         stamp += draw(st.sampled_from([1, 1, 2, 3, 7, 20, 60]))
         # One to three events in this cycle, of different sources; "start" is a START
         # marker with an IRQ edge in its cycle, "pair" two markers of one test.
-        kinds = draw(st.lists(st.sampled_from(["marker"] * 4 + ["bus"] * 2 + ["irq"] * 3
-                                              + ["loss", "start", "pair", "kernel", "tick"]),
-                              min_size=1, max_size=3))
+        kinds = draw(
+            st.lists(
+                st.sampled_from(
+                    ["marker"] * 4
+                    + ["bus"] * 2
+                    + ["irq"] * 3
+                    + ["loss", "start", "pair", "kernel", "tick"]
+                ),
+                min_size=1,
+                max_size=3,
+            )
+        )
         test = draw(st.sampled_from(tests))
         if "start" in kinds:
             kinds = ["start", "irq"]
         elif "pair" in kinds:
             kinds = ["marker", "bus"]
         for kind in dict.fromkeys(kinds):
-            source = {"marker": M, "bus": B, "irq": I, "loss": L, "start": M,
-                      "kernel": B, "tick": B}[kind]
-            if kind in ("kernel", "tick"):     # the kernel's handler-entry or tick marker
+            source = {
+                "marker": M,
+                "bus": B,
+                "irq": I,
+                "loss": L,
+                "start": M,
+                "kernel": B,
+                "tick": B,
+            }[kind]
+            if kind in ("kernel", "tick"):  # the kernel's handler-entry or tick marker
                 if "bus" in kinds or (kind == "tick" and "kernel" in kinds):
-                    continue                   # (bus window: one marker a cycle)
-                value = (mark(Test.KERNEL, Point.ISR_ENTRY, 0) if kind == "kernel" else
-                         mark(Test.KERNEL, draw(st.sampled_from([KERNEL_TICK_ENTRY,
-                                                                 KERNEL_TICK_EXIT]))))
+                    continue  # (bus window: one marker a cycle)
+                value = (
+                    mark(Test.KERNEL, Point.ISR_ENTRY, 0)
+                    if kind == "kernel"
+                    else mark(
+                        Test.KERNEL, draw(st.sampled_from([KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT]))
+                    )
+                )
             elif kind in ("marker", "bus", "start"):
-                point = Point.START if kind == "start" else draw(st.sampled_from(
-                    (Point.START, Point.END, Point.PARAM) + TESTS[test] * 3))
+                point = (
+                    Point.START
+                    if kind == "start"
+                    else draw(
+                        st.sampled_from((Point.START, Point.END, Point.PARAM) + TESTS[test] * 3)
+                    )
+                )
                 value = mark(test, point, draw(st.integers(0, 3)))
             elif kind == "irq":
                 irq_level ^= 1
@@ -189,12 +239,27 @@ def write_capture(path, rows):
     for stamp, source, value in rows:
         encoder.event(stamp, source, value)
     encoder.flush()
-    identity = {"version": VERSION, "clock_hz": CLOCK_HZ, "stamp_shift": 0, "marker_width": 16,
-                "edge_count": 0, "bus_width": 32, "fifo_depth": 0, "board": "synthetic",
-                "latency": {}}
-    with CaptureWriter(path, {"identity": identity, "port": "synthetic",
-                              "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                              "irq": {}, "test_info": "hypothesis"}) as writer:
+    identity = {
+        "version": VERSION,
+        "clock_hz": CLOCK_HZ,
+        "stamp_shift": 0,
+        "marker_width": 16,
+        "edge_count": 0,
+        "bus_width": 32,
+        "fifo_depth": 0,
+        "board": "synthetic",
+        "latency": {},
+    }
+    with CaptureWriter(
+        path,
+        {
+            "identity": identity,
+            "port": "synthetic",
+            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "irq": {},
+            "test_info": "hypothesis",
+        },
+    ) as writer:
         writer.write(encoder.take())
         writer.close({"events": len(rows)})
     return load_capture(path)
@@ -202,36 +267,62 @@ def write_capture(path, rows):
 
 def sigrok_csv(sr_path, layout):
     result = subprocess.run(
-        ["sigrok-cli", "-i", str(sr_path), "-P", layout.decoder_stack(),
-         "-B", "latscope_latency=csv"],
-        capture_output=True, text=True, timeout=60,
-        env=dict(os.environ, SIGROKDECODE_DIR=str(ROOT / "decoders")))
+        [
+            "sigrok-cli",
+            "-i",
+            str(sr_path),
+            "-P",
+            layout.decoder_stack(),
+            "-B",
+            "latscope_latency=csv",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, SIGROKDECODE_DIR=str(ROOT / "decoders")),
+    )
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
     return result.stdout
 
 
 def sigrok_discarded(sr_path, layout):
     result = subprocess.run(
-        ["sigrok-cli", "-i", str(sr_path), "-P", layout.decoder_stack(),
-         "-A", "latscope_latency=discarded"],
-        capture_output=True, text=True, timeout=60,
-        env=dict(os.environ, SIGROKDECODE_DIR=str(ROOT / "decoders")))
+        [
+            "sigrok-cli",
+            "-i",
+            str(sr_path),
+            "-P",
+            layout.decoder_stack(),
+            "-A",
+            "latscope_latency=discarded",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, SIGROKDECODE_DIR=str(ROOT / "decoders")),
+    )
     assert result.returncode == 0, result.stderr
     return len(result.stdout.splitlines())
 
 
 @pytest.mark.slow
-@settings(max_examples=100, deadline=None, derandomize=True, phases=[Phase.generate],
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(rows=captures())
 def test_decoders_give_the_samples_of_analyze(rows, tmp_path):
     capture = write_capture(tmp_path / "random.lsc", rows)
-    assert len(capture.events) == len(rows)            # the file holds what was written
+    assert len(capture.events) == len(rows)  # the file holds what was written
     tables = analyze(capture.events, capture.stamp_hz)
     expected, decoded, info, layout = decoded_samples(capture, tmp_path / "random.sr")
     assert decoded == expected
     assert sigrok_discarded(tmp_path / "random.sr", layout) == sum(
-        t.discarded for t in tables.values())
+        t.discarded for t in tables.values()
+    )
 
 
 def decoded_samples(capture, sr):
@@ -239,16 +330,24 @@ def decoded_samples(capture, sr):
     capture exported to ``sr`` through sigrok-cli's decoders; the export's info; its
     layout."""
     tables = analyze(capture.events, capture.stamp_hz)
-    expected = sorted((name, int(start), int(cycles), bool(ticked))
-                      for name, table in tables.items()
-                      for start, cycles, ticked in zip(table.starts, table.samples,
-                                                       table.ticked))
+    expected = sorted(
+        (name, int(start), int(cycles), bool(ticked))
+        for name, table in tables.items()
+        for start, cycles, ticked in zip(table.starts, table.samples, table.ticked)
+    )
     info = export_capture(capture, [SigrokWriter(sr, pvs=False)])
     assert info.markers_dropped == 0
     layout = Layout(0, second_lane=info.layout.second_lane)
     rows_out = list(csv.DictReader(sigrok_csv(sr, layout).splitlines()))
-    decoded = sorted((row["table"], int(row["start_sample"]) + info.origin,
-                      int(row["ticks"]), row["kernel_tick"] == "1") for row in rows_out)
+    decoded = sorted(
+        (
+            row["table"],
+            int(row["start_sample"]) + info.origin,
+            int(row["ticks"]),
+            row["kernel_tick"] == "1",
+        )
+        for row in rows_out
+    )
     return expected, decoded, info, layout
 
 
@@ -262,7 +361,7 @@ def test_tick_flag_at_the_ends_of_a_sample(tmp_path):
     entry, exit_ = mark(Test.KERNEL, KERNEL_TICK_ENTRY), mark(Test.KERNEL, KERNEL_TICK_EXIT)
     rows = [(100, M, start)]
     pairs = {200: None, 300: 300, 400: 420, 500: 511, 600: 599, 700: 721, 800: 810}
-    for a, tick in pairs.items():                   # A at a, B at a + 20, a tick or none
+    for a, tick in pairs.items():  # A at a, B at a + 20, a tick or none
         rows += [(a, M, t1), (a + 20, M, t2)]
         if tick is not None:
             rows.append((tick, B, entry if tick % 2 else exit_))

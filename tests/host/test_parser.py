@@ -8,10 +8,24 @@ import pytest
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import (DELTA_BITS, HOLE_SOURCE, SEGMENT_MAX_EVENTS, SEQUENCE_BITS,
-                                    STAMP_BITS, VERSION, Command, Source, StreamEncoder,
-                                    UNKNOWN_COMMAND_REPLY, encode_record, hole_value, loss_count,
-                                    loss_source, loss_value, value_width)
+from latscope_defs.protocol import (
+    DELTA_BITS,
+    HOLE_SOURCE,
+    SEGMENT_MAX_EVENTS,
+    SEQUENCE_BITS,
+    STAMP_BITS,
+    UNKNOWN_COMMAND_REPLY,
+    VERSION,
+    Command,
+    Source,
+    StreamEncoder,
+    encode_record,
+    hole_value,
+    loss_count,
+    loss_source,
+    loss_value,
+    value_width,
+)
 
 EVENT_SOURCES = [Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS, *range(4, 12)]
 SYNC_LEAD = 0x80 | Source.SYNC << 3
@@ -19,8 +33,10 @@ SYNC_LEAD = 0x80 | Source.SYNC << 3
 
 # --- helpers ------------------------------------------------------------------------------
 
-def random_events(rng, count, *, start=1000, marker_width=16, gaps=(0, 1, 2, 100, 5000),
-                  version=VERSION):
+
+def random_events(
+    rng, count, *, start=1000, marker_width=16, gaps=(0, 1, 2, 100, 5000), version=VERSION
+):
     """``count`` events in stamp order: every source, extreme and random values (of the
     protocol ``version``'s widths)."""
     events, stamp = [], start
@@ -29,8 +45,8 @@ def random_events(rng, count, *, start=1000, marker_width=16, gaps=(0, 1, 2, 100
         source = rng.choice(EVENT_SOURCES)
         width = value_width(source, marker_width, version)
         value = rng.choice([0, (1 << width) - 1, rng.getrandbits(width)])
-        if source == Source.LOSS:       # of a real source: lost-source 0xF marks a hole
-            value = value & ~0xf | rng.randrange(12)
+        if source == Source.LOSS:  # of a real source: lost-source 0xF marks a hole
+            value = value & ~0xF | rng.randrange(12)
         events.append((stamp, int(source), value))
     return events
 
@@ -47,7 +63,7 @@ def pieces(data, rng, largest):
     at = 0
     while at < len(data):
         size = rng.randint(1, largest)
-        yield data[at:at + size]
+        yield data[at : at + size]
         at += size
 
 
@@ -69,28 +85,33 @@ def segments_of(data, version=VERSION):
     syncs, counts = [], []
     for offset, byte in enumerate(data):
         if byte & 0x80:
-            if byte >> 3 & 0xf == Source.SYNC:
+            if byte >> 3 & 0xF == Source.SYNC:
                 syncs.append(offset)
                 counts.append(0)
-            elif byte >> 3 & 0xf < Source.TALLY:
+            elif byte >> 3 & 0xF < Source.TALLY:
                 counts[-1] += 1
     return syncs, counts
 
 
 # --- round trips --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("seed", range(3))
 def test_round_trip_in_random_pieces(seed):
     rng = random.Random(seed)
-    events = random_events(rng, 3000, gaps=(0, 0, 1, 3, 100, 5000, (1 << DELTA_BITS) - 1,
-                                            1 << DELTA_BITS, 1 << 40))
+    events = random_events(
+        rng, 3000, gaps=(0, 0, 1, 3, 100, 5000, (1 << DELTA_BITS) - 1, 1 << DELTA_BITS, 1 << 40)
+    )
     data = encode(events)
     whole, parser = parse([data])
     assert whole == events
     assert parser.stats.events_delivered == len(events)
     assert parser.stats.bytes_received == len(data)
-    assert (parser.stats.bytes_skipped, parser.stats.segments_bad,
-            parser.stats.records_dropped) == (0, 0, 0)
+    assert (
+        parser.stats.bytes_skipped,
+        parser.stats.segments_bad,
+        parser.stats.records_dropped,
+    ) == (0, 0, 0)
     for largest in (1000, 17, 2):
         assert parse(pieces(data, rng, largest))[0] == events
 
@@ -99,14 +120,18 @@ def test_round_trip_one_byte_at_a_time():
     rng = random.Random(5)
     events = random_events(rng, 400, gaps=(0, 1, 70, 1 << 23, 1 << DELTA_BITS))
     data = encode(events)
-    assert parse([data[i:i + 1] for i in range(len(data))])[0] == events
+    assert parse([data[i : i + 1] for i in range(len(data))])[0] == events
 
 
 @pytest.mark.parametrize("marker_width", [1, 8, 16, 24, 32])
 def test_marker_widths(marker_width):
     rng = random.Random(marker_width)
-    events = [(1000 + 3 * n, int(Source.MARKER), v) for n, v in enumerate(
-        [0, (1 << marker_width) - 1] + [rng.getrandbits(marker_width) for _ in range(300)])]
+    events = [
+        (1000 + 3 * n, int(Source.MARKER), v)
+        for n, v in enumerate(
+            [0, (1 << marker_width) - 1] + [rng.getrandbits(marker_width) for _ in range(300)]
+        )
+    ]
     assert parse([encode(events, marker_width)], marker_width=marker_width)[0] == events
 
 
@@ -146,18 +171,25 @@ def test_stamp_wrap_at_48_bits():
 
 
 def test_latency_is_subtracted_per_source_and_stream_order_kept():
-    events = [(1000, int(Source.IRQ), 1), (1001, int(Source.MARKER), 5),
-              (1003, int(Source.EDGE0), 1), (1003, int(Source.MARKER), 6),
-              (1004, int(Source.BUS), 9)]
+    events = [
+        (1000, int(Source.IRQ), 1),
+        (1001, int(Source.MARKER), 5),
+        (1003, int(Source.EDGE0), 1),
+        (1003, int(Source.MARKER), 6),
+        (1004, int(Source.BUS), 9),
+    ]
     latency = {Source.MARKER: 4, Source.IRQ: 1, Source.EDGE0: 2, Source.BUS: 0}
     got, _ = parse([encode(events)], latency=latency)
     assert got == [(999, 2, 1), (997, 0, 5), (1001, 4, 1), (999, 0, 6), (1004, 1, 9)]
 
 
 def test_loss_records_are_events_and_counted():
-    events = [(100, int(Source.LOSS), 7 << 4 | Source.MARKER), (100, int(Source.MARKER), 1),
-              (150, int(Source.LOSS), 3 << 4 | Source.IRQ),
-              (160, int(Source.LOSS), 5 << 4 | Source.MARKER)]
+    events = [
+        (100, int(Source.LOSS), 7 << 4 | Source.MARKER),
+        (100, int(Source.MARKER), 1),
+        (150, int(Source.LOSS), 3 << 4 | Source.IRQ),
+        (160, int(Source.LOSS), 5 << 4 | Source.MARKER),
+    ]
     got, parser = parse([encode(events)])
     assert got == events
     assert parser.stats.lost == {Source.MARKER: 12, Source.IRQ: 3}
@@ -187,21 +219,24 @@ def test_events_helpers():
 
 # --- damage ---------------------------------------------------------------------------------
 
+
 def small_stream(version=VERSION):
     """Five segments (long gaps force SYNCs), every record size, about 250 bytes."""
     rng = random.Random(11)
     events = []
     for segment in range(5):
         start = (segment + 1) << 30
-        events += [(stamp + start, source, value)
-                   for stamp, source, value in random_events(rng, 6, start=0, version=version)]
+        events += [
+            (stamp + start, source, value)
+            for stamp, source, value in random_events(rng, 6, start=0, version=version)
+        ]
     data = encode(events, encoder=StreamEncoder(version=version))
     assert len(segments_of(data, version)[0]) == 5 + (version == 1)
     return events, data
 
 
 def is_hole(event):
-    return event[1] == Source.LOSS and event[2] & 0xf == HOLE_SOURCE
+    return event[1] == Source.LOSS and event[2] & 0xF == HOLE_SOURCE
 
 
 def check_holes(truth, got, *, exact):
@@ -236,8 +271,8 @@ def check_damaged(events, data, damaged, position, version=VERSION):
     check_holes(events, got, exact=version == 2)
     syncs, counts = segments_of(data, version)
     segment = max(0, sum(1 for s in syncs if s <= position) - 1)
-    first = sum(counts[:max(segment - 1, 0)])
-    last = sum(counts[:segment + 1])
+    first = sum(counts[: max(segment - 1, 0)])
+    last = sum(counts[: segment + 1])
     missing = [event for event in events if event not in got]
     assert all(first <= events.index(event) < last for event in missing), position
     holes = [event for event in got if is_hole(event)]
@@ -266,22 +301,20 @@ def test_every_bit_flip():
 def test_every_byte_deletion():
     events, data = small_stream()
     for position in range(len(data)):
-        check_damaged(events, data, data[:position] + data[position + 1:], position)
+        check_damaged(events, data, data[:position] + data[position + 1 :], position)
 
 
 def test_every_byte_duplication():
     events, data = small_stream()
     for position in range(len(data)):
-        check_damaged(events, data, data[:position + 1] + data[position:], position)
+        check_damaged(events, data, data[: position + 1] + data[position:], position)
 
 
-@pytest.mark.parametrize("inserted", [0x00, 0x55, 0x7f, 0x80, 0xa9, 0xe8, SYNC_LEAD, 0xf0,
-                                      0xff])
+@pytest.mark.parametrize("inserted", [0x00, 0x55, 0x7F, 0x80, 0xA9, 0xE8, SYNC_LEAD, 0xF0, 0xFF])
 def test_every_byte_insertion(inserted):
     events, data = small_stream()
     for position in range(len(data) + 1):
-        check_damaged(events, data, data[:position] + bytes([inserted]) + data[position:],
-                      position)
+        check_damaged(events, data, data[:position] + bytes([inserted]) + data[position:], position)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -299,9 +332,9 @@ def test_many_damages_in_a_long_stream(seed):
         elif kind == "drop":
             del data[at]
         elif kind == "duplicate":
-            data[at:at] = data[at:at + 1]
+            data[at:at] = data[at : at + 1]
         else:
-            data[at:at + 8] = bytes(rng.getrandbits(8) for _ in range(8))
+            data[at : at + 8] = bytes(rng.getrandbits(8) for _ in range(8))
     got, parser = parse(pieces(bytes(data), rng, 500))
     check_holes(events, got, exact=True)
     assert parser.stats.holes >= 1
@@ -316,18 +349,18 @@ def test_version_1_damage_never_alters_an_event():
             damaged = bytearray(data)
             damaged[position] ^= 1 << bit
             check_damaged(events, data, bytes(damaged), position, version=1)
-        check_damaged(events, data, data[:position] + data[position + 1:], position, 1)
-        check_damaged(events, data, data[:position + 1] + data[position:], position, 1)
+        check_damaged(events, data, data[:position] + data[position + 1 :], position, 1)
+        check_damaged(events, data, data[: position + 1] + data[position:], position, 1)
 
 
 def test_damage_costs_exactly_the_damaged_segment():
     events, data = small_stream()
     syncs, counts = segments_of(data)
     damaged = bytearray(data)
-    damaged[syncs[2] + 12] ^= 0x10          # inside an event record of segment 2
+    damaged[syncs[2] + 12] ^= 0x10  # inside an event record of segment 2
     got, parser = parse([bytes(damaged)])
     hole = (events[sum(counts[:3])][0], int(Source.LOSS), hole_value(counts[2]))
-    assert got == events[:sum(counts[:2])] + [hole] + events[sum(counts[:3]):]
+    assert got == events[: sum(counts[:2])] + [hole] + events[sum(counts[:3]) :]
     assert parser.stats.segments_bad == 1
     assert (parser.stats.holes, parser.stats.records_dropped) == (1, counts[2])
     assert parser.stats.segments_ok == 4
@@ -337,19 +370,21 @@ def test_a_lost_segment_is_a_hole_by_its_sequence_number():
     """Cut out exactly one whole segment: no byte is damaged, the sequence shows it."""
     events, data = small_stream()
     syncs, counts = segments_of(data)
-    got, parser = parse([data[:syncs[1]] + data[syncs[2]:]])
+    got, parser = parse([data[: syncs[1]] + data[syncs[2] :]])
     hole = (events[sum(counts[:2])][0], int(Source.LOSS), hole_value(counts[1]))
-    assert got == events[:counts[0]] + [hole] + events[sum(counts[:2]):]
+    assert got == events[: counts[0]] + [hole] + events[sum(counts[:2]) :]
     assert (parser.stats.segments_bad, parser.stats.bytes_skipped) == (0, 0)
 
 
 def test_bytes_before_the_first_sync_are_skipped():
     events, data = small_stream()
     syncs, counts = segments_of(data)
-    got, parser = parse([data[syncs[1] - 7:]])      # starts inside segment 0's last records
+    got, parser = parse([data[syncs[1] - 7 :]])  # starts inside segment 0's last records
     # The first verified segment's TALLY says how many events of the capture came before.
-    assert got == [(events[counts[0]][0], int(Source.LOSS), hole_value(counts[0]))] \
-        + events[counts[0]:]
+    assert (
+        got
+        == [(events[counts[0]][0], int(Source.LOSS), hole_value(counts[0]))] + events[counts[0] :]
+    )
     assert parser.stats.bytes_skipped == 7
     assert parser.stats.segments_bad == 0
 
@@ -368,9 +403,11 @@ def test_garbage_never_raises():
 def test_a_stamp_before_the_time_base_is_refused_until_confirmed():
     """A device reset restarts the stamps and the sequence: the first segment after it is
     refused (its stamp lies behind the time base), the next one confirms it."""
-    before, after = [(5_000_000 + n, int(Source.MARKER), n) for n in range(3)], \
-        [(100 + 2 * (1 << 24) * n, int(Source.IRQ), n & 1) for n in range(3)]
-    data = encode(before) + bytes([0x55]) + encode(after)      # a junk byte: a hole
+    before, after = (
+        [(5_000_000 + n, int(Source.MARKER), n) for n in range(3)],
+        [(100 + 2 * (1 << 24) * n, int(Source.IRQ), n & 1) for n in range(3)],
+    )
+    data = encode(before) + bytes([0x55]) + encode(after)  # a junk byte: a hole
     got, parser = parse([data])
     assert got[:3] == before
     assert [value for _, _, value in got[4:]] == [1, 0]
@@ -378,31 +415,32 @@ def test_a_stamp_before_the_time_base_is_refused_until_confirmed():
     assert is_hole(hole) and hole[2] >> 4 >= 1
     steps = [b[0] - a[0] for a, b in zip(got[4:], got[5:])]
     assert steps == [2 * (1 << 24)]
-    assert got[4][0] > before[-1][0]            # time only goes forward
+    assert got[4][0] > before[-1][0]  # time only goes forward
     assert parser.stats.segments_bad == 1
 
 
 # --- gap(), finish(), versions ------------------------------------------------------------------
 
+
 def test_gap_drops_the_open_segment_and_waits_for_a_sync():
     events, data = small_stream()
     syncs, counts = segments_of(data)
     leads = [n for n in range(syncs[2] + 8, syncs[3]) if data[n] & 0x80]
-    cut = leads[2] + 1                  # two whole event records and one byte of the third
-    resume = syncs[3] + 4               # the bytes in between are lost
+    cut = leads[2] + 1  # two whole event records and one byte of the third
+    resume = syncs[3] + 4  # the bytes in between are lost
     lost = sum(counts[2:4])
     for missing, count in ((resume - cut, lost), (None, None)):
         parser = StreamParser()
         first = list(parser.feed(data[:cut]))
         parser.gap(missing)
         rest, _ = parse([data[resume:]], parser)
-        assert first == events[:sum(counts[:2])]
-        assert rest[1:] == events[sum(counts[:4]):]
+        assert first == events[: sum(counts[:2])]
+        assert rest[1:] == events[sum(counts[:4]) :]
         stamp, source, value = rest[0]
-        assert (stamp, source, value & 0xf) == (events[sum(counts[:4])][0], Source.LOSS, 0xf)
-        if count is not None:           # few bytes missing: exact
+        assert (stamp, source, value & 0xF) == (events[sum(counts[:4])][0], Source.LOSS, 0xF)
+        if count is not None:  # few bytes missing: exact
             assert value >> 4 == count
-        else:                           # unknown: as often more as the sequence can wrap
+        else:  # unknown: as often more as the sequence can wrap
             assert value >> 4 >= lost and (value >> 4) % (1 << SEQUENCE_BITS) == lost
         assert (parser.stats.segments_bad, parser.stats.records_dropped) == (1, value >> 4)
         assert parser.stats.bytes_skipped == 1 + syncs[4] - resume
@@ -412,14 +450,17 @@ def test_finish_drops_an_unclosed_segment():
     events, data = small_stream()
     syncs, counts = segments_of(data)
     parser = StreamParser()
-    got = list(parser.feed(data[:syncs[4] + 12]))
+    got = list(parser.feed(data[: syncs[4] + 12]))
     end = list(parser.finish())
-    assert got == events[:sum(counts[:4])]
+    assert got == events[: sum(counts[:4])]
     # The end-of-stream hole: after the last delivered event, bounded by the bytes dropped.
     assert end == [(events[sum(counts[:4]) - 1][0] + 1, int(Source.LOSS), hole_value(12))]
     assert parser.stats.segments_bad == 1
-    assert parser.stats.records_dropped == 12 >= sum(1 for b in data[syncs[4] + 8:syncs[4] + 12]
-                                                     if b & 0x80)
+    assert (
+        parser.stats.records_dropped
+        == 12
+        >= sum(1 for b in data[syncs[4] + 8 : syncs[4] + 12] if b & 0x80)
+    )
 
 
 def test_finish_after_a_clean_end_loses_nothing():
@@ -427,8 +468,11 @@ def test_finish_after_a_clean_end_loses_nothing():
     parser = StreamParser()
     assert list(parser.feed(data)) == events
     assert len(parser.finish()) == 0
-    assert (parser.stats.segments_bad, parser.stats.records_dropped, parser.stats.holes) == \
-        (0, 0, 0)
+    assert (parser.stats.segments_bad, parser.stats.records_dropped, parser.stats.holes) == (
+        0,
+        0,
+        0,
+    )
 
 
 def test_a_new_capture_continues_the_sequence():
@@ -448,7 +492,7 @@ def test_a_capture_joined_late_starts_with_a_hole():
     events = [(1000 + n, int(Source.MARKER), n) for n in range(300)]
     data = encode(events)
     syncs, counts = segments_of(data)
-    got, parser = parse([data[syncs[1]:]])
+    got, parser = parse([data[syncs[1] :]])
     assert got == [(events[255][0], int(Source.LOSS), hole_value(255))] + events[255:]
 
 
@@ -480,12 +524,15 @@ def test_version_1_hole_is_bounded_by_its_bytes_or_time_span():
     after = events[sum(counts[:3])]
     assert hole == (after[0], int(Source.LOSS), hole_value(syncs[3] - syncs[2]))
     parser = StreamParser(version=1)
-    got = list(parser.feed(data[:syncs[2] + 12]))
+    got = list(parser.feed(data[: syncs[2] + 12]))
     parser.gap()
-    got += parse([data[syncs[3]:]], parser)[0]
+    got += parse([data[syncs[3] :]], parser)[0]
     before = events[sum(counts[:2]) - 1]
-    assert got[sum(counts[:2])] == (after[0], int(Source.LOSS),
-                                    hole_value(12 * (after[0] - before[0] + 1)))
+    assert got[sum(counts[:2])] == (
+        after[0],
+        int(Source.LOSS),
+        hole_value(12 * (after[0] - before[0] + 1)),
+    )
 
 
 def test_unknown_version_is_refused():
@@ -494,6 +541,7 @@ def test_unknown_version_is_refused():
 
 
 # --- replies ---------------------------------------------------------------------------------
+
 
 def records_with_replies(events, messages, rng):
     """The encoded stream with the REPLY records of ``messages`` slipped in between records
@@ -523,11 +571,15 @@ def test_replies_interleaved_mid_segment():
     events = random_events(rng, 500)
     # Last bytes are 0 or 1, as in real replies: see the test after the next.
     identify = bytes(range(200, 238)) + b"\0"
-    older_identify = bytes(range(200, 234)) + b"\0"     # single-clock gateware: 35 bytes
-    messages = [(Command.STATUS, bytes([0, 1, 2, 8, 127, 128, 255, 7, 0, 0, 9, 1, 0, 0, 0])),
-                (Command.START, b""), (Command.IDENTIFY, identify),
-                (Command.IDENTIFY, older_identify),
-                (UNKNOWN_COMMAND_REPLY, b"\1"), (Command.STOP, b"")]
+    older_identify = bytes(range(200, 234)) + b"\0"  # single-clock gateware: 35 bytes
+    messages = [
+        (Command.STATUS, bytes([0, 1, 2, 8, 127, 128, 255, 7, 0, 0, 9, 1, 0, 0, 0])),
+        (Command.START, b""),
+        (Command.IDENTIFY, identify),
+        (Command.IDENTIFY, older_identify),
+        (UNKNOWN_COMMAND_REPLY, b"\1"),
+        (Command.STOP, b""),
+    ]
     data = records_with_replies(events, messages, rng)
     for largest in (len(data), 7, 1):
         parser = StreamParser()
@@ -542,21 +594,28 @@ def test_identify_reply_reports_both_clocks_and_older_replies_still_read():
     from latscope.link.identity import Identity
     from latscope_defs.protocol import MAGIC, VERSION, IdentifyReply, reply_sizes
 
-    reply = IdentifyReply.const({"magic": int.from_bytes(MAGIC, "little"), "version": VERSION,
-                                 "clock_hz": 150_000_000, "stamp_shift": 1,
-                                 "link_clock_hz": 75_000_000, "board": list(b"b".ljust(16)),
-                                 "trigger_latency": 8})
+    reply = IdentifyReply.const(
+        {
+            "magic": int.from_bytes(MAGIC, "little"),
+            "version": VERSION,
+            "clock_hz": 150_000_000,
+            "stamp_shift": 1,
+            "link_clock_hz": 75_000_000,
+            "board": list(b"b".ljust(16)),
+            "trigger_latency": 8,
+        }
+    )
     payload = reply.as_bits().to_bytes(40, "little")
     assert reply_sizes(Command.IDENTIFY) == (40, 35, 39)
     identity = Identity.from_reply(payload)
     assert (identity.clock_hz, identity.link_clock_hz) == (150_000_000, 75_000_000)
     assert identity.trigger_latency == 8 and identity.has_trigger
-    assert Identity.from_reply(payload[:39]).trigger_latency == 0     # version 2: none
-    assert identity.resolution_ns == 1e9 / 300_000_000       # stamps use the capture clock
-    assert identity.irq_clock_hz == 75_000_000               # IRQ settings the link clock
+    assert Identity.from_reply(payload[:39]).trigger_latency == 0  # version 2: none
+    assert identity.resolution_ns == 1e9 / 300_000_000  # stamps use the capture clock
+    assert identity.irq_clock_hz == 75_000_000  # IRQ settings the link clock
     older = Identity.from_reply(payload[:35])
     assert (older.clock_hz, older.link_clock_hz, older.stamp_shift) == (150_000_000, 0, 1)
-    assert older.irq_clock_hz == 150_000_000                 # one clock: the capture clock
+    assert older.irq_clock_hz == 150_000_000  # one clock: the capture clock
     assert Identity.from_dict(identity.as_dict()) == identity
 
 
@@ -566,7 +625,7 @@ def test_acknowledgement_completes_without_further_bytes():
     for record in reply_records(Command.IRQ_CONFIG, b""):
         parser.feed(record)
     assert list(parser.replies) == [(Command.IRQ_CONFIG, b"")]
-    status = bytes(14) + b"\0"           # last byte 0: a lone lead byte too
+    status = bytes(14) + b"\0"  # last byte 0: a lone lead byte too
     parser.feed(b"".join(reply_records(Command.STATUS, status)))
     assert parser.replies[-1] == (Command.STATUS, status)
 
@@ -594,7 +653,7 @@ def test_last_reply_byte_split_from_its_continuation_is_counted():
 def test_replies_resynchronise_after_a_lost_byte():
     parser = StreamParser()
     broken = reply_records(Command.IDENTIFY, bytes(35))
-    del broken[1]                                   # the length byte is lost
+    del broken[1]  # the length byte is lost
     parser.feed(b"".join(broken) + b"".join(reply_records(Command.STOP, b"")))
     assert list(parser.replies) == [(Command.STOP, b"")]
     assert parser.stats.reply_errors == 1

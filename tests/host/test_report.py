@@ -75,7 +75,7 @@ def test_json_matches_analysis(report):
     assert json.loads(paths["json"].read_text()) == document
     assert document["schema"] == "latscope-results" and document["version"] == SCHEMA_VERSION
     assert [row["name"] for row in document["tables"]] == list(tables)
-    assert len(tables) == 23                       # every table of the suite
+    assert len(tables) == 23  # every table of the suite
     for row in document["tables"]:
         stats = tables[row["name"]].stats()
         for key, _, _ in STAT_COLUMNS:
@@ -147,14 +147,16 @@ def test_tick_histogram_on_real_samples(report):
         assert counts.sum() == len(samples) and len(counts) <= plots.MAX_BINS
         assert np.all(np.diff(edges) == width) and edges[0] == samples.min()
         # Each sample in the bin of whole ticks that holds it.
-        expected = np.array([np.count_nonzero((samples >= lo) & (samples < lo + width))
-                             for lo in edges[:-1]])
+        expected = np.array(
+            [np.count_nonzero((samples >= lo) & (samples < lo + width)) for lo in edges[:-1]]
+        )
         assert np.array_equal(counts, expected)
 
 
 def test_report_cli_json_and_errors(whole_suite, tmp_path, capsys):
-    assert main(["report", str(whole_suite), "-o", str(tmp_path / "r"), "--no-figures",
-                 "--json"]) == 0
+    assert (
+        main(["report", str(whole_suite), "-o", str(tmp_path / "r"), "--no-figures", "--json"]) == 0
+    )
     document = json.loads(capsys.readouterr().out)
     assert len(document["tables"]) == 23
     assert not (tmp_path / "r" / "figures").exists()
@@ -170,8 +172,9 @@ def test_every_result_printing_command_has_json(whole_suite, tmp_path, capsys):
     assert main(["dump", str(whole_suite), "--json", "--limit", "3"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(event["stamp"], event["source"]) for event in lines] == [
-        (int(stamp), Source(source).name) for stamp, source in
-        zip(capture.events.stamp[:3], capture.events.source[:3])]
+        (int(stamp), Source(source).name)
+        for stamp, source in zip(capture.events.stamp[:3], capture.events.source[:3])
+    ]
     assert main(["analyze", str(whole_suite), "--json"]) == 0
     by_flag = json.loads(capsys.readouterr().out)
     assert main(["analyze", str(whole_suite), "--format", "json"]) == 0
@@ -182,8 +185,20 @@ def test_every_result_printing_command_has_json(whole_suite, tmp_path, capsys):
     assert [row["name"] for row in rows] == [table["name"] for table in by_flag["tables"]]
     assert [int(row["samples"]) for row in rows] == [t["samples"] for t in by_flag["tables"]]
     vcd = tmp_path / "part.vcd"
-    assert main(["export", str(whole_suite), "--vcd", str(vcd), "--json",
-                 "--stop", str(int(capture.events.stamp[100]))]) == 0
+    assert (
+        main(
+            [
+                "export",
+                str(whole_suite),
+                "--vcd",
+                str(vcd),
+                "--json",
+                "--stop",
+                str(int(capture.events.stamp[100])),
+            ]
+        )
+        == 0
+    )
     written = json.loads(capsys.readouterr().out)
     assert written["files"] == [str(vcd)] and written["samplerate"] == capture.stamp_hz
 
@@ -197,7 +212,7 @@ def test_compare(captures, tmp_path, capsys):
         a, b = table["runs"]
         assert a["present"] and b["present"] and "diff" not in a
         for key in compare.COMPARED:
-            if a["stats"][key] is None:                # a percentile not reported
+            if a["stats"][key] is None:  # a percentile not reported
                 assert b["diff"][key] is None
                 continue
             assert b["diff"][key] == pytest.approx(b["stats"][key] - a["stats"][key])
@@ -216,6 +231,7 @@ def test_maximum_per_interval(captures, tmp_path):
     """The max-per-interval figure's values: the largest sample of every interval, the
     same as the live statistics compute while capturing."""
     from latscope.analysis.live import live_analysis
+
     capture = load_capture(captures[0])
     table = analyze(capture.events, capture.stamp_hz)["IL-a-1"]
     interval = float(table.starts[-1] - table.starts[0]) / capture.stamp_hz / 5
@@ -227,8 +243,10 @@ def test_maximum_per_interval(captures, tmp_path):
     assert np.array_equal(np.isnan(maxima), np.isnan(expected))
     assert np.allclose(maxima[~np.isnan(maxima)], expected[~np.isnan(expected)])
     assert np.nanmax(maxima) == table.stats()["max_ns"]
-    assert main(["report", str(captures[0]), "-o", str(tmp_path), "--max-interval",
-                 str(interval)]) == 0
+    assert (
+        main(["report", str(captures[0]), "-o", str(tmp_path), "--max-interval", str(interval)])
+        == 0
+    )
     assert (tmp_path / "figures" / "IL-a-1.maxima.svg").exists()
     assert "IL-a-1.maxima.svg" in (tmp_path / "report.md").read_text()
 
@@ -275,6 +293,7 @@ def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
     JSON, CSV, worst.csv and text. (Native captures have no tick markers: their tick flags
     are "not recorded", None; test_tick_flags_recorded_or_not has ticks.)"""
     from latscope.analysis.worst import CONTEXT_EVENTS, CONTEXT_MARGIN_S, describe_event
+
     document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=4)
     capture = load_capture(il_capture)
     tables = analyze(capture.events, capture.stamp_hz)
@@ -291,19 +310,25 @@ def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
             assert entry["rank"] == rank and entry["start"] == table.starts[i]
             assert entry["end"] - entry["start"] == table.samples[i]
             assert entry["cold"] == (i == 0) and entry["tick"] is None
-            near = np.flatnonzero((stamps >= entry["start"] - margin)
-                                  & (stamps <= entry["end"] + margin))
+            near = np.flatnonzero(
+                (stamps >= entry["start"] - margin) & (stamps <= entry["end"] + margin)
+            )
             # The nearest CONTEXT_EVENTS (distance 0 inside), in time order.
-            distance = np.maximum(np.maximum(entry["start"] - stamps[near],
-                                             stamps[near] - entry["end"]), 0)
+            distance = np.maximum(
+                np.maximum(entry["start"] - stamps[near], stamps[near] - entry["end"]), 0
+            )
             near = np.sort(near[np.argsort(distance, kind="stable")[:CONTEXT_EVENTS]])
             assert entry["events_omitted"] == max(0, len(distance) - CONTEXT_EVENTS)
             assert [(e["stamp"], e["event"]) for e in entry["events"]] == [
-                (int(stamps[k]), describe_event(int(capture.events.source[k]),
-                                                int(capture.events.value[k]))) for k in near]
+                (
+                    int(stamps[k]),
+                    describe_event(int(capture.events.source[k]), int(capture.events.value[k])),
+                )
+                for k in near
+            ]
             inside = [e["offset_ns"] for e in entry["events"] if e["where"] == "inside"]
-            assert inside[0] == 0 and inside[-1] == entry["ns"]     # its own two events
-        clean = np.delete(table.ns(), 0)                              # the cold one
+            assert inside[0] == 0 and inside[-1] == entry["ns"]  # its own two events
+        clean = np.delete(table.ns(), 0)  # the cold one
         flags, unflagged = row["flags"], row["flags"]["unflagged"]
         assert (flags["cold"], flags["tick"], flags["flagged"]) == (1, None, 1)
         assert unflagged["samples"] == len(clean) and unflagged["max_ns"] == clean.max()
@@ -361,10 +386,11 @@ def test_a_table_section_reaches_every_format(il_capture, tmp_path):
     assert float(line["largest_us"]) == row["largest_us"]
     assert f"\nIL-a-1 largest {largest} us\n" in shown["text"]
     assert f"## Largest samples\n\n```\nIL-a-1 largest {largest} us\n" in shown["markdown"]
-    assert (f"<table class=largest><tr><th>largest (us)</th></tr>\n<tr><td>{largest}</td></tr>"
-            f"</table>") in shown["html"]
-    assert "largest" not in shown["worst"]         # the worst samples' own file
-    plain = results(*load_tables(il_capture))       # the section's line removed: gone
+    assert (
+        f"<table class=largest><tr><th>largest (us)</th></tr>\n<tr><td>{largest}</td></tr></table>"
+    ) in shown["html"]
+    assert "largest" not in shown["worst"]  # the worst samples' own file
+    plain = results(*load_tables(il_capture))  # the section's line removed: gone
     assert "largest_us" not in plain["tables"][0] and "largest" not in named("html").text(plain)
 
     document, paths = write_report(il_capture, tmp_path / "r", figures=False, exports=False)
@@ -381,7 +407,9 @@ def test_worst_sample_windows_decode_to_the_worst_sample(il_capture, tmp_path):
     import os
     import subprocess
     from pathlib import Path
+
     from latscope_defs.channels import Layout
+
     document, paths = write_report(il_capture, tmp_path / "r", figures=False, worst=2)
     capture = load_capture(il_capture)
     stack = Layout.for_identity(capture.identity).decoder_stack()
@@ -392,12 +420,24 @@ def test_worst_sample_windows_decode_to_the_worst_sample(il_capture, tmp_path):
             assert entry["export"] == f"worst/{row['name']}.{entry['rank']}.sr"
             assert (tmp_path / "r" / entry["export"]).with_suffix(".pvs").exists()
             result = subprocess.run(
-                ["sigrok-cli", "-i", str(tmp_path / "r" / entry["export"]), "-P", stack,
-                 "-B", "latscope_latency=csv"], capture_output=True, text=True, timeout=120,
-                env=dict(os.environ, SIGROKDECODE_DIR=str(decoders)))
+                [
+                    "sigrok-cli",
+                    "-i",
+                    str(tmp_path / "r" / entry["export"]),
+                    "-P",
+                    stack,
+                    "-B",
+                    "latscope_latency=csv",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=dict(os.environ, SIGROKDECODE_DIR=str(decoders)),
+            )
             assert result.returncode == 0, result.stderr
-            decoded = {(r["table"], int(r["ticks"]))
-                       for r in csv.DictReader(result.stdout.splitlines())}
+            decoded = {
+                (r["table"], int(r["ticks"])) for r in csv.DictReader(result.stdout.splitlines())
+            }
             assert (row["name"], entry["end"] - entry["start"]) in decoded, (row["name"], entry)
             checked += 1
     assert checked == 2 * len(document["tables"])
@@ -411,27 +451,29 @@ def test_tick_flags_recorded_or_not(tmp_path, capsys):
     and every table's tick flags are a count, the samples a tick marker lies in (counted
     here by the definition, sample by sample), "0 tick" where none does, never "not
     recorded". The same stream without them: None and "not recorded by this DUT"."""
+    from test_batch_analysis import shaped_stream
+
     from latscope.capture.file import CaptureWriter
     from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Test, decode
     from latscope_defs.protocol import StreamEncoder
     from support.suite_capture import native_identity
-    from test_batch_analysis import shaped_stream
+
     documents = {}
     for kernel in (True, False):
         events = shaped_stream(3, runs=16, kernel=kernel)
         path = tmp_path / f"kernel-{kernel}.lsc"
         encoder = StreamEncoder(marker_width=16)
-        for stamp, source, value in zip(events.stamp.tolist(), events.source.tolist(),
-                                        events.value.tolist()):
+        for stamp, source, value in zip(
+            events.stamp.tolist(), events.source.tolist(), events.value.tolist()
+        ):
             encoder.event(stamp, source, value)
         encoder.flush()
         with CaptureWriter(path, {"identity": native_identity("synthetic")}) as writer:
             writer.write(encoder.take())
             writer.close({"events": len(events)})
-        document, paths = write_report(path, tmp_path / f"r-{kernel}", figures=False,
-                                       exports=False)
+        document, paths = write_report(path, tmp_path / f"r-{kernel}", figures=False, exports=False)
         documents[kernel] = document
-        tests, points, _ = decode(events.value.astype(np.int64) & 0xffff)
+        tests, points, _ = decode(events.value.astype(np.int64) & 0xFFFF)
         kernel_marker = np.isin(events.source, [Source.MARKER, Source.BUS]) & (tests == Test.KERNEL)
         entries = kernel_marker & (points == KERNEL_TICK_ENTRY)
         ticks = events.stamp[entries | kernel_marker & (points == KERNEL_TICK_EXIT)].tolist()
@@ -441,8 +483,10 @@ def test_tick_flags_recorded_or_not(tmp_path, capsys):
         text = capsys.readouterr().out
         for row in document["tables"]:
             table = tables[row["name"]]
-            ticked = sum(any(start <= t <= start + length for t in ticks) for start, length
-                         in zip(table.starts.tolist(), table.samples.tolist()))
+            ticked = sum(
+                any(start <= t <= start + length for t in ticks)
+                for start, length in zip(table.starts.tolist(), table.samples.tolist())
+            )
             if kernel:
                 assert row["flags"]["tick"] == ticked, row["name"]
                 assert f"{row['flags']['cold']} cold, {ticked} tick)" in text

@@ -9,8 +9,12 @@ from math import comb
 import numpy as np
 import pytest
 
-from latscope.analysis.statistics import (PERCENTILES, percentile_supported, quantile_ranks,
-                                          stats_of_counts)
+from latscope.analysis.statistics import (
+    PERCENTILES,
+    percentile_supported,
+    quantile_ranks,
+    stats_of_counts,
+)
 
 
 def exact_ranks(n, q_percent, confidence=Fraction(95, 100)):
@@ -20,16 +24,28 @@ def exact_ranks(n, q_percent, confidence=Fraction(95, 100)):
     tail = (1 - confidence) / 2
     cdf, total = [], Fraction(0)
     for k in range(n + 1):
-        total += comb(n, k) * q ** k * (1 - q) ** (n - k)
+        total += comb(n, k) * q**k * (1 - q) ** (n - k)
         cdf.append(total)
-    below = lambda k: Fraction(0) if k < 0 else cdf[k]        # noqa: E731
+    below = lambda k: Fraction(0) if k < 0 else cdf[k]  # noqa: E731
     lower = max(rank for rank in range(n + 2) if below(rank - 1) <= tail)
     upper = min(rank for rank in range(n + 2) if rank > n or below(rank - 1) >= 1 - tail)
     return (lower if lower >= 1 else None), (upper if upper <= n else None)
 
 
-@pytest.mark.parametrize("n, q", [(2, 50), (3, 50), (10, 50), (101, 50), (100, 99),
-                                  (250, 99), (1000, 99), (1000, 99.9), (1500, 99.9)])
+@pytest.mark.parametrize(
+    "n, q",
+    [
+        (2, 50),
+        (3, 50),
+        (10, 50),
+        (101, 50),
+        (100, 99),
+        (250, 99),
+        (1000, 99),
+        (1000, 99.9),
+        (1500, 99.9),
+    ],
+)
 def test_ranks_are_those_of_the_exact_binomial(n, q):
     assert quantile_ranks(n, q) == exact_ranks(n, q)
 
@@ -50,7 +66,7 @@ def test_intervals_cover_the_true_quantile():
     not far more (the ranks are not wider than needed)."""
     rng = np.random.default_rng(14)
     for q, n in ((50, 200), (99, 300), (99.9, 3000)):
-        truth = -np.log1p(-q / 100) * 1e6                    # ns, mean 1 ms
+        truth = -np.log1p(-q / 100) * 1e6  # ns, mean 1 ms
         covered = 0
         runs = 400
         for _ in range(runs):
@@ -62,9 +78,9 @@ def test_intervals_cover_the_true_quantile():
 
 
 def test_interval_ends_are_order_statistics():
-    samples = np.arange(1000, 3000, 2)                         # 1000 distinct values
+    samples = np.arange(1000, 3000, 2)  # 1000 distinct values
     row = stats_of_counts(samples, np.ones(len(samples), np.int64), 1e9)
     lower, upper = quantile_ranks(1000, 99)
     assert row["p99_ci_ns"] == [float(samples[lower - 1]), float(samples[upper - 1])]
-    assert row["p999_ci_ns"][1] is None                        # open above the maximum
+    assert row["p999_ci_ns"][1] is None  # open above the maximum
     assert row["p999_ci_ns"][0] == float(samples[quantile_ranks(1000, 99.9)[0] - 1])

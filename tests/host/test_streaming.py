@@ -35,7 +35,7 @@ def feed_in_pieces(analyzer, events, seed, largest=700):
     held, at = 0, 0
     while at < len(events):
         size = int(rng.integers(1, largest))
-        analyzer.feed(events[at:at + size])
+        analyzer.feed(events[at : at + size])
         at += size
         held = max(held, analyzer.held)
     analyzer.finish()
@@ -67,10 +67,10 @@ def test_losses_discard_the_same_pairs(capture):
     that may span the lost event are discarded, by the live rules as by ``analyze``."""
     events = capture.events
     irq = np.flatnonzero((events.source == Source.IRQ) & (events.value == 1))
-    at = irq[5:60:7] + 1          # right after some IRQ edges: their IL pair spans the loss
+    at = irq[5:60:7] + 1  # right after some IRQ edges: their IL pair spans the loss
     stamp = np.insert(events.stamp, at, events.stamp[at - 1] + np.uint64(1))
     source = np.insert(events.source, at, int(Source.LOSS))
-    value = np.insert(events.value, at, 1 << 4 | int(Source.MARKER))   # one marker lost
+    value = np.insert(events.value, at, 1 << 4 | int(Source.MARKER))  # one marker lost
     lossy = Events(stamp, source, value)
     tables = analyze(lossy, capture.stamp_hz)
     assert tables["IL-a-1"].discarded >= len(at) - 1
@@ -84,7 +84,7 @@ def test_each_event_is_looked_at_once(capture):
     analysis takes every event once and every marker once."""
     analyzer = live_analysis(capture.identity)
     for n in range(0, len(capture.events), 500):
-        analyzer.feed(capture.events[n:n + 500])
+        analyzer.feed(capture.events[n : n + 500])
     analyzer.finish()
     markers = np.isin(capture.events.source, [int(Source.MARKER), int(Source.BUS)])
     assert analyzer.events == len(capture.events)
@@ -98,9 +98,12 @@ def test_long_run_bounded_memory_and_max_per_interval(capture):
     events, clock = capture.events, capture.stamp_hz
     span = int(events.stamp.max()) + 1
     runs = 30
-    long = Events(np.concatenate([events.stamp + np.uint64(i * span) for i in range(runs)]),
-                  np.tile(events.source, runs), np.tile(events.value, runs))
-    interval = span / clock / 3                     # three intervals per run
+    long = Events(
+        np.concatenate([events.stamp + np.uint64(i * span) for i in range(runs)]),
+        np.tile(events.source, runs),
+        np.tile(events.value, runs),
+    )
+    interval = span / clock / 3  # three intervals per run
     analyzer = live_analysis(capture.identity, interval)
     held = feed_in_pieces(analyzer, long, 4, largest=2000)
     assert held < 4000 < len(long) // 50
@@ -124,6 +127,7 @@ def test_pending_events_are_bounded_even_without_samples(capture):
     """A test window whose samples never complete (an ISR that never marks) must not hold
     events without end: an IRQ edge followed by the next is decided (no sample) and let go."""
     from latscope_defs.markers import Point, Test, encode
+
     start = encode(Test.IL_A, Point.START, 1)
     stamps = np.arange(1, 20_001, dtype=np.uint64) * 100
     source = np.full(len(stamps), int(Source.IRQ), np.uint8)
@@ -134,7 +138,7 @@ def test_pending_events_are_bounded_even_without_samples(capture):
     events, held, at = Events(stamps, source, value), 0, 0
     while at < len(events):
         size = int(rng.integers(1, 300))
-        analyzer.feed(events[at:at + size])
+        analyzer.feed(events[at : at + size])
         at += size
         held = max(held, analyzer.held)
     assert held <= 300 + 2
@@ -155,8 +159,11 @@ def test_a_loss_reaching_back_keeps_the_live_figures_going(capture, tmp_path):
     # An EDGE3 event 0.2 s before the suite (then silent for longer than the live analysis
     # waits) and its LOSS record half-way through it: every pair between is lossy.
     first = int(capture.events.stamp[0])
-    events = Events(capture.events.stamp + np.uint64(capture.stamp_hz // 5),
-                    capture.events.source, capture.events.value)
+    events = Events(
+        capture.events.stamp + np.uint64(capture.stamp_hz // 5),
+        capture.events.source,
+        capture.events.value,
+    )
     at = len(events) // 2
     edge = Events([first], [int(Source.EDGE3)], [1])
     loss = Events([int(events.stamp[at])], [int(Source.LOSS)], [1 << 4 | int(Source.EDGE3)])
@@ -174,8 +181,9 @@ def test_a_loss_reaching_back_keeps_the_live_figures_going(capture, tmp_path):
     assert discarded > 100 + sum(table.discarded for table in live.tables.values())
     # The capture's final figures: those of its file.
     encoder = StreamEncoder(marker_width=16)
-    for stamp, source, value in zip(lossy.stamp.tolist(), lossy.source.tolist(),
-                                    lossy.value.tolist()):
+    for stamp, source, value in zip(
+        lossy.stamp.tolist(), lossy.source.tolist(), lossy.value.tolist()
+    ):
         encoder.event(stamp, source, value)
     encoder.flush()
     path = tmp_path / "lossy.lsc"
@@ -197,19 +205,22 @@ def test_progress_shows_the_running_tests(capture):
     """The capture's live display: per table of the tests running now, n/min/avg/max."""
     from latscope.cli import running_tables
     from latscope_defs.markers import Point, Test, decode
+
     events = capture.events
-    tests, points, _ = decode(events.value.astype(np.int64) & 0xffff)
+    tests, points, _ = decode(events.value.astype(np.int64) & 0xFFFF)
     marker = events.source == Source.MARKER
     end_il = np.flatnonzero(marker & (tests == Test.IL_A) & (points == Point.END))[0]
     analyzer = live_analysis(capture.identity)
-    analyzer.feed(events[:end_il - 10])                 # inside the IL-a window
+    analyzer.feed(events[: end_il - 10])  # inside the IL-a window
     assert analyzer.running == {"IL_A"}
     line = running_tables(analyzer)
     for name in table_names([Test.IL_A], handler=False):
         table = analyzer.tables[name]
         stats = table.stats()
-        assert (f"{name} n={table.count} min/avg/max {stats['min_ns']:.0f}/"
-                f"{stats['avg_ns']:.0f}/{stats['max_ns']:.0f} ns") in line
-    analyzer.feed(events[end_il - 10:])
+        assert (
+            f"{name} n={table.count} min/avg/max {stats['min_ns']:.0f}/"
+            f"{stats['avg_ns']:.0f}/{stats['max_ns']:.0f} ns"
+        ) in line
+    analyzer.feed(events[end_il - 10 :])
     analyzer.finish()
     assert running_tables(analyzer) == "" and analyzer.running == set()

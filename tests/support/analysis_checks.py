@@ -13,8 +13,8 @@ def assert_same(whole, bounded, label):
         accumulator = bounded[name]
         samples, starts = accumulator.kept_points()
         assert accumulator.count == len(table.samples), (label, name)
-        assert np.array_equal(samples, table.samples[:accumulator.keep_points]), (label, name)
-        assert np.array_equal(starts, table.starts[:accumulator.keep_points]), (label, name)
+        assert np.array_equal(samples, table.samples[: accumulator.keep_points]), (label, name)
+        assert np.array_equal(starts, table.starts[: accumulator.keep_points]), (label, name)
         assert accumulator.parameters == table.parameters, (label, name)
         assert accumulator.discarded == table.discarded, (label, name)
         assert accumulator.discarded_by_holes == table.discarded_by_holes, (label, name)

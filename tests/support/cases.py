@@ -9,6 +9,5 @@ def parametrize_first_fast(argnames, cases, **options):
     sizes: more of the same check, each several seconds of simulation)."""
     several = len(argnames.split(",") if isinstance(argnames, str) else argnames) > 1
     first, *rest = cases
-    slow = [pytest.param(*(case if several else (case,)), marks=pytest.mark.slow)
-            for case in rest]
+    slow = [pytest.param(*(case if several else (case,)), marks=pytest.mark.slow) for case in rest]
     return pytest.mark.parametrize(argnames, [first, *slow], **options)

@@ -21,15 +21,18 @@ def run(dut, *testbenches, processes=(), vcd=None, clock=1e-8):
 def byte_collector(port, out, ready=lambda cycle: True):
     """A process that takes bytes from the stream ``port`` into the list ``out``; ``ready``
     decides, cycle by cycle, whether the sink accepts (to apply back-pressure)."""
+
     async def process(ctx):
         cycle = 0
         ctx.set(port.ready, ready(cycle))
         async for _clk, _rst, valid, accepted, payload in ctx.tick().sample(
-                port.valid, port.ready, port.payload):
+            port.valid, port.ready, port.payload
+        ):
             if valid and accepted:
                 out.append(payload)
             cycle += 1
             ctx.set(port.ready, ready(cycle))
+
     return process
 
 
@@ -38,8 +41,9 @@ def lost_per_source(events):
     triples): a LOSS value is the lost source in its low 4 bits and the count above them
     (docs/protocol.md), decoded here by that definition, not by the host's parser."""
     from latscope_defs.protocol import Source
+
     lost = {}
     for _, source, value in events:
         if source == Source.LOSS:
-            lost[value & 0xf] = lost.get(value & 0xf, 0) + (value >> 4)
+            lost[value & 0xF] = lost.get(value & 0xF, 0) + (value >> 4)
     return lost

@@ -55,10 +55,15 @@ class Processes:
     def start(self, name, command, *, env=None, stdout=None, cwd=None):
         log = open(self.log_dir / f"{name}.log", "w")
         process = subprocess.Popen(
-            [str(part) for part in command], stdout=stdout or log, stderr=log, text=True,
+            [str(part) for part in command],
+            stdout=stdout or log,
+            stderr=log,
+            text=True,
             cwd=cwd,
-            env={**os.environ, **(env or {})}, start_new_session=True,
-            preexec_fn=die_with(os.getpid()))
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+            preexec_fn=die_with(os.getpid()),
+        )
         self.running.append((name, process, log))
         return process
 
@@ -87,8 +92,11 @@ class Processes:
 def start_simulation(processes, name, truth, *args):
     """``latscope simulate --port sim:gateware`` with its ground truth in ``truth``;
     returns its pty."""
-    process = processes.start(name, [BIN / "latscope", "simulate", "--port", "sim:gateware",
-                                      "--truth", truth, *args], stdout=subprocess.PIPE)
+    process = processes.start(
+        name,
+        [BIN / "latscope", "simulate", "--port", "sim:gateware", "--truth", truth, *args],
+        stdout=subprocess.PIPE,
+    )
     line = process.stdout.readline()
     if not line.startswith("PTY /dev/"):
         raise RuntimeError(f"latscope simulate printed {line!r}: {processes.log(name)}")
@@ -106,10 +114,19 @@ def ser2net_command(pty, port, speed=12_000_000, protocol="rfc2217", options=())
     exporter configures it (docs/lab.md), or as a raw TCP stream (``protocol="raw"``);
     ``options``: more lines of its ``options:`` (e.g. :data:`FAST_OPTIONS`)."""
     accepter = "telnet(rfc2217,mode=server),tcp" if protocol == "rfc2217" else "tcp"
-    command = [SER2NET, "-d", "-n", "-Y", f"connection: &latscope#  accepter: "
-               f"{accepter},{LOOPBACK},{port}",
-               "-Y", f"  connector: serialdev(nouucplock=true),{pty},{speed}n81,local",
-               "-Y", "  options:", "-Y", "    max-connections: 10"]
+    command = [
+        SER2NET,
+        "-d",
+        "-n",
+        "-Y",
+        f"connection: &latscope#  accepter: {accepter},{LOOPBACK},{port}",
+        "-Y",
+        f"  connector: serialdev(nouucplock=true),{pty},{speed}n81,local",
+        "-Y",
+        "  options:",
+        "-Y",
+        "    max-connections: 10",
+    ]
     for option in options:
         command += ["-Y", f"    {option}"]
     return command
@@ -124,8 +141,9 @@ def loopback_ser2net(directory):
         "#!/bin/bash\n"
         "# Written by tests/support/lab_farm.py: bind the accepter to the loopback address.\n"
         "args=()\n"
-        "for arg in \"$@\"; do args+=(\"${arg/,tcp,/,tcp,127.0.0.1,}\"); done\n"
-        f"exec setpriv --pdeathsig TERM {SER2NET} \"${{args[@]}}\"\n")
+        'for arg in "$@"; do args+=("${arg/,tcp,/,tcp,127.0.0.1,}"); done\n'
+        f'exec setpriv --pdeathsig TERM {SER2NET} "${{args[@]}}"\n'
+    )
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     return wrapper
 
@@ -134,8 +152,11 @@ def coordinator(processes, directory):
     """A labgrid coordinator on 127.0.0.1 (its places.yaml in ``directory``); returns its
     address."""
     port = free_port()
-    process = processes.start("coordinator", [BIN / "labgrid-coordinator", "--listen",
-                                              f"{LOOPBACK}:{port}"], cwd=directory)
+    process = processes.start(
+        "coordinator",
+        [BIN / "labgrid-coordinator", "--listen", f"{LOOPBACK}:{port}"],
+        cwd=directory,
+    )
     wait_for_port(port, 60, process)
     return f"{LOOPBACK}:{port}"
 
@@ -145,20 +166,36 @@ def exporter(processes, directory, address, name, pty):
     (ser2net makes it a NetworkSerialPort on 127.0.0.1 for the clients)."""
     directory = Path(directory)
     config = directory / f"{name}.yaml"
-    config.write_text(f"appliance:\n  latscope:\n    cls: RawSerialPort\n"
-                      f"    port: {pty}\n    speed: 12000000\n")
+    config.write_text(
+        f"appliance:\n  latscope:\n    cls: RawSerialPort\n    port: {pty}\n    speed: 12000000\n"
+    )
     bin_dir = directory / "bin"
     bin_dir.mkdir(exist_ok=True)
     loopback_ser2net(bin_dir)
-    return processes.start(name, [BIN / "labgrid-exporter", "--coordinator", address,
-                                  "--name", name, "--hostname", LOOPBACK, config],
-                           env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    return processes.start(
+        name,
+        [
+            BIN / "labgrid-exporter",
+            "--coordinator",
+            address,
+            "--name",
+            name,
+            "--hostname",
+            LOOPBACK,
+            config,
+        ],
+        env={"PATH": f"{bin_dir}:{os.environ['PATH']}"},
+    )
 
 
 def client(address, *args, timeout=60, check=True):
     """``labgrid-client`` against the coordinator at ``address``."""
-    result = subprocess.run([BIN / "labgrid-client", "--coordinator", address, *args],
-                            capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(
+        [BIN / "labgrid-client", "--coordinator", address, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if check and result.returncode != 0:
         raise RuntimeError(f"labgrid-client {' '.join(args)}: {result.stderr}")
     return result.stdout

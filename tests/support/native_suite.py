@@ -23,7 +23,7 @@ def events_from_stores(stamps, kinds, values):
     source = np.full(len(stamps), int(Source.BUS), np.uint8)
     gpio = kinds == "gpio"
     strobe = (values[gpio] >> 16) & 1
-    keep[gpio] = strobe != np.concatenate([[0], strobe[:-1]])   # the pin starts low
+    keep[gpio] = strobe != np.concatenate([[0], strobe[:-1]])  # the pin starts low
     source[gpio] = Source.MARKER
     values = np.where(gpio, values & 0xFFFF, values)
     irq = kinds == "irq"

@@ -23,47 +23,82 @@ NATIVE_CLOCK_HZ = 1_000_000_000
 
 
 def native_identity(board, stamp_shift=0):
-    return {"version": VERSION, "clock_hz": NATIVE_CLOCK_HZ, "stamp_shift": stamp_shift,
-            "marker_width": 16,
-            "edge_count": 0, "bus_width": 32, "fifo_depth": 0, "board": board,
-            "latency": {}}
+    return {
+        "version": VERSION,
+        "clock_hz": NATIVE_CLOCK_HZ,
+        "stamp_shift": stamp_shift,
+        "marker_width": 16,
+        "edge_count": 0,
+        "bus_width": 32,
+        "fifo_depth": 0,
+        "board": board,
+        "latency": {},
+    }
 
 
 def build_native_suite(samples, tests="all", marker="gpio"):
     """Path of the native suite binary (built if needed); skips the test without gcc.
     One build directory per test selection, so that selections do not rebuild each other."""
     import pytest
+
     if shutil.which("gcc") is None or shutil.which("make") is None:
         pytest.skip("needs gcc and make")
     build = "build/pytest-report-" + tests.replace(",", "-").lower()
-    subprocess.run(["make", "-s", "-C", str(SUITE), "native", f"MARKER={marker}",
-                    f"SAMPLES={samples}", f"TESTS={tests}", f"BUILD={build}", "-j2"],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            "make",
+            "-s",
+            "-C",
+            str(SUITE),
+            "native",
+            f"MARKER={marker}",
+            f"SAMPLES={samples}",
+            f"TESTS={tests}",
+            f"BUILD={build}",
+            "-j2",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return SUITE / build / f"native-{marker}" / "suite"
 
 
-def native_suite_capture(path, samples=100, *, board="native host port", tests="all",
-                         stamp_shift=0):
+def native_suite_capture(
+    path, samples=100, *, board="native host port", tests="all", stamp_shift=0
+):
     """Runs the native suite (``tests``: all or markers.Test names, comma-separated) and
     writes its markers as a capture file at ``path``. ``stamp_shift`` 1 says the stamps
     count half cycles of the clock (a DDR board's identity)."""
     binary = build_native_suite(samples, tests)
     dump = Path(path).with_suffix(".markers.txt")
-    result = subprocess.run([str(binary), str(dump)], capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run([str(binary), str(dump)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     events = events_from_stores(*read_native_dump(dump))
     encoder = StreamEncoder(marker_width=16)
     for stamp, source, value in events:
         encoder.event(stamp, source, value)
     encoder.flush()
-    metadata = {"identity": native_identity(board, stamp_shift), "port": "native",
-                "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "irq": {"period": 50, "jitter_mask": 0, "width": 1, "enable": True,
-                        "one_shot": False, "active_low": False},
-                "suite": {"samples": samples, "tests": tests, "marker": "gpio",
-                          "kernel": "reference kernel, host port"},
-                "test_info": "test suite run natively (host time stamps, ns)"}
+    metadata = {
+        "identity": native_identity(board, stamp_shift),
+        "port": "native",
+        "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "irq": {
+            "period": 50,
+            "jitter_mask": 0,
+            "width": 1,
+            "enable": True,
+            "one_shot": False,
+            "active_low": False,
+        },
+        "suite": {
+            "samples": samples,
+            "tests": tests,
+            "marker": "gpio",
+            "kernel": "reference kernel, host port",
+        },
+        "test_info": "test suite run natively (host time stamps, ns)",
+    }
     with CaptureWriter(path, metadata) as writer:
         writer.write(encoder.take())
         writer.close({"events": len(events)})

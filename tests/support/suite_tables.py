@@ -13,8 +13,11 @@ from latscope_defs.markers import Test
 SUITE_H = Path(__file__).resolve().parents[2] / "firmware" / "suite" / "suite.h"
 
 #: The settings of suite.h that list the parameters of a test's windows (``{n}``).
-PARAMETER_SETTINGS = {Test.IDL_B: "SUITE_IDL_B_THREADS", Test.TSL_A: "SUITE_TSL_THREADS",
-                      Test.SEO_F: "SUITE_SEO_F_MAX"}
+PARAMETER_SETTINGS = {
+    Test.IDL_B: "SUITE_IDL_B_THREADS",
+    Test.TSL_A: "SUITE_TSL_THREADS",
+    Test.SEO_F: "SUITE_SEO_F_MAX",
+}
 
 
 def suite_parameters():

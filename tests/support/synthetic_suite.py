@@ -11,20 +11,30 @@ delays the parser subtracts again.
 import random
 from dataclasses import dataclass, field
 
-from latscope_defs.markers import Point, Test, encode as marker
+from latscope_defs.markers import Point, Test
+from latscope_defs.markers import encode as marker
 from latscope_defs.protocol import VERSION, Source, StreamEncoder
 
 #: Pin-to-stamp delays (cycles) of the simulated appliance, as in its identify reply.
 LATENCY = {Source.MARKER: 4, Source.IRQ: 0}
-IDENTITY = {"clock_hz": 100_000_000, "stamp_shift": 0, "marker_width": 16, "edge_count": 0,
-            "bus_width": 0, "fifo_depth": 512, "board": "synthetic", "version": VERSION,
-            "latency": {source.name: cycles for source, cycles in LATENCY.items()}}
+IDENTITY = {
+    "clock_hz": 100_000_000,
+    "stamp_shift": 0,
+    "marker_width": 16,
+    "edge_count": 0,
+    "bus_width": 0,
+    "fifo_depth": 512,
+    "board": "synthetic",
+    "version": VERSION,
+    "latency": {source.name: cycles for source, cycles in LATENCY.items()},
+}
 
 
 @dataclass
 class Run:
     """Events (stamp, source, value), in stamp order, and the samples meant:
     ``samples[table][start stamp] = length``."""
+
     events: list = field(default_factory=list)
     samples: dict = field(default_factory=dict)
 
@@ -48,7 +58,7 @@ class _Layout:
         self.run.samples.setdefault(table, {})[start] = end - start
 
     def window(self, test, n, body):
-        self.mark(test, Point.START, n & 0x7f)
+        self.mark(test, Point.START, n & 0x7F)
         if n >= 128:
             self.mark(test, Point.PARAM, n >> 7)
         body()
@@ -61,6 +71,7 @@ class _Layout:
 
 def _irq_tests(lay, count):
     """IL_A (IRQ -> ISR_ENTRY, ISR_EXIT -> THREAD) and IDL_B N (ISR_EXIT -> T2)."""
+
     def il_a():
         for k in range(count):
             edge = lay.at(lay.rng.randint(300, 2000), Source.IRQ, 1)
@@ -70,8 +81,10 @@ def _irq_tests(lay, count):
             back = lay.mark(Test.IL_A, Point.THREAD, 0)
             lay.sample("IL-a-1", edge, entry)
             lay.sample("IDL-a-1", done, back)
+
     lay.window(Test.IL_A, 1, il_a)
     for n in (1, 10, 128):
+
         def idl_b(n=n):
             for k in range(count):
                 edge = lay.at(lay.rng.randint(300, 2000), Source.IRQ, 1)
@@ -81,32 +94,41 @@ def _irq_tests(lay, count):
                 woken = lay.mark(Test.IDL_B, Point.T2, k % n)
                 lay.sample(f"IL-b-{n}", edge, entry)
                 lay.sample(f"IDL-b-{n}", done, woken)
+
         lay.window(Test.IDL_B, n, idl_b)
 
 
 def _thread_tests(lay, count):
     """TSL_A N (T1 in one thread, T2 in the next) and the T1 -> T2 tests."""
     for n in (2, 10, 128):
+
         def tsl(n=n):
-            lay.mark(Test.TSL_A, Point.T1, 0)      # the first round pairs nothing: T1, T1
+            lay.mark(Test.TSL_A, Point.T1, 0)  # the first round pairs nothing: T1, T1
             for k in range(count):
                 start = lay.mark(Test.TSL_A, Point.T1, k % n)
                 end = lay.mark(Test.TSL_A, Point.T2, (k + 1) % n)
                 lay.sample(f"TSL-a-{n}", start, end)
+
         lay.window(Test.TSL_A, n, tsl)
-    for test, name, n in ((Test.TF_A, "TF-a-1", 1), (Test.SEO_D, "SEO-d-1", 1),
-                          (Test.SEO_F, "SEO-f-255", 255), (Test.MQ, "MQ-a-1", 1),
-                          (Test.CLOCK_ISR, "CLK-a-1", 1)):
+    for test, name, n in (
+        (Test.TF_A, "TF-a-1", 1),
+        (Test.SEO_D, "SEO-d-1", 1),
+        (Test.SEO_F, "SEO-f-255", 255),
+        (Test.MQ, "MQ-a-1", 1),
+        (Test.CLOCK_ISR, "CLK-a-1", 1),
+    ):
+
         def body(test=test, name=name):
             for k in range(count // 2):
                 start = lay.mark(test, Point.T1, k)
-                if lay.rng.random() < 0.2:           # an IRQ edge inside: no rule pairs it
+                if lay.rng.random() < 0.2:  # an IRQ edge inside: no rule pairs it
                     lay.at(lay.rng.randint(1, 10), Source.IRQ, 1)
                     lay.at(lay.rng.randint(5, 50), Source.IRQ, 0)
                 end = lay.mark(test, Point.T2, k)
                 if test == Test.CLOCK_ISR:
                     lay.mark(test, Point.PARAM, lay.rng.randint(0, 1))
                 lay.sample(name, start, end)
+
         lay.window(test, n, body)
 
 
@@ -123,8 +145,13 @@ def make_run(seed=1, count=300):
 def encode(events, flush_after=3000):
     """The device's byte stream of ``events``: stamps plus pin delays, in the order the
     device stamps them, in segments closed after ``flush_after`` cycles (the age rule)."""
-    raw = sorted(((stamp + LATENCY.get(Source(source), 0), source, value)
-                  for stamp, source, value in events), key=lambda event: event[0])
+    raw = sorted(
+        (
+            (stamp + LATENCY.get(Source(source), 0), source, value)
+            for stamp, source, value in events
+        ),
+        key=lambda event: event[0],
+    )
     encoder = StreamEncoder(flush_after=flush_after)
     for stamp, source, value in raw:
         encoder.event(stamp, source, value)

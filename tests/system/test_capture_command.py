@@ -10,10 +10,10 @@ import sys
 import time
 
 import pytest
+from test_simulate_command import alive, children
 
 from latscope.analysis.summary import analyze_capture
 from latscope.capture.file import load_capture
-from test_simulate_command import alive, children
 
 CAPTURE = [sys.executable, "-m", "latscope.cli", "capture", "--port", "sim:gateware"]
 
@@ -41,8 +41,9 @@ def test_ctrl_c_stops_drains_and_closes_the_file(tmp_path, attempt):
     verifies, and the file ends with its END chunk. (Before SIGINT was deferred to the
     capture loop, 2 of 3 such runs lost the segment a read was cut off in.)"""
     path = tmp_path / "run.lsc"
-    process = subprocess.Popen([*CAPTURE, "-o", str(path), "--duration", "300"],
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [*CAPTURE, "-o", str(path), "--duration", "300"], stderr=subprocess.PIPE, text=True
+    )
     try:
         wait_for_data(process, path)
         process.send_signal(signal.SIGINT)
@@ -68,8 +69,9 @@ def test_killed_capture_takes_its_simulation_with_it(tmp_path):
     """kill -9 of the capture: the sim:gateware child it started ends too (it is told
     by the kernel when its parent dies), so no simulation keeps a core busy."""
     path = tmp_path / "killed.lsc"
-    process = subprocess.Popen([*CAPTURE, "-o", str(path), "--duration", "300"],
-                               stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [*CAPTURE, "-o", str(path), "--duration", "300"], stderr=subprocess.DEVNULL
+    )
     try:
         wait_for_data(process, path, more=1)
         (simulation,) = children(process.pid)
@@ -86,20 +88,30 @@ def test_killed_capture_takes_its_simulation_with_it(tmp_path):
 
 
 def latscope(*args):
-    result = subprocess.run([sys.executable, "-m", "latscope.cli", *map(str, args)],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "latscope.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return result.returncode, result.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--irq-period", "-1"], "IRQ period -1 is not a number of cycles from 0 to 4294967295"),
-    (["--irq-period", "99999999999"], "IRQ period 99999999999 is not a number of cycles"),
-    (["--irq-jitter", "0x1ffffffff"], "IRQ jitter mask 8589934591 is not a number of cycles"),
-    (["--irq-width", "0"], "IRQ width 0 must be at least 1 cycle and less than the period"),
-    (["--irq-width", "5000"], "IRQ width 5000 must be at least 1 cycle and less than the period"),
-    (["--events", "-1"], "argument --events: must be 1 or more: '-1'"),
-    (["--duration", "0"], "argument --duration: duration must be positive"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--irq-period", "-1"], "IRQ period -1 is not a number of cycles from 0 to 4294967295"),
+        (["--irq-period", "99999999999"], "IRQ period 99999999999 is not a number of cycles"),
+        (["--irq-jitter", "0x1ffffffff"], "IRQ jitter mask 8589934591 is not a number of cycles"),
+        (["--irq-width", "0"], "IRQ width 0 must be at least 1 cycle and less than the period"),
+        (
+            ["--irq-width", "5000"],
+            "IRQ width 5000 must be at least 1 cycle and less than the period",
+        ),
+        (["--events", "-1"], "argument --events: must be 1 or more: '-1'"),
+        (["--duration", "0"], "argument --duration: duration must be positive"),
+    ],
+)
 def test_capture_values_are_checked_before_anything_starts(tmp_path, args, message):
     code, err = latscope("capture", "-o", tmp_path / "x.lsc", *args)
     assert code == 2 and message in err, err

@@ -17,33 +17,41 @@ from latscope.link.device import Device, IrqSettings, open_transport
 from latscope.link.identity import Identity
 from latscope.link.parser import StreamParser
 from latscope.simulated.appliance import SimulatedAppliance
-from latscope_defs.protocol import (HOLE_SOURCE, Command, Source, StartArgs, StatusReply,
-                                    encode_command)
+from latscope_defs.protocol import (
+    HOLE_SOURCE,
+    Command,
+    Source,
+    StartArgs,
+    StatusReply,
+    encode_command,
+)
 from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
 
 pytestmark = pytest.mark.slow
 
 CAPTURED = (Source.MARKER, Source.IRQ, Source.EDGE0)
-IRQ = IrqSettings(period=2000, jitter_mask=0x3f, width=25)
+IRQ = IrqSettings(period=2000, jitter_mask=0x3F, width=25)
 
 
 def run(*, cycles, fifo_depth=64, corrupt=(), **dut_options):
     """Identify, configure the IRQ generator, capture, stop, read status; returns the
     parsed events, parser statistics, status and the DUT's truth log."""
-    stop_at = cycles - 6000          # leaves time to drain the FIFO and answer STATUS
+    stop_at = cycles - 6000  # leaves time to drain the FIFO and answer STATUS
     script = [
         (100, encode_command(Command.IDENTIFY)),
         (2500, encode_command(Command.IRQ_CONFIG, IRQ.encode())),
-        (3000, encode_command(Command.START, StartArgs.const({"sources": 0xffff}))),
+        (3000, encode_command(Command.START, StartArgs.const({"sources": 0xFFFF}))),
         (stop_at, encode_command(Command.STOP)),
         (stop_at + 4000, encode_command(Command.STATUS)),
     ]
-    config = ApplianceConfig(clock_hz=100_000_000, uart_divisor=4, fifo_depth=fifo_depth,
-                             flush_after=2000)  # short segments: corruption costs less
+    config = ApplianceConfig(
+        clock_hz=100_000_000, uart_divisor=4, fifo_depth=fifo_depth, flush_after=2000
+    )  # short segments: corruption costs less
     link = ScriptedLink(script)
-    device = SimulatedDevice(config, ScriptedDut(**dut_options), link=link, corrupt=corrupt,
-                             max_cycles=cycles)
+    device = SimulatedDevice(
+        config, ScriptedDut(**dut_options), link=link, corrupt=corrupt, max_cycles=cycles
+    )
     device.run()
 
     # The identify reply is the first message; its widths and latencies set up the parser.
@@ -53,8 +61,7 @@ def run(*, cycles, fifo_depth=64, corrupt=(), **dut_options):
     identity = Identity.from_reply(replies[Command.IDENTIFY])
     parser = identity.parser()
     events = Events.concatenate([parser.feed(bytes(link.received)), parser.finish()])
-    status = StatusReply.from_bits(int.from_bytes(dict(parser.replies)[Command.STATUS],
-                                                  "little"))
+    status = StatusReply.from_bits(int.from_bytes(dict(parser.replies)[Command.STATUS], "little"))
     return identity, events, parser.stats, status, device.dut.truth
 
 
@@ -64,8 +71,11 @@ def by_source(events, source):
 
 
 def truth_of(truth, source, first, last):
-    return [(cycle, value) for cycle, name, value in truth
-            if name == source.name and first <= cycle <= last]
+    return [
+        (cycle, value)
+        for cycle, name, value in truth
+        if name == source.name and first <= cycle <= last
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -100,22 +110,23 @@ def test_capture_reconstructs_every_event_exactly(clean_run):
     assert status.irq_edges == len(irq_edges) >= 8
     periods = np.diff(irq_edges)
     assert periods.min() >= IRQ.period and periods.max() <= IRQ.period + IRQ.jitter_mask
-    assert len(set(periods.tolist())) > 1            # the jitter really spreads them
+    assert len(set(periods.tolist())) > 1  # the jitter really spreads them
 
 
 def test_overflow_is_counted_and_capture_goes_on():
     # Bursts of markers every 4 cycles overrun a 4-entry FIFO behind the slow link.
     identity, events, stats, status, truth = run(
-        cycles=20000, fifo_depth=4, burst_every=3000, burst_length=40)
+        cycles=20000, fifo_depth=4, burst_every=3000, burst_length=40
+    )
     assert stats.segments_bad == 0
     losses = events.value[events.source == Source.LOSS].astype(np.int64)
-    lost_markers = int(sum(value >> 4 for value in losses if value & 0xf == Source.MARKER))
+    lost_markers = int(sum(value >> 4 for value in losses if value & 0xF == Source.MARKER))
     assert lost_markers > 0
     assert status.lost == int(sum(value >> 4 for value in losses))
     first, last = int(events.stamp.min()), int(events.stamp.max())
     markers = by_source(events, Source.MARKER)
     expected = truth_of(truth, Source.MARKER, first, last)
-    assert set(markers) <= set(expected)              # every delivered marker is exact
+    assert set(markers) <= set(expected)  # every delivered marker is exact
     assert len(markers) + lost_markers == len(expected)
     # Capture went on after the losses: markers stamped after the first loss arrived.
     # (Whether the very last one arrives depends on where the IRQ edges fall.)
@@ -128,21 +139,28 @@ def test_corrupted_bytes_cost_segments_not_correctness(clean_run):
     # Bytes 0..40 are the identify reply; corrupt a few of the event stream's bytes.
     identity, events, stats, status, truth = run(cycles=26000, corrupt=(60, 150, 151, 300))
     assert stats.segments_bad >= 1 and stats.records_dropped > 0 and stats.holes >= 1
-    holes = (events.source == Source.LOSS) & (events.value & 0xf == HOLE_SOURCE)
+    holes = (events.source == Source.LOSS) & (events.value & 0xF == HOLE_SOURCE)
     assert int((events.value[holes] >> 4).sum()) == stats.records_dropped
     events = events[~holes]
-    delivered = {(s, v, int(src)) for s, v, src in
-                 zip(events.stamp.tolist(), events.value.tolist(), events.source.tolist())}
-    clean = {(s, v, int(src)) for s, v, src in
-             zip(clean_events.stamp.tolist(), clean_events.value.tolist(),
-                 clean_events.source.tolist())}
-    assert delivered and delivered < clean            # nothing invented or mistimed
+    delivered = {
+        (s, v, int(src))
+        for s, v, src in zip(events.stamp.tolist(), events.value.tolist(), events.source.tolist())
+    }
+    clean = {
+        (s, v, int(src))
+        for s, v, src in zip(
+            clean_events.stamp.tolist(), clean_events.value.tolist(), clean_events.source.tolist()
+        )
+    }
+    assert delivered and delivered < clean  # nothing invented or mistimed
     assert len(delivered) + stats.records_dropped >= len(clean) - 2 * 255
 
 
 def test_device_identifies_the_simulation_through_a_pty():
-    with SimulatedAppliance("sim:gateware", ["--fifo-depth", "32"]) as sim, \
-            Device(open_transport(sim.pty), reply_timeout=60) as device:
+    with (
+        SimulatedAppliance("sim:gateware", ["--fifo-depth", "32"]) as sim,
+        Device(open_transport(sim.pty), reply_timeout=60) as device,
+    ):
         identity = device.identify()
         status = device.status()
     assert identity.fifo_depth == 32 and identity.board == "sim"

@@ -20,15 +20,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_example(name, *args):
-    result = subprocess.run([sys.executable, str(ROOT / "examples" / name), *args],
-                            capture_output=True, text=True, timeout=900, cwd=ROOT)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
 
 def test_capture_and_report(tmp_path):
-    out = run_example("capture_and_report.py", "--out", str(tmp_path), "--samples", "20",
-                      "--tests", "IL_A,TSL_A")
+    out = run_example(
+        "capture_and_report.py", "--out", str(tmp_path), "--samples", "20", "--tests", "IL_A,TSL_A"
+    )
     capture = load_capture(tmp_path / "capture.lsc")
     tables = analyze(capture.events, capture.stamp_hz)
     # ILH-a-1: the same IRQs, ending at the kernel's handler-entry marker (SoC build).
@@ -52,8 +58,9 @@ def test_compare_cpus(tmp_path):
         averages[cpu] = analyze(capture.events, capture.stamp_hz)["IL-a-1"].stats()["avg_ns"]
     il = next(table for table in document["tables"] if table["name"] == "IL-a-1")
     imac, lite = il["runs"]
-    assert lite["diff"]["avg_ns"] == pytest.approx(averages["VexRiscv_Lite"]
-                                                   - averages["VexRiscv_IMAC"])
+    assert lite["diff"]["avg_ns"] == pytest.approx(
+        averages["VexRiscv_Lite"] - averages["VexRiscv_IMAC"]
+    )
     assert (tmp_path / "IL-a-1.compare.png").exists() and "IL-a-1" in out
 
 
@@ -67,11 +74,14 @@ def test_api_until_samples(tmp_path):
     suite = latscope.SuiteSettings(cpu="VexRiscv_Lite", samples=400, tests="IL_A")
     progress = []
     with latscope.open("sim:soc", suite=suite) as dev:
-        dev.configure_irq(period=5000, jitter_mask=0xff, width=100)
-        cap = dev.capture(until_samples=("IL-a-1", 40), timeout=300,
-                          output=tmp_path / "run.lsc",
-                          on_progress=lambda live, events: progress.append(events))
-        assert dev.simulation.exit_code is None          # the suite was still running
+        dev.configure_irq(period=5000, jitter_mask=0xFF, width=100)
+        cap = dev.capture(
+            until_samples=("IL-a-1", 40),
+            timeout=300,
+            output=tmp_path / "run.lsc",
+            on_progress=lambda live, events: progress.append(events),
+        )
+        assert dev.simulation.exit_code is None  # the suite was still running
     live = cap.live.tables["IL-a-1"].count
     assert 40 <= live < 400 and progress == sorted(progress)
     again = CaptureResult.load(tmp_path / "run.lsc")

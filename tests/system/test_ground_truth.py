@@ -105,11 +105,12 @@ def run_suite(tmp_path, marker, samples=SAMPLES, tests=TESTS, cflags=""):
     settings = SuiteSettings(marker=marker, samples=samples, tests=tests, cflags=cflags)
     build = build_soc(settings, build_dir=BUILD_DIR)
     truth = tmp_path / f"{marker}.truth"
-    run = capture_suite(build, DEMO_IRQ, output=tmp_path / f"{marker}.lsc", truth=truth,
-                        timeout=300)
+    run = capture_suite(
+        build, DEMO_IRQ, output=tmp_path / f"{marker}.lsc", truth=truth, timeout=300
+    )
     assert run.exit_code == 0, run.console[-3000:]
     run.capture_path = tmp_path / f"{marker}.lsc"
-    run.captured = load_capture(run.capture_path).events       # what the file holds
+    run.captured = load_capture(run.capture_path).events  # what the file holds
     return run, truth_events(truth, marker)
 
 
@@ -131,18 +132,24 @@ def test_no_loss_no_damage(exact_run):
 def test_every_event_is_the_truth(exact_run):
     marker, run, truth = exact_run
     first, last = capture_window(run.captured, run.identity)
-    sources = [Source.MARKER] * (marker == "gpio") + [Source.BUS, Source.IRQ, Source.EDGE0,
-                                                      Source.EDGE1]
+    sources = [Source.MARKER] * (marker == "gpio") + [
+        Source.BUS,
+        Source.IRQ,
+        Source.EDGE0,
+        Source.EDGE1,
+    ]
     for source in sources:
         host_stamps, host_values = by_source(run.captured, source)
         true_stamps, true_values = by_source(truth, source)
         inside = (true_stamps >= first) & (true_stamps <= last)
         host_inside = (host_stamps >= first) & (host_stamps <= last)
         assert np.count_nonzero(inside) > 2 * SAMPLES, source
-        np.testing.assert_array_equal(host_stamps[host_inside], true_stamps[inside],
-                                      err_msg=f"{source.name} stamps")
-        np.testing.assert_array_equal(host_values[host_inside], true_values[inside],
-                                      err_msg=f"{source.name} values")
+        np.testing.assert_array_equal(
+            host_stamps[host_inside], true_stamps[inside], err_msg=f"{source.name} stamps"
+        )
+        np.testing.assert_array_equal(
+            host_values[host_inside], true_values[inside], err_msg=f"{source.name} values"
+        )
     # The fixed pin delays: the appliance reports them, and its raw stamps (as stored in the
     # capture file, before the parser's correction) are the truth plus exactly that delay.
     assert {source: run.identity.latency[source] for source in PIN_DELAY} == PIN_DELAY
@@ -163,6 +170,7 @@ def assert_bounded_analysis_is_analyze(path):
     tiny and in large batches, gives ``analyze``'s tables of the loaded capture."""
     from latscope.analysis.summary import analyze_capture
     from support.analysis_checks import assert_same
+
     capture = load_capture(path)
     whole = analyze(capture.events, capture.stamp_hz)
     for batch_bytes in (64, 1 << 20):
@@ -185,8 +193,9 @@ def test_every_sample_is_the_truth(exact_run):
 
 def test_losses_are_counted_never_wrong(tmp_path):
     """The IL-a thread marks every few polls: more markers than the link carries."""
-    run, truth = run_suite(tmp_path, "gpio", samples=60, tests="IL_A",
-                           cflags="-DSUITE_IL_HEARTBEAT=4u")
+    run, truth = run_suite(
+        tmp_path, "gpio", samples=60, tests="IL_A", cflags="-DSUITE_IL_HEARTBEAT=4u"
+    )
     lost = run.parser_stats.lost
     assert run.status["lost"] == sum(lost.values()) > 0
     assert run.parser_stats.segments_bad == 0
@@ -212,16 +221,21 @@ def test_losses_are_counted_never_wrong(tmp_path):
     clock_hz = run.identity.clock_hz
     assert_bounded_analysis_is_analyze(run.capture_path)
     host, true = analyze(run.captured, clock_hz), analyze(truth, clock_hz)
-    arrived = set(run.captured.stamp[np.isin(run.captured.source, [Source.MARKER, Source.IRQ])]
-                  .tolist())
+    arrived = set(
+        run.captured.stamp[np.isin(run.captured.source, [Source.MARKER, Source.IRQ])].tolist()
+    )
     for name in ("IL-a-1", "IDL-a-1"):
         truth_samples = dict(zip(true[name].starts.tolist(), true[name].samples.tolist()))
         got = dict(zip(host[name].starts.tolist(), host[name].samples.tolist()))
-        assert got and all(truth_samples.get(start) == sample
-                           for start, sample in got.items()), name
+        assert got and all(truth_samples.get(start) == sample for start, sample in got.items()), (
+            name
+        )
         assert len(got) < len(truth_samples), name
-        both_arrived = [start for start, sample in truth_samples.items() if start not in got
-                        and start in arrived and start + sample in arrived]
+        both_arrived = [
+            start
+            for start, sample in truth_samples.items()
+            if start not in got and start in arrived and start + sample in arrived
+        ]
         # (Also discarded: pairs of an A and a later B whose true partner B' was lost.)
         assert host[name].discarded >= len(both_arrived), name
 
@@ -232,9 +246,12 @@ def test_analyze_command_prints_the_tables(exact_run):
     true = analyze(truth, run.identity.clock_hz)
 
     def analyze_command(*options):
-        result = subprocess.run([sys.executable, "-m", "latscope.cli", "analyze",
-                                 str(run.capture_path), *options],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-m", "latscope.cli", "analyze", str(run.capture_path), *options],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert result.returncode == 0, result.stderr
         return result.stdout
 
@@ -247,8 +264,9 @@ def test_analyze_command_prints_the_tables(exact_run):
         assert rows[name]["samples"] == len(ns)
         assert rows[name]["min_ns"] == ns.min() and rows[name]["max_ns"] == ns.max()
         assert rows[name]["avg_ns"] == pytest.approx(ns.mean())
-        assert rows[name]["p99_ns"] == (pytest.approx(np.percentile(ns, 99)) if len(ns) >= 100
-                                        else None)
+        assert rows[name]["p99_ns"] == (
+            pytest.approx(np.percentile(ns, 99)) if len(ns) >= 100 else None
+        )
     csv_rows = list(csv.DictReader(io.StringIO(analyze_command("--format", "csv"))))
     assert [row["name"] for row in csv_rows] == [row["name"] for row in document["tables"]]
     assert all(int(row["samples"]) == rows[row["name"]]["samples"] for row in csv_rows)

@@ -88,12 +88,17 @@ def run_loop(tmp_path, program):
     # report do) and the whole capture (the samples themselves) give the same table.
     _, accumulated = load_tables(output)
     capture = load_capture(output)
-    tables = tables_with_loop(capture.events, capture.stamp_hz,
-                              analyze(capture.events, capture.stamp_hz), capture.metadata["loop"])
+    tables = tables_with_loop(
+        capture.events,
+        capture.stamp_hz,
+        analyze(capture.events, capture.stamp_hz),
+        capture.metadata["loop"],
+    )
     for name, table in tables.items():
         got, want = accumulated[name].stats(), table.stats()
-        assert [got.get(k) for k in ("samples", "min_ns", "max_ns", "discarded")] == \
-            [want.get(k) for k in ("samples", "min_ns", "max_ns", "discarded")], name
+        assert [got.get(k) for k in ("samples", "min_ns", "max_ns", "discarded")] == [
+            want.get(k) for k in ("samples", "min_ns", "max_ns", "discarded")
+        ], name
     return capture, tables, read_truth(truth)
 
 
@@ -106,6 +111,7 @@ def loop_runs(tmp_path_factory):
         if program not in runs:
             runs[program] = run_loop(tmp_path_factory.mktemp(program), program)
         return runs[program]
+
     return run
 
 
@@ -134,7 +140,7 @@ def test_loop_table_is_the_truth(loop_run):
     assert table.parameters["irq_edges"] == len(in_capture)
     assert table.parameters["extra_edges"] == 0
     stats = table.stats()
-    assert stats["min_ns"] == 10 * min(captured.values())       # 100 MHz: 10 ns a cycle
+    assert stats["min_ns"] == 10 * min(captured.values())  # 100 MHz: 10 ns a cycle
 
 
 def test_loop_equals_marker_il_plus_the_instrumentation_cost(loop_runs):
@@ -146,7 +152,7 @@ def test_loop_equals_marker_il_plus_the_instrumentation_cost(loop_runs):
     assert len(both) >= 290
     difference = np.array([loop_of[a] - il_of[a] for a in both])
     # In the truth log: each handler's toggle, LOOP_COST_CYCLES after its marker's store.
-    cost = np.array(loop[-len(marker):]) - np.array(marker)
+    cost = np.array(loop[-len(marker) :]) - np.array(marker)
     assert set(cost.tolist()) == {LOOP_COST_CYCLES}
     assert set(difference.tolist()) == {LOOP_COST_CYCLES}
 
@@ -154,16 +160,19 @@ def test_loop_equals_marker_il_plus_the_instrumentation_cost(loop_runs):
 def test_sigrok_decoder_gives_the_loop_table(loop_run, tmp_path):
     """latscope_latency with ``loop=EDGE2`` on the export of the capture: the LOOP-EDGE2
     samples of the host's table, no more, no fewer."""
-    from latscope_defs.channels import Layout
-    from latscope.export.files import export_capture
     from test_sigrok import csv_samples, sigrok_cli
+
+    from latscope.export.files import export_capture
+    from latscope_defs.channels import Layout
 
     program, (capture, tables, _) = loop_run
     out = tmp_path / "loop.sr"
     info = export_capture(capture, [out])
     stack = Layout.for_identity(capture.identity).decoder_stack() + ":loop=EDGE2"
-    decoded = csv_samples(sigrok_cli("-i", out, "-P", stack, "-B", "latscope_latency=csv"),
-                          info.origin)
+    decoded = csv_samples(
+        sigrok_cli("-i", out, "-P", stack, "-B", "latscope_latency=csv"), info.origin
+    )
     table = tables["LOOP-EDGE2"]
     assert [row for row in decoded if row[0] == "LOOP-EDGE2"] == sorted(
-        ("LOOP-EDGE2", int(a), int(s)) for a, s in zip(table.starts, table.samples))
+        ("LOOP-EDGE2", int(a), int(s)) for a, s in zip(table.starts, table.samples)
+    )

@@ -15,7 +15,6 @@ from latscope.capture.file import load_capture
 from latscope.lab import network_url
 from latscope.link.device import DeviceError
 from latscope_defs.protocol import Source
-
 from support.lab_farm import Processes, free_port, ser2net_command, start_simulation, wait_for_port
 
 CAPTURED = (Source.MARKER, Source.IRQ, Source.EDGE0)
@@ -24,16 +23,16 @@ CAPTURED = (Source.MARKER, Source.IRQ, Source.EDGE0)
 def truth_events(path):
     """{(cycle, source, value)} of the simulated DUT's pins and the IRQ edges it saw."""
     with open(path) as log:
-        return {(cycle, int(Source[name]), value)
-                for cycle, name, value in map(json.loads, log)}
+        return {(cycle, int(Source[name]), value) for cycle, name, value in map(json.loads, log)}
 
 
 def captured(capture):
     """[(stamp, source, value)] of the markers, IRQ and edge-0 events of a capture."""
     events = capture.events
     keep = np.isin(events.source, [int(source) for source in CAPTURED])
-    return list(zip(events.stamp[keep].tolist(), events.source[keep].tolist(),
-                    events.value[keep].tolist()))
+    return list(
+        zip(events.stamp[keep].tolist(), events.source[keep].tolist(), events.value[keep].tolist())
+    )
 
 
 @pytest.fixture
@@ -51,23 +50,26 @@ def network_appliance(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_capture_through_ser2net_is_exact_and_a_dropped_link_is_an_error(network_appliance,
-                                                                        tmp_path):
+def test_capture_through_ser2net_is_exact_and_a_dropped_link_is_an_error(
+    network_appliance, tmp_path
+):
     url, ser2net, truth = network_appliance
     with latscope.open(url) as dev:
         assert dev.identity.board == "sim"
         # An IRQ every 300 cycles: more events than the link carries, so the appliance's
         # FIFO overflows and it counts what it drops (a loss, never a wrong stamp).
-        dev.configure_irq(period=300, jitter_mask=0x3f, width=25)
+        dev.configure_irq(period=300, jitter_mask=0x3F, width=25)
         dev.capture(events=100, timeout=60, output=tmp_path / "whole.lsc")
 
         # The link drops (ser2net killed) while the next capture runs.
         def drop_link(live, events):
             if events >= 40 and ser2net.poll() is None:
                 ser2net.kill()
+
         with pytest.raises(DeviceError, match=r"rfc2217://127\.0\.0\.1:\d+.*link lost"):
-            dev.capture(events=100_000, timeout=60, output=tmp_path / "cut.lsc",
-                        on_progress=drop_link)
+            dev.capture(
+                events=100_000, timeout=60, output=tmp_path / "cut.lsc", on_progress=drop_link
+            )
 
     truth = truth_events(truth)
     whole = load_capture(tmp_path / "whole.lsc")
@@ -85,7 +87,7 @@ def test_capture_through_ser2net_is_exact_and_a_dropped_link_is_an_error(network
         delivered = [e for e in events if e[1] == source]
         assert len(delivered) <= len(expected) <= len(delivered) + stats.lost.get(int(source), 0)
 
-    cut = load_capture(tmp_path / "cut.lsc")           # no END chunk, but readable
+    cut = load_capture(tmp_path / "cut.lsc")  # no END chunk, but readable
     assert not cut.file_stats.complete
     events = captured(cut)
     assert len(events) >= 40 and set(events) <= truth
@@ -96,6 +98,7 @@ class _Server:
 
     def __init__(self):
         import queue
+
         self._read_buffer = queue.Queue()
         self.calls = []
 
@@ -125,19 +128,41 @@ def test_telnet_stream_passes_data_in_chunks_and_commands_on():
 
     payload = bytes(range(256)) * 4
     escaped = payload.replace(IAC, IAC + IAC)
-    stream = (IAC + WILL + b"\x2c" + escaped[:300] + IAC + SB + b"\x2c\x65" + IAC + IAC
-              + b"\x01" + IAC + SE + escaped[300:] + IAC + NOP + IAC + DO + b"\x03")
+    stream = (
+        IAC
+        + WILL
+        + b"\x2c"
+        + escaped[:300]
+        + IAC
+        + SB
+        + b"\x2c\x65"
+        + IAC
+        + IAC
+        + b"\x01"
+        + IAC
+        + SE
+        + escaped[300:]
+        + IAC
+        + NOP
+        + IAC
+        + DO
+        + b"\x03"
+    )
     for split in (1, 7, 64, len(stream)):
         server = _Server()
         telnet = TelnetStream(server)
         for start in range(0, len(stream), split):
-            telnet.feed(stream[start:start + split])
+            telnet.feed(stream[start : start + split])
         data, chunks = server.data()
         assert data == payload
-        assert server.calls == [("negotiate", WILL, b"\x2c"), ("sub", b"\x2c\x65\xff\x01"),
-                                ("command", NOP), ("negotiate", DO, b"\x03")]
+        assert server.calls == [
+            ("negotiate", WILL, b"\x2c"),
+            ("sub", b"\x2c\x65\xff\x01"),
+            ("command", NOP),
+            ("negotiate", DO, b"\x03"),
+        ]
         if split == len(stream):
-            assert chunks <= 2 * 4 + 2           # a chunk per run between 0xFF bytes
+            assert chunks <= 2 * 4 + 2  # a chunk per run between 0xFF bytes
 
 
 @pytest.mark.slow
@@ -149,20 +174,25 @@ def test_labgrid_driver_on_a_local_appliance(tmp_path):
     from labgrid import Environment
 
     config = tmp_path / "env.yaml"
-    config.write_text("targets:\n  main:\n    resources:\n      LatscopeAppliance:\n"
-                      "        port: sim:gateware\n    drivers:\n      LatscopeDriver: {}\n"
-                      "imports:\n  - latscope.lab\n")
+    config.write_text(
+        "targets:\n  main:\n    resources:\n      LatscopeAppliance:\n"
+        "        port: sim:gateware\n    drivers:\n      LatscopeDriver: {}\n"
+        "imports:\n  - latscope.lab\n"
+    )
     env = Environment(str(config))
     target = env.get_target("main")
     try:
-        driver = target.get_driver("LatscopeDriver")          # activated
+        driver = target.get_driver("LatscopeDriver")  # activated
         assert driver.identify()["board"] == "sim"
-        driver.configure_irq(period=1200, jitter_mask=0x3f, width=25)
+        driver.configure_irq(period=1200, jitter_mask=0x3F, width=25)
         result = driver.capture(tmp_path / "local.lsc", events=60, timeout=60)
         rows = {row["name"]: row for row in driver.tables(tmp_path / "local.lsc")}
         assert rows == {row["name"]: row for row in result.rows()}
-        assert rows["IL-a-1"]["samples"] >= 1                 # the scripted DUT's IL_A test
-        assert driver.report(result, tmp_path / "report")["html"] == tmp_path / "report" / "report.html"
+        assert rows["IL-a-1"]["samples"] >= 1  # the scripted DUT's IL_A test
+        assert (
+            driver.report(result, tmp_path / "report")["html"]
+            == tmp_path / "report" / "report.html"
+        )
         metadata = result.capture.metadata
         assert metadata["port"] == "sim:gateware" and metadata["irq"]["period"] == 1200
         assert metadata["test_info"] == "labgrid target main, sim:gateware"

@@ -15,8 +15,13 @@ from latscope.cli import main
 from latscope.events import Events
 from latscope.link.device import Device, open_transport
 from latscope.link.identity import Identity
-from latscope.link.selftest import (check_link, check_wiring, loopback_result, loopback_slack,
-                                    wiring_pattern)
+from latscope.link.selftest import (
+    check_link,
+    check_wiring,
+    loopback_result,
+    loopback_slack,
+    wiring_pattern,
+)
 from latscope_defs.protocol import UNKNOWN_COMMAND_REPLY, Command, Source, encode_record
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -24,8 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 def test_cli_selftest_with_the_simulated_jumper(capsys):
-    status = main(["selftest", "--port", "sim:gateware", "--count", "12", "--loopback",
-                   "--json"])
+    status = main(["selftest", "--port", "sim:gateware", "--count", "12", "--loopback", "--json"])
     results = json.loads(capsys.readouterr().out)
     assert status == 0
     link, loopback = results["link"], results["loopback"]
@@ -36,8 +40,9 @@ def test_cli_selftest_with_the_simulated_jumper(capsys):
     # change has the same stamp as EDGE0 and MARKER; uncorrected, they differ by exactly
     # the documented latencies.
     assert loopback["offsets"] == {"EDGE0": [0], "MARKER": [0]}
-    assert loopback["delays_ns"] == {name: [ns, ns]
-                                     for name, ns in loopback["documented_ns"].items()}
+    assert loopback["delays_ns"] == {
+        name: [ns, ns] for name, ns in loopback["documented_ns"].items()
+    }
     assert loopback["matched"]["EDGE0"] == loopback["matched"]["MARKER"] > 30
 
 
@@ -97,19 +102,25 @@ def _bit(value, n):
     return value >> n & 1
 
 
-@pytest.mark.parametrize("fault, expected", [
-    (lambda v: v | 1 << 3, {"stuck_high": [3]}),
-    (lambda v: v & ~(1 << 15), {"stuck_low": [15]}),
-    (lambda v: v & ~0x60 | _bit(v, 5) << 6 | _bit(v, 6) << 5, {"swapped": [(5, 6), (6, 5)]}),
-    # Wired-OR and wired-AND shorts.
-    (lambda v: v | (_bit(v, 9) | _bit(v, 10)) * 0x600, {"shorted": [(9, 10)]}),
-    (lambda v: v & ~0x3 | (_bit(v, 0) & _bit(v, 1)) * 0x3, {"shorted": [(0, 1)]}),
-])
+@pytest.mark.parametrize(
+    "fault, expected",
+    [
+        (lambda v: v | 1 << 3, {"stuck_high": [3]}),
+        (lambda v: v & ~(1 << 15), {"stuck_low": [15]}),
+        (lambda v: v & ~0x60 | _bit(v, 5) << 6 | _bit(v, 6) << 5, {"swapped": [(5, 6), (6, 5)]}),
+        # Wired-OR and wired-AND shorts.
+        (lambda v: v | (_bit(v, 9) | _bit(v, 10)) * 0x600, {"shorted": [(9, 10)]}),
+        (lambda v: v & ~0x3 | (_bit(v, 0) & _bit(v, 1)) * 0x3, {"shorted": [(0, 1)]}),
+    ],
+)
 def test_wiring_faults_are_named(fault, expected):
     result = check_wiring(_wired(wiring_pattern(), fault))
     assert not result.ok
-    found = {name: getattr(result, name) for name in
-             ("stuck_high", "stuck_low", "swapped", "shorted") if getattr(result, name)}
+    found = {
+        name: getattr(result, name)
+        for name in ("stuck_high", "stuck_low", "swapped", "shorted")
+        if getattr(result, name)
+    }
     assert found == expected
 
 
@@ -124,31 +135,57 @@ def test_the_firmware_wiring_walk_is_the_pattern_the_host_checks(tmp_path):
     marker word: the values are wiring_pattern(), each with its own strobe toggle."""
     tools = REPO_ROOT / "firmware" / "tools"
     program = tmp_path / "wiring_host"
-    subprocess.run(["gcc", "-Wall", "-Wextra", "-Werror", "-std=c99", "-I", str(tools / "host"),
-                    "-I", str(REPO_ROOT / "firmware" / "include"), "-I", str(tools),
-                    "-o", str(program), str(tools / "wiring_host.c")], check=True)
-    words = [int(line, 16) for line in
-             subprocess.run([str(program)], check=True, capture_output=True,
-                            text=True).stdout.split()]
-    assert [word & 0xffff for word in words] == wiring_pattern()
+    subprocess.run(
+        [
+            "gcc",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-std=c99",
+            "-I",
+            str(tools / "host"),
+            "-I",
+            str(REPO_ROOT / "firmware" / "include"),
+            "-I",
+            str(tools),
+            "-o",
+            str(program),
+            str(tools / "wiring_host.c"),
+        ],
+        check=True,
+    )
+    words = [
+        int(line, 16)
+        for line in subprocess.run(
+            [str(program)], check=True, capture_output=True, text=True
+        ).stdout.split()
+    ]
+    assert [word & 0xFFFF for word in words] == wiring_pattern()
     strobes = [word >> 16 for word in words]
     assert all(a != b for a, b in zip([0] + strobes, strobes))
-    assert check_wiring([word & 0xffff for word in words]).ok
+    assert check_wiring([word & 0xFFFF for word in words]).ok
 
 
 def _loopback_events(edge_offsets, marker_offset=0):
     """IRQ changes every 40 stamps; EDGE0 and MARKER copies at the given offsets."""
     irq = [(100 + 40 * n, (n + 1) % 2) for n in range(len(edge_offsets))]
     rows = [(stamp, Source.IRQ, level) for stamp, level in irq]
-    rows += [(stamp + offset, Source.EDGE0, level)
-             for (stamp, level), offset in zip(irq, edge_offsets) if offset is not None]
-    rows += [(stamp + marker_offset, Source.MARKER, 0xffff) for stamp, _ in irq]
+    rows += [
+        (stamp + offset, Source.EDGE0, level)
+        for (stamp, level), offset in zip(irq, edge_offsets)
+        if offset is not None
+    ]
+    rows += [(stamp + marker_offset, Source.MARKER, 0xFFFF) for stamp, _ in irq]
     rows.sort(key=lambda row: row[0])
     return Events(*zip(*rows))
 
 
-IDENTITY = Identity(clock_hz=100_000_000, stamp_shift=1, edge_count=4,
-                    latency={Source.IRQ: 0, Source.EDGE0: 7, Source.MARKER: 11})
+IDENTITY = Identity(
+    clock_hz=100_000_000,
+    stamp_shift=1,
+    edge_count=4,
+    latency={Source.IRQ: 0, Source.EDGE0: 7, Source.MARKER: 11},
+)
 
 
 def test_loopback_verdict_on_made_up_captures():
@@ -167,8 +204,12 @@ def test_loopback_verdict_on_made_up_captures():
 def test_loopback_slack_is_the_rest_of_a_capture_cycle():
     """With the gearbox's quarter-cycle stamps (stamp_shift 2) the IRQ pin's output delay may
     put the jumpered inputs up to three quarters later; a whole cycle is too late."""
-    quarters = Identity(clock_hz=125_000_000, stamp_shift=2, edge_count=4,
-                        latency={Source.IRQ: 0, Source.EDGE0: 13, Source.MARKER: 21})
+    quarters = Identity(
+        clock_hz=125_000_000,
+        stamp_shift=2,
+        edge_count=4,
+        latency={Source.IRQ: 0, Source.EDGE0: 13, Source.MARKER: 21},
+    )
     assert [loopback_slack(Identity(stamp_shift=shift)) for shift in (0, 1, 2)] == [1, 1, 3]
     good = loopback_result(_loopback_events([0, 1, 2, 3], marker_offset=3), quarters)
     assert good.ok and good.offsets == {"EDGE0": [0, 1, 2, 3], "MARKER": [3]}
@@ -179,8 +220,9 @@ def test_loopback_slack_is_the_rest_of_a_capture_cycle():
 
 def test_a_device_without_echo_gets_the_rebuild_hint():
     # What an older bitstream answers to ECHO: the unknown-command reply, '?' and the opcode.
-    reply = b"".join(encode_record(Source.REPLY, byte)
-                     for byte in (UNKNOWN_COMMAND_REPLY, 1, Command.ECHO))
+    reply = b"".join(
+        encode_record(Source.REPLY, byte) for byte in (UNKNOWN_COMMAND_REPLY, 1, Command.ECHO)
+    )
 
     class OldDevice:
         def __init__(self):

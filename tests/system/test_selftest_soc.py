@@ -42,16 +42,18 @@ def test_selftest_on_the_simulated_soc(capsys):
     # latencies each IRQ change has the same stamp on EDGE0 and MARKER.
     assert loopback["ok"] and loopback["irq_edges"] >= 16
     assert loopback["offsets"] == {"EDGE0": [0], "MARKER": [0]}
-    assert loopback["delays_ns"] == {name: [ns, ns]
-                                     for name, ns in loopback["documented_ns"].items()}
+    assert loopback["delays_ns"] == {
+        name: [ns, ns] for name, ns in loopback["documented_ns"].items()
+    }
     assert wiring["ok"] and wiring["received"] == wiring["expected"] == 2 * WIDTH
 
 
 def test_api_selftest_on_a_miswired_soc():
     """The same from Python, on the self-test's simulation as a port: the swapped pair is
     named."""
-    with latscope.open(open_selftest_port("sim:soc", loopback=True,
-                                          miswire=["swap:1,2"])) as session:
+    with latscope.open(
+        open_selftest_port("sim:soc", loopback=True, miswire=["swap:1,2"])
+    ) as session:
         results = session.selftest(loopback=True, wiring=True, count=16)
     assert results["link"].ok and results["loopback"].ok and not results["wiring"].ok
     assert results["wiring"].swapped == [(1, 2), (2, 1)] and not results["wiring"].stuck_high
@@ -63,31 +65,43 @@ def _toggles(bit):
     return sum(a != b for a, b in zip(levels, levels[1:]))
 
 
-@pytest.mark.parametrize("faults, expected", [
-    (["swap:3,4", "stuck-high:D9", "stuck-low:15"],
-     {"swapped": [[3, 4], [4, 3]], "stuck_high": [9], "stuck_low": [15]}),
-    # Two kinds of short: one wired-AND pair, one wired-OR pair.
-    (["short-and:12,13", "short-or:D0,D1"], {"shorted": [[0, 1], [12, 13]]}),
-], ids=["swap-stuck", "shorts"])
+@pytest.mark.parametrize(
+    "faults, expected",
+    [
+        (
+            ["swap:3,4", "stuck-high:D9", "stuck-low:15"],
+            {"swapped": [[3, 4], [4, 3]], "stuck_high": [9], "stuck_low": [15]},
+        ),
+        # Two kinds of short: one wired-AND pair, one wired-OR pair.
+        (["short-and:12,13", "short-or:D0,D1"], {"shorted": [[0, 1], [12, 13]]}),
+    ],
+    ids=["swap-stuck", "shorts"],
+)
 def test_a_miswired_soc_is_reported_exactly(capsys, faults, expected):
-    status, results = selftest(capsys, "--wiring", "--count", "8",
-                               *(arg for fault in faults for arg in ("--miswire", fault)))
+    status, results = selftest(
+        capsys,
+        "--wiring",
+        "--count",
+        "8",
+        *(arg for fault in faults for arg in ("--miswire", fault)),
+    )
     wiring = results["wiring"]
     assert status == 1 and results["link"]["ok"] and not wiring["ok"]
     assert wiring["received"] == 2 * WIDTH and not wiring["problems"]
-    found = {name: wiring[name] for name in ("stuck_high", "stuck_low", "swapped", "shorted")
-             if wiring[name]}
+    found = {
+        name: wiring[name]
+        for name in ("stuck_high", "stuck_low", "swapped", "shorted")
+        if wiring[name]
+    }
     assert found == expected
 
 
 def test_strobe_faults(capsys):
-    status, results = selftest(capsys, "--wiring", "--count", "8", "--miswire",
-                               "stuck-low:STROBE")
+    status, results = selftest(capsys, "--wiring", "--count", "8", "--miswire", "stuck-low:STROBE")
     assert status == 1 and results["wiring"]["received"] == 0
     assert "not connected" in results["wiring"]["problems"][0]
     # D3's wire on the strobe input: a marker for every change of D3 during the walk.
-    status, results = selftest(capsys, "--wiring", "--count", "8", "--miswire",
-                               "swap:3,STROBE")
+    status, results = selftest(capsys, "--wiring", "--count", "8", "--miswire", "swap:3,STROBE")
     assert status == 1 and results["wiring"]["received"] == _toggles(3) == 5
     assert "loose" in results["wiring"]["problems"][0]
 
@@ -95,8 +109,12 @@ def test_strobe_faults(capsys):
 @pytest.mark.parametrize("spec", ["swap:3", "stuck-low:17", "bridge:1,2", "short-or:4,D99"])
 def test_the_harness_rejects_a_bad_miswire(spec):
     build = build_soc(SuiteSettings(program="wiring_walk"))
-    result = subprocess.run([str(build.simulator), "--miswire", spec, str(build.firmware)],
-                            capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [str(build.simulator), "--miswire", spec, str(build.firmware)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert result.returncode == 125
     assert result.stderr.startswith(f"latscope-sim: --miswire {spec}: ")
     assert result.stderr.count("\n") == 1

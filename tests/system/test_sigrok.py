@@ -36,7 +36,7 @@ from latscope.export.live import PULSEVIEW_BLOCK, stream_capture
 from latscope.export.sigrok import write_sr
 from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.channels import Layout
-from latscope_defs.markers import Point, Test, decode
+from latscope_defs.markers import Test
 from latscope_defs.protocol import Source
 from support.suite_tables import table_names
 
@@ -54,8 +54,13 @@ def sigrok_env():
 
 def sigrok_cli(*args):
     """Runs sigrok-cli with the repository's decoders; returns its stdout."""
-    result = subprocess.run(["sigrok-cli", *map(str, args)], capture_output=True, text=True,
-                            env=sigrok_env(), timeout=300)
+    result = subprocess.run(
+        ["sigrok-cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=sigrok_env(),
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr and "srd: " not in result.stderr, result.stderr
     return result.stdout
@@ -64,18 +69,23 @@ def sigrok_cli(*args):
 def csv_samples(text, origin):
     """(table, start cycle, cycles) of latscope_latency's CSV output."""
     rows = list(csv.DictReader(text.splitlines()))
-    return sorted((row["table"], int(row["start_sample"]) + origin, int(row["ticks"]))
-                  for row in rows)
+    return sorted(
+        (row["table"], int(row["start_sample"]) + origin, int(row["ticks"])) for row in rows
+    )
 
 
 def analyze_samples(capture):
     tables = analyze(capture.events, capture.stamp_hz)
-    return tables, sorted((name, int(start), int(cycles)) for name, table in tables.items()
-                          for start, cycles in zip(table.starts, table.samples))
+    return tables, sorted(
+        (name, int(start), int(cycles))
+        for name, table in tables.items()
+        for start, cycles in zip(table.starts, table.samples)
+    )
 
 
-def suite_capture(tmp_path, marker, *, samples=SAMPLES, tests="all", cflags="", truth=False,
-                  build_dir=BUILD_DIR):
+def suite_capture(
+    tmp_path, marker, *, samples=SAMPLES, tests="all", cflags="", truth=False, build_dir=BUILD_DIR
+):
     settings = SuiteSettings(marker=marker, samples=samples, tests=tests, cflags=cflags)
     build = build_soc(settings, build_dir=build_dir)
     path = tmp_path / f"{marker}.lsc"
@@ -97,12 +107,12 @@ def suite_runs(tmp_path_factory):
             tmp = tmp_path_factory.mktemp(f"sigrok-{marker}")
             runs[marker] = (*suite_capture(tmp, marker, truth=True), tmp)
         return runs[marker]
+
     return run
 
 
 def test_generated_tables_are_current():
-    assert sigrok_rules.stale(DECODERS) == [], \
-        "run: python -m latscope.export.sigrok_rules --write"
+    assert sigrok_rules.stale(DECODERS) == [], "run: python -m latscope.export.sigrok_rules --write"
 
 
 @pytest.mark.verilator
@@ -119,15 +129,23 @@ def test_decoders_give_every_sample_of_analyze(suite_runs, marker, fmt):
 
     tables, expected = analyze_samples(capture)
     # Every table of the suite (27, docs/tests.md), each with samples.
-    assert len(tables) == 27 and all(len(t.samples) for t in tables.values()), \
-        {name: len(t.samples) for name, t in tables.items()}
+    assert len(tables) == 27 and all(len(t.samples) for t in tables.values()), {
+        name: len(t.samples) for name, t in tables.items()
+    }
     assert csv_samples(decoded, info.origin) == expected
     # The kernel's tick flags (the sim port marks its tick on the bus window): the same
     # samples flagged as analyze flags, and some are.
-    flagged = sorted((row["table"], int(row["start_sample"]) + info.origin)
-                     for row in csv.DictReader(decoded.splitlines()) if row["kernel_tick"] == "1")
-    assert flagged == sorted((name, int(start)) for name, table in tables.items()
-                             for start, ticked in zip(table.starts, table.ticked) if ticked)
+    flagged = sorted(
+        (row["table"], int(row["start_sample"]) + info.origin)
+        for row in csv.DictReader(decoded.splitlines())
+        if row["kernel_tick"] == "1"
+    )
+    assert flagged == sorted(
+        (name, int(start))
+        for name, table in tables.items()
+        for start, ticked in zip(table.starts, table.ticked)
+        if ticked
+    )
     assert flagged
 
     # Meta output: once per table, at its test's END, the number of its samples.
@@ -149,31 +167,42 @@ def test_latency_annotations_name_the_table_and_unit(suite_runs):
 
     def lines(options, rows="il:idl:tsl:op"):
         text = sigrok_cli("-i", out, "-P", stack + options, "-A", f"latscope_latency={rows}")
-        return re.findall(r"^latscope_latency-1: (\S+) (\d+\.\d+) (us|ns) \((\d+) ticks"
-                          r"(?:, kernel tick inside)?\)$", text, re.M)
+        return re.findall(
+            r"^latscope_latency-1: (\S+) (\d+\.\d+) (us|ns) \((\d+) ticks"
+            r"(?:, kernel tick inside)?\)$",
+            text,
+            re.M,
+        )
 
     default = lines("")
     assert len(default) == sum(len(t.samples) for t in tables.values())
     for name, value, unit, ticks in default:
-        assert unit == "us" and float(value) == pytest.approx(int(ticks) * cycle_ns / 1e3,
-                                                              abs=5e-4)
+        assert unit == "us" and float(value) == pytest.approx(int(ticks) * cycle_ns / 1e3, abs=5e-4)
     chosen = lines(":tables=IL-a/TSL:unit=ns")
-    assert {name for name, *_ in chosen} == {name for name in tables
-                                             if name.startswith(("IL-a", "TSL"))}
-    assert all(unit == "ns" and float(value) == pytest.approx(int(ticks) * cycle_ns)
-               for _, value, unit, ticks in chosen)
+    assert {name for name, *_ in chosen} == {
+        name for name in tables if name.startswith(("IL-a", "TSL"))
+    }
+    assert all(
+        unit == "ns" and float(value) == pytest.approx(int(ticks) * cycle_ns)
+        for _, value, unit, ticks in chosen
+    )
     totals = sigrok_cli("-i", out, "-P", stack, "-A", "latscope_latency=totals")
     il = tables["IL-a-1"].samples * cycle_ns / 1e3
-    found = re.search(r"^latscope_latency-1: IL-a-1: (\d+) samples, min (\S+) us, "
-                      r"avg (\S+) us, max (\S+) us, (\d+) with a tick$", totals, re.M)
+    found = re.search(
+        r"^latscope_latency-1: IL-a-1: (\d+) samples, min (\S+) us, "
+        r"avg (\S+) us, max (\S+) us, (\d+) with a tick$",
+        totals,
+        re.M,
+    )
     assert found, totals
     count, low, mean, high, ticked = found.groups()
     assert (int(count), low, high) == (len(il), f"{il.min():.3f}", f"{il.max():.3f}")
     assert int(ticked) == np.count_nonzero(tables["IL-a-1"].ticked)
     # A sample with a tick in it says so, in every form; the kernel's markers by name.
     text = sigrok_cli("-i", out, "-P", stack, "-A", "latscope_latency=il:idl:tsl:op")
-    flagged = re.findall(r"^latscope_latency-1: \S+ \S+ us \(\d+ ticks, kernel tick inside\)$",
-                         text, re.M)
+    flagged = re.findall(
+        r"^latscope_latency-1: \S+ \S+ us \(\d+ ticks, kernel tick inside\)$", text, re.M
+    )
     assert len(flagged) == sum(np.count_nonzero(t.ticked) for t in tables.values()) > 0
     markers = sigrok_cli("-i", out, "-P", stack, "-A", "latscope_marker=markers")
     assert "kernel tick entry" in markers and "kernel tick exit" in markers
@@ -196,12 +225,17 @@ def test_window_export_carries_its_test_context(suite_runs):
     info = export_capture(capture, [out], start=start, stop=stop)
     assert info.context == 2 and "repeated at samples 1..2" in info.summary()
     stack = Layout.for_identity(capture.identity).decoder_stack()
-    decoded = csv_samples(sigrok_cli("-i", out, "-P", stack, "-B", "latscope_latency=csv"),
-                          info.origin)
-    inside = [(name, first, cycles) for name, first, cycles in expected
-              if first >= start and first + cycles < stop]
+    decoded = csv_samples(
+        sigrok_cli("-i", out, "-P", stack, "-B", "latscope_latency=csv"), info.origin
+    )
+    inside = [
+        (name, first, cycles)
+        for name, first, cycles in expected
+        if first >= start and first + cycles < stop
+    ]
     assert decoded == inside and {name for name, *_ in decoded} == set(
-        table_names([Test.IDL_B], parameters={Test.IDL_B: (128,)}))
+        table_names([Test.IDL_B], parameters={Test.IDL_B: (128,)})
+    )
     assert len([name for name, *_ in decoded if name == "IDL-b-128"]) == len(table.starts) - 4
 
 
@@ -227,9 +261,12 @@ def test_readme_ols_mapping_decodes_sump_channel_numbers(suite_runs, tmp_path):
         for item in source.infolist():
             data = source.read(item)
             if item.filename == "metadata":
-                data = re.sub(rb"^probe(\d+)=.*$",
-                              lambda m: b"probe%s=%d" % (m[1], int(m[1]) - 1), data,
-                              flags=re.M)
+                data = re.sub(
+                    rb"^probe(\d+)=.*$",
+                    lambda m: b"probe%s=%d" % (m[1], int(m[1]) - 1),
+                    data,
+                    flags=re.M,
+                )
             target.writestr(item, data)
     stack = Layout.for_identity(capture.identity).decoder_stack()
     expected = sigrok_cli("-i", named, "-P", stack, "-B", "latscope_latency=csv")
@@ -242,8 +279,14 @@ def test_readme_ols_mapping_decodes_sump_channel_numbers(suite_runs, tmp_path):
 def test_decoders_discard_pairs_across_a_loss(tmp_path):
     """The IL-a thread marks every 4 polls: more markers than the link carries, the FIFO
     overflows and the appliance reports LOSS records; pairs across one are discarded."""
-    capture, _, _ = suite_capture(tmp_path, "gpio", samples=60, tests="IL_A",
-                                  cflags="-DSUITE_IL_HEARTBEAT=4u", build_dir=LOSSY_BUILD_DIR)
+    capture, _, _ = suite_capture(
+        tmp_path,
+        "gpio",
+        samples=60,
+        tests="IL_A",
+        cflags="-DSUITE_IL_HEARTBEAT=4u",
+        build_dir=LOSSY_BUILD_DIR,
+    )
     assert capture.parser_stats.lost_total > 0
     out = tmp_path / "lossy.sr"
     info = export_capture(capture, [out])
@@ -253,13 +296,16 @@ def test_decoders_discard_pairs_across_a_loss(tmp_path):
     discarded = sum(table.discarded for table in tables.values())
     assert discarded > 0 and expected
 
-    assert csv_samples(sigrok_cli("-i", out, "-P", stack, "-B", "latscope_latency=csv"),
-                       info.origin) == expected
+    assert (
+        csv_samples(sigrok_cli("-i", out, "-P", stack, "-B", "latscope_latency=csv"), info.origin)
+        == expected
+    )
     lines = sigrok_cli("-i", out, "-P", stack, "-A", "latscope_latency=discarded").splitlines()
     assert len(lines) == discarded
     # Each names its table with the test's parameter filled in ("TSL-a-3: ...").
-    assert all(re.search(r": [A-Z]+-[a-z]-\d+: events lost in between$", line)
-               for line in lines), lines[:5]
+    assert all(re.search(r": [A-Z]+-[a-z]-\d+: events lost in between$", line) for line in lines), (
+        lines[:5]
+    )
 
 
 def truth_lines(path):
@@ -288,8 +334,8 @@ def test_plain_logic_analyzer_capture(suite_runs):
         if kind == "gpio":
             pins = int(fields[0], 16)
             if (pins >> 16) & 1 != (word >> 14) & 1:
-                markers.append((sample, pins & 0x3fff))
-            word = (word & ~0x7fff) | (pins & 0x3fff) | (((pins >> 16) & 1) << 14)
+                markers.append((sample, pins & 0x3FFF))
+            word = (word & ~0x7FFF) | (pins & 0x3FFF) | (((pins >> 16) & 1) << 14)
         elif kind == "irq":
             word = (word & ~(1 << 15)) | (int(fields[0]) << 15)
             if int(fields[0]):
@@ -306,20 +352,31 @@ def test_plain_logic_analyzer_capture(suite_runs):
     # passed, so a capture ending sooner after the last marker does not show that one.
     samples = stamps[-1] + la_hz // 50_000
     la_sr, la_vcd = tmp / "analyzer.sr", tmp / "analyzer.vcd"
-    write_sr(la_sr, [f"D{n}" for n in range(16)],
-             Changes(np.array(stamps, np.int64), np.array(words, np.uint64)), la_hz,
-             origin=0, samples=samples)
+    write_sr(
+        la_sr,
+        [f"D{n}" for n in range(16)],
+        Changes(np.array(stamps, np.int64), np.array(words, np.uint64)),
+        la_hz,
+        origin=0,
+        samples=samples,
+    )
     sigrok_cli("-i", la_sr, "-O", "vcd", "-o", la_vcd)
     header = la_vcd.read_text()[:2000]
     timescale_ps = int(re.search(r"\$timescale (\d+) ps", header).group(1))
-    per_sample = 10**12 / timescale_ps / la_hz      # VCD samples per analyzer sample
+    per_sample = 10**12 / timescale_ps / la_hz  # VCD samples per analyzer sample
 
     channels = ":".join([f"d{n}=D{n}" for n in range(14)] + ["strobe=D14", "irq=D15"])
-    text = sigrok_cli("-I", "vcd", "-i", la_vcd, "-P",
-                      f"latscope_marker:sample_delay={round(delay * per_sample)}:{channels}",
-                      "--protocol-decoder-samplenum", "-A",
-                      "latscope_marker=start:end:isr-entry:isr-exit:t1:t2:thread:param:"
-                      "irq-assert")
+    text = sigrok_cli(
+        "-I",
+        "vcd",
+        "-i",
+        la_vcd,
+        "-P",
+        f"latscope_marker:sample_delay={round(delay * per_sample)}:{channels}",
+        "--protocol-decoder-samplenum",
+        "-A",
+        "latscope_marker=start:end:isr-entry:isr-exit:t1:t2:thread:param:irq-assert",
+    )
     decoded, irq = {}, []
     for start, _, label in re.findall(r"^(\d+)-(\d+) latscope_marker-1: (.*)$", text, re.M):
         at = round(int(start) / per_sample)
@@ -330,9 +387,13 @@ def test_plain_logic_analyzer_capture(suite_runs):
 
     # A marker shows if its strobe edge falls between two analyzer samples of its own and
     # its data holds until the sample after; those must all be decoded, exactly.
-    readable = [(at, value) for (prev, _), (at, value), (after, _)
-                in zip([(-9, 0)] + markers, markers, markers[1:] + [(1 << 62, 0)])
-                if prev < at and after > at + delay]
+    readable = [
+        (at, value)
+        for (prev, _), (at, value), (after, _) in zip(
+            [(-9, 0)] + markers, markers, markers[1:] + [(1 << 62, 0)]
+        )
+        if prev < at and after > at + delay
+    ]
     assert len(readable) > 500
     assert all(decoded.get(at) == value for at, value in readable)
     # Every decoded marker is a real strobe edge (no invented marker).
@@ -341,14 +402,21 @@ def test_plain_logic_analyzer_capture(suite_runs):
 
     # The latency decoder on the analyzer's own session file: every table, every sample,
     # each within one analyzer period of the exact one (the analyzer's quantisation).
-    decoded = sigrok_cli("-i", la_sr, "-P", f"latscope_marker:sample_delay={delay}:{channels}"
-                         ",latscope_latency", "-B", "latscope_latency=csv")
-    period = clock_hz / la_hz                            # cycles per analyzer sample
+    decoded = sigrok_cli(
+        "-i",
+        la_sr,
+        "-P",
+        f"latscope_marker:sample_delay={delay}:{channels},latscope_latency",
+        "-B",
+        "latscope_latency=csv",
+    )
+    period = clock_hz / la_hz  # cycles per analyzer sample
     # The analyzer sees the trace port only, not the kernel's markers on the bus (ILH).
     tables = analyze(capture.events[capture.events.source != Source.BUS], clock_hz)
     rows = list(csv.DictReader(decoded.splitlines()))
     assert sorted(row["table"] for row in rows) == sorted(
-        name for name, table in tables.items() for _ in table.samples)
+        name for name, table in tables.items() for _ in table.samples
+    )
     for name, table in tables.items():
         mine = [row for row in rows if row["table"] == name]
         starts = np.array([int(row["start_sample"]) for row in mine]) * period
@@ -363,13 +431,27 @@ def test_live_stream_decodes_while_the_capture_runs(suite_runs, tmp_path):
     of the live stream are those of analyze on the capture written alongside, and the first
     ones come out while the simulation still runs."""
     capture, _, build, _ = suite_runs("gpio")
-    build = build_soc(build.settings, build_dir=BUILD_DIR)      # (still) the suite's firmware
+    build = build_soc(build.settings, build_dir=BUILD_DIR)  # (still) the suite's firmware
     layout = Layout.for_identity(capture.identity)
     reader = subprocess.Popen(
-        ["stdbuf", "-oL", "sigrok-cli", "-i", "-", "-I", "vcd", "-P", layout.decoder_stack(),
-         "-B", "latscope_latency=csv"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        env=sigrok_env())
+        [
+            "stdbuf",
+            "-oL",
+            "sigrok-cli",
+            "-i",
+            "-",
+            "-I",
+            "vcd",
+            "-P",
+            layout.decoder_stack(),
+            "-B",
+            "latscope_latency=csv",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=sigrok_env(),
+    )
     lines, first_line_at = [], []
 
     def read():
@@ -382,8 +464,13 @@ def test_live_stream_decodes_while_the_capture_runs(suite_runs, tmp_path):
     thread.start()
     capture_path = tmp_path / "live.lsc"
     try:
-        live = stream_capture(SocSimulation(build), reader.stdin, irq=DEMO_IRQ,
-                              block=PULSEVIEW_BLOCK, capture=capture_path)
+        live = stream_capture(
+            SocSimulation(build),
+            reader.stdin,
+            irq=DEMO_IRQ,
+            block=PULSEVIEW_BLOCK,
+            capture=capture_path,
+        )
         stream_ended = time.monotonic()
     finally:
         reader.stdin.close()
@@ -404,26 +491,35 @@ def test_live_stream_decodes_while_the_capture_runs(suite_runs, tmp_path):
 
 # --- PulseView ------------------------------------------------------------------------------
 
+
 def xwd_to_png(xwd, png):
     """A 24/32-bit TrueColor X window dump (xwd -root) as a PNG file."""
     data = Path(xwd).read_bytes()
     header = struct.unpack(">25I", data[:100])
     header_size, width, height = header[0], header[4], header[5]
-    byte_order, bits_per_pixel, bytes_per_line, ncolors = (header[7], header[11], header[12],
-                                                           header[19])
+    byte_order, bits_per_pixel, bytes_per_line, ncolors = (
+        header[7],
+        header[11],
+        header[12],
+        header[19],
+    )
     assert bits_per_pixel == 32, bits_per_pixel
     pixels = np.frombuffer(data, np.uint8, bytes_per_line * height, header_size + 12 * ncolors)
-    pixels = pixels.reshape(height, bytes_per_line)[:, :width * 4].reshape(height, width, 4)
+    pixels = pixels.reshape(height, bytes_per_line)[:, : width * 4].reshape(height, width, 4)
     rgb = pixels[:, :, [2, 1, 0]] if byte_order == 0 else pixels[:, :, [1, 2, 3]]
 
     def chunk(kind, body):
-        return (struct.pack(">I", len(body)) + kind + body
-                + struct.pack(">I", zlib.crc32(kind + body)))
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
 
     raw = b"".join(b"\0" + row.tobytes() for row in np.ascontiguousarray(rgb))
-    Path(png).write_bytes(b"\x89PNG\r\n\x1a\n"
-                          + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-                          + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+    Path(png).write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw, 6))
+        + chunk(b"IEND", b"")
+    )
     return rgb
 
 
@@ -437,10 +533,21 @@ RULER_ROWS = (90, 125)
 def xserver(tmp_path):
     """A virtual X display (Xvfb) of SCREEN's size; its number."""
     read_fd, write_fd = os.pipe()
-    server = subprocess.Popen(["Xvfb", "-displayfd", str(write_fd), "-screen", "0",
-                               f"{SCREEN[0]}x{SCREEN[1]}x24", "-nolisten", "tcp"],
-                              pass_fds=(write_fd,), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            "Xvfb",
+            "-displayfd",
+            str(write_fd),
+            "-screen",
+            "0",
+            f"{SCREEN[0]}x{SCREEN[1]}x24",
+            "-nolisten",
+            "tcp",
+        ],
+        pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     os.close(write_fd)
     with os.fdopen(read_fd) as pipe:
         display = pipe.readline().strip()
@@ -452,15 +559,20 @@ def xserver(tmp_path):
 
 def write_gray_png(gray, png):
     """An 8-bit grayscale image as a PNG file."""
+
     def chunk(kind, body):
-        return (struct.pack(">I", len(body)) + kind + body
-                + struct.pack(">I", zlib.crc32(kind + body)))
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
 
     height, width = gray.shape
     raw = b"".join(b"\0" + row.tobytes() for row in np.ascontiguousarray(gray))
-    Path(png).write_bytes(b"\x89PNG\r\n\x1a\n"
-                          + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-                          + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+    Path(png).write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw, 6))
+        + chunk(b"IEND", b"")
+    )
 
 
 def screen_text(rgb, tmp_path):
@@ -474,8 +586,12 @@ def screen_text(rgb, tmp_path):
         black_on_white = np.where(luminance < threshold, 0, 255).astype(np.uint8)
         image = tmp_path / f"screen-bw{threshold}.png"
         write_gray_png(black_on_white.repeat(3, 0).repeat(3, 1), image)
-        result = subprocess.run(["tesseract", str(image), "-", "--psm", "11"],
-                                capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            ["tesseract", str(image), "-", "--psm", "11"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert result.returncode == 0, result.stderr
         texts.append(result.stdout)
     return "\n".join(texts)
@@ -501,13 +617,21 @@ def test_pulseview_shows_named_latencies_in_a_laptop_window(suite_runs, xserver,
     home = tmp_path / "home"
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
-    env = dict(sigrok_env(), DISPLAY=xserver, HOME=str(home), XDG_RUNTIME_DIR=str(runtime),
-               QT_QPA_PLATFORM="xcb")
+    env = dict(
+        sigrok_env(),
+        DISPLAY=xserver,
+        HOME=str(home),
+        XDG_RUNTIME_DIR=str(runtime),
+        QT_QPA_PLATFORM="xcb",
+    )
     log = tmp_path / "pulseview.log"
     with open(log, "w") as out:
-        viewer = subprocess.Popen(["pulseview", "-geometry",
-                                   f"{SCREEN[0]}x{SCREEN[1]}+0+0", str(export)],
-                                  stdout=out, stderr=subprocess.STDOUT, env=env)
+        viewer = subprocess.Popen(
+            ["pulseview", "-geometry", f"{SCREEN[0]}x{SCREEN[1]}+0+0", str(export)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
     try:
         deadline = time.monotonic() + 60
         while "Acquisition took" not in log.read_text() and time.monotonic() < deadline:
@@ -530,7 +654,7 @@ def test_pulseview_shows_named_latencies_in_a_laptop_window(suite_runs, xserver,
     text = log.read_text()
     print(f"screenshot: {tmp_path / 'pulseview.png'}")
     assert "Acquisition took" in text, text
-    assert '"latscope"' in text, text           # the decode signal of suite.pvs exists
+    assert '"latscope"' in text, text  # the decode signal of suite.pvs exists
     assert "Decoder reported an error" not in text and "Traceback" not in text, text
     assert rgb.shape[:2] == (SCREEN[1], SCREEN[0])
 
@@ -543,10 +667,18 @@ def test_pulseview_shows_named_latencies_in_a_laptop_window(suite_runs, xserver,
 
 #: PulseView 0.4.2's logic trace colours, by channel index modulo 10
 #: (pv/views/trace/logicsignal.cpp: SignalColors); a trace's label box is filled with it.
-PULSEVIEW_COLOURS = [(0x16, 0x19, 0x1A), (0x8F, 0x52, 0x02), (0xCC, 0x00, 0x00),
-                     (0xF5, 0x79, 0x00), (0xED, 0xD4, 0x00), (0x73, 0xD2, 0x16),
-                     (0x34, 0x65, 0xA4), (0x75, 0x50, 0x7B), (0x88, 0x8A, 0x85),
-                     (0xEE, 0xEE, 0xEC)]
+PULSEVIEW_COLOURS = [
+    (0x16, 0x19, 0x1A),
+    (0x8F, 0x52, 0x02),
+    (0xCC, 0x00, 0x00),
+    (0xF5, 0x79, 0x00),
+    (0xED, 0xD4, 0x00),
+    (0x73, 0xD2, 0x16),
+    (0x34, 0x65, 0xA4),
+    (0x75, 0x50, 0x7B),
+    (0x88, 0x8A, 0x85),
+    (0xEE, 0xEE, 0xEC),
+]
 #: Screen columns of the trace labels and rows of the trace area in a 1600x900 window.
 LABEL_COLUMNS, TRACE_ROWS = (30, 110), (RULER_ROWS[1], SCREEN[1] - 30)
 
@@ -555,7 +687,7 @@ def label_shown(rgb, layout, name):
     """Whether the label of logic trace ``name`` (a box of its colour at least 10 pixels
     high in the label column) is inside the trace area of a screenshot."""
     colour = PULSEVIEW_COLOURS[layout.bit(name) % len(PULSEVIEW_COLOURS)]
-    column = rgb[TRACE_ROWS[0]:TRACE_ROWS[1], LABEL_COLUMNS[0]:LABEL_COLUMNS[1]].astype(int)
+    column = rgb[TRACE_ROWS[0] : TRACE_ROWS[1], LABEL_COLUMNS[0] : LABEL_COLUMNS[1]].astype(int)
     filled = (np.abs(column - np.array(colour)).sum(axis=2) < 12).sum(axis=1) > 10
     return filled.sum() >= 10
 
@@ -567,11 +699,13 @@ def shows_latencies(seen, tables):
     may read as a semicolon)."""
     latencies = LATENCY_TEXT.findall(seen)
     count = len(tables["IL-a-1"].samples)
-    return ({"IDL" if "D" in name else "IL" for name, _ in latencies} == {"IL", "IDL"}
-            # microseconds (the digits themselves are not always read right)
-            and all(0.1 < float(value) < 100 for _, value in latencies)
-            and re.search(rf"I[L1l]H?-a-[1lI][:;] {count} samples, min \d+\.\d{{3}} us", seen)
-            is not None)
+    return (
+        {"IDL" if "D" in name else "IL" for name, _ in latencies} == {"IL", "IDL"}
+        # microseconds (the digits themselves are not always read right)
+        and all(0.1 < float(value) < 100 for _, value in latencies)
+        and re.search(rf"I[L1l]H?-a-[1lI][:;] {count} samples, min \d+\.\d{{3}} us", seen)
+        is not None
+    )
 
 
 #: A time label on PulseView's ruler, as tesseract reads it ("+20 ms", "+1.5 s").
@@ -580,10 +714,12 @@ RULER_LABEL = re.compile(r"\+ ?(\d+(?:\.\d+)?) ?(ms|us|µs|s)\b")
 
 def ruler_end(rgb, tmp_path):
     """The largest time on the ruler of a screenshot (seconds), None if none is read."""
-    strip = rgb[RULER_ROWS[0]:RULER_ROWS[1]]
+    strip = rgb[RULER_ROWS[0] : RULER_ROWS[1]]
     scale = {"s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
-    times = [float(value) * scale[unit]
-             for value, unit in RULER_LABEL.findall(screen_text(strip, tmp_path))]
+    times = [
+        float(value) * scale[unit]
+        for value, unit in RULER_LABEL.findall(screen_text(strip, tmp_path))
+    ]
     return max(times, default=None)
 
 
@@ -600,8 +736,10 @@ def test_pulseview_live_view_follows_the_data(xserver, tmp_path):
 
     # (Enough samples for the stream to outlast several screenshots, 3 s apart, on the
     # faster simulator builds: the data then spans about 0.5 s of DUT time.)
-    build = build_soc(SuiteSettings(tests="IL_A", samples=10000),
-                      build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-live")
+    build = build_soc(
+        SuiteSettings(tests="IL_A", samples=10000),
+        build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-live",
+    )
     home = tmp_path / "home"
     user_conf = home / ".config" / "sigrok" / "PulseView.conf"
     user_conf.parent.mkdir(parents=True)
@@ -609,15 +747,26 @@ def test_pulseview_live_view_follows_the_data(xserver, tmp_path):
     before = user_conf.read_bytes()
     runtime = tmp_path / "runtime"
     runtime.mkdir(mode=0o700)
-    env = dict(sigrok_env(), DISPLAY=xserver, HOME=str(home), XDG_RUNTIME_DIR=str(runtime),
-               QT_QPA_PLATFORM="xcb")
+    env = dict(
+        sigrok_env(),
+        DISPLAY=xserver,
+        HOME=str(home),
+        XDG_RUNTIME_DIR=str(runtime),
+        QT_QPA_PLATFORM="xcb",
+    )
     env.pop("XDG_CONFIG_HOME", None)
     config_home = tmp_path / "view-config"
     log = tmp_path / "pulseview.log"
     with open(log, "w") as out:
-        viewer = start_pulseview(tmp_path / "live.pvs", config_home, follow="fit",
-                                 environ=env, args=["-geometry", f"{SCREEN[0]}x{SCREEN[1]}+0+0"],
-                                 stdout=out, stderr=subprocess.STDOUT)
+        viewer = start_pulseview(
+            tmp_path / "live.pvs",
+            config_home,
+            follow="fit",
+            environ=env,
+            args=["-geometry", f"{SCREEN[0]}x{SCREEN[1]}+0+0"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     ends, streaming = [], threading.Event()
     streaming.set()
 
@@ -633,8 +782,13 @@ def test_pulseview_live_view_follows_the_data(xserver, tmp_path):
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
-        live = stream_capture(SocSimulation(build), viewer.stdin, irq=DEMO_IRQ,
-                              block=PULSEVIEW_BLOCK, pvs=tmp_path / "live.pvs")
+        live = stream_capture(
+            SocSimulation(build),
+            viewer.stdin,
+            irq=DEMO_IRQ,
+            block=PULSEVIEW_BLOCK,
+            pvs=tmp_path / "live.pvs",
+        )
         streaming.clear()
         watcher.join(timeout=30)
         viewer.stdin.close()
@@ -663,8 +817,10 @@ def test_private_pulseview_settings_copy_the_users_and_turn_following_on(tmp_pat
 
     user = tmp_path / "xdg" / "sigrok" / "PulseView.conf"
     user.parent.mkdir(parents=True)
-    text = ("[General]\nsessions=1\n\n[Settings]\nView_ColoredBG=false\n"
-            "View_StickyScrolling=false\n\n[Session0]\nD0\\enabled=false\n")
+    text = (
+        "[General]\nsessions=1\n\n[Settings]\nView_ColoredBG=false\n"
+        "View_StickyScrolling=false\n\n[Session0]\nD0\\enabled=false\n"
+    )
     user.write_text(text)
     environ = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path)}
     copy = write_private_config(tmp_path / "view", "scroll", environ).read_text()

@@ -7,7 +7,6 @@ so these tests, with make's message: nothing is skipped.
 """
 
 import os
-import re
 import signal
 import subprocess
 import time
@@ -24,13 +23,17 @@ CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]
 
 # Bring-up IRQ line used for irq_test: rising edges at START + k*PERIOD, WIDTH cycles high.
 IRQ_START, IRQ_PERIOD, IRQ_WIDTH = 20_000, 1_500, 8
-IRQ_TEST_COUNT = 16                     # irq_test.c's IRQ_TEST_COUNT
+IRQ_TEST_COUNT = 16  # irq_test.c's IRQ_TEST_COUNT
 TRACE_BASE = 0xF000_0100
 
 
 def make_variable(cpu, target):
-    result = subprocess.run(["make", "-s", "-C", str(SIM), f"CPU={cpu}", target],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        ["make", "-s", "-C", str(SIM), f"CPU={cpu}", target],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return Path(result.stdout.strip())
 
 
@@ -38,20 +41,32 @@ def make_variable(cpu, target):
 def build(request):
     """(simulator binary, firmware directory) of one CPU variant, built if needed."""
     cpu = request.param
-    result = subprocess.run(["make", "-C", str(SIM), f"CPU={cpu}"], capture_output=True,
-                            text=True)
+    result = subprocess.run(["make", "-C", str(SIM), f"CPU={cpu}"], capture_output=True, text=True)
     if result.returncode != 0:
-        pytest.fail(f"make -C sim CPU={cpu} failed:\n{result.stdout[-3000:]}"
-                    f"\n{result.stderr[-3000:]}", pytrace=False)
+        pytest.fail(
+            f"make -C sim CPU={cpu} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}",
+            pytrace=False,
+        )
     return make_variable(cpu, "print-binary"), make_variable(cpu, "print-firmware-dir")
 
 
 def run_sim(build, program, tmp_path, *options, expect_status=0):
     binary, firmware = build
     truth, console = tmp_path / f"{program}.truth", tmp_path / f"{program}.console"
-    result = subprocess.run([str(binary), "--truth", str(truth), "--console", str(console),
-                             *map(str, options), str(firmware / f"{program}.elf")],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [
+            str(binary),
+            "--truth",
+            str(truth),
+            "--console",
+            str(console),
+            *map(str, options),
+            str(firmware / f"{program}.elf"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == expect_status, result.stdout + result.stderr
     return summary(result.stdout), read_truth(truth), console.read_text()
 
@@ -90,10 +105,16 @@ def test_hello(build, tmp_path):
     assert sim["end"] == "exit" and sim["code"] == "0"
     # One store per marker, strobe (bit 16) toggling, in program order.
     assert [value for _, _, value in of(events, "gpio")] == [
-        0x1_0001, 0x0_1234, 0x1_BEEF, 0x0_FFFF, 0x1_0000]
+        0x1_0001,
+        0x0_1234,
+        0x1_BEEF,
+        0x0_FFFF,
+        0x1_0000,
+    ]
     traces = of(events, "trace")
     assert [(address, value, sel) for _, _, address, value, sel in traces[:4]] == [
-        (TRACE_BASE + 4 * n, 0xCAFE_0000 + n, 0xF) for n in range(4)]
+        (TRACE_BASE + 4 * n, 0xCAFE_0000 + n, 0xF) for n in range(4)
+    ]
     # mtime counts cycles from reset release: the value read precedes the store of it.
     cycle, _, address, mtime, _ = traces[4]
     assert address == TRACE_BASE + 0x80 and 0 < cycle - mtime <= 16
@@ -107,14 +128,27 @@ def test_hello(build, tmp_path):
 @pytest.mark.parametrize("jitter", [0, 97])
 def test_irq_test(build, tmp_path, jitter):
     sim, events, console = run_sim(
-        build, "irq_test", tmp_path, "--max-cycles", 400_000, "--irq-start", IRQ_START,
-        "--irq-period", IRQ_PERIOD, "--irq-width", IRQ_WIDTH, "--irq-jitter", jitter)
+        build,
+        "irq_test",
+        tmp_path,
+        "--max-cycles",
+        400_000,
+        "--irq-start",
+        IRQ_START,
+        "--irq-period",
+        IRQ_PERIOD,
+        "--irq-width",
+        IRQ_WIDTH,
+        "--irq-jitter",
+        jitter,
+    )
     assert sim["end"] == "exit" and sim["code"] == "0", console
     assert f"irq_test: {IRQ_TEST_COUNT} external IRQs, 1 timer IRQ" in console
 
-    traces = [(cycle, address - TRACE_BASE, value) for cycle, _, address, value, _
-              in of(events, "trace")]
-    (armed, _, _), = [t for t in traces if t[1:] == (0x08, 0x1_0000)]
+    traces = [
+        (cycle, address - TRACE_BASE, value) for cycle, _, address, value, _ in of(events, "trace")
+    ]
+    ((armed, _, _),) = [t for t in traces if t[1:] == (0x08, 0x1_0000)]
     assert armed < IRQ_START
 
     # The IRQ line: rising edges at the programmed period (plus jitter), WIDTH cycles high.
@@ -130,7 +164,7 @@ def test_irq_test(build, tmp_path, jitter):
     # acknowledging, it stays set), the core's mip.MEIP two cycles after the latch.
     pending = edges(events, "pending", 1)
     assert len(pending) > IRQ_TEST_COUNT
-    assert pending == [rise + 1 for rise in rises[:len(pending)]]
+    assert pending == [rise + 1 for rise in rises[: len(pending)]]
     assert edges(events, "meip", 1) == [cycle + 2 for cycle in pending]
 
     # Each IRQ k: handler entry marker after the edge, acknowledge store (which clears the
@@ -162,10 +196,10 @@ def test_irq_test(build, tmp_path, jitter):
     assert f"{len(gpio)} main-loop markers" in console
 
     # The machine timer: armed for mtime >= T; MTIP rises exactly in cycle T.
-    (_, _, when), = [t for t in traces if t[1] == 0x04]
+    ((_, _, when),) = [t for t in traces if t[1] == 0x04]
     (mtip,) = edges(events, "mtip", 1)
     assert mtip & 0xFFFF_FFFF == when
-    (timer_entry, _, _), = [t for t in traces if t[1] == 0 and t[2] == 0x4000]
+    ((timer_entry, _, _),) = [t for t in traces if t[1] == 0 and t[2] == 0x4000]
     assert 10 <= timer_entry - mtip <= 120
     assert timer_entry < edges(events, "mtip", 0)[0]
     assert events[-1][1:] == ("exit", 0)
@@ -173,8 +207,7 @@ def test_irq_test(build, tmp_path, jitter):
 
 def test_max_cycles_and_bad_firmware(build, tmp_path):
     # irq_test with no IRQ line waits forever: the harness stops it at --max-cycles.
-    sim, events, _ = run_sim(build, "irq_test", tmp_path, "--max-cycles", 5000,
-                             expect_status=124)
+    sim, events, _ = run_sim(build, "irq_test", tmp_path, "--max-cycles", 5000, expect_status=124)
     assert sim == {**sim, "end": "timeout", "cycles": "5000"}
     assert all(cycle < 5000 for cycle, *_ in events)
 
@@ -188,10 +221,23 @@ def test_max_cycles_and_bad_firmware(build, tmp_path):
 def test_hold_cpu_until_sigusr1(build, tmp_path):
     binary, firmware = build
     truth = tmp_path / "hold.truth"
-    process = subprocess.Popen([str(binary), "--hold-cpu", "--pty-poll", "256",
-                                "--truth", str(truth), "--console", str(tmp_path / "c"),
-                                "--max-cycles", "200000000", str(firmware / "hello.elf")],
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            str(binary),
+            "--hold-cpu",
+            "--pty-poll",
+            "256",
+            "--truth",
+            str(truth),
+            "--console",
+            str(tmp_path / "c"),
+            "--max-cycles",
+            "200000000",
+            str(firmware / "hello.elf"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(0.3)
     process.send_signal(signal.SIGUSR1)
     stdout, _ = process.communicate(timeout=60)
@@ -208,9 +254,12 @@ def test_hold_cpu_until_sigusr1(build, tmp_path):
 
 def start_pty_sim(build, *options):
     binary, firmware = build
-    process = subprocess.Popen([str(binary), "--pty", *map(str, options),
-                                str(firmware / "hello.elf")],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process = subprocess.Popen(
+        [str(binary), "--pty", *map(str, options), str(firmware / "hello.elf")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     line = process.stdout.readline()
     assert line.startswith("PTY /dev/"), line
     return process, line.split()[1]
@@ -239,8 +288,13 @@ def test_pty_bridge_echo(build):
     finally:
         stdout = stop_sim(process)
     uart = dict(field.split("=") for field in stdout.split("UART ")[1].split())
-    assert uart == {"tx_bytes": "1256", "rx_bytes": "1256", "framing_errors": "0",
-                    "dropped": "0", "backlog": "0"}
+    assert uart == {
+        "tx_bytes": "1256",
+        "rx_bytes": "1256",
+        "framing_errors": "0",
+        "dropped": "0",
+        "backlog": "0",
+    }
     assert summary(stdout)["end"] == "signal"
 
 
@@ -251,13 +305,15 @@ def test_pty_bridge_never_blocks(build):
     sent = 150_000
     try:
         with serial.Serial(path, timeout=0.1, write_timeout=60) as port:
-            port.write(bytes(sent))   # returns once the harness has taken every byte
+            port.write(bytes(sent))  # returns once the harness has taken every byte
             port.flush()
             time.sleep(0.5)
     finally:
         stdout = stop_sim(process)
-    uart = {key: int(value) for key, value in
-            (field.split("=") for field in stdout.split("UART ")[1].split())}
+    uart = {
+        key: int(value)
+        for key, value in (field.split("=") for field in stdout.split("UART ")[1].split())
+    }
     assert uart["rx_bytes"] == sent and uart["framing_errors"] == 0
     assert uart["backlog"] > 0 and uart["dropped"] == 0
     # All but the few bytes still being serialised came back out of uart_tx.

@@ -33,7 +33,7 @@ def truth_until_capture_end(path):
     data = path.read_bytes()
     end = data.rfind(b" capture 0\n")
     assert end > 0, f"{path}: no end of capture"
-    return data[:end + len(b" capture 0\n")]
+    return data[: end + len(b" capture 0\n")]
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +43,9 @@ def runs(tmp_path_factory):
     for sump in (True, False):
         build = build_soc(SETTINGS, build_dir=BUILD_DIR, sump=sump)
         name = "sump" if sump else "nosump"
-        run = capture_suite(build, DEMO_IRQ, output=tmp / f"{name}.lsc",
-                            truth=tmp / f"{name}.truth", timeout=300)
+        run = capture_suite(
+            build, DEMO_IRQ, output=tmp / f"{name}.lsc", truth=tmp / f"{name}.truth", timeout=300
+        )
         assert run.exit_code == 0, run.console[-2000:]
         out[sump] = (build, run, tmp / f"{name}.truth")
     return out
@@ -54,17 +55,23 @@ def test_the_demo_build_has_no_sump_engine(runs):
     with_sump, without = runs[True][0].simulator, runs[False][0].simulator
     assert with_sump != without
     assert "nosump" in str(without) and "nosump" not in str(with_sump)
-    exported = {sump: (ROOT / "sim" / "build" / f"latscope_appliance{'' if sump else '-nosump'}.v")
-                .read_text() for sump in (True, False)}
-    modules = {sump: re.findall(r"^module \\latscope_appliance\.appliance\.sump\b", text, re.M)
-               for sump, text in exported.items()}
+    exported = {
+        sump: (
+            ROOT / "sim" / "build" / f"latscope_appliance{'' if sump else '-nosump'}.v"
+        ).read_text()
+        for sump in (True, False)
+    }
+    modules = {
+        sump: re.findall(r"^module \\latscope_appliance\.appliance\.sump\b", text, re.M)
+        for sump, text in exported.items()
+    }
     assert modules[True] and not modules[False]
 
 
 def test_with_and_without_sump_the_run_is_the_same(runs):
     (_, run_a, truth_a), (_, run_b, truth_b) = runs[True], runs[False]
     log = truth_until_capture_end(truth_a)
-    assert log.count(b" trace ") + log.count(b" gpio ") > 400     # the suite's markers
+    assert log.count(b" trace ") + log.count(b" gpio ") > 400  # the suite's markers
     assert log == truth_until_capture_end(truth_b)
     assert run_a.exit_cycle == run_b.exit_cycle
     assert run_a.status == run_b.status
@@ -76,8 +83,12 @@ def test_with_and_without_sump_the_run_is_the_same(runs):
 
 def test_the_core_is_built_without_public_signals():
     cpu = SETTINGS.cpu
-    result = subprocess.run(["make", "-s", "-C", str(ROOT / "sim"), f"CPU={cpu}",
-                             "print-cpu-source"], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        ["make", "-s", "-C", str(ROOT / "sim"), f"CPU={cpu}", "print-cpu-source"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     source = result.stdout.strip()
     assert source.endswith(f"build/cpu/{cpu}.v")
     text = open(source).read()

@@ -17,8 +17,7 @@ pytestmark = pytest.mark.verilator
 
 
 def children(pid):
-    return [int(child) for child in
-            Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
 def alive(pid):
@@ -30,9 +29,13 @@ def alive(pid):
 
 
 def start_simulate():
-    process = subprocess.Popen([sys.executable, "-m", "latscope.cli", "simulate"],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = process.stdout.readline()          # after the build, if one was needed
+    process = subprocess.Popen(
+        [sys.executable, "-m", "latscope.cli", "simulate"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    line = process.stdout.readline()  # after the build, if one was needed
     assert line.startswith("PTY /dev/"), line
     return process, line.split()[1]
 
@@ -55,7 +58,7 @@ def test_simulate_serves_its_pty_until_ctrl_c():
         try:
             code = process.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            process.kill()            # a hung simulate must not outlive the test
+            process.kill()  # a hung simulate must not outlive the test
             process.wait()
             raise
     assert code == 0

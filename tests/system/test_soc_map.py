@@ -10,21 +10,34 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SIM = ROOT / "sim"
-GENERATED = {SIM / "firmware" / "soc_map.h", SIM / "firmware" / "soc_map.ld",
-             SIM / "rtl" / "soc_map.vh", SIM / "soc_map.mk"}
+GENERATED = {
+    SIM / "firmware" / "soc_map.h",
+    SIM / "firmware" / "soc_map.ld",
+    SIM / "rtl" / "soc_map.vh",
+    SIM / "soc_map.mk",
+}
 #: Where a copy of the map would be used: the harness, the RTL, the firmware of the SoC and
 #: its ports, their makefiles, and the Python that builds or exports for the simulation.
 READERS = [
-    *SIM.glob("harness/*"), *SIM.glob("rtl/*"), *SIM.glob("firmware/*"), SIM / "Makefile",
-    *(ROOT / "firmware" / "ports" / "sim").glob("*"), *(ROOT / "firmware" / "suite").glob("sim/*"),
-    ROOT / "firmware" / "Makefile", ROOT / "firmware" / "suite" / "Makefile",
+    *SIM.glob("harness/*"),
+    *SIM.glob("rtl/*"),
+    *SIM.glob("firmware/*"),
+    SIM / "Makefile",
+    *(ROOT / "firmware" / "ports" / "sim").glob("*"),
+    *(ROOT / "firmware" / "suite").glob("sim/*"),
+    ROOT / "firmware" / "Makefile",
+    ROOT / "firmware" / "suite" / "Makefile",
     ROOT / "host" / "latscope" / "simulated" / "soc.py",
     ROOT / "gateware" / "latscope_gateware" / "verilog_export.py",
 ]
 HEX = re.compile(r"(?:0[xX]|'[hH])([0-9A-Fa-f_]+)")
 #: Comments may name the values (docs); code may not.
-COMMENT = {".py": re.compile(r"#.*"), "": re.compile(r"#.*"), ".mk": re.compile(r"#.*"),
-           ".ld": re.compile(r"/\*.*?(\*/|$)|^\s*\*.*")}
+COMMENT = {
+    ".py": re.compile(r"#.*"),
+    "": re.compile(r"#.*"),
+    ".mk": re.compile(r"#.*"),
+    ".ld": re.compile(r"/\*.*?(\*/|$)|^\s*\*.*"),
+}
 C_COMMENT = re.compile(r"//.*|/\*.*?(\*/|$)|^\s*\*.*")
 
 
@@ -41,8 +54,9 @@ def _map():
 
 
 def test_generated_files_are_current():
-    result = subprocess.run([sys.executable, str(SIM / "soc_map.py"), "--check"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(SIM / "soc_map.py"), "--check"], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -69,10 +83,24 @@ def test_no_other_file_spells_an_address_or_march():
 def test_makefiles_give_each_cpu_its_march():
     for cpu, march in _map()["cpus"].items():
         for directory in (SIM, ROOT / "firmware" / "suite"):
-            result = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(directory),
-                                     f"CPU={cpu}", "print-march"],
-                                    capture_output=True, text=True, check=True)
+            result = subprocess.run(
+                [
+                    "make",
+                    "-s",
+                    "--no-print-directory",
+                    "-C",
+                    str(directory),
+                    f"CPU={cpu}",
+                    "print-march",
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             assert result.stdout.strip() == march, (directory, cpu)
-    result = subprocess.run(["make", "-s", "-C", str(SIM), "CPU=VexRiscv_Nope", "print-march"],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        ["make", "-s", "-C", str(SIM), "CPU=VexRiscv_Nope", "print-march"],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode != 0 and "VexRiscv_Lite" in result.stderr

@@ -38,19 +38,33 @@ STROBE = 1 << 16
 # Marker encoding and the rules, written out from docs/markers.md and docs/tests.md.
 START, END, ISR_ENTRY, ISR_EXIT, T1, T2, THREAD, PARAM = range(8)
 IL_A, IDL_B, TSL_A = 1, 2, 3
-KERNEL = 16             # the kernel's marker KERNEL/ISR_ENTRY: it calls a handler now
+KERNEL = 16  # the kernel's marker KERNEL/ISR_ENTRY: it calls a handler now
 #                         (its tick markers, KERNEL/T1 and T2, pair with nothing)
 #: test -> [(table name, A, B)]; A/B: "irq", "handler" (the kernel's marker) or a point.
 RULES = {
-    IL_A: [("IL-a-1", "irq", ISR_ENTRY), ("ILH-a-1", "irq", "handler"),
-           ("IDL-a-1", ISR_EXIT, THREAD)],
-    IDL_B: [("IL-b-{n}", "irq", ISR_ENTRY), ("ILH-b-{n}", "irq", "handler"),
-            ("IDL-b-{n}", ISR_EXIT, T2)],
+    IL_A: [
+        ("IL-a-1", "irq", ISR_ENTRY),
+        ("ILH-a-1", "irq", "handler"),
+        ("IDL-a-1", ISR_EXIT, THREAD),
+    ],
+    IDL_B: [
+        ("IL-b-{n}", "irq", ISR_ENTRY),
+        ("ILH-b-{n}", "irq", "handler"),
+        ("IDL-b-{n}", ISR_EXIT, T2),
+    ],
     TSL_A: [("TSL-a-{n}", T1, T2)],
-    4: [("TF-a-1", T1, T2)], 5: [("TF-b-1", T1, T2)], 6: [("TF-c-2", T1, T2)],
-    7: [("SEO-a-1", T1, T2)], 8: [("SEO-b-1", T1, T2)], 9: [("SEO-c-1", T1, T2)],
-    10: [("SEO-d-1", T1, T2)], 11: [("SEO-e-1", T1, T2)], 12: [("SEO-f-{n}", T1, T2)],
-    13: [("SEO-g-3", T1, T2)], 14: [("MQ-a-1", T1, T2)], 15: [("CLK-a-1", T1, T2)],
+    4: [("TF-a-1", T1, T2)],
+    5: [("TF-b-1", T1, T2)],
+    6: [("TF-c-2", T1, T2)],
+    7: [("SEO-a-1", T1, T2)],
+    8: [("SEO-b-1", T1, T2)],
+    9: [("SEO-c-1", T1, T2)],
+    10: [("SEO-d-1", T1, T2)],
+    11: [("SEO-e-1", T1, T2)],
+    12: [("SEO-f-{n}", T1, T2)],
+    13: [("SEO-g-3", T1, T2)],
+    14: [("MQ-a-1", T1, T2)],
+    15: [("CLK-a-1", T1, T2)],
 }
 
 
@@ -87,7 +101,7 @@ def simple_pairing(events):
     END's cycle is in no window). A kernel marker (the bus window's) is an event of every
     open window; in the demo's GPIO build no two markers share a cycle."""
     events = sorted(events, key=lambda event: (event[0], event[1] != "marker"))
-    windows = {}           # test -> {"n": parameter, "pending": {table: A cycle}, "fresh"}
+    windows = {}  # test -> {"n": parameter, "pending": {table: A cycle}, "fresh"}
     tables = {}
     for cycle, kind, value in events:
         if kind == "marker" and value >> 10 == KERNEL:
@@ -98,7 +112,7 @@ def simple_pairing(events):
             test, point, arg = value >> 10, (value >> 7) & 7, value & 0x7F
             window = windows.get(test)
             if window is not None and window["fresh"]:
-                window["fresh"] = False            # the START's very next marker
+                window["fresh"] = False  # the START's very next marker
                 if point == PARAM:
                     window["n"] |= arg << 7
                     continue
@@ -109,8 +123,9 @@ def simple_pairing(events):
                 continue
             targets = [(test, window)] if window is not None else []
         else:
-            targets = [(test, window) for test, window in windows.items()
-                       if cycle > window["start"]]
+            targets = [
+                (test, window) for test, window in windows.items() if cycle > window["start"]
+            ]
             point = "irq"
         for test, window in targets:
             for name, a, b in RULES.get(test, []):
@@ -128,7 +143,7 @@ def simple_pairing(events):
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("truth-demo")
-    build = build_soc(SuiteSettings(), build_dir=BUILD_DIR, sump=False)     # the demo's simulator
+    build = build_soc(SuiteSettings(), build_dir=BUILD_DIR, sump=False)  # the demo's simulator
     truth = tmp / "demo.truth"
     run = capture_suite(build, DEMO_IRQ, output=tmp / "demo.lsc", truth=truth, timeout=600)
     assert run.exit_code == 0, run.console[-3000:]
@@ -152,14 +167,19 @@ def test_every_sample_of_the_demo_is_the_truth(demo_run):
         assert table.discarded == 0, name
     # The tick flag (docs/tests.md, "Worst samples and flags"): a kernel tick marker
     # (KERNEL/T1 or T2 in the bus window) stored in a sample's [start, end] cycles.
-    ticks = sorted(cycle for cycle, kind, value in events
-                   if kind == "marker" and value >> 10 == KERNEL and (value >> 7) & 7 in (T1, T2))
-    assert len(ticks) > 400                        # both markers, about every ms
+    ticks = sorted(
+        cycle
+        for cycle, kind, value in events
+        if kind == "marker" and value >> 10 == KERNEL and (value >> 7) & 7 in (T1, T2)
+    )
+    assert len(ticks) > 400  # both markers, about every ms
     flagged = 0
     for name, table in tables.items():
         first_after = [bisect_left(ticks, start) for start, _ in expected[name]]
-        truth_ticked = [at < len(ticks) and ticks[at] <= start + cycles
-                        for at, (start, cycles) in zip(first_after, expected[name])]
+        truth_ticked = [
+            at < len(ticks) and ticks[at] <= start + cycles
+            for at, (start, cycles) in zip(first_after, expected[name])
+        ]
         assert table.ticked.tolist() == truth_ticked, name
         flagged += sum(truth_ticked)
     assert flagged > 50
@@ -171,6 +191,5 @@ def test_cpu_and_irq_start_at_fixed_cycles_after_start(demo_run):
     assert cpu_run - capture_start == RELEASE_AFTER_START
     # START executes in cycle S = capture_start - 1: the first edge is I0 = period +
     # (seed & mask) after it.
-    first_edge = min(cycle for cycle, kind, _ in events if kind == "irq" and
-                     cycle > capture_start)
+    first_edge = min(cycle for cycle, kind, _ in events if kind == "irq" and cycle > capture_start)
     assert first_edge == capture_start - 1 + DEMO_IRQ.period + (LFSR_SEED & DEMO_IRQ.jitter_mask)

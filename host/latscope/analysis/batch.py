@@ -104,20 +104,20 @@ class _TestState:
         self.pending = [_Pending() for _ in self.rules]
         self.uses_irq = any(rule.start == "irq" for _, rule in self.rules)
         self.uses_handler = any("handler" in (rule.start, rule.end) for _, rule in self.rules)
-        self.windows = 0                 # windows so far; the latest is windows - 1
-        self.open = False                # a group is open (no bound since it began)
-        self.group = -1                  # the open group's first window
-        self.outer = []                  # window -> first window of its group
-        self.epoch = -1                  # holes before the latest window began
-        self.last_epoch = 0              # holes before the test's latest marker
-        self.param_wait = None           # (window, START argument, epoch): its next marker decides
-        self.names = {}                  # (window, rule) -> table name (None: no table)
-        self.first = []                  # [window, first stamp, end stamp or _NEVER, epoch]
-        self.group_rows = 0              # rows of ``first`` from the open group's first on
-        self.last_first = -_NEVER        # first stamps of IRQ windows only grow
-        self.start_marker = {}           # window -> global index of the marker it began at
+        self.windows = 0  # windows so far; the latest is windows - 1
+        self.open = False  # a group is open (no bound since it began)
+        self.group = -1  # the open group's first window
+        self.outer = []  # window -> first window of its group
+        self.epoch = -1  # holes before the latest window began
+        self.last_epoch = 0  # holes before the test's latest marker
+        self.param_wait = None  # (window, START argument, epoch): its next marker decides
+        self.names = {}  # (window, rule) -> table name (None: no table)
+        self.first = []  # [window, first stamp, end stamp or _NEVER, epoch]
+        self.group_rows = 0  # rows of ``first`` from the open group's first on
+        self.last_first = -_NEVER  # first stamps of IRQ windows only grow
+        self.start_marker = {}  # window -> global index of the marker it began at
         self.irq_wait = (_EMPTY, _EMPTY)  # IRQs (stamps, epochs) not given a window yet
-        self.irq_floor = -_NEVER         # no IRQ still to be given a window is stamped below
+        self.irq_floor = -_NEVER  # no IRQ still to be given a window is stamped below
 
     def closed(self, windows):
         """Which ``windows`` have all their markers seen (their group has ended)."""
@@ -179,8 +179,18 @@ class BatchAnalysis:
     before it counts: it is exact in one pass.
     """
 
-    def __init__(self, stamp_hz, *, table=TableAccumulator, losses=None, spans=None,
-                 hole_spans=None, skew=0, loss_lag_s=0.1, live=False):
+    def __init__(
+        self,
+        stamp_hz,
+        *,
+        table=TableAccumulator,
+        losses=None,
+        spans=None,
+        hole_spans=None,
+        skew=0,
+        loss_lag_s=0.1,
+        live=False,
+    ):
         self.stamp_hz = stamp_hz
         self.loss_lag = int(loss_lag_s * stamp_hz)
         self.skew = int(skew)
@@ -188,33 +198,34 @@ class BatchAnalysis:
         self._new_table = table
         extra = np.asarray(losses if losses is not None else [], np.int64)
         self.spans_known = spans is not None
-        self.spans = merge_spans(spans if spans is not None else (_EMPTY, _EMPTY),
-                                 (extra, extra))
+        self.spans = merge_spans(spans if spans is not None else (_EMPTY, _EMPTY), (extra, extra))
         self.hole_spans = hole_spans if hole_spans is not None else (_EMPTY, _EMPTY)
-        self.holes = 0                   # holes so far (the epoch of what comes next)
+        self.holes = 0  # holes so far (the epoch of what comes next)
         self.needs_second_pass = False
         self.tables = {}
-        self._order = {}                 # table -> (START marker index, rule index)
-        self._n_from = {}                # table -> window its parameter n comes from
+        self._order = {}  # table -> (START marker index, rule index)
+        self._n_from = {}  # table -> window its parameter n comes from
         # Tests with an IRQ rule see every IRQ edge from the start (a window a hole opens
         # may take IRQs from before the test's first marker after it).
-        self._tests = {test: _TestState(test) for test in dict.fromkeys(
-            rule.test for rule in RULES if rule.start == "irq")}
+        self._tests = {
+            test: _TestState(test)
+            for test in dict.fromkeys(rule.test for rule in RULES if rule.start == "irq")
+        }
         self._losses = LossSpans()
-        self._hole_after = []            # per hole: stamp of the last event before it
+        self._hole_after = []  # per hole: stamp of the last event before it
         self._delivered = Events.empty()  # the latest event that is no LOSS record
-        self._counted_end = _LOWEST      # largest end of a counted sample (none: below any span)
+        self._counted_end = _LOWEST  # largest end of a counted sample (none: below any span)
         self.events = 0
         self.markers = 0
         self.stamp_min = self.stamp_max = None
-        self.out_of_order = 0            # events stamped below the horizon promised
+        self.out_of_order = 0  # events stamped below the horizon promised
         self._horizon = -_NEVER
         # Markers are taken in stamp order (trace port before bus window in one cycle, as
         # analyze takes them): those not below the horizon wait, a later one may precede.
         self._held = (_EMPTY, np.zeros(0, np.uint8), _EMPTY, _EMPTY)  # stamp, source, value, epoch
-        self.handlers = 0                # the kernel's handler-entry markers so far
-        self._ticks = _EMPTY             # stamps of the tick markers a sample may still hold
-        self._handler_names = set()      # tables of "handler" rules (none without such markers)
+        self.handlers = 0  # the kernel's handler-entry markers so far
+        self._ticks = _EMPTY  # stamps of the tick markers a sample may still hold
+        self._handler_names = set()  # tables of "handler" rules (none without such markers)
 
     # --- input ---------------------------------------------------------------------------
 
@@ -222,7 +233,7 @@ class BatchAnalysis:
         """Adds the next events (a parser ``Events``, in stream order)."""
         if not len(events):
             return
-        stamp = events.stamp.view(np.int64)          # stamps are far below 2**63
+        stamp = events.stamp.view(np.int64)  # stamps are far below 2**63
         source, value = events.source, events.value
         low, high = int(stamp.min()), int(stamp.max())
         if low < self._horizon:
@@ -232,7 +243,7 @@ class BatchAnalysis:
         self._collect_spans(events)
         self.events += len(events)
         if self.needs_second_pass and not self.live:
-            return                       # only the spans matter now
+            return  # only the spans matter now
         self._horizon = max(self._horizon, self.stamp_max - self.skew)
         hole_at = np.flatnonzero(is_hole(source, value))
         self._note_holes(events, len(hole_at))
@@ -241,22 +252,27 @@ class BatchAnalysis:
             """Holes in the stream up to the events ``at`` (indices into the batch; without
             holes one number, repeated without memory)."""
             before = self.holes
-            return (before + np.searchsorted(hole_at, at, side="right") if len(hole_at)
-                    else np.broadcast_to(np.int64(before), len(at)))
+            return (
+                before + np.searchsorted(hole_at, at, side="right")
+                if len(hole_at)
+                else np.broadcast_to(np.int64(before), len(at))
+            )
 
         at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
         markers = (stamp[at], source[at], value[at].astype(np.int64), epoch(at))
         at = np.flatnonzero((source == Source.IRQ) & (value == 1))
         irq, irq_epoch = stamp[at], epoch(at)
-        del at                           # (one batch may be a whole capture: free it early)
+        del at  # (one batch may be a whole capture: free it early)
         self.holes += len(hole_at)
         self._take_markers(*markers, final=False)
         del markers
         if len(irq):
             for state in self._tests.values():
                 if state.uses_irq:
-                    state.irq_wait = (_joined(state.irq_wait[0], irq),
-                                      _joined(state.irq_wait[1], irq_epoch))
+                    state.irq_wait = (
+                        _joined(state.irq_wait[0], irq),
+                        _joined(state.irq_wait[1], irq_epoch),
+                    )
         self._decide(final=False)
 
     def finish(self):
@@ -266,7 +282,7 @@ class BatchAnalysis:
         self._horizon = _NEVER
         self._take_markers(_EMPTY, np.zeros(0, np.uint8), _EMPTY, _EMPTY, final=True)
         for state in self._tests.values():
-            if state.param_wait is not None:         # the START was the test's last marker
+            if state.param_wait is not None:  # the START was the test's last marker
                 window, argument, epoch = state.param_wait
                 state.param_wait = None
                 self._name_window(state, window, argument, certain=self.holes == epoch)
@@ -278,12 +294,13 @@ class BatchAnalysis:
         before it (``holes_of``; it may be in an earlier batch)."""
         if any_hole:
             joined = Events.concatenate([self._delivered, events])
-            self._hole_after += [_LOWEST if hole.after is None else hole.after
-                                 for hole in holes_of(joined)]
+            self._hole_after += [
+                _LOWEST if hole.after is None else hole.after for hole in holes_of(joined)
+            ]
         delivered = events.source[::-1] != Source.LOSS
         if delivered.any():
             last = len(events) - 1 - int(np.argmax(delivered))
-            self._delivered = events[last:last + 1]
+            self._delivered = events[last : last + 1]
 
     def _collect_spans(self, events):
         """Adds the loss spans of the batch's LOSS records; notes when one reaches back
@@ -315,14 +332,14 @@ class BatchAnalysis:
         self.markers += len(m_stamp)
         if not len(m_stamp):
             return
-        tests, points, args = decode(m_value.astype(np.int32) & 0xffff)
+        tests, points, args = decode(m_value.astype(np.int32) & 0xFFFF)
         handler_at = np.flatnonzero((tests == Test.KERNEL) & (points == Point.ISR_ENTRY))
         self.handlers += len(handler_at)
         self._ticks = np.concatenate([self._ticks, m_stamp[is_tick(tests, points)]])
         order = np.argsort(tests.astype(np.uint8), kind="stable")
         test_of = tests[order]
         edges = np.flatnonzero(np.append(True, test_of[1:] != test_of[:-1]))
-        placed = {}                                  # test -> where its windows are
+        placed = {}  # test -> where its windows are
         for begin, end in zip(edges, np.append(edges[1:], len(order))):
             test = int(test_of[begin])
             state = self._tests.get(test)
@@ -331,23 +348,33 @@ class BatchAnalysis:
             if not state.rules:
                 continue
             mine = order[begin:end]
-            placed[test] = self._test_markers(state, m_stamp[mine], points[mine], args[mine],
-                                              m_epoch[mine], first_index + mine)
+            placed[test] = self._test_markers(
+                state, m_stamp[mine], points[mine], args[mine], m_epoch[mine], first_index + mine
+            )
         for test, state in self._tests.items():
             if state.uses_handler and len(handler_at):
-                self._handler_markers(state, placed.get(test), m_stamp[handler_at],
-                                      m_epoch[handler_at], first_index + handler_at)
+                self._handler_markers(
+                    state,
+                    placed.get(test),
+                    m_stamp[handler_at],
+                    m_epoch[handler_at],
+                    first_index + handler_at,
+                )
 
     @staticmethod
     def _handler_markers(state, placed, h_stamp, h_epoch, h_at):
         """Adds the kernel's handler-entry markers (global marker indices ``h_at``) to the test's "handler" rules: each is in the window of the test's marker
         before it in the marker order (as ``analyze`` places them by position), if any."""
-        if placed is None:                           # no marker of the test in the batch
-            placed = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                      (state.windows - 1, state.epoch) if state.open else (-1, -1))
+        if placed is None:  # no marker of the test in the batch
+            placed = (
+                np.zeros(0, np.int64),
+                np.zeros(0, np.int64),
+                np.zeros(0, np.int64),
+                (state.windows - 1, state.epoch) if state.open else (-1, -1),
+            )
         positions, windows, window_epoch, carried = placed
         before = np.searchsorted(positions, h_at) - 1
-        window = np.append(windows, carried[0])[before]      # -1 -> the carried window
+        window = np.append(windows, carried[0])[before]  # -1 -> the carried window
         epoch = np.append(window_epoch, carried[1])[before]
         inside = window >= 0
         for (index, rule), pending in zip(state.rules, state.pending):
@@ -362,7 +389,7 @@ class BatchAnalysis:
         the pending events of the test's rules. A start event counts only in the epoch of
         its window (no hole since it began); a START's parameter is certain only if no hole
         comes before the test's next marker (a PARAM may have been lost in it)."""
-        if state.param_wait is not None:             # this batch's first marker decides
+        if state.param_wait is not None:  # this batch's first marker decides
             window, argument, epoch = state.param_wait
             state.param_wait = None
             certain = int(m_epoch[0]) == epoch
@@ -372,29 +399,34 @@ class BatchAnalysis:
         is_start = m_points == Point.START
         is_bound = is_start | (m_points == Point.END)
         # A hole opens a window at the test's first marker after it (unless a START).
-        no_holes = state.last_epoch == int(m_epoch[-1])        # none before these markers
-        opening = None if no_holes else (
-            m_epoch != np.concatenate([[state.last_epoch], m_epoch[:-1]])) & ~is_start
+        no_holes = state.last_epoch == int(m_epoch[-1])  # none before these markers
+        opening = (
+            None
+            if no_holes
+            else (m_epoch != np.concatenate([[state.last_epoch], m_epoch[:-1]])) & ~is_start
+        )
         state.last_epoch = int(m_epoch[-1])
         carried = (state.windows - 1, state.epoch) if state.open else (-1, -1)
-        segments = []                                 # (position, window, epoch) from there on
+        segments = []  # (position, window, epoch) from there on
         for at in np.flatnonzero(is_bound if no_holes else is_bound | opening).tolist():
             if not no_holes and opening[at]:
                 epoch = int(m_epoch[at])
-                window = self._new_window(state, int(global_index[at]),
-                                          self._hole_after[epoch - 1], epoch, group=False)
+                window = self._new_window(
+                    state, int(global_index[at]), self._hole_after[epoch - 1], epoch, group=False
+                )
                 self._name_window(state, window, -1, certain=False)
                 segments.append((at, window, epoch))
             if not is_bound[at]:
                 continue
-            if state.open:                            # this bound ends the open group
+            if state.open:  # this bound ends the open group
                 self._close(state, int(m_stamp[at]))
             if not is_start[at]:
                 segments.append((at, -1, -1))
                 continue
             epoch = int(m_epoch[at])
-            window = self._new_window(state, int(global_index[at]), int(m_stamp[at]), epoch,
-                                      group=True)
+            window = self._new_window(
+                state, int(global_index[at]), int(m_stamp[at]), epoch, group=True
+            )
             segments.append((at, window, epoch))
             if at + 1 < len(m_points):
                 argument = int(m_args[at])
@@ -409,8 +441,11 @@ class BatchAnalysis:
         at = np.array([0] + [seg[0] for seg in segments] + [len(m_points)], np.int64)
         lengths = np.diff(at)
         windows = np.repeat(np.array([carried[0]] + [seg[1] for seg in segments]), lengths)
-        window_epoch = np.repeat(np.array([carried[1]] + [seg[2] for seg in segments]),
-                                 lengths) if state.uses_handler or not no_holes else None
+        window_epoch = (
+            np.repeat(np.array([carried[1]] + [seg[2] for seg in segments]), lengths)
+            if state.uses_handler or not no_holes
+            else None
+        )
         in_window = windows >= 0
         # Start events count only in the epoch of their window.
         start_ok = in_window if no_holes else in_window & (m_epoch == window_epoch)
@@ -421,8 +456,11 @@ class BatchAnalysis:
                     inside = None
                     if kind not in ("irq", "handler"):
                         inside = (m_points == kind) & (start_ok if as_start else in_window)
-                    of_kind[kind, as_start] = ((m_stamp[inside], windows[inside])
-                                               if inside is not None else (_EMPTY, _EMPTY))
+                    of_kind[kind, as_start] = (
+                        (m_stamp[inside], windows[inside])
+                        if inside is not None
+                        else (_EMPTY, _EMPTY)
+                    )
             pending.add(*of_kind[rule.start, True], *of_kind[rule.end, False])
         # Where the windows are, for the handler markers: global marker indices, windows,
         # their epochs, and the window (and epoch) before the batch.
@@ -447,7 +485,7 @@ class BatchAnalysis:
     def _close(self, state, stamp):
         """The open group ends at a bound stamped ``stamp``."""
         state.open = False
-        for row in state.first[state.group_rows:]:
+        for row in state.first[state.group_rows :]:
             row[2] = stamp
 
     def _name_window(self, state, window, parameter, certain):
@@ -468,7 +506,8 @@ class BatchAnalysis:
                 self._handler_names.add(name)
             if name not in self.tables:
                 self.tables[name] = self._new_table(
-                    name, self.stamp_hz, {"test": Test(state.test).name, "n": None})
+                    name, self.stamp_hz, {"test": Test(state.test).name, "n": None}
+                )
                 self._order[name] = place
             self._order[name] = min(self._order[name], place)
             if certain and self._n_from.get(name, _NEVER) > window:
@@ -484,9 +523,14 @@ class BatchAnalysis:
             if not state.uses_irq:
                 continue
             stamps, epochs = state.irq_wait
-            below = _NEVER if final else min(
-                [self._horizon, self._delivered_stamp()]
-                + self._hole_after[state.last_epoch:self.holes])
+            below = (
+                _NEVER
+                if final
+                else min(
+                    [self._horizon, self._delivered_stamp()]
+                    + self._hole_after[state.last_epoch : self.holes]
+                )
+            )
             ready = int(np.argmax(stamps >= below)) if np.any(stamps >= below) else len(stamps)
             self._irqs_into_windows(state, stamps[:ready], epochs[:ready])
             stamps, epochs = stamps[ready:], epochs[ready:]
@@ -497,14 +541,18 @@ class BatchAnalysis:
             # either), none.
             after_hole = epochs > state.last_epoch
             settled = int(np.min(self._held[3], initial=self.holes))
-            no_end = (stamps < self._horizon) & (np.append(epochs[1:] == epochs[:-1], False)) \
+            no_end = (
+                (stamps < self._horizon)
+                & (np.append(epochs[1:] == epochs[:-1], False))
                 & np.append(stamps[1:] < self._horizon, False)
+            )
             if state.uses_handler and state.open:
                 no_end[:] = False
             dead = after_hole & ((epochs < settled) | no_end)
             state.irq_wait = (stamps[~dead], epochs[~dead])
-            state.irq_floor = min(self._horizon, int(state.irq_wait[0][0])
-                                  if len(state.irq_wait[0]) else _NEVER)
+            state.irq_floor = min(
+                self._horizon, int(state.irq_wait[0][0]) if len(state.irq_wait[0]) else _NEVER
+            )
             self._prune_windows(state)
 
     def _delivered_stamp(self):
@@ -539,7 +587,7 @@ class BatchAnalysis:
     def _decide(self, final):
         self._safe = self._losses.safe_end(self._horizon, self.loss_lag)
         self._assign_irqs(final)
-        floor = self._horizon                     # no sample still to count begins below
+        floor = self._horizon  # no sample still to count begins below
         for state in self._tests.values():
             for (index, rule), pending in zip(state.rules, state.pending):
                 if len(pending.a):
@@ -549,19 +597,20 @@ class BatchAnalysis:
                     floor = min(floor, int(pending.a.min()))
             if len(state.irq_wait[0]):
                 floor = min(floor, int(state.irq_wait[0].min()))
-        self._ticks = self._ticks[np.searchsorted(self._ticks, floor):]
+        self._ticks = self._ticks[np.searchsorted(self._ticks, floor) :]
 
     def _decide_rule(self, state, index, rule, pending, final):
         a, a_window, b = pending.a, pending.a_window, pending.b
-        group = state.outer_of(a_window)            # a start pairs within its group
-        keep, lossy, by_hole, lengths = pair(a, group, b, state.outer_of(pending.b_window),
-                                              self.spans, self.hole_spans)
+        group = state.outer_of(a_window)  # a start pairs within its group
+        keep, lossy, by_hole, lengths = pair(
+            a, group, b, state.outer_of(pending.b_window), self.spans, self.hole_spans
+        )
         if final:
             decided = np.ones(len(a), bool)
         else:
             closed = state.closed(a_window)
             no_more_a = closed
-            if rule.start == "irq":                   # IRQs may still fall into the window
+            if rule.start == "irq":  # IRQs may still fall into the window
                 no_more_a = closed & (self._window_ends(state, a_window) <= state.irq_floor)
             same_next = np.append(group[1:] == group[:-1], False)
             has_next = np.arange(len(a)) < len(a) - 1
@@ -571,11 +620,16 @@ class BatchAnalysis:
             end_seen = lengths > 0
             # A sample or discarded pair needs its table's name; a start event that gives
             # neither (a window waiting for its PARAM must not hold them all) does not.
-            named = ("{n}" not in rule.name or state.param_wait is None
-                     or (a_window != state.param_wait[0]) | ~(keep | lossy))
-            decided = ((has_next | no_more_a)
-                       & (end_seen | closed | (same_next & (next_a < self._horizon)))
-                       & named)
+            named = (
+                "{n}" not in rule.name
+                or state.param_wait is None
+                or (a_window != state.param_wait[0]) | ~(keep | lossy)
+            )
+            decided = (
+                (has_next | no_more_a)
+                & (end_seen | closed | (same_next & (next_a < self._horizon)))
+                & named
+            )
             # A sample waits until no LOSS record of a source seen lately can reach back
             # over it (its span starts at that source's latest event, or later).
             decided &= ~(keep & (a + lengths > self._safe))
@@ -583,8 +637,16 @@ class BatchAnalysis:
         count = int(np.count_nonzero(decided))
         if not count:
             return
-        self._count(state, index, a[:count], a_window[:count], keep[:count], lossy[:count],
-                    by_hole[:count], lengths[:count])
+        self._count(
+            state,
+            index,
+            a[:count],
+            a_window[:count],
+            keep[:count],
+            lossy[:count],
+            by_hole[:count],
+            lengths[:count],
+        )
         pending.a, pending.a_window = a[count:], a_window[count:]
 
     @staticmethod
@@ -633,9 +695,11 @@ class BatchAnalysis:
         """``{name: table collector}`` in the order the tests' windows first appear (then
         the order of their rules); tables of "handler" rules only if the capture has
         handler-entry markers."""
-        return {name: self.tables[name]
-                for name in sorted(self.tables, key=lambda name: self._order[name])
-                if self.handlers or name not in self._handler_names}
+        return {
+            name: self.tables[name]
+            for name in sorted(self.tables, key=lambda name: self._order[name])
+            if self.handlers or name not in self._handler_names
+        }
 
     def summary(self):
         """``{name: stats()}`` of the tables so far (collectors with ``stats()``)."""
@@ -652,7 +716,8 @@ class BatchAnalysis:
         start and end events not yet decided, IRQ edges not yet given a window."""
         return len(self._held[0]) + sum(
             len(state.irq_wait[0]) + sum(len(p.a) + len(p.b) for p in state.pending)
-            for state in self._tests.values())
+            for state in self._tests.values()
+        )
 
 
 def analyze_batches(batches, stamp_hz, **options):
@@ -666,8 +731,9 @@ def analyze_batches(batches, stamp_hz, **options):
     analysis.passes = 1
     if analysis.needs_second_pass:
         options = dict(options, losses=None)
-        analysis = BatchAnalysis(stamp_hz, spans=analysis.spans,
-                                 hole_spans=analysis.hole_spans, **options)
+        analysis = BatchAnalysis(
+            stamp_hz, spans=analysis.spans, hole_spans=analysis.hole_spans, **options
+        )
         for events in batches():
             analysis.feed(events)
         analysis.passes = 2

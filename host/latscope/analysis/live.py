@@ -27,5 +27,9 @@ def live_analysis(identity, interval_s=60.0):
     seconds), ``running`` names the tests whose window is open and ``summary()`` gives every
     table's statistics."""
     interval = interval_stamps(interval_s, identity.stamp_hz)
-    return BatchAnalysis(identity.stamp_hz, skew=latency_skew(identity), live=True,
-                         table=partial(TableAccumulator, interval_stamps=interval))
+    return BatchAnalysis(
+        identity.stamp_hz,
+        skew=latency_skew(identity),
+        live=True,
+        table=partial(TableAccumulator, interval_stamps=interval),
+    )

@@ -11,7 +11,7 @@ import numpy as np
 from latscope_defs.protocol import EDGE_SOURCES, Source, loss_source
 
 from .pairing import SampleTable
-from .spans import hole_spans, lossy_spans, merged, overlaps, is_hole
+from .spans import hole_spans, is_hole, lossy_spans, merged, overlaps
 
 __all__ = ["LOOP_PREFIX", "loop_source", "loop_table_name", "loop_table", "parse_loop"]
 
@@ -102,11 +102,24 @@ def loop_table(events, stamp_hz, channel, *, losses=None):
     by_hole = lossy & overlaps(merged(*holes), a, end)
     keep = ~lossy
     name = loop_table_name(channel)
-    parameters = {"test": LOOP_PREFIX, "n": None, "channel": parse_loop(channel),
-                  "irq_edges": int(len(next_a)), "unanswered": int(len(next_a) - firsts),
-                  "extra_edges": int(extra)}
-    return SampleTable(name, stamp_hz, (end - a)[keep], a[keep], int(np.count_nonzero(lossy)),
-                       parameters, a[lossy], int(np.count_nonzero(by_hole)))
+    parameters = {
+        "test": LOOP_PREFIX,
+        "n": None,
+        "channel": parse_loop(channel),
+        "irq_edges": int(len(next_a)),
+        "unanswered": int(len(next_a) - firsts),
+        "extra_edges": int(extra),
+    }
+    return SampleTable(
+        name,
+        stamp_hz,
+        (end - a)[keep],
+        a[keep],
+        int(np.count_nonzero(lossy)),
+        parameters,
+        a[lossy],
+        int(np.count_nonzero(by_hole)),
+    )
 
 
 def tables_with_loop(events, stamp_hz, tables, loop):
@@ -124,7 +137,7 @@ def loop_events(batches, channel):
     record, and the delivered event right before each hole (its stamp is the low end of
     the hole's span). A small part of the stream: about three records per interrupt."""
     loop = loop_source(channel)
-    parts, last = [], None               # last: the previous batch's last delivered event
+    parts, last = [], None  # last: the previous batch's last delivered event
     for events in batches:
         source = events.source
         keep = (source == Source.IRQ) | (source == loop) | (source == Source.LOSS)
@@ -132,11 +145,15 @@ def loop_events(batches, channel):
         holes = np.flatnonzero(is_hole(source, events.value))
         before = np.searchsorted(delivered, holes) - 1
         keep[delivered[before[before >= 0]]] = True
-        if np.any(before < 0) and last is not None and int(last.source[0]) not in (
-                int(Source.IRQ), int(loop)):
-            parts.append(last)           # a hole at the batch's start: its low end
+        if (
+            np.any(before < 0)
+            and last is not None
+            and int(last.source[0]) not in (int(Source.IRQ), int(loop))
+        ):
+            parts.append(last)  # a hole at the batch's start: its low end
         parts.append(events[keep])
         if len(delivered):
             last = events[delivered[-1:]]
     from ..events import Events
+
     return Events.concatenate(parts)

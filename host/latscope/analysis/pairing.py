@@ -19,15 +19,16 @@ _EMPTY = np.zeros(0, np.int64)
 class SampleTable:
     """Samples of one table, in stamp units (``stamp_hz`` per second: capture clock
     cycles, or half cycles with DDR inputs), in capture order, with their start stamps."""
+
     name: str
     stamp_hz: float
-    samples: np.ndarray                     # int64 stamp units
-    starts: np.ndarray                      # int64 stamp of each sample's first event
-    discarded: int = 0                      # pairs dropped because of a loss between them
+    samples: np.ndarray  # int64 stamp units
+    starts: np.ndarray  # int64 stamp of each sample's first event
+    discarded: int = 0  # pairs dropped because of a loss between them
     parameters: dict = field(default_factory=dict)
     #: int64 stamps of the first events of the discarded pairs
     discarded_starts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    discarded_by_holes: int = 0             # of ``discarded``: those with a hole between them
+    discarded_by_holes: int = 0  # of ``discarded``: those with a hole between them
     #: bool per sample: a tick marker lies in it (:func:`~latscope.analysis.rules.tick_overlaps`;
     #: empty: none known)
     ticked: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
@@ -40,9 +41,11 @@ class SampleTable:
         deviation and percentiles, in ns: :func:`latscope.analysis.statistics.stats_of_counts` (the
         method the bounded analysis uses too)."""
         from .statistics import stats_of_counts
+
         values, counts = np.unique(self.samples, return_counts=True)
-        return stats_of_counts(values, counts, self.stamp_hz, self.discarded,
-                               self.discarded_by_holes)
+        return stats_of_counts(
+            values, counts, self.stamp_hz, self.discarded, self.discarded_by_holes
+        )
 
 
 class SampleCollector:
@@ -52,8 +55,8 @@ class SampleCollector:
 
     def __init__(self, name, stamp_hz, parameters):
         self.name, self.stamp_hz, self.parameters = name, stamp_hz, parameters
-        self._kept = []                          # (samples, starts, ticked) per batch
-        self._discarded = []                     # (starts, by_hole) per batch
+        self._kept = []  # (samples, starts, ticked) per batch
+        self._discarded = []  # (starts, by_hole) per batch
 
     def add(self, samples, starts, ticked):
         self._kept.append((samples, starts, ticked))
@@ -62,12 +65,24 @@ class SampleCollector:
         self._discarded.append((starts, by_hole))
 
     def table(self):
-        samples, starts, ticked = (np.concatenate(column) for column in
-                                   zip((_EMPTY, _EMPTY, np.zeros(0, bool)), *self._kept))
-        discarded, by_hole = (np.concatenate(column) for column in
-                              zip((_EMPTY, np.zeros(0, bool)), *self._discarded))
-        return SampleTable(self.name, self.stamp_hz, samples, starts, len(discarded),
-                           self.parameters, discarded, int(np.count_nonzero(by_hole)), ticked)
+        samples, starts, ticked = (
+            np.concatenate(column)
+            for column in zip((_EMPTY, _EMPTY, np.zeros(0, bool)), *self._kept)
+        )
+        discarded, by_hole = (
+            np.concatenate(column) for column in zip((_EMPTY, np.zeros(0, bool)), *self._discarded)
+        )
+        return SampleTable(
+            self.name,
+            self.stamp_hz,
+            samples,
+            starts,
+            len(discarded),
+            self.parameters,
+            discarded,
+            int(np.count_nonzero(by_hole)),
+            ticked,
+        )
 
 
 def analyze(events, stamp_hz, *, losses=None):
@@ -85,5 +100,6 @@ def analyze(events, stamp_hz, *, losses=None):
     """
     analysis = BatchAnalysis(stamp_hz, table=SampleCollector, losses=losses)
     analysis.feed(events)
-    return {name: collector.table()
-            for name, collector in analysis.finish().ordered_tables().items()}
+    return {
+        name: collector.table() for name, collector in analysis.finish().ordered_tables().items()
+    }

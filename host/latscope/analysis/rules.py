@@ -13,12 +13,14 @@ __all__ = ["MARKER_SOURCES", "Rule", "RULES", "is_tick", "tick_overlaps"]
 #: Marker values reach the host from the trace port (MARKER) or the bus window (BUS).
 MARKER_SOURCES = (Source.MARKER, Source.BUS)
 
+
 @dataclass(frozen=True)
 class Rule:
     """One sample table of a test: ``name`` (``{n}`` = the START marker's argument), the
     event that starts a sample and the event that ends it. An event is ``"irq"`` (an
     asserting IRQ edge), ``"handler"`` (the kernel's KERNEL/ISR_ENTRY marker: it is about
     to call an interrupt handler) or a marker :class:`Point` of the test."""
+
     test: Test
     name: str
     start: object
@@ -46,6 +48,7 @@ RULES = [
     Rule(Test.MQ, "MQ-a-1", Point.T1, Point.T2),
     Rule(Test.CLOCK_ISR, "CLK-a-1", Point.T1, Point.T2),
 ]
+
 
 def is_tick(tests, points):
     """Mask of the kernel's tick markers (KERNEL/TICK_ENTRY, KERNEL/TICK_EXIT) among

@@ -9,14 +9,25 @@ from latscope_defs.protocol import HOLE_SOURCE, Source, loss_count, loss_source
 
 from ..events import Events
 
-__all__ = ["HOLE", "Hole", "LossSpans", "hole_spans", "holes_of", "is_hole", "lossy_spans",
-           "merge_spans", "merged", "overlaps"]
+__all__ = [
+    "HOLE",
+    "Hole",
+    "LossSpans",
+    "hole_spans",
+    "holes_of",
+    "is_hole",
+    "lossy_spans",
+    "merge_spans",
+    "merged",
+    "overlaps",
+]
 
 #: Lost-source nibble of a LOSS record that stands for a hole: events of any source may be
 #: missing (the parser's interface, docs/protocol.md).
 HOLE = HOLE_SOURCE
 
 _EMPTY = np.zeros(0, np.int64)
+
 
 def overlaps(spans, a, end):
     """Which pairs (a, end) overlap one of the sorted, disjoint ``spans`` (low, high)."""
@@ -26,6 +37,7 @@ def overlaps(spans, a, end):
     lossy = first < len(high)
     lossy[lossy] = low[first[lossy]] < end[lossy]
     return lossy
+
 
 def lossy_spans(stamp, source, value, extra, holes=None):
     """Sorted, disjoint stamp spans (low, high) in which lost events may lie: for every LOSS
@@ -51,15 +63,14 @@ def lossy_spans(stamp, source, value, extra, holes=None):
     for lost in np.unique(lost_source):
         of_source = np.flatnonzero(source == lost)
         if not len(of_source):
-            continue                  # no event of that source yet: lost from the start
+            continue  # no event of that source yet: lost from the start
         mine = lost_source == lost
         previous = np.searchsorted(of_source, at[mine]) - 1
         low[mine] = np.where(previous >= 0, stamp[of_source[np.maximum(previous, 0)]], low[mine])
     high = stamp[at]
     hole_low, hole_high = hole_spans(stamp, source, value) if holes is None else holes
     extra = np.asarray(extra if extra is not None else [], np.int64)
-    return merged(np.concatenate([low, hole_low, extra]),
-                   np.concatenate([high, hole_high, extra]))
+    return merged(np.concatenate([low, hole_low, extra]), np.concatenate([high, hole_high, extra]))
 
 
 def merged(low, high):
@@ -78,7 +89,7 @@ def merged(low, high):
 def is_hole(source, value):
     """Mask of the hole records (LOSS records of lost source :data:`HOLE`)."""
     mask = source == Source.LOSS
-    mask[mask] = loss_source(value[mask].astype(np.int64)) == HOLE    # few: LOSS records only
+    mask[mask] = loss_source(value[mask].astype(np.int64)) == HOLE  # few: LOSS records only
     return mask
 
 
@@ -119,6 +130,7 @@ class Hole:
     """A hole in the events: ``index`` in the stream, ``stamp`` (the first verified stamp
     after it), ``after`` (the stamp of the previous delivered event, None: from the start)
     and ``lost``: event records lost there (exact, or a bound never below the truth)."""
+
     index: int
     stamp: int
     after: object
@@ -130,15 +142,24 @@ def holes_of(events):
     stamp = events.stamp.astype(np.int64, copy=False)
     low, _ = hole_spans(stamp, events.source, events.value)
     at = np.flatnonzero(is_hole(events.source, events.value))
-    return [Hole(int(i), int(stamp[i]), None if lo == np.iinfo(np.int64).min else int(lo) + 1,
-                 loss_count(int(events.value[i])))
-            for i, lo in zip(at.tolist(), low.tolist())]
+    return [
+        Hole(
+            int(i),
+            int(stamp[i]),
+            None if lo == np.iinfo(np.int64).min else int(lo) + 1,
+            loss_count(int(events.value[i])),
+        )
+        for i, lo in zip(at.tolist(), low.tolist())
+    ]
+
 
 def merge_spans(*spans):
     """One sorted, disjoint set of (low, high) spans from several, merged as
     ``lossy_spans`` merges (spans that overlap or touch become one)."""
-    return merged(np.concatenate([s[0] for s in spans]).astype(np.int64),
-                   np.concatenate([s[1] for s in spans]).astype(np.int64))
+    return merged(
+        np.concatenate([s[0] for s in spans]).astype(np.int64),
+        np.concatenate([s[1] for s in spans]).astype(np.int64),
+    )
 
 
 def _last_of_each(source):
@@ -164,7 +185,7 @@ class LossSpans:
     earlier batch. Keeps the last event of every source."""
 
     def __init__(self):
-        self._last = {}                  # source -> (stream index, stamp, value)
+        self._last = {}  # source -> (stream index, stamp, value)
         self._events = 0
 
     def feed(self, events):
@@ -174,17 +195,18 @@ class LossSpans:
         if np.any(events.source == Source.LOSS):
             # The last event of every other source stands before the batch, so that each
             # LOSS record finds the previous event of its source as in the whole capture.
-            before = sorted((index, source, stamp, value) for source, (index, stamp, value)
-                            in self._last.items() if source != Source.LOSS)
-            prefix = Events([b[2] for b in before], [b[1] for b in before],
-                            [b[3] for b in before])
+            before = sorted(
+                (index, source, stamp, value)
+                for source, (index, stamp, value) in self._last.items()
+                if source != Source.LOSS
+            )
+            prefix = Events([b[2] for b in before], [b[1] for b in before], [b[3] for b in before])
             joined = Events.concatenate([prefix, events])
             stamp = joined.stamp.astype(np.int64)
             new = lossy_spans(stamp, joined.source, joined.value, None)
             holes = merged(*hole_spans(stamp, joined.source, joined.value))
         for source, at in _last_of_each(events.source).items():
-            self._last[source] = (self._events + at, int(events.stamp[at]),
-                                  int(events.value[at]))
+            self._last[source] = (self._events + at, int(events.stamp[at]), int(events.value[at]))
         self._events += len(events)
         return new, holes
 
@@ -193,6 +215,9 @@ class LossSpans:
         had no event since ``horizon - lag`` (or none at all): the earliest latest event of
         the sources that had one since, and one stamp below the ``horizon`` (a hole begins
         at the previous event of any source)."""
-        recent = [stamp for source, (_, stamp, _) in self._last.items()
-                  if source != Source.LOSS and stamp >= horizon - lag]
+        recent = [
+            stamp
+            for source, (_, stamp, _) in self._last.items()
+            if source != Source.LOSS and stamp >= horizon - lag
+        ]
         return min(recent + [horizon - 1])

@@ -7,9 +7,21 @@ import math
 
 import numpy as np
 
-__all__ = ["KEEP_POINTS", "ENVELOPE_BUCKETS", "WORST_KEPT", "PERCENTILES", "CONFIDENCE", "TableAccumulator",
-           "stats_of_counts", "percentile_of_counts", "percentile_supported", "quantile_ranks", "ci_key",
-           "merge_counts", "interval_stamps"]
+__all__ = [
+    "KEEP_POINTS",
+    "ENVELOPE_BUCKETS",
+    "WORST_KEPT",
+    "PERCENTILES",
+    "CONFIDENCE",
+    "TableAccumulator",
+    "stats_of_counts",
+    "percentile_of_counts",
+    "percentile_supported",
+    "quantile_ranks",
+    "ci_key",
+    "merge_counts",
+    "interval_stamps",
+]
 
 #: Samples kept one by one for the time series (plots.MAX_POINTS draws up to this many).
 KEEP_POINTS = 20_000
@@ -39,10 +51,15 @@ def _binomial_cdf_window(n, p):
     mode = min(n, int((n + 1) * p))
     spread = int(40 * math.sqrt(n * p * (1 - p))) + 40
     low, high = max(0, mode - spread), min(n, mode + spread)
-    log_mode = (math.lgamma(n + 1) - math.lgamma(mode + 1) - math.lgamma(n - mode + 1)
-                + mode * math.log(p) + (n - mode) * math.log1p(-p))
-    up = np.arange(mode, high, dtype=np.float64)             # k -> k + 1
-    down = np.arange(mode, low, -1, dtype=np.float64)        # k -> k - 1
+    log_mode = (
+        math.lgamma(n + 1)
+        - math.lgamma(mode + 1)
+        - math.lgamma(n - mode + 1)
+        + mode * math.log(p)
+        + (n - mode) * math.log1p(-p)
+    )
+    up = np.arange(mode, high, dtype=np.float64)  # k -> k + 1
+    down = np.arange(mode, low, -1, dtype=np.float64)  # k -> k - 1
     log_odds = math.log(p) - math.log1p(-p)
     log_up = np.cumsum(np.log(n - up) - np.log(up + 1) + log_odds)
     log_down = np.cumsum(np.log(down) - np.log(n - down + 1) - log_odds)
@@ -76,9 +93,10 @@ def merge_counts(values, counts, new_values, new_counts=None):
     if not len(values):
         return new_values.astype(np.int64), new_counts.astype(np.int64)
     at = np.searchsorted(values, new_values)
-    if np.all(at < len(values)) and np.array_equal(values[np.minimum(at, len(values) - 1)],
-                                                   new_values):
-        counts = counts.copy()                   # every value seen before: just count
+    if np.all(at < len(values)) and np.array_equal(
+        values[np.minimum(at, len(values) - 1)], new_values
+    ):
+        counts = counts.copy()  # every value seen before: just count
         counts[at] += new_counts
         return values, counts
     merged, inverse = np.unique(np.concatenate([values, new_values]), return_inverse=True)
@@ -126,7 +144,7 @@ def _exact_sums(ns, counts):
     """(sum, sum of squares, common denominator) of doubles ``ns`` counted ``counts``
     times, as Python integers: ns[i] = numerator[i] / denominator exactly."""
     ratios = [value.as_integer_ratio() for value in ns]
-    denominator = max(d for _, d in ratios)           # all are powers of two
+    denominator = max(d for _, d in ratios)  # all are powers of two
     total = squares = 0
     for (numerator, d), count in zip(ratios, counts):
         scaled = numerator * (denominator // d)
@@ -182,13 +200,12 @@ def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0)
     counts = np.asarray(counts, np.int64)
     n = int(counts.sum()) if len(counts) else 0
     if not n:
-        return {"samples": 0, "discarded": discarded,
-                "discarded_by_holes": discarded_by_holes}
+        return {"samples": 0, "discarded": discarded, "discarded_by_holes": discarded_by_holes}
     ns_per_stamp = 1e9 / stamp_hz
     ns = [float(v) * ns_per_stamp for v in values.tolist()]
     total, squares, denominator = _exact_sums(ns, counts.tolist())
     # Mean = total / (n * denominator); variance = (n * squares - total**2) / (n * d)**2.
-    mean = total / (n * denominator)                 # int / int: rounded once
+    mean = total / (n * denominator)  # int / int: rounded once
     variance_numerator = n * squares - total * total
     std = _sqrt_ratio(variance_numerator, (n * denominator) ** 2)
     cumulative = np.cumsum(counts)
@@ -199,9 +216,12 @@ def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0)
             row[key] = row[ci] = None
             continue
         row[key] = percentile_of_counts(values, cumulative, q, ns_per_stamp)
-        row[ci] = [None if rank is None else
-                   float(_order_statistic(values, cumulative, rank - 1)) * ns_per_stamp
-                   for rank in quantile_ranks(n, q)]
+        row[ci] = [
+            None
+            if rank is None
+            else float(_order_statistic(values, cumulative, rank - 1)) * ns_per_stamp
+            for rank in quantile_ranks(n, q)
+        ]
     row["discarded"] = discarded
     row["discarded_by_holes"] = discarded_by_holes
     return row
@@ -238,27 +258,35 @@ class TableAccumulator:
       exact value counts of the other samples, for the statistics without them.
     """
 
-    def __init__(self, name, stamp_hz, parameters=None, *, interval_stamps=None,
-                 keep_points=KEEP_POINTS, buckets=ENVELOPE_BUCKETS):
+    def __init__(
+        self,
+        name,
+        stamp_hz,
+        parameters=None,
+        *,
+        interval_stamps=None,
+        keep_points=KEEP_POINTS,
+        buckets=ENVELOPE_BUCKETS,
+    ):
         self.name = name
         self.stamp_hz = stamp_hz
         self.parameters = dict(parameters or {})
         self.interval_stamps = interval_stamps
         self.discarded = 0
-        self.discarded_by_holes = 0              # of ``discarded``: a hole between them
+        self.discarded_by_holes = 0  # of ``discarded``: a hole between them
         self.count = 0
         self.values = np.zeros(0, np.int64)
         self.counts = np.zeros(0, np.int64)
         self.keep_points = keep_points
-        self.points, self.point_starts = [], []         # the first samples, by batch
+        self.points, self.point_starts = [], []  # the first samples, by batch
         self.buckets = buckets
         self.bucket_width = 1
         self._bucket = {key: np.zeros(0, np.int64) for key in ("low", "high", "sum", "start")}
         self.first_start = None
-        self._slots = np.zeros(0, np.int64)             # interval maxima; -1: no sample
-        self.ticked = 0                                 # samples a tick overlaps
-        self.clean_values = np.zeros(0, np.int64)       # value counts of the samples
-        self.clean_counts = np.zeros(0, np.int64)       # neither cold nor ticked
+        self._slots = np.zeros(0, np.int64)  # interval maxima; -1: no sample
+        self.ticked = 0  # samples a tick overlaps
+        self.clean_values = np.zeros(0, np.int64)  # value counts of the samples
+        self.clean_counts = np.zeros(0, np.int64)  # neither cold nor ticked
         # The largest samples: value, index, start stamp, ticked (WORST_KEPT at most).
         self._worst = (np.zeros(0, np.int64),) * 3 + (np.zeros(0, bool),)
 
@@ -266,8 +294,11 @@ class TableAccumulator:
     def of_table(cls, table, **options):
         """The accumulator of a whole ``SampleTable``."""
         accumulator = cls(table.name, table.stamp_hz, table.parameters, **options)
-        accumulator.add(table.samples, table.starts,
-                        table.ticked if len(table.ticked) == len(table.samples) else None)
+        accumulator.add(
+            table.samples,
+            table.starts,
+            table.ticked if len(table.ticked) == len(table.samples) else None,
+        )
         accumulator.discarded = table.discarded
         accumulator.discarded_by_holes = table.discarded_by_holes
         return accumulator
@@ -285,10 +316,11 @@ class TableAccumulator:
         self.values, self.counts = merge_counts(self.values, self.counts, samples)
         self.ticked += int(np.count_nonzero(ticked))
         clean = ~ticked
-        clean[0] &= first_index > 0                      # the table's first sample: cold
+        clean[0] &= first_index > 0  # the table's first sample: cold
         if clean.any():
             self.clean_values, self.clean_counts = merge_counts(
-                self.clean_values, self.clean_counts, samples[clean])
+                self.clean_values, self.clean_counts, samples[clean]
+            )
         self._keep_worst(samples, first_index + np.arange(len(samples)), starts, ticked)
         if first_index < self.keep_points:
             room = self.keep_points - first_index
@@ -308,12 +340,14 @@ class TableAccumulator:
 
     def _keep_worst(self, samples, index, starts, ticked):
         """Keeps the WORST_KEPT largest of the samples so far (ties: the earliest)."""
-        if len(samples) > WORST_KEPT:                # the batch's candidates first
+        if len(samples) > WORST_KEPT:  # the batch's candidates first
             threshold = np.partition(samples, len(samples) - WORST_KEPT)[-WORST_KEPT]
             top = samples >= threshold
             samples, index, starts, ticked = samples[top], index[top], starts[top], ticked[top]
-        columns = [np.concatenate([kept, new]) for kept, new in
-                   zip(self._worst, (samples, index, starts, ticked))]
+        columns = [
+            np.concatenate([kept, new])
+            for kept, new in zip(self._worst, (samples, index, starts, ticked))
+        ]
         order = np.lexsort((columns[1], -columns[0]))[:WORST_KEPT]
         self._worst = tuple(column[order] for column in columns)
 
@@ -333,8 +367,12 @@ class TableAccumulator:
         bucket = self._bucket
         grow = int(slots[-1]) + 1 - len(bucket["low"])
         if grow > 0:
-            for key, fill in (("low", np.iinfo(np.int64).max), ("high", -1), ("sum", 0),
-                              ("start", -1)):
+            for key, fill in (
+                ("low", np.iinfo(np.int64).max),
+                ("high", -1),
+                ("sum", 0),
+                ("start", -1),
+            ):
                 bucket[key] = np.append(bucket[key], np.full(grow, fill, np.int64))
         bucket["low"][slots] = np.minimum(bucket["low"][slots], low)
         bucket["high"][slots] = np.maximum(bucket["high"][slots], high)
@@ -344,14 +382,19 @@ class TableAccumulator:
 
     def _halve(self):
         """Joins buckets pairwise: twice the width, half the buckets."""
-        for key, join in (("low", np.minimum), ("high", np.maximum), ("sum", np.add),
-                          ("start", None)):
+        for key, join in (
+            ("low", np.minimum),
+            ("high", np.maximum),
+            ("sum", np.add),
+            ("start", None),
+        ):
             column = self._bucket[key]
             if len(column) % 2:
                 column = np.append(column, self._bucket_fill(key))
             pairs = column.reshape(-1, 2)
-            self._bucket[key] = pairs[:, 0].copy() if join is None else join(pairs[:, 0],
-                                                                              pairs[:, 1])
+            self._bucket[key] = (
+                pairs[:, 0].copy() if join is None else join(pairs[:, 0], pairs[:, 1])
+            )
         self.bucket_width *= 2
 
     @staticmethod
@@ -363,7 +406,7 @@ class TableAccumulator:
         top = int(slot.max()) + 1
         if top > len(self._slots):
             self._slots = np.append(self._slots, np.full(top - len(self._slots), -1, np.int64))
-        at = np.flatnonzero(np.append(True, slot[1:] != slot[:-1]))   # runs of one slot
+        at = np.flatnonzero(np.append(True, slot[1:] != slot[:-1]))  # runs of one slot
         np.maximum.at(self._slots, slot[at], np.maximum.reduceat(samples, at))
 
     # --- results ----------------------------------------------------------------------
@@ -374,18 +417,27 @@ class TableAccumulator:
 
     def stats(self):
         """The table row's statistics (``SampleTable.stats``: same method, same values)."""
-        return stats_of_counts(self.values, self.counts, self.stamp_hz, self.discarded,
-                               self.discarded_by_holes)
+        return stats_of_counts(
+            self.values, self.counts, self.stamp_hz, self.discarded, self.discarded_by_holes
+        )
 
     def worst(self, n=WORST_KEPT):
         """The ``n`` largest samples, largest first (ties: the earliest first): dicts of
         ``index`` (in the table), ``start`` and ``end`` (stamps), ``value`` (stamp units),
         ``ns``, ``cold`` (the table's first sample), ``tick`` (a tick overlaps it)."""
         values, index, starts, ticked = (column[:n] for column in self._worst)
-        return [{"index": int(i), "start": int(s), "end": int(s + v), "value": int(v),
-                 "ns": float(v) * self.ns_per_stamp, "cold": int(i) == 0, "tick": bool(t)}
-                for v, i, s, t in zip(values.tolist(), index.tolist(), starts.tolist(),
-                                      ticked.tolist())]
+        return [
+            {
+                "index": int(i),
+                "start": int(s),
+                "end": int(s + v),
+                "value": int(v),
+                "ns": float(v) * self.ns_per_stamp,
+                "cold": int(i) == 0,
+                "tick": bool(t),
+            }
+            for v, i, s, t in zip(values.tolist(), index.tolist(), starts.tolist(), ticked.tolist())
+        ]
 
     def flags(self):
         """The flagged samples: ``cold`` (the first sample: 1, or 0 in an empty table),
@@ -395,8 +447,12 @@ class TableAccumulator:
         unflagged.pop("discarded")
         unflagged.pop("discarded_by_holes")
         clean = int(self.clean_counts.sum())
-        return {"cold": min(self.count, 1), "tick": self.ticked,
-                "flagged": self.count - clean, "unflagged": unflagged}
+        return {
+            "cold": min(self.count, 1),
+            "tick": self.ticked,
+            "flagged": self.count - clean,
+            "unflagged": unflagged,
+        }
 
     def kept_points(self):
         """(samples, starts) of the first ``keep_points`` samples (all, if no more)."""

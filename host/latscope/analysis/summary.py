@@ -38,7 +38,7 @@ class RunCounts:
         self.first_stamp = None
         self.events = 0
         self.tick_markers = 0
-        self._delivered = Events.empty()     # the last event that is no LOSS record
+        self._delivered = Events.empty()  # the last event that is no LOSS record
 
     def feed(self, events):
         if not len(events):
@@ -46,9 +46,10 @@ class RunCounts:
         if self.first_stamp is None:
             self.first_stamp = int(events.stamp[0])
         marker = np.isin(events.source, MARKER_SOURCES)
-        tests, points, _ = decode(events.value[marker].astype(np.int32) & 0xffff)
-        self.tick_markers += int(np.count_nonzero((tests == Test.KERNEL)
-                                                  & (points == KERNEL_TICK_ENTRY)))
+        tests, points, _ = decode(events.value[marker].astype(np.int32) & 0xFFFF)
+        self.tick_markers += int(
+            np.count_nonzero((tests == Test.KERNEL) & (points == KERNEL_TICK_ENTRY))
+        )
         loss = events.source == Source.LOSS
         lost = loss_source(events.value[loss])
         for source, count in zip(lost.tolist(), loss_count(events.value[loss]).tolist()):
@@ -63,8 +64,9 @@ class RunCounts:
             # A hole begins after the previous delivered event: it may be in an earlier batch.
             before = len(self._delivered)
             for hole in holes_of(Events.concatenate([self._delivered, events])):
-                self.holes.append(type(hole)(hole.index - before + self.events, hole.stamp,
-                                             hole.after, hole.lost))
+                self.holes.append(
+                    type(hole)(hole.index - before + self.events, hole.stamp, hole.after, hole.lost)
+                )
         delivered = np.flatnonzero(~loss)
         if len(delivered):
             self._delivered = events[delivered[-1:]]
@@ -77,6 +79,7 @@ class CaptureSummary(CaptureInfo):
     ``parser_stats``, ``file_stats``, ``end``; ``identity``, ``clock_hz``, ``stamp_hz``)
     plus ``event_count``, the smallest and largest stamps, the stamp of the first event, the
     device's losses by source, the holes and the tick markers (:class:`RunCounts`)."""
+
     path: str
     metadata: dict
     parser_stats: object
@@ -88,9 +91,9 @@ class CaptureSummary(CaptureInfo):
     first_stamp: int = None
     device_losses: dict = field(default_factory=dict)
     holes: list = field(default_factory=list)
-    passes: int = 1                      # file reads the analysis needed
-    out_of_order: int = 0                # events below the horizon (BatchAnalysis): 0 = exact
-    tick_markers: int = 0                # KERNEL/TICK_ENTRY markers (0: ticks not recorded)
+    passes: int = 1  # file reads the analysis needed
+    out_of_order: int = 0  # events below the horizon (BatchAnalysis): 0 = exact
+    tick_markers: int = 0  # KERNEL/TICK_ENTRY markers (0: ticks not recorded)
 
     @classmethod
     def of_capture(cls, capture):
@@ -98,12 +101,23 @@ class CaptureSummary(CaptureInfo):
         counts = RunCounts()
         counts.feed(capture.events)
         stamps = capture.events.stamp
-        return cls(capture.path, capture.metadata, capture.parser_stats, capture.file_stats,
-                   capture.end, len(stamps), int(stamps.min()) if len(stamps) else None,
-                   int(stamps.max()) if len(stamps) else None, counts.first_stamp,
-                   counts.device_losses, counts.holes, 0, tick_markers=counts.tick_markers)
+        return cls(
+            capture.path,
+            capture.metadata,
+            capture.parser_stats,
+            capture.file_stats,
+            capture.end,
+            len(stamps),
+            int(stamps.min()) if len(stamps) else None,
+            int(stamps.max()) if len(stamps) else None,
+            counts.first_stamp,
+            counts.device_losses,
+            counts.holes,
+            0,
+            tick_markers=counts.tick_markers,
+        )
 
-    summary = Capture.summary                  # the same line, from the counts
+    summary = Capture.summary  # the same line, from the counts
 
     @property
     def duration_s(self):
@@ -130,12 +144,27 @@ def analyze_capture(path, *, interval_s=60.0, batch_bytes=BATCH_BYTES, backgroun
                 counts.feed(events)
             yield events
 
-    analysis = analyze_batches(read, stamp_hz, skew=latency_skew(batches.identity),
-                               table=partial(TableAccumulator, interval_stamps=interval))
+    analysis = analyze_batches(
+        read,
+        stamp_hz,
+        skew=latency_skew(batches.identity),
+        table=partial(TableAccumulator, interval_stamps=interval),
+    )
     counts = passes[0]
-    summary = CaptureSummary(batches.path, batches.metadata, batches.parser_stats,
-                             batches.file_stats, batches.end, analysis.events,
-                             analysis.stamp_min, analysis.stamp_max, counts.first_stamp,
-                             counts.device_losses, counts.holes, len(passes),
-                             analysis.out_of_order, counts.tick_markers)
+    summary = CaptureSummary(
+        batches.path,
+        batches.metadata,
+        batches.parser_stats,
+        batches.file_stats,
+        batches.end,
+        analysis.events,
+        analysis.stamp_min,
+        analysis.stamp_max,
+        counts.first_stamp,
+        counts.device_losses,
+        counts.holes,
+        len(passes),
+        analysis.out_of_order,
+        counts.tick_markers,
+    )
     return summary, analysis.ordered_tables()

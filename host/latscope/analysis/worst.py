@@ -17,8 +17,15 @@ from latscope_defs.protocol import HOLE_SOURCE, Source, loss_count, loss_source
 from ..capture.batches import CaptureBatches
 from ..capture.file import Capture
 
-__all__ = ["WORST_SHOWN", "CONTEXT_MARGIN_S", "CONTEXT_EVENTS", "worst_samples",
-           "describe_event", "events_text", "flags_text"]
+__all__ = [
+    "WORST_SHOWN",
+    "CONTEXT_MARGIN_S",
+    "CONTEXT_EVENTS",
+    "worst_samples",
+    "describe_event",
+    "events_text",
+    "flags_text",
+]
 
 #: Worst samples per table in reports (at most statistics.WORST_KEPT).
 WORST_SHOWN = 3
@@ -33,7 +40,7 @@ def describe_event(source, value):
     """A short name of an event: "IRQ rise", "tick entry", "handler 0", "IL_A ISR_ENTRY 3",
     "EDGE2 1", "LOSS 4 MARKER", "hole"."""
     if source in (Source.MARKER, Source.BUS):
-        test, point, arg = (int(x) for x in decode(int(value) & 0xffff))
+        test, point, arg = (int(x) for x in decode(int(value) & 0xFFFF))
         if test == Test.KERNEL and point in KERNEL_POINT_NAMES:
             name = KERNEL_POINT_NAMES[point]
             return f"{name} {arg}" if point == KERNEL_HANDLER else name
@@ -56,8 +63,7 @@ def describe_event(source, value):
     return f"{Source(source).name} {int(value)}"
 
 
-def worst_samples(capture, tables, n=WORST_SHOWN, *, margin_s=CONTEXT_MARGIN_S,
-                  first_stamp=None):
+def worst_samples(capture, tables, n=WORST_SHOWN, *, margin_s=CONTEXT_MARGIN_S, first_stamp=None):
     """``{table name: [worst sample]}``: the ``n`` worst samples of every table
     (``TableAccumulator.worst``: ``index``, ``start``, ``end``, ``value``, ``ns``, ``cold``,
     ``tick``), each with ``rank`` (1: the largest), ``time_s`` (from ``first_stamp``, the
@@ -71,8 +77,11 @@ def worst_samples(capture, tables, n=WORST_SHOWN, *, margin_s=CONTEXT_MARGIN_S,
     hz = capture.stamp_hz
     margin = int(round(margin_s * hz))
     chosen = {name: table.worst(n) for name, table in tables.items()}
-    windows = [(entry["start"] - margin, entry["end"] + margin, entry)
-               for entries in chosen.values() for entry in entries]
+    windows = [
+        (entry["start"] - margin, entry["end"] + margin, entry)
+        for entries in chosen.values()
+        for entry in entries
+    ]
     found = [[] for _ in windows]
     batches = [capture.events] if isinstance(capture, Capture) else capture
     for events in batches:
@@ -82,11 +91,11 @@ def worst_samples(capture, tables, n=WORST_SHOWN, *, margin_s=CONTEXT_MARGIN_S,
         low, high = int(stamp.min()), int(stamp.max())
         for (first, last, _), into in zip(windows, found):
             if last < low or first > high:
-                continue                        # most batches hold no worst sample
-            at = np.flatnonzero((stamp >= first) & (stamp <= last)
-                                & (events.source <= Source.EDGE7))
-            into += zip(stamp[at].tolist(), events.source[at].tolist(),
-                        events.value[at].tolist())
+                continue  # most batches hold no worst sample
+            at = np.flatnonzero(
+                (stamp >= first) & (stamp <= last) & (events.source <= Source.EDGE7)
+            )
+            into += zip(stamp[at].tolist(), events.source[at].tolist(), events.value[at].tolist())
     origin = first_stamp if first_stamp is not None else 0
     for (_, _, entry), into in zip(windows, found):
         # The events nearest the sample (those in it first), then in time order (stable:
@@ -95,8 +104,9 @@ def worst_samples(capture, tables, n=WORST_SHOWN, *, margin_s=CONTEXT_MARGIN_S,
         near = sorted(into, key=lambda event: max(start - event[0], event[0] - end, 0))
         kept = sorted(near[:CONTEXT_EVENTS], key=lambda event: event[0])
         entry["time_s"] = (start - origin) / hz
-        entry["events"] = [_context(stamp, source, value, entry, hz)
-                           for stamp, source, value in kept]
+        entry["events"] = [
+            _context(stamp, source, value, entry, hz) for stamp, source, value in kept
+        ]
         entry["events_omitted"] = len(into) - len(kept)
     for entries in chosen.values():
         for rank, entry in enumerate(entries, 1):
@@ -105,14 +115,18 @@ def worst_samples(capture, tables, n=WORST_SHOWN, *, margin_s=CONTEXT_MARGIN_S,
 
 
 def _context(stamp, source, value, entry, hz):
-    where = ("before" if stamp < entry["start"] else "after" if stamp > entry["end"]
-             else "inside")
-    return {"stamp": stamp, "offset_ns": (stamp - entry["start"]) * 1e9 / hz, "where": where,
-            "source": Source(source).name, "event": describe_event(source, value)}
+    where = "before" if stamp < entry["start"] else "after" if stamp > entry["end"] else "inside"
+    return {
+        "stamp": stamp,
+        "offset_ns": (stamp - entry["start"]) * 1e9 / hz,
+        "where": where,
+        "source": Source(source).name,
+        "event": describe_event(source, value),
+    }
 
 
 def flags_text(entry):
-    """"cold, tick", "cold", "tick" or "" for a worst sample."""
+    """ "cold, tick", "cold", "tick" or "" for a worst sample."""
     return ", ".join(flag for flag in ("cold", "tick") if entry[flag])
 
 

@@ -27,7 +27,7 @@ class CaptureBatches(CaptureInfo):
         self.path = str(path)
         self.batch_bytes = batch_bytes
         self.background = background
-        stream = CaptureEvents(path)          # checks the file and its metadata now
+        stream = CaptureEvents(path)  # checks the file and its metadata now
         stream.reader.close()
         self.metadata = stream.metadata
         self.parser_stats = self.file_stats = self.end = None
@@ -43,15 +43,19 @@ class CaptureBatches(CaptureInfo):
             yield from stream
         finally:
             stream.reader.close()
-        self.parser_stats, self.file_stats, self.end = (stream.parser_stats,
-                                                        stream.file_stats, stream.end)
+        self.parser_stats, self.file_stats, self.end = (
+            stream.parser_stats,
+            stream.file_stats,
+            stream.end,
+        )
 
     def _from_helper(self):
         """Batches from a helper process that runs :meth:`_read` (over a pipe: the three
         arrays of a batch as bytes, then the statistics, or the reading error)."""
         receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
         helper = multiprocessing.get_context("fork").Process(
-            target=self._serve, args=(send,), daemon=True)
+            target=self._serve, args=(send,), daemon=True
+        )
         helper.start()
         send.close()
         try:
@@ -59,9 +63,11 @@ class CaptureBatches(CaptureInfo):
                 kind = receive.recv()
                 if kind == "batch":
                     stamp, source, value = (receive.recv_bytes() for _ in range(3))
-                    yield Events(np.frombuffer(stamp, np.uint64),
-                                 np.frombuffer(source, np.uint8),
-                                 np.frombuffer(value, np.uint64))
+                    yield Events(
+                        np.frombuffer(stamp, np.uint64),
+                        np.frombuffer(source, np.uint8),
+                        np.frombuffer(value, np.uint64),
+                    )
                 elif kind == "error":
                     raise CaptureFileError(*receive.recv())
                 else:
@@ -85,7 +91,7 @@ class CaptureBatches(CaptureInfo):
             send.send("error")
             send.send((error.path, error.offset, error.reason))
         except (BrokenPipeError, KeyboardInterrupt):
-            pass                               # the reader stopped early
+            pass  # the reader stopped early
         finally:
             send.close()
 

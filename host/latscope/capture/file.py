@@ -20,9 +20,22 @@ from ..link.identity import Identity
 from ..link.parser import ParserStats
 from .metadata import MetadataError, check_end, check_metadata
 
-__all__ = ["FORMAT_VERSION", "ChunkType", "CaptureFileError", "CaptureWriter", "CaptureReader",
-           "CaptureEvents", "CaptureInfo", "FileStats", "GAP", "Capture", "load_capture",
-           "summary_line", "file_header", "encode_chunk"]
+__all__ = [
+    "FORMAT_VERSION",
+    "ChunkType",
+    "CaptureFileError",
+    "CaptureWriter",
+    "CaptureReader",
+    "CaptureEvents",
+    "CaptureInfo",
+    "FileStats",
+    "GAP",
+    "Capture",
+    "load_capture",
+    "summary_line",
+    "file_header",
+    "encode_chunk",
+]
 
 #: File header: magic, format version, header size, CRC-32 of the first 12 bytes.
 FILE_MAGIC = b"\x89LSC\r\n\x1a\n"
@@ -68,7 +81,7 @@ class CaptureFileError(OSError):
 
 
 def _json_default(value):
-    if hasattr(value, "item"):          # numpy scalars
+    if hasattr(value, "item"):  # numpy scalars
         return value.item()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
@@ -87,7 +100,7 @@ def _metadata_payload(path, metadata):
     """The METADATA chunk's JSON; ValueError if the reader would refuse it."""
     try:
         payload = json.dumps(metadata, default=_json_default, allow_nan=False).encode()
-        check_metadata(json.loads(payload))          # what a reader will see
+        check_metadata(json.loads(payload))  # what a reader will see
     except (TypeError, ValueError) as error:
         raise ValueError(f"{path}: metadata not written: {error}") from None
     return payload
@@ -116,8 +129,16 @@ class CaptureWriter:
     the metadata make a damaged file header or first METADATA chunk cost nothing else.
     """
 
-    def __init__(self, path, metadata, *, chunk_size=64 * 1024, flush_interval=0.5,
-                 clock=time.monotonic, metadata_every=METADATA_EVERY):
+    def __init__(
+        self,
+        path,
+        metadata,
+        *,
+        chunk_size=64 * 1024,
+        flush_interval=0.5,
+        clock=time.monotonic,
+        metadata_every=METADATA_EVERY,
+    ):
         if not 0 < chunk_size <= MAX_PAYLOAD:
             raise ValueError(f"chunk_size must be 1 .. {MAX_PAYLOAD}")
         self.path = str(path)
@@ -128,7 +149,7 @@ class CaptureWriter:
         self._buffer = bytearray()
         self._sequence = 0
         self._data_chunks = 0
-        self.data_bytes = 0             # device bytes written into DATA chunks
+        self.data_bytes = 0  # device bytes written into DATA chunks
         self._metadata = _metadata_payload(self.path, metadata)
         try:
             self._file = open(path, "wb")
@@ -168,8 +189,8 @@ class CaptureWriter:
             raise ValueError("write to a closed capture file")
         self._buffer += data
         while len(self._buffer) >= self.chunk_size:
-            self._write_chunk(ChunkType.DATA, bytes(self._buffer[:self.chunk_size]))
-            del self._buffer[:self.chunk_size]
+            self._write_chunk(ChunkType.DATA, bytes(self._buffer[: self.chunk_size]))
+            del self._buffer[: self.chunk_size]
         if self._buffer and self._clock() - self._last_chunk >= self.flush_interval:
             self.flush()
 
@@ -186,8 +207,12 @@ class CaptureWriter:
             return
         try:
             self.flush()
-            end = {"data_bytes": self.data_bytes, "chunks": self._sequence + 1,
-                   "stats": final_stats, "metadata": json.loads(self._metadata)}
+            end = {
+                "data_bytes": self.data_bytes,
+                "chunks": self._sequence + 1,
+                "stats": final_stats,
+                "metadata": json.loads(self._metadata),
+            }
             payload = json.dumps(end, default=_json_default).encode()
             check_end(json.loads(payload))
             self._write_chunk(ChunkType.END, payload)
@@ -225,6 +250,7 @@ class FileStats:
     ``chunks_repeated``: intact DATA chunks whose bytes had been read already (skipped);
     ``header_damaged``: the file header was unreadable (the chunks were read all the same);
     ``metadata_at``: file offset of the METADATA chunk used (16, or a copy's)."""
+
     chunks_ok: int = 0
     chunks_bad: int = 0
     bytes_skipped: int = 0
@@ -246,14 +272,15 @@ class _Chunk:
     sequence: int
     offset: int
     payload: bytes
-    start: int          # file offset of the chunk
-    end: int            # file offset after the chunk
+    start: int  # file offset of the chunk
+    end: int  # file offset after the chunk
 
 
 @dataclass
 class _Bad:
     """A region of the file with no intact chunk: ``truncated`` if it is a chunk the file
     ends in the middle of."""
+
     start: int
     end: int
     truncated: bool
@@ -297,7 +324,7 @@ class CaptureReader:
     file offset plus :data:`MAX_PAYLOAD`, and memory stays below two payloads plus a block.
     """
 
-    BLOCK = 1 << 20         # bytes read at a time
+    BLOCK = 1 << 20  # bytes read at a time
 
     def __init__(self, path):
         self.path = str(path)
@@ -305,8 +332,8 @@ class CaptureReader:
         self.end = None
         self.version = None
         self._window, self._window_at = b"", 0
-        self._wasted = 0                     # payload bytes CRC-checked in vain
-        self.gap_bytes = None                # stream bytes missing at the last GAP (None: unknown)
+        self._wasted = 0  # payload bytes CRC-checked in vain
+        self.gap_bytes = None  # stream bytes missing at the last GAP (None: unknown)
         self._file, self.size = _open_regular(path)
         try:
             header_error = self._read_header()
@@ -326,7 +353,7 @@ class CaptureReader:
         """``size`` bytes at ``offset`` (fewer at the end), through a window of BLOCK."""
         at = offset - self._window_at
         if 0 <= at and at + size <= len(self._window):
-            return self._window[at:at + size]
+            return self._window[at : at + size]
         try:
             self._file.seek(offset)
             self._window, self._window_at = self._file.read(max(size, self.BLOCK)), offset
@@ -346,8 +373,11 @@ class CaptureReader:
         if zlib.crc32(header[:12]) != crc or size != HEADER_SIZE:
             return self._error(8, "damaged file header")
         if version not in KNOWN_VERSIONS:
-            raise self._error(8, f"capture format version {version}, this reader knows "
-                                 f"versions {', '.join(map(str, KNOWN_VERSIONS))}")
+            raise self._error(
+                8,
+                f"capture format version {version}, this reader knows "
+                f"versions {', '.join(map(str, KNOWN_VERSIONS))}",
+            )
         self.version = version
         return None
 
@@ -360,8 +390,7 @@ class CaptureReader:
             at = item.start + CHUNK_OVERHEAD
             metadata = self._json(item.payload, at, item.kind == ChunkType.METADATA)
             if item.kind == ChunkType.END:
-                if not isinstance(metadata, dict) or not isinstance(metadata.get("metadata"),
-                                                                    dict):
+                if not isinstance(metadata, dict) or not isinstance(metadata.get("metadata"), dict):
                     continue
                 metadata = metadata["metadata"]
             try:
@@ -387,10 +416,13 @@ class CaptureReader:
         header = self._read(offset, CHUNK_OVERHEAD)
         if len(header) < CHUNK_OVERHEAD:
             return "truncated" if CHUNK_MAGIC.startswith(header[:4]) else None
-        magic, kind, reserved, sequence, length, stream_offset = \
-            _CHUNK_HEADER.unpack_from(header)
-        if (magic != CHUNK_MAGIC or kind not in _CHUNK_TYPES or reserved != bytes(3)
-                or length > MAX_PAYLOAD):
+        magic, kind, reserved, sequence, length, stream_offset = _CHUNK_HEADER.unpack_from(header)
+        if (
+            magic != CHUNK_MAGIC
+            or kind not in _CHUNK_TYPES
+            or reserved != bytes(3)
+            or length > MAX_PAYLOAD
+        ):
             return None
         end = offset + CHUNK_OVERHEAD + length
         if end > self.size:
@@ -398,7 +430,7 @@ class CaptureReader:
         if self._wasted + length > 2 * offset + MAX_PAYLOAD:
             return None
         payload = self._read(offset + CHUNK_OVERHEAD, length)
-        crc, = _CHUNK_CRC.unpack_from(header, _CHUNK_HEADER.size)
+        (crc,) = _CHUNK_CRC.unpack_from(header, _CHUNK_HEADER.size)
         if len(payload) != length or zlib.crc32(payload, zlib.crc32(header[:24])) != crc:
             self._wasted += length
             return None
@@ -419,8 +451,8 @@ class CaptureReader:
 
     def _chunks(self):
         """Every intact chunk (:class:`_Chunk`) and bad region (:class:`_Bad`) in file order."""
-        self._wasted = 0             # each walk has its own CRC budget (the metadata search
-        offset = HEADER_SIZE         # may have walked the file before)
+        self._wasted = 0  # each walk has its own CRC budget (the metadata search
+        offset = HEADER_SIZE  # may have walked the file before)
         while offset < self.size:
             chunk = self._chunk_at(offset)
             if not isinstance(chunk, _Chunk):
@@ -435,9 +467,9 @@ class CaptureReader:
 
     def __iter__(self):
         stats = self.stats
-        position = 0                 # stream bytes delivered so far
-        known = 0                    # the stream is known to go on at least to here
-        tail = 0                     # bytes of bad regions after the last intact chunk
+        position = 0  # stream bytes delivered so far
+        known = 0  # the stream is known to go on at least to here
+        tail = 0  # bytes of bad regions after the last intact chunk
         for item in self._chunks():
             if isinstance(item, _Bad):
                 if item.truncated:
@@ -457,14 +489,14 @@ class CaptureReader:
                 continue
             payload = item.payload
             if item.offset + len(payload) <= position:
-                stats.chunks_repeated += 1           # a copy of bytes delivered already
+                stats.chunks_repeated += 1  # a copy of bytes delivered already
                 continue
             if item.offset > position:
                 stats.gaps += 1
                 self.gap_bytes = item.offset - position
                 yield GAP
             elif item.offset < position:
-                payload = payload[position - item.offset:]
+                payload = payload[position - item.offset :]
             stats.data_bytes += len(payload)
             position = item.offset + len(item.payload)
             known = max(known, position)
@@ -482,7 +514,7 @@ class CaptureReader:
         try:
             check_end(end)
         except MetadataError:
-            return                   # intact CRC, unusable content: the data is what counts
+            return  # intact CRC, unusable content: the data is what counts
         self.end = end
         self.stats.complete = True
 
@@ -523,6 +555,7 @@ class Capture(CaptureInfo):
     """A capture file read into events: ``metadata`` (dict), ``events``
     (:class:`~latscope.events.Events`, stamps corrected for pin latency), ``parser_stats``,
     ``file_stats``, ``end`` (the END chunk's JSON, None if the capture was not closed)."""
+
     path: str
     metadata: dict
     events: Events
@@ -551,9 +584,11 @@ def summary_line(path, event_count, file_stats, parser_stats):
     state = "complete" if f.complete else "not closed cleanly"
     damage = ""
     if f.chunks_bad or f.truncated_bytes or f.gaps or f.header_damaged:
-        damage = (f", {f.chunks_bad} bad chunk(s), {f.truncated_bytes} truncated bytes, "
-                  f"{f.gaps} gap(s)" + (", damaged file header" if f.header_damaged else ""))
-    return (f"{path}: {event_count} events, {state}{damage}; stream: {p}")
+        damage = (
+            f", {f.chunks_bad} bad chunk(s), {f.truncated_bytes} truncated bytes, "
+            f"{f.gaps} gap(s)" + (", damaged file header" if f.header_damaged else "")
+        )
+    return f"{path}: {event_count} events, {state}{damage}; stream: {p}"
 
 
 def parser_for(metadata, correct_latency=True):
@@ -593,7 +628,7 @@ class CaptureEvents(CaptureInfo):
 
     def _feed(self, data):
         for at in range(0, len(data), self.batch_bytes):
-            events = self.parser.feed(data[at:at + self.batch_bytes])
+            events = self.parser.feed(data[at : at + self.batch_bytes])
             if len(events):
                 yield events
 
@@ -620,5 +655,6 @@ def load_capture(path, *, correct_latency=True):
     raises only :class:`CaptureFileError` (no capture file, unreadable, no metadata)."""
     stream = CaptureEvents(path, correct_latency=correct_latency)
     events = Events.concatenate(list(stream))
-    return Capture(str(path), stream.metadata, events, stream.parser_stats, stream.file_stats,
-                   stream.end)
+    return Capture(
+        str(path), stream.metadata, events, stream.parser_stats, stream.file_stats, stream.end
+    )

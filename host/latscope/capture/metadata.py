@@ -11,8 +11,9 @@ from latscope_defs.protocol import EDGE_SOURCES, VERSIONS, Source
 __all__ = ["MetadataError", "check_metadata", "check_end"]
 
 #: Sources whose pin delay the identity may give (event sources).
-_LATENCY_SOURCES = {source.name for source in (Source.MARKER, Source.BUS, Source.IRQ,
-                                               Source.LOSS, *EDGE_SOURCES)}
+_LATENCY_SOURCES = {
+    source.name for source in (Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS, *EDGE_SOURCES)
+}
 
 
 class MetadataError(ValueError):
@@ -34,8 +35,14 @@ def _integer(value, field, low, high):
 
 
 def _kind(value):
-    return {type(None): "null", bool: "a boolean", str: "a string", list: "a list",
-            dict: "an object", float: "a number"}.get(type(value), type(value).__name__)
+    return {
+        type(None): "null",
+        bool: "a boolean",
+        str: "a string",
+        list: "a list",
+        dict: "an object",
+        float: "a number",
+    }.get(type(value), type(value).__name__)
 
 
 def _optional(mapping, key, field, check):
@@ -54,12 +61,22 @@ def _object(value, field):
 
 
 #: identity fields: (key, low, high); clock_hz is required, the others have defaults.
-_IDENTITY_INTEGERS = [("clock_hz", 1, 10**10), ("stamp_shift", 0, 4), ("marker_width", 1, 32),
-                      ("edge_count", 0, 8), ("bus_width", 0, 32), ("fifo_depth", 0, 1 << 24),
-                      ("link_clock_hz", 0, 10**10), ("version", min(VERSIONS), max(VERSIONS)),
-                      ("trigger_latency", 0, 255)]
-_IRQ_INTEGERS = [("period", 0, (1 << 32) - 1), ("width", 0, (1 << 32) - 1),
-                 ("jitter_mask", 0, (1 << 32) - 1)]
+_IDENTITY_INTEGERS = [
+    ("clock_hz", 1, 10**10),
+    ("stamp_shift", 0, 4),
+    ("marker_width", 1, 32),
+    ("edge_count", 0, 8),
+    ("bus_width", 0, 32),
+    ("fifo_depth", 0, 1 << 24),
+    ("link_clock_hz", 0, 10**10),
+    ("version", min(VERSIONS), max(VERSIONS)),
+    ("trigger_latency", 0, 255),
+]
+_IRQ_INTEGERS = [
+    ("period", 0, (1 << 32) - 1),
+    ("width", 0, (1 << 32) - 1),
+    ("jitter_mask", 0, (1 << 32) - 1),
+]
 
 
 def _check_identity(identity):
@@ -67,8 +84,12 @@ def _check_identity(identity):
     if identity.get("clock_hz") is None:
         raise MetadataError("identity.clock_hz", "missing (the capture clock, Hz)")
     for key, low, high in _IDENTITY_INTEGERS:
-        _optional(identity, key, "identity",
-                  lambda value, field, low=low, high=high: _integer(value, field, low, high))
+        _optional(
+            identity,
+            key,
+            "identity",
+            lambda value, field, low=low, high=high: _integer(value, field, low, high),
+        )
     _optional(identity, "board", "identity", _text)
     latency = identity.get("latency")
     if latency is not None:
@@ -82,8 +103,12 @@ def _check_identity(identity):
 def _check_irq(irq, field="irq"):
     _object(irq, "irq")
     for key, low, high in _IRQ_INTEGERS:
-        _optional(irq, key, "irq",
-                  lambda value, field, low=low, high=high: _integer(value, field, low, high))
+        _optional(
+            irq,
+            key,
+            "irq",
+            lambda value, field, low=low, high=high: _integer(value, field, low, high),
+        )
     for key in ("enable", "one_shot", "active_low"):
         if key in irq and not isinstance(irq[key], bool):
             raise MetadataError(f"irq.{key}", f"must be true or false, not {_kind(irq[key])}")
@@ -109,8 +134,7 @@ def _check_loop(loop, field):
     """The IRQ loop's channel: an edge channel's name (``latscope capture --loop``)."""
     names = {source.name for source in EDGE_SOURCES}
     if loop not in names:
-        raise MetadataError(field, f"must be an edge channel name (EDGE0 .. EDGE7), not "
-                                   f"{loop!r}")
+        raise MetadataError(field, f"must be an edge channel name (EDGE0 .. EDGE7), not {loop!r}")
 
 
 def check_end(end):

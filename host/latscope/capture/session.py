@@ -25,6 +25,7 @@ class Until:
     ``samples=(table, n)`` samples of a table in the live statistics, the end of a DUT
     that runs a program of its own (``dut_exit``: the simulated suite), Ctrl-C, or
     ``timeout`` seconds (which then raises :class:`~latscope.link.device.DeviceError`)."""
+
     duration: float = None
     events: int = None
     samples: tuple = None
@@ -37,6 +38,7 @@ class CaptureRun:
     """What a capture did: events and bytes received, the appliance's STATUS after it,
     the parser's statistics, the metadata written, why it stopped (``duration``,
     ``events``, ``samples``, ``dut_exit``, ``timeout``, ``interrupted``, ``callback``)."""
+
     output: object
     metadata: dict
     analyzer: object = None
@@ -54,9 +56,14 @@ class CaptureRun:
 
     def end_stats(self, port):
         """The END chunk's ``stats`` (docs/capture-format.md)."""
-        stats = {"events": self.events, "bytes": self.bytes, "device_status": self.status,
-                 "parser": self.parser_stats.as_dict(), "wall_seconds": self.wall_seconds,
-                 **port.dut_end_stats()}
+        stats = {
+            "events": self.events,
+            "bytes": self.bytes,
+            "device_status": self.status,
+            "parser": self.parser_stats.as_dict(),
+            "wall_seconds": self.wall_seconds,
+            **port.dut_end_stats(),
+        }
         if self.analyzer is not None:
             stats["tables"] = self.analyzer.summary()
         return stats
@@ -67,9 +74,15 @@ def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None):
     identity, the port, the IRQ settings, the start time, the user's test information,
     what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``) and the
     IRQ loop's edge channel (``loop``, if given: :mod:`latscope.analysis.loop`)."""
-    return {"identity": identity.as_dict(), "port": str(port), "irq": asdict(irq),
-            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "test_info": test_info,
-            **(dut or {}), **({"loop": loop} if loop else {})}
+    return {
+        "identity": identity.as_dict(),
+        "port": str(port),
+        "irq": asdict(irq),
+        "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "test_info": test_info,
+        **(dut or {}),
+        **({"loop": loop} if loop else {}),
+    }
 
 
 class CaptureSession:
@@ -82,10 +95,10 @@ class CaptureSession:
     ``identity``, ``irq`` (what the IRQ generator is set to; the defaults of
     :class:`IrqSettings` at first)."""
 
-    def __init__(self, port, *, baud=12_000_000, sim_args=(), suite=None, log=None,
-                 owns_port=True):
+    def __init__(self, port, *, baud=12_000_000, sim_args=(), suite=None, log=None, owns_port=True):
         if not isinstance(port, Port):
             from ..ports import open_port
+
             port = open_port(port, sim_args, suite=suite, log=log)
         self.port = port
         self.irq = IrqSettings()
@@ -93,15 +106,20 @@ class CaptureSession:
         try:
             if owns_port:
                 self._stack.enter_context(port)
-            self.device = self._stack.enter_context(Device(open_transport(port.path, baud),
-                                                             reply_timeout=port.reply_timeout,
-                                                             name=port.name))
+            self.device = self._stack.enter_context(
+                Device(
+                    open_transport(port.path, baud),
+                    reply_timeout=port.reply_timeout,
+                    name=port.name,
+                )
+            )
             try:
                 self.identity = self.device.identify()
             except DeviceError as error:
                 message = str(error)
-                raise DeviceError(message if message.startswith(port.name)
-                                  else f"{port.name}: {message}") from None
+                raise DeviceError(
+                    message if message.startswith(port.name) else f"{port.name}: {message}"
+                ) from None
         except BaseException:
             self._stack.close()
             raise
@@ -127,8 +145,9 @@ class CaptureSession:
         self.device.configure_irq(irq)
         self.irq = irq
 
-    def capture(self, output=None, *, info="", until=Until(), analyzer=None, on_batch=None,
-                loop=None):
+    def capture(
+        self, output=None, *, info="", until=Until(), analyzer=None, on_batch=None, loop=None
+    ):
         """Captures into the capture file ``output`` (None: events are only counted and
         passed on) until ``until`` says so; returns a :class:`CaptureRun`.
 
@@ -142,8 +161,9 @@ class CaptureSession:
             raise ValueError("until.samples needs an analyzer")
         if until.dut_exit and self.port.dut_exited:
             raise DeviceError("the simulated suite has already run: open a new session")
-        metadata = capture_metadata(self.identity, self.port.name, self.irq, info,
-                                    self.port.dut_metadata(), loop)
+        metadata = capture_metadata(
+            self.identity, self.port.name, self.irq, info, self.port.dut_metadata(), loop
+        )
         run = CaptureRun(output, metadata, analyzer)
         writer = _open_writer(output, metadata)
         try:
@@ -156,8 +176,10 @@ class CaptureSession:
                 _abandon(writer)
             raise
         if run.stopped_by == "timeout":
-            raise DeviceError(f"capture did not end within the timeout of {until.timeout:g} s "
-                              f"({run.events} events)")
+            raise DeviceError(
+                f"capture did not end within the timeout of {until.timeout:g} s "
+                f"({run.events} events)"
+            )
         return run
 
     def _run(self, run, writer, until, on_batch, interrupted):
@@ -168,7 +190,7 @@ class CaptureSession:
             if writer is not None and not write_error:
                 try:
                     writer.write(data)
-                except OSError as error:      # e.g. a full disk: stop, keep the device sane
+                except OSError as error:  # e.g. a full disk: stop, keep the device sane
                     write_error.append(error)
 
         def take(events, stopping=False):
@@ -188,9 +210,12 @@ class CaptureSession:
             self.port.release_dut()
             run.started = time.monotonic()
             while not run.stopped_by:
-                run.stopped_by = (take(device.poll()) or self._stop_reason(run, until)
-                                  or ("interrupted" if interrupted.is_set() else None)
-                                  or ("write error" if write_error else None))
+                run.stopped_by = (
+                    take(device.poll())
+                    or self._stop_reason(run, until)
+                    or ("interrupted" if interrupted.is_set() else None)
+                    or ("write error" if write_error else None)
+                )
             device.stop()
             device.configure_irq(IrqSettings(enable=False))
             take(device.drain(), stopping=True)
@@ -231,6 +256,7 @@ def _open_writer(output, metadata):
     if output is None:
         return None
     from .file import CaptureWriter
+
     try:
         return CaptureWriter(output, metadata)
     except OSError as error:
@@ -259,8 +285,10 @@ def sigint_deferred():
     """
     interrupted = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
-    if (threading.current_thread() is not threading.main_thread()
-            or previous in (signal.SIG_IGN, None)):
+    if threading.current_thread() is not threading.main_thread() or previous in (
+        signal.SIG_IGN,
+        None,
+    ):
         yield interrupted
         return
 

@@ -13,30 +13,42 @@ __all__ = ["DEMO_IRQ", "SuiteCapture", "capture_suite"]
 #: The appliance's IRQ generator for the suite: about every 50 us at 100 MHz (the reference
 #: report's PCI exerciser), plus 0..255 cycles of pseudo-random jitter so that the IRQ lands
 #: on every phase of the interrupted code; 1 us wide.
-DEMO_IRQ = IrqSettings(period=5000, jitter_mask=0xff, width=100)
+DEMO_IRQ = IrqSettings(period=5000, jitter_mask=0xFF, width=100)
 
 
 @dataclass
 class SuiteCapture:
     """One run of the suite captured through the appliance. The events are in the capture
     file ``path`` (None: the run was only counted, e.g. for a benchmark)."""
+
     path: object
-    events: int                      # events captured
-    identity: object                 # latscope.link.identity.Identity
+    events: int  # events captured
+    identity: object  # latscope.link.identity.Identity
     metadata: dict
-    status: dict                     # the appliance's STATUS after the capture
-    parser_stats: object             # latscope.link.parser.ParserStats
-    exit_code: int                   # the firmware's
+    status: dict  # the appliance's STATUS after the capture
+    parser_stats: object  # latscope.link.parser.ParserStats
+    exit_code: int  # the firmware's
     exit_cycle: int
-    sim: dict                        # the harness's SIM line
-    uart: dict                       # the harness's UART line
+    sim: dict  # the harness's SIM line
+    uart: dict  # the harness's UART line
     wall_seconds: float
     console: str = field(repr=False, default="")
-    live: object = None              # the live statistics, when capture_suite made them
+    live: object = None  # the live statistics, when capture_suite made them
 
 
-def capture_suite(build, irq=DEMO_IRQ, *, output=None, truth=None, console=None,
-                  on_batch=None, live=None, timeout=600.0, info="", phase=0):
+def capture_suite(
+    build,
+    irq=DEMO_IRQ,
+    *,
+    output=None,
+    truth=None,
+    console=None,
+    on_batch=None,
+    live=None,
+    timeout=600.0,
+    info="",
+    phase=0,
+):
     """Runs the suite of ``build`` on the simulated SoC and captures it through the appliance,
     exactly as from a board (a :class:`~latscope.capture.session.CaptureSession`): identify,
     configure the IRQ generator, start (the harness lets the CPU run ``phase`` +
@@ -51,16 +63,30 @@ def capture_suite(build, irq=DEMO_IRQ, *, output=None, truth=None, console=None,
     for :meth:`~latscope.capture.session.CaptureSession.capture` (progress).
     Raises DeviceError when the firmware does not exit within ``timeout`` seconds or the
     harness ends first."""
-    info = info or (f"latscope test suite on the simulated SoC ({build.settings.cpu}, "
-                    f"{build.settings.marker} markers)")
-    with CaptureSession(SocSimulation(build, truth=truth, console=console,
-                                      phase=phase)) as session:
+    info = info or (
+        f"latscope test suite on the simulated SoC ({build.settings.cpu}, "
+        f"{build.settings.marker} markers)"
+    )
+    with CaptureSession(SocSimulation(build, truth=truth, console=console, phase=phase)) as session:
         session.configure_irq(irq)
         analyzer = live(session.identity) if live else None
-        run = session.capture(output, info=info, until=Until(timeout=timeout),
-                              analyzer=analyzer, on_batch=on_batch)
+        run = session.capture(
+            output, info=info, until=Until(timeout=timeout), analyzer=analyzer, on_batch=on_batch
+        )
         sim = session.port
         sim.stop()
-        return SuiteCapture(output, run.events, session.identity, run.metadata, run.status,
-                            run.parser_stats, sim.exit_code, sim.exit_cycle, sim.summary,
-                            sim.uart, run.wall_seconds, sim.console_text(), analyzer)
+        return SuiteCapture(
+            output,
+            run.events,
+            session.identity,
+            run.metadata,
+            run.status,
+            run.parser_stats,
+            sim.exit_code,
+            sim.exit_cycle,
+            sim.summary,
+            sim.uart,
+            run.wall_seconds,
+            sim.console_text(),
+            analyzer,
+        )

@@ -47,43 +47,57 @@ TAIL_SECONDS = 10e-6
 @dataclass
 class ExportInfo:
     layout: Layout
-    origin: int                 # cycle of sample 0
-    samples: int                # samples written
-    stamp_hz: int               # samples per second: one per stamp unit
-    changes: int                # sample words that differ from the previous one
-    markers_dropped: int = 0    # second marker of a cycle
-    edges_stretched: int = 0    # repeated levels shown with a one-cycle opposite pulse
-    edges_dropped: int = 0      # repeated levels that could not be shown
-    context: int = 0            # START / PARAM markers from before the window, repeated
+    origin: int  # cycle of sample 0
+    samples: int  # samples written
+    stamp_hz: int  # samples per second: one per stamp unit
+    changes: int  # sample words that differ from the previous one
+    markers_dropped: int = 0  # second marker of a cycle
+    edges_stretched: int = 0  # repeated levels shown with a one-cycle opposite pulse
+    edges_dropped: int = 0  # repeated levels that could not be shown
+    context: int = 0  # START / PARAM markers from before the window, repeated
     files: list = field(default_factory=list)
 
     def summary(self):
-        text = (f"sample 0 = cycle {self.origin}, {self.samples} samples at "
-                f"{self.stamp_hz / 1e6:g} MHz, {self.changes} changes")
+        text = (
+            f"sample 0 = cycle {self.origin}, {self.samples} samples at "
+            f"{self.stamp_hz / 1e6:g} MHz, {self.changes} changes"
+        )
         if self.context:
-            text += (f"; {self.context} marker(s) of the open test (START, PARAM) from before "
-                     f"the window repeated at samples 1..{self.context}")
+            text += (
+                f"; {self.context} marker(s) of the open test (START, PARAM) from before "
+                f"the window repeated at samples 1..{self.context}"
+            )
         if self.markers_dropped:
             text += f"; {self.markers_dropped} second marker(s) of a cycle not shown"
         if self.edges_stretched or self.edges_dropped:
-            text += (f"; {self.edges_stretched} edge(s) that repeat a level (the opposite "
-                     f"edge is not in the capture) shown after a one-cycle pulse, "
-                     f"{self.edges_dropped} not shown")
+            text += (
+                f"; {self.edges_stretched} edge(s) that repeat a level (the opposite "
+                f"edge is not in the capture) shown after a one-cycle pulse, "
+                f"{self.edges_dropped} not shown"
+            )
         return text
 
     def as_dict(self):
         """What was written, JSON-ready (``latscope export --json``)."""
-        return {"files": self.files, "origin": self.origin, "samples": self.samples,
-                "samplerate": self.stamp_hz, "changes": self.changes,
-                "markers_dropped": self.markers_dropped,
-                "edges_stretched": self.edges_stretched, "edges_dropped": self.edges_dropped,
-                "decoders": self.layout.decoder_stack()}
+        return {
+            "files": self.files,
+            "origin": self.origin,
+            "samples": self.samples,
+            "samplerate": self.stamp_hz,
+            "changes": self.changes,
+            "markers_dropped": self.markers_dropped,
+            "edges_stretched": self.edges_stretched,
+            "edges_dropped": self.edges_dropped,
+            "decoders": self.layout.decoder_stack(),
+        }
 
     def decode_command(self, writer):
         """The sigrok-cli command that decodes ``writer``'s file of this export."""
-        return (f"sigrok-cli -i {writer.path}"
-                f"{f' -I {writer.sigrok_input}' if writer.sigrok_input else ''} "
-                f"-P {self.layout.decoder_stack()} -A latscope_latency")
+        return (
+            f"sigrok-cli -i {writer.path}"
+            f"{f' -I {writer.sigrok_input}' if writer.sigrok_input else ''} "
+            f"-P {self.layout.decoder_stack()} -A latscope_latency"
+        )
 
 
 def export_capture(capture, outputs, *, start=None, stop=None, batch_bytes=BATCH_BYTES):
@@ -141,8 +155,17 @@ def export_windows(capture, windows, *, batch_bytes=BATCH_BYTES):
         events = Events.concatenate(into) if into else Events.empty()
         survey = _Survey(layout)
         survey.feed(events)
-        infos.append(_write(capture, lambda events=events: iter([events]), survey, context,
-                            window["start"], window["stop"], window["outputs"]))
+        infos.append(
+            _write(
+                capture,
+                lambda events=events: iter([events]),
+                survey,
+                context,
+                window["start"],
+                window["stop"],
+                window["outputs"],
+            )
+        )
     return infos
 
 
@@ -168,30 +191,35 @@ def _write(capture, batches, survey, before, start, stop, outputs):
     in ``[start, stop)`` are taken), ``survey`` fed with them all, and the context markers
     of ``before`` (an :class:`OpenWindows` fed with everything before ``start``), written
     to every output."""
-    stamp_hz = int(capture.stamp_hz)             # one sample per stamp unit
+    stamp_hz = int(capture.stamp_hz)  # one sample per stamp unit
     writers = [writer_for(output) for output in outputs]
     layout = survey.layout
-    if survey.shared_cycles:                     # two markers in one cycle
+    if survey.shared_cycles:  # two markers in one cycle
         layout = survey.layout = Layout(layout.edge_count, second_lane=True)
     origin, samples = extent(survey.first, survey.last, stamp_hz, start, stop)
     context = before.context(start, origin) if start is not None else Events.empty()
     view, pending = None, context
     tracker = LevelTracker(layout, spans=survey.spans, initial=survey.initial())
-    signals = Signals(layout, stamp_hz, origin, tracker.initial,
-                      comment=f"latscope export of {Path(capture.path).name}: sample 0 = "
-                              f"cycle {origin}, {stamp_hz} samples/s")
+    signals = Signals(
+        layout,
+        stamp_hz,
+        origin,
+        tracker.initial,
+        comment=f"latscope export of {Path(capture.path).name}: sample 0 = "
+        f"cycle {origin}, {stamp_hz} samples/s",
+    )
     with contextlib.ExitStack() as stack:
         for writer in writers:
-            stack.callback(writer.close)         # closed whatever happens
+            stack.callback(writer.close)  # closed whatever happens
             with writing(writer.path):
                 writer.begin(signals)
         changes = 0
         for events in itertools.chain(batches(), [None]):
             if events is not None:
                 events = between(events, start, stop)
-                if pending is not None:          # the context comes before the window
+                if pending is not None:  # the context comes before the window
                     events, pending = Events.concatenate([pending, events]), None
-                if view is None and len(events):   # the first batch with events (a
+                if view is None and len(events):  # the first batch with events (a
                     view = _initial_view(events, stamp_hz, origin, samples)  # megabyte)
             piece = tracker.finish() if events is None else tracker.feed(events)
             changes += len(piece)
@@ -202,8 +230,17 @@ def _write(capture, batches, survey, before, start, stop, outputs):
         for writer in writers:
             with writing(writer.path):
                 writer.finish(origin + samples, view)
-    info = ExportInfo(layout, origin, samples, stamp_hz, changes, tracker.markers_dropped,
-                      tracker.edges_stretched, tracker.edges_dropped, len(context))
+    info = ExportInfo(
+        layout,
+        origin,
+        samples,
+        stamp_hz,
+        changes,
+        tracker.markers_dropped,
+        tracker.edges_stretched,
+        tracker.edges_dropped,
+        len(context),
+    )
     info.files = [path for writer in writers for path in writer.files]
     return info
 
@@ -224,7 +261,7 @@ class _Survey:
         self._recent_markers = np.empty(0, np.int64)
         self.first = self.last = None
         self.spans = (np.empty(0, np.int64), np.empty(0, np.int64))
-        self.first_level = {}                # source -> level of its first event
+        self.first_level = {}  # source -> level of its first event
         self._losses = LossSpans()
 
     def feed(self, events):
@@ -234,16 +271,18 @@ class _Survey:
         low, high = int(stamp.min()), int(stamp.max())
         self.first = low if self.first is None else min(self.first, low)
         self.last = high if self.last is None else max(self.last, high)
-        markers = np.concatenate([self._recent_markers, stamp[np.isin(
-            events.source, (Source.MARKER, Source.BUS))]])
+        markers = np.concatenate(
+            [self._recent_markers, stamp[np.isin(events.source, (Source.MARKER, Source.BUS))]]
+        )
         if not self.shared_cycles:
             self.shared_cycles = len(np.unique(markers)) < len(markers)
         self._recent_markers = markers[markers >= self.last - self.holdback]
         spans, _ = self._losses.feed(events)
         if len(spans[0]):
             self.spans = merge_spans(self.spans, spans)
-        for source in [Source.IRQ] + [Source(Source.EDGE0 + n)
-                                      for n in range(self.layout.edge_count)]:
+        for source in [Source.IRQ] + [
+            Source(Source.EDGE0 + n) for n in range(self.layout.edge_count)
+        ]:
             if source not in self.first_level:
                 at = np.flatnonzero(events.source == source)
                 if len(at):
@@ -255,8 +294,12 @@ class _Survey:
         span began before any event."""
         word = 0
         bits = {Source.IRQ: self.layout.bit("IRQ")}
-        bits.update({Source(Source.EDGE0 + n): self.layout.bit(f"EDGE{n}")
-                     for n in range(self.layout.edge_count)})
+        bits.update(
+            {
+                Source(Source.EDGE0 + n): self.layout.bit(f"EDGE{n}")
+                for n in range(self.layout.edge_count)
+            }
+        )
         for source, level in self.first_level.items():
             word |= (1 - level) << bits[source]
         if len(self.spans[0]) and self.spans[0][0] == np.iinfo(np.int64).min:
@@ -286,12 +329,13 @@ class BatchMarkers:
         markers = events.of(Source.MARKER, Source.BUS)
         self.stamp = markers.stamp.astype(np.int64)
         self.source, self.value = markers.source, markers.value
-        tests, self.points, _ = decode(self.value.astype(np.int64)
-                                       & ((1 << EXPORT_DATA_BITS) - 1))
+        tests, self.points, _ = decode(self.value.astype(np.int64) & ((1 << EXPORT_DATA_BITS) - 1))
         order = np.argsort(tests, kind="stable")
         edges = np.flatnonzero(np.diff(tests[order], prepend=-1))
-        self.by_test = [(int(tests[order[begin]]), order[begin:end]) for begin, end
-                        in zip(edges, np.append(edges[1:], len(order)))]
+        self.by_test = [
+            (int(tests[order[begin]]), order[begin:end])
+            for begin, end in zip(edges, np.append(edges[1:], len(order)))
+        ]
 
 
 class OpenWindows:
@@ -301,14 +345,19 @@ class OpenWindows:
     more, docs/markers.md), that PARAM."""
 
     def __init__(self):
-        self.open = {}                  # test -> [START (stamp, source, value), PARAM or None,
-                                        #          the next marker may still be its PARAM]
+        self.open = {}  # test -> [START (stamp, source, value), PARAM or None,
+        #          the next marker may still be its PARAM]
 
     def feed(self, markers, start):
         """Takes the markers of a batch (:class:`BatchMarkers`) that lie before ``start``."""
+
         def marker(index):
-            return (int(markers.stamp[index]), int(markers.source[index]),
-                    int(markers.value[index]))
+            return (
+                int(markers.stamp[index]),
+                int(markers.source[index]),
+                int(markers.value[index]),
+            )
+
         # Per test, vectorised (every window of export_windows is fed every batch before
         # it): its last START, whether an END follows it, whether the marker right after it
         # is a PARAM.
@@ -318,7 +367,7 @@ class OpenWindows:
             starts = np.flatnonzero(mine == Point.START)
             if len(starts):
                 self.open[test] = [marker(at[starts[-1]]), None, True]
-                at, mine = at[starts[-1] + 1:], mine[starts[-1] + 1:]
+                at, mine = at[starts[-1] + 1 :], mine[starts[-1] + 1 :]
             state = self.open.get(test)
             if state is None or not len(mine):
                 continue
@@ -326,28 +375,36 @@ class OpenWindows:
                 state[1] = marker(at[0])
             state[2] = False
             if np.any(mine == Point.END):
-                del self.open[test]           # that window closed before the export
+                del self.open[test]  # that window closed before the export
 
     def context(self, start, origin):
         """The collected markers, in stream order, placed at cycles ``origin + 1``, ... (sample
         0 shows no edge), before any event of the window (``extent`` leaves ``MARGIN``
         cycles)."""
-        kept = sorted(marker for start_marker, param, _ in self.open.values()
-                      for marker in (start_marker, param) if marker is not None)
+        kept = sorted(
+            marker
+            for start_marker, param, _ in self.open.values()
+            for marker in (start_marker, param)
+            if marker is not None
+        )
         if len(kept) >= MARGIN:
-            raise ExportError(f"--start {start}: {len(kept)} context markers do not fit before "
-                              f"the window")
-        return Events(origin + 1 + np.arange(len(kept), dtype=np.uint64),
-                      np.array([m[1] for m in kept], np.uint8),
-                      np.array([m[2] for m in kept], np.uint64))
+            raise ExportError(
+                f"--start {start}: {len(kept)} context markers do not fit before the window"
+            )
+        return Events(
+            origin + 1 + np.arange(len(kept), dtype=np.uint64),
+            np.array([m[1] for m in kept], np.uint8),
+            np.array([m[2] for m in kept], np.uint64),
+        )
 
 
 def _initial_view(events, stamp_hz, origin, samples):
     """PulseView's first view: zoomed in on the first latency sample of ``events`` (the
     export's first batch), so that its annotation is readable (VIEW_SCALE); the whole
     export, fitted into about 1500 pixels, if it has none."""
-    starts = [int(table.starts[0]) for table in analyze(events, stamp_hz).values()
-              if len(table.starts)]
+    starts = [
+        int(table.starts[0]) for table in analyze(events, stamp_hz).values() if len(table.starts)
+    ]
     if not starts:
         return {"scale": samples / stamp_hz / 1500, "offset": 0}
     lead = (min(starts) - origin) / stamp_hz - VIEW_LEAD_SECONDS

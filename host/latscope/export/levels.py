@@ -27,6 +27,7 @@ HOLDBACK = 64
 @dataclass
 class Changes:
     """Sample words after each change: ``stamps`` (int64 cycles, increasing), ``words``."""
+
     stamps: np.ndarray
     words: np.ndarray
 
@@ -79,19 +80,19 @@ class LevelTracker:
         self.loss_bit = layout.bit("LOSS")
         self.edge_bit = [layout.bit(f"EDGE{n}") for n in range(layout.edge_count)]
         self.holdback = holdback
-        self.word = 0                       # levels after the last change returned
-        self.initial = 0                    # levels before the first change
-        self.last_change = {}               # 1-bit channel -> stamp of its last change
-        self.last_stamp = None              # stamp of the last change returned
+        self.word = 0  # levels after the last change returned
+        self.initial = 0  # levels before the first change
+        self.last_change = {}  # 1-bit channel -> stamp of its last change
+        self.last_stamp = None  # stamp of the last change returned
         self.markers_dropped = 0
         self.edges_stretched = 0
         self.edges_dropped = 0
         self.loss_clamped = 0
         self._held = (np.empty(0, np.int64), np.empty(0, np.uint8), np.empty(0, np.int64))
-        self._last_of_source = {}           # source -> stamp of its last event (stream order)
-        self._rises = np.empty(0, np.int64)     # loss spans not yet shown: their starts
-        self._falls = np.empty(0, np.int64)     # ... and ends
-        self._loss_open = 0                 # loss spans shown as started, not yet ended
+        self._last_of_source = {}  # source -> stamp of its last event (stream order)
+        self._rises = np.empty(0, np.int64)  # loss spans not yet shown: their starts
+        self._falls = np.empty(0, np.int64)  # ... and ends
+        self._loss_open = 0  # loss spans shown as started, not yet ended
         self._spans_known = spans is not None
         if spans is not None:
             self._rises, self._falls = (np.asarray(column, np.int64) for column in spans)
@@ -102,8 +103,9 @@ class LevelTracker:
         """Adds the loss spans of new events (stream order) to the pending ones; a source's
         previous event may be in an earlier batch: it goes in front as a stand-in."""
         known = [(stamp, source) for source, stamp in self._last_of_source.items()]
-        stamp = np.concatenate([np.array([k[0] for k in known], np.int64),
-                                events.stamp.astype(np.int64)])
+        stamp = np.concatenate(
+            [np.array([k[0] for k in known], np.int64), events.stamp.astype(np.int64)]
+        )
         source = np.concatenate([np.array([k[1] for k in known], np.uint8), events.source])
         value = np.concatenate([np.zeros(len(known), np.int64), events.value.astype(np.int64)])
         low, high = lossy_spans(stamp, source, value, None)
@@ -138,20 +140,21 @@ class LevelTracker:
         if self.last_stamp is not None and len(stamp) and stamp[0] <= self.last_stamp:
             # Out of order by more than the holdback: show it in the next cycle.
             stamp = np.maximum(stamp, self.last_stamp + 1)
-        groups = []                         # (stamps, bit mask, bit values) per channel group
+        groups = []  # (stamps, bit mask, bit values) per channel group
 
         is_marker = np.isin(source, (Source.MARKER, Source.BUS))
         m_stamp, m_value = stamp[is_marker], value[is_marker] & ((1 << EXPORT_DATA_BITS) - 1)
-        order = np.lexsort((source[is_marker], m_stamp))      # one cycle: trace port first
+        order = np.lexsort((source[is_marker], m_stamp))  # one cycle: trace port first
         m_stamp, m_value = m_stamp[order], m_value[order]
         second = np.zeros(len(m_stamp), bool)
         second[1:] = m_stamp[1:] == m_stamp[:-1]
         if self.strobe2_bit is not None:
-            groups.append(self._lane(self.strobe2_bit, self.strobe2_bit + 1,
-                                     m_stamp[second], m_value[second]))
+            groups.append(
+                self._lane(self.strobe2_bit, self.strobe2_bit + 1, m_stamp[second], m_value[second])
+            )
             first = ~second
         else:
-            first = np.append(~second[1:], True)[:len(second)]   # the later of one cycle's
+            first = np.append(~second[1:], True)[: len(second)]  # the later of one cycle's
             self.markers_dropped += int(np.count_nonzero(second))
         groups.append(self._lane(self.strobe_bit, 0, m_stamp[first], m_value[first]))
 
@@ -190,7 +193,7 @@ class LevelTracker:
             rises = np.where(early, self.last_stamp + 1, rises)
         points = np.concatenate([rises, falls])
         step = np.concatenate([np.ones(len(rises), np.int64), -np.ones(len(falls), np.int64)])
-        order = np.lexsort((-step, points))            # at one stamp, starts before ends
+        order = np.lexsort((-step, points))  # at one stamp, starts before ends
         points, open_spans = points[order], self._loss_open + np.cumsum(step[order])
         if not len(points):
             return points, 1 << self.loss_bit, points
@@ -209,8 +212,7 @@ class LevelTracker:
             self.word = (self.word & ~(1 << bit)) | ((1 - int(level[0])) << bit)
             self.initial = self.word
         previous = np.concatenate([[(self.word >> bit) & 1], level[:-1]])
-        before = np.concatenate([[self.last_change.get(bit, np.iinfo(np.int64).min)],
-                                 stamp[:-1]])
+        before = np.concatenate([[self.last_change.get(bit, np.iinfo(np.int64).min)], stamp[:-1]])
         repeated = level == previous
         pulse = repeated & (stamp - 1 > before)
         if never is not None:
@@ -233,7 +235,7 @@ class LevelTracker:
         for g_stamp, mask, g_value in groups:
             if not len(g_stamp):
                 continue
-            latest = np.searchsorted(g_stamp, stamps, side="right") - 1   # -1: none yet
+            latest = np.searchsorted(g_stamp, stamps, side="right") - 1  # -1: none yet
             known = latest >= 0
             words[known] = (words[known] & ~mask) | g_value[latest[known]]
         # Drop stamps whose word equals the one before (nothing visible changed).

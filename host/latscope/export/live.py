@@ -42,8 +42,8 @@ class LiveVcd:
         self.tracker = LevelTracker(layout)
         self.text = io.StringIO()
         self.signals = Signals(layout, stamp_hz, origin=None, comment=comment)
-        self.writer = VcdWriter(self.text)      # the export's VCD writer, on a text buffer
-        self.written = 0              # bytes written to out
+        self.writer = VcdWriter(self.text)  # the export's VCD writer, on a text buffer
+        self.written = 0  # bytes written to out
         self.events = 0
         self._initial_written = False
 
@@ -69,8 +69,12 @@ class LiveVcd:
             return
         if not self._initial_written:
             # Channels that start high (known from their first edge) go high at time 0.
-            self.writer.add(Changes(np.array([self.writer.origin], np.int64),
-                                    np.array([self.tracker.initial], np.uint64)))
+            self.writer.add(
+                Changes(
+                    np.array([self.writer.origin], np.int64),
+                    np.array([self.tracker.initial], np.uint64),
+                )
+            )
             self._initial_written = True
         self.writer.add(changes)
 
@@ -93,13 +97,24 @@ class LiveVcd:
         self._write(self.tracker.finish())
         if self.writer.origin is not None and self.tracker.last_stamp is not None:
             self.writer.finish(self.tracker.last_stamp + MARGIN + 1)
-        self.block = 0               # the reader sees the end of the stream anyway
+        self.block = 0  # the reader sees the end of the stream anyway
         self.flush()
 
 
-def stream_capture(port, out, *, baudrate=12_000_000, irq=IrqSettings(), block=0,
-                   duration=None, max_events=None, flush_interval=0.5, capture=None,
-                   pvs=None, log=sys.stderr):
+def stream_capture(
+    port,
+    out,
+    *,
+    baudrate=12_000_000,
+    irq=IrqSettings(),
+    block=0,
+    duration=None,
+    max_events=None,
+    flush_interval=0.5,
+    capture=None,
+    pvs=None,
+    log=sys.stderr,
+):
     """Captures from ``port`` (a serial port, ``sim:soc`` / ``sim:gateware`` or a
     :class:`~latscope.link.device.Port` such as a :class:`~latscope.simulated.soc.SocSimulation`)
     and writes the VCD stream to the binary stream ``out`` until ``duration`` seconds or
@@ -117,17 +132,28 @@ def stream_capture(port, out, *, baudrate=12_000_000, irq=IrqSettings(), block=0
     with CaptureSession(port, baud=baudrate) as session:
         identity = session.identity
         layout = Layout.for_identity(identity)
-        print(f"latscope stream: signals of {identity.board}, decoders: -P "
-              f"{layout.decoder_stack()}", file=log)
+        print(
+            f"latscope stream: signals of {identity.board}, decoders: -P {layout.decoder_stack()}",
+            file=log,
+        )
         if pvs is not None:
             write_pvs(pvs, None, layout, marker_options={"sample_delay": 0})
-        live = LiveVcd(out, layout, identity.stamp_hz, block=block,
-                       comment=f"latscope stream, {identity.stamp_hz} samples/s")
+        live = LiveVcd(
+            out,
+            layout,
+            identity.stamp_hz,
+            block=block,
+            comment=f"latscope stream, {identity.stamp_hz} samples/s",
+        )
         pacing = _Pacing(live, flush_interval, log)
         if pacing.write(live.start):
             session.configure_irq(irq)
-            session.capture(capture, info="latscope stream", on_batch=pacing.batch,
-                            until=Until(duration=duration, events=max_events))
+            session.capture(
+                capture,
+                info="latscope stream",
+                on_batch=pacing.batch,
+                until=Until(duration=duration, events=max_events),
+            )
             pacing.write(live.finish)
     print(f"latscope stream: {live.events} events, sample 0 = cycle {live.origin}", file=log)
     return live

@@ -76,8 +76,13 @@ def start_pulseview(pvs, config_home, *, follow="fit", environ=os.environ, args=
     write_private_config(config_home, follow, environ)
     env = dict(environ, XDG_CONFIG_HOME=str(config_home))
     try:
-        return subprocess.Popen(["pulseview", "-c", *args, "-i", "/dev/stdin", "-I", "vcd",
-                                 "-s", str(pvs)], stdin=subprocess.PIPE, env=env, **popen)
+        return subprocess.Popen(
+            ["pulseview", "-c", *args, "-i", "/dev/stdin", "-I", "vcd", "-s", str(pvs)],
+            stdin=subprocess.PIPE,
+            env=env,
+            **popen,
+        )
     except FileNotFoundError:
-        raise FileNotFoundError("pulseview is not installed (stream --view needs it: "
-                                "apt-get install pulseview)") from None
+        raise FileNotFoundError(
+            "pulseview is not installed (stream --view needs it: apt-get install pulseview)"
+        ) from None

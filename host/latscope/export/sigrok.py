@@ -17,8 +17,7 @@ from latscope_defs.channels import LATENCY_DECODER, MARKER_DECODER
 from .levels import Changes
 from .writer import ExportWriter, writing
 
-__all__ = ["SigrokWriter", "SrArchive", "write_sr", "write_pvs", "samplerate_text",
-           "scrolled_past"]
+__all__ = ["SigrokWriter", "SrArchive", "write_sr", "write_pvs", "samplerate_text", "scrolled_past"]
 
 #: Samples generated at a time when writing a session file.
 BLOCK_SAMPLES = 1 << 20
@@ -31,7 +30,7 @@ def _samples(changes, initial, start, stop, unitsize):
     first = int(np.searchsorted(changes.stamps, start, side="right"))
     last = int(np.searchsorted(changes.stamps, stop, side="left"))
     current = int(changes.words[first - 1]) if first else initial
-    if first == last:                  # a quiet block: one word repeated
+    if first == last:  # a quiet block: one word repeated
         return current.to_bytes(8, "little")[:unitsize] * (stop - start)
     points = np.concatenate([[start], changes.stamps[first:last], [stop]])
     words = np.concatenate([[current], changes.words[first:last]]).astype("<u8")
@@ -57,13 +56,20 @@ class SrArchive:
         self.origin = origin
         self.initial = initial
         self.unitsize = (len(names) + 7) // 8
-        self.written = 0                     # samples written
+        self.written = 0  # samples written
         self._stamps, self._words = np.empty(0, np.int64), np.empty(0, np.uint64)
         self._entry = None
         self._archive = None
-        metadata = ["[global]", "sigrok version=0.5.2", "", "[device 1]",
-                    "capturefile=logic-1", f"total probes={len(names)}",
-                    f"samplerate={samplerate_text(samplerate)}", "total analog=0"]
+        metadata = [
+            "[global]",
+            "sigrok version=0.5.2",
+            "",
+            "[device 1]",
+            "capturefile=logic-1",
+            f"total probes={len(names)}",
+            f"samplerate={samplerate_text(samplerate)}",
+            "total analog=0",
+        ]
         metadata += [f"probe{n + 1}={name}" for n, name in enumerate(names)]
         metadata += [f"unitsize={self.unitsize}", ""]
         self._archive = zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1)
@@ -113,9 +119,17 @@ class SrArchive:
                 if self._entry is not None:
                     self._entry.close()
                 self._entry = self._archive.open(
-                    f"logic-1-{self.written // ENTRY_SAMPLES + 1}", "w")
-            self._entry.write(_samples(Changes(self._stamps, self._words), self.initial,
-                                       self.written, end, self.unitsize))
+                    f"logic-1-{self.written // ENTRY_SAMPLES + 1}", "w"
+                )
+            self._entry.write(
+                _samples(
+                    Changes(self._stamps, self._words),
+                    self.initial,
+                    self.written,
+                    end,
+                    self.unitsize,
+                )
+            )
             self.written = end
             # Keep the changes from the last one at or before the next sample on.
             keep = max(int(np.searchsorted(self._stamps, end, side="right")) - 1, 0)
@@ -158,8 +172,13 @@ class SigrokWriter(ExportWriter):
     def begin(self, signals):
         self.layout = signals.layout
         self.origin = signals.origin
-        self.archive = SrArchive(self.path, signals.layout.names, signals.stamp_hz,
-                                 origin=signals.origin, initial=signals.initial)
+        self.archive = SrArchive(
+            self.path,
+            signals.layout.names,
+            signals.stamp_hz,
+            origin=signals.origin,
+            initial=signals.initial,
+        )
 
     def add(self, changes):
         self.archive.add(changes)
@@ -168,8 +187,13 @@ class SigrokWriter(ExportWriter):
         self.archive.close(stop - self.origin)
         if self.pvs:
             with writing(self.pvs):
-                write_pvs(self.pvs, self.path, self.layout, **(view or {}),
-                          marker_options={"sample_delay": 0})
+                write_pvs(
+                    self.pvs,
+                    self.path,
+                    self.layout,
+                    **(view or {}),
+                    marker_options={"sample_delay": 0},
+                )
 
     def close(self):
         if self.archive is not None:
@@ -184,7 +208,7 @@ def _ini_bytes(data):
         if byte == 0:
             out.append("\\0")
             escape_hex_digit = True
-        elif byte < 0x20 or byte >= 0x7f or char in '"\\;,=':
+        elif byte < 0x20 or byte >= 0x7F or char in '"\\;,=':
             out.append(f"\\x{byte:x}")
             escape_hex_digit = True
         elif escape_hex_digit and char in "0123456789abcdefABCDEF":
@@ -205,13 +229,13 @@ def timestamp_archive(seconds):
     limbs, exponent = [0] * 6, 0
     if value:
         exponent = 0
-        while value >= 10**(exponent + 8):
+        while value >= 10 ** (exponent + 8):
             exponent += 8
         while value < 10**exponent:
             exponent -= 8
         rest = value
         for index in range(6):
-            scale = Fraction(10)**(exponent - 8 * index)
+            scale = Fraction(10) ** (exponent - 8 * index)
             limbs[index] = int(rest / scale)
             rest -= limbs[index] * scale
     fields = [0, 0, 0, 0] + limbs + [exponent, int(negative), 0, 6]
@@ -247,25 +271,31 @@ def write_pvs(path, sr_path, layout, *, scale=None, offset=None, marker_options=
     scrolls.) The offset is in pixels, for PulseView's default font and trace height."""
     lines = ["[General]", "decode_signals=1", "generated_signals=0", "meta_objs=0", "views=1"]
     if sr_path is not None:
-        lines += ["device_type=sessionfile", "", "[device]",
-                  f"filename={Path(sr_path).resolve()}"]
+        lines += ["device_type=sessionfile", "", "[device]", f"filename={Path(sr_path).resolve()}"]
     lines += ["", "[decode_signal0]", "name=latscope", "enabled=true", "decoders=2"]
     options = dict(marker_options or {})
     for index, decoder in enumerate((MARKER_DECODER, LATENCY_DECODER)):
         mine = options if decoder == MARKER_DECODER else {}
-        lines += [f"decoder{index}\\id={decoder}", f"decoder{index}\\visible=true",
-                  f"decoder{index}\\options={len(mine)}"]
+        lines += [
+            f"decoder{index}\\id={decoder}",
+            f"decoder{index}\\visible=true",
+            f"decoder{index}\\options={len(mine)}",
+        ]
         for n, (name, value) in enumerate(sorted(mine.items())):
-            lines += [f"decoder{index}\\option{n}\\name={name}",
-                      f"decoder{index}\\option{n}\\type=x",
-                      f"decoder{index}\\option{n}\\value="
-                      + _ini_bytes(int(value).to_bytes(8, "little", signed=True))]
+            lines += [
+                f"decoder{index}\\option{n}\\name={name}",
+                f"decoder{index}\\option{n}\\type=x",
+                f"decoder{index}\\option{n}\\value="
+                + _ini_bytes(int(value).to_bytes(8, "little", signed=True)),
+            ]
     channels = layout.decoder_channels()
     lines.append(f"channels={len(channels)}")
     for index, (_, signal) in enumerate(channels):
-        lines += [f"channel{index}\\name={signal}",
-                  f"channel{index}\\initial_pin_state=2",     # SRD_INITIAL_PIN_SAME_AS_SAMPLE0
-                  f"channel{index}\\assigned_signal_name={signal}"]
+        lines += [
+            f"channel{index}\\name={signal}",
+            f"channel{index}\\initial_pin_state=2",  # SRD_INITIAL_PIN_SAME_AS_SAMPLE0
+            f"channel{index}\\assigned_signal_name={signal}",
+        ]
     lines += ["", "[view0]"]
     if scale:
         lines.append(f"scale={scale!r}")

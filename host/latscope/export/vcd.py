@@ -24,8 +24,14 @@ def vcd_timescale(sample_hz):
     so one sample is one stamp unit either way."""
     if sample_hz <= 0:
         raise VcdError(f"sample rate {sample_hz} Hz")
-    for unit, per_second in (("s", 1), ("ms", 10**3), ("us", 10**6), ("ns", 10**9),
-                             ("ps", 10**12), ("fs", 10**15)):
+    for unit, per_second in (
+        ("s", 1),
+        ("ms", 10**3),
+        ("us", 10**6),
+        ("ns", 10**9),
+        ("ps", 10**12),
+        ("fs", 10**15),
+    ):
         if per_second % sample_hz == 0:
             return f"{per_second // sample_hz} {unit}"
     return f"{max(1, round(10**15 / sample_hz))} fs"
@@ -65,8 +71,9 @@ class VcdWriter(ExportWriter):
             self.stream = open(self.path, "w")
         out = [f"$comment {signals.comment} $end"] if signals.comment else []
         out += [f"$timescale {self.timescale} $end", "$scope module latscope $end"]
-        out += [f"$var wire 1 {ident} {name} $end"
-                for ident, name in zip(self.ids, self.layout.names)]
+        out += [
+            f"$var wire 1 {ident} {name} $end" for ident, name in zip(self.ids, self.layout.names)
+        ]
         out += ["$upscope $end", "$enddefinitions $end", "#0", "$dumpvars"]
         out += [f"{(signals.initial >> n) & 1}{ident}" for n, ident in enumerate(self.ids)]
         out += ["$end", ""]

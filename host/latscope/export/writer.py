@@ -26,6 +26,7 @@ class Signals:
     sample rate (``stamp_hz``, one sample per stamp unit), the cycle of sample 0
     (``origin``; None: not known yet, a live stream sets it from its first event), the
     levels before the first change (``initial``) and a line that says what is exported."""
+
     layout: Layout
     stamp_hz: int
     origin: int | None

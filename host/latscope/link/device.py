@@ -11,10 +11,21 @@ from dataclasses import dataclass
 import serial
 
 from latscope_defs.markers import ARG_BITS, POINT_BITS, TEST_BITS, encode
-from latscope_defs.protocol import (IRQ_DELAY_BITS, TRIGGER_SOURCES, UNKNOWN_COMMAND_REPLY,
-                                    Command, EchoPattern, EchoReply, IrqConfig, Source,
-                                    StartArgs, StatusReply, TriggerConfig, encode_command,
-                                    reply_sizes)
+from latscope_defs.protocol import (
+    IRQ_DELAY_BITS,
+    TRIGGER_SOURCES,
+    UNKNOWN_COMMAND_REPLY,
+    Command,
+    EchoPattern,
+    EchoReply,
+    IrqConfig,
+    Source,
+    StartArgs,
+    StatusReply,
+    TriggerConfig,
+    encode_command,
+    reply_sizes,
+)
 
 from ..events import Events
 from .identity import Identity, IdentityError
@@ -36,6 +47,7 @@ _FIELD_NAMES = {"period": "period", "jitter_mask": "jitter mask", "width": "widt
 class IrqSettings:
     """IRQ generator settings in link clock cycles (``Identity.irq_clock_hz``; the capture
     clock on a one-clock build); see ``protocol.IrqConfig``."""
+
     period: int = 5000
     jitter_mask: int = 0
     width: int = 100
@@ -47,20 +59,30 @@ class IrqSettings:
         for name in ("period", "jitter_mask", "width"):
             value = getattr(self, name)
             if not isinstance(value, int) or not 0 <= value <= _U32:
-                raise ValueError(f"IRQ {_FIELD_NAMES[name]} {value!r} is not a number of "
-                                 f"cycles from 0 to {_U32}")
+                raise ValueError(
+                    f"IRQ {_FIELD_NAMES[name]} {value!r} is not a number of cycles from 0 to {_U32}"
+                )
         if self.period < 2:
             raise ValueError(f"IRQ period {self.period} is below 2 cycles")
         if not 1 <= self.width < self.period:
-            raise ValueError(f"IRQ width {self.width} must be at least 1 cycle and less "
-                             f"than the period ({self.period} cycles)")
+            raise ValueError(
+                f"IRQ width {self.width} must be at least 1 cycle and less "
+                f"than the period ({self.period} cycles)"
+            )
 
     def encode(self):
-        return IrqConfig.const({
-            "period": self.period, "jitter_mask": self.jitter_mask, "width": self.width,
-            "flags": {"enable": self.enable, "one_shot": self.one_shot,
-                      "active_low": self.active_low},
-        })
+        return IrqConfig.const(
+            {
+                "period": self.period,
+                "jitter_mask": self.jitter_mask,
+                "width": self.width,
+                "flags": {
+                    "enable": self.enable,
+                    "one_shot": self.one_shot,
+                    "active_low": self.active_low,
+                },
+            }
+        )
 
 
 _DELAY_MAX = (1 << IRQ_DELAY_BITS) - 1
@@ -78,6 +100,7 @@ class TriggerSettings:
     asserting edge of the periodic generator (:class:`IrqSettings`, whose own edges the pin
     no longer shows) arms one firing. ``enable`` False gives the pin back to the periodic
     generator. :meth:`on_marker` and :meth:`on_edge` make the usual ones."""
+
     source: Source = Source.MARKER
     match: int = 0
     mask: int = 0
@@ -91,11 +114,19 @@ class TriggerSettings:
 
     def __post_init__(self):
         if Source(self.source) not in TRIGGER_SOURCES:
-            raise ValueError(f"no trigger on {Source(self.source).name}: markers, bus writes "
-                             f"and edge channels only")
-        limits = {"match": _MATCH_MAX, "mask": _MATCH_MAX, "every": _EVERY_MAX,
-                  "start": _DELAY_MAX, "stop": _DELAY_MAX, "step": _DELAY_MAX,
-                  "width": _DELAY_MAX + 1}
+            raise ValueError(
+                f"no trigger on {Source(self.source).name}: markers, bus writes "
+                f"and edge channels only"
+            )
+        limits = {
+            "match": _MATCH_MAX,
+            "mask": _MATCH_MAX,
+            "every": _EVERY_MAX,
+            "start": _DELAY_MAX,
+            "stop": _DELAY_MAX,
+            "step": _DELAY_MAX,
+            "width": _DELAY_MAX + 1,
+        }
         for name, high in limits.items():
             value = getattr(self, name)
             if not isinstance(value, int) or not 0 <= value <= high:
@@ -113,14 +144,22 @@ class TriggerSettings:
         if not 0 <= arg_mask < 1 << ARG_BITS:
             raise ValueError(f"marker argument mask {arg_mask:#x} wider than {ARG_BITS} bits")
         fields = encode((1 << TEST_BITS) - 1, (1 << POINT_BITS) - 1, arg_mask)
-        return cls(source=Source.BUS if bus else Source.MARKER,
-                   match=encode(test, point, arg & arg_mask), mask=fields, **settings)
+        return cls(
+            source=Source.BUS if bus else Source.MARKER,
+            match=encode(test, point, arg & arg_mask),
+            mask=fields,
+            **settings,
+        )
 
     @classmethod
     def on_edge(cls, channel, level=None, **settings):
         """A trigger on the edges of edge channel ``channel`` to ``level`` (None: both)."""
-        return cls(source=Source(Source.EDGE0 + channel), match=level or 0,
-                   mask=0 if level is None else 1, **settings)
+        return cls(
+            source=Source(Source.EDGE0 + channel),
+            match=level or 0,
+            mask=0 if level is None else 1,
+            **settings,
+        )
 
     def delays(self):
         """The delays of one pass of the sweep, in order (capture cycles)."""
@@ -128,11 +167,19 @@ class TriggerSettings:
         return delays or [self.start]
 
     def encode(self):
-        return TriggerConfig.const({
-            "source": int(self.source), "flags": {"enable": self.enable, "arm": self.arm},
-            "match": self.match, "mask": self.mask, "every": self.every, "start": self.start,
-            "stop": self.stop, "step": self.step, "hold": self.width - 1,
-        })
+        return TriggerConfig.const(
+            {
+                "source": int(self.source),
+                "flags": {"enable": self.enable, "arm": self.arm},
+                "match": self.match,
+                "mask": self.mask,
+                "every": self.every,
+                "start": self.start,
+                "stop": self.stop,
+                "step": self.step,
+                "hold": self.width - 1,
+            }
+        )
 
 
 class Port:
@@ -150,7 +197,7 @@ class Port:
     reply_timeout = 5.0
 
     def __init__(self, path):
-        self.name = str(path)          # what the capture's metadata records as ``port``
+        self.name = str(path)  # what the capture's metadata records as ``port``
         self.path = str(path)
 
     def __enter__(self):
@@ -190,6 +237,7 @@ def open_transport(port, baudrate=12_000_000, timeout=0.05):
     try:
         if str(port).startswith("rfc2217://"):
             from .network_port import Rfc2217Port
+
             return Rfc2217Port(port, baudrate=baudrate, timeout=timeout)
         return serial.serial_for_url(port, baudrate=baudrate, timeout=timeout)
     except (serial.SerialException, ValueError) as error:
@@ -210,8 +258,8 @@ class Device:
         self.reply_timeout = reply_timeout
         self.parser = StreamParser()
         self.identity = None
-        self.raw_sink = None      # called with every byte chunk read (the capture file)
-        self.bytes_read = 0       # link statistics (the self-test's throughput figures)
+        self.raw_sink = None  # called with every byte chunk read (the capture file)
+        self.bytes_read = 0  # link statistics (the self-test's throughput figures)
         self.bytes_written = 0
         self._events = []
 
@@ -265,12 +313,16 @@ class Device:
                 if code == opcode:
                     sizes = reply_sizes(opcode)
                     if len(payload) not in sizes:
-                        raise DeviceError(f"reply to {Command(opcode).name} has {len(payload)} "
-                                          f"bytes, expected {sizes[0]}")
+                        raise DeviceError(
+                            f"reply to {Command(opcode).name} has {len(payload)} "
+                            f"bytes, expected {sizes[0]}"
+                        )
                     return payload
             self._read(1)
-        raise DeviceError(f"no reply to {Command(opcode).name} within {self.reply_timeout} s "
-                          f"(is the device connected and at the right baud rate?)")
+        raise DeviceError(
+            f"no reply to {Command(opcode).name} within {self.reply_timeout} s "
+            f"(is the device connected and at the right baud rate?)"
+        )
 
     # --- commands -----------------------------------------------------------------------
 
@@ -290,12 +342,14 @@ class Device:
     def configure_trigger(self, settings):
         """Sets the IRQ trigger (a :class:`TriggerSettings`); START restarts its sweep."""
         if self.identity is not None and not self.identity.has_trigger:
-            raise DeviceError(f"{self.name}: the device has no IRQ trigger (protocol version "
-                              f"{self.identity.version}; its bitstream is older than this host)")
+            raise DeviceError(
+                f"{self.name}: the device has no IRQ trigger (protocol version "
+                f"{self.identity.version}; its bitstream is older than this host)"
+            )
         self.command(Command.TRIGGER_CONFIG, settings.encode())
 
     def start(self, sources=None):
-        mask = 0xffff if sources is None else sum(1 << int(source) for source in sources)
+        mask = 0xFFFF if sources is None else sum(1 << int(source) for source in sources)
         self.command(Command.START, StartArgs.const({"sources": mask}))
 
     def stop(self):
@@ -308,8 +362,13 @@ class Device:
 
     def status(self):
         reply = StatusReply.from_bits(int.from_bytes(self.command(Command.STATUS), "little"))
-        return {"capturing": bool(reply.capturing), "events": reply.events,
-                "lost": reply.lost, "fifo_max": reply.fifo_max, "irq_edges": reply.irq_edges}
+        return {
+            "capturing": bool(reply.capturing),
+            "events": reply.events,
+            "lost": reply.lost,
+            "fifo_max": reply.fifo_max,
+            "irq_edges": reply.irq_edges,
+        }
 
     # --- events -------------------------------------------------------------------------
 

@@ -20,25 +20,35 @@ class IdentityError(ValueError):
 
 #: Defaults of fields a capture file's identity may leave out (files written by tools and
 #: tests that know only some of them): a 16-bit marker port, no bus, no edges.
-_DEFAULTS = {"version": VERSION, "clock_hz": 0, "stamp_shift": 0, "marker_width": 16,
-             "edge_count": 0, "bus_width": 0, "fifo_depth": 0, "board": "", "link_clock_hz": 0,
-             "trigger_latency": 0}
+_DEFAULTS = {
+    "version": VERSION,
+    "clock_hz": 0,
+    "stamp_shift": 0,
+    "marker_width": 16,
+    "edge_count": 0,
+    "bus_width": 0,
+    "fifo_depth": 0,
+    "board": "",
+    "link_clock_hz": 0,
+    "trigger_latency": 0,
+}
 
 
 @dataclass(frozen=True)
 class Identity:
     """What the IDENTIFY reply says about a device."""
+
     version: int = VERSION
-    clock_hz: int = 0                  # 0: unknown (a capture file without a clock)
+    clock_hz: int = 0  # 0: unknown (a capture file without a clock)
     stamp_shift: int = 0
     marker_width: int = 16
     edge_count: int = 0
     bus_width: int = 0
     fifo_depth: int = 0
-    latency: dict = field(default_factory=dict)     # Source -> cycles from pin to stamp
+    latency: dict = field(default_factory=dict)  # Source -> cycles from pin to stamp
     board: str = ""
-    link_clock_hz: int = 0             # the link clock; 0: unknown (older gateware, old files)
-    trigger_latency: int = 0           # stamp units, trigger event to IRQ edge at delay 0
+    link_clock_hz: int = 0  # the link clock; 0: unknown (older gateware, old files)
+    trigger_latency: int = 0  # stamp units, trigger event to IRQ edge at delay 0
     #                                    (0: no trigger, a version 1 or 2 device)
 
     @property
@@ -86,11 +96,17 @@ class Identity:
     def as_dict(self):
         """The metadata form (``docs/capture-format.md``): latencies by source name."""
         return {
-            "version": self.version, "clock_hz": self.clock_hz, "stamp_shift": self.stamp_shift,
-            "marker_width": self.marker_width, "edge_count": self.edge_count,
-            "bus_width": self.bus_width, "fifo_depth": self.fifo_depth, "board": self.board,
+            "version": self.version,
+            "clock_hz": self.clock_hz,
+            "stamp_shift": self.stamp_shift,
+            "marker_width": self.marker_width,
+            "edge_count": self.edge_count,
+            "bus_width": self.bus_width,
+            "fifo_depth": self.fifo_depth,
+            "board": self.board,
             "latency": {Source(source).name: cycles for source, cycles in self.latency.items()},
-            "link_clock_hz": self.link_clock_hz, "trigger_latency": self.trigger_latency,
+            "link_clock_hz": self.link_clock_hz,
+            "trigger_latency": self.trigger_latency,
         }
 
     @classmethod
@@ -98,9 +114,11 @@ class Identity:
         """The identity a capture's metadata holds (the inverse of :meth:`as_dict`); fields
         left out take the defaults above. Raises KeyError, TypeError or ValueError on
         fields of the wrong kind."""
-        info = {**_DEFAULTS, **dict(info or {})}      # fields a newer writer adds: ignored
-        latency = {Source[name]: int(cycles)
-                   for name, cycles in dict(info.pop("latency", None) or {}).items()}
+        info = {**_DEFAULTS, **dict(info or {})}  # fields a newer writer adds: ignored
+        latency = {
+            Source[name]: int(cycles)
+            for name, cycles in dict(info.pop("latency", None) or {}).items()
+        }
         numbers = {name: int(info[name] or 0) for name in _DEFAULTS if name != "board"}
         return cls(**numbers, latency=latency, board=str(info["board"]))
 
@@ -112,21 +130,36 @@ class Identity:
         if reply.magic.to_bytes(4, "little") != MAGIC:
             raise IdentityError(f"not a latscope device: identify magic {reply.magic:#010x}")
         if reply.version not in VERSIONS:
-            raise IdentityError(f"device speaks protocol version {reply.version}, this host "
-                                f"knows versions {', '.join(map(str, VERSIONS))}")
-        latency = {Source.MARKER: reply.marker_latency, Source.BUS: reply.bus_latency,
-                   Source.IRQ: reply.irq_latency}
+            raise IdentityError(
+                f"device speaks protocol version {reply.version}, this host "
+                f"knows versions {', '.join(map(str, VERSIONS))}"
+            )
+        latency = {
+            Source.MARKER: reply.marker_latency,
+            Source.BUS: reply.bus_latency,
+            Source.IRQ: reply.irq_latency,
+        }
         latency.update({Source(Source.EDGE0 + n): reply.edge_latency for n in range(8)})
-        return cls(version=reply.version, clock_hz=reply.clock_hz,
-                   stamp_shift=reply.stamp_shift, marker_width=reply.marker_width,
-                   edge_count=reply.edge_count, bus_width=reply.bus_width,
-                   fifo_depth=reply.fifo_depth, latency=latency,
-                   board=bytes(reply.board).rstrip(b"\0").decode("ascii", "replace"),
-                   link_clock_hz=reply.link_clock_hz, trigger_latency=reply.trigger_latency)
+        return cls(
+            version=reply.version,
+            clock_hz=reply.clock_hz,
+            stamp_shift=reply.stamp_shift,
+            marker_width=reply.marker_width,
+            edge_count=reply.edge_count,
+            bus_width=reply.bus_width,
+            fifo_depth=reply.fifo_depth,
+            latency=latency,
+            board=bytes(reply.board).rstrip(b"\0").decode("ascii", "replace"),
+            link_clock_hz=reply.link_clock_hz,
+            trigger_latency=reply.trigger_latency,
+        )
 
     def parser(self, *, correct_latency=True):
         """A stream parser for this device's records (marker width, pin latencies)."""
         from .parser import StreamParser
-        return StreamParser(marker_width=self.marker_width,
-                            latency=self.latency if correct_latency else None,
-                            version=self.version)
+
+        return StreamParser(
+            marker_width=self.marker_width,
+            latency=self.latency if correct_latency else None,
+            version=self.version,
+        )

@@ -11,7 +11,6 @@ goes into the queue as one chunk, and the rare IAC sequences are handled byte by
 pyserial does. :func:`latscope.link.device.open_transport` uses it for ``rfc2217://`` URLs.
 """
 
-import socket
 
 from serial import rfc2217
 from serial.rfc2217 import DO, DONT, IAC, SB, SE, WILL, WONT
@@ -28,8 +27,8 @@ class TelnetStream:
     def __init__(self, port):
         self.port = port
         self.mode = _NORMAL
-        self.suboption = None          # bytes of a subnegotiation being received
-        self.command = None            # DO, DONT, WILL or WONT awaiting its option
+        self.suboption = None  # bytes of a subnegotiation being received
+        self.command = None  # DO, DONT, WILL or WONT awaiting its option
 
     def _data(self, data):
         if self.suboption is not None:
@@ -49,12 +48,12 @@ class TelnetStream:
                     return
                 self.mode, position = _IAC_SEEN, iac + 1
                 continue
-            byte = data[position:position + 1]
+            byte = data[position : position + 1]
             position += 1
             if self.mode == _NEGOTIATE:
                 self.port._telnet_negotiate_option(self.command, byte)
                 self.mode = _NORMAL
-            elif byte == IAC:                      # an escaped 0xFF data byte
+            elif byte == IAC:  # an escaped 0xFF data byte
                 self._data(IAC)
                 self.mode = _NORMAL
             elif byte == SB:
@@ -81,12 +80,12 @@ class Rfc2217Port(rfc2217.Serial):
             while self.is_open:
                 try:
                     data = self._socket.recv(65536)
-                except socket.timeout:
-                    continue                  # wake up now and then to see if still open
+                except TimeoutError:
+                    continue  # wake up now and then to see if still open
                 except OSError:
                     self._read_buffer.put(None)
                     break
-                if not data:                  # the server closed the connection
+                if not data:  # the server closed the connection
                     self._read_buffer.put(None)
                     break
                 stream.feed(data)

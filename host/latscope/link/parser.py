@@ -11,11 +11,28 @@ from dataclasses import dataclass, field
 import numpy as np
 from amaranth.lib import data
 
-from latscope_defs.protocol import (CRC_BITS, DELTA_BITS, HOLE_SOURCE, LEAD_FLAG, LEAD_PAYLOAD_BITS,
-                                    MAX_CONT, SEGMENT_MAX_EVENTS, SEQUENCE_BITS, STAMP_BITS,
-                                    UNKNOWN_COMMAND_REPLY, VERSION, VERSIONS, Command, Source,
-                                    Tally, fixed_length, hole_value, loss_count, loss_source,
-                                    reply_sizes, value_width)
+from latscope_defs.protocol import (
+    CRC_BITS,
+    DELTA_BITS,
+    LEAD_FLAG,
+    LEAD_PAYLOAD_BITS,
+    MAX_CONT,
+    SEGMENT_MAX_EVENTS,
+    SEQUENCE_BITS,
+    STAMP_BITS,
+    UNKNOWN_COMMAND_REPLY,
+    VERSION,
+    VERSIONS,
+    Command,
+    Source,
+    Tally,
+    fixed_length,
+    hole_value,
+    loss_count,
+    loss_source,
+    reply_sizes,
+    value_width,
+)
 
 from ..events import Events
 
@@ -31,11 +48,19 @@ _MAX_LENGTH = 1 + MAX_CONT
 #: per cycle, and an entry holds at most one record per event source (11) and one LOSS record.
 MAX_RECORDS_PER_STAMP = 12
 #: Lead bytes of the records that can complete a reply or a segment (REPLY, SYNC; SEAL).
-_COMPLETING_LEAD = {1: re.compile(rb"[\xf0-\xff]"), 2: re.compile(rb"[\xe8-\xff]"),
-                    3: re.compile(rb"[\xe8-\xff]")}
+_COMPLETING_LEAD = {
+    1: re.compile(rb"[\xf0-\xff]"),
+    2: re.compile(rb"[\xe8-\xff]"),
+    3: re.compile(rb"[\xe8-\xff]"),
+}
 #: Event sources: every source below TALLY.
-_EVENT_SOURCES = (Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS,
-                  *(Source(Source.EDGE0 + n) for n in range(8)))
+_EVENT_SOURCES = (
+    Source.MARKER,
+    Source.BUS,
+    Source.IRQ,
+    Source.LOSS,
+    *(Source(Source.EDGE0 + n) for n in range(8)),
+)
 
 
 @dataclass
@@ -51,6 +76,7 @@ class ParserStats:
     included. ``restarts`` (version 1): empty segments closed by a SYNC with CRC 0, which is
     how a version 1 device started a new capture; they lose nothing. ``lost``: events the
     device reported lost (its LOSS records), per source."""
+
     bytes_received: int = 0
     bytes_skipped: int = 0
     segments_ok: int = 0
@@ -61,7 +87,7 @@ class ParserStats:
     replies: int = 0
     reply_errors: int = 0
     holes: int = 0
-    lost: dict = field(default_factory=dict)     # source number -> events lost
+    lost: dict = field(default_factory=dict)  # source number -> events lost
 
     @property
     def lost_total(self):
@@ -74,11 +100,13 @@ class ParserStats:
 
     def __str__(self):
         lost = ", ".join(f"{_source_name(s).lower()} {n}" for s, n in self.lost.items()) or "0"
-        return (f"{self.bytes_received} bytes ({self.bytes_skipped} skipped), "
-                f"segments {self.segments_ok} ok / {self.segments_bad} bad, "
-                f"{self.events_delivered} events, {self.holes} holes, "
-                f"{self.records_dropped} records dropped, "
-                f"lost {lost}")
+        return (
+            f"{self.bytes_received} bytes ({self.bytes_skipped} skipped), "
+            f"segments {self.segments_ok} ok / {self.segments_bad} bad, "
+            f"{self.events_delivered} events, {self.holes} holes, "
+            f"{self.records_dropped} records dropped, "
+            f"lost {lost}"
+        )
 
 
 def _source_name(source):
@@ -106,7 +134,7 @@ class _ReplyAssembler:
     def __init__(self, stats, out):
         self.stats = stats
         self.out = out
-        self.skipping = False      # bytes are being skipped after an error (counted once)
+        self.skipping = False  # bytes are being skipped after an error (counted once)
         self.reset()
 
     def reset(self):
@@ -211,16 +239,19 @@ class StreamParser:
 
     def __init__(self, marker_width=16, latency=None, version=VERSION):
         if version not in VERSIONS:
-            raise ValueError(f"protocol version {version} unknown (this host reads "
-                             f"{', '.join(map(str, VERSIONS))})")
+            raise ValueError(
+                f"protocol version {version} unknown (this host reads "
+                f"{', '.join(map(str, VERSIONS))})"
+            )
         self.version = version
         self.marker_width = marker_width
         # Value width per source; 64 for the others, so that their delta is 0.
         self._width = np.full(16, 64, np.uint64)
         for source in _EVENT_SOURCES:
             self._width[source] = value_width(source, marker_width, version)
-        self._fixed = np.array([fixed_length(source, version) or 0 for source in range(16)],
-                               np.int64)
+        self._fixed = np.array(
+            [fixed_length(source, version) or 0 for source in range(16)], np.int64
+        )
         self._completing = _COMPLETING_LEAD[version]
         self._latency = np.zeros(16, np.uint64)
         for source, cycles in (latency or {}).items():
@@ -229,21 +260,21 @@ class StreamParser:
         self.stats = ParserStats()
         self.replies = deque()
         self._assembler = _ReplyAssembler(self.stats, self.replies)
-        self._carry = b""            # the open segment from its SYNC on, or a partial record
-        self._seen = 0               # bytes at the start of _carry already accounted for
-        self._open = None            # (bytes, event records) of the open segment, if any
-        self._eager_reply = False    # the last feed ended with a lone REPLY lead taken as whole
-        self._pending_lead = None    # offset in _carry of an unfinished completing record
-        self._pending_needs = 0      # bytes from there that can finish it
+        self._carry = b""  # the open segment from its SYNC on, or a partial record
+        self._seen = 0  # bytes at the start of _carry already accounted for
+        self._open = None  # (bytes, event records) of the open segment, if any
+        self._eager_reply = False  # the last feed ended with a lone REPLY lead taken as whole
+        self._pending_lead = None  # offset in _carry of an unfinished completing record
+        self._pending_needs = 0  # bytes from there that can finish it
         # The chain of verified segments (see docs/protocol.md, "What a reader guarantees").
-        self._anchor = None          # 64-bit stamp the time base rests on
-        self._last = None            # (sent, last stamp & mask, last stamp) of the last
+        self._anchor = None  # 64-bit stamp the time base rests on
+        self._last = None  # (sent, last stamp & mask, last stamp) of the last
         #                              delivered segment (version 1: sent is None)
-        self._damaged = False        # stream data dropped since the last delivered segment
-        self._gapped = False         # ... of which some by gap(): bytes may be missing
-        self._dropped_bytes = 0      # non-reply bytes dropped since the last delivered segment
-        self._missing_bytes = 0      # bytes gap() said were missing since then (None: unknown)
-        self._candidate = None       # (sent, last stamp & mask, last stamp) of a verified
+        self._damaged = False  # stream data dropped since the last delivered segment
+        self._gapped = False  # ... of which some by gap(): bytes may be missing
+        self._dropped_bytes = 0  # non-reply bytes dropped since the last delivered segment
+        self._missing_bytes = 0  # bytes gap() said were missing since then (None: unknown)
+        self._candidate = None  # (sent, last stamp & mask, last stamp) of a verified
         #                              segment refused for its stamp, until the next one
 
     # --- public interface ---------------------------------------------------------------
@@ -263,9 +294,11 @@ class StreamParser:
         # Only a SYNC, SEAL or REPLY record can complete anything; small pieces without one
         # wait (this keeps one-byte-at-a-time feeding cheap).
         pending = self._pending_lead
-        if ((pending is not None and len(self._carry) - pending >= self._pending_needs)
-                or len(self._carry) - self._seen > self.MAX_UNPARSED
-                or self._completing.search(data)):
+        if (
+            (pending is not None and len(self._carry) - pending >= self._pending_needs)
+            or len(self._carry) - self._seen > self.MAX_UNPARSED
+            or self._completing.search(data)
+        ):
             return self._parse(self._carry, final=False)
         return Events.empty()
 
@@ -293,7 +326,7 @@ class StreamParser:
         after the last verified segment shows as a hole event at the end."""
         events = self._parse(self._carry, final=True) if self._carry else Events.empty()
         if self.version == 1 and self._open is not None and self._open[1] == 0:
-            self._open = None        # version 1: the empty segment after the last SYNC
+            self._open = None  # version 1: the empty segment after the last SYNC
         self._drop_open()
         self._eager_reply = False
         self._assembler.abort()
@@ -337,37 +370,41 @@ class StreamParser:
         """Parses ``buf`` (the kept bytes and new data); keeps the open segment's bytes."""
         arr = np.frombuffer(buf, np.uint8)
         starts = np.flatnonzero(arr >= LEAD_FLAG)
-        span = np.empty_like(starts)                     # bytes up to the next lead byte
+        span = np.empty_like(starts)  # bytes up to the next lead byte
         np.subtract(starts[1:], starts[:-1], out=span[:-1])
         span[-1:] = len(buf) - starts[-1:]
 
         # The last record may still grow, unless it is a whole fixed-length record, a REPLY
         # that cannot have (more) continuation bytes, or already too long to be a record.
-        committed = len(buf)        # records and CRC domain end here
+        committed = len(buf)  # records and CRC domain end here
         lone_reply = None
         if len(starts) and not final:
             last = int(arr[starts[-1]])
-            last_source, last_bits = (last >> LEAD_PAYLOAD_BITS) & 0xf, last & 0x7
+            last_source, last_bits = (last >> LEAD_PAYLOAD_BITS) & 0xF, last & 0x7
             last_span, fixed = int(span[-1]), int(self._fixed[last_source])
             if last_source == Source.REPLY and last_span == 1 and last_bits < 2:
-                lone_reply = last_bits      # a byte 0/1, or the lead of a two-byte record
+                lone_reply = last_bits  # a byte 0/1, or the lead of a two-byte record
             if lone_reply is not None or not (
-                    last_span > _MAX_LENGTH or (fixed and last_span >= fixed)
-                    or (last_source == Source.REPLY and (last_span > 1 or last_bits >= 2))):
+                last_span > _MAX_LENGTH
+                or (fixed and last_span >= fixed)
+                or (last_source == Source.REPLY and (last_span > 1 or last_bits >= 2))
+            ):
                 committed = int(starts[-1])
                 starts, span = starts[:-1], span[:-1]
-        processed = committed       # bytes whose replies and skips have been counted
+        processed = committed  # bytes whose replies and skips have been counted
 
         r = self._decode(buf, starts, span)
         new_replies = r.replies[r.starts[r.replies] >= self._seen]
-        for byte, ok in zip(r.payload[new_replies].tolist(),
-                            r.well_formed[new_replies].tolist()):
+        for byte, ok in zip(r.payload[new_replies].tolist(), r.well_formed[new_replies].tolist()):
             if ok:
                 self._assembler.push(byte)
             else:
                 self._assembler.abort()
-        if lone_reply is not None and committed >= self._seen \
-                and self._assembler.completes(lone_reply):
+        if (
+            lone_reply is not None
+            and committed >= self._seen
+            and self._assembler.completes(lone_reply)
+        ):
             self._assembler.push(lone_reply)
             self._eager_reply = True
             processed = len(buf)
@@ -381,7 +418,7 @@ class StreamParser:
         self._pending_lead = None
         if self._completing.match(buf, processed):
             self._pending_lead = len(self._carry) - (len(buf) - processed)
-            self._pending_needs = int(self._fixed[buf[processed] >> 3 & 0xf]) or 2
+            self._pending_needs = int(self._fixed[buf[processed] >> 3 & 0xF]) or 2
         self.stats.events_delivered += len(events) - len(segments.holes)
         return events
 
@@ -398,36 +435,34 @@ class StreamParser:
         padded = buf + bytes([LEAD_FLAG]) * 8
         windows = np.ndarray((len(buf),), dtype=">u8", buffer=padded, strides=(1,))
         words = np.take(windows, starts).astype(np.uint64)
-        source = (words >> 59).astype(np.uint8) & 0xf
+        source = (words >> 59).astype(np.uint8) & 0xF
         fixed = np.take(self._fixed, source)
         is_fixed = fixed != 0
         length = np.where(is_fixed, np.minimum(span, fixed), span)
         short = np.minimum(length, 8).astype(np.uint8)
-        x = (words & 0x077f7f7f7f7f7f7f) >> (64 - 8 * short)
-        x -= (x >> 1) & 0x3f803f803f803f80                               # 14 bits, 16 apart
-        x = (x & 0x00003fff00003fff) | ((x >> 2) & 0x0fffc0000fffc000)   # 28 bits, 32 apart
-        payload = (x & 0x000000000fffffff) | ((x >> 4) & 0x00fffffff0000000)
+        x = (words & 0x077F7F7F7F7F7F7F) >> (64 - 8 * short)
+        x -= (x >> 1) & 0x3F803F803F803F80  # 14 bits, 16 apart
+        x = (x & 0x00003FFF00003FFF) | ((x >> 2) & 0x0FFFC0000FFFC000)  # 28 bits, 32 apart
+        payload = (x & 0x000000000FFFFFFF) | ((x >> 4) & 0x00FFFFFFF0000000)
 
         is_event = source < len(_EVENT_SOURCES)
         width = np.take(self._width, source, mode="clip")
         ok = np.where(is_fixed, span >= fixed, span <= _MAX_LENGTH)
         if self.version == 1:
-            ok &= (source & 0xe) != 12                           # 12 and 13 are reserved
+            ok &= (source & 0xE) != 12  # 12 and 13 are reserved
         # The sender uses the fewest continuation bytes: the top 10 payload bits are not 0
         # (the second byte's flag keeps a one-byte record in: the next lead byte follows it).
-        ok &= is_fixed | (((words >> 48) & 0x07ff) != 0)
+        ok &= is_fixed | (((words >> 48) & 0x07FF) != 0)
         long_records = np.flatnonzero(length > 8)
         if len(long_records):
-            _decode_long(np.frombuffer(padded, np.uint8), starts, length, payload, ok,
-                         long_records)
-        delta = payload >> width                    # 0 for the other records: width 64
+            _decode_long(np.frombuffer(padded, np.uint8), starts, length, payload, ok, long_records)
+        delta = payload >> width  # 0 for the other records: width 64
         value = payload ^ (delta << width)
         ok &= (delta >> DELTA_BITS) == 0
         replies = np.flatnonzero(source == Source.REPLY)
         if len(replies):
-            ok[replies] &= (span[replies] <= 2) & (payload[replies] <= 0xff)
-        return _Records(starts, span, source, payload, delta, value, ok, is_event & ok,
-                        replies)
+            ok[replies] &= (span[replies] <= 2) & (payload[replies] <= 0xFF)
+        return _Records(starts, span, source, payload, delta, value, ok, is_event & ok, replies)
 
     def _correct(self, stamp, source):
         """Stamps minus the pin-to-stamp latency of their sources (never below 0)."""
@@ -468,8 +503,9 @@ class _Segments:
             crc_bytes = committed[~excluded]
             excluded_before = np.concatenate(([0], np.cumsum(excluded)))
             position = r.starts - excluded_before[r.starts]
-            bad_replies = r.replies[~r.well_formed[r.replies]
-                                    & (r.starts[r.replies] >= parser._seen)]
+            bad_replies = r.replies[
+                ~r.well_formed[r.replies] & (r.starts[r.replies] >= parser._seen)
+            ]
             self.stats.bytes_skipped += int(r.span[bad_replies].sum())
         else:
             crc_bytes = committed
@@ -480,13 +516,14 @@ class _Segments:
         non_reply = r.source != Source.REPLY
         self.non_reply_at = np.flatnonzero(non_reply)
         self.events_np = np.concatenate(([0], np.cumsum(r.is_event)))
-        self.non_reply_np = (np.concatenate(([0], np.cumsum(non_reply))) if len(r.replies)
-                             else np.arange(count + 1))
+        self.non_reply_np = (
+            np.concatenate(([0], np.cumsum(non_reply))) if len(r.replies) else np.arange(count + 1)
+        )
         self.events_before = _Ints(self.events_np)
         self.non_reply_before = _Ints(self.non_reply_np)
         self.delta_sum = np.concatenate((np.zeros(1, np.uint64), np.cumsum(r.delta)))
-        self.delivered = []      # (first record, end record, 64-bit stamp of the first)
-        self.holes = []          # (record index the hole goes before, stamp, count)
+        self.delivered = []  # (first record, end record, 64-bit stamp of the first)
+        self.holes = []  # (record index the hole goes before, stamp, count)
 
     def run(self):
         """Returns the events and the offset where the kept open segment starts (or None)."""
@@ -498,7 +535,7 @@ class _Segments:
             closes = [f if f < self.count else None for f in following]
         else:
             closes = self._precheck_v2(sync_at, np.array(following, np.int64))
-        done, done_byte = 0, 0   # records and CRC-domain bytes accounted for
+        done, done_byte = 0, 0  # records and CRC-domain bytes accounted for
         open_start = None
         p._open = None
         seal_length = int(p._fixed[Source.SEAL])
@@ -510,7 +547,7 @@ class _Segments:
                 open_start = self._keep_open(s)
                 done, done_byte = self.count, self.pos[-1]
                 break
-            if close is None:                  # version 2: a SYNC came before the SEAL
+            if close is None:  # version 2: a SYNC came before the SEAL
                 self._fail(s, following[k])
                 done, done_byte = following[k], self.pos[following[k]]
             elif p.version == 1:
@@ -538,17 +575,31 @@ class _Segments:
         events = self.events_np[tally] - self.events_np[sync_at + 1]
         between = self.non_reply_np[tally] - self.non_reply_np[sync_at + 1]
         fields = r.payload[tally]
-        ok = (closed & (tally > sync_at) & (r.source[tally] == Source.TALLY)
-              & r.well_formed[tally] & (between == events) & (events > 0)
-              & (events <= SEGMENT_MAX_EVENTS)
-              & ((fields >> np.uint64(_TALLY_AT["count"])) == events.astype(np.uint64)))
+        ok = (
+            closed
+            & (tally > sync_at)
+            & (r.source[tally] == Source.TALLY)
+            & r.well_formed[tally]
+            & (between == events)
+            & (events > 0)
+            & (events <= SEGMENT_MAX_EVENTS)
+            & ((fields >> np.uint64(_TALLY_AT["count"])) == events.astype(np.uint64))
+        )
         mask = np.uint64(_SEQUENCE_MASK)
-        self.v2 = list(zip(ok.tolist(), tally.tolist(), events.tolist(),
-                   ((fields >> np.uint64(_TALLY_AT["sent"])) & mask).tolist(),
-                   ((fields >> np.uint64(_TALLY_AT["captured"])) & mask).tolist(),
-                   r.payload[sync_at].tolist(), r.payload[close].tolist(),
-                   (self.delta_sum[tally] - self.delta_sum[sync_at + 1]).tolist(),
-                   self.pos_np[sync_at].tolist(), self.pos_np[close].tolist()))
+        self.v2 = list(
+            zip(
+                ok.tolist(),
+                tally.tolist(),
+                events.tolist(),
+                ((fields >> np.uint64(_TALLY_AT["sent"])) & mask).tolist(),
+                ((fields >> np.uint64(_TALLY_AT["captured"])) & mask).tolist(),
+                r.payload[sync_at].tolist(),
+                r.payload[close].tolist(),
+                (self.delta_sum[tally] - self.delta_sum[sync_at + 1]).tolist(),
+                self.pos_np[sync_at].tolist(),
+                self.pos_np[close].tolist(),
+            )
+        )
         return [c if k else None for c, k in zip(close.tolist(), closed.tolist())]
 
     def _junk(self, first, first_byte, end):
@@ -585,7 +636,7 @@ class _Segments:
         events = self.events_before[e] - self.events_before[s + 1]
         others = self.non_reply_before[e] - self.non_reply_before[s + 1] - events
         expected = int(r.payload[e]) & ((1 << CRC_BITS) - 1)
-        crc = binascii.crc_hqx(self.view[self.pos[s]:self.pos[e]], 0)
+        crc = binascii.crc_hqx(self.view[self.pos[s] : self.pos[e]], 0)
         clean = others == 0 and events <= SEGMENT_MAX_EVENTS
         if clean and crc == expected:
             self._deliver_v1(s, e, int(r.payload[s]) >> CRC_BITS)
@@ -615,8 +666,11 @@ class _Segments:
 
     def _close_v2(self, k, s, e):
         ok, tally, events, sent, captured, stamp48, crc, segment_sum, first, end = self.v2[k]
-        if not (ok and binascii.crc32(self.view[first:end]) == crc
-                and self._deliver_v2(s, tally, stamp48, events, sent, captured, segment_sum)):
+        if not (
+            ok
+            and binascii.crc32(self.view[first:end]) == crc
+            and self._deliver_v2(s, tally, stamp48, events, sent, captured, segment_sum)
+        ):
             self._fail(s, e)
 
     def _deliver_v2(self, s, tally, stamp48, count, sent, captured, segment_sum):
@@ -654,7 +708,7 @@ class _Segments:
         else:
             base = stamp48
         if last is None:
-            lost = (captured - count) & _SEQUENCE_MASK     # events of this capture before it
+            lost = (captured - count) & _SEQUENCE_MASK  # events of this capture before it
         else:
             lost = (sent_before - last[0]) & _SEQUENCE_MASK
             if p._gapped and base >= last[2]:
@@ -708,9 +762,11 @@ class _Segments:
         if not self.holes:
             return events
         at = np.searchsorted(chosen, [h[0] for h in self.holes]) if self.delivered else 0
-        return Events(np.insert(events.stamp, at, [h[1] for h in self.holes]),
-                      np.insert(events.source, at, Source.LOSS),
-                      np.insert(events.value, at, [hole_value(h[2]) for h in self.holes]))
+        return Events(
+            np.insert(events.stamp, at, [h[1] for h in self.holes]),
+            np.insert(events.source, at, Source.LOSS),
+            np.insert(events.value, at, [hole_value(h[2]) for h in self.holes]),
+        )
 
 
 def _decode_long(padded, starts, length, payload, ok, index):
@@ -719,8 +775,8 @@ def _decode_long(padded, starts, length, payload, ok, index):
     length = length[index]
     index, length = index[length <= _MAX_LENGTH], length[length <= _MAX_LENGTH]
     at = starts[index]
-    ninth = (padded[at + 8] & 0x7f).astype(np.uint64)
-    tenth = (padded[at + 9] & 0x7f).astype(np.uint64)
+    ninth = (padded[at + 8] & 0x7F).astype(np.uint64)
+    tenth = (padded[at + 9] & 0x7F).astype(np.uint64)
     head = payload[index]
     ten = length == _MAX_LENGTH
     payload[index] = np.where(ten, (head << 14) | (ninth << 7) | tenth, (head << 7) | ninth)
@@ -731,6 +787,7 @@ def _decode_long(padded, starts, length, payload, ok, index):
 class _Ints:
     """Python ints out of a numpy array, one at a time (cheaper than ``tolist()`` of a whole
     buffer's records when a few are looked at)."""
+
     __slots__ = ("array",)
 
     def __init__(self, array):
@@ -742,17 +799,26 @@ class _Ints:
 
 class _Records:
     """The complete records of one buffer, as parallel arrays (index = record number)."""
-    __slots__ = ("starts", "span", "source", "payload", "delta", "value", "well_formed",
-                 "is_event", "replies")
 
-    def __init__(self, starts, span, source, payload, delta, value, well_formed, is_event,
-                 replies):
-        self.starts = starts            # offset of the lead byte in the buffer
-        self.span = span                # bytes up to the next lead byte (or buffer end)
-        self.source = source            # uint8
-        self.payload = payload          # uint64
-        self.delta = delta              # payload >> value width (0 for non-event sources)
-        self.value = value              # payload & value mask (meaningful for events)
+    __slots__ = (
+        "starts",
+        "span",
+        "source",
+        "payload",
+        "delta",
+        "value",
+        "well_formed",
+        "is_event",
+        "replies",
+    )
+
+    def __init__(self, starts, span, source, payload, delta, value, well_formed, is_event, replies):
+        self.starts = starts  # offset of the lead byte in the buffer
+        self.span = span  # bytes up to the next lead byte (or buffer end)
+        self.source = source  # uint8
+        self.payload = payload  # uint64
+        self.delta = delta  # payload >> value width (0 for non-event sources)
+        self.value = value  # payload & value mask (meaningful for events)
         self.well_formed = well_formed
-        self.is_event = is_event        # a well-formed event record
-        self.replies = replies          # record numbers of REPLY records
+        self.is_event = is_event  # a well-formed event record
+        self.replies = replies  # record numbers of REPLY records

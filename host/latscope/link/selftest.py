@@ -15,9 +15,20 @@ from latscope_defs.protocol import Source
 from ..events import Events
 from .device import DeviceError, IrqSettings
 
-__all__ = ["LinkResult", "LoopbackResult", "WiringResult", "echo_patterns", "check_link",
-           "link_hint", "check_loopback", "check_wiring", "capture_wiring", "wiring_pattern",
-           "run_selftest", "format_results"]
+__all__ = [
+    "LinkResult",
+    "LoopbackResult",
+    "WiringResult",
+    "echo_patterns",
+    "check_link",
+    "link_hint",
+    "check_loopback",
+    "check_wiring",
+    "capture_wiring",
+    "wiring_pattern",
+    "run_selftest",
+    "format_results",
+]
 
 PATTERN_BITS = 64
 
@@ -40,6 +51,7 @@ class LinkResult:
     """``sent`` ECHO commands; ``wrong``: replies with another pattern; ``missing``: no
     reply. ``exchanges_per_s`` and ``bytes_per_s`` (both directions together) over the
     exchanges that got a reply."""
+
     sent: int = 0
     wrong: int = 0
     missing: int = 0
@@ -47,7 +59,7 @@ class LinkResult:
     bytes_written: int = 0
     bytes_read: int = 0
     bytes_skipped: int = 0
-    error: str = ""          # why the first missing reply was missing
+    error: str = ""  # why the first missing reply was missing
     hint: str = ""
 
     @property
@@ -68,19 +80,27 @@ def link_hint(result, *, baud, port):
     if result.ok:
         return ""
     if "does not know command" in result.error:
-        return ("the device answers but does not know ECHO: its bitstream is older than this "
-                "host; rebuild and program it (docs/boards.md)")
+        return (
+            "the device answers but does not know ECHO: its bitstream is older than this "
+            "host; rebuild and program it (docs/boards.md)"
+        )
     if result.bytes_read == 0:
-        return (f"nothing came back from {port}: check the USB cable, that {port} is the "
-                f"board's UART (the second serial port of an FT2232H board) and that the "
-                f"board is programmed (docs/boards.md)")
+        return (
+            f"nothing came back from {port}: check the USB cable, that {port} is the "
+            f"board's UART (the second serial port of an FT2232H board) and that the "
+            f"board is programmed (docs/boards.md)"
+        )
     if result.missing == result.sent or result.bytes_skipped:
-        return (f"bytes arrive but do not decode: most likely a baud rate mismatch (the host "
-                f"uses {baud} baud; the board's rate is in docs/boards.md and `make "
-                f"bitstream` prints it), or another program on {port}")
-    return (f"{result.wrong + result.missing} of {result.sent} patterns were lost or "
-            f"corrupted: a marginal cable or USB-serial adapter at {baud} baud; try another "
-            f"cable or USB port")
+        return (
+            f"bytes arrive but do not decode: most likely a baud rate mismatch (the host "
+            f"uses {baud} baud; the board's rate is in docs/boards.md and `make "
+            f"bitstream` prints it), or another program on {port}"
+        )
+    return (
+        f"{result.wrong + result.missing} of {result.sent} patterns were lost or "
+        f"corrupted: a marginal cable or USB-serial adapter at {baud} baud; try another "
+        f"cable or USB port"
+    )
 
 
 def check_link(device, *, count=256, baud, port, seed=1):
@@ -117,6 +137,7 @@ class LoopbackResult:
     corrected stamp minus the IRQ's, in stamp units (each from 0 to :func:`loopback_slack`);
     ``delays_ns``: the measured pin-to-stamp delay differences (uncorrected), min..max;
     ``documented_ns``: what the IDENTIFY reply's latencies say they are."""
+
     irq_edges: int = 0
     matched: dict = field(default_factory=dict)
     offsets: dict = field(default_factory=dict)
@@ -131,7 +152,7 @@ class LoopbackResult:
 
 #: The IRQ generator's settings for the loopback test: edges far apart compared to any pin
 #: latency, so that each jumpered event pairs with exactly one IRQ edge.
-LOOPBACK_IRQ = IrqSettings(period=2000, jitter_mask=0xff, width=500)
+LOOPBACK_IRQ = IrqSettings(period=2000, jitter_mask=0xFF, width=500)
 
 
 def check_loopback(device, identity, *, edges=16, timeout=20.0, irq=LOOPBACK_IRQ):
@@ -199,17 +220,19 @@ def loopback_result(events, identity):
         documented = identity.latency[source] - identity.latency[Source.IRQ]
         result.documented_ns[name] = documented * unit_ns
         if len(offsets):
-            result.delays_ns[name] = ((documented + int(offsets.min())) * unit_ns,
-                                      (documented + int(offsets.max())) * unit_ns)
+            result.delays_ns[name] = (
+                (documented + int(offsets.min())) * unit_ns,
+                (documented + int(offsets.max())) * unit_ns,
+            )
         if not len(seen):
-            result.problems.append(f"no {name} events: is the jumper from IRQ to {name} "
-                                   f"in place?")
+            result.problems.append(f"no {name} events: is the jumper from IRQ to {name} in place?")
         elif result.matched[name] != len(irq) or len(seen) != len(irq):
             result.problems.append(
                 f"{name}: {len(seen)} events for {len(irq)} IRQ changes, "
                 f"{result.matched[name]} within {slack} stamp unit{'s' * (slack > 1)} of "
                 f"them (a loose jumper, or "
-                f"the documented pin latencies are wrong)")
+                f"the documented pin latencies are wrong)"
+            )
     return result
 
 
@@ -226,14 +249,15 @@ class WiringResult:
     received: int = 0
     stuck_high: list = field(default_factory=list)
     stuck_low: list = field(default_factory=list)
-    swapped: list = field(default_factory=list)      # (driven bit, bit it shows up on)
-    shorted: list = field(default_factory=list)      # (bit, bit)
+    swapped: list = field(default_factory=list)  # (driven bit, bit it shows up on)
+    shorted: list = field(default_factory=list)  # (bit, bit)
     problems: list = field(default_factory=list)
 
     @property
     def ok(self):
-        return not (self.problems or self.stuck_high or self.stuck_low or self.swapped
-                    or self.shorted)
+        return not (
+            self.problems or self.stuck_high or self.stuck_low or self.swapped or self.shorted
+        )
 
 
 def check_wiring(values, width=16):
@@ -248,8 +272,12 @@ def check_wiring(values, width=16):
     if len(values) != len(expected):
         result.problems.append(
             f"{len(values)} markers for the program's {len(expected)} strobe toggles: "
-            + ("the strobe is not connected" if not values else
-               "the strobe wire is loose or picks up noise"))
+            + (
+                "the strobe is not connected"
+                if not values
+                else "the strobe wire is loose or picks up noise"
+            )
+        )
         return result
     ones, zeros = values[:width], values[width:]
     for bit in range(width):
@@ -270,9 +298,11 @@ def check_wiring(values, width=16):
             result.swapped.append((bit, *high))
         elif others:
             # Two wires touching: one shows the other's level (wired-OR or wired-AND).
-            result.shorted += [pair for pair in (tuple(sorted((bit, other)))
-                                                 for other in others)
-                               if pair not in result.shorted]
+            result.shorted += [
+                pair
+                for pair in (tuple(sorted((bit, other))) for other in others)
+                if pair not in result.shorted
+            ]
         else:
             result.problems.append(f"D{bit} does not follow the program (open wire?)")
     return result
@@ -293,7 +323,7 @@ def capture_wiring(device, *, width=16, timeout=30.0, quiet=2.0, dut=None, on_st
     started = last = time.monotonic()
     expected = len(wiring_pattern(width))
     while time.monotonic() - (last if values else started) < (quiet if values else timeout):
-        exited = dut is not None and dut.dut_exited   # before the poll: it gets the last
+        exited = dut is not None and dut.dut_exited  # before the poll: it gets the last
         markers = device.poll().of(Source.MARKER)
         if len(markers):
             values += markers.value.tolist()
@@ -311,8 +341,20 @@ def capture_wiring(device, *, width=16, timeout=30.0, quiet=2.0, dut=None, on_st
 WIRING_IRQ = IrqSettings(enable=False)
 
 
-def run_selftest(device, *, port, baud, identity=None, link=True, loopback=False,
-                 wiring=False, count=256, dut=None, on_wiring_start=None, wiring_timeout=30.0):
+def run_selftest(
+    device,
+    *,
+    port,
+    baud,
+    identity=None,
+    link=True,
+    loopback=False,
+    wiring=False,
+    count=256,
+    dut=None,
+    on_wiring_start=None,
+    wiring_timeout=30.0,
+):
     """The self-test's parts in order (link first: without it nothing else can work);
     returns ``{"link": LinkResult, "loopback": ..., "wiring": ...}`` with the parts run.
     ``dut``, ``on_wiring_start``, ``wiring_timeout``: :func:`capture_wiring`'s ``dut``,
@@ -329,8 +371,13 @@ def run_selftest(device, *, port, baud, identity=None, link=True, loopback=False
         results["loopback"] = check_loopback(device, identity)
     if wiring:
         device.configure_irq(WIRING_IRQ)
-        results["wiring"] = capture_wiring(device, width=identity.marker_width, dut=dut,
-                                           on_start=on_wiring_start, timeout=wiring_timeout)
+        results["wiring"] = capture_wiring(
+            device,
+            width=identity.marker_width,
+            dut=dut,
+            on_start=on_wiring_start,
+            timeout=wiring_timeout,
+        )
     return results
 
 
@@ -339,9 +386,11 @@ def format_results(link=None, loopback=None, wiring=None):
     lines = []
     if link is not None:
         verdict = "ok" if link.ok else "FAILED"
-        lines.append(f"link: {verdict}: {link.sent} echo patterns, {link.wrong} wrong, "
-                     f"{link.missing} missing; {link.exchanges_per_s:.0f} exchanges/s, "
-                     f"{link.bytes_per_s / 1000:.1f} kB/s both ways")
+        lines.append(
+            f"link: {verdict}: {link.sent} echo patterns, {link.wrong} wrong, "
+            f"{link.missing} missing; {link.exchanges_per_s:.0f} exchanges/s, "
+            f"{link.bytes_per_s / 1000:.1f} kB/s both ways"
+        )
         if link.hint:
             lines.append(f"  hint: {link.hint}")
     if loopback is not None:
@@ -349,9 +398,11 @@ def format_results(link=None, loopback=None, wiring=None):
         lines.append(f"loopback: {verdict}: {loopback.irq_edges} IRQ edges")
         for name, documented in loopback.documented_ns.items():
             low, high = loopback.delays_ns.get(name, (float("nan"),) * 2)
-            lines.append(f"  IRQ -> {name}: measured {low:.2f}..{high:.2f} ns (pin-to-stamp "
-                         f"difference), documented {documented:.2f} ns; corrected stamps "
-                         f"differ by {loopback.offsets.get(name)} units")
+            lines.append(
+                f"  IRQ -> {name}: measured {low:.2f}..{high:.2f} ns (pin-to-stamp "
+                f"difference), documented {documented:.2f} ns; corrected stamps "
+                f"differ by {loopback.offsets.get(name)} units"
+            )
         lines += [f"  problem: {problem}" for problem in loopback.problems]
     if wiring is not None:
         verdict = "ok" if wiring.ok else "FAILED"

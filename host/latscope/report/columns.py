@@ -5,8 +5,7 @@ one cell, the percentile rule in one line and the fixed-width table of the termi
 
 from ..analysis.statistics import CONFIDENCE, PERCENTILES, ci_key
 
-__all__ = ["STAT_COLUMNS", "CI_COLUMNS", "cell", "interval_text", "statistics_note",
-           "text_table"]
+__all__ = ["STAT_COLUMNS", "CI_COLUMNS", "cell", "interval_text", "statistics_note", "text_table"]
 
 #: Statistics of a table row: (key, column title, format).
 STAT_COLUMNS = [
@@ -23,8 +22,11 @@ STAT_COLUMNS = [
 ]
 
 #: CSV columns of the percentiles' confidence intervals: (column, row key, 0 low / 1 high).
-CI_COLUMNS = [(ci_key(key).replace("_ci_ns", f"_ci_{end}_ns"), ci_key(key), side)
-              for key, _, _ in PERCENTILES for side, end in enumerate(("low", "high"))]
+CI_COLUMNS = [
+    (ci_key(key).replace("_ci_ns", f"_ci_{end}_ns"), ci_key(key), side)
+    for key, _, _ in PERCENTILES
+    for side, end in enumerate(("low", "high"))
+]
 
 
 def cell(value, fmt):
@@ -47,20 +49,23 @@ def statistics_note():
     """The percentile rule in one line, for every output that shows percentiles."""
     titles = {key: title.removesuffix(" (ns)") for key, title, _ in STAT_COLUMNS}
     rule = ", ".join(f"{titles[key]} from {fewest} samples" for key, _, fewest in PERCENTILES)
-    return (f"percentiles only where the sample count supports them: {rule} (–: fewer); "
-            f"each with a distribution-free {CONFIDENCE:.0%} confidence interval from order "
-            f"statistics in results.json / results.csv")
+    return (
+        f"percentiles only where the sample count supports them: {rule} (–: fewer); "
+        f"each with a distribution-free {CONFIDENCE:.0%} confidence interval from order "
+        f"statistics in results.json / results.csv"
+    )
 
 
 def text_table(rows, *, name_title="test"):
     """A fixed-width text table of result rows (for the terminal)."""
     header = [name_title] + [title for _, title, _ in STAT_COLUMNS]
-    lines = [[row["name"]] + [cell(row.get(k), f) for k, _, f in STAT_COLUMNS]
-             for row in rows]
+    lines = [[row["name"]] + [cell(row.get(k), f) for k, _, f in STAT_COLUMNS] for row in rows]
     widths = [max(len(str(c)) for c in col) for col in zip(header, *lines)]
-    out = ["  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in
-                     enumerate(zip(header, widths)))]
+    out = [
+        "  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths)))
+    ]
     for line in lines:
-        out.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in
-                             enumerate(zip(line, widths))))
+        out.append(
+            "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths)))
+        )
     return "\n".join(out)

@@ -14,8 +14,7 @@ from .columns import STAT_COLUMNS
 from .formats import comparison_formats
 from .results import load_tables, results
 
-__all__ = ["Run", "load_runs", "comparison", "write_figures", "directory_files",
-           "write_directory"]
+__all__ = ["Run", "load_runs", "comparison", "write_figures", "directory_files", "write_directory"]
 
 #: Statistics compared (every numeric one of a table row).
 COMPARED = [key for key, _, _ in STAT_COLUMNS]
@@ -35,7 +34,7 @@ def load_runs(paths, labels=None):
     labels = list(labels or [])
     runs = [Run(path, labels[i] if i < len(labels) else None) for i, path in enumerate(paths)]
     seen = {}
-    for run in runs:                     # two files of the same name: number the labels
+    for run in runs:  # two files of the same name: number the labels
         count = seen[run.label] = seen.get(run.label, 0) + 1
         if count > 1:
             run.label = f"{run.label}#{count}"
@@ -69,22 +68,30 @@ def comparison(runs):
             stats = {key: row[key] for key in COMPARED}
             entry = {"run": run.label, "present": True, "stats": stats}
             if base is None:
-                if stats["samples"]:             # the baseline: the first run with samples
+                if stats["samples"]:  # the baseline: the first run with samples
                     base = stats
             else:
                 entry["diff"], entry["diff_pct"] = {}, {}
                 for key in COMPARED:
-                    entry["diff"][key], entry["diff_pct"][key] = _difference(stats[key],
-                                                                             base[key])
+                    entry["diff"][key], entry["diff_pct"][key] = _difference(stats[key], base[key])
             entries.append(entry)
         tables.append({"name": name, "runs": entries})
-    return {"schema": "latscope-comparison", "version": 1,
-            "runs": [{"label": run.label, "capture": run.document["capture"]["path"],
-                      "board": run.document["device"].get("board"),
-                      "clock_hz": run.document["device"].get("clock_hz"),
-                      "suite": run.document["suite"], "test_info":
-                      run.document["capture"]["test_info"]} for run in runs],
-            "tables": tables}
+    return {
+        "schema": "latscope-comparison",
+        "version": 1,
+        "runs": [
+            {
+                "label": run.label,
+                "capture": run.document["capture"]["path"],
+                "board": run.document["device"].get("board"),
+                "clock_hz": run.document["device"].get("clock_hz"),
+                "suite": run.document["suite"],
+                "test_info": run.document["capture"]["test_info"],
+            }
+            for run in runs
+        ],
+        "tables": tables,
+    }
 
 
 def write_figures(runs, directory):

@@ -37,6 +37,7 @@ def export_worst(capture, document, directory, stamp_hz):
     ``directory``). ``capture``: a path (read once for all the windows:
     ``export.files.export_windows``) or a loaded ``Capture``."""
     from ..export.files import export_windows
+
     folder = Path(directory) / "worst"
     folder.mkdir(parents=True, exist_ok=True)
     margin = int(round(document["worst_context_s"] * stamp_hz))
@@ -44,8 +45,13 @@ def export_worst(capture, document, directory, stamp_hz):
     for row in document["tables"]:
         for entry in row["worst"]:
             path = folder / f"{row['name']}.{entry['rank']}.sr"
-            windows.append({"start": max(0, entry["start"] - margin),
-                            "stop": entry["end"] + margin + 1, "outputs": [path]})
+            windows.append(
+                {
+                    "start": max(0, entry["start"] - margin),
+                    "stop": entry["end"] + margin + 1,
+                    "outputs": [path],
+                }
+            )
             entries.append(entry)
     export_windows(capture, windows)
     for window, entry in zip(windows, entries):
@@ -60,19 +66,28 @@ def _figures(tables, directory, x, interval_s):
     figures = Figures(FIGURES)
     for name, table in tables.items():
         if not table.count:
-            continue                         # nothing to draw; the table says so
+            continue  # nothing to draw; the table says so
         figures.png[name] = {}
         for kind, figure in plots.table_figures(table, x=x, interval_s=interval_s).items():
             stem = folder / plots.figure_name(name, kind)
             plots.save(figure, stem, formats=("svg",))
-            png = plots.png_bytes(figure)        # rendered once: file and inline copy
+            png = plots.png_bytes(figure)  # rendered once: file and inline copy
             stem.with_name(stem.name + ".png").write_bytes(png)
             figures.png[name][kind] = base64.b64encode(png).decode("ascii")
     return figures
 
 
-def write_report(capture, directory, *, figures=True, x="index", interval_s=None, loop=None,
-                 worst=WORST_SHOWN, exports=True):
+def write_report(
+    capture,
+    directory,
+    *,
+    figures=True,
+    x="index",
+    interval_s=None,
+    loop=None,
+    worst=WORST_SHOWN,
+    exports=True,
+):
     """Writes the file of every report format (``report.html``, ``report.md``,
     ``results.csv``, ``results.json``, ``worst.csv``) and (with ``figures``)
     ``figures/<table>.<kind>.{png,svg}`` into ``directory``. ``capture``: a path or a

@@ -15,15 +15,27 @@ import numpy as np
 
 from ..analysis.statistics import TableAccumulator
 
-__all__ = ["MAX_BINS", "MAX_POINTS", "tick_histogram", "accumulated", "time_series",
-           "distribution", "overlay_distributions", "interval_maxima", "max_over_time", "save",
-           "png_bytes", "table_figures", "figure_name"]
+__all__ = [
+    "MAX_BINS",
+    "MAX_POINTS",
+    "tick_histogram",
+    "accumulated",
+    "time_series",
+    "distribution",
+    "overlay_distributions",
+    "interval_maxima",
+    "max_over_time",
+    "save",
+    "png_bytes",
+    "table_figures",
+    "figure_name",
+]
 
 #: Most bins of a distribution (the bin width grows by whole ticks past this).
 MAX_BINS = 200
 #: Most samples drawn one by one in a time series.
 MAX_POINTS = 20_000
-WIDTH, HEIGHT = 7.5, 3.2        # inches; 100 dpi PNGs: 750 px wide
+WIDTH, HEIGHT = 7.5, 3.2  # inches; 100 dpi PNGs: 750 px wide
 
 
 def tick_histogram(samples, max_bins=MAX_BINS, *, low=None, high=None, counts=None):
@@ -88,15 +100,27 @@ def time_series(table, *, x="index"):
     if count > MAX_POINTS:
         index, starts, low, high, _ = table.envelope()
         at = (starts - table.first_start) / table.stamp_hz if x == "time" else index
-        axes.fill_between(at, low * ns_per_stamp, high * ns_per_stamp, step="post",
-                          linewidth=0.6, color="tab:blue",
-                          label=f"min..max of {table.bucket_width} samples")
+        axes.fill_between(
+            at,
+            low * ns_per_stamp,
+            high * ns_per_stamp,
+            step="post",
+            linewidth=0.6,
+            color="tab:blue",
+            label=f"min..max of {table.bucket_width} samples",
+        )
         axes.legend(loc="upper right", fontsize="small")
     elif count:
         samples, starts = table.kept_points()
         at = (starts - starts[0]) / table.stamp_hz if x == "time" else np.arange(count)
-        axes.plot(at, samples * ns_per_stamp, linestyle="none", marker=".", markersize=2.5,
-                  color="tab:blue")
+        axes.plot(
+            at,
+            samples * ns_per_stamp,
+            linestyle="none",
+            marker=".",
+            markersize=2.5,
+            color="tab:blue",
+        )
     if count:
         _mark_worst(axes, table, x)
     axes.set_xlabel("capture time (s)" if x == "time" and count else "sample")
@@ -111,15 +135,29 @@ def _mark_worst(axes, table, x):
     """Rings the worst samples (latscope.analysis.worst.WORST_SHOWN) with their rank and flags, as
     the report lists them."""
     from ..analysis.worst import WORST_SHOWN, flags_text
+
     for rank, entry in enumerate(table.worst(WORST_SHOWN), 1):
-        at = ((entry["start"] - table.first_start) / table.stamp_hz if x == "time"
-              else entry["index"])
+        at = (
+            (entry["start"] - table.first_start) / table.stamp_hz if x == "time" else entry["index"]
+        )
         flags = flags_text(entry)
-        axes.plot([at], [entry["ns"]], marker="o", markersize=7, fillstyle="none",
-                  color="tab:red", linestyle="none")
-        axes.annotate(f"#{rank}{f' {flags}' if flags else ''}", (at, entry["ns"]),
-                      textcoords="offset points", xytext=(5, 3), fontsize="x-small",
-                      color="tab:red")
+        axes.plot(
+            [at],
+            [entry["ns"]],
+            marker="o",
+            markersize=7,
+            fillstyle="none",
+            color="tab:red",
+            linestyle="none",
+        )
+        axes.annotate(
+            f"#{rank}{f' {flags}' if flags else ''}",
+            (at, entry["ns"]),
+            textcoords="offset points",
+            xytext=(5, 3),
+            fontsize="x-small",
+            color="tab:red",
+        )
 
 
 def _bar(axes, edges, counts, tick_ns, **style):
@@ -147,8 +185,9 @@ def distribution(table):
             ax.set_yscale("log")
             ax.set_ylim(bottom=0.7)
         ax.grid(alpha=0.3)
-    axes[0].set_title(f"{table.name}: frequency distribution (bin = {width} tick(s) = "
-                      f"{width * tick_ns:g} ns)")
+    axes[0].set_title(
+        f"{table.name}: frequency distribution (bin = {width} tick(s) = {width * tick_ns:g} ns)"
+    )
     axes[1].set_xlabel("latency (ns)")
     return figure
 
@@ -163,14 +202,15 @@ def overlay_distributions(named_tables, *, title=None):
     if present:
         # Shared bins in ns: convert every table's values to the first table's ticks.
         tick_ns = _ns_per_tick(present[0][1].stamp_hz)
-        ticks = [np.rint(table.values * table.ns_per_stamp / tick_ns).astype(np.int64)
-                 for _, table in present]
+        ticks = [
+            np.rint(table.values * table.ns_per_stamp / tick_ns).astype(np.int64)
+            for _, table in present
+        ]
         low = min(int(t.min()) for t in ticks)
         high = max(int(t.max()) for t in ticks)
         for ax, log in zip(axes, (False, True)):
             for (label, table), t in zip(present, ticks):
-                edges, counts, width = tick_histogram(t, low=low, high=high,
-                                                      counts=table.counts)
+                edges, counts, width = tick_histogram(t, low=low, high=high, counts=table.counts)
                 _bar(ax, edges, counts, tick_ns, fill=False, linewidth=1.2, label=label)
             if log:
                 ax.set_yscale("log")
@@ -178,8 +218,9 @@ def overlay_distributions(named_tables, *, title=None):
             ax.set_ylabel("samples (log)" if log else "samples")
             ax.grid(alpha=0.3)
         axes[0].legend(fontsize="small")
-        axes[0].set_title(title or f"{present[0][1].name}: distributions "
-                                   f"(bin = {width * tick_ns:g} ns)")
+        axes[0].set_title(
+            title or f"{present[0][1].name}: distributions (bin = {width * tick_ns:g} ns)"
+        )
     axes[1].set_xlabel("latency (ns)")
     return figure
 
@@ -194,8 +235,14 @@ def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
     edges = np.arange(len(maxima_ns) + 1) * interval_s / scale
     if len(maxima_ns):
         axes.stairs(maxima_ns, edges, color="tab:red", linewidth=1.2)
-        axes.plot((edges[:-1] + edges[1:]) / 2, maxima_ns, linestyle="none", marker=".",
-                  markersize=3, color="tab:red")
+        axes.plot(
+            (edges[:-1] + edges[1:]) / 2,
+            maxima_ns,
+            linestyle="none",
+            marker=".",
+            markersize=3,
+            color="tab:red",
+        )
     axes.set_xlabel(f"capture time ({unit})")
     axes.set_ylabel("max latency (ns)")
     axes.set_title(f"{title} ({interval_s:g} s)")
@@ -209,8 +256,9 @@ def interval_maxima(table, interval_s):
     the table's first sample (NaN: no sample in that interval)."""
     table = accumulated(table, interval_s)
     if table.interval_stamps != max(1, int(interval_s * table.stamp_hz)):
-        raise ValueError(f"{table.name}: maxima kept per {table.interval_stamps} stamps, "
-                         f"not per {interval_s} s")
+        raise ValueError(
+            f"{table.name}: maxima kept per {table.interval_stamps} stamps, not per {interval_s} s"
+        )
     return table.interval_maxima_ns()
 
 
@@ -240,6 +288,9 @@ def table_figures(table, *, x="index", interval_s=None):
     ``interval_s`` also ``maxima`` (the maximum per interval of capture time)."""
     figures = {"timeseries": time_series(table, x=x), "distribution": distribution(table)}
     if interval_s:
-        figures["maxima"] = max_over_time(interval_s, interval_maxima(table, interval_s),
-                                          title=f"{table.name}: maximum per interval")
+        figures["maxima"] = max_over_time(
+            interval_s,
+            interval_maxima(table, interval_s),
+            title=f"{table.name}: maximum per interval",
+        )
     return figures

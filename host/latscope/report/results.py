@@ -19,8 +19,15 @@ from ..version import __version__
 from .columns import STAT_COLUMNS
 from .worst_samples import WorstSamples
 
-__all__ = ["SCHEMA_VERSION", "TABLE_SECTIONS", "results", "load_tables", "run_info",
-           "table_row", "describe"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "TABLE_SECTIONS",
+    "results",
+    "load_tables",
+    "run_info",
+    "table_row",
+    "describe",
+]
 
 #: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
 #: they discarded; 3 the percentile rule (null below its sample count) with confidence
@@ -34,19 +41,19 @@ TABLE_SECTIONS = [WorstSamples()]
 #: What each test family measures (table name prefix -> description), for readers.
 DESCRIPTIONS = {
     "IL": "Interrupt latency: IRQ edge at the DUT's pin to the handler's entry marker "
-          "(after its prologue)",
+    "(after its prologue)",
     "ILH": "Interrupt latency: IRQ edge at the DUT's pin to the first instruction of the "
-           "handler (the kernel's marker just before it calls the handler)",
+    "handler (the kernel's marker just before it calls the handler)",
     "IDL": "Interrupt dispatch latency: end of the ISR to the first instruction of the "
-           "thread it made ready",
+    "thread it made ready",
     "TSL": "Thread switch latency: a thread yields to the next of N equal-priority threads",
     "TF": "Thread create / delete",
     "SEO": "Semaphore and mutex operations",
     "MQ": "Message queue: send to a blocked receiver until it runs",
     "CLK": "Clock ISR: fixed work interrupted (or not) by the system tick",
     "LOOP": "IRQ loop (no latscope code on the DUT): IRQ edge at the DUT's pin to the change "
-            "of the GPIO its handler toggles, read on an edge channel; includes the "
-            "handler's own GPIO write",
+    "of the GPIO its handler toggles, read on an edge channel; includes the "
+    "handler's own GPIO write",
 }
 
 
@@ -71,25 +78,39 @@ def load_tables(capture, loop=None, *, interval_s=60.0):
         events = loop_events(CaptureBatches(capture), loop)
         table = loop_table(events, summary.stamp_hz, loop)
         interval = max(1, int(interval_s * summary.stamp_hz)) if interval_s else None
-        return summary, {table.name: TableAccumulator.of_table(table, interval_stamps=interval),
-                         **tables}
+        return summary, {
+            table.name: TableAccumulator.of_table(table, interval_stamps=interval),
+            **tables,
+        }
     from ..analysis.pairing import analyze
+
     interval = max(1, int(interval_s * capture.stamp_hz)) if interval_s else None
-    tables = tables_with_loop(capture.events, capture.stamp_hz,
-                              analyze(capture.events, capture.stamp_hz),
-                              loop or capture.metadata.get("loop"))
+    tables = tables_with_loop(
+        capture.events,
+        capture.stamp_hz,
+        analyze(capture.events, capture.stamp_hz),
+        loop or capture.metadata.get("loop"),
+    )
     return CaptureSummary.of_capture(capture), {
         name: TableAccumulator.of_table(table, interval_stamps=interval)
-        for name, table in tables.items()}
+        for name, table in tables.items()
+    }
 
 
 def _holes(capture):
     """The holes of a capture as JSON rows (docs/results-schema.md, ``integrity.holes``)."""
     hz = capture.stamp_hz
     origin = capture.first_stamp or 0
-    return [{"index": hole.index, "stamp": hole.stamp, "after": hole.after,
-             "time_s": (hole.stamp - origin) / hz if hz else None,
-             "events_lost_at_most": hole.lost} for hole in capture.holes]
+    return [
+        {
+            "index": hole.index,
+            "stamp": hole.stamp,
+            "after": hole.after,
+            "time_s": (hole.stamp - origin) / hz if hz else None,
+            "events_lost_at_most": hole.lost,
+        }
+        for hole in capture.holes
+    ]
 
 
 def _integrity(capture, tables):
@@ -129,17 +150,21 @@ def run_info(capture, tables=None):
         # IRQ settings count the clock the IRQ generator runs on: the link clock.
         irq_clock_hz = capture.identity.irq_clock_hz
         for key in ("period", "width"):
-            if irq.get(key) is not None:         # the metadata may hold null
+            if irq.get(key) is not None:  # the metadata may hold null
                 irq[f"{key}_ns"] = irq[key] * 1e9 / irq_clock_hz
     known = {"identity", "irq", "start_time", "port", "test_info", "suite", "firmware", "cpu"}
     suite = meta.get("suite") or meta.get("firmware")
     if meta.get("cpu"):
         suite = {"cpu": meta["cpu"], **(suite if isinstance(suite, dict) else {})}
     return {
-        "capture": {"path": str(capture.path), "start_time": meta.get("start_time"),
-                    "port": meta.get("port"), "test_info": meta.get("test_info") or "",
-                    "complete": capture.file_stats.complete,
-                    "other": {k: v for k, v in meta.items() if k not in known}},
+        "capture": {
+            "path": str(capture.path),
+            "start_time": meta.get("start_time"),
+            "port": meta.get("port"),
+            "test_info": meta.get("test_info") or "",
+            "complete": capture.file_stats.complete,
+            "other": {k: v for k, v in meta.items() if k not in known},
+        },
         "device": device,
         "irq": irq or None,
         "suite": suite or None,
@@ -148,7 +173,8 @@ def run_info(capture, tables=None):
         "tick_markers": capture.tick_markers,
         "integrity": _integrity(capture, tables or {}),
         "device_status": (capture.end or {}).get("stats", {}).get("device_status")
-        if isinstance((capture.end or {}).get("stats"), dict) else None,
+        if isinstance((capture.end or {}).get("stats"), dict)
+        else None,
     }
 
 
@@ -175,7 +201,11 @@ def results(capture, tables, worst=None):
     worst samples (:func:`latscope.report.worst_samples.worst_of`), if looked for."""
     run = run_info(capture, tables)
     context = {"run": run, "worst": worst or {}}
-    return {"schema": "latscope-results", "version": SCHEMA_VERSION,
-            "generator": f"latscope {__version__}", **run,
-            "worst_context_s": CONTEXT_MARGIN_S,
-            "tables": [table_row(name, table, context) for name, table in tables.items()]}
+    return {
+        "schema": "latscope-results",
+        "version": SCHEMA_VERSION,
+        "generator": f"latscope {__version__}",
+        **run,
+        "worst_context_s": CONTEXT_MARGIN_S,
+        "tables": [table_row(name, table, context) for name, table in tables.items()],
+    }

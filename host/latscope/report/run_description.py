@@ -7,8 +7,7 @@ import json
 
 from ..link.identity import Identity
 
-__all__ = ["HOLES_SHOWN", "TICKS_NOT_RECORDED", "integrity_line", "holes_text",
-           "settings_items"]
+__all__ = ["HOLES_SHOWN", "TICKS_NOT_RECORDED", "integrity_line", "holes_text", "settings_items"]
 
 #: Holes listed one by one in text output (JSON lists them all).
 HOLES_SHOWN = 10
@@ -20,23 +19,33 @@ TICKS_NOT_RECORDED = "not recorded by this DUT"
 def integrity_line(integrity):
     """One line on what was lost: "nothing lost: ..." only when nothing was, else "DATA
     LOST: " and every kind of loss that happened, with its count."""
-    damage = {"events lost in the device (FIFO full)": integrity["lost_events"],
-              "hole(s)": integrity["holes"], "resyncs": integrity["segments_bad"],
-              "records dropped": integrity["records_dropped"],
-              "file gaps": integrity["file_gaps"], "damaged chunks": integrity["chunks_bad"],
-              "truncated bytes": integrity["truncated_bytes"]}
+    damage = {
+        "events lost in the device (FIFO full)": integrity["lost_events"],
+        "hole(s)": integrity["holes"],
+        "resyncs": integrity["segments_bad"],
+        "records dropped": integrity["records_dropped"],
+        "file gaps": integrity["file_gaps"],
+        "damaged chunks": integrity["chunks_bad"],
+        "truncated bytes": integrity["truncated_bytes"],
+    }
     if not any(damage.values()):
-        return (f"nothing lost: 0 events lost, 0 holes, 0 resyncs, "
-                f"{integrity['bytes_skipped']} bytes skipped")
+        return (
+            f"nothing lost: 0 events lost, 0 holes, 0 resyncs, "
+            f"{integrity['bytes_skipped']} bytes skipped"
+        )
     parts = []
     for what, count in damage.items():
         if count and what == "hole(s)":
-            parts.append(f"{count} hole(s) where at most "
-                         f"{integrity['hole_events_lost_at_most']} events are missing")
+            parts.append(
+                f"{count} hole(s) where at most "
+                f"{integrity['hole_events_lost_at_most']} events are missing"
+            )
         elif count:
             parts.append(f"{count} {what}")
-    return (f"DATA LOST: {', '.join(parts)}; {integrity['pairs_discarded']} pairs discarded "
-            f"({integrity['pairs_discarded_by_holes']} by holes)")
+    return (
+        f"DATA LOST: {', '.join(parts)}; {integrity['pairs_discarded']} pairs discarded "
+        f"({integrity['pairs_discarded_by_holes']} by holes)"
+    )
 
 
 def holes_text(integrity, limit=HOLES_SHOWN):
@@ -45,8 +54,10 @@ def holes_text(integrity, limit=HOLES_SHOWN):
     for hole in integrity["hole_list"][:limit]:
         when = f" (t = {hole['time_s']:.6f} s)" if hole["time_s"] is not None else ""
         after = "the start" if hole["after"] is None else f"stamp {hole['after']}"
-        lines.append(f"  hole after {after} until stamp {hole['stamp']}{when}: at most "
-                     f"{hole['events_lost_at_most']} events missing")
+        lines.append(
+            f"  hole after {after} until stamp {hole['stamp']}{when}: at most "
+            f"{hole['events_lost_at_most']} events missing"
+        )
     if len(integrity["hole_list"]) > limit:
         lines.append(f"  ... and {len(integrity['hole_list']) - limit} more holes")
     return "\n".join(lines)
@@ -56,8 +67,11 @@ def _ticks_cell(count):
     """The run's tick markers for the settings table."""
     if count is None:
         return None
-    return (f"{count} (samples they lie in are flagged tick)" if count
-            else f"none: tick flags {TICKS_NOT_RECORDED}")
+    return (
+        f"{count} (samples they lie in are flagged tick)"
+        if count
+        else f"none: tick flags {TICKS_NOT_RECORDED}"
+    )
 
 
 def settings_items(document):
@@ -65,26 +79,45 @@ def settings_items(document):
     device, cap, integrity = document["device"], document["capture"], document["integrity"]
     clock = device.get("clock_hz")
     identity = Identity.from_dict(device)
-    latency = ", ".join(f"{source.name.lower()} {identity.latency[source]}"
-                        for source in identity.sources if source in identity.latency)
+    latency = ", ".join(
+        f"{source.name.lower()} {identity.latency[source]}"
+        for source in identity.sources
+        if source in identity.latency
+    )
     sections = [
-        ("Run", [("capture file", cap["path"]), ("started", cap["start_time"]),
-                 ("device reached through", cap["port"]), ("test information", cap["test_info"]),
-                 ("duration", f"{document['duration_s']:.6g} s (first to last event)"),
-                 ("events", document["events"]),
-                 ("kernel tick markers", _ticks_cell(document.get("tick_markers"))),
-                 ("closed cleanly", "yes" if cap["complete"] else "no (capture was cut off)")]
-         + [(key, json.dumps(value)) for key, value in cap["other"].items()]),
-        ("Device", [("board", device.get("board")),
-                    ("protocol version", device.get("version")),
-                    ("capture clock", f"{clock / 1e6:g} MHz" if clock else None),
-                    ("resolution", f"{device['resolution_ns']:g} ns"
-                     if "resolution_ns" in device else None),
-                    ("marker port", f"{device.get('marker_width')} bits"),
-                    ("bus window", f"{device.get('bus_width')} bits"
-                     if device.get("bus_width") else "no"),
-                    ("FIFO", f"{device.get('fifo_depth')} entries"),
-                    ("pin latency (cycles, corrected)", latency or "none")]),
+        (
+            "Run",
+            [
+                ("capture file", cap["path"]),
+                ("started", cap["start_time"]),
+                ("device reached through", cap["port"]),
+                ("test information", cap["test_info"]),
+                ("duration", f"{document['duration_s']:.6g} s (first to last event)"),
+                ("events", document["events"]),
+                ("kernel tick markers", _ticks_cell(document.get("tick_markers"))),
+                ("closed cleanly", "yes" if cap["complete"] else "no (capture was cut off)"),
+            ]
+            + [(key, json.dumps(value)) for key, value in cap["other"].items()],
+        ),
+        (
+            "Device",
+            [
+                ("board", device.get("board")),
+                ("protocol version", device.get("version")),
+                ("capture clock", f"{clock / 1e6:g} MHz" if clock else None),
+                (
+                    "resolution",
+                    f"{device['resolution_ns']:g} ns" if "resolution_ns" in device else None,
+                ),
+                ("marker port", f"{device.get('marker_width')} bits"),
+                (
+                    "bus window",
+                    f"{device.get('bus_width')} bits" if device.get("bus_width") else "no",
+                ),
+                ("FIFO", f"{device.get('fifo_depth')} entries"),
+                ("pin latency (cycles, corrected)", latency or "none"),
+            ],
+        ),
     ]
     irq = document["irq"]
     if irq:
@@ -95,32 +128,56 @@ def settings_items(document):
                 items.append((key, f"{irq[key]} link cycles{ns}"))
         if "jitter_mask" in irq:
             items.append(("jitter", f"+0..{irq['jitter_mask']} link cycles per period"))
-        items += [(k.replace("_", " "), "yes" if irq[k] else "no")
-                  for k in ("one_shot", "active_low") if k in irq]
+        items += [
+            (k.replace("_", " "), "yes" if irq[k] else "no")
+            for k in ("one_shot", "active_low")
+            if k in irq
+        ]
         sections.append(("IRQ generator", items))
     if document["suite"]:
         suite = document["suite"]
         items = list(suite.items()) if isinstance(suite, dict) else [("settings", suite)]
         sections.append(("Firmware / test suite", [(str(k), v) for k, v in items]))
     lost = ", ".join(f"{k.lower()} {v}" for k, v in integrity["lost_by_source"].items())
-    sections.append(("Losses and resyncs", [
-        ("summary", integrity_line(integrity)),
-        ("events lost in the device (LOSS records)", f"{integrity['lost_events']}"
-         + (f" ({lost})" if lost else "")),
-        ("holes (stream data dropped or not verifiable)",
-         f"{integrity['holes']}, at most {integrity['hole_events_lost_at_most']} events "
-         f"missing" + ("".join(f"; after {'the start' if h['after'] is None else h['after']}"
-                               f" until {h['stamp']}: at most {h['events_lost_at_most']}"
-                               for h in integrity["hole_list"][:HOLES_SHOWN]))),
-        ("pairs discarded (by holes)",
-         f"{integrity['pairs_discarded']} ({integrity['pairs_discarded_by_holes']})"),
-        ("records dropped (damaged or unclosed segments)", integrity["records_dropped"]),
-        ("segments verified / bad (resyncs)",
-         f"{integrity['segments_ok']} / {integrity['segments_bad']}"),
-        ("stream bytes skipped", integrity["bytes_skipped"]),
-        ("gaps in the capture file", integrity["file_gaps"]),
-        ("damaged chunks / truncated bytes",
-         f"{integrity['chunks_bad']} / {integrity['truncated_bytes']}")]))
+    sections.append(
+        (
+            "Losses and resyncs",
+            [
+                ("summary", integrity_line(integrity)),
+                (
+                    "events lost in the device (LOSS records)",
+                    f"{integrity['lost_events']}" + (f" ({lost})" if lost else ""),
+                ),
+                (
+                    "holes (stream data dropped or not verifiable)",
+                    f"{integrity['holes']}, at most {integrity['hole_events_lost_at_most']} events "
+                    f"missing"
+                    + (
+                        "".join(
+                            f"; after {'the start' if h['after'] is None else h['after']}"
+                            f" until {h['stamp']}: at most {h['events_lost_at_most']}"
+                            for h in integrity["hole_list"][:HOLES_SHOWN]
+                        )
+                    ),
+                ),
+                (
+                    "pairs discarded (by holes)",
+                    f"{integrity['pairs_discarded']} ({integrity['pairs_discarded_by_holes']})",
+                ),
+                ("records dropped (damaged or unclosed segments)", integrity["records_dropped"]),
+                (
+                    "segments verified / bad (resyncs)",
+                    f"{integrity['segments_ok']} / {integrity['segments_bad']}",
+                ),
+                ("stream bytes skipped", integrity["bytes_skipped"]),
+                ("gaps in the capture file", integrity["file_gaps"]),
+                (
+                    "damaged chunks / truncated bytes",
+                    f"{integrity['chunks_bad']} / {integrity['truncated_bytes']}",
+                ),
+            ],
+        )
+    )
     if document.get("device_status"):
         sections.append(("Device status at the end", list(document["device_status"].items())))
     return sections

@@ -13,12 +13,14 @@ __all__ = ["TableSection", "Paragraph", "Grid", "Link"]
 @dataclass
 class Paragraph:
     """A line of prose."""
+
     text: str
 
 
 @dataclass
 class Link:
     """A cell that links to ``href`` (a file beside the report, or ``#name``)."""
+
     text: str
     href: str
 
@@ -27,6 +29,7 @@ class Link:
 class Grid:
     """A table: ``header``, ``rows`` of cells (text, or :class:`Link`), the indices of the
     ``numeric`` columns (aligned right) and a ``name`` that styles it (HTML class)."""
+
     header: list
     rows: list
     numeric: set = field(default_factory=set)

@@ -19,7 +19,7 @@ __all__ = ["SIM_PORTS", "SimulatedAppliance", "die_with"]
 #: Port names that start a simulation instead of opening a serial port.
 SIM_PORTS = {
     "sim:gateware": [sys.executable, "-m", "latscope_gateware.sim_device"],
-    "sim:soc": None,                 # built on demand: see SocSimulation
+    "sim:soc": None,  # built on demand: see SocSimulation
 }
 
 
@@ -50,15 +50,21 @@ class SimulatedAppliance(Port):
         self.path = self.pty = None
 
     def __enter__(self):
-        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE,
-                                        stderr=self.log or subprocess.DEVNULL, text=True,
-                                        process_group=0, preexec_fn=die_with(os.getpid()))
+        self.process = subprocess.Popen(
+            self.command,
+            stdout=subprocess.PIPE,
+            stderr=self.log or subprocess.DEVNULL,
+            text=True,
+            process_group=0,
+            preexec_fn=die_with(os.getpid()),
+        )
         line = self.process.stdout.readline()
         if not line.startswith("PTY "):
             self.process.kill()
             self.process.wait()
-            raise DeviceError(f"simulation {' '.join(map(str, self.command))} did not start "
-                              f"(printed {line!r})")
+            raise DeviceError(
+                f"simulation {' '.join(map(str, self.command))} did not start (printed {line!r})"
+            )
         self.path = self.pty = line.split(None, 1)[1].strip()
         return self
 
@@ -80,9 +86,11 @@ def die_with(parent):
     """A ``preexec_fn`` for a child that must end with ``parent``: the kernel sends it
     SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG, as the Verilator harness also
     sets for itself), and it ends at once if the parent died before that was set."""
+
     def arrange():
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
         if os.getppid() != parent:
             os._exit(1)
+
     return arrange

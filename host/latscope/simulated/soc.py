@@ -17,8 +17,16 @@ from pathlib import Path
 from ..link.device import DeviceError
 from .appliance import SimulatedAppliance
 
-__all__ = ["ROOT", "RELEASE_AFTER_START", "EXIT_PAUSE", "SuiteSettings", "SocBuild",
-           "SocSimulation", "build_soc", "build_suite"]
+__all__ = [
+    "ROOT",
+    "RELEASE_AFTER_START",
+    "EXIT_PAUSE",
+    "SuiteSettings",
+    "SocBuild",
+    "SocSimulation",
+    "build_soc",
+    "build_suite",
+]
 
 #: The repository (sim/, firmware/): this file is host/latscope/simulated/soc.py in it.
 ROOT = Path(os.environ.get("LATSCOPE_ROOT", Path(__file__).resolve().parents[3]))
@@ -35,6 +43,7 @@ EXIT_PAUSE = 64
 
 # --- sim:soc: build ---------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class SuiteSettings:
     """What the simulated DUT runs: the CPU variant and the suite's build settings
@@ -42,13 +51,14 @@ class SuiteSettings:
     the suite a bring-up program that ``sim/Makefile`` builds (``program``: ``irq_loop``,
     the IRQ loop method's DUT, ``irq_loop_marked``, or ``wiring_walk``, the self-test's
     wiring program; the suite's settings then do not apply)."""
-    cpu: str = "VexRiscv_IMAC"       # or VexRiscv_Lite (rv32im, about 2x faster to simulate)
-    marker: str = "gpio"             # gpio: GPIO trace port; bus: TRACE window on the bus
-    samples: int = 1000              # per IL, IDL and TSL table (TF/SEO/MQ: up to 256)
-    tests: str = "all"               # or a comma-separated list of markers.Test names
-    pace: int = 0                    # min. cycles between two samples of thread-driven tests
-    cflags: str = ""                 # more -D settings of the suite (SUITE_CFLAGS, suite.h)
-    program: str = "suite"           # or irq_loop, irq_loop_marked, wiring_walk
+
+    cpu: str = "VexRiscv_IMAC"  # or VexRiscv_Lite (rv32im, about 2x faster to simulate)
+    marker: str = "gpio"  # gpio: GPIO trace port; bus: TRACE window on the bus
+    samples: int = 1000  # per IL, IDL and TSL table (TF/SEO/MQ: up to 256)
+    tests: str = "all"  # or a comma-separated list of markers.Test names
+    pace: int = 0  # min. cycles between two samples of thread-driven tests
+    cflags: str = ""  # more -D settings of the suite (SUITE_CFLAGS, suite.h)
+    program: str = "suite"  # or irq_loop, irq_loop_marked, wiring_walk
 
     def as_dict(self):
         return asdict(self)
@@ -57,6 +67,7 @@ class SuiteSettings:
 @dataclass(frozen=True)
 class SocBuild:
     """A built simulator (with the appliance) and the suite firmware it runs."""
+
     simulator: Path
     firmware: Path
     settings: SuiteSettings
@@ -65,13 +76,13 @@ class SocBuild:
 def _make(args, what, log):
     """Runs make; on failure raises DeviceError with the end of its output."""
     command = ["make", "--no-print-directory", *args]
-    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if log is not None:
         log.write(result.stdout)
     if result.returncode != 0:
-        raise DeviceError(f"building {what} failed ({' '.join(command)}):\n"
-                          + result.stdout[-4000:])
+        raise DeviceError(
+            f"building {what} failed ({' '.join(command)}):\n" + result.stdout[-4000:]
+        )
     return result.stdout
 
 
@@ -86,11 +97,20 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, 
     mode (sigrok's ``ols`` driver) needs the default. ``pgo``: the profile-guided build
     (``PGO=1``; the first build also runs a short training capture)."""
     sim = ROOT / "sim"
-    common = [f"CPU={settings.cpu}", f"PYTHON={sys.executable}", f"SUMP={int(sump)}",
-              f"PGO={int(pgo)}"]
+    common = [
+        f"CPU={settings.cpu}",
+        f"PYTHON={sys.executable}",
+        f"SUMP={int(sump)}",
+        f"PGO={int(pgo)}",
+    ]
     _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
-    simulator = Path(_make(["-s", "-C", str(sim), "APPLIANCE=1", "print-binary", *common],
-                           "the SoC simulator", None).strip())
+    simulator = Path(
+        _make(
+            ["-s", "-C", str(sim), "APPLIANCE=1", "print-binary", *common],
+            "the SoC simulator",
+            None,
+        ).strip()
+    )
     if settings.program != "suite":
         return SocBuild(simulator, _bring_up_program(settings, common, log), settings)
     return SocBuild(simulator, build_suite(settings, build_dir=build_dir, log=log), settings)
@@ -101,13 +121,28 @@ def build_suite(settings=SuiteSettings(), *, build_dir=None, log=None):
     path of its ELF; ``build_dir`` as for :func:`build_soc`."""
     suite = ROOT / "firmware" / "suite"
     build_dir = Path(build_dir) if build_dir is not None else suite / "build"
-    _make(["-C", str(suite), "-j2", "sim", f"BUILD={build_dir.resolve()}",
-           f"MARKER={settings.marker}", f"SAMPLES={settings.samples}",
-           f"TESTS={settings.tests}", f"PACE={settings.pace}", f"CPU={settings.cpu}",
-           f"SUITE_CFLAGS={settings.cflags}"],
-          "the test suite firmware", log)
-    march = _make(["-s", "-C", str(suite), f"CPU={settings.cpu}", "print-march"],
-                  "the firmware's -march (sim/soc_map.toml)", None).strip()
+    _make(
+        [
+            "-C",
+            str(suite),
+            "-j2",
+            "sim",
+            f"BUILD={build_dir.resolve()}",
+            f"MARKER={settings.marker}",
+            f"SAMPLES={settings.samples}",
+            f"TESTS={settings.tests}",
+            f"PACE={settings.pace}",
+            f"CPU={settings.cpu}",
+            f"SUITE_CFLAGS={settings.cflags}",
+        ],
+        "the test suite firmware",
+        log,
+    )
+    march = _make(
+        ["-s", "-C", str(suite), f"CPU={settings.cpu}", "print-march"],
+        "the firmware's -march (sim/soc_map.toml)",
+        None,
+    ).strip()
     return build_dir.resolve() / f"sim-{settings.marker}-{march}" / "suite.elf"
 
 
@@ -115,15 +150,24 @@ def _bring_up_program(settings, common, log):
     """The ELF of a ``sim/firmware`` program (:attr:`SuiteSettings.program`), built."""
     sim = str(ROOT / "sim")
     _make(["-C", sim, "firmware", *common], "the sim/firmware programs", log)
-    firmware = Path(_make(["-s", "-C", sim, "print-firmware-dir", *common],
-                          "the sim/firmware programs", None).strip()) / f"{settings.program}.elf"
+    firmware = (
+        Path(
+            _make(
+                ["-s", "-C", sim, "print-firmware-dir", *common], "the sim/firmware programs", None
+            ).strip()
+        )
+        / f"{settings.program}.elf"
+    )
     if not firmware.is_file():
-        raise DeviceError(f"{firmware}: no such sim/firmware program "
-                          f"({settings.program!r}; see sim/README.md, Firmware)")
+        raise DeviceError(
+            f"{firmware}: no such sim/firmware program "
+            f"({settings.program!r}; see sim/README.md, Firmware)"
+        )
     return firmware
 
 
 # --- sim:soc: run -----------------------------------------------------------------------------
+
 
 class SocSimulation(SimulatedAppliance):
     """The Verilated SoC with the appliance, running the suite of ``build`` (a
@@ -148,8 +192,17 @@ class SocSimulation(SimulatedAppliance):
 
     dut_ends = True
 
-    def __init__(self, build, extra_args=(), *, log=None, truth=None, console=None, phase=0,
-                 release="on_start"):
+    def __init__(
+        self,
+        build,
+        extra_args=(),
+        *,
+        log=None,
+        truth=None,
+        console=None,
+        phase=0,
+        release="on_start",
+    ):
         if phase < 0:
             raise ValueError(f"phase must be 0 or more, not {phase}")
         if release not in ("on_start", "on_request"):
@@ -159,23 +212,28 @@ class SocSimulation(SimulatedAppliance):
         self.build = build
         self._console_file = None
         if console is None:
-            self._console_file = tempfile.NamedTemporaryFile(prefix="latscope-console-",
-                                                             suffix=".txt", delete=False)
+            self._console_file = tempfile.NamedTemporaryFile(
+                prefix="latscope-console-", suffix=".txt", delete=False
+            )
             console = self._console_file.name
         self.console = Path(console)
         command = [str(build.simulator), "--pty", "--hold-cpu"]
         if release == "on_start":
-            command += ["--release-on-start", str(RELEASE_AFTER_START + phase),
-                        "--pause-after-exit", str(EXIT_PAUSE)]
+            command += [
+                "--release-on-start",
+                str(RELEASE_AFTER_START + phase),
+                "--pause-after-exit",
+                str(EXIT_PAUSE),
+            ]
         command += ["--linger", str(_LINGER_FOREVER), "--console", str(self.console)]
         if truth is not None:
             command += ["--truth", str(truth)]
         command += [*extra_args, str(build.firmware)]
         self._start(command, "sim:soc", log)
-        self.exit_code = None          # the firmware's exit code, once it exited
+        self.exit_code = None  # the firmware's exit code, once it exited
         self.exit_cycle = None
-        self.summary = {}              # the harness's SIM line, after stop()
-        self.uart = {}                 # its UART line (bytes, framing errors, backlog)
+        self.summary = {}  # the harness's SIM line, after stop()
+        self.uart = {}  # its UART line (bytes, framing errors, backlog)
         self._exited = threading.Event()
         self._released = False
         self._reader = None
@@ -198,7 +256,7 @@ class SocSimulation(SimulatedAppliance):
                 self.summary = values
             elif kind == "UART":
                 self.uart = {key: int(value) for key, value in values.items()}
-        self._exited.set()         # the harness ended (with or without the firmware's exit)
+        self._exited.set()  # the harness ended (with or without the firmware's exit)
 
     def release_dut(self):
         """Lets the CPU out of reset now if no capture has started (the harness logs
@@ -215,14 +273,21 @@ class SocSimulation(SimulatedAppliance):
 
     def dut_failure(self):
         if self._exited.is_set() and self.exit_code is None:
-            return (f"the simulation ended before the firmware exited: "
-                    f"{self.summary or 'no summary'}")
+            return (
+                f"the simulation ended before the firmware exited: {self.summary or 'no summary'}"
+            )
         return None
 
     def dut_metadata(self):
-        return {"cpu": self.build.settings.cpu, "suite": self.build.settings.as_dict(),
-                "cpu_release": ({"after_start": RELEASE_AFTER_START, "phase": self.phase}
-                                if self.release == "on_start" else self.release)}
+        return {
+            "cpu": self.build.settings.cpu,
+            "suite": self.build.settings.as_dict(),
+            "cpu_release": (
+                {"after_start": RELEASE_AFTER_START, "phase": self.phase}
+                if self.release == "on_start"
+                else self.release
+            ),
+        }
 
     def dut_end_stats(self):
         return {"exit_code": self.exit_code, "exit_cycle": self.exit_cycle}

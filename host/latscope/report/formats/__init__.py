@@ -12,8 +12,14 @@ from .worst_csv import WorstCsvFormat
 
 __all__ = ["FORMATS", "named", "report_formats", "comparison_formats", "choices_help"]
 
-FORMATS = [TextFormat(), HtmlFormat(), MarkdownFormat(), CsvFormat(), JsonFormat(),
-           WorstCsvFormat()]
+FORMATS = [
+    TextFormat(),
+    HtmlFormat(),
+    MarkdownFormat(),
+    CsvFormat(),
+    JsonFormat(),
+    WorstCsvFormat(),
+]
 
 
 def named(name):

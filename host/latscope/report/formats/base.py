@@ -12,6 +12,7 @@ __all__ = ["Figures", "ResultsFormat"]
 class Figures:
     """A report's figures: in ``directory`` (relative to the report), per table its figure
     kinds with each one's PNG (base64) for the formats that embed them."""
+
     directory: str
     png: dict = field(default_factory=dict)
 

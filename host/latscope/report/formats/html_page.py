@@ -35,8 +35,11 @@ img { max-width: 100%; }
 
 
 def _cell(value, numeric):
-    text = (f"<a href='{html.escape(value.href)}'>{html.escape(value.text)}</a>"
-            if isinstance(value, Link) else html.escape(str(value)))
+    text = (
+        f"<a href='{html.escape(value.href)}'>{html.escape(value.text)}</a>"
+        if isinstance(value, Link)
+        else html.escape(str(value))
+    )
     return f"<td{' class=num' if numeric else ''}>{text}</td>"
 
 
@@ -45,10 +48,11 @@ def _block(block):
     if isinstance(block, Paragraph):
         return f"<p>{html.escape(block.text)}</p>"
     head = f"<table class={block.name}>" if block.name else "<table>"
-    out = [head + "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in block.header)
-           + "</tr>"]
-    out += ["<tr>" + "".join(_cell(value, n in block.numeric) for n, value in enumerate(row))
-            + "</tr>" for row in block.rows]
+    out = [head + "<tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in block.header) + "</tr>"]
+    out += [
+        "<tr>" + "".join(_cell(value, n in block.numeric) for n, value in enumerate(row)) + "</tr>"
+        for row in block.rows
+    ]
     return "\n".join(out) + "</table>"
 
 
@@ -68,23 +72,31 @@ class HtmlFormat(ResultsFormat):
     def text(self, document, figures=None):
         inline = figures.png if figures else {}
         title = f"latscope report: {Path(document['capture']['path']).name}"
-        body = [f"<h1>{html.escape(title)}</h1>",
-                f"<p class=note>{html.escape(document['generator'])}, results schema version "
-                f"{document['version']}. Latencies in nanoseconds, measured by the appliance's "
-                f"time stamps (corrected for pin latency). A sample is exact or absent: pairs "
-                f"with a loss between them are discarded and counted.</p>",
-                "<h2>Run, device and settings</h2><div class=settings>"]
+        body = [
+            f"<h1>{html.escape(title)}</h1>",
+            f"<p class=note>{html.escape(document['generator'])}, results schema version "
+            f"{document['version']}. Latencies in nanoseconds, measured by the appliance's "
+            f"time stamps (corrected for pin latency). A sample is exact or absent: pairs "
+            f"with a loss between them are discarded and counted.</p>",
+            "<h2>Run, device and settings</h2><div class=settings>",
+        ]
         for section, items in settings_items(document):
-            rows = "".join(f"<tr><th>{html.escape(str(label))}</th>"
-                           f"<td>{html.escape('' if value is None else str(value))}</td></tr>"
-                           for label, value in items)
+            rows = "".join(
+                f"<tr><th>{html.escape(str(label))}</th>"
+                f"<td>{html.escape('' if value is None else str(value))}</td></tr>"
+                for label, value in items
+            )
             body.append(f"<div><h3>{html.escape(section)}</h3><table>{rows}</table></div>")
         body.append("</div><h2>Results</h2>")
         header = ["test"] + [t for _, t, _ in STAT_COLUMNS]
-        rows = [[r["name"]] + [cell(r[k], f) for k, _, f in STAT_COLUMNS]
-                for r in document["tables"]]
-        body.append(_table(header, rows, link_first=bool(inline)) if rows else
-                    "<p>No test of the suite was found in this capture.</p>")
+        rows = [
+            [r["name"]] + [cell(r[k], f) for k, _, f in STAT_COLUMNS] for r in document["tables"]
+        ]
+        body.append(
+            _table(header, rows, link_first=bool(inline))
+            if rows
+            else "<p>No test of the suite was found in this capture.</p>"
+        )
         body.append(f"<p class=note>{html.escape(statistics_note().capitalize())}.</p>")
         percentiles = {key for key, _, _ in PERCENTILES}
         for row in document["tables"]:
@@ -92,21 +104,43 @@ class HtmlFormat(ResultsFormat):
             about = row["description"]
             if params:
                 about += f" (test {params.get('test')}, N = {params.get('n')})"
-            body.append(f"<section class=test id='{html.escape(row['name'])}'>"
-                        f"<h3>{html.escape(row['name'])}</h3><p>{html.escape(about)}</p>")
-            body.append(_table(["samples", "min (ns)", "max (ns)", "avg (ns)"],
-                               [[cell(row[k], f) for k, _, f in STAT_COLUMNS[:4]]],
-                               numeric_from=0))
-            body.append(_table(
-                ["percentile", "value (ns)", f"{CONFIDENCE:.0%} interval (ns)", "samples"],
-                [[title.removesuffix(" (ns)"), cell(row[key], fmt), interval_text(row, key),
-                  row["samples"]] for key, title, fmt in STAT_COLUMNS if key in percentiles]))
+            body.append(
+                f"<section class=test id='{html.escape(row['name'])}'>"
+                f"<h3>{html.escape(row['name'])}</h3><p>{html.escape(about)}</p>"
+            )
+            body.append(
+                _table(
+                    ["samples", "min (ns)", "max (ns)", "avg (ns)"],
+                    [[cell(row[k], f) for k, _, f in STAT_COLUMNS[:4]]],
+                    numeric_from=0,
+                )
+            )
+            body.append(
+                _table(
+                    ["percentile", "value (ns)", f"{CONFIDENCE:.0%} interval (ns)", "samples"],
+                    [
+                        [
+                            title.removesuffix(" (ns)"),
+                            cell(row[key], fmt),
+                            interval_text(row, key),
+                            row["samples"],
+                        ]
+                        for key, title, fmt in STAT_COLUMNS
+                        if key in percentiles
+                    ],
+                )
+            )
             for section in TABLE_SECTIONS:
                 body += [_block(block) for block in section.blocks(row)]
             for kind, png in inline.get(row["name"], {}).items():
-                body.append(f"<img alt='{html.escape(row['name'])} {kind}' "
-                            f"src='data:image/png;base64,{png}'>")
+                body.append(
+                    f"<img alt='{html.escape(row['name'])} {kind}' "
+                    f"src='data:image/png;base64,{png}'>"
+                )
             body.append("</section>")
-        return (f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-                f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n<body>\n"
-                + "\n".join(body) + "\n</body></html>\n")
+        return (
+            f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n<body>\n"
+            + "\n".join(body)
+            + "\n</body></html>\n"
+        )

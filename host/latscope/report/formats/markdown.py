@@ -22,15 +22,20 @@ class MarkdownFormat(ResultsFormat):
         lines = [f"# latscope report: {Path(document['capture']['path']).name}", ""]
         for section, items in settings_items(document):
             lines += [f"## {section}", "", "| | |", "| --- | --- |"]
-            lines += [f"| {label} | {'' if value is None else value} |"
-                      for label, value in items]
+            lines += [f"| {label} | {'' if value is None else value} |" for label, value in items]
             lines.append("")
-        lines += ["## Results", "",
-                  "| test | " + " | ".join(t for _, t, _ in STAT_COLUMNS) + " |",
-                  "| --- |" + " ---: |" * len(STAT_COLUMNS)]
+        lines += [
+            "## Results",
+            "",
+            "| test | " + " | ".join(t for _, t, _ in STAT_COLUMNS) + " |",
+            "| --- |" + " ---: |" * len(STAT_COLUMNS),
+        ]
         for row in document["tables"]:
-            lines.append(f"| {row['name']} | "
-                         + " | ".join(cell(row[k], f) for k, _, f in STAT_COLUMNS) + " |")
+            lines.append(
+                f"| {row['name']} | "
+                + " | ".join(cell(row[k], f) for k, _, f in STAT_COLUMNS)
+                + " |"
+            )
         if not document["tables"]:
             lines.append("\nNo test of the suite was found in this capture.")
         lines += ["", statistics_note().capitalize() + ".", ""]

@@ -17,16 +17,18 @@ class TextFormat(ResultsFormat):
 
     def text(self, document, figures=None):
         device, integrity = document["device"], document["integrity"]
-        lines = [f"{document['capture']['path']}: {document['events']} events, "
-                 f"{document['duration_s']:.6f} s at {device.get('clock_hz', 0) / 1e6:g} MHz "
-                 f"({device.get('board', '?')})",
-                 text_table(document["tables"]) if document["tables"]
-                 else "no test of the suite in this capture"]
+        lines = [
+            f"{document['capture']['path']}: {document['events']} events, "
+            f"{document['duration_s']:.6f} s at {device.get('clock_hz', 0) / 1e6:g} MHz "
+            f"({device.get('board', '?')})",
+            text_table(document["tables"])
+            if document["tables"]
+            else "no test of the suite in this capture",
+        ]
         if document["tables"]:
             lines.append(statistics_note())
         lines.append(integrity_line(integrity))
-        lines += [text for text in (section.text(document) for section in TABLE_SECTIONS)
-                  if text]
+        lines += [text for text in (section.text(document) for section in TABLE_SECTIONS) if text]
         if integrity["holes"]:
             lines.append(holes_text(integrity))
         return "\n".join(lines) + "\n"
@@ -51,12 +53,21 @@ def _comparison_lines(document):
             if not entry["present"]:
                 out.append(label + "(no such table)")
                 continue
-            out.append(label + "  ".join(cell(entry["stats"][key], fmt).rjust(width)
-                                         for (key, _, fmt), width in zip(STAT_COLUMNS, widths)))
+            out.append(
+                label
+                + "  ".join(
+                    cell(entry["stats"][key], fmt).rjust(width)
+                    for (key, _, fmt), width in zip(STAT_COLUMNS, widths)
+                )
+            )
             if "diff" in entry:
-                out.append(("    Δ").ljust(label_width) + "  ".join(
-                    _difference(key, entry).rjust(width)
-                    for (key, _, _), width in zip(STAT_COLUMNS, widths)))
+                out.append(
+                    ("    Δ").ljust(label_width)
+                    + "  ".join(
+                        _difference(key, entry).rjust(width)
+                        for (key, _, _), width in zip(STAT_COLUMNS, widths)
+                    )
+                )
         out.append("")
     out.append(statistics_note().split(";")[0] + ".")
     return "\n".join(out)

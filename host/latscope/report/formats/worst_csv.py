@@ -15,11 +15,34 @@ class WorstCsvFormat(ResultsFormat):
     report_file = "worst.csv"
 
     def text(self, document, figures=None):
-        header = ["name", "rank", "index", "start", "end", "time_s", "latency_ns", "cold",
-                  "tick", "events", "export"]
-        rows = [[row["name"], entry["rank"], entry["index"], entry["start"], entry["end"],
-                 entry["time_s"], entry["ns"], int(entry["cold"]),
-                 None if entry["tick"] is None else int(entry["tick"]), events_text(entry),
-                 entry.get("export")]
-                for row in document["tables"] for entry in row["worst"]]
+        header = [
+            "name",
+            "rank",
+            "index",
+            "start",
+            "end",
+            "time_s",
+            "latency_ns",
+            "cold",
+            "tick",
+            "events",
+            "export",
+        ]
+        rows = [
+            [
+                row["name"],
+                entry["rank"],
+                entry["index"],
+                entry["start"],
+                entry["end"],
+                entry["time_s"],
+                entry["ns"],
+                int(entry["cold"]),
+                None if entry["tick"] is None else int(entry["tick"]),
+                events_text(entry),
+                entry.get("export"),
+            ]
+            for row in document["tables"]
+            for entry in row["worst"]
+        ]
         return csv_text([header] + rows)
