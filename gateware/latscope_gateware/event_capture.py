@@ -203,8 +203,8 @@ class EntryWriter(wiring.Component):
     lowest-numbered source with a non-zero count gets a LOSS record (count, source) in that
     cycle's entry, ahead of that cycle's events. While a source's count waits its turn, its
     new events are counted too, so a LOSS record always means "this many events of this
-    source were lost between its previous record and this one". Counts saturate at 2**32 - 1 (about 43 s of a
-    100 MHz source lost with no room at all).
+    source were lost between its previous record and this one". Counts saturate at 2**32 - 1
+    (about 43 s of a 100 MHz source lost with no room at all).
 
     ``clear`` (one cycle, e.g. on START) zeroes the loss counts; it does not touch the FIFO,
     which the encoder drains. Events are registered (with their stamp) before they are taken,

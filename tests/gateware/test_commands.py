@@ -1,7 +1,6 @@
 """The command channel: arguments arrive intact, every command is answered, a stalled command
 is abandoned, unknown opcodes get the '?' reply."""
 
-
 from latscope_defs.protocol import (
     UNKNOWN_COMMAND_REPLY,
     Command,

@@ -100,7 +100,11 @@ def run(clocks, changes, commands, cycles):
     return identity, bench.dut.truth, bytes(bench.link.received)
 
 
-def session(trigger, irq=IrqSettings(enable=False), sources=(), *, disable_at=None):
+#: The periodic generator off: the trigger alone drives the pin.
+NO_PERIODIC = IrqSettings(enable=False)
+
+
+def session(trigger, irq=NO_PERIODIC, sources=(), *, disable_at=None):
     """TRIGGER_CONFIG, IRQ_CONFIG, START (capturing ``sources``): [(cycle, bytes)] and the
     cycle after which the DUT may begin; with ``disable_at``, a TRIGGER_CONFIG that turns the
     trigger off at that cycle."""

@@ -11,7 +11,6 @@ goes into the queue as one chunk, and the rare IAC sequences are handled byte by
 pyserial does. :func:`latscope.link.device.open_transport` uses it for ``rfc2217://`` URLs.
 """
 
-
 from serial import rfc2217
 from serial.rfc2217 import DO, DONT, IAC, SB, SE, WILL, WONT
 
