@@ -16,7 +16,7 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
-from latscope_defs.protocol import LOSS_COUNT_BITS, STAMP_BITS
+from latscope_defs.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
 
 from .arithmetic import carry_select_add
 
