@@ -28,9 +28,9 @@ from pathlib import Path
 
 from .capture.file import load_capture
 from .capture.session import CaptureSession, Until
-from .link.device import DeviceError, IrqSettings
+from .link.device import DeviceError, IrqSettings, TriggerSettings
 
-__all__ = ["open", "Session", "CaptureResult", "IrqSettings", "DeviceError"]
+__all__ = ["open", "Session", "CaptureResult", "IrqSettings", "TriggerSettings", "DeviceError"]
 
 
 def open(port="sim:gateware", *, baud=12_000_000, suite=None, log=None, sim_args=()):
@@ -110,6 +110,21 @@ class Session:
             raise TypeError("give an IrqSettings or fields, not both")
         self.session.configure_irq(settings)
         return settings
+
+    def configure_trigger(
+        self, marker: str | TriggerSettings | None, delays: str = "0"
+    ) -> TriggerSettings | None:
+        """Fires the IRQ ``delays`` after each ``marker`` in later captures, as ``latscope
+        capture --irq-trigger MARKER --irq-delay DELAYS`` (:mod:`latscope.capture.trigger`:
+        ``"IL_A:THREAD/5"``, ``"0:520ns:8ns"``; the periodic generator, when on, arms each
+        firing), or a :class:`TriggerSettings`; None turns it off. Returns the settings as
+        used (delays in capture cycles); each sample of a capture then carries its delay."""
+        from .capture.trigger import trigger_settings
+
+        if isinstance(marker, str):
+            marker = trigger_settings(marker, delays, self.identity, self.irq)
+        self.session.configure_trigger(marker)
+        return marker
 
     def selftest(self, *, loopback=False, wiring=False, count=64, wait=30.0):
         """The first-plug-in self-test (:mod:`latscope.link.selftest`): the link (``count`` ECHO

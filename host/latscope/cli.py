@@ -370,6 +370,21 @@ def _capture_options(p):
     )
     p.add_argument("--events", type=count, default=None, help="stop after this many events")
     irq_options(p, jitter=0)
+    p.add_argument(
+        "--irq-trigger",
+        metavar="TEST:POINT[/ARG[/MASK]]",
+        help="fire the IRQ a delay after this marker (names of docs/markers.md or numbers; "
+        "ARG: its argument, MASK: the argument bits compared); the periodic generator, "
+        "unless --no-irq, arms one firing per period and shows no edges of its own",
+    )
+    p.add_argument(
+        "--irq-delay",
+        metavar="START:STOP:STEP",
+        default="0",
+        help="with --irq-trigger: the delays swept, range(START, STOP, STEP) over and over, "
+        "each in ns, us or capture cycles (a plain number), rounded to the capture clock "
+        "(default 0)",
+    )
     p.add_argument("--info", default="", help="free-form test information to store")
     loop_option(p, recorded=True)
     p.add_argument(
@@ -390,6 +405,8 @@ def cmd_capture(args):
         if not (args.duration or args.events or session.port.dut_ends):
             args.duration = 10.0  # a simulated suite ends by itself
         session.configure_irq(irq)
+        if args.irq_trigger:
+            session.configure_trigger(_trigger(args, session.identity, irq))
         if args.loop and session.identity.edge_count <= int(args.loop[4:]):
             raise UsageError(
                 f"--loop {args.loop}: the appliance has {session.identity.edge_count} edge channels"
@@ -428,6 +445,25 @@ def cmd_capture(args):
             )
         )
     return 0
+
+
+def _trigger(args, identity, irq):
+    """The trigger of ``--irq-trigger`` and ``--irq-delay`` on this appliance, printed as
+    used (the delays rounded to its capture clock)."""
+    from .capture.trigger import describe_trigger, trigger_settings
+
+    if not identity.has_trigger:
+        raise UsageError(
+            f"--irq-trigger: the appliance speaks protocol {identity.version}, no trigger"
+        )
+    try:
+        settings = trigger_settings(args.irq_trigger, args.irq_delay, identity, irq)
+    except ValueError as error:
+        raise UsageError(
+            f"{error} (--irq-trigger {args.irq_trigger}, --irq-delay {args.irq_delay})"
+        ) from None
+    print(describe_trigger(settings, identity), file=sys.stderr)
+    return settings
 
 
 def final_tables(analyzer, path):

@@ -8,9 +8,10 @@ statistics of a capture (:mod:`latscope.analysis.live`) are this fed as events a
 import numpy as np
 
 from latscope_defs.markers import ARG_BITS, Point, Test, decode
-from latscope_defs.protocol import Source
+from latscope_defs.protocol import Source, irq_level
 
 from ..events import Events
+from .delays import TriggerDelays
 from .rules import RULES, is_tick, tick_overlaps
 from .spans import LossSpans, holes_of, is_hole, merge_spans, overlaps
 from .statistics import TableAccumulator
@@ -212,6 +213,7 @@ class BatchAnalysis:
             for test in dict.fromkeys(rule.test for rule in RULES if rule.start == "irq")
         }
         self._losses = LossSpans()
+        self.trigger_delays = TriggerDelays()  # each IRQ sample's delay, from its record
         self._hole_after = []  # per hole: stamp of the last event before it
         self._delivered = Events.empty()  # the latest event that is no LOSS record
         self._counted_end = _LOWEST  # largest end of a counted sample (none: below any span)
@@ -260,7 +262,9 @@ class BatchAnalysis:
 
         at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
         markers = (stamp[at], source[at], value[at].astype(np.int64), epoch(at))
-        at = np.flatnonzero((source == Source.IRQ) & (value == 1))
+        # Asserting edges: a version 3 IRQ value holds the level and a trigger's delay.
+        at = np.flatnonzero((source == Source.IRQ) & (irq_level(value) == 1))
+        self.trigger_delays.feed(stamp, source, value)
         irq, irq_epoch = stamp[at], epoch(at)
         del at  # (one batch may be a whole capture: free it early)
         self.holes += len(hole_at)
@@ -646,6 +650,7 @@ class BatchAnalysis:
             lossy[:count],
             by_hole[:count],
             lengths[:count],
+            from_irq=rule.start == "irq",
         )
         pending.a, pending.a_window = a[count:], a_window[count:]
 
@@ -660,9 +665,10 @@ class BatchAnalysis:
         found = table[np.minimum(at, len(table) - 1), 0] == windows
         return np.where(found, table[np.minimum(at, len(table) - 1), 2], -_NEVER)
 
-    def _count(self, state, index, a, a_window, keep, lossy, by_hole, lengths):
+    def _count(self, state, index, a, a_window, keep, lossy, by_hole, lengths, *, from_irq):
         """Adds decided samples to their tables (by window: the window's name; none for a
-        window whose parameter is not certain)."""
+        window whose parameter is not certain); samples ``from_irq`` with their trigger
+        delays (``TriggerDelays``)."""
         if keep.any():
             self._counted_end = max(self._counted_end, int((a + lengths)[keep].max()))
         # Windows come in order: one run of samples per window.
@@ -674,7 +680,8 @@ class BatchAnalysis:
             table = self.tables[name]
             kept = keep[begin:end]
             starts, samples = a[begin:end][kept], lengths[begin:end][kept]
-            table.add(samples, starts, tick_overlaps(starts, samples, self._ticks))
+            delays = self.trigger_delays.of(starts) if from_irq and self.trigger_delays else None
+            table.add(samples, starts, tick_overlaps(starts, samples, self._ticks), delays)
             lost = lossy[begin:end]
             if lost.any():
                 table.discard(a[begin:end][lost], by_hole[begin:end][lost])

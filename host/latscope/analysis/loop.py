@@ -8,7 +8,7 @@ loop").
 
 import numpy as np
 
-from latscope_defs.protocol import EDGE_SOURCES, Source, loss_source
+from latscope_defs.protocol import EDGE_SOURCES, Source, irq_level, loss_source
 
 from .pairing import SampleTable
 from .spans import hole_spans, is_hole, lossy_spans, merged, overlaps
@@ -82,7 +82,7 @@ def loop_table(events, stamp_hz, channel, *, losses=None):
     loop = loop_source(channel)
     stamp = events.stamp.astype(np.int64, copy=False)
     source, value = events.source, events.value
-    a = stamp[(source == Source.IRQ) & (value == 1)]
+    a = stamp[(source == Source.IRQ) & (irq_level(value) == 1)]
     b = stamp[source == loop]
     # The B of each A: the first loop change after it, if it comes before the next A.
     index = np.searchsorted(b, a, side="right")

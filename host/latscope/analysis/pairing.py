@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .batch import BatchAnalysis
+from .delays import NO_DELAY
 
 __all__ = ["SampleTable", "SampleCollector", "analyze"]
 
@@ -32,6 +33,9 @@ class SampleTable:
     #: bool per sample: a tick marker lies in it (:func:`~latscope.analysis.rules.tick_overlaps`;
     #: empty: none known)
     ticked: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    #: int64 per sample: the trigger delay of its IRQ edge, capture cycles
+    #: (:mod:`~latscope.analysis.delays`; NO_DELAY: none)
+    delays: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def ns(self):
         return self.samples * (1e9 / self.stamp_hz)
@@ -55,19 +59,21 @@ class SampleCollector:
 
     def __init__(self, name, stamp_hz, parameters):
         self.name, self.stamp_hz, self.parameters = name, stamp_hz, parameters
-        self._kept = []  # (samples, starts, ticked) per batch
+        self._kept = []  # (samples, starts, ticked, delays) per batch
         self._discarded = []  # (starts, by_hole) per batch
 
-    def add(self, samples, starts, ticked):
-        self._kept.append((samples, starts, ticked))
+    def add(self, samples, starts, ticked, delays=None):
+        if delays is None:
+            delays = np.full(len(samples), NO_DELAY, np.int64)
+        self._kept.append((samples, starts, ticked, delays))
 
     def discard(self, starts, by_hole):
         self._discarded.append((starts, by_hole))
 
     def table(self):
-        samples, starts, ticked = (
+        samples, starts, ticked, delays = (
             np.concatenate(column)
-            for column in zip((_EMPTY, _EMPTY, np.zeros(0, bool)), *self._kept)
+            for column in zip((_EMPTY, _EMPTY, np.zeros(0, bool), _EMPTY), *self._kept)
         )
         discarded, by_hole = (
             np.concatenate(column) for column in zip((_EMPTY, np.zeros(0, bool)), *self._discarded)
@@ -82,6 +88,7 @@ class SampleCollector:
             discarded,
             int(np.count_nonzero(by_hole)),
             ticked,
+            delays,
         )
 
 

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from .delays import DelayStats
+
 __all__ = [
     "KEEP_POINTS",
     "ENVELOPE_BUCKETS",
@@ -289,6 +291,7 @@ class TableAccumulator:
         self.clean_counts = np.zeros(0, np.int64)  # neither cold nor ticked
         # The largest samples: value, index, start stamp, ticked (WORST_KEPT at most).
         self._worst = (np.zeros(0, np.int64),) * 3 + (np.zeros(0, bool),)
+        self.by_delay = DelayStats()  # the latency at each trigger delay
 
     @classmethod
     def of_table(cls, table, **options):
@@ -298,14 +301,16 @@ class TableAccumulator:
             table.samples,
             table.starts,
             table.ticked if len(table.ticked) == len(table.samples) else None,
+            table.delays if len(table.delays) == len(table.samples) else None,
         )
         accumulator.discarded = table.discarded
         accumulator.discarded_by_holes = table.discarded_by_holes
         return accumulator
 
-    def add(self, samples, starts, ticked=None):
-        """Adds the next samples (stamp units, capture order), their start stamps and
-        whether the kernel's tick overlaps each (``rules.tick_overlaps``; None: none)."""
+    def add(self, samples, starts, ticked=None, delays=None):
+        """Adds the next samples (stamp units, capture order), their start stamps,
+        whether the kernel's tick overlaps each (``rules.tick_overlaps``; None: none) and
+        their trigger delays (:mod:`.delays`; None: none)."""
         samples = np.asarray(samples, np.int64)
         starts = np.asarray(starts, np.int64)
         if not len(samples):
@@ -331,6 +336,8 @@ class TableAccumulator:
         self._envelope(first_index, samples, starts)
         if self.interval_stamps:
             self._intervals(samples, starts)
+        if delays is not None:
+            self.by_delay.add(np.asarray(delays, np.int64), samples)
 
     def discard(self, starts, by_hole):
         """Counts pairs discarded for a loss between them (``starts``: their first stamps;

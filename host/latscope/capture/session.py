@@ -14,7 +14,14 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 
-from ..link.device import Device, DeviceError, IrqSettings, Port, open_transport
+from ..link.device import (
+    Device,
+    DeviceError,
+    IrqSettings,
+    Port,
+    TriggerSettings,
+    open_transport,
+)
 
 __all__ = ["CaptureSession", "CaptureRun", "Until", "capture_metadata"]
 
@@ -102,6 +109,7 @@ class CaptureSession:
             port = open_port(port, sim_args, suite=suite, log=log)
         self.port = port
         self.irq = IrqSettings()
+        self.trigger: TriggerSettings | None = None  # the IRQ trigger of the captures (off)
         self._stack = contextlib.ExitStack()
         try:
             if owns_port:
@@ -144,6 +152,12 @@ class CaptureSession:
         """Sets the IRQ generator now; captures record (and set) it from then on."""
         self.device.configure_irq(irq)
         self.irq = irq
+
+    def configure_trigger(self, trigger: TriggerSettings | None) -> None:
+        """Sets the IRQ trigger of later captures (None: off): each capture sets it before
+        START (which restarts its sweep) and turns it off after STOP."""
+        self.device.configure_trigger(trigger or TriggerSettings(enable=False))
+        self.trigger = trigger
 
     def capture(
         self, output=None, *, info="", until=Until(), analyzer=None, on_batch=None, loop=None
@@ -205,6 +219,8 @@ class CaptureSession:
         run.parser_stats = device.parser.stats
         device.raw_sink = sink
         try:
+            if self.trigger is not None:
+                device.configure_trigger(self.trigger)
             device.configure_irq(self.irq)
             device.start()
             self.port.release_dut()
@@ -218,6 +234,8 @@ class CaptureSession:
                 )
             device.stop()
             device.configure_irq(IrqSettings(enable=False))
+            if self.trigger is not None:
+                device.configure_trigger(TriggerSettings(enable=False))
             take(device.drain(), stopping=True)
             take(device.parser.finish(), stopping=True)
             if analyzer is not None:
