@@ -17,6 +17,7 @@ from ..capture.batches import CaptureBatches
 from ..capture.file import Capture
 from ..version import __version__
 from .columns import STAT_COLUMNS
+from .delay_sweep import DelaySweep
 from .worst_samples import WorstSamples
 
 __all__ = [
@@ -36,7 +37,7 @@ SCHEMA_VERSION = 3
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
-TABLE_SECTIONS = [WorstSamples()]
+TABLE_SECTIONS = [WorstSamples(), DelaySweep()]
 
 #: What each test family measures (table name prefix -> description), for readers.
 DESCRIPTIONS = {
