@@ -1,4 +1,5 @@
-"""Lattice iCE40-HX8K-B-EVN breakout board (iCE40HX8K-CT256): the default board.
+"""The Lattice iCE40-HX8K-B-EVN breakout board (iCE40HX8K-CT256) as a latscope board, the
+default one: its clocks, input gearbox, pins and host link.
 
 The marker strobe and the edge channels go through a 1:4 input gearbox
 (:func:`.gearbox.ice40_gearbox_inputs`): each pin's SB_IO samples it on both edges of a
@@ -9,9 +10,8 @@ and link) on output B at half of it (GENCLK_HALF). Host link on the FT2232H's ch
 at 12 Mbaud (7 cycles per bit; the appliance clock must be a multiple of 12 MHz).
 
 ``board(gearbox=False)`` builds the previous front end instead: DDR inputs on a 120 MHz capture
-clock (4.17 ns) with a 60 MHz link clock (two clock domains); nextpnr seeds 1-3 gave 112.38 /
-135.85 / 130.87 MHz there, and asked for 144 MHz 120.45-129.17 MHz, short of the 150 MHz
-that 3.4 ns would take (docs/boards.md).
+clock (4.17 ns) with a 60 MHz link clock (two clock domains), which falls short of the 150 MHz
+that 3.4 ns would take (what nextpnr reached: docs/boards.md, "Timing against the goals").
 
 All appliance pins are on header J2 (FPGA bank 1), which nothing else on the board uses.
 

@@ -1,4 +1,5 @@
-"""1BitSquared iCEBreaker (iCE40UP5K-SG48).
+"""The 1BitSquared iCEBreaker (iCE40UP5K-SG48) as a latscope board: its clocks, input gearbox,
+pins and host link.
 
 The marker strobe and the edge channels go through the iCE40 1:4 input gearbox
 (:func:`.gearbox.ice40_gearbox_inputs`, as on the HX8K): each pin's SB_IO samples it on both
@@ -9,13 +10,12 @@ SB_PLL40_2F_PAD): the edge clock on output A, the appliance's one clock (capture
 and link) on output B at half of it (GENCLK_HALF). Host link on the FT2232H's channel B UART
 at 12 Mbaud, 3 cycles per bit.
 
-The UP5K is the slowest of the three parts, and the gearbox fits it only with room to spare
-beside the I/O tiles: at 93 % full nextpnr placed it at one seed in six and missed the edge
-clock's half-period paths from the SB_IOs (docs/boards.md, "Timing against the goals"); at
-81 % it meets both clocks and the crossing. ``board(gearbox=False)`` builds the previous front
-end instead: DDR inputs on the 36 MHz clock (13.9 ns stamps); a 72 MHz capture clock with the
-link at half of it (``board(gearbox=False, two_clocks=True)``) reached 47.95 and 51.16 MHz
-(nextpnr seeds 2 and 3, at 93 % full).
+The UP5K is the slowest of the three parts, and the gearbox meets the edge clock's
+half-period paths from the SB_IOs only with room to spare beside the I/O tiles (the builds,
+full and less full: docs/boards.md, "Timing against the goals"). ``board(gearbox=False)``
+builds the previous front end instead: DDR inputs on the 36 MHz clock (13.9 ns stamps), or a
+72 MHz capture clock with the link at half of it (``board(gearbox=False, two_clocks=True)``),
+which nextpnr does not reach (docs/boards.md).
 
 Marker data on PMOD1A (D0..D7) and PMOD1B (D8..D15); strobe, edge channels and IRQ on PMOD2,
 whose pins the snap-off LED/button section also uses: snap it off first. On every Pmod, pins

@@ -3,9 +3,9 @@
 Amaranth's Lattice platforms run ``$YOSYS``, ``$NEXTPNR_ICE40`` / ``$NEXTPNR_ECP5`` and
 ``$ICEPACK`` / ``$ECPPACK`` when those environment variables are set, so
 :func:`yowasp_environment` points them at the ``yowasp-*`` entry points installed next to this
-Python. YoWASP compiles each tool's WebAssembly to machine code on first use (about a minute
-per tool) and keeps the result in its cache (``~/.cache/YoWASP`` unless ``YOWASP_CACHE_DIR``
-says otherwise), so only the first build on a machine pays for it.
+Python. YoWASP compiles each tool's WebAssembly to machine code on first use (how long:
+docs/boards.md) and keeps the result in its cache (``~/.cache/YoWASP`` unless
+``YOWASP_CACHE_DIR`` says otherwise), so only the first build on a machine pays for it.
 
 nextpnr runs with ``--timing-allow-fail`` so that a build that misses timing still prints its
 utilisation, Fmax and critical path; :func:`build` then decides, from nextpnr's JSON report,

@@ -1,11 +1,12 @@
-"""Radiona ULX3S (ECP5 LFE5U-12F/25F/45F/85F, CABGA381).
+"""The Radiona ULX3S (ECP5 LFE5U-12F/25F/45F/85F, CABGA381) as a latscope board: its clocks,
+input gearboxes, pins and host link.
 
 The marker strobe and the edge channels go through IDDRX2F input gearboxes: each pin is
 sampled on both edges of a 250 MHz edge clock, four samples per 125 MHz capture cycle, so
 stamps are quarter cycles, 2.0 ns (``stamp_shift`` 2; issue 12's goal: 2 ns). Clocks from the
 25 MHz crystal through the EHXPLLL: CLKOP 250 MHz -> ECLKSYNCB -> the edge clock of bank 7;
 CLKDIVF (DIV 2.0) -> the 125 MHz capture (fabric) clock; CLKOS the 50 MHz link clock. (Without
-the gearbox, asked for 250 MHz the capture domain reached about 142 MHz: docs/boards.md.)
+the gearbox the capture domain falls far short of 250 MHz: docs/boards.md.)
 Edge clocks and the IDDRX2F exist only in the left and right banks (2, 3, 6, 7): the strobe
 and the edges are on J1's GP8-GP10/GN8-GN9, which are bank 7 (left side), as are IRQ (GN10)
 and the spares GP11-GP13/GN11-GN13. The marker data D0-D15 (GP0-GP7/GN0-GN7, bank 0, top) stay

@@ -1,18 +1,24 @@
 """latscope host software: capture, parse, store and analyse time-stamped RTOS events."""
 
+from typing import TYPE_CHECKING, Unpack
+
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .api import CaptureResult, IrqSettings, OpenOptions, Session
+    from .simulated.soc import SuiteSettings
 
 __all__ = ["__version__", "open"]
 
 
-def open(port="sim:gateware", **options):
+def open(port: str = "sim:gateware", **options: "Unpack[OpenOptions]") -> "Session":
     """Connects to an appliance: the lab-script API, see :func:`latscope.api.open`."""
     from .api import open as open_session
 
     return open_session(port, **options)
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> "type[SuiteSettings | IrqSettings | CaptureResult | Session]":
     # Lazy, so that importing latscope does not start numpy/serial imports for every tool.
     if name == "SuiteSettings":
         from .simulated.soc import SuiteSettings

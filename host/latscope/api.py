@@ -24,16 +24,60 @@ Pass ``suite=latscope.SuiteSettings(...)`` to choose the CPU variant and suite b
 
 import shutil
 import tempfile
+from collections.abc import Callable, Sequence
+from os import PathLike
 from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TextIO, TypedDict, Unpack
 
-from .capture.file import load_capture
-from .capture.session import CaptureSession, Until
-from .link.device import DeviceError, IrqSettings, TriggerSettings
+from .capture.file import Capture, load_capture
+from .capture.session import CaptureRun, CaptureSession, Until
+from .events import Events
+from .link.device import Device, DeviceError, IrqSettings, TriggerSettings
+from .link.identity import Identity
+
+if TYPE_CHECKING:
+    from .analysis.batch import BatchAnalysis
+    from .analysis.pairing import SampleTable
+    from .analysis.statistics import TableAccumulator
+    from .link.selftest import LinkResult, LoopbackResult, WiringResult
+    from .simulated.appliance import SimulatedAppliance
+    from .simulated.soc import SuiteSettings
+
+    #: The live statistics of a running capture (:func:`latscope.analysis.live.live_analysis`).
+    LiveAnalysis = BatchAnalysis[TableAccumulator]
 
 __all__ = ["open", "Session", "CaptureResult", "IrqSettings", "TriggerSettings", "DeviceError"]
 
 
-def open(port="sim:gateware", *, baud=12_000_000, suite=None, log=None, sim_args=()):
+class OpenOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`open` (described there)."""
+
+    baud: int
+    suite: "SuiteSettings | None"
+    log: TextIO | None
+    sim_args: Sequence[str]
+
+
+class IrqFields(TypedDict, total=False):
+    """The fields of :class:`IrqSettings`, as :meth:`Session.configure_irq` takes them."""
+
+    period: int
+    jitter_mask: int
+    width: int
+    enable: bool
+    one_shot: bool
+    active_low: bool
+
+
+def open(
+    port: str = "sim:gateware",
+    *,
+    baud: int = 12_000_000,
+    suite: "SuiteSettings | None" = None,
+    log: TextIO | None = None,
+    sim_args: Sequence[str] = (),
+) -> "Session":
     """Connects to an appliance and identifies it; returns a :class:`Session` (use it as a
     context manager: leaving the block closes the link and ends a simulation).
 
@@ -52,7 +96,15 @@ class Session:
     low-level :class:`latscope.link.device.Device`), ``simulation`` (the running simulation or
     None). A thin layer over :class:`latscope.capture.session.CaptureSession`."""
 
-    def __init__(self, port, *, baud=12_000_000, suite=None, log=None, sim_args=()):
+    def __init__(
+        self,
+        port: str,
+        *,
+        baud: int = 12_000_000,
+        suite: "SuiteSettings | None" = None,
+        log: TextIO | None = None,
+        sim_args: Sequence[str] = (),
+    ) -> None:
         self.port = port
         self.baud = baud
         self.session = CaptureSession(port, baud=baud, suite=suite, log=log, sim_args=sim_args)
@@ -63,47 +115,54 @@ class Session:
             self.session.close()
             raise
 
-    def close(self):
+    def close(self) -> None:
         self.session.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "Session":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         self.close()
 
     @property
-    def identity(self):
+    def identity(self) -> Identity:
         return self.session.identity
 
     @property
-    def device(self):
+    def device(self) -> Device:
         return self.session.device
 
     @property
-    def irq(self):
+    def irq(self) -> IrqSettings:
         return self.session.irq
 
     @property
-    def simulation(self):
+    def simulation(self) -> "SimulatedAppliance | None":
         from .simulated.appliance import SimulatedAppliance
 
         port = self.session.port
         return port if isinstance(port, SimulatedAppliance) else None
 
     @property
-    def clock_hz(self):
+    def clock_hz(self) -> int:
         return self.identity.clock_hz
 
-    def info(self):
+    def info(self) -> dict[str, Any]:
         """The identity and the device's STATUS as a plain dict (``latscope info --json``)."""
         return self.session.info()
 
-    def configure_irq(self, settings=None, **fields):
+    def configure_irq(
+        self, settings: IrqSettings | None = None, **fields: Unpack[IrqFields]
+    ) -> IrqSettings:
         """Sets the IRQ generator: an :class:`IrqSettings` or its fields (``period``,
-        ``jitter_mask``, ``width`` in cycles of ``identity.irq_clock_hz``, the link clock; ``enable``, ``one_shot``, ``active_low``);
-        fields not given keep their defaults. The settings go to the device now and into
-        the metadata of later captures."""
+        ``jitter_mask``, ``width`` in cycles of ``identity.irq_clock_hz``, the link clock;
+        ``enable``, ``one_shot``, ``active_low``); fields not given keep their defaults. The
+        settings go to the device now and into the metadata of later captures."""
         if settings is None:
             settings = IrqSettings(**fields)
         elif fields:
@@ -126,7 +185,9 @@ class Session:
         self.session.configure_trigger(marker)
         return marker
 
-    def selftest(self, *, loopback=False, wiring=False, count=64, wait=30.0):
+    def selftest(
+        self, *, loopback: bool = False, wiring: bool = False, count: int = 64, wait: float = 30.0
+    ) -> "dict[str, LinkResult | LoopbackResult | WiringResult]":
         """The first-plug-in self-test (:mod:`latscope.link.selftest`): the link (``count`` ECHO
         patterns), and with ``loopback`` the jumper test, with ``wiring`` the wiring
         program's markers (waiting up to ``wait`` s for the first; a simulated DUT that
@@ -152,16 +213,16 @@ class Session:
     def capture(
         self,
         *,
-        duration=None,
-        until_samples=None,
-        events=None,
-        output=None,
-        info="",
-        interval=60.0,
-        on_progress=None,
-        timeout=None,
-        loop=None,
-    ):
+        duration: float | None = None,
+        until_samples: tuple[str, int] | None = None,
+        events: int | None = None,
+        output: str | PathLike[str] | None = None,
+        info: str = "",
+        interval: float | None = 60.0,
+        on_progress: "Callable[[LiveAnalysis, int], object] | None" = None,
+        timeout: float | None = None,
+        loop: str | None = None,
+    ) -> "CaptureResult":
         """Captures until the first of: ``duration`` seconds, ``events`` events,
         ``until_samples=(table, n)`` samples of a table (e.g. ``("IL-a-1", 1000)``), the
         suite's end on ``sim:soc``, ``timeout`` seconds (then DeviceError). At least one of
@@ -180,7 +241,7 @@ class Session:
         if not (duration or until_samples or events or timeout or self.session.port.dut_ends):
             raise ValueError("capture needs duration, events, until_samples or timeout")
         temporary = output is None
-        if temporary:
+        if output is None:
             handle = tempfile.NamedTemporaryFile(prefix="latscope-", suffix=".lsc", delete=False)
             handle.close()
             output = handle.name
@@ -188,7 +249,7 @@ class Session:
         progress = None
         if on_progress is not None:
 
-            def progress(batch, run):
+            def progress(batch: Events, run: CaptureRun) -> None:
                 on_progress(analyzer, run.events)
 
         run = self.session.capture(
@@ -206,29 +267,35 @@ class Session:
 
 class CaptureResult:
     """A finished capture: ``path`` (its capture file), ``live`` (the live statistics
-    gathered while it ran: :mod:`latscope.analysis.live`). Tables and reports are made from the file, with the rules of
-    ``latscope report``."""
+    gathered while it ran: :mod:`latscope.analysis.live`). Tables and reports are made from
+    the file, with the rules of ``latscope report``."""
 
-    def __init__(self, path, live=None, *, temporary=False):
+    def __init__(
+        self,
+        path: str | PathLike[str],
+        live: "LiveAnalysis | None" = None,
+        *,
+        temporary: bool = False,
+    ) -> None:
         self.path = str(path)
         self.live = live
         self.temporary = temporary
-        self._capture = None
-        self._tables = None
+        self._capture: Capture | None = None
+        self._tables: dict[str, SampleTable] | None = None
 
     @classmethod
-    def load(cls, path):
+    def load(cls, path: str | PathLike[str]) -> "CaptureResult":
         """A :class:`CaptureResult` of an existing capture file."""
         return cls(path)
 
     @property
-    def capture(self):
+    def capture(self) -> Capture:
         """The capture file read into events (:class:`latscope.capture.file.Capture`)."""
         if self._capture is None:
             self._capture = load_capture(self.path)
         return self._capture
 
-    def tables(self):
+    def tables(self) -> "dict[str, SampleTable]":
         """``{name: SampleTable}``: samples in stamp units (numpy), ``stats()`` in ns (with
         the IRQ loop's table if the capture recorded a loop channel)."""
         if self._tables is None:
@@ -244,18 +311,18 @@ class CaptureResult:
             )
         return self._tables
 
-    def results(self):
+    def results(self) -> dict[str, Any]:
         """The results document (docs/results-schema.md) as plain Python objects."""
         from .report.results import results
 
         return results(self.capture, self.tables())
 
-    def rows(self):
+    def rows(self) -> list[dict[str, Any]]:
         """One plain dict per table: ``name``, ``samples``, ``min_ns``, ``max_ns``,
         ``avg_ns``, ``std_ns``, percentiles, ``discarded``, ``parameters``."""
         return self.results()["tables"]
 
-    def save(self, path):
+    def save(self, path: str | PathLike[str]) -> str:
         """Copies the capture file to ``path`` (and uses that copy from now on)."""
         path = str(path)
         if Path(path).resolve() != Path(self.path).resolve():
@@ -268,7 +335,7 @@ class CaptureResult:
                 self._capture.path = path
         return path
 
-    def report(self, directory, *, figures=True):
+    def report(self, directory: str | PathLike[str], *, figures: bool = True) -> dict[str, Path]:
         """Writes the report of ``latscope report`` into ``directory``; returns the paths
         (``html``, ``markdown``, ``csv``, ``json``, ``worst``; PulseView windows of the
         worst samples in ``worst/``)."""
@@ -276,5 +343,5 @@ class CaptureResult:
 
         return write_report(self.capture, directory, figures=figures)[1]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<CaptureResult {self.path}>"

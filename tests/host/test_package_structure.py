@@ -7,6 +7,7 @@ function), so a cycle that only a rarely called function closes is found too."""
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -224,3 +225,33 @@ def test_gateware_and_boards_do_not_import_the_host(package):
         if module == "latscope" or module.startswith("latscope.")
     ]
     assert not found, "imports of the host package:\n" + "\n".join(found)
+
+
+#: The architecture page: the path of an event, naming every host module (issue 24).
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def names_module(text, name, path):
+    """Whether ``text`` names the module ``name`` (dotted, not as the start of a longer
+    dotted name: ``latscope.analysis`` is not named by ``latscope.analysis.batch``) or its
+    file ``path`` (relative to the repository)."""
+    dotted = r"(?<![\w.])" + re.escape(name) + r"(?!\w|\.\w)"
+    return bool(re.search(dotted, text)) or path.as_posix() in text
+
+
+def test_names_module_matches_whole_names_only():
+    path = Path("host/latscope/analysis/__init__.py")
+    assert names_module("`latscope.analysis`: the tables.", "latscope.analysis", path)
+    assert not names_module("`latscope.analysis.batch`", "latscope.analysis", path)
+    assert not names_module("`latscope.analysis2`", "latscope.analysis", path)
+    assert names_module("see host/latscope/analysis/__init__.py", "latscope.analysis", path)
+
+
+def test_architecture_page_names_every_host_module():
+    text = ARCHITECTURE.read_text()
+    missing = [
+        name
+        for name, path in modules("latscope").items()
+        if not names_module(text, name, path.relative_to(ROOT))
+    ]
+    assert not missing, f"host modules not named in {ARCHITECTURE.name}: " + ", ".join(missing)

@@ -5,25 +5,76 @@ analysis (:func:`latscope.analysis.pairing.analyze`) is this over one batch, and
 statistics of a capture (:mod:`latscope.analysis.live`) are this fed as events arrive.
 """
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Generic, Protocol, TypedDict, TypeVar, Unpack, overload
+
 import numpy as np
+import numpy.typing as npt
 
 from latscope_defs.markers import ARG_BITS, Point, Test, decode
 from latscope_defs.protocol import Source, irq_level
 
 from ..events import Events
 from .delays import TriggerDelays
-from .rules import RULES, is_tick, tick_overlaps
-from .spans import LossSpans, holes_of, is_hole, merge_spans, overlaps
-from .statistics import TableAccumulator
+from .rules import RULES, Endpoint, Rule, TableParameters, is_tick, tick_overlaps
+from .spans import LossSpans, Mask, Sources, Spans, Stamps, holes_of, is_hole, merge_spans, overlaps
+from .statistics import Stats, TableAccumulator
 
-__all__ = ["BatchAnalysis", "analyze_batches", "latency_skew", "pair"]
+if TYPE_CHECKING:
+    from ..link.identity import Identity
+
+__all__ = [
+    "BatchAnalysis",
+    "BatchOptions",
+    "TableCollector",
+    "TableFactory",
+    "analyze_batches",
+    "latency_skew",
+    "pair",
+]
 
 _NEVER = np.iinfo(np.int64).max
 _LOWEST = np.iinfo(np.int64).min
-_EMPTY = np.zeros(0, np.int64)
+_EMPTY: Stamps = np.zeros(0, np.int64)
 
 
-def latency_skew(identity):
+class TableCollector(Protocol):
+    """What :class:`BatchAnalysis` feeds a table's samples to (its ``table``, described
+    there)."""
+
+    parameters: TableParameters
+
+    def add(
+        self, samples: Stamps, starts: Stamps, ticked: Mask, delays: Stamps | None = None
+    ) -> None: ...
+
+    def discard(self, starts: Stamps, by_hole: Mask) -> None: ...
+
+
+#: The collector type of a :class:`BatchAnalysis`.
+C = TypeVar("C", bound=TableCollector)
+#: Makes a table's collector: ``table(name, stamp_hz, parameters)``.
+TableFactory = Callable[[str, float, TableParameters], C]
+
+
+class BatchOptions(TypedDict, total=False):
+    """The options of :class:`BatchAnalysis` (described there) that
+    :func:`analyze_batches` passes on."""
+
+    losses: Sequence[int] | Stamps | None
+    skew: int
+    loss_lag_s: float
+    live: bool
+
+
+class _SpanOptions(BatchOptions, total=False):
+    """And the spans of a second pass."""
+
+    spans: Spans | None
+    hole_spans: Spans | None
+
+
+def latency_skew(identity: "Identity") -> int:
     """The most an event's (pin-latency corrected) stamp can fall below an earlier event's:
     the spread of the pin latencies, LOSS records (not corrected) counting as 0 (the
     ``skew`` of :class:`BatchAnalysis` for a capture from the appliance ``identity``)."""
@@ -31,18 +82,22 @@ def latency_skew(identity):
     return max(cycles) - min(cycles)
 
 
-def _in_time_order(stamp, source, *columns):
-    """Markers (trace port and bus window: their ``stamp``, ``source`` and further
-    ``columns``) in stamp order; two in one cycle in the order trace port, bus window. (The
+def _in_time_order(
+    stamp: Stamps, source: Sources, value: Stamps, epoch: Stamps
+) -> tuple[Stamps, Sources, Stamps, Stamps]:
+    """Markers (trace port and bus window: their ``stamp``, ``source``, ``value`` and
+    ``epoch``) in stamp order; two in one cycle in the order trace port, bus window. (The
     stream is in stamp order within a source; after the pin-delay correction a trace-port
     marker can follow a later bus marker there.)"""
     if not (np.any(source == Source.BUS) and np.any(source == Source.MARKER)):
-        return (stamp, source, *columns)
+        return stamp, source, value, epoch
     order = np.lexsort((source, stamp))
-    return tuple(column[order] for column in (stamp, source, *columns))
+    return stamp[order], source[order], value[order], epoch[order]
 
 
-def pair(a, a_window, b, b_window, loss_spans, hole_only):
+def pair(
+    a: Stamps, a_window: Stamps, b: Stamps, b_window: Stamps, loss_spans: Spans, hole_only: Spans
+) -> tuple[Mask, Mask, Mask, Stamps]:
     """Samples from each stamp in ``a`` to the first stamp in ``b`` after it in the same
     window, when no other ``a`` comes in between and the pair overlaps no span of
     ``loss_spans`` (:func:`~latscope.analysis.spans.lossy_spans`). Stamps are sorted and so
@@ -68,18 +123,27 @@ def pair(a, a_window, b, b_window, loss_spans, hole_only):
 class _Pending:
     """Start and end events of one rule not decided yet: stamps and window numbers."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.a, self.a_window = _EMPTY, _EMPTY
         self.b, self.b_window = _EMPTY, _EMPTY
 
-    def add(self, a, a_window, b, b_window):
+    def add(self, a: Stamps, a_window: Stamps, b: Stamps, b_window: Stamps) -> None:
         if len(a):
             self.a, self.a_window = _joined(self.a, a), _joined(self.a_window, a_window)
         if len(b):
             self.b, self.b_window = _joined(self.b, b), _joined(self.b_window, b_window)
 
 
-def _joined(held, new):
+_Scalar = TypeVar("_Scalar", bound=np.generic)
+
+
+#: Where a batch's markers of one test are (``BatchAnalysis._test_markers``): their global
+#: marker indices, windows, window epochs (None: not needed) and the window (and epoch) open
+#: before the batch.
+_Placed = tuple[npt.NDArray[np.intp], Stamps, Stamps | None, tuple[int, int]]
+
+
+def _joined(held: npt.NDArray[_Scalar], new: npt.NDArray[_Scalar]) -> npt.NDArray[_Scalar]:
     """``held`` followed by ``new`` (``new`` itself when nothing is held: no copy)."""
     return np.concatenate([held, new]) if len(held) else new
 
@@ -99,7 +163,7 @@ class _TestState:
     pairs with an end event of its group, so that a pair across a hole is seen (and
     discarded)."""
 
-    def __init__(self, test):
+    def __init__(self, test: int) -> None:
         self.test = test
         self.rules = [(index, rule) for index, rule in enumerate(RULES) if rule.test == test]
         self.pending = [_Pending() for _ in self.rules]
@@ -108,27 +172,30 @@ class _TestState:
         self.windows = 0  # windows so far; the latest is windows - 1
         self.open = False  # a group is open (no bound since it began)
         self.group = -1  # the open group's first window
-        self.outer = []  # window -> first window of its group
+        self.outer: list[int] = []  # window -> first window of its group
         self.epoch = -1  # holes before the latest window began
         self.last_epoch = 0  # holes before the test's latest marker
-        self.param_wait = None  # (window, START argument, epoch): its next marker decides
-        self.names = {}  # (window, rule) -> table name (None: no table)
-        self.first = []  # [window, first stamp, end stamp or _NEVER, epoch]
+        # (window, START argument, epoch): its next marker decides
+        self.param_wait: tuple[int, int, int] | None = None
+        # (window, rule) -> table name (None: no table)
+        self.names: dict[tuple[int, int], str | None] = {}
+        self.first: list[list[int]] = []  # [window, first stamp, end stamp or _NEVER, epoch]
         self.group_rows = 0  # rows of ``first`` from the open group's first on
         self.last_first = -_NEVER  # first stamps of IRQ windows only grow
-        self.start_marker = {}  # window -> global index of the marker it began at
-        self.irq_wait = (_EMPTY, _EMPTY)  # IRQs (stamps, epochs) not given a window yet
+        self.start_marker: dict[int, int] = {}  # window -> global index of the marker it began at
+        # IRQs (stamps, epochs) not given a window yet
+        self.irq_wait: tuple[Stamps, Stamps] = (_EMPTY, _EMPTY)
         self.irq_floor = -_NEVER  # no IRQ still to be given a window is stamped below
 
-    def closed(self, windows):
+    def closed(self, windows: Stamps) -> Mask:
         """Which ``windows`` have all their markers seen (their group has ended)."""
         return ~(self.open & (self.outer_of(windows) == self.group))
 
-    def outer_of(self, windows):
+    def outer_of(self, windows: Stamps) -> Stamps:
         return np.asarray(self.outer, np.int64)[windows] if len(windows) else windows
 
 
-class BatchAnalysis:
+class BatchAnalysis(Generic[C]):
     """The rules applied batch by batch (below). ``stamp_hz``: stamp units per second;
     ``table``: makes a table's collector, ``table(name, stamp_hz, parameters)`` (default
     :class:`~latscope.analysis.statistics.TableAccumulator`: exact statistics in bounded
@@ -180,18 +247,33 @@ class BatchAnalysis:
     before it counts: it is exact in one pass.
     """
 
+    #: File reads of the events :func:`analyze_batches` made (1, or 2 for a second pass).
+    passes: int
+
+    @overload
+    def __init__(
+        self: "BatchAnalysis[TableAccumulator]", stamp_hz: float, **options: Unpack[_SpanOptions]
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self, stamp_hz: float, *, table: TableFactory[C], **options: Unpack[_SpanOptions]
+    ) -> None: ...
+
     def __init__(
         self,
-        stamp_hz,
+        stamp_hz: float,
         *,
-        table=TableAccumulator,
-        losses=None,
-        spans=None,
-        hole_spans=None,
-        skew=0,
-        loss_lag_s=0.1,
-        live=False,
-    ):
+        # Without ``table``, a BatchAnalysis[TableAccumulator] (the first overload); mypy
+        # cannot check a default against a type variable.
+        table: TableFactory[C] = TableAccumulator,  # type: ignore[assignment]
+        losses: Sequence[int] | Stamps | None = None,
+        spans: Spans | None = None,
+        hole_spans: Spans | None = None,
+        skew: int = 0,
+        loss_lag_s: float = 0.1,
+        live: bool = False,
+    ) -> None:
         self.stamp_hz = stamp_hz
         self.loss_lag = int(loss_lag_s * stamp_hz)
         self.skew = int(skew)
@@ -203,35 +285,43 @@ class BatchAnalysis:
         self.hole_spans = hole_spans if hole_spans is not None else (_EMPTY, _EMPTY)
         self.holes = 0  # holes so far (the epoch of what comes next)
         self.needs_second_pass = False
-        self.tables = {}
-        self._order = {}  # table -> (START marker index, rule index)
-        self._n_from = {}  # table -> window its parameter n comes from
+        self.tables: dict[str, C] = {}
+        self._order: dict[str, tuple[int, int]] = {}  # table -> (START marker index, rule index)
+        self._n_from: dict[str, int] = {}  # table -> window its parameter n comes from
         # Tests with an IRQ rule see every IRQ edge from the start (a window a hole opens
         # may take IRQs from before the test's first marker after it).
-        self._tests = {
+        self._tests: dict[int, _TestState] = {
             test: _TestState(test)
             for test in dict.fromkeys(rule.test for rule in RULES if rule.start == "irq")
         }
         self._losses = LossSpans()
         self.trigger_delays = TriggerDelays()  # each IRQ sample's delay, from its record
-        self._hole_after = []  # per hole: stamp of the last event before it
+        self._hole_after: list[int] = []  # per hole: stamp of the last event before it
         self._delivered = Events.empty()  # the latest event that is no LOSS record
         self._counted_end = _LOWEST  # largest end of a counted sample (none: below any span)
         self.events = 0
         self.markers = 0
-        self.stamp_min = self.stamp_max = None
+        self.stamp_min: int | None = None
+        self.stamp_max: int | None = None
         self.out_of_order = 0  # events stamped below the horizon promised
         self._horizon = -_NEVER
         # Markers are taken in stamp order (trace port before bus window in one cycle, as
         # analyze takes them): those not below the horizon wait, a later one may precede.
-        self._held = (_EMPTY, np.zeros(0, np.uint8), _EMPTY, _EMPTY)  # stamp, source, value, epoch
+        # (stamp, source, value, epoch)
+        self._held: tuple[Stamps, Sources, Stamps, Stamps] = (
+            _EMPTY,
+            np.zeros(0, np.uint8),
+            _EMPTY,
+            _EMPTY,
+        )
         self.handlers = 0  # the kernel's handler-entry markers so far
         self._ticks = _EMPTY  # stamps of the tick markers a sample may still hold
-        self._handler_names = set()  # tables of "handler" rules (none without such markers)
+        # tables of "handler" rules (none without such markers)
+        self._handler_names: set[str] = set()
 
     # --- input ---------------------------------------------------------------------------
 
-    def feed(self, events):
+    def feed(self, events: Events) -> None:
         """Adds the next events (a parser ``Events``, in stream order)."""
         if not len(events):
             return
@@ -250,7 +340,7 @@ class BatchAnalysis:
         hole_at = np.flatnonzero(is_hole(source, value))
         self._note_holes(events, len(hole_at))
 
-        def epoch(at):
+        def epoch(at: npt.NDArray[np.intp]) -> Stamps:
             """Holes in the stream up to the events ``at`` (indices into the batch; without
             holes one number, repeated without memory)."""
             before = self.holes
@@ -279,7 +369,7 @@ class BatchAnalysis:
                     )
         self._decide(final=False)
 
-    def finish(self):
+    def finish(self) -> "BatchAnalysis[C]":
         """Ends the capture: decides every pending sample."""
         if self.needs_second_pass and not self.live:
             return self
@@ -293,7 +383,7 @@ class BatchAnalysis:
         self._decide(final=True)
         return self
 
-    def _note_holes(self, events, any_hole):
+    def _note_holes(self, events: Events, any_hole: int) -> None:
         """Notes where each hole of the batch begins: the stamp of the last delivered event
         before it (``holes_of``; it may be in an earlier batch)."""
         if any_hole:
@@ -306,7 +396,7 @@ class BatchAnalysis:
             last = len(events) - 1 - int(np.argmax(delivered))
             self._delivered = events[last : last + 1]
 
-    def _collect_spans(self, events):
+    def _collect_spans(self, events: Events) -> None:
         """Adds the loss spans of the batch's LOSS records; notes when one reaches back
         before the end of a counted sample."""
         if self.spans_known:
@@ -321,16 +411,23 @@ class BatchAnalysis:
 
     # --- windows -------------------------------------------------------------------------
 
-    def _take_markers(self, stamp, source, value, epoch, final):
+    def _take_markers(
+        self, stamp: Stamps, source: Sources, value: Stamps, epoch: Stamps, final: bool
+    ) -> None:
         """Adds the batch's markers (stamps, sources, values, epochs) to those held and takes,
         in stamp order, the ones below the horizon (all when ``final``)."""
-        held = [_joined(h, column) for h, column in zip(self._held, (stamp, source, value, epoch))]
-        h_stamp, h_source, h_value, h_epoch = _in_time_order(*held)
+        held_stamp, held_source, held_value, held_epoch = self._held
+        h_stamp, h_source, h_value, h_epoch = _in_time_order(
+            _joined(held_stamp, stamp),
+            _joined(held_source, source),
+            _joined(held_value, value),
+            _joined(held_epoch, epoch),
+        )
         ready = len(h_stamp) if final else int(np.searchsorted(h_stamp, self._horizon))
-        self._held = tuple(column[ready:] for column in (h_stamp, h_source, h_value, h_epoch))
+        self._held = (h_stamp[ready:], h_source[ready:], h_value[ready:], h_epoch[ready:])
         self._markers(h_stamp[:ready], h_value[:ready], h_epoch[:ready])
 
-    def _markers(self, m_stamp, m_value, m_epoch):
+    def _markers(self, m_stamp: Stamps, m_value: Stamps, m_epoch: Stamps) -> None:
         """The next markers in stamp order (``m_epoch``: holes in the stream before each)."""
         first_index = self.markers
         self.markers += len(m_stamp)
@@ -343,7 +440,7 @@ class BatchAnalysis:
         order = np.argsort(tests.astype(np.uint8), kind="stable")
         test_of = tests[order]
         edges = np.flatnonzero(np.append(True, test_of[1:] != test_of[:-1]))
-        placed = {}  # test -> where its windows are
+        placed: dict[int, _Placed] = {}  # test -> where its windows are
         for begin, end in zip(edges, np.append(edges[1:], len(order))):
             test = int(test_of[begin])
             state = self._tests.get(test)
@@ -366,9 +463,16 @@ class BatchAnalysis:
                 )
 
     @staticmethod
-    def _handler_markers(state, placed, h_stamp, h_epoch, h_at):
-        """Adds the kernel's handler-entry markers (global marker indices ``h_at``) to the test's "handler" rules: each is in the window of the test's marker
-        before it in the marker order (as ``analyze`` places them by position), if any."""
+    def _handler_markers(
+        state: _TestState,
+        placed: "_Placed | None",
+        h_stamp: Stamps,
+        h_epoch: Stamps,
+        h_at: npt.NDArray[np.intp],
+    ) -> None:
+        """Adds the kernel's handler-entry markers (global marker indices ``h_at``) to the
+        test's "handler" rules: each is in the window of the test's marker before it in the
+        marker order (as ``analyze`` places them by position), if any."""
         if placed is None:  # no marker of the test in the batch
             placed = (
                 np.zeros(0, np.int64),
@@ -377,18 +481,27 @@ class BatchAnalysis:
                 (state.windows - 1, state.epoch) if state.open else (-1, -1),
             )
         positions, windows, window_epoch, carried = placed
+        assert window_epoch is not None  # _test_markers gives them to tests with handler rules
         before = np.searchsorted(positions, h_at) - 1
         window = np.append(windows, carried[0])[before]  # -1 -> the carried window
         epoch = np.append(window_epoch, carried[1])[before]
         inside = window >= 0
-        for (index, rule), pending in zip(state.rules, state.pending):
+        for (_, rule), pending in zip(state.rules, state.pending):
             if rule.end == "handler":
                 pending.add(_EMPTY, _EMPTY, h_stamp[inside], window[inside])
             if rule.start == "handler":
                 start = inside & (h_epoch == epoch)
                 pending.add(h_stamp[start], window[start], _EMPTY, _EMPTY)
 
-    def _test_markers(self, state, m_stamp, m_points, m_args, m_epoch, global_index):
+    def _test_markers(
+        self,
+        state: _TestState,
+        m_stamp: Stamps,
+        m_points: npt.NDArray[np.int32],
+        m_args: npt.NDArray[np.int32],
+        m_epoch: Stamps,
+        global_index: npt.NDArray[np.intp],
+    ) -> "_Placed":
         """Windows of one test's markers in this batch; adds their start and end events to
         the pending events of the test's rules. A start event counts only in the epoch of
         its window (no hole since it began); a START's parameter is certain only if no hole
@@ -411,9 +524,9 @@ class BatchAnalysis:
         )
         state.last_epoch = int(m_epoch[-1])
         carried = (state.windows - 1, state.epoch) if state.open else (-1, -1)
-        segments = []  # (position, window, epoch) from there on
-        for at in np.flatnonzero(is_bound if no_holes else is_bound | opening).tolist():
-            if not no_holes and opening[at]:
+        segments: list[tuple[int, int, int]] = []  # (position, window, epoch) from there on
+        for at in np.flatnonzero(is_bound if opening is None else is_bound | opening).tolist():
+            if opening is not None and opening[at]:
                 epoch = int(m_epoch[at])
                 window = self._new_window(
                     state, int(global_index[at]), self._hole_after[epoch - 1], epoch, group=False
@@ -442,8 +555,8 @@ class BatchAnalysis:
                 state.param_wait = (window, int(m_args[at]), epoch)
                 self._name_window(state, window, None, certain=False)
         # Each marker is in the window of the last segment before it (or the carried one).
-        at = np.array([0] + [seg[0] for seg in segments] + [len(m_points)], np.int64)
-        lengths = np.diff(at)
+        edges = np.array([0] + [seg[0] for seg in segments] + [len(m_points)], np.int64)
+        lengths = np.diff(edges)
         windows = np.repeat(np.array([carried[0]] + [seg[1] for seg in segments]), lengths)
         window_epoch = (
             np.repeat(np.array([carried[1]] + [seg[2] for seg in segments]), lengths)
@@ -453,8 +566,8 @@ class BatchAnalysis:
         in_window = windows >= 0
         # Start events count only in the epoch of their window.
         start_ok = in_window if no_holes else in_window & (m_epoch == window_epoch)
-        of_kind = {}
-        for (index, rule), pending in zip(state.rules, state.pending):
+        of_kind: dict[tuple[Endpoint, bool], tuple[Stamps, Stamps]] = {}
+        for (_, rule), pending in zip(state.rules, state.pending):
             for kind, as_start in ((rule.start, True), (rule.end, False)):
                 if (kind, as_start) not in of_kind:
                     inside = None
@@ -470,7 +583,9 @@ class BatchAnalysis:
         # their epochs, and the window (and epoch) before the batch.
         return global_index, windows, window_epoch, carried
 
-    def _new_window(self, state, marker, first, epoch, group):
+    def _new_window(
+        self, state: _TestState, marker: int, first: int, epoch: int, group: bool
+    ) -> int:
         """A new window beginning at global marker index ``marker``, stamp ``first``: a
         START's (``group``: it begins a group) or one a hole opened (it joins the open
         group, if any)."""
@@ -486,13 +601,15 @@ class BatchAnalysis:
             state.first.append([window, state.last_first, _NEVER, epoch])
         return window
 
-    def _close(self, state, stamp):
+    def _close(self, state: _TestState, stamp: int) -> None:
         """The open group ends at a bound stamped ``stamp``."""
         state.open = False
         for row in state.first[state.group_rows :]:
             row[2] = stamp
 
-    def _name_window(self, state, window, parameter, certain):
+    def _name_window(
+        self, state: _TestState, window: int, parameter: int | None, certain: bool
+    ) -> None:
         """Names the tables of ``window`` once its parameter is known. A name with the
         parameter in it is known only where the parameter is certain; a window without one
         gives that rule no table (its samples count nowhere). A table's ``n`` is the
@@ -518,7 +635,7 @@ class BatchAnalysis:
                 self.tables[name].parameters["n"] = parameter
                 self._n_from[name] = window
 
-    def _assign_irqs(self, final):
+    def _assign_irqs(self, final: bool) -> None:
         """Gives IRQ edges their windows, in every test with an IRQ rule, once no window
         can still begin at or before them: a START comes above the horizon, and a window a
         hole opens begins where the hole does (the last event before it), for a hole after
@@ -559,11 +676,11 @@ class BatchAnalysis:
             )
             self._prune_windows(state)
 
-    def _delivered_stamp(self):
+    def _delivered_stamp(self) -> int:
         return int(self._delivered.stamp[0]) if len(self._delivered) else _NEVER
 
     @staticmethod
-    def _irqs_into_windows(state, irq, irq_epoch):
+    def _irqs_into_windows(state: _TestState, irq: Stamps, irq_epoch: Stamps) -> None:
         if not len(irq) or not state.first:
             return
         window, first, end, epoch = np.array(state.first, np.int64).reshape(-1, 4).T
@@ -573,12 +690,12 @@ class BatchAnalysis:
         # Inside a window's stamps, and no hole since it began (a start event).
         inside = (slot >= 0) & (irq < end[row]) & (irq_epoch == epoch[row])
         row = row[inside]
-        for (index, rule), pending in zip(state.rules, state.pending):
+        for (_, rule), pending in zip(state.rules, state.pending):
             if rule.start == "irq":
                 pending.add(irq[inside], window[row], _EMPTY, _EMPTY)
 
     @staticmethod
-    def _prune_windows(state):
+    def _prune_windows(state: _TestState) -> None:
         """Forgets the IRQ windows that ended at or before every IRQ still to come."""
         keep = 0
         while keep < len(state.first) - 1 and state.first[keep][2] <= state.irq_floor:
@@ -588,7 +705,7 @@ class BatchAnalysis:
 
     # --- samples -------------------------------------------------------------------------
 
-    def _decide(self, final):
+    def _decide(self, final: bool) -> None:
         self._safe = self._losses.safe_end(self._horizon, self.loss_lag)
         self._assign_irqs(final)
         floor = self._horizon  # no sample still to count begins below
@@ -603,7 +720,9 @@ class BatchAnalysis:
                 floor = min(floor, int(state.irq_wait[0].min()))
         self._ticks = self._ticks[np.searchsorted(self._ticks, floor) :]
 
-    def _decide_rule(self, state, index, rule, pending, final):
+    def _decide_rule(
+        self, state: _TestState, index: int, rule: Rule, pending: _Pending, final: bool
+    ) -> None:
         a, a_window, b = pending.a, pending.a_window, pending.b
         group = state.outer_of(a_window)  # a start pairs within its group
         keep, lossy, by_hole, lengths = pair(
@@ -655,7 +774,7 @@ class BatchAnalysis:
         pending.a, pending.a_window = a[count:], a_window[count:]
 
     @staticmethod
-    def _window_ends(state, windows):
+    def _window_ends(state: _TestState, windows: Stamps) -> Stamps:
         """End stamps of ``windows`` (-_NEVER for windows no longer kept: ended before any
         IRQ still to come)."""
         if not state.first:
@@ -665,7 +784,19 @@ class BatchAnalysis:
         found = table[np.minimum(at, len(table) - 1), 0] == windows
         return np.where(found, table[np.minimum(at, len(table) - 1), 2], -_NEVER)
 
-    def _count(self, state, index, a, a_window, keep, lossy, by_hole, lengths, *, from_irq):
+    def _count(
+        self,
+        state: _TestState,
+        index: int,
+        a: Stamps,
+        a_window: Stamps,
+        keep: Mask,
+        lossy: Mask,
+        by_hole: Mask,
+        lengths: Stamps,
+        *,
+        from_irq: bool,
+    ) -> None:
         """Adds decided samples to their tables (by window: the window's name; none for a
         window whose parameter is not certain); samples ``from_irq`` with their trigger
         delays (``TriggerDelays``)."""
@@ -686,7 +817,7 @@ class BatchAnalysis:
             if lost.any():
                 table.discard(a[begin:end][lost], by_hole[begin:end][lost])
 
-    def _trim_ends(self, pending):
+    def _trim_ends(self, pending: _Pending) -> None:
         """Drops end events that can end no sample any more: at or below every pending start
         and the horizon (later starts are stamped above it)."""
         floor = self._horizon
@@ -698,7 +829,7 @@ class BatchAnalysis:
 
     # --- results -------------------------------------------------------------------------
 
-    def ordered_tables(self):
+    def ordered_tables(self) -> dict[str, C]:
         """``{name: table collector}`` in the order the tests' windows first appear (then
         the order of their rules); tables of "handler" rules only if the capture has
         handler-entry markers."""
@@ -708,17 +839,17 @@ class BatchAnalysis:
             if self.handlers or name not in self._handler_names
         }
 
-    def summary(self):
+    def summary(self: "BatchAnalysis[TableAccumulator]") -> dict[str, Stats]:
         """``{name: stats()}`` of the tables so far (collectors with ``stats()``)."""
         return {name: table.stats() for name, table in self.ordered_tables().items()}
 
     @property
-    def running(self):
+    def running(self) -> set[str]:
         """Names of the tests whose window is open (among the markers taken so far)."""
         return {Test(test).name for test, state in self._tests.items() if state.open}
 
     @property
-    def held(self):
+    def held(self) -> int:
         """Events held for what later events can still change: markers not yet taken,
         start and end events not yet decided, IRQ edges not yet given a window."""
         return len(self._held[0]) + sum(
@@ -727,19 +858,25 @@ class BatchAnalysis:
         )
 
 
-def analyze_batches(batches, stamp_hz, **options):
+def analyze_batches(
+    batches: Callable[[], Iterable[Events]],
+    stamp_hz: float,
+    *,
+    table: TableFactory[TableAccumulator] = TableAccumulator,
+    **options: Unpack[BatchOptions],
+) -> BatchAnalysis[TableAccumulator]:
     """The tables (``ordered_tables()``) of the events that
     ``batches()`` yields in batches (a callable: it is called again when a loss span reaches
     back before counted samples, for a second pass with every span known). ``options``: as
     :class:`BatchAnalysis`. Returns the :class:`BatchAnalysis`."""
-    analysis = BatchAnalysis(stamp_hz, **options)
+    analysis = BatchAnalysis(stamp_hz, table=table, **options)
     for events in batches():
         analysis.feed(events)
     analysis.passes = 1
     if analysis.needs_second_pass:
-        options = dict(options, losses=None)
+        second: BatchOptions = {**options, "losses": None}
         analysis = BatchAnalysis(
-            stamp_hz, spans=analysis.spans, hole_spans=analysis.hole_spans, **options
+            stamp_hz, table=table, spans=analysis.spans, hole_spans=analysis.hole_spans, **second
         )
         for events in batches():
             analysis.feed(events)

@@ -12,14 +12,20 @@ may then include pairs that span discards, and only the file's analysis is exact
 """
 
 from functools import partial
+from typing import TYPE_CHECKING
 
 from .batch import BatchAnalysis, latency_skew
 from .statistics import TableAccumulator, interval_stamps
 
+if TYPE_CHECKING:
+    from ..link.identity import Identity
+
 __all__ = ["live_analysis"]
 
 
-def live_analysis(identity, interval_s=60.0):
+def live_analysis(
+    identity: "Identity", interval_s: float | None = 60.0
+) -> BatchAnalysis[TableAccumulator]:
     """The live statistics of a capture from the appliance ``identity``
     (:class:`~latscope.link.identity.Identity`): a :class:`BatchAnalysis` to ``feed`` every
     batch of events and ``finish`` at the end, whose ``tables`` are

@@ -6,19 +6,33 @@ IRQ edge to the next change of the loop channel (:func:`loop_table`; docs/tests.
 loop").
 """
 
+from collections.abc import Iterable, Sequence
+
 import numpy as np
 
 from latscope_defs.protocol import EDGE_SOURCES, Source, irq_level, loss_source
 
+from ..events import Events
 from .pairing import SampleTable
-from .spans import hole_spans, is_hole, lossy_spans, merged, overlaps
+from .rules import TableParameters
+from .spans import (
+    Mask,
+    Sources,
+    Stamps,
+    Values,
+    hole_spans,
+    is_hole,
+    lossy_spans,
+    merged,
+    overlaps,
+)
 
 __all__ = ["LOOP_PREFIX", "loop_source", "loop_table_name", "loop_table", "parse_loop"]
 
 LOOP_PREFIX = "LOOP"
 
 
-def parse_loop(text):
+def parse_loop(text: str | int) -> str:
     """The loop channel's name (``EDGE0`` .. ``EDGE7``) from ``EDGE2``, ``edge2`` or ``2``;
     ValueError with a one-line message otherwise."""
     name = str(text).strip().upper()
@@ -29,16 +43,16 @@ def parse_loop(text):
     return name
 
 
-def loop_source(channel):
+def loop_source(channel: str | int) -> Source:
     """The event source of a loop channel name."""
     return Source[parse_loop(channel)]
 
 
-def loop_table_name(channel):
+def loop_table_name(channel: str | int) -> str:
     return f"{LOOP_PREFIX}-{parse_loop(channel)}"
 
 
-def _relevant_losses(source, value, loop):
+def _relevant_losses(source: Sources, value: Values, loop: Source) -> Mask:
     """Mask of the events the loss spans of the loop are computed from: the IRQ and loop
     channel events and the LOSS records of those two sources (holes are taken apart)."""
     mask = (source == Source.IRQ) | (source == loop)
@@ -48,7 +62,13 @@ def _relevant_losses(source, value, loop):
     return mask
 
 
-def loop_table(events, stamp_hz, channel, *, losses=None):
+def loop_table(
+    events: Events,
+    stamp_hz: float,
+    channel: str | int,
+    *,
+    losses: Sequence[int] | Stamps | None = None,
+) -> SampleTable:
     """The ``LOOP-<channel>`` :class:`~latscope.analysis.pairing.SampleTable` of a parser ``Events``
     (``channel``: ``EDGE0`` .. ``EDGE7``). ``losses``: extra stamps where data is known to
     be missing. ``parameters`` holds ``channel``, ``irq_edges``, ``unanswered`` (IRQ edges
@@ -102,7 +122,7 @@ def loop_table(events, stamp_hz, channel, *, losses=None):
     by_hole = lossy & overlaps(merged(*holes), a, end)
     keep = ~lossy
     name = loop_table_name(channel)
-    parameters = {
+    parameters: TableParameters = {
         "test": LOOP_PREFIX,
         "n": None,
         "channel": parse_loop(channel),
@@ -122,7 +142,9 @@ def loop_table(events, stamp_hz, channel, *, losses=None):
     )
 
 
-def tables_with_loop(events, stamp_hz, tables, loop):
+def tables_with_loop(
+    events: Events, stamp_hz: float, tables: dict[str, SampleTable], loop: str | int | None
+) -> dict[str, SampleTable]:
     """``tables`` (``analyze``'s) with the ``LOOP-<loop>`` table first (``loop`` None: as
     they are)."""
     if not loop:
@@ -131,13 +153,14 @@ def tables_with_loop(events, stamp_hz, tables, loop):
     return {table.name: table, **tables}
 
 
-def loop_events(batches, channel):
+def loop_events(batches: Iterable[Events], channel: str | int) -> Events:
     """The events :func:`loop_table` needs from a capture read in batches (an iterable of
     parser ``Events``, e.g. ``CaptureBatches``): the IRQ and loop channel events, every LOSS
     record, and the delivered event right before each hole (its stamp is the low end of
     the hole's span). A small part of the stream: about three records per interrupt."""
     loop = loop_source(channel)
-    parts, last = [], None  # last: the previous batch's last delivered event
+    parts: list[Events] = []
+    last: Events | None = None  # last: the previous batch's last delivered event
     for events in batches:
         source = events.source
         keep = (source == Source.IRQ) | (source == loop) | (source == Source.LOSS)
@@ -154,6 +177,4 @@ def loop_events(batches, channel):
         parts.append(events[keep])
         if len(delivered):
             last = events[delivered[-1:]]
-    from ..events import Events
-
     return Events.concatenate(parts)

@@ -4,16 +4,22 @@
 over one batch, with a collector that keeps every sample; ``docs/tests.md`` describes the
 rules."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
+from ..events import Events
 from .batch import BatchAnalysis
 from .delays import NO_DELAY
+from .rules import TableParameters
+from .spans import Mask, Stamps
+from .statistics import Stats
 
 __all__ = ["SampleTable", "SampleCollector", "analyze"]
 
-_EMPTY = np.zeros(0, np.int64)
+_EMPTY: Stamps = np.zeros(0, np.int64)
 
 
 @dataclass
@@ -23,24 +29,24 @@ class SampleTable:
 
     name: str
     stamp_hz: float
-    samples: np.ndarray  # int64 stamp units
-    starts: np.ndarray  # int64 stamp of each sample's first event
+    samples: Stamps  # stamp units
+    starts: Stamps  # stamp of each sample's first event
     discarded: int = 0  # pairs dropped because of a loss between them
-    parameters: dict = field(default_factory=dict)
-    #: int64 stamps of the first events of the discarded pairs
-    discarded_starts: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    parameters: TableParameters = field(default_factory=dict)
+    #: stamps of the first events of the discarded pairs
+    discarded_starts: Stamps = field(default_factory=lambda: np.empty(0, np.int64))
     discarded_by_holes: int = 0  # of ``discarded``: those with a hole between them
     #: bool per sample: a tick marker lies in it (:func:`~latscope.analysis.rules.tick_overlaps`;
     #: empty: none known)
-    ticked: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    ticked: Mask = field(default_factory=lambda: np.zeros(0, bool))
     #: int64 per sample: the trigger delay of its IRQ edge, capture cycles
     #: (:mod:`~latscope.analysis.delays`; NO_DELAY: none)
-    delays: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    delays: Stamps = field(default_factory=lambda: np.zeros(0, np.int64))
 
-    def ns(self):
+    def ns(self) -> npt.NDArray[np.floating]:
         return self.samples * (1e9 / self.stamp_hz)
 
-    def stats(self):
+    def stats(self) -> Stats:
         """Number of samples, min / max / average (the reference report's table), standard
         deviation and percentiles, in ns: :func:`latscope.analysis.statistics.stats_of_counts` (the
         method the bounded analysis uses too)."""
@@ -57,20 +63,23 @@ class SampleCollector:
     ``table``): keeps every sample, start stamp, tick flag and discarded pair, in capture
     order; :meth:`table` makes the :class:`SampleTable`."""
 
-    def __init__(self, name, stamp_hz, parameters):
+    def __init__(self, name: str, stamp_hz: float, parameters: TableParameters) -> None:
         self.name, self.stamp_hz, self.parameters = name, stamp_hz, parameters
-        self._kept = []  # (samples, starts, ticked, delays) per batch
-        self._discarded = []  # (starts, by_hole) per batch
+        # (samples, starts, ticked, delays) per batch
+        self._kept: list[tuple[Stamps, Stamps, Mask, Stamps]] = []
+        self._discarded: list[tuple[Stamps, Mask]] = []  # (starts, by_hole) per batch
 
-    def add(self, samples, starts, ticked, delays=None):
+    def add(
+        self, samples: Stamps, starts: Stamps, ticked: Mask, delays: Stamps | None = None
+    ) -> None:
         if delays is None:
             delays = np.full(len(samples), NO_DELAY, np.int64)
         self._kept.append((samples, starts, ticked, delays))
 
-    def discard(self, starts, by_hole):
+    def discard(self, starts: Stamps, by_hole: Mask) -> None:
         self._discarded.append((starts, by_hole))
 
-    def table(self):
+    def table(self) -> SampleTable:
         samples, starts, ticked, delays = (
             np.concatenate(column)
             for column in zip((_EMPTY, _EMPTY, np.zeros(0, bool), _EMPTY), *self._kept)
@@ -92,7 +101,9 @@ class SampleCollector:
         )
 
 
-def analyze(events, stamp_hz, *, losses=None):
+def analyze(
+    events: Events, stamp_hz: float, *, losses: Sequence[int] | Stamps | None = None
+) -> dict[str, SampleTable]:
     """Sample tables of every test found in ``events`` (a parser ``Events``), by name, in
     the order their tests' windows first appear. ``stamp_hz``: stamp units per second
     (``Capture.stamp_hz``, ``Identity.stamp_hz``).

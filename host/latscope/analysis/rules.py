@@ -2,13 +2,31 @@
 (docs/tests.md), and the kernel's tick markers that flag a sample."""
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test
 from latscope_defs.protocol import Source
 
-__all__ = ["MARKER_SOURCES", "Rule", "RULES", "is_tick", "tick_overlaps"]
+__all__ = [
+    "MARKER_SOURCES",
+    "Endpoint",
+    "Rule",
+    "RULES",
+    "TableParameters",
+    "is_tick",
+    "tick_overlaps",
+]
+
+#: What starts or ends a sample: an asserting IRQ edge, the kernel's handler-entry marker, or
+#: a marker point of the rule's test.
+Endpoint = Literal["irq", "handler"] | Point
+
+#: A table's parameters: ``test`` (its test's name), ``n`` (the START marker's argument, None:
+#: none), and what a table of its own adds (the IRQ loop's ``channel`` and edge counts).
+TableParameters = dict[str, str | int | None]
 
 #: Marker values reach the host from the trace port (MARKER) or the bus window (BUS).
 MARKER_SOURCES = (Source.MARKER, Source.BUS)
@@ -23,11 +41,11 @@ class Rule:
 
     test: Test
     name: str
-    start: object
-    end: object
+    start: Endpoint
+    end: Endpoint
 
 
-RULES = [
+RULES: list[Rule] = [
     Rule(Test.IL_A, "IL-a-1", "irq", Point.ISR_ENTRY),
     Rule(Test.IL_A, "ILH-a-1", "irq", "handler"),
     Rule(Test.IL_A, "IDL-a-1", Point.ISR_EXIT, Point.THREAD),
@@ -50,13 +68,17 @@ RULES = [
 ]
 
 
-def is_tick(tests, points):
+def is_tick(
+    tests: npt.NDArray[np.integer], points: npt.NDArray[np.integer]
+) -> npt.NDArray[np.bool_]:
     """Mask of the kernel's tick markers (KERNEL/TICK_ENTRY, KERNEL/TICK_EXIT) among
     decoded markers."""
     return (tests == Test.KERNEL) & ((points == KERNEL_TICK_ENTRY) | (points == KERNEL_TICK_EXIT))
 
 
-def tick_overlaps(starts, lengths, ticks):
+def tick_overlaps(
+    starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64], ticks: npt.NDArray[np.int64]
+) -> npt.NDArray[np.bool_]:
     """Which samples (first stamp ``starts``, ``lengths``) overlap the kernel's tick: a tick
     marker (entry or exit, sorted stamps ``ticks``) lies in [start, start + length]. Code
     runs in no sample's end while the tick's work runs (interrupts are off), so a sample

@@ -1,9 +1,11 @@
 """Where events may have been lost: the stamp spans of LOSS records and holes, in which a
 pair of events is not trusted (docs/tests.md, rules 4 to 6)."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from latscope_defs.protocol import HOLE_SOURCE, Source, loss_count, loss_source
 
@@ -13,6 +15,11 @@ __all__ = [
     "HOLE",
     "Hole",
     "LossSpans",
+    "Mask",
+    "Sources",
+    "Spans",
+    "Stamps",
+    "Values",
     "hole_spans",
     "holes_of",
     "is_hole",
@@ -26,10 +33,20 @@ __all__ = [
 #: missing (the parser's interface, docs/protocol.md).
 HOLE = HOLE_SOURCE
 
-_EMPTY = np.zeros(0, np.int64)
+#: Stamps (int64: stamps are far below 2**63) and the like.
+Stamps = npt.NDArray[np.int64]
+#: Event sources and values, as :class:`~latscope.events.Events` holds them.
+Sources = npt.NDArray[np.uint8]
+Values = npt.NDArray[np.uint64]
+#: Sorted, disjoint stamp spans: (low, high).
+Spans = tuple[Stamps, Stamps]
+#: A boolean array: one flag per event, pair or span.
+Mask = npt.NDArray[np.bool_]
+
+_EMPTY: Stamps = np.zeros(0, np.int64)
 
 
-def overlaps(spans, a, end):
+def overlaps(spans: Spans, a: Stamps, end: Stamps) -> Mask:
     """Which pairs (a, end) overlap one of the sorted, disjoint ``spans`` (low, high)."""
     low, high = spans
     # The first span that ends after A; the pair is lossy if that span starts before B.
@@ -39,7 +56,13 @@ def overlaps(spans, a, end):
     return lossy
 
 
-def lossy_spans(stamp, source, value, extra, holes=None):
+def lossy_spans(
+    stamp: Stamps,
+    source: Sources,
+    value: Values,
+    extra: Sequence[int] | Stamps | None,
+    holes: Spans | None = None,
+) -> Spans:
     """Sorted, disjoint stamp spans (low, high) in which lost events may lie: for every LOSS
     record of source X, from the stamp of X's previous event in the stream (none: from the
     start) to the LOSS record's stamp; for every hole (:data:`HOLE`), the span of
@@ -73,7 +96,7 @@ def lossy_spans(stamp, source, value, extra, holes=None):
     return merged(np.concatenate([low, hole_low, extra]), np.concatenate([high, hole_high, extra]))
 
 
-def merged(low, high):
+def merged(low: Stamps, high: Stamps) -> Spans:
     """Spans sorted by start, overlapping ones merged."""
     if not len(low):
         return low, high
@@ -86,14 +109,19 @@ def merged(low, high):
     return low[starts], high[ends]
 
 
-def is_hole(source, value):
+def is_hole(source: Sources, value: Values) -> Mask:
     """Mask of the hole records (LOSS records of lost source :data:`HOLE`)."""
     mask = source == Source.LOSS
     mask[mask] = loss_source(value[mask].astype(np.int64)) == HOLE  # few: LOSS records only
     return mask
 
 
-def hole_spans(stamp, source, value, at=None):
+def hole_spans(
+    stamp: Stamps,
+    source: Sources,
+    value: Values,
+    at: npt.NDArray[np.intp] | None = None,
+) -> Spans:
     """(low, high) of every hole, in stream order: from the previous delivered event of any
     source (LOSS records, whose stamps are not pin-corrected, do not count; none: from the
     start) to the hole's stamp, both widened by one stamp so that a lost event in the very
@@ -133,11 +161,11 @@ class Hole:
 
     index: int
     stamp: int
-    after: object
+    after: int | None
     lost: int
 
 
-def holes_of(events):
+def holes_of(events: Events) -> list[Hole]:
     """The holes (:class:`Hole`) of a parser ``Events``, in stream order."""
     stamp = events.stamp.astype(np.int64, copy=False)
     low, _ = hole_spans(stamp, events.source, events.value)
@@ -153,7 +181,7 @@ def holes_of(events):
     ]
 
 
-def merge_spans(*spans):
+def merge_spans(*spans: Spans) -> Spans:
     """One sorted, disjoint set of (low, high) spans from several, merged as
     ``lossy_spans`` merges (spans that overlap or touch become one)."""
     return merged(
@@ -162,11 +190,12 @@ def merge_spans(*spans):
     )
 
 
-def _last_of_each(source):
+def _last_of_each(source: Sources) -> dict[int, int]:
     """{source: index of its last event} of the sources in ``source``, looked for from the
     end in growing pieces (a batch's last events hold most sources' last)."""
     wanted = set(np.flatnonzero(np.bincount(source)).tolist())
-    found, end, piece = {}, len(source), 256
+    found: dict[int, int] = {}
+    end, piece = len(source), 256
     while wanted:
         begin = max(0, end - piece)
         for kind in list(wanted):
@@ -184,14 +213,15 @@ class LossSpans:
     batch's LOSS records, each from the previous event of its source, which may lie in an
     earlier batch. Keeps the last event of every source."""
 
-    def __init__(self):
-        self._last = {}  # source -> (stream index, stamp, value)
+    def __init__(self) -> None:
+        self._last: dict[int, tuple[int, int, int]] = {}  # source -> (stream index, stamp, value)
         self._events = 0
 
-    def feed(self, events):
+    def feed(self, events: Events) -> tuple[Spans, Spans]:
         """The (merged) loss spans of the LOSS records in ``events`` (the next batch) and,
         among them, the spans of its holes (``hole_spans``)."""
-        new = holes = (_EMPTY, _EMPTY)
+        new: Spans = (_EMPTY, _EMPTY)
+        holes: Spans = (_EMPTY, _EMPTY)
         if np.any(events.source == Source.LOSS):
             # The last event of every other source stands before the batch, so that each
             # LOSS record finds the previous event of its source as in the whole capture.
@@ -210,7 +240,7 @@ class LossSpans:
         self._events += len(events)
         return new, holes
 
-    def safe_end(self, horizon, lag):
+    def safe_end(self, horizon: int, lag: int) -> int:
         """A stamp below which no span of a later LOSS record begins, unless its source has
         had no event since ``horizon - lag`` (or none at all): the earliest latest event of
         the sources that had one since, and one stamp below the ``horizon`` (a hole begins

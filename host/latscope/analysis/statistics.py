@@ -4,10 +4,14 @@
 """
 
 import math
+from collections.abc import Sequence
+from typing import NotRequired, Protocol, TypedDict, Unpack
 
 import numpy as np
+import numpy.typing as npt
 
 from .delays import DelayStats
+from .rules import TableParameters
 
 __all__ = [
     "KEEP_POINTS",
@@ -23,7 +27,72 @@ __all__ = [
     "ci_key",
     "merge_counts",
     "interval_stamps",
+    "Stats",
+    "Worst",
+    "WorstEvent",
+    "Flags",
 ]
+
+#: A table row's statistics (:func:`stats_of_counts`): counts, figures in ns (None: not
+#: supported by the sample count), confidence intervals ([low, high], None: open).
+Stats = dict[str, int | float | list[float | None] | None]
+
+
+class WorstEvent(TypedDict):
+    """An event around a worst sample (:func:`latscope.analysis.worst.worst_samples`)."""
+
+    stamp: int
+    offset_ns: float  # from the sample's start
+    where: str  # "before", "inside", "after"
+    source: str
+    event: str  # latscope.analysis.worst.describe_event
+
+
+class Worst(TypedDict):
+    """One of a table's worst samples (:meth:`TableAccumulator.worst`), and what
+    :func:`latscope.analysis.worst.worst_samples` adds to it."""
+
+    index: int
+    start: int
+    end: int
+    value: int
+    ns: float
+    cold: bool
+    tick: bool
+    rank: NotRequired[int]
+    time_s: NotRequired[float]
+    events: NotRequired[list[WorstEvent]]
+    events_omitted: NotRequired[int]
+
+
+#: A table's flagged samples (:meth:`TableAccumulator.flags`).
+Flags = dict[str, int | Stats]
+
+_Int64s = npt.NDArray[np.int64]
+
+
+class _WholeTable(Protocol):
+    """What :meth:`TableAccumulator.of_table` takes of a whole table
+    (:class:`latscope.analysis.pairing.SampleTable`, which imports this module)."""
+
+    name: str
+    stamp_hz: float
+    parameters: TableParameters
+    samples: _Int64s
+    starts: _Int64s
+    ticked: npt.NDArray[np.bool_]
+    delays: _Int64s
+    discarded: int
+    discarded_by_holes: int
+
+
+class _Options(TypedDict, total=False):
+    """:class:`TableAccumulator`'s keyword options."""
+
+    interval_stamps: int | None
+    keep_points: int
+    buckets: int
+
 
 #: Samples kept one by one for the time series (plots.MAX_POINTS draws up to this many).
 KEEP_POINTS = 20_000
@@ -39,13 +108,13 @@ PERCENTILES = (("p50_ns", 50, 2), ("p99_ns", 99, 100), ("p999_ns", 99.9, 1000))
 CONFIDENCE = 0.95
 
 
-def percentile_supported(q, n):
+def percentile_supported(q: float, n: int) -> bool:
     """Whether a table of ``n`` samples reports percentile ``q`` (:data:`PERCENTILES`)."""
     fewest = next(f for _, p, f in PERCENTILES if p == q)
     return n >= fewest
 
 
-def _binomial_cdf_window(n, p):
+def _binomial_cdf_window(n: int, p: float) -> tuple[int, npt.NDArray[np.float64]]:
     """(first k, cumulative probabilities P(B <= k) for k = first, first + 1, ...) of
     B ~ Binomial(n, p), over every k whose probability is not below 1e-300 relative to
     the mode's: from the mode outwards by the ratio of neighbouring probabilities, in
@@ -69,7 +138,9 @@ def _binomial_cdf_window(n, p):
     return low, np.cumsum(np.exp(log_pmf))
 
 
-def quantile_ranks(n, q, confidence=CONFIDENCE):
+def quantile_ranks(
+    n: int, q: float, confidence: float = CONFIDENCE
+) -> tuple[int | None, int | None]:
     """Ranks (l, u), 1-based, of the order statistics X(l) <= X(u) of ``n`` samples that
     hold the ``q`` percent quantile of their distribution with probability at least
     ``confidence``, whatever the distribution (continuous): P(l <= B < u) for
@@ -87,7 +158,12 @@ def quantile_ranks(n, q, confidence=CONFIDENCE):
     return (lower if lower >= 1 else None), (upper if upper <= n else None)
 
 
-def merge_counts(values, counts, new_values, new_counts=None):
+def merge_counts(
+    values: _Int64s,
+    counts: _Int64s,
+    new_values: _Int64s,
+    new_counts: _Int64s | None = None,
+) -> tuple[_Int64s, _Int64s]:
     """Sorted distinct values and their counts of two value-count sets (``new_counts``
     None: every new value counts once)."""
     if new_counts is None:
@@ -107,7 +183,7 @@ def merge_counts(values, counts, new_values, new_counts=None):
     return merged, total
 
 
-def _value_counts(samples):
+def _value_counts(samples: _Int64s) -> tuple[_Int64s, _Int64s]:
     """Sorted distinct values of ``samples`` and their counts (a bincount when the values
     span little more than their number, else a sort)."""
     if not len(samples):
@@ -120,13 +196,15 @@ def _value_counts(samples):
     return np.unique(samples, return_counts=True)
 
 
-def _order_statistic(values, cumulative, k):
+def _order_statistic(values: _Int64s, cumulative: _Int64s, k: int) -> int:
     """The k-th smallest (0-based) of the samples given by sorted values and their
     cumulative counts."""
     return int(values[np.searchsorted(cumulative, k, side="right")])
 
 
-def percentile_of_counts(values, cumulative, q, ns_per_stamp):
+def percentile_of_counts(
+    values: _Int64s, cumulative: _Int64s, q: float, ns_per_stamp: float
+) -> float:
     """``np.percentile(ns, q)`` (method "linear") of the samples ``values`` (cumulative
     counts ``cumulative``), with ``ns = sample * ns_per_stamp``: numpy's formula, step by
     step, on the same doubles (numpy/lib/_function_base_impl.py, ``_quantile``, ``_lerp``)."""
@@ -142,7 +220,7 @@ def percentile_of_counts(values, cumulative, q, ns_per_stamp):
     return b - difference * (1 - gamma) if gamma >= 0.5 else a + difference * gamma
 
 
-def _exact_sums(ns, counts):
+def _exact_sums(ns: Sequence[float], counts: Sequence[int]) -> tuple[int, int, int]:
     """(sum, sum of squares, common denominator) of doubles ``ns`` counted ``counts``
     times, as Python integers: ns[i] = numerator[i] / denominator exactly."""
     ratios = [value.as_integer_ratio() for value in ns]
@@ -155,7 +233,7 @@ def _exact_sums(ns, counts):
     return total, squares, denominator
 
 
-def _sqrt_ratio(numerator, denominator):
+def _sqrt_ratio(numerator: int, denominator: int) -> float:
     """sqrt(numerator / denominator) rounded once to a double (integers, numerator >= 0)."""
     # Scale by an even power of two so that the integer root has at least 64 bits: the true
     # root lies in [root, root + 1), and a double rounds root + 1/2 as it rounds any value
@@ -169,12 +247,18 @@ def _sqrt_ratio(numerator, denominator):
     return (2 * root + 1) / (1 << (shift // 2 + 1))
 
 
-def ci_key(key):
+def ci_key(key: str) -> str:
     """The row key of a percentile's confidence interval: ``p99_ns`` -> ``p99_ci_ns``."""
     return key.replace("_ns", "_ci_ns")
 
 
-def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0):
+def stats_of_counts(
+    values: _Int64s | Sequence[int],
+    counts: _Int64s | Sequence[int],
+    stamp_hz: float,
+    discarded: int = 0,
+    discarded_by_holes: int = 0,
+) -> Stats:
     """A table row's statistics (ns) from exact value counts, defined below.
     ``discarded``: pairs dropped for a loss between them, ``discarded_by_holes``: of those,
     for a hole.
@@ -211,7 +295,7 @@ def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0)
     variance_numerator = n * squares - total * total
     std = _sqrt_ratio(variance_numerator, (n * denominator) ** 2)
     cumulative = np.cumsum(counts)
-    row = {"samples": n, "min_ns": ns[0], "max_ns": ns[-1], "avg_ns": mean, "std_ns": std}
+    row: Stats = {"samples": n, "min_ns": ns[0], "max_ns": ns[-1], "avg_ns": mean, "std_ns": std}
     for key, q, fewest in PERCENTILES:
         ci = ci_key(key)
         if n < fewest:
@@ -229,7 +313,7 @@ def stats_of_counts(values, counts, stamp_hz, discarded=0, discarded_by_holes=0)
     return row
 
 
-def interval_stamps(interval_s, stamp_hz):
+def interval_stamps(interval_s: float | None, stamp_hz: float) -> int | None:
     """The width in stamp units of a max-per-interval slot of ``interval_s`` seconds (at
     least one; None: no interval maxima)."""
     return max(1, int(interval_s * stamp_hz)) if interval_s else None
@@ -262,17 +346,17 @@ class TableAccumulator:
 
     def __init__(
         self,
-        name,
-        stamp_hz,
-        parameters=None,
+        name: str,
+        stamp_hz: float,
+        parameters: TableParameters | None = None,
         *,
-        interval_stamps=None,
-        keep_points=KEEP_POINTS,
-        buckets=ENVELOPE_BUCKETS,
-    ):
+        interval_stamps: int | None = None,
+        keep_points: int = KEEP_POINTS,
+        buckets: int = ENVELOPE_BUCKETS,
+    ) -> None:
         self.name = name
         self.stamp_hz = stamp_hz
-        self.parameters = dict(parameters or {})
+        self.parameters: TableParameters = dict(parameters or {})
         self.interval_stamps = interval_stamps
         self.discarded = 0
         self.discarded_by_holes = 0  # of ``discarded``: a hole between them
@@ -280,21 +364,27 @@ class TableAccumulator:
         self.values = np.zeros(0, np.int64)
         self.counts = np.zeros(0, np.int64)
         self.keep_points = keep_points
-        self.points, self.point_starts = [], []  # the first samples, by batch
+        self.points: list[_Int64s] = []  # the first samples, by batch
+        self.point_starts: list[_Int64s] = []  # ... and their starts
         self.buckets = buckets
         self.bucket_width = 1
         self._bucket = {key: np.zeros(0, np.int64) for key in ("low", "high", "sum", "start")}
-        self.first_start = None
+        self.first_start: int | None = None
         self._slots = np.zeros(0, np.int64)  # interval maxima; -1: no sample
         self.ticked = 0  # samples a tick overlaps
         self.clean_values = np.zeros(0, np.int64)  # value counts of the samples
         self.clean_counts = np.zeros(0, np.int64)  # neither cold nor ticked
         # The largest samples: value, index, start stamp, ticked (WORST_KEPT at most).
-        self._worst = (np.zeros(0, np.int64),) * 3 + (np.zeros(0, bool),)
+        self._worst: tuple[_Int64s | npt.NDArray[np.bool_], ...] = (
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.int64),
+            np.zeros(0, bool),
+        )
         self.by_delay = DelayStats()  # the latency at each trigger delay
 
     @classmethod
-    def of_table(cls, table, **options):
+    def of_table(cls, table: _WholeTable, **options: Unpack[_Options]) -> "TableAccumulator":
         """The accumulator of a whole ``SampleTable``."""
         accumulator = cls(table.name, table.stamp_hz, table.parameters, **options)
         accumulator.add(
@@ -307,7 +397,13 @@ class TableAccumulator:
         accumulator.discarded_by_holes = table.discarded_by_holes
         return accumulator
 
-    def add(self, samples, starts, ticked=None, delays=None):
+    def add(
+        self,
+        samples: _Int64s | Sequence[int],
+        starts: _Int64s | Sequence[int],
+        ticked: npt.NDArray[np.bool_] | Sequence[bool] | None = None,
+        delays: _Int64s | Sequence[int] | None = None,
+    ) -> None:
         """Adds the next samples (stamp units, capture order), their start stamps,
         whether the kernel's tick overlaps each (``rules.tick_overlaps``; None: none) and
         their trigger delays (:mod:`.delays`; None: none)."""
@@ -339,13 +435,15 @@ class TableAccumulator:
         if delays is not None:
             self.by_delay.add(np.asarray(delays, np.int64), samples)
 
-    def discard(self, starts, by_hole):
+    def discard(self, starts: _Int64s, by_hole: npt.NDArray[np.bool_]) -> None:
         """Counts pairs discarded for a loss between them (``starts``: their first stamps;
         ``by_hole``: whether a hole lay between them)."""
         self.discarded += len(starts)
         self.discarded_by_holes += int(np.count_nonzero(by_hole))
 
-    def _keep_worst(self, samples, index, starts, ticked):
+    def _keep_worst(
+        self, samples: _Int64s, index: _Int64s, starts: _Int64s, ticked: npt.NDArray[np.bool_]
+    ) -> None:
         """Keeps the WORST_KEPT largest of the samples so far (ties: the earliest)."""
         if len(samples) > WORST_KEPT:  # the batch's candidates first
             threshold = np.partition(samples, len(samples) - WORST_KEPT)[-WORST_KEPT]
@@ -358,7 +456,7 @@ class TableAccumulator:
         order = np.lexsort((columns[1], -columns[0]))[:WORST_KEPT]
         self._worst = tuple(column[order] for column in columns)
 
-    def _envelope(self, first_index, samples, starts):
+    def _envelope(self, first_index: int, samples: _Int64s, starts: _Int64s) -> None:
         """Adds samples ``first_index ..`` to the buckets of ``bucket_width`` samples."""
         while (first_index + len(samples) - 1) // self.bucket_width >= self.buckets:
             self._halve()
@@ -387,7 +485,7 @@ class TableAccumulator:
         fresh = bucket["start"][slots] < 0
         bucket["start"][slots[fresh]] = starts[at[fresh]]
 
-    def _halve(self):
+    def _halve(self) -> None:
         """Joins buckets pairwise: twice the width, half the buckets."""
         for key, join in (
             ("low", np.minimum),
@@ -405,10 +503,12 @@ class TableAccumulator:
         self.bucket_width *= 2
 
     @staticmethod
-    def _bucket_fill(key):
+    def _bucket_fill(key: str) -> int:
         return {"low": np.iinfo(np.int64).max, "high": -1, "sum": 0, "start": -1}[key]
 
-    def _intervals(self, samples, starts):
+    def _intervals(self, samples: _Int64s, starts: _Int64s) -> None:
+        # add() calls this with interval maxima kept, after its first sample.
+        assert self.interval_stamps is not None and self.first_start is not None
         slot = (starts - self.first_start) // self.interval_stamps
         top = int(slot.max()) + 1
         if top > len(self._slots):
@@ -419,16 +519,16 @@ class TableAccumulator:
     # --- results ----------------------------------------------------------------------
 
     @property
-    def ns_per_stamp(self):
+    def ns_per_stamp(self) -> float:
         return 1e9 / self.stamp_hz
 
-    def stats(self):
+    def stats(self) -> Stats:
         """The table row's statistics (``SampleTable.stats``: same method, same values)."""
         return stats_of_counts(
             self.values, self.counts, self.stamp_hz, self.discarded, self.discarded_by_holes
         )
 
-    def worst(self, n=WORST_KEPT):
+    def worst(self, n: int = WORST_KEPT) -> list[Worst]:
         """The ``n`` largest samples, largest first (ties: the earliest first): dicts of
         ``index`` (in the table), ``start`` and ``end`` (stamps), ``value`` (stamp units),
         ``ns``, ``cold`` (the table's first sample), ``tick`` (a tick overlaps it)."""
@@ -446,7 +546,7 @@ class TableAccumulator:
             for v, i, s, t in zip(values.tolist(), index.tolist(), starts.tolist(), ticked.tolist())
         ]
 
-    def flags(self):
+    def flags(self) -> Flags:
         """The flagged samples: ``cold`` (the first sample: 1, or 0 in an empty table),
         ``tick`` (samples a tick overlaps), ``flagged`` (either), and ``unflagged``: the
         statistics of the other samples (``stats_of_counts``, the same percentile rule)."""
@@ -461,13 +561,15 @@ class TableAccumulator:
             "unflagged": unflagged,
         }
 
-    def kept_points(self):
+    def kept_points(self) -> tuple[_Int64s, _Int64s]:
         """(samples, starts) of the first ``keep_points`` samples (all, if no more)."""
         if not self.points:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         return np.concatenate(self.points), np.concatenate(self.point_starts)
 
-    def envelope(self):
+    def envelope(
+        self,
+    ) -> tuple[_Int64s, _Int64s, _Int64s, _Int64s, npt.NDArray[np.float64]]:
         """Per bucket of ``bucket_width`` consecutive samples: (index of its first sample,
         start stamp of that sample, min, max, mean), in stamp units; the last bucket may hold
         fewer samples."""
@@ -477,6 +579,6 @@ class TableAccumulator:
         sizes = np.minimum(first + self.bucket_width, self.count) - first
         return first, bucket["start"], bucket["low"], bucket["high"], bucket["sum"] / sizes
 
-    def interval_maxima_ns(self):
+    def interval_maxima_ns(self) -> npt.NDArray[np.float64]:
         """Largest sample (ns) of every interval since the table's first sample (NaN: none)."""
         return np.where(self._slots < 0, np.nan, self._slots * self.ns_per_stamp)

@@ -5,8 +5,11 @@ events in batches (:class:`~latscope.capture.batches.CaptureBatches`), accumulat
 events.
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
+from os import PathLike
+from typing import Any
 
 import numpy as np
 
@@ -14,11 +17,12 @@ from latscope_defs.markers import KERNEL_TICK_ENTRY, Test, decode
 from latscope_defs.protocol import Source, loss_count, loss_source
 
 from ..capture.batches import BATCH_BYTES, CaptureBatches
-from ..capture.file import Capture, CaptureInfo
+from ..capture.file import Capture, CaptureInfo, FileStats
 from ..events import Events
+from ..link.parser import ParserStats
 from .batch import analyze_batches, latency_skew
 from .rules import MARKER_SOURCES
-from .spans import HOLE, holes_of, is_hole
+from .spans import HOLE, Hole, holes_of, is_hole
 from .statistics import TableAccumulator, interval_stamps
 
 __all__ = ["CaptureSummary", "RunCounts", "analyze_capture"]
@@ -32,15 +36,15 @@ class RunCounts:
     (0: this DUT does not record its tick, docs/markers.md, and no sample can be flagged as
     ticked)."""
 
-    def __init__(self):
-        self.device_losses = {}
-        self.holes = []
-        self.first_stamp = None
+    def __init__(self) -> None:
+        self.device_losses: dict[str, int] = {}
+        self.holes: list[Hole] = []
+        self.first_stamp: int | None = None
         self.events = 0
         self.tick_markers = 0
         self._delivered = Events.empty()  # the last event that is no LOSS record
 
-    def feed(self, events):
+    def feed(self, events: Events) -> None:
         if not len(events):
             return
         if self.first_stamp is None:
@@ -81,22 +85,22 @@ class CaptureSummary(CaptureInfo):
     device's losses by source, the holes and the tick markers (:class:`RunCounts`)."""
 
     path: str
-    metadata: dict
-    parser_stats: object
-    file_stats: object
-    end: dict = None
+    metadata: dict[str, Any]  # the capture file's metadata: JSON
+    parser_stats: ParserStats
+    file_stats: FileStats
+    end: dict[str, Any] | None = None  # the END chunk's JSON (None: not closed)
     event_count: int = 0
-    stamp_min: int = None
-    stamp_max: int = None
-    first_stamp: int = None
-    device_losses: dict = field(default_factory=dict)
-    holes: list = field(default_factory=list)
+    stamp_min: int | None = None
+    stamp_max: int | None = None
+    first_stamp: int | None = None
+    device_losses: dict[str, int] = field(default_factory=dict)
+    holes: list[Hole] = field(default_factory=list)
     passes: int = 1  # file reads the analysis needed
     out_of_order: int = 0  # events below the horizon (BatchAnalysis): 0 = exact
     tick_markers: int = 0  # KERNEL/TICK_ENTRY markers (0: ticks not recorded)
 
     @classmethod
-    def of_capture(cls, capture):
+    def of_capture(cls, capture: Capture) -> "CaptureSummary":
         """The summary of a loaded ``Capture``."""
         counts = RunCounts()
         counts.feed(capture.events)
@@ -120,23 +124,34 @@ class CaptureSummary(CaptureInfo):
     summary = Capture.summary  # the same line, from the counts
 
     @property
-    def duration_s(self):
+    def duration_s(self) -> float:
         """Seconds from the first to the last event (0 with fewer than two)."""
-        if self.event_count < 2 or not self.stamp_hz:
+        if (
+            self.event_count < 2
+            or not self.stamp_hz
+            or self.stamp_min is None  # (None only without events)
+            or self.stamp_max is None
+        ):
             return 0.0
         return float(self.stamp_max - self.stamp_min) / self.stamp_hz
 
 
-def analyze_capture(path, *, interval_s=60.0, batch_bytes=BATCH_BYTES, background=True):
+def analyze_capture(
+    path: str | PathLike[str],
+    *,
+    interval_s: float | None = 60.0,
+    batch_bytes: int = BATCH_BYTES,
+    background: bool = True,
+) -> tuple[CaptureSummary, dict[str, TableAccumulator]]:
     """``(CaptureSummary, {name: TableAccumulator})`` of a capture file, in bounded memory;
     the tables keep their maximum per ``interval_s`` seconds (None: not kept).
     ``background``: parse in a helper process (:class:`CaptureBatches`)."""
     batches = CaptureBatches(path, batch_bytes=batch_bytes, background=background)
     stamp_hz = batches.stamp_hz
     interval = interval_stamps(interval_s, stamp_hz)
-    passes = []
+    passes: list[RunCounts | None] = []
 
-    def read():
+    def read() -> Iterator[Events]:
         counts = RunCounts() if not passes else None
         passes.append(counts)
         for events in batches:
@@ -151,6 +166,7 @@ def analyze_capture(path, *, interval_s=60.0, batch_bytes=BATCH_BYTES, backgroun
         table=partial(TableAccumulator, interval_stamps=interval),
     )
     counts = passes[0]
+    assert counts is not None  # the first pass counts
     summary = CaptureSummary(
         batches.path,
         batches.metadata,

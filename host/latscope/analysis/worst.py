@@ -9,6 +9,9 @@ markers, losses. Results documents carry them (``tables[].worst``, docs/results-
 and the reports show them, so that a reader sees why the maximum is the maximum.
 """
 
+from collections.abc import Mapping
+from os import PathLike
+
 import numpy as np
 
 from latscope_defs.markers import KERNEL_HANDLER, KERNEL_POINT_NAMES, Point, Test, decode
@@ -24,6 +27,7 @@ from latscope_defs.protocol import (
 
 from ..capture.batches import CaptureBatches
 from ..capture.file import Capture
+from .statistics import TableAccumulator, Worst, WorstEvent
 
 __all__ = [
     "WORST_SHOWN",
@@ -44,13 +48,13 @@ CONTEXT_MARGIN_S = 5e-6
 CONTEXT_EVENTS = 40
 
 
-def describe_event(source, value):
+def describe_event(source: int, value: int) -> str:
     """A short name of an event: "IRQ rise", "tick entry", "handler 0", "IL_A ISR_ENTRY 3",
     "EDGE2 1", "LOSS 4 MARKER", "hole"."""
     if source in (Source.MARKER, Source.BUS):
         test, point, arg = (int(x) for x in decode(int(value) & 0xFFFF))
         if test == Test.KERNEL and point in KERNEL_POINT_NAMES:
-            name = KERNEL_POINT_NAMES[point]
+            name = KERNEL_POINT_NAMES[Point(point)]
             return f"{name} {arg}" if point == KERNEL_HANDLER else name
         try:
             test_name = Test(test).name
@@ -74,18 +78,24 @@ def describe_event(source, value):
     return f"{Source(source).name} {int(value)}"
 
 
-def worst_samples(capture, tables, n=WORST_SHOWN, *, margin_s=CONTEXT_MARGIN_S, first_stamp=None):
+def worst_samples(
+    capture: Capture | str | PathLike[str],
+    tables: Mapping[str, TableAccumulator],
+    n: int = WORST_SHOWN,
+    *,
+    margin_s: float = CONTEXT_MARGIN_S,
+    first_stamp: int | None = None,
+) -> dict[str, list[Worst]]:
     """``{table name: [worst sample]}``: the ``n`` worst samples of every table
     (``TableAccumulator.worst``: ``index``, ``start``, ``end``, ``value``, ``ns``, ``cold``,
     ``tick``), each with ``rank`` (1: the largest), ``time_s`` (from ``first_stamp``, the
     capture's first event), ``events`` (from ``margin_s`` before the start to as long after
     the end, in time order: ``stamp``, ``offset_ns`` from the start, ``where``: before /
     inside / after, ``source``, ``event``: :func:`describe_event`; at most
-    :data:`CONTEXT_EVENTS`, the nearest) and ``events_omitted`` (the others). ``capture``: a capture file's path (read once more,
-    in batches) or a loaded :class:`Capture`."""
-    if not isinstance(capture, Capture):
-        capture = CaptureBatches(capture)
-    hz = capture.stamp_hz
+    :data:`CONTEXT_EVENTS`, the nearest) and ``events_omitted`` (the others). ``capture``: a
+    capture file's path (read once more, in batches) or a loaded :class:`Capture`."""
+    read = capture if isinstance(capture, Capture) else CaptureBatches(capture)
+    hz = read.stamp_hz
     margin = int(round(margin_s * hz))
     chosen = {name: table.worst(n) for name, table in tables.items()}
     windows = [
@@ -93,8 +103,8 @@ def worst_samples(capture, tables, n=WORST_SHOWN, *, margin_s=CONTEXT_MARGIN_S, 
         for entries in chosen.values()
         for entry in entries
     ]
-    found = [[] for _ in windows]
-    batches = [capture.events] if isinstance(capture, Capture) else capture
+    found: list[list[tuple[int, int, int]]] = [[] for _ in windows]  # (stamp, source, value)
+    batches = [read.events] if isinstance(read, Capture) else read
     for events in batches:
         if not len(events) or not windows:
             continue
@@ -125,7 +135,7 @@ def worst_samples(capture, tables, n=WORST_SHOWN, *, margin_s=CONTEXT_MARGIN_S, 
     return chosen
 
 
-def _context(stamp, source, value, entry, hz):
+def _context(stamp: int, source: int, value: int, entry: Worst, hz: float) -> WorstEvent:
     where = "before" if stamp < entry["start"] else "after" if stamp > entry["end"] else "inside"
     return {
         "stamp": stamp,
@@ -136,12 +146,12 @@ def _context(stamp, source, value, entry, hz):
     }
 
 
-def flags_text(entry):
+def flags_text(entry: Worst) -> str:
     """ "cold, tick", "cold", "tick" or "" for a worst sample."""
-    return ", ".join(flag for flag in ("cold", "tick") if entry[flag])
+    return ", ".join(flag for flag, on in (("cold", entry["cold"]), ("tick", entry["tick"])) if on)
 
 
-def events_text(entry):
+def events_text(entry: Worst) -> str:
     """A worst sample's events in one line, ns from its start, the sample's own span in
     brackets: "-1230 tick entry, [0 IRQ rise, 830 tick exit, 5140 IL_A ISR_ENTRY 0], ...".
     """
