@@ -35,6 +35,7 @@ bench: setup
 	$(PYTHON) bench/report_speed.py
 	$(PYTHON) bench/marker_cost.py
 	$(PYTHON) bench/sim_speed.py
+	$(PYTHON) bench/tail_coverage.py
 
 clean:
 	rm -rf build sim/build .pytest_cache

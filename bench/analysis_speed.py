@@ -30,13 +30,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from parser_throughput import encode_fast  # noqa: E402
-from test_suite_native import events_from_stores, read_native_dump  # noqa: E402
 
 from latscope.analysis.live import live_analysis  # noqa: E402
 from latscope.analysis.pairing import analyze  # noqa: E402
 from latscope.capture.file import CaptureWriter, load_capture  # noqa: E402
 from latscope.report import plots  # noqa: E402
 from latscope_defs.protocol import VERSION  # noqa: E402
+from support.native_suite import events_from_stores, read_native_dump  # noqa: E402
 
 GOAL = 10e6
 SUITE = ROOT / "firmware" / "suite"
@@ -65,8 +65,25 @@ def suite_events(samples):
         return events_from_stores(*read_native_dump(dump))
 
 
-def make_capture(count, samples):
-    path = Path(f"/tmp/latscope-bench-analysis-v{VERSION}-{count}-{samples}.lsc")
+def capture_path(count, samples, resets=0):
+    """Where :func:`make_capture` caches its file (bench/bounded_memory.py reads it too)."""
+    suffix = f"-resets{resets}" if resets else ""
+    return Path(f"/tmp/latscope-bench-analysis-v{VERSION}-{count}-{samples}{suffix}.lsc")
+
+
+def encode_with_resets(stamp, source, value, resets):
+    """The stream of a device reset ``resets`` times, at equal event counts: each part
+    encoded as a device after power-up and START sends it (sequence and stamps from 0 again;
+    each part's first stamp differs, so no part opens like another, docs/protocol.md)."""
+    parts = np.array_split(np.arange(len(stamp)), resets + 1)
+    return b"".join(
+        encode_fast(stamp[part] - stamp[part[0]] + np.uint64(1000 + k), source[part], value[part])
+        for k, part in enumerate(parts)
+    )
+
+
+def make_capture(count, samples, resets=0):
+    path = capture_path(count, samples, resets)
     if path.exists():
         return path
     run = suite_events(samples)
@@ -75,7 +92,10 @@ def make_capture(count, samples):
     stamp = np.concatenate([run.stamp + np.uint64(i * span) for i in range(repeats)])[:count]
     source = np.tile(run.source, repeats)[:count]
     value = np.tile(run.value, repeats)[:count]
-    data = encode_fast(stamp, source, value)
+    if resets:
+        data = encode_with_resets(stamp, source, value, resets)
+    else:
+        data = encode_fast(stamp, source, value)
     identity = {
         "version": VERSION,
         "clock_hz": 1_000_000_000,
@@ -89,7 +109,11 @@ def make_capture(count, samples):
     }
     with CaptureWriter(
         str(path) + ".part",
-        {"identity": identity, "port": "native", "suite": {"samples": samples, "repeats": repeats}},
+        {
+            "identity": identity,
+            "port": "native",
+            "suite": {"samples": samples, "repeats": repeats, "device_resets": resets},
+        },
         chunk_size=1 << 20,
     ) as writer:
         writer.write(data)
@@ -112,9 +136,10 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, default=20000, help="suite SAMPLES per run")
     parser.add_argument("--no-figures", action="store_true")
     parser.add_argument("--make-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--resets", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.make_only:
-        make_capture(args.events, args.samples)
+    if args.make_only:  # bench/bounded_memory.py's captures, made in a child process
+        make_capture(args.events, args.samples, args.resets)
         return 0
 
     # Made in a child process, so that the peak RSS printed is the analysis's alone.

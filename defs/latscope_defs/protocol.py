@@ -32,7 +32,12 @@ __all__ = [
     "SEQUENCE_BITS",
     "Tally",
     "HOLE_SOURCE",
+    "HoleCount",
+    "HoleValue",
     "hole_value",
+    "hole_count",
+    "hole_kind",
+    "hole_restart",
     "LossValue",
     "loss_value",
     "loss_source",
@@ -247,9 +252,52 @@ class Tally(data.Struct):
 HOLE_SOURCE = 0xF
 
 
-def hole_value(count):
-    """The value of a hole's LOSS event: ``count`` event records lost, any source."""
-    return (count << 4) | HOLE_SOURCE
+class HoleCount(IntEnum):
+    """How a hole's count stands to the event records really lost there."""
+
+    EXACT = 0  #: exactly that many
+    AT_MOST = 1  #: an upper bound
+    AT_LEAST = 2  #: a lower bound: bytes went missing in unknown number, nothing bounds it
+
+
+class HoleValue(data.Struct):
+    """The value of a hole's LOSS event. The parser makes it (the device never sends one), so
+    it may use all 64 bits of an event's value; ``source`` and the low bits of ``count`` sit
+    where a LOSS record's are (:class:`LossValue`)."""
+
+    source: 4  #: HOLE_SOURCE
+    count: 57  #: event records lost there (as ``kind`` says)
+    restart: 1  #: after the hole the device's sequence starts anew (a reset)
+    kind: 2  #: HoleCount
+
+
+_HOLE = {name: (field.offset, (1 << field.width) - 1) for name, field in HoleValue.as_shape()}
+
+
+def hole_value(count, kind=HoleCount.EXACT, restart=False):
+    """The value of a hole's LOSS event: ``count`` event records lost, any source; ``kind``
+    (:class:`HoleCount`) says whether that is exact or a bound, ``restart`` that the device's
+    sequence starts anew after it. A count beyond the field (2**57 records, far more than
+    a device can send) is stored as the field's largest value."""
+    fields = {
+        "source": HOLE_SOURCE,
+        "count": min(int(count), _HOLE["count"][1]),
+        "restart": int(restart),
+        "kind": int(kind),
+    }
+    return sum(value << _HOLE[name][0] for name, value in fields.items())
+
+
+def _hole_field(name):
+    offset, mask = _HOLE[name]
+    return lambda value: (value >> offset) & mask
+
+
+#: The fields of hole values (an int or a numpy array of them): event records lost, how
+#: exact that is (a HoleCount number), whether the device's sequence starts anew after it.
+hole_count = _hole_field("count")
+hole_kind = _hole_field("kind")
+hole_restart = _hole_field("restart")
 
 
 def value_width(source, marker_width=16, version=None):

@@ -398,6 +398,7 @@ def _capture_options(p):
 def cmd_capture(args):
     from .analysis.live import live_analysis
     from .capture.session import CaptureSession, Until
+    from .report.tail_estimates import estimates, summary_text
 
     irq = irq_settings(args)
     new_output(args.output, args.force)
@@ -430,6 +431,10 @@ def cmd_capture(args):
     if run.interrupted:
         print("latscope: interrupted: the capture was stopped and drained", file=sys.stderr)
     print(f"wrote {args.output}: {run.events} events", file=sys.stderr)
+    tables = final_accumulators(analyzer, args.output)
+    tails = estimates(tables)
+    if tails:
+        print(summary_text(tails), file=sys.stderr)
     if args.json:
         print(
             json.dumps(
@@ -439,7 +444,8 @@ def cmd_capture(args):
                     "bytes": run.bytes,
                     "device_status": run.status,
                     "parser": run.parser_stats.as_dict(),
-                    "tables": final_tables(analyzer, args.output),
+                    "tables": {name: table.stats() for name, table in tables.items()},
+                    "tail": tails,
                 },
                 indent=2,
             )
@@ -470,11 +476,16 @@ def final_tables(analyzer, path):
     """``{name: stats}`` of a finished capture: its live statistics, or those of its file
     when a LOSS record reached back over samples the live statistics had counted (they may
     then include pairs it discards; latscope.analysis.live)."""
+    return {name: table.stats() for name, table in final_accumulators(analyzer, path).items()}
+
+
+def final_accumulators(analyzer, path):
+    """``{name: TableAccumulator}`` behind :func:`final_tables` (and the tail estimates)."""
     if not analyzer.needs_second_pass:
-        return analyzer.summary()
+        return analyzer.ordered_tables()
     from .analysis.summary import analyze_capture
 
-    return {name: table.stats() for name, table in analyze_capture(path)[1].items()}
+    return analyze_capture(path)[1]
 
 
 def _dump_options(p):

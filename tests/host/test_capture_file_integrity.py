@@ -160,17 +160,6 @@ def test_special_files_are_refused(tmp_path):
         assert str(error.value).startswith(f"{path}: byte 0: ")
 
 
-@pytest.fixture(scope="module")
-def written(tmp_path_factory):
-    """A closed capture in 100-byte chunks, a METADATA copy every 4 DATA chunks."""
-    stream = make_stream(200, seed=11)
-    path = tmp_path_factory.mktemp("w") / "w.lsc"
-    with CaptureWriter(path, METADATA, chunk_size=100, metadata_every=4) as writer:
-        writer.write(stream)
-        writer.close({"events": 200})
-    return stream, path.read_bytes()
-
-
 def _load(tmp_path, data):
     path = tmp_path / "d.lsc"
     path.write_bytes(data)

@@ -104,13 +104,6 @@ needs_holes = pytest.mark.xfail(
 )
 
 
-@pytest.fixture(scope="module")
-def suite():
-    run = make_run(seed=11, count=300)
-    truth = {"events": set(run.events), "values": {(s, v) for _, s, v in run.events}}
-    return run, truth, encode(run.events)
-
-
 def test_undamaged_stream_gives_the_truth(suite):
     run, truth, stream = suite
     events = parse_link(stream, random.Random(1))

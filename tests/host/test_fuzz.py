@@ -26,7 +26,7 @@ from latscope.capture.file import (
 from latscope.events import Events
 from latscope.link.parser import StreamParser
 from latscope.report.results import load_tables, results
-from latscope_defs.protocol import Source
+from latscope_defs.protocol import Source, hole_count
 from support.synthetic_suite import IDENTITY, LATENCY, encode, make_run
 
 FUZZ = settings(
@@ -96,7 +96,9 @@ def mutate(data, changes):
 def test_parser_never_raises(data, cuts):
     events, stats = parse(split(data, cuts))
     holes = [
-        value >> 4 for _, source, value in events if source == Source.LOSS and value & 0xF == HOLE
+        hole_count(value)
+        for _, source, value in events
+        if source == Source.LOSS and value & 0xF == HOLE
     ]
     assert stats.events_delivered + stats.holes == len(events) and stats.holes == len(holes)
     assert stats.records_dropped == sum(holes)

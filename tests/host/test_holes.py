@@ -168,7 +168,7 @@ def test_analyze_command_shows_the_holes(run, tmp_path, capsys):
         writer.write(encode(damaged))  # the hole record travels as a LOSS record
     assert cli.main(["analyze", str(path)]) == 0
     text = capsys.readouterr().out
-    assert "DATA LOST" in text and "1 hole(s) where at most 30 events are missing" in text
+    assert "DATA LOST" in text and "1 hole(s) where exactly 30 events are missing" in text
     assert cli.main(["analyze", str(path), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
     integrity = document["integrity"]
@@ -194,6 +194,12 @@ def test_integrity_line_never_says_nothing_lost_after_damage():
         "bytes_skipped": 0,
         "pairs_discarded": 0,
         "pairs_discarded_by_holes": 0,
+        "holes_not_exact": 0,
+        "holes_unbounded": 0,
+        "device_resets": 0,
+        "segments_old": 0,
+        "records_old": 0,
+        "notes": [],
     }
     assert integrity_line(base).startswith("nothing lost")
     for key in (

@@ -17,9 +17,12 @@ from latscope_defs.protocol import (
     UNKNOWN_COMMAND_REPLY,
     VERSION,
     Command,
+    HoleCount,
     Source,
     StreamEncoder,
     encode_record,
+    hole_count,
+    hole_kind,
     hole_value,
     loss_count,
     loss_source,
@@ -254,13 +257,14 @@ def check_holes(truth, got, *, exact):
             continue
         end = truth.index(event, at) if event is not None else len(truth)
         missing = truth[at:end]
-        count = sum(hole[2] >> 4 for hole in holes)
+        count = sum(hole_count(hole[2]) for hole in holes)
         if missing:
             assert holes, f"{len(missing)} events missing without a hole"
             assert event is None or holes[-1][0] >= missing[-1][0], "hole stamped too early"
             assert count >= len(missing)
         if exact and event is not None:
             assert count == len(missing)
+            assert all(hole_kind(hole[2]) == HoleCount.EXACT for hole in holes)
         at, holes = end + 1, []
 
 
@@ -277,7 +281,7 @@ def check_damaged(events, data, damaged, position, version=VERSION):
     assert all(first <= events.index(event) < last for event in missing), position
     holes = [event for event in got if is_hole(event)]
     assert parser.stats.holes == len(holes)
-    assert parser.stats.records_dropped == sum(hole[2] >> 4 for hole in holes)
+    assert parser.stats.records_dropped == sum(hole_count(hole[2]) for hole in holes)
     if not missing:
         assert [event for event in got if not is_hole(event)] == events
     return parser
@@ -400,23 +404,21 @@ def test_garbage_never_raises():
     assert parser.stats.bytes_received == len(garbage)
 
 
-def test_a_stamp_before_the_time_base_is_refused_until_confirmed():
-    """A device reset restarts the stamps and the sequence: the first segment after it is
-    refused (its stamp lies behind the time base), the next one confirms it."""
-    before, after = (
-        [(5_000_000 + n, int(Source.MARKER), n) for n in range(3)],
-        [(100 + 2 * (1 << 24) * n, int(Source.IRQ), n & 1) for n in range(3)],
-    )
-    data = encode(before) + bytes([0x55]) + encode(after)  # a junk byte: a hole
-    got, parser = parse([data])
-    assert got[:3] == before
-    assert [value for _, _, value in got[4:]] == [1, 0]
-    hole = got[3]
-    assert is_hole(hole) and hole[2] >> 4 >= 1
-    steps = [b[0] - a[0] for a, b in zip(got[4:], got[5:])]
-    assert steps == [2 * (1 << 24)]
-    assert got[4][0] > before[-1][0]  # time only goes forward
-    assert parser.stats.segments_bad == 1
+def test_a_stamp_far_ahead_after_a_hole_waits_for_confirmation():
+    """No event for 2**47 stamp units or more across a hole: the first segment after it is
+    refused (its stamp could be one behind the time base), the next one, linked to it,
+    confirms it and the time base jumps there. (A device reset is another thing:
+    tests/test_replay_and_resets.py.)"""
+    far = 5_000_000 + (1 << 47) + (1 << 30)
+    before = [(5_000_000 + n, int(Source.MARKER), n) for n in range(3)]
+    lost = [(5_000_000 + (1 << 27), int(Source.MARKER), 7)]
+    after = [(far + (1 << 25) * n, int(Source.IRQ), n & 1) for n in range(3)]
+    data = encode(before + lost + after)
+    syncs, counts = segments_of(data)
+    assert counts == [3, 1, 1, 1, 1]
+    got, parser = parse([data[: syncs[1]] + data[syncs[2] :]])  # segment 1 cut out
+    assert got == before + [(after[1][0], int(Source.LOSS), hole_value(2))] + after[1:]
+    assert parser.stats.segments_bad == 1 and parser.stats.resets == 0
 
 
 # --- gap(), finish(), versions ------------------------------------------------------------------
@@ -439,10 +441,10 @@ def test_gap_drops_the_open_segment_and_waits_for_a_sync():
         stamp, source, value = rest[0]
         assert (stamp, source, value & 0xF) == (events[sum(counts[:4])][0], Source.LOSS, 0xF)
         if count is not None:  # few bytes missing: exact
-            assert value >> 4 == count
+            assert (hole_count(value), hole_kind(value)) == (count, HoleCount.EXACT)
         else:  # unknown: as often more as the sequence can wrap
-            assert value >> 4 >= lost and (value >> 4) % (1 << SEQUENCE_BITS) == lost
-        assert (parser.stats.segments_bad, parser.stats.records_dropped) == (1, value >> 4)
+            assert hole_count(value) >= lost and hole_count(value) % (1 << SEQUENCE_BITS) == lost
+        assert (parser.stats.segments_bad, parser.stats.records_dropped) == (1, hole_count(value))
         assert parser.stats.bytes_skipped == 1 + syncs[4] - resume
 
 
@@ -454,7 +456,9 @@ def test_finish_drops_an_unclosed_segment():
     end = list(parser.finish())
     assert got == events[: sum(counts[:4])]
     # The end-of-stream hole: after the last delivered event, bounded by the bytes dropped.
-    assert end == [(events[sum(counts[:4]) - 1][0] + 1, int(Source.LOSS), hole_value(12))]
+    assert end == [
+        (events[sum(counts[:4]) - 1][0] + 1, int(Source.LOSS), hole_value(12, HoleCount.AT_MOST))
+    ]
     assert parser.stats.segments_bad == 1
     assert (
         parser.stats.records_dropped
@@ -522,7 +526,7 @@ def test_version_1_hole_is_bounded_by_its_bytes_or_time_span():
     got, parser = parse([bytes(damaged)], version=1)
     hole = got[sum(counts[:2])]
     after = events[sum(counts[:3])]
-    assert hole == (after[0], int(Source.LOSS), hole_value(syncs[3] - syncs[2]))
+    assert hole == (after[0], int(Source.LOSS), hole_value(syncs[3] - syncs[2], HoleCount.AT_MOST))
     parser = StreamParser(version=1)
     got = list(parser.feed(data[: syncs[2] + 12]))
     parser.gap()
@@ -531,7 +535,7 @@ def test_version_1_hole_is_bounded_by_its_bytes_or_time_span():
     assert got[sum(counts[:2])] == (
         after[0],
         int(Source.LOSS),
-        hole_value(12 * (after[0] - before[0] + 1)),
+        hole_value(12 * (after[0] - before[0] + 1), HoleCount.AT_MOST),
     )
 
 

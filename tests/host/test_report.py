@@ -129,11 +129,11 @@ def test_csv_markdown_html(figure_report):
         line = next(l for l in markdown.splitlines() if l.startswith(f"| {name} |"))
         assert f"{stats['avg_ns']:.1f}" in line and f"{stats['max_ns']:.1f}" in line
         assert f"<h3>{name}</h3>" in page
-        for kind in ("timeseries", "distribution"):
+        for kind in ("timeseries", "distribution", "exceedance"):
             for ext in ("png", "svg"):
                 assert (out / "figures" / f"{name}.{kind}.{ext}").stat().st_size > 1000
-    # Self-contained: two inline PNGs per table, nothing loaded from elsewhere.
-    assert page.count("src='data:image/png;base64,") == 2 * len(tables)
+    # Self-contained: three inline PNGs per table, nothing loaded from elsewhere.
+    assert page.count("src='data:image/png;base64,") == 3 * len(tables)
     # (The only links out: the worst samples' PulseView files, beside the report.)
     assert not re.search(r"""src=['"](?!data:)|href=['"](?!#|worst/[^'"/]+\.sr['"])""", page)
     assert "native host port" in page and "1000 MHz" in page

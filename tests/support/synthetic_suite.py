@@ -38,6 +38,11 @@ class Run:
     events: list = field(default_factory=list)
     samples: dict = field(default_factory=dict)
 
+    def truth(self):
+        """What a fault check compares with: the events, and their (source, value) pairs
+        (an event of a true pair at a wrong stamp is altered, not fabricated)."""
+        return {"events": set(self.events), "values": {(s, v) for _, s, v in self.events}}
+
 
 class _Layout:
     def __init__(self, seed):

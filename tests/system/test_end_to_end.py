@@ -24,6 +24,7 @@ from latscope_defs.protocol import (
     StartArgs,
     StatusReply,
     encode_command,
+    hole_count,
 )
 from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
@@ -140,7 +141,7 @@ def test_corrupted_bytes_cost_segments_not_correctness(clean_run):
     identity, events, stats, status, truth = run(cycles=26000, corrupt=(60, 150, 151, 300))
     assert stats.segments_bad >= 1 and stats.records_dropped > 0 and stats.holes >= 1
     holes = (events.source == Source.LOSS) & (events.value & 0xF == HOLE_SOURCE)
-    assert int((events.value[holes] >> 4).sum()) == stats.records_dropped
+    assert int(hole_count(events.value[holes]).sum()) == stats.records_dropped
     events = events[~holes]
     delivered = {
         (s, v, int(src))

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from latscope_defs.protocol import HOLE_SOURCE, Source, loss_count, loss_source
+from latscope_defs.protocol import (
+    HOLE_SOURCE,
+    HoleCount,
+    Source,
+    hole_count,
+    hole_kind,
+    hole_restart,
+    loss_source,
+)
 
 from ..events import Events
 
@@ -157,12 +165,28 @@ def hole_spans(
 class Hole:
     """A hole in the events: ``index`` in the stream, ``stamp`` (the first verified stamp
     after it), ``after`` (the stamp of the previous delivered event, None: from the start)
-    and ``lost``: event records lost there (exact, or a bound never below the truth)."""
+    and ``lost``: event records lost there, ``kind``: how exact that is (``HoleCount``:
+    exactly, at most, at least), ``restart``: the device's sequence starts anew after it (a
+    device reset, or another capture appended)."""
 
     index: int
     stamp: int
     after: int | None
     lost: int
+    kind: HoleCount = HoleCount.EXACT
+    restart: bool = False
+
+    @property
+    def count_text(self) -> str:
+        """The count as a reader should take it: "exactly 3", "at most 12", "at least 0"."""
+        return f"{_COUNT_WORDS[self.kind]} {self.lost}"
+
+
+_COUNT_WORDS = {
+    HoleCount.EXACT: "exactly",
+    HoleCount.AT_MOST: "at most",
+    HoleCount.AT_LEAST: "at least",
+}
 
 
 def holes_of(events: Events) -> list[Hole]:
@@ -170,14 +194,17 @@ def holes_of(events: Events) -> list[Hole]:
     stamp = events.stamp.astype(np.int64, copy=False)
     low, _ = hole_spans(stamp, events.source, events.value)
     at = np.flatnonzero(is_hole(events.source, events.value))
+    values = [int(events.value[i]) for i in at.tolist()]
     return [
         Hole(
             int(i),
             int(stamp[i]),
             None if lo == np.iinfo(np.int64).min else int(lo) + 1,
-            loss_count(int(events.value[i])),
+            hole_count(value),
+            HoleCount(hole_kind(value)),
+            bool(hole_restart(value)),
         )
-        for i, lo in zip(at.tolist(), low.tolist())
+        for i, lo, value in zip(at.tolist(), low.tolist(), values)
     ]
 
 

@@ -336,7 +336,8 @@ class TableAccumulator:
       ``bucket_width`` consecutive samples (a power of two, doubled when the buckets are full)
       the min, max, sum and the start stamp of its first sample, exact;
     * optionally the maximum per interval of capture time (``interval_stamps`` wide, counted from
-      the table's first sample);
+      the table's first sample), of the intervals that hold samples only (however long the
+      capture, or the stamp span of a crafted file, memory grows only with those);
     * the :data:`WORST_KEPT` largest samples (:meth:`TableAccumulator.worst`: value, index,
       start stamp, whether a tick overlaps it; among equal values the earliest first), and the
       samples flagged as not typical (:meth:`TableAccumulator.flags`): the table's first
@@ -370,7 +371,8 @@ class TableAccumulator:
         self.bucket_width = 1
         self._bucket = {key: np.zeros(0, np.int64) for key in ("low", "high", "sum", "start")}
         self.first_start: int | None = None
-        self._slots = np.zeros(0, np.int64)  # interval maxima; -1: no sample
+        self._slot_at = np.zeros(0, np.int64)  # intervals with samples, sorted
+        self._slot_max = np.zeros(0, np.int64)  # ... and the largest sample of each
         self.ticked = 0  # samples a tick overlaps
         self.clean_values = np.zeros(0, np.int64)  # value counts of the samples
         self.clean_counts = np.zeros(0, np.int64)  # neither cold nor ticked
@@ -510,11 +512,14 @@ class TableAccumulator:
         # add() calls this with interval maxima kept, after its first sample.
         assert self.interval_stamps is not None and self.first_start is not None
         slot = (starts - self.first_start) // self.interval_stamps
-        top = int(slot.max()) + 1
-        if top > len(self._slots):
-            self._slots = np.append(self._slots, np.full(top - len(self._slots), -1, np.int64))
         at = np.flatnonzero(np.append(True, slot[1:] != slot[:-1]))  # runs of one slot
-        np.maximum.at(self._slots, slot[at], np.maximum.reduceat(samples, at))
+        slots = np.concatenate([self._slot_at, slot[at]])
+        maxima = np.concatenate([self._slot_max, np.maximum.reduceat(samples, at)])
+        if np.any(slots[1:] < slots[:-1]):  # not in capture order: sort
+            order = np.argsort(slots, kind="stable")
+            slots, maxima = slots[order], maxima[order]
+        first = np.flatnonzero(np.append(True, slots[1:] != slots[:-1]))
+        self._slot_at, self._slot_max = slots[first], np.maximum.reduceat(maxima, first)
 
     # --- results ----------------------------------------------------------------------
 
@@ -579,6 +584,15 @@ class TableAccumulator:
         sizes = np.minimum(first + self.bucket_width, self.count) - first
         return first, bucket["start"], bucket["low"], bucket["high"], bucket["sum"] / sizes
 
+    def interval_maxima(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """(interval numbers, largest sample in ns) of the intervals that hold samples,
+        counted from the table's first sample."""
+        return self._slot_at.copy(), (self._slot_max * self.ns_per_stamp).astype(np.float64)
+
     def interval_maxima_ns(self) -> npt.NDArray[np.float64]:
-        """Largest sample (ns) of every interval since the table's first sample (NaN: none)."""
-        return np.where(self._slots < 0, np.nan, self._slots * self.ns_per_stamp)
+        """Largest sample (ns) of every interval since the table's first sample (NaN: none):
+        as long as the intervals the samples span (for spans the caller knows are short)."""
+        span = int(self._slot_at[-1]) + 1 if len(self._slot_at) else 0
+        dense = np.full(span, np.nan)
+        dense[self._slot_at] = self._slot_max * self.ns_per_stamp
+        return dense

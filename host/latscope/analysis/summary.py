@@ -6,7 +6,7 @@ events.
 """
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from os import PathLike
 from typing import Any
@@ -68,9 +68,7 @@ class RunCounts:
             # A hole begins after the previous delivered event: it may be in an earlier batch.
             before = len(self._delivered)
             for hole in holes_of(Events.concatenate([self._delivered, events])):
-                self.holes.append(
-                    type(hole)(hole.index - before + self.events, hole.stamp, hole.after, hole.lost)
-                )
+                self.holes.append(replace(hole, index=hole.index - before + self.events))
         delivered = np.flatnonzero(~loss)
         if len(delivered):
             self._delivered = events[delivered[-1:]]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..events import Events
 from ..link.identity import Identity
 from ..link.parser import ParserStats
-from .metadata import MetadataError, check_end, check_metadata
+from .metadata import MetadataCopy, MetadataError, check_end, check_metadata, choose_copy
 
 __all__ = [
     "FORMAT_VERSION",
@@ -33,6 +33,7 @@ __all__ = [
     "Capture",
     "load_capture",
     "summary_line",
+    "file_notes",
     "file_header",
     "encode_chunk",
 ]
@@ -55,6 +56,10 @@ CHUNK_OVERHEAD = _CHUNK_HEADER.size + _CHUNK_CRC.size
 MAX_PAYLOAD = 16 << 20
 #: A METADATA copy follows the first DATA chunk and every this many DATA chunks.
 METADATA_EVERY = 64
+#: DATA chunks the reader holds while it looks for the stream bytes before them (chunks
+#: out of order, e.g. two swapped), at most this many and REORDER_BYTES of payload.
+REORDER_CHUNKS = 16
+REORDER_BYTES = MAX_PAYLOAD
 
 
 class ChunkType:
@@ -249,7 +254,14 @@ class FileStats:
     ``truncated_bytes``: bytes of an unfinished chunk at the end (a crash while writing);
     ``chunks_repeated``: intact DATA chunks whose bytes had been read already (skipped);
     ``header_damaged``: the file header was unreadable (the chunks were read all the same);
-    ``metadata_at``: file offset of the METADATA chunk used (16, or a copy's)."""
+    ``metadata_at``: file offset of the chunk whose metadata is used (16, or a copy's);
+    ``metadata_copies``: the intact copies found (METADATA chunks and END);
+    ``metadata_conflicts``: per copy that disagrees with the one used, ``{"at": offset,
+    "fields": [dotted names]}``, ``metadata_by``: what chose among disagreeing copies (the
+    END chunk, or the majority); ``chunks_reordered``: DATA chunks that came before the
+    stream bytes in front of them and waited for those; ``appended_captures``: further
+    captures appended to the file (another file header and METADATA chunk, from byte
+    ``appended_at``), not read."""
 
     chunks_ok: int = 0
     chunks_bad: int = 0
@@ -261,6 +273,12 @@ class FileStats:
     chunks_repeated: int = 0
     header_damaged: bool = False
     metadata_at: int = HEADER_SIZE
+    metadata_copies: int = 0
+    metadata_conflicts: list = field(default_factory=list)
+    metadata_by: str = None
+    chunks_reordered: int = 0
+    appended_captures: int = 0
+    appended_at: int = None
 
     def as_dict(self):
         return dict(self.__dict__)
@@ -277,6 +295,13 @@ class _Chunk:
 
 
 @dataclass
+class _Appended:
+    """Another capture begins here (its file header): the walk ends."""
+
+    start: int
+
+
+@dataclass
 class _Bad:
     """A region of the file with no intact chunk: ``truncated`` if it is a chunk the file
     ends in the middle of."""
@@ -289,6 +314,12 @@ class _Bad:
 def _no_constant(name):
     """NaN and Infinity are no JSON (the writer never writes them)."""
     raise ValueError(f"{name} is not JSON")
+
+
+def _is_file_header(data):
+    """Whether ``data`` (16 bytes) is an intact file header of any version."""
+    magic, _, size, crc = _FILE_HEADER.unpack(data) if len(data) == HEADER_SIZE else (None,) * 4
+    return magic == FILE_MAGIC and size == HEADER_SIZE and zlib.crc32(data[:12]) == crc
 
 
 def _open_regular(path):
@@ -334,14 +365,15 @@ class CaptureReader:
         self._window, self._window_at = b"", 0
         self._wasted = 0  # payload bytes CRC-checked in vain
         self.gap_bytes = None  # stream bytes missing at the last GAP (None: unknown)
+        self._position = 0  # stream bytes delivered so far
         self._file, self.size = _open_regular(path)
         try:
             header_error = self._read_header()
-            found = self._find_metadata()
-            if found is None:
+            copies = self._survey()
+            if not copies:
                 raise header_error or self._error(HEADER_SIZE, "no intact METADATA chunk")
             self.stats.header_damaged = header_error is not None
-            self.stats.metadata_at, self.metadata = found
+            self.metadata = self._use_metadata(copies)
         except BaseException:
             self._file.close()
             raise
@@ -381,38 +413,69 @@ class CaptureReader:
         self.version = version
         return None
 
-    def _find_metadata(self):
-        """(offset, metadata) of the first intact METADATA chunk, else of the metadata in an
-        intact END chunk; None if there is neither. Raises if the one found is unusable."""
-        for item in self._chunks():
+    def _survey(self):
+        """One walk over the file before it is read: the intact copies of the metadata
+        (:class:`~latscope.capture.metadata.MetadataCopy`: METADATA chunks, the metadata in
+        END chunks) and where a capture appended to this one begins. DATA payloads are not
+        checked here (reading them does)."""
+        copies = []
+        for item in self._chunks(check_data=False):
+            if isinstance(item, _Appended):
+                self.stats.appended_at = item.start
+                self.stats.appended_captures = self._count_captures(item.start)
+                break
             if not isinstance(item, _Chunk) or item.kind == ChunkType.DATA:
                 continue
-            at = item.start + CHUNK_OVERHEAD
-            metadata = self._json(item.payload, at, item.kind == ChunkType.METADATA)
-            if item.kind == ChunkType.END:
-                if not isinstance(metadata, dict) or not isinstance(metadata.get("metadata"), dict):
-                    continue
-                metadata = metadata["metadata"]
-            try:
-                check_metadata(metadata)
-            except MetadataError as error:
-                leaf = json.dumps(error.field.rsplit(".", 1)[-1]).encode()
-                where = item.payload.find(leaf)
-                raise self._error(at + max(where, 0), f"METADATA {error}") from None
-            return item.start, metadata
-        return None
+            value, is_json = self._json(item.payload)
+            if item.kind == ChunkType.METADATA:
+                copies.append(MetadataCopy(item.start, "METADATA", value, is_json))
+            elif isinstance(value, dict) and isinstance(value.get("metadata"), dict):
+                copies.append(MetadataCopy(item.start, "END", value["metadata"]))
+        return copies
 
-    def _json(self, payload, at, strict):
+    def _use_metadata(self, copies):
+        """The metadata of the copy :func:`~latscope.capture.metadata.choose_copy` picks,
+        checked; the disagreeing copies go into the stats. Raises if no copy is confirmed
+        or the one chosen is unusable."""
+        chosen, others = choose_copy(copies)
+        conflicts = [{"at": copy.at, "fields": fields} for copy, fields in others]
+        if chosen is None:
+            first, (other, fields) = copies[0], others[0]
+            raise self._error(
+                first.at,
+                f"METADATA copies disagree: byte {first.at} and byte "
+                f"{other.at} differ in {', '.join(fields)}, and no "
+                f"END or majority of copies confirms either",
+            )
+        self.stats.metadata_at, self.stats.metadata_copies = chosen.at, len(copies)
+        self.stats.metadata_conflicts = conflicts
+        if conflicts:
+            ends = any(copy.kind == "END" for copy in copies)
+            self.stats.metadata_by = "the END chunk" if ends else "the majority of copies"
+        at = chosen.at + CHUNK_OVERHEAD
+        if not chosen.is_json:
+            raise self._error(at, "METADATA is not JSON")
         try:
-            return json.loads(payload, parse_constant=_no_constant)
-        except (ValueError, RecursionError):
-            if strict:
-                raise self._error(at, "METADATA is not JSON") from None
-            return None
+            check_metadata(chosen.value)
+        except MetadataError as error:
+            payload = self._chunk_at(chosen.at).payload
+            leaf = json.dumps(error.field.rsplit(".", 1)[-1]).encode()
+            raise self._error(at + max(payload.find(leaf), 0), f"METADATA {error}") from None
+        return chosen.value
 
-    def _chunk_at(self, offset):
+    @staticmethod
+    def _json(payload):
+        """(value, True) of a JSON payload; (None, False) if it is no JSON."""
+        try:
+            return json.loads(payload, parse_constant=_no_constant), True
+        except (ValueError, RecursionError):
+            return None, False
+
+    def _chunk_at(self, offset, check_data=True):
         """The intact chunk at ``offset``; "truncated" if one starts there but the file ends
-        first; None if there is none (or the CRC budget of the class doc is spent)."""
+        first; None if there is none (or the CRC budget of the class doc is spent).
+        ``check_data`` False: a DATA chunk whose header is right and which ends where a
+        chunk, a file header or the file begins is taken unread (its payload None)."""
         header = self._read(offset, CHUNK_OVERHEAD)
         if len(header) < CHUNK_OVERHEAD:
             return "truncated" if CHUNK_MAGIC.startswith(header[:4]) else None
@@ -429,6 +492,12 @@ class CaptureReader:
             return "truncated"
         if self._wasted + length > 2 * offset + MAX_PAYLOAD:
             return None
+        if (
+            not check_data
+            and kind == ChunkType.DATA
+            and (end == self.size or self._read(end, 4) in (CHUNK_MAGIC, FILE_MAGIC[:4]))
+        ):
+            return _Chunk(kind, sequence, stream_offset, None, offset, end)
         payload = self._read(offset + CHUNK_OVERHEAD, length)
         (crc,) = _CHUNK_CRC.unpack_from(header, _CHUNK_HEADER.size)
         if len(payload) != length or zlib.crc32(payload, zlib.crc32(header[:24])) != crc:
@@ -449,28 +518,70 @@ class CaptureReader:
             offset += self.BLOCK
         return None
 
-    def _chunks(self):
-        """Every intact chunk (:class:`_Chunk`) and bad region (:class:`_Bad`) in file order."""
+    def _chunks(self, check_data=True):
+        """Every intact chunk (:class:`_Chunk`) and bad region (:class:`_Bad`) in file order,
+        up to another capture appended to this one (:class:`_Appended`, the last item)."""
         self._wasted = 0  # each walk has its own CRC budget (the metadata search
-        offset = HEADER_SIZE  # may have walked the file before)
+        offset = HEADER_SIZE  # walked the file before)
+        first_metadata = None  # payload of the first intact METADATA chunk
         while offset < self.size:
-            chunk = self._chunk_at(offset)
+            chunk = self._chunk_at(offset, check_data)
+            bad_end = offset
             if not isinstance(chunk, _Chunk):
                 found = self._next_chunk(offset + 1)
                 if found is None:
                     yield _Bad(offset, self.size, chunk == "truncated")
                     return
-                yield _Bad(offset, found.start, False)
-                chunk = found
+                chunk, bad_end = found, found.start
+            if chunk.kind == ChunkType.METADATA:
+                appended = self._appended_at(chunk, offset, first_metadata)
+                if appended is not None:
+                    if appended > offset:
+                        yield _Bad(offset, appended, False)
+                    yield _Appended(appended)
+                    return
+                first_metadata = first_metadata or chunk.payload
+            if bad_end > offset:
+                yield _Bad(offset, bad_end, False)
             yield chunk
             offset = chunk.end
 
+    def _appended_at(self, chunk, after, first_metadata):
+        """Where another capture begins if the METADATA ``chunk`` (which follows the bytes
+        from ``after`` on) is the first chunk of one, else None: a METADATA chunk of sequence
+        0 and stream offset 0 past the file's first chunk, right after a file header, or
+        one whose payload is not the file's metadata (a copy of the file's own first chunk
+        is neither)."""
+        if chunk.sequence or chunk.offset or chunk.start <= HEADER_SIZE:
+            return None
+        header_at = chunk.start - HEADER_SIZE
+        if header_at >= after and _is_file_header(self._read(header_at, HEADER_SIZE)):
+            return header_at
+        if first_metadata is not None and chunk.payload != first_metadata:
+            return chunk.start
+        return None
+
+    def _count_captures(self, start):
+        """The intact file headers from ``start`` on: the captures appended there."""
+        count, offset = 0, start
+        while offset < self.size:
+            block = self._read(offset, self.BLOCK + HEADER_SIZE)
+            found = block.find(FILE_MAGIC)
+            while 0 <= found < self.BLOCK:
+                count += _is_file_header(block[found : found + HEADER_SIZE])
+                found = block.find(FILE_MAGIC, found + 1)
+            offset += self.BLOCK
+        return max(count, 1)
+
     def __iter__(self):
         stats = self.stats
-        position = 0  # stream bytes delivered so far
+        self._position = 0
         known = 0  # the stream is known to go on at least to here
         tail = 0  # bytes of bad regions after the last intact chunk
+        waiting = {}  # stream offset -> payload of DATA chunks ahead of it
         for item in self._chunks():
+            if isinstance(item, _Appended):
+                break
             if isinstance(item, _Bad):
                 if item.truncated:
                     stats.truncated_bytes += item.end - item.start
@@ -487,30 +598,59 @@ class CaptureReader:
                 self._read_end(item)
             if item.kind != ChunkType.DATA:
                 continue
-            payload = item.payload
-            if item.offset + len(payload) <= position:
-                stats.chunks_repeated += 1  # a copy of bytes delivered already
-                continue
-            if item.offset > position:
-                stats.gaps += 1
-                self.gap_bytes = item.offset - position
-                yield GAP
-            elif item.offset < position:
-                payload = payload[position - item.offset :]
-            stats.data_bytes += len(payload)
-            position = item.offset + len(item.payload)
-            known = max(known, position)
-            yield payload
-        if known > position or tail:
+            known = max(known, item.offset + len(item.payload))
+            if item.offset <= self._position:
+                yield from self._take(item.offset, item.payload)
+                yield from self._continue(waiting)
+            elif len(waiting.get(item.offset, b"")) >= len(item.payload):
+                stats.chunks_repeated += 1  # a copy of a chunk waiting already
+            else:
+                # Ahead of the stream: it waits for the bytes before it, which may come in a
+                # later chunk (chunks out of order), within the bounds of REORDER_*.
+                waiting[item.offset] = item.payload
+                if len(waiting) > REORDER_CHUNKS or sum(map(len, waiting.values())) > REORDER_BYTES:
+                    yield from self._continue(waiting, force=1)
+        yield from self._continue(waiting, force=len(waiting))
+        if known > self._position or tail:
             # The file ends in damage or cut off: the stream bytes missing are those the
             # intact chunks after the last DATA account for, plus at most the bad bytes.
             stats.gaps += 1
-            self.gap_bytes = known - position + tail
+            self.gap_bytes = known - self._position + tail
             yield GAP
         self._file.close()
 
+    def _take(self, offset, payload):
+        """The bytes of the DATA payload at stream ``offset`` that are new, after a GAP if
+        bytes before it are missing; a chunk with no new byte is a repeated one."""
+        end = offset + len(payload)
+        if end <= self._position:
+            self.stats.chunks_repeated += 1  # a copy of bytes delivered already
+            return
+        if offset > self._position:
+            self.stats.gaps += 1
+            self.gap_bytes = offset - self._position
+            yield GAP
+        elif offset < self._position:
+            payload = payload[self._position - offset :]
+        self.stats.data_bytes += len(payload)
+        self._position = end
+        yield payload
+
+    def _continue(self, waiting, force=0):
+        """Delivers the waiting chunks that continue the stream, in stream order; the first
+        ``force`` of them even if bytes before them are missing (a GAP)."""
+        while waiting:
+            first = min(waiting)
+            if first > self._position:
+                if not force:
+                    return
+                force -= 1
+            else:
+                self.stats.chunks_reordered += 1
+            yield from self._take(first, waiting.pop(first))
+
     def _read_end(self, chunk):
-        end = self._json(chunk.payload, chunk.start, False)
+        end, _ = self._json(chunk.payload)
         try:
             check_end(end)
         except MetadataError:
@@ -579,7 +719,7 @@ class Capture(CaptureInfo):
 
 def summary_line(path, event_count, file_stats, parser_stats):
     """A capture's summary in one line: path, events, how the file ended, damage, stream
-    statistics."""
+    statistics, and the :func:`file_notes`."""
     f, p = file_stats, parser_stats
     state = "complete" if f.complete else "not closed cleanly"
     damage = ""
@@ -588,7 +728,38 @@ def summary_line(path, event_count, file_stats, parser_stats):
             f", {f.chunks_bad} bad chunk(s), {f.truncated_bytes} truncated bytes, "
             f"{f.gaps} gap(s)" + (", damaged file header" if f.header_damaged else "")
         )
-    return f"{path}: {event_count} events, {state}{damage}; stream: {p}"
+    notes = "".join(f"; {note}" for note in file_notes(f))
+    return f"{path}: {event_count} events, {state}{damage}; stream: {p}{notes}"
+
+
+def file_notes(stats):
+    """What the reader decided about the file that a user must know, one phrase each
+    (:class:`FileStats`): the copy of the metadata used when the first was damaged, copies
+    that disagree with it, captures appended to the file and not read."""
+    notes = []
+    if stats.metadata_at != HEADER_SIZE:
+        notes.append(
+            f"the METADATA chunk at byte {HEADER_SIZE} is damaged: the copy at byte "
+            f"{stats.metadata_at} is used"
+        )
+    by_fields = {}
+    for conflict in stats.metadata_conflicts:
+        by_fields.setdefault(", ".join(conflict["fields"]), []).append(conflict["at"])
+    for fields, offsets in by_fields.items():
+        listed = ", ".join(map(str, offsets[:3])) + (
+            f" and {len(offsets) - 3} more" if len(offsets) > 3 else ""
+        )
+        notes.append(
+            f"METADATA copies disagree: the copy at byte {stats.metadata_at} is used "
+            f"(as {stats.metadata_by} says), the one(s) at byte {listed} differ in "
+            f"{fields}"
+        )
+    if stats.appended_captures:
+        notes.append(
+            f"{stats.appended_captures} more capture(s) appended at byte "
+            f"{stats.appended_at}: not read (split the file there to read them)"
+        )
+    return notes
 
 
 def parser_for(metadata, correct_latency=True):

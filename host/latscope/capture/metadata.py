@@ -3,12 +3,23 @@ writes and by the reader before anything uses it (``docs/capture-format.md``, "M
 payload"). One definition, so a file one side writes the other side reads.
 
 :func:`check_metadata` returns nothing or raises :class:`MetadataError` naming the field
-(``identity.clock_hz``) and what is wrong with it.
+(``identity.clock_hz``) and what is wrong with it. A file holds several copies of the
+metadata; :func:`choose_copy` says which one to use and which disagree with it.
 """
+
+import json
+from typing import NamedTuple
 
 from latscope_defs.protocol import EDGE_SOURCES, VERSIONS, Source
 
-__all__ = ["MetadataError", "check_metadata", "check_end"]
+__all__ = [
+    "MetadataError",
+    "check_metadata",
+    "check_end",
+    "MetadataCopy",
+    "choose_copy",
+    "differing_fields",
+]
 
 #: Sources whose pin delay the identity may give (event sources).
 _LATENCY_SOURCES = {
@@ -151,3 +162,68 @@ def check_end(end):
         _optional(stats, "device_status", "stats", _object)
     if "metadata" in end:
         check_metadata(end["metadata"])
+
+
+# --- which copy ----------------------------------------------------------------------------
+
+
+class MetadataCopy(NamedTuple):
+    """One copy of the metadata in a file: ``at`` (file offset of its chunk), ``kind``
+    ("METADATA" or "END"), ``value`` (the JSON value) and ``is_json`` (False: a METADATA
+    chunk whose payload is no JSON)."""
+
+    at: int
+    kind: str
+    value: object
+    is_json: bool = True
+
+    @property
+    def key(self):
+        """Copies with equal keys say the same (JSON text, keys sorted: ``true`` is not
+        ``1``)."""
+        return json.dumps(self.value, sort_keys=True) if self.is_json else ""
+
+
+def differing_fields(a, b, prefix=""):
+    """Dotted paths of the fields in which two metadata values differ (``identity.clock_hz``);
+    ``METADATA`` when they differ as a whole (not both objects)."""
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return [prefix or "METADATA"]
+    fields = []
+    for key in sorted(set(a) | set(b)):
+        path = f"{prefix}.{key}" if prefix else key
+        if key not in a or key not in b:
+            fields.append(path)
+        elif json.dumps(a[key], sort_keys=True) != json.dumps(b[key], sort_keys=True):
+            fields += differing_fields(a[key], b[key], path)
+    return fields
+
+
+def choose_copy(copies):
+    """Which of a file's metadata ``copies`` (:class:`MetadataCopy`, file order; at least
+    one) to use: ``(chosen, others)``, ``others`` being ``(copy, differing fields)`` of every
+    copy that disagrees with the chosen one. Copies that all agree: the first. Otherwise the
+    one the END confirms (a clean close wrote it last), else the one most copies say; None
+    when neither decides (a tie without an END)."""
+    groups = {}
+    for copy in copies:
+        groups.setdefault(copy.key, []).append(copy)
+    ends = [copy for copy in copies if copy.kind == "END"]
+    if len(groups) == 1:
+        chosen = copies[0]
+    elif ends:
+        chosen = groups[ends[-1].key][0]
+    else:
+        sizes = sorted((len(group) for group in groups.values()), reverse=True)
+        if sizes[0] == sizes[1]:
+            return None, [
+                (copy, differing_fields(copies[0].value, copy.value))
+                for copy in copies[1:]
+                if copy.key != copies[0].key
+            ]
+        chosen = max(groups.values(), key=len)[0]
+    return chosen, [
+        (copy, differing_fields(chosen.value, copy.value))
+        for copy in copies
+        if copy.key != chosen.key
+    ]

@@ -19,11 +19,11 @@ from latscope_defs.protocol import (
     MAX_CONT,
     SEGMENT_MAX_EVENTS,
     SEQUENCE_BITS,
-    STAMP_BITS,
     UNKNOWN_COMMAND_REPLY,
     VERSION,
     VERSIONS,
     Command,
+    HoleCount,
     Source,
     Tally,
     fixed_length,
@@ -35,18 +35,14 @@ from latscope_defs.protocol import (
 )
 
 from ..events import Events
+from .chain import OLD, REFUSED, Damage, SegmentChain
 
 __all__ = ["ParserStats", "StreamParser"]
 
-_STAMP_MASK = (1 << STAMP_BITS) - 1
-_HALF_STAMP = 1 << (STAMP_BITS - 1)
 _SEQUENCE_MASK = (1 << SEQUENCE_BITS) - 1
 #: Bit offsets of the TALLY fields in its payload.
 _TALLY_AT = {name: field.offset for name, field in data.Layout.cast(Tally)}
 _MAX_LENGTH = 1 + MAX_CONT
-#: The most event records one stamp unit can hold: the device takes at most one FIFO entry
-#: per cycle, and an entry holds at most one record per event source (11) and one LOSS record.
-MAX_RECORDS_PER_STAMP = 12
 #: Lead bytes of the records that can complete a reply or a segment (REPLY, SYNC; SEAL).
 _COMPLETING_LEAD = {
     1: re.compile(rb"[\xf0-\xff]"),
@@ -72,10 +68,14 @@ class ParserStats:
     replies, a partial record thrown away by ``gap()``. ``segments_bad``: segments that
     failed a check or were left unclosed. ``holes``: hole events delivered (LOSS events of
     source ``HOLE_SOURCE``), ``records_dropped``: the sum of their counts (event records lost,
-    exact or an upper bound: see docs/protocol.md). ``events_delivered``: events, holes not
-    included. ``restarts`` (version 1): empty segments closed by a SYNC with CRC 0, which is
-    how a version 1 device started a new capture; they lose nothing. ``lost``: events the
-    device reported lost (its LOSS records), per source."""
+    see docs/protocol.md), ``holes_not_exact``: holes whose count is a bound, not exact.
+    ``segments_old``, ``records_old``: verified segments behind what was delivered (replayed
+    or reordered: no new data), rejected, and their event records. ``resets``: places where
+    the device's sequence starts anew (a device reset, or a second capture in the stream).
+    ``events_delivered``: events, holes not included. ``restarts`` (version 1): empty
+    segments closed by a SYNC with CRC 0, which is how a version 1 device started a new
+    capture; they lose nothing. ``lost``: events the device reported lost (its LOSS
+    records), per source."""
 
     bytes_received: int = 0
     bytes_skipped: int = 0
@@ -87,6 +87,10 @@ class ParserStats:
     replies: int = 0
     reply_errors: int = 0
     holes: int = 0
+    holes_not_exact: int = 0
+    segments_old: int = 0
+    records_old: int = 0
+    resets: int = 0
     lost: dict = field(default_factory=dict)  # source number -> events lost
 
     @property
@@ -100,11 +104,19 @@ class ParserStats:
 
     def __str__(self):
         lost = ", ".join(f"{_source_name(s).lower()} {n}" for s, n in self.lost.items()) or "0"
+        old = (
+            f" / {self.segments_old} old ({self.records_old} records replayed or out of "
+            f"order, rejected)"
+            if self.segments_old
+            else ""
+        )
+        resets = f", {self.resets} device reset(s)" if self.resets else ""
+        bounds = f" ({self.holes_not_exact} holes only bounded)" if self.holes_not_exact else ""
         return (
             f"{self.bytes_received} bytes ({self.bytes_skipped} skipped), "
-            f"segments {self.segments_ok} ok / {self.segments_bad} bad, "
+            f"segments {self.segments_ok} ok / {self.segments_bad} bad{old}, "
             f"{self.events_delivered} events, {self.holes} holes, "
-            f"{self.records_dropped} records dropped, "
+            f"{self.records_dropped} records dropped{bounds}{resets}, "
             f"lost {lost}"
         )
 
@@ -266,16 +278,10 @@ class StreamParser:
         self._eager_reply = False  # the last feed ended with a lone REPLY lead taken as whole
         self._pending_lead = None  # offset in _carry of an unfinished completing record
         self._pending_needs = 0  # bytes from there that can finish it
-        # The chain of verified segments (see docs/protocol.md, "What a reader guarantees").
-        self._anchor = None  # 64-bit stamp the time base rests on
-        self._last = None  # (sent, last stamp & mask, last stamp) of the last
-        #                              delivered segment (version 1: sent is None)
-        self._damaged = False  # stream data dropped since the last delivered segment
-        self._gapped = False  # ... of which some by gap(): bytes may be missing
-        self._dropped_bytes = 0  # non-reply bytes dropped since the last delivered segment
-        self._missing_bytes = 0  # bytes gap() said were missing since then (None: unknown)
-        self._candidate = None  # (sent, last stamp & mask, last stamp) of a verified
-        #                              segment refused for its stamp, until the next one
+        # The chain of verified segments (docs/protocol.md, "What a reader guarantees"); a
+        # device reset leaves a margin of the largest pin latency, so time still goes forward.
+        self._chain = SegmentChain(margin=int(self._latency.max()))
+        self._damage = Damage()  # stream data dropped since the last delivered segment
 
     # --- public interface ---------------------------------------------------------------
 
@@ -311,13 +317,14 @@ class StreamParser:
             self._parse(self._carry, final=False)
         partial = len(self._carry) - self._seen
         self.stats.bytes_skipped += partial
-        self._dropped_bytes += partial
+        damage = self._damage
+        damage.dropped_bytes += partial
         self._drop_open()
-        if missing_bytes is None or self._missing_bytes is None:
-            self._missing_bytes = None
+        if missing_bytes is None or damage.missing_bytes is None:
+            damage.missing_bytes = None
         else:
-            self._missing_bytes += missing_bytes
-        self._damaged = self._gapped = True
+            damage.missing_bytes += missing_bytes
+        damage.damaged = damage.gapped = True
         self._eager_reply = False
         self._assembler.abort()
 
@@ -330,14 +337,14 @@ class StreamParser:
         self._drop_open()
         self._eager_reply = False
         self._assembler.abort()
-        if self._damaged:
+        if self._damage.damaged:
             # No verified data follows: what was dropped is bounded only by its bytes.
-            stamp = self._last[2] + 1 if self._last is not None else 0
-            count = self._byte_bound()
-            hole = Events([stamp], [Source.LOSS], [hole_value(count)])
-            self._count_hole(count)
-            self._clear_damage()
-            events = Events.concatenate([events, hole])
+            stamp, hole = self._chain.end_hole(self._damage)
+            self._count_hole(hole)
+            self._damage.clear()
+            events = Events.concatenate(
+                [events, Events([stamp], [Source.LOSS], [hole_value(*hole)])]
+            )
         return events
 
     # --- internals ----------------------------------------------------------------------
@@ -345,26 +352,18 @@ class StreamParser:
     def _drop_open(self):
         if self._open is not None:
             self.stats.segments_bad += 1
-            self._dropped_bytes += self._open[0]
-            self._damaged = True
+            self._damage.dropped_bytes += self._open[0]
+            self._damage.damaged = True
         self._open = None
         self._carry = b""
         self._seen = 0
         self._pending_lead = None
 
-    def _byte_bound(self):
-        """Event records that the data dropped since the last delivered segment can have held
-        (each record has a byte of its own): the bytes dropped and those gap() said were
-        missing (when it did not know, only the bytes dropped)."""
-        return self._dropped_bytes + (self._missing_bytes or 0)
-
-    def _clear_damage(self):
-        self._damaged = self._gapped = False
-        self._dropped_bytes = self._missing_bytes = 0
-
-    def _count_hole(self, count):
+    def _count_hole(self, hole):
         self.stats.holes += 1
-        self.stats.records_dropped += count
+        self.stats.records_dropped += hole.count
+        self.stats.holes_not_exact += hole.kind != HoleCount.EXACT
+        self.stats.resets += hole.restart
 
     def _parse(self, buf, final):
         """Parses ``buf`` (the kept bytes and new data); keeps the open segment's bytes."""
@@ -523,7 +522,7 @@ class _Segments:
         self.non_reply_before = _Ints(self.non_reply_np)
         self.delta_sum = np.concatenate((np.zeros(1, np.uint64), np.cumsum(r.delta)))
         self.delivered = []  # (first record, end record, 64-bit stamp of the first)
-        self.holes = []  # (record index the hole goes before, stamp, count)
+        self.holes = []  # (record index the hole goes before, stamp, hole value)
 
     def run(self):
         """Returns the events and the offset where the kept open segment starts (or None)."""
@@ -607,13 +606,13 @@ class _Segments:
         skipped = self.pos[end] - first_byte
         if skipped > 0:
             self.stats.bytes_skipped += skipped
-            self.p._dropped_bytes += skipped
-            self.p._damaged = True
+            self.p._damage.dropped_bytes += skipped
+            self.p._damage.damaged = True
 
     def _fail(self, first, end):
         self.stats.segments_bad += 1
-        self.p._dropped_bytes += self.pos[end] - self.pos[first]
-        self.p._damaged = True
+        self.p._damage.dropped_bytes += self.pos[end] - self.pos[first]
+        self.p._damage.damaged = True
 
     def _keep_open(self, s):
         """The last segment is open: keep its bytes, unless it is already too long."""
@@ -648,96 +647,36 @@ class _Segments:
             self._fail(s, e)
 
     def _deliver_v1(self, s, e, stamp48):
-        """Version 1: the time base is the last verified SYNC; a hole's count is bounded by
-        the time it spans (no sequence numbers)."""
-        p = self.p
-        anchor = p._anchor if p._anchor is not None else stamp48
-        base = anchor + ((stamp48 - anchor) & _STAMP_MASK)
-        p._anchor = base
-        if p._damaged:
-            if p._last is not None:
-                count = MAX_RECORDS_PER_STAMP * (base - p._last[2] + 1)
-                if p._missing_bytes is not None:
-                    count = min(count, p._byte_bound())
-            else:
-                count = p._byte_bound()
-            self._hole(s, base, count)
-        self._accept(s, e, base, self._segment_sum(s, e), None)
+        segment_sum = self._segment_sum(s, e)
+        self._place(s, e, self.p._chain.place_v1(stamp48, segment_sum, self.p._damage))
 
     def _close_v2(self, k, s, e):
         ok, tally, events, sent, captured, stamp48, crc, segment_sum, first, end = self.v2[k]
-        if not (
-            ok
-            and binascii.crc32(self.view[first:end]) == crc
-            and self._deliver_v2(s, tally, stamp48, events, sent, captured, segment_sum)
-        ):
+        if not (ok and binascii.crc32(self.view[first:end]) == crc):
             self._fail(s, e)
-
-    def _deliver_v2(self, s, tally, stamp48, count, sent, captured, segment_sum):
-        """Links a verified segment into the chain; False if its stamp cannot be trusted.
-
-        It is *linked* when its sequence follows the last delivered segment's with no event
-        missing: that segment confirms it, its stamp counts forward from that segment's last
-        one and the time base moves to it. Otherwise (a hole, or the first segment) its stamp
-        must lie less than 2**47 ahead of the time base (a stamp before it would show as
-        almost 2**48 ahead), and the time base moves to it only once a linked successor
-        confirms it."""
-        p, last = self.p, self.p._last
-        sent_before = (sent - count) & _SEQUENCE_MASK
-        linked = False
-        if last is not None:
-            step = (stamp48 - last[1]) & _STAMP_MASK
-            linked = sent_before == last[0]
-        candidate, p._candidate = p._candidate, None
-        if linked:
-            base = last[2] + step
-        elif candidate is not None and sent_before == candidate[0]:
-            # It follows a segment that was refused for its stamp (a device reset, or no
-            # event for 2**47 stamps across a hole): confirmed, the time base jumps there.
-            base = candidate[2] + ((stamp48 - candidate[1]) & _STAMP_MASK)
-            linked = True
-        elif last is not None:
-            # The time base: the last confirmed stamp, or the last unconfirmed one if none is.
-            reference = p._anchor if p._anchor is not None else last[2]
-            step = (stamp48 - reference) & _STAMP_MASK
-            if step >= _HALF_STAMP:
-                last_stamp = reference + step + segment_sum
-                p._candidate = (sent, last_stamp & _STAMP_MASK, last_stamp)
-                return False
-            base = reference + step
+            return
+        placed = self.p._chain.place(
+            stamp48, events, sent, captured, segment_sum, crc, self.p._damage
+        )
+        if placed is OLD:
+            # Behind what was delivered: its events were delivered, or counted in a hole,
+            # already. Nothing is lost by rejecting it.
+            self.stats.segments_old += 1
+            self.stats.records_old += events
+        elif placed is REFUSED:
+            self._fail(s, e)
         else:
-            base = stamp48
-        if last is None:
-            lost = (captured - count) & _SEQUENCE_MASK  # events of this capture before it
-        else:
-            lost = (sent_before - last[0]) & _SEQUENCE_MASK
-            if p._gapped and base >= last[2]:
-                # Bytes went missing: the sequence may have wrapped as often as the time span
-                # and the bytes allow; count the most (an upper bound).
-                bound = MAX_RECORDS_PER_STAMP * (base - last[2] + 1)
-                if p._missing_bytes is not None:
-                    bound = min(bound, p._byte_bound())
-                if bound > lost:
-                    lost += (bound - lost) >> SEQUENCE_BITS << SEQUENCE_BITS
-        if lost:
-            self._hole(s, base, lost)
-        end_stamp = self._accept(s, tally, base, segment_sum, sent)
-        if linked:
-            p._anchor = end_stamp
-        return True
+            self._place(s, tally, placed)
 
-    def _hole(self, s, stamp, count):
-        self.holes.append((s, stamp, count))
-        self.p._count_hole(count)
-
-    def _accept(self, s, end, base, segment_sum, sent):
-        p = self.p
-        last_stamp = base + segment_sum
-        p._last = (sent, last_stamp & _STAMP_MASK, last_stamp)
-        p._clear_damage()
+    def _place(self, s, end, placed):
+        """Delivers records ``s + 1 .. end - 1`` as a segment based at ``placed.base``, after
+        the hole ``placed.hole`` (if any)."""
+        if placed.hole is not None:
+            self.holes.append((s, placed.base, hole_value(*placed.hole)))
+            self.p._count_hole(placed.hole)
+        self.p._damage.clear()
         self.stats.segments_ok += 1
-        self.delivered.append((s, end, base))
-        return last_stamp
+        self.delivered.append((s, end, placed.base))
 
     def _events(self):
         """The events of the delivered segments, with the holes before them."""
@@ -765,7 +704,7 @@ class _Segments:
         return Events(
             np.insert(events.stamp, at, [h[1] for h in self.holes]),
             np.insert(events.source, at, Source.LOSS),
-            np.insert(events.value, at, [hole_value(h[2]) for h in self.holes]),
+            np.insert(events.value, at, [h[2] for h in self.holes]),
         )
 
 

@@ -53,7 +53,7 @@ def comparison(runs):
     """The comparison document: the runs (label, capture path, board, clock, CPU/suite
     settings) and per table name (in first-seen order) every run's statistics with
     ``diff`` (value - baseline) and ``diff_pct`` against the first run that has samples in
-    it."""
+    it, and its tail estimate (``tail``, as in the run's results document)."""
     names = []
     for run in runs:
         names += [name for name in run.rows if name not in names]
@@ -66,7 +66,7 @@ def comparison(runs):
                 entries.append({"run": run.label, "present": False})
                 continue
             stats = {key: row[key] for key in COMPARED}
-            entry = {"run": run.label, "present": True, "stats": stats}
+            entry = {"run": run.label, "present": True, "stats": stats, "tail": row["tail"]}
             if base is None:
                 if stats["samples"]:  # the baseline: the first run with samples
                     base = stats
@@ -78,7 +78,7 @@ def comparison(runs):
         tables.append({"name": name, "runs": entries})
     return {
         "schema": "latscope-comparison",
-        "version": 1,
+        "version": 2,  # 2: every run's tail estimate (docs/results-schema.md)
         "runs": [
             {
                 "label": run.label,

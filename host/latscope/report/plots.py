@@ -1,4 +1,5 @@
-"""Figures of sample tables: time series, frequency distribution, maximum per interval.
+"""Figures of sample tables: time series, frequency distribution, maximum per interval, tail
+(exceedance probability and its estimate).
 
 Every function returns a :class:`matplotlib.figure.Figure` made without pyplot (no global
 state, no display: the Agg renderer), so reports can be made in batch and in threads, and
@@ -25,6 +26,8 @@ __all__ = [
     "overlay_distributions",
     "interval_maxima",
     "max_over_time",
+    "exceedance",
+    "MARKED",
     "save",
     "png_bytes",
     "table_figures",
@@ -225,23 +228,23 @@ def overlay_distributions(named_tables, *, title=None):
     return figure
 
 
-def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
+def max_over_time(interval_s, maxima_ns, *, title="maximum per interval", intervals=None):
     """The largest sample of every interval of ``interval_s`` seconds (NaN: no sample),
-    e.g. from :func:`interval_maxima`: for runs where the worst case appears once an hour."""
+    e.g. from :func:`interval_maxima`: for runs where the worst case appears once an hour.
+    ``intervals``: the number of each maximum's interval (only those that hold samples,
+    ``interval_maxima(..., sparse=True)``); None: one per interval from the first."""
     figure, (axes,) = _figure()
     maxima_ns = np.asarray(maxima_ns, np.float64)
-    hours = interval_s * len(maxima_ns) >= 3 * 3600
+    intervals = np.arange(len(maxima_ns)) if intervals is None else np.asarray(intervals)
+    span = int(intervals[-1]) + 1 if len(intervals) else 0
+    hours = interval_s * span >= 3 * 3600
     scale, unit = (3600.0, "h") if hours else (1.0, "s")
-    edges = np.arange(len(maxima_ns) + 1) * interval_s / scale
+    width = interval_s / scale
+    low = intervals * width
     if len(maxima_ns):
-        axes.stairs(maxima_ns, edges, color="tab:red", linewidth=1.2)
+        axes.hlines(maxima_ns, low, low + width, color="tab:red", linewidth=1.2)
         axes.plot(
-            (edges[:-1] + edges[1:]) / 2,
-            maxima_ns,
-            linestyle="none",
-            marker=".",
-            markersize=3,
-            color="tab:red",
+            low + width / 2, maxima_ns, linestyle="none", marker=".", markersize=3, color="tab:red"
         )
     axes.set_xlabel(f"capture time ({unit})")
     axes.set_ylabel("max latency (ns)")
@@ -251,15 +254,111 @@ def max_over_time(interval_s, maxima_ns, *, title="maximum per interval"):
     return figure
 
 
-def interval_maxima(table, interval_s):
+def interval_maxima(table, interval_s, sparse=False):
     """The largest sample (ns) of every ``interval_s`` seconds of capture time, counted from
-    the table's first sample (NaN: no sample in that interval)."""
+    the table's first sample (NaN: no sample in that interval); ``sparse``: (interval
+    numbers, maxima) of the intervals that hold samples only."""
     table = accumulated(table, interval_s)
     if table.interval_stamps != max(1, int(interval_s * table.stamp_hz)):
         raise ValueError(
             f"{table.name}: maxima kept per {table.interval_stamps} stamps, not per {interval_s} s"
         )
-    return table.interval_maxima_ns()
+    return table.interval_maxima() if sparse else table.interval_maxima_ns()
+
+
+#: Probabilities whose estimated latency the exceedance figure marks.
+MARKED = (1e-6, 1e-9)
+#: Rows of the fitted tail drawn (probabilities from the threshold's down to the lowest).
+TAIL_ROWS = 40
+#: The lowest probability drawn.
+LOWEST_PROBABILITY = 1e-10
+
+
+def exceedance(table):
+    """The tail of one table: the fraction of its samples above each latency (the empirical
+    complementary distribution, log scale, its last step reaching the measured maximum, a
+    dotted line), and its tail estimate (:mod:`latscope.analysis.tail`): the fitted tail
+    from the threshold down to :data:`LOWEST_PROBABILITY` with its confidence band (the
+    intervals of every drawn probability: the same joint region as the interval of the
+    table's figures, so the marked points are those figures; an open end drawn to the
+    figure's edge) and the :data:`MARKED` points; or the reason it is not estimable."""
+    import textwrap
+
+    from ..analysis.tail import PROBABILITIES, estimate_table, exceedance_count
+
+    table = accumulated(table)
+    figure, (axes,) = _figure(height=3.8)
+    n = table.count
+    ns = table.values * table.ns_per_stamp
+    above = (n - np.cumsum(table.counts)) / n if n else np.zeros(0)
+    shown = above > 0
+    if shown.any():  # each step to the next value, the last to the maximum
+        x = np.append(ns[shown], ns[-1])
+        axes.step(
+            x,
+            np.append(above[shown], above[shown][-1]),
+            where="post",
+            color="tab:blue",
+            label="samples",
+        )
+    if n:
+        axes.axvline(
+            ns[-1],
+            color="tab:blue",
+            linestyle=":",
+            linewidth=1,
+            label=f"max {ns[-1]:.1f} ns (measured)",
+        )
+    zeta = exceedance_count(n) / n if n else 1.0
+    rows = np.geomspace(zeta, LOWEST_PROBABILITY, TAIL_ROWS)[1:]
+    grid = sorted({*rows.tolist(), *PROBABILITIES}, reverse=True)
+    estimate = estimate_table(table, [p for p in grid if p < zeta])
+    if estimate.refusal is None:
+        fitted = [q for q in estimate.quantiles if q.method == "fit"]
+        p = np.array([q.probability for q in fitted])
+        x = np.array([q.ns for q in fitted])
+        low = np.array([q.low_ns for q in fitted])
+        high = np.array([q.high_ns for q in fitted])
+        edge = max(np.max(high[np.isfinite(high)], initial=0.0), np.max(x)) * 1.05
+        axes.fill_betweenx(
+            p,
+            low,
+            np.minimum(high, edge),
+            color="tab:orange",
+            alpha=0.25,
+            label=f"{estimate.confidence:.0%} confidence band",
+        )
+        axes.plot(x, p, color="tab:orange", label="fitted tail (GPD)")
+        for q in fitted:
+            if q.probability in MARKED:
+                axes.plot(
+                    [q.ns],
+                    [q.probability],
+                    marker="o",
+                    color="tab:red",
+                    linestyle="none",
+                    label=f"p {q.probability:.0e}: {q.ns:.1f} ns",
+                )
+        axes.set_xlim(right=edge)
+        title = f"{table.name}: tail ({n} samples) and its estimate"
+    else:
+        axes.text(
+            0.02,
+            0.04,
+            "\n".join(textwrap.wrap(estimate.refusal, 95)),
+            transform=axes.transAxes,
+            fontsize="x-small",
+            va="bottom",
+        )
+        title = f"{table.name}: tail ({n} samples), not estimable"
+    axes.set_yscale("log")
+    axes.set_ylim(LOWEST_PROBABILITY, 1.5)
+    axes.set_xlabel("latency (ns)")
+    axes.set_ylabel("P(sample > latency)")
+    axes.set_title(title)
+    axes.grid(alpha=0.3)
+    axes.legend(loc="upper right", fontsize="x-small")
+    return figure
 
 
 def save(figure, stem, formats=("png", "svg")):
@@ -284,13 +383,17 @@ def figure_name(table_name, kind):
 
 
 def table_figures(table, *, x="index", interval_s=None):
-    """``{kind: Figure}`` of one table: ``timeseries`` and ``distribution``, with
-    ``interval_s`` also ``maxima`` (the maximum per interval of capture time)."""
-    figures = {"timeseries": time_series(table, x=x), "distribution": distribution(table)}
+    """``{kind: Figure}`` of one table: ``timeseries``, ``distribution`` and ``exceedance``
+    (the tail and its estimate), with ``interval_s`` also ``maxima`` (the maximum per
+    interval of capture time)."""
+    figures = {
+        "timeseries": time_series(table, x=x),
+        "distribution": distribution(table),
+        "exceedance": exceedance(table),
+    }
     if interval_s:
+        intervals, maxima = interval_maxima(table, interval_s, sparse=True)
         figures["maxima"] = max_over_time(
-            interval_s,
-            interval_maxima(table, interval_s),
-            title=f"{table.name}: maximum per interval",
+            interval_s, maxima, intervals=intervals, title=f"{table.name}: maximum per interval"
         )
     return figures

@@ -9,15 +9,18 @@ so every output agrees.
 (:func:`latscope.analysis.summary.analyze_capture`); :func:`results` makes the document.
 """
 
+from latscope_defs.protocol import HoleCount
+
 from ..analysis.loop import loop_events, loop_table, tables_with_loop
 from ..analysis.statistics import PERCENTILES, TableAccumulator, ci_key
 from ..analysis.summary import CaptureSummary, analyze_capture
 from ..analysis.worst import CONTEXT_MARGIN_S
 from ..capture.batches import CaptureBatches
-from ..capture.file import Capture
+from ..capture.file import Capture, file_notes
 from ..version import __version__
 from .columns import STAT_COLUMNS
 from .delay_sweep import DelaySweep
+from .tail_estimates import TailEstimates
 from .worst_samples import WorstSamples
 
 __all__ = [
@@ -32,12 +35,14 @@ __all__ = [
 
 #: Version of the results document (docs/results-schema.md): 2 added holes and the pairs
 #: they discarded; 3 the percentile rule (null below its sample count) with confidence
-#: intervals, and per table its flagged samples and worst samples.
-SCHEMA_VERSION = 3
+#: intervals, and per table its flagged samples and worst samples; 4 how exact the hole
+#: counts are, device resets, old segments and the file reader's notes; 5 per table its tail
+#: estimate (``tail``).
+SCHEMA_VERSION = 5
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
-TABLE_SECTIONS = [WorstSamples(), DelaySweep()]
+TABLE_SECTIONS = [WorstSamples(), TailEstimates(), DelaySweep()]
 
 #: What each test family measures (table name prefix -> description), for readers.
 DESCRIPTIONS = {
@@ -109,6 +114,8 @@ def _holes(capture):
             "after": hole.after,
             "time_s": (hole.stamp - origin) / hz if hz else None,
             "events_lost_at_most": hole.lost,
+            "events_lost": hole.count_text,
+            "device_restart": hole.restart,
         }
         for hole in capture.holes
     ]
@@ -133,6 +140,12 @@ def _integrity(capture, tables):
         "file_gaps": file.gaps,
         "chunks_bad": file.chunks_bad,
         "truncated_bytes": file.truncated_bytes,
+        "holes_not_exact": sum(hole.kind != HoleCount.EXACT for hole in capture.holes),
+        "holes_unbounded": sum(hole.kind == HoleCount.AT_LEAST for hole in capture.holes),
+        "device_resets": parser.resets,
+        "segments_old": parser.segments_old,
+        "records_old": parser.records_old,
+        "notes": file_notes(file),
     }
 
 

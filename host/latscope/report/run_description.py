@@ -31,21 +31,44 @@ def integrity_line(integrity):
     if not any(damage.values()):
         return (
             f"nothing lost: 0 events lost, 0 holes, 0 resyncs, "
-            f"{integrity['bytes_skipped']} bytes skipped"
+            f"{integrity['bytes_skipped']} bytes skipped{_integrity_notes(integrity)}"
         )
     parts = []
     for what, count in damage.items():
         if count and what == "hole(s)":
-            parts.append(
-                f"{count} hole(s) where at most "
-                f"{integrity['hole_events_lost_at_most']} events are missing"
-            )
+            parts.append(f"{count} hole(s) where {_holes_count(integrity)} events are missing")
         elif count:
             parts.append(f"{count} {what}")
     return (
         f"DATA LOST: {', '.join(parts)}; {integrity['pairs_discarded']} pairs discarded "
-        f"({integrity['pairs_discarded_by_holes']} by holes)"
+        f"({integrity['pairs_discarded_by_holes']} by holes){_integrity_notes(integrity)}"
     )
+
+
+def _holes_count(integrity):
+    """The events missing in the holes, said as exactly as their counts are."""
+    total = integrity["hole_events_lost_at_most"]
+    if integrity["holes_unbounded"]:
+        return f"at least {total} (not every hole is bounded)"
+    return f"at most {total}" if integrity["holes_not_exact"] else f"exactly {total}"
+
+
+def _integrity_notes(integrity):
+    """Device resets, rejected old data and how the file was read, after the losses."""
+    notes = []
+    if integrity["device_resets"]:
+        notes.append(
+            f"{integrity['device_resets']} device reset(s): the device's sequence "
+            f"starts anew (a reset, or another capture in the stream), no sample "
+            f"spans one"
+        )
+    if integrity["segments_old"]:
+        notes.append(
+            f"{integrity['segments_old']} old segment(s) rejected "
+            f"({integrity['records_old']} event records replayed or out of order: "
+            f"no new data)"
+        )
+    return "".join(f"; {note}" for note in notes + integrity["notes"])
 
 
 def holes_text(integrity, limit=HOLES_SHOWN):
@@ -54,9 +77,14 @@ def holes_text(integrity, limit=HOLES_SHOWN):
     for hole in integrity["hole_list"][:limit]:
         when = f" (t = {hole['time_s']:.6f} s)" if hole["time_s"] is not None else ""
         after = "the start" if hole["after"] is None else f"stamp {hole['after']}"
+        restart = (
+            ", then the device's sequence starts anew (a reset, or another capture)"
+            if hole["device_restart"]
+            else ""
+        )
         lines.append(
-            f"  hole after {after} until stamp {hole['stamp']}{when}: at most "
-            f"{hole['events_lost_at_most']} events missing"
+            f"  hole after {after} until stamp {hole['stamp']}{when}: "
+            f"{hole['events_lost']} events missing{restart}"
         )
     if len(integrity["hole_list"]) > limit:
         lines.append(f"  ... and {len(integrity['hole_list']) - limit} more holes")
@@ -150,12 +178,12 @@ def settings_items(document):
                 ),
                 (
                     "holes (stream data dropped or not verifiable)",
-                    f"{integrity['holes']}, at most {integrity['hole_events_lost_at_most']} events "
+                    f"{integrity['holes']}, {_holes_count(integrity)} events "
                     f"missing"
                     + (
                         "".join(
                             f"; after {'the start' if h['after'] is None else h['after']}"
-                            f" until {h['stamp']}: at most {h['events_lost_at_most']}"
+                            f" until {h['stamp']}: {h['events_lost']}"
                             for h in integrity["hole_list"][:HOLES_SHOWN]
                         )
                     ),

@@ -5,6 +5,7 @@
 from ..columns import STAT_COLUMNS, cell, statistics_note, text_table
 from ..results import TABLE_SECTIONS
 from ..run_description import holes_text, integrity_line
+from ..tail_estimates import tail_line
 from .base import ResultsFormat
 
 __all__ = ["TextFormat"]
@@ -34,8 +35,9 @@ class TextFormat(ResultsFormat):
         return "\n".join(lines) + "\n"
 
     def comparison_text(self, comparison):
-        """Per table: one line per run with its statistics, and under every run after the
-        baseline the differences (value - baseline, and percent for the ns statistics)."""
+        """Per table: one line per run with its statistics and one with its tail estimate,
+        and under every run after the baseline the differences (value - baseline, and
+        percent for the ns statistics)."""
         return _comparison_lines(comparison) + "\n"
 
 
@@ -60,6 +62,7 @@ def _comparison_lines(document):
                     for (key, _, fmt), width in zip(STAT_COLUMNS, widths)
                 )
             )
+            out.append("    " + tail_line("tail", entry["tail"]))
             if "diff" in entry:
                 out.append(
                     ("    Δ").ljust(label_width)
