@@ -380,7 +380,6 @@ def _capture_options(p):
     p.add_argument(
         "--irq-delay",
         metavar="START:STOP:STEP",
-        default="0",
         help="with --irq-trigger: the delays swept, range(START, STOP, STEP) over and over, "
         "each in ns, us or capture cycles (a plain number), rounded to the capture clock "
         "(default 0)",
@@ -401,6 +400,7 @@ def cmd_capture(args):
     from .report.tail_estimates import estimates, summary_text
 
     irq = irq_settings(args)
+    _check_trigger(args)
     new_output(args.output, args.force)
     with CaptureSession(args.port, baud=args.baud) as session:
         if not (args.duration or args.events or session.port.dut_ends):
@@ -451,6 +451,24 @@ def cmd_capture(args):
             )
         )
     return 0
+
+
+def _check_trigger(args):
+    """``--irq-trigger`` and ``--irq-delay`` as far as they can be checked before a port is
+    opened (the rounding to the capture clock waits for the appliance: :func:`_trigger`)."""
+    from .capture.trigger import check_trigger
+
+    if args.irq_trigger is None:
+        if args.irq_delay is not None:
+            raise UsageError(f"--irq-delay {args.irq_delay}: needs --irq-trigger")
+        return
+    args.irq_delay = "0" if args.irq_delay is None else args.irq_delay
+    try:
+        check_trigger(args.irq_trigger, args.irq_delay)
+    except ValueError as error:
+        raise UsageError(
+            f"{error} (--irq-trigger {args.irq_trigger}, --irq-delay {args.irq_delay})"
+        ) from None
 
 
 def _trigger(args, identity, irq):

@@ -10,7 +10,7 @@ metadata; :func:`choose_copy` says which one to use and which disagree with it.
 import json
 from typing import NamedTuple
 
-from latscope_defs.protocol import EDGE_SOURCES, VERSIONS, Source
+from latscope_defs.protocol import EDGE_SOURCES, TRIGGER_SOURCES, VERSIONS, Source
 
 __all__ = [
     "MetadataError",
@@ -111,25 +111,53 @@ def _check_identity(identity):
             _integer(cycles, f"identity.latency.{name}", 0, 1 << 16)
 
 
-def _check_irq(irq, field="irq"):
-    _object(irq, "irq")
-    for key, low, high in _IRQ_INTEGERS:
+def _check_settings(settings, field, integers, flags):
+    """An object of settings: its ``integers`` ((key, low, high) each) and its ``flags``
+    (true or false), where present."""
+    _object(settings, field)
+    for key, low, high in integers:
         _optional(
-            irq,
+            settings,
             key,
-            "irq",
+            field,
             lambda value, field, low=low, high=high: _integer(value, field, low, high),
         )
-    for key in ("enable", "one_shot", "active_low"):
-        if key in irq and not isinstance(irq[key], bool):
-            raise MetadataError(f"irq.{key}", f"must be true or false, not {_kind(irq[key])}")
+    for key in flags:
+        if key in settings and not isinstance(settings[key], bool):
+            raise MetadataError(
+                f"{field}.{key}", f"must be true or false, not {_kind(settings[key])}"
+            )
+
+
+def _check_irq(irq, field="irq"):
+    _check_settings(irq, "irq", _IRQ_INTEGERS, ("enable", "one_shot", "active_low"))
+
+
+#: trigger fields: (key, low, high); the device's own limits are narrower (TriggerConfig).
+_TRIGGER_INTEGERS = [
+    ("match", 0, (1 << 32) - 1),
+    ("mask", 0, (1 << 32) - 1),
+    ("every", 1, (1 << 16) - 1),
+    ("start", 0, (1 << 16) - 1),
+    ("stop", 0, (1 << 16) - 1),
+    ("step", 0, (1 << 16) - 1),
+    ("width", 1, 1 << 16),
+]
+
+
+def _check_trigger(trigger, field):
+    """The IRQ trigger's settings (``latscope capture --irq-trigger``)."""
+    _check_settings(trigger, field, _TRIGGER_INTEGERS, ("arm", "enable"))
+    names = {source.name for source in TRIGGER_SOURCES}
+    if trigger.get("source") not in names:
+        raise MetadataError(f"{field}.source", f"must be one of {', '.join(sorted(names))}")
 
 
 def check_metadata(metadata):
     """Raises :class:`MetadataError` unless ``metadata`` is a METADATA object latscope can
-    use: an object with ``identity`` (``clock_hz`` required), optional ``irq``, and text
-    ``start_time``, ``port``, ``test_info``, ``loop`` an edge channel name; further keys
-    may hold any JSON."""
+    use: an object with ``identity`` (``clock_hz`` required), optional ``irq`` and
+    ``trigger``, and text ``start_time``, ``port``, ``test_info``, ``loop`` an edge channel
+    name; further keys may hold any JSON."""
     if not isinstance(metadata, dict):
         raise MetadataError("METADATA", f"must be a JSON object, not {_kind(metadata)}")
     if "identity" not in metadata:
@@ -139,6 +167,7 @@ def check_metadata(metadata):
     for key in ("start_time", "port", "test_info"):
         _optional(metadata, key, "", _text)
     _optional(metadata, "loop", "", _check_loop)
+    _optional(metadata, "trigger", "", _check_trigger)
 
 
 def _check_loop(loop, field):

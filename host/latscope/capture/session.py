@@ -76,11 +76,12 @@ class CaptureRun:
         return stats
 
 
-def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None):
+def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None, trigger=None):
     """The metadata a capture file starts with (``docs/capture-format.md``): the device's
     identity, the port, the IRQ settings, the start time, the user's test information,
-    what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``) and the
-    IRQ loop's edge channel (``loop``, if given: :mod:`latscope.analysis.loop`)."""
+    what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``), the
+    IRQ loop's edge channel (``loop``, if given: :mod:`latscope.analysis.loop`) and the IRQ
+    trigger's settings (``trigger``, if on: ``TriggerSettings.as_dict``)."""
     return {
         "identity": identity.as_dict(),
         "port": str(port),
@@ -89,6 +90,7 @@ def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None):
         "test_info": test_info,
         **(dut or {}),
         **({"loop": loop} if loop else {}),
+        **({"trigger": trigger.as_dict()} if trigger else {}),
     }
 
 
@@ -176,7 +178,13 @@ class CaptureSession:
         if until.dut_exit and self.port.dut_exited:
             raise DeviceError("the simulated suite has already run: open a new session")
         metadata = capture_metadata(
-            self.identity, self.port.name, self.irq, info, self.port.dut_metadata(), loop
+            self.identity,
+            self.port.name,
+            self.irq,
+            info,
+            self.port.dut_metadata(),
+            loop,
+            self.trigger,
         )
         run = CaptureRun(output, metadata, analyzer)
         writer = _open_writer(output, metadata)

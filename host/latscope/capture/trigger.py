@@ -20,7 +20,13 @@ from latscope_defs.markers import ARG_BITS, Point, Test
 from ..link.device import IrqSettings, TriggerSettings
 from ..link.identity import Identity
 
-__all__ = ["parse_delays", "parse_marker", "trigger_settings", "describe_trigger"]
+__all__ = [
+    "check_trigger",
+    "parse_delays",
+    "parse_marker",
+    "trigger_settings",
+    "describe_trigger",
+]
 
 _DELAY = re.compile(r"\s*(\d+(?:\.\d*)?)\s*(ns|us|cycles|c)?\s*$")
 _UNIT_NS = {"ns": 1.0, "us": 1e3}
@@ -53,18 +59,44 @@ def parse_marker(text: str) -> tuple[int, int, int, int]:
     return _named(Test, test), _named(Point, point), arg_value, arg_mask
 
 
-def _cycles(text: str, clock_hz: float) -> int:
-    """A delay in capture cycles: ``120ns``, ``1.5us`` (rounded to the nearest cycle) or
-    ``37`` / ``37c`` (cycles)."""
+def _delay(text: str) -> tuple[float, str | None]:
+    """A delay as ``(ns, "ns")`` (from ``120ns``, ``1.5us``) or ``(cycles, None)`` (from
+    ``37``, ``37c``, ``37cycles``): what it says, before any clock."""
     match = _DELAY.match(text)
     if not match:
         raise ValueError(f"not a delay (ns, us or cycles): {text!r}")
     number, unit = float(match.group(1)), match.group(2)
     if unit in _UNIT_NS:
-        return round(number * _UNIT_NS[unit] * clock_hz / 1e9)
+        return number * _UNIT_NS[unit], "ns"
     if not number.is_integer():
         raise ValueError(f"a delay in cycles is a whole number: {text!r}")
-    return int(number)
+    return number, None
+
+
+def _delays(text: str) -> list[tuple[float, str | None]]:
+    """The parts of ``START:STOP:STEP`` or ``DELAY`` (:func:`_delay` each), checked as far
+    as they can be without a clock: a step of 0 and a stop not after the start, where the
+    three are in one unit."""
+    parts = text.split(":")
+    if len(parts) not in (1, 3):
+        raise ValueError(f"not START:STOP:STEP: {text!r}")
+    delays = [_delay(part) for part in parts]
+    if len(delays) == 3 and len({unit for _, unit in delays}) == 1:
+        (start, _), (stop, _), (step, _) = delays
+        if step <= 0:
+            raise ValueError(f"step {parts[2]!r} is not above 0")
+        if stop <= start:
+            raise ValueError(f"stop {parts[1]!r} is not after start {parts[0]!r}")
+    return delays
+
+
+def check_trigger(marker: str, delays: str) -> None:
+    """Raises ValueError unless ``marker`` (:func:`parse_marker`) and ``delays``
+    (:func:`parse_delays`) can be read; what needs the appliance's clock (a step that rounds
+    to 0, units mixed, the delay's range) waits for :func:`trigger_settings`. ``latscope
+    capture`` checks this before it opens a port."""
+    parse_marker(marker)
+    _delays(delays)
 
 
 def parse_delays(text: str, clock_hz: float) -> tuple[int, int, int]:
@@ -72,12 +104,12 @@ def parse_delays(text: str, clock_hz: float) -> tuple[int, int, int]:
     step)``, each in ns, us or cycles, rounded to the capture clock ``clock_hz``: the delays
     ``range(start, stop, step)``, over and over."""
     parts = text.split(":")
-    if len(parts) == 1:
-        start = _cycles(parts[0], clock_hz)
-        return start, start + 1, 1
-    if len(parts) != 3:
-        raise ValueError(f"not START:STOP:STEP: {text!r}")
-    start, stop, step = (_cycles(part, clock_hz) for part in parts)
+    cycles = [
+        round(value * clock_hz / 1e9) if unit else int(value) for value, unit in _delays(text)
+    ]
+    if len(cycles) == 1:
+        return cycles[0], cycles[0] + 1, 1
+    start, stop, step = cycles
     if step < 1:
         raise ValueError(f"step {parts[2]!r} is below one capture cycle ({1e9 / clock_hz:g} ns)")
     if stop <= start:

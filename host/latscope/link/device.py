@@ -6,7 +6,7 @@ one code path: :func:`open_transport` takes a port name or pyserial URL.
 """
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import serial
 
@@ -160,6 +160,11 @@ class TriggerSettings:
             mask=0 if level is None else 1,
             **settings,
         )
+
+    def as_dict(self):
+        """The settings as a capture's metadata records them (``trigger``,
+        docs/capture-format.md): the fields, ``source`` by name."""
+        return {**asdict(self), "source": Source(self.source).name}
 
     def delays(self):
         """The delays of one pass of the sweep, in order (capture cycles)."""

@@ -37,8 +37,8 @@ __all__ = [
 #: they discarded; 3 the percentile rule (null below its sample count) with confidence
 #: intervals, and per table its flagged samples and worst samples; 4 how exact the hole
 #: counts are, device resets, old segments and the file reader's notes; 5 per table its tail
-#: estimate (``tail``).
-SCHEMA_VERSION = 5
+#: estimate (``tail``); 6 per table the latency by IRQ trigger delay (``by_delay``).
+SCHEMA_VERSION = 6
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
