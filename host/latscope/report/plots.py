@@ -145,23 +145,22 @@ def _mark_worst(axes, table, x):
             (entry["start"] - table.first_start) / table.stamp_hz if x == "time" else entry["index"]
         )
         flags = flags_text(entry)
-        axes.plot(
-            [at],
-            [entry["ns"]],
-            marker="o",
-            markersize=7,
-            fillstyle="none",
-            color="tab:red",
-            linestyle="none",
-        )
-        axes.annotate(
-            f"#{rank}{f' {flags}' if flags else ''}",
-            (at, entry["ns"]),
-            textcoords="offset points",
-            xytext=(5, 3),
-            fontsize="x-small",
-            color="tab:red",
-        )
+        _ring(axes, at, entry["ns"], f"#{rank}{f' {flags}' if flags else ''}")
+
+
+def _ring(axes, x, y, label):
+    """A red ring at a worst point, labelled."""
+    axes.plot(
+        [x], [y], marker="o", markersize=7, fillstyle="none", color="tab:red", linestyle="none"
+    )
+    axes.annotate(
+        label,
+        (x, y),
+        textcoords="offset points",
+        xytext=(5, 3),
+        fontsize="x-small",
+        color="tab:red",
+    )
 
 
 def _bar(axes, edges, counts, tick_ns, **style):
@@ -381,23 +380,7 @@ def latency_by_delay(table):
         axes.plot(delay, mean, marker=".", markersize=3, linewidth=0.8, color="black", label="mean")
         for row in rows:
             if row["worst"]:
-                axes.plot(
-                    [row["delay_cycles"]],
-                    [row["max_ns"]],
-                    marker="o",
-                    markersize=7,
-                    fillstyle="none",
-                    color="tab:red",
-                    linestyle="none",
-                )
-                axes.annotate(
-                    f"delay {row['delay_cycles']}",
-                    (row["delay_cycles"], row["max_ns"]),
-                    textcoords="offset points",
-                    xytext=(5, 3),
-                    fontsize="x-small",
-                    color="tab:red",
-                )
+                _ring(axes, row["delay_cycles"], row["max_ns"], f"delay {row['delay_cycles']}")
         axes.legend(loc="lower right", fontsize="small")
     axes.set_xlabel("IRQ trigger delay (capture cycles)")
     axes.set_ylabel("latency (ns)")
