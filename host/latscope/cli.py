@@ -466,9 +466,11 @@ def _check_trigger(args):
     try:
         check_trigger(args.irq_trigger, args.irq_delay)
     except ValueError as error:
-        raise UsageError(
-            f"{error} (--irq-trigger {args.irq_trigger}, --irq-delay {args.irq_delay})"
-        ) from None
+        raise _trigger_error(args, error) from None
+
+
+def _trigger_error(args, error):
+    return UsageError(f"{error} (--irq-trigger {args.irq_trigger}, --irq-delay {args.irq_delay})")
 
 
 def _trigger(args, identity, irq):
@@ -483,9 +485,7 @@ def _trigger(args, identity, irq):
     try:
         settings = trigger_settings(args.irq_trigger, args.irq_delay, identity, irq)
     except ValueError as error:
-        raise UsageError(
-            f"{error} (--irq-trigger {args.irq_trigger}, --irq-delay {args.irq_delay})"
-        ) from None
+        raise _trigger_error(args, error) from None
     print(describe_trigger(settings, identity), file=sys.stderr)
     return settings
 
