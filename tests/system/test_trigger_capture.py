@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from latscope import cli
 from latscope.analysis.delays import NO_DELAY
 from latscope.analysis.pairing import analyze
 from latscope.analysis.summary import analyze_capture
@@ -38,18 +39,23 @@ def heartbeats(events):
 @pytest.mark.parametrize("periodic", [False, True], ids=["every-marker", "armed"])
 def test_a_swept_trigger_gives_each_sample_its_delay(tmp_path, periodic):
     """Without the periodic generator (``--no-irq``) every heartbeat fires; with it (period
-    7000 cycles, three heartbeats and a half) each period arms one firing at the next
-    heartbeat, so some heartbeats fire nothing. Either way the delays run through the sweep
-    in order, each edge is its heartbeat's stamp plus the trigger's offset plus its delay,
-    and the analysis gives each IL-a-1 sample its edge's delay."""
+    3000 cycles, a heartbeat and a half) each period arms one firing at the next heartbeat,
+    so some heartbeats fire nothing. Either way the delays run through the sweep in order,
+    each edge is its heartbeat's stamp plus the trigger's offset plus its delay, the
+    analysis gives each IL-a-1 sample its edge's delay, and the metadata holds the trigger.
+
+    The capture stops at a number of events: about 8 per firing without the generator and
+    9 per period with it (two IRQ edges, three ISR markers, two EDGE0 edges, the
+    heartbeats), so both runs see more than a sweep of firings (6) in about 40,000
+    simulated cycles."""
     path = tmp_path / "trigger.lsc"
-    irq = ["--irq-period", "7000"] if periodic else ["--no-irq"]
+    irq = ["--irq-period", "3000"] if periodic else ["--no-irq"]
     done = subprocess.run(
         [*CAPTURE, *irq, "--irq-trigger", "IL_A:PARAM/0x7f", "--irq-delay", DELAYS]
-        + ["--events", "260" if periodic else "160", "--output", str(path)],
+        + ["--events", "100", "--output", str(path)],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=900,  # a hang only: the run stops at its events
     )
     assert done.returncode == 0, done.stderr
     printed = re.search(
@@ -60,9 +66,14 @@ def test_a_swept_trigger_gives_each_sample_its_delay(tmp_path, periodic):
 
     capture = load_capture(path)
     events, identity = capture.events, capture.identity
+    trigger = capture.metadata["trigger"]
+    assert (trigger["start"], trigger["stop"], trigger["step"]) == (0, 21, 4)
+    assert trigger["source"] == "MARKER" and trigger["arm"] == periodic
     irq_events = events.of(Source.IRQ)
     value = irq_events.value.astype(np.int64)
-    assert len(value) >= 8 and (irq_triggered(value) == 1).all()  # no periodic edge shows
+    assert (
+        len(value) >= 2 * len(SWEEP) and (irq_triggered(value) == 1).all()
+    )  # no periodic edge shows
     rises = irq_level(value) == 1
     delays = irq_delay(value[rises])
     assert delays.tolist() == [SWEEP[n % len(SWEEP)] for n in range(len(delays))]
@@ -87,3 +98,8 @@ def test_a_swept_trigger_gives_each_sample_its_delay(tmp_path, periodic):
     )
     assert [row["delay_cycles"] for row in rows] == sorted(set(table.delays.tolist()))
     assert sum(row["samples"] for row in rows) == len(table.samples)
+    if not periodic:  # once: `latscope report` draws the latency-by-delay figure
+        report = tmp_path / "report"
+        assert cli.main(["report", str(path), "-o", str(report), "--no-exports"]) == 0
+        assert (report / "figures" / "IL-a-1.by-delay.svg").stat().st_size > 1000
+        assert "IL-a-1.by-delay.svg" in (report / "report.md").read_text()
