@@ -523,6 +523,7 @@ def test_trigger_delays_are_exact_at_the_pin(triggered):
     markers = delivered(events, Source.MARKER)
     assert [value for _, value in markers] == [value for _, _, value in script.truth]
     origin = sample_index(script.truth[0][0], unit) - markers[0][0]
+    irq_pin = [(time, level) for time, level in irq_pin if time > script.truth[0][0]]
     # The stream's IRQ edges are the pin's, at the pin's stamps, with the sweep's delays.
     irq = events.of(Source.IRQ)
     value = irq.value.astype(np.int64)
