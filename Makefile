@@ -1,10 +1,11 @@
 # latscope: two entry points on a fresh machine.
 #   make demo   sets up and runs the simulated demo (the main job)
-#   make test   sets up and runs the tests (what CI runs)
-# and, while working on it, make check: the tests without the slow ones (tests/README.md).
+#   make test   sets up, lints and runs the tests (what CI runs)
+# and, while working on it, make check: lint and the tests without the slow ones
+# (tests/README.md); make lint alone: ruff and mypy.
 PYTHON := .venv/bin/python
 
-.PHONY: setup demo test check bench clean bitstream bitstreams-all program install-decoders pty-shim
+.PHONY: setup demo lint test check bench clean bitstream bitstreams-all program install-decoders pty-shim
 
 # FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
 # [VARIANT=12F|25F|45F|85F for the ULX3S] [SEED=n: default the board's]; fails when timing is not met.
@@ -20,11 +21,18 @@ setup:
 demo: setup
 	$(PYTHON) -m latscope.demo $(if $(filter 1,$(PGO)),--pgo)
 
-test: setup
+# Seconds, so before the tests: ruff's lint rules and formatting over all Python, mypy's type
+# check of the host and the shared definitions (both configured in pyproject.toml).
+lint: setup
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+	$(PYTHON) -m mypy
+
+test: setup lint
 	$(PYTHON) -m pytest -q
 
 # Under 2 minutes on 2 cores: no board builds, netlists, PulseView, Verilator SoC, lab farm.
-check: setup
+check: setup lint
 	$(PYTHON) -m pytest -q -m "not slow"
 
 # Benchmarks print their figures (bench/README.md); board_fmax.py is separate (slow).
@@ -38,7 +46,7 @@ bench: setup
 	$(PYTHON) bench/tail_coverage.py
 
 clean:
-	rm -rf build sim/build .pytest_cache
+	rm -rf build sim/build .pytest_cache .mypy_cache .ruff_cache
 
 bitstream: setup
 	$(PYTHON) -m latscope_boards build $(BOARD) $(BOARD_OPTS) $(if $(SEED),--seed $(SEED))

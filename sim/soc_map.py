@@ -16,7 +16,8 @@ NOTICE = "generated from sim/soc_map.toml by sim/soc_map.py: do not edit"
 
 
 def load(path=SOURCE):
-    """The map, checked: {"ram": {...}, "peripherals": {...}, "gpio": {...}, "cpus": {...}}."""
+    """The map, checked: {"ram": {...}, "peripherals": {...}, "gpio": {...}, "load_irq": {...},
+    "bus_load": {...}, "cpus": {...}}."""
     with open(path, "rb") as file:
         soc = tomllib.load(file)
     for name in ("ram", "peripherals"):
@@ -29,7 +30,22 @@ def load(path=SOURCE):
     for name, offset in [*page["registers"].items(), ("trace", page["trace"]["offset"])]:
         if offset % 4 or offset >= page["bytes"]:
             raise ValueError(f"{path}: {name}: offset 0x{offset:x} is not a word in the page")
+    window = soc["bus_load"]["window_cycles"]
+    if window & (window - 1) or not 2 <= window <= 1 << 16:
+        raise ValueError(f"{path}: [bus_load]: window_cycles must be a power of two, 2..65536")
+    if not 1 <= soc["load_irq"]["line"] < 32:
+        raise ValueError(f"{path}: [load_irq]: line must be 1..31 (0 is IRQ_PENDING's)")
     return soc
+
+
+def constants(soc):
+    """The map's numbers that are not addresses, by C name (without the SOC_ prefix)."""
+    return {
+        "GPIO_STROBE_BIT": soc["gpio"]["strobe_bit"],
+        "GPIO_LOOP_BIT": soc["gpio"]["loop_bit"],
+        "LOAD_IRQ_LINE": soc["load_irq"]["line"],
+        "BUS_LOAD_WINDOW": soc["bus_load"]["window_cycles"],
+    }
 
 
 def addresses(soc):
@@ -57,12 +73,8 @@ def c_header(soc):
         "",
     ]
     lines += [f"#define SOC_{name:<20} 0x{value:08X}u" for name, value in addresses(soc).items()]
-    lines += [
-        f"#define SOC_{'GPIO_STROBE_BIT':<20} {soc['gpio']['strobe_bit']}",
-        f"#define SOC_{'GPIO_LOOP_BIT':<20} {soc['gpio']['loop_bit']}",
-        "",
-        "#endif",
-    ]
+    lines += [f"#define SOC_{name:<20} {value}" for name, value in constants(soc).items()]
+    lines += ["", "#endif"]
     return "\n".join(lines) + "\n"
 
 
@@ -91,8 +103,7 @@ def verilog_header(soc):
         f"SOC_{name}_WORD": f"{page_bits}'h{offset >> 2:03X}"
         for name, offset in page["registers"].items()
     }
-    defines["SOC_GPIO_STROBE_BIT"] = f"{soc['gpio']['strobe_bit']}"
-    defines["SOC_GPIO_LOOP_BIT"] = f"{soc['gpio']['loop_bit']}"
+    defines |= {f"SOC_{name}": f"{value}" for name, value in constants(soc).items()}
     lines = [
         f"// The simulated SoC's memory map, {NOTICE}.",
         "`ifndef LATSCOPE_SOC_MAP_VH",

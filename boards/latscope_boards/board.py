@@ -150,7 +150,8 @@ class Board:
                 f"{self.name}: identify name {self.identify_name!r} is longer "
                 f"than the 16 bytes of the IDENTIFY reply"
             )
-        self.uart_divisor  # raises if the baud rate is not a whole divisor
+        # Fails at definition, not at build, when the baud rate is not a whole divisor.
+        _ = self.uart_divisor
 
     @property
     def sample_phases(self):

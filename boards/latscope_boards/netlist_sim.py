@@ -425,13 +425,13 @@ class Stimulus:
     def lines(self):
         pins = (1 << len(PIN_ORDER)) - 1
         out = []
-        for time, bit, level in sorted(self.changes, key=lambda change: change[0]):
+        for at, bit, level in sorted(self.changes, key=lambda change: change[0]):
             pins = (pins & ~(1 << bit)) | (level << bit)
-            if out and out[-1][0] == time:
-                out[-1] = (time, pins)
+            if out and out[-1][0] == at:
+                out[-1] = (at, pins)
             else:
-                out.append((time, pins))
-        return [f"{time} {pins:x}" for time, pins in out]
+                out.append((at, pins))
+        return [f"{at} {pins:x}" for at, pins in out]
 
 
 # --- Running --------------------------------------------------------------------------------

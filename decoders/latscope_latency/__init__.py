@@ -29,4 +29,5 @@ Every sample is output as soon as its B event is seen, so none is lost at the
 end of the data (libsigrokdecode has no end-of-data call).
 """
 
-from .pd import Decoder
+# libsigrokdecode looks the decoder class up in the package: an explicit re-export.
+from .pd import Decoder as Decoder

@@ -11,7 +11,17 @@ from bisect import bisect_left, bisect_right
 
 import sigrokdecode as srd
 
-from .rules import ARG_BITS, END, HANDLER_POINT, KERNEL_TEST, PARAM, RULES, START, TICK_POINTS
+from .rules import (
+    ARG_BITS,
+    END,
+    HANDLER_LINE,
+    HANDLER_POINT,
+    KERNEL_TEST,
+    PARAM,
+    RULES,
+    START,
+    TICK_POINTS,
+)
 
 ROWS = ("il", "idl", "tsl", "op")
 A_WINDOW, A_DISCARDED, A_TOTALS, A_LOOP = (len(ROWS), len(ROWS) + 1, len(ROWS) + 2, len(ROWS) + 3)
@@ -317,9 +327,11 @@ class Decoder(srd.Decoder):
                 self.tick_marker(ss)  # pairs with nothing; flags samples
                 return
             if test == KERNEL_TEST and point == HANDLER_POINT:
-                # The kernel is about to call a handler: an event of every open window.
-                for window in self.windows:
-                    self.event(window, "handler", ss)
+                # The kernel is about to call the IRQ's handler: an event of every open
+                # window (another line's, a load profile's, is none).
+                if arg == HANDLER_LINE:
+                    for window in self.windows:
+                        self.event(window, "handler", ss)
                 return
             mine = [window for window in self.windows if window.test == test]
             for window in mine:

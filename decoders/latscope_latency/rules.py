@@ -12,6 +12,8 @@ END = 1
 PARAM = 7
 KERNEL_TEST = 16
 HANDLER_POINT = 2
+# ... of the appliance's IRQ line: another line's handler marker ends no sample.
+HANDLER_LINE = 0
 # The kernel's tick markers: a sample they lie in, [A, B], is flagged (tick).
 TICK_POINTS = (4, 5)
 

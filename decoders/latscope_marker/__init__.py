@@ -37,4 +37,5 @@ that a stacked decoder knows them all when a sample ends there):
                                             events begins, 0: it ends
 """
 
-from .pd import Decoder
+# libsigrokdecode looks the decoder class up in the package: an explicit re-export.
+from .pd import Decoder as Decoder

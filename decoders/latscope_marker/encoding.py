@@ -26,6 +26,7 @@ TEST_NAMES = {
     14: 'MQ',
     15: 'CLOCK_ISR',
     16: 'KERNEL',
+    17: 'LOAD',
 }
 
 POINT_NAMES = {

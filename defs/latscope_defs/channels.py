@@ -8,6 +8,7 @@ boards' pin maps against it.
 """
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from .protocol import IRQ_DELAY_BITS
 
@@ -45,7 +46,7 @@ class Channel:
     description: str
 
 
-def _data(n):
+def _data(n: int) -> Channel:
     return Channel(f"D{n}", f"d{n}", "in", f"Marker data bit {n}")
 
 
@@ -57,7 +58,7 @@ STROBE2 = Channel(
 )
 
 
-def _data2(n):
+def _data2(n: int) -> Channel:
     return Channel(f"D2_{n}", f"d2_{n}", "derived", f"Second marker lane, data bit {n}")
 
 
@@ -65,7 +66,7 @@ def _data2(n):
 SECOND_LANE = [STROBE2] + [_data2(n) for n in range(EXPORT_DATA_BITS)]
 
 
-def _delay(n):
+def _delay(n: int) -> Channel:
     return Channel(f"DELAY{n}", f"delay{n}", "derived", f"IRQ trigger delay, bit {n}")
 
 
@@ -74,11 +75,11 @@ def _delay(n):
 DELAY_LANE = [_delay(n) for n in range(IRQ_DELAY_BITS)]
 
 
-def _edge(n):
+def _edge(n: int) -> Channel:
     return Channel(f"EDGE{n}", f"edge{n}", "in", f"Edge channel {n}")
 
 
-def pins(marker_width=EXPORT_DATA_BITS, edge_count=0):
+def pins(marker_width: int = EXPORT_DATA_BITS, edge_count: int = 0) -> list[Channel]:
     """The appliance's pins in channel order: data, strobe, IRQ, edges."""
     if not 0 <= edge_count <= MAX_EDGES:
         raise ValueError(f"edge_count must be 0..{MAX_EDGES}, not {edge_count}")
@@ -87,6 +88,14 @@ def pins(marker_width=EXPORT_DATA_BITS, edge_count=0):
         + [STROBE, IRQ]
         + [_edge(n) for n in range(edge_count)]
     )
+
+
+class _EdgeCount(Protocol):
+    """What :meth:`Layout.for_identity` reads of a device's identity (the host's
+    ``latscope.link.identity.Identity``, which this package cannot import)."""
+
+    @property
+    def edge_count(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -123,11 +132,11 @@ class Layout:
     delay_lane: bool = False
 
     @classmethod
-    def for_identity(cls, identity):
+    def for_identity(cls, identity: _EdgeCount) -> "Layout":
         return cls(identity.edge_count)
 
     @property
-    def channels(self):
+    def channels(self) -> list[Channel]:
         return (
             pins(EXPORT_DATA_BITS, self.edge_count)
             + [LOSS]
@@ -136,32 +145,32 @@ class Layout:
         )
 
     @property
-    def names(self):
+    def names(self) -> list[str]:
         return [channel.name for channel in self.channels]
 
-    def bit(self, name):
+    def bit(self, name: str) -> int:
         """Bit of the channel ``name`` in a sample word."""
         return self.names.index(name)
 
-    def decoder_channels(self):
+    def decoder_channels(self) -> list[tuple[str, str]]:
         """(decoder channel id, signal name) of latscope_marker's channels, in the
         decoder's order: the strobe (its one required channel) first, then the others in
         channel order."""
         ordered = decoder_order(self.channels)
         return [(channel.decoder_id, channel.name) for channel in ordered]
 
-    def decoder_stack(self):
+    def decoder_stack(self) -> str:
         """sigrok-cli's ``-P`` argument for the latscope decoders on these signals."""
         channels = ":".join(f"{decoder}={signal}" for decoder, signal in self.decoder_channels())
         return f"{MARKER_DECODER}:sample_delay=0:{channels},{LATENCY_DECODER}"
 
 
-def decoder_order(channels):
+def decoder_order(channels: list[Channel]) -> list[Channel]:
     """The decoder's channel order: STROBE first (required), then the rest as given."""
     return [STROBE] + [channel for channel in channels if channel != STROBE]
 
 
-def decoder_channels():
+def decoder_channels() -> list[Channel]:
     """Every channel the ``latscope_marker`` decoder has (all 8 edge channels, the second
     marker lane, the delay lane)."""
     return decoder_order(Layout(MAX_EDGES, second_lane=True, delay_lane=True).channels)

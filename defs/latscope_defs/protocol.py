@@ -7,8 +7,12 @@ writes version 3). The gateware imports its constants and message layouts and th
 parser uses the same ones, so the two sides cannot drift apart.
 """
 
+from collections.abc import Callable
 from enum import IntEnum
+from typing import TypeVar
 
+import numpy as np
+import numpy.typing as npt
 from amaranth.lib import data
 
 __all__ = [
@@ -133,7 +137,7 @@ _FIXED_CONT = {
 }
 
 
-def fixed_length(source, version=None):
+def fixed_length(source: int, version: int | None = None) -> int | None:
     """Bytes of a record of ``source`` if that source has a fixed length, else None."""
     cont = _FIXED_CONT[VERSION if version is None else version].get(int(source))
     return None if cont is None else 1 + cont
@@ -166,18 +170,21 @@ _LOSS_COUNT = LossValue.as_shape()["count"]
 _LOSS_SOURCE_MASK = (1 << _LOSS_SOURCE.width) - 1
 _LOSS_COUNT_MASK = (1 << _LOSS_COUNT.width) - 1
 
+#: A LOSS value or a numpy array of them: the field accessors take either.
+_Values = TypeVar("_Values", int, npt.NDArray[np.integer])
 
-def loss_value(source, count):
+
+def loss_value(source: int, count: int) -> int:
     """The value of a LOSS record (an int)."""
     return (int(count) << _LOSS_COUNT.offset) | (int(source) << _LOSS_SOURCE.offset)
 
 
-def loss_source(value):
+def loss_source(value: _Values) -> _Values:
     """The lost source of LOSS values (an int or a numpy array of them)."""
     return (value >> _LOSS_SOURCE.offset) & _LOSS_SOURCE_MASK
 
 
-def loss_count(value):
+def loss_count(value: _Values) -> _Values:
     """The lost-event count of LOSS values (an int or a numpy array of them)."""
     return (value >> _LOSS_COUNT.offset) & _LOSS_COUNT_MASK
 
@@ -202,27 +209,27 @@ class IrqValue(data.Struct):
 _IRQ_FIELDS = {name: field for name, field in data.Layout.cast(IrqValue)}
 
 
-def irq_value(level, triggered=0, delay=0):
+def irq_value(level: int, triggered: int = 0, delay: int = 0) -> int:
     """The value of an IRQ record (an int)."""
     return IrqValue.const({"level": level, "triggered": triggered, "delay": delay}).as_value().value
 
 
-def _irq_field(name, value):
+def _irq_field(name: str, value: _Values) -> _Values:
     field = _IRQ_FIELDS[name]
     return (value >> field.offset) & ((1 << field.width) - 1)
 
 
-def irq_level(value):
+def irq_level(value: _Values) -> _Values:
     """The level of IRQ values (ints or a numpy array of them, any version): 1 asserting."""
     return _irq_field("level", value)
 
 
-def irq_triggered(value):
+def irq_triggered(value: _Values) -> _Values:
     """Whether IRQ values are of a trigger's firing (ints or a numpy array of them)."""
     return _irq_field("triggered", value)
 
 
-def irq_delay(value):
+def irq_delay(value: _Values) -> _Values:
     """The trigger delay of IRQ values, capture cycles (ints or a numpy array of them)."""
     return _irq_field("delay", value)
 
@@ -274,7 +281,7 @@ class HoleValue(data.Struct):
 _HOLE = {name: (field.offset, (1 << field.width) - 1) for name, field in HoleValue.as_shape()}
 
 
-def hole_value(count, kind=HoleCount.EXACT, restart=False):
+def hole_value(count: int, kind: HoleCount = HoleCount.EXACT, restart: bool = False) -> int:
     """The value of a hole's LOSS event: ``count`` event records lost, any source; ``kind``
     (:class:`HoleCount`) says whether that is exact or a bound, ``restart`` that the device's
     sequence starts anew after it. A count beyond the field (2**57 records, far more than
@@ -288,7 +295,7 @@ def hole_value(count, kind=HoleCount.EXACT, restart=False):
     return sum(value << _HOLE[name][0] for name, value in fields.items())
 
 
-def _hole_field(name):
+def _hole_field(name: str) -> Callable[[_Values], _Values]:
     offset, mask = _HOLE[name]
     return lambda value: (value >> offset) & mask
 
@@ -300,20 +307,20 @@ hole_kind = _hole_field("kind")
 hole_restart = _hole_field("restart")
 
 
-def value_width(source, marker_width=16, version=None):
+def value_width(source: int, marker_width: int = 16, version: int | None = None) -> int:
     """Number of value bits at the bottom of an event record's payload, in protocol
     ``version`` (the current one if None)."""
-    source = Source(source)
-    if source == Source.MARKER:
+    of = Source(source)
+    if of == Source.MARKER:
         return marker_width
-    if source in (Source.REPLY, Source.SYNC, Source.TALLY, Source.SEAL):
-        raise ValueError(f"{source.name} records carry no event value")
-    if source == Source.IRQ and (VERSION if version is None else version) < 3:
+    if of in (Source.REPLY, Source.SYNC, Source.TALLY, Source.SEAL):
+        raise ValueError(f"{of.name} records carry no event value")
+    if of == Source.IRQ and (VERSION if version is None else version) < 3:
         return 1  # the level alone
-    return _FIXED_VALUE_WIDTH[source]
+    return _FIXED_VALUE_WIDTH[of]
 
 
-def crc16(data, crc=0):
+def crc16(data: bytes | bytearray, crc: int = 0) -> int:
     """CRC-16/XMODEM (poly 0x1021, init 0, no reflection), as in SYNC records.
 
     The gateware computes it with ``amaranth.lib.crc.catalog.CRC16_XMODEM``."""
@@ -322,7 +329,7 @@ def crc16(data, crc=0):
     return binascii.crc_hqx(bytes(data), crc)
 
 
-def crc32(data, crc=0):
+def crc32(data: bytes | bytearray, crc: int = 0) -> int:
     """CRC-32/ISO-HDLC (zlib's, Python's ``binascii.crc32``), as in SEAL records.
 
     The gateware computes it with ``amaranth.lib.crc.catalog.CRC32_ISO_HDLC``."""
@@ -331,7 +338,7 @@ def crc32(data, crc=0):
     return binascii.crc32(bytes(data), crc)
 
 
-def record_length(payload, source=None, version=None):
+def record_length(payload: int, source: int | None = None, version: int | None = None) -> int:
     """Number of bytes of the record that carries ``payload``."""
     fixed = None if source is None else fixed_length(source, version)
     if fixed is not None:
@@ -346,7 +353,7 @@ def record_length(payload, source=None, version=None):
     return 1 + n
 
 
-def encode_record(source, payload, version=None):
+def encode_record(source: int, payload: int, version: int | None = None) -> bytes:
     """Bytes of one record."""
     n = record_length(payload, source, version) - 1
     out = bytearray(
@@ -361,7 +368,9 @@ def encode_record(source, payload, version=None):
     return bytes(out)
 
 
-def event_payload(source, delta, value, marker_width=16, version=None):
+def event_payload(
+    source: int, delta: int, value: int, marker_width: int = 16, version: int | None = None
+) -> int:
     width = value_width(source, marker_width, version)
     if not 0 <= delta < (1 << DELTA_BITS):
         raise ValueError(f"delta {delta} out of range")
@@ -370,13 +379,13 @@ def event_payload(source, delta, value, marker_width=16, version=None):
     return (delta << width) | value
 
 
-def sync_payload(stamp, crc=None):
+def sync_payload(stamp: int, crc: int | None = None) -> int:
     """A SYNC's payload: the stamp (version 2), or the stamp and a CRC-16 (version 1)."""
     stamp %= 1 << STAMP_BITS
     return stamp if crc is None else (stamp << CRC_BITS) | crc
 
 
-def tally_payload(count, sent, captured):
+def tally_payload(count: int, sent: int, captured: int) -> int:
     """A TALLY's payload (the sequence numbers are taken modulo ``2 ** SEQUENCE_BITS``)."""
     mask = (1 << SEQUENCE_BITS) - 1
     return (
@@ -505,7 +514,7 @@ class StatusReply(data.Struct):
     irq_edges: 32  #: asserting IRQ edges since START (mod 2**32)
 
 
-COMMAND_ARGS = {
+COMMAND_ARGS: dict[Command, type[data.Struct] | None] = {
     Command.IDENTIFY: None,
     Command.START: StartArgs,
     Command.STOP: None,
@@ -515,7 +524,7 @@ COMMAND_ARGS = {
     Command.TRIGGER_CONFIG: TriggerConfig,
 }
 
-REPLY_LAYOUTS = {
+REPLY_LAYOUTS: dict[Command, type[data.Struct]] = {
     Command.IDENTIFY: IdentifyReply,
     Command.STATUS: StatusReply,
     Command.ECHO: EchoReply,
@@ -525,10 +534,10 @@ REPLY_LAYOUTS = {
 #: Payload sizes of replies from older gateware that the host still reads: the IDENTIFY
 #: reply before ``link_clock_hz`` (single-clock gateware) and before ``trigger_latency``
 #: (version 2); the fields they have are the same.
-OLDER_REPLY_SIZES = {Command.IDENTIFY: (35, 39)}
+OLDER_REPLY_SIZES: dict[Command, tuple[int, ...]] = {Command.IDENTIFY: (35, 39)}
 
 
-def reply_sizes(opcode):
+def reply_sizes(opcode: int) -> tuple[int, ...]:
     """The payload sizes a reply to ``opcode`` may have: the current layout's first, then
     those of older gateware (``OLDER_REPLY_SIZES``)."""
     layout = REPLY_LAYOUTS.get(Command(opcode))
@@ -536,11 +545,13 @@ def reply_sizes(opcode):
     return (size, *OLDER_REPLY_SIZES.get(Command(opcode), ()))
 
 
-def encode_command(opcode, args=None):
+def encode_command(opcode: int, args: data.Const | None = None) -> bytes:
     """The bytes of one command: the opcode, then ``args`` (a ``COMMAND_ARGS`` layout const)."""
     layout = COMMAND_ARGS[Command(opcode)]
     message = bytes([opcode])
     if layout is not None:
+        if args is None:
+            raise ValueError(f"{Command(opcode).name} takes arguments")
         message += args.as_bits().to_bytes(layout.as_shape().size // 8, "little")
     return message
 
@@ -565,7 +576,14 @@ class StreamEncoder:
     ``sent`` is the device's count of event records sent since power-up (a TALLY carries it);
     :meth:`start` begins a capture as START does (the ``captured`` count restarts)."""
 
-    def __init__(self, marker_width=16, flush_after=None, *, version=VERSION, sent=0):
+    def __init__(
+        self,
+        marker_width: int = 16,
+        flush_after: int | None = None,
+        *,
+        version: int = VERSION,
+        sent: int = 0,
+    ) -> None:
         if version not in VERSIONS:
             raise ValueError(f"unknown protocol version {version}")
         self.marker_width = marker_width
@@ -576,11 +594,13 @@ class StreamEncoder:
         self._out = bytearray()
         self._segment_crc = 0
         self._segment_events = 0
-        self._segment_first = None  # stamp of the open segment's first event
+        self._segment_first = 0  # stamp of the open segment's first event (once it has one)
         self._open = False  # a segment is open (version 2)
-        self._base = None  # stamp the next delta is counted from; None before the first SYNC
+        self._base: int | None = (
+            None  # stamp the next delta is counted from; None before the first SYNC
+        )
 
-    def _emit(self, source, payload):
+    def _emit(self, source: int, payload: int) -> None:
         record = encode_record(source, payload, self.version)
         self._out += record
         if self.version == 1:
@@ -588,7 +608,7 @@ class StreamEncoder:
         elif source != Source.SEAL:
             self._segment_crc = crc32(record, self._segment_crc)
 
-    def start(self):
+    def start(self) -> None:
         """A new capture (the device's START): the open segment is left unclosed, as the
         device leaves it, and the capture's event count restarts."""
         self._open = False
@@ -598,7 +618,7 @@ class StreamEncoder:
         if self.version == 1:
             self._segment_crc = 0
 
-    def sync(self, stamp):
+    def sync(self, stamp: int) -> None:
         """Start a new segment whose time base is ``stamp`` (closing the open one)."""
         if self.version == 1:
             crc, self._segment_crc = self._segment_crc, 0
@@ -612,14 +632,14 @@ class StreamEncoder:
         self._segment_events = 0
         self._base = stamp
 
-    def seal(self):
+    def seal(self) -> None:
         """Close the open segment (version 2): its TALLY and SEAL."""
         self._emit(Source.TALLY, tally_payload(self._segment_events, self.sent, self.captured))
         self._emit(Source.SEAL, self._segment_crc)
         self._open = False
         self._segment_events = 0
 
-    def event(self, stamp, source, value):
+    def event(self, stamp: int, source: int, value: int) -> None:
         if (
             self.flush_after is not None
             and self._segment_events
@@ -633,11 +653,13 @@ class StreamEncoder:
             or (self.version >= 2 and not self._open)
         ):
             self.sync(stamp)
-        if stamp < self._base:
-            raise ValueError(f"stamp {stamp} before {self._base}")
+        base = self._base
+        assert base is not None  # sync() set it
+        if stamp < base:
+            raise ValueError(f"stamp {stamp} before {base}")
         self._emit(
             source,
-            event_payload(source, stamp - self._base, value, self.marker_width, self.version),
+            event_payload(source, stamp - base, value, self.marker_width, self.version),
         )
         if not self._segment_events:
             self._segment_first = stamp
@@ -646,7 +668,7 @@ class StreamEncoder:
         self.sent += 1
         self.captured += 1
 
-    def flush(self):
+    def flush(self) -> None:
         """Close the open segment (as the gateware does when idle or on STOP)."""
         if self.version == 1:
             if self._base is not None and self._segment_events:
@@ -654,7 +676,7 @@ class StreamEncoder:
         elif self._open:
             self.seal()
 
-    def take(self):
+    def take(self) -> bytes:
         out, self._out = bytes(self._out), bytearray()
         return out
 
@@ -718,13 +740,15 @@ class SumpMetadataKey(IntEnum):
     PROTOCOL_VERSION = 0x24
 
 
-def sump_metadata(*, name, version, probes, memory_bytes, max_rate_hz):
+def sump_metadata(
+    *, name: str, version: str, probes: int, memory_bytes: int, max_rate_hz: int
+) -> bytes:
     """The METADATA reply: every key, then END."""
 
-    def string(key, text):
+    def string(key: int, text: str) -> bytes:
         return bytes([key]) + text.encode("ascii") + b"\0"
 
-    def u32(key, value):
+    def u32(key: int, value: int) -> bytes:
         return bytes([key]) + value.to_bytes(4, "big")
 
     return (

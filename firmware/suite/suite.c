@@ -9,7 +9,6 @@ LS_MARKER_DEFINE_STATE;
 static const unsigned idl_b_threads[] = {SUITE_IDL_B_THREADS};
 static const unsigned tsl_threads[] = {SUITE_TSL_THREADS};
 
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static void put_uint(unsigned v)
 {
@@ -83,6 +82,15 @@ void suite_main_priority(int prio)
 	SUITE_CHECK(bench_thread_set_priority(BENCH_THREAD_MAIN, prio) == BENCH_SUCCESS);
 }
 
+void suite_wait_for(volatile unsigned *count, unsigned target)
+{
+	while (*count < target) {
+		SUITE_BUSY();
+		if (suite_load_has_thread())
+			bench_sleep(1);
+	}
+}
+
 static int selected(enum ls_test test)
 {
 	return (SUITE_SELECT & SUITE_BIT(test)) != 0;
@@ -92,11 +100,12 @@ void suite_main(void *arg)
 {
 	(void)arg;
 	bench_console_write("suite: start\n");
+	suite_load_start();
 	if (selected(LS_TEST_IL_A))
 		test_il_a();
-	for (unsigned i = 0; i < COUNT_OF(idl_b_threads) && selected(LS_TEST_IDL_B); i++)
+	for (unsigned i = 0; i < SUITE_COUNT_OF(idl_b_threads) && selected(LS_TEST_IDL_B); i++)
 		test_idl_b(idl_b_threads[i]);
-	for (unsigned i = 0; i < COUNT_OF(tsl_threads) && selected(LS_TEST_TSL_A); i++)
+	for (unsigned i = 0; i < SUITE_COUNT_OF(tsl_threads) && selected(LS_TEST_TSL_A); i++)
 		test_tsl_a(tsl_threads[i]);
 	if (selected(LS_TEST_TF_A))
 		test_tf_a();

@@ -19,6 +19,14 @@
  *   SUITE_CLK_WORK       iterations of the clock-ISR test's fixed work (5000)
  *   SUITE_SEO_G_WORK     iterations of the medium thread's work in SEO-g (200)
  *   SUITE_STACK          stack bytes of every suite thread (512)
+ *   SUITE_LOAD           the load profile that runs beside the tests: a mask of
+ *                        SUITE_LOAD_* bits (0: none; the Makefile's LOAD, load.c)
+ *   SUITE_LOAD_CPU_WORK  cpu: loop iterations between its progress markers (1024)
+ *   SUITE_LOAD_MEMORY_KIB  memory: the buffer it sweeps, KiB (BENCH_LOAD_MEMORY_KIB
+ *                        of the port, else 16)
+ *   SUITE_LOAD_BUS_DUTY  bus: percent of the bus's time the second master takes (25)
+ *   SUITE_LOAD_IRQ_HZ    irq: interrupts per second of the second source (25000)
+ *   SUITE_LOAD_IRQ_WORK  irq: iterations of its handler's work loop (30)
  */
 #ifndef SUITE_H
 #define SUITE_H
@@ -65,7 +73,37 @@
 #define SUITE_STACK 512u
 #endif
 
+/* The load profiles (docs/tests.md, "Load profiles"): bits of SUITE_LOAD. */
+#define SUITE_LOAD_CPU (1u << 0)        /* a thread below every other that never blocks */
+#define SUITE_LOAD_MEMORY (1u << 1)     /* a thread sweeping read-modify-write through a buffer */
+#define SUITE_LOAD_BUS (1u << 2)        /* a second bus master (load_port.h) */
+#define SUITE_LOAD_IRQ (1u << 3)        /* a second interrupt source, its handler working */
+#define SUITE_LOAD_IRQ_URGENT (1u << 4) /* ... more urgent than SUITE_IRQ (else less) */
+#ifndef SUITE_LOAD
+#define SUITE_LOAD 0u
+#endif
+#ifndef SUITE_LOAD_CPU_WORK
+#define SUITE_LOAD_CPU_WORK 1024u
+#endif
+#ifndef SUITE_LOAD_MEMORY_KIB
+#ifdef BENCH_LOAD_MEMORY_KIB
+#define SUITE_LOAD_MEMORY_KIB BENCH_LOAD_MEMORY_KIB
+#else
+#define SUITE_LOAD_MEMORY_KIB 16u
+#endif
+#endif
+#ifndef SUITE_LOAD_BUS_DUTY
+#define SUITE_LOAD_BUS_DUTY 25u
+#endif
+#ifndef SUITE_LOAD_IRQ_HZ
+#define SUITE_LOAD_IRQ_HZ 25000u
+#endif
+#ifndef SUITE_LOAD_IRQ_WORK
+#define SUITE_LOAD_IRQ_WORK 30u
+#endif
+
 #define SUITE_BIT(test) (1u << (test))
+#define SUITE_COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* On the suite's interrupt handlers: with the kernel's interrupt path in one
  * block (K_IRQ_PATH in kernel/kernel.h; sim/firmware/link.ld), so that the
@@ -74,8 +112,8 @@
 #define SUITE_ISR(name) __attribute__((section(".text.irq_path.1." #name)))
 
 /* The appliance's IRQ generator is interrupt line 0 (acknowledged at its
- * latch with bench_irq_ack). */
-#define SUITE_IRQ 0
+ * latch with bench_irq_ack; latscope_defs.markers.SUITE_IRQ_LINE). */
+#define SUITE_IRQ LS_SUITE_IRQ_LINE
 
 /* Priorities (0 = most urgent). The suite's main thread runs at
  * SUITE_PRIO_MAIN and drops to SUITE_PRIO_LOW to let the threads of a test
@@ -84,8 +122,13 @@
 #define SUITE_PRIO_MAIN 10
 #define SUITE_PRIO_WORK 20
 #define SUITE_PRIO_BELOW 50
-/* The least urgent level a port offers, if below 200 (Linux SCHED_FIFO: 97). */
-#define SUITE_PRIO_LOW (BENCH_PRIO_COUNT - 1 < 200 ? BENCH_PRIO_COUNT - 1 : 200)
+/* The last level but one a port offers, if below 200 (Linux SCHED_FIFO: 96); the last is
+ * the load profiles' threads', below everything the tests run. */
+#define SUITE_PRIO_LOW (BENCH_PRIO_COUNT - 2 < 200 ? BENCH_PRIO_COUNT - 2 : 200)
+#define SUITE_PRIO_LOAD (BENCH_PRIO_COUNT - 1)
+/* Thread ids of the load profiles' threads: the last two (the tests use the first ones). */
+#define SUITE_LOAD_THREAD_CPU (BENCH_MAX_THREADS - 1)
+#define SUITE_LOAD_THREAD_MEMORY (BENCH_MAX_THREADS - 2)
 
 /*
  * A busy-wait step. The simulated SoC needs nothing (the appliance and the
@@ -128,6 +171,15 @@ void suite_spawn(int id, int prio, bench_thread_entry_t entry, unsigned index);
 void suite_delete_threads(int first, int count);
 /* Set the main thread's priority (takes effect at once). */
 void suite_main_priority(int prio);
+/* The low-priority main thread waits until *count >= target: it spins (it is the thread an
+ * interrupt meets), or, when the load profile runs a thread below it, sleeps a tick at a
+ * time so that the load's thread is what runs. */
+void suite_wait_for(volatile unsigned *count, unsigned target);
+
+/* Start the load profile SUITE_LOAD (load.c; before the first test). */
+void suite_load_start(void);
+/* True when the load profile runs a thread of its own (cpu, memory). */
+int suite_load_has_thread(void);
 
 static inline unsigned suite_index(void *arg)
 {

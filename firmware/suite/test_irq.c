@@ -115,8 +115,7 @@ void test_idl_b(unsigned threads)
 	suite_main_priority(SUITE_PRIO_LOW);
 	suite_start(LS_TEST_IDL_B, "IDL-b", threads);
 	open_irq_line(idl_isr);
-	while (idl_woken < SUITE_SAMPLES)
-		SUITE_BUSY();
+	suite_wait_for(&idl_woken, SUITE_SAMPLES);
 	suite_main_priority(SUITE_PRIO_MAIN);
 	suite_end(LS_TEST_IDL_B);
 	suite_delete_threads(0, (int)threads);

@@ -61,8 +61,8 @@ class ApplianceConfig:
 
     ``clock_hz`` is the capture clock (stamps count its cycles);
     ``link_clock_hz`` the link clock (UART, commands, encoder, SUMP, IRQ periods and widths),
-    or None for a single-clock build, where the capture logic runs in ``sync`` too. With a link clock the
-    appliance needs a ``capture`` clock domain from its parent (a board's PLL).
+    or None for a single-clock build, where the capture logic runs in ``sync`` too. With a link
+    clock the appliance needs a ``capture`` clock domain from its parent (a board's PLL).
     ``uart_divisor`` is link-clock cycles per UART bit (120 MHz / 10 = 12 Mbaud).
     ``bus_window`` is ``(base word address, words)`` of the snooped Wishbone window, or None
     for a board without a bus front end. ``input_phases``: samples per cycle of the marker

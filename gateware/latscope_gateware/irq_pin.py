@@ -6,8 +6,9 @@ With two clocks, the IRQ generator's timing (interval draws, countdowns, LFSR, s
 in the link domain, which has the slack for its 33-bit adds, and only this stage runs at the
 capture clock. It takes the generator's logical level and its pin level through a two-stage
 synchronizer, waits until the pair has been the same for two capture cycles, and loads the
-pin flip-flop and the event (``valid``: the level changed) at the same capture clock edge, so an IRQ edge's stamp is the capture cycle in which the pin first
-shows the new level: exact (pin-to-stamp latency 0), whatever the crossing's latency.
+pin flip-flop and the event (``valid``: the level changed) at the same capture clock edge, so
+an IRQ edge's stamp is the capture cycle in which the pin first shows the new level: exact
+(pin-to-stamp latency 0), whatever the crossing's latency.
 
 That latency, from the link clock edge at which the generator's level changes to the capture
 cycle in which the pin shows it, is fixed when the two clocks come from one PLL in phase (the

@@ -49,7 +49,8 @@ class SumpEngine(wiring.Component):
     memory, the first sample that matches trigger stage 0 (``sample & mask == value & mask``;
     mask 0 matches at once) starts the post-trigger count (delay count entries, the trigger
     sample being the first); then the newest ``min(read count, entries written)`` entries
-    (with RLE: see below) go out newest first, each as the bytes of its enabled groups, channel group 0 first.
+    (with RLE: see below) go out newest first, each as the bytes of its enabled groups, channel
+    group 0 first.
 
     Sample ticks: the divider counts periods of ``SUMP_REFERENCE_HZ``, as sigrok computes it,
     so a tick comes every ``(divider + 1) * clock_hz / SUMP_REFERENCE_HZ`` cycles on average

@@ -115,7 +115,8 @@ class UARTRx(wiring.Component):
     Bit *k* of the frame (0 = start, 1..8 = data, 9 = stop) is sampled in cycle
     ``S + sample_offset + k * divisor``, with ``sample_offset = max(1, round(9 * (divisor - 1)
     / 19))`` (4 for divisor 10, 1 for divisors 2 and 3): the whole number nearest to the offset
-    that makes the tolerance to a fast and to a slow sender equal. A start bit sampled high is a glitch and is ignored.
+    that makes the tolerance to a fast and to a slow sender equal. A start bit sampled high is a
+    glitch and is ignored.
     ``data.valid`` (or ``framing_error``) is high in cycle ``S + sample_offset + 9 * divisor +
     1``, and the receiver looks for the next falling edge from that cycle on, i.e. while the
     stop bit is still on the line, so back-to-back frames are received.

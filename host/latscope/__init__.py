@@ -6,6 +6,7 @@ from .version import __version__
 
 if TYPE_CHECKING:
     from .api import CaptureResult, IrqSettings, OpenOptions, Session
+    from .capture.conditions import Conditions
     from .simulated.soc import SuiteSettings
 
 __all__ = ["__version__", "open"]
@@ -18,12 +19,18 @@ def open(port: str = "sim:gateware", **options: "Unpack[OpenOptions]") -> "Sessi
     return open_session(port, **options)
 
 
-def __getattr__(name: str) -> "type[SuiteSettings | IrqSettings | CaptureResult | Session]":
+def __getattr__(
+    name: str,
+) -> "type[SuiteSettings | IrqSettings | CaptureResult | Session | Conditions]":
     # Lazy, so that importing latscope does not start numpy/serial imports for every tool.
     if name == "SuiteSettings":
         from .simulated.soc import SuiteSettings
 
         return SuiteSettings
+    if name == "Conditions":
+        from .capture.conditions import Conditions
+
+        return Conditions
     if name in ("IrqSettings", "CaptureResult", "Session"):
         from . import api
 

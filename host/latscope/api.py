@@ -30,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict, Unpack
 
+from .capture.conditions import Conditions
 from .capture.file import Capture, load_capture
 from .capture.session import CaptureRun, CaptureSession, Until
 from .events import Events
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from .analysis.batch import BatchAnalysis
     from .analysis.pairing import SampleTable
     from .analysis.statistics import TableAccumulator
-    from .link.selftest import LinkResult, LoopbackResult, WiringResult
+    from .link.selftest import SelftestResults
     from .simulated.appliance import SimulatedAppliance
     from .simulated.soc import SuiteSettings
 
@@ -187,7 +188,7 @@ class Session:
 
     def selftest(
         self, *, loopback: bool = False, wiring: bool = False, count: int = 64, wait: float = 30.0
-    ) -> "dict[str, LinkResult | LoopbackResult | WiringResult]":
+    ) -> "SelftestResults":
         """The first-plug-in self-test (:mod:`latscope.link.selftest`): the link (``count`` ECHO
         patterns), and with ``loopback`` the jumper test, with ``wiring`` the wiring
         program's markers (waiting up to ``wait`` s for the first; a simulated DUT that
@@ -222,12 +223,15 @@ class Session:
         on_progress: "Callable[[LiveAnalysis, int], object] | None" = None,
         timeout: float | None = None,
         loop: str | None = None,
+        conditions: "Conditions | None" = None,
     ) -> "CaptureResult":
         """Captures until the first of: ``duration`` seconds, ``events`` events,
         ``until_samples=(table, n)`` samples of a table (e.g. ``("IL-a-1", 1000)``), the
         suite's end on ``sim:soc``, ``timeout`` seconds (then DeviceError). At least one of
-        them must be able to end it. Ctrl-C stops the capture cleanly (the file is complete)
-        and then raises KeyboardInterrupt. Returns a :class:`CaptureResult`.
+        them must be able to end it. Ctrl-C (or SIGTERM, SIGHUP) stops the capture cleanly
+        (the file is complete) and then raises KeyboardInterrupt
+        (:class:`~latscope.capture.session.Interrupted`, with the signal). Returns a
+        :class:`CaptureResult`.
 
         ``output``: capture file to write (default: a temporary file, see
         :meth:`CaptureResult.save`). ``interval``: seconds per max-over-time interval of
@@ -235,7 +239,9 @@ class Session:
         with the live statistics (:func:`latscope.analysis.live.live_analysis`) and the
         event count.
         ``loop``: the IRQ loop's edge channel (``"EDGE0"``, docs/tests.md), recorded in the
-        file: its ``LOOP-<channel>`` table is then among :meth:`CaptureResult.tables`."""
+        file: its ``LOOP-<channel>`` table is then among :meth:`CaptureResult.tables`.
+        ``conditions``: the DUT's load and cache (a :class:`latscope.Conditions`), recorded in
+        the file; on ``sim:soc`` they are ``suite``'s (``SuiteSettings(load=..., cache=...)``)."""
         from .analysis.live import live_analysis
 
         if not (duration or until_samples or events or timeout or self.session.port.dut_ends):
@@ -259,9 +265,9 @@ class Session:
             on_batch=progress,
             loop=loop,
             until=Until(duration=duration, events=events, samples=until_samples, timeout=timeout),
+            conditions=conditions,
         )
-        if run.interrupted:
-            raise KeyboardInterrupt
+        run.raise_if_interrupted()
         return CaptureResult(output, analyzer, temporary=temporary)
 
 

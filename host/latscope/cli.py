@@ -9,14 +9,22 @@ files are never overwritten without ``--force``.
 import argparse
 import json
 import os
+import signal
 import stat
 import sys
-import time
+from collections.abc import Callable
+from typing import Any
 
 from latscope_defs.protocol import Source
 
+from .capture.session import Interrupted
+from .capture.trigger import check_delays, parse_marker
+from .condition_options import conditions_of, conditions_options
 from .link.device import DeviceError, IrqSettings
+from .progress import Progress
 from .simulated.appliance import SIM_PORTS
+from .values import duration, miswire, read_by, text, whole
+from .values import seconds as seconds_type
 
 __all__ = ["main", "Progress", "parse_duration"]
 
@@ -30,37 +38,15 @@ class UsageError(Exception):
 # --- values ---------------------------------------------------------------------------------
 
 
-def parse_duration(text):
-    """Seconds from ``90``, ``90s``, ``15m``, ``8h`` or ``1d``."""
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    scale = units.get(text[-1:].lower())
-    try:
-        value = float(text[:-1] if scale else text) * (scale or 1)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 30, 15m, 8h)")
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"duration must be positive: {text!r}")
-    return value
-
-
-def count(text):
-    """A whole number of 1 or more (``--events``)."""
-    return _bounded_int(text, 1)
-
-
-def natural(text):
-    """A whole number of 0 or more (``--limit``, cycle numbers)."""
-    return _bounded_int(text, 0)
-
-
-def _bounded_int(text, low):
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < low:
-        raise argparse.ArgumentTypeError(f"must be {low} or more: {text!r}")
-    return value
+#: The checked number kinds of the options (latscope.values): one per kind.
+parse_duration = duration()
+interval = duration("interval")
+count = whole("count", 1)
+natural = whole("number", 0)
+cycle = whole("cycle", 0)
+irq_cycles = whole("cycle count", None)  # the IRQ generator's range: IrqSettings says it
+baud = whole("baud rate", 1, 1_000_000_000)
+seconds = seconds_type()
 
 
 def loop_channel(text):
@@ -89,16 +75,6 @@ def loop_option(p, recorded):
     )
 
 
-def seconds(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0: {text!r}")
-    return value
-
-
 def irq_settings(args):
     """The IRQ generator settings of the command line, checked against what the
     generator's 32-bit registers can do (width 1 .. period - 1)."""
@@ -116,23 +92,52 @@ def irq_settings(args):
         ) from None
 
 
+#: Output files this command created (empty) before its work: removed again if it fails
+#: before writing them, so a retry does not find them "existing".
+_created = []
+
+
 def new_output(path, force):
-    """Refuses to overwrite an existing regular file unless ``--force`` (a FIFO, a device
-    or stdout is written to as it is)."""
-    if path is None or force:
+    """Creates the output file ``path`` now, with O_EXCL unless ``--force``: of two commands
+    given the same file, the second fails here, before any build or capture (an exists
+    check alone let both go on and interleave their files). A FIFO, a device or stdout
+    (``None``) is written to as it is; a directory is refused."""
+    if path is None:
         return
     try:
         mode = os.stat(path).st_mode
     except OSError:
-        return
-    if stat.S_ISREG(mode):
-        raise UsageError(f"{path}: exists; give --force to overwrite it")
-    if stat.S_ISDIR(mode):
+        mode = None
+    if mode is not None and stat.S_ISDIR(mode):
         raise UsageError(f"{path}: is a directory")
+    if mode is not None and not stat.S_ISREG(mode):
+        return
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if force else os.O_EXCL)
+    try:
+        os.close(os.open(path, flags, 0o666))
+    except FileExistsError:
+        raise UsageError(f"{path}: exists; give --force to overwrite it") from None
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
+    _created.append(path)
+
+
+def _remove_unwritten():
+    """After a failure: removes the outputs :func:`new_output` created that are still empty."""
+    for path in _created:
+        try:
+            if os.stat(path).st_size == 0:
+                os.unlink(path)
+        except OSError:
+            pass
+    _created.clear()
 
 
 def new_files_in(directory, names, force):
-    """Refuses to write ``names`` into ``directory`` where one exists, unless ``--force``."""
+    """Refuses to write ``names`` into ``directory`` where one exists, unless ``--force``,
+    and a ``directory`` that exists as something else (``-o /dev/null``)."""
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise UsageError(f"{directory}: not a directory (-o names the directory to write)")
     if force:
         return
     for name in names:
@@ -143,7 +148,15 @@ def new_files_in(directory, names, force):
 
 # --- commands ---------------------------------------------------------------------------------
 
-COMMANDS = []
+#: (name, options(parser), add_parser keywords, cmd_* function: the exit status or None).
+COMMANDS: list[
+    tuple[
+        str,
+        Callable[[argparse.ArgumentParser], None],
+        dict[str, Any],
+        Callable[[argparse.Namespace], int | None],
+    ]
+] = []
 
 
 def command(name, options, **parser_arguments):
@@ -164,26 +177,26 @@ def device_options(p):
         help=f"serial port or pyserial URL of the appliance, or a simulation: "
         f"{', '.join(SIM_PORTS)} (default: {DEFAULT_PORT})",
     )
-    p.add_argument("--baud", type=count, default=12_000_000, help="UART baud rate")
+    p.add_argument("--baud", type=baud, default=12_000_000, help="UART baud rate")
 
 
 def irq_options(p, *, jitter):
     p.add_argument(
         "--irq-period",
-        type=lambda text: int(text, 0),
+        type=irq_cycles,
         default=5000,
         help="IRQ period in link clock cycles (the capture clock on a one-clock "
         "board; `latscope identify`), 2 .. 2**32 - 1",
     )
     p.add_argument(
         "--irq-jitter",
-        type=lambda text: int(text, 0),
+        type=irq_cycles,
         default=jitter,
         help=f"jitter mask: extra 0..mask cycles per period, 32 bits (default {jitter:#x})",
     )
     p.add_argument(
         "--irq-width",
-        type=lambda text: int(text, 0),
+        type=irq_cycles,
         default=100,
         help="IRQ pulse width in link clock cycles (1 .. period - 1)",
     )
@@ -218,7 +231,7 @@ def cmd_info(args):
     if identity.link_clock_hz:
         print(f"link clock     {identity.link_clock_hz / 1e6:g} MHz")
     print(f"marker port    {identity.marker_width} data bits + strobe")
-    print(f"bus window     {'yes, %d-bit' % identity.bus_width if identity.bus_width else 'no'}")
+    print(f"bus window     {f'yes, {identity.bus_width}-bit' if identity.bus_width else 'no'}")
     print(f"edge channels  {identity.edge_count}")
     print(f"FIFO           {identity.fifo_depth} entries")
     print(
@@ -252,6 +265,7 @@ def _selftest_options(p):
     )
     p.add_argument(
         "--miswire",
+        type=miswire,
         action="append",
         default=[],
         metavar="SPEC",
@@ -310,47 +324,6 @@ def cmd_selftest(args):
     return 0 if all(result.ok for result in results.values()) else 1
 
 
-class Progress:
-    """One status line on stderr, rewritten about twice a second on a terminal; into a log
-    (not a terminal) a line every 10 s."""
-
-    def __init__(self, stream=sys.stderr, interval=None):
-        self.stream = stream
-        self.interval = interval or (0.5 if stream.isatty() else 10.0)
-        self.started = time.monotonic()
-        self.shown = 0.0
-
-    def update(self, events, nbytes, stats, *, final=False, analyzer=None):
-        now = time.monotonic()
-        if not final and now - self.shown < self.interval:
-            return
-        self.shown = now
-        elapsed = now - self.started
-        rate = events / elapsed if elapsed > 0 else 0.0
-        line = (
-            f"{elapsed:7.1f} s  {events:10d} events  {rate:9.0f} ev/s  "
-            f"{nbytes / 1024:9.1f} KiB  lost {stats.lost_total:d}  "
-            f"dropped {stats.records_dropped:d}"
-        )
-        if analyzer is not None:
-            line += running_tables(analyzer)
-        end = "\n" if final or not self.stream.isatty() else "\r"
-        print(line, end=end, file=self.stream, flush=True)
-
-
-def running_tables(analyzer):
-    """`` | IL-a-1 n=512 min/avg/max 40/68/2986 ns`` for the tables of the running tests."""
-    parts = []
-    for name, table in analyzer.tables.items():
-        if table.parameters.get("test") in analyzer.running and table.count:
-            s = table.stats()
-            parts.append(
-                f"{name} n={s['samples']} min/avg/max "
-                f"{s['min_ns']:.0f}/{s['avg_ns']:.0f}/{s['max_ns']:.0f} ns"
-            )
-    return ("  | " + "; ".join(parts)) if parts else ""
-
-
 def _capture_options(p):
     device_options(p)
     p.add_argument("-o", "--output", required=True, help="capture file to write")
@@ -364,7 +337,7 @@ def _capture_options(p):
     )
     p.add_argument(
         "--interval",
-        type=parse_duration,
+        type=interval,
         default=60.0,
         help="max-over-time interval of the live statistics (default 60 s)",
     )
@@ -372,6 +345,7 @@ def _capture_options(p):
     irq_options(p, jitter=0)
     p.add_argument(
         "--irq-trigger",
+        type=read_by("IRQ trigger", parse_marker),
         metavar="TEST:POINT[/ARG[/MASK]]",
         help="fire the IRQ a delay after this marker (names of docs/markers.md or numbers; "
         "ARG: its argument, MASK: the argument bits compared); the periodic generator, "
@@ -379,12 +353,14 @@ def _capture_options(p):
     )
     p.add_argument(
         "--irq-delay",
+        type=read_by("IRQ delay", check_delays),
         metavar="START:STOP:STEP",
         help="with --irq-trigger: the delays swept, range(START, STOP, STEP) over and over, "
         "each in ns, us or capture cycles (a plain number), rounded to the capture clock "
         "(default 0)",
     )
-    p.add_argument("--info", default="", help="free-form test information to store")
+    p.add_argument("--info", type=text, default="", help="free-form test information to store")
+    conditions_options(p)
     loop_option(p, recorded=True)
     p.add_argument(
         "--json",
@@ -398,11 +374,19 @@ def cmd_capture(args):
     from .analysis.live import live_analysis
     from .capture.session import CaptureSession, Until
     from .report.tail_estimates import estimates, summary_text
+    from .simulated.soc import SuiteSettings
 
     irq = irq_settings(args)
     _check_trigger(args)
     new_output(args.output, args.force)
-    with CaptureSession(args.port, baud=args.baud) as session:
+    conditions = conditions_of(args)
+    # sim:soc builds the suite under them; a board's DUT was built so (the user says).
+    suite = None
+    if args.port == "sim:soc":
+        suite = SuiteSettings(**conditions.as_dict())
+    elif args.port in SIM_PORTS and conditions.load != "none":
+        raise UsageError(f"--load: {args.port} runs no suite (sim:soc or a board does)")
+    with CaptureSession(args.port, baud=args.baud, suite=suite) as session:
         if not (args.duration or args.events or session.port.dut_ends):
             args.duration = 10.0  # a simulated suite ends by itself
         session.configure_irq(irq)
@@ -426,10 +410,15 @@ def cmd_capture(args):
             on_batch=show,
             loop=args.loop,
             until=Until(duration=args.duration, events=args.events),
+            conditions=conditions,
         )
         progress.update(run.events, run.bytes, run.parser_stats, final=True, analyzer=analyzer)
     if run.interrupted:
-        print("latscope: interrupted: the capture was stopped and drained", file=sys.stderr)
+        print(
+            f"latscope: interrupted by {signal.Signals(run.signum).name}: the capture was "
+            f"stopped and drained",
+            file=sys.stderr,
+        )
     print(f"wrote {args.output}: {run.events} events", file=sys.stderr)
     tables = final_accumulators(analyzer, args.output)
     tails = estimates(tables)
@@ -450,23 +439,18 @@ def cmd_capture(args):
                 indent=2,
             )
         )
-    return 0
+    return 128 + run.signum if run.interrupted else 0
 
 
 def _check_trigger(args):
-    """``--irq-trigger`` and ``--irq-delay`` as far as they can be checked before a port is
-    opened (the rounding to the capture clock waits for the appliance: :func:`_trigger`)."""
-    from .capture.trigger import check_trigger
-
+    """``--irq-delay`` only with ``--irq-trigger`` (each option's own text its argparse type
+    checked), before a port is opened; the rounding to the capture clock waits for the
+    appliance (:func:`_trigger`)."""
     if args.irq_trigger is None:
         if args.irq_delay is not None:
             raise UsageError(f"--irq-delay {args.irq_delay}: needs --irq-trigger")
         return
     args.irq_delay = "0" if args.irq_delay is None else args.irq_delay
-    try:
-        check_trigger(args.irq_trigger, args.irq_delay)
-    except ValueError as error:
-        raise _trigger_error(args, error) from None
 
 
 def _trigger_error(args, error):
@@ -594,22 +578,13 @@ def _analyze_options(p):
     loop_option(p, recorded=False)
 
 
-def worst_count(text):
-    from .analysis.statistics import WORST_KEPT
-
-    value = _bounded_int(text, 0)
-    if value > WORST_KEPT:
-        raise argparse.ArgumentTypeError(f"at most {WORST_KEPT}: {text!r}")
-    return value
-
-
 def worst_option(p):
     from .analysis.statistics import WORST_KEPT
     from .analysis.worst import WORST_SHOWN
 
     p.add_argument(
         "--worst",
-        type=worst_count,
+        type=whole("worst sample count", 0, WORST_KEPT),
         default=WORST_SHOWN,
         metavar="N",
         help=f"the N worst samples of every table with the events "
@@ -659,7 +634,7 @@ def _report_options(p):
     )
     p.add_argument(
         "--max-interval",
-        type=parse_duration,
+        type=interval,
         default=None,
         metavar="SECONDS",
         help="also plot the maximum per interval of capture time (e.g. 1m; "
@@ -678,6 +653,7 @@ def _report_options(p):
 
 @command("report", _report_options, help="tables, figures and a self-contained HTML report")
 def cmd_report(args):
+    from .capture.file import NOT_CLOSED
     from .report.columns import statistics_note, text_table
     from .report.directory import report_files, write_report
 
@@ -702,6 +678,8 @@ def cmd_report(args):
         )
         if document["tables"]:
             print(statistics_note())
+    if not document["integrity"]["closed"]:
+        print(f"latscope report: {args.capture}: {NOT_CLOSED}", file=sys.stderr)
     first, *others = paths.values()
     print(
         f"wrote {first} (and {', '.join(path.name for path in others)}"
@@ -733,7 +711,12 @@ def _compare_options(p):
         "--output",
         help="directory for the overlaid distribution figures and " + ", ".join(directory_files()),
     )
-    force_option(p)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite existing output files; compare captures measured under a different "
+        "load, cache, IRQ settings, CPU or firmware (with a warning per difference)",
+    )
     p.add_argument("--json", action="store_true", help="the same as --format json")
 
 
@@ -752,6 +735,14 @@ def cmd_compare(args):
     if args.label and len(args.label) > len(args.captures):
         raise UsageError("more --label than captures")
     runs = compare.load_runs(args.captures, args.label)
+    unlike = compare.differences(runs)
+    if unlike and not args.force:
+        raise UsageError(
+            "the captures were not measured alike (give --force to compare them anyway): "
+            + "; ".join(unlike)
+        )
+    for line in unlike:
+        print(f"latscope compare: warning: {line}", file=sys.stderr)
     document = compare.comparison(runs)
     if args.output:
         new_files_in(args.output, compare.directory_files(), args.force)
@@ -776,10 +767,10 @@ def _export_options(p):
     force_option(p)
     p.add_argument(
         "--start",
-        type=natural,
+        type=cycle,
         help="first cycle to export (default: the first event's, less a few)",
     )
-    p.add_argument("--stop", type=natural, help="export cycles before this one only")
+    p.add_argument("--stop", type=cycle, help="export cycles before this one only")
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
 
 
@@ -967,7 +958,7 @@ def _simulate_options(p):
         choices=list(SIM_PORTS),
         help="which simulation (default: sim:soc)",
     )
-    p.add_argument("--baud", type=count, default=12_000_000, help=argparse.SUPPRESS)
+    p.add_argument("--baud", type=baud, default=12_000_000, help=argparse.SUPPRESS)
     p.add_argument(
         "--truth",
         metavar="FILE",
@@ -991,7 +982,7 @@ def _simulate_options(p):
 def cmd_simulate(args):
     """Runs a simulated appliance behind its pty for other programs (sigrok-cli's ols
     driver, PulseView, a second latscope) until Ctrl-C."""
-    from .capture.session import CaptureSession, sigint_deferred
+    from .capture.session import CaptureSession, stop_signals_deferred
     from .ports import open_port
 
     irq = irq_settings(args)
@@ -1008,9 +999,9 @@ def cmd_simulate(args):
             f"of README (SUMP), `sigrok-cli -d ols:conn={simulation.pty} --scan`",
             file=sys.stderr,
         )
-        # Ctrl-C only sets a flag: a KeyboardInterrupt raised inside Popen.poll() can leave
-        # its waitpid lock taken, and the simulation's stop() would then wait forever.
-        with sigint_deferred() as interrupted:
+        # A stop signal only sets a flag: a KeyboardInterrupt raised inside Popen.poll() can
+        # leave its waitpid lock taken, and the simulation's stop() would then wait forever.
+        with stop_signals_deferred() as interrupted:
             while simulation.process.poll() is None and not interrupted.wait(0.2):
                 pass
     return 0
@@ -1032,7 +1023,9 @@ def build_parser():
         description="Measure RTOS latencies with a time-stamping FPGA appliance.",
         epilog="Every command has --help; commands that print results have --json. Exit "
         "status: 0 done, 2 bad command line, unreadable input or device error (one "
-        "line on stderr naming the file or device), 130 interrupted.",
+        "line on stderr naming the file or device), 128 + the signal's number when SIGINT "
+        "(130), SIGHUP (129) or SIGTERM (143) ended it (a capture or stream is then stopped, "
+        "drained and its file closed first).",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, options, parser_arguments, run in COMMANDS:
@@ -1042,8 +1035,38 @@ def build_parser():
     return parser
 
 
+def _demo_options(p):
+    p.add_argument("options", nargs="*", help="python -m latscope.demo's (latscope demo -h)")
+
+
+@command(
+    "demo",
+    _demo_options,
+    add_help=False,
+    help="build the simulated SoC and run the test suite on it (make demo)",
+)
+def cmd_demo(args):
+    from .demo import main as demo_main
+
+    return demo_main(args.options)
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["demo"]:  # its options are the demo's own (argparse would take them)
+        return cmd_demo(argparse.Namespace(options=argv[1:]))
     args = build_parser().parse_args(argv)
+    status = 2
+    try:
+        status = _run(args)
+        return status
+    finally:
+        if status not in (0, None):
+            _remove_unwritten()
+        _created.clear()
+
+
+def _run(args):
     try:
         return args.func(args)
     except BrokenPipeError:
@@ -1058,9 +1081,12 @@ def main(argv=None):
         where = f"{error.filename}: " if error.filename else ""
         print(f"latscope: {where}{error.strerror or error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("latscope: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as stop:
+        # Interrupted: a stop signal (SIGINT, SIGTERM, SIGHUP) after a clean stop, or a
+        # second one; a plain KeyboardInterrupt: Ctrl-C outside a capture.
+        signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
+        print(f"latscope: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + signum
 
 
 if __name__ == "__main__":

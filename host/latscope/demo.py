@@ -20,13 +20,20 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from .analysis.live import live_analysis
+from .capture.session import Interrupted
 from .capture.suite import DEMO_IRQ, capture_suite
-from .cli import Progress
+from .condition_options import conditions_of, conditions_options, load_option
 from .link.device import DeviceError
+from .progress import Progress
 from .simulated.soc import ROOT, SuiteSettings, build_soc
+from .values import whole
+
+#: The demo's counts go to the firmware and the harness as C ints.
+INT32_MAX = 2**31 - 1
 
 __all__ = ["main"]
 
@@ -87,7 +94,7 @@ def parse_args(argv):
     )
     parser.add_argument(
         "--samples",
-        type=int,
+        type=whole("sample count", 1, INT32_MAX),
         default=1000,
         help="samples of every IL, IDL and TSL table (default 1000)",
     )
@@ -96,21 +103,21 @@ def parse_args(argv):
     )
     parser.add_argument(
         "--pace",
-        type=int,
+        type=whole("cycle count", 0, INT32_MAX),
         default=None,
         help="min. cycles between two samples of thread-driven tests "
-        "(default: 0 for gpio, %d for bus)" % BUS_PACE,
+        f"(default: 0 for gpio, {BUS_PACE} for bus)",
     )
     parser.add_argument(
         "--phase",
-        type=int,
+        type=whole("cycle count", 0, INT32_MAX),
         default=0,
         help="cycles of extra delay before the CPU starts (after the "
         "capture's START): another, still reproducible, IRQ phase",
     )
     parser.add_argument(
         "--sweep",
-        type=int,
+        type=whole("phase count", 0, INT32_MAX),
         default=0,
         metavar="K",
         help="run K phases spread over one IRQ period (from --phase on) "
@@ -122,6 +129,14 @@ def parse_args(argv):
         help="use the profile-guided simulator build (make -C sim PGO=1; "
         "its first build trains on a short run)",
     )
+    conditions_options(parser)
+    parser.add_argument(
+        "--loads",
+        type=lambda text: [load_option(item) for item in text.split(",")],
+        metavar="NAME[:PARAM],...",
+        help="run the suite once per load and print each table's statistics side by side "
+        "(against the first load), with overlaid distributions in OUTPUT's .loads/ directory",
+    )
     parser.add_argument(
         "-o",
         "--output",
@@ -130,8 +145,8 @@ def parse_args(argv):
         "(.results.json; a sweep's as .sweep.json)",
     )
     args = parser.parse_args(argv)
-    if args.phase < 0 or args.sweep < 0:
-        parser.error("--phase and --sweep must be 0 or more")
+    if args.loads and args.sweep:
+        parser.error("--loads and --sweep: one at a time")
     return args
 
 
@@ -278,15 +293,81 @@ def run_sweep(build, args, output):
     return 0
 
 
+def run_loads(args, settings, output):
+    """``--loads``: the suite once per load (a build each, reused), then per table the
+    statistics of every load side by side with their differences to the first load
+    (``latscope compare``'s text), and the overlaid distributions and comparison files in
+    ``OUTPUT.loads/``. Exit status 1 when a run failed or lost events."""
+    from .report import compare
+    from .report.formats import named
+
+    paths, labels = [], []
+    for load, param in args.loads:
+        variant = replace(settings, load=load, load_param=param)
+        label = variant.conditions().label()
+        build = build_soc(variant, build_dir=DEMO_BUILD_DIR, sump=False, pgo=args.pgo)
+        path = output.with_name(f"{output.stem}.{label.replace(':', '-').split(',')[0]}.lsc")
+        started = time.monotonic()
+        run = capture_suite(
+            build,
+            DEMO_IRQ,
+            output=path,
+            phase=args.phase,
+            console=path.with_suffix(".console.txt"),
+            info=f"latscope demo --loads: {label}",
+        )
+        if run.exit_code != 0:
+            print(f"latscope demo: the suite failed under {label}", file=sys.stderr)
+            return 1
+        print(f"{label}: {run.events} events, {time.monotonic() - started:.1f} s", file=sys.stderr)
+        paths.append(path)
+        labels.append(label)
+    runs = compare.load_runs(paths, labels)
+    document = compare.comparison(runs)
+    print(named("text").comparison_text(document))
+    lost = {
+        run.label: (run.document["integrity"]["lost_events"], run.document["integrity"]["holes"])
+        for run in runs
+    }
+    print("events lost, holes: " + ", ".join(f"{k} {v[0]}, {v[1]}" for k, v in lost.items()))
+    directory = output.with_suffix(".loads")
+    figures = compare.write_directory(runs, document, directory)
+    print(f"{len(figures)} figures and {', '.join(compare.directory_files())} in {directory}")
+    return 1 if any(any(v) for v in lost.values()) else 0
+
+
+def _reported(run, *args):
+    """``run(*args)``, a device error (a build or the simulation) reported: exit status 1; a
+    stop signal during a capture (latscope.capture.session): 128 + its number."""
+    try:
+        return run(*args)
+    except DeviceError as error:
+        print(f"latscope demo: {error}", file=sys.stderr)
+        return 1
+    except Interrupted as stop:
+        print(
+            f"latscope demo: interrupted by {stop.name}: that capture was stopped and drained",
+            file=sys.stderr,
+        )
+        return stop.exit_status
+
+
 def main(argv=None):
     args = parse_args(argv)
     started = time.monotonic()
     pace = args.pace if args.pace is not None else (BUS_PACE if args.marker == "bus" else 0)
     settings = SuiteSettings(
-        cpu=args.cpu, marker=args.marker, samples=args.samples, tests=args.tests, pace=pace
+        cpu=args.cpu,
+        marker=args.marker,
+        samples=args.samples,
+        tests=args.tests,
+        pace=pace,
+        **conditions_of(args).as_dict(),
     )
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
+    if args.loads:
+        return _reported(run_loads, args, settings, output)
     console = output.with_suffix(".console.txt")
 
     print(
@@ -303,11 +384,7 @@ def main(argv=None):
     built_s = time.monotonic() - started
     print(f"{built_s:7.1f} s  built {build.simulator} and {build.firmware}", file=sys.stderr)
     if args.sweep:
-        try:
-            return run_sweep(build, args, output)
-        except DeviceError as error:
-            print(f"latscope demo: {error}", file=sys.stderr)
-            return 1
+        return _reported(run_sweep, build, args, output)
 
     progress = Progress()
     follower = ConsoleFollower(console, progress.started)
@@ -326,11 +403,18 @@ def main(argv=None):
             on_batch=on_batch,
             phase=args.phase,
             info=f"latscope demo: test suite on the simulated SoC "
-            f"({args.cpu}, {args.marker} markers)",
+            f"({args.cpu}, {args.marker} markers, {settings.conditions().label()})",
         )
     except DeviceError as error:
         print(f"latscope demo: {error}", file=sys.stderr)
         return 1
+    except Interrupted as stop:
+        print(
+            f"latscope demo: interrupted by {stop.name}: the capture was stopped and drained, "
+            f"{output} is complete up to there",
+            file=sys.stderr,
+        )
+        return stop.exit_status
     follower.poll()
     if run.exit_code != 0:
         print(

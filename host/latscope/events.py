@@ -1,9 +1,16 @@
 """Events in stream order, as numpy arrays: what the parser delivers and every later step
 (capture files, analysis, export) takes."""
 
-import numpy as np
+from collections.abc import Iterable, Iterator
+from typing import ClassVar
 
-__all__ = ["Events"]
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Events", "EventIndex"]
+
+#: What selects events: a slice, a boolean mask or an array of indices.
+EventIndex = slice | npt.NDArray[np.bool_] | npt.NDArray[np.integer]
 
 
 class Events:
@@ -14,45 +21,45 @@ class Events:
 
     __slots__ = ("stamp", "source", "value")
 
-    def __init__(self, stamp, source, value):
-        self.stamp = np.asarray(stamp, dtype=np.uint64)
-        self.source = np.asarray(source, dtype=np.uint8)
-        self.value = np.asarray(value, dtype=np.uint64)
+    def __init__(self, stamp: npt.ArrayLike, source: npt.ArrayLike, value: npt.ArrayLike) -> None:
+        self.stamp: npt.NDArray[np.uint64] = np.asarray(stamp, dtype=np.uint64)
+        self.source: npt.NDArray[np.uint8] = np.asarray(source, dtype=np.uint8)
+        self.value: npt.NDArray[np.uint64] = np.asarray(value, dtype=np.uint64)
         if not len(self.stamp) == len(self.source) == len(self.value):
             raise ValueError("stamp, source and value must have the same length")
 
     @classmethod
-    def empty(cls):
+    def empty(cls) -> "Events":
         return cls(np.empty(0, np.uint64), np.empty(0, np.uint8), np.empty(0, np.uint64))
 
     @classmethod
-    def concatenate(cls, parts):
+    def concatenate(cls, parts: Iterable["Events"]) -> "Events":
         """One :class:`Events` of ``parts`` in order (an empty list gives no events)."""
-        parts = [part for part in parts if len(part)]
-        if not parts:
+        present = [part for part in parts if len(part)]
+        if not present:
             return cls.empty()
-        if len(parts) == 1:
-            return parts[0]
+        if len(present) == 1:
+            return present[0]
         return cls(
-            np.concatenate([part.stamp for part in parts]),
-            np.concatenate([part.source for part in parts]),
-            np.concatenate([part.value for part in parts]),
+            np.concatenate([part.stamp for part in present]),
+            np.concatenate([part.source for part in present]),
+            np.concatenate([part.value for part in present]),
         )
 
-    def of(self, *sources):
+    def of(self, *sources: int) -> "Events":
         """The events of the given sources, in stream order."""
         return self[np.isin(self.source, np.array([int(s) for s in sources], np.uint8))]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.stamp)
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: EventIndex) -> "Events":
         return Events(self.stamp[index], self.source[index], self.value[index])
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[int, int, int]]:
         return zip(self.stamp.tolist(), self.source.tolist(), self.value.tolist())
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Events):
             return NotImplemented
         return (
@@ -61,7 +68,9 @@ class Events:
             and np.array_equal(self.value, other.value)
         )
 
-    __hash__ = None
+    # Mutable arrays: unhashable, as Python makes any class with __eq__ and no __hash__; said
+    # here so that mypy knows it too (object declares __hash__ a method, hence the ignore).
+    __hash__: ClassVar[None]  # type: ignore[assignment]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Events: {len(self)}>"

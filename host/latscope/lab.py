@@ -118,14 +118,27 @@ class LatscopeDriver(Driver):
     @Driver.check_active
     @step(args=["output"])
     def capture(
-        self, output, *, duration=None, until_samples=None, events=None, timeout=None, info=""
+        self,
+        output,
+        *,
+        duration=None,
+        until_samples=None,
+        events=None,
+        timeout=None,
+        info="",
+        load="none",
+        cache="on",
     ):
         """Captures into the capture file ``output`` until the first of ``duration``
         seconds, ``events`` events, ``until_samples=(table, n)`` samples, ``timeout``
         seconds (then DeviceError); returns a :class:`latscope.api.CaptureResult`
         (``rows()``, ``report(directory)``). ``info`` goes into the file's metadata; by
-        default it names the labgrid target and port."""
+        default it names the labgrid target and port. ``load`` (``"bus"``, ``"bus:50"``) and
+        ``cache``: what the DUT's firmware runs beside the suite, recorded in the file."""
+        from .capture.conditions import Conditions, parse_load
+
         info = info or f"labgrid target {self.target.name}, {self.url}"
+        conditions = Conditions(*parse_load(load), cache)
         return self.session.capture(
             output=output,
             duration=duration,
@@ -133,6 +146,7 @@ class LatscopeDriver(Driver):
             events=events,
             timeout=timeout,
             info=info,
+            conditions=conditions,
         )
 
     @step(args=["capture"])

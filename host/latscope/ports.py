@@ -2,6 +2,9 @@
 (:mod:`latscope.simulated`), anything else is a board's serial port or a pyserial URL. A port
 (:class:`~latscope.link.device.Port`) is given not yet started: a capture session starts it."""
 
+from collections.abc import Sequence
+from typing import TextIO
+
 from .link.device import Port
 from .simulated.appliance import SIM_PORTS, SimulatedAppliance
 from .simulated.soc import SocSimulation, SuiteSettings, build_soc
@@ -9,7 +12,13 @@ from .simulated.soc import SocSimulation, SuiteSettings, build_soc
 __all__ = ["is_simulated", "open_port", "open_selftest_port"]
 
 
-def open_port(port, extra_args=(), *, suite=None, log=None):
+def open_port(
+    port: str,
+    extra_args: Sequence[str] = (),
+    *,
+    suite: SuiteSettings | None = None,
+    log: TextIO | None = None,
+) -> Port:
     """The :class:`~latscope.link.device.Port` of a port name, not yet started: a simulation for
     ``sim:soc`` (the suite of ``suite``, a :class:`SuiteSettings`, built if needed) and
     ``sim:gateware``, else a serial port or pyserial URL."""
@@ -23,11 +32,18 @@ def open_port(port, extra_args=(), *, suite=None, log=None):
     return Port(port)
 
 
-def is_simulated(port):
+def is_simulated(port: str) -> bool:
     return port in SIM_PORTS
 
 
-def open_selftest_port(port, *, loopback=False, miswire=(), cpu="VexRiscv_IMAC", log=None):
+def open_selftest_port(
+    port: str,
+    *,
+    loopback: bool = False,
+    miswire: Sequence[str] = (),
+    cpu: str = "VexRiscv_IMAC",
+    log: TextIO | None = None,
+) -> Port:
     """The :class:`~latscope.link.device.Port` ``latscope selftest`` runs against, not yet started.
 
     ``sim:soc``: the SoC runs the wiring program (``firmware/tools/wiring_sim.c``), held in

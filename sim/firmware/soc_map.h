@@ -14,9 +14,18 @@
 #define SOC_SIM_EXIT             0xF0000020u
 #define SOC_SIM_PUTC             0xF0000024u
 #define SOC_IRQ_PENDING          0xF0000030u
+#define SOC_LOAD_IRQ_PERIOD      0xF0000040u
+#define SOC_LOAD_IRQ_PENDING     0xF0000044u
+#define SOC_BUS_LOAD_CYCLES      0xF0000050u
+#define SOC_BUS_LOAD_SEED        0xF0000054u
+#define SOC_BUS_LOAD_SRC         0xF0000058u
+#define SOC_BUS_LOAD_DST         0xF000005Cu
+#define SOC_BUS_LOAD_WORDS       0xF0000060u
 #define SOC_TRACE_BASE           0xF0000100u
 #define SOC_TRACE_BYTES          0x00000100u
 #define SOC_GPIO_STROBE_BIT      16
 #define SOC_GPIO_LOOP_BIT        24
+#define SOC_LOAD_IRQ_LINE        1
+#define SOC_BUS_LOAD_WINDOW      2048
 
 #endif

@@ -66,6 +66,10 @@ constexpr uint32_t GPIO_OUT = SOC_GPIO_OUT;
 constexpr uint32_t MTIMECMP_LO = SOC_MTIMECMP_LO, MTIMECMP_HI = SOC_MTIMECMP_HI;
 constexpr uint32_t SIM_EXIT = SOC_SIM_EXIT, SIM_PUTC = SOC_SIM_PUTC;
 constexpr uint32_t IRQ_PENDING = SOC_IRQ_PENDING;
+constexpr uint32_t LOAD_IRQ_PERIOD = SOC_LOAD_IRQ_PERIOD, LOAD_IRQ_PENDING = SOC_LOAD_IRQ_PENDING;
+constexpr uint32_t BUS_LOAD_CYCLES = SOC_BUS_LOAD_CYCLES, BUS_LOAD_SEED = SOC_BUS_LOAD_SEED,
+                   BUS_LOAD_SRC = SOC_BUS_LOAD_SRC, BUS_LOAD_DST = SOC_BUS_LOAD_DST,
+                   BUS_LOAD_WORDS = SOC_BUS_LOAD_WORDS;
 constexpr uint32_t TRACE_BASE = SOC_TRACE_BASE, TRACE_BYTES = SOC_TRACE_BYTES;
 constexpr const char *RAM_SCOPE = "TOP.latscope_sim_top.soc.ram";
 
@@ -337,7 +341,7 @@ private:
     UartEncoder encoder_;
 
     uint64_t cycle_ = 0;
-    unsigned lines_ = 0;             // irq, pending, meip, mtip as sampled last cycle
+    unsigned lines_ = 0;             // irq, pending, meip, mtip, busload, loadpending
     uint32_t gpio_ = 0;              // GPIO_OUT as the stores so far made it
     bool exited_ = false;
     uint32_t exit_code_ = 0;
@@ -491,8 +495,21 @@ void Simulation::on_store(uint32_t address, uint32_t data, unsigned sel) {
             std::fflush(stdout);
         }
         return;
+    case LOAD_IRQ_PENDING:
+        truth_->value(cycle_, "loadack", data);
+        return;
+    case LOAD_IRQ_PERIOD:
+        truth_->value(cycle_, "loadperiod", data);
+        return;
+    case BUS_LOAD_CYCLES:     // restarts the bus load engine
+        truth_->value(cycle_, "busloadset", data);
+        return;
     case MTIMECMP_LO:
     case MTIMECMP_HI:
+    case BUS_LOAD_SEED:
+    case BUS_LOAD_SRC:
+    case BUS_LOAD_DST:
+    case BUS_LOAD_WORDS:
         return;
     default:
         if (unmapped_stores_++ < 8)
@@ -504,11 +521,14 @@ void Simulation::on_store(uint32_t address, uint32_t data, unsigned sel) {
 
 void Simulation::sample() {
     const unsigned lines = unsigned(top_->irq) | unsigned(top_->irq_pending) << 1 |
-                           unsigned(top_->cpu_meip) << 2 | unsigned(top_->timer_irq) << 3;
+                           unsigned(top_->cpu_meip) << 2 | unsigned(top_->timer_irq) << 3 |
+                           unsigned(top_->bus_load_hold) << 4 |
+                           unsigned(top_->load_irq_pending) << 5;
     if (lines != lines_) {
-        static const char *const NAMES[] = {"irq", "pending", "meip", "mtip"};
+        static const char *const NAMES[] = {"irq", "pending", "meip", "mtip", "busload",
+                                            "loadpending"};
         const unsigned changed = lines ^ lines_;
-        for (unsigned bit = 0; bit < 4; bit++)
+        for (unsigned bit = 0; bit < 6; bit++)
             if (changed & (1u << bit))
                 truth_->line(cycle_, NAMES[bit], (lines >> bit) & 1);
         lines_ = lines;

@@ -9,6 +9,13 @@
 // are on the wire so the appliance's bus-write front end (and the harness) can snoop them;
 // a store "completes" in its ACK cycle.
 //
+// The load profiles' hardware (docs/tests.md, "Load profiles"), idle unless the firmware
+// programs it: the bus load engine (soc_bus_load.v) is a second master of the RAM; while it
+// holds the RAM (`bus_load_hold`) the CPU's RAM requests on the data bus are not accepted
+// (the CPU waits, as behind any busy bus) and the RAM's instruction port takes none. The
+// peripheral page is not held. The load interrupt (soc_peripherals.v) is external interrupt
+// line SOC_LOAD_IRQ_LINE.
+//
 // Resets: `rst` resets the whole SoC (peripherals, bus, CPU); `cpu_hold` keeps only the CPU
 // in reset, so the harness can start the firmware later while mtime and the appliance run.
 `include "soc_map.vh"
@@ -34,7 +41,10 @@ module latscope_soc (
     // interrupt state, for edge channels and the ground-truth log
     output wire        irq_pending,
     output wire        cpu_meip,
-    output wire        timer_irq
+    output wire        timer_irq,
+    // the load profiles' hardware, for an edge channel and the ground-truth log
+    output wire        bus_load_hold,
+    output wire        load_irq_pending
 );
     // The page: dBus word address bits 29..PAGE_WORD_BITS; a register: the bits below.
     localparam PAGE_WORD_BITS = `SOC_PAGE_WORD_BITS;
@@ -51,6 +61,13 @@ module latscope_soc (
     wire [3:0]  d_sel;
     wire        ram_hit;
 
+    wire        bus_load_restart, engine_access, engine_we;
+    wire [31:0] bus_load_cycles, bus_load_words, engine_dat_w, engine_dat_r;
+    wire [15:0] bus_load_seed;
+    wire [29:0] bus_load_src, bus_load_dst, engine_adr;
+    wire [31:0] external_irqs = {31'h0, irq_pending}
+                                | ({31'h0, load_irq_pending} << `SOC_LOAD_IRQ_LINE);
+
     /* verilator lint_off PINCONNECTEMPTY */
     VexRiscv cpu (
         .clk(clk),
@@ -58,7 +75,7 @@ module latscope_soc (
         .externalResetVector(`SOC_RESET_VECTOR),
         .timerInterrupt(timer_irq),
         .softwareInterrupt(1'b0),
-        .externalInterruptArray({31'h0, irq_pending}),
+        .externalInterruptArray(external_irqs),
         .iBusWishbone_CYC(i_cyc),
         .iBusWishbone_STB(i_stb),
         .iBusWishbone_ACK(i_ack),
@@ -87,8 +104,9 @@ module latscope_soc (
     // mip.MEIP inside the core: the masked external interrupt, registered by the core.
     assign cpu_meip = cpu.CsrPlugin_mip_MEIP;
 
-    // One wait state for every dBus target: accept in R, ACK in R+1.
-    wire d_req = d_cyc & d_stb & ~d_ack;
+    // One wait state for every dBus target: accept in R, ACK in R+1. A RAM request waits
+    // while the bus load engine holds the RAM.
+    wire d_req = d_cyc & d_stb & ~d_ack & ~(bus_load_hold & ram_hit);
     wire peripheral_hit = d_adr[29:PAGE_WORD_BITS] == PERIPHERAL_PAGE;
     reg  answered_by_ram, answered_by_peripheral;
     always @(posedge clk) begin
@@ -105,14 +123,27 @@ module latscope_soc (
         .clk(clk), .rst(rst),
         .i_cyc(i_cyc), .i_stb(i_stb), .i_adr(i_adr), .i_ack(i_ack), .i_dat_r(i_dat_r),
         .d_req(d_req), .d_we(d_we), .d_adr(d_adr), .d_dat_w(d_dat_w), .d_sel(d_sel),
-        .d_dat_r(ram_dat_r), .d_hit(ram_hit)
+        .d_dat_r(ram_dat_r), .d_hit(ram_hit),
+        .hold(bus_load_hold), .e_req(engine_access), .e_we(engine_we), .e_adr(engine_adr),
+        .e_dat_w(engine_dat_w), .e_dat_r(engine_dat_r)
+    );
+
+    latscope_soc_bus_load bus_load (
+        .clk(clk), .rst(rst), .restart(bus_load_restart), .cycles(bus_load_cycles),
+        .seed(bus_load_seed), .src(bus_load_src), .dst(bus_load_dst), .words(bus_load_words),
+        .hold(bus_load_hold), .access(engine_access), .we(engine_we), .adr(engine_adr),
+        .dat_w(engine_dat_w), .dat_r(engine_dat_r)
     );
 
     latscope_soc_peripherals peripherals (
         .clk(clk), .rst(rst),
         .req(d_req & peripheral_hit), .we(d_we), .word(d_adr[PAGE_WORD_BITS-1:0]), .dat_w(d_dat_w),
         .sel(d_sel), .dat_r(peripheral_dat_r),
-        .gpio_out(gpio_out), .irq(irq), .irq_pending(irq_pending), .timer_irq(timer_irq)
+        .gpio_out(gpio_out), .irq(irq), .irq_pending(irq_pending), .timer_irq(timer_irq),
+        .load_irq_pending(load_irq_pending), .bus_load_cycles(bus_load_cycles),
+        .bus_load_seed(bus_load_seed), .bus_load_src(bus_load_src),
+        .bus_load_dst(bus_load_dst), .bus_load_words(bus_load_words),
+        .bus_load_restart(bus_load_restart)
     );
 
     assign marker_data = gpio_out[15:0];

@@ -1,7 +1,11 @@
 // latscope simulated SoC: the RAM (by default where sim/soc_map.toml puts it), two Wishbone
-// slaves.
+// slaves and the bus load engine's port.
 //
-// Port "i" (instruction bus) reads, port "d" (data bus) reads and writes with byte selects.
+// Port "i" (instruction bus) reads, port "d" (data bus) reads and writes with byte selects,
+// port "e" is the bus load engine's (soc_bus_load.v): one word read or written per cycle it
+// asks, the read word in e_dat_r from the next cycle on. While `hold` is high (the engine owns
+// the RAM) the i-port accepts no request; the caller keeps d-port requests away then
+// (latscope_soc gates them), so no two ports write in one cycle.
 // Both ports are classic Wishbone slaves with ONE wait state:
 //   cycle R    : CYC & STB & !ACK  (the request is accepted; a write updates the array at the
 //                end of R, a read captures the word at the end of R)
@@ -35,7 +39,14 @@ module latscope_soc_ram #(
     input  wire [31:0] d_dat_w,
     input  wire [3:0]  d_sel,
     output reg  [31:0] d_dat_r,
-    output wire        d_hit
+    output wire        d_hit,
+    // the bus load engine
+    input  wire        hold,
+    input  wire        e_req,
+    input  wire        e_we,
+    input  wire [29:0] e_adr,
+    input  wire [31:0] e_dat_w,
+    output reg  [31:0] e_dat_r
 );
     localparam WORDS = 1 << WORDS_LOG2;
 
@@ -45,8 +56,10 @@ module latscope_soc_ram #(
     assign d_hit = (d_adr >> WORDS_LOG2) == (BASE_WORD >> WORDS_LOG2);
     wire [WORDS_LOG2-1:0] i_index = i_adr[WORDS_LOG2-1:0];
     wire [WORDS_LOG2-1:0] d_index = d_adr[WORDS_LOG2-1:0];
+    wire e_hit = (e_adr >> WORDS_LOG2) == (BASE_WORD >> WORDS_LOG2);
+    wire [WORDS_LOG2-1:0] e_index = e_adr[WORDS_LOG2-1:0];
 
-    wire i_req = i_cyc & i_stb & ~i_ack;
+    wire i_req = i_cyc & i_stb & ~i_ack & ~hold;
 
     always @(posedge clk) begin
         i_ack <= ~rst & i_req;
@@ -54,7 +67,8 @@ module latscope_soc_ram #(
             i_dat_r <= i_hit ? mem[i_index] : 32'h0;
     end
 
-    // Byte-wise write: the four byte lanes are written independently.
+    // Byte-wise write: the four byte lanes are written independently. The engine writes
+    // whole words.
     integer lane;
     always @(posedge clk) begin
         if (d_req & d_hit) begin
@@ -65,6 +79,11 @@ module latscope_soc_ram #(
             end else begin
                 d_dat_r <= mem[d_index];
             end
+        end else if (e_req & e_hit) begin
+            if (e_we)
+                mem[e_index] <= e_dat_w;
+            else
+                e_dat_r <= mem[e_index];
         end
     end
 

@@ -6,7 +6,8 @@
 //   marker_data/marker_strobe <- GPIO_OUT[15:0] / GPIO_OUT[16]
 //   bus_*                     <- the dBus exactly as on the wire
 //   edges[0] <- IRQ_PENDING latch, edges[1] <- the core's mip.MEIP,
-//   edges[2] <- GPIO_OUT[SOC_GPIO_LOOP_BIT] (the IRQ loop's pin), edges[3] <- 0
+//   edges[2] <- GPIO_OUT[SOC_GPIO_LOOP_BIT] (the IRQ loop's pin),
+//   edges[3] <- the bus load engine holds the RAM (the `bus` load profile's activity)
 //   uart_tx/uart_rx           <-> top ports (the harness bridges them to a pty)
 //   capturing                 -> top port: a capture runs (the harness can start the CPU
 //                                a fixed number of cycles after it rises)
@@ -39,6 +40,8 @@ module latscope_sim_top (
     output wire        irq_pending,
     output wire        cpu_meip,
     output wire        timer_irq,
+    output wire        bus_load_hold,
+    output wire        load_irq_pending,
     output wire [31:0] gpio_out,
     output wire        dbus_cyc,
     output wire        dbus_stb,
@@ -67,7 +70,8 @@ module latscope_sim_top (
         .gpio_out(gpio_out), .marker_data(marker_data), .marker_strobe(marker_strobe),
         .dbus_cyc(dbus_cyc), .dbus_stb(dbus_stb), .dbus_we(dbus_we), .dbus_ack(dbus_ack),
         .dbus_adr(dbus_adr), .dbus_dat_w(dbus_dat_w), .dbus_sel(dbus_sel),
-        .irq_pending(irq_pending), .cpu_meip(cpu_meip), .timer_irq(timer_irq)
+        .irq_pending(irq_pending), .cpu_meip(cpu_meip), .timer_irq(timer_irq),
+        .bus_load_hold(bus_load_hold), .load_irq_pending(load_irq_pending)
     );
 
 `ifdef WITH_APPLIANCE
@@ -104,7 +108,8 @@ module latscope_sim_top (
         .bus_adr(dbus_adr),
         .bus_dat_w(dbus_dat_w),
         .bus_sel(dbus_sel),
-        .edges({1'b0, gpio_out[`SOC_GPIO_LOOP_BIT], cpu_meip, jumper_q ? irq : irq_pending}),
+        .edges({bus_load_hold, gpio_out[`SOC_GPIO_LOOP_BIT], cpu_meip,
+                jumper_q ? irq : irq_pending}),
         .irq(irq),
         .capturing(capturing),
         .uart_tx(uart_tx),

@@ -26,7 +26,8 @@ from latscope.events import Events
 from latscope.link.selftest import check_wiring, wiring_pattern
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, decode
 from latscope_defs.protocol import Source
-from support.suite_tables import suite_rules
+from support.load_markers import LOADS, build_suffix, check_load_markers
+from support.suite_tables import SUITE_START_ORDER, suite_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRMWARE = ROOT / "firmware"
@@ -44,27 +45,7 @@ COST_MARKERS = 200  # markers of test NONE the Linux suite writes to time one ma
 # thread behind its equals, so the order among equal-priority threads (TSL-a, IDL-b-N>1,
 # IDL-a) is the tracer's, and those tables are not checked here (test_suite_native.py checks
 # their logic on the host port).
-ALL_TESTS = [
-    "IL_A",
-    "IDL_B",
-    "IDL_B",
-    "IDL_B",
-    "TSL_A",
-    "TSL_A",
-    "TSL_A",
-    "TF_A",
-    "TF_B",
-    "TF_C",
-    "SEO_A",
-    "SEO_B",
-    "SEO_C",
-    "SEO_D",
-    "SEO_E",
-    "SEO_F",
-    "SEO_G",
-    "MQ",
-    "CLOCK_ISR",
-]
+ALL_TESTS = SUITE_START_ORDER
 LINUX_RUNS = {
     "one-thread": ["SEO_A", "SEO_B", "SEO_C", "SEO_D", "SEO_E"],
     "realtime": ALL_TESTS,
@@ -285,6 +266,60 @@ def test_linux_cross_compiles_for_the_pi(tmp_path):
 
 
 @pytest.mark.slow
+def test_linux_builds_with_every_load(tmp_path):
+    """The suite on Linux builds with every load profile (firmware/ports/linux/load_linux.c),
+    natively and for a Raspberry Pi (aarch64), and refuses the caches off (user space
+    cannot)."""
+    need("gcc", "aarch64-linux-gnu-gcc", "make")
+    for load in LOADS:
+        for cross in ("", "aarch64-linux-gnu-"):
+            make(SUITE, "linux", f"LOAD={load}", f"CROSS={cross}", "GPIOD=0", f"BUILD={tmp_path}")
+            target = cross.rstrip("-") or "native"
+            assert (tmp_path / f"linux-{target}{build_suffix(load)}" / "suite").is_file()
+    refused = subprocess.run(
+        ["make", "-s", "-C", str(SUITE), "linux", "CACHE=off", f"BUILD={tmp_path}"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0 and "CACHE=off" in refused.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("load", ["bus", "irq-high", "irq-low"])
+def test_linux_load_runs(load, watcher, tmp_path):
+    """The Linux port's load hardware in a run under the store tracer (the SEO tests, one
+    thread, any scheduling rights): the suite ends, and the irq profiles' handler writes its
+    calls between the suite's markers (raised 1000 times a second here: each traced store
+    costs a fault)."""
+    need("gcc", "make")
+    tests = LINUX_RUNS["one-thread"]
+    rate = None if load == "bus" else 1000
+    make(
+        SUITE,
+        "linux",
+        f"SAMPLES={SAMPLES}",
+        f"TESTS={','.join(tests)}",
+        f"LOAD={load}",
+        f"LOAD_PARAM={rate or ''}",
+        f"BUILD={tmp_path}",
+    )
+    log = tmp_path / "stores.txt"
+    binary = tmp_path / f"linux-native{build_suffix(load, rate)}" / "suite"
+    result = subprocess.run(
+        [str(watcher), str(log), str(binary)],
+        env=dict(os.environ, LATSCOPE_GPIO="gpiomem"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0 and "suite: done" in result.stdout, result.stdout + result.stderr
+    values = markers_from_stores(read_store_log(log)[0])
+    check_load_markers(values, load)
+    tests_of, points, _ = decode(values)
+    assert [Test(t).name for t, p in zip(tests_of, points) if p == Point.START] == tests
+
+
+@pytest.mark.slow
 def test_linux_wiring_walk_every_store(watcher, tmp_path):
     """The self-test's wiring program on the Linux marker port (firmware/tools/
     wiring_linux.c), run against the fake register block: its stores follow the port's
@@ -443,8 +478,23 @@ def test_cortex_m_under_qemu(board, tmp_path):
     assert "SUMMARY bench_smoke: passed=8 failed=0" in console
     assert int(re.search(r"tick wake-ups during the churn: (\d+)", console)[1]) > 0
 
-    make(SUITE, "cortex-m", f"CM_BOARD={board}", f"SAMPLES={SAMPLES}", f"BUILD={tmp_path}")
-    log = tmp_path / "unimp.log"
+    cm_suite_under_qemu(board, tmp_path)
+
+
+def cm_suite_under_qemu(board, build, load="none"):
+    """Builds the suite for a QEMU board (with a load profile) and runs it under QEMU with
+    its GPIO stores and exceptions logged: it runs to its end, every SysTick writes its tick
+    markers, the tables are those of the native run. Gives the console, the marker values
+    and QEMU's log."""
+    make(
+        SUITE,
+        "cortex-m",
+        f"CM_BOARD={board}",
+        f"SAMPLES={SAMPLES}",
+        f"LOAD={load}",
+        f"BUILD={build}",
+    )
+    log = build / "unimp.log"
     suite = subprocess.run(
         [
             *QEMU,
@@ -453,11 +503,11 @@ def test_cortex_m_under_qemu(board, tmp_path):
             "-D",
             str(log),
             "-kernel",
-            str(tmp_path / f"cm-{board}-gpio" / "suite.elf"),
+            str(build / f"cm-{board}-gpio{build_suffix(load)}" / "suite.elf"),
         ],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     console = suite.stdout + suite.stderr
     assert suite.returncode == 0 and "suite: done" in console, console[-3000:]
@@ -465,6 +515,62 @@ def test_cortex_m_under_qemu(board, tmp_path):
     values = stm32_markers(bsrr_stores(log, systicks))
     check_tick_markers(values, systicks)
     check_cm_tables(values)
+    return console, values, log.read_text()
+
+
+#: A store to DMA2 stream 5's configuration with EN set (board_stm32f4.c, the bus profile).
+DMA2_ENABLE = re.compile(
+    r"^DMA2: unimplemented device write \(size 4, offset 0x0*88, "
+    r"value (0x[0-9a-f]+)\)$",
+    re.M,
+)
+
+
+@pytest.mark.qemu
+@pytest.mark.parametrize(
+    "board,load",
+    [("qemu-stm32", load) for load in LOADS if load != "none"] + [("qemu-m0plus", "mixed")],
+)
+def test_cortex_m_loads_under_qemu(board, load, tmp_path):
+    """The suite under each load profile on the Cortex-M port under QEMU runs to its end
+    with the tables and tick markers of the idle run, and its markers hold the load's: its
+    threads' progress, its second interrupt line's handler calls (under QEMU the busy-wait
+    hook raises that line, TIM2 standing still), and for the bus profile the stores that
+    start DMA2 (which QEMU does not model: it logs them)."""
+    need_arm()
+    need("qemu-system-arm")
+    console, values, log = cm_suite_under_qemu(board, tmp_path, load)
+    assert "suite: load " in console
+    check_load_markers(values, load)
+    enables = [int(value, 16) for value in DMA2_ENABLE.findall(log)]
+    assert any(value & 1 for value in enables) == (load in ("bus", "mixed")), enables
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["stm32f4", "rp2040"])
+def test_cortex_m_boards_build_with_loads(board, tmp_path):
+    """The boards' load hardware code (TIM2 and DMA2 on the Nucleo, the timer alarm and
+    paced DMA on the Pico) builds with every profile at once; the caches-off setting is
+    refused (these cores have no cache to turn off)."""
+    need_arm()
+    make(SUITE, "cortex-m", f"CM_BOARD={board}", "LOAD=mixed", f"BUILD={tmp_path}")
+    table = symbols(tmp_path / f"cm-{board}-gpio-mixed" / "suite.elf")
+    assert {"load_port_bus_start", "load_port_irq_start", "load_port_irq_ack"} <= set(table)
+    refused = subprocess.run(
+        [
+            "make",
+            "-s",
+            "-C",
+            str(SUITE),
+            "cortex-m",
+            f"CM_BOARD={board}",
+            "CACHE=off",
+            f"BUILD={tmp_path}",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0 and "CACHE=off" in refused.stderr
 
 
 @pytest.mark.qemu

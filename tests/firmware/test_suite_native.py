@@ -23,7 +23,7 @@ from latscope.events import Events
 from latscope_defs.markers import Point, Test, decode, encode
 from latscope_defs.protocol import Source
 from support.native_suite import SUITE, events_from_stores, read_native_dump
-from support.suite_tables import suite_rules
+from support.suite_tables import SUITE_START_ORDER, suite_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = 30  # SUITE_SAMPLES of the short suite: also OBJ and CLK samples
@@ -205,27 +205,7 @@ def test_native_windows_and_parameters(native_run):
     _, _, _, events = native_run
     markers = [m for _, m in sorted(marker_at(events).items())]
     starts = [(t, a) for t, p, a in markers if p == Point.START]
-    assert [Test(t).name for t, _ in starts] == [
-        "IL_A",
-        "IDL_B",
-        "IDL_B",
-        "IDL_B",
-        "TSL_A",
-        "TSL_A",
-        "TSL_A",
-        "TF_A",
-        "TF_B",
-        "TF_C",
-        "SEO_A",
-        "SEO_B",
-        "SEO_C",
-        "SEO_D",
-        "SEO_E",
-        "SEO_F",
-        "SEO_G",
-        "MQ",
-        "CLOCK_ISR",
-    ]
+    assert [Test(t).name for t, _ in starts] == SUITE_START_ORDER
     # Parameters of 128 and more: START's argument, then PARAM with the bits from 7 up.
     for i, (t, p, a) in enumerate(markers):
         if p == Point.START and t in (Test.IDL_B, Test.TSL_A) and a == 0:

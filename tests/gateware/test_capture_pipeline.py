@@ -217,7 +217,7 @@ def test_back_pressure_loses_nothing_silently():
         (int(t), int(s), int(v)) for t, s, v in zip(events.stamp, events.source, events.value)
     ]
     losses = {}
-    for stamp, source, value in delivered:
+    for _, source, value in delivered:
         if source == Source.LOSS:
             losses[value & 0xF] = losses.get(value & 0xF, 0) + (value >> 4)
     for source in (Source.MARKER, Source.IRQ):

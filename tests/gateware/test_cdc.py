@@ -350,9 +350,9 @@ def _check_every_edge_is_one_exact_event(cycles, events, status):
 @parametrize_first_fast("link_phase", [0.0, 0.5])
 def test_irq_two_clocks_exact_from_one_pll(link_phase):
     """Link clock half the capture clock, its rising edges on capture rising edges (phase 0:
-    the iCE40 PLL's GENCLK / GENCLK_HALF) or on the other capture edges (0.5): every IRQ edge is one event at its exact stamp,
-    and the intervals and widths, drawn in link cycles, are exactly twice as many capture
-    cycles: those of the documented LFSR from START's reseed on."""
+    the iCE40 PLL's GENCLK / GENCLK_HALF) or on the other capture edges (0.5): every IRQ edge is
+    one event at its exact stamp, and the intervals and widths, drawn in link cycles, are exactly
+    twice as many capture cycles: those of the documented LFSR from START's reseed on."""
     period, mask, width = 9, 0x1F, 4
     settings = {
         "period": period,
@@ -389,7 +389,7 @@ def test_irq_pin_stage_takes_no_mixed_pair():
 
     async def testbench(ctx):
         level = 0
-        for change in range(12):
+        for _ in range(12):
             level ^= 1
             ctx.set(stage.level, level)
             await ctx.tick()

@@ -1,6 +1,8 @@
 """The command channel: arguments arrive intact, every command is answered, a stalled command
 is abandoned, unknown opcodes get the '?' reply."""
 
+import pytest
+
 from latscope_defs.protocol import (
     UNKNOWN_COMMAND_REPLY,
     Command,
@@ -124,3 +126,8 @@ def test_echo_sends_its_pattern_back_after_a_longer_command():
         assert replies[:11] == [Command.ECHO, 9, *pattern.to_bytes(8, "little"), 0]
         replies = replies[11:]
     assert replies == [] and pulses == [("irq", IRQ.as_value().value)]
+
+
+def test_a_command_with_arguments_needs_them():
+    with pytest.raises(ValueError, match="START takes arguments"):
+        encode_command(Command.START)

@@ -276,7 +276,7 @@ def test_edge_stamps_name_the_slot_of_the_change(phases):
     bench = _EdgeBench(1, phases)
     entries = _drive_and_collect(bench, changes, changes[-1][0] + 20 * PERIOD_NS)
     assert len(entries) == len(changes)
-    for (time_ns, _), (stamp, present, value) in zip(changes, entries):
+    for (time_ns, _), (stamp, _, _) in zip(changes, entries):
         assert stamp - bench.latency == _slot(time_ns, phases), (time_ns, stamp)
     # Every phase occurs, so each sample's path is really exercised.
     assert {stamp % phases for stamp, _, _ in entries} == set(range(phases))

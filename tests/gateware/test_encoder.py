@@ -117,7 +117,7 @@ def test_segment_state_counts_and_ages():
         # A new capture: `captured` restarts, `sent` goes on; a full segment; the age.
         await pulse(ctx, "start")
         await pulse(ctx, "sent_sync", 5)
-        for n in range(SEGMENT_MAX_EVENTS):
+        for _ in range(SEGMENT_MAX_EVENTS):
             assert not ctx.get(dut.full)
             await pulse(ctx, "sent_event", 5)
         assert ctx.get(dut.full)
@@ -126,7 +126,7 @@ def test_segment_state_counts_and_ages():
         await pulse(ctx, "sent_seal")
         await pulse(ctx, "sent_sync", 9)
         await pulse(ctx, "sent_event", 9)
-        for cycle in range(25):
+        for _ in range(25):
             seen.setdefault("aged", []).append(ctx.get(dut.aged))
             await ctx.tick()
 

@@ -166,7 +166,9 @@ def test_divider_counts_100_mhz_periods_at_any_clock():
 def test_trigger_starts_the_post_trigger_count(trigger_cycle):
     # Channel 20 rises in `trigger_cycle`; 8 of the 32 samples read back come before the
     # trigger. A trigger condition that holds from the start counts only once those 8 are in.
-    pins = lambda cycle: (cycle & 0xFFFF) | (cycle >= trigger_cycle) << 20
+    def pins(cycle):
+        return (cycle & 0xFFFF) | (cycle >= trigger_cycle) << 20
+
     data, run_cycle = exchange(
         setup(divider=1, read=32, delay=24, mask=1 << 20, value=1 << 20) + bytes([SumpCommand.RUN]),
         pins=pins,
@@ -229,7 +231,10 @@ def test_rle_capture_decodes_to_the_samples():
     # Value v (0..63 in each group; channel 23, the RLE flag, stays 0) lasts v % 8 + 1
     # cycles, then v + 1 follows.
     edges = list(itertools.accumulate(k % 8 + 1 for k in range(2000)))
-    pins = lambda now: bisect.bisect_right(edges, now) % 64 * 0x10101
+
+    def pins(now):
+        return bisect.bisect_right(edges, now) % 64 * 0x10101
+
     # 100 samples, below the memory's 128 entries: the readback ends at the read count.
     data, _ = exchange(
         setup(read=100, delay=16, flags=SumpFlags.RLE | NO_GROUP_3) + bytes([SumpCommand.RUN]),
@@ -250,7 +255,10 @@ def test_rle_capture_decodes_to_the_samples():
 def test_rle_splits_runs_longer_than_a_count_holds():
     # Only channels 0..7: channel 7 is the flag, a count holds up to 127.
     flags = SumpFlags.RLE | (0b1110 << SumpFlags.GROUP_DISABLE_SHIFT)
-    pins = lambda now: 0x25 if now < 400 else 0x5A
+
+    def pins(now):
+        return 0x25 if now < 400 else 0x5A
+
     # A read count of sigrok's cap (16 entries x 3 bytes over 1 group = 48 samples) is not
     # its sample count: every entry comes back.
     data, _ = exchange(

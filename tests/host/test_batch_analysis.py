@@ -3,10 +3,10 @@ the batch size: ``analyze`` (the batch analysis over one batch, keeping every sa
 bounded tables at every batch size down to one event have the same tables in the same order,
 the same samples in the same order, the same discarded pairs and statistics to the last bit.
 The samples themselves are checked independently elsewhere: against a pairing of the
-simulator's own pin log (tests/system/test_truth_pairing.py), the ground truth of synthetic suite runs
-(tests/host/test_holes.py, tests/host/test_fault_injection.py) and the sigrok decoders
-(tests/host/test_pairing_rules.py); here, the tick flags against their definition and the statistics
-against numpy.
+simulator's own pin log (tests/system/test_truth_pairing.py), the ground truth of synthetic
+suite runs (tests/host/test_holes.py, tests/host/test_fault_injection.py) and the sigrok
+decoders (tests/host/test_pairing_rules.py); here, the tick flags against their definition and
+the statistics against numpy.
 
 Captures: real runs of the test suite (native build, host nanosecond stamps; also as a DDR
 board's half-cycle stamps) read from capture files in small batches, and synthetic event
@@ -142,8 +142,9 @@ def test_synthetic_streams_at_every_batch_size(seed, loss_rate, hole_rate):
         assert analysis.passes == 1  # losses of lively sources: counted in one pass
 
 
-@parametrize_first_fast("seed", range(4))
-@parametrize_first_fast("hole_rate", [0.0, 0.002])
+@pytest.mark.slow  # 5 s at every batch size; test_synthetic_streams_at_every_batch_size stays
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("hole_rate", [0.0, 0.002])
 def test_handler_markers_and_shared_cycles_at_every_batch_size(seed, hole_rate):
     """The kernel's handler-entry markers (ILH tables, placed in windows by marker order) on
     the bus window, sharing cycles with the trace port's markers and, after the pin-latency

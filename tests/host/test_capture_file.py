@@ -11,9 +11,11 @@ import zlib
 
 import pytest
 
+from latscope.capture.batches import CaptureBatches
 from latscope.capture.file import (
     CHUNK_OVERHEAD,
     GAP,
+    NOT_CLOSED,
     CaptureFileError,
     CaptureReader,
     CaptureWriter,
@@ -234,7 +236,7 @@ def test_exception_inside_the_writer_leaves_no_end_chunk(tmp_path):
     reader = CaptureReader(path)
     assert b"".join(list(reader)) == stream
     assert reader.end is None and not reader.stats.complete
-    assert "not closed cleanly" in load_capture(path).summary()
+    assert NOT_CLOSED in load_capture(path).summary()
 
 
 def test_writer_bounds_chunks_and_flushes_on_time(tmp_path):
@@ -322,3 +324,15 @@ def test_metadata_must_be_a_json_object(tmp_path):
         CaptureWriter(tmp_path / "w.lsc", [1, 2])
     assert not (tmp_path / "w.lsc").exists()
     assert GAP is not None
+
+
+def test_batches_summarise_only_what_they_read(tmp_path, capture):
+    _, data = capture
+    path = tmp_path / "c.lsc"
+    path.write_bytes(data)
+    batches = CaptureBatches(path, batch_bytes=64)
+    with pytest.raises(RuntimeError, match="before the batches were read"):
+        batches.summary(0)
+    count = sum(len(events) for events in batches)
+    assert count == 120
+    assert batches.summary(count) == load_capture(path).summary()

@@ -66,6 +66,25 @@ def test_bad_metadata_is_one_line_naming_file_byte_and_field(tmp_path, metadata,
     assert not (tmp_path / "refused.lsc").exists()
 
 
+def test_bad_metadata_before_many_bad_chunks_is_named(tmp_path):
+    """Bad metadata followed by fake chunks that spend the survey's CRC budget: the error
+    still names the field and its byte (it was an AttributeError: the chunk was read again
+    within the spent budget)."""
+    metadata = {"identity": {**IDENTITY, "marker_width": -1}}
+    fake = struct.pack("<4sB3sIIQI", b"LSCK", ChunkType.METADATA, bytes(3), 1, MAX_PAYLOAD, 0, 0)
+    payload = json.dumps(metadata).encode()
+    path = tmp_path / "bad.lsc"
+    path.write_bytes(
+        file_header()
+        + encode_chunk(ChunkType.METADATA, 0, 0, payload)
+        + fake * 1000
+        + bytes(MAX_PAYLOAD)
+    )
+    with pytest.raises(CaptureFileError, match=r"identity\.marker_width") as error:
+        CaptureReader(path)
+    assert error.value.offset == HEADER + CHUNK_OVERHEAD + payload.find(b'"marker_width"')
+
+
 @pytest.mark.parametrize(
     "payload", [b"[" * 100_000 + b"]" * 100_000, b'{"a": NaN', b"\xff\xfe", b"1" * 5000, b"null"]
 )

@@ -32,7 +32,7 @@ from latscope_defs.protocol import VERSION, Source, StreamEncoder
 
 CLOCK_HZ = 100_000_000
 EDGES = 2
-M, B, I, L = Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS
+M, B, IRQ, L = Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS
 E0, E1 = Source.EDGE0, Source.EDGE1
 
 
@@ -44,12 +44,12 @@ def events(*rows):
 #: Stream order; IRQ and edge levels alternate; a LOSS of markers at 1500 (count 2).
 EVENTS = events(
     (1000, M, encode(Test.IL_A, Point.START, 1)),
-    (1100, I, 1),
+    (1100, IRQ, 1),
     (1102, E0, 1),
     (1150, M, encode(Test.IL_A, Point.ISR_ENTRY)),
     (1160, B, 0xABCD_0000 | encode(Test.IL_A, Point.ISR_EXIT)),
     (1190, E0, 0),
-    (1200, I, 0),
+    (1200, IRQ, 0),
     (1210, M, encode(Test.IL_A, Point.THREAD)),
     (1500, L, (2 << 4) | M),
     (1600, E1, 1),
@@ -92,7 +92,7 @@ def model_levels(evs, first, count, edge_count=EDGES):
             _, source, value = rows[k]
             if source in (M, B):
                 data, strobe = value & 0xFFFF, strobe ^ 1
-            elif source == I:
+            elif source == IRQ:
                 irq = value
             elif E0 <= source < E0 + edge_count:
                 edges[source - E0] = value
@@ -175,10 +175,10 @@ def test_repeated_levels_and_shared_cycles():
     tracker = LevelTracker(Layout(1))
     changes = tracker.feed(
         events(
-            (100, I, 1),
-            (200, I, 1),
-            (300, I, 0),
-            (400, I, 0),
+            (100, IRQ, 1),
+            (200, IRQ, 1),
+            (300, IRQ, 0),
+            (400, IRQ, 0),
             (500, E0, 1),
             (600, E0, 1),
             (700, M, 0x111),
@@ -201,9 +201,9 @@ def test_batches_give_the_changes_of_the_whole():
     (as after pin-latency correction), the changes are those of one batch."""
     rng = np.random.default_rng(5)
     stamp = np.cumsum(rng.integers(3, 40, 3000))
-    source = rng.choice([int(M), int(I), int(E0)], 3000)
+    source = rng.choice([int(M), int(IRQ), int(E0)], 3000)
     value = rng.integers(0, 1 << 16, 3000)
-    for src in (I, E0):  # alternating levels
+    for src in (IRQ, E0):  # alternating levels
         mine = source == src
         value[mine] = np.arange(np.count_nonzero(mine)) % 2 == 0
     stamp = stamp - np.where(source == M, 2, 0)  # markers 2 cycles "late"
@@ -371,7 +371,7 @@ def test_cli_export_errors_name_the_option_or_the_file(tmp_path, capsys):
         cli.main(["export", capture, "--vcd", str(tmp_path / "w.vcd"), "--start", "-3"])
     except SystemExit as exit:
         assert exit.code == 2
-    assert "argument --start: must be 0 or more: '-3'" in capsys.readouterr().err
+    assert "argument --start: invalid cycle value: '-3' (must be 0 .." in capsys.readouterr().err
     assert cli.main(["dump", capture, "--source", "marker,foo"]) == 2
     assert (
         "--source marker,foo: unknown source FOO (known: MARKER, BUS, IRQ, LOSS, EDGE0"

@@ -200,6 +200,7 @@ def test_integrity_line_never_says_nothing_lost_after_damage():
         "segments_old": 0,
         "records_old": 0,
         "notes": [],
+        "closed": True,
     }
     assert integrity_line(base).startswith("nothing lost")
     for key in (

@@ -32,7 +32,7 @@ from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Te
 from latscope_defs.protocol import VERSION, Source, StreamEncoder
 
 CLOCK_HZ = 100_000_000
-M, B, I, L = Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS
+M, B, IRQ, L = Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS
 
 
 def mark(test, point, arg=0):
@@ -61,12 +61,12 @@ def test_irq_edge_in_the_cycle_of_start_or_end_is_in_no_window():
     got, _ = samples_of(
         [
             (100, M, start),
-            (100, I, 1),
-            (110, I, 0),
+            (100, IRQ, 1),
+            (110, IRQ, 0),
             (150, M, entry),
-            (200, I, 1),
+            (200, IRQ, 1),
             (230, M, entry),
-            (300, I, 1),
+            (300, IRQ, 1),
             (300, M, end),
             (320, M, entry),
         ]
@@ -86,7 +86,14 @@ def test_a_b_in_one_cycle_is_no_pair_the_b_ends_the_previous_a():
     # IRQ A and marker B in one cycle: B is not that edge's; the edge pairs with a later B.
     start, entry = mark(Test.IL_A, Point.START, 1), mark(Test.IL_A, Point.ISR_ENTRY)
     got, _ = samples_of(
-        [(90, M, start), (100, I, 1), (140, I, 0), (200, I, 1), (200, M, entry), (260, M, entry)]
+        [
+            (90, M, start),
+            (100, IRQ, 1),
+            (140, IRQ, 0),
+            (200, IRQ, 1),
+            (200, M, entry),
+            (260, M, entry),
+        ]
     )
     assert got["IL-a-1"] == [(100, 100), (200, 60)]
 
@@ -116,11 +123,11 @@ def test_handler_entry_marker_of_the_kernel():
     entry, kernel = mark(Test.IL_A, Point.ISR_ENTRY), mark(Test.KERNEL, Point.ISR_ENTRY, 0)
     events = [
         (100, M, start),
-        (200, I, 1),
-        (250, I, 0),
+        (200, IRQ, 1),
+        (250, IRQ, 0),
         (360, B, kernel),
         (380, M, entry),
-        (500, I, 1),
+        (500, IRQ, 1),
         (560, B, kernel),
         (600, M, end),
         (700, B, kernel),
@@ -142,15 +149,15 @@ def test_loss_span_endpoints():
     )
     base = [(10, M, start), (100, M, t1), (120, M, t2)]
     # IRQ events at 40 and 100 bound the span (40, 100) of a LOSS at 100: h = A, kept.
-    _, tables = samples_of(base + [(40, I, 1), (100, L, 1 << 4 | I), (101, I, 0)])
+    _, tables = samples_of(base + [(40, IRQ, 1), (100, L, 1 << 4 | IRQ), (101, IRQ, 0)])
     assert tables["SEO-d-1"].samples.tolist() == [20] and tables["SEO-d-1"].discarded == 0
     # LOSS at 101: h > A: discarded.
-    _, tables = samples_of(base + [(40, I, 1), (101, L, 1 << 4 | I), (102, I, 0)])
+    _, tables = samples_of(base + [(40, IRQ, 1), (101, L, 1 << 4 | IRQ), (102, IRQ, 0)])
     assert tables["SEO-d-1"].samples.tolist() == [] and tables["SEO-d-1"].discarded == 1
     # The span's low end is X's previous event: at B (120) it is kept, at 119 discarded.
-    _, tables = samples_of(base + [(120, I, 1), (200, L, 1 << 4 | I), (201, I, 0)])
+    _, tables = samples_of(base + [(120, IRQ, 1), (200, L, 1 << 4 | IRQ), (201, IRQ, 0)])
     assert tables["SEO-d-1"].discarded == 0
-    _, tables = samples_of(base + [(119, I, 1), (200, L, 1 << 4 | I), (201, I, 0)])
+    _, tables = samples_of(base + [(119, IRQ, 1), (200, L, 1 << 4 | IRQ), (201, IRQ, 0)])
     assert tables["SEO-d-1"].discarded == 1
 
 
@@ -198,7 +205,7 @@ def captures(draw):
             source = {
                 "marker": M,
                 "bus": B,
-                "irq": I,
+                "irq": IRQ,
                 "loss": L,
                 "start": M,
                 "kernel": B,
@@ -227,7 +234,7 @@ def captures(draw):
                 irq_level ^= 1
                 value = irq_level
             else:
-                value = draw(st.integers(1, 3)) << 4 | int(draw(st.sampled_from([M, B, I])))
+                value = draw(st.integers(1, 3)) << 4 | int(draw(st.sampled_from([M, B, IRQ])))
             rows.append((stamp, source, value))
     # Stream order (docs/protocol.md): by stamp; in one cycle the LOSS record first, then
     # the events in source order.

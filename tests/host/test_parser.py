@@ -661,3 +661,19 @@ def test_replies_resynchronise_after_a_lost_byte():
     parser.feed(b"".join(broken) + b"".join(reply_records(Command.STOP, b"")))
     assert list(parser.replies) == [(Command.STOP, b"")]
     assert parser.stats.reply_errors == 1
+
+
+def test_pin_latency_correction_clamps_at_zero():
+    """A stamp below its source's pin latency (an event in the first cycles of a capture)
+    becomes 0, not a wrapped unsigned stamp near 2**64 (the clamp of
+    ``StreamParser._corrected``); stamps above it lose exactly the latency."""
+    from latscope_defs.protocol import StreamEncoder
+
+    encoder = StreamEncoder(flush_after=3000)
+    for stamp, value in ((1, 0x11), (3, 0x12), (4, 0x13), (9, 0x14)):
+        encoder.event(stamp, Source.MARKER, value)
+    encoder.flush()
+    parser = StreamParser(latency={Source.MARKER: 4})
+    events = Events.concatenate([parser.feed(encoder.take()), parser.finish()])
+    assert [int(s) for s in events.stamp] == [0, 0, 0, 5]
+    assert [int(v) for v in events.value] == [0x11, 0x12, 0x13, 0x14]

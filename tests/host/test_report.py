@@ -126,7 +126,7 @@ def test_csv_markdown_html(figure_report):
     page = paths["html"].read_text()
     for name, table in tables.items():
         stats = table.stats()
-        line = next(l for l in markdown.splitlines() if l.startswith(f"| {name} |"))
+        line = next(row for row in markdown.splitlines() if row.startswith(f"| {name} |"))
         assert f"{stats['avg_ns']:.1f}" in line and f"{stats['max_ns']:.1f}" in line
         assert f"<h3>{name}</h3>" in page
         for kind in ("timeseries", "distribution", "exceedance"):
@@ -275,7 +275,7 @@ def test_percentile_rule_in_every_output(il_capture, tmp_path, capsys):
     assert float(line["p99_ci_low_ns"]) == low and line["p999_ci_low_ns"] == ""
     assert main(["analyze", str(il_capture)]) == 0
     text = capsys.readouterr().out
-    cells = next(l for l in text.splitlines() if l.startswith("IL-a-1 ")).split()
+    cells = next(row for row in text.splitlines() if row.startswith("IL-a-1 ")).split()
     assert cells[7] == f"{row['p99_ns']:.1f}" and cells[8] == "–"
     assert "p99.9 from 1000 samples" in text
     assert "p99.9 from 1000 samples" in paths["markdown"].read_text()

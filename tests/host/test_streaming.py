@@ -203,7 +203,7 @@ def test_parse_duration():
 
 def test_progress_shows_the_running_tests(capture):
     """The capture's live display: per table of the tests running now, n/min/avg/max."""
-    from latscope.cli import running_tables
+    from latscope.progress import running_tables
     from latscope_defs.markers import Point, Test, decode
 
     events = capture.events

@@ -2,7 +2,7 @@
 (Markdown, HTML, the exceedance figure), latscope compare and the live tables a capture ends
 with. The capture: a synthetic suite run (support/synthetic_suite.py) of 1000 samples per
 IRQ and TSL table, whose IL-a-1 samples are independent draws from a uniform (estimable)
-and whose TF, SEO, MQ and CLK tables hold 500 (too few)."""
+and whose TF, SEO and MQ tables hold 256 and CLK 100, as the suite's (too few)."""
 
 import csv
 import json
@@ -23,6 +23,8 @@ from latscope.report.tail_estimates import estimates, probability_text
 from support.synthetic_suite import IDENTITY, encode, make_run
 
 ESTIMABLE, TOO_FEW = "IL-a-1", "TF-a-1"
+#: What the estimate says of TOO_FEW (256 samples: the suite's per-window count of TF).
+TOO_FEW_REFUSAL = "not estimable: too few samples: 256 < 1000"
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +59,7 @@ def test_every_table_has_an_estimate_or_a_refusal(document):
             assert tail["refusal"].startswith("not estimable: ") and tail["quantiles"] == []
     table = rows(document)
     assert table[ESTIMABLE]["tail"]["estimable"]
-    assert table[TOO_FEW]["tail"]["refusal"] == "not estimable: too few samples: 500 < 1000"
+    assert table[TOO_FEW]["tail"]["refusal"] == TOO_FEW_REFUSAL
 
 
 def test_the_headline_maximum_is_never_changed(capture, document):
@@ -87,7 +89,7 @@ def test_text_json_and_csv(capture, document, capsys):
     tail = rows(document)[ESTIMABLE]["tail"]
     q6 = tail["quantiles"][1]
     assert f"\n{ESTIMABLE}: p 1e-3: " in text and f"p 1e-6: {q6['ns']:.1f} [" in text
-    assert f"\n{TOO_FEW}: not estimable: too few samples: 500 < 1000" in text
+    assert f"\n{TOO_FEW}: {TOO_FEW_REFUSAL}" in text
     assert cli.main(["analyze", str(capture), "--format", "json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["version"] == SCHEMA_VERSION and rows(printed)[ESTIMABLE]["tail"] == tail
@@ -98,7 +100,7 @@ def test_text_json_and_csv(capture, document, capsys):
         assert float(lines[ESTIMABLE][f"{column}_ns"]) == q["ns"]
         assert float(lines[ESTIMABLE][f"{column}_low_ns"]) == q["low_ns"]
     assert lines[ESTIMABLE]["tail_refusal"] == "" and lines[TOO_FEW]["tail_1e-6_ns"] == ""
-    assert lines[TOO_FEW]["tail_refusal"] == "not estimable: too few samples: 500 < 1000"
+    assert lines[TOO_FEW]["tail_refusal"] == TOO_FEW_REFUSAL
 
 
 @pytest.mark.slow
@@ -137,7 +139,7 @@ def test_compare_shows_each_runs_estimate(capture, capsys):
     assert text.count("    tail: p 1e-3: ") == 2 * sum(
         row["tail"]["estimable"] for row in runs[0].document["tables"]
     )
-    assert "    tail: not estimable: too few samples: 500 < 1000" in text
+    assert f"    tail: {TOO_FEW_REFUSAL}" in text
 
 
 def test_the_live_tables_give_the_files_estimates(capture, document):

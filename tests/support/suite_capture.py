@@ -37,12 +37,13 @@ def native_identity(board, stamp_shift=0):
 
 
 def build_native_suite(samples, tests="all", marker="gpio"):
-    """Path of the native suite binary (built if needed); skips the test without gcc.
+    """Path of the native suite binary (built if needed); fails without gcc and make (a
+    missing tool must not turn the report tests into skips that hide a regression).
     One build directory per test selection, so that selections do not rebuild each other."""
     import pytest
 
     if shutil.which("gcc") is None or shutil.which("make") is None:
-        pytest.skip("needs gcc and make")
+        pytest.fail("needs gcc and make on PATH (the native suite is built for this test)")
     build = "build/pytest-report-" + tests.replace(",", "-").lower()
     subprocess.run(
         [
@@ -65,11 +66,12 @@ def build_native_suite(samples, tests="all", marker="gpio"):
 
 
 def native_suite_capture(
-    path, samples=100, *, board="native host port", tests="all", stamp_shift=0
+    path, samples=100, *, board="native host port", tests="all", stamp_shift=0, conditions=None
 ):
     """Runs the native suite (``tests``: all or markers.Test names, comma-separated) and
     writes its markers as a capture file at ``path``. ``stamp_shift`` 1 says the stamps
-    count half cycles of the clock (a DDR board's identity)."""
+    count half cycles of the clock (a DDR board's identity). ``conditions``: the metadata's
+    load and cache (a dict; default: none recorded, as captures before them)."""
     binary = build_native_suite(samples, tests)
     dump = Path(path).with_suffix(".markers.txt")
     result = subprocess.run([str(binary), str(dump)], capture_output=True, text=True, timeout=120)
@@ -98,6 +100,7 @@ def native_suite_capture(
             "kernel": "reference kernel, host port",
         },
         "test_info": "test suite run natively (host time stamps, ns)",
+        **({"conditions": conditions} if conditions else {}),
     }
     with CaptureWriter(path, metadata) as writer:
         writer.write(encoder.take())

@@ -48,3 +48,29 @@ def suite_rules(tests=None, *, parameters=None, handler=True):
 def table_names(tests=None, *, parameters=None, handler=True):
     """The names of :func:`suite_rules`' tables."""
     return [name for _, name in suite_rules(tests, parameters=parameters, handler=handler)]
+
+
+#: The tests whose START marker a whole run of the suite writes, in order: one START per
+#: window (IDL-b and TSL-a once per thread count of suite.h). Checked against a native run by
+#: tests/firmware/test_suite_native.py; the Linux runs of test_duts.py expect the same.
+SUITE_START_ORDER = [
+    "IL_A",
+    "IDL_B",
+    "IDL_B",
+    "IDL_B",
+    "TSL_A",
+    "TSL_A",
+    "TSL_A",
+    "TF_A",
+    "TF_B",
+    "TF_C",
+    "SEO_A",
+    "SEO_B",
+    "SEO_C",
+    "SEO_D",
+    "SEO_E",
+    "SEO_F",
+    "SEO_G",
+    "MQ",
+    "CLOCK_ISR",
+]

@@ -14,6 +14,7 @@ from test_simulate_command import alive, children
 
 from latscope.analysis.summary import analyze_capture
 from latscope.capture.file import load_capture
+from support.cases import parametrize_first_fast
 
 CAPTURE = [sys.executable, "-m", "latscope.cli", "capture", "--port", "sim:gateware"]
 
@@ -47,7 +48,7 @@ def test_ctrl_c_stops_drains_and_closes_the_file(tmp_path, attempt):
     try:
         wait_for_data(process, path)
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=60) == 0
+        assert process.wait(timeout=60) == 128 + signal.SIGINT
     finally:
         process.kill()
         process.wait()
@@ -97,7 +98,7 @@ def latscope(*args):
     return result.returncode, result.stderr
 
 
-@pytest.mark.parametrize(
+@parametrize_first_fast(
     "args, message",
     [
         (["--irq-period", "-1"], "IRQ period -1 is not a number of cycles from 0 to 4294967295"),
@@ -108,8 +109,12 @@ def latscope(*args):
             ["--irq-width", "5000"],
             "IRQ width 5000 must be at least 1 cycle and less than the period",
         ),
-        (["--events", "-1"], "argument --events: must be 1 or more: '-1'"),
-        (["--duration", "0"], "argument --duration: duration must be positive"),
+        (["--events", "-1"], "argument --events: invalid count value: '-1' (must be 1 .."),
+        (["--duration", "0"], "argument --duration: invalid duration value: '0' (must be more"),
+        (["--load", "bus:0"], "argument --load: invalid load parameter value: '0' (must be 1 .."),
+        (["--load", "bus:x"], "argument --load: invalid load parameter value: 'x'"),
+        (["--load", "cpu:0x80000000"], "invalid load parameter value: '0x80000000' (must be 1"),
+        (["--load", "mixed:3"], "argument --load: load mixed: takes no parameter"),
     ],
 )
 def test_capture_values_are_checked_before_anything_starts(tmp_path, args, message):

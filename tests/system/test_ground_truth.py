@@ -168,11 +168,14 @@ def test_every_event_is_the_truth(exact_run):
 def assert_bounded_analysis_is_analyze(path):
     """The bounded analysis of the capture file (``latscope analyze``, ``report``), read in
     tiny and in large batches, gives ``analyze``'s tables of the loaded capture."""
+    from latscope.analysis.accounting import per_window_of_metadata
     from latscope.analysis.summary import analyze_capture
     from support.analysis_checks import assert_same
 
     capture = load_capture(path)
-    whole = analyze(capture.events, capture.stamp_hz)
+    # As analyze_capture does: the suite's samples per window (metadata) for each table's lost.
+    per_window = per_window_of_metadata(capture.metadata)
+    whole = analyze(capture.events, capture.stamp_hz, per_window=per_window)
     for batch_bytes in (64, 1 << 20):
         assert_same(whole, analyze_capture(path, batch_bytes=batch_bytes)[1], batch_bytes)
 

@@ -84,6 +84,7 @@ def test_garbage_gets_the_baud_hint():
     assert "baud" in result.hint and "3000000" in result.hint
 
 
+@pytest.mark.slow  # waits out the self-test's read timeout on a port that never answers
 def test_cli_exit_status_and_hint_on_a_silent_port(capsys):
     master, path = _pty()
     try:

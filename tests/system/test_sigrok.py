@@ -176,7 +176,7 @@ def test_latency_annotations_name_the_table_and_unit(suite_runs):
 
     default = lines("")
     assert len(default) == sum(len(t.samples) for t in tables.values())
-    for name, value, unit, ticks in default:
+    for _, value, unit, ticks in default:
         assert unit == "us" and float(value) == pytest.approx(int(ticks) * cycle_ns / 1e3, abs=5e-4)
     chosen = lines(":tables=IL-a/TSL:unit=ns")
     assert {name for name, *_ in chosen} == {

@@ -10,11 +10,17 @@ events in time order, the rule table written out from docs/tests.md, no numpy, n
 ``latscope.analysis``. ``analyze`` on the appliance's capture must give the same tables
 with the same samples, to the cycle.
 
+The same holds under load: the suite once more with the ``mixed`` load profile (a less
+urgent busy thread, a memory sweep, the bus load engine and a second, more urgent interrupt
+line; docs/tests.md "Load profiles") gives the truth's samples too, and the worst interrupt
+latency under it has the load's activity inside it.
+
 It also checks the reproducibility contract of ``sim:soc`` (sim/README.md): the CPU's first
 cycle is RELEASE_AFTER_START cycles after the capture started, and the first IRQ edge
 after START is at ``S + period + (seed & jitter_mask)``.
 
-One sim:soc run of the whole suite: about a minute on a 2-core machine, plus the build.
+One sim:soc run of the whole suite per load: about a minute each on a 2-core machine, plus
+the builds.
 """
 
 from bisect import bisect_left
@@ -24,6 +30,8 @@ import numpy as np
 import pytest
 
 from latscope.analysis.pairing import analyze
+from latscope.analysis.statistics import WORST_KEPT, TableAccumulator
+from latscope.analysis.worst import worst_samples
 from latscope.capture.file import load_capture
 from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.simulated.soc import RELEASE_AFTER_START, ROOT, SuiteSettings, build_soc
@@ -39,6 +47,7 @@ STROBE = 1 << 16
 START, END, ISR_ENTRY, ISR_EXIT, T1, T2, THREAD, PARAM = range(8)
 IL_A, IDL_B, TSL_A = 1, 2, 3
 KERNEL = 16  # the kernel's marker KERNEL/ISR_ENTRY: it calls a handler now
+SUITE_IRQ_LINE = 0  # ... of this line (its argument) for the appliance's IRQ; others: loads'
 #                         (its tick markers, KERNEL/T1 and T2, pair with nothing)
 #: test -> [(table name, A, B)]; A/B: "irq", "handler" (the kernel's marker) or a point.
 RULES = {
@@ -105,7 +114,7 @@ def simple_pairing(events):
     tables = {}
     for cycle, kind, value in events:
         if kind == "marker" and value >> 10 == KERNEL:
-            if (value >> 7) & 7 != ISR_ENTRY:
+            if (value >> 7) & 7 != ISR_ENTRY or value & 0x7F != SUITE_IRQ_LINE:
                 continue
             targets, point = list(windows.items()), "handler"
         elif kind == "marker":
@@ -140,14 +149,19 @@ def simple_pairing(events):
     return tables
 
 
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("truth-demo")
-    build = build_soc(SuiteSettings(), build_dir=BUILD_DIR, sump=False)  # the demo's simulator
+def suite_run(tmp, load):
+    """The demo's suite under ``load`` (``latscope demo --load``'s build), with its truth."""
+    settings = SuiteSettings(load=load)
+    build = build_soc(settings, build_dir=BUILD_DIR, sump=False)  # the demo's simulator
     truth = tmp / "demo.truth"
-    run = capture_suite(build, DEMO_IRQ, output=tmp / "demo.lsc", truth=truth, timeout=600)
+    run = capture_suite(build, DEMO_IRQ, output=tmp / "demo.lsc", truth=truth, timeout=900)
     assert run.exit_code == 0, run.console[-3000:]
     return load_capture(tmp / "demo.lsc"), truth
+
+
+@pytest.fixture(scope="module", params=["none", "mixed"])
+def demo_run(request, tmp_path_factory):
+    return suite_run(tmp_path_factory.mktemp(f"truth-{request.param}"), request.param)
 
 
 def test_every_sample_of_the_demo_is_the_truth(demo_run):
@@ -183,6 +197,29 @@ def test_every_sample_of_the_demo_is_the_truth(demo_run):
         assert table.ticked.tolist() == truth_ticked, name
         flagged += sum(truth_ticked)
     assert flagged > 50
+
+
+def test_worst_latency_under_load_has_the_load_inside(demo_run):
+    """Under the mixed load the worst unflagged IL-a-1 sample has the load's activity inside it: the
+    kernel's handler marker of the load's line (it ran first: it is more urgent), the load
+    handler's own markers, or the bus load engine's bursts (EDGE3). Idle, none of these
+    exist at all."""
+    capture, _ = demo_run
+    tables = {
+        name: TableAccumulator.of_table(table)
+        for name, table in analyze(capture.events, capture.stamp_hz).items()
+    }
+    # The worst but the flagged ones (the cold first sample, those the tick overlaps).
+    ranked = worst_samples(capture, {"IL-a-1": tables["IL-a-1"]}, WORST_KEPT)["IL-a-1"]
+    worst = next(entry for entry in ranked if not entry["cold"] and not entry["tick"])
+    inside = [event["event"] for event in worst["events"] if event["where"] == "inside"]
+    load = [
+        event
+        for event in inside
+        if event.startswith("LOAD ") or event.startswith("EDGE3") or event == "handler 1"
+    ]
+    mixed = capture.metadata["conditions"]["load"] == "mixed"
+    assert bool(load) == mixed, (worst["ns"], inside)
 
 
 def test_cpu_and_irq_start_at_fixed_cycles_after_start(demo_run):

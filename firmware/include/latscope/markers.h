@@ -30,6 +30,7 @@ enum ls_test {
     LS_TEST_MQ = 14,
     LS_TEST_CLOCK_ISR = 15,
     LS_TEST_KERNEL = 16,
+    LS_TEST_LOAD = 17,
 };
 
 enum ls_point {
@@ -47,5 +48,8 @@ enum ls_point {
 #define LS_KERNEL_HANDLER LS_POINT_ISR_ENTRY
 #define LS_KERNEL_TICK_ENTRY LS_POINT_T1
 #define LS_KERNEL_TICK_EXIT LS_POINT_T2
+
+/* The interrupt line of the appliance's IRQ (its handler markers end ILH). */
+#define LS_SUITE_IRQ_LINE 0
 
 #endif

@@ -62,10 +62,14 @@ static void cm_fault_isr(void)
 
 /* ------------------------------------------------------------ interrupts */
 
+/* Masked: a more urgent line (cm_line_priority) may preempt an ISR, and the kernel's
+ * exit bookkeeping must not be split by another's. */
 static void isr_exit(void)
 {
+	unsigned key = arch_irq_lock();
 	if (k_isr_exit() != NULL)
 		CM_REG(CM_ICSR) = CM_ICSR_PENDSVSET; /* switch once every ISR is done */
+	arch_irq_unlock(key);
 }
 
 static void cm_systick_isr(void)
@@ -120,11 +124,20 @@ static void set_nvic_priority(unsigned irq, uint32_t priority)
 	CM_REG(addr) = (CM_REG(addr) & ~(0xFFu << shift)) | (priority << shift);
 }
 
+/* A line's NVIC priority when enabled; 0: CM_ISR_PRIORITY. */
+static uint8_t line_priority[K_IRQ_LINES];
+
+void cm_line_priority(unsigned line, uint8_t priority)
+{
+	if (line < K_IRQ_LINES)
+		line_priority[line] = priority;
+}
+
 void board_irq_line_enable(unsigned line, bool enable)
 {
 	unsigned irq = cm_board_nvic_irq(line);
 	if (enable)
-		set_nvic_priority(irq, CM_ISR_PRIORITY);
+		set_nvic_priority(irq, line_priority[line] ? line_priority[line] : CM_ISR_PRIORITY);
 	cm_nvic_enable(irq, enable);
 }
 

@@ -2,8 +2,9 @@
  * Cortex-M port of the reference kernel (ARMv6-M and ARMv7-M: Cortex-M0+,
  * M3, M4 without FPU context). Threads run in thread mode on the process
  * stack (PSP); handlers and the kernel's ISRs on the main stack (MSP).
- * Interrupts are masked with PRIMASK. All ISRs share one priority (they do
- * not nest, as on the RV32 port); PendSV, the context switch, has the lowest.
+ * Interrupts are masked with PRIMASK. The ISRs share one priority (they do not
+ * nest, as on the RV32 port) but for the load profiles' line, one level above
+ * or below (cm_board.h); PendSV, the context switch, has the lowest.
  */
 #ifndef ARCH_PORT_H
 #define ARCH_PORT_H

@@ -5,8 +5,14 @@
  * GPIO20 at 115200 baud (GPIO0-16 carry the markers). Line 0 = the
  * appliance's IRQ on GPIO17, rising edge, through IO_IRQ_BANK0 (NVIC 13).
  * Marker pins GPIO0-16 are SIO outputs from start-up on, all low.
+ *
+ * The load profiles' hardware (latscope/load_port.h): line 1 = the timer's
+ * alarm 0 (TIMER_IRQ_0, NVIC 0) at the rate asked, in microseconds (the irq
+ * profiles), and DMA channel 0 paced by its timer 0, reading a 1 KiB ring into
+ * one word (the bus profile).
  */
-#include "bench_port.h"
+#include "latscope/bench_api.h"
+#include "latscope/load_port.h"
 #include "cm_board.h"
 
 #define CPU_HZ 12000000u
@@ -15,6 +21,20 @@
 #define RESET_IO_BANK0 (1u << 5)
 #define RESET_PADS_BANK0 (1u << 8)
 #define RESET_UART1 (1u << 23)
+#define RESET_TIMER (1u << 21)
+#define RESET_DMA (1u << 2)
+#define WATCHDOG_TICK 0x4005802Cu
+#define TIMER 0x40054000u
+#define TIMER_ALARM0 (TIMER + 0x10u)
+#define TIMER_TIMERAWL (TIMER + 0x28u)
+#define TIMER_INTR (TIMER + 0x34u)
+#define TIMER_INTE (TIMER + 0x38u)
+#define TIMER_IRQ_0 0u
+#define LOAD_LINE 1u           /* alarm 0, the load profiles' interrupt */
+#define DMA_CH0 0x50000000u    /* READ_ADDR, WRITE_ADDR, TRANS_COUNT, CTRL_TRIG */
+#define DMA_TIMER0 0x50000420u /* pacing: X / Y transfers per clk_sys cycle */
+#define DREQ_DMA_TIMER0 0x3Bu
+#define BUS_LOAD_RING_LOG2 10u /* bytes */
 #define XOSC_CTRL 0x40024000u
 #define XOSC_STATUS 0x40024004u
 #define XOSC_STARTUP 0x4002400Cu
@@ -62,7 +82,7 @@ static void clocks_from_crystal(void)
 __attribute__((constructor)) static void rp2040_init(void)
 {
 	clocks_from_crystal();
-	uint32_t blocks = RESET_IO_BANK0 | RESET_PADS_BANK0 | RESET_UART1;
+	uint32_t blocks = RESET_IO_BANK0 | RESET_PADS_BANK0 | RESET_UART1 | RESET_TIMER | RESET_DMA;
 	CM_REG(RESETS_RESET_CLR) = blocks;
 	while ((CM_REG(RESETS_RESET_DONE) & blocks) != blocks)
 		;
@@ -88,13 +108,60 @@ uint32_t cm_board_cpu_hz(void)
 
 unsigned cm_board_nvic_irq(unsigned line)
 {
-	(void)line;
-	return IO_IRQ_BANK0; /* only line 0 is wired */
+	return line == LOAD_LINE ? TIMER_IRQ_0 : IO_IRQ_BANK0; /* line 0 is the only pin */
 }
 
 int cm_board_line_of(unsigned nvic_irq)
 {
-	return nvic_irq == IO_IRQ_BANK0 ? 0 : -1;
+	return nvic_irq == IO_IRQ_BANK0 ? 0 : nvic_irq == TIMER_IRQ_0 ? (int)LOAD_LINE : -1;
+}
+
+/* ------------------------------------------------------------ load profiles */
+
+static uint32_t bus_load_ring[(1u << BUS_LOAD_RING_LOG2) / 4u]
+	__attribute__((aligned(1u << BUS_LOAD_RING_LOG2)));
+static uint32_t bus_load_sink;
+static uint32_t alarm_period, alarm_next;
+
+/* Each paced transfer is a read and a write: one every 200 / duty cycles gives about duty
+ * percent of the bus (X / Y = duty / 200). The count runs out after 2^32 transfers. */
+int load_port_bus_start(unsigned duty_percent)
+{
+	if (duty_percent == 0 || duty_percent > 100)
+		return BENCH_ERROR;
+	CM_REG(DMA_TIMER0) = duty_percent << 16 | 200u;
+	CM_REG(DMA_CH0 + 0x0u) = (uint32_t)(uintptr_t)bus_load_ring;
+	CM_REG(DMA_CH0 + 0x4u) = (uint32_t)(uintptr_t)&bus_load_sink;
+	CM_REG(DMA_CH0 + 0x8u) = 0xFFFFFFFFu;
+	/* Paced by timer 0, no chain (CHAIN_TO = itself), read ring, reads increment, words,
+	 * enable (this store triggers it). */
+	CM_REG(DMA_CH0 + 0xCu) = DREQ_DMA_TIMER0 << 15 | 0u << 11 | BUS_LOAD_RING_LOG2 << 6 |
+				 1u << 4 | 2u << 2 | 1u;
+	return BENCH_SUCCESS;
+}
+
+int load_port_irq_start(unsigned rate_hz, int more_urgent)
+{
+	alarm_period = rate_hz ? 1000000u / rate_hz : 0; /* the timer counts microseconds */
+	if (alarm_period == 0)
+		return -1;
+	CM_REG(WATCHDOG_TICK) = 1u << 9 | CPU_HZ / 1000000u; /* clk_ref to 1 us ticks */
+	CM_REG(TIMER_INTE) = 1u;
+	alarm_next = CM_REG(TIMER_TIMERAWL) + alarm_period;
+	CM_REG(TIMER_ALARM0) = alarm_next;
+	cm_line_priority(LOAD_LINE, more_urgent ? CM_ISR_PRIORITY_ABOVE : CM_ISR_PRIORITY_BELOW);
+	return (int)LOAD_LINE;
+}
+
+/* Clear the alarm and arm the next, a period after the last (drift-free); one already
+ * past is set a period from now. */
+void load_port_irq_ack(void)
+{
+	CM_REG(TIMER_INTR) = 1u;
+	alarm_next += alarm_period;
+	if ((int32_t)(alarm_next - CM_REG(TIMER_TIMERAWL)) <= 0)
+		alarm_next = CM_REG(TIMER_TIMERAWL) + alarm_period;
+	CM_REG(TIMER_ALARM0) = alarm_next;
 }
 
 void board_irq_line_ack(unsigned line)

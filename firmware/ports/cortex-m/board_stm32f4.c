@@ -7,8 +7,15 @@
  * (line 0 = the appliance's IRQ on PA0); under QEMU raised in software.
  * Marker pins (suite/stm32f4/ls_marker_port.h): PB0-PB10, PB12-PB15, PC11
  * (D11) and PC8 (STROBE) are outputs from start-up on.
+ *
+ * The load profiles' hardware (latscope/load_port.h): line 5 = TIM2's update
+ * interrupt at the rate asked (the irq profiles), and DMA2 stream 5 moving words
+ * from one RAM buffer to another on TIM1's update requests (the bus profile).
+ * QEMU models TIM2 but neither DMA2 nor TIM1: there the bus profile's stores go
+ * to unimplemented devices (-d unimp logs them) and nothing moves.
  */
-#include "bench_port.h"
+#include "latscope/bench_api.h"
+#include "latscope/load_port.h"
 #include "cm_board.h"
 
 #ifdef CM_QEMU
@@ -17,6 +24,7 @@
 #else
 #define CPU_HZ 16000000u
 #endif
+#define TIM2_HZ CPU_HZ /* APB1 undivided at reset: TIM2 counts the processor's clock */
 
 #define RCC_AHB1ENR 0x40023830u
 #define RCC_APB1ENR 0x40023840u
@@ -38,6 +46,21 @@
 #define EXTI_RTSR 0x40013C08u
 #define EXTI_PR 0x40013C14u
 #define EXTI0_NVIC_IRQ 6u /* EXTI0..EXTI4 are NVIC 6..10 */
+#define TIM1 0x40010000u
+#define TIM2 0x40000000u
+#define TIM_CR1 0x00u
+#define TIM_DIER 0x0Cu
+#define TIM_SR 0x10u
+#define TIM_EGR 0x14u
+#define TIM_ARR 0x2Cu
+#define TIM2_NVIC_IRQ 28u
+#define LOAD_LINE 5u          /* TIM2, the load profiles' interrupt */
+#define DMA2_S5 0x40026488u   /* DMA2 stream 5: channel 6 is TIM1_UP's request */
+#define DMA_SCR 0x00u
+#define DMA_SNDTR 0x04u
+#define DMA_SPAR 0x08u
+#define DMA_SM0AR 0x0Cu
+#define BUS_LOAD_WORDS 64u
 
 /* Before main (picolibc's crt0 runs constructors): pins, console, EXTI. */
 __attribute__((constructor)) static void stm32f4_init(void)
@@ -73,13 +96,77 @@ uint32_t cm_board_cpu_hz(void)
 
 unsigned cm_board_nvic_irq(unsigned line)
 {
-	return EXTI0_NVIC_IRQ + line;
+	return line == LOAD_LINE ? TIM2_NVIC_IRQ : EXTI0_NVIC_IRQ + line;
 }
 
 int cm_board_line_of(unsigned nvic_irq)
 {
+	if (nvic_irq == TIM2_NVIC_IRQ)
+		return LOAD_LINE;
 	unsigned line = nvic_irq - EXTI0_NVIC_IRQ;
-	return line < BENCH_IRQ_LINES ? (int)line : -1;
+	return line < BENCH_IRQ_LINES && line != LOAD_LINE ? (int)line : -1;
+}
+
+/* ------------------------------------------------------------ load profiles */
+
+static uint32_t bus_load_buffer[2][BUS_LOAD_WORDS];
+
+/* Every TIM1 update requests one word (a read and a write on the bus) of a circular copy:
+ * an update every 200 / duty cycles gives about duty percent of the bus (the DMA's own
+ * arbitration cycles are not counted). */
+int load_port_bus_start(unsigned duty_percent)
+{
+	if (duty_percent == 0 || duty_percent > 100)
+		return BENCH_ERROR;
+	CM_REG(RCC_AHB1ENR) |= 1u << 22; /* DMA2 */
+	CM_REG(RCC_APB2ENR) |= 1u << 0;  /* TIM1 */
+	CM_REG(DMA2_S5 + DMA_SPAR) = (uint32_t)(uintptr_t)bus_load_buffer[0];
+	CM_REG(DMA2_S5 + DMA_SM0AR) = (uint32_t)(uintptr_t)bus_load_buffer[1];
+	CM_REG(DMA2_S5 + DMA_SNDTR) = BUS_LOAD_WORDS;
+	/* Channel 6, words, both addresses increment, circular, peripheral to memory. */
+	uint32_t scr = 6u << 25 | 2u << 13 | 2u << 11 | 1u << 10 | 1u << 9 | 1u << 8;
+	CM_REG(DMA2_S5 + DMA_SCR) = scr;
+	CM_REG(DMA2_S5 + DMA_SCR) = scr | 1u; /* EN */
+	CM_REG(TIM1 + TIM_ARR) = 200u / duty_percent - 1u;
+	CM_REG(TIM1 + TIM_DIER) = 1u << 8; /* UDE: a DMA request per update */
+	CM_REG(TIM1 + TIM_CR1) = 1u;       /* CEN */
+	return BENCH_SUCCESS;
+}
+
+#ifdef CM_QEMU
+static bool load_irq_started;
+
+/* QEMU 7.2's TIM2 fires about once per start (its counter does not reload at an update):
+ * under QEMU the busy-wait hook raises the line instead, as it raises line 0. */
+void bench_port_load_irq_step(void)
+{
+	if (load_irq_started)
+		bench_port_raise_irq(LOAD_LINE);
+}
+#endif
+
+int load_port_irq_start(unsigned rate_hz, int more_urgent)
+{
+	uint32_t period = rate_hz ? TIM2_HZ / rate_hz : 0;
+	if (period < 2)
+		return -1;
+	cm_line_priority(LOAD_LINE, more_urgent ? CM_ISR_PRIORITY_ABOVE : CM_ISR_PRIORITY_BELOW);
+#ifdef CM_QEMU
+	load_irq_started = true;
+#else
+	CM_REG(RCC_APB1ENR) |= 1u << 0; /* TIM2 */
+	CM_REG(TIM2 + TIM_ARR) = period - 1u;
+	CM_REG(TIM2 + TIM_CR1) = 1u << 2; /* URS: only an overflow interrupts, not UG */
+	CM_REG(TIM2 + TIM_EGR) = 1u;      /* UG: start from 0 with this period */
+	CM_REG(TIM2 + TIM_DIER) = 1u;     /* UIE */
+	CM_REG(TIM2 + TIM_CR1) = 1u << 2 | 1u; /* and CEN */
+#endif
+	return LOAD_LINE;
+}
+
+void load_port_irq_ack(void)
+{
+	CM_REG(TIM2 + TIM_SR) = 0; /* UIF is cleared by writing 0 */
 }
 
 void board_irq_line_ack(unsigned line)

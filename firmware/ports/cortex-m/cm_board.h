@@ -25,9 +25,13 @@
 #define CM_NVIC_ICPR 0xE000E280u
 #define CM_NVIC_IPR 0xE000E400u
 
-/* Priority of every ISR (tick and lines): one level, so none nests; PendSV
- * runs below them all. Top bits only: M0+ implements 2, STM32F4 4. */
+/* Priority of the ISRs (tick and lines): one level, so none nests; PendSV
+ * runs below them all. Top bits only: M0+ implements 2, STM32F4 4. The load
+ * profiles' interrupt line takes one level above (it preempts them: irq-high)
+ * or below (they preempt it: irq-low), still above PendSV. */
 #define CM_ISR_PRIORITY 0x80u
+#define CM_ISR_PRIORITY_ABOVE 0x40u
+#define CM_ISR_PRIORITY_BELOW 0xC0u
 #define CM_PENDSV_PRIORITY 0xFFu
 
 #define CM_EXIT_FATAL_FAULT 3
@@ -40,6 +44,8 @@ int cm_board_line_of(unsigned nvic_irq);
 
 /* Provided by arch_cm.c for boards. */
 void cm_nvic_enable(unsigned irq, bool enable);
+/* The NVIC priority a line gets when it is enabled (default CM_ISR_PRIORITY). */
+void cm_line_priority(unsigned line, uint8_t priority);
 void cm_console_hex(uint32_t v);
 void cm_halt(int code) __attribute__((noreturn));
 

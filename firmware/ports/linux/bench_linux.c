@@ -12,9 +12,11 @@
  *   interrupts  one SCHED_FIFO 99 thread per attached line waiting for a
  *               GPIO edge through libgpiod (LATSCOPE_IRQ<n>_GPIO=chip:line,
  *               builds with LATSCOPE_HAVE_GPIOD), a UIO device
- *               (LATSCOPE_IRQ<n>_UIO) or a software raise; the handler runs
- *               holding the global "interrupt lock" that bench_irq_lock()
- *               takes, so critical sections exclude it
+ *               (LATSCOPE_IRQ<n>_UIO) or a software raise (also periodic:
+ *               bench_linux_raise_every); the handler runs holding the
+ *               global "interrupt lock" that bench_irq_lock() takes, so
+ *               critical sections and the other lines' handlers exclude it
+ *               (bench_linux_irq_priority ranks the lines' threads)
  *   CPUs        LATSCOPE_CPU=n pins every bench thread to CPU n (an isolated
  *               one, see docs/duts/raspberry-pi.md)
  *   ticks       1 ms of CLOCK_MONOTONIC (Linux has no user-visible tick)
@@ -623,6 +625,7 @@ typedef struct {
 } irq_line_t;
 
 static irq_line_t lines[BENCH_IRQ_LINES];
+static int line_native_prio[BENCH_IRQ_LINES]; /* 0: IRQ_NATIVE_PRIO */
 static pthread_mutex_t irq_lock; /* the "interrupts masked" state */
 static pthread_once_t irq_once = PTHREAD_ONCE_INIT;
 
@@ -723,7 +726,8 @@ int bench_irq_attach(int irq, bench_isr_t handler, void *arg)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	int rc = EPERM;
 	if (realtime) {
-		struct sched_param sp = {.sched_priority = IRQ_NATIVE_PRIO};
+		struct sched_param sp = {.sched_priority = line_native_prio[irq] ? line_native_prio[irq]
+									 : IRQ_NATIVE_PRIO};
 		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
 		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
 		pthread_attr_setschedparam(&attr, &sp);
@@ -779,6 +783,74 @@ void bench_port_raise_irq(int irq)
 {
 	if (irq >= 0 && irq < BENCH_IRQ_LINES && lines[irq].thread_started)
 		sem_post(&lines[irq].soft);
+}
+
+int bench_linux_irq_priority(int irq, int native_prio)
+{
+	if (irq < 0 || irq >= BENCH_IRQ_LINES || native_prio < 1 || native_prio > 99)
+		return BENCH_ERROR;
+	line_native_prio[irq] = native_prio;
+	if (lines[irq].thread_started && realtime) {
+		struct sched_param sp = {.sched_priority = native_prio};
+		if (pthread_setschedparam(lines[irq].thread, SCHED_FIFO, &sp) != 0)
+			return BENCH_ERROR;
+	}
+	return BENCH_SUCCESS;
+}
+
+typedef struct {
+	int irq;
+	long period_ns;
+} raiser_t;
+
+static void *raise_periodically(void *arg)
+{
+	raiser_t raiser = *(raiser_t *)arg;
+	free(arg);
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (;;) {
+		next.tv_nsec += raiser.period_ns;
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		bench_port_raise_irq(raiser.irq);
+	}
+	return NULL;
+}
+
+int bench_linux_raise_every(int irq, long period_ns, int native_prio)
+{
+	raiser_t *raiser = malloc(sizeof(*raiser));
+	if (raiser == NULL || period_ns <= 0 || irq < 0 || irq >= BENCH_IRQ_LINES) {
+		free(raiser);
+		return BENCH_ERROR;
+	}
+	*raiser = (raiser_t){irq, period_ns};
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	struct sched_param sp = {.sched_priority = native_prio};
+	pthread_t thread;
+	int rc = EPERM;
+	if (native_prio > 0 && realtime) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+		pthread_attr_setschedparam(&attr, &sp);
+		rc = pthread_create(&thread, &attr, raise_periodically, raiser);
+	}
+	if (rc != 0) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_INHERIT_SCHED);
+		rc = pthread_create(&thread, &attr, raise_periodically, raiser);
+	}
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		free(raiser);
+		return BENCH_ERROR;
+	}
+	return BENCH_SUCCESS;
 }
 
 unsigned bench_irq_lock(void)
@@ -875,6 +947,10 @@ int bench_run(int prio, bench_thread_entry_t entry, void *arg)
 void bench_exit(int code)
 {
 	fflush(stdout);
+	/* An interrupt line's handler thread may be inside a marker: a marker's two GPIO
+	 * stores are made under the interrupt lock, so exiting with the lock held never ends
+	 * the process between them (half a marker on the pins: data without its strobe). */
+	(void)bench_irq_lock();
 	exit(code);
 }
 

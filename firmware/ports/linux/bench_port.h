@@ -23,6 +23,15 @@ typedef uint32_t bench_cycles_t; /* CLOCK_MONOTONIC nanoseconds, wrapping */
  * by the environment variable LATSCOPE_IRQ<n>_UIO (e.g. /dev/uio0). */
 #define BENCH_PORT_HAS_SOFT_IRQ 1
 void bench_port_raise_irq(int irq);
+/* Raise irq every period_ns from a thread of its own (SCHED_FIFO native_prio when
+ * permitted; 0: the caller's scheduling), timed to absolute deadlines. */
+int bench_linux_raise_every(int irq, long period_ns, int native_prio);
+/* The SCHED_FIFO priority (1..99) of a line's handler thread; default 99. */
+int bench_linux_irq_priority(int irq, int native_prio);
+
+/* The memory load profile's buffer (the suite's SUITE_LOAD_MEMORY_KIB): 4 MiB, larger than
+ * a Raspberry Pi's last-level cache (Pi 4: 1 MiB L2, Pi 5: 2 MiB L3). */
+#define BENCH_LOAD_MEMORY_KIB 4096u
 
 /* 1 when threads really run SCHED_FIFO, 0 in the fallback (valid once
  * bench_run() has started). */

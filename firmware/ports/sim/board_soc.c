@@ -17,6 +17,7 @@
 
 static uint64_t next_tick;
 static bool tick_enabled;
+static uint32_t lines_first; /* rv32_board_lines_first() */
 
 void board_tick_start(void)
 {
@@ -36,7 +37,13 @@ K_IRQ_PATH(rv32_board_interrupt) bool rv32_board_interrupt(uint32_t cause)
 {
 	if (cause == RV32_IRQ_M_EXT) {
 		uint32_t pending = csr_read(CSR_IRQ_PENDING) & csr_read(CSR_IRQ_MASK);
-		/* Lowest line first; line 0 (the appliance) costs one iteration. */
+		/* The lines named first, then the others; each lowest line first. Line 0 (the
+		 * appliance) alone costs one iteration. */
+		uint32_t first = pending & lines_first;
+		for (unsigned line = 0; first != 0; line++, first >>= 1)
+			if (first & 1u)
+				k_irq_dispatch(line);
+		pending &= ~lines_first;
 		for (unsigned line = 0; pending != 0; line++, pending >>= 1)
 			if (pending & 1u)
 				k_irq_dispatch(line);
@@ -50,6 +57,11 @@ K_IRQ_PATH(rv32_board_interrupt) bool rv32_board_interrupt(uint32_t cause)
 		return true;
 	}
 	return false;
+}
+
+void rv32_board_lines_first(uint32_t lines)
+{
+	lines_first = lines;
 }
 
 void board_irq_line_enable(unsigned line, bool enable)

@@ -23,5 +23,9 @@ void rv32_board_start(void);
  * (re-arm the timer, k_tick_announce()) or external lines
  * (k_irq_dispatch()). Returns false for a cause the board does not know. */
 bool rv32_board_interrupt(uint32_t cause);
+/* When several external lines are pending at a trap, serve the lines of this mask first
+ * (the irq-high load profile); 0 by default: lowest line first. No line preempts another:
+ * interrupts do not nest on this port. */
+void rv32_board_lines_first(uint32_t lines);
 
 #endif /* RV32_BOARD_H */

@@ -8,30 +8,11 @@
  * instead (CI, or a board without the IRQ wired): the suite's handler
  * threads then run, but there is no IRQ edge on a pin to measure from.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "linux_dut.h"
 #include "suite.h"
-
-static void *soft_irq_generator(void *arg)
-{
-	long period_ns = (long)(uintptr_t)arg * 1000;
-	struct timespec next;
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (;;) {
-		next.tv_nsec += period_ns;
-		while (next.tv_nsec >= 1000000000L) {
-			next.tv_nsec -= 1000000000L;
-			next.tv_sec++;
-		}
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-		bench_port_raise_irq(SUITE_IRQ);
-	}
-	return NULL;
-}
 
 int main(void)
 {
@@ -40,10 +21,8 @@ int main(void)
 	linux_gpio_report_cost();
 	const char *soft = getenv("LATSCOPE_SOFT_IRQ_US");
 	if (soft != NULL) {
-		pthread_t thread;
 		unsigned long us = strtoul(soft, NULL, 10);
-		if (us == 0 || pthread_create(&thread, NULL, soft_irq_generator,
-					      (void *)(uintptr_t)us) != 0) {
+		if (us == 0 || bench_linux_raise_every(SUITE_IRQ, (long)us * 1000, 0) != BENCH_SUCCESS) {
 			fprintf(stderr, "linux: LATSCOPE_SOFT_IRQ_US=%s: no generator\n", soft);
 			return 1;
 		}

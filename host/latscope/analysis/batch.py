@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypedDict, TypeVar, Unpack,
 import numpy as np
 import numpy.typing as npt
 
-from latscope_defs.markers import ARG_BITS, Point, Test, decode
+from latscope_defs.markers import ARG_BITS, SUITE_IRQ_LINE, Point, Test, decode
 from latscope_defs.protocol import Source, irq_level
 
 from ..events import Events
+from .accounting import Lost, PerWindow, lost_of
 from .delays import TriggerDelays
 from .rules import RULES, Endpoint, Rule, TableParameters, is_tick, tick_overlaps
 from .spans import LossSpans, Mask, Sources, Spans, Stamps, holes_of, is_hole, merge_spans, overlaps
@@ -43,6 +44,7 @@ class TableCollector(Protocol):
     there)."""
 
     parameters: TableParameters
+    lost: Lost  # set when the analysis ends (:mod:`latscope.analysis.accounting`)
 
     def add(
         self, samples: Stamps, starts: Stamps, ticked: Mask, delays: Stamps | None = None
@@ -65,6 +67,7 @@ class BatchOptions(TypedDict, total=False):
     skew: int
     loss_lag_s: float
     live: bool
+    per_window: PerWindow | None
 
 
 class _SpanOptions(BatchOptions, total=False):
@@ -183,6 +186,9 @@ class _TestState:
         self.group_rows = 0  # rows of ``first`` from the open group's first on
         self.last_first = -_NEVER  # first stamps of IRQ windows only grow
         self.start_marker: dict[int, int] = {}  # window -> global index of the marker it began at
+        # window -> [first stamp, end stamp or _NEVER] (which losses touched it: accounting)
+        self.ranges: dict[int, list[int]] = {}
+        self.hole_opened: set[int] = set()  # windows a hole opened (no START)
         # IRQs (stamps, epochs) not given a window yet
         self.irq_wait: tuple[Stamps, Stamps] = (_EMPTY, _EMPTY)
         self.irq_floor = -_NEVER  # no IRQ still to be given a window is stamped below
@@ -273,11 +279,13 @@ class BatchAnalysis(Generic[C]):
         skew: int = 0,
         loss_lag_s: float = 0.1,
         live: bool = False,
+        per_window: PerWindow | None = None,
     ) -> None:
         self.stamp_hz = stamp_hz
         self.loss_lag = int(loss_lag_s * stamp_hz)
         self.skew = int(skew)
         self.live = live
+        self.per_window = per_window
         self._new_table = table
         extra = np.asarray(losses if losses is not None else [], np.int64)
         self.spans_known = spans is not None
@@ -286,6 +294,8 @@ class BatchAnalysis(Generic[C]):
         self.holes = 0  # holes so far (the epoch of what comes next)
         self.needs_second_pass = False
         self.tables: dict[str, C] = {}
+        self._kept: dict[str, int] = {}  # table -> samples counted
+        self._discarded: dict[str, int] = {}  # table -> pairs discarded
         self._order: dict[str, tuple[int, int]] = {}  # table -> (START marker index, rule index)
         self._n_from: dict[str, int] = {}  # table -> window its parameter n comes from
         # Tests with an IRQ rule see every IRQ edge from the start (a window a hole opens
@@ -381,7 +391,45 @@ class BatchAnalysis(Generic[C]):
                 state.param_wait = None
                 self._name_window(state, window, argument, certain=self.holes == epoch)
         self._decide(final=True)
+        self._account()
         return self
+
+    def _account(self) -> None:
+        """Sets every table's ``lost`` (:mod:`latscope.analysis.accounting`): a table is
+        damaged when a loss span overlaps one of its windows, or when a window of its test
+        whose parameter is unknown may be one of its (a table named by the parameter)."""
+        windows: dict[str, int] = {}
+        damaged: set[str] = set()
+        for state in self._tests.values():
+            unknown = False  # a window of the test whose parameter is unknown
+            for (window, _), name in state.names.items():
+                first, end = state.ranges[window]
+                hit = window in state.hole_opened or bool(
+                    overlaps(self.spans, np.array([first]), np.array([end]))[0]
+                )
+                if name is None:
+                    unknown = True
+                    continue
+                if window not in state.hole_opened:
+                    windows[name] = windows.get(name, 0) + 1
+                if hit:
+                    damaged.add(name)
+            if unknown:
+                damaged.update(
+                    name
+                    for (_, index), name in state.names.items()
+                    if name is not None and "{n}" in RULES[index].name
+                )
+        for name, table in self.tables.items():
+            test = Test[str(table.parameters["test"])]
+            table.lost = lost_of(
+                test,
+                self._kept.get(name, 0),
+                self._discarded.get(name, 0),
+                windows.get(name, 0),
+                name in damaged,
+                self.per_window,
+            )
 
     def _note_holes(self, events: Events, any_hole: int) -> None:
         """Notes where each hole of the batch begins: the stamp of the last delivered event
@@ -434,7 +482,9 @@ class BatchAnalysis(Generic[C]):
         if not len(m_stamp):
             return
         tests, points, args = decode(m_value.astype(np.int32) & 0xFFFF)
-        handler_at = np.flatnonzero((tests == Test.KERNEL) & (points == Point.ISR_ENTRY))
+        handler_at = np.flatnonzero(
+            (tests == Test.KERNEL) & (points == Point.ISR_ENTRY) & (args == SUITE_IRQ_LINE)
+        )
         self.handlers += len(handler_at)
         self._ticks = np.concatenate([self._ticks, m_stamp[is_tick(tests, points)]])
         order = np.argsort(tests.astype(np.uint8), kind="stable")
@@ -596,6 +646,9 @@ class BatchAnalysis(Generic[C]):
         state.outer.append(state.group)
         state.epoch = epoch
         state.start_marker[window] = marker
+        state.ranges[window] = [first, _NEVER]
+        if not group:
+            state.hole_opened.add(window)
         if state.uses_irq:
             state.last_first = max(state.last_first, first)
             state.first.append([window, state.last_first, _NEVER, epoch])
@@ -606,6 +659,8 @@ class BatchAnalysis(Generic[C]):
         state.open = False
         for row in state.first[state.group_rows :]:
             row[2] = stamp
+        for window in range(state.group, state.windows):
+            state.ranges[window][1] = stamp
 
     def _name_window(
         self, state: _TestState, window: int, parameter: int | None, certain: bool
@@ -810,11 +865,13 @@ class BatchAnalysis(Generic[C]):
                 continue
             table = self.tables[name]
             kept = keep[begin:end]
+            self._kept[name] = self._kept.get(name, 0) + int(np.count_nonzero(kept))
             starts, samples = a[begin:end][kept], lengths[begin:end][kept]
             delays = self.trigger_delays.of(starts) if from_irq and self.trigger_delays else None
             table.add(samples, starts, tick_overlaps(starts, samples, self._ticks), delays)
             lost = lossy[begin:end]
             if lost.any():
+                self._discarded[name] = self._discarded.get(name, 0) + int(np.count_nonzero(lost))
                 table.discard(a[begin:end][lost], by_hole[begin:end][lost])
 
     def _trim_ends(self, pending: _Pending) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..events import Events
+from .accounting import NOTHING_LOST, Lost, PerWindow
 from .batch import BatchAnalysis
 from .delays import NO_DELAY
 from .rules import TableParameters
@@ -42,6 +43,8 @@ class SampleTable:
     #: int64 per sample: the trigger delay of its IRQ edge, capture cycles
     #: (:mod:`~latscope.analysis.delays`; NO_DELAY: none)
     delays: Stamps = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: samples damage took without a pair to discard (:mod:`latscope.analysis.accounting`)
+    lost: Lost = NOTHING_LOST
 
     def ns(self) -> npt.NDArray[np.floating]:
         return self.samples * (1e9 / self.stamp_hz)
@@ -54,7 +57,7 @@ class SampleTable:
 
         values, counts = np.unique(self.samples, return_counts=True)
         return stats_of_counts(
-            values, counts, self.stamp_hz, self.discarded, self.discarded_by_holes
+            values, counts, self.stamp_hz, self.discarded, self.discarded_by_holes, self.lost
         )
 
 
@@ -65,6 +68,7 @@ class SampleCollector:
 
     def __init__(self, name: str, stamp_hz: float, parameters: TableParameters) -> None:
         self.name, self.stamp_hz, self.parameters = name, stamp_hz, parameters
+        self.lost = NOTHING_LOST  # set by the analysis when it ends
         # (samples, starts, ticked, delays) per batch
         self._kept: list[tuple[Stamps, Stamps, Mask, Stamps]] = []
         self._discarded: list[tuple[Stamps, Mask]] = []  # (starts, by_hole) per batch
@@ -98,17 +102,24 @@ class SampleCollector:
             int(np.count_nonzero(by_hole)),
             ticked,
             delays,
+            self.lost,
         )
 
 
 def analyze(
-    events: Events, stamp_hz: float, *, losses: Sequence[int] | Stamps | None = None
+    events: Events,
+    stamp_hz: float,
+    *,
+    losses: Sequence[int] | Stamps | None = None,
+    per_window: PerWindow | None = None,
 ) -> dict[str, SampleTable]:
     """Sample tables of every test found in ``events`` (a parser ``Events``), by name, in
     the order their tests' windows first appear. ``stamp_hz``: stamp units per second
     (``Capture.stamp_hz``, ``Identity.stamp_hz``).
 
     ``losses``: extra stamps where data is known to be missing (added to the LOSS records).
+    ``per_window``: the samples a window of each test gives undamaged, for the tables' ``lost``
+    estimates (:mod:`latscope.analysis.accounting`; None: not known).
 
     A test runs between its START and END markers (a second START before the END, whose END
     was lost, ends the window instead). Inside that window a *pairing rule* makes one
@@ -116,7 +127,7 @@ def analyze(
     A with no B is dropped) and no lost event can lie between them: a sample is either exact or
     absent, never wrong.
     """
-    analysis = BatchAnalysis(stamp_hz, table=SampleCollector, losses=losses)
+    analysis = BatchAnalysis(stamp_hz, table=SampleCollector, losses=losses, per_window=per_window)
     analysis.feed(events)
     return {
         name: collector.table() for name, collector in analysis.finish().ordered_tables().items()

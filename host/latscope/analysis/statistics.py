@@ -10,6 +10,7 @@ from typing import NotRequired, Protocol, TypedDict, Unpack
 import numpy as np
 import numpy.typing as npt
 
+from .accounting import NOTHING_LOST, Lost
 from .delays import DelayStats
 from .rules import TableParameters
 
@@ -84,6 +85,7 @@ class _WholeTable(Protocol):
     delays: _Int64s
     discarded: int
     discarded_by_holes: int
+    lost: Lost
 
 
 class _Options(TypedDict, total=False):
@@ -258,10 +260,13 @@ def stats_of_counts(
     stamp_hz: float,
     discarded: int = 0,
     discarded_by_holes: int = 0,
+    lost: Lost = NOTHING_LOST,
 ) -> Stats:
     """A table row's statistics (ns) from exact value counts, defined below.
     ``discarded``: pairs dropped for a loss between them, ``discarded_by_holes``: of those,
-    for a hole.
+    for a hole; ``lost``: samples damage took without a pair to discard
+    (:mod:`latscope.analysis.accounting`), as ``lost`` (None: not known) and
+    ``lost_estimated``.
 
     Statistics (:func:`stats_of_counts`, also used by ``SampleTable.stats``, so the
     whole-capture and the bounded analysis agree to the last bit) are those of the nanosecond
@@ -286,7 +291,13 @@ def stats_of_counts(
     counts = np.asarray(counts, np.int64)
     n = int(counts.sum()) if len(counts) else 0
     if not n:
-        return {"samples": 0, "discarded": discarded, "discarded_by_holes": discarded_by_holes}
+        return {
+            "samples": 0,
+            "discarded": discarded,
+            "discarded_by_holes": discarded_by_holes,
+            "lost": lost.count,
+            "lost_estimated": lost.estimate,
+        }
     ns_per_stamp = 1e9 / stamp_hz
     ns = [float(v) * ns_per_stamp for v in values.tolist()]
     total, squares, denominator = _exact_sums(ns, counts.tolist())
@@ -310,6 +321,8 @@ def stats_of_counts(
         ]
     row["discarded"] = discarded
     row["discarded_by_holes"] = discarded_by_holes
+    row["lost"] = lost.count
+    row["lost_estimated"] = lost.estimate
     return row
 
 
@@ -361,6 +374,7 @@ class TableAccumulator:
         self.interval_stamps = interval_stamps
         self.discarded = 0
         self.discarded_by_holes = 0  # of ``discarded``: a hole between them
+        self.lost = NOTHING_LOST  # set by the analysis when it ends
         self.count = 0
         self.values = np.zeros(0, np.int64)
         self.counts = np.zeros(0, np.int64)
@@ -397,6 +411,7 @@ class TableAccumulator:
         )
         accumulator.discarded = table.discarded
         accumulator.discarded_by_holes = table.discarded_by_holes
+        accumulator.lost = table.lost
         return accumulator
 
     def add(
@@ -530,7 +545,12 @@ class TableAccumulator:
     def stats(self) -> Stats:
         """The table row's statistics (``SampleTable.stats``: same method, same values)."""
         return stats_of_counts(
-            self.values, self.counts, self.stamp_hz, self.discarded, self.discarded_by_holes
+            self.values,
+            self.counts,
+            self.stamp_hz,
+            self.discarded,
+            self.discarded_by_holes,
+            self.lost,
         )
 
     def worst(self, n: int = WORST_KEPT) -> list[Worst]:
@@ -558,6 +578,8 @@ class TableAccumulator:
         unflagged = stats_of_counts(self.clean_values, self.clean_counts, self.stamp_hz)
         unflagged.pop("discarded")
         unflagged.pop("discarded_by_holes")
+        unflagged.pop("lost")
+        unflagged.pop("lost_estimated")
         clean = int(self.clean_counts.sum())
         return {
             "cold": min(self.count, 1),

@@ -71,10 +71,10 @@ def describe_event(source: int, value: int) -> str:
         if lost == HOLE_SOURCE:
             return "hole"
         try:
-            lost = Source(lost).name
+            lost_name = Source(lost).name
         except ValueError:
-            pass
-        return f"LOSS {loss_count(int(value))} {lost}"
+            lost_name = str(lost)
+        return f"LOSS {loss_count(int(value))} {lost_name}"
     return f"{Source(source).name} {int(value)}"
 
 

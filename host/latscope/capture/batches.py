@@ -2,11 +2,15 @@
 may need a second pass), optionally parsed in a helper process."""
 
 import multiprocessing
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
 
 import numpy as np
 
 from ..events import Events
-from .file import CaptureEvents, CaptureFileError, CaptureInfo, summary_line
+from ..link.parser import ParserStats
+from .file import CaptureEvents, CaptureFileError, CaptureInfo, FileStats, PathLike, summary_line
+from .metadata import JsonObject
 
 __all__ = ["BATCH_BYTES", "CaptureBatches"]
 
@@ -23,21 +27,25 @@ class CaptureBatches(CaptureInfo):
     work of an analysis) runs on another core while the caller works on the previous batch;
     at most two batches are on their way at a time."""
 
-    def __init__(self, path, *, batch_bytes=BATCH_BYTES, background=False):
+    def __init__(
+        self, path: PathLike, *, batch_bytes: int = BATCH_BYTES, background: bool = False
+    ) -> None:
         self.path = str(path)
         self.batch_bytes = batch_bytes
         self.background = background
         stream = CaptureEvents(path)  # checks the file and its metadata now
         stream.reader.close()
         self.metadata = stream.metadata
-        self.parser_stats = self.file_stats = self.end = None
+        self.parser_stats: ParserStats | None = None
+        self.file_stats: FileStats | None = None
+        self.end: JsonObject | None = None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Events]:
         if self.background:
             return self._from_helper()
         return self._read()
 
-    def _read(self):
+    def _read(self) -> Iterator[Events]:
         stream = CaptureEvents(self.path, batch_bytes=self.batch_bytes)
         try:
             yield from stream
@@ -49,7 +57,7 @@ class CaptureBatches(CaptureInfo):
             stream.end,
         )
 
-    def _from_helper(self):
+    def _from_helper(self) -> Iterator[Events]:
         """Batches from a helper process that runs :meth:`_read` (over a pipe: the three
         arrays of a batch as bytes, then the statistics, or the reading error)."""
         receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
@@ -79,12 +87,12 @@ class CaptureBatches(CaptureInfo):
                 helper.kill()
             helper.join()
 
-    def _serve(self, send):
+    def _serve(self, send: Connection) -> None:
         try:
             for events in self._read():
                 send.send("batch")
                 for column in (events.stamp, events.source, events.value):
-                    send.send_bytes(np.ascontiguousarray(column))
+                    send.send_bytes(np.ascontiguousarray(column).data)
             send.send("done")
             send.send((self.parser_stats, self.file_stats, self.end))
         except CaptureFileError as error:
@@ -95,6 +103,8 @@ class CaptureBatches(CaptureInfo):
         finally:
             send.close()
 
-    def summary(self, event_count):
+    def summary(self, event_count: int) -> str:
         """``Capture.summary``'s line after an iteration that read ``event_count`` events."""
+        if self.file_stats is None or self.parser_stats is None:
+            raise RuntimeError(f"{self.path}: no summary before the batches were read")
         return summary_line(self.path, event_count, self.file_stats, self.parser_stats)

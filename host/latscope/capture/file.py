@@ -7,20 +7,37 @@ capture into :class:`~latscope.events.Events`. The only exception the reading si
 :class:`CaptureFileError`.
 """
 
+import enum
 import json
 import os
 import stat
 import struct
 import time
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, BinaryIO, Final, Literal, TypedDict
 
 from ..events import Events
 from ..link.identity import Identity
-from ..link.parser import ParserStats
-from .metadata import MetadataCopy, MetadataError, check_end, check_metadata, choose_copy
+from ..link.parser import ParserStats, StreamParser
+from .metadata import (
+    JsonObject,
+    MetadataCopy,
+    MetadataError,
+    check_end,
+    check_metadata,
+    check_text,
+    choose_copy,
+    without_surrogates,
+)
+
+#: A file's path as callers give it.
+PathLike = str | os.PathLike[str]
 
 __all__ = [
+    "NOT_CLOSED",
     "FORMAT_VERSION",
     "ChunkType",
     "CaptureFileError",
@@ -75,37 +92,38 @@ class CaptureFileError(OSError):
     """Not a capture file, unreadable, or without usable metadata. The message is one line
     naming the file and the byte offset: ``<path>: byte <offset>: <reason>``."""
 
-    def __init__(self, path, offset, reason):
+    def __init__(self, path: PathLike, offset: int, reason: str) -> None:
         super().__init__(f"{path}: byte {offset}: {reason}")
         self.path = str(path)
         self.offset = offset
         self.reason = reason
 
-    def __str__(self):
-        return self.args[0]
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
-def _json_default(value):
+def _json_default(value: object) -> object:
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-def file_header():
+def file_header() -> bytes:
     start = FILE_MAGIC + struct.pack("<HH", FORMAT_VERSION, _FILE_HEADER.size)
     return start + struct.pack("<I", zlib.crc32(start))
 
 
-def encode_chunk(kind, sequence, offset, payload):
+def encode_chunk(kind: int, sequence: int, offset: int, payload: bytes) -> bytes:
     header = _CHUNK_HEADER.pack(CHUNK_MAGIC, kind, bytes(3), sequence, len(payload), offset)
     return header + _CHUNK_CRC.pack(zlib.crc32(payload, zlib.crc32(header))) + payload
 
 
-def _metadata_payload(path, metadata):
+def _metadata_payload(path: str, metadata: JsonObject) -> bytes:
     """The METADATA chunk's JSON; ValueError if the reader would refuse it."""
     try:
         payload = json.dumps(metadata, default=_json_default, allow_nan=False).encode()
         check_metadata(json.loads(payload))  # what a reader will see
+        check_text(json.loads(payload))
     except (TypeError, ValueError) as error:
         raise ValueError(f"{path}: metadata not written: {error}") from None
     return payload
@@ -125,7 +143,8 @@ class CaptureWriter:
     ``metadata_every``-th. ``close(final_stats)`` writes the rest, the END chunk (with the
     metadata once more), and syncs the file to disk. Leaving the ``with`` block by an
     exception writes the data but no END chunk, so the file reads as not closed cleanly.
-    Write errors are OSErrors that name the file.
+    Write errors are OSErrors with the file as their ``filename`` (named once:
+    ``/dev/full: No space left on device``).
 
     Because each chunk is written whole and flushed to the operating system, a capture that is
     killed (``kill -9``, a crash) keeps every chunk written before: the reader skips a damaged
@@ -136,14 +155,14 @@ class CaptureWriter:
 
     def __init__(
         self,
-        path,
-        metadata,
+        path: PathLike,
+        metadata: JsonObject,
         *,
-        chunk_size=64 * 1024,
-        flush_interval=0.5,
-        clock=time.monotonic,
-        metadata_every=METADATA_EVERY,
-    ):
+        chunk_size: int = 64 * 1024,
+        flush_interval: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+        metadata_every: int = METADATA_EVERY,
+    ) -> None:
         if not 0 < chunk_size <= MAX_PAYLOAD:
             raise ValueError(f"chunk_size must be 1 .. {MAX_PAYLOAD}")
         self.path = str(path)
@@ -159,27 +178,27 @@ class CaptureWriter:
         try:
             self._file = open(path, "wb")
         except OSError as error:
-            raise OSError(error.errno, f"{self.path}: cannot write: {error.strerror}") from None
+            raise OSError(error.errno, f"cannot write: {error.strerror}", self.path) from None
         self._file.write(file_header())
         self._write_chunk(ChunkType.METADATA, self._metadata)
         self._sync()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._file.closed
 
-    def _sync(self):
+    def _sync(self) -> None:
         try:
             os.fsync(self._file.fileno())
         except OSError as error:
-            raise OSError(error.errno, f"{self.path}: {error.strerror}") from None
+            raise OSError(error.errno, error.strerror, self.path) from None
 
-    def _write_chunk(self, kind, payload):
+    def _write_chunk(self, kind: int, payload: bytes) -> None:
         try:
             self._file.write(encode_chunk(kind, self._sequence, self.data_bytes, payload))
             self._file.flush()
         except OSError as error:
-            raise OSError(error.errno, f"{self.path}: {error.strerror}") from None
+            raise OSError(error.errno, error.strerror, self.path) from None
         self._sequence += 1
         if kind == ChunkType.DATA:
             self.data_bytes += len(payload)
@@ -188,7 +207,7 @@ class CaptureWriter:
                 self._write_chunk(ChunkType.METADATA, self._metadata)
         self._last_chunk = self._clock()
 
-    def write(self, data):
+    def write(self, data: bytes) -> None:
         """Appends device bytes (as received, in order)."""
         if self.closed:
             raise ValueError("write to a closed capture file")
@@ -199,13 +218,13 @@ class CaptureWriter:
         if self._buffer and self._clock() - self._last_chunk >= self.flush_interval:
             self.flush()
 
-    def flush(self):
+    def flush(self) -> None:
         """Writes the buffered bytes as a DATA chunk now."""
         if self._buffer and not self.closed:
             self._write_chunk(ChunkType.DATA, bytes(self._buffer))
             self._buffer.clear()
 
-    def close(self, final_stats=None):
+    def close(self, final_stats: JsonObject | None = None) -> None:
         """Writes the buffered bytes and the END chunk; a second call does nothing.
         ``final_stats``: a JSON object (or None) stored in END as ``stats``."""
         if self.closed:
@@ -225,7 +244,7 @@ class CaptureWriter:
         finally:
             self._file.close()
 
-    def abandon(self):
+    def abandon(self) -> None:
         """Writes the buffered bytes and closes without an END chunk."""
         if not self.closed:
             try:
@@ -233,18 +252,44 @@ class CaptureWriter:
             finally:
                 self._file.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "CaptureWriter":
         return self
 
-    def __exit__(self, exc_type, exc, traceback):
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
         if exc_type is None:
             self.close()
         else:
             self.abandon()
 
 
+class _Gap(enum.Enum):
+    """The type of :data:`GAP`: a one-member enum, so the type checker tells it from bytes."""
+
+    GAP = "GAP"
+
+    def __repr__(self) -> str:
+        return "GAP"
+
+
 #: Yielded by :class:`CaptureReader` where device bytes are missing.
-GAP = type("Gap", (), {"__repr__": lambda self: "GAP", "__slots__": ()})()
+GAP: Final = _Gap.GAP
+
+
+class MetadataConflict(TypedDict):
+    """A METADATA copy that disagrees with the one used: its chunk's file offset and the
+    dotted names of the fields that differ."""
+
+    at: int
+    fields: list[str]
+
+
+#: :meth:`FileStats.as_dict`: the fields by name.
+FileStatsDict = dict[str, int | bool | str | list[MetadataConflict] | None]
 
 
 @dataclass
@@ -274,13 +319,13 @@ class FileStats:
     header_damaged: bool = False
     metadata_at: int = HEADER_SIZE
     metadata_copies: int = 0
-    metadata_conflicts: list = field(default_factory=list)
-    metadata_by: str = None
+    metadata_conflicts: list[MetadataConflict] = field(default_factory=list)
+    metadata_by: str | None = None
     chunks_reordered: int = 0
     appended_captures: int = 0
-    appended_at: int = None
+    appended_at: int | None = None
 
-    def as_dict(self):
+    def as_dict(self) -> FileStatsDict:
         return dict(self.__dict__)
 
 
@@ -289,7 +334,7 @@ class _Chunk:
     kind: int
     sequence: int
     offset: int
-    payload: bytes
+    payload: bytes | None  # None: a DATA chunk taken unread (``_chunk_at``'s check_data)
     start: int  # file offset of the chunk
     end: int  # file offset after the chunk
 
@@ -311,18 +356,18 @@ class _Bad:
     truncated: bool
 
 
-def _no_constant(name):
+def _no_constant(name: str) -> float:
     """NaN and Infinity are no JSON (the writer never writes them)."""
     raise ValueError(f"{name} is not JSON")
 
 
-def _is_file_header(data):
+def _is_file_header(data: bytes) -> bool:
     """Whether ``data`` (16 bytes) is an intact file header of any version."""
     magic, _, size, crc = _FILE_HEADER.unpack(data) if len(data) == HEADER_SIZE else (None,) * 4
     return magic == FILE_MAGIC and size == HEADER_SIZE and zlib.crc32(data[:12]) == crc
 
 
-def _open_regular(path):
+def _open_regular(path: PathLike) -> tuple[BinaryIO, int]:
     """The file opened for reading, and its size; only regular files (a FIFO would block,
     a device never end)."""
     try:
@@ -357,14 +402,14 @@ class CaptureReader:
 
     BLOCK = 1 << 20  # bytes read at a time
 
-    def __init__(self, path):
+    def __init__(self, path: PathLike) -> None:
         self.path = str(path)
         self.stats = FileStats()
-        self.end = None
-        self.version = None
+        self.end: JsonObject | None = None
+        self.version: int | None = None
         self._window, self._window_at = b"", 0
         self._wasted = 0  # payload bytes CRC-checked in vain
-        self.gap_bytes = None  # stream bytes missing at the last GAP (None: unknown)
+        self.gap_bytes: int | None = None  # stream bytes missing at the last GAP (None: unknown)
         self._position = 0  # stream bytes delivered so far
         self._file, self.size = _open_regular(path)
         try:
@@ -378,10 +423,10 @@ class CaptureReader:
             self._file.close()
             raise
 
-    def _error(self, offset, reason):
+    def _error(self, offset: int, reason: str) -> CaptureFileError:
         return CaptureFileError(self.path, offset, reason)
 
-    def _read(self, offset, size):
+    def _read(self, offset: int, size: int) -> bytes:
         """``size`` bytes at ``offset`` (fewer at the end), through a window of BLOCK."""
         at = offset - self._window_at
         if 0 <= at and at + size <= len(self._window):
@@ -393,7 +438,7 @@ class CaptureReader:
             raise self._error(offset, f"read error: {error.strerror or error}") from None
         return self._window[:size]
 
-    def _read_header(self):
+    def _read_header(self) -> CaptureFileError | None:
         """None if the header is right; the error it gives if not (raised only when no
         intact metadata follows). A version this reader does not know is raised at once."""
         header = self._read(0, HEADER_SIZE)
@@ -413,12 +458,12 @@ class CaptureReader:
         self.version = version
         return None
 
-    def _survey(self):
+    def _survey(self) -> list[MetadataCopy]:
         """One walk over the file before it is read: the intact copies of the metadata
         (:class:`~latscope.capture.metadata.MetadataCopy`: METADATA chunks, the metadata in
         END chunks) and where a capture appended to this one begins. DATA payloads are not
         checked here (reading them does)."""
-        copies = []
+        copies: list[MetadataCopy] = []
         for item in self._chunks(check_data=False):
             if isinstance(item, _Appended):
                 self.stats.appended_at = item.start
@@ -426,6 +471,7 @@ class CaptureReader:
                 break
             if not isinstance(item, _Chunk) or item.kind == ChunkType.DATA:
                 continue
+            assert item.payload is not None  # only DATA chunks are taken unread
             value, is_json = self._json(item.payload)
             if item.kind == ChunkType.METADATA:
                 copies.append(MetadataCopy(item.start, "METADATA", value, is_json))
@@ -433,12 +479,14 @@ class CaptureReader:
                 copies.append(MetadataCopy(item.start, "END", value["metadata"]))
         return copies
 
-    def _use_metadata(self, copies):
+    def _use_metadata(self, copies: list[MetadataCopy]) -> JsonObject:
         """The metadata of the copy :func:`~latscope.capture.metadata.choose_copy` picks,
         checked; the disagreeing copies go into the stats. Raises if no copy is confirmed
         or the one chosen is unusable."""
         chosen, others = choose_copy(copies)
-        conflicts = [{"at": copy.at, "fields": fields} for copy, fields in others]
+        conflicts: list[MetadataConflict] = [
+            {"at": copy.at, "fields": fields} for copy, fields in others
+        ]
         if chosen is None:
             first, (other, fields) = copies[0], others[0]
             raise self._error(
@@ -458,20 +506,29 @@ class CaptureReader:
         try:
             check_metadata(chosen.value)
         except MetadataError as error:
-            payload = self._chunk_at(chosen.at).payload
+            # Read the chunk again to point at the field; with a budget of its own, as the
+            # survey may have spent the walk's on bad chunks after it.
+            self._wasted = 0
+            chunk = self._chunk_at(chosen.at)
+            payload = chunk.payload if isinstance(chunk, _Chunk) else None
             leaf = json.dumps(error.field.rsplit(".", 1)[-1]).encode()
-            raise self._error(at + max(payload.find(leaf), 0), f"METADATA {error}") from None
+            where = payload.find(leaf) if payload is not None else -1
+            what = str(error) if error.field == "METADATA" else f"METADATA {error}"
+            raise self._error(at + max(where, 0), what) from None
         return chosen.value
 
     @staticmethod
-    def _json(payload):
+    def _json(payload: bytes) -> tuple[Any, bool]:  # JSON of any shape
         """(value, True) of a JSON payload; (None, False) if it is no JSON."""
         try:
-            return json.loads(payload, parse_constant=_no_constant), True
+            # A lone surrogate ("\ud800") is valid JSON but no text: shown as U+FFFD.
+            return without_surrogates(json.loads(payload, parse_constant=_no_constant)), True
         except (ValueError, RecursionError):
             return None, False
 
-    def _chunk_at(self, offset, check_data=True):
+    def _chunk_at(
+        self, offset: int, check_data: bool = True
+    ) -> "_Chunk | Literal['truncated'] | None":
         """The intact chunk at ``offset``; "truncated" if one starts there but the file ends
         first; None if there is none (or the CRC budget of the class doc is spent).
         ``check_data`` False: a DATA chunk whose header is right and which ends where a
@@ -505,7 +562,7 @@ class CaptureReader:
             return None
         return _Chunk(kind, sequence, stream_offset, payload, offset, end)
 
-    def _next_chunk(self, offset):
+    def _next_chunk(self, offset: int) -> "_Chunk | None":
         """The next intact chunk after ``offset`` (None if there is none)."""
         while offset < self.size:
             block = self._read(offset, self.BLOCK + len(CHUNK_MAGIC) - 1)
@@ -518,12 +575,12 @@ class CaptureReader:
             offset += self.BLOCK
         return None
 
-    def _chunks(self, check_data=True):
+    def _chunks(self, check_data: bool = True) -> "Iterator[_Chunk | _Bad | _Appended]":
         """Every intact chunk (:class:`_Chunk`) and bad region (:class:`_Bad`) in file order,
         up to another capture appended to this one (:class:`_Appended`, the last item)."""
         self._wasted = 0  # each walk has its own CRC budget (the metadata search
         offset = HEADER_SIZE  # walked the file before)
-        first_metadata = None  # payload of the first intact METADATA chunk
+        first_metadata: bytes | None = None  # payload of the first intact METADATA chunk
         while offset < self.size:
             chunk = self._chunk_at(offset, check_data)
             bad_end = offset
@@ -546,7 +603,7 @@ class CaptureReader:
             yield chunk
             offset = chunk.end
 
-    def _appended_at(self, chunk, after, first_metadata):
+    def _appended_at(self, chunk: _Chunk, after: int, first_metadata: bytes | None) -> int | None:
         """Where another capture begins if the METADATA ``chunk`` (which follows the bytes
         from ``after`` on) is the first chunk of one, else None: a METADATA chunk of sequence
         0 and stream offset 0 past the file's first chunk, right after a file header, or
@@ -561,7 +618,7 @@ class CaptureReader:
             return chunk.start
         return None
 
-    def _count_captures(self, start):
+    def _count_captures(self, start: int) -> int:
         """The intact file headers from ``start`` on: the captures appended there."""
         count, offset = 0, start
         while offset < self.size:
@@ -573,12 +630,12 @@ class CaptureReader:
             offset += self.BLOCK
         return max(count, 1)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes | _Gap]:
         stats = self.stats
         self._position = 0
         known = 0  # the stream is known to go on at least to here
         tail = 0  # bytes of bad regions after the last intact chunk
-        waiting = {}  # stream offset -> payload of DATA chunks ahead of it
+        waiting: dict[int, bytes] = {}  # stream offset -> payload of DATA chunks ahead of it
         for item in self._chunks():
             if isinstance(item, _Appended):
                 break
@@ -592,10 +649,11 @@ class CaptureReader:
                 continue
             stats.chunks_ok += 1
             tail = 0
+            assert item.payload is not None  # this walk reads every chunk (check_data)
             # A METADATA or END chunk's stream offset is the DATA bytes written before it.
             known = max(known, item.offset)
             if item.kind == ChunkType.END:
-                self._read_end(item)
+                self._read_end(item.payload)
             if item.kind != ChunkType.DATA:
                 continue
             known = max(known, item.offset + len(item.payload))
@@ -619,7 +677,7 @@ class CaptureReader:
             yield GAP
         self._file.close()
 
-    def _take(self, offset, payload):
+    def _take(self, offset: int, payload: bytes) -> Iterator[bytes | _Gap]:
         """The bytes of the DATA payload at stream ``offset`` that are new, after a GAP if
         bytes before it are missing; a chunk with no new byte is a repeated one."""
         end = offset + len(payload)
@@ -636,7 +694,7 @@ class CaptureReader:
         self._position = end
         yield payload
 
-    def _continue(self, waiting, force=0):
+    def _continue(self, waiting: dict[int, bytes], force: int = 0) -> Iterator[bytes | _Gap]:
         """Delivers the waiting chunks that continue the stream, in stream order; the first
         ``force`` of them even if bytes before them are missing (a GAP)."""
         while waiting:
@@ -649,8 +707,8 @@ class CaptureReader:
                 self.stats.chunks_reordered += 1
             yield from self._take(first, waiting.pop(first))
 
-    def _read_end(self, chunk):
-        end, _ = self._json(chunk.payload)
+    def _read_end(self, payload: bytes) -> None:
+        end, _ = self._json(payload)
         try:
             check_end(end)
         except MetadataError:
@@ -658,13 +716,13 @@ class CaptureReader:
         self.end = end
         self.stats.complete = True
 
-    def close(self):
+    def close(self) -> None:
         self._file.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "CaptureReader":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -672,19 +730,21 @@ class CaptureInfo:
     """What a capture's metadata says (shared by :class:`Capture` and
     :class:`CaptureEvents`)."""
 
+    metadata: JsonObject
+
     @property
-    def identity(self):
+    def identity(self) -> Identity:
         """The device's :class:`~latscope.link.identity.Identity`, as its metadata stores it."""
         return Identity.from_dict(self.metadata["identity"])
 
     @property
-    def clock_hz(self):
+    def clock_hz(self) -> int:
         """The capture clock (the metadata has it; IRQ periods and widths count
         ``identity.irq_clock_hz``, the link clock)."""
         return self.identity.clock_hz
 
     @property
-    def stamp_hz(self):
+    def stamp_hz(self) -> int:
         """Stamp units per second (what stamps and samples count): the capture clock,
         times 2 when DDR inputs stamp half cycles (identity ``stamp_shift``)."""
         return self.identity.stamp_hz
@@ -697,31 +757,39 @@ class Capture(CaptureInfo):
     ``file_stats``, ``end`` (the END chunk's JSON, None if the capture was not closed)."""
 
     path: str
-    metadata: dict
+    metadata: JsonObject
     events: Events
     parser_stats: ParserStats
     file_stats: FileStats
-    end: dict = field(default=None)
+    end: JsonObject | None = field(default=None)
 
     @property
-    def stats(self):
+    def stats(self) -> dict[str, FileStatsDict | dict[str, int | dict[str, int]]]:
         return {"file": self.file_stats.as_dict(), "parser": self.parser_stats.as_dict()}
 
     @property
-    def event_count(self):
+    def event_count(self) -> int:
         return len(self.events)
 
-    def summary(self):
+    def summary(self) -> str:
         """One line: path, events, how the file ended, damage, stream statistics (also
         ``CaptureSummary.summary``): :func:`summary_line`."""
         return summary_line(self.path, self.event_count, self.file_stats, self.parser_stats)
 
 
-def summary_line(path, event_count, file_stats, parser_stats):
+#: What every text output says of a capture file without its END chunk (cut at a chunk
+#: boundary by kill -9 or a crash, a copy of a live capture, a second Ctrl-C): such a file
+#: reads without damage, so without this line it would look whole.
+NOT_CLOSED: Final = "capture not closed: its end may be missing"
+
+
+def summary_line(
+    path: str, event_count: int, file_stats: FileStats, parser_stats: ParserStats
+) -> str:
     """A capture's summary in one line: path, events, how the file ended, damage, stream
     statistics, and the :func:`file_notes`."""
     f, p = file_stats, parser_stats
-    state = "complete" if f.complete else "not closed cleanly"
+    state = "complete" if f.complete else NOT_CLOSED
     damage = ""
     if f.chunks_bad or f.truncated_bytes or f.gaps or f.header_damaged:
         damage = (
@@ -732,17 +800,17 @@ def summary_line(path, event_count, file_stats, parser_stats):
     return f"{path}: {event_count} events, {state}{damage}; stream: {p}{notes}"
 
 
-def file_notes(stats):
+def file_notes(stats: FileStats) -> list[str]:
     """What the reader decided about the file that a user must know, one phrase each
     (:class:`FileStats`): the copy of the metadata used when the first was damaged, copies
     that disagree with it, captures appended to the file and not read."""
-    notes = []
+    notes: list[str] = []
     if stats.metadata_at != HEADER_SIZE:
         notes.append(
             f"the METADATA chunk at byte {HEADER_SIZE} is damaged: the copy at byte "
             f"{stats.metadata_at} is used"
         )
-    by_fields = {}
+    by_fields: dict[str, list[int]] = {}
     for conflict in stats.metadata_conflicts:
         by_fields.setdefault(", ".join(conflict["fields"]), []).append(conflict["at"])
     for fields, offsets in by_fields.items():
@@ -762,7 +830,7 @@ def file_notes(stats):
     return notes
 
 
-def parser_for(metadata, correct_latency=True):
+def parser_for(metadata: JsonObject, correct_latency: bool = True) -> StreamParser:
     """A :class:`StreamParser` set up from a capture's (checked) metadata: protocol
     version (files of protocol version 1 say so in their identity), marker width and, with
     ``correct_latency``, the pin latencies."""
@@ -778,7 +846,9 @@ class CaptureEvents(CaptureInfo):
     included as the parser reports them. Afterwards ``parser_stats``, ``file_stats`` and
     ``end`` are complete."""
 
-    def __init__(self, path, *, correct_latency=True, batch_bytes=1 << 20):
+    def __init__(
+        self, path: PathLike, *, correct_latency: bool = True, batch_bytes: int = 1 << 20
+    ) -> None:
         self.path = str(path)
         self.batch_bytes = max(1, int(batch_bytes))
         self.reader = CaptureReader(path)
@@ -786,24 +856,24 @@ class CaptureEvents(CaptureInfo):
         self.parser = parser_for(self.metadata, correct_latency)
 
     @property
-    def parser_stats(self):
+    def parser_stats(self) -> ParserStats:
         return self.parser.stats
 
     @property
-    def file_stats(self):
+    def file_stats(self) -> FileStats:
         return self.reader.stats
 
     @property
-    def end(self):
+    def end(self) -> JsonObject | None:
         return self.reader.end
 
-    def _feed(self, data):
+    def _feed(self, data: bytes) -> Iterator[Events]:
         for at in range(0, len(data), self.batch_bytes):
             events = self.parser.feed(data[at : at + self.batch_bytes])
             if len(events):
                 yield events
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Events]:
         pending = bytearray()
         for item in self.reader:
             if item is not GAP:
@@ -821,7 +891,7 @@ class CaptureEvents(CaptureInfo):
             yield events
 
 
-def load_capture(path, *, correct_latency=True):
+def load_capture(path: PathLike, *, correct_latency: bool = True) -> Capture:
     """Reads a capture file into a :class:`Capture`. Damaged chunks cost their segments;
     raises only :class:`CaptureFileError` (no capture file, unreadable, no metadata)."""
     stream = CaptureEvents(path, correct_latency=correct_latency)

@@ -12,8 +12,12 @@ import contextlib
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from types import FrameType
+from typing import TYPE_CHECKING, TextIO
 
+from ..events import Events
 from ..link.device import (
     Device,
     DeviceError,
@@ -22,8 +26,55 @@ from ..link.device import (
     TriggerSettings,
     open_transport,
 )
+from ..link.identity import Identity
+from ..link.parser import ParserStats
+from ..link.port_lock import PortLock
+from .conditions import Conditions
+from .metadata import JsonObject
 
-__all__ = ["CaptureSession", "CaptureRun", "Until", "capture_metadata"]
+if TYPE_CHECKING:
+    from ..analysis.batch import BatchAnalysis
+    from ..simulated.soc import SuiteSettings
+    from .file import CaptureWriter, PathLike
+
+__all__ = [
+    "CaptureSession",
+    "CaptureRun",
+    "Until",
+    "capture_metadata",
+    "Interrupted",
+    "STOP_SIGNALS",
+    "stop_signals_deferred",
+]
+
+#: The signals that stop a capture cleanly (stop, drain, END chunk): Ctrl-C, and what CI
+#: timeouts, lab runners and a closed terminal send. The command then exits with 128 + the
+#: signal's number, as a shell reports a process the signal ended.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal ended the work (``signum``: which): raised after a capture that it
+    stopped cleanly, or at once by a second one. A KeyboardInterrupt, so code that handles
+    Ctrl-C handles all of them."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_status(self) -> int:
+        return 128 + self.signum
+
+
+class StopRequest(threading.Event):
+    """Set by the first stop signal; ``signum`` says which (None: not set)."""
+
+    signum: int | None = None
 
 
 @dataclass(frozen=True)
@@ -33,10 +84,10 @@ class Until:
     that runs a program of its own (``dut_exit``: the simulated suite), Ctrl-C, or
     ``timeout`` seconds (which then raises :class:`~latscope.link.device.DeviceError`)."""
 
-    duration: float = None
-    events: int = None
-    samples: tuple = None
-    timeout: float = None
+    duration: float | None = None
+    events: int | None = None
+    samples: tuple[str, int] | None = None
+    timeout: float | None = None
     dut_exit: bool = True
 
 
@@ -46,28 +97,35 @@ class CaptureRun:
     the parser's statistics, the metadata written, why it stopped (``duration``,
     ``events``, ``samples``, ``dut_exit``, ``timeout``, ``interrupted``, ``callback``)."""
 
-    output: object
-    metadata: dict
-    analyzer: object = None
+    output: "PathLike | None"
+    metadata: JsonObject
+    analyzer: "BatchAnalysis | None" = None
     events: int = 0
     bytes: int = 0
-    status: dict = None
-    parser_stats: object = None
-    stopped_by: str = None
+    status: dict[str, int | bool] | None = None
+    parser_stats: ParserStats | None = None
+    stopped_by: str | None = None
+    signum: int | None = None
     started: float = field(default_factory=time.monotonic)
     wall_seconds: float = 0.0
 
     @property
-    def interrupted(self):
+    def interrupted(self) -> bool:
         return self.stopped_by == "interrupted"
 
-    def end_stats(self, port):
+    def raise_if_interrupted(self) -> None:
+        """Raises :class:`Interrupted` when a stop signal ended the capture (the file is
+        closed: the callers that report the signal run after it)."""
+        if self.interrupted:
+            raise Interrupted(self.signum or signal.SIGINT)
+
+    def end_stats(self, port: Port) -> JsonObject:
         """The END chunk's ``stats`` (docs/capture-format.md)."""
         stats = {
             "events": self.events,
             "bytes": self.bytes,
             "device_status": self.status,
-            "parser": self.parser_stats.as_dict(),
+            "parser": None if self.parser_stats is None else self.parser_stats.as_dict(),
             "wall_seconds": self.wall_seconds,
             **port.dut_end_stats(),
         }
@@ -76,19 +134,41 @@ class CaptureRun:
         return stats
 
 
-def capture_metadata(identity, port, irq, test_info="", dut=None, loop=None, trigger=None):
+def capture_metadata(
+    identity: Identity,
+    port: str,
+    irq: IrqSettings,
+    test_info: str = "",
+    dut: dict[str, object] | None = None,
+    loop: str | None = None,
+    conditions: Conditions | None = None,
+    trigger: TriggerSettings | None = None,
+) -> JsonObject:
     """The metadata a capture file starts with (``docs/capture-format.md``): the device's
     identity, the port, the IRQ settings, the start time, the user's test information,
-    what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``), the
-    IRQ loop's edge channel (``loop``, if given: :mod:`latscope.analysis.loop`) and the IRQ
-    trigger's settings (``trigger``, if on: ``TriggerSettings.as_dict``)."""
+    what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``,
+    ``conditions``), the IRQ loop's edge channel (``loop``, if given:
+    :mod:`latscope.analysis.loop`), the load and cache conditions (``conditions``, a
+    :class:`~latscope.capture.conditions.Conditions`; default: what the DUT says, else no
+    load, caches on) and the IRQ trigger's settings (``trigger``, if on:
+    ``TriggerSettings.as_dict``). Conditions that contradict what a simulated DUT runs:
+    ValueError."""
+    dut = dict(dut or {})
+    known = Conditions.of_metadata(dut)
+    dut.pop("conditions", None)
+    if conditions is not None and "suite" in dut and conditions != known:
+        raise ValueError(
+            f"conditions {conditions.label()}: the simulated DUT runs {known.label()} "
+            "(choose them with its suite settings)"
+        )
     return {
         "identity": identity.as_dict(),
         "port": str(port),
         "irq": asdict(irq),
         "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "test_info": test_info,
-        **(dut or {}),
+        **dut,
+        "conditions": (conditions or known).as_dict(),
         **({"loop": loop} if loop else {}),
         **({"trigger": trigger.as_dict()} if trigger else {}),
     }
@@ -104,7 +184,16 @@ class CaptureSession:
     ``identity``, ``irq`` (what the IRQ generator is set to; the defaults of
     :class:`IrqSettings` at first)."""
 
-    def __init__(self, port, *, baud=12_000_000, sim_args=(), suite=None, log=None, owns_port=True):
+    def __init__(
+        self,
+        port: str | Port,
+        *,
+        baud: int = 12_000_000,
+        sim_args: Sequence[str] = (),
+        suite: "SuiteSettings | None" = None,
+        log: TextIO | None = None,
+        owns_port: bool = True,
+    ) -> None:
         if not isinstance(port, Port):
             from ..ports import open_port
 
@@ -116,6 +205,8 @@ class CaptureSession:
         try:
             if owns_port:
                 self._stack.enter_context(port)
+            if PortLock.applies(port.path):  # one session per port (PortBusy)
+                self._stack.enter_context(PortLock(port.path))
             self.device = self._stack.enter_context(
                 Device(
                     open_transport(port.path, baud),
@@ -134,23 +225,23 @@ class CaptureSession:
             self._stack.close()
             raise
 
-    def close(self):
+    def close(self) -> None:
         self._stack.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "CaptureSession":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def info(self):
+    def info(self) -> JsonObject:
         """The identity and the device's STATUS as a plain dict (``latscope info --json``)."""
-        info = self.identity.as_dict()
+        info: JsonObject = self.identity.as_dict()
         info["resolution_ns"] = self.identity.resolution_ns
         info["status"] = self.device.status()
         return info
 
-    def configure_irq(self, irq):
+    def configure_irq(self, irq: IrqSettings) -> None:
         """Sets the IRQ generator now; captures record (and set) it from then on."""
         self.device.configure_irq(irq)
         self.irq = irq
@@ -162,8 +253,16 @@ class CaptureSession:
         self.trigger = trigger
 
     def capture(
-        self, output=None, *, info="", until=Until(), analyzer=None, on_batch=None, loop=None
-    ):
+        self,
+        output: "PathLike | None" = None,
+        *,
+        info: str = "",
+        until: Until = Until(),
+        analyzer: "BatchAnalysis | None" = None,
+        on_batch: Callable[[Events, CaptureRun], object] | None = None,
+        loop: str | None = None,
+        conditions: Conditions | None = None,
+    ) -> CaptureRun:
         """Captures into the capture file ``output`` (None: events are only counted and
         passed on) until ``until`` says so; returns a :class:`CaptureRun`.
 
@@ -172,7 +271,8 @@ class CaptureSession:
         ``until.samples``). ``on_batch(events, run)``: called after every read
         (``events`` may be empty) and for the events drained after STOP; returning True
         ends the capture (a reader that went away). ``loop``: the IRQ loop's edge channel,
-        recorded in the metadata so that analyze and report make its table."""
+        recorded in the metadata so that analyze and report make its table. ``conditions``:
+        the DUT's load and cache (:func:`capture_metadata`), recorded in the metadata."""
         if until.samples and analyzer is None:
             raise ValueError("until.samples needs an analyzer")
         if until.dut_exit and self.port.dut_exited:
@@ -184,12 +284,13 @@ class CaptureSession:
             info,
             self.port.dut_metadata(),
             loop,
+            conditions,
             self.trigger,
         )
         run = CaptureRun(output, metadata, analyzer)
         writer = _open_writer(output, metadata)
         try:
-            with sigint_deferred() as interrupted:
+            with stop_signals_deferred() as interrupted:
                 self._run(run, writer, until, on_batch, interrupted)
                 if writer is not None:
                     writer.close(run.end_stats(self.port))
@@ -204,10 +305,18 @@ class CaptureSession:
             )
         return run
 
-    def _run(self, run, writer, until, on_batch, interrupted):
-        device, write_error = self.device, []
+    def _run(
+        self,
+        run: CaptureRun,
+        writer: "CaptureWriter | None",
+        until: Until,
+        on_batch: Callable[[Events, CaptureRun], object] | None,
+        interrupted: StopRequest,
+    ) -> None:
+        device = self.device
+        write_error: list[OSError] = []
 
-        def sink(data):
+        def sink(data: bytes) -> None:
             run.bytes += len(data)
             if writer is not None and not write_error:
                 try:
@@ -215,7 +324,7 @@ class CaptureSession:
                 except OSError as error:  # e.g. a full disk: stop, keep the device sane
                     write_error.append(error)
 
-        def take(events, stopping=False):
+        def take(events: Events, stopping: bool = False) -> str | None:
             run.events += len(events)
             if analyzer is not None and len(events):
                 analyzer.feed(events)
@@ -240,6 +349,7 @@ class CaptureSession:
                     or ("interrupted" if interrupted.is_set() else None)
                     or ("write error" if write_error else None)
                 )
+            run.signum = interrupted.signum if run.stopped_by == "interrupted" else None
             device.stop()
             device.configure_irq(IrqSettings(enable=False))
             if self.trigger is not None:
@@ -257,13 +367,13 @@ class CaptureSession:
             error = write_error[0]
             raise OSError(error.errno, error.strerror, str(run.output))
 
-    def _stop_reason(self, run, until):
+    def _stop_reason(self, run: CaptureRun, until: Until) -> str | None:
         elapsed = time.monotonic() - run.started
         if until.duration is not None and elapsed >= until.duration:
             return "duration"
         if until.events and run.events >= until.events:
             return "events"
-        if until.samples:
+        if until.samples and run.analyzer is not None:  # capture() checked it is there
             table = run.analyzer.tables.get(until.samples[0])
             if table is not None and table.count >= until.samples[1]:
                 return "samples"
@@ -277,7 +387,7 @@ class CaptureSession:
         return None
 
 
-def _open_writer(output, metadata):
+def _open_writer(output: "PathLike | None", metadata: JsonObject) -> "CaptureWriter | None":
     """A :class:`CaptureWriter` for ``output`` (None: no file); errors name the file."""
     if output is None:
         return None
@@ -289,7 +399,7 @@ def _open_writer(output, metadata):
         raise OSError(error.errno, error.strerror, str(output)) from None
 
 
-def _abandon(writer):
+def _abandon(writer: "CaptureWriter") -> None:
     """Closes a capture file without its END chunk (the capture failed); a second write
     error (the disk is still full) must not hide the first."""
     try:
@@ -299,32 +409,35 @@ def _abandon(writer):
 
 
 @contextlib.contextmanager
-def sigint_deferred():
-    """While the block runs, SIGINT (Ctrl-C) sets the event yielded instead of raising
-    KeyboardInterrupt; a second one raises it. Only in the main thread (where Python runs
-    signal handlers), and not if SIGINT is ignored (a background job).
+def stop_signals_deferred() -> Iterator[StopRequest]:
+    """While the block runs, the :data:`STOP_SIGNALS` (SIGINT, SIGTERM, SIGHUP) set the
+    :class:`StopRequest` yielded instead of ending the process; a second one raises
+    :class:`Interrupted`. Only in the main thread (where Python runs signal handlers), and
+    not for a signal that is ignored (SIGINT of a background job, SIGHUP under nohup).
 
-    Ctrl-C during a capture is a stop condition like the others: SIGINT only sets a flag that
-    the loop checks between reads, so no read is cut off half way (which lost the last segment
-    before STOP), and the appliance is stopped and drained and the file closed cleanly. A second
-    Ctrl-C aborts at once. The previous SIGINT handler is restored when the capture ends.
+    A stop signal during a capture is a stop condition like the others: it only sets a flag
+    that the loop checks between reads, so no read is cut off half way (which lost the last
+    segment before STOP), and the appliance is stopped and drained and the file closed
+    cleanly. (SIGTERM and SIGHUP used to end the process at once, without END: the tail was
+    lost.) A second signal aborts at once. The previous handlers are restored at the end.
     """
-    interrupted = threading.Event()
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or previous in (
-        signal.SIG_IGN,
-        None,
-    ):
-        yield interrupted
+    request = StopRequest()
+    if threading.current_thread() is not threading.main_thread():
+        yield request
         return
 
-    def handler(signum, frame):
-        if interrupted.is_set():
-            raise KeyboardInterrupt
-        interrupted.set()
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if request.is_set():
+            raise Interrupted(signum)
+        request.signum = signum
+        request.set()
 
-    signal.signal(signal.SIGINT, handler)
+    previous = {}
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) not in (signal.SIG_IGN, None):
+            previous[signum] = signal.signal(signum, handler)
     try:
-        yield interrupted
+        yield request
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, old in previous.items():
+            signal.signal(signum, old)

@@ -2,11 +2,21 @@
 as from a board (:func:`capture_suite`): what the demo, the ground-truth tests and the
 benchmarks run."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from ..events import Events
 from ..link.device import IrqSettings
-from ..simulated.soc import SocSimulation
-from .session import CaptureSession, Until
+from ..link.identity import Identity
+from ..link.parser import ParserStats
+from ..simulated.soc import SocBuild, SocSimulation
+from .file import PathLike
+from .metadata import JsonObject
+from .session import CaptureRun, CaptureSession, Until
+
+if TYPE_CHECKING:
+    from ..analysis.batch import BatchAnalysis
 
 __all__ = ["DEMO_IRQ", "SuiteCapture", "capture_suite"]
 
@@ -21,34 +31,34 @@ class SuiteCapture:
     """One run of the suite captured through the appliance. The events are in the capture
     file ``path`` (None: the run was only counted, e.g. for a benchmark)."""
 
-    path: object
+    path: PathLike | None
     events: int  # events captured
-    identity: object  # latscope.link.identity.Identity
-    metadata: dict
-    status: dict  # the appliance's STATUS after the capture
-    parser_stats: object  # latscope.link.parser.ParserStats
+    identity: Identity
+    metadata: JsonObject
+    status: dict[str, int | bool]  # the appliance's STATUS after the capture
+    parser_stats: ParserStats
     exit_code: int  # the firmware's
     exit_cycle: int
-    sim: dict  # the harness's SIM line
-    uart: dict  # the harness's UART line
+    sim: dict[str, str]  # the harness's SIM line
+    uart: dict[str, int]  # the harness's UART line
     wall_seconds: float
     console: str = field(repr=False, default="")
-    live: object = None  # the live statistics, when capture_suite made them
+    live: "BatchAnalysis | None" = None  # the live statistics, when capture_suite made them
 
 
 def capture_suite(
-    build,
-    irq=DEMO_IRQ,
+    build: SocBuild,
+    irq: IrqSettings = DEMO_IRQ,
     *,
-    output=None,
-    truth=None,
-    console=None,
-    on_batch=None,
-    live=None,
-    timeout=600.0,
-    info="",
-    phase=0,
-):
+    output: PathLike | None = None,
+    truth: PathLike | None = None,
+    console: PathLike | None = None,
+    on_batch: Callable[[Events, CaptureRun], object] | None = None,
+    live: "Callable[[Identity], BatchAnalysis] | None" = None,
+    timeout: float = 600.0,
+    info: str = "",
+    phase: int = 0,
+) -> SuiteCapture:
     """Runs the suite of ``build`` on the simulated SoC and captures it through the appliance,
     exactly as from a board (a :class:`~latscope.capture.session.CaptureSession`): identify,
     configure the IRQ generator, start (the harness lets the CPU run ``phase`` +
@@ -62,19 +72,22 @@ def capture_suite(
     ``run.analyzer`` of every batch and ``live`` of the result. ``on_batch(events, run)``: as
     for :meth:`~latscope.capture.session.CaptureSession.capture` (progress).
     Raises DeviceError when the firmware does not exit within ``timeout`` seconds or the
-    harness ends first."""
+    harness ends first, :class:`~latscope.capture.session.Interrupted` after a stop signal
+    ended the capture cleanly."""
     info = info or (
         f"latscope test suite on the simulated SoC ({build.settings.cpu}, "
         f"{build.settings.marker} markers)"
     )
-    with CaptureSession(SocSimulation(build, truth=truth, console=console, phase=phase)) as session:
+    sim = SocSimulation(build, truth=truth, console=console, phase=phase)
+    with CaptureSession(sim) as session:
         session.configure_irq(irq)
         analyzer = live(session.identity) if live else None
         run = session.capture(
             output, info=info, until=Until(timeout=timeout), analyzer=analyzer, on_batch=on_batch
         )
-        sim = session.port
+        run.raise_if_interrupted()  # the file is closed; no suite result to give
         sim.stop()
+        assert run.status is not None and run.parser_stats is not None  # every capture sets them
         return SuiteCapture(
             output,
             run.events,

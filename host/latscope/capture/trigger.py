@@ -14,6 +14,7 @@ the generator off (``--no-irq``), every matching marker the trigger is ready for
 from __future__ import annotations
 
 import re
+from enum import IntEnum
 
 from latscope_defs.markers import ARG_BITS, Point, Test
 
@@ -21,7 +22,7 @@ from ..link.device import IrqSettings, TriggerSettings
 from ..link.identity import Identity
 
 __all__ = [
-    "check_trigger",
+    "check_delays",
     "parse_delays",
     "parse_marker",
     "trigger_settings",
@@ -32,7 +33,7 @@ _DELAY = re.compile(r"\s*(\d+(?:\.\d*)?)\s*(ns|us|cycles|c)?\s*$")
 _UNIT_NS = {"ns": 1.0, "us": 1e3}
 
 
-def _named(enum, text: str) -> int:
+def _named(enum: type[IntEnum], text: str) -> int:
     """An enum member by name (any case) or number."""
     try:
         return int(text, 0)
@@ -73,10 +74,12 @@ def _delay(text: str) -> tuple[float, str | None]:
     return number, None
 
 
-def _delays(text: str) -> list[tuple[float, str | None]]:
+def check_delays(text: str) -> list[tuple[float, str | None]]:
     """The parts of ``START:STOP:STEP`` or ``DELAY`` (:func:`_delay` each), checked as far
     as they can be without a clock: a step of 0 and a stop not after the start, where the
-    three are in one unit."""
+    three are in one unit; what needs the appliance's clock (a step that rounds to 0, units
+    mixed, the delay's range) waits for :func:`parse_delays`. ``latscope capture`` checks
+    this, and :func:`parse_marker`, before it opens a port."""
     parts = text.split(":")
     if len(parts) not in (1, 3):
         raise ValueError(f"not START:STOP:STEP: {text!r}")
@@ -90,22 +93,13 @@ def _delays(text: str) -> list[tuple[float, str | None]]:
     return delays
 
 
-def check_trigger(marker: str, delays: str) -> None:
-    """Raises ValueError unless ``marker`` (:func:`parse_marker`) and ``delays``
-    (:func:`parse_delays`) can be read; what needs the appliance's clock (a step that rounds
-    to 0, units mixed, the delay's range) waits for :func:`trigger_settings`. ``latscope
-    capture`` checks this before it opens a port."""
-    parse_marker(marker)
-    _delays(delays)
-
-
 def parse_delays(text: str, clock_hz: float) -> tuple[int, int, int]:
     """``START:STOP:STEP`` (or ``DELAY`` alone: one delay) as capture cycles ``(start, stop,
     step)``, each in ns, us or cycles, rounded to the capture clock ``clock_hz``: the delays
     ``range(start, stop, step)``, over and over."""
     parts = text.split(":")
     cycles = [
-        round(value * clock_hz / 1e9) if unit else int(value) for value, unit in _delays(text)
+        round(value * clock_hz / 1e9) if unit else int(value) for value, unit in check_delays(text)
     ]
     if len(cycles) == 1:
         return cycles[0], cycles[0] + 1, 1

@@ -119,8 +119,10 @@ def stream_capture(
     :class:`~latscope.link.device.Port` such as a :class:`~latscope.simulated.soc.SocSimulation`)
     and writes the VCD stream to the binary stream ``out`` until ``duration`` seconds or
     ``max_events`` events passed, a simulated DUT's firmware exited, the reader went away
-    or Ctrl-C. ``capture``: also write a capture file. ``pvs``: write a PulseView setup
-    there first (decoders attached to the stream's signals). Returns the :class:`LiveVcd`.
+    or a stop signal (Ctrl-C, SIGTERM, SIGHUP: the stream is finished, then
+    :class:`~latscope.capture.session.Interrupted` raised). ``capture``: also write a capture
+    file. ``pvs``: write a PulseView setup there first (decoders attached to the stream's
+    signals). Returns the :class:`LiveVcd`.
 
     Readers and their buffering: ``sigrok-cli -i - -I vcd`` reads what the pipe has;
     libsigrok's VCD input passes samples on in chunks, so annotations lag the capture by one
@@ -146,9 +148,10 @@ def stream_capture(
             comment=f"latscope stream, {identity.stamp_hz} samples/s",
         )
         pacing = _Pacing(live, flush_interval, log)
+        run = None
         if pacing.write(live.start):
             session.configure_irq(irq)
-            session.capture(
+            run = session.capture(
                 capture,
                 info="latscope stream",
                 on_batch=pacing.batch,
@@ -156,6 +159,8 @@ def stream_capture(
             )
             pacing.write(live.finish)
     print(f"latscope stream: {live.events} events, sample 0 = cycle {live.origin}", file=log)
+    if run is not None:
+        run.raise_if_interrupted()  # the stream and its capture file are complete
     return live
 
 

@@ -119,6 +119,8 @@ def latency_rules():
         f"PARAM = {int(markers.Point.PARAM)}",
         f"KERNEL_TEST = {int(markers.Test.KERNEL)}",
         f"HANDLER_POINT = {int(markers.KERNEL_HANDLER)}",
+        "# ... of the appliance's IRQ line: another line's handler marker ends no sample.",
+        f"HANDLER_LINE = {markers.SUITE_IRQ_LINE}",
         "# The kernel's tick markers: a sample they lie in, [A, B], is flagged (tick).",
         f"TICK_POINTS = {_tick_points()}",
         "",

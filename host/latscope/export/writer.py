@@ -46,8 +46,8 @@ class ExportWriter:
     name = ""
     suffix = ""
     help = ""
-    sigrok_input = None
-    switches: dict = {}
+    sigrok_input: str | None = None
+    switches: dict[str, str] = {}
 
     def __init__(self, path):
         self.path = path

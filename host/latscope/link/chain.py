@@ -26,7 +26,7 @@ looks the same; so the first segments of the runs delivered so far are remembere
 
 from collections import deque
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from latscope_defs.protocol import SEQUENCE_BITS, STAMP_BITS, HoleCount
 
@@ -59,7 +59,7 @@ class Mark(NamedTuple):
     1) and the segment's last stamp, as the device counts it (48 bits) and on the host's
     64-bit time line (the two differ by a constant within a run, not across a reset)."""
 
-    sent: object
+    sent: int | None
     stamp48: int
     stamp64: int
 
@@ -73,14 +73,14 @@ class Damage:
     damaged: bool = False
     gapped: bool = False
     dropped_bytes: int = 0
-    missing_bytes: object = 0
+    missing_bytes: int | None = 0
 
-    def bytes_bound(self):
+    def bytes_bound(self) -> int | None:
         """The most event records the dropped and missing bytes can have held (each record
         has a byte of its own); None if bytes went missing in unknown number."""
         return None if self.missing_bytes is None else self.dropped_bytes + self.missing_bytes
 
-    def clear(self):
+    def clear(self) -> None:
         self.damaged = self.gapped = False
         self.dropped_bytes = self.missing_bytes = 0
 
@@ -89,7 +89,8 @@ class Hole(NamedTuple):
     """A hole before a delivered segment: ``count`` event records lost, how exact
     (``kind``, :class:`HoleCount`), and whether the device restarted there."""
 
-    count: int
+    # The field shadows tuple.count (the method), which nothing calls on a Hole.
+    count: int  # type: ignore[assignment]
     kind: HoleCount
     restart: bool = False
 
@@ -98,15 +99,15 @@ class Placed(NamedTuple):
     """A segment delivered: the 64-bit stamp of its SYNC and the hole before it (or None)."""
 
     base: int
-    hole: object
+    hole: Hole | None
 
 
 #: Verdicts of :meth:`SegmentChain.place` for a segment that is not delivered.
-OLD = "old"
-REFUSED = "refused"
+OLD: Final = "old"
+REFUSED: Final = "refused"
 
 
-def counted(lost, bound):
+def counted(lost: int, bound: int | None) -> tuple[int, HoleCount]:
     """(count, kind) of a hole whose sequence numbers say ``lost`` modulo 2**24 and which can
     have held at most ``bound`` event records (None: nothing bounds it)."""
     if bound is None:
@@ -116,7 +117,7 @@ def counted(lost, bound):
     return lost + ((bound - lost) >> SEQUENCE_BITS << SEQUENCE_BITS), HoleCount.AT_MOST
 
 
-def time_bound(span):
+def time_bound(span: int) -> int:
     """The most event records ``span`` stamp units can hold."""
     return MAX_RECORDS_PER_STAMP * (max(span, 0) + 1)
 
@@ -126,18 +127,30 @@ class SegmentChain:
     between the last stamp before a device reset and the first after it (at least the
     largest pin latency, so that corrected stamps still go forward)."""
 
-    def __init__(self, margin=0):
+    def __init__(self, margin: int = 0) -> None:
         self.margin = margin
-        self.last = None  # Mark of the last delivered segment
-        self.anchor = None  # Mark the time base rests on (the last confirmed one)
-        self.candidate = None  # Mark of a segment refused for its stamp, until the next
-        self.old = None  # sequence number after the last old segment
-        self._openings = set()  # (sent, stamp48, crc) of the runs' first segments
-        self._opening_order = deque()
+        self.last: Mark | None = None  # Mark of the last delivered segment
+        self.anchor: Mark | None = None  # Mark the time base rests on (the last confirmed one)
+        self.candidate: Mark | None = (
+            None  # Mark of a segment refused for its stamp, until the next
+        )
+        self.old: int | None = None  # sequence number after the last old segment
+        # (sent, stamp48, crc) of the runs' first segments
+        self._openings: set[tuple[int, int, int]] = set()
+        self._opening_order: deque[tuple[int, int, int]] = deque()
 
     # --- version 2 ---------------------------------------------------------------------
 
-    def place(self, stamp48, count, sent, captured, segment_sum, crc, damage):
+    def place(
+        self,
+        stamp48: int,
+        count: int,
+        sent: int,
+        captured: int,
+        segment_sum: int,
+        crc: int,
+        damage: Damage,
+    ) -> Placed | Literal["old", "refused"]:
         """Where a verified version 2 segment goes: :class:`Placed`, :data:`OLD` or
         :data:`REFUSED` (module doc). ``segment_sum``: its last stamp minus its first;
         ``damage``: the :class:`Damage` since the last delivered segment."""
@@ -171,6 +184,7 @@ class SegmentChain:
         elif sent_before == self.old:
             return self._old(sent)
         else:
+            assert last.sent is not None  # version 2: every mark has its sequence number
             if (sent_before - last.sent) & SEQUENCE_MASK >= HALF_SEQUENCE:
                 return self._old(sent)
             # The time base: the last confirmed stamp, or the last unconfirmed one if none is.
@@ -192,21 +206,23 @@ class SegmentChain:
         return Placed(base, hole)
 
     @staticmethod
-    def _hole_after(last, sent_before, base, damage):
+    def _hole_after(last: Mark, sent_before: int, base: int, damage: Damage) -> Hole | None:
         """The hole between the last delivered segment and one that starts at ``base`` with
         ``sent_before`` records sent before it: the sequence says how many modulo 2**24, the
         time span (and the bytes, when all missing bytes were counted) bound the wraps."""
         bound = time_bound(base - last.stamp64)
-        if damage.bytes_bound() is not None:
-            bound = min(bound, damage.bytes_bound())
+        bytes_bound = damage.bytes_bound()
+        if bytes_bound is not None:
+            bound = min(bound, bytes_bound)
+        assert last.sent is not None  # version 2: every mark has its sequence number
         lost, kind = counted((sent_before - last.sent) & SEQUENCE_MASK, bound)
         return Hole(lost, kind) if lost else None
 
-    def _old(self, sent):
+    def _old(self, sent: int) -> Literal["old"]:
         self.old = sent
         return OLD
 
-    def _remember(self, sent, stamp48, crc):
+    def _remember(self, sent: int, stamp48: int, crc: int) -> None:
         key = (sent, stamp48, crc)
         if key in self._openings:
             return
@@ -217,7 +233,7 @@ class SegmentChain:
 
     # --- version 1 ---------------------------------------------------------------------
 
-    def place_v1(self, stamp48, segment_sum, damage):
+    def place_v1(self, stamp48: int, segment_sum: int, damage: Damage) -> Placed:
         """Version 1 (no sequence numbers): the time base is the last verified SYNC; a hole
         is bounded by the time it spans or by its bytes (always :class:`Placed`)."""
         anchor = self.anchor.stamp64 if self.anchor is not None else stamp48
@@ -235,7 +251,7 @@ class SegmentChain:
 
     # --- the end ---------------------------------------------------------------------------
 
-    def end_hole(self, damage):
+    def end_hole(self, damage: Damage) -> tuple[int, Hole]:
         """(stamp, :class:`Hole`) for data dropped after the last delivered segment, when
         the stream ends: one stamp after the last delivered event (0 if none), bounded only by
         the bytes dropped and missing."""

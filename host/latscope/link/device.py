@@ -6,9 +6,12 @@ one code path: :func:`open_transport` takes a port name or pyserial URL.
 """
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+from typing import Any, Protocol
 
 import serial
+from amaranth.lib import data
 
 from latscope_defs.markers import ARG_BITS, POINT_BITS, TEST_BITS, encode
 from latscope_defs.protocol import (
@@ -31,7 +34,28 @@ from ..events import Events
 from .identity import Identity, IdentityError
 from .parser import StreamParser
 
-__all__ = ["DeviceError", "IrqSettings", "TriggerSettings", "Device", "Port", "open_transport"]
+__all__ = [
+    "DeviceError",
+    "IrqSettings",
+    "TriggerSettings",
+    "Device",
+    "Port",
+    "Transport",
+    "open_transport",
+]
+
+
+class Transport(Protocol):
+    """The byte link :class:`Device` talks over: what it uses of a pyserial port."""
+
+    @property
+    def in_waiting(self) -> int: ...
+
+    def read(self, size: int) -> bytes: ...
+
+    def write(self, data: bytes) -> int | None: ...
+
+    def close(self) -> None: ...
 
 
 class DeviceError(Exception):
@@ -55,7 +79,7 @@ class IrqSettings:
     one_shot: bool = False
     active_low: bool = False
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("period", "jitter_mask", "width"):
             value = getattr(self, name)
             if not isinstance(value, int) or not 0 <= value <= _U32:
@@ -70,7 +94,7 @@ class IrqSettings:
                 f"than the period ({self.period} cycles)"
             )
 
-    def encode(self):
+    def encode(self) -> data.Const:
         return IrqConfig.const(
             {
                 "period": self.period,
@@ -112,7 +136,7 @@ class TriggerSettings:
     arm: bool = False
     enable: bool = True
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if Source(self.source) not in TRIGGER_SOURCES:
             raise ValueError(
                 f"no trigger on {Source(self.source).name}: markers, bus writes "
@@ -137,7 +161,16 @@ class TriggerSettings:
             raise ValueError("trigger width must be at least 1 capture cycle")
 
     @classmethod
-    def on_marker(cls, test, point, arg=0, arg_mask=0, *, bus=False, **settings):
+    def on_marker(
+        cls,
+        test: int,
+        point: int,
+        arg: int = 0,
+        arg_mask: int = 0,
+        *,
+        bus: bool = False,
+        **settings: Any,
+    ) -> "TriggerSettings":
         """A trigger on the markers of ``test`` and ``point`` (docs/markers.md) whose
         argument has the bits of ``arg`` where ``arg_mask`` has ones (0: any argument): on
         the trace port, or with ``bus`` on the bus trace window."""
@@ -152,7 +185,7 @@ class TriggerSettings:
         )
 
     @classmethod
-    def on_edge(cls, channel, level=None, **settings):
+    def on_edge(cls, channel: int, level: int | None = None, **settings: Any) -> "TriggerSettings":
         """A trigger on the edges of edge channel ``channel`` to ``level`` (None: both)."""
         return cls(
             source=Source(Source.EDGE0 + channel),
@@ -161,17 +194,17 @@ class TriggerSettings:
             **settings,
         )
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, object]:
         """The settings as a capture's metadata records them (``trigger``,
         docs/capture-format.md): the fields, ``source`` by name."""
         return {**asdict(self), "source": Source(self.source).name}
 
-    def delays(self):
+    def delays(self) -> list[int]:
         """The delays of one pass of the sweep, in order (capture cycles)."""
         delays = list(range(self.start, self.stop, self.step)) if self.step else []
         return delays or [self.start]
 
-    def encode(self):
+    def encode(self) -> data.Const:
         return TriggerConfig.const(
             {
                 "source": int(self.source),
@@ -201,41 +234,41 @@ class Port:
     #: silence this long means nothing answers.
     reply_timeout = 5.0
 
-    def __init__(self, path):
+    def __init__(self, path: object) -> None:
         self.name = str(path)  # what the capture's metadata records as ``port``
         self.path = str(path)
 
-    def __enter__(self):
+    def __enter__(self) -> "Port":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def stop(self):
+    def stop(self) -> None:
         """Ends what the port started (nothing for a board)."""
 
-    def release_dut(self):
+    def release_dut(self) -> None:
         """Lets a DUT that waits for the capture run (a board's DUT runs on its own)."""
 
     @property
-    def dut_exited(self):
+    def dut_exited(self) -> bool:
         """Whether the DUT's program has ended (never known for a board)."""
         return False
 
-    def dut_failure(self):
+    def dut_failure(self) -> str | None:
         """Why the DUT ended without finishing its program, or None."""
         return None
 
-    def dut_metadata(self):
+    def dut_metadata(self) -> dict[str, object]:
         """What the capture's metadata records about the DUT (nothing for a board)."""
         return {}
 
-    def dut_end_stats(self):
+    def dut_end_stats(self) -> dict[str, object]:
         """What the capture file's END chunk records about the DUT's end."""
         return {}
 
 
-def open_transport(port, baudrate=12_000_000, timeout=0.05):
+def open_transport(port: str, baudrate: int = 12_000_000, timeout: float = 0.05) -> Transport:
     """A pyserial port for a device name (``/dev/ttyUSB1``), a pty or a pyserial URL;
     ``rfc2217://`` (a network serial port) with latscope's faster reader
     (:mod:`latscope.link.network_port`)."""
@@ -257,34 +290,41 @@ class Device:
     :meth:`read_events`.
     """
 
-    def __init__(self, transport, *, reply_timeout=Port.reply_timeout, name=None):
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        reply_timeout: float = Port.reply_timeout,
+        name: str | None = None,
+    ) -> None:
         self.transport = transport
-        self.name = name or getattr(transport, "port", None) or "device"
+        self.name: str = name or getattr(transport, "port", None) or "device"
         self.reply_timeout = reply_timeout
         self.parser = StreamParser()
-        self.identity = None
-        self.raw_sink = None  # called with every byte chunk read (the capture file)
+        self.identity: Identity | None = None
+        # Called with every byte chunk read (the capture file).
+        self.raw_sink: Callable[[bytes], object] | None = None
         self.bytes_read = 0  # link statistics (the self-test's throughput figures)
         self.bytes_written = 0
-        self._events = []
+        self._events: list[Events] = []
 
-    def close(self):
+    def close(self) -> None:
         self.transport.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "Device":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # --- link ---------------------------------------------------------------------------
 
-    def _link_lost(self, error):
+    def _link_lost(self, error: Exception) -> DeviceError:
         # A network port (rfc2217://) whose connection dropped, a USB adapter unplugged:
         # pyserial raises SerialException (an OSError); say which port, as every error does.
         return DeviceError(f"{self.name}: link lost: {error}")
 
-    def _read(self, size=4096):
+    def _read(self, size: int = 4096) -> bytes:
         # With nothing waiting, pyserial's read returns after `size` bytes or its timeout:
         # streams read in batches; a command's reply wait asks for 1 byte, so the reply
         # ends it at once (else every command took the whole timeout, 50 ms).
@@ -301,7 +341,7 @@ class Device:
                 self._events.append(events)
         return data
 
-    def command(self, opcode, args=None):
+    def command(self, opcode: int, args: data.Const | None = None) -> bytes:
         """Sends one command and returns its reply payload."""
         message = encode_command(opcode, args)
         try:
@@ -331,7 +371,7 @@ class Device:
 
     # --- commands -----------------------------------------------------------------------
 
-    def identify(self):
+    def identify(self) -> Identity:
         try:
             self.identity = Identity.from_reply(self.command(Command.IDENTIFY))
         except IdentityError as error:
@@ -341,10 +381,10 @@ class Device:
         self.parser = self.identity.parser()
         return self.identity
 
-    def configure_irq(self, settings):
+    def configure_irq(self, settings: IrqSettings) -> None:
         self.command(Command.IRQ_CONFIG, settings.encode())
 
-    def configure_trigger(self, settings):
+    def configure_trigger(self, settings: TriggerSettings) -> None:
         """Sets the IRQ trigger (a :class:`TriggerSettings`); START restarts its sweep."""
         if self.identity is not None and not self.identity.has_trigger:
             raise DeviceError(
@@ -353,19 +393,19 @@ class Device:
             )
         self.command(Command.TRIGGER_CONFIG, settings.encode())
 
-    def start(self, sources=None):
+    def start(self, sources: Iterable[int] | None = None) -> None:
         mask = 0xFFFF if sources is None else sum(1 << int(source) for source in sources)
         self.command(Command.START, StartArgs.const({"sources": mask}))
 
-    def stop(self):
+    def stop(self) -> None:
         self.command(Command.STOP)
 
-    def echo(self, pattern):
+    def echo(self, pattern: int) -> int:
         """Sends ECHO with a 64-bit ``pattern``; returns the pattern the device sent back."""
         reply = self.command(Command.ECHO, EchoPattern.const({"pattern": pattern}))
         return EchoReply.from_bits(int.from_bytes(reply, "little")).pattern
 
-    def status(self):
+    def status(self) -> dict[str, int | bool]:
         reply = StatusReply.from_bits(int.from_bytes(self.command(Command.STATUS), "little"))
         return {
             "capturing": bool(reply.capturing),
@@ -377,16 +417,16 @@ class Device:
 
     # --- events -------------------------------------------------------------------------
 
-    def poll(self):
+    def poll(self) -> Events:
         """Reads what the link has; returns the verified events that arrived."""
         self._read()
         return self.take_events()
 
-    def take_events(self):
+    def take_events(self) -> Events:
         events, self._events = self._events, []
         return Events.concatenate(events)
 
-    def drain(self, quiet=0.3):
+    def drain(self, quiet: float = 0.3) -> Events:
         """After STOP: reads until the link has been quiet for ``quiet`` seconds."""
         last = time.monotonic()
         while time.monotonic() - last < quiet:

@@ -7,9 +7,14 @@ report and the export read a capture's clock, widths, pin latencies and sources 
 same fields the device sent.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from latscope_defs.protocol import MAGIC, VERSION, VERSIONS, IdentifyReply, Source
+
+if TYPE_CHECKING:
+    from .parser import StreamParser
 
 __all__ = ["Identity", "IdentityError"]
 
@@ -20,7 +25,7 @@ class IdentityError(ValueError):
 
 #: Defaults of fields a capture file's identity may leave out (files written by tools and
 #: tests that know only some of them): a 16-bit marker port, no bus, no edges.
-_DEFAULTS = {
+_DEFAULTS: dict[str, int | str] = {
     "version": VERSION,
     "clock_hz": 0,
     "stamp_shift": 0,
@@ -45,20 +50,20 @@ class Identity:
     edge_count: int = 0
     bus_width: int = 0
     fifo_depth: int = 0
-    latency: dict = field(default_factory=dict)  # Source -> cycles from pin to stamp
+    latency: dict[Source, int] = field(default_factory=dict)  # cycles from pin to stamp
     board: str = ""
     link_clock_hz: int = 0  # the link clock; 0: unknown (older gateware, old files)
     trigger_latency: int = 0  # stamp units, trigger event to IRQ edge at delay 0
     #                                    (0: no trigger, a version 1 or 2 device)
 
     @property
-    def stamp_hz(self):
+    def stamp_hz(self) -> int:
         """Stamp units per second: the capture clock, times 2 with DDR inputs and 4 with a
         1:4 input gearbox (``stamp_shift``)."""
         return self.clock_hz << self.stamp_shift
 
     @property
-    def irq_clock_hz(self):
+    def irq_clock_hz(self) -> int:
         """The clock IRQ settings (period, jitter mask, width) count: the link clock, which
         the IRQ generator's timing runs on (docs/protocol.md, IRQ_CONFIG); the capture clock
         on a one-clock build and for an identity without ``link_clock_hz`` (gateware from
@@ -66,11 +71,11 @@ class Identity:
         return self.link_clock_hz or self.clock_hz
 
     @property
-    def has_trigger(self):
+    def has_trigger(self) -> bool:
         """Whether the device has the IRQ trigger (TRIGGER_CONFIG: protocol version 3)."""
         return self.version >= 3
 
-    def trigger_offset(self, source):
+    def trigger_offset(self, source: int) -> int:
         """Stamp units from the stamp the host gives a trigger event of ``source`` (its pin
         change: the parser subtracted the pin latency) to the IRQ edge its firing makes at
         delay 0, for an event stamped at the start of its cycle; one stamped ``p`` units
@@ -80,11 +85,11 @@ class Identity:
         return self.trigger_latency + self.latency.get(Source(source), 0)
 
     @property
-    def resolution_ns(self):
+    def resolution_ns(self) -> float:
         return 1e9 / self.stamp_hz
 
     @property
-    def sources(self):
+    def sources(self) -> list[Source]:
         """The event sources this device has (the reply gives a pin latency for all)."""
         sources = [Source.MARKER]
         if self.bus_width:
@@ -93,7 +98,7 @@ class Identity:
         sources += [Source(Source.EDGE0 + n) for n in range(self.edge_count)]
         return sources
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, int | str | dict[str, int]]:
         """The metadata form (``docs/capture-format.md``): latencies by source name."""
         return {
             "version": self.version,
@@ -109,8 +114,9 @@ class Identity:
             "trigger_latency": self.trigger_latency,
         }
 
+    # ``info`` is parsed JSON (capture.metadata checked it), whose values are of any JSON type.
     @classmethod
-    def from_dict(cls, info):
+    def from_dict(cls, info: Mapping[str, Any] | None) -> "Identity":
         """The identity a capture's metadata holds (the inverse of :meth:`as_dict`); fields
         left out take the defaults above. Raises KeyError, TypeError or ValueError on
         fields of the wrong kind."""
@@ -123,7 +129,7 @@ class Identity:
         return cls(**numbers, latency=latency, board=str(info["board"]))
 
     @classmethod
-    def from_reply(cls, payload):
+    def from_reply(cls, payload: bytes) -> "Identity":
         """The identity in an IDENTIFY reply's payload bytes. An older reply (shorter: no
         ``link_clock_hz``, no ``trigger_latency``) reads with those 0, unknown."""
         reply = IdentifyReply.from_bits(int.from_bytes(payload, "little"))
@@ -154,7 +160,7 @@ class Identity:
             trigger_latency=reply.trigger_latency,
         )
 
-    def parser(self, *, correct_latency=True):
+    def parser(self, *, correct_latency: bool = True) -> "StreamParser":
         """A stream parser for this device's records (marker width, pin latencies)."""
         from .parser import StreamParser
 

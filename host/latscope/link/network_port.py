@@ -23,19 +23,19 @@ class TelnetStream:
     """The telnet layer of a byte stream from an RFC 2217 server: data to ``port``'s read
     queue in chunks, commands and (sub)negotiations to ``port``'s handlers."""
 
-    def __init__(self, port):
+    def __init__(self, port: rfc2217.Serial) -> None:
         self.port = port
         self.mode = _NORMAL
-        self.suboption = None  # bytes of a subnegotiation being received
-        self.command = None  # DO, DONT, WILL or WONT awaiting its option
+        self.suboption: bytearray | None = None  # a subnegotiation being received
+        self.command: bytes | None = None  # DO, DONT, WILL or WONT awaiting its option
 
-    def _data(self, data):
+    def _data(self, data: bytes) -> None:
         if self.suboption is not None:
             self.suboption += data
         else:
             self.port._read_buffer.put(bytes(data))
 
-    def feed(self, data):
+    def feed(self, data: bytes) -> None:
         position, end = 0, len(data)
         while position < end:
             if self.mode == _NORMAL:
@@ -73,7 +73,7 @@ class Rfc2217Port(rfc2217.Serial):
     returns at least ``n`` bytes (or what came before the timeout), possibly more;
     ``in_waiting`` counts chunks, at most the bytes waiting."""
 
-    def _telnet_read_loop(self):
+    def _telnet_read_loop(self) -> None:
         stream = TelnetStream(self)
         try:
             while self.is_open:

@@ -6,9 +6,11 @@ out, with a *hole* where it dropped data (docs/protocol.md, "What a reader guara
 import binascii
 import re
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 from amaranth.lib import data
 
 from latscope_defs.protocol import (
@@ -35,10 +37,15 @@ from latscope_defs.protocol import (
 )
 
 from ..events import Events
-from .chain import OLD, REFUSED, Damage, SegmentChain
+from .chain import OLD, REFUSED, Damage, Hole, Placed, SegmentChain
 
 __all__ = ["ParserStats", "StreamParser"]
 
+_Bools = npt.NDArray[np.bool_]
+# Record fields: uint64 (or uint8) at run time, as numpy keeps an array's dtype with a Python
+# int operand (NEP 50); numpy's stubs type that arithmetic as any integer.
+_Words = npt.NDArray[np.integer]
+_Indices = npt.NDArray[np.intp]
 _SEQUENCE_MASK = (1 << SEQUENCE_BITS) - 1
 #: Bit offsets of the TALLY fields in its payload.
 _TALLY_AT = {name: field.offset for name, field in data.Layout.cast(Tally)}
@@ -91,18 +98,20 @@ class ParserStats:
     segments_old: int = 0
     records_old: int = 0
     resets: int = 0
-    lost: dict = field(default_factory=dict)  # source number -> events lost
+    lost: dict[int, int] = field(default_factory=dict)  # source number -> events lost
 
     @property
-    def lost_total(self):
+    def lost_total(self) -> int:
         return sum(self.lost.values())
 
-    def as_dict(self):
-        info = {name: getattr(self, name) for name in self.__dataclass_fields__}
+    def as_dict(self) -> dict[str, int | dict[str, int]]:
+        info: dict[str, int | dict[str, int]] = {
+            name: getattr(self, name) for name in self.__dataclass_fields__
+        }
         info["lost"] = {_source_name(source): count for source, count in self.lost.items()}
         return info
 
-    def __str__(self):
+    def __str__(self) -> str:
         lost = ", ".join(f"{_source_name(s).lower()} {n}" for s, n in self.lost.items()) or "0"
         old = (
             f" / {self.segments_old} old ({self.records_old} records replayed or out of "
@@ -121,14 +130,14 @@ class ParserStats:
         )
 
 
-def _source_name(source):
+def _source_name(source: int) -> str:
     try:
         return Source(source).name
     except ValueError:
         return str(source)
 
 
-def _reply_sizes():
+def _reply_sizes() -> dict[int, tuple[int, ...]]:
     sizes = {int(command): reply_sizes(command) for command in Command}
     sizes[UNKNOWN_COMMAND_REPLY] = (1,)
     return sizes
@@ -138,30 +147,31 @@ class _ReplyAssembler:
     """Builds reply messages (opcode, length, payload) from REPLY bytes.
 
     An opcode the protocol does not define, or a length that differs from the sizes the
-    protocol gives for that opcode (``protocol.reply_sizes``: older gateware's too), is a lost or mangled byte: the message is abandoned and
-    counted, and the next byte is taken as an opcode. That is how assembly resynchronises."""
+    protocol gives for that opcode (``protocol.reply_sizes``: older gateware's too), is a lost or
+    mangled byte: the message is abandoned and counted, and the next byte is taken as an opcode.
+    That is how assembly resynchronises."""
 
     SIZES = _reply_sizes()
 
-    def __init__(self, stats, out):
+    def __init__(self, stats: ParserStats, out: deque[tuple[int, bytes]]) -> None:
         self.stats = stats
         self.out = out
         self.skipping = False  # bytes are being skipped after an error (counted once)
         self.reset()
 
-    def reset(self):
-        self.opcode = None
-        self.length = None
+    def reset(self) -> None:
+        self.opcode: int | None = None
+        self.length: int | None = None
         self.payload = bytearray()
 
-    def abort(self):
+    def abort(self) -> None:
         """A reply byte was lost here: abandon the message (one error per broken run)."""
         if self.opcode is not None:
             self.stats.reply_errors += 1
             self.skipping = True
         self.reset()
 
-    def completes(self, byte):
+    def completes(self, byte: int) -> bool:
         """Whether ``byte`` would be the last byte of the message being assembled."""
         if self.opcode is None:
             return False
@@ -169,7 +179,7 @@ class _ReplyAssembler:
             return byte == 0 and 0 in self.SIZES[self.opcode]
         return len(self.payload) + 1 == self.length
 
-    def push(self, byte):
+    def push(self, byte: int) -> None:
         if self.opcode is None:
             if byte in self.SIZES:
                 self.opcode = byte
@@ -249,7 +259,12 @@ class StreamParser:
     #: New bytes without a completing lead byte are parsed once this many have come.
     MAX_UNPARSED = 4096
 
-    def __init__(self, marker_width=16, latency=None, version=VERSION):
+    def __init__(
+        self,
+        marker_width: int = 16,
+        latency: Mapping[Source, int] | None = None,
+        version: int = VERSION,
+    ) -> None:
         if version not in VERSIONS:
             raise ValueError(
                 f"protocol version {version} unknown (this host reads "
@@ -270,13 +285,15 @@ class StreamParser:
             self._latency[int(source)] = cycles
         self.latency = {Source(s): int(c) for s, c in enumerate(self._latency) if c}
         self.stats = ParserStats()
-        self.replies = deque()
+        self.replies: deque[tuple[int, bytes]] = deque()
         self._assembler = _ReplyAssembler(self.stats, self.replies)
         self._carry = b""  # the open segment from its SYNC on, or a partial record
         self._seen = 0  # bytes at the start of _carry already accounted for
-        self._open = None  # (bytes, event records) of the open segment, if any
+        self._open: tuple[int, int] | None = (
+            None  # (bytes, event records) of the open segment, if any
+        )
         self._eager_reply = False  # the last feed ended with a lone REPLY lead taken as whole
-        self._pending_lead = None  # offset in _carry of an unfinished completing record
+        self._pending_lead: int | None = None  # offset in _carry of an unfinished completing record
         self._pending_needs = 0  # bytes from there that can finish it
         # The chain of verified segments (docs/protocol.md, "What a reader guarantees"); a
         # device reset leaves a margin of the largest pin latency, so time still goes forward.
@@ -285,7 +302,7 @@ class StreamParser:
 
     # --- public interface ---------------------------------------------------------------
 
-    def feed(self, data):
+    def feed(self, data: bytes | bytearray | memoryview) -> Events:
         """Parses ``data``; returns the events of every segment it completed and verified,
         with a hole event before them wherever stream data was lost."""
         data = bytes(data)
@@ -308,7 +325,7 @@ class StreamParser:
             return self._parse(self._carry, final=False)
         return Events.empty()
 
-    def gap(self, missing_bytes=None):
+    def gap(self, missing_bytes: int | None = None) -> None:
         """Bytes are missing here (``missing_bytes`` of them, if known): drop the open segment
         and trust nothing until a SYNC. The hole shows as an event before the next verified
         segment (or at :meth:`finish`)."""
@@ -328,7 +345,7 @@ class StreamParser:
         self._eager_reply = False
         self._assembler.abort()
 
-    def finish(self):
+    def finish(self) -> Events:
         """End of data: parses what is left; an unclosed segment is dropped, and data dropped
         after the last verified segment shows as a hole event at the end."""
         events = self._parse(self._carry, final=True) if self._carry else Events.empty()
@@ -349,7 +366,7 @@ class StreamParser:
 
     # --- internals ----------------------------------------------------------------------
 
-    def _drop_open(self):
+    def _drop_open(self) -> None:
         if self._open is not None:
             self.stats.segments_bad += 1
             self._damage.dropped_bytes += self._open[0]
@@ -359,13 +376,13 @@ class StreamParser:
         self._seen = 0
         self._pending_lead = None
 
-    def _count_hole(self, hole):
+    def _count_hole(self, hole: Hole) -> None:
         self.stats.holes += 1
         self.stats.records_dropped += hole.count
         self.stats.holes_not_exact += hole.kind != HoleCount.EXACT
         self.stats.resets += hole.restart
 
-    def _parse(self, buf, final):
+    def _parse(self, buf: bytes, final: bool) -> Events:
         """Parses ``buf`` (the kept bytes and new data); keeps the open segment's bytes."""
         arr = np.frombuffer(buf, np.uint8)
         starts = np.flatnonzero(arr >= LEAD_FLAG)
@@ -421,7 +438,7 @@ class StreamParser:
         self.stats.events_delivered += len(events) - len(segments.holes)
         return events
 
-    def _decode(self, buf, starts, span):
+    def _decode(self, buf: bytes, starts: _Indices, span: _Indices) -> "_Records":
         """Source, payload and well-formedness of every record (as :class:`_Records`).
 
         A record of up to 8 bytes is read as the big-endian 64-bit word at its start; masking
@@ -463,14 +480,14 @@ class StreamParser:
             ok[replies] &= (span[replies] <= 2) & (payload[replies] <= 0xFF)
         return _Records(starts, span, source, payload, delta, value, ok, is_event & ok, replies)
 
-    def _correct(self, stamp, source):
+    def _correct(self, stamp: _Words, source: _Words) -> _Words:
         """Stamps minus the pin-to-stamp latency of their sources (never below 0)."""
         if not self.latency:
             return stamp
         latency = np.take(self._latency, source, mode="clip")
         return np.maximum(stamp, latency) - latency
 
-    def _count_losses(self, events):
+    def _count_losses(self, events: Events) -> None:
         is_loss = events.source == Source.LOSS
         if not is_loss.any():
             return
@@ -487,7 +504,9 @@ class _Segments:
     than replies) are junk. Version 1: a segment runs from one SYNC to the next, which holds
     its CRC-16. Offsets in ``pos`` are in the CRC domain (the bytes without REPLY records)."""
 
-    def __init__(self, parser, committed, r):
+    def __init__(
+        self, parser: StreamParser, committed: npt.NDArray[np.uint8], r: "_Records"
+    ) -> None:
         self.p = parser
         self.stats = parser.stats
         self.r = r
@@ -509,7 +528,7 @@ class _Segments:
         else:
             crc_bytes = committed
             position = r.starts
-        self.view = memoryview(crc_bytes)
+        self.view = crc_bytes.data  # a memoryview of the array
         self.pos_np = np.concatenate((position, [len(crc_bytes)]))
         self.pos = _Ints(self.pos_np)
         non_reply = r.source != Source.REPLY
@@ -521,10 +540,12 @@ class _Segments:
         self.events_before = _Ints(self.events_np)
         self.non_reply_before = _Ints(self.non_reply_np)
         self.delta_sum = np.concatenate((np.zeros(1, np.uint64), np.cumsum(r.delta)))
-        self.delivered = []  # (first record, end record, 64-bit stamp of the first)
-        self.holes = []  # (record index the hole goes before, stamp, hole value)
+        # (first record, end record, 64-bit stamp of the first)
+        self.delivered: list[tuple[int, int, int]] = []
+        # (record index the hole goes before, stamp, hole value)
+        self.holes: list[tuple[int, int, int]] = []
 
-    def run(self):
+    def run(self) -> tuple[Events, int | None]:
         """Returns the events and the offset where the kept open segment starts (or None)."""
         p, r = self.p, self.r
         sync_at = np.flatnonzero((r.source == Source.SYNC) & r.well_formed)
@@ -559,7 +580,7 @@ class _Segments:
             self._junk(done, done_byte, self.count)
         return self._events(), open_start
 
-    def _precheck_v2(self, sync_at, following):
+    def _precheck_v2(self, sync_at: _Indices, following: _Indices) -> list[int | None]:
         """For every SYNC, at once: the SEAL that closes its segment (None: none before the
         next SYNC), and the checks other than the CRC and the chain, with the fields they
         need (as lists, read one segment at a time by :meth:`_close_v2`)."""
@@ -601,7 +622,7 @@ class _Segments:
         )
         return [c if k else None for c, k in zip(close.tolist(), closed.tolist())]
 
-    def _junk(self, first, first_byte, end):
+    def _junk(self, first: int, first_byte: int, end: int) -> None:
         """Records ``first .. end - 1`` lie outside any segment (from ``first_byte`` on)."""
         skipped = self.pos[end] - first_byte
         if skipped > 0:
@@ -609,12 +630,12 @@ class _Segments:
             self.p._damage.dropped_bytes += skipped
             self.p._damage.damaged = True
 
-    def _fail(self, first, end):
+    def _fail(self, first: int, end: int) -> None:
         self.stats.segments_bad += 1
         self.p._damage.dropped_bytes += self.pos[end] - self.pos[first]
         self.p._damage.damaged = True
 
-    def _keep_open(self, s):
+    def _keep_open(self, s: int) -> int | None:
         """The last segment is open: keep its bytes, unless it is already too long."""
         p = self.p
         size = self.pos[-1] - self.pos[s]
@@ -625,12 +646,12 @@ class _Segments:
             return None
         return int(self.r.starts[s])
 
-    def _segment_sum(self, first, end):
+    def _segment_sum(self, first: int, end: int) -> int:
         """Sum of the deltas of records ``first + 1 .. end - 1`` (stamp of the last event
         relative to the segment's SYNC)."""
         return int(self.delta_sum[end] - self.delta_sum[first + 1])
 
-    def _close_v1(self, s, e):
+    def _close_v1(self, s: int, e: int) -> None:
         r = self.r
         events = self.events_before[e] - self.events_before[s + 1]
         others = self.non_reply_before[e] - self.non_reply_before[s + 1] - events
@@ -646,11 +667,11 @@ class _Segments:
         else:
             self._fail(s, e)
 
-    def _deliver_v1(self, s, e, stamp48):
+    def _deliver_v1(self, s: int, e: int, stamp48: int) -> None:
         segment_sum = self._segment_sum(s, e)
         self._place(s, e, self.p._chain.place_v1(stamp48, segment_sum, self.p._damage))
 
-    def _close_v2(self, k, s, e):
+    def _close_v2(self, k: int, s: int, e: int) -> None:
         ok, tally, events, sent, captured, stamp48, crc, segment_sum, first, end = self.v2[k]
         if not (ok and binascii.crc32(self.view[first:end]) == crc):
             self._fail(s, e)
@@ -658,17 +679,18 @@ class _Segments:
         placed = self.p._chain.place(
             stamp48, events, sent, captured, segment_sum, crc, self.p._damage
         )
-        if placed is OLD:
+        if isinstance(placed, Placed):
+            self._place(s, tally, placed)
+        elif placed is OLD:
             # Behind what was delivered: its events were delivered, or counted in a hole,
             # already. Nothing is lost by rejecting it.
             self.stats.segments_old += 1
             self.stats.records_old += events
-        elif placed is REFUSED:
-            self._fail(s, e)
         else:
-            self._place(s, tally, placed)
+            assert placed is REFUSED
+            self._fail(s, e)
 
-    def _place(self, s, end, placed):
+    def _place(self, s: int, end: int, placed: Placed) -> None:
         """Delivers records ``s + 1 .. end - 1`` as a segment based at ``placed.base``, after
         the hole ``placed.hole`` (if any)."""
         if placed.hole is not None:
@@ -678,7 +700,7 @@ class _Segments:
         self.stats.segments_ok += 1
         self.delivered.append((s, end, placed.base))
 
-    def _events(self):
+    def _events(self) -> Events:
         """The events of the delivered segments, with the holes before them."""
         r, p = self.r, self.p
         if not self.delivered:
@@ -708,7 +730,14 @@ class _Segments:
         )
 
 
-def _decode_long(padded, starts, length, payload, ok, index):
+def _decode_long(
+    padded: npt.NDArray[np.uint8],
+    starts: _Indices,
+    length: _Indices,
+    payload: _Words,
+    ok: _Bools,
+    index: _Indices,
+) -> None:
     """Decodes in place the records at ``index``, which are longer than 8 bytes: their
     ``payload`` holds the 52 bits of their first 8 bytes; append the 7 bits of byte 9 and 10."""
     length = length[index]
@@ -729,10 +758,10 @@ class _Ints:
 
     __slots__ = ("array",)
 
-    def __init__(self, array):
+    def __init__(self, array: npt.NDArray[np.integer]) -> None:
         self.array = array
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int) -> int:
         return int(self.array[index])
 
 
@@ -751,7 +780,18 @@ class _Records:
         "replies",
     )
 
-    def __init__(self, starts, span, source, payload, delta, value, well_formed, is_event, replies):
+    def __init__(
+        self,
+        starts: _Indices,
+        span: _Indices,
+        source: _Words,
+        payload: _Words,
+        delta: _Words,
+        value: _Words,
+        well_formed: _Bools,
+        is_event: _Bools,
+        replies: _Indices,
+    ) -> None:
         self.starts = starts  # offset of the lead byte in the buffer
         self.span = span  # bytes up to the next lead byte (or buffer end)
         self.source = source  # uint8

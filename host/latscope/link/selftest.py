@@ -6,14 +6,17 @@ marker wires right (:func:`check_wiring`)?
 
 import random
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import numpy as np
 
 from latscope_defs.protocol import Source
 
 from ..events import Events
-from .device import DeviceError, IrqSettings
+from .device import Device, DeviceError, IrqSettings, Port
+from .identity import Identity
 
 __all__ = [
     "LinkResult",
@@ -33,7 +36,7 @@ __all__ = [
 PATTERN_BITS = 64
 
 
-def echo_patterns(count, seed=1):
+def echo_patterns(count: int, seed: int = 1) -> list[int]:
     """All zeros, all ones, alternating bits, walking ones and zeros, then pseudo-random
     patterns: ``count`` in all."""
     full = (1 << PATTERN_BITS) - 1
@@ -63,19 +66,19 @@ class LinkResult:
     hint: str = ""
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.sent > 0 and self.wrong == 0 and self.missing == 0
 
     @property
-    def exchanges_per_s(self):
+    def exchanges_per_s(self) -> float:
         return (self.sent - self.missing) / self.seconds if self.seconds else 0.0
 
     @property
-    def bytes_per_s(self):
+    def bytes_per_s(self) -> float:
         return (self.bytes_written + self.bytes_read) / self.seconds if self.seconds else 0.0
 
 
-def link_hint(result, *, baud, port):
+def link_hint(result: LinkResult, *, baud: int, port: str) -> str:
     """What to check, from what came back."""
     if result.ok:
         return ""
@@ -103,7 +106,9 @@ def link_hint(result, *, baud, port):
     )
 
 
-def check_link(device, *, count=256, baud, port, seed=1):
+def check_link(
+    device: Device, *, count: int = 256, baud: int, port: str, seed: int = 1
+) -> LinkResult:
     """ECHO exchanges with ``device`` (a :class:`latscope.link.device.Device`); a
     :class:`LinkResult`. The first missing reply ends the test (the rest would only wait).
 
@@ -139,14 +144,15 @@ class LoopbackResult:
     ``documented_ns``: what the IDENTIFY reply's latencies say they are."""
 
     irq_edges: int = 0
-    matched: dict = field(default_factory=dict)
-    offsets: dict = field(default_factory=dict)
-    delays_ns: dict = field(default_factory=dict)
-    documented_ns: dict = field(default_factory=dict)
-    problems: list = field(default_factory=list)
+    # Each by jumpered source's name (EDGE0, MARKER).
+    matched: dict[str, int] = field(default_factory=dict)
+    offsets: dict[str, list[int]] = field(default_factory=dict)
+    delays_ns: dict[str, tuple[float, float]] = field(default_factory=dict)
+    documented_ns: dict[str, float] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return self.irq_edges > 0 and not self.problems
 
 
@@ -155,7 +161,14 @@ class LoopbackResult:
 LOOPBACK_IRQ = IrqSettings(period=2000, jitter_mask=0xFF, width=500)
 
 
-def check_loopback(device, identity, *, edges=16, timeout=20.0, irq=LOOPBACK_IRQ):
+def check_loopback(
+    device: Device,
+    identity: Identity,
+    *,
+    edges: int = 16,
+    timeout: float = 20.0,
+    irq: IrqSettings = LOOPBACK_IRQ,
+) -> LoopbackResult:
     """Captures ``edges`` asserting IRQ edges with the IRQ output jumpered to EDGE0 and the
     strobe; a :class:`LoopbackResult`. Leaves the IRQ generator set to ``irq``. It waits
     for the edges however slowly they come (a simulated appliance on a busy machine), and
@@ -167,7 +180,7 @@ def check_loopback(device, identity, *, edges=16, timeout=20.0, irq=LOOPBACK_IRQ
     the uncorrected differences are the measured pin-to-pin delays."""
     device.configure_irq(irq)
     device.start(sources=[Source.IRQ, Source.EDGE0, Source.MARKER])
-    collected = []
+    collected: list[Events] = []
     deadline = time.monotonic() + timeout
     asserted = 0
     while asserted < edges + 1 and time.monotonic() < deadline:
@@ -184,7 +197,7 @@ def check_loopback(device, identity, *, edges=16, timeout=20.0, irq=LOOPBACK_IRQ
     return loopback_result(Events.concatenate(collected), identity)
 
 
-def loopback_slack(identity):
+def loopback_slack(identity: Identity) -> int:
     """The largest offset (stamp units) of a jumpered input from the IRQ change it copies:
     the IRQ output changes on a capture clock edge and an input wired to it samples the
     change at the next sampling edge (offset 0), or later by as many sampling edges as the
@@ -194,7 +207,7 @@ def loopback_slack(identity):
     return max(1, (1 << identity.stamp_shift) - 1)
 
 
-def loopback_result(events, identity):
+def loopback_result(events: Events, identity: Identity) -> LoopbackResult:
     """The loopback verdict on captured events (see :func:`check_loopback`)."""
     result = LoopbackResult()
     slack = loopback_slack(identity)
@@ -238,7 +251,7 @@ def loopback_result(events, identity):
 
 #: The wiring program's markers: walking ones, then walking zeros, over 16 bits. The same
 #: walk as firmware/tools/wiring_walk.h's ls_wiring_value(); the tests compare the two.
-def wiring_pattern(width=16):
+def wiring_pattern(width: int = 16) -> list[int]:
     full = (1 << width) - 1
     return [1 << bit for bit in range(width)] + [full ^ (1 << bit) for bit in range(width)]
 
@@ -247,20 +260,20 @@ def wiring_pattern(width=16):
 class WiringResult:
     expected: int = 0
     received: int = 0
-    stuck_high: list = field(default_factory=list)
-    stuck_low: list = field(default_factory=list)
-    swapped: list = field(default_factory=list)  # (driven bit, bit it shows up on)
-    shorted: list = field(default_factory=list)  # (bit, bit)
-    problems: list = field(default_factory=list)
+    stuck_high: list[int] = field(default_factory=list)
+    stuck_low: list[int] = field(default_factory=list)
+    swapped: list[tuple[int, int]] = field(default_factory=list)  # (driven bit, bit it shows up on)
+    shorted: list[tuple[int, int]] = field(default_factory=list)  # (bit, bit)
+    problems: list[str] = field(default_factory=list)
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         return not (
             self.problems or self.stuck_high or self.stuck_low or self.swapped or self.shorted
         )
 
 
-def check_wiring(values, width=16):
+def check_wiring(values: Sequence[int], width: int = 16) -> WiringResult:
     """Compares the MARKER values of one run of the wiring program with
     :func:`wiring_pattern`; a :class:`WiringResult` naming bad bits.
 
@@ -295,12 +308,12 @@ def check_wiring(values, width=16):
         if high == low == {bit}:
             continue
         if len(high) == 1 and high == low:
-            result.swapped.append((bit, *high))
+            result.swapped.append((bit, next(iter(high))))
         elif others:
             # Two wires touching: one shows the other's level (wired-OR or wired-AND).
             result.shorted += [
                 pair
-                for pair in (tuple(sorted((bit, other))) for other in others)
+                for pair in ((min(bit, other), max(bit, other)) for other in others)
                 if pair not in result.shorted
             ]
         else:
@@ -308,7 +321,15 @@ def check_wiring(values, width=16):
     return result
 
 
-def capture_wiring(device, *, width=16, timeout=30.0, quiet=2.0, dut=None, on_start=None):
+def capture_wiring(
+    device: Device,
+    *,
+    width: int = 16,
+    timeout: float = 30.0,
+    quiet: float = 2.0,
+    dut: Port | None = None,
+    on_start: Callable[[], object] | None = None,
+) -> WiringResult:
     """Captures the wiring program's markers: waits up to ``timeout`` s for the first, then
     until none came for ``quiet`` s (or all arrived, or the DUT's program ended); a
     :class:`WiringResult`. Once the capture runs, ``on_start()`` is called (the CLI's
@@ -319,7 +340,7 @@ def capture_wiring(device, *, width=16, timeout=30.0, quiet=2.0, dut=None, on_st
         on_start()
     if dut is not None:
         dut.release_dut()
-    values = []
+    values: list[int] = []
     started = last = time.monotonic()
     expected = len(wiring_pattern(width))
     while time.monotonic() - (last if values else started) < (quiet if values else timeout):
@@ -341,32 +362,41 @@ def capture_wiring(device, *, width=16, timeout=30.0, quiet=2.0, dut=None, on_st
 WIRING_IRQ = IrqSettings(enable=False)
 
 
+class SelftestResults(TypedDict, total=False):
+    """The parts :func:`run_selftest` ran, by name (the arguments of :func:`format_results`)."""
+
+    link: LinkResult
+    loopback: LoopbackResult
+    wiring: WiringResult
+
+
 def run_selftest(
-    device,
+    device: Device,
     *,
-    port,
-    baud,
-    identity=None,
-    link=True,
-    loopback=False,
-    wiring=False,
-    count=256,
-    dut=None,
-    on_wiring_start=None,
-    wiring_timeout=30.0,
-):
+    port: str,
+    baud: int,
+    identity: Identity | None = None,
+    link: bool = True,
+    loopback: bool = False,
+    wiring: bool = False,
+    count: int = 256,
+    dut: Port | None = None,
+    on_wiring_start: Callable[[], object] | None = None,
+    wiring_timeout: float = 30.0,
+) -> SelftestResults:
     """The self-test's parts in order (link first: without it nothing else can work);
     returns ``{"link": LinkResult, "loopback": ..., "wiring": ...}`` with the parts run.
     ``dut``, ``on_wiring_start``, ``wiring_timeout``: :func:`capture_wiring`'s ``dut``,
     ``on_start`` and ``timeout``; the wiring test turns the IRQ generator off
     (:data:`WIRING_IRQ`)."""
-    results = {}
+    results: SelftestResults = {}
     if link:
         results["link"] = check_link(device, count=count, baud=baud, port=port)
         if not results["link"].ok:
             return results
-    if loopback or wiring:
-        identity = identity or device.identify()
+    if not (loopback or wiring):
+        return results
+    identity = identity or device.identify()
     if loopback:
         results["loopback"] = check_loopback(device, identity)
     if wiring:
@@ -381,9 +411,13 @@ def run_selftest(
     return results
 
 
-def format_results(link=None, loopback=None, wiring=None):
+def format_results(
+    link: LinkResult | None = None,
+    loopback: LoopbackResult | None = None,
+    wiring: WiringResult | None = None,
+) -> list[str]:
     """Lines for the terminal (arguments: the results of :func:`run_selftest`)."""
-    lines = []
+    lines: list[str] = []
     if link is not None:
         verdict = "ok" if link.ok else "FAILED"
         lines.append(

@@ -3,9 +3,18 @@ formats (:data:`STAT_COLUMNS`), the percentiles' confidence intervals (:data:`CI
 one cell, the percentile rule in one line and the fixed-width table of the terminal.
 """
 
+from ..analysis.accounting import Lost
 from ..analysis.statistics import CONFIDENCE, PERCENTILES, ci_key
 
-__all__ = ["STAT_COLUMNS", "CI_COLUMNS", "cell", "interval_text", "statistics_note", "text_table"]
+__all__ = [
+    "STAT_COLUMNS",
+    "CI_COLUMNS",
+    "cell",
+    "stat_cell",
+    "interval_text",
+    "statistics_note",
+    "text_table",
+]
 
 #: Statistics of a table row: (key, column title, format).
 STAT_COLUMNS = [
@@ -19,6 +28,9 @@ STAT_COLUMNS = [
     ("p999_ns", "p99.9 (ns)", "{:.1f}"),
     ("discarded", "discarded", "{:d}"),
     ("discarded_by_holes", "by holes", "{:d}"),
+    # Samples damage took without a pair to discard: "~N" an estimate, "?" not known
+    # (latscope.analysis.accounting; ``lost_estimated`` in the row).
+    ("lost", "lost", "{:d}"),
 ]
 
 #: CSV columns of the percentiles' confidence intervals: (column, row key, 0 low / 1 high).
@@ -32,6 +44,14 @@ CI_COLUMNS = [
 def cell(value, fmt):
     """A value as shown in a table: ``fmt`` applied, "–" where there is none."""
     return "–" if value is None else fmt.format(value)
+
+
+def stat_cell(row, key, fmt):
+    """A statistic of a table ``row`` as shown in a table: ``lost`` as "~N" where it is an
+    estimate ("?": not known), the others as :func:`cell`."""
+    if key == "lost":
+        return Lost(row.get("lost"), bool(row.get("lost_estimated"))).text()
+    return cell(row.get(key), fmt)
 
 
 def interval_text(row, key):
@@ -59,7 +79,7 @@ def statistics_note():
 def text_table(rows, *, name_title="test"):
     """A fixed-width text table of result rows (for the terminal)."""
     header = [name_title] + [title for _, title, _ in STAT_COLUMNS]
-    lines = [[row["name"]] + [cell(row.get(k), f) for k, _, f in STAT_COLUMNS] for row in rows]
+    lines = [[row["name"]] + [stat_cell(row, k, f) for k, _, f in STAT_COLUMNS] for row in rows]
     widths = [max(len(str(c)) for c in col) for col in zip(header, *lines)]
     out = [
         "  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths)))

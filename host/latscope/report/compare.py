@@ -14,7 +14,15 @@ from .columns import STAT_COLUMNS
 from .formats import comparison_formats
 from .results import load_tables, results
 
-__all__ = ["Run", "load_runs", "comparison", "write_figures", "directory_files", "write_directory"]
+__all__ = [
+    "Run",
+    "load_runs",
+    "comparison",
+    "differences",
+    "write_figures",
+    "directory_files",
+    "write_directory",
+]
 
 #: Statistics compared (every numeric one of a table row).
 COMPARED = [key for key, _, _ in STAT_COLUMNS]
@@ -39,6 +47,43 @@ def load_runs(paths, labels=None):
         if count > 1:
             run.label = f"{run.label}#{count}"
     return runs
+
+
+#: The IRQ generator's settings two comparable captures share (the _ns values follow them).
+IRQ_SETTINGS = ("enable", "period", "jitter_mask", "width", "one_shot", "active_low")
+#: Suite settings that are conditions (compared as such), not the firmware.
+_CONDITION_KEYS = ("load", "load_param", "cache")
+
+
+def _measured_under(document):
+    """What makes two captures' tables comparable: load and cache, IRQ settings, CPU and
+    firmware (the suite's other settings), as a results document records them."""
+    suite = document["suite"] if isinstance(document["suite"], dict) else {}
+    irq = document["irq"] or {}
+    return {
+        "load": document["conditions"],
+        "IRQ settings": {key: irq.get(key) for key in IRQ_SETTINGS},
+        "CPU": suite.get("cpu"),
+        "firmware": {
+            key: value for key, value in suite.items() if key not in ("cpu", *_CONDITION_KEYS)
+        },
+    }
+
+
+def differences(runs):
+    """How the runs after the first differ from it in load and cache, IRQ settings, CPU or
+    firmware: one line per difference ("bus: load {...} against {...}"); [] when the tables
+    were measured alike."""
+    base = _measured_under(runs[0].document)
+    lines = []
+    for run in runs[1:]:
+        mine = _measured_under(run.document)
+        lines += [
+            f"{run.label}: {what} {mine[what]} against {base[what]} ({runs[0].label})"
+            for what in base
+            if mine[what] != base[what]
+        ]
+    return lines
 
 
 def _difference(value, base):
@@ -86,7 +131,10 @@ def comparison(runs):
                 "board": run.document["device"].get("board"),
                 "clock_hz": run.document["device"].get("clock_hz"),
                 "suite": run.document["suite"],
+                "conditions": run.document["conditions"],
+                "irq": run.document["irq"],
                 "test_info": run.document["capture"]["test_info"],
+                "closed": run.document["integrity"]["closed"],
             }
             for run in runs
         ],

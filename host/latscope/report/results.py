@@ -16,6 +16,7 @@ from ..analysis.statistics import PERCENTILES, TableAccumulator, ci_key
 from ..analysis.summary import CaptureSummary, analyze_capture
 from ..analysis.worst import CONTEXT_MARGIN_S
 from ..capture.batches import CaptureBatches
+from ..capture.conditions import Conditions
 from ..capture.file import Capture, file_notes
 from ..version import __version__
 from .columns import STAT_COLUMNS
@@ -37,8 +38,11 @@ __all__ = [
 #: they discarded; 3 the percentile rule (null below its sample count) with confidence
 #: intervals, and per table its flagged samples and worst samples; 4 how exact the hole
 #: counts are, device resets, old segments and the file reader's notes; 5 per table its tail
-#: estimate (``tail``); 6 per table the latency by IRQ trigger delay (``by_delay``).
-SCHEMA_VERSION = 6
+#: estimate (``tail``); 6 per table the samples damage took (``lost``, ``lost_estimated``);
+#: 7 whether the capture file was closed (``integrity.closed``); 8 the load and cache
+#: conditions (``conditions``, top level and per table); 9 per table the latency by IRQ
+#: trigger delay (``by_delay``).
+SCHEMA_VERSION = 9
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
@@ -146,6 +150,7 @@ def _integrity(capture, tables):
         "segments_old": parser.segments_old,
         "records_old": parser.records_old,
         "notes": file_notes(file),
+        "closed": file.complete,
     }
 
 
@@ -166,7 +171,17 @@ def run_info(capture, tables=None):
         for key in ("period", "width"):
             if irq.get(key) is not None:  # the metadata may hold null
                 irq[f"{key}_ns"] = irq[key] * 1e9 / irq_clock_hz
-    known = {"identity", "irq", "start_time", "port", "test_info", "suite", "firmware", "cpu"}
+    known = {
+        "identity",
+        "irq",
+        "start_time",
+        "port",
+        "test_info",
+        "suite",
+        "firmware",
+        "cpu",
+        "conditions",
+    }
     suite = meta.get("suite") or meta.get("firmware")
     if meta.get("cpu"):
         suite = {"cpu": meta["cpu"], **(suite if isinstance(suite, dict) else {})}
@@ -182,6 +197,7 @@ def run_info(capture, tables=None):
         "device": device,
         "irq": irq or None,
         "suite": suite or None,
+        "conditions": Conditions.of_metadata(meta).as_dict(),
         "duration_s": capture.duration_s,
         "events": capture.event_count,
         "tick_markers": capture.tick_markers,
@@ -199,9 +215,16 @@ def table_row(name, table, context):
     if not isinstance(table, TableAccumulator):
         table = TableAccumulator.of_table(table)
     stats = table.stats()
-    row = {"name": name, "description": describe(name), "parameters": dict(table.parameters)}
+    row = {
+        "name": name,
+        "description": describe(name),
+        "parameters": dict(table.parameters),
+        # Each table carries what it was measured under (the same for all of a run's).
+        "conditions": context["run"]["conditions"],
+    }
     for key, _, _ in STAT_COLUMNS:
         row[key] = stats.get(key)
+    row["lost_estimated"] = stats.get("lost_estimated")
     for key, _, _ in PERCENTILES:
         row[ci_key(key)] = stats.get(ci_key(key))
     for section in TABLE_SECTIONS:

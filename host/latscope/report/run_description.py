@@ -5,6 +5,7 @@
 
 import json
 
+from ..capture.file import NOT_CLOSED
 from ..link.identity import Identity
 
 __all__ = ["HOLES_SHOWN", "TICKS_NOT_RECORDED", "integrity_line", "holes_text", "settings_items"]
@@ -18,7 +19,14 @@ TICKS_NOT_RECORDED = "not recorded by this DUT"
 
 def integrity_line(integrity):
     """One line on what was lost: "nothing lost: ..." only when nothing was, else "DATA
-    LOST: " and every kind of loss that happened, with its count."""
+    LOST: " and every kind of loss that happened, with its count; led by
+    :data:`~latscope.capture.file.NOT_CLOSED` when the file has no END chunk (its end may
+    be missing unseen: no damage shows where a file was cut between chunks)."""
+    closed = "" if integrity["closed"] else f"{NOT_CLOSED}; "
+    return closed + _losses(integrity)
+
+
+def _losses(integrity):
     damage = {
         "events lost in the device (FIFO full)": integrity["lost_events"],
         "hole(s)": integrity["holes"],
@@ -102,6 +110,14 @@ def _ticks_cell(count):
     )
 
 
+def conditions_line(conditions):
+    """``"load bus:50, caches on"``: what the tables were measured under (a results
+    document's ``conditions``; docs/results-schema.md)."""
+    param = conditions["load_param"]
+    load = conditions["load"] + ("" if param is None else f":{param}")
+    return f"load {load}, caches {conditions['cache']}"
+
+
 def settings_items(document):
     """(section, [(label, value)]) of the run description, shared by Markdown and HTML."""
     device, cap, integrity = document["device"], document["capture"], document["integrity"]
@@ -123,7 +139,7 @@ def settings_items(document):
                 ("duration", f"{document['duration_s']:.6g} s (first to last event)"),
                 ("events", document["events"]),
                 ("kernel tick markers", _ticks_cell(document.get("tick_markers"))),
-                ("closed cleanly", "yes" if cap["complete"] else "no (capture was cut off)"),
+                ("closed cleanly", "yes" if cap["complete"] else f"no ({NOT_CLOSED})"),
             ]
             + [(key, json.dumps(value)) for key, value in cap["other"].items()],
         ),
@@ -162,6 +178,7 @@ def settings_items(document):
             if k in irq
         ]
         sections.append(("IRQ generator", items))
+    sections.append(("Conditions", [("measured under", conditions_line(document["conditions"]))]))
     if document["suite"]:
         suite = document["suite"]
         items = list(suite.items()) if isinstance(suite, dict) else [("settings", suite)]

@@ -14,6 +14,7 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..capture.conditions import Conditions
 from ..link.device import DeviceError
 from .appliance import SimulatedAppliance
 
@@ -47,7 +48,8 @@ EXIT_PAUSE = 64
 @dataclass(frozen=True)
 class SuiteSettings:
     """What the simulated DUT runs: the CPU variant and the suite's build settings
-    (``firmware/suite/Makefile``: MARKER, SAMPLES, TESTS, PACE, SUITE_CFLAGS), or instead of
+    (``firmware/suite/Makefile``: MARKER, SAMPLES, TESTS, PACE, LOAD, LOAD_PARAM,
+    SUITE_CFLAGS; ``cache``: the simulator's CACHE, ``sim/Makefile``), or instead of
     the suite a bring-up program that ``sim/Makefile`` builds (``program``: ``irq_loop``,
     the IRQ loop method's DUT, ``irq_loop_marked``, or ``wiring_walk``, the self-test's
     wiring program; the suite's settings then do not apply)."""
@@ -59,9 +61,16 @@ class SuiteSettings:
     pace: int = 0  # min. cycles between two samples of thread-driven tests
     cflags: str = ""  # more -D settings of the suite (SUITE_CFLAGS, suite.h)
     program: str = "suite"  # or irq_loop, irq_loop_marked, wiring_walk
+    load: str = "none"  # load profile: cpu, memory, bus, irq-high, irq-low, mixed
+    load_param: int | None = None  # its parameter (None: the profile's default)
+    cache: str = "on"  # off: the CPU's caches off (sim/cache_off.py)
 
     def as_dict(self):
         return asdict(self)
+
+    def conditions(self):
+        """The load and cache this build runs under, as captures record them."""
+        return Conditions(self.load, self.load_param, self.cache)
 
 
 @dataclass(frozen=True)
@@ -102,6 +111,7 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, 
         f"PYTHON={sys.executable}",
         f"SUMP={int(sump)}",
         f"PGO={int(pgo)}",
+        f"CACHE={settings.cache}",
     ]
     _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
     simulator = Path(
@@ -121,29 +131,21 @@ def build_suite(settings=SuiteSettings(), *, build_dir=None, log=None):
     path of its ELF; ``build_dir`` as for :func:`build_soc`."""
     suite = ROOT / "firmware" / "suite"
     build_dir = Path(build_dir) if build_dir is not None else suite / "build"
-    _make(
-        [
-            "-C",
-            str(suite),
-            "-j2",
-            "sim",
-            f"BUILD={build_dir.resolve()}",
-            f"MARKER={settings.marker}",
-            f"SAMPLES={settings.samples}",
-            f"TESTS={settings.tests}",
-            f"PACE={settings.pace}",
-            f"CPU={settings.cpu}",
-            f"SUITE_CFLAGS={settings.cflags}",
-        ],
-        "the test suite firmware",
-        log,
-    )
-    march = _make(
-        ["-s", "-C", str(suite), f"CPU={settings.cpu}", "print-march"],
-        "the firmware's -march (sim/soc_map.toml)",
-        None,
-    ).strip()
-    return build_dir.resolve() / f"sim-{settings.marker}-{march}" / "suite.elf"
+    args = [
+        "-C",
+        str(suite),
+        f"BUILD={build_dir.resolve()}",
+        f"MARKER={settings.marker}",
+        f"SAMPLES={settings.samples}",
+        f"TESTS={settings.tests}",
+        f"PACE={settings.pace}",
+        f"CPU={settings.cpu}",
+        f"LOAD={settings.load}",
+        f"LOAD_PARAM={'' if settings.load_param is None else settings.load_param}",
+        f"SUITE_CFLAGS={settings.cflags}",
+    ]
+    _make([*args, "-j2", "sim"], "the test suite firmware", log)
+    return Path(_make(["-s", *args, "print-sim-elf"], "the test suite firmware", None).strip())
 
 
 def _bring_up_program(settings, common, log):
@@ -182,8 +184,8 @@ class SocSimulation(SimulatedAppliance):
     :data:`EXIT_PAUSE` cycles later until the host's STOP arrives (so the capture ends at a
     fixed cycle too) and keeps simulating so the appliance can drain.
 
-    ``truth``: write the harness's ground-truth log there; ``console``: the firmware's console file (a temporary
-    file by default). ``phase``: extra cycles before the CPU's release (after
+    ``truth``: write the harness's ground-truth log there; ``console``: the firmware's console
+    file (a temporary file by default). ``phase``: extra cycles before the CPU's release (after
     :data:`RELEASE_AFTER_START`): the IRQ sequence meets the suite at another phase, still
     reproducibly. ``release``: ``"on_start"`` (the default) as above; ``"on_request"``: the
     CPU waits for :meth:`release_dut` alone, whatever the host starts before (the
@@ -282,6 +284,7 @@ class SocSimulation(SimulatedAppliance):
         return {
             "cpu": self.build.settings.cpu,
             "suite": self.build.settings.as_dict(),
+            "conditions": self.build.settings.conditions().as_dict(),
             "cpu_release": (
                 {"after_start": RELEASE_AFTER_START, "phase": self.phase}
                 if self.release == "on_start"

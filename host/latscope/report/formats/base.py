@@ -29,8 +29,8 @@ class ResultsFormat:
     name = ""
     help = ""
     comparison_help = ""
-    report_file = None
-    comparison_file = None
+    report_file: str | None = None
+    comparison_file: str | None = None
 
     def text(self, document, figures=None):
         """The file of a results document. ``figures``: the report's :class:`Figures`

@@ -7,7 +7,7 @@ import html
 from pathlib import Path
 
 from ...analysis.statistics import CONFIDENCE, PERCENTILES
-from ..columns import STAT_COLUMNS, cell, interval_text, statistics_note
+from ..columns import STAT_COLUMNS, cell, interval_text, stat_cell, statistics_note
 from ..results import TABLE_SECTIONS
 from ..run_description import settings_items
 from ..section import Grid, Link, Paragraph
@@ -90,7 +90,8 @@ class HtmlFormat(ResultsFormat):
         body.append("</div><h2>Results</h2>")
         header = ["test"] + [t for _, t, _ in STAT_COLUMNS]
         rows = [
-            [r["name"]] + [cell(r[k], f) for k, _, f in STAT_COLUMNS] for r in document["tables"]
+            [r["name"]] + [stat_cell(r, k, f) for k, _, f in STAT_COLUMNS]
+            for r in document["tables"]
         ]
         body.append(
             _table(header, rows, link_first=bool(inline))

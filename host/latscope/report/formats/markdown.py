@@ -5,7 +5,7 @@ terminal, and per table its figures (SVG files beside it).
 from pathlib import Path
 
 from .. import plots
-from ..columns import STAT_COLUMNS, cell, statistics_note
+from ..columns import STAT_COLUMNS, stat_cell, statistics_note
 from ..results import TABLE_SECTIONS
 from ..run_description import settings_items
 from .base import ResultsFormat
@@ -33,7 +33,7 @@ class MarkdownFormat(ResultsFormat):
         for row in document["tables"]:
             lines.append(
                 f"| {row['name']} | "
-                + " | ".join(cell(row[k], f) for k, _, f in STAT_COLUMNS)
+                + " | ".join(stat_cell(row, k, f) for k, _, f in STAT_COLUMNS)
                 + " |"
             )
         if not document["tables"]:

@@ -2,9 +2,10 @@
 (``latscope analyze``), and comparisons side by side (``latscope compare``).
 """
 
+from ...capture.file import NOT_CLOSED
 from ..columns import STAT_COLUMNS, cell, statistics_note, text_table
 from ..results import TABLE_SECTIONS
-from ..run_description import holes_text, integrity_line
+from ..run_description import conditions_line, holes_text, integrity_line
 from ..tail_estimates import tail_line
 from .base import ResultsFormat
 
@@ -21,7 +22,7 @@ class TextFormat(ResultsFormat):
         lines = [
             f"{document['capture']['path']}: {document['events']} events, "
             f"{document['duration_s']:.6f} s at {device.get('clock_hz', 0) / 1e6:g} MHz "
-            f"({device.get('board', '?')})",
+            f"({device.get('board', '?')}); {conditions_line(document['conditions'])}",
             text_table(document["tables"])
             if document["tables"]
             else "no test of the suite in this capture",
@@ -46,7 +47,7 @@ def _comparison_lines(document):
     titles = [title for _, title, _ in STAT_COLUMNS]
     label_width = max([len(r["label"]) for r in document["runs"]] + [8]) + 2
     widths = [max(len(t), 14) for t in titles]
-    out = []
+    out = [f"{run['label']}: {NOT_CLOSED}" for run in document["runs"] if not run["closed"]]
     for table in document["tables"]:
         out.append(table["name"])
         out.append(" " * label_width + "  ".join(t.rjust(w) for t, w in zip(titles, widths)))

@@ -1,5 +1,6 @@
 """The CSV of the worst samples (``worst.csv``): one row per worst sample of every table, its
-flags and its events in one cell (:func:`latscope.analysis.worst.events_text`).
+flags, its events in one cell (:func:`latscope.analysis.worst.events_text`) and whether the
+capture file was closed (``capture_closed``: False, samples after its end may be missing).
 """
 
 from ...analysis.worst import events_text
@@ -27,6 +28,7 @@ class WorstCsvFormat(ResultsFormat):
             "tick",
             "events",
             "export",
+            "capture_closed",
         ]
         rows = [
             [
@@ -41,6 +43,7 @@ class WorstCsvFormat(ResultsFormat):
                 None if entry["tick"] is None else int(entry["tick"]),
                 events_text(entry),
                 entry.get("export"),
+                document["integrity"]["closed"],
             ]
             for row in document["tables"]
             for entry in row["worst"]
