@@ -118,9 +118,11 @@ class Identity:
     @classmethod
     def from_dict(cls, info: Mapping[str, Any] | None) -> "Identity":
         """The identity a capture's metadata holds (the inverse of :meth:`as_dict`); fields
-        left out take the defaults above. Raises KeyError, TypeError or ValueError on
-        fields of the wrong kind."""
-        info = {**_DEFAULTS, **dict(info or {})}  # fields a newer writer adds: ignored
+        left out or null take the defaults above (as capture.metadata reads null: not
+        given; a null ``version`` is the current one, not 0). Raises KeyError, TypeError or
+        ValueError on fields of the wrong kind."""
+        given = {name: value for name, value in dict(info or {}).items() if value is not None}
+        info = {**_DEFAULTS, **given}  # fields a newer writer adds: ignored
         latency = {
             Source[name]: int(cycles)
             for name, cycles in dict(info.pop("latency", None) or {}).items()
