@@ -20,6 +20,7 @@ from ..capture.conditions import Conditions
 from ..capture.file import Capture, file_notes
 from ..version import __version__
 from .columns import STAT_COLUMNS
+from .delay_sweep import DelaySweep
 from .tail_estimates import TailEstimates
 from .worst_samples import WorstSamples
 
@@ -39,12 +40,13 @@ __all__ = [
 #: counts are, device resets, old segments and the file reader's notes; 5 per table its tail
 #: estimate (``tail``); 6 per table the samples damage took (``lost``, ``lost_estimated``);
 #: 7 whether the capture file was closed (``integrity.closed``); 8 the load and cache
-#: conditions (``conditions``, top level and per table).
-SCHEMA_VERSION = 8
+#: conditions (``conditions``, top level and per table); 9 per table the latency by IRQ
+#: trigger delay (``by_delay``).
+SCHEMA_VERSION = 9
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
-TABLE_SECTIONS = [WorstSamples(), TailEstimates()]
+TABLE_SECTIONS = [WorstSamples(), TailEstimates(), DelaySweep()]
 
 #: What each test family measures (table name prefix -> description), for readers.
 DESCRIPTIONS = {
