@@ -320,6 +320,40 @@ def test_linux_load_runs(load, watcher, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("test", ["IL_A", "IDL_B"])
+def test_linux_irq_unwired_times_out(test, watcher, tmp_path):
+    """The suite on Linux with no IRQ source at all (no GPIO line, UIO device or software
+    raise: the appliance's IRQ unwired) stops its first IRQ test after SUITE_IRQ_TIMEOUT_MS
+    without a handler call, saying what it expected on which line and the likely causes,
+    with exit code 2: a message, not a hang."""
+    need("gcc", "make")
+    make(SUITE, "linux", f"SAMPLES={SAMPLES}", f"TESTS={test}", f"BUILD={tmp_path}")
+    env = dict(os.environ, LATSCOPE_CPU="0", LATSCOPE_GPIO="gpiomem")
+    for name in ("LATSCOPE_SOFT_IRQ_US", "LATSCOPE_IRQ0_GPIO", "LATSCOPE_IRQ0_UIO"):
+        env.pop(name, None)
+    result = subprocess.run(
+        [str(watcher), "--cpu", "0", str(tmp_path / "stores.txt")]
+        + [str(tmp_path / "linux-native" / "suite")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if "no SCHED_FIFO rights" in result.stderr:
+        pytest.skip("no SCHED_FIFO rights: the IRQ tests' threads cannot preempt main")
+    name = {"IL_A": "IL-a-1", "IDL_B": "IDL-b-1"}[test]
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"suite: FAIL {name}: no interrupt for 1000 ms (0 handler calls of {SAMPLES})" in (
+        result.stdout
+    )
+    assert "expected: rising edges of the appliance's IRQ on no line: LATSCOPE_IRQ0_GPIO" in (
+        result.stdout
+    )
+    assert "likely: the IRQ wire not connected" in result.stdout
+    assert "suite: done" not in result.stdout
+
+
+@pytest.mark.slow
 def test_linux_wiring_walk_every_store(watcher, tmp_path):
     """The self-test's wiring program on the Linux marker port (firmware/tools/
     wiring_linux.c), run against the fake register block: its stores follow the port's

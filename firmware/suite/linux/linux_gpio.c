@@ -160,6 +160,20 @@ int linux_gpio_open(void)
 	return 0;
 }
 
+const char *ls_linux_irq_source(void)
+{
+	static char text[160];
+	const char *gpio = getenv("LATSCOPE_IRQ0_GPIO"), *uio = getenv("LATSCOPE_IRQ0_UIO");
+	if (gpio != NULL)
+		snprintf(text, sizeof(text), "line %s (LATSCOPE_IRQ0_GPIO; GPIO17 on a Pi)", gpio);
+	else if (uio != NULL)
+		snprintf(text, sizeof(text), "the UIO device %s (LATSCOPE_IRQ0_UIO)", uio);
+	else
+		return "no line: LATSCOPE_IRQ0_GPIO (e.g. gpiochip0:17), LATSCOPE_IRQ0_UIO and "
+		       "LATSCOPE_SOFT_IRQ_US are unset";
+	return text;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
