@@ -376,7 +376,10 @@ def test_linux_wiring_walk_every_store(watcher, tmp_path):
 
 # ---------------------------------------------------------------------------- Cortex-M
 
-CM_SEO_F_MAX = 128  # the STM32F4 boards' SEO-f (96 KiB of RAM), also under QEMU
+CM_SEO_F_MAX = 255  # the NUCLEO-F446RE's SEO-f (128 KiB of RAM), also under QEMU
+#: RCC_PLLCFGR of the F446's 180 MHz from the HSI (ports/cortex-m/clock_stm32f4.h): M 8,
+#: N 180, P 2, Q 8, R 2; QEMU logs the store (its RCC is an unimplemented device).
+PLLCFGR_STORE = "RCC: unimplemented device write (size 4, offset 0x004, value 0x28002d08)"
 QEMU = [
     "qemu-system-arm",
     "-machine",
@@ -492,17 +495,21 @@ def check_cm_tables(values):
 
 
 @pytest.mark.qemu
+@pytest.mark.parametrize("clock", ["full", "reset"])
 @pytest.mark.parametrize("board", ["qemu-stm32", "qemu-m0plus"])
-def test_cortex_m_under_qemu(board, tmp_path):
+def test_cortex_m_under_qemu(board, clock, tmp_path):
     """The smoke test and the suite on the Cortex-M port under QEMU (netduinoplus2), with
-    the STM32 board code compiled for the M4 and for the RP2040's M0+ (ARMv6-M): every smoke
-    case passes, the suite runs to its end, and QEMU's log of the GPIO stores spells the
-    suite's markers. Functional only: QEMU's time is not the board's."""
+    the STM32 board code compiled for the M4 and for the RP2040's M0+ (ARMv6-M), at the full
+    clock (180 MHz set-up: QEMU logs its RCC stores, the PLL's among them) and at the reset
+    clock (no RCC store): every smoke case passes, the suite runs to its end, and QEMU's log
+    of the GPIO stores spells the suite's markers. Functional only: QEMU's time is not the
+    board's."""
     need_arm()
     need("qemu-system-arm")
-    make(FIRMWARE, "cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
+    make(FIRMWARE, "cortex-m", f"CM_BOARD={board}", f"CM_CLOCK={clock}", f"BUILD={tmp_path}")
+    suffix = "-reset-clock" if clock == "reset" else ""
     smoke = subprocess.run(
-        [*QEMU, "-kernel", str(tmp_path / f"cm-{board}" / "bench_smoke.elf")],
+        [*QEMU, "-kernel", str(tmp_path / f"cm-{board}{suffix}" / "bench_smoke.elf")],
         capture_output=True,
         text=True,
         timeout=60,
@@ -512,10 +519,12 @@ def test_cortex_m_under_qemu(board, tmp_path):
     assert "SUMMARY bench_smoke: passed=8 failed=0" in console
     assert int(re.search(r"tick wake-ups during the churn: (\d+)", console)[1]) > 0
 
-    cm_suite_under_qemu(board, tmp_path)
+    _, _, log = cm_suite_under_qemu(board, tmp_path, clock=clock)
+    assert (PLLCFGR_STORE in log) == (clock == "full")
+    assert ("RCC: unimplemented device write (size 4, offset 0x004," in log) == (clock == "full")
 
 
-def cm_suite_under_qemu(board, build, load="none"):
+def cm_suite_under_qemu(board, build, load="none", clock="full"):
     """Builds the suite for a QEMU board (with a load profile) and runs it under QEMU with
     its GPIO stores and exceptions logged: it runs to its end, every SysTick writes its tick
     markers, the tables are those of the native run. Gives the console, the marker values
@@ -526,9 +535,11 @@ def cm_suite_under_qemu(board, build, load="none"):
         f"CM_BOARD={board}",
         f"SAMPLES={SAMPLES}",
         f"LOAD={load}",
+        f"CM_CLOCK={clock}",
         f"BUILD={build}",
     )
     log = build / "unimp.log"
+    suffix = "-reset-clock" if clock == "reset" else ""
     suite = subprocess.run(
         [
             *QEMU,
@@ -537,7 +548,7 @@ def cm_suite_under_qemu(board, build, load="none"):
             "-D",
             str(log),
             "-kernel",
-            str(build / f"cm-{board}-gpio{build_suffix(load)}" / "suite.elf"),
+            str(build / f"cm-{board}{suffix}-gpio{build_suffix(load)}" / "suite.elf"),
         ],
         capture_output=True,
         text=True,
@@ -674,7 +685,7 @@ def test_cortex_m_boards_cross_compile(board, tmp_path):
     if board == "stm32f4":
         assert table["__interrupt_vector"] == 0x0800_0000
         assert "Tag_CPU_arch: v7E-M" in header
-        assert table["__stack"] == 0x2000_0000 + 96 * 1024
+        assert table["__stack"] == 0x2000_0000 + 128 * 1024  # the F446RE's SRAM1 + SRAM2
         return
     assert "Tag_CPU_arch: v6S-M" in header
     assert table["rp2040_entry"] == 0x2000_0000 and table["__interrupt_vector"] % 256 == 0
