@@ -191,6 +191,7 @@ def test_linux_gpiomem_every_store(linux_run):
     assert np.all(points[:COST_MARKERS] == Point.PARAM)
     assert args[:COST_MARKERS].tolist() == [i % 128 for i in range(COST_MARKERS)]
     assert re.search(r"linux: markers by gpiomem: \d+ ns per marker", console)
+    assert "linux: marker path: gpiomem (" in console
     starts = [Test(t).name for t, p in zip(tests, points) if p == Point.START]
     ends = [Test(t).name for t, p in zip(tests, points) if p == Point.END]
     assert starts == ends == LINUX_RUNS[name]
@@ -265,6 +266,56 @@ def test_linux_cross_compiles_for_the_pi(tmp_path):
         assert "AArch64" in header and "ELF64" in header
 
 
+GPIOD_V2_SRC = ROOT / ".cache" / "gpiod-sdist"  # scripts/setup.sh: PyPI gpiod 2.5.0's sources
+
+
+def marker_path_line(binary):
+    """The marker path the Linux suite announces when /dev/gpiomem cannot be opened."""
+    result = subprocess.run(
+        [str(binary)],
+        env=dict(
+            os.environ, LATSCOPE_GPIOMEM="/nonexistent/gpiomem", LATSCOPE_GPIOCHIP="/nonexistent"
+        ),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    return result.stdout.splitlines()[0]
+
+
+@pytest.mark.slow
+def test_linux_builds_against_libgpiod_v1_and_v2(tmp_path):
+    """The Linux port against the system's libgpiod (Debian bookworm: v1) and against a real
+    libgpiod v2 built from its sources (GPIOD_SRC), natively and for a Raspberry Pi (aarch64,
+    with the IRQ path): each build names its API when it falls back from a missing
+    /dev/gpiomem, and the v2 builds link v2's calls (gpiod_chip_request_lines and the edge
+    events' gpiod_line_request_read_edge_events exist only in v2)."""
+    need("gcc", "aarch64-linux-gnu-gcc", "make")
+    if not (GPIOD_V2_SRC / "libgpiod-version.txt").is_file():
+        pytest.fail(f"{GPIOD_V2_SRC} missing (scripts/setup.sh fetches libgpiod v2's sources)")
+    make(SUITE, "linux", f"BUILD={tmp_path / 'v1'}")
+    line = marker_path_line(tmp_path / "v1" / "linux-native" / "suite")
+    assert line.startswith("linux: marker path: libgpiod v1 on /nonexistent, the slower fallback")
+    assert "/nonexistent/gpiomem: No such file or directory" in line
+    for cross, nm in (("", "nm"), ("aarch64-linux-gnu-", "aarch64-linux-gnu-nm")):
+        build = tmp_path / f"v2{cross}"
+        make(
+            SUITE,
+            "linux",
+            "wiring-linux",
+            f"CROSS={cross}",
+            f"GPIOD_SRC={GPIOD_V2_SRC}",
+            f"BUILD={build}",
+        )
+        binary = build / f"linux-{cross.rstrip('-') or 'native'}" / "suite"
+        table = subprocess.run([nm, str(binary)], capture_output=True, text=True, check=True).stdout
+        for symbol in ("gpiod_chip_request_lines", "gpiod_line_request_read_edge_events"):
+            assert re.search(rf" T {symbol}$", table, re.M), symbol
+        if not cross:
+            assert marker_path_line(binary).startswith("linux: marker path: libgpiod v2 on")
+
+
 @pytest.mark.slow
 def test_linux_builds_with_every_load(tmp_path):
     """The suite on Linux builds with every load profile (firmware/ports/linux/load_linux.c),
@@ -313,6 +364,8 @@ def test_linux_load_runs(load, watcher, tmp_path):
         timeout=120,
     )
     assert result.returncode == 0 and "suite: done" in result.stdout, result.stdout + result.stderr
+    # No LATSCOPE_CPU here: the port picks one CPU itself and says which.
+    assert re.search(r"linux: LATSCOPE_CPU unset: every thread on CPU \d+, the last", result.stdout)
     values = markers_from_stores(read_store_log(log)[0])
     check_load_markers(values, load)
     tests_of, points, _ = decode(values)
