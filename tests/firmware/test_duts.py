@@ -745,6 +745,25 @@ def test_cortex_m_boards_cross_compile(board, tmp_path):
     check_uf2(elf.parent / "suite")
 
 
+@pytest.mark.slow
+def test_cortex_m_f401_and_clock_settings(tmp_path):
+    """The NUCLEO-F401RE's build: its 96 KiB of RAM, at its reset clock only (the full-clock
+    set-up is the F446's 180 MHz, which the F401 cannot run: refused); the ST-LINK's clock
+    (full-hse) is refused for the Pico."""
+    need_arm()
+    make(SUITE, "cortex-m", "CM_BOARD=stm32f401", "CM_CLOCK=reset", f"BUILD={tmp_path}")
+    table = symbols(tmp_path / "cm-stm32f401-reset-clock-gpio" / "suite.elf")
+    assert table["__interrupt_vector"] == 0x0800_0000
+    assert table["__stack"] == 0x2000_0000 + 96 * 1024
+    for board, clock in (("stm32f401", "full"), ("rp2040", "full-hse")):
+        refused = subprocess.run(
+            ["make", "-s", "-C", str(SUITE), "cortex-m", f"CM_BOARD={board}", f"CM_CLOCK={clock}"],
+            capture_output=True,
+            text=True,
+        )
+        assert refused.returncode != 0 and "CM_CLOCK" in refused.stderr, (board, clock)
+
+
 def check_wiring_image(directory, board):
     """The wiring program for a board: entered where the suite is (the Nucleo's flash
     vector table, the Pico's SRAM entry), and for the Pico its UF2."""
