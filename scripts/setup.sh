@@ -35,3 +35,15 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     .venv/bin/pip install -q -e ".[test]"
     touch "$stamp"
 fi
+
+# libgpiod v2's sources (the Linux port's v2 API: tests/firmware/test_duts.py builds them for
+# the host and for aarch64): the PyPI gpiod source distribution bundles them (lib/, include/).
+GPIOD_SDIST=gpiod-2.5.0
+if [ ! -f .cache/gpiod-sdist/libgpiod-version.txt ]; then
+    echo "setup: fetching libgpiod v2's sources ($GPIOD_SDIST from PyPI)"
+    mkdir -p .cache
+    .venv/bin/pip download -q --no-binary :all: --no-deps "${GPIOD_SDIST/-/==}" -d .cache
+    rm -rf .cache/gpiod-sdist
+    tar -xzf ".cache/$GPIOD_SDIST.tar.gz" -C .cache
+    mv ".cache/$GPIOD_SDIST" .cache/gpiod-sdist
+fi

@@ -8,6 +8,8 @@ LS_MARKER_DEFINE_STATE;
 
 static const unsigned idl_b_threads[] = {SUITE_IDL_B_THREADS};
 static const unsigned tsl_threads[] = {SUITE_TSL_THREADS};
+static const char *running_name = "";
+static unsigned running_n;
 
 
 static void put_uint(unsigned v)
@@ -36,6 +38,8 @@ void suite_fail(const char *file, int line, const char *what)
 
 void suite_start(enum ls_test test, const char *name, unsigned n)
 {
+	running_name = name;
+	running_n = n;
 	bench_console_write("suite: ");
 	bench_console_write(name);
 	bench_console_write("-");
@@ -82,12 +86,64 @@ void suite_main_priority(int prio)
 	SUITE_CHECK(bench_thread_set_priority(BENCH_THREAD_MAIN, prio) == BENCH_SUCCESS);
 }
 
-void suite_wait_for(volatile unsigned *count, unsigned target)
+void suite_irq_watch_start(suite_irq_watch_t *w, unsigned calls, unsigned wanted)
 {
+	w->seen = calls;
+	w->wanted = wanted;
+	w->since = bench_tick_count();
+}
+
+static void irq_timeout(const suite_irq_watch_t *w) __attribute__((noreturn));
+static void irq_timeout(const suite_irq_watch_t *w)
+{
+	bench_irq_disable(SUITE_IRQ);
+	bench_console_write("suite: FAIL ");
+	bench_console_write(running_name);
+	bench_console_write("-");
+	put_uint(running_n);
+	bench_console_write(": no interrupt for ");
+	put_uint(SUITE_IRQ_TIMEOUT_MS);
+	bench_console_write(" ms (");
+	put_uint(w->seen);
+	bench_console_write(" handler calls of ");
+	put_uint(w->wanted);
+	bench_console_write(")\nsuite:   expected: rising edges of the appliance's IRQ on ");
+	bench_console_write(SUITE_IRQ_PIN);
+	bench_console_write("\nsuite:   likely: the IRQ wire not connected (board IRQ -> that pin, "
+			    "docs/duts/); the wrong polarity (the DUT takes rising edges); the "
+			    "appliance's IRQ generator off (latscope capture --irq-period N); the "
+			    "line's interrupt disabled on the DUT\n");
+	bench_exit(2);
+}
+
+void suite_irq_watch(suite_irq_watch_t *w, unsigned calls)
+{
+	bench_ticks_t now = bench_tick_count();
+	if (calls != w->seen) {
+		w->seen = calls;
+		w->since = now;
+		return;
+	}
+	uint64_t waited_ns = (uint64_t)(bench_ticks_t)(now - w->since) * bench_tick_period_ns();
+	if (waited_ns >= (uint64_t)SUITE_IRQ_TIMEOUT_MS * 1000000u)
+		irq_timeout(w);
+}
+
+void suite_wait_for(volatile unsigned *count, unsigned target, volatile unsigned *irq_calls)
+{
+	suite_irq_watch_t watch;
+	unsigned polls = 0;
+	suite_irq_watch_start(&watch, *irq_calls, target);
 	while (*count < target) {
 		SUITE_BUSY();
-		if (suite_load_has_thread())
+		if (suite_load_has_thread()) {
 			bench_sleep(1);
+			suite_irq_watch(&watch, *irq_calls);
+		} else if (++polls == SUITE_IL_HEARTBEAT) {
+			/* Not every poll: the spin is what the IRQ interrupts, keep it short. */
+			polls = 0;
+			suite_irq_watch(&watch, *irq_calls);
+		}
 	}
 }
 

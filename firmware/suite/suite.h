@@ -28,6 +28,9 @@
  *   SUITE_LOAD_BUS_DUTY  bus: percent of the bus's time the second master takes (25)
  *   SUITE_LOAD_IRQ_HZ    irq: interrupts per second of the second source (25000)
  *   SUITE_LOAD_IRQ_WORK  irq: iterations of its handler's work loop (30)
+ *   SUITE_IRQ_TIMEOUT_MS longest wait for the next call of SUITE_IRQ's handler: then the
+ *                        test fails, saying what was expected on which pin (1000; the
+ *                        appliance raises the IRQ every 50 us to a few ms)
  */
 #ifndef SUITE_H
 #define SUITE_H
@@ -103,6 +106,10 @@
 #define SUITE_LOAD_IRQ_WORK 30u
 #endif
 
+#ifndef SUITE_IRQ_TIMEOUT_MS
+#define SUITE_IRQ_TIMEOUT_MS 1000u
+#endif
+
 #define SUITE_BIT(test) (1u << (test))
 #define SUITE_COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -115,6 +122,12 @@
 /* The appliance's IRQ generator is interrupt line 0 (acknowledged at its
  * latch with bench_irq_ack; latscope_defs.markers.SUITE_IRQ_LINE). */
 #define SUITE_IRQ LS_SUITE_IRQ_LINE
+
+/* Where the appliance's IRQ enters this DUT (a string expression), for the message of a
+ * wait that timed out: each DUT's ls_marker_port.h names its pin. */
+#ifndef SUITE_IRQ_PIN
+#define SUITE_IRQ_PIN "the DUT's IRQ input"
+#endif
 
 /* Priorities (0 = most urgent). The suite's main thread runs at
  * SUITE_PRIO_MAIN and drops to SUITE_PRIO_LOW to let the threads of a test
@@ -172,10 +185,25 @@ void suite_spawn(int id, int prio, bench_thread_entry_t entry, unsigned index);
 void suite_delete_threads(int first, int count);
 /* Set the main thread's priority (takes effect at once). */
 void suite_main_priority(int prio);
+/*
+ * A wait for SUITE_IRQ's handler calls: suite_irq_watch() in the waiting loop (not on every
+ * iteration: it reads the tick count) fails the running test when `calls` has not moved for
+ * SUITE_IRQ_TIMEOUT_MS, printing what was expected on which pin and the likely causes. An
+ * unwired IRQ is the usual first-day mistake; without this the suite hangs in silence.
+ */
+typedef struct {
+	unsigned seen;       /* handler calls at the last progress */
+	unsigned wanted;     /* calls the test needs (for the message) */
+	bench_ticks_t since; /* tick count at the last progress */
+} suite_irq_watch_t;
+void suite_irq_watch_start(suite_irq_watch_t *w, unsigned calls, unsigned wanted);
+void suite_irq_watch(suite_irq_watch_t *w, unsigned calls);
+
 /* The low-priority main thread waits until *count >= target: it spins (it is the thread an
  * interrupt meets), or, when the load profile runs a thread below it, sleeps a tick at a
- * time so that the load's thread is what runs. */
-void suite_wait_for(volatile unsigned *count, unsigned target);
+ * time so that the load's thread is what runs. *irq_calls, the handler's calls, must move
+ * within SUITE_IRQ_TIMEOUT_MS (suite_irq_watch). */
+void suite_wait_for(volatile unsigned *count, unsigned target, volatile unsigned *irq_calls);
 
 /* Start the load profile SUITE_LOAD (load.c; before the first test). */
 void suite_load_start(void);

@@ -191,6 +191,7 @@ def test_linux_gpiomem_every_store(linux_run):
     assert np.all(points[:COST_MARKERS] == Point.PARAM)
     assert args[:COST_MARKERS].tolist() == [i % 128 for i in range(COST_MARKERS)]
     assert re.search(r"linux: markers by gpiomem: \d+ ns per marker", console)
+    assert "linux: marker path: gpiomem (" in console
     starts = [Test(t).name for t, p in zip(tests, points) if p == Point.START]
     ends = [Test(t).name for t, p in zip(tests, points) if p == Point.END]
     assert starts == ends == LINUX_RUNS[name]
@@ -265,6 +266,56 @@ def test_linux_cross_compiles_for_the_pi(tmp_path):
         assert "AArch64" in header and "ELF64" in header
 
 
+GPIOD_V2_SRC = ROOT / ".cache" / "gpiod-sdist"  # scripts/setup.sh: PyPI gpiod 2.5.0's sources
+
+
+def marker_path_line(binary):
+    """The marker path the Linux suite announces when /dev/gpiomem cannot be opened."""
+    result = subprocess.run(
+        [str(binary)],
+        env=dict(
+            os.environ, LATSCOPE_GPIOMEM="/nonexistent/gpiomem", LATSCOPE_GPIOCHIP="/nonexistent"
+        ),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    return result.stdout.splitlines()[0]
+
+
+@pytest.mark.slow
+def test_linux_builds_against_libgpiod_v1_and_v2(tmp_path):
+    """The Linux port against the system's libgpiod (Debian bookworm: v1) and against a real
+    libgpiod v2 built from its sources (GPIOD_SRC), natively and for a Raspberry Pi (aarch64,
+    with the IRQ path): each build names its API when it falls back from a missing
+    /dev/gpiomem, and the v2 builds link v2's calls (gpiod_chip_request_lines and the edge
+    events' gpiod_line_request_read_edge_events exist only in v2)."""
+    need("gcc", "aarch64-linux-gnu-gcc", "make")
+    if not (GPIOD_V2_SRC / "libgpiod-version.txt").is_file():
+        pytest.fail(f"{GPIOD_V2_SRC} missing (scripts/setup.sh fetches libgpiod v2's sources)")
+    make(SUITE, "linux", f"BUILD={tmp_path / 'v1'}")
+    line = marker_path_line(tmp_path / "v1" / "linux-native" / "suite")
+    assert line.startswith("linux: marker path: libgpiod v1 on /nonexistent, the slower fallback")
+    assert "/nonexistent/gpiomem: No such file or directory" in line
+    for cross, nm in (("", "nm"), ("aarch64-linux-gnu-", "aarch64-linux-gnu-nm")):
+        build = tmp_path / f"v2{cross}"
+        make(
+            SUITE,
+            "linux",
+            "wiring-linux",
+            f"CROSS={cross}",
+            f"GPIOD_SRC={GPIOD_V2_SRC}",
+            f"BUILD={build}",
+        )
+        binary = build / f"linux-{cross.rstrip('-') or 'native'}" / "suite"
+        table = subprocess.run([nm, str(binary)], capture_output=True, text=True, check=True).stdout
+        for symbol in ("gpiod_chip_request_lines", "gpiod_line_request_read_edge_events"):
+            assert re.search(rf" T {symbol}$", table, re.M), symbol
+        if not cross:
+            assert marker_path_line(binary).startswith("linux: marker path: libgpiod v2 on")
+
+
 @pytest.mark.slow
 def test_linux_builds_with_every_load(tmp_path):
     """The suite on Linux builds with every load profile (firmware/ports/linux/load_linux.c),
@@ -313,10 +364,46 @@ def test_linux_load_runs(load, watcher, tmp_path):
         timeout=120,
     )
     assert result.returncode == 0 and "suite: done" in result.stdout, result.stdout + result.stderr
+    # No LATSCOPE_CPU here: the port picks one CPU itself and says which.
+    assert re.search(r"linux: LATSCOPE_CPU unset: every thread on CPU \d+, the last", result.stdout)
     values = markers_from_stores(read_store_log(log)[0])
     check_load_markers(values, load)
     tests_of, points, _ = decode(values)
     assert [Test(t).name for t, p in zip(tests_of, points) if p == Point.START] == tests
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("test", ["IL_A", "IDL_B"])
+def test_linux_irq_unwired_times_out(test, watcher, tmp_path):
+    """The suite on Linux with no IRQ source at all (no GPIO line, UIO device or software
+    raise: the appliance's IRQ unwired) stops its first IRQ test after SUITE_IRQ_TIMEOUT_MS
+    without a handler call, saying what it expected on which line and the likely causes,
+    with exit code 2: a message, not a hang."""
+    need("gcc", "make")
+    make(SUITE, "linux", f"SAMPLES={SAMPLES}", f"TESTS={test}", f"BUILD={tmp_path}")
+    env = dict(os.environ, LATSCOPE_CPU="0", LATSCOPE_GPIO="gpiomem")
+    for name in ("LATSCOPE_SOFT_IRQ_US", "LATSCOPE_IRQ0_GPIO", "LATSCOPE_IRQ0_UIO"):
+        env.pop(name, None)
+    result = subprocess.run(
+        [str(watcher), "--cpu", "0", str(tmp_path / "stores.txt")]
+        + [str(tmp_path / "linux-native" / "suite")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if "no SCHED_FIFO rights" in result.stderr:
+        pytest.skip("no SCHED_FIFO rights: the IRQ tests' threads cannot preempt main")
+    name = {"IL_A": "IL-a-1", "IDL_B": "IDL-b-1"}[test]
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"suite: FAIL {name}: no interrupt for 1000 ms (0 handler calls of {SAMPLES})" in (
+        result.stdout
+    )
+    assert "expected: rising edges of the appliance's IRQ on no line: LATSCOPE_IRQ0_GPIO" in (
+        result.stdout
+    )
+    assert "likely: the IRQ wire not connected" in result.stdout
+    assert "suite: done" not in result.stdout
 
 
 @pytest.mark.slow
@@ -342,7 +429,10 @@ def test_linux_wiring_walk_every_store(watcher, tmp_path):
 
 # ---------------------------------------------------------------------------- Cortex-M
 
-CM_SEO_F_MAX = 128  # the STM32F4 boards' SEO-f (96 KiB of RAM), also under QEMU
+CM_SEO_F_MAX = 255  # the NUCLEO-F446RE's SEO-f (128 KiB of RAM), also under QEMU
+#: RCC_PLLCFGR of the F446's 180 MHz from the HSI (ports/cortex-m/clock_stm32f4.h): M 8,
+#: N 180, P 2, Q 8, R 2; QEMU logs the store (its RCC is an unimplemented device).
+PLLCFGR_STORE = "RCC: unimplemented device write (size 4, offset 0x004, value 0x28002d08)"
 QEMU = [
     "qemu-system-arm",
     "-machine",
@@ -458,17 +548,21 @@ def check_cm_tables(values):
 
 
 @pytest.mark.qemu
+@pytest.mark.parametrize("clock", ["full", "reset"])
 @pytest.mark.parametrize("board", ["qemu-stm32", "qemu-m0plus"])
-def test_cortex_m_under_qemu(board, tmp_path):
+def test_cortex_m_under_qemu(board, clock, tmp_path):
     """The smoke test and the suite on the Cortex-M port under QEMU (netduinoplus2), with
-    the STM32 board code compiled for the M4 and for the RP2040's M0+ (ARMv6-M): every smoke
-    case passes, the suite runs to its end, and QEMU's log of the GPIO stores spells the
-    suite's markers. Functional only: QEMU's time is not the board's."""
+    the STM32 board code compiled for the M4 and for the RP2040's M0+ (ARMv6-M), at the full
+    clock (180 MHz set-up: QEMU logs its RCC stores, the PLL's among them) and at the reset
+    clock (no RCC store): every smoke case passes, the suite runs to its end, and QEMU's log
+    of the GPIO stores spells the suite's markers. Functional only: QEMU's time is not the
+    board's."""
     need_arm()
     need("qemu-system-arm")
-    make(FIRMWARE, "cortex-m", f"CM_BOARD={board}", f"BUILD={tmp_path}")
+    make(FIRMWARE, "cortex-m", f"CM_BOARD={board}", f"CM_CLOCK={clock}", f"BUILD={tmp_path}")
+    suffix = "-reset-clock" if clock == "reset" else ""
     smoke = subprocess.run(
-        [*QEMU, "-kernel", str(tmp_path / f"cm-{board}" / "bench_smoke.elf")],
+        [*QEMU, "-kernel", str(tmp_path / f"cm-{board}{suffix}" / "bench_smoke.elf")],
         capture_output=True,
         text=True,
         timeout=60,
@@ -478,10 +572,12 @@ def test_cortex_m_under_qemu(board, tmp_path):
     assert "SUMMARY bench_smoke: passed=8 failed=0" in console
     assert int(re.search(r"tick wake-ups during the churn: (\d+)", console)[1]) > 0
 
-    cm_suite_under_qemu(board, tmp_path)
+    _, _, log = cm_suite_under_qemu(board, tmp_path, clock=clock)
+    assert (PLLCFGR_STORE in log) == (clock == "full")
+    assert ("RCC: unimplemented device write (size 4, offset 0x004," in log) == (clock == "full")
 
 
-def cm_suite_under_qemu(board, build, load="none"):
+def cm_suite_under_qemu(board, build, load="none", clock="full"):
     """Builds the suite for a QEMU board (with a load profile) and runs it under QEMU with
     its GPIO stores and exceptions logged: it runs to its end, every SysTick writes its tick
     markers, the tables are those of the native run. Gives the console, the marker values
@@ -492,9 +588,11 @@ def cm_suite_under_qemu(board, build, load="none"):
         f"CM_BOARD={board}",
         f"SAMPLES={SAMPLES}",
         f"LOAD={load}",
+        f"CM_CLOCK={clock}",
         f"BUILD={build}",
     )
     log = build / "unimp.log"
+    suffix = "-reset-clock" if clock == "reset" else ""
     suite = subprocess.run(
         [
             *QEMU,
@@ -503,7 +601,7 @@ def cm_suite_under_qemu(board, build, load="none"):
             "-D",
             str(log),
             "-kernel",
-            str(build / f"cm-{board}-gpio{build_suffix(load)}" / "suite.elf"),
+            str(build / f"cm-{board}{suffix}-gpio{build_suffix(load)}" / "suite.elf"),
         ],
         capture_output=True,
         text=True,
@@ -640,11 +738,30 @@ def test_cortex_m_boards_cross_compile(board, tmp_path):
     if board == "stm32f4":
         assert table["__interrupt_vector"] == 0x0800_0000
         assert "Tag_CPU_arch: v7E-M" in header
-        assert table["__stack"] == 0x2000_0000 + 96 * 1024
+        assert table["__stack"] == 0x2000_0000 + 128 * 1024  # the F446RE's SRAM1 + SRAM2
         return
     assert "Tag_CPU_arch: v6S-M" in header
     assert table["rp2040_entry"] == 0x2000_0000 and table["__interrupt_vector"] % 256 == 0
     check_uf2(elf.parent / "suite")
+
+
+@pytest.mark.slow
+def test_cortex_m_f401_and_clock_settings(tmp_path):
+    """The NUCLEO-F401RE's build: its 96 KiB of RAM, at its reset clock only (the full-clock
+    set-up is the F446's 180 MHz, which the F401 cannot run: refused); the ST-LINK's clock
+    (full-hse) is refused for the Pico."""
+    need_arm()
+    make(SUITE, "cortex-m", "CM_BOARD=stm32f401", "CM_CLOCK=reset", f"BUILD={tmp_path}")
+    table = symbols(tmp_path / "cm-stm32f401-reset-clock-gpio" / "suite.elf")
+    assert table["__interrupt_vector"] == 0x0800_0000
+    assert table["__stack"] == 0x2000_0000 + 96 * 1024
+    for board, clock in (("stm32f401", "full"), ("rp2040", "full-hse")):
+        refused = subprocess.run(
+            ["make", "-s", "-C", str(SUITE), "cortex-m", f"CM_BOARD={board}", f"CM_CLOCK={clock}"],
+            capture_output=True,
+            text=True,
+        )
+        assert refused.returncode != 0 and "CM_CLOCK" in refused.stderr, (board, clock)
 
 
 def check_wiring_image(directory, board):

@@ -1,7 +1,8 @@
 /*
  * Board layer for the RP2040 (Raspberry Pi Pico; wiring in docs/duts/pico.md),
- * core 0, from SRAM. Clock: the 12 MHz crystal (XOSC) drives clk_ref, clk_sys
- * (the processor, SysTick) and clk_peri (the UART). Console: UART1 TX on
+ * core 0, from SRAM. Clock (clock_rp2040.h): the 12 MHz crystal (XOSC) drives clk_ref;
+ * clk_sys (the processor, SysTick) and clk_peri (the UART) run from PLL_SYS at 125 MHz with
+ * CM_CLOCK_FULL, else from clk_ref. Console: UART1 TX on
  * GPIO20 at 115200 baud (GPIO0-16 carry the markers). Line 0 = the
  * appliance's IRQ on GPIO17, rising edge, through IO_IRQ_BANK0 (NVIC 13).
  * Marker pins GPIO0-16 are SIO outputs from start-up on, all low.
@@ -14,9 +15,15 @@
 #include "latscope/bench_api.h"
 #include "latscope/load_port.h"
 #include "cm_board.h"
+#include "clock_rp2040.h"
 
-#define CPU_HZ 12000000u
+#define CPU_HZ RP2040_SYS_HZ
 #define RESETS_RESET_CLR 0x4000F000u /* RESETS + atomic clear alias */
+#define RESETS_RESET_SET 0x4000E000u /* RESETS + atomic set alias */
+#define RESET_PLL_SYS (1u << 12)
+#define PLL_SYS 0x40028000u /* CS, PWR, FBDIV_INT, PRIM */
+#define PLL_SYS_PWR_CLR (PLL_SYS + 0x3004u) /* atomic clear alias of PWR */
+#define CLK_SYS_SELECTED 0x40008044u
 #define RESETS_RESET_DONE 0x4000C008u
 #define RESET_IO_BANK0 (1u << 5)
 #define RESET_PADS_BANK0 (1u << 8)
@@ -63,6 +70,25 @@
 #define IRQ_EDGE_HIGH (1u << (4u * (IRQ_GPIO % 8u) + 3u))
 #define IO_IRQ_BANK0 13u
 
+#ifdef CM_CLOCK_FULL
+/* Datasheet 2.18.2: out of reset, REFDIV and FBDIV, power the PLL and its VCO, lock, then
+ * the post dividers and their power. */
+static void pll_sys_on(void)
+{
+	CM_REG(RESETS_RESET_SET) = RESET_PLL_SYS; /* whatever the boot ROM left, from scratch */
+	CM_REG(RESETS_RESET_CLR) = RESET_PLL_SYS;
+	while (!(CM_REG(RESETS_RESET_DONE) & RESET_PLL_SYS))
+		;
+	CM_REG(PLL_SYS + 0x0u) = RP2040_PLL_REFDIV;  /* CS */
+	CM_REG(PLL_SYS + 0x8u) = RP2040_PLL_FBDIV;   /* FBDIV_INT */
+	CM_REG(PLL_SYS_PWR_CLR) = 1u << 0 | 1u << 5; /* PD, VCOPD off */
+	while (!(CM_REG(PLL_SYS + 0x0u) & (1u << 31))) /* LOCK */
+		;
+	CM_REG(PLL_SYS + 0xCu) = RP2040_PLL_POSTDIV1 << 16 | RP2040_PLL_POSTDIV2 << 12; /* PRIM */
+	CM_REG(PLL_SYS_PWR_CLR) = 1u << 3;           /* POSTDIVPD off */
+}
+#endif
+
 static void clocks_from_crystal(void)
 {
 	CM_REG(XOSC_CTRL) = 0xAA0u;                 /* 1-15 MHz range */
@@ -74,6 +100,13 @@ static void clocks_from_crystal(void)
 	while (CM_REG(CLK_REF_SELECTED) != (1u << 2))
 		;
 	CM_REG(CLK_SYS_CTRL) = 0u;                  /* clk_sys = clk_ref */
+#ifdef CM_CLOCK_FULL
+	pll_sys_on();
+	CM_REG(CLK_SYS_CTRL) = 0u << 5;             /* AUXSRC = PLL_SYS, while on clk_ref */
+	CM_REG(CLK_SYS_CTRL) = 0u << 5 | 1u;        /* SRC = aux (glitchless) */
+	while (CM_REG(CLK_SYS_SELECTED) != (1u << 1))
+		;
+#endif
 	CM_REG(CLK_PERI_CTRL) = 0u;                 /* AUXSRC may change only while off */
 	CM_REG(CLK_PERI_CTRL) = 1u << 11;           /* clk_peri = clk_sys, enabled */
 }
@@ -93,10 +126,10 @@ __attribute__((constructor)) static void rp2040_init(void)
 		CM_REG(IO_GPIO_CTRL(pin)) = FUNC_SIO;
 	CM_REG(IO_GPIO_CTRL(IRQ_GPIO)) = FUNC_SIO; /* input: SIO leaves OE off */
 	CM_REG(IO_PROC0_INTE2) = IRQ_EDGE_HIGH;
-	/* UART1 TX on GPIO20: 12 MHz / (16 * 115200) = 6.51 -> 6 + 33/64. */
+	/* UART1 TX on GPIO20, divisors from clk_peri (clock_rp2040.h). */
 	CM_REG(IO_GPIO_CTRL(CONSOLE_GPIO)) = FUNC_UART;
-	CM_REG(UART1 + UART_IBRD) = 6u;
-	CM_REG(UART1 + UART_FBRD) = 33u;
+	CM_REG(UART1 + UART_IBRD) = RP2040_UART_IBRD;
+	CM_REG(UART1 + UART_FBRD) = RP2040_UART_FBRD;
 	CM_REG(UART1 + UART_LCR_H) = 0x70u;         /* 8 bits, FIFOs on */
 	CM_REG(UART1 + UART_CR) = 0x101u;           /* UARTEN, TXE */
 }
@@ -145,7 +178,7 @@ int load_port_irq_start(unsigned rate_hz, int more_urgent)
 	alarm_period = rate_hz ? 1000000u / rate_hz : 0; /* the timer counts microseconds */
 	if (alarm_period == 0)
 		return -1;
-	CM_REG(WATCHDOG_TICK) = 1u << 9 | CPU_HZ / 1000000u; /* clk_ref to 1 us ticks */
+	CM_REG(WATCHDOG_TICK) = 1u << 9 | RP2040_REF_HZ / 1000000u; /* clk_ref to 1 us ticks */
 	CM_REG(TIMER_INTE) = 1u;
 	alarm_next = CM_REG(TIMER_TIMERAWL) + alarm_period;
 	CM_REG(TIMER_ALARM0) = alarm_next;

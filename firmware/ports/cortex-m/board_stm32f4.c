@@ -1,7 +1,10 @@
 /*
  * Board layer for STM32F4 Nucleo-64 boards (NUCLEO-F401RE, -F446RE; wiring in
  * docs/duts/nucleo.md), and for QEMU's netduinoplus2 (STM32F405) with
- * -DCM_QEMU. Clock: the reset clock, HSI 16 MHz (QEMU: its 168 MHz model).
+ * -DCM_QEMU. Clock (clock_stm32f4.h): with CM_CLOCK_FULL the F446's 180 MHz from the PLL
+ * (HSI, or the ST-LINK's 8 MHz with CM_CLOCK_HSE), else the reset clock, HSI 16 MHz. QEMU
+ * models no RCC, PWR or flash interface (their stores are logged by -d unimp, their ready
+ * bits read 0 and are not waited for) and clocks SysTick at its fixed 168 MHz.
  * Console: USART2 on PA2 at 115200 baud (the ST-LINK's virtual COM port);
  * under QEMU, semihosting. Lines: bench line n = EXTIn on PAn, rising edge
  * (line 0 = the appliance's IRQ on PA0); under QEMU raised in software.
@@ -17,15 +20,19 @@
 #include "latscope/bench_api.h"
 #include "latscope/load_port.h"
 #include "cm_board.h"
+#include "clock_stm32f4.h"
 
 #ifdef CM_QEMU
 #include <semihost.h>
-#define CPU_HZ 168000000u
+#define CPU_HZ 168000000u /* QEMU's netduinoplus2 SysTick, whatever RCC says */
 #else
-#define CPU_HZ 16000000u
+#define CPU_HZ STM32_SYSCLK_HZ
 #endif
-#define TIM2_HZ CPU_HZ /* APB1 undivided at reset: TIM2 counts the processor's clock */
+#define TIM2_HZ STM32_TIM_APB1_HZ
 
+#define RCC_CR 0x40023800u
+#define RCC_PLLCFGR 0x40023804u
+#define RCC_CFGR 0x40023808u
 #define RCC_AHB1ENR 0x40023830u
 #define RCC_APB1ENR 0x40023840u
 #define RCC_APB2ENR 0x40023844u
@@ -61,10 +68,56 @@
 #define DMA_SPAR 0x08u
 #define DMA_SM0AR 0x0Cu
 #define BUS_LOAD_WORDS 64u
+#define PWR_CR 0x40007000u
+#define PWR_CSR 0x40007004u
+#define FLASH_ACR 0x40023C00u
+
+#ifdef CM_CLOCK_FULL
+/* Until the bits are set. Not under QEMU: its RCC and PWR are unimplemented, reads give 0. */
+static void wait_bits(uint32_t addr, uint32_t bits)
+{
+#ifdef CM_QEMU
+	(void)addr;
+	(void)bits;
+#else
+	while ((CM_REG(addr) & bits) != bits)
+		;
+#endif
+}
+
+/* RM0390 5.1.4 (over-drive) and 6.3: PLL on, over-drive on, flash wait states and bus
+ * prescalers before the switch, then SYSCLK = PLL. */
+static void clock_full(void)
+{
+#ifdef CM_CLOCK_HSE
+	CM_REG(RCC_CR) |= 1u << 18 | 1u << 16; /* HSEBYP: the ST-LINK's clock, HSEON */
+	wait_bits(RCC_CR, 1u << 17);           /* HSERDY */
+	CM_REG(RCC_PLLCFGR) = STM32_RCC_PLLCFGR_VALUE(1);
+#else
+	CM_REG(RCC_PLLCFGR) = STM32_RCC_PLLCFGR_VALUE(0);
+#endif
+	CM_REG(RCC_APB1ENR) |= 1u << 28;                     /* PWR */
+	CM_REG(PWR_CR) = (CM_REG(PWR_CR) & ~(3u << 14)) | 3u << 14; /* VOS scale 1 */
+	CM_REG(RCC_CR) |= 1u << 24;                          /* PLLON */
+	wait_bits(RCC_CR, 1u << 25);                         /* PLLRDY */
+	CM_REG(PWR_CR) |= 1u << 16;                          /* ODEN */
+	wait_bits(PWR_CSR, 1u << 16);                        /* ODRDY */
+	CM_REG(PWR_CR) |= 1u << 17;                          /* ODSWEN */
+	wait_bits(PWR_CSR, 1u << 17);                        /* ODSWRDY */
+	/* Wait states, prefetch and both caches (ART accelerator) before the faster clock. */
+	CM_REG(FLASH_ACR) = STM32_FLASH_WAIT_STATES | 1u << 8 | 1u << 9 | 1u << 10;
+	CM_REG(RCC_CFGR) = STM32_RCC_CFGR_PRESCALERS;
+	CM_REG(RCC_CFGR) = STM32_RCC_CFGR_PRESCALERS | 2u; /* SW = PLL */
+	wait_bits(RCC_CFGR, 2u << 2);                       /* SWS = PLL */
+}
+#endif
 
 /* Before main (picolibc's crt0 runs constructors): pins, console, EXTI. */
 __attribute__((constructor)) static void stm32f4_init(void)
 {
+#ifdef CM_CLOCK_FULL
+	clock_full();
+#endif
 	CM_REG(RCC_AHB1ENR) |= 0x7u;      /* GPIOA, B, C */
 	CM_REG(RCC_APB1ENR) |= 1u << 17;  /* USART2 */
 	CM_REG(RCC_APB2ENR) |= 1u << 14;  /* SYSCFG */
@@ -77,10 +130,10 @@ __attribute__((constructor)) static void stm32f4_init(void)
 	CM_REG(GPIOC + GPIO_MODER) = (CM_REG(GPIOC + GPIO_MODER) & ~(3u << 16 | 3u << 22)) |
 				     1u << 16 | 1u << 22;
 	CM_REG(GPIOC + GPIO_OSPEEDR) |= 3u << 16 | 3u << 22;
-	/* USART2 TX on PA2 (AF7), 16 MHz / 115200 = 138.9 -> BRR 8 + 11/16. */
+	/* USART2 TX on PA2 (AF7); BRR from APB1's clock (clock_stm32f4.h). */
 	CM_REG(GPIOA + GPIO_MODER) = (CM_REG(GPIOA + GPIO_MODER) & ~(3u << 4)) | 2u << 4;
 	CM_REG(GPIOA + GPIO_AFRL) = (CM_REG(GPIOA + GPIO_AFRL) & ~(0xFu << 8)) | 7u << 8;
-	CM_REG(USART2 + USART_BRR) = 0x8Bu;
+	CM_REG(USART2 + USART_BRR) = STM32_USART2_BRR;
 	CM_REG(USART2 + USART_CR1) = 1u << 13 | 1u << 3; /* UE, TE */
 	/* EXTI0-4 from PA0-4 (inputs after reset), rising edges, unmasked; the
 	 * NVIC gates each line (bench_irq_enable). */
@@ -111,7 +164,8 @@ int cm_board_line_of(unsigned nvic_irq)
 
 static uint32_t bus_load_buffer[2][BUS_LOAD_WORDS];
 
-/* Every TIM1 update requests one word (a read and a write on the bus) of a circular copy:
+/* TIM1 counts the processor's clock (APB2 undivided, or /2 with the timers' x2).
+ * Every TIM1 update requests one word (a read and a write on the bus) of a circular copy:
  * an update every 200 / duty cycles gives about duty percent of the bus (the DMA's own
  * arbitration cycles are not counted). */
 int load_port_bus_start(unsigned duty_percent)

@@ -17,8 +17,8 @@
  *               global "interrupt lock" that bench_irq_lock() takes, so
  *               critical sections and the other lines' handlers exclude it
  *               (bench_linux_irq_priority ranks the lines' threads)
- *   CPUs        LATSCOPE_CPU=n pins every bench thread to CPU n (an isolated
- *               one, see docs/duts/raspberry-pi.md)
+ *   CPUs        every bench thread on one CPU: LATSCOPE_CPU=n, else the last
+ *               isolated CPU, else the last one allowed (docs/duts/raspberry-pi.md)
  *   ticks       1 ms of CLOCK_MONOTONIC (Linux has no user-visible tick)
  */
 #define _GNU_SOURCE
@@ -37,10 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef LATSCOPE_HAVE_GPIOD
-#include <gpiod.h>
-#endif
-
+#include "gpiod_compat.h"
 #include "latscope/bench_api.h"
 
 #define NATIVE_TOP 98 /* bench priority 0 */
@@ -616,8 +613,7 @@ typedef struct {
 	volatile bool pending; /* raised while disabled */
 	int uio_fd;
 #ifdef LATSCOPE_HAVE_GPIOD
-	struct gpiod_chip *chip;
-	struct gpiod_line *gpio; /* rising-edge events, when LATSCOPE_IRQ<n>_GPIO */
+	ls_gpiod_lines *gpio; /* rising-edge events, when LATSCOPE_IRQ<n>_GPIO */
 #endif
 	bool thread_started;
 	pthread_t thread;
@@ -638,11 +634,8 @@ static void init_irq_lock(void)
 static bool wait_irq(irq_line_t *line)
 {
 #ifdef LATSCOPE_HAVE_GPIOD
-	if (line->gpio != NULL) {
-		struct gpiod_line_event event;
-		return gpiod_line_event_read(line->gpio, &event) == 0 &&
-		       event.event_type == GPIOD_LINE_EVENT_RISING_EDGE;
-	}
+	if (line->gpio != NULL)
+		return ls_gpiod_wait_rising(line->gpio) == 1;
 #endif
 	if (line->uio_fd >= 0) {
 		uint32_t count;
@@ -670,7 +663,7 @@ static void *irq_thread(void *arg)
 }
 
 /* LATSCOPE_IRQ<n>_GPIO=chip:offset (e.g. gpiochip0:17): rising edges of
- * that line through libgpiod v1 line events. 0 when unset or opened. */
+ * that line through libgpiod (v1 or v2) edge events. 0 when unset or opened. */
 static int open_gpio_irq(irq_line_t *line, int irq)
 {
 	char name[32];
@@ -685,11 +678,10 @@ static int open_gpio_irq(irq_line_t *line, int irq)
 		fprintf(stderr, "linux: %s=%s: chip:line wanted\n", name, spec);
 		return -1;
 	}
-	line->chip = gpiod_chip_open_lookup(chip_name);
-	line->gpio = line->chip ? gpiod_chip_get_line(line->chip, offset) : NULL;
-	if (line->gpio == NULL ||
-	    gpiod_line_request_rising_edge_events(line->gpio, "latscope-irq") != 0) {
-		fprintf(stderr, "linux: %s=%s: %s\n", name, spec, strerror(errno));
+	line->gpio = ls_gpiod_rising_edges(chip_name, offset, "latscope-irq");
+	if (line->gpio == NULL) {
+		fprintf(stderr, "linux: %s=%s (%s): %s\n", name, spec, ls_gpiod_api,
+			strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -896,14 +888,57 @@ uint32_t bench_cycles_per_second(void)
 
 /* ------------------------------------------------------------ start-up */
 
-/* LATSCOPE_CPU=n: this thread, and every thread it creates, on CPU n. */
+/* The highest CPU of /sys/devices/system/cpu/isolated (a list like "3" or "2-3"), -1 if
+ * none: the CPU the docs' isolcpus= set-up keeps for the suite. */
+static int last_isolated_cpu(void)
+{
+	char text[256] = "";
+	FILE *file = fopen("/sys/devices/system/cpu/isolated", "r");
+	if (file == NULL)
+		return -1;
+	size_t n = fread(text, 1, sizeof(text) - 1, file);
+	fclose(file);
+	text[n] = '\0';
+	int cpu = -1;
+	for (char *p = text; *p != '\0';) { /* ascending: the last number is the highest */
+		char *end;
+		long value = strtol(p, &end, 10);
+		if (end == p) {
+			p++;
+			continue;
+		}
+		cpu = (int)value;
+		p = end;
+	}
+	return cpu;
+}
+
+/* Without LATSCOPE_CPU: the last isolated CPU, else the last this process may use. The
+ * suite needs one CPU: a more urgent thread it creates must preempt its creator, not run
+ * beside it on another CPU (then the creator goes on and finds the thread's id in use). */
+static long default_cpu(const char **why)
+{
+	long cpu = last_isolated_cpu();
+	if (cpu >= 0) {
+		*why = "the last isolated CPU (/sys/devices/system/cpu/isolated)";
+		return cpu;
+	}
+	cpu_set_t allowed;
+	*why = "the last CPU this process may run on";
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+		for (cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--)
+			if (CPU_ISSET((int)cpu, &allowed))
+				return cpu;
+	return 0;
+}
+
+/* LATSCOPE_CPU=n (default: default_cpu): this thread, and every thread it creates, on CPU n. */
 static int pin_to_cpu(void)
 {
 	const char *text = getenv("LATSCOPE_CPU");
-	if (text == NULL)
-		return 0;
-	char *end;
-	long cpu = strtol(text, &end, 10);
+	const char *why = "LATSCOPE_CPU";
+	char *end = "";
+	long cpu = text != NULL ? strtol(text, &end, 10) : default_cpu(&why);
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	bool valid = *end == '\0' && end != text && cpu >= 0 && cpu < CPU_SETSIZE;
@@ -912,9 +947,18 @@ static int pin_to_cpu(void)
 	else
 		errno = EINVAL;
 	if (!valid || sched_setaffinity(0, sizeof(set), &set) != 0) {
-		fprintf(stderr, "linux: LATSCOPE_CPU=%s: %s\n", text, strerror(errno));
+		char label[32];
+		if (text != NULL)
+			snprintf(label, sizeof(label), "%.20s", text);
+		else
+			snprintf(label, sizeof(label), "%ld", cpu);
+		fprintf(stderr, "linux: CPU %s (%s): %s; the suite's threads need one CPU (set "
+				"LATSCOPE_CPU=n to one this process may use)\n",
+			label, why, strerror(errno));
 		return -1;
 	}
+	if (text == NULL)
+		printf("linux: LATSCOPE_CPU unset: every thread on CPU %ld, %s\n", cpu, why);
 	return 0;
 }
 

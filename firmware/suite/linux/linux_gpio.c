@@ -20,10 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef LATSCOPE_HAVE_GPIOD
-#include <gpiod.h>
-#endif
-
+#include "gpiod_compat.h"
 #include "linux_dut.h"
 #include "suite.h"
 
@@ -45,19 +42,22 @@ static const char *env_or(const char *name, const char *fallback)
 	return value != NULL && *value != '\0' ? value : fallback;
 }
 
-/* GPIO0-16 as outputs, all low (the strobe starts low, as the shadow says). */
-static int open_gpiomem(const char *path, int quiet_enoent)
+/* GPIO0-16 as outputs, all low (the strobe starts low, as the shadow says). Why the
+ * device cannot be used goes to `why` (printed by the caller: the reason for a fallback). */
+static int open_gpiomem(const char *path, char *why, size_t size)
 {
 	int fd = open(path, O_RDWR | O_SYNC | O_CLOEXEC);
 	if (fd < 0) {
-		if (!(quiet_enoent && (errno == ENOENT || errno == EACCES)))
-			fprintf(stderr, "linux: %s: %s\n", path, strerror(errno));
+		snprintf(why, size, "%s: %s%s", path, strerror(errno),
+			 errno == ENOENT ? " (a kernel without the Raspberry Pi's gpiomem "
+					   "driver: Debian's own kernels, the real-time one among them)"
+			 : errno == EACCES ? " (not in group gpio, or not root)" : "");
 		return -1;
 	}
 	void *map = mmap(NULL, BLOCK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED) {
-		fprintf(stderr, "linux: %s: mmap: %s\n", path, strerror(errno));
+		snprintf(why, size, "%s: mmap: %s", path, strerror(errno));
 		return -1;
 	}
 	volatile uint32_t *block = map;
@@ -69,9 +69,7 @@ static int open_gpiomem(const char *path, int quiet_enoent)
 }
 
 #ifdef LATSCOPE_HAVE_GPIOD
-static struct gpiod_chip *chip;
-static struct gpiod_line_bulk data_lines;
-static struct gpiod_line *strobe_line;
+static ls_gpiod_lines *data_lines, *strobe_line;
 
 static int parse_lines(unsigned offsets[LINES])
 {
@@ -94,24 +92,21 @@ static int parse_lines(unsigned offsets[LINES])
 }
 
 /* Data lines in one request, the strobe alone: its ioctl goes second. */
-static int open_gpiod(void)
+static int open_gpiod(const char *why)
 {
 	const char *name = env_or("LATSCOPE_GPIOCHIP", "gpiochip0");
 	unsigned offsets[LINES];
+	printf("linux: marker path: %s on %s, the slower fallback (two ioctls a marker): %s\n",
+	       ls_gpiod_api, name, why);
+	fflush(stdout);
 	if (parse_lines(offsets) != 0)
 		return -1;
-	chip = gpiod_chip_open_lookup(name);
-	if (chip == NULL) {
-		fprintf(stderr, "linux: gpio chip %s: %s\n", name, strerror(errno));
-		return -1;
-	}
-	int zeros[LINES - 1] = {0};
-	if (gpiod_chip_get_lines(chip, offsets, LINES - 1, &data_lines) != 0 ||
-	    gpiod_line_request_bulk_output(&data_lines, "latscope-data", zeros) != 0 ||
-	    (strobe_line = gpiod_chip_get_line(chip, offsets[LINES - 1])) == NULL ||
-	    gpiod_line_request_output(strobe_line, "latscope-strobe", 0) != 0) {
-		fprintf(stderr, "linux: %s: requesting the marker lines: %s\n", name,
-			strerror(errno));
+	data_lines = ls_gpiod_outputs(name, offsets, LINES - 1, "latscope-data");
+	strobe_line = data_lines ? ls_gpiod_outputs(name, &offsets[LINES - 1], 1, "latscope-strobe")
+				 : NULL;
+	if (strobe_line == NULL) {
+		fprintf(stderr, "linux: %s: requesting the marker lines (%s): %s\n", name,
+			ls_gpiod_api, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -122,13 +117,15 @@ void ls_linux_gpiod_store(uint32_t word)
 	int values[LINES - 1];
 	for (unsigned i = 0; i < LINES - 1; i++)
 		values[i] = (int)((word >> i) & 1u);
-	gpiod_line_set_value_bulk(&data_lines, values);
-	gpiod_line_set_value(strobe_line, (int)((word >> 16) & 1u));
+	ls_gpiod_set(data_lines, values);
+	int strobe = (int)((word >> 16) & 1u);
+	ls_gpiod_set(strobe_line, &strobe);
 }
 #else
-static int open_gpiod(void)
+static int open_gpiod(const char *why)
 {
-	fprintf(stderr, "linux: built without libgpiod (GPIOD=0): no fallback\n");
+	fprintf(stderr, "linux: no marker path: %s; built without libgpiod (GPIOD=0): no "
+			"fallback\n", why);
 	return -1;
 }
 
@@ -138,26 +135,49 @@ void ls_linux_gpiod_store(uint32_t word)
 }
 #endif
 
+/* Says which marker path this run uses and why: the fallback costs microseconds a marker
+ * (two ioctls), so a run that falls back must not look like one that does not. */
 int linux_gpio_open(void)
 {
 	const char *want = env_or("LATSCOPE_GPIO", "auto");
 	const char *path = env_or("LATSCOPE_GPIOMEM", "/dev/gpiomem");
 	int is_auto = strcmp(want, "auto") == 0;
+	char why[256] = "LATSCOPE_GPIO=gpiod";
 	if (is_auto || strcmp(want, "gpiomem") == 0) {
-		if (open_gpiomem(path, is_auto) == 0) {
+		if (open_gpiomem(path, why, sizeof(why)) == 0) {
 			backend = "gpiomem";
+			printf("linux: marker path: gpiomem (%s mapped: two stores a marker)\n", path);
 			return 0;
 		}
-		if (!is_auto)
+		if (!is_auto) {
+			fprintf(stderr, "linux: LATSCOPE_GPIO=gpiomem: %s\n", why);
 			return -1;
+		}
 	} else if (strcmp(want, "gpiod") != 0) {
 		fprintf(stderr, "linux: LATSCOPE_GPIO=%s: gpiomem, gpiod or auto wanted\n", want);
 		return -1;
 	}
-	if (open_gpiod() != 0)
+	if (open_gpiod(why) != 0)
 		return -1;
 	backend = "gpiod";
 	return 0;
+}
+
+const char *ls_linux_irq_source(void)
+{
+	static char text[160];
+	const char *gpio = getenv("LATSCOPE_IRQ0_GPIO"), *uio = getenv("LATSCOPE_IRQ0_UIO");
+	const char *soft = getenv("LATSCOPE_SOFT_IRQ_US");
+	if (soft != NULL)
+		snprintf(text, sizeof(text), "software raises every %s us (LATSCOPE_SOFT_IRQ_US)", soft);
+	else if (gpio != NULL)
+		snprintf(text, sizeof(text), "line %s (LATSCOPE_IRQ0_GPIO; GPIO17 on a Pi)", gpio);
+	else if (uio != NULL)
+		snprintf(text, sizeof(text), "the UIO device %s (LATSCOPE_IRQ0_UIO)", uio);
+	else
+		return "no line: LATSCOPE_IRQ0_GPIO (e.g. gpiochip0:17), LATSCOPE_IRQ0_UIO and "
+		       "LATSCOPE_SOFT_IRQ_US are unset";
+	return text;
 }
 
 static uint64_t now_ns(void)

@@ -69,4 +69,9 @@ static inline void ls_marker_irq_restore(unsigned key)
 	bench_irq_unlock(key);
 }
 
+/* Where line 0's interrupts come from, as the environment says (linux_gpio.c): the
+ * GPIO line, the UIO device, or that none is set. */
+const char *ls_linux_irq_source(void);
+#define SUITE_IRQ_PIN ls_linux_irq_source()
+
 #endif /* LS_MARKER_PORT_H */

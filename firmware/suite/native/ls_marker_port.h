@@ -26,4 +26,7 @@ static inline void ls_marker_irq_restore(unsigned key)
 	bench_irq_unlock(key);
 }
 
+/* The host port's simulated IRQ generator (native_appliance.c). */
+#define SUITE_IRQ_PIN "the simulated IRQ line"
+
 #endif /* LS_MARKER_PORT_H */

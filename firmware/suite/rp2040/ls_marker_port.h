@@ -42,4 +42,7 @@ static inline __attribute__((always_inline)) void ls_marker_irq_restore(unsigned
 	__asm__ volatile("msr primask, %0" : : "r"(key) : "memory");
 }
 
+/* The appliance's IRQ input (board_rp2040.c: IO_IRQ_BANK0, rising edges). */
+#define SUITE_IRQ_PIN "GP17 (pin 22)"
+
 #endif /* LS_MARKER_PORT_H */

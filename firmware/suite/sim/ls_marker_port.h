@@ -37,4 +37,7 @@ static inline __attribute__((always_inline)) void ls_marker_irq_restore(unsigned
 	__asm__ volatile("csrs mstatus, %0" : : "r"(key) : "memory");
 }
 
+/* The SoC's IRQ input, driven by the appliance's model. */
+#define SUITE_IRQ_PIN "the SoC's IRQ input (line 0)"
+
 #endif /* LS_MARKER_PORT_H */

@@ -53,4 +53,7 @@ static inline __attribute__((always_inline)) void ls_marker_irq_restore(unsigned
 	__asm__ volatile("msr primask, %0" : : "r"(key) : "memory");
 }
 
+/* The appliance's IRQ input (board_stm32f4.c: EXTI0, rising edges). */
+#define SUITE_IRQ_PIN "PA0 (CN7-28, EXTI0)"
+
 #endif /* LS_MARKER_PORT_H */
