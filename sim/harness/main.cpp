@@ -320,6 +320,7 @@ private:
     void reset();
     void service();                  // every pty_poll cycles: pty, signals
     void sample();                   // the outputs of cycle `cycle_`
+    void sample_cpu();               // its interrupt entry and enable state (--truth only)
     void on_store(uint32_t address, uint32_t data, unsigned sel);
     void release(uint64_t cycle);    // the CPU leaves reset in `cycle` (> cycle_)
     bool paused();                   // waiting for the host after SIM_EXIT
@@ -348,6 +349,7 @@ private:
     uint64_t exit_cycle_ = 0;
     bool cpu_held_ = false;
     bool capturing_ = false;         // the appliance's capture runs (as sampled last cycle)
+    int irq_enabled_ = -1;           // the CPU's cpu_irq_enabled last cycle (-1: cycle 0 next)
     uint64_t release_at_ = UINT64_MAX;   // --release-on-start: the CPU's first cycle
     bool pause_done_ = false;
     uint64_t link_quiet_ = 0;        // cycles since the UART link (either way) was busy
@@ -539,6 +541,8 @@ void Simulation::sample() {
         if (capturing_ && cpu_held_ && options_.release_on_start && release_at_ == UINT64_MAX)
             release_at_ = cycle_ + options_.release_on_start;
     }
+    if (truth_->enabled())
+        sample_cpu();
     if (top_->dbus_ack && top_->dbus_we && top_->dbus_cyc && top_->dbus_stb)
         on_store(uint32_t(top_->dbus_adr) << 2, top_->dbus_dat_w, top_->dbus_sel);
     if (pty_) {
@@ -547,6 +551,17 @@ void Simulation::sample() {
             pty_->send(byte);
         const bool busy = !top_->uart_tx || decoder_.busy() || encoder_.queued();
         link_quiet_ = busy ? 0 : link_quiet_ + 1;
+    }
+}
+
+// Read only for the log: without --truth the harness does not look at these outputs.
+void Simulation::sample_cpu() {
+    if (top_->cpu_irq_taken)
+        truth_->interrupt(cycle_, top_->cpu_mcause, top_->cpu_mepc);
+    const int enabled = top_->cpu_irq_enabled;
+    if (enabled != irq_enabled_) {
+        truth_->masked(cycle_, !enabled, top_->cpu_enable_pc);
+        irq_enabled_ = enabled;
     }
 }
 

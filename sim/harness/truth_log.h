@@ -39,6 +39,19 @@ public:
             std::fprintf(file_, "%llu trace 0x%08x 0x%08x 0x%x\n", (unsigned long long)cycle,
                          address, value, sel);
     }
+    // The CPU took an interrupt: mcause and mepc (the address it returns to) as written.
+    void interrupt(uint64_t cycle, uint32_t mcause, uint32_t mepc) {
+        if (file_)
+            std::fprintf(file_, "%llu interrupt 0x%08x 0x%08x\n", (unsigned long long)cycle,
+                         mcause, mepc);
+    }
+    // The external interrupt became masked (1) or takeable (0); pc: the instruction that
+    // did it (sim/README.md, "Ground-truth log").
+    void masked(uint64_t cycle, unsigned level, uint32_t pc) {
+        if (file_)
+            std::fprintf(file_, "%llu masked %u 0x%08x\n", (unsigned long long)cycle, level,
+                         pc);
+    }
     void event(uint64_t cycle, const char *event) {
         if (file_)
             std::fprintf(file_, "%llu %s\n", (unsigned long long)cycle, event);

@@ -44,7 +44,13 @@ module latscope_soc (
     output wire        timer_irq,
     // the load profiles' hardware, for an edge channel and the ground-truth log
     output wire        bus_load_hold,
-    output wire        load_irq_pending
+    output wire        load_irq_pending,
+    // the core's interrupt entries and enable state, for the ground-truth log (below)
+    output wire        cpu_irq_taken,
+    output wire [31:0] cpu_mcause,
+    output wire [31:0] cpu_mepc,
+    output wire        cpu_irq_enabled,
+    output wire [31:0] cpu_enable_pc
 );
     // The page: dBus word address bits 29..PAGE_WORD_BITS; a register: the bits below.
     localparam PAGE_WORD_BITS = `SOC_PAGE_WORD_BITS;
@@ -103,6 +109,38 @@ module latscope_soc (
 
     // mip.MEIP inside the core: the masked external interrupt, registered by the core.
     assign cpu_meip = cpu.CsrPlugin_mip_MEIP;
+
+    // Where interrupts meet the code (sim/README.md, "Ground-truth log": interrupt, masked).
+    // VexRiscv's CsrPlugin takes an interrupt in the cycle CsrPlugin_interruptJump is high;
+    // at its end it writes mepc (the PC of the instruction the trap returns to), mcause and
+    // mstatus (MIE cleared) and redirects the fetch. cpu_irq_taken is high in the cycle
+    // after, the first cycle those CSRs hold the trap's values.
+    reg irq_taken = 1'b0;
+    always @(posedge clk)
+        irq_taken <= cpu.CsrPlugin_interruptJump;
+    assign cpu_irq_taken = irq_taken;
+    assign cpu_mepc = cpu.CsrPlugin_mepc;
+    assign cpu_mcause = {cpu.CsrPlugin_mcause_interrupt, 27'd0, cpu.CsrPlugin_mcause_exceptionCode};
+    // The external interrupt can be taken only while mstatus.MIE, mie.MEIE and bit 0 of the
+    // mask CSR 0xBC0 (externalInterruptArray's mask, which this VexRiscv names
+    // _zz_CsrPlugin_csrMapping_readDataInit) are set; the core runs in machine mode only.
+    assign cpu_irq_enabled = cpu.CsrPlugin_mstatus_MIE & cpu.CsrPlugin_mie_MEIE &
+                             cpu._zz_CsrPlugin_csrMapping_readDataInit[0];
+    // The instruction that changes those bits at the end of a cycle, visible with the new
+    // value in the next: a trap clears MIE (its first masked instruction is the trap vector,
+    // where the CSR jump goes), mret in writeBack sets MIE = MPIE (the CSR jump's other
+    // source), a CSR write (csrrci, csrs, ...) happens in execute. Reset: the reset vector.
+    reg [31:0] enable_pc;
+    always @(posedge clk)
+        if (rst | cpu_hold)
+            enable_pc <= `SOC_RESET_VECTOR;
+        else if (cpu.CsrPlugin_hadException | cpu.CsrPlugin_interruptJump)
+            enable_pc <= cpu.CsrPlugin_jumpInterface_payload;
+        else if (cpu.CsrPlugin_jumpInterface_valid)
+            enable_pc <= cpu.writeBack_PC;
+        else
+            enable_pc <= cpu.execute_PC;
+    assign cpu_enable_pc = enable_pc;
 
     // One wait state for every dBus target: accept in R, ACK in R+1. A RAM request waits
     // while the bus load engine holds the RAM.

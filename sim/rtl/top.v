@@ -42,6 +42,11 @@ module latscope_sim_top (
     output wire        timer_irq,
     output wire        bus_load_hold,
     output wire        load_irq_pending,
+    output wire        cpu_irq_taken,
+    output wire [31:0] cpu_mcause,
+    output wire [31:0] cpu_mepc,
+    output wire        cpu_irq_enabled,
+    output wire [31:0] cpu_enable_pc,
     output wire [31:0] gpio_out,
     output wire        dbus_cyc,
     output wire        dbus_stb,
@@ -71,7 +76,9 @@ module latscope_sim_top (
         .dbus_cyc(dbus_cyc), .dbus_stb(dbus_stb), .dbus_we(dbus_we), .dbus_ack(dbus_ack),
         .dbus_adr(dbus_adr), .dbus_dat_w(dbus_dat_w), .dbus_sel(dbus_sel),
         .irq_pending(irq_pending), .cpu_meip(cpu_meip), .timer_irq(timer_irq),
-        .bus_load_hold(bus_load_hold), .load_irq_pending(load_irq_pending)
+        .bus_load_hold(bus_load_hold), .load_irq_pending(load_irq_pending),
+        .cpu_irq_taken(cpu_irq_taken), .cpu_mcause(cpu_mcause), .cpu_mepc(cpu_mepc),
+        .cpu_irq_enabled(cpu_irq_enabled), .cpu_enable_pc(cpu_enable_pc)
     );
 
 `ifdef WITH_APPLIANCE

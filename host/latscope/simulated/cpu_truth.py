@@ -1,0 +1,125 @@
+"""Where the interrupts met the code, from the simulator's ground-truth log (sim/README.md,
+"Ground-truth log"): every interrupt the CPU took (its cycle, mcause and the address it
+returned to, mepc as the trap wrote it) and every stretch of cycles in which the external
+interrupt could not be taken (mstatus.MIE, mie.MEIE or the mask CSR clear), with the
+addresses of the instructions that began and ended it.
+
+:mod:`~latscope.simulated.code_map` names the addresses, :mod:`~latscope.simulated.coverage`
+measures a code path with them.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["CpuTruth", "Interrupts", "MaskedStretches", "read_cpu_truth",
+           "MCAUSE_EXTERNAL", "MCAUSE_TIMER"]
+
+#: mcause of the machine external interrupt (the appliance's or the harness's IRQ) and of
+#: the machine timer interrupt.
+MCAUSE_EXTERNAL = 0x8000000B
+MCAUSE_TIMER = 0x80000007
+
+
+@dataclass(frozen=True)
+class Interrupts:
+    """One entry per interrupt taken, in cycle order (int64 arrays): ``cycles``, the first
+    cycle of the trap (mepc, mcause and mstatus hold its values; the core decided at the end
+    of the cycle before); ``causes``, mcause; ``return_addresses``, mepc: the instruction
+    the interrupt came before, which runs again after mret."""
+    cycles: np.ndarray
+    causes: np.ndarray
+    return_addresses: np.ndarray
+
+    def __len__(self):
+        return len(self.cycles)
+
+    def of_cause(self, cause):
+        """The interrupts with mcause ``cause`` only."""
+        keep = self.causes == cause
+        return Interrupts(self.cycles[keep], self.causes[keep], self.return_addresses[keep])
+
+
+@dataclass(frozen=True)
+class MaskedStretches:
+    """The stretches in which the external interrupt was masked and that ended before the
+    log did, in cycle order (int64 arrays): ``starts``, the first masked cycle; ``ends``, the
+    first cycle it could be taken again; ``start_pcs``, the instruction that masked it (a
+    CSR write such as csrrci, or for a trap the trap vector, its first masked instruction;
+    the reset vector for the stretch from reset); ``end_pcs``, the instruction that unmasked
+    it (csrs, csrw, or mret). ``open_start``/``open_start_pc``: a stretch still masked when
+    the log ends (None if there is none)."""
+    starts: np.ndarray
+    ends: np.ndarray
+    start_pcs: np.ndarray
+    end_pcs: np.ndarray
+    open_start: int | None = None
+    open_start_pc: int | None = None
+
+    def __len__(self):
+        return len(self.starts)
+
+    @property
+    def lengths(self):
+        """Cycles each stretch lasted (end - start)."""
+        return self.ends - self.starts
+
+    def containing(self, cycles):
+        """For each cycle of ``cycles``: the index of the (ended) stretch it lies in, -1
+        where none does."""
+        cycles = np.asarray(cycles, dtype=np.int64)
+        index = np.searchsorted(self.starts, cycles, side="right") - 1
+        inside = (index >= 0) & (cycles < self.ends[np.maximum(index, 0)])
+        return np.where(inside, index, -1)
+
+    def masked_at(self, cycles):
+        """For each cycle of ``cycles``: whether the interrupt was masked in it (an open
+        stretch counts to the end)."""
+        cycles = np.asarray(cycles, dtype=np.int64)
+        inside = self.containing(cycles) >= 0
+        if self.open_start is not None:
+            inside |= cycles >= self.open_start
+        return inside
+
+
+@dataclass(frozen=True)
+class CpuTruth:
+    interrupts: Interrupts
+    masked: MaskedStretches
+
+
+def read_cpu_truth(path):
+    """The ``interrupt`` and ``masked`` lines of the ground-truth log ``path``. Raises
+    ValueError (naming the file and line) where the masked lines do not alternate, starting
+    masked at cycle 0, as the harness writes them; a log written without them (an older
+    harness) has neither."""
+    path = Path(path)
+    interrupts = []
+    starts, ends, start_pcs, end_pcs = [], [], [], []
+    masked = None
+    with open(path) as log:
+        for number, line in enumerate(log, 1):
+            # Split only the lines wanted: the log holds a line per marker as well.
+            if " interrupt " in line:
+                cycle, _, cause, address = line.split()
+                interrupts.append((int(cycle), int(cause, 16), int(address, 16)))
+            elif " masked " in line:
+                cycle, _, level, pc = line.split()
+                cycle, pc = int(cycle), int(pc, 16)
+                if level == "1" and masked is None and (starts or cycle == 0):
+                    masked = (cycle, pc)
+                elif level == "0" and masked is not None:
+                    starts.append(masked[0])
+                    start_pcs.append(masked[1])
+                    ends.append(cycle)
+                    end_pcs.append(pc)
+                    masked = None
+                else:
+                    raise ValueError(f"{path}:{number}: 'masked {level}' out of turn (the log "
+                                     "starts masked at cycle 0, then alternates)")
+    table = np.array(interrupts, dtype=np.int64).reshape(-1, 3)
+    stretches = MaskedStretches(
+        *(np.array(column, dtype=np.int64) for column in (starts, ends, start_pcs, end_pcs)),
+        open_start=masked[0] if masked else None, open_start_pc=masked[1] if masked else None)
+    return CpuTruth(Interrupts(table[:, 0], table[:, 1], table[:, 2]), stretches)
