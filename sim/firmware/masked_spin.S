@@ -5,9 +5,9 @@
  * void masked_spin(uint32_t rounds, uint32_t spins)
  *   rounds times: clear mstatus.MIE at masked_begin, MASKED_NOPS nops, set it again at
  *   masked_end (so MASKED_NOPS + 1 instructions run masked after the csrci), then `spins`
- *   turns of the loop at spin. Returns with MIE clear (the last round masks again), so no
- *   interrupt is taken outside this function once it has been entered: MIE is first set at
- *   masked_end. RVC builds mix 2-byte (c.nop, c.addi, c.bnez) and 4-byte instructions.
+ *   turns of the loop at spin. Returns with MIE clear (masked_tail masks for good), so no
+ *   interrupt is taken outside this function: MIE is first set at masked_end. RVC builds
+ *   mix 2-byte (c.nop, c.addi, c.bnez) and 4-byte instructions.
  */
 #ifndef MASKED_NOPS
 #define MASKED_NOPS 24
@@ -16,7 +16,7 @@
     .section .text.masked_spin, "ax", @progbits
     .globl masked_spin
     .type masked_spin, @function
-    .globl masked_begin, masked_end, spin
+    .globl masked_begin, masked_end, spin, masked_tail
     .balign 4
 masked_spin:
     mv t1, a0
@@ -34,6 +34,7 @@ spin:
     bnez t0, spin
     addi t1, t1, -1
     bnez t1, round
+masked_tail:
     csrci mstatus, 8
     ret
     .size masked_spin, . - masked_spin

@@ -288,6 +288,7 @@ public:
             truth_ = std::make_unique<TruthLog>(options.truth);
         else
             truth_ = std::make_unique<TruthLog>();
+        log_cpu_ = truth_->enabled();
         context_->debug(0);
         context_->randReset(0);  // every register starts at 0 before reset: reproducible
         top_ = std::make_unique<Vlatscope_sim_top>(context_.get());
@@ -349,6 +350,7 @@ private:
     uint64_t exit_cycle_ = 0;
     bool cpu_held_ = false;
     bool capturing_ = false;         // the appliance's capture runs (as sampled last cycle)
+    bool log_cpu_ = false;           // --truth: probe and log the CPU's interrupt state
     int irq_enabled_ = -1;           // the CPU's cpu_irq_enabled last cycle (-1: cycle 0 next)
     uint64_t release_at_ = UINT64_MAX;   // --release-on-start: the CPU's first cycle
     bool pause_done_ = false;
@@ -368,6 +370,7 @@ void Simulation::dump(uint64_t half_cycles) {
 void Simulation::reset() {
     top_->rst = 1;
     top_->cpu_hold = 0;
+    top_->cpu_probe = log_cpu_;     // set through reset: the probe is valid from cycle 0
     top_->irq_drive = 0;
     top_->uart_rx = 1;
     options_.wiring.route_words(&top_->wire_route[0]);
@@ -541,7 +544,7 @@ void Simulation::sample() {
         if (capturing_ && cpu_held_ && options_.release_on_start && release_at_ == UINT64_MAX)
             release_at_ = cycle_ + options_.release_on_start;
     }
-    if (truth_->enabled())
+    if (log_cpu_)
         sample_cpu();
     if (top_->dbus_ack && top_->dbus_we && top_->dbus_cyc && top_->dbus_stb)
         on_store(uint32_t(top_->dbus_adr) << 2, top_->dbus_dat_w, top_->dbus_sel);
@@ -554,7 +557,7 @@ void Simulation::sample() {
     }
 }
 
-// Read only for the log: without --truth the harness does not look at these outputs.
+// Only with --truth: without it the probe (rtl/soc.v) is off and these outputs are not read.
 void Simulation::sample_cpu() {
     if (top_->cpu_irq_taken)
         truth_->interrupt(cycle_, top_->cpu_mcause, top_->cpu_mepc);

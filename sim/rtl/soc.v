@@ -24,6 +24,8 @@ module latscope_soc (
     input  wire        clk,
     input  wire        rst,
     input  wire        cpu_hold,
+    // the harness logs the core's interrupt entries and enable state (cpu_* below)
+    input  wire        cpu_probe,
     // interrupt from the appliance (edge-triggered, active high)
     input  wire        irq,
     // GPIO_OUT pins
@@ -111,13 +113,15 @@ module latscope_soc (
     assign cpu_meip = cpu.CsrPlugin_mip_MEIP;
 
     // Where interrupts meet the code (sim/README.md, "Ground-truth log": interrupt, masked).
+    // Read from the core's own registers and trap logic by hierarchical names (none needs a
+    // public marker); the two registers below load only while `cpu_probe` is set (the
+    // harness's --truth), so a run without the log does not pay for them.
+    //
     // VexRiscv's CsrPlugin takes an interrupt in the cycle CsrPlugin_interruptJump is high;
     // at its end it writes mepc (the PC of the instruction the trap returns to), mcause and
     // mstatus (MIE cleared) and redirects the fetch. cpu_irq_taken is high in the cycle
     // after, the first cycle those CSRs hold the trap's values.
     reg irq_taken = 1'b0;
-    always @(posedge clk)
-        irq_taken <= cpu.CsrPlugin_interruptJump;
     assign cpu_irq_taken = irq_taken;
     assign cpu_mepc = cpu.CsrPlugin_mepc;
     assign cpu_mcause = {cpu.CsrPlugin_mcause_interrupt, 27'd0, cpu.CsrPlugin_mcause_exceptionCode};
@@ -127,19 +131,22 @@ module latscope_soc (
     assign cpu_irq_enabled = cpu.CsrPlugin_mstatus_MIE & cpu.CsrPlugin_mie_MEIE &
                              cpu._zz_CsrPlugin_csrMapping_readDataInit[0];
     // The instruction that changes those bits at the end of a cycle, visible with the new
-    // value in the next: a trap clears MIE (its first masked instruction is the trap vector,
-    // where the CSR jump goes), mret in writeBack sets MIE = MPIE (the CSR jump's other
-    // source), a CSR write (csrrci, csrs, ...) happens in execute. Reset: the reset vector.
-    reg [31:0] enable_pc;
+    // value in the next: the CSR jump (CsrPlugin_jumpInterface_valid) is a trap, which clears
+    // MIE (its first masked instruction is the trap vector, mtvec: this core has no vectored
+    // mode), or mret in writeBack (MIE = MPIE); else a CSR write (csrrci, csrs, ...), which
+    // happens in execute. In reset: the reset vector.
+    reg [31:0] enable_pc = `SOC_RESET_VECTOR;
     always @(posedge clk)
-        if (rst | cpu_hold)
-            enable_pc <= `SOC_RESET_VECTOR;
-        else if (cpu.CsrPlugin_hadException | cpu.CsrPlugin_interruptJump)
-            enable_pc <= cpu.CsrPlugin_jumpInterface_payload;
-        else if (cpu.CsrPlugin_jumpInterface_valid)
-            enable_pc <= cpu.writeBack_PC;
-        else
-            enable_pc <= cpu.execute_PC;
+        if (cpu_probe) begin
+            irq_taken <= cpu.CsrPlugin_interruptJump;
+            if (rst | cpu_hold)
+                enable_pc <= `SOC_RESET_VECTOR;
+            else if (cpu.CsrPlugin_jumpInterface_valid)
+                enable_pc <= cpu.CsrPlugin_hadException | cpu.CsrPlugin_interruptJump
+                             ? {cpu.CsrPlugin_mtvec_base, 2'b00} : cpu.writeBack_PC;
+            else
+                enable_pc <= cpu.execute_PC;
+        end
     assign cpu_enable_pc = enable_pc;
 
     // One wait state for every dBus target: accept in R, ACK in R+1. A RAM request waits
