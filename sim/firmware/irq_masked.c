@@ -1,4 +1,4 @@
-/* Where interrupts meet the code, a known case (tests/test_cpu_truth.py): the harness's IRQ
+/* Where interrupts meet the code, a known case (tests/system/test_cpu_truth.py): the harness's IRQ
  * (bring-up mode, --irq-period ...) fires while masked_spin (masked_spin.S) masks the
  * external interrupt for a known number of instructions and spins in a known loop; the
  * ground-truth log's `interrupt` and `masked` lines (sim/README.md) must place every

@@ -1,4 +1,4 @@
-/* irq_masked's code under test (sim/firmware/irq_masked.c; tests/test_cpu_truth.py): a
+/* irq_masked's code under test (sim/firmware/irq_masked.c; tests/system/test_cpu_truth.py): a
  * known stretch of instructions with the external interrupt masked and a known loop, in
  * assembly so that its labels, instructions and source lines are exact.
  *

@@ -14,10 +14,12 @@ ELF can be read on a host without a cross toolchain (tests compare with objdump)
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 __all__ = ["CodeMap", "Location", "instruction_length"]
 
@@ -27,17 +29,18 @@ class Location:
     """Where an address is: ``function`` (None outside every function symbol), ``file``
     (the source file's name as the compiler recorded it, None without line information)
     and ``line`` (0 without)."""
+
     address: int
     function: str | None
     file: str | None
     line: int
 
-    def __str__(self):
+    def __str__(self) -> str:
         where = f"{Path(self.file).name}:{self.line}" if self.file else "?"
         return f"{self.function or '?'} ({where})"
 
 
-def instruction_length(halfword):
+def instruction_length(halfword: int) -> int:
     """Bytes of the RISC-V instruction whose first 16-bit parcel is ``halfword``: 2 (RVC:
     the low two bits are not 11) or 4. Longer encodings are not part of RV32IMAC."""
     if halfword & 0b11 != 0b11:
@@ -50,26 +53,30 @@ def instruction_length(halfword):
 class CodeMap:
     """The code of the ELF file ``path``: functions, lines and instructions by address."""
 
-    def __init__(self, path):
+    def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         with open(self.path, "rb") as stream:
             elf = ELFFile(stream)
             if elf["e_machine"] != "EM_RISCV":
                 raise ValueError(f"{self.path}: not a RISC-V ELF ({elf['e_machine']})")
-            self._code = [(section["sh_addr"], section.data()) for section in elf.iter_sections()
-                          if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR]
+            self._code = [
+                (section["sh_addr"], section.data())
+                for section in elf.iter_sections()
+                if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR
+            ]
             self._read_symbols(elf)
             self._read_lines(elf)
 
     # --- functions -------------------------------------------------------------------------
 
-    def _read_symbols(self, elf):
+    def _read_symbols(self, elf: ELFFile) -> None:
         """Function symbols with their size; for code without one (assembly that gives no
         ``.type``/``.size``), the text labels, which then reach to the next one."""
         symtab = elf.get_section_by_name(".symtab")
-        if symtab is None:
+        if not isinstance(symtab, SymbolTableSection):
             raise ValueError(f"{self.path}: no symbol table (stripped?)")
-        functions, labels = {}, {}
+        functions: dict[str, tuple[int, int]] = {}
+        labels: dict[str, tuple[int, bool]] = {}
         for symbol in symtab.iter_symbols():
             name, value, kind = symbol.name, symbol["st_value"], symbol["st_info"]["type"]
             if not name or name.startswith(("$", ".L")) or not self._in_code(value):
@@ -82,17 +89,18 @@ class CodeMap:
         self._starts = [start for start, _ in self.functions.values()]
         self._names = list(self.functions)
         self.labels = {name: value for name, (value, _) in labels.items()}
-        # Where labels share an address, a global one names it rather than a local one.
-        by_address = {}
-        for name, (value, is_global) in sorted(labels.items(), key=lambda item: item[1]):
+        # Where labels share an address, a global one names it rather than a local one:
+        # sorted by (address, is global), a global label comes last and replaces the others.
+        by_address: dict[int, str] = {}
+        for name, (value, _) in sorted(labels.items(), key=lambda item: item[1]):
             by_address[value] = name
         self._label_starts = sorted(by_address)
         self._label_names = [by_address[value] for value in self._label_starts]
 
-    def _in_code(self, address):
+    def _in_code(self, address: int) -> bool:
         return any(base <= address < base + len(data) for base, data in self._code)
 
-    def function_at(self, address):
+    def function_at(self, address: int) -> str | None:
         """The function whose symbol covers ``address``; else the nearest text label before
         it (assembly without sizes); None outside the code."""
         index = bisect_right(self._starts, address) - 1
@@ -104,14 +112,14 @@ class CodeMap:
             return self._label_names[index]
         return None
 
-    def function_range(self, name):
+    def function_range(self, name: str) -> tuple[int, int]:
         """(start, end) byte addresses of the function ``name`` (end exclusive)."""
         try:
             return self.functions[name]
         except KeyError:
             raise KeyError(f"{self.path}: no function {name!r} with a size in .symtab") from None
 
-    def symbol_address(self, name):
+    def symbol_address(self, name: str) -> int:
         """The address of the function or text label ``name``."""
         if name in self.functions:
             return self.functions[name][0]
@@ -121,10 +129,10 @@ class CodeMap:
 
     # --- source lines ----------------------------------------------------------------------
 
-    def _read_lines(self, elf):
+    def _read_lines(self, elf: ELFFile) -> None:
         """The line table as sorted rows (address, file, line); a sequence's end is a row with
         line 0, so that the addresses after it until the next sequence have no line."""
-        rows = []
+        rows: list[tuple[int, int, str | None, int]] = []
         if elf.has_dwarf_info():
             dwarf = elf.get_dwarf_info()
             for unit in dwarf.iter_CUs():
@@ -146,25 +154,27 @@ class CodeMap:
         self._line_rows = [(file, line) for _, _, file, line in rows]
 
     @staticmethod
-    def _file_names(program):
+    def _file_names(program: Any) -> dict[int, str]:
         """{file number as the line program uses it: path}. DWARF 5 numbers the files from 0,
         earlier versions from 1; the path joins the file's directory where it has one."""
         header = program.header
-        directories = [entry if isinstance(entry, bytes) else entry.DW_LNCT_path
-                       for entry in header.get("include_directory", [])]
+        directories = [
+            entry if isinstance(entry, bytes) else entry.DW_LNCT_path
+            for entry in header.get("include_directory", [])
+        ]
         first = 0 if header["version"] >= 5 else 1
         names = {}
         for number, entry in enumerate(header["file_entry"], start=first):
             name = entry.name.decode(errors="replace")
             index = entry.dir_index
             if header["version"] < 5:
-                index -= 1              # DWARF 4: 0 is the compilation directory
+                index -= 1  # DWARF 4: 0 is the compilation directory
             if 0 <= index < len(directories) and not name.startswith("/"):
                 name = f"{directories[index].decode(errors='replace')}/{name}"
             names[number] = name
         return names
 
-    def line_at(self, address):
+    def line_at(self, address: int) -> tuple[str | None, int]:
         """(file, line) of ``address`` from the DWARF line table, or (None, 0)."""
         index = bisect_right(self._line_addresses, address) - 1
         if index < 0:
@@ -172,14 +182,14 @@ class CodeMap:
         file, line = self._line_rows[index]
         return (file, line) if line else (None, 0)
 
-    def locate(self, address):
+    def locate(self, address: int) -> Location:
         """The :class:`Location` of ``address``."""
         address = int(address)
         return Location(address, self.function_at(address), *self.line_at(address))
 
     # --- instructions ----------------------------------------------------------------------
 
-    def instructions(self, start, end):
+    def instructions(self, start: int, end: int) -> np.ndarray:
         """Addresses of the instructions in [start, end) as an int64 array, decoded from the
         code's bytes by their length: ``start`` must be an instruction's first byte (a
         function's or label's address is)."""
@@ -187,19 +197,22 @@ class CodeMap:
             if base <= start and end <= base + len(data):
                 break
         else:
-            raise ValueError(f"{self.path}: 0x{start:08x}..0x{end:08x} is not inside one code "
-                             "section")
-        addresses = []
+            raise ValueError(
+                f"{self.path}: 0x{start:08x}..0x{end:08x} is not inside one code section"
+            )
+        addresses: list[int] = []
         address = start
         while address < end:
             addresses.append(address)
             offset = address - base
-            address += instruction_length(int.from_bytes(data[offset:offset + 2], "little"))
+            address += instruction_length(int.from_bytes(data[offset : offset + 2], "little"))
         if address != end:
-            raise ValueError(f"{self.path}: 0x{end:08x} is inside an instruction (the one "
-                             f"at 0x{addresses[-1]:08x})")
+            raise ValueError(
+                f"{self.path}: 0x{end:08x} is inside an instruction (the one "
+                f"at 0x{addresses[-1]:08x})"
+            )
         return np.array(addresses, dtype=np.int64)
 
-    def function_instructions(self, name):
+    def function_instructions(self, name: str) -> np.ndarray:
         """Addresses of every instruction of the function ``name``."""
         return self.instructions(*self.function_range(name))

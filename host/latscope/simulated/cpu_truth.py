@@ -9,12 +9,19 @@ measures a code path with them.
 """
 
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["CpuTruth", "Interrupts", "MaskedStretches", "read_cpu_truth",
-           "MCAUSE_EXTERNAL", "MCAUSE_TIMER"]
+__all__ = [
+    "CpuTruth",
+    "Interrupts",
+    "MaskedStretches",
+    "read_cpu_truth",
+    "MCAUSE_EXTERNAL",
+    "MCAUSE_TIMER",
+]
 
 #: mcause of the machine external interrupt (the appliance's or the harness's IRQ) and of
 #: the machine timer interrupt.
@@ -28,14 +35,15 @@ class Interrupts:
     cycle of the trap (mepc, mcause and mstatus hold its values; the core decided at the end
     of the cycle before); ``causes``, mcause; ``return_addresses``, mepc: the instruction
     the interrupt came before, which runs again after mret."""
+
     cycles: np.ndarray
     causes: np.ndarray
     return_addresses: np.ndarray
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.cycles)
 
-    def of_cause(self, cause):
+    def of_cause(self, cause: int) -> "Interrupts":
         """The interrupts with mcause ``cause`` only."""
         keep = self.causes == cause
         return Interrupts(self.cycles[keep], self.causes[keep], self.return_addresses[keep])
@@ -50,6 +58,7 @@ class MaskedStretches:
     the reset vector for the stretch from reset); ``end_pcs``, the instruction that unmasked
     it (csrs, csrw, or mret). ``open_start``/``open_start_pc``: a stretch still masked when
     the log ends (None if there is none)."""
+
     starts: np.ndarray
     ends: np.ndarray
     start_pcs: np.ndarray
@@ -57,15 +66,15 @@ class MaskedStretches:
     open_start: int | None = None
     open_start_pc: int | None = None
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.starts)
 
     @property
-    def lengths(self):
+    def lengths(self) -> np.ndarray:
         """Cycles each stretch lasted (end - start)."""
         return self.ends - self.starts
 
-    def containing(self, cycles):
+    def containing(self, cycles: np.ndarray) -> np.ndarray:
         """For each cycle of ``cycles``: the index of the (ended) stretch it lies in, -1
         where none does."""
         cycles = np.asarray(cycles, dtype=np.int64)
@@ -73,7 +82,7 @@ class MaskedStretches:
         inside = (index >= 0) & (cycles < self.ends[np.maximum(index, 0)])
         return np.where(inside, index, -1)
 
-    def masked_at(self, cycles):
+    def masked_at(self, cycles: np.ndarray) -> np.ndarray:
         """For each cycle of ``cycles``: whether the interrupt was masked in it (an open
         stretch counts to the end)."""
         cycles = np.asarray(cycles, dtype=np.int64)
@@ -89,24 +98,27 @@ class CpuTruth:
     masked: MaskedStretches
 
 
-def read_cpu_truth(path):
+def read_cpu_truth(path: str | PathLike[str]) -> CpuTruth:
     """The ``interrupt`` and ``masked`` lines of the ground-truth log ``path``. Raises
     ValueError (naming the file and line) where the masked lines do not alternate, starting
     masked at cycle 0, as the harness writes them; a log written without them (an older
     harness) has neither."""
     path = Path(path)
-    interrupts = []
-    starts, ends, start_pcs, end_pcs = [], [], [], []
-    masked = None
+    interrupts: list[tuple[int, int, int]] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    start_pcs: list[int] = []
+    end_pcs: list[int] = []
+    masked: tuple[int, int] | None = None
     with open(path) as log:
         for number, line in enumerate(log, 1):
             # Split only the lines wanted: the log holds a line per marker as well.
             if " interrupt " in line:
-                cycle, _, cause, address = line.split()
-                interrupts.append((int(cycle), int(cause, 16), int(address, 16)))
+                cycle_text, _, cause, address = line.split()
+                interrupts.append((int(cycle_text), int(cause, 16), int(address, 16)))
             elif " masked " in line:
-                cycle, _, level, pc = line.split()
-                cycle, pc = int(cycle), int(pc, 16)
+                cycle_text, _, level, pc_text = line.split()
+                cycle, pc = int(cycle_text), int(pc_text, 16)
                 if level == "1" and masked is None and (starts or cycle == 0):
                     masked = (cycle, pc)
                 elif level == "0" and masked is not None:
@@ -116,10 +128,20 @@ def read_cpu_truth(path):
                     end_pcs.append(pc)
                     masked = None
                 else:
-                    raise ValueError(f"{path}:{number}: 'masked {level}' out of turn (the log "
-                                     "starts masked at cycle 0, then alternates)")
+                    raise ValueError(
+                        f"{path}:{number}: 'masked {level}' out of turn (the log "
+                        "starts masked at cycle 0, then alternates)"
+                    )
     table = np.array(interrupts, dtype=np.int64).reshape(-1, 3)
+    starts_array, ends_array, start_pcs_array, end_pcs_array = (
+        np.array(column, dtype=np.int64) for column in (starts, ends, start_pcs, end_pcs)
+    )
     stretches = MaskedStretches(
-        *(np.array(column, dtype=np.int64) for column in (starts, ends, start_pcs, end_pcs)),
-        open_start=masked[0] if masked else None, open_start_pc=masked[1] if masked else None)
+        starts_array,
+        ends_array,
+        start_pcs_array,
+        end_pcs_array,
+        open_start=masked[0] if masked else None,
+        open_start_pc=masked[1] if masked else None,
+    )
     return CpuTruth(Interrupts(table[:, 0], table[:, 1], table[:, 2]), stretches)

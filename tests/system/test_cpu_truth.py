@@ -14,8 +14,8 @@ firmware ELF's functions, lines and instructions (``latscope.simulated.code_map`
 * A short run of the whole suite with the appliance: every interrupt returns to an
   instruction of a function of the firmware and masks until the kernel's trap returns.
 
-Builds ``sim/`` for both CPUs (as tests/test_sim_soc.py) and the appliance-enabled SoC with
-a short suite (as tests/test_ground_truth.py).
+Builds ``sim/`` for both CPUs (as test_sim_soc.py) and the appliance-enabled SoC with
+a short suite (as test_ground_truth.py).
 """
 
 import re
@@ -28,8 +28,10 @@ import pytest
 from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.simulated.code_map import CodeMap
 from latscope.simulated.coverage import coverage, masked_regions
-from latscope.simulated.cpu_truth import MCAUSE_EXTERNAL, read_cpu_truth
+from latscope.simulated.cpu_truth import MCAUSE_EXTERNAL, MCAUSE_TIMER, read_cpu_truth
 from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
+
+pytestmark = pytest.mark.verilator
 
 SIM = ROOT / "sim"
 FIRMWARE = SIM / "firmware"
@@ -44,8 +46,12 @@ CROSS = "riscv64-unknown-elf-"
 
 
 def make_variable(cpu, target):
-    result = subprocess.run(["make", "-s", "-C", str(SIM), f"CPU={cpu}", target],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        ["make", "-s", "-C", str(SIM), f"CPU={cpu}", target],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return result.stdout.strip()
 
 
@@ -53,11 +59,12 @@ def make_variable(cpu, target):
 def build(request):
     """(simulator, firmware directory) of one CPU's bring-up build, built if needed."""
     cpu = request.param
-    result = subprocess.run(["make", "-C", str(SIM), f"CPU={cpu}"], capture_output=True,
-                            text=True)
+    result = subprocess.run(["make", "-C", str(SIM), f"CPU={cpu}"], capture_output=True, text=True)
     if result.returncode != 0:
-        pytest.fail(f"make -C sim CPU={cpu} failed:\n{result.stdout[-3000:]}"
-                    f"\n{result.stderr[-3000:]}", pytrace=False)
+        pytest.fail(
+            f"make -C sim CPU={cpu} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}",
+            pytrace=False,
+        )
     return Path(make_variable(cpu, "print-binary")), Path(make_variable(cpu, "print-firmware-dir"))
 
 
@@ -70,24 +77,49 @@ class Run:
         self.elf = firmware / "irq_masked.elf"
         log, console = scratch / "irq_masked.truth", scratch / "console"
         result = subprocess.run(
-            [str(binary), "--truth", str(log), "--console", str(console), "--irq-period",
-             str(period), "--irq-jitter", str(jitter), "--irq-width", str(width),
-             "--max-cycles", "5000000", str(self.elf)], capture_output=True, text=True,
-            timeout=120)
+            [
+                str(binary),
+                "--truth",
+                str(log),
+                "--console",
+                str(console),
+                "--irq-period",
+                str(period),
+                "--irq-jitter",
+                str(jitter),
+                "--irq-width",
+                str(width),
+                "--max-cycles",
+                "5000000",
+                str(self.elf),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert result.returncode == 0, result.stdout + result.stderr
         self.truth = read_cpu_truth(log)
         self.code = CodeMap(self.elf)
-        taken, self.rounds = re.search(r"irq_masked: (\d+) interrupts in (\d+) rounds",
-                                       console.read_text()).groups()
+        taken, self.rounds = re.search(
+            r"irq_masked: (\d+) interrupts in (\d+) rounds", console.read_text()
+        ).groups()
         self.handled, self.rounds = int(taken), int(self.rounds)
         lines = [line.split() for line in log.read_text().splitlines()[1:]]
         # What trap_handler stored: mcause to TRACE+0, the mepc it was given to TRACE+4.
-        stores = [(int(fields[2], 16), int(fields[3], 16)) for fields in lines
-                  if fields[1] == "trace"]
-        self.reported = list(zip(*([value for address, value in stores if address == word]
-                                   for word in (TRACE_BASE, TRACE_BASE + 4))))
-        self.meip_rises = np.array([int(fields[0]) for fields in lines
-                                    if fields[1:] == ["meip", "1"]], dtype=np.int64)
+        stores = [
+            (int(fields[2], 16), int(fields[3], 16)) for fields in lines if fields[1] == "trace"
+        ]
+        self.reported = list(
+            zip(
+                *(
+                    [value for address, value in stores if address == word]
+                    for word in (TRACE_BASE, TRACE_BASE + 4)
+                )
+            )
+        )
+        self.meip_rises = np.array(
+            [int(fields[0]) for fields in lines if fields[1:] == ["meip", "1"]], dtype=np.int64
+        )
 
     def address(self, label):
         return self.code.symbol_address(label)
@@ -95,11 +127,17 @@ class Run:
     def run_masked(self):
         """The instructions of masked_spin that run masked: after masked_begin's csrci up to
         masked_end's csrsi, and after masked_tail's csrci."""
-        begin, end, tail = (self.address(label) for label in ("masked_begin", "masked_end",
-                                                              "masked_tail"))
+        begin, end, tail = (
+            self.address(label) for label in ("masked_begin", "masked_end", "masked_tail")
+        )
         _, function_end = self.code.function_range("masked_spin")
-        return np.concatenate([self.code.instructions(begin, end)[1:], [end],
-                               self.code.instructions(tail, function_end)[1:]])
+        return np.concatenate(
+            [
+                self.code.instructions(begin, end)[1:],
+                [end],
+                self.code.instructions(tail, function_end)[1:],
+            ]
+        )
 
 
 @pytest.fixture(scope="module", params=list(IRQS))
@@ -124,8 +162,9 @@ def test_the_log_holds_what_the_handler_read(run):
     """mcause and mepc as the trap wrote them: trap_entry reads both CSRs and trap_handler
     stores them to the trace window, one interrupt after the other."""
     interrupts = run.truth.interrupts
-    assert run.reported == list(zip(interrupts.causes.tolist(),
-                                    interrupts.return_addresses.tolist()))
+    assert run.reported == list(
+        zip(interrupts.causes.tolist(), interrupts.return_addresses.tolist())
+    )
 
 
 def test_each_interrupt_masks_until_its_handler_returns(run):
@@ -149,23 +188,25 @@ def test_the_masked_stretches_are_at_the_labels_and_as_long_as_their_code(run):
     trap = np.isin(masked.starts, interrupts.cycles)
     assert rounds.sum() == run.rounds - 1
     assert 1 + rounds.sum() + trap.sum() == len(masked)
-    assert (masked.open_start_pc, len(masked.starts)) == (run.address("masked_tail"),
-                                                          len(masked))
+    assert (masked.open_start_pc, len(masked.starts)) == (run.address("masked_tail"), len(masked))
     # A CSR instruction waits in execute until the memory and writeBack stages are empty
     # (VexRiscv's CsrPlugin: blockedBySideEffects), 2 cycles after the nops: a stretch is the
     # instructions that run masked (the nops and the csrsi) plus 2 cycles. An interrupt that
     # became pending 1 to 3 cycles before the csrci's write halted decode for up to 2 cycles
     # (the core's pipeline liberator begins to empty the pipeline, then sees MIE clear).
-    executed = len(run.code.instructions(begin, end))       # the nops and the csrsi
+    executed = len(run.code.instructions(begin, end))  # the nops and the csrsi
     lengths, starts = masked.lengths[rounds], masked.starts[rounds]
-    late = np.array([np.any((run.meip_rises >= start - 3) & (run.meip_rises < start))
-                     for start in starts])
+    late = np.array(
+        [np.any((run.meip_rises >= start - 3) & (run.meip_rises < start)) for start in starts]
+    )
     assert np.all(lengths[~late] == executed + 2), np.unique(lengths[~late])
     assert np.all((lengths[late] > executed + 2) & (lengths[late] <= executed + 4))
     regions = masked_regions(masked, run.code)
-    assert [(region.function, region.start.address, region.end.address)
-            for region in regions if region.start.address == begin] == [("masked_spin", begin,
-                                                                        end)]
+    assert [
+        (region.function, region.start.address, region.end.address)
+        for region in regions
+        if region.start.address == begin
+    ] == [("masked_spin", begin, end)]
 
 
 def source_line(path, text, after=None):
@@ -176,33 +217,44 @@ def source_line(path, text, after=None):
     return next(n + 1 for n, line in enumerate(lines[start:], start) if text in line)
 
 
-@pytest.mark.parametrize("label, source, text, after, function", [
-    ("masked_begin", "masked_spin.S", "csrci mstatus", "masked_begin:", "masked_spin"),
-    ("masked_end", "masked_spin.S", "csrsi mstatus", "masked_end:", "masked_spin"),
-    ("spin", "masked_spin.S", "addi t0, t0, -1", "spin:", "masked_spin"),
-    # -O2: the function's first instruction is its first statement's (no prologue).
-    ("trap_handler", "irq_masked.c", "SOC_REG(SOC_TRACE_BASE) = mcause", None, "trap_handler"),
-])
+@pytest.mark.parametrize(
+    "label, source, text, after, function",
+    [
+        ("masked_begin", "masked_spin.S", "csrci mstatus", "masked_begin:", "masked_spin"),
+        ("masked_end", "masked_spin.S", "csrsi mstatus", "masked_end:", "masked_spin"),
+        ("spin", "masked_spin.S", "addi t0, t0, -1", "spin:", "masked_spin"),
+        # -O2: the function's first instruction is its first statement's (no prologue).
+        ("trap_handler", "irq_masked.c", "SOC_REG(SOC_TRACE_BASE) = mcause", None, "trap_handler"),
+    ],
+)
 def test_code_map_names_function_and_line(build, label, source, text, after, function):
     code = CodeMap(build[1] / "irq_masked.elf")
     where = code.locate(code.symbol_address(label))
     assert (where.function, Path(where.file).name, where.line) == (
-        function, source, source_line(FIRMWARE / source, text, after))
+        function,
+        source,
+        source_line(FIRMWARE / source, text, after),
+    )
 
 
 def test_code_map_names_the_trap_vectors_mret(build):
     code = CodeMap(build[1] / "irq_masked.elf")
     mret = code.locate(code.function_instructions("trap_entry")[-1])
     assert (mret.function, Path(mret.file).name, mret.line) == (
-        "trap_entry", "start.S", source_line(FIRMWARE / "start.S", "mret", "call trap_handler"))
+        "trap_entry",
+        "start.S",
+        source_line(FIRMWARE / "start.S", "mret", "call trap_handler"),
+    )
 
 
 def objdump_instructions(elf):
     """Instruction addresses of the ELF's code as objdump disassembles them."""
-    text = subprocess.run([CROSS + "objdump", "-d", str(elf)], capture_output=True, text=True,
-                          check=True).stdout
-    return np.array([int(match, 16) for match in re.findall(r"(?m)^\s*([0-9a-f]+):\t", text)],
-                    dtype=np.int64)
+    text = subprocess.run(
+        [CROSS + "objdump", "-d", str(elf)], capture_output=True, text=True, check=True
+    ).stdout
+    return np.array(
+        [int(match, 16) for match in re.findall(r"(?m)^\s*([0-9a-f]+):\t", text)], dtype=np.int64
+    )
 
 
 def readelf_lines(elf):
@@ -211,8 +263,12 @@ def readelf_lines(elf):
     binutils 2.40's addr2line and objdump -l name the wrong file where a DWARF 5 line program
     never sets one (the default is file 1, they take 0) and give none at an address where
     one sequence ends and the next begins."""
-    text = subprocess.run([CROSS + "readelf", "-W", "--debug-dump=decodedline", str(elf)],
-                          capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(
+        [CROSS + "readelf", "-W", "--debug-dump=decodedline", str(elf)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     rows = {}
     for fields in (line.split() for line in text.splitlines()):
         if len(fields) >= 3 and fields[2].startswith("0x") and fields[1] != "-":
@@ -249,8 +305,9 @@ SUITE_SAMPLES = 20
 def suite_run(tmp_path_factory):
     """A short run of the whole suite on the SoC with the appliance and the demo's IRQs."""
     settings = SuiteSettings(samples=SUITE_SAMPLES)
-    build = build_soc(settings, build_dir=ROOT / "firmware" / "suite" / "build"
-                      / "pytest-cpu-truth")
+    build = build_soc(
+        settings, build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-cpu-truth"
+    )
     log = tmp_path_factory.mktemp("suite") / "suite.truth"
     run = capture_suite(build, DEMO_IRQ, truth=log, timeout=600)
     assert run.exit_code == 0, run.console[-3000:]
@@ -260,14 +317,22 @@ def suite_run(tmp_path_factory):
 def test_suite_interrupts_return_into_functions_of_the_firmware(suite_run):
     truth, code = suite_run
     interrupts = truth.interrupts
-    assert len(interrupts) >= 50 and np.all(interrupts.causes == MCAUSE_EXTERNAL)
+    # The appliance's IRQ and the kernel's tick.
+    assert set(interrupts.causes.tolist()) == {MCAUSE_EXTERNAL, MCAUSE_TIMER}
+    assert len(interrupts.of_cause(MCAUSE_EXTERNAL)) >= 50
     for address in sorted(set(interrupts.return_addresses.tolist())):
         function = code.function_at(address)
         assert function in code.functions, hex(address)
         assert address in code.function_instructions(function), hex(address)
-    # Each interrupt enters the kernel's trap vector masked; none is taken while masked.
-    trap = np.isin(truth.masked.starts, interrupts.cycles)
-    assert trap.sum() == len(interrupts)
-    assert np.all(truth.masked.start_pcs[trap] == code.symbol_address("k_trap_entry"))
-    assert not np.any(truth.masked.masked_at(interrupts.cycles - 1))
+    # Each external interrupt enters the kernel's trap vector and masks it there, and none
+    # is taken while it is masked. A tick does so too, unless the external interrupt was
+    # masked already (the kernel disables the IRQ line while a test runs that does not use
+    # it; `masked` is the external interrupt's state).
+    masked, external = truth.masked, interrupts.of_cause(MCAUSE_EXTERNAL)
+    at_trap = masked.start_pcs[np.isin(masked.starts, interrupts.cycles)]
+    assert np.all(at_trap == code.symbol_address("k_trap_entry"))
+    assert np.all(np.isin(external.cycles, masked.starts))
+    assert not np.any(masked.masked_at(external.cycles - 1))
+    ticks = interrupts.of_cause(MCAUSE_TIMER).cycles
+    assert np.all(np.isin(ticks, masked.starts) | masked.masked_at(ticks - 1))
     check_against_binutils(code.path)
