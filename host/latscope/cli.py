@@ -346,6 +346,13 @@ def _capture_options(p):
     conditions_options(p)
     loop_option(p, recorded=True)
     p.add_argument(
+        "--truth",
+        metavar="FILE",
+        help="sim:soc: write the simulation's ground-truth log there and record it with "
+        "the firmware in the capture, so that analyze and report say where each interrupt "
+        "met the code (function, source line, coverage, masked regions)",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="print the capture's summary (events, losses, live tables) as JSON",
@@ -360,7 +367,10 @@ def cmd_capture(args):
     from .simulated.soc import SuiteSettings
 
     irq = irq_settings(args)
+    if args.truth and args.port != "sim:soc":
+        raise UsageError(f"--truth: {args.port} has no ground truth (sim:soc has)")
     new_output(args.output, args.force)
+    new_output(args.truth, args.force)
     conditions = conditions_of(args)
     # sim:soc builds the suite under them; a board's DUT was built so (the user says).
     suite = None
@@ -368,7 +378,7 @@ def cmd_capture(args):
         suite = SuiteSettings(**conditions.as_dict())
     elif args.port in SIM_PORTS and conditions.load != "none":
         raise UsageError(f"--load: {args.port} runs no suite (sim:soc or a board does)")
-    with CaptureSession(args.port, baud=args.baud, suite=suite) as session:
+    with CaptureSession(args.port, baud=args.baud, suite=suite, truth=args.truth) as session:
         if not (args.duration or args.events or session.port.dut_ends):
             args.duration = 10.0  # a simulated suite ends by itself
         session.configure_irq(irq)

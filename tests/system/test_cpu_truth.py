@@ -25,7 +25,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from latscope.analysis.pairing import SampleTable
+from latscope.analysis.where import where_of
+from latscope.capture.file import load_capture
 from latscope.capture.suite import DEMO_IRQ, capture_suite
+from latscope.report.results import load_tables, results
+from latscope.report.worst_samples import worst_of
 from latscope.simulated.code_map import CodeMap
 from latscope.simulated.coverage import coverage, masked_regions
 from latscope.simulated.cpu_truth import MCAUSE_EXTERNAL, MCAUSE_TIMER, read_cpu_truth
@@ -119,6 +124,10 @@ class Run:
         )
         self.meip_rises = np.array(
             [int(fields[0]) for fields in lines if fields[1:] == ["meip", "1"]], dtype=np.int64
+        )
+        self.handler_stores = np.array(
+            [int(fields[0]) for fields in lines if fields[1:3] == ["trace", f"0x{TRACE_BASE:08x}"]],
+            dtype=np.int64,
         )
 
     def address(self, label):
@@ -308,14 +317,15 @@ def suite_run(tmp_path_factory):
     build = build_soc(
         settings, build_dir=ROOT / "firmware" / "suite" / "build" / "pytest-cpu-truth"
     )
-    log = tmp_path_factory.mktemp("suite") / "suite.truth"
-    run = capture_suite(build, DEMO_IRQ, truth=log, timeout=600)
+    scratch = tmp_path_factory.mktemp("suite")
+    log, capture = scratch / "suite.truth", scratch / "suite.lsc"
+    run = capture_suite(build, DEMO_IRQ, output=capture, truth=log, timeout=600)
     assert run.exit_code == 0, run.console[-3000:]
-    return read_cpu_truth(log), CodeMap(build.firmware)
+    return read_cpu_truth(log), CodeMap(build.firmware), capture
 
 
 def test_suite_interrupts_return_into_functions_of_the_firmware(suite_run):
-    truth, code = suite_run
+    truth, code, _ = suite_run
     interrupts = truth.interrupts
     # The appliance's IRQ and the kernel's tick.
     assert set(interrupts.causes.tolist()) == {MCAUSE_EXTERNAL, MCAUSE_TIMER}
@@ -336,3 +346,89 @@ def test_suite_interrupts_return_into_functions_of_the_firmware(suite_run):
     ticks = interrupts.of_cause(MCAUSE_TIMER).cycles
     assert np.all(np.isin(ticks, masked.starts) | masked.masked_at(ticks - 1))
     check_against_binutils(code.path)
+
+
+# --- where each sample's interrupt met the code (latscope.analysis.where) ------------------
+
+
+def test_where_names_the_masked_stretch_that_held_each_interrupt(run):
+    """irq_masked's IRQ edges as samples (edge to the handler's first store): an edge
+    inside a stretch masked_begin .. masked_end is held by that stretch, masked from the
+    edge to the stretch's end, and taken after it; an edge while unmasked is held by
+    nothing, or by the round's stretch that began before the core took it (an edge 1 to 3
+    cycles before the csrci, sim/README.md). Every interrupt met masked_spin. The region
+    masked_begin .. masked_end lists those samples and their worst latency."""
+    # One store per interrupt: an edge while the handler of an interrupt taken before it
+    # runs (its store still to come) is answered by no interrupt of its own.
+    stores, taken = run.handler_stores, run.truth.interrupts.cycles
+    assert len(stores) == len(taken)
+    starts = run.truth.irq_rises[run.truth.irq_rises < stores[-1]]
+    answer = np.searchsorted(stores, starts)
+    starts, ends = starts[taken[answer] > starts], stores[answer[taken[answer] > starts]]
+    table = SampleTable("IL-x-1", 1.0, ends - starts, starts)
+    where = where_of({"IL-x-1": table}, run.truth, run.code)["IL-x-1"]
+    samples, masked = where.samples, run.truth.masked
+    assert samples.matched == len(starts)
+    assert {run.code.function_at(address) for address in samples.addresses} == {"masked_spin"}
+    begin, end = run.address("masked_begin"), run.address("masked_end")
+    inside = masked.containing(starts)
+    in_round = (inside >= 0) & (masked.start_pcs[np.maximum(inside, 0)] == begin)
+    assert in_round.sum() >= 5
+    assert np.array_equal(samples.held_by[in_round], inside[in_round])
+    assert np.array_equal(
+        samples.masked_cycles[in_round], masked.ends[inside[in_round]] - starts[in_round]
+    )
+    assert np.all(samples.taken[in_round] > masked.ends[inside[in_round]])
+    free = ~masked.masked_at(starts)
+    late = free & (samples.held_by >= 0)
+    assert (free & ~late).sum() >= 5
+    assert np.all(samples.masked_cycles[free & ~late] == 0)
+    stretch = samples.held_by[late]
+    assert np.all((masked.start_pcs[stretch] == begin) & (masked.starts[stretch] > starts[late]))
+    assert np.array_equal(
+        samples.masked_cycles[late], masked.ends[stretch] - masked.starts[stretch]
+    )
+    (region,) = [r for r in where.regions if r.start.address == begin]
+    assert region.end.address == end and region.start.function == "masked_spin"
+    by_round = (samples.held_by >= 0) & (masked.start_pcs[np.maximum(samples.held_by, 0)] == begin)
+    assert region.samples == by_round.sum() >= in_round.sum()
+    assert region.worst_value == samples.values[by_round].max()
+
+
+def test_suite_report_says_where_the_il_interrupts_met_the_code(suite_run, tmp_path):
+    """On the suite's capture with its log: every IL-a-1 sample's interrupt is found and
+    met il_thread (the only thread that runs while its line is open); each worst sample
+    names its place, and no interrupt was taken before its edge or after its sample's end.
+    A log that is not the capture's (one cycle off) is refused, not misread."""
+    truth, code, capture = suite_run
+    summary, tables = load_tables(capture)
+    document = results(summary, tables, worst_of(capture, summary, tables, 3))
+    assert document["where"]["error"] is None
+    rows = {row["name"]: row for row in document["tables"]}
+    where = rows["IL-a-1"]["where"]
+    assert where["samples"] == where["matched"] == SUITE_SAMPLES
+    assert [entry["function"] for entry in where["functions"]] == ["il_thread"]
+    functions = where["functions"][0]
+    assert functions["instructions"] == len(code.function_instructions("il_thread"))
+    assert 0 < functions["met"] <= functions["instructions"]
+    assert len(where["worst"]) == 3
+    for entry in where["worst"]:
+        assert entry["at"]["function"] == "il_thread" and entry["at"]["line"]
+        assert 0 < entry["taken_cycles"] <= entry["ns"] / 10  # 10 ns a cycle
+        assert entry["masked_cycles"] <= entry["taken_cycles"]
+    assert rows["IDL-a-1"]["where"] is None  # starts at the ISR's exit, not an IRQ edge
+    # A log whose IRQ edges are one cycle off: not this capture's.
+    shifted = tmp_path / "shifted.truth"
+    with open(truth_log(capture)) as source, open(shifted, "w") as out:
+        for line in source:
+            cycle, rest = line.split(" ", 1)
+            out.write(f"{int(cycle) + 1} {rest}" if rest.startswith("irq ") else line)
+    moved = load_capture(capture)
+    moved.metadata["truth"] = {**moved.metadata["truth"], "log": str(shifted)}
+    document = results(moved, load_tables(moved)[1])
+    assert "not this capture's" in document["where"]["error"]
+    assert all(row["where"] is None for row in document["tables"])
+
+
+def truth_log(capture):
+    return load_capture(capture).metadata["truth"]["log"]

@@ -8,6 +8,7 @@ addresses of the instructions that began and ended it.
 measures a code path with them.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -16,6 +17,7 @@ import numpy as np
 
 __all__ = [
     "CpuTruth",
+    "TruthSource",
     "Interrupts",
     "MaskedStretches",
     "read_cpu_truth",
@@ -94,12 +96,44 @@ class MaskedStretches:
 
 @dataclass(frozen=True)
 class CpuTruth:
+    """``interrupts`` and ``masked`` stretches; ``irq_rises``: the cycles in which the IRQ
+    line the appliance (or the harness) drives rose (``irq 1``), the stamps of the IRQ
+    samples' starts, which tie a capture to its log."""
+
     interrupts: Interrupts
     masked: MaskedStretches
+    irq_rises: np.ndarray
+
+
+@dataclass(frozen=True)
+class TruthSource:
+    """What a capture on ``sim:soc`` records of its ground truth (metadata ``truth``,
+    docs/capture-format.md): the harness's log and the firmware ELF the simulated CPU ran
+    (:mod:`latscope.analysis.where` reads both)."""
+
+    log: Path
+    firmware: Path
+
+    def as_dict(self) -> dict[str, str]:
+        return {"log": str(self.log), "firmware": str(self.firmware)}
+
+    @classmethod
+    def of_metadata(cls, metadata: Mapping[str, object]) -> "TruthSource | None":
+        """The ``truth`` of a capture's metadata (None: not recorded)."""
+        truth = metadata.get("truth")
+        if not isinstance(truth, dict):
+            return None
+        return cls(Path(truth["log"]), Path(truth["firmware"]))
+
+    @classmethod
+    def of_run(cls, log: str | PathLike[str], firmware: str | PathLike[str]) -> "TruthSource":
+        """The source of a run that writes its log to ``log``, both paths made absolute so
+        that a report finds them from any directory."""
+        return cls(Path(log).resolve(), Path(firmware).resolve())
 
 
 def read_cpu_truth(path: str | PathLike[str]) -> CpuTruth:
-    """The ``interrupt`` and ``masked`` lines of the ground-truth log ``path``. Raises
+    """The ``interrupt``, ``masked`` and ``irq 1`` lines of the ground-truth log ``path``. Raises
     ValueError (naming the file and line) where the masked lines do not alternate, starting
     masked at cycle 0, as the harness writes them; a log written without them (an older
     harness) has neither."""
@@ -110,12 +144,15 @@ def read_cpu_truth(path: str | PathLike[str]) -> CpuTruth:
     start_pcs: list[int] = []
     end_pcs: list[int] = []
     masked: tuple[int, int] | None = None
+    irq_rises: list[int] = []
     with open(path) as log:
         for number, line in enumerate(log, 1):
             # Split only the lines wanted: the log holds a line per marker as well.
             if " interrupt " in line:
                 cycle_text, _, cause, address = line.split()
                 interrupts.append((int(cycle_text), int(cause, 16), int(address, 16)))
+            elif line.endswith(" irq 1\n"):
+                irq_rises.append(int(line.split(maxsplit=1)[0]))
             elif " masked " in line:
                 cycle_text, _, level, pc_text = line.split()
                 cycle, pc = int(cycle_text), int(pc_text, 16)
@@ -144,4 +181,8 @@ def read_cpu_truth(path: str | PathLike[str]) -> CpuTruth:
         open_start=masked[0] if masked else None,
         open_start_pc=masked[1] if masked else None,
     )
-    return CpuTruth(Interrupts(table[:, 0], table[:, 1], table[:, 2]), stretches)
+    return CpuTruth(
+        Interrupts(table[:, 0], table[:, 1], table[:, 2]),
+        stretches,
+        np.array(irq_rises, dtype=np.int64),
+    )
