@@ -22,6 +22,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include <sys/prctl.h>
 
@@ -352,6 +353,7 @@ private:
     bool capturing_ = false;         // the appliance's capture runs (as sampled last cycle)
     bool log_cpu_ = false;           // --truth: probe and log the CPU's interrupt state
     int irq_enabled_ = -1;           // the CPU's cpu_irq_enabled last cycle (-1: cycle 0 next)
+    std::unordered_map<uint32_t, uint64_t> takeable_;  // --truth: times each pc was takeable
     uint64_t release_at_ = UINT64_MAX;   // --release-on-start: the CPU's first cycle
     bool pause_done_ = false;
     uint64_t link_quiet_ = 0;        // cycles since the UART link (either way) was busy
@@ -566,6 +568,8 @@ void Simulation::sample_cpu() {
         truth_->masked(cycle_, !enabled, top_->cpu_enable_pc);
         irq_enabled_ = enabled;
     }
+    if (top_->cpu_takeable)
+        takeable_[top_->cpu_takeable_pc]++;
 }
 
 int Simulation::run() {
@@ -624,6 +628,7 @@ int Simulation::run() {
         // Last chance for the host to get what the appliance sent (non-blocking as ever).
         pty_->flush();
     }
+    truth_->takeable(cycle_, takeable_);
     truth_->close();
     console_.flush();
     std::printf("SIM end=%s code=%d cycles=%llu seconds=%.3f cycles_per_s=%.0f cpu_seconds=%.3f "

@@ -4,10 +4,14 @@
 // 0x-prefixed hex, lines in non-decreasing cycle order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 class TruthLog {
 public:
@@ -51,6 +55,17 @@ public:
         if (file_)
             std::fprintf(file_, "%llu masked %u 0x%08x\n", (unsigned long long)cycle, level,
                          pc);
+    }
+    // At the end of the run (cycle: the last): per instruction address, how often it reached
+    // execute as an instruction an interrupt could have met (sim/README.md), in address order.
+    void takeable(uint64_t cycle, const std::unordered_map<uint32_t, uint64_t> &cycles) {
+        if (!file_)
+            return;
+        std::vector<std::pair<uint32_t, uint64_t>> sorted(cycles.begin(), cycles.end());
+        std::sort(sorted.begin(), sorted.end());
+        for (const auto &[pc, count] : sorted)
+            std::fprintf(file_, "%llu takeable 0x%08x %llu\n", (unsigned long long)cycle, pc,
+                         (unsigned long long)count);
     }
     void event(uint64_t cycle, const char *event) {
         if (file_)

@@ -52,7 +52,9 @@ module latscope_soc (
     output wire [31:0] cpu_mcause,
     output wire [31:0] cpu_mepc,
     output wire        cpu_irq_enabled,
-    output wire [31:0] cpu_enable_pc
+    output wire [31:0] cpu_enable_pc,
+    output wire        cpu_takeable,
+    output wire [31:0] cpu_takeable_pc
 );
     // The page: dBus word address bits 29..PAGE_WORD_BITS; a register: the bits below.
     localparam PAGE_WORD_BITS = `SOC_PAGE_WORD_BITS;
@@ -148,6 +150,30 @@ module latscope_soc (
                 enable_pc <= cpu.execute_PC;
         end
     assign cpu_enable_pc = enable_pc;
+    // The instructions an interrupt can meet (`takeable`, sim/README.md). The core registers
+    // a pending takeable interrupt (CsrPlugin_interrupt_valid, from the cycle before); its
+    // pipeline liberator then halts decode with the instruction there, which the trap
+    // returns to, once the later stages have drained. So an instruction X can be met if it
+    // sat in decode (valid, not being removed) in a cycle after one in which the external
+    // interrupt was takeable, and the interrupt is still takeable when X reaches execute:
+    // not the instruction after a masking CSR write (it waits in decode while the write
+    // drains the pipeline, then runs masked), nor the one after an unmasking one (it sits
+    // in decode only while still masked). cpu_takeable is high in the first cycle X is in
+    // execute and the interrupt is takeable; cpu_takeable_pc is X.
+    reg takeable_q = 1'b0, x_takeable = 1'b0, x_check = 1'b0;
+    reg [31:0] x_pc = 32'd0;
+    wire in_decode = cpu.decode_arbitration_isValid & ~cpu.decode_arbitration_removeIt;
+    always @(posedge clk)
+        if (cpu_probe) begin
+            takeable_q <= cpu_irq_enabled;
+            // For the instruction in decode until it leaves: it had a takeable cycle there.
+            x_takeable <= in_decode & ~cpu.decode_arbitration_isFiring &
+                          (x_takeable | takeable_q);
+            x_check <= cpu.decode_arbitration_isFiring & (x_takeable | takeable_q);
+            x_pc <= cpu.decode_PC;
+        end
+    assign cpu_takeable = x_check & cpu_irq_enabled;
+    assign cpu_takeable_pc = x_pc;
 
     // One wait state for every dBus target: accept in R, ACK in R+1. A RAM request waits
     // while the bus load engine holds the RAM.

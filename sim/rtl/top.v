@@ -48,6 +48,8 @@ module latscope_sim_top (
     output wire [31:0] cpu_mepc,
     output wire        cpu_irq_enabled,
     output wire [31:0] cpu_enable_pc,
+    output wire        cpu_takeable,
+    output wire [31:0] cpu_takeable_pc,
     output wire [31:0] gpio_out,
     output wire        dbus_cyc,
     output wire        dbus_stb,
@@ -80,7 +82,8 @@ module latscope_sim_top (
         .irq_pending(irq_pending), .cpu_meip(cpu_meip), .timer_irq(timer_irq),
         .bus_load_hold(bus_load_hold), .load_irq_pending(load_irq_pending),
         .cpu_irq_taken(cpu_irq_taken), .cpu_mcause(cpu_mcause), .cpu_mepc(cpu_mepc),
-        .cpu_irq_enabled(cpu_irq_enabled), .cpu_enable_pc(cpu_enable_pc)
+        .cpu_irq_enabled(cpu_irq_enabled), .cpu_enable_pc(cpu_enable_pc),
+        .cpu_takeable(cpu_takeable), .cpu_takeable_pc(cpu_takeable_pc)
     );
 
 `ifdef WITH_APPLIANCE

@@ -79,6 +79,7 @@ class Run:
     def __init__(self, build, irq, scratch):
         binary, firmware = build
         period, jitter, width = IRQS[irq]
+        self.irq = irq
         self.elf = firmware / "irq_masked.elf"
         log, console = scratch / "irq_masked.truth", scratch / "console"
         result = subprocess.run(
@@ -165,6 +166,26 @@ def test_every_interrupt_returns_into_the_loop_or_to_the_masking_instruction(run
     # Both instructions of the spin loop (addi, bnez) are met: not passed by no interrupt.
     loop = run.code.instructions(run.address("spin"), run.address("masked_tail"))[:2]
     assert coverage(interrupts.return_addresses, loop).met == 2
+
+
+def test_interrupts_meet_only_takeable_instructions_and_a_dense_irq_meets_them_all(run):
+    """The log's ``takeable`` instructions (those an interrupt can meet, sim/README.md) of
+    masked_spin are its masking csrci at masked_begin, the loop from spin to the round's
+    branch and the final csrci at masked_tail: not the ones that run masked, not the one
+    after the csrsi (still in the pipeline when the interrupt is taken), not the first (it
+    runs while the CPU is still masked from reset). Every interrupt met a takeable
+    instruction, and the dense IRQ met every takeable one but the last (it runs once)."""
+    takeable = run.truth.takeable
+    assert len(takeable) == len(run.truth.takeable_cycles) and np.all(np.diff(takeable) > 0)
+    begin, spin, tail = (run.address(label) for label in ("masked_begin", "spin", "masked_tail"))
+    loop = run.code.instructions(spin, tail)
+    expected = np.concatenate([[begin], loop, [tail]])
+    spin_function = run.code.function_instructions("masked_spin")
+    assert np.array_equal(np.intersect1d(takeable, spin_function), expected)
+    met = run.truth.interrupts.return_addresses
+    assert np.all(np.isin(met, takeable))
+    if run.irq == "dense":
+        assert coverage(met, expected[:-1]).fraction == 1.0
 
 
 def test_the_log_holds_what_the_handler_read(run):
@@ -410,7 +431,10 @@ def test_suite_report_says_where_the_il_interrupts_met_the_code(suite_run, tmp_p
     assert [entry["function"] for entry in where["functions"]] == ["il_thread"]
     functions = where["functions"][0]
     assert functions["instructions"] == len(code.function_instructions("il_thread"))
-    assert 0 < functions["met"] <= functions["instructions"]
+    assert 0 < functions["met"] <= functions["takeable"] < functions["instructions"]
+    assert functions["coverage"] == functions["met"] / functions["takeable"]
+    external = truth.interrupts.of_cause(MCAUSE_EXTERNAL)
+    assert np.all(np.isin(external.return_addresses, truth.takeable))
     assert len(where["worst"]) == 3
     for entry in where["worst"]:
         assert entry["at"]["function"] == "il_thread" and entry["at"]["line"]

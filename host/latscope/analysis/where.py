@@ -91,17 +91,21 @@ class SamplesWhere:
 @dataclass(frozen=True)
 class FunctionCoverage:
     """A function the interrupts of a table met: ``interrupts`` that returned into it,
-    ``met`` distinct instructions of it, out of ``instructions`` (None: a label without a
-    size, whose instructions are not known)."""
+    ``met`` distinct instructions of it they returned to; ``takeable``: its instructions an
+    interrupt could meet in the run (:attr:`CpuTruth.takeable`; None: the log does not say),
+    ``instructions``: all of them (None for both: a label without a size, whose
+    instructions are not known)."""
 
     function: str
     interrupts: int
     met: int
+    takeable: int | None
     instructions: int | None
 
     @property
     def fraction(self) -> float | None:
-        return self.met / self.instructions if self.instructions else None
+        """Coverage: met / takeable (None: not known)."""
+        return self.met / self.takeable if self.takeable else None
 
 
 @dataclass(frozen=True)
@@ -192,7 +196,7 @@ def _match(table: SampleTable, truth: CpuTruth, stamps_per_cycle: int, name: str
     return SamplesWhere(starts, values, taken, addresses, held_by, masked_cycles)
 
 
-def _functions(samples: SamplesWhere, code: CodeMap) -> list[FunctionCoverage]:
+def _functions(samples: SamplesWhere, truth: CpuTruth, code: CodeMap) -> list[FunctionCoverage]:
     """Coverage of every function the interrupts met, most interrupts first."""
     addresses = samples.addresses[samples.addresses >= 0]
     by_function: dict[str, list[int]] = {}
@@ -200,13 +204,18 @@ def _functions(samples: SamplesWhere, code: CodeMap) -> list[FunctionCoverage]:
         by_function.setdefault(code.function_at(address) or "?", []).append(address)
     result = []
     for function, met in by_function.items():
-        instructions = code.function_instructions(function) if function in code.functions else None
-        distinct = len(set(met))
-        if instructions is not None:
-            distinct = coverage(met, instructions).met
+        if function not in code.functions:
+            result.append(FunctionCoverage(function, len(met), len(set(met)), None, None))
+            continue
+        instructions = code.function_instructions(function)
+        takeable = np.intersect1d(instructions, truth.takeable) if len(truth.takeable) else None
         result.append(
             FunctionCoverage(
-                function, len(met), distinct, None if instructions is None else len(instructions)
+                function,
+                len(met),
+                coverage(met, instructions).met,
+                None if takeable is None else len(takeable),
+                len(instructions),
             )
         )
     return sorted(result, key=lambda entry: (-entry.interrupts, entry.function))
@@ -256,7 +265,7 @@ def where_of(
         result[name] = TableWhere(
             name,
             samples,
-            _functions(samples, code),
+            _functions(samples, truth, code),
             _regions(samples, truth, code),
             code,
             truth,

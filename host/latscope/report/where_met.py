@@ -97,6 +97,7 @@ def _table_fields(table: TableWhere, worst, ns_per_stamp):
                 "function": entry.function,
                 "interrupts": entry.interrupts,
                 "met": entry.met,
+                "takeable": entry.takeable,
                 "instructions": entry.instructions,
                 "coverage": entry.fraction,
             }
@@ -121,9 +122,9 @@ def _functions_text(where):
     shown = where["functions"][:FUNCTIONS_SHOWN]
     parts = []
     for entry in shown:
-        if entry["instructions"]:
+        if entry["takeable"]:
             parts.append(
-                f"{entry['function']} {entry['met']}/{entry['instructions']} "
+                f"{entry['function']} {entry['met']}/{entry['takeable']} "
                 f"({entry['coverage']:.0%}; {entry['interrupts']} interrupts)"
             )
         else:
@@ -176,7 +177,8 @@ class WhereMet(TableSection):
         return (
             f"where the interrupts met the code (ground truth {run['log']}, firmware "
             f"{Path(run['firmware']).name}: the instruction the CPU's interrupt for each IRQ "
-            f"edge returned to; coverage: distinct instructions met / the function's):"
+            f"edge returned to; coverage: distinct instructions met / the function's that an "
+            f"interrupt could meet in the run):"
         )
 
     def lines(self, row):

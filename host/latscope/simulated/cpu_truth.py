@@ -98,11 +98,16 @@ class MaskedStretches:
 class CpuTruth:
     """``interrupts`` and ``masked`` stretches; ``irq_rises``: the cycles in which the IRQ
     line the appliance (or the harness) drives rose (``irq 1``), the stamps of the IRQ
-    samples' starts, which tie a capture to its log."""
+    samples' starts, which tie a capture to its log; ``takeable``: the instructions an
+    interrupt could meet in the run (``takeable`` lines: the addresses, ascending, and the
+    cycles each sat in decode while an interrupt would have been taken before it; empty in
+    a log without them)."""
 
     interrupts: Interrupts
     masked: MaskedStretches
     irq_rises: np.ndarray
+    takeable: np.ndarray
+    takeable_cycles: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -133,7 +138,8 @@ class TruthSource:
 
 
 def read_cpu_truth(path: str | PathLike[str]) -> CpuTruth:
-    """The ``interrupt``, ``masked`` and ``irq 1`` lines of the ground-truth log ``path``. Raises
+    """The ``interrupt``, ``masked``, ``irq 1`` and ``takeable`` lines of the ground-truth
+    log ``path``. Raises
     ValueError (naming the file and line) where the masked lines do not alternate, starting
     masked at cycle 0, as the harness writes them; a log written without them (an older
     harness) has neither."""
@@ -145,12 +151,16 @@ def read_cpu_truth(path: str | PathLike[str]) -> CpuTruth:
     end_pcs: list[int] = []
     masked: tuple[int, int] | None = None
     irq_rises: list[int] = []
+    takeable: list[tuple[int, int]] = []
     with open(path) as log:
         for number, line in enumerate(log, 1):
             # Split only the lines wanted: the log holds a line per marker as well.
             if " interrupt " in line:
                 cycle_text, _, cause, address = line.split()
                 interrupts.append((int(cycle_text), int(cause, 16), int(address, 16)))
+            elif " takeable " in line:
+                _, _, address, cycles = line.split()
+                takeable.append((int(address, 16), int(cycles)))
             elif line.endswith(" irq 1\n"):
                 irq_rises.append(int(line.split(maxsplit=1)[0]))
             elif " masked " in line:
@@ -185,4 +195,5 @@ def read_cpu_truth(path: str | PathLike[str]) -> CpuTruth:
         Interrupts(table[:, 0], table[:, 1], table[:, 2]),
         stretches,
         np.array(irq_rises, dtype=np.int64),
+        *np.array(takeable, dtype=np.int64).reshape(-1, 2).T,
     )
