@@ -32,6 +32,7 @@ from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.report.results import load_tables, results
 from latscope.report.worst_samples import worst_of
 from latscope.simulated.code_map import CodeMap
+from latscope.simulated.control_flow import loop_instructions, successors
 from latscope.simulated.coverage import coverage, masked_regions
 from latscope.simulated.cpu_truth import MCAUSE_EXTERNAL, MCAUSE_TIMER, read_cpu_truth
 from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
@@ -306,6 +307,56 @@ def readelf_lines(elf):
     return rows
 
 
+#: objdump's mnemonics (aliases) by where control goes: to the target and the next
+#: instruction, to the target only, to the next only (calls return), nowhere in the function.
+BRANCHES = {"beq", "bne", "blt", "bge", "bltu", "bgeu", "beqz", "bnez", "blez", "bgez"}
+BRANCHES |= {"bltz", "bgtz", "bgt", "ble", "bgtu", "bleu"}
+JUMPS, CALLS, ENDS = {"j"}, {"jal", "jalr"}, {"ret", "jr", "mret"}
+
+
+def objdump_control_flow(elf):
+    """{address: (mnemonic, next address, target or None)} of the ELF's control-flow
+    instructions as objdump disassembles them."""
+    text = subprocess.run(
+        [CROSS + "objdump", "-d", "--no-show-raw-insn", str(elf)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rows = re.findall(r"(?m)^\s*([0-9a-f]+):\t(\S+)\s*([^\n]*)$", text)
+    flow = {}
+    for (address, mnemonic, operands), following in zip(rows, rows[1:] + [("0", "", "")]):
+        if mnemonic in BRANCHES | JUMPS | CALLS | ENDS:
+            target = re.search(r"\b([0-9a-f]+) <", operands)
+            flow[int(address, 16)] = (
+                mnemonic,
+                int(following[0], 16),
+                int(target.group(1), 16) if target else None,
+            )
+    return flow
+
+
+def check_control_flow(code):
+    """Every control-flow instruction's successors are where objdump says it goes."""
+    flow = objdump_control_flow(code.path)
+    checked = 0
+    for start, end in code.functions.values():
+        for address in code.instructions(start, end).tolist():
+            if address not in flow:
+                continue
+            mnemonic, following, target = flow[address]
+            expected = {
+                **dict.fromkeys(BRANCHES, {following, target}),
+                **dict.fromkeys(JUMPS, {target}),
+                **dict.fromkeys(CALLS, {following}),
+                **dict.fromkeys(ENDS, set()),
+            }[mnemonic]
+            inside = {a for a in expected if a is not None and start <= a < end}
+            assert set(successors(code, address, start, end)) == inside, (hex(address), mnemonic)
+            checked += 1
+    assert checked > 20
+
+
 def check_against_binutils(elf):
     """Every function's instructions are objdump's, and the source line at every address of
     the line table readelf's."""
@@ -319,11 +370,17 @@ def check_against_binutils(elf):
     assert len(rows) > 100
     ours = {address: code.line_at(address) for address in rows}
     assert {address: (Path(file).name, line) for address, (file, line) in ours.items()} == rows
+    check_control_flow(code)
     return code
 
 
 def test_instructions_and_lines_are_binutils(build):
     code = check_against_binutils(build[1] / "irq_masked.elf")
+    # masked_spin's loop: the rounds, from masked_begin up to masked_tail (the spin loop
+    # inside them); not its first instruction nor the tail after the last round.
+    begin, tail = code.symbol_address("masked_begin"), code.symbol_address("masked_tail")
+    assert np.array_equal(loop_instructions(code, "masked_spin"), code.instructions(begin, tail))
+    assert len(loop_instructions(code, "trap_handler")) == 0
     lengths = set(np.diff(code.function_instructions("masked_spin")).tolist())
     assert lengths == ({2, 4} if "rv32imac" in str(build[1]) else {4})
 

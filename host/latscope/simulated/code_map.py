@@ -213,6 +213,16 @@ class CodeMap:
             )
         return np.array(addresses, dtype=np.int64)
 
+    def instruction_at(self, address: int) -> int:
+        """The instruction that starts at ``address``: its 16 bits (RVC) or 32 bits."""
+        for base, data in self._code:
+            if base <= address < base + len(data):
+                offset = address - base
+                first = int.from_bytes(data[offset : offset + 2], "little")
+                length = instruction_length(first)
+                return int.from_bytes(data[offset : offset + length], "little")
+        raise ValueError(f"{self.path}: 0x{address:08x} is not in the code")
+
     def function_instructions(self, name: str) -> np.ndarray:
         """Addresses of every instruction of the function ``name``."""
         return self.instructions(*self.function_range(name))
