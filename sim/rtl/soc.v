@@ -155,25 +155,34 @@ module latscope_soc (
     // pipeline liberator then halts decode with the instruction there, which the trap
     // returns to, once the later stages have drained. So an instruction X can be met if it
     // sat in decode (valid, not being removed) in a cycle after one in which the external
-    // interrupt was takeable, and the interrupt is still takeable when X reaches execute:
-    // not the instruction after a masking CSR write (it waits in decode while the write
-    // drains the pipeline, then runs masked), nor the one after an unmasking one (it sits
-    // in decode only while still masked). cpu_takeable is high in the first cycle X is in
-    // execute and the interrupt is takeable; cpu_takeable_pc is X.
-    reg takeable_q = 1'b0, x_takeable = 1'b0, x_check = 1'b0;
-    reg [31:0] x_pc = 32'd0;
+    // interrupt was takeable, and the interrupt is still takeable in X's first cycle in
+    // execute: not the instruction after a masking CSR write (it waits in decode while the
+    // write drains the pipeline, then runs masked), nor the one after an unmasking one (it
+    // sits in decode only while still masked). The flag travels with X down the pipeline
+    // and counts when X retires, so an instruction fetched after a jump and flushed (the
+    // one after a `ret`) does not. cpu_takeable is high in the cycle such an X retires
+    // (writeBack fires), cpu_takeable_pc is X.
+    reg takeable_q = 1'b0, x_takeable = 1'b0, e_first = 1'b0, e_cond = 1'b0, e_held = 1'b0;
+    reg m_flag = 1'b0, w_flag = 1'b0;
     wire in_decode = cpu.decode_arbitration_isValid & ~cpu.decode_arbitration_removeIt;
+    wire e_flag = e_first ? e_cond & cpu_irq_enabled : e_held;
     always @(posedge clk)
         if (cpu_probe) begin
             takeable_q <= cpu_irq_enabled;
             // For the instruction in decode until it leaves: it had a takeable cycle there.
             x_takeable <= in_decode & ~cpu.decode_arbitration_isFiring &
                           (x_takeable | takeable_q);
-            x_check <= cpu.decode_arbitration_isFiring & (x_takeable | takeable_q);
-            x_pc <= cpu.decode_PC;
+            e_first <= cpu.decode_arbitration_isFiring;
+            if (cpu.decode_arbitration_isFiring)
+                e_cond <= x_takeable | takeable_q;
+            e_held <= e_flag;
+            if (cpu.execute_arbitration_isFiring)
+                m_flag <= e_flag;
+            if (cpu.memory_arbitration_isFiring)
+                w_flag <= m_flag;
         end
-    assign cpu_takeable = x_check & cpu_irq_enabled;
-    assign cpu_takeable_pc = x_pc;
+    assign cpu_takeable = cpu.writeBack_arbitration_isFiring & w_flag;
+    assign cpu_takeable_pc = cpu.writeBack_PC;
 
     // One wait state for every dBus target: accept in R, ACK in R+1. A RAM request waits
     // while the bus load engine holds the RAM.

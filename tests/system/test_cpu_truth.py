@@ -32,7 +32,7 @@ from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.report.results import load_tables, results
 from latscope.report.worst_samples import worst_of
 from latscope.simulated.code_map import CodeMap
-from latscope.simulated.control_flow import loop_instructions, successors
+from latscope.simulated.control_flow import callees, flow, loop_instructions, successors
 from latscope.simulated.coverage import coverage, masked_regions
 from latscope.simulated.cpu_truth import MCAUSE_EXTERNAL, MCAUSE_TIMER, read_cpu_truth
 from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
@@ -324,27 +324,27 @@ def objdump_control_flow(elf):
         check=True,
     ).stdout
     rows = re.findall(r"(?m)^\s*([0-9a-f]+):\t(\S+)\s*([^\n]*)$", text)
-    flow = {}
+    found = {}
     for (address, mnemonic, operands), following in zip(rows, rows[1:] + [("0", "", "")]):
         if mnemonic in BRANCHES | JUMPS | CALLS | ENDS:
             target = re.search(r"\b([0-9a-f]+) <", operands)
-            flow[int(address, 16)] = (
+            found[int(address, 16)] = (
                 mnemonic,
                 int(following[0], 16),
                 int(target.group(1), 16) if target else None,
             )
-    return flow
+    return found
 
 
 def check_control_flow(code):
     """Every control-flow instruction's successors are where objdump says it goes."""
-    flow = objdump_control_flow(code.path)
+    objdump = objdump_control_flow(code.path)
     checked = 0
     for start, end in code.functions.values():
         for address in code.instructions(start, end).tolist():
-            if address not in flow:
+            if address not in objdump:
                 continue
-            mnemonic, following, target = flow[address]
+            mnemonic, following, target = objdump[address]
             expected = {
                 **dict.fromkeys(BRANCHES, {following, target}),
                 **dict.fromkeys(JUMPS, {target}),
@@ -353,6 +353,11 @@ def check_control_flow(code):
             }[mnemonic]
             inside = {a for a in expected if a is not None and start <= a < end}
             assert set(successors(code, address, start, end)) == inside, (hex(address), mnemonic)
+            call = flow(code.instruction_at(address)).call
+            if mnemonic == "jal":
+                assert address + call == target, hex(address)
+            else:
+                assert call is None, hex(address)
             checked += 1
     assert checked > 20
 
@@ -381,6 +386,8 @@ def test_instructions_and_lines_are_binutils(build):
     begin, tail = code.symbol_address("masked_begin"), code.symbol_address("masked_tail")
     assert np.array_equal(loop_instructions(code, "masked_spin"), code.instructions(begin, tail))
     assert len(loop_instructions(code, "trap_handler")) == 0
+    assert callees(code, "masked_spin") == ["masked_spin"]
+    assert {"masked_spin", "printf"} <= set(callees(code, "main"))
     lengths = set(np.diff(code.function_instructions("masked_spin")).tolist())
     assert lengths == ({2, 4} if "rv32imac" in str(build[1]) else {4})
 
