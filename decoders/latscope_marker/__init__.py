@@ -19,6 +19,11 @@ analyzer capture of the trace port (e.g. fx2lafw at 24 MHz; a delay of 1
 sample guards against skew between the strobe and the data lines). Markers
 closer together than the sample delay cannot be told apart and are flagged.
 
+On a latscope export of a capture with the IRQ trigger (latscope capture
+--irq-trigger), the delay lane DELAY0..DELAY13 holds each IRQ edge's trigger
+delay from its record; the IRQ row then names it ('IRQ asserted, trigger delay
+37 cycles').
+
 The kernel's own markers show by name: 'tick entry', 'tick exit', 'handler
 <line>' (docs/markers.md).
 

@@ -95,6 +95,20 @@ CHANNELS = (
     {'id': 'd2_13', 'name': 'D2_13', 'desc': 'Second marker lane, data bit 13'},
     {'id': 'd2_14', 'name': 'D2_14', 'desc': 'Second marker lane, data bit 14'},
     {'id': 'd2_15', 'name': 'D2_15', 'desc': 'Second marker lane, data bit 15'},
+    {'id': 'delay0', 'name': 'DELAY0', 'desc': 'IRQ trigger delay, bit 0'},
+    {'id': 'delay1', 'name': 'DELAY1', 'desc': 'IRQ trigger delay, bit 1'},
+    {'id': 'delay2', 'name': 'DELAY2', 'desc': 'IRQ trigger delay, bit 2'},
+    {'id': 'delay3', 'name': 'DELAY3', 'desc': 'IRQ trigger delay, bit 3'},
+    {'id': 'delay4', 'name': 'DELAY4', 'desc': 'IRQ trigger delay, bit 4'},
+    {'id': 'delay5', 'name': 'DELAY5', 'desc': 'IRQ trigger delay, bit 5'},
+    {'id': 'delay6', 'name': 'DELAY6', 'desc': 'IRQ trigger delay, bit 6'},
+    {'id': 'delay7', 'name': 'DELAY7', 'desc': 'IRQ trigger delay, bit 7'},
+    {'id': 'delay8', 'name': 'DELAY8', 'desc': 'IRQ trigger delay, bit 8'},
+    {'id': 'delay9', 'name': 'DELAY9', 'desc': 'IRQ trigger delay, bit 9'},
+    {'id': 'delay10', 'name': 'DELAY10', 'desc': 'IRQ trigger delay, bit 10'},
+    {'id': 'delay11', 'name': 'DELAY11', 'desc': 'IRQ trigger delay, bit 11'},
+    {'id': 'delay12', 'name': 'DELAY12', 'desc': 'IRQ trigger delay, bit 12'},
+    {'id': 'delay13', 'name': 'DELAY13', 'desc': 'IRQ trigger delay, bit 13'},
 )
 STROBE = 0
 DATA = 1                                  # D0 .. D15
@@ -104,3 +118,5 @@ EDGE_CHANNELS = 8
 LOSS = 26
 STROBE2 = 27
 DATA2 = 28                                # D2_0 .. D2_15
+DELAY = 44                                # DELAY0 .. DELAY13
+DELAY_BITS = 14

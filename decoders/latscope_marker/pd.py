@@ -14,6 +14,8 @@ from .encoding import (
     CHANNELS,
     DATA,
     DATA2,
+    DELAY,
+    DELAY_BITS,
     EDGE,
     EDGE_CHANNELS,
     IRQ,
@@ -121,7 +123,8 @@ class Decoder(srd.Decoder):
 
     def reset(self):
         # Events waiting for output, in sample order: [ss, kind, payload, due, data
-        # channels]; a marker is complete once its data is sampled (due is None).
+        # channels]; a marker is complete once its data is sampled (due is None). An IRQ
+        # edge's last field is its trigger delay (the delay lane at the edge; None: no lane).
         self.queue = deque()
         # Per row ('markers', 'irq', 'edges'), the last event's annotation: it spans to the
         # row's next event, at most HOLD_SECONDS, and is put when either comes:
@@ -144,7 +147,7 @@ class Decoder(srd.Decoder):
         delay = self.options["sample_delay"]
         while self.queue and self.queue[0][3] is None:
             self.ticks_first()
-            ss, kind, payload, _, _ = self.queue.popleft()
+            ss, kind, payload, _, trigger_delay = self.queue.popleft()
             es = ss + max(delay, 1)
             if kind == "MARKER":
                 value = payload
@@ -155,6 +158,13 @@ class Decoder(srd.Decoder):
                 texts = (
                     ["IRQ asserted", "IRQ", "I"] if payload else ["IRQ released", "IRQ off", "i"]
                 )
+                if payload and trigger_delay is not None:
+                    texts = [
+                        "IRQ asserted, trigger delay %d cycles" % trigger_delay,
+                        "IRQ delay %d" % trigger_delay,
+                        "I %d" % trigger_delay,
+                        "I",
+                    ]
                 self.show("irq", ss, [A_IRQ_ASSERT if payload else A_IRQ_RELEASE, texts])
                 self.put(ss, es, self.out_python, ["IRQ", payload])
             elif kind == "EDGE":
@@ -235,6 +245,7 @@ class Decoder(srd.Decoder):
         data2 = [(bit, DATA2 + bit) for bit in range(MARKER_BITS) if present[DATA2 + bit]]
         lane_data = {STROBE: data, STROBE2: data2}
         edges = [(n, EDGE + n) for n in range(EDGE_CHANNELS) if present[EDGE + n]]
+        delay_lane = [(bit, DELAY + bit) for bit in range(DELAY_BITS) if present[DELAY + bit]]
         # Watched channels in the order their events are queued within one sample.
         watched = [channel for channel in (LOSS, STROBE, STROBE2, IRQ) if present[channel]]
         watched += [channel for _, channel in edges]
@@ -274,7 +285,11 @@ class Decoder(srd.Decoder):
                         entry[3] = None
                     queue.append(entry)
                 elif channel == IRQ:
-                    queue.append([now, "IRQ", int(pins[IRQ] == assert_level), None, None])
+                    trigger_delay = (
+                        sum(pins[ch] << bit for bit, ch in delay_lane) if delay_lane else None
+                    )
+                    level = int(pins[IRQ] == assert_level)
+                    queue.append([now, "IRQ", level, None, trigger_delay])
                 else:
                     queue.append([now, "EDGE", (channel - EDGE, pins[channel]), None, None])
             self.flush()

@@ -10,11 +10,14 @@ boards' pin maps against it.
 from dataclasses import dataclass
 from typing import Protocol
 
+from .protocol import IRQ_DELAY_BITS
+
 __all__ = [
     "Channel",
     "MAX_EDGES",
     "EXPORT_DATA_BITS",
     "SECOND_LANE",
+    "DELAY_LANE",
     "pins",
     "Layout",
     "MARKER_DECODER",
@@ -63,6 +66,15 @@ def _data2(n: int) -> Channel:
 SECOND_LANE = [STROBE2] + [_data2(n) for n in range(EXPORT_DATA_BITS)]
 
 
+def _delay(n: int) -> Channel:
+    return Channel(f"DELAY{n}", f"delay{n}", "derived", f"IRQ trigger delay, bit {n}")
+
+
+#: The IRQ trigger's delay lane: the delay (capture cycles) of the latest IRQ edge, as its
+#: record gives it (protocol.IrqValue), held until the next IRQ edge.
+DELAY_LANE = [_delay(n) for n in range(IRQ_DELAY_BITS)]
+
+
 def _edge(n: int) -> Channel:
     return Channel(f"EDGE{n}", f"edge{n}", "in", f"Edge channel {n}")
 
@@ -104,6 +116,8 @@ class Layout:
     LOSS                      --       export only: high where events may have been lost
     STROBE2, D2_0 .. D2_15    --       export only, when two markers share a cycle: the second
                                        marker lane (strobe and data of a cycle's second marker)
+    DELAY0 .. DELAY13         --       export only, when the capture has triggered IRQ edges:
+                                       the latest IRQ edge's trigger delay (capture cycles)
     ========================= ======== ===========================================================
 
     Two markers in one cycle (trace port and bus window together) are taken in the order
@@ -115,6 +129,7 @@ class Layout:
 
     edge_count: int = 0
     second_lane: bool = False
+    delay_lane: bool = False
 
     @classmethod
     def for_identity(cls, identity: _EdgeCount) -> "Layout":
@@ -126,6 +141,7 @@ class Layout:
             pins(EXPORT_DATA_BITS, self.edge_count)
             + [LOSS]
             + (SECOND_LANE if self.second_lane else [])
+            + (DELAY_LANE if self.delay_lane else [])
         )
 
     @property
@@ -156,5 +172,5 @@ def decoder_order(channels: list[Channel]) -> list[Channel]:
 
 def decoder_channels() -> list[Channel]:
     """Every channel the ``latscope_marker`` decoder has (all 8 edge channels, the second
-    marker lane)."""
-    return decoder_order(Layout(MAX_EDGES, second_lane=True).channels)
+    marker lane, the delay lane)."""
+    return decoder_order(Layout(MAX_EDGES, second_lane=True, delay_lane=True).channels)

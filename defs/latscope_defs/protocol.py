@@ -2,8 +2,8 @@
 
 ``docs/protocol.md`` describes every byte; this module is that description in code: record
 sources and payloads, the segment records (SYNC, TALLY, SEAL), commands and replies, the SUMP
-device mode, and :class:`StreamEncoder`, the reference encoder (versions 1 and 2; the gateware
-writes version 2). The gateware imports its constants and message layouts and the host's
+device mode, and :class:`StreamEncoder`, the reference encoder (versions 1 to 3; the gateware
+writes version 3). The gateware imports its constants and message layouts and the host's
 parser uses the same ones, so the two sides cannot drift apart.
 """
 
@@ -46,6 +46,12 @@ __all__ = [
     "loss_value",
     "loss_source",
     "loss_count",
+    "IRQ_DELAY_BITS",
+    "IrqValue",
+    "irq_value",
+    "irq_level",
+    "irq_triggered",
+    "irq_delay",
     "crc16",
     "crc32",
     "record_length",
@@ -61,6 +67,9 @@ __all__ = [
     "StartArgs",
     "EchoPattern",
     "EchoReply",
+    "TriggerConfig",
+    "TriggerFlags",
+    "TRIGGER_SOURCES",
     "COMMAND_ARGS",
     "REPLY_LAYOUTS",
     "OLDER_REPLY_SIZES",
@@ -82,9 +91,10 @@ __all__ = [
 ]
 
 #: Protocol version; the identify reply carries it. Bump on any incompatible change.
-VERSION = 2
-#: Versions the host reads (version 1: capture files written before version 2).
-VERSIONS = (1, 2)
+VERSION = 3
+#: Versions the host reads (versions 1 and 2: capture files written before version 3; a
+#: version 2 device, which has no trigger).
+VERSIONS = (1, 2, 3)
 #: First four bytes of the identify reply payload.
 MAGIC = b"LTSC"
 
@@ -94,7 +104,7 @@ class Source(IntEnum):
 
     MARKER = 0  #: trace-port marker; value = sampled data bits
     BUS = 1  #: write into the bus trace window; value = written data (32 bits)
-    IRQ = 2  #: IRQ generator output edge; value 1 = asserting edge, 0 = releasing edge
+    IRQ = 2  #: IRQ output edge; value: IrqValue (v3; v1, v2: 1 asserting, 0 releasing edge)
     LOSS = 3  #: events lost to a full FIFO; value: LossValue (count << 4 | lost source)
     EDGE0 = 4  #: edge channel 0 .. 7 (sources 4..11); value = new pin level
     EDGE1 = 5
@@ -123,6 +133,7 @@ SYNC_CONT = 9
 _FIXED_CONT = {
     1: {15: SYNC_CONT},
     2: {15: 7, 12: 8, 13: 5},  # SYNC 8 bytes (52 bits), TALLY 9 (59), SEAL 6 (38)
+    3: {15: 7, 12: 8, 13: 5},  # as version 2
 }
 
 
@@ -178,10 +189,55 @@ def loss_count(value: _Values) -> _Values:
     return (value >> _LOSS_COUNT.offset) & _LOSS_COUNT_MASK
 
 
+#: Bits of an IRQ edge's trigger delay (capture cycles, up to 16383: 131 us at 125 MHz), in
+#: :class:`IrqValue` and in :class:`TriggerConfig`'s ``start``, ``stop``, ``step`` and ``hold``.
+#: (An IRQ value of 16 bits, like a marker's, and a TriggerConfig as long as IrqConfig keep
+#: the encoder's record multiplexer and the command register as they were.)
+IRQ_DELAY_BITS = 14
+
+
+class IrqValue(data.Struct):
+    """The value of an IRQ record (version 3): the edge, and the firing of the trigger that
+    made it. An edge of the periodic generator has ``triggered`` 0 and ``delay`` 0, so its
+    value is the level alone, as in versions 1 and 2."""
+
+    level: 1  #: 1: asserting edge, 0: releasing edge (whatever the polarity)
+    triggered: 1  #: the edge is one of a trigger's firing (docs/protocol.md)
+    delay: IRQ_DELAY_BITS  #: that firing's delay, capture cycles (0 if not triggered)
+
+
+_IRQ_FIELDS = {name: field for name, field in data.Layout.cast(IrqValue)}
+
+
+def irq_value(level: int, triggered: int = 0, delay: int = 0) -> int:
+    """The value of an IRQ record (an int)."""
+    return IrqValue.const({"level": level, "triggered": triggered, "delay": delay}).as_value().value
+
+
+def _irq_field(name: str, value: _Values) -> _Values:
+    field = _IRQ_FIELDS[name]
+    return (value >> field.offset) & ((1 << field.width) - 1)
+
+
+def irq_level(value: _Values) -> _Values:
+    """The level of IRQ values (ints or a numpy array of them, any version): 1 asserting."""
+    return _irq_field("level", value)
+
+
+def irq_triggered(value: _Values) -> _Values:
+    """Whether IRQ values are of a trigger's firing (ints or a numpy array of them)."""
+    return _irq_field("triggered", value)
+
+
+def irq_delay(value: _Values) -> _Values:
+    """The trigger delay of IRQ values, capture cycles (ints or a numpy array of them)."""
+    return _irq_field("delay", value)
+
+
 #: Value width of the fixed-width sources; MARKER's width comes from the identify reply.
 _FIXED_VALUE_WIDTH = {
     Source.BUS: 32,
-    Source.IRQ: 1,
+    Source.IRQ: IrqValue.as_shape().size,
     Source.LOSS: LossValue.as_shape().size,
     **{source: 1 for source in EDGE_SOURCES},
 }
@@ -251,13 +307,16 @@ hole_kind = _hole_field("kind")
 hole_restart = _hole_field("restart")
 
 
-def value_width(source: int, marker_width: int = 16) -> int:
-    """Number of value bits at the bottom of an event record's payload."""
+def value_width(source: int, marker_width: int = 16, version: int | None = None) -> int:
+    """Number of value bits at the bottom of an event record's payload, in protocol
+    ``version`` (the current one if None)."""
     of = Source(source)
     if of == Source.MARKER:
         return marker_width
     if of in (Source.REPLY, Source.SYNC, Source.TALLY, Source.SEAL):
         raise ValueError(f"{of.name} records carry no event value")
+    if of == Source.IRQ and (VERSION if version is None else version) < 3:
+        return 1  # the level alone
     return _FIXED_VALUE_WIDTH[of]
 
 
@@ -309,8 +368,10 @@ def encode_record(source: int, payload: int, version: int | None = None) -> byte
     return bytes(out)
 
 
-def event_payload(source: int, delta: int, value: int, marker_width: int = 16) -> int:
-    width = value_width(source, marker_width)
+def event_payload(
+    source: int, delta: int, value: int, marker_width: int = 16, version: int | None = None
+) -> int:
+    width = value_width(source, marker_width, version)
     if not 0 <= delta < (1 << DELTA_BITS):
         raise ValueError(f"delta {delta} out of range")
     if not 0 <= value < (1 << width):
@@ -350,6 +411,7 @@ class Command(IntEnum):
     IRQ_CONFIG = ord("Q")  #: args: IrqConfig
     STATUS = ord("R")  #: reply: StatusReply
     ECHO = ord("E")  #: args: EchoPattern; reply: EchoReply, the pattern (link test)
+    TRIGGER_CONFIG = ord("T")  #: args: TriggerConfig (version 3)
 
 
 #: Reply to an opcode the device does not know: opcode ``?``, one byte: the unknown opcode.
@@ -373,6 +435,37 @@ class IrqConfig(data.Struct):
     jitter_mask: 32  #: pseudo-random extra cycles, ANDed with a 32-bit LFSR
     width: 32  #: cycles the output stays asserted (at least 1, less than period)
     flags: IrqFlags
+
+
+#: The sources a trigger can watch (``TriggerConfig.source``): markers, bus-window writes
+#: and edge channels.
+TRIGGER_SOURCES = (Source.MARKER, Source.BUS, *EDGE_SOURCES)
+
+
+class TriggerFlags(data.Struct):
+    enable: 1  #: the trigger drives the IRQ output; the periodic generator's edges do not
+    arm: 1  #: each asserting edge of the periodic generator arms one firing
+    _pad: 2
+
+
+class TriggerConfig(data.Struct):
+    """The IRQ trigger (version 3; docs/protocol.md, "Triggered IRQs"): a trigger event is an
+    event of ``source`` whose value ``v`` (a marker's data, a bus write's low 16 bits, an
+    edge channel's new level) has ``(v ^ match) & mask == 0``. Every ``every``-th trigger
+    the trigger takes fires the IRQ output ``delay`` capture cycles later, ``1 + hold``
+    capture cycles long; ``delay`` starts at ``start`` and steps by ``step`` at each firing,
+    back to ``start`` where it would reach ``stop`` (``range(start, stop, step)``, over and
+    over). 13 bytes."""
+
+    source: 4  #: a Source of TRIGGER_SOURCES; any other never triggers
+    flags: TriggerFlags
+    match: 16  #: the value bits the trigger event must have ...
+    mask: 16  #: ... where mask bits are 1
+    every: 8  #: fire at every N-th trigger taken (0 acts as 1)
+    start: IRQ_DELAY_BITS  #: the first delay, capture cycles
+    stop: IRQ_DELAY_BITS  #: the delay wraps to ``start`` where it would reach this
+    step: IRQ_DELAY_BITS  #: added to the delay at each firing
+    hold: IRQ_DELAY_BITS  #: capture cycles the output stays asserted after its first
 
 
 class StartArgs(data.Struct):
@@ -409,6 +502,8 @@ class IdentifyReply(data.Struct):
     irq_latency: 8  #: cycles from the IRQ output changing at the pin to the stamp
     board: data.ArrayLayout(8, 16)  #: board name, ASCII, NUL-padded
     link_clock_hz: 32  #: link clock (UART, commands, encoder); absent from older replies
+    trigger_latency: 8  #: stamp units from a trigger event's stamp to the IRQ edge at delay
+    #:                      0 (version 3; absent from older replies)
 
 
 class StatusReply(data.Struct):
@@ -426,6 +521,7 @@ COMMAND_ARGS: dict[Command, type[data.Struct] | None] = {
     Command.IRQ_CONFIG: IrqConfig,
     Command.STATUS: None,
     Command.ECHO: EchoPattern,
+    Command.TRIGGER_CONFIG: TriggerConfig,
 }
 
 REPLY_LAYOUTS: dict[Command, type[data.Struct]] = {
@@ -436,8 +532,9 @@ REPLY_LAYOUTS: dict[Command, type[data.Struct]] = {
 
 
 #: Payload sizes of replies from older gateware that the host still reads: the IDENTIFY
-#: reply before ``link_clock_hz`` (single-clock gateware; the fields it has are the same).
-OLDER_REPLY_SIZES: dict[Command, tuple[int, ...]] = {Command.IDENTIFY: (35,)}
+#: reply before ``link_clock_hz`` (single-clock gateware) and before ``trigger_latency``
+#: (version 2); the fields they have are the same.
+OLDER_REPLY_SIZES: dict[Command, tuple[int, ...]] = {Command.IDENTIFY: (35, 39)}
 
 
 def reply_sizes(opcode: int) -> tuple[int, ...]:
@@ -466,8 +563,9 @@ class StreamEncoder:
     """Encodes events exactly as the gateware's encoder does (same segment rules, same bytes).
 
     Used by tests to check the gateware byte for byte, and by benchmarks to make streams.
-    Events must come in non-decreasing stamp order. ``version=1`` writes the old format
-    (for tests of old capture files); the gateware writes version 2.
+    Events must come in non-decreasing stamp order. ``version=1`` and ``2`` write the old
+    formats (for tests of old capture files); the gateware writes version 3, whose segments
+    are version 2's (only the IRQ record's value is wider: :class:`IrqValue`).
 
     ``flush_after`` models the device's age rule (a segment is closed once it is that many
     cycles old): the segment is flushed before an event that comes ``flush_after`` or more
@@ -552,14 +650,17 @@ class StreamEncoder:
             self._base is None
             or self._segment_events >= SEGMENT_MAX_EVENTS
             or stamp - self._base >= (1 << DELTA_BITS)
-            or (self.version == 2 and not self._open)
+            or (self.version >= 2 and not self._open)
         ):
             self.sync(stamp)
         base = self._base
         assert base is not None  # sync() set it
         if stamp < base:
             raise ValueError(f"stamp {stamp} before {base}")
-        self._emit(source, event_payload(source, stamp - base, value, self.marker_width))
+        self._emit(
+            source,
+            event_payload(source, stamp - base, value, self.marker_width, self.version),
+        )
         if not self._segment_events:
             self._segment_first = stamp
         self._base = stamp

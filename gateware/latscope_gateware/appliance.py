@@ -16,6 +16,11 @@ draws and countdowns, which limited the capture clock) runs in the link domain a
 :class:`.irq_pin.IrqPinStage` (a synchronizer, the pin flip-flop and the event) in the capture
 domain: the stamps stay exact, and the IRQ periods and widths count link clock cycles
 (docs/protocol.md, IRQ_CONFIG).
+
+The IRQ trigger (:class:`.irq_trigger.IrqTrigger`) runs in the capture domain on every build,
+on the front ends' events, and while enabled drives the pin in place of the periodic
+generator, whose asserting edges may arm it: its delays are exact to the capture cycle
+(``trigger_latency`` in IDENTIFY; docs/protocol.md, "Triggered IRQs").
 """
 
 from amaranth.hdl import *
@@ -23,7 +28,16 @@ from amaranth.lib import wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out, connect
 
-from latscope_defs.protocol import MAGIC, SUMP_MODE_ENTRY, VERSION, Command, IdentifyReply, Source
+from latscope_defs.protocol import (
+    MAGIC,
+    SUMP_MODE_ENTRY,
+    TRIGGER_SOURCES,
+    VERSION,
+    Command,
+    IdentifyReply,
+    IrqValue,
+    Source,
+)
 
 from .bus_write import BusWriteSnoop
 from .capture_control import CaptureControl
@@ -33,6 +47,7 @@ from .ddr_edges import stamp_shift_of
 from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
 from .irq_pin import IrqPinStage
+from .irq_trigger import IrqTrigger
 from .marker_port import MarkerPort
 from .stream_register import StreamRegister
 from .sump import SumpEngine
@@ -146,6 +161,9 @@ class Appliance(wiring.Component):
                 window_base=base,
                 window_words=words,
             )
+        self._trigger = IrqTrigger(
+            {source: width for source, width in self.sources().items() if source in TRIGGER_SOURCES}
+        )
         members = {
             "marker_data": In(config.marker_width),
             # One sample per pin, or a cycle's samples of each, as the front ends take them.
@@ -173,7 +191,7 @@ class Appliance(wiring.Component):
         sources = {Source.MARKER: self.config.marker_width}
         if self._bus is not None:
             sources[Source.BUS] = 32
-        sources[Source.IRQ] = 1
+        sources[Source.IRQ] = IrqValue.as_shape().size
         for n in range(self.config.edge_count):
             sources[Source(Source.EDGE0 + n)] = 1
         return sources
@@ -194,6 +212,7 @@ class Appliance(wiring.Component):
                 "fifo_depth": self.config.fifo_depth,
                 **self._latencies(),
                 "board": list(board),
+                "trigger_latency": self._trigger.latency << self.stamp_shift,
             }
         )
 
@@ -234,6 +253,7 @@ class Appliance(wiring.Component):
         self._connect_pins(m, marker, edges, irq, uart_tx, uart_rx)
         self._connect_phases(m, marker, edges, streamer)
         bus = self._snoop_bus(m)
+        self._trigger_irq(m, marker, edges, bus, irq, control)
         self._gate_events(m, marker, edges, irq, bus, streamer, control)
         entering_sump = Signal()  # from _link_modes, a cycle late: the capture stops
         capturing = self._capture_state(m, commands, control, irq, entering_sump)
@@ -251,14 +271,31 @@ class Appliance(wiring.Component):
         """The IRQ generator and what drives the pin and the events: the generator's timing
         runs in the link domain; its pin and events come from the generator itself with one
         clock, else from a pin stage in the capture domain (the module docstring says why).
-        Returns the generator and the part whose ``irq`` and ``events`` are the output's."""
+        Returns the generator and the part whose ``irq`` and ``events`` are the output's
+        (and which takes the trigger's ``firing`` and gives its arming edges, ``rise``)."""
         domain = self.config.capture_domain
         m.submodules.irq_generator = generator = self._irq
         irq = generator
         if domain != "sync":
             m.submodules.irq_pin = irq = IrqPinStage(capture_domain=domain)
-            m.d.comb += [irq.level.eq(generator.events.payload), irq.pin.eq(generator.irq)]
+            m.d.comb += [irq.level.eq(generator.events.payload.level), irq.pin.eq(generator.irq)]
         return generator, irq
+
+    def _trigger_irq(self, m, marker, edges, bus, irq, control):
+        """The IRQ trigger, in the capture domain: it watches the front ends' events (before
+        the capture's gate: it fires whether or not a capture runs, as the generator does),
+        drives the pin through the part that shows it, and is armed by that part's record
+        of the generator's asserting edges; TRIGGER_CONFIG and START restart it."""
+        m.submodules.irq_trigger = trigger = self._in_capture(self._trigger)
+        for source, events in self._front_end_events(marker, edges, bus).items():
+            port = getattr(trigger, source.name.lower())
+            m.d.comb += [port.valid.eq(events.valid), port.payload.eq(events.payload)]
+        m.d.comb += [
+            trigger.config.eq(control.capture_trigger_config),
+            trigger.apply.eq(control.trigger_restart),
+            trigger.arm.eq(irq.rise),
+            irq.firing.eq(trigger.firing),
+        ]
 
     def _connect_pins(self, m, marker, edges, irq, uart_tx, uart_rx):
         """The appliance's pins to and from the parts that take or drive them."""
@@ -295,17 +332,23 @@ class Appliance(wiring.Component):
     def _gate_events(self, m, marker, edges, irq, bus, streamer, control):
         """Each source's events to the streamer, only if START enabled that source (the mask
         as the capture domain took it at START)."""
-        outputs = {Source.MARKER: marker.events, Source.IRQ: irq.events}
-        if bus is not None:
-            outputs[Source.BUS] = bus.events
-        for n in range(self.config.edge_count):
-            outputs[Source(Source.EDGE0 + n)] = edges.events[n]
+        outputs = self._front_end_events(marker, edges, bus) | {Source.IRQ: irq.events}
         for source, events in outputs.items():
             port = getattr(streamer, source.name.lower())
             m.d.comb += [
                 port.valid.eq(events.valid & control.sources_enabled.sources[int(source)]),
                 port.payload.eq(events.payload),
             ]
+
+    def _front_end_events(self, marker, edges, bus):
+        """The event streams of the front ends (markers, bus writes, edge channels), by
+        source."""
+        outputs = {Source.MARKER: marker.events}
+        if bus is not None:
+            outputs[Source.BUS] = bus.events
+        for n in range(self.config.edge_count):
+            outputs[Source(Source.EDGE0 + n)] = edges.events[n]
+        return outputs
 
     def _capture_state(self, m, commands, control, irq, entering_sump):
         """Whether the capture runs, in both domains: START and STOP (or the switch to SUMP
@@ -328,7 +371,9 @@ class Appliance(wiring.Component):
             control.stop.eq(commands.stop | entering_sump),
             control.irq_apply.eq(commands.irq_apply),
             control.sources.eq(commands.sources),
-            control.irq_edge.eq(control.capturing & irq.events.valid & irq.events.payload),
+            control.irq_edge.eq(control.capturing & irq.events.valid & irq.events.payload.level),
+            control.trigger_apply.eq(commands.trigger_apply),
+            control.trigger_config.eq(commands.trigger_config),
         ]
         return capturing
 

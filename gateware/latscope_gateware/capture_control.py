@@ -7,8 +7,11 @@ capture (front ends, the IRQ pin stage, time-stamper) in the capture domain.
 takes the START source mask into the capture domain at that pulse: the link domain wrote it
 before it sent the pulse and keeps it until the next command, so it is stable when the capture
 domain reads it. The IRQ generator's strobes (IRQ_CONFIG, and START, which applies the
-settings in force) stay in the link domain. The count of asserting IRQ edges (the pin stage's,
-in the capture domain) comes back as a small Gray-coded counter (:class:`GrayCountCrossing`).
+settings in force) stay in the link domain. The IRQ trigger runs in the capture domain:
+TRIGGER_CONFIG crosses as a pulse too, and its settings (held by the link domain from before
+the pulse until the next command) are copied at it. The count of asserting IRQ edges (the pin
+stage's, in the capture domain) comes back as a small Gray-coded counter
+(:class:`GrayCountCrossing`).
 """
 
 from amaranth.hdl import *
@@ -16,7 +19,7 @@ from amaranth.lib import wiring
 from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
 from amaranth.lib.wiring import In, Out
 
-from latscope_defs.protocol import StartArgs
+from latscope_defs.protocol import StartArgs, TriggerConfig
 
 from .arithmetic import carry_select_add
 
@@ -102,6 +105,13 @@ class CaptureControl(wiring.Component):
     the mask taken at ``capture_start``. With one clock, ``generator_apply`` and
     ``capture_start`` come from the same cycle's pulses: the IRQ generator restarts in the
     cycle ``capture_start`` is high, as before the two clock domains.
+
+    The trigger: ``trigger_apply`` (link) is TRIGGER_CONFIG's pulse and ``trigger_config``
+    (link) its settings, held from it; ``trigger_restart`` (capture, a flip-flop) is the
+    trigger's ``apply``, in the cycle of ``capture_start`` or the cycle after TRIGGER_CONFIG's
+    pulse arrives (START restarts the sweep), and ``capture_trigger_config`` the settings as
+    the capture domain has them: with two clocks a copy taken as the pulse arrives, with one
+    the link domain's register itself.
     """
 
     def __init__(self, *, capture_domain):
@@ -119,6 +129,10 @@ class CaptureControl(wiring.Component):
                 "capturing": Out(1),
                 "sources_enabled": Out(StartArgs),
                 "irq_edge": In(1),
+                "trigger_apply": In(1),
+                "trigger_config": In(TriggerConfig),
+                "trigger_restart": Out(1),
+                "capture_trigger_config": Out(TriggerConfig),
             }
         )
 
@@ -126,7 +140,7 @@ class CaptureControl(wiring.Component):
         m = Module()
         capture = m.d[self._domain]
         pulses = {}
-        for name in ("start", "stop"):
+        for name in ("start", "stop", "trigger_apply"):
             if self._domain == "sync":  # one clock: the pulses need no synchronizer
                 pulses[name] = getattr(self, name)
                 continue
@@ -149,6 +163,13 @@ class CaptureControl(wiring.Component):
             capture += [self.capturing.eq(1), self.sources_enabled.eq(self.sources)]
         with m.Elif(stop):
             capture += self.capturing.eq(0)
+
+        capture += self.trigger_restart.eq(pulses["trigger_apply"] | pulses["start"])
+        if self._domain == "sync":
+            m.d.comb += self.capture_trigger_config.eq(self.trigger_config)
+        else:
+            with m.If(pulses["trigger_apply"]):
+                capture += self.capture_trigger_config.eq(self.trigger_config)
 
         m.submodules.irq_edges = edges = GrayCountCrossing(i_domain=self._domain)
         m.d.comb += [

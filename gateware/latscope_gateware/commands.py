@@ -15,6 +15,7 @@ from latscope_defs.protocol import (
     Source,
     StartArgs,
     StatusReply,
+    TriggerConfig,
 )
 
 from .records import record_layout
@@ -62,6 +63,8 @@ class CommandProcessor(wiring.Component):
                 "sources": Out(StartArgs),
                 "irq_config": Out(IrqConfig),
                 "irq_apply": Out(1),
+                "trigger_config": Out(TriggerConfig),
+                "trigger_apply": Out(1),
                 "idle": Out(1),
             }
         )
@@ -128,19 +131,23 @@ class CommandProcessor(wiring.Component):
         m.d.comb += self.idle.eq(~in_command)
 
     def _execute(self, m, args, completed):
-        """The completed command's effect: START, STOP and IRQ_CONFIG pulses, registered so
-        that they come with the configuration they apply (START's sources, IRQ_CONFIG's
+        """The completed command's effect: START, STOP, IRQ_CONFIG and TRIGGER_CONFIG pulses,
+        registered so that they come with the configuration they apply (START's sources, the
         settings)."""
         executes = completed.executes
         m.d.sync += [
             self.start.eq(executes(Command.START)),
             self.stop.eq(executes(Command.STOP)),
             self.irq_apply.eq(executes(Command.IRQ_CONFIG)),
+            self.trigger_apply.eq(executes(Command.TRIGGER_CONFIG)),
         ]
-        with m.If(executes(Command.START)):
-            m.d.sync += self.sources.eq(self._args_of(args, StartArgs))
-        with m.If(executes(Command.IRQ_CONFIG)):
-            m.d.sync += self.irq_config.eq(self._args_of(args, IrqConfig))
+        for command, register in (
+            (Command.START, self.sources),
+            (Command.IRQ_CONFIG, self.irq_config),
+            (Command.TRIGGER_CONFIG, self.trigger_config),
+        ):
+            with m.If(executes(command)):
+                m.d.sync += register.eq(self._args_of(args, COMMAND_ARGS[command]))
 
     def _load_reply(self, m, args, completed, reply, reply_left):
         """The completed command's reply (code, payload size, payload) into the reply
@@ -153,6 +160,7 @@ class CommandProcessor(wiring.Component):
             (Command.START, Const(0, 0), 0),
             (Command.STOP, Const(0, 0), 0),
             (Command.IRQ_CONFIG, Const(0, 0), 0),
+            (Command.TRIGGER_CONFIG, Const(0, 0), 0),
             # The pattern comes back as it came (the argument bytes, as last received), and
             # EchoReply's zero end byte.
             (Command.ECHO, Cat(self._args_of(args, EchoPattern), Const(0, 8)), _size(EchoReply)),

@@ -94,8 +94,8 @@ class RecordFormat(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         entry = self.entry
-        values = [(Source.LOSS, Cat(entry.loss_source, entry.loss_count))]
-        values += [(source, entry.value[source.name]) for source in self._sources]
+        values = [(Source.LOSS, Cat(entry.loss_source, entry.detail.loss_count))]
+        values += [(source, self._value(entry, source)) for source in self._sources]
 
         def payload(source, value):
             width = value_width(source, self._marker_width)
@@ -122,6 +122,16 @@ class RecordFormat(wiring.Component):
             ),
         ]
         return m
+
+    @staticmethod
+    def _value(entry, source):
+        """A source's event value in ``entry``: an IRQ edge's level, and the rest of its
+        value where the entry carries one (``detail.irq``, 0 beside a LOSS record:
+        :func:`.event_capture.entry_layout`)."""
+        value = entry.value[source.name]
+        if source != Source.IRQ or "irq" not in entry.detail.shape().members:
+            return value
+        return Cat(value, Mux(entry.loss_valid, 0, entry.detail.irq))
 
 
 class SegmentState(wiring.Component):

@@ -16,7 +16,7 @@ from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
-from latscope_defs.protocol import LOSS_COUNT_BITS, STAMP_BITS
+from latscope_defs.protocol import LOSS_COUNT_BITS, STAMP_BITS, Source
 
 from .arithmetic import carry_select_add
 
@@ -45,15 +45,32 @@ def entry_layout(sources):
 
     ``sources`` maps :class:`Source` to value width. All events of a cycle share one entry and
     therefore one stamp; at most one LOSS record rides along, and it is emitted before the
-    events of that entry."""
+    events of that entry.
+
+    An IRQ event's value is its level (``value.IRQ``) and, where it is wider (an
+    :class:`~latscope_defs.protocol.IrqValue`: the trigger's firing), the rest of it
+    (``triggered`` first), which shares ``detail`` with the LOSS record's count:
+    :class:`EntryWriter` never puts a LOSS record and a triggered IRQ edge in one entry, and
+    an IRQ edge's rest is 0 in an entry with a LOSS record (and of an untriggered edge, the
+    periodic generator's, the rest is 0). So the trigger's delay costs the
+    FIFO no width (the iCE40 boards' block RAMs are all but used)."""
+    irq_rest = sources.get(Source.IRQ, 1) - 1
+    detail = {"loss_count": LOSS_COUNT_BITS} | ({"irq": irq_rest} if irq_rest else {})
+    if irq_rest > LOSS_COUNT_BITS:
+        raise ValueError(f"an IRQ value of {irq_rest + 1} bits does not fit in an entry")
     return data.StructLayout(
         {
             "stamp": STAMP_BITS,
             "present": data.StructLayout({source.name: 1 for source in sources}),
-            "value": data.StructLayout({source.name: width for source, width in sources.items()}),
+            "value": data.StructLayout(
+                {
+                    source.name: 1 if source == Source.IRQ else width
+                    for source, width in sources.items()
+                }
+            ),
             "loss_valid": 1,
             "loss_source": 4,
-            "loss_count": LOSS_COUNT_BITS,
+            "detail": data.UnionLayout(detail),
         }
     )
 
@@ -181,12 +198,13 @@ class EntryWriter(wiring.Component):
     are in cycle order by construction (no comparators needed).
 
     Nothing is dropped silently. When the FIFO cannot take an entry, each source that had an
-    event counts it as lost. In a later cycle with room, the lowest-numbered source with a
-    non-zero count gets a LOSS record (count, source) in that cycle's entry, ahead of that
-    cycle's events. While a source's count waits its turn, its new events are counted too, so
-    a LOSS record always means "this many events of this source were lost between its
-    previous record and this one". Counts saturate at 2**32 - 1 (about 43 s of a
-    100 MHz source lost with no room at all).
+    event counts it as lost. In a later cycle with room and no triggered IRQ edge (whose
+    value beyond its level shares the LOSS count's field, :func:`entry_layout`), the
+    lowest-numbered source with a non-zero count gets a LOSS record (count, source) in that
+    cycle's entry, ahead of that cycle's events. While a source's count waits its turn, its
+    new events are counted too, so a LOSS record always means "this many events of this
+    source were lost between its previous record and this one". Counts saturate at 2**32 - 1
+    (about 43 s of a 100 MHz source lost with no room at all).
 
     ``clear`` (one cycle, e.g. on START) zeroes the loss counts; it does not touch the FIFO,
     which the encoder drains. Events are registered (with their stamp) before they are taken,
@@ -241,17 +259,20 @@ class EntryWriter(wiring.Component):
         m.d.comb += [
             self.w_data.eq(entry),  # w_data, w_en and w_rdy are the FIFO's write port
         ]
-        incoming = self._take_events(m, entry)
+        incoming, irq_rest = self._take_events(m, entry)
         losses = _Losses(self._sources)
         # The FIFO has room for this cycle's entry, a bit per source.
         room = self.w_rdy.replicate(len(self._sources))
-        self._report_loss(m, entry, losses, room)
+        triggered = self._report_loss(m, entry, losses, room, incoming, irq_rest)
         dropped, has_loss_next = self._admit_events(m, entry, incoming, losses, room)
         self._count_losses(m, losses, dropped)
         self._pick_next_loss(m, losses, has_loss_next)
         m.d.comb += self.dropped.eq(dropped)
+        # An entry holds events or a LOSS record (which a triggered IRQ edge makes wait,
+        # _report_loss): an empty entry is never written. (A loss is reported wherever there
+        # is one, room and no such edge: `picked` is never empty then.)
         m.d.comb += self.w_en.eq(
-            self.w_rdy & ((entry.present.as_value() != 0) | losses.has_loss.any())
+            self.w_rdy & ((entry.present.as_value() != 0) | (losses.has_loss.any() & ~triggered))
         )
         return m
 
@@ -264,7 +285,9 @@ class EntryWriter(wiring.Component):
         """A cycle's events are registered with that cycle's count before anything else looks
         at them, so the front ends' and the enable's paths end here; the stamp is still the
         count of the cycle the event came in. Their values and stamp go into ``entry``;
-        returns the registered valid bits (with ``enable``), a bit per source."""
+        returns the registered valid bits (with ``enable``), a bit per source, and the rest
+        of the IRQ event's value beyond its level (None where it has none), registered too,
+        for ``detail`` (:meth:`_report_loss`)."""
         sources = list(self._sources)
         ports = {source: getattr(self, source.name.lower()) for source in sources}
         incoming = Signal(len(sources))
@@ -272,25 +295,42 @@ class EntryWriter(wiring.Component):
         now = Signal.like(self.now)
         phase = Signal.like(self.phase) if self._stamp_shift else None
         m.d.sync += [
-            values.eq(Cat(ports[source].payload for source in sources)),
+            # (Of an IRQ event its level: the rest goes to `irq_rest`.)
+            values.eq(
+                Cat(ports[source].payload[: len(entry.value[source.name])] for source in sources)
+            ),
             now.eq(self.now),
             incoming.eq(
                 Cat(ports[source].valid for source in sources) & self.enable.replicate(len(sources))
             ),
         ]
+        irq_rest = None
+        if "irq" in self._layout["detail"].shape.members:
+            irq_rest = Signal(self._layout["detail"].shape.members["irq"], name="irq_rest")
+            m.d.sync += irq_rest.eq(ports[Source.IRQ].payload[1:])
         m.d.comb += entry.value.eq(values)
         if self._stamp_shift:
             m.d.sync += phase.eq(self.phase)
             m.d.comb += entry.stamp.eq(Cat(self._earliest(m, entry, phase), now))
         else:
             m.d.comb += entry.stamp.eq(now)
-        return incoming
+        return incoming, irq_rest
 
-    def _report_loss(self, m, entry, losses, room):
+    def _report_loss(self, m, entry, losses, room, incoming, irq_rest):
         """The LOSS fields of this cycle's entry: the source ``picked`` in the cycle before
-        (the lowest with a count), if the FIFO has room (``flushing``)."""
+        (the lowest with a count), if the FIFO has room (``flushing``) and no triggered IRQ
+        edge came, whose value beyond its level (``irq_rest``, ``triggered`` its first bit)
+        then goes into ``detail`` (entry_layout). A loss that waits a cycle for that loses
+        nothing (the waiting source's events are counted) and never waits long: a trigger's
+        edges leave two free cycles in every four at least (:class:`.irq_trigger.IrqTrigger`),
+        and the periodic generator's edges, untriggered, share an entry with a LOSS record.
+        Returns whether such an edge came (from flip-flops)."""
         flushing = losses.flushing
-        m.d.comb += flushing.eq(room & losses.picked)
+        # Both from flip-flops: the IRQ event's valid and its rest, registered.
+        triggered = C(0, 1)
+        if irq_rest is not None:
+            triggered = incoming[list(self._sources).index(Source.IRQ)] & irq_rest[0]
+        m.d.comb += flushing.eq(room & losses.picked & (~triggered).replicate(len(self._sources)))
 
         # At most one source flushes: its fields, as an AND-OR rather than a priority mux.
         def selected(values):
@@ -301,8 +341,14 @@ class EntryWriter(wiring.Component):
         m.d.comb += [
             entry.loss_valid.eq(flushing.any()),
             entry.loss_source.eq(selected(Const(source, 4) for source in self._sources)),
-            entry.loss_count.eq(selected(losses.counts[source] for source in self._sources)),
         ]
+        loss_count = selected(losses.counts[source] for source in self._sources)
+        if irq_rest is None:
+            m.d.comb += entry.detail.loss_count.eq(loss_count)
+        else:
+            # One more term of the AND-OR: never with a flushing one.
+            m.d.comb += entry.detail.eq(loss_count | Mux(triggered, irq_rest, 0))
+        return triggered
 
     def _admit_events(self, m, entry, incoming, losses, room):
         """Which of the incoming events go into the entry and which are dropped: an event may

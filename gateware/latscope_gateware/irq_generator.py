@@ -4,9 +4,11 @@ from amaranth.hdl import *
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from latscope_defs.protocol import IrqConfig
+from latscope_defs.protocol import IrqConfig, IrqValue
 
 from .arithmetic import carry_select_add
+from .irq_pin import show_irq
+from .irq_trigger import firing_layout
 
 __all__ = [
     "LFSR_POLYNOMIAL",
@@ -107,14 +109,22 @@ class IrqGenerator(wiring.Component):
         draws from this apply on are those of a fresh generator. The appliance applies its
         settings in force with ``reseed`` at a capture's START: the IRQ sequence of every
         capture is the same, counted from its START.
+    firing : In(:data:`.irq_trigger.firing_layout`)
+        The trigger's claim on the pin (a one-clock build): while ``firing.active`` the pin
+        shows the trigger's level instead of the generator's (:func:`.irq_pin.show_irq`),
+        which goes on running unseen; with the generator's polarity.
     irq : Out(1)
         The pin, straight from a flip-flop. Low after reset (released, active high).
     enabled : Out(1)
         The generator is running (``flags.enable`` of the last apply, cleared by one-shot).
-    events : Out(stream.Signature(1, always_ready=True))
+    events : Out(stream.Signature(IrqValue, always_ready=True))
         ``valid`` for one cycle per edge of the output, in the same cycle the pin shows the new
-        level (``latency`` = 0); ``payload`` is 1 for an asserting and 0 for a releasing edge
-        (the logical level, whatever the polarity).
+        level (``latency`` = 0); ``payload.level`` is 1 for an asserting and 0 for a releasing
+        edge (the logical level, whatever the polarity), ``triggered`` and ``delay`` those of
+        the trigger's firing (0 for the generator's own edges).
+    rise : Out(1)
+        One cycle per asserting edge of the generator's own level, in the cycle the pin
+        would show it (whether or not it does): the trigger's arming edge.
 
     Timing (cycle *A* is the one with ``apply`` high; "edge at cycle *c*" means the pin first
     shows the new level in cycle *c*, which is also the cycle ``events.valid`` is high)
@@ -155,9 +165,11 @@ class IrqGenerator(wiring.Component):
                 "config": In(IrqConfig),
                 "apply": In(1),
                 "reseed": In(1),
+                "firing": In(firing_layout),
                 "irq": Out(1),
                 "enabled": Out(1),
-                "events": Out(stream.Signature(1, always_ready=True)),
+                "events": Out(stream.Signature(IrqValue, always_ready=True)),
+                "rise": Out(1),
             }
         )
 
@@ -274,14 +286,22 @@ class IrqGenerator(wiring.Component):
             state.assert_edge(state.edge)
 
     def _pin(self, m, state):
-        """The pin and its event, from flip-flops loaded at the same clock edge: latency 0."""
+        """The pin and its event, from flip-flops loaded at the same clock edge: latency 0
+        (the trigger's level instead while it drives the pin)."""
         next_asserted = state.next_asserted
         m.d.sync += [
             state.asserted.eq(next_asserted),
-            self.irq.eq(next_asserted ^ state.next_active_low),
-            self.events.valid.eq(next_asserted != state.asserted),
-            self.events.payload.eq(next_asserted),
+            self.rise.eq(next_asserted & ~state.asserted),
         ]
+        show_irq(
+            m,
+            "sync",
+            level=next_asserted,
+            active_low=state.next_active_low,
+            firing=self.firing,
+            pin=self.irq,
+            events=self.events,
+        )
 
 
 class _State:

@@ -1,5 +1,6 @@
-"""The IRQ output's pin stage: the pin and its event in the capture domain, for an IRQ generator
-that runs in the link domain.
+"""The IRQ output's pin: :func:`show_irq`, the pin and its event loaded at one clock edge from
+the periodic generator's level or the trigger's, and the pin stage of a two-clock build: the
+pin and its event in the capture domain, for an IRQ generator that runs in the link domain.
 
 With two clocks, the IRQ generator's timing (interval draws, countdowns, LFSR, settings) runs
 in the link domain, which has the slack for its 33-bit adds, and only this stage runs at the
@@ -26,7 +27,11 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["LINK_TO_PIN", "IrqPinStage"]
+from latscope_defs.protocol import IrqValue
+
+from .irq_trigger import firing_layout
+
+__all__ = ["LINK_TO_PIN", "show_irq", "IrqPinStage"]
 
 #: Capture cycles from the link clock edge that changes the generator's level to the capture
 #: cycle in which the pin shows it (PLL clocks in phase): two synchronizer flip-flops, the
@@ -34,20 +39,46 @@ __all__ = ["LINK_TO_PIN", "IrqPinStage"]
 LINK_TO_PIN = 4
 
 
+def show_irq(m, domain, *, level, active_low, firing, pin, events):
+    """The IRQ pin and its event, loaded at one clock edge of ``domain`` (so an edge's stamp
+    is the cycle the pin first shows it: latency 0): the logical level ``level`` (the
+    periodic generator's, for the next cycle) or, while ``firing.active``, the trigger's
+    ``firing.level``; the pin is that level with the polarity ``active_low``. ``events``
+    (an :class:`~latscope_defs.protocol.IrqValue` stream): ``valid`` where the level
+    changes, with the firing's delay while the trigger drives the pin (``triggered``)."""
+    shown = Mux(firing.active, firing.level, level)
+    m.d[domain] += [
+        pin.eq(shown ^ active_low),
+        events.valid.eq(shown != events.payload.level),
+        events.payload.level.eq(shown),
+        events.payload.triggered.eq(firing.active),
+        events.payload.delay.eq(Mux(firing.active, firing.delay, 0)),
+    ]
+
+
 class IrqPinStage(wiring.Component):
-    """The IRQ pin and its events in ``capture_domain``, from a generator in ``sync``.
+    """The IRQ pin and its events in ``capture_domain``, from a generator in ``sync``, or
+    from the trigger.
 
     Ports
     -----
     level : In(1)
-        ``sync``: the generator's logical output level (its ``events.payload``, a flip-flop).
+        ``sync``: the generator's logical output level (its ``events.payload.level``, a
+        flip-flop).
     pin : In(1)
         ``sync``: the generator's pin (``level`` with its polarity, a flip-flop).
+    firing : In(:data:`.irq_trigger.firing_layout`)
+        ``capture_domain``: the trigger's level and delay, shown instead of ``level`` while
+        ``firing.active`` (:func:`show_irq`), with the generator's polarity.
     irq : Out(1)
         ``capture_domain``: the pin, from a flip-flop.
-    events : Out(stream.Signature(1, always_ready=True))
-        ``capture_domain``: ``valid`` for one cycle per change of ``level``, in the cycle the
-        pin shows it (``latency`` 0); ``payload`` the new level (1: asserting edge).
+    events : Out(stream.Signature(IrqValue, always_ready=True))
+        ``capture_domain``: ``valid`` for one cycle per change of the level shown, in the
+        cycle the pin shows it (``latency`` 0); ``payload`` the new level (1: asserting edge)
+        and the firing's delay.
+    rise : Out(1)
+        ``capture_domain``: one cycle per asserting edge of the generator's own level (shown
+        or not), :data:`LINK_TO_PIN` capture cycles after it: the trigger's arming edge.
     """
 
     #: Cycles from the pin showing a new level to ``events.valid``: both change together.
@@ -59,8 +90,10 @@ class IrqPinStage(wiring.Component):
             {
                 "level": In(1),
                 "pin": In(1),
+                "firing": In(firing_layout),
                 "irq": Out(1),
-                "events": Out(stream.Signature(1, always_ready=True)),
+                "events": Out(stream.Signature(IrqValue, always_ready=True)),
+                "rise": Out(1),
             }
         )
 
@@ -79,11 +112,22 @@ class IrqPinStage(wiring.Component):
         # change at most once per link cycle, which is two capture cycles or more), so the
         # pin never shows a level its event does not say, nor a mixed pair (a glitch).
         stable = sampled == previous
+        # The generator's level and polarity as last taken; a pair is taken where stable.
+        taken_level = Signal()
+        taken_active_low = Signal()
         m.d[self._domain] += [
             previous.eq(sampled),
-            self.events.valid.eq(stable & (level != self.events.payload)),
+            self.rise.eq(stable & level & ~taken_level),
         ]
-        # `events.payload` holds the level the pin shows: a change of `level` is an edge.
         with m.If(stable):
-            m.d[self._domain] += [self.irq.eq(pin), self.events.payload.eq(level)]
+            m.d[self._domain] += [taken_level.eq(level), taken_active_low.eq(level ^ pin)]
+        show_irq(
+            m,
+            self._domain,
+            level=Mux(stable, level, taken_level),
+            active_low=Mux(stable, level ^ pin, taken_active_low),
+            firing=self.firing,
+            pin=self.irq,
+            events=self.events,
+        )
         return m

@@ -21,7 +21,7 @@ import random
 import sys
 import tty
 
-from amaranth.hdl import Elaboratable, Module, Signal
+from amaranth.hdl import ClockDomain, Elaboratable, Module, Signal
 from amaranth.sim import Simulator
 
 from latscope_defs.markers import Point, Test, encode
@@ -68,11 +68,11 @@ class ScriptedDut:
         self.truth = []  # (cycle the pin changed, source name, value)
 
 
-async def _ticks(ctx, count):
+async def _ticks(ctx, count, domain="sync"):
     # Not `ctx.tick().repeat(count)`: when the simulation ends, a background testbench
     # suspended inside `repeat` makes Python report an ignored exception at shutdown.
     for _ in range(count):
-        await ctx.tick()
+        await ctx.tick(domain)
 
 
 class PtyLink:
@@ -113,7 +113,9 @@ class ScriptedLink:
 
 
 class _Bench(Elaboratable):
-    """The appliance and the bench's own cycle counter, independent of the gateware's."""
+    """The appliance and the bench's own count of capture cycles, independent of the
+    gateware's; with two clocks, the link's (``sync``) and the capture clock's domains, as a
+    board's PLL gives them."""
 
     def __init__(self, appliance):
         self.appliance = appliance
@@ -121,13 +123,21 @@ class _Bench(Elaboratable):
 
     def elaborate(self, platform):
         m = Module()
+        domain = self.appliance.config.capture_domain
+        if domain != "sync":
+            m.domains.sync = ClockDomain()
+            m.domains.capture = ClockDomain(domain)
         m.submodules.appliance = self.appliance
-        m.d.sync += self.cycle.eq(self.cycle + 1)
+        m.d[domain] += self.cycle.eq(self.cycle + 1)
         return m
 
 
 class SimulatedDevice:
-    """Builds the simulator for an appliance, a scripted DUT and a byte bridge."""
+    """Builds the simulator for an appliance, a scripted DUT and a byte bridge.
+
+    With two clocks (``config.link_clock_hz``) both run from time 0 in phase, as from one
+    PLL; cycle numbers (the truth log's, ``max_cycles``, a :class:`ScriptedLink`'s) count
+    capture cycles. Another DUT: a subclass's :meth:`dut_process`."""
 
     def __init__(
         self, config, dut, *, link, corrupt=(), max_cycles=None, truth=None, loopback=False
@@ -149,7 +159,17 @@ class SimulatedDevice:
     # Cycle numbers come from the bench's counter: pins set by a testbench right after clock
     # edge k are present during cycle k, when the counter reads k.
 
-    def _log(self, ctx, source, value):
+    @property
+    def domain(self):
+        """The domain of the pins' clock (the capture clock)."""
+        return self.config.capture_domain
+
+    async def ticks(self, ctx, count):
+        """Waits ``count`` capture cycles."""
+        await _ticks(ctx, count, self.domain)
+
+    def log(self, ctx, source, value):
+        """Logs a pin change of the DUT (or of the IRQ output) in the current cycle."""
         entry = (ctx.get(self.bench.cycle), source.name, value)
         self.dut.truth.append(entry)
         if self.truth is not None:
@@ -158,7 +178,7 @@ class SimulatedDevice:
 
     async def _clock(self, ctx):
         while self.max_cycles is None or self.cycle < self.max_cycles:
-            await ctx.tick()
+            await ctx.tick(self.domain)
             self.cycle += 1
 
     async def _uart_to_host(self, ctx):
@@ -166,7 +186,7 @@ class SimulatedDevice:
         tx = self.appliance.uart_tx
         while True:
             await ctx.negedge(tx)  # start bit
-            await _ticks(ctx, divisor // 2 + 1)  # middle of the start bit
+            await _ticks(ctx, divisor // 2)  # middle of the start bit (of 2 cycles: the last)
             value = 0
             for bit in range(8):
                 await _ticks(ctx, divisor)
@@ -188,7 +208,8 @@ class SimulatedDevice:
                     ctx.set(rx, level)
                     await _ticks(ctx, divisor)
 
-    async def _dut(self, ctx):
+    async def dut_process(self, ctx):
+        """The DUT: the scripted IL_A test (:class:`ScriptedDut`)."""
         app, dut = self.appliance, self.dut
         strobe, last = 0, -MARKER_SPACING
 
@@ -196,11 +217,11 @@ class SimulatedDevice:
             nonlocal strobe, last
             wait = last + MARKER_SPACING - ctx.get(self.bench.cycle)
             if wait > 0:
-                await _ticks(ctx, wait)
+                await self.ticks(ctx, wait)
             strobe ^= 1
             ctx.set(app.marker_data, value)
             ctx.set(app.marker_strobe, strobe)
-            self._log(ctx, Source.MARKER, value)
+            self.log(ctx, Source.MARKER, value)
             last = ctx.get(self.bench.cycle)
 
         next_background = dut.background
@@ -208,18 +229,18 @@ class SimulatedDevice:
         count = 0
         await marker(_il(Point.START, 1))
         while True:
-            await ctx.tick()
+            await ctx.tick(self.domain)
             if self._irq_pending:
                 self._irq_pending = False
-                await _ticks(ctx, dut.rng.randint(*dut.isr_delay))
+                await self.ticks(ctx, dut.rng.randint(*dut.isr_delay))
                 await marker(_il(Point.ISR_ENTRY, count))
                 ctx.set(app.edges, 1)
-                self._log(ctx, Source.EDGE0, 1)
-                await _ticks(ctx, dut.rng.randint(*dut.isr_length))
+                self.log(ctx, Source.EDGE0, 1)
+                await self.ticks(ctx, dut.rng.randint(*dut.isr_length))
                 await marker(_il(Point.ISR_EXIT, count))
                 ctx.set(app.edges, 0)
-                self._log(ctx, Source.EDGE0, 0)
-                await _ticks(ctx, dut.rng.randint(*dut.thread_delay))
+                self.log(ctx, Source.EDGE0, 0)
+                await self.ticks(ctx, dut.rng.randint(*dut.thread_delay))
                 await marker(_il(Point.THREAD))
                 count += 1
                 if count % WINDOW == 0:
@@ -228,7 +249,7 @@ class SimulatedDevice:
             if next_burst is not None and now >= next_burst:
                 for n in range(dut.burst_length):
                     await marker(_il(Point.PARAM, n))
-                    await _ticks(ctx, 4)  # the marker port's minimum spacing
+                    await self.ticks(ctx, 4)  # the marker port's minimum spacing
                 next_burst = ctx.get(self.bench.cycle) + dut.burst_every
             if now >= next_background:
                 await marker(_il(Point.PARAM, 0x7F))
@@ -238,7 +259,7 @@ class SimulatedDevice:
         # A wire: the IRQ pin's level reaches EDGE0 and the strobe in the cycle it changes.
         app = self.appliance
         while True:
-            await ctx.tick()
+            await ctx.tick(self.domain)
             level = ctx.get(app.irq)
             ctx.set(app.edges, level)
             ctx.set(app.marker_strobe, level)
@@ -248,20 +269,24 @@ class SimulatedDevice:
         # ones (the DUT may be busy; its reaction time is its own business).
         level = 0
         while True:
-            await ctx.tick()
+            await ctx.tick(self.domain)
             new = ctx.get(self.appliance.irq)
             if new != level:
                 level = new
-                self._log(ctx, Source.IRQ, new)
+                self.log(ctx, Source.IRQ, new)
                 if new:
                     self._irq_pending = True
 
     def run(self):
         self._irq_pending = False
         sim = Simulator(self.bench)
-        sim.add_clock(1 / self.config.clock_hz)
+        if self.domain == "sync":
+            sim.add_clock(1 / self.config.clock_hz)
+        else:  # in phase, from time 0
+            sim.add_clock(1 / self.config.link_clock_hz, phase=0)
+            sim.add_clock(1 / self.config.clock_hz, phase=0, domain=self.domain)
         sim.add_testbench(self._clock)
-        dut = self._jumper if self.loopback else self._dut
+        dut = self._jumper if self.loopback else self.dut_process
         for testbench in (self._uart_to_host, self._host_to_uart, dut, self._irq_watch):
             sim.add_testbench(testbench, background=True)
         sim.run()

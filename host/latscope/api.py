@@ -34,7 +34,7 @@ from .capture.conditions import Conditions
 from .capture.file import Capture, load_capture
 from .capture.session import CaptureRun, CaptureSession, Until
 from .events import Events
-from .link.device import Device, DeviceError, IrqSettings
+from .link.device import Device, DeviceError, IrqSettings, TriggerSettings
 from .link.identity import Identity
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     #: The live statistics of a running capture (:func:`latscope.analysis.live.live_analysis`).
     LiveAnalysis = BatchAnalysis[TableAccumulator]
 
-__all__ = ["open", "Session", "CaptureResult", "IrqSettings", "DeviceError"]
+__all__ = ["open", "Session", "CaptureResult", "IrqSettings", "TriggerSettings", "DeviceError"]
 
 
 class OpenOptions(TypedDict, total=False):
@@ -170,6 +170,21 @@ class Session:
             raise TypeError("give an IrqSettings or fields, not both")
         self.session.configure_irq(settings)
         return settings
+
+    def configure_trigger(
+        self, marker: str | TriggerSettings | None, delays: str = "0"
+    ) -> TriggerSettings | None:
+        """Fires the IRQ ``delays`` after each ``marker`` in later captures, as ``latscope
+        capture --irq-trigger MARKER --irq-delay DELAYS`` (:mod:`latscope.capture.trigger`:
+        ``"IL_A:THREAD/5"``, ``"0:520ns:8ns"``; the periodic generator, when on, arms each
+        firing), or a :class:`TriggerSettings`; None turns it off. Returns the settings as
+        used (delays in capture cycles); each sample of a capture then carries its delay."""
+        from .capture.trigger import trigger_settings
+
+        if isinstance(marker, str):
+            marker = trigger_settings(marker, delays, self.identity, self.irq)
+        self.session.configure_trigger(marker)
+        return marker
 
     def selftest(
         self, *, loopback: bool = False, wiring: bool = False, count: int = 64, wait: float = 30.0

@@ -18,11 +18,12 @@ from typing import Any
 from latscope_defs.protocol import Source
 
 from .capture.session import Interrupted
+from .capture.trigger import check_delays, parse_marker
 from .condition_options import conditions_of, conditions_options
 from .link.device import DeviceError, IrqSettings
 from .progress import Progress
 from .simulated.appliance import SIM_PORTS
-from .values import duration, miswire, text, whole
+from .values import duration, miswire, read_by, text, whole
 from .values import seconds as seconds_type
 
 __all__ = ["main", "Progress", "parse_duration"]
@@ -342,6 +343,22 @@ def _capture_options(p):
     )
     p.add_argument("--events", type=count, default=None, help="stop after this many events")
     irq_options(p, jitter=0)
+    p.add_argument(
+        "--irq-trigger",
+        type=read_by("IRQ trigger", parse_marker),
+        metavar="TEST:POINT[/ARG[/MASK]]",
+        help="fire the IRQ a delay after this marker (names of docs/markers.md or numbers; "
+        "ARG: its argument, MASK: the argument bits compared); the periodic generator, "
+        "unless --no-irq, arms one firing per period and shows no edges of its own",
+    )
+    p.add_argument(
+        "--irq-delay",
+        type=read_by("IRQ delay", check_delays),
+        metavar="START:STOP:STEP",
+        help="with --irq-trigger: the delays swept, range(START, STOP, STEP) over and over, "
+        "each in ns, us or capture cycles (a plain number), rounded to the capture clock "
+        "(default 0)",
+    )
     p.add_argument("--info", type=text, default="", help="free-form test information to store")
     conditions_options(p)
     loop_option(p, recorded=True)
@@ -369,6 +386,7 @@ def cmd_capture(args):
     irq = irq_settings(args)
     if args.truth and args.port != "sim:soc":
         raise UsageError(f"--truth: {args.port} has no ground truth (sim:soc has)")
+    _check_trigger(args)
     new_output(args.output, args.force)
     new_output(args.truth, args.force)
     conditions = conditions_of(args)
@@ -382,6 +400,8 @@ def cmd_capture(args):
         if not (args.duration or args.events or session.port.dut_ends):
             args.duration = 10.0  # a simulated suite ends by itself
         session.configure_irq(irq)
+        if args.irq_trigger:
+            session.configure_trigger(_trigger(args, session.identity, irq))
         if args.loop and session.identity.edge_count <= int(args.loop[4:]):
             raise UsageError(
                 f"--loop {args.loop}: the appliance has {session.identity.edge_count} edge channels"
@@ -430,6 +450,38 @@ def cmd_capture(args):
             )
         )
     return 128 + run.signum if run.interrupted else 0
+
+
+def _check_trigger(args):
+    """``--irq-delay`` only with ``--irq-trigger`` (each option's own text its argparse type
+    checked), before a port is opened; the rounding to the capture clock waits for the
+    appliance (:func:`_trigger`)."""
+    if args.irq_trigger is None:
+        if args.irq_delay is not None:
+            raise UsageError(f"--irq-delay {args.irq_delay}: needs --irq-trigger")
+        return
+    args.irq_delay = "0" if args.irq_delay is None else args.irq_delay
+
+
+def _trigger_error(args, error):
+    return UsageError(f"{error} (--irq-trigger {args.irq_trigger}, --irq-delay {args.irq_delay})")
+
+
+def _trigger(args, identity, irq):
+    """The trigger of ``--irq-trigger`` and ``--irq-delay`` on this appliance, printed as
+    used (the delays rounded to its capture clock)."""
+    from .capture.trigger import describe_trigger, trigger_settings
+
+    if not identity.has_trigger:
+        raise UsageError(
+            f"--irq-trigger: the appliance speaks protocol {identity.version}, no trigger"
+        )
+    try:
+        settings = trigger_settings(args.irq_trigger, args.irq_delay, identity, irq)
+    except ValueError as error:
+        raise _trigger_error(args, error) from None
+    print(describe_trigger(settings, identity), file=sys.stderr)
+    return settings
 
 
 def final_tables(analyzer, path):

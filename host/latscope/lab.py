@@ -108,6 +108,14 @@ class LatscopeDriver(Driver):
         return self.session.configure_irq(settings, **fields)
 
     @Driver.check_active
+    @step(args=["marker", "delays"])
+    def configure_trigger(self, marker, delays="0"):
+        """Fires the IRQ ``delays`` after each ``marker`` in later captures
+        (:meth:`latscope.api.Session.configure_trigger`: ``"IL_A:THREAD"``, ``"0:520ns:8ns"``;
+        None: off); returns the settings as used, in capture cycles."""
+        return self.session.configure_trigger(marker, delays)
+
+    @Driver.check_active
     @step(args=["output"])
     def capture(
         self,

@@ -1,5 +1,6 @@
 """The kinds of number a command line takes, each one checked ``argparse`` type with a name:
-whole numbers in a range, finite seconds, durations with a unit.
+whole numbers in a range, finite seconds, durations with a unit, and specs that a reader
+checks (:func:`read_by`: ``--irq-trigger``, ``--irq-delay``).
 
 A text that is no number of the kind makes argparse say ``argument --duration: invalid
 duration value: 'abc'``; a number out of range (NaN and infinity included: ``nan``,
@@ -19,6 +20,7 @@ __all__ = [
     "seconds",
     "duration",
     "text",
+    "read_by",
     "miswire",
     "STAMP_MAX",
     "SECONDS_MAX",
@@ -116,6 +118,22 @@ def text(value: str) -> str:
             f"invalid text value: {value!r} (not UTF-8 text)"
         ) from None
     return value
+
+
+def read_by(name: str, read: Callable[[str], object]) -> Callable[[str], str]:
+    """An argparse type for a spec that ``read`` reads (its ValueError says what is wrong,
+    which becomes argparse's message: ``argument --irq-delay: stop '10' is not after start
+    '50'``); the text itself when it reads. ``name`` is the type's name in argparse."""
+
+    def checked(spec: str) -> str:
+        try:
+            read(spec)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return spec
+
+    checked.__name__ = name
+    return checked
 
 
 #: ``--miswire KIND:PINS`` kinds and how many pins each takes (the harness's grammar,

@@ -13,7 +13,9 @@ source, after the pin latencies of the IDENTIFY reply), and every event of the b
 delivered exactly or counted in a LOSS record.
 
 The loopback test runs the self-test's jumper (IRQ output to EDGE0 and the strobe) on the
-same compiled netlist, judged by the host's own ``selftest.loopback_result``.
+same compiled netlist, judged by the host's own ``selftest.loopback_result``. The trigger test
+fires the IRQ at a sweep of delays after scripted markers (issue 26): each edge at the pin
+exactly its delay and the documented latency after its marker, to the stamp unit.
 
 Cost per board (measured, docs/tests.md): Yosys 12-15 s (none when the bitstream test of the
 same run already wrote the netlist), Verilator's compile 65-90 s, the simulations seconds.
@@ -27,7 +29,7 @@ import numpy as np
 import pytest
 
 from latscope.events import Events
-from latscope.link.device import IrqSettings
+from latscope.link.device import IrqSettings, TriggerSettings
 from latscope.link.identity import Identity
 from latscope.link.parser import StreamParser
 from latscope.link.selftest import LOOPBACK_IRQ, loopback_result
@@ -42,7 +44,17 @@ from latscope_boards.netlist_sim import (
     decode_uart,
 )
 from latscope_boards.toolchain import NETLIST_NAME, synthesize
-from latscope_defs.protocol import Command, Source, StartArgs, StatusReply, encode_command
+from latscope_defs.markers import Point, Test, encode
+from latscope_defs.protocol import (
+    Command,
+    Source,
+    StartArgs,
+    StatusReply,
+    encode_command,
+    irq_delay,
+    irq_level,
+    irq_triggered,
+)
 
 pytestmark = pytest.mark.netlist
 
@@ -450,3 +462,83 @@ def test_loopback_selftest_agrees_with_the_documented_latencies(loopback):
         if levels[index : index + len(irq)] == irq.value.tolist()
     )
     assert levels[first : first + len(irq)] == irq.value.tolist()
+
+
+# --- The IRQ trigger: its delays at the netlist's pin ----------------------------------------
+
+#: The netlist's trigger: a firing ``range(0, 12, 3)`` capture cycles (0, 3, 6, 9, again)
+#: after each IL_A PARAM marker, the pin asserted 8 cycles; the generator off.
+TRIGGER = TriggerSettings.on_marker(Test.IL_A, Point.PARAM, start=0, stop=12, step=3, width=8)
+FIRINGS = 6
+
+
+def trigger_script(board):
+    """IDENTIFY, IRQ_CONFIG (off), TRIGGER_CONFIG, START (MARKER, IRQ), ``FIRINGS`` markers
+    in every phase of their cycles (apart by the link's time for their three events), STOP.
+    Returns the script and the cycle STOP ends."""
+    script = Script(board)
+    offsets = script.t.OFFSETS
+    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500, Command.IDENTIFY)
+    cycle = script.command(
+        cycle + script.reply_cycles(80), Command.IRQ_CONFIG, IrqSettings(enable=False).encode()
+    )
+    cycle = script.command(
+        cycle + script.reply_cycles(16), Command.TRIGGER_CONFIG, TRIGGER.encode()
+    )
+    sources = (1 << Source.MARKER) | (1 << Source.IRQ)
+    cycle = script.command(
+        cycle + script.reply_cycles(16), Command.START, StartArgs.const({"sources": sources})
+    )
+    cycle += 200
+    for n in range(FIRINGS):
+        script.marker(
+            cycle * script.t.P + offsets[n % len(offsets)], encode(Test.IL_A, Point.PARAM, n)
+        )
+        cycle += script.reply_cycles(3 * 8)
+    return script, script.command(cycle, Command.STOP)
+
+
+@pytest.fixture(scope="module")
+def triggered(compiled, tmp_path_factory):
+    """The trigger script on the netlist: the script, the identity, the events and the IRQ
+    pin's changes as the testbench saw them."""
+    board = compiled.board
+    script, stopped = trigger_script(board)
+    end_cycles = stopped + script.reply_cycles(8 * 3 * FIRINGS) + 100_000
+    received, log = simulate(compiled, script, tmp_path_factory.mktemp("trigger"), end_cycles)
+    identity, events, parser = parse(received)
+    assert parser.stats.segments_bad == parser.stats.bytes_skipped == parser.stats.holes == 0
+    return script, identity, events, [(time, level) for time, pin, level in log if pin == "I"]
+
+
+def test_trigger_delays_are_exact_at_the_pin(triggered):
+    """Every marker fires: the IRQ pin rises ``(delay << stamp_shift) + trigger_offset - p``
+    stamp units after the marker's pin change (p: the marker's phase in its cycle;
+    docs/protocol.md, "Triggered IRQs"), for delays 0, 3, 6 and 9 in sweep order, and stays
+    up ``width`` cycles. Measured at the pin (the testbench's log, at the sampling edges
+    the inputs would see) and in the stream (each IRQ record with its delay, at the pin's
+    stamp)."""
+    script, identity, events, irq_pin = triggered
+    unit, shift, phases = script.t.UNIT, identity.stamp_shift, script.t.phases
+    markers = delivered(events, Source.MARKER)
+    assert [value for _, value in markers] == [value for _, _, value in script.truth]
+    origin = sample_index(script.truth[0][0], unit) - markers[0][0]
+    irq_pin = [(time, level) for time, level in irq_pin if time > script.truth[0][0]]
+    # The stream's IRQ edges are the pin's, at the pin's stamps, with the sweep's delays.
+    irq = events.of(Source.IRQ)
+    value = irq.value.astype(np.int64)
+    assert (irq_triggered(value) == 1).all()
+    pin = [(sample_index(time, unit) - origin, level) for time, level in irq_pin]
+    assert list(zip(irq.stamp.tolist(), irq_level(value).tolist())) == pin
+    sweep = TRIGGER.delays()
+    delays = irq_delay(value).tolist()
+    assert delays == [sweep[n // 2 % len(sweep)] for n in range(2 * FIRINGS)]
+    assert 0 in delays
+    offset = identity.trigger_offset(Source.MARKER)
+    latency = identity.latency[Source.MARKER]
+    rises, falls = pin[0::2], pin[1::2]
+    for (marker, _), (rise, _), (fall, _), delay in zip(markers, rises, falls, delays[0::2]):
+        phase = (marker + latency) % phases
+        assert rise - marker == (delay << shift) + offset - phase, (delay, rise, marker)
+        assert fall - rise == TRIGGER.width << shift
+    assert len(rises) == len(falls) == FIRINGS

@@ -8,12 +8,28 @@ from amaranth.lib.crc import catalog
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, StreamEncoder
+from latscope_defs.protocol import (
+    IRQ_DELAY_BITS,
+    SEGMENT_MAX_EVENTS,
+    Source,
+    StreamEncoder,
+    irq_triggered,
+    irq_value,
+    value_width,
+)
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.records import WordCrc32
 from support.gateware_sim import byte_collector, run
 
-SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: 1, Source.EDGE0: 1, Source.EDGE1: 1}
+#: The IRQ value at its full width: an IrqValue, whose random values here are triggered edges
+#: with delays (the trigger's firing, beyond the level, shares the FIFO entry's loss field).
+SOURCES = {
+    Source.MARKER: 16,
+    Source.BUS: 32,
+    Source.IRQ: value_width(Source.IRQ),
+    Source.EDGE0: 1,
+    Source.EDGE1: 1,
+}
 
 
 def simulate(
@@ -62,6 +78,17 @@ def simulate(
     return applied, bytes(out)
 
 
+def random_value(rng, source):
+    """A random value of ``source``; of IRQ an edge's IrqValue: a trigger's, with a delay, or
+    the periodic generator's (its level alone: an untriggered edge has delay 0)."""
+    if source != Source.IRQ:
+        return rng.getrandbits(SOURCES[source])
+    triggered = rng.random() < 0.7
+    return irq_value(
+        rng.getrandbits(1), triggered, rng.getrandbits(IRQ_DELAY_BITS) if triggered else 0
+    )
+
+
 def reference(applied):
     encoder = StreamEncoder()
     for stamp, source, value in applied:
@@ -89,10 +116,11 @@ def test_random_events_match_reference_byte_for_byte(word_crc):
     for offset in range(1, 4000):
         if rng.random() < 0.08:  # sparse enough that the byte link keeps up: no loss here
             sources = rng.sample(list(SOURCES), rng.randint(1, 3))
-            script[offset] = [(source, rng.getrandbits(SOURCES[source])) for source in sources]
+            script[offset] = [(source, random_value(rng, source)) for source in sources]
     applied, out = simulate(script, cycles=4000, drain=3000, flush_after=1 << 16, word_crc=word_crc)
     applied.sort(key=lambda event: (event[0], event[1]))
     assert len(applied) > 2 * SEGMENT_MAX_EVENTS  # spans several segments
+    assert sum(irq_triggered(value) for _, source, value in applied if source == Source.IRQ) > 20
     assert out == reference(applied)
 
 
@@ -151,7 +179,7 @@ def test_long_gaps_and_stamp_wrap_through_encoder():
                     "value": {"MARKER": index},
                     "loss_valid": 0,
                     "loss_source": 0,
-                    "loss_count": 0,
+                    "detail": {"loss_count": 0},
                 },
             )
             ctx.set(encoder.entries.valid, 1)

@@ -264,13 +264,13 @@ class _IrqBench(Elaboratable):
         m.submodules.pipeline = pipeline = self.pipeline
         enabled = control.capturing & control.sources_enabled.sources[int(Source.IRQ)]
         m.d.comb += [
-            pin.level.eq(generator.events.payload),
+            pin.level.eq(generator.events.payload.level),
             pin.pin.eq(generator.irq),
             generator.apply.eq(control.generator_apply),
             generator.reseed.eq(control.generator_reseed),
             pipeline.irq.valid.eq(pin.events.valid & enabled),
             pipeline.irq.payload.eq(pin.events.payload),
-            control.irq_edge.eq(control.capturing & pin.events.valid & pin.events.payload),
+            control.irq_edge.eq(control.capturing & pin.events.valid & pin.events.payload.level),
             pipeline.enable.eq(control.capturing),
             pipeline.clear.eq(control.capture_start),
             pipeline.start.eq(control.start),
@@ -311,7 +311,7 @@ def _simulate_irq(ratio, link_phase, settings, *, link_cycles):
             pipeline.now,
             bench.pin.irq,
             bench.pin.events.valid,
-            bench.pin.events.payload,
+            bench.pin.events.payload.level,
             control.capturing,
         )
         async for _clk, _rst, *values in ctx.tick("capture").sample(*signals):
@@ -397,7 +397,11 @@ def test_irq_pin_stage_takes_no_mixed_pair():
             for _ in range(5):
                 await ctx.tick()
                 shown.append(
-                    (ctx.get(stage.irq), ctx.get(stage.events.valid), ctx.get(stage.events.payload))
+                    (
+                        ctx.get(stage.irq),
+                        ctx.get(stage.events.valid),
+                        ctx.get(stage.events.payload.level),
+                    )
                 )
 
     sim = Simulator(stage)

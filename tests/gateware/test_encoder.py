@@ -4,12 +4,12 @@ import random
 
 from amaranth.sim import Simulator
 
-from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, event_payload
+from latscope_defs.protocol import SEGMENT_MAX_EVENTS, Source, event_payload, value_width
 from latscope_gateware.encoder import RecordChoice, RecordFormat, SegmentState
 from latscope_gateware.event_capture import entry_layout
 from support.gateware_sim import run
 
-SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: 1, Source.EDGE0: 1}
+SOURCES = {Source.MARKER: 16, Source.BUS: 32, Source.IRQ: value_width(Source.IRQ), Source.EDGE0: 1}
 
 
 def test_choice_gives_the_loss_record_then_events_in_source_order():
@@ -54,25 +54,32 @@ def test_format_is_the_protocol_payload_of_the_chosen_record():
     checked = []
 
     async def testbench(ctx):
-        for _ in range(40):
+        for n in range(40):
             values = {source.name: rng.getrandbits(width) for source, width in SOURCES.items()}
             loss_source, loss_count = rng.randrange(12), rng.getrandbits(32)
             delta = rng.getrandbits(24)
+            # The IRQ value's level is in `value`, its rest in `detail`, which an entry with
+            # a LOSS record gives to the count (the IRQ's rest is 0 then).
+            irq, loss_valid = values["IRQ"], n % 2
+            values["IRQ"] &= 1
+            detail = {"loss_count": loss_count} if loss_valid else {"irq": irq >> 1}
             ctx.set(
                 dut.entry,
                 {
                     "stamp": rng.getrandbits(48),
                     "present": {},
                     "value": values,
-                    "loss_valid": 1,
+                    "loss_valid": loss_valid,
                     "loss_source": loss_source,
-                    "loss_count": loss_count,
+                    "detail": detail,
                 },
             )
             ctx.set(dut.delta, delta)
-            options = [(Source.LOSS, loss_count << 4 | loss_source)]
+            options = [(Source.LOSS, loss_count << 4 | loss_source)] if loss_valid else []
             options += [(source, values[source.name]) for source in SOURCES]
-            for index, (source, value) in enumerate(options):
+            if not loss_valid:
+                options[2] = (Source.IRQ, irq)
+            for index, (source, value) in enumerate(options, start=1 - loss_valid):
                 ctx.set(dut.choice, 1 << index)
                 await ctx.delay(1e-9)
                 assert ctx.get(dut.source) == source
@@ -82,7 +89,7 @@ def test_format_is_the_protocol_payload_of_the_chosen_record():
     sim = Simulator(dut)  # combinational: no clock
     sim.add_testbench(testbench)
     sim.run()
-    assert len(checked) == 40 * 5
+    assert len(checked) == 20 * 5 + 20 * 4
 
 
 def test_segment_state_counts_and_ages():

@@ -6,7 +6,7 @@ import pytest
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import Source
+from latscope_defs.protocol import Source, irq_value, value_width
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.event_capture import CaptureFifo, FreeRunningCounter
 from support.gateware_sim import byte_collector, lost_per_source, run
@@ -79,14 +79,21 @@ def test_capture_fifo_keeps_order_and_room(depth):
 
 # --- Loss accounting against ground truth ------------------------------------------------------
 
-OVERFLOW_SOURCES = {Source.MARKER: 16, Source.IRQ: 1, Source.EDGE0: 1, Source.EDGE1: 1}
+OVERFLOW_SOURCES = {
+    Source.MARKER: 16,
+    Source.IRQ: value_width(Source.IRQ),
+    Source.EDGE0: 1,
+    Source.EDGE1: 1,
+}
 
 
 def overflow_run(*, fifo_depth, marker_every, edge_every, link_every, cycles, drain):
     """Markers every ``marker_every`` cycles and IRQ/EDGE0 edges together (the IRQ output
     looped back to an edge channel) every ``edge_every`` cycles, into a capture pipeline whose link
-    takes a byte every ``link_every`` cycles: sustained overflow. Returns the events offered
-    (stamped as the testbench applied them), the bytes out and the status counters."""
+    takes a byte every ``link_every`` cycles: sustained overflow. The IRQ edges are a
+    trigger's, each with its delay (whose bits share the FIFO entry's loss field, so the
+    losses wait for entries without one). Returns the events offered (stamped as the
+    testbench applied them), the bytes out and the status counters."""
     dut = CapturePipeline(OVERFLOW_SOURCES, fifo_depth=fifo_depth, flush_after=400)
     offered, out, status = [], [], {}
 
@@ -106,8 +113,9 @@ def overflow_run(*, fifo_depth, marker_every, edge_every, link_every, cycles, dr
             level ^= edge
             ctx.set(dut.marker.valid, marker)
             ctx.set(dut.marker.payload, cycle & 0xFFFF)
+            irq = irq_value(level, triggered=1, delay=cycle & 0x3FFF)
             ctx.set(dut.irq.valid, edge)
-            ctx.set(dut.irq.payload, level)
+            ctx.set(dut.irq.payload, irq)
             ctx.set(dut.edge0.valid, edge)
             ctx.set(dut.edge0.payload, level)
             # EDGE1 now and then in the same cycle as a marker: several sources lose at once.
@@ -116,7 +124,7 @@ def overflow_run(*, fifo_depth, marker_every, edge_every, link_every, cycles, dr
             ctx.set(dut.edge1.payload, cycle & 1)
             offered.extend(
                 [(now, Source.MARKER, cycle & 0xFFFF)] * marker
-                + [(now, Source.IRQ, level), (now, Source.EDGE0, level)] * edge
+                + [(now, Source.IRQ, irq), (now, Source.EDGE0, level)] * edge
                 + [(now, Source.EDGE1, cycle & 1)] * both
             )
             await ctx.tick()

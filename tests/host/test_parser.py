@@ -37,13 +37,16 @@ SYNC_LEAD = 0x80 | Source.SYNC << 3
 # --- helpers ------------------------------------------------------------------------------
 
 
-def random_events(rng, count, *, start=1000, marker_width=16, gaps=(0, 1, 2, 100, 5000)):
-    """``count`` events in stamp order: every source, extreme and random values."""
+def random_events(
+    rng, count, *, start=1000, marker_width=16, gaps=(0, 1, 2, 100, 5000), version=VERSION
+):
+    """``count`` events in stamp order: every source, extreme and random values (of the
+    protocol ``version``'s widths)."""
     events, stamp = [], start
     for _ in range(count):
         stamp += rng.choice(gaps)
         source = rng.choice(EVENT_SOURCES)
-        width = value_width(source, marker_width)
+        width = value_width(source, marker_width, version)
         value = rng.choice([0, (1 << width) - 1, rng.getrandbits(width)])
         if source == Source.LOSS:  # of a real source: lost-source 0xF marks a hole
             value = value & ~0xF | rng.randrange(12)
@@ -228,7 +231,7 @@ def small_stream(version=VERSION):
         start = (segment + 1) << 30
         events += [
             (stamp + start, source, value)
-            for stamp, source, value in random_events(rng, 6, start=0)
+            for stamp, source, value in random_events(rng, 6, start=0, version=version)
         ]
     data = encode(events, encoder=StreamEncoder(version=version))
     assert len(segments_of(data, version)[0]) == 5 + (version == 1)
@@ -499,7 +502,7 @@ def test_a_capture_joined_late_starts_with_a_hole():
 
 def test_version_1_streams_still_parse():
     rng = random.Random(9)
-    events = random_events(rng, 2000, gaps=(0, 1, 70, 1 << 23, 1 << DELTA_BITS))
+    events = random_events(rng, 2000, gaps=(0, 1, 70, 1 << 23, 1 << DELTA_BITS), version=1)
     data = encode(events, encoder=StreamEncoder(version=1))
     for largest in (len(data), 13):
         got, parser = parse(pieces(data, rng, largest), version=1)
@@ -537,8 +540,8 @@ def test_version_1_hole_is_bounded_by_its_bytes_or_time_span():
 
 
 def test_unknown_version_is_refused():
-    with pytest.raises(ValueError, match="version 3"):
-        StreamParser(version=3)
+    with pytest.raises(ValueError, match="version 4"):
+        StreamParser(version=4)
 
 
 # --- replies ---------------------------------------------------------------------------------
@@ -603,12 +606,15 @@ def test_identify_reply_reports_both_clocks_and_older_replies_still_read():
             "stamp_shift": 1,
             "link_clock_hz": 75_000_000,
             "board": list(b"b".ljust(16)),
+            "trigger_latency": 8,
         }
     )
-    payload = reply.as_bits().to_bytes(39, "little")
-    assert reply_sizes(Command.IDENTIFY) == (39, 35)
+    payload = reply.as_bits().to_bytes(40, "little")
+    assert reply_sizes(Command.IDENTIFY) == (40, 35, 39)
     identity = Identity.from_reply(payload)
     assert (identity.clock_hz, identity.link_clock_hz) == (150_000_000, 75_000_000)
+    assert identity.trigger_latency == 8 and identity.has_trigger
+    assert Identity.from_reply(payload[:39]).trigger_latency == 0  # version 2: none
     assert identity.resolution_ns == 1e9 / 300_000_000  # stamps use the capture clock
     assert identity.irq_clock_hz == 75_000_000  # IRQ settings the link clock
     older = Identity.from_reply(payload[:35])

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from latscope.analysis.pairing import analyze
-from latscope.capture.file import load_capture
+from latscope.capture.file import CaptureWriter, load_capture
 from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.export import sigrok_rules
 from latscope.export.files import export_capture
@@ -36,8 +36,8 @@ from latscope.export.live import PULSEVIEW_BLOCK, stream_capture
 from latscope.export.sigrok import write_sr
 from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.channels import Layout
-from latscope_defs.markers import Test
-from latscope_defs.protocol import Source
+from latscope_defs.markers import Point, Test, encode
+from latscope_defs.protocol import VERSION, Source, StreamEncoder, irq_value
 from support.suite_tables import table_names
 
 DECODERS = ROOT / "decoders"
@@ -306,6 +306,32 @@ def test_decoders_discard_pairs_across_a_loss(tmp_path):
     assert all(re.search(r": [A-Z]+-[a-z]-\d+: events lost in between$", line) for line in lines), (
         lines[:5]
     )
+
+
+def test_marker_decoder_shows_each_irq_edges_trigger_delay(tmp_path):
+    """A capture with triggered IRQ edges exports the delay lane (DELAY0 ..: each edge's
+    delay from its IRQ record, latscope_defs.channels.DELAY_LANE), and the marker decoder
+    names the delay of every asserting edge; one without has no lane."""
+    delays = [0, 7, 300, 16383, 5]
+    encoder = StreamEncoder()
+    for n, delay in enumerate(delays):
+        at = 1000 + 400 * n
+        encoder.event(at, Source.MARKER, encode(Test.IL_A, Point.PARAM, n))
+        encoder.event(at + 20 + delay % 50, Source.IRQ, irq_value(1, 1, delay))
+        encoder.event(at + 120, Source.IRQ, irq_value(0, 1, delay))
+    encoder.flush()
+    identity = {"version": VERSION, "clock_hz": 100_000_000, "edge_count": 0, "latency": {}}
+    path = tmp_path / "triggered.lsc"
+    with CaptureWriter(path, {"identity": identity}) as writer:
+        writer.write(encoder.take())
+    out = tmp_path / "triggered.sr"
+    info = export_capture(load_capture(path), [out])
+    assert info.layout.delay_lane and "DELAY13" in info.layout.names
+    lines = sigrok_cli("-i", out, "-P", info.layout.decoder_stack(), "-A", "latscope_marker=irq")
+    shown = re.findall(r"IRQ asserted, trigger delay (\d+) cycles", lines)
+    assert [int(delay) for delay in shown] == delays, lines
+    untriggered = Layout()  # the lane only with triggered edges: none in a plain capture
+    assert not untriggered.delay_lane and "DELAY0" not in untriggered.names
 
 
 def truth_lines(path):

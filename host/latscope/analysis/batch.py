@@ -12,10 +12,11 @@ import numpy as np
 import numpy.typing as npt
 
 from latscope_defs.markers import ARG_BITS, SUITE_IRQ_LINE, Point, Test, decode
-from latscope_defs.protocol import Source
+from latscope_defs.protocol import Source, irq_level
 
 from ..events import Events
 from .accounting import Lost, PerWindow, lost_of
+from .delays import TriggerDelays
 from .rules import RULES, Endpoint, Rule, TableParameters, is_tick, tick_overlaps
 from .spans import LossSpans, Mask, Sources, Spans, Stamps, holes_of, is_hole, merge_spans, overlaps
 from .statistics import Stats, TableAccumulator
@@ -45,7 +46,9 @@ class TableCollector(Protocol):
     parameters: TableParameters
     lost: Lost  # set when the analysis ends (:mod:`latscope.analysis.accounting`)
 
-    def add(self, samples: Stamps, starts: Stamps, ticked: Mask) -> None: ...
+    def add(
+        self, samples: Stamps, starts: Stamps, ticked: Mask, delays: Stamps | None = None
+    ) -> None: ...
 
     def discard(self, starts: Stamps, by_hole: Mask) -> None: ...
 
@@ -302,6 +305,7 @@ class BatchAnalysis(Generic[C]):
             for test in dict.fromkeys(rule.test for rule in RULES if rule.start == "irq")
         }
         self._losses = LossSpans()
+        self.trigger_delays = TriggerDelays()  # each IRQ sample's delay, from its record
         self._hole_after: list[int] = []  # per hole: stamp of the last event before it
         self._delivered = Events.empty()  # the latest event that is no LOSS record
         self._counted_end = _LOWEST  # largest end of a counted sample (none: below any span)
@@ -358,7 +362,9 @@ class BatchAnalysis(Generic[C]):
 
         at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
         markers = (stamp[at], source[at], value[at].astype(np.int64), epoch(at))
-        at = np.flatnonzero((source == Source.IRQ) & (value == 1))
+        # Asserting edges: a version 3 IRQ value holds the level and a trigger's delay.
+        at = np.flatnonzero((source == Source.IRQ) & (irq_level(value) == 1))
+        self.trigger_delays.feed(stamp, source, value)
         irq, irq_epoch = stamp[at], epoch(at)
         del at  # (one batch may be a whole capture: free it early)
         self.holes += len(hole_at)
@@ -818,6 +824,7 @@ class BatchAnalysis(Generic[C]):
             lossy[:count],
             by_hole[:count],
             lengths[:count],
+            from_irq=rule.start == "irq",
         )
         pending.a, pending.a_window = a[count:], a_window[count:]
 
@@ -842,9 +849,12 @@ class BatchAnalysis(Generic[C]):
         lossy: Mask,
         by_hole: Mask,
         lengths: Stamps,
+        *,
+        from_irq: bool,
     ) -> None:
         """Adds decided samples to their tables (by window: the window's name; none for a
-        window whose parameter is not certain)."""
+        window whose parameter is not certain); samples ``from_irq`` with their trigger
+        delays (``TriggerDelays``)."""
         if keep.any():
             self._counted_end = max(self._counted_end, int((a + lengths)[keep].max()))
         # Windows come in order: one run of samples per window.
@@ -857,7 +867,8 @@ class BatchAnalysis(Generic[C]):
             kept = keep[begin:end]
             self._kept[name] = self._kept.get(name, 0) + int(np.count_nonzero(kept))
             starts, samples = a[begin:end][kept], lengths[begin:end][kept]
-            table.add(samples, starts, tick_overlaps(starts, samples, self._ticks))
+            delays = self.trigger_delays.of(starts) if from_irq and self.trigger_delays else None
+            table.add(samples, starts, tick_overlaps(starts, samples, self._ticks), delays)
             lost = lossy[begin:end]
             if lost.any():
                 self._discarded[name] = self._discarded.get(name, 0) + int(np.count_nonzero(lost))

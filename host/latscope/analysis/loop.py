@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from latscope_defs.protocol import EDGE_SOURCES, Source, loss_source
+from latscope_defs.protocol import EDGE_SOURCES, Source, irq_level, loss_source
 
 from ..events import Events
 from .pairing import SampleTable
@@ -102,7 +102,7 @@ def loop_table(
     loop = loop_source(channel)
     stamp = events.stamp.astype(np.int64, copy=False)
     source, value = events.source, events.value
-    a = stamp[(source == Source.IRQ) & (value == 1)]
+    a = stamp[(source == Source.IRQ) & (irq_level(value) == 1)]
     b = stamp[source == loop]
     # The B of each A: the first loop change after it, if it comes before the next A.
     index = np.searchsorted(b, a, side="right")

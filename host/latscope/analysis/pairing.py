@@ -13,6 +13,7 @@ import numpy.typing as npt
 from ..events import Events
 from .accounting import NOTHING_LOST, Lost, PerWindow
 from .batch import BatchAnalysis
+from .delays import NO_DELAY
 from .rules import TableParameters
 from .spans import Mask, Stamps
 from .statistics import Stats
@@ -39,6 +40,9 @@ class SampleTable:
     #: bool per sample: a tick marker lies in it (:func:`~latscope.analysis.rules.tick_overlaps`;
     #: empty: none known)
     ticked: Mask = field(default_factory=lambda: np.zeros(0, bool))
+    #: int64 per sample: the trigger delay of its IRQ edge, capture cycles
+    #: (:mod:`~latscope.analysis.delays`; NO_DELAY: none)
+    delays: Stamps = field(default_factory=lambda: np.zeros(0, np.int64))
     #: samples damage took without a pair to discard (:mod:`latscope.analysis.accounting`)
     lost: Lost = NOTHING_LOST
 
@@ -65,19 +69,24 @@ class SampleCollector:
     def __init__(self, name: str, stamp_hz: float, parameters: TableParameters) -> None:
         self.name, self.stamp_hz, self.parameters = name, stamp_hz, parameters
         self.lost = NOTHING_LOST  # set by the analysis when it ends
-        self._kept: list[tuple[Stamps, Stamps, Mask]] = []  # (samples, starts, ticked) per batch
+        # (samples, starts, ticked, delays) per batch
+        self._kept: list[tuple[Stamps, Stamps, Mask, Stamps]] = []
         self._discarded: list[tuple[Stamps, Mask]] = []  # (starts, by_hole) per batch
 
-    def add(self, samples: Stamps, starts: Stamps, ticked: Mask) -> None:
-        self._kept.append((samples, starts, ticked))
+    def add(
+        self, samples: Stamps, starts: Stamps, ticked: Mask, delays: Stamps | None = None
+    ) -> None:
+        if delays is None:
+            delays = np.full(len(samples), NO_DELAY, np.int64)
+        self._kept.append((samples, starts, ticked, delays))
 
     def discard(self, starts: Stamps, by_hole: Mask) -> None:
         self._discarded.append((starts, by_hole))
 
     def table(self) -> SampleTable:
-        samples, starts, ticked = (
+        samples, starts, ticked, delays = (
             np.concatenate(column)
-            for column in zip((_EMPTY, _EMPTY, np.zeros(0, bool)), *self._kept)
+            for column in zip((_EMPTY, _EMPTY, np.zeros(0, bool), _EMPTY), *self._kept)
         )
         discarded, by_hole = (
             np.concatenate(column) for column in zip((_EMPTY, np.zeros(0, bool)), *self._discarded)
@@ -92,6 +101,7 @@ class SampleCollector:
             discarded,
             int(np.count_nonzero(by_hole)),
             ticked,
+            delays,
             self.lost,
         )
 

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .accounting import NOTHING_LOST, Lost
+from .delays import DelayStats
 from .rules import TableParameters
 
 __all__ = [
@@ -81,6 +82,7 @@ class _WholeTable(Protocol):
     samples: _Int64s
     starts: _Int64s
     ticked: npt.NDArray[np.bool_]
+    delays: _Int64s
     discarded: int
     discarded_by_holes: int
     lost: Lost
@@ -395,6 +397,7 @@ class TableAccumulator:
             np.zeros(0, np.int64),
             np.zeros(0, bool),
         )
+        self.by_delay = DelayStats()  # the latency at each trigger delay
 
     @classmethod
     def of_table(cls, table: _WholeTable, **options: Unpack[_Options]) -> "TableAccumulator":
@@ -404,6 +407,7 @@ class TableAccumulator:
             table.samples,
             table.starts,
             table.ticked if len(table.ticked) == len(table.samples) else None,
+            table.delays if len(table.delays) == len(table.samples) else None,
         )
         accumulator.discarded = table.discarded
         accumulator.discarded_by_holes = table.discarded_by_holes
@@ -415,9 +419,11 @@ class TableAccumulator:
         samples: _Int64s | Sequence[int],
         starts: _Int64s | Sequence[int],
         ticked: npt.NDArray[np.bool_] | Sequence[bool] | None = None,
+        delays: _Int64s | Sequence[int] | None = None,
     ) -> None:
-        """Adds the next samples (stamp units, capture order), their start stamps and
-        whether the kernel's tick overlaps each (``rules.tick_overlaps``; None: none)."""
+        """Adds the next samples (stamp units, capture order), their start stamps,
+        whether the kernel's tick overlaps each (``rules.tick_overlaps``; None: none) and
+        their trigger delays (:mod:`.delays`; None: none)."""
         samples = np.asarray(samples, np.int64)
         starts = np.asarray(starts, np.int64)
         if not len(samples):
@@ -443,6 +449,8 @@ class TableAccumulator:
         self._envelope(first_index, samples, starts)
         if self.interval_stamps:
             self._intervals(samples, starts)
+        if delays is not None:
+            self.by_delay.add(np.asarray(delays, np.int64), samples)
 
     def discard(self, starts: _Int64s, by_hole: npt.NDArray[np.bool_]) -> None:
         """Counts pairs discarded for a loss between them (``starts``: their first stamps;

@@ -15,7 +15,15 @@ from os import PathLike
 import numpy as np
 
 from latscope_defs.markers import KERNEL_HANDLER, KERNEL_POINT_NAMES, Point, Test, decode
-from latscope_defs.protocol import HOLE_SOURCE, Source, loss_count, loss_source
+from latscope_defs.protocol import (
+    HOLE_SOURCE,
+    Source,
+    irq_delay,
+    irq_level,
+    irq_triggered,
+    loss_count,
+    loss_source,
+)
 
 from ..capture.batches import CaptureBatches
 from ..capture.file import Capture
@@ -54,7 +62,10 @@ def describe_event(source: int, value: int) -> str:
             test_name = f"test{test}"
         return f"{test_name} {Point(point).name} {arg}"
     if source == Source.IRQ:
-        return "IRQ rise" if value else "IRQ fall"
+        value = int(value)
+        edge = "IRQ rise" if irq_level(value) else "IRQ fall"
+        # A trigger's firing names its delay (capture cycles; docs/protocol.md).
+        return f"{edge} delay {irq_delay(value)}" if irq_triggered(value) else edge
     if source == Source.LOSS:
         lost = loss_source(int(value))
         if lost == HOLE_SOURCE:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any, Literal, NamedTuple
 
-from latscope_defs.protocol import EDGE_SOURCES, VERSIONS, Source
+from latscope_defs.protocol import EDGE_SOURCES, TRIGGER_SOURCES, VERSIONS, Source
 
 from .conditions import Conditions
 
@@ -97,6 +97,7 @@ _IDENTITY_INTEGERS = [
     ("fifo_depth", 0, 1 << 24),
     ("link_clock_hz", 0, 10**10),
     ("version", min(VERSIONS), max(VERSIONS)),
+    ("trigger_latency", 0, 255),
 ]
 _IRQ_INTEGERS = [
     ("period", 0, (1 << 32) - 1),
@@ -125,18 +126,47 @@ def _check_identity(value: object) -> None:
             _integer(cycles, f"identity.latency.{name}", 0, 1 << 16)
 
 
+def _check_settings(
+    value: object,
+    field: str,
+    integers: Sequence[tuple[str, int, int]],
+    flags: Sequence[str],
+) -> JsonObject:
+    """An object of settings: its ``integers`` ((key, low, high) each) and its ``flags``
+    (true or false), where present."""
+    settings = _object(value, field)
+    for key, low, high in integers:
+        _optional(settings, key, field, partial(_integer, low=low, high=high))
+    for key in flags:
+        if key in settings and not isinstance(settings[key], bool):
+            raise MetadataError(
+                f"{field}.{key}", f"must be true or false, not {_kind(settings[key])}"
+            )
+    return settings
+
+
 def _check_irq(value: object, field: str = "irq") -> None:
-    irq = _object(value, "irq")
-    for key, low, high in _IRQ_INTEGERS:
-        _optional(
-            irq,
-            key,
-            "irq",
-            partial(_integer, low=low, high=high),
-        )
-    for key in ("enable", "one_shot", "active_low"):
-        if key in irq and not isinstance(irq[key], bool):
-            raise MetadataError(f"irq.{key}", f"must be true or false, not {_kind(irq[key])}")
+    _check_settings(value, field, _IRQ_INTEGERS, ("enable", "one_shot", "active_low"))
+
+
+#: trigger fields: (key, low, high); the device's own limits are narrower (TriggerConfig).
+_TRIGGER_INTEGERS = [
+    ("match", 0, (1 << 32) - 1),
+    ("mask", 0, (1 << 32) - 1),
+    ("every", 1, (1 << 16) - 1),
+    ("start", 0, (1 << 16) - 1),
+    ("stop", 0, (1 << 16) - 1),
+    ("step", 0, (1 << 16) - 1),
+    ("width", 1, 1 << 16),
+]
+
+
+def _check_trigger(value: object, field: str) -> None:
+    """The IRQ trigger's settings (``latscope capture --irq-trigger``)."""
+    trigger = _check_settings(value, field, _TRIGGER_INTEGERS, ("arm", "enable"))
+    names = {source.name for source in TRIGGER_SOURCES}
+    if trigger.get("source") not in names:
+        raise MetadataError(f"{field}.source", f"must be one of {', '.join(sorted(names))}")
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -171,10 +201,10 @@ def check_text(value: object, field: str = "METADATA") -> None:
 
 def check_metadata(metadata: object) -> None:
     """Raises :class:`MetadataError` unless ``metadata`` is a METADATA object latscope can
-    use: an object with ``identity`` (``clock_hz`` required), optional ``irq``, and text
-    ``start_time``, ``port``, ``test_info``, ``loop`` an edge channel name, ``truth`` the
-    simulation's ground-truth log and firmware (two paths); further keys may hold any
-    JSON."""
+    use: an object with ``identity`` (``clock_hz`` required), optional ``irq`` and
+    ``trigger``, and text ``start_time``, ``port``, ``test_info``, ``loop`` an edge channel
+    name, ``truth`` the simulation's ground-truth log and firmware (two paths); further keys
+    may hold any JSON."""
     if not isinstance(metadata, dict):
         raise MetadataError("METADATA", f"must be a JSON object, not {_kind(metadata)}")
     if "identity" not in metadata:
@@ -184,6 +214,7 @@ def check_metadata(metadata: object) -> None:
     for key in ("start_time", "port", "test_info"):
         _optional(metadata, key, "", _text)
     _optional(metadata, "loop", "", _check_loop)
+    _optional(metadata, "trigger", "", _check_trigger)
     _optional(metadata, "conditions", "", _check_conditions)
     _optional(metadata, "truth", "", _check_truth)
 

@@ -18,7 +18,14 @@ from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
 from ..events import Events
-from ..link.device import Device, DeviceError, IrqSettings, Port, open_transport
+from ..link.device import (
+    Device,
+    DeviceError,
+    IrqSettings,
+    Port,
+    TriggerSettings,
+    open_transport,
+)
 from ..link.identity import Identity
 from ..link.parser import ParserStats
 from ..link.port_lock import PortLock
@@ -135,14 +142,17 @@ def capture_metadata(
     dut: dict[str, object] | None = None,
     loop: str | None = None,
     conditions: Conditions | None = None,
+    trigger: TriggerSettings | None = None,
 ) -> JsonObject:
     """The metadata a capture file starts with (``docs/capture-format.md``): the device's
     identity, the port, the IRQ settings, the start time, the user's test information,
     what ``dut`` (``Port.dut_metadata``) says about the DUT (``cpu``, ``suite``,
     ``conditions``), the IRQ loop's edge channel (``loop``, if given:
-    :mod:`latscope.analysis.loop`) and the load and cache conditions (``conditions``, a
+    :mod:`latscope.analysis.loop`), the load and cache conditions (``conditions``, a
     :class:`~latscope.capture.conditions.Conditions`; default: what the DUT says, else no
-    load, caches on). Conditions that contradict what a simulated DUT runs: ValueError."""
+    load, caches on) and the IRQ trigger's settings (``trigger``, if on:
+    ``TriggerSettings.as_dict``). Conditions that contradict what a simulated DUT runs:
+    ValueError."""
     dut = dict(dut or {})
     known = Conditions.of_metadata(dut)
     dut.pop("conditions", None)
@@ -160,6 +170,7 @@ def capture_metadata(
         **dut,
         "conditions": (conditions or known).as_dict(),
         **({"loop": loop} if loop else {}),
+        **({"trigger": trigger.as_dict()} if trigger else {}),
     }
 
 
@@ -191,6 +202,7 @@ class CaptureSession:
             port = open_port(port, sim_args, suite=suite, truth=truth, log=log)
         self.port = port
         self.irq = IrqSettings()
+        self.trigger: TriggerSettings | None = None  # the IRQ trigger of the captures (off)
         self._stack = contextlib.ExitStack()
         try:
             if owns_port:
@@ -236,6 +248,12 @@ class CaptureSession:
         self.device.configure_irq(irq)
         self.irq = irq
 
+    def configure_trigger(self, trigger: TriggerSettings | None) -> None:
+        """Sets the IRQ trigger of later captures (None: off): each capture sets it before
+        START (which restarts its sweep) and turns it off after STOP."""
+        self.device.configure_trigger(trigger or TriggerSettings(enable=False))
+        self.trigger = trigger
+
     def capture(
         self,
         output: "PathLike | None" = None,
@@ -269,6 +287,7 @@ class CaptureSession:
             self.port.dut_metadata(),
             loop,
             conditions,
+            self.trigger,
         )
         run = CaptureRun(output, metadata, analyzer)
         writer = _open_writer(output, metadata)
@@ -319,6 +338,8 @@ class CaptureSession:
         run.parser_stats = device.parser.stats
         device.raw_sink = sink
         try:
+            if self.trigger is not None:
+                device.configure_trigger(self.trigger)
             device.configure_irq(self.irq)
             device.start()
             self.port.release_dut()
@@ -333,6 +354,8 @@ class CaptureSession:
             run.signum = interrupted.signum if run.stopped_by == "interrupted" else None
             device.stop()
             device.configure_irq(IrqSettings(enable=False))
+            if self.trigger is not None:
+                device.configure_trigger(TriggerSettings(enable=False))
             take(device.drain(), stopping=True)
             take(device.parser.finish(), stopping=True)
             if analyzer is not None:

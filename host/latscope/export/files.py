@@ -21,7 +21,7 @@ import numpy as np
 
 from latscope_defs.channels import EXPORT_DATA_BITS, Layout
 from latscope_defs.markers import Point, decode
-from latscope_defs.protocol import Source
+from latscope_defs.protocol import Source, irq_triggered
 
 from ..analysis.pairing import analyze
 from ..analysis.spans import LossSpans, merge_spans
@@ -194,8 +194,10 @@ def _write(capture, batches, survey, before, start, stop, outputs):
     stamp_hz = int(capture.stamp_hz)  # one sample per stamp unit
     writers = [writer_for(output) for output in outputs]
     layout = survey.layout
-    if survey.shared_cycles:  # two markers in one cycle
-        layout = survey.layout = Layout(layout.edge_count, second_lane=True)
+    if survey.shared_cycles or survey.triggered:  # the lanes the capture needs
+        layout = survey.layout = Layout(
+            layout.edge_count, second_lane=survey.shared_cycles, delay_lane=survey.triggered
+        )
     origin, samples = extent(survey.first, survey.last, stamp_hz, start, stop)
     context = before.context(start, origin) if start is not None else Events.empty()
     view, pending = None, context
@@ -248,8 +250,9 @@ def _write(capture, batches, survey, before, start, stop, outputs):
 class _Survey:
     """What the levels need to know of the whole capture before the first change: the
     first and last stamps, the loss spans (:class:`LossSpans`), the first level of every
-    1-bit channel (IRQ, edges) and whether two markers share a cycle (``shared_cycles``:
-    then the layout needs its second marker lane). Markers of one source come in stamp
+    1-bit channel (IRQ, edges), whether two markers share a cycle (``shared_cycles``:
+    then the layout needs its second marker lane) and whether an IRQ edge is a trigger's
+    (``triggered``: then it needs the delay lane). Markers of one source come in stamp
     order and the sources are at most ``holdback`` cycles apart (as ``LevelTracker``
     assumes), so a batch's markers are compared with the previous batches' markers of the
     last ``holdback`` cycles only."""
@@ -258,6 +261,7 @@ class _Survey:
         self.layout = layout
         self.holdback = holdback
         self.shared_cycles = False
+        self.triggered = False
         self._recent_markers = np.empty(0, np.int64)
         self.first = self.last = None
         self.spans = (np.empty(0, np.int64), np.empty(0, np.int64))
@@ -277,6 +281,9 @@ class _Survey:
         if not self.shared_cycles:
             self.shared_cycles = len(np.unique(markers)) < len(markers)
         self._recent_markers = markers[markers >= self.last - self.holdback]
+        if not self.triggered:
+            irq = events.value[events.source == Source.IRQ].astype(np.int64)
+            self.triggered = bool(irq_triggered(irq).any())
         spans, _ = self._losses.feed(events)
         if len(spans[0]):
             self.spans = merge_spans(self.spans, spans)

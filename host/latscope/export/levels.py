@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from latscope_defs.channels import EXPORT_DATA_BITS
-from latscope_defs.protocol import Source
+from latscope_defs.protocol import IRQ_DELAY_BITS, Source, irq_delay
 
 from ..analysis.spans import lossy_spans  # the one definition of where events may be lost
 from ..events import Events
@@ -77,6 +77,7 @@ class LevelTracker:
         self.strobe_bit = layout.bit("STROBE")
         self.strobe2_bit = layout.bit("STROBE2") if layout.second_lane else None
         self.irq_bit = layout.bit("IRQ")
+        self.delay_bit = layout.bit("DELAY0") if layout.delay_lane else None
         self.loss_bit = layout.bit("LOSS")
         self.edge_bit = [layout.bit(f"EDGE{n}") for n in range(layout.edge_count)]
         self.holdback = holdback
@@ -162,6 +163,9 @@ class LevelTracker:
 
         is_irq = source == Source.IRQ
         groups.append(self._levels(self.irq_bit, stamp[is_irq], value[is_irq] & 1, never=1))
+        if self.delay_bit is not None:  # each IRQ edge's trigger delay, from its record
+            mask = ((1 << IRQ_DELAY_BITS) - 1) << self.delay_bit
+            groups.append((stamp[is_irq], mask, irq_delay(value[is_irq]) << self.delay_bit))
         for n in range(self.layout.edge_count):
             is_edge = source == Source.EDGE0 + n
             groups.append(self._levels(self.edge_bit[n], stamp[is_edge], value[is_edge] & 1))

@@ -95,6 +95,8 @@ def decoder_channels():
         f"LOSS = {ids.index('loss')}",
         f"STROBE2 = {ids.index('strobe2')}",
         f"DATA2 = {ids.index('d2_0')}                                # D2_0 .. D2_15",
+        f"DELAY = {ids.index('delay0')}                                # DELAY0 .. DELAY13",
+        f"DELAY_BITS = {len(channels.DELAY_LANE)}",
         "",
     ]
     return lines

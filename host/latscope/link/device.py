@@ -7,20 +7,25 @@ one code path: :func:`open_transport` takes a port name or pyserial URL.
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
 
 import serial
 from amaranth.lib import data
 
+from latscope_defs.markers import ARG_BITS, POINT_BITS, TEST_BITS, encode
 from latscope_defs.protocol import (
+    IRQ_DELAY_BITS,
+    TRIGGER_SOURCES,
     UNKNOWN_COMMAND_REPLY,
     Command,
     EchoPattern,
     EchoReply,
     IrqConfig,
+    Source,
     StartArgs,
     StatusReply,
+    TriggerConfig,
     encode_command,
     reply_sizes,
 )
@@ -29,7 +34,15 @@ from ..events import Events
 from .identity import Identity, IdentityError
 from .parser import StreamParser
 
-__all__ = ["DeviceError", "IrqSettings", "Device", "Port", "Transport", "open_transport"]
+__all__ = [
+    "DeviceError",
+    "IrqSettings",
+    "TriggerSettings",
+    "Device",
+    "Port",
+    "Transport",
+    "open_transport",
+]
 
 
 class Transport(Protocol):
@@ -92,6 +105,117 @@ class IrqSettings:
                     "one_shot": self.one_shot,
                     "active_low": self.active_low,
                 },
+            }
+        )
+
+
+_DELAY_MAX = (1 << IRQ_DELAY_BITS) - 1
+_MATCH_MAX = (1 << TriggerConfig.as_shape()["match"].width) - 1
+_EVERY_MAX = (1 << TriggerConfig.as_shape()["every"].width) - 1
+
+
+@dataclass(frozen=True)
+class TriggerSettings:
+    """The IRQ trigger's settings (``protocol.TriggerConfig``; docs/protocol.md, "Triggered
+    IRQs"): the IRQ output fires ``delay`` capture cycles (``Identity.clock_hz``) after every
+    ``every``-th event of ``source`` whose value has ``(value ^ match) & mask == 0``, for
+    ``width`` capture cycles; the delay runs through ``range(start, stop, step)`` over and
+    over (``start`` alone where that is empty or ``step`` is 0). With ``arm``, each
+    asserting edge of the periodic generator (:class:`IrqSettings`, whose own edges the pin
+    no longer shows) arms one firing. ``enable`` False gives the pin back to the periodic
+    generator. :meth:`on_marker` and :meth:`on_edge` make the usual ones."""
+
+    source: Source = Source.MARKER
+    match: int = 0
+    mask: int = 0
+    every: int = 1
+    start: int = 0
+    stop: int = 1
+    step: int = 1
+    width: int = 100
+    arm: bool = False
+    enable: bool = True
+
+    def __post_init__(self) -> None:
+        if Source(self.source) not in TRIGGER_SOURCES:
+            raise ValueError(
+                f"no trigger on {Source(self.source).name}: markers, bus writes "
+                f"and edge channels only"
+            )
+        limits = {
+            "match": _MATCH_MAX,
+            "mask": _MATCH_MAX,
+            "every": _EVERY_MAX,
+            "start": _DELAY_MAX,
+            "stop": _DELAY_MAX,
+            "step": _DELAY_MAX,
+            "width": _DELAY_MAX + 1,
+        }
+        for name, high in limits.items():
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 0 <= value <= high:
+                raise ValueError(f"trigger {name} {value!r} is not a number from 0 to {high}")
+        if self.every < 1:
+            raise ValueError("trigger every must be at least 1 (every trigger)")
+        if self.width < 1:
+            raise ValueError("trigger width must be at least 1 capture cycle")
+
+    @classmethod
+    def on_marker(
+        cls,
+        test: int,
+        point: int,
+        arg: int = 0,
+        arg_mask: int = 0,
+        *,
+        bus: bool = False,
+        **settings: Any,
+    ) -> "TriggerSettings":
+        """A trigger on the markers of ``test`` and ``point`` (docs/markers.md) whose
+        argument has the bits of ``arg`` where ``arg_mask`` has ones (0: any argument): on
+        the trace port, or with ``bus`` on the bus trace window."""
+        if not 0 <= arg_mask < 1 << ARG_BITS:
+            raise ValueError(f"marker argument mask {arg_mask:#x} wider than {ARG_BITS} bits")
+        fields = encode((1 << TEST_BITS) - 1, (1 << POINT_BITS) - 1, arg_mask)
+        return cls(
+            source=Source.BUS if bus else Source.MARKER,
+            match=encode(test, point, arg & arg_mask),
+            mask=fields,
+            **settings,
+        )
+
+    @classmethod
+    def on_edge(cls, channel: int, level: int | None = None, **settings: Any) -> "TriggerSettings":
+        """A trigger on the edges of edge channel ``channel`` to ``level`` (None: both)."""
+        return cls(
+            source=Source(Source.EDGE0 + channel),
+            match=level or 0,
+            mask=0 if level is None else 1,
+            **settings,
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        """The settings as a capture's metadata records them (``trigger``,
+        docs/capture-format.md): the fields, ``source`` by name."""
+        return {**asdict(self), "source": Source(self.source).name}
+
+    def delays(self) -> list[int]:
+        """The delays of one pass of the sweep, in order (capture cycles)."""
+        delays = list(range(self.start, self.stop, self.step)) if self.step else []
+        return delays or [self.start]
+
+    def encode(self) -> data.Const:
+        return TriggerConfig.const(
+            {
+                "source": int(self.source),
+                "flags": {"enable": self.enable, "arm": self.arm},
+                "match": self.match,
+                "mask": self.mask,
+                "every": self.every,
+                "start": self.start,
+                "stop": self.stop,
+                "step": self.step,
+                "hold": self.width - 1,
             }
         )
 
@@ -259,6 +383,15 @@ class Device:
 
     def configure_irq(self, settings: IrqSettings) -> None:
         self.command(Command.IRQ_CONFIG, settings.encode())
+
+    def configure_trigger(self, settings: TriggerSettings) -> None:
+        """Sets the IRQ trigger (a :class:`TriggerSettings`); START restarts its sweep."""
+        if self.identity is not None and not self.identity.has_trigger:
+            raise DeviceError(
+                f"{self.name}: the device has no IRQ trigger (protocol version "
+                f"{self.identity.version}; its bitstream is older than this host)"
+            )
+        self.command(Command.TRIGGER_CONFIG, settings.encode())
 
     def start(self, sources: Iterable[int] | None = None) -> None:
         mask = 0xFFFF if sources is None else sum(1 << int(source) for source in sources)

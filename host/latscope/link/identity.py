@@ -35,6 +35,7 @@ _DEFAULTS: dict[str, int | str] = {
     "fifo_depth": 0,
     "board": "",
     "link_clock_hz": 0,
+    "trigger_latency": 0,
 }
 
 
@@ -52,6 +53,8 @@ class Identity:
     latency: dict[Source, int] = field(default_factory=dict)  # cycles from pin to stamp
     board: str = ""
     link_clock_hz: int = 0  # the link clock; 0: unknown (older gateware, old files)
+    trigger_latency: int = 0  # stamp units, trigger event to IRQ edge at delay 0
+    #                                    (0: no trigger, a version 1 or 2 device)
 
     @property
     def stamp_hz(self) -> int:
@@ -66,6 +69,20 @@ class Identity:
         on a one-clock build and for an identity without ``link_clock_hz`` (gateware from
         before the two clock domains had one clock)."""
         return self.link_clock_hz or self.clock_hz
+
+    @property
+    def has_trigger(self) -> bool:
+        """Whether the device has the IRQ trigger (TRIGGER_CONFIG: protocol version 3)."""
+        return self.version >= 3
+
+    def trigger_offset(self, source: int) -> int:
+        """Stamp units from the stamp the host gives a trigger event of ``source`` (its pin
+        change: the parser subtracted the pin latency) to the IRQ edge its firing makes at
+        delay 0, for an event stamped at the start of its cycle; one stamped ``p`` units
+        into its cycle (a DDR or gearbox board's phase) is ``p`` units closer. So an IRQ edge
+        with delay ``d`` comes ``(d << stamp_shift) + trigger_offset(source) - p`` stamp units
+        after its trigger's pin change (docs/protocol.md, "Triggered IRQs")."""
+        return self.trigger_latency + self.latency.get(Source(source), 0)
 
     @property
     def resolution_ns(self) -> float:
@@ -94,15 +111,18 @@ class Identity:
             "board": self.board,
             "latency": {Source(source).name: cycles for source, cycles in self.latency.items()},
             "link_clock_hz": self.link_clock_hz,
+            "trigger_latency": self.trigger_latency,
         }
 
     # ``info`` is parsed JSON (capture.metadata checked it), whose values are of any JSON type.
     @classmethod
     def from_dict(cls, info: Mapping[str, Any] | None) -> "Identity":
         """The identity a capture's metadata holds (the inverse of :meth:`as_dict`); fields
-        left out take the defaults above. Raises KeyError, TypeError or ValueError on
-        fields of the wrong kind."""
-        info = {**_DEFAULTS, **dict(info or {})}  # fields a newer writer adds: ignored
+        left out or null take the defaults above (as capture.metadata reads null: not
+        given; a null ``version`` is the current one, not 0). Raises KeyError, TypeError or
+        ValueError on fields of the wrong kind."""
+        given = {name: value for name, value in dict(info or {}).items() if value is not None}
+        info = {**_DEFAULTS, **given}  # fields a newer writer adds: ignored
         latency = {
             Source[name]: int(cycles)
             for name, cycles in dict(info.pop("latency", None) or {}).items()
@@ -113,7 +133,7 @@ class Identity:
     @classmethod
     def from_reply(cls, payload: bytes) -> "Identity":
         """The identity in an IDENTIFY reply's payload bytes. An older reply (shorter: no
-        ``link_clock_hz``) reads with ``link_clock_hz`` 0, unknown."""
+        ``link_clock_hz``, no ``trigger_latency``) reads with those 0, unknown."""
         reply = IdentifyReply.from_bits(int.from_bytes(payload, "little"))
         if reply.magic.to_bytes(4, "little") != MAGIC:
             raise IdentityError(f"not a latscope device: identify magic {reply.magic:#010x}")
@@ -139,6 +159,7 @@ class Identity:
             latency=latency,
             board=bytes(reply.board).rstrip(b"\0").decode("ascii", "replace"),
             link_clock_hz=reply.link_clock_hz,
+            trigger_latency=reply.trigger_latency,
         )
 
     def parser(self, *, correct_latency: bool = True) -> "StreamParser":

@@ -51,7 +51,11 @@ _SEQUENCE_MASK = (1 << SEQUENCE_BITS) - 1
 _TALLY_AT = {name: field.offset for name, field in data.Layout.cast(Tally)}
 _MAX_LENGTH = 1 + MAX_CONT
 #: Lead bytes of the records that can complete a reply or a segment (REPLY, SYNC; SEAL).
-_COMPLETING_LEAD = {1: re.compile(rb"[\xf0-\xff]"), 2: re.compile(rb"[\xe8-\xff]")}
+_COMPLETING_LEAD = {
+    1: re.compile(rb"[\xf0-\xff]"),
+    2: re.compile(rb"[\xe8-\xff]"),
+    3: re.compile(rb"[\xe8-\xff]"),
+}
 #: Event sources: every source below TALLY.
 _EVENT_SOURCES = (
     Source.MARKER,
@@ -203,6 +207,9 @@ class StreamParser:
     ``marker_width``: value bits of MARKER events (identify reply). ``latency``: mapping
     Source -> cycles from the pin to the stamp, subtracted from that source's stamps.
     ``version``: the protocol version of the stream (identify reply, capture metadata).
+    An IRQ event's value is the record's: version 3's :class:`~latscope_defs.protocol.IrqValue`
+    (the level, and the delay of the trigger firing the edge belongs to: ``irq_level``,
+    ``irq_triggered``, ``irq_delay``), the level alone in versions 1 and 2.
 
     Attributes: ``stats`` (:class:`ParserStats`), ``replies`` (deque of complete reply
     messages ``(opcode, payload_bytes)``, oldest first; the caller pops them).
@@ -213,7 +220,7 @@ class StreamParser:
     the kept part are not counted twice.
 
     :class:`StreamParser` takes the bytes of the link in pieces of any size and returns the
-    events of every *segment* that passed its checks (version 2: structure, the TALLY's count,
+    events of every *segment* that passed its checks (version 2 on: structure, the TALLY's count,
     the SEAL's CRC-32 and the chain of sequence numbers and stamps; version 1: the CRC-16 in the
     next SYNC; docs/protocol.md, "What a reader guarantees"). It never returns an event it could
     not verify, and it never raises on bad stream bytes: it finds the next record by the
@@ -268,7 +275,7 @@ class StreamParser:
         # Value width per source; 64 for the others, so that their delta is 0.
         self._width = np.full(16, 64, np.uint64)
         for source in _EVENT_SOURCES:
-            self._width[source] = value_width(source, marker_width)
+            self._width[source] = value_width(source, marker_width, version)
         self._fixed = np.array(
             [fixed_length(source, version) or 0 for source in range(16)], np.int64
         )

@@ -1,5 +1,5 @@
 """Figures of sample tables: time series, frequency distribution, maximum per interval, tail
-(exceedance probability and its estimate).
+(exceedance probability and its estimate), latency by IRQ trigger delay.
 
 Every function returns a :class:`matplotlib.figure.Figure` made without pyplot (no global
 state, no display: the Agg renderer), so reports can be made in batch and in threads, and
@@ -28,6 +28,7 @@ __all__ = [
     "max_over_time",
     "exceedance",
     "MARKED",
+    "latency_by_delay",
     "save",
     "png_bytes",
     "table_figures",
@@ -144,23 +145,22 @@ def _mark_worst(axes, table, x):
             (entry["start"] - table.first_start) / table.stamp_hz if x == "time" else entry["index"]
         )
         flags = flags_text(entry)
-        axes.plot(
-            [at],
-            [entry["ns"]],
-            marker="o",
-            markersize=7,
-            fillstyle="none",
-            color="tab:red",
-            linestyle="none",
-        )
-        axes.annotate(
-            f"#{rank}{f' {flags}' if flags else ''}",
-            (at, entry["ns"]),
-            textcoords="offset points",
-            xytext=(5, 3),
-            fontsize="x-small",
-            color="tab:red",
-        )
+        _ring(axes, at, entry["ns"], f"#{rank}{f' {flags}' if flags else ''}")
+
+
+def _ring(axes, x, y, label):
+    """A red ring at a worst point, labelled."""
+    axes.plot(
+        [x], [y], marker="o", markersize=7, fillstyle="none", color="tab:red", linestyle="none"
+    )
+    axes.annotate(
+        label,
+        (x, y),
+        textcoords="offset points",
+        xytext=(5, 3),
+        fontsize="x-small",
+        color="tab:red",
+    )
 
 
 def _bar(axes, edges, counts, tick_ns, **style):
@@ -361,6 +361,35 @@ def exceedance(table):
     return figure
 
 
+def latency_by_delay(table):
+    """Latency versus IRQ trigger delay (``TableAccumulator.by_delay``, the rows of the
+    report's latency-by-delay table): per delay the min..max range and the mean of its
+    samples, the worst delays (``DelayStats.rows``' ``worst``) ringed with their delay. The
+    delay axis is in capture cycles, the unit of the IRQ records."""
+    table = accumulated(table)
+    figure, (axes,) = _figure()
+    rows = table.by_delay.rows(table.ns_per_stamp, None)
+    if rows:
+        delay = np.array([row["delay_cycles"] for row in rows])
+        low, high, mean = (
+            np.array([row[key] for row in rows]) for key in ("min_ns", "max_ns", "mean_ns")
+        )
+        axes.fill_between(
+            delay, low, high, step="mid", alpha=0.25, color="tab:blue", label="min..max"
+        )
+        axes.plot(delay, mean, marker=".", markersize=3, linewidth=0.8, color="black", label="mean")
+        for row in rows:
+            if row["worst"]:
+                _ring(axes, row["delay_cycles"], row["max_ns"], f"delay {row['delay_cycles']}")
+        axes.legend(loc="lower right", fontsize="small")
+    axes.set_xlabel("IRQ trigger delay (capture cycles)")
+    axes.set_ylabel("latency (ns)")
+    axes.set_title(f"{table.name}: latency by trigger delay ({len(rows)} delays, worst ringed)")
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    return figure
+
+
 def save(figure, stem, formats=("png", "svg")):
     """Writes ``stem.png`` and ``stem.svg``; returns the paths."""
     paths = []
@@ -385,12 +414,15 @@ def figure_name(table_name, kind):
 def table_figures(table, *, x="index", interval_s=None):
     """``{kind: Figure}`` of one table: ``timeseries``, ``distribution`` and ``exceedance``
     (the tail and its estimate), with ``interval_s`` also ``maxima`` (the maximum per
-    interval of capture time)."""
+    interval of capture time), and for a table whose samples carry IRQ trigger delays
+    ``by-delay`` (:func:`latency_by_delay`)."""
     figures = {
         "timeseries": time_series(table, x=x),
         "distribution": distribution(table),
         "exceedance": exceedance(table),
     }
+    if len(accumulated(table).by_delay.delays):
+        figures["by-delay"] = latency_by_delay(table)
     if interval_s:
         intervals, maxima = interval_maxima(table, interval_s, sparse=True)
         figures["maxima"] = max_over_time(

@@ -20,6 +20,7 @@ from ..capture.conditions import Conditions
 from ..capture.file import Capture, file_notes
 from ..version import __version__
 from .columns import STAT_COLUMNS
+from .delay_sweep import DelaySweep
 from .tail_estimates import TailEstimates
 from .where_met import WhereMet, where_context
 from .worst_samples import WorstSamples
@@ -40,13 +41,14 @@ __all__ = [
 #: counts are, device resets, old segments and the file reader's notes; 5 per table its tail
 #: estimate (``tail``); 6 per table the samples damage took (``lost``, ``lost_estimated``);
 #: 7 whether the capture file was closed (``integrity.closed``); 8 the load and cache
-#: conditions (``conditions``, top level and per table); 9 where the interrupts met the code
-#: (``where``, top level and per table: simulation with its ground-truth log).
-SCHEMA_VERSION = 9
+#: conditions (``conditions``, top level and per table); 9 per table the latency by IRQ
+#: trigger delay (``by_delay``); 10 where the interrupts met the code (``where``, top level
+#: and per table: simulation with its ground-truth log).
+SCHEMA_VERSION = 10
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
-TABLE_SECTIONS = [WorstSamples(), TailEstimates(), WhereMet()]
+TABLE_SECTIONS = [WorstSamples(), TailEstimates(), DelaySweep(), WhereMet()]
 
 #: What each test family measures (table name prefix -> description), for readers.
 DESCRIPTIONS = {
