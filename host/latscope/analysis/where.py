@@ -70,7 +70,8 @@ class SamplesWhere:
     per sample; -1: none): ``starts`` (the IRQ edges' cycles), ``values`` (latencies in
     stamp units), ``taken`` (the cycle the CPU took the interrupt), ``addresses`` (its mepc),
     ``held_by`` (the index of the masked stretch, :class:`MaskedStretches`, that held it
-    longest) and ``masked_cycles`` (cycles from the edge to the interrupt that were masked)."""
+    longest) and ``masked_cycles`` (cycles from the edge to the interrupt that were masked);
+    ``ticked``: whether the kernel's tick overlaps the sample (its flag, bool)."""
 
     starts: np.ndarray
     values: np.ndarray
@@ -78,6 +79,7 @@ class SamplesWhere:
     addresses: np.ndarray
     held_by: np.ndarray
     masked_cycles: np.ndarray
+    ticked: np.ndarray
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -193,7 +195,8 @@ def _match(table: SampleTable, truth: CpuTruth, stamps_per_cycle: int, name: str
         )
         held_by[sample] = low[sample] + int(np.argmax(overlap))
         masked_cycles[sample] = int(overlap.sum())
-    return SamplesWhere(starts, values, taken, addresses, held_by, masked_cycles)
+    ticked = table.ticked if len(table.ticked) == len(starts) else np.zeros(len(starts), bool)
+    return SamplesWhere(starts, values, taken, addresses, held_by, masked_cycles, ticked)
 
 
 def _functions(samples: SamplesWhere, truth: CpuTruth, code: CodeMap) -> list[FunctionCoverage]:

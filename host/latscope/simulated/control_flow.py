@@ -1,7 +1,6 @@
 """Where control can go from each instruction of a function (RV32IMAC: branches, jumps,
-calls and their compressed forms), the function's loop (the largest set of its
-instructions that all reach one another: a strongly connected component of that graph)
-and the functions a call can run (its call tree).
+calls and their compressed forms), the function's loop (its largest natural loop: a header
+and what returns to it) and the functions a call can run (its call tree).
 
 A sweep walks an interrupt through a path of the DUT's code (``latscope sweep``): a loop,
 not the function's code that runs once before or after it, or a kernel call with all it
@@ -15,7 +14,16 @@ import numpy as np
 
 from .code_map import CodeMap, instruction_length
 
-__all__ = ["Flow", "flow", "successors", "loop_instructions", "callees", "call_tree_instructions"]
+__all__ = [
+    "Flow",
+    "flow",
+    "successors",
+    "Loop",
+    "FunctionGraph",
+    "loop_instructions",
+    "callees",
+    "call_tree_instructions",
+]
 
 _MRET = 0x30200073
 
@@ -110,37 +118,93 @@ def successors(code: CodeMap, address: int, start: int, end: int) -> list[int]:
     ]
 
 
-def loop_instructions(code: CodeMap, function: str) -> np.ndarray:
-    """The addresses of the function's loop: its largest set of instructions that all reach
-    one another (empty if it has no loop)."""
-    start, end = code.function_range(function)
-    nodes = code.instructions(start, end).tolist()
-    forward = {node: successors(code, node, start, end) for node in nodes}
-    backward: dict[int, list[int]] = {node: [] for node in nodes}
-    for node, targets in forward.items():
-        for target in targets:
-            backward[target].append(node)
-    best: set[int] = set()
-    done: set[int] = set()
-    for node in nodes:
-        if node in done:
-            continue
-        component = _reach(node, forward) & _reach(node, backward)
-        done |= component
-        cyclic = len(component) > 1 or node in forward[node]
-        if cyclic and len(component) > len(best):
-            best = component
-    return np.array(sorted(best), dtype=np.int64)
+@dataclass(frozen=True)
+class Loop:
+    """A natural loop: its ``header`` and ``body`` (the header included)."""
+
+    header: int
+    body: frozenset[int]
 
 
-def _reach(node: int, edges: dict[int, list[int]]) -> set[int]:
-    seen, stack = {node}, [node]
-    while stack:
-        for target in edges[stack.pop()]:
-            if target not in seen:
+class FunctionGraph:
+    """A function's instructions and where control goes between them: ``nodes`` (in address
+    order), ``forward`` and ``backward`` edges, ``dominators`` (of every instruction the
+    entry reaches: the instructions every path from the entry to it passes, itself
+    included) and its natural ``loops``, one per back edge (an edge into an instruction that
+    dominates its source: the loop's header), each the header and the instructions that
+    reach the back edge's source without passing the header. A path that merely rejoins
+    code before a loop (a shared call of a function that does not return, whose call looks
+    like one that does) is no loop: its target does not dominate it."""
+
+    def __init__(self, code: CodeMap, function: str) -> None:
+        start, end = code.function_range(function)
+        self.nodes: list[int] = code.instructions(start, end).tolist()
+        self.forward = {node: successors(code, node, start, end) for node in self.nodes}
+        self.backward: dict[int, list[int]] = {node: [] for node in self.nodes}
+        for node, targets in self.forward.items():
+            for target in targets:
+                self.backward[target].append(node)
+        self.dominators = self._dominators()
+        self.loops = [
+            Loop(header, frozenset(self._body(header, node)))
+            for node, targets in self.forward.items()
+            for header in targets
+            if header in self.dominators.get(node, ())
+        ]
+
+    def _body(self, header: int, source: int) -> set[int]:
+        body, stack = {header}, [source]
+        while stack:
+            node = stack.pop()
+            if node not in body:
+                body.add(node)
+                stack += self.backward[node]
+        return body
+
+    def _dominators(self) -> dict[int, set[int]]:
+        entry = self.nodes[0]
+        order: list[int] = []  # reverse postorder of what the entry reaches
+        seen = {entry}
+        stack = [(entry, iter(self.forward[entry]))]
+        while stack:
+            node, rest = stack[-1]
+            target = next(rest, None)
+            if target is None:
+                stack.pop()
+                order.append(node)
+            elif target not in seen:
                 seen.add(target)
-                stack.append(target)
-    return seen
+                stack.append((target, iter(self.forward[target])))
+        order.reverse()
+        dominators = {node: set(order) for node in order}
+        dominators[entry] = {entry}
+        changed = True
+        while changed:
+            changed = False
+            for node in order[1:]:
+                common = set.intersection(
+                    *(dominators[p] for p in self.backward[node] if p in seen)
+                ) | {node}
+                if common != dominators[node]:
+                    dominators[node], changed = common, True
+        return dominators
+
+    def dominated_by(self, node: int) -> set[int]:
+        """The instructions ``node`` dominates."""
+        return {other for other, above in self.dominators.items() if node in above}
+
+    def largest_loop(self) -> set[int]:
+        """The largest loop: the union of the loops of the header whose union is largest
+        (empty if there is none)."""
+        by_header: dict[int, set[int]] = {}
+        for loop in self.loops:
+            by_header.setdefault(loop.header, set()).update(loop.body)
+        return max(by_header.values(), key=len, default=set())
+
+
+def loop_instructions(code: CodeMap, function: str) -> np.ndarray:
+    """The addresses of the function's largest loop (:meth:`FunctionGraph.largest_loop`)."""
+    return np.array(sorted(FunctionGraph(code, function).largest_loop()), dtype=np.int64)
 
 
 def callees(code: CodeMap, function: str) -> list[str]:
