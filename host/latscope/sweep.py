@@ -16,7 +16,9 @@ takes a semaphore). Two captures, each with the simulation's ground-truth log
 
 For each run: the coverage of each swept path (its instructions that an interrupt met, out
 of those an interrupt could meet: :data:`PATHS`, the log's ``takeable`` instructions), the
-worst IL-a-1 sample, where its interrupt met the code and the masked region that held it.
+worst IL-a-1 sample of all and the worst without the flagged ones (the cold first sample,
+those the kernel's tick overlaps: where a tick falls is chance in either run), each with its
+trigger delay, where its interrupt met the code and the masked region that held it.
 """
 
 from __future__ import annotations

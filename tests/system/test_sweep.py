@@ -59,3 +59,17 @@ def test_the_sweep_finds_the_worst_and_names_it(document):
     assert start and end and worst["masked_cycles"] > 0
     text = comparison_text(document)
     assert f"{worst['ns']:.1f}" in text and worst["at"] in text and start in text
+
+
+def test_the_report_names_where_each_delay_met_the_code(document):
+    """``latscope report``/``analyze`` of the sweep's capture: every delay of the sweep has
+    its samples and the place where their interrupts met the code."""
+    from latscope.report.results import load_tables, results
+
+    summary, tables = load_tables(document["runs"]["sweep"]["capture"])
+    (row,) = [row for row in results(summary, tables)["tables"] if row["name"] == "IL-a-1"]
+    delays = int(document["delays"].split(":")[1])
+    by_delay = row["where"]["by_delay"]
+    assert [entry["delay_cycles"] for entry in by_delay] == list(range(delays))
+    assert all(entry["at"] and entry["at"]["function"] for entry in by_delay)
+    assert sum(entry["samples"] for entry in by_delay) == document["samples"]

@@ -33,6 +33,7 @@ from ..capture.file import Capture, load_capture
 from ..simulated.code_map import CodeMap, Location
 from ..simulated.coverage import coverage
 from ..simulated.cpu_truth import MCAUSE_EXTERNAL, CpuTruth, TruthSource, read_cpu_truth
+from .delays import NO_DELAY
 from .loop import LOOP_PREFIX, tables_with_loop
 from .pairing import SampleTable, analyze
 from .rules import RULES
@@ -71,7 +72,9 @@ class SamplesWhere:
     stamp units), ``taken`` (the cycle the CPU took the interrupt), ``addresses`` (its mepc),
     ``held_by`` (the index of the masked stretch, :class:`MaskedStretches`, that held it
     longest) and ``masked_cycles`` (cycles from the edge to the interrupt that were masked);
-    ``ticked``: whether the kernel's tick overlaps the sample (its flag, bool)."""
+    ``ticked``: whether the kernel's tick overlaps the sample (its flag, bool); ``delays``:
+    its IRQ trigger delay (capture cycles; :data:`~latscope.analysis.delays.NO_DELAY`: no
+    triggered edge)."""
 
     starts: np.ndarray
     values: np.ndarray
@@ -80,6 +83,7 @@ class SamplesWhere:
     held_by: np.ndarray
     masked_cycles: np.ndarray
     ticked: np.ndarray
+    delays: np.ndarray
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -146,6 +150,22 @@ class TableWhere:
         address = int(self.samples.addresses[index])
         return self.code.locate(address) if address >= 0 else None
 
+    def by_delay(self) -> list[tuple[int, int, Location | None]]:
+        """Per trigger delay (ascending; none without triggered samples): (delay, samples,
+        where most of them met the code: the commonest address, the lowest of equals;
+        None if no interrupt of them was found)."""
+        delays, addresses = self.samples.delays, self.samples.addresses
+        rows: list[tuple[int, int, Location | None]] = []
+        for delay in np.unique(delays[delays != NO_DELAY]).tolist():
+            met = addresses[(delays == delay) & (addresses >= 0)]
+            if not len(met):
+                rows.append((delay, int((delays == delay).sum()), None))
+                continue
+            values, counts = np.unique(met, return_counts=True)
+            common = int(values[np.argmax(counts)])
+            rows.append((delay, int((delays == delay).sum()), self.code.locate(common)))
+        return rows
+
     def held_by(self, index: int) -> tuple[Location, Location] | None:
         """The masking and unmasking instructions of the stretch that held sample
         ``index``'s interrupt longest (None: not masked)."""
@@ -196,7 +216,8 @@ def _match(table: SampleTable, truth: CpuTruth, stamps_per_cycle: int, name: str
         held_by[sample] = low[sample] + int(np.argmax(overlap))
         masked_cycles[sample] = int(overlap.sum())
     ticked = table.ticked if len(table.ticked) == len(starts) else np.zeros(len(starts), bool)
-    return SamplesWhere(starts, values, taken, addresses, held_by, masked_cycles, ticked)
+    delays = table.delays if len(table.delays) == len(starts) else np.full(len(starts), NO_DELAY)
+    return SamplesWhere(starts, values, taken, addresses, held_by, masked_cycles, ticked, delays)
 
 
 def _functions(samples: SamplesWhere, truth: CpuTruth, code: CodeMap) -> list[FunctionCoverage]:

@@ -115,6 +115,10 @@ def _table_fields(table: TableWhere, worst, ns_per_stamp):
             for region in table.regions
         ],
         "worst": rows,
+        "by_delay": [
+            {"delay_cycles": delay, "samples": count, "at": location_dict(at) if at else None}
+            for delay, count, at in table.by_delay()
+        ],
     }
 
 
@@ -190,6 +194,18 @@ class WhereMet(TableSection):
             f"found; met {_functions_text(where)}"
         ]
         lines += [_worst_text(entry) for entry in where["worst"]]
+        worst_delays = [
+            entry["delay_cycles"] for entry in row.get("by_delay") or [] if entry["worst"]
+        ]
+        met = {entry["delay_cycles"]: entry["at"] for entry in where["by_delay"]}
+        if worst_delays:
+            lines.append(
+                "  worst delays: "
+                + "; ".join(
+                    f"{delay} cycles: {location_text(met[delay]) if met.get(delay) else '-'}"
+                    for delay in worst_delays
+                )
+            )
         lines += [f"  masked: {_region_text(region)}" for region in where["masked_regions"][:3]]
         more = len(where["masked_regions"]) - 3
         if more > 0:
