@@ -3,14 +3,13 @@
 
 import argparse
 
-from .capture.conditions import CACHE_STATES, LOADS, Conditions
+from .capture.conditions import CACHE_STATES, LOAD_PARAM_RANGE, LOADS, Conditions
 from .values import whole
 
 __all__ = ["load_option", "conditions_options", "conditions_of"]
 
-#: The suite's LOAD_PARAM: a number above 0 (firmware/suite/Makefile) the firmware's C code
-#: takes as an int (latscope.values: the checked kind of every numeric option).
-load_param = whole("load parameter", 1, 2**31 - 1)
+#: The suite's LOAD_PARAM, checked as every numeric option is (latscope.values).
+load_param = whole("load parameter", *LOAD_PARAM_RANGE)
 
 
 def load_option(text):

@@ -47,12 +47,18 @@ def test_profiles_are_the_makefiles():
 
 def test_parse_and_check():
     assert parse_load("bus:50") == ("bus", 50) and parse_load("cpu") == ("cpu", None)
-    for bad in ("stress", "bus:x", "mixed:3", "none:1"):
+    for bad in ("stress", "bus:x", "mixed:3", "none:1", "bus:0", "cpu:-1", "irq-low:0x80000000"):
         with pytest.raises(ValueError):
             parse_load(bad)
     identity = {"clock_hz": 100_000_000}
     check_metadata({"identity": identity, "conditions": Conditions("irq-low", 200).as_dict()})
-    for bad in ({"load": "disk"}, {"cache": "half"}, {"load": "cpu", "speed": 1}):
+    bad_conditions = (
+        {"load": "disk"},
+        {"cache": "half"},
+        {"load": "cpu", "speed": 1},
+        {"load": "cpu", "load_param": 0},  # the suite's Makefile refuses LOAD_PARAM=0
+    )
+    for bad in bad_conditions:
         with pytest.raises(MetadataError, match="conditions"):
             check_metadata({"identity": identity, "conditions": bad})
 

@@ -11,11 +11,14 @@ them (``latscope capture --load``), as the DUT's firmware was built with them.
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["LOADS", "CACHE_STATES", "Conditions", "parse_load"]
+__all__ = ["LOADS", "CACHE_STATES", "LOAD_PARAM_RANGE", "Conditions", "parse_load"]
 
 #: The suite's load profiles (``firmware/suite/Makefile``, LOAD; a test checks they agree).
 LOADS = ("none", "cpu", "memory", "bus", "irq-high", "irq-low", "mixed")
 CACHE_STATES = ("on", "off")
+#: A profile's parameter: above 0 (firmware/suite/Makefile refuses LOAD_PARAM=0) and an int
+#: for the firmware's C code.
+LOAD_PARAM_RANGE = (1, 2**31 - 1)
 
 
 @dataclass(frozen=True)
@@ -30,10 +33,13 @@ class Conditions:
     def __post_init__(self) -> None:
         if self.load not in LOADS:
             raise ValueError(f"load {self.load!r}: not one of {', '.join(LOADS)}")
+        low, high = LOAD_PARAM_RANGE
         if self.load_param is not None and (
-            type(self.load_param) is not int or self.load_param < 0
+            type(self.load_param) is not int or not low <= self.load_param <= high
         ):
-            raise ValueError(f"load parameter {self.load_param!r}: not a whole number >= 0")
+            raise ValueError(
+                f"load parameter {self.load_param!r}: not a whole number from {low} to {high}"
+            )
         if self.load_param is not None and self.load in ("none", "mixed"):
             raise ValueError(f"load {self.load}: takes no parameter")
         if self.cache not in CACHE_STATES:
