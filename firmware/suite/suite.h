@@ -17,6 +17,9 @@
  *                        thread-driven test, so that the appliance's FIFO
  *                        drains (0: no pacing)
  *   SUITE_IL_HEARTBEAT   polls between two "thread runs" markers of IL-a (1024)
+ *   SUITE_IL_SEM_GIVE    1: each IL-a heartbeat also gives and takes a semaphore
+ *                        nobody waits for, a kernel path in the interrupted loop
+ *                        for `latscope sweep` to walk an interrupt through (0)
  *   SUITE_CLK_WORK       iterations of the clock-ISR test's fixed work (5000)
  *   SUITE_SEO_G_WORK     iterations of the medium thread's work in SEO-g (200)
  *   SUITE_STACK          stack bytes of every suite thread (512)
@@ -66,6 +69,9 @@
 #endif
 #ifndef SUITE_IL_HEARTBEAT
 #define SUITE_IL_HEARTBEAT 1024u
+#endif
+#ifndef SUITE_IL_SEM_GIVE
+#define SUITE_IL_SEM_GIVE 0
 #endif
 #ifndef SUITE_CLK_WORK
 #define SUITE_CLK_WORK 5000u

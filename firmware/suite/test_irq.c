@@ -12,6 +12,7 @@
 #include "suite.h"
 
 #define SEM_IDL 0
+#define SEM_IL 1 /* SUITE_IL_SEM_GIVE's */
 
 static volatile unsigned isr_calls;  /* handler calls since the line was opened */
 static volatile unsigned idl_woken;  /* IDL-b: T2 markers written */
@@ -43,7 +44,9 @@ SUITE_ISR(il_isr) static void il_isr(void *arg)
  * and a branch, so that marker follows the return within one iteration), and
  * a THREAD heartbeat every SUITE_IL_HEARTBEAT polls so that the IRQ also
  * lands on marker stores. A thread that marked without pause would overflow
- * the appliance's FIFO and lose every sample to it.
+ * the appliance's FIFO and lose every sample to it. With SUITE_IL_SEM_GIVE
+ * the heartbeat also runs a kernel path (a give with nobody waiting, a take
+ * that does not block) that the IRQ can meet.
  */
 static void il_thread(void *arg)
 {
@@ -52,6 +55,8 @@ static void il_thread(void *arg)
 	suite_irq_watch_t watch;
 
 	suite_start(LS_TEST_IL_A, "IL-a", 1);
+	if (SUITE_IL_SEM_GIVE)
+		SUITE_CHECK(bench_sem_create(SEM_IL, 0, 1) == BENCH_SUCCESS);
 	open_irq_line(il_isr);
 	suite_irq_watch_start(&watch, 0, SUITE_SAMPLES);
 	while (seen < SUITE_SAMPLES) {
@@ -63,11 +68,17 @@ static void il_thread(void *arg)
 			polls = 0;
 		} else if (++polls == SUITE_IL_HEARTBEAT) {
 			LS_MARK(IL_A, THREAD, index);
+			if (SUITE_IL_SEM_GIVE) {
+				(void)bench_sem_give(SEM_IL);
+				(void)bench_sem_take(SEM_IL, BENCH_NO_WAIT);
+			}
 			polls = 0;
 			suite_irq_watch(&watch, now); /* off the fast path: after the marker */
 		}
 	}
 	bench_irq_disable(SUITE_IRQ);
+	if (SUITE_IL_SEM_GIVE)
+		SUITE_CHECK(bench_sem_delete(SEM_IL) == BENCH_SUCCESS);
 	suite_end(LS_TEST_IL_A);
 }
 

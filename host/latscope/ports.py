@@ -3,6 +3,7 @@
 (:class:`~latscope.link.device.Port`) is given not yet started: a capture session starts it."""
 
 from collections.abc import Sequence
+from os import PathLike
 from typing import TextIO
 
 from .link.device import Port
@@ -17,16 +18,19 @@ def open_port(
     extra_args: Sequence[str] = (),
     *,
     suite: SuiteSettings | None = None,
+    truth: str | PathLike[str] | None = None,
     log: TextIO | None = None,
 ) -> Port:
     """The :class:`~latscope.link.device.Port` of a port name, not yet started: a simulation for
     ``sim:soc`` (the suite of ``suite``, a :class:`SuiteSettings`, built if needed) and
-    ``sim:gateware``, else a serial port or pyserial URL."""
-    if suite is not None and port != "sim:soc":
-        raise ValueError("suite= is only for the sim:soc simulation")
+    ``sim:gateware``, else a serial port or pyserial URL. ``truth``: the ground-truth log
+    ``sim:soc`` writes (its captures record it)."""
+    for name, value in (("suite", suite), ("truth", truth)):
+        if value is not None and port != "sim:soc":
+            raise ValueError(f"{name}= is only for the sim:soc simulation")
     if port == "sim:soc":
         build = build_soc(suite or SuiteSettings(), log=log)
-        return SocSimulation(build, extra_args, log=log)
+        return SocSimulation(build, extra_args, log=log, truth=truth)
     if is_simulated(port):
         return SimulatedAppliance(port, extra_args, log=log)
     return Port(port)

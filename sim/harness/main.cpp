@@ -22,6 +22,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include <sys/prctl.h>
 
@@ -288,6 +289,7 @@ public:
             truth_ = std::make_unique<TruthLog>(options.truth);
         else
             truth_ = std::make_unique<TruthLog>();
+        log_cpu_ = truth_->enabled();
         context_->debug(0);
         context_->randReset(0);  // every register starts at 0 before reset: reproducible
         top_ = std::make_unique<Vlatscope_sim_top>(context_.get());
@@ -320,6 +322,7 @@ private:
     void reset();
     void service();                  // every pty_poll cycles: pty, signals
     void sample();                   // the outputs of cycle `cycle_`
+    void sample_cpu();               // its interrupt entry and enable state (--truth only)
     void on_store(uint32_t address, uint32_t data, unsigned sel);
     void release(uint64_t cycle);    // the CPU leaves reset in `cycle` (> cycle_)
     bool paused();                   // waiting for the host after SIM_EXIT
@@ -348,6 +351,9 @@ private:
     uint64_t exit_cycle_ = 0;
     bool cpu_held_ = false;
     bool capturing_ = false;         // the appliance's capture runs (as sampled last cycle)
+    bool log_cpu_ = false;           // --truth: probe and log the CPU's interrupt state
+    int irq_enabled_ = -1;           // the CPU's cpu_irq_enabled last cycle (-1: cycle 0 next)
+    std::unordered_map<uint32_t, uint64_t> takeable_;  // --truth: times each pc was takeable
     uint64_t release_at_ = UINT64_MAX;   // --release-on-start: the CPU's first cycle
     bool pause_done_ = false;
     uint64_t link_quiet_ = 0;        // cycles since the UART link (either way) was busy
@@ -366,6 +372,7 @@ void Simulation::dump(uint64_t half_cycles) {
 void Simulation::reset() {
     top_->rst = 1;
     top_->cpu_hold = 0;
+    top_->cpu_probe = log_cpu_;     // set through reset: the probe is valid from cycle 0
     top_->irq_drive = 0;
     top_->uart_rx = 1;
     options_.wiring.route_words(&top_->wire_route[0]);
@@ -539,6 +546,8 @@ void Simulation::sample() {
         if (capturing_ && cpu_held_ && options_.release_on_start && release_at_ == UINT64_MAX)
             release_at_ = cycle_ + options_.release_on_start;
     }
+    if (log_cpu_)
+        sample_cpu();
     if (top_->dbus_ack && top_->dbus_we && top_->dbus_cyc && top_->dbus_stb)
         on_store(uint32_t(top_->dbus_adr) << 2, top_->dbus_dat_w, top_->dbus_sel);
     if (pty_) {
@@ -548,6 +557,19 @@ void Simulation::sample() {
         const bool busy = !top_->uart_tx || decoder_.busy() || encoder_.queued();
         link_quiet_ = busy ? 0 : link_quiet_ + 1;
     }
+}
+
+// Only with --truth: without it the probe (rtl/soc.v) is off and these outputs are not read.
+void Simulation::sample_cpu() {
+    if (top_->cpu_irq_taken)
+        truth_->interrupt(cycle_, top_->cpu_mcause, top_->cpu_mepc);
+    const int enabled = top_->cpu_irq_enabled;
+    if (enabled != irq_enabled_) {
+        truth_->masked(cycle_, !enabled, top_->cpu_enable_pc);
+        irq_enabled_ = enabled;
+    }
+    if (top_->cpu_takeable)
+        takeable_[top_->cpu_takeable_pc]++;
 }
 
 int Simulation::run() {
@@ -606,6 +628,7 @@ int Simulation::run() {
         // Last chance for the host to get what the appliance sent (non-blocking as ever).
         pty_->flush();
     }
+    truth_->takeable(cycle_, takeable_);
     truth_->close();
     console_.flush();
     std::printf("SIM end=%s code=%d cycles=%llu seconds=%.3f cycles_per_s=%.0f cpu_seconds=%.3f "

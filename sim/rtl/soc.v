@@ -24,6 +24,8 @@ module latscope_soc (
     input  wire        clk,
     input  wire        rst,
     input  wire        cpu_hold,
+    // the harness logs the core's interrupt entries and enable state (cpu_* below)
+    input  wire        cpu_probe,
     // interrupt from the appliance (edge-triggered, active high)
     input  wire        irq,
     // GPIO_OUT pins
@@ -44,7 +46,15 @@ module latscope_soc (
     output wire        timer_irq,
     // the load profiles' hardware, for an edge channel and the ground-truth log
     output wire        bus_load_hold,
-    output wire        load_irq_pending
+    output wire        load_irq_pending,
+    // the core's interrupt entries and enable state, for the ground-truth log (below)
+    output wire        cpu_irq_taken,
+    output wire [31:0] cpu_mcause,
+    output wire [31:0] cpu_mepc,
+    output wire        cpu_irq_enabled,
+    output wire [31:0] cpu_enable_pc,
+    output wire        cpu_takeable,
+    output wire [31:0] cpu_takeable_pc
 );
     // The page: dBus word address bits 29..PAGE_WORD_BITS; a register: the bits below.
     localparam PAGE_WORD_BITS = `SOC_PAGE_WORD_BITS;
@@ -103,6 +113,76 @@ module latscope_soc (
 
     // mip.MEIP inside the core: the masked external interrupt, registered by the core.
     assign cpu_meip = cpu.CsrPlugin_mip_MEIP;
+
+    // Where interrupts meet the code (sim/README.md, "Ground-truth log": interrupt, masked).
+    // Read from the core's own registers and trap logic by hierarchical names (none needs a
+    // public marker); the two registers below load only while `cpu_probe` is set (the
+    // harness's --truth), so a run without the log does not pay for them.
+    //
+    // VexRiscv's CsrPlugin takes an interrupt in the cycle CsrPlugin_interruptJump is high;
+    // at its end it writes mepc (the PC of the instruction the trap returns to), mcause and
+    // mstatus (MIE cleared) and redirects the fetch. cpu_irq_taken is high in the cycle
+    // after, the first cycle those CSRs hold the trap's values.
+    reg irq_taken = 1'b0;
+    assign cpu_irq_taken = irq_taken;
+    assign cpu_mepc = cpu.CsrPlugin_mepc;
+    assign cpu_mcause = {cpu.CsrPlugin_mcause_interrupt, 27'd0, cpu.CsrPlugin_mcause_exceptionCode};
+    // The external interrupt can be taken only while mstatus.MIE, mie.MEIE and bit 0 of the
+    // mask CSR 0xBC0 (externalInterruptArray's mask, which this VexRiscv names
+    // _zz_CsrPlugin_csrMapping_readDataInit) are set; the core runs in machine mode only.
+    assign cpu_irq_enabled = cpu.CsrPlugin_mstatus_MIE & cpu.CsrPlugin_mie_MEIE &
+                             cpu._zz_CsrPlugin_csrMapping_readDataInit[0];
+    // The instruction that changes those bits at the end of a cycle, visible with the new
+    // value in the next: the CSR jump (CsrPlugin_jumpInterface_valid) is a trap, which clears
+    // MIE (its first masked instruction is the trap vector, mtvec: this core has no vectored
+    // mode), or mret in writeBack (MIE = MPIE); else a CSR write (csrrci, csrs, ...), which
+    // happens in execute. In reset: the reset vector.
+    reg [31:0] enable_pc = `SOC_RESET_VECTOR;
+    always @(posedge clk)
+        if (cpu_probe) begin
+            irq_taken <= cpu.CsrPlugin_interruptJump;
+            if (rst | cpu_hold)
+                enable_pc <= `SOC_RESET_VECTOR;
+            else if (cpu.CsrPlugin_jumpInterface_valid)
+                enable_pc <= cpu.CsrPlugin_hadException | cpu.CsrPlugin_interruptJump
+                             ? {cpu.CsrPlugin_mtvec_base, 2'b00} : cpu.writeBack_PC;
+            else
+                enable_pc <= cpu.execute_PC;
+        end
+    assign cpu_enable_pc = enable_pc;
+    // The instructions an interrupt can meet (`takeable`, sim/README.md). The core registers
+    // a pending takeable interrupt (CsrPlugin_interrupt_valid, from the cycle before); its
+    // pipeline liberator then halts decode with the instruction there, which the trap
+    // returns to, once the later stages have drained. So an instruction X can be met if it
+    // sat in decode (valid, not being removed) in a cycle after one in which the external
+    // interrupt was takeable, and the interrupt is still takeable in X's first cycle in
+    // execute: not the instruction after a masking CSR write (it waits in decode while the
+    // write drains the pipeline, then runs masked), nor the one after an unmasking one (it
+    // sits in decode only while still masked). The flag travels with X down the pipeline
+    // and counts when X retires, so an instruction fetched after a jump and flushed (the
+    // one after a `ret`) does not. cpu_takeable is high in the cycle such an X retires
+    // (writeBack fires), cpu_takeable_pc is X.
+    reg takeable_q = 1'b0, x_takeable = 1'b0, e_first = 1'b0, e_cond = 1'b0, e_held = 1'b0;
+    reg m_flag = 1'b0, w_flag = 1'b0;
+    wire in_decode = cpu.decode_arbitration_isValid & ~cpu.decode_arbitration_removeIt;
+    wire e_flag = e_first ? e_cond & cpu_irq_enabled : e_held;
+    always @(posedge clk)
+        if (cpu_probe) begin
+            takeable_q <= cpu_irq_enabled;
+            // For the instruction in decode until it leaves: it had a takeable cycle there.
+            x_takeable <= in_decode & ~cpu.decode_arbitration_isFiring &
+                          (x_takeable | takeable_q);
+            e_first <= cpu.decode_arbitration_isFiring;
+            if (cpu.decode_arbitration_isFiring)
+                e_cond <= x_takeable | takeable_q;
+            e_held <= e_flag;
+            if (cpu.execute_arbitration_isFiring)
+                m_flag <= e_flag;
+            if (cpu.memory_arbitration_isFiring)
+                w_flag <= m_flag;
+        end
+    assign cpu_takeable = cpu.writeBack_arbitration_isFiring & w_flag;
+    assign cpu_takeable_pc = cpu.writeBack_PC;
 
     // One wait state for every dBus target: accept in R, ACK in R+1. A RAM request waits
     // while the bus load engine holds the RAM.

@@ -26,6 +26,7 @@ module latscope_sim_top (
     input  wire        clk,
     input  wire        rst,
     input  wire        cpu_hold,
+    input  wire        cpu_probe,
     input  wire        irq_drive,
     input  wire        uart_rx,
     input  wire        jumper,
@@ -42,6 +43,13 @@ module latscope_sim_top (
     output wire        timer_irq,
     output wire        bus_load_hold,
     output wire        load_irq_pending,
+    output wire        cpu_irq_taken,
+    output wire [31:0] cpu_mcause,
+    output wire [31:0] cpu_mepc,
+    output wire        cpu_irq_enabled,
+    output wire [31:0] cpu_enable_pc,
+    output wire        cpu_takeable,
+    output wire [31:0] cpu_takeable_pc,
     output wire [31:0] gpio_out,
     output wire        dbus_cyc,
     output wire        dbus_stb,
@@ -58,20 +66,24 @@ module latscope_sim_top (
     // input other than the clock, and Verilator evaluates the design's combinational logic
     // once per clock edge instead of again for every input change (about 20 % faster). The
     // harness accounts for the cycle of delay (see harness/main.cpp, reset()).
-    reg rst_q = 1'b1, cpu_hold_q = 1'b0, uart_rx_q = 1'b1;
+    reg rst_q = 1'b1, cpu_hold_q = 1'b0, uart_rx_q = 1'b1, cpu_probe_q = 1'b0;
     always @(posedge clk) begin
         rst_q <= rst;
         cpu_hold_q <= cpu_hold;
+        cpu_probe_q <= cpu_probe;
         uart_rx_q <= uart_rx;
     end
 
     latscope_soc soc (
-        .clk(clk), .rst(rst_q), .cpu_hold(cpu_hold_q), .irq(irq),
+        .clk(clk), .rst(rst_q), .cpu_hold(cpu_hold_q), .cpu_probe(cpu_probe_q), .irq(irq),
         .gpio_out(gpio_out), .marker_data(marker_data), .marker_strobe(marker_strobe),
         .dbus_cyc(dbus_cyc), .dbus_stb(dbus_stb), .dbus_we(dbus_we), .dbus_ack(dbus_ack),
         .dbus_adr(dbus_adr), .dbus_dat_w(dbus_dat_w), .dbus_sel(dbus_sel),
         .irq_pending(irq_pending), .cpu_meip(cpu_meip), .timer_irq(timer_irq),
-        .bus_load_hold(bus_load_hold), .load_irq_pending(load_irq_pending)
+        .bus_load_hold(bus_load_hold), .load_irq_pending(load_irq_pending),
+        .cpu_irq_taken(cpu_irq_taken), .cpu_mcause(cpu_mcause), .cpu_mepc(cpu_mepc),
+        .cpu_irq_enabled(cpu_irq_enabled), .cpu_enable_pc(cpu_enable_pc),
+        .cpu_takeable(cpu_takeable), .cpu_takeable_pc(cpu_takeable_pc)
     );
 
 `ifdef WITH_APPLIANCE

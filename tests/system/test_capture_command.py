@@ -115,6 +115,7 @@ def latscope(*args):
         (["--load", "bus:x"], "argument --load: invalid load parameter value: 'x'"),
         (["--load", "cpu:0x80000000"], "invalid load parameter value: '0x80000000' (must be 1"),
         (["--load", "mixed:3"], "argument --load: load mixed: takes no parameter"),
+        (["--port", "sim:gateware", "--truth", "x.truth"], "--truth: sim:gateware has no ground"),
     ],
 )
 def test_capture_values_are_checked_before_anything_starts(tmp_path, args, message):

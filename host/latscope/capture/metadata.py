@@ -203,7 +203,8 @@ def check_metadata(metadata: object) -> None:
     """Raises :class:`MetadataError` unless ``metadata`` is a METADATA object latscope can
     use: an object with ``identity`` (``clock_hz`` required), optional ``irq`` and
     ``trigger``, and text ``start_time``, ``port``, ``test_info``, ``loop`` an edge channel
-    name; further keys may hold any JSON."""
+    name, ``truth`` the simulation's ground-truth log and firmware (two paths); further keys
+    may hold any JSON."""
     if not isinstance(metadata, dict):
         raise MetadataError("METADATA", f"must be a JSON object, not {_kind(metadata)}")
     if "identity" not in metadata:
@@ -215,6 +216,17 @@ def check_metadata(metadata: object) -> None:
     _optional(metadata, "loop", "", _check_loop)
     _optional(metadata, "trigger", "", _check_trigger)
     _optional(metadata, "conditions", "", _check_conditions)
+    _optional(metadata, "truth", "", _check_truth)
+
+
+def _check_truth(truth: object, field: str) -> None:
+    """The ground-truth log and firmware ELF of a capture on sim:soc (``latscope capture
+    --truth``; :class:`latscope.simulated.cpu_truth.TruthSource`): two paths."""
+    values = _object(truth, field)
+    if sorted(values) != ["firmware", "log"]:
+        raise MetadataError(field, f"must hold log and firmware, not {sorted(values)}")
+    for key in ("log", "firmware"):
+        _text(values[key], f"{field}.{key}")
 
 
 def _check_conditions(conditions: object, field: str) -> None:

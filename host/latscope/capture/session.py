@@ -178,7 +178,8 @@ class CaptureSession:
     """A connected, identified appliance. ``port``: a port name (serial port, pyserial URL,
     ``sim:soc``, ``sim:gateware``) or a :class:`~latscope.link.device.Port` not yet started.
     ``sim_args``: more arguments of a simulation; ``suite``: the suite of ``sim:soc``
-    (:class:`latscope.simulated.soc.SuiteSettings`); ``log``: a file for a simulation's
+    (:class:`latscope.simulated.soc.SuiteSettings`); ``truth``: the ground-truth log of
+    ``sim:soc`` (recorded in its captures' metadata); ``log``: a file for a simulation's
     output. ``owns_port``: start the port and stop it on :meth:`close` (False: the caller
     started it and keeps it running). Attributes: ``port`` (the Port), ``device``,
     ``identity``, ``irq`` (what the IRQ generator is set to; the defaults of
@@ -191,13 +192,14 @@ class CaptureSession:
         baud: int = 12_000_000,
         sim_args: Sequence[str] = (),
         suite: "SuiteSettings | None" = None,
+        truth: "PathLike | None" = None,
         log: TextIO | None = None,
         owns_port: bool = True,
     ) -> None:
         if not isinstance(port, Port):
             from ..ports import open_port
 
-            port = open_port(port, sim_args, suite=suite, log=log)
+            port = open_port(port, sim_args, suite=suite, truth=truth, log=log)
         self.port = port
         self.irq = IrqSettings()
         self.trigger: TriggerSettings | None = None  # the IRQ trigger of the captures (off)

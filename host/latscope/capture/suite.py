@@ -14,6 +14,7 @@ from ..simulated.soc import SocBuild, SocSimulation
 from .file import PathLike
 from .metadata import JsonObject
 from .session import CaptureRun, CaptureSession, Until
+from .trigger import trigger_settings
 
 if TYPE_CHECKING:
     from ..analysis.batch import BatchAnalysis
@@ -58,6 +59,7 @@ def capture_suite(
     timeout: float = 600.0,
     info: str = "",
     phase: int = 0,
+    trigger: tuple[str, str] | None = None,
 ) -> SuiteCapture:
     """Runs the suite of ``build`` on the simulated SoC and captures it through the appliance,
     exactly as from a board (a :class:`~latscope.capture.session.CaptureSession`): identify,
@@ -67,10 +69,13 @@ def capture_suite(
     cycle (relative to START).
 
     ``output``: the capture file to write (metadata: identity, CPU variant, suite and IRQ
-    settings). ``truth``: the harness's ground-truth log. ``live``: keep live statistics,
-    made by ``live(identity)`` (e.g. :func:`latscope.analysis.live.live_analysis`), in
-    ``run.analyzer`` of every batch and ``live`` of the result. ``on_batch(events, run)``: as
-    for :meth:`~latscope.capture.session.CaptureSession.capture` (progress).
+    settings). ``truth``: the harness's ground-truth log. ``trigger``: the IRQ trigger's
+    marker and delays (``("IL_A:THREAD", "0:100:1")``, as ``latscope capture --irq-trigger
+    --irq-delay``: :func:`latscope.capture.trigger.trigger_settings`), armed by ``irq``.
+    ``live``: keep live statistics, made by ``live(identity)`` (e.g.
+    :func:`latscope.analysis.live.live_analysis`), in ``run.analyzer`` of every batch and
+    ``live`` of the result. ``on_batch(events, run)``: as for
+    :meth:`~latscope.capture.session.CaptureSession.capture` (progress).
     Raises DeviceError when the firmware does not exit within ``timeout`` seconds or the
     harness ends first, :class:`~latscope.capture.session.Interrupted` after a stop signal
     ended the capture cleanly."""
@@ -81,6 +86,8 @@ def capture_suite(
     sim = SocSimulation(build, truth=truth, console=console, phase=phase)
     with CaptureSession(sim) as session:
         session.configure_irq(irq)
+        if trigger is not None:
+            session.configure_trigger(trigger_settings(*trigger, session.identity, irq))
         analyzer = live(session.identity) if live else None
         run = session.capture(
             output, info=info, until=Until(timeout=timeout), analyzer=analyzer, on_batch=on_batch

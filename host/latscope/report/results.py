@@ -22,6 +22,7 @@ from ..version import __version__
 from .columns import STAT_COLUMNS
 from .delay_sweep import DelaySweep
 from .tail_estimates import TailEstimates
+from .where_met import WhereMet, where_context
 from .worst_samples import WorstSamples
 
 __all__ = [
@@ -41,12 +42,13 @@ __all__ = [
 #: estimate (``tail``); 6 per table the samples damage took (``lost``, ``lost_estimated``);
 #: 7 whether the capture file was closed (``integrity.closed``); 8 the load and cache
 #: conditions (``conditions``, top level and per table); 9 per table the latency by IRQ
-#: trigger delay (``by_delay``).
-SCHEMA_VERSION = 9
+#: trigger delay (``by_delay``); 10 where the interrupts met the code (``where``, top level
+#: and per table: simulation with its ground-truth log).
+SCHEMA_VERSION = 10
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
-TABLE_SECTIONS = [WorstSamples(), TailEstimates(), DelaySweep()]
+TABLE_SECTIONS = [WorstSamples(), TailEstimates(), DelaySweep(), WhereMet()]
 
 #: What each test family measures (table name prefix -> description), for readers.
 DESCRIPTIONS = {
@@ -181,6 +183,7 @@ def run_info(capture, tables=None):
         "firmware",
         "cpu",
         "conditions",
+        "truth",
     }
     suite = meta.get("suite") or meta.get("firmware")
     if meta.get("cpu"):
@@ -235,14 +238,18 @@ def table_row(name, table, context):
 def results(capture, tables, worst=None):
     """The results document (docs/results-schema.md) of a ``CaptureSummary`` or
     ``Capture`` and its tables (``TableAccumulator`` or ``SampleTable``); ``worst``: their
-    worst samples (:func:`latscope.report.worst_samples.worst_of`), if looked for."""
+    worst samples (:func:`latscope.report.worst_samples.worst_of`), if looked for. A
+    capture with its ground-truth log (simulation) says where its interrupts met the code
+    (:func:`latscope.report.where_met.where_context`: the capture is read whole once more)."""
     run = run_info(capture, tables)
-    context = {"run": run, "worst": worst or {}}
+    where = where_context(capture, list(tables))
+    context = {"run": run, "worst": worst or {}, "where": where}
     return {
         "schema": "latscope-results",
         "version": SCHEMA_VERSION,
         "generator": f"latscope {__version__}",
         **run,
         "worst_context_s": CONTEXT_MARGIN_S,
+        "where": where["run"] if where else None,
         "tables": [table_row(name, table, context) for name, table in tables.items()],
     }

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..capture.conditions import Conditions
 from ..link.device import DeviceError
 from .appliance import SimulatedAppliance, die_with
+from .cpu_truth import TruthSource
 
 __all__ = [
     "ROOT",
@@ -287,6 +288,8 @@ class SocSimulation(SimulatedAppliance):
                 str(EXIT_PAUSE),
             ]
         command += ["--linger", str(_LINGER_FOREVER), "--console", str(self.console)]
+        # A capture records the log and the firmware (latscope.analysis.where reads both).
+        self.truth = None if truth is None else TruthSource.of_run(truth, build.firmware)
         if truth is not None:
             command += ["--truth", str(truth)]
         command += [*extra_args, str(build.firmware)]
@@ -352,6 +355,7 @@ class SocSimulation(SimulatedAppliance):
                 if self.release == "on_start"
                 else self.release
             ),
+            **({"truth": self.truth.as_dict()} if self.truth else {}),
         }
 
     def dut_end_stats(self):
