@@ -16,11 +16,19 @@ of a loss. A sample whose span [A, B] holds one of the kernel's tick markers
 (KERNEL tick entry / exit) says so: 'IL-a-1 5.140 us (tick)', as latscope's
 reports flag it ('tick'); the totals count them.
 
+Holes (latscope_marker's HOLE packets: the host's stream lost data there) follow
+docs/tests.md rules 5 and 6: a window takes start events only before the first
+hole inside it; after a hole a test's markers up to its next START or END form
+a window of unknown parameter from its first marker on (tables named by the
+parameter, IL-b-N, TSL-a-N, take none of its samples); a START followed by a
+hole before its test's next marker has an unknown parameter too.
+
 Binary output 'csv': one line per sample, 'table,start_sample,end_sample,
 ticks,ns,kernel_tick', after a header line (ticks: logic samples from A to B;
 kernel_tick: 1 when a tick marker lies in [A, B]). Sample numbers are those of
-the capture; in a latscope export one sample is one capture-clock cycle, or
-half of one on a DDR board (sample 0 is the cycle the export prints). Meta
+the capture; in a latscope export one sample is one stamp unit: a capture-clock
+cycle, or a half or quarter of one on DDR and gearbox boards (sample 0 is the
+stamp the export prints). Meta
 output: one line per table, 'TABLE samples: n', at the end of its test window
 (sigrok-cli -M latscope_latency); the Totals row shows min, avg and max as
 well, and how many samples hold a tick.

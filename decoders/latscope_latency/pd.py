@@ -31,25 +31,53 @@ A_WINDOW, A_DISCARDED, A_TOTALS, A_LOOP = (len(ROWS), len(ROWS) + 1, len(ROWS) +
 #: tick flag, analysis.tick_overlaps).
 CSV_HEADER = b"table,start_sample,end_sample,ticks,ns,kernel_tick\n"
 UNITS = {"us": 1e6, "ns": 1e9}
+#: The tests that have tables.
+RULE_TESTS = {rule[0] for rule in RULES}
 
 
 class Window:
-    """One START..END window of a test, with the pairing state of each of its rules."""
+    """One window of a test: from its START (``parameter`` its argument), or, after a hole,
+    from the test's first marker (a window of unknown parameter, docs/tests.md rule 5).
+    ``epoch``: the holes before it began (it takes start events only while no later hole
+    came). A START's parameter is decided at the test's next marker (a PARAM then holds
+    bits 7 and up) or at a hole before it (rule 6: then not certain); samples that end
+    before that wait in ``deferred`` (their table's name may hold the parameter)."""
 
-    def __init__(self, test, start, arg):
+    def __init__(self, test, start, parameter, epoch):
         self.test = test
-        self.start = start  # sample of the START marker
-        self.parameter = arg
-        self.parameter_known = False  # until the test's next marker: is it a PARAM?
-        self.rules = [rule for rule in RULES if rule[0] == test]
-        self.pending = [None] * len(self.rules)  # sample of the unpaired A per rule
-        # The A that an A of the pending one's own sample replaced: a B in that sample is
-        # not the new A's (B must be later) but may end the older one's sample.
-        self.earlier = [None] * len(self.rules)
+        self.start = start  # sample of the marker it began at
+        self.parameter = parameter  # None: unknown (a window a hole opened)
+        self.decided = parameter is None
+        self.certain = parameter is not None
+        self.epoch = epoch
+        self.deferred = []  # (rule, A, B, lossy, ticked) of samples waiting for the name
         self.totals = {}  # table -> [samples, min, max, sum, ticked]
 
     def table(self, rule):
+        """The table of ``rule``'s samples in this window; None where the name holds the
+        parameter and it is not certain (those samples count nowhere, as in analyze)."""
+        if "{n}" in rule[1] and not self.certain:
+            return None
         return rule[1].format(n=self.parameter)
+
+
+class Group:
+    """The windows of one test that end at the same bound: a START's (or one a hole
+    opened) and those the holes inside it opened after it. A start event (A) pairs with
+    the first end event (B) of the group after it, so that a pair across a hole is seen
+    (and discarded); the sample is its A's window's."""
+
+    def __init__(self, window):
+        self.windows = [window]
+        self.rules = [rule for rule in RULES if rule[0] == window.test]
+        self.pending = [None] * len(self.rules)  # (sample, window) of the unpaired A per rule
+        # The A that an A of the pending one's own sample replaced: a B in that sample is
+        # not the new A's (B must be later) but may end the older one's sample.
+        self.earlier = [None] * len(self.rules)
+
+    @property
+    def current(self):
+        return self.windows[-1]
 
 
 class Decoder(srd.Decoder):
@@ -108,7 +136,9 @@ class Decoder(srd.Decoder):
 
     def reset(self):
         self.samplerate = None
-        self.windows = []
+        self.groups = {}  # test -> its open Group
+        self.holes = 0  # holes in the stream so far (HOLE toggles)
+        self.last_epoch = {}  # test -> holes before its latest marker
         self.loss_since = None  # start of the open loss span (LOSS high)
         self.loss_ended = None  # end of the latest closed loss span
         self.header_sent = False
@@ -147,18 +177,41 @@ class Decoder(srd.Decoder):
         """Keeps a tick marker's sample, dropping those before every A still unpaired
         (no sample can hold them any more)."""
         oldest = [
-            a for window in self.windows for a in window.pending + window.earlier if a is not None
-        ]
+            pair[0]
+            for group in self.groups.values()
+            for pair in group.pending + group.earlier
+            if pair is not None
+        ] + [a for a in [self.loop_pending] if a is not None]
         del self.ticks[: bisect_left(self.ticks, min(oldest, default=ss))]
         self.ticks.append(ss)
 
-    def emit(self, window, rule, ss, es):
-        table = window.table(rule)
-        if not self.shows(table):
+    def outcome(self, window, rule, ss, es, lossy, ticked):
+        """The pair (A at ``ss``, B at ``es``) of ``rule`` in ``window`` (A's): a sample, or
+        a discarded pair if ``lossy``; held while the window's parameter is undecided, and
+        counted nowhere if the table's name needs it and it is not certain."""
+        if not window.decided:
+            window.deferred.append((rule, ss, es, lossy, ticked))
             return
+        table = window.table(rule)
+        if table is None or not self.shows(table):
+            return
+        if lossy:
+            self.put(
+                ss, es, self.out_ann, [A_DISCARDED, ["%s: events lost in between" % table, "lost"]]
+            )
+        else:
+            self.emit(window, table, rule, ss, es, ticked)
+
+    def decide(self, window, certain):
+        """``window``'s parameter is settled (``certain`` or not): its waiting pairs out."""
+        window.decided, window.certain = True, certain
+        deferred, window.deferred = window.deferred, []
+        for pair in deferred:
+            self.outcome(window, *pair)
+
+    def emit(self, window, table, rule, ss, es, ticked):
         ticks = es - ss
         value = self.text(ticks)
-        ticked = self.ticked(ss, es)
         flag = " (tick)" if ticked else ""
         detail = "%d ticks%s" % (ticks, ", kernel tick inside" if ticked else "")
         self.put(
@@ -192,13 +245,19 @@ class Decoder(srd.Decoder):
 
     def loop_edge(self, ss, is_irq):
         """The IRQ loop (option loop; host/latscope/analysis/loop.py): an asserting IRQ edge waits
-        for the loop channel's next change, which makes the sample; an IRQ edge with no
-        change before the next one is dropped. The LOSS channel says no source, so a pair
-        across any loss is discarded (the host's table only discards losses of the IRQ and
-        the loop channel)."""
-        a, self.loop_pending = self.loop_pending, (ss if is_irq else None)
-        if is_irq or a is None or ss <= a:
+        for the loop channel's first change strictly after it, which makes the sample; an IRQ
+        edge with no change before the next one is dropped. A change in the pending edge's
+        own sample (IRQ edges come first in a sample) answers nothing and leaves it waiting:
+        neither the previous edge's answer nor this one's. The LOSS channel says no source, so
+        a pair across any loss is discarded (the host's table only discards losses of the IRQ
+        and the loop channel). A sample holding a kernel tick marker is flagged."""
+        if is_irq:
+            self.loop_pending = ss
             return
+        a = self.loop_pending
+        if a is None or ss <= a:
+            return
+        self.loop_pending = None
         table = "LOOP-" + self.options["loop"]
         if not self.shows(table):
             return
@@ -208,16 +267,23 @@ class Decoder(srd.Decoder):
             )
             return
         value = self.text(ss - a)
+        ticked = self.ticked(a, ss)
+        flag = " (tick)" if ticked else ""
         self.put(
             a,
             ss,
             self.out_ann,
             [
                 A_LOOP,
-                ["%s %s (%d ticks)" % (table, value, ss - a), "%s %s" % (table, value), value],
+                [
+                    "%s %s (%d ticks%s)"
+                    % (table, value, ss - a, ", kernel tick inside" if ticked else ""),
+                    "%s %s%s" % (table, value, flag),
+                    value + flag,
+                ],
             ],
         )
-        self.csv(table, a, ss)
+        self.csv(table, a, ss, ticked)
 
     def lossy(self, a, b):
         """Whether a loss span starts before B and ends after A (spans do not overlap and
@@ -226,43 +292,41 @@ class Decoder(srd.Decoder):
             self.loss_ended is not None and self.loss_ended > a
         )
 
-    def event(self, window, kind, ss):
-        """Event ``kind`` ('irq' or a marker point) at sample ``ss`` inside ``window``:
-        it ends the sample of the latest A strictly before it (if that one is unpaired),
-        then becomes the pending A of the rules whose A it is (an unpaired older A is
-        dropped). Events of one sample come in any order: a B never pairs with an A of
-        its own sample."""
-        for index, rule in enumerate(window.rules):
-            pending = window.pending[index]
+    def event(self, group, kind, ss):
+        """Event ``kind`` ('irq', 'handler' or a marker point) at sample ``ss`` in ``group``:
+        it ends the sample of the group's latest A strictly before it (if that one is
+        unpaired), then becomes the pending A of the rules whose A it is (an unpaired older
+        A is dropped), if the group's latest window takes start events: no hole since it
+        began (docs/tests.md rule 5). Events of one sample come in any order: a B never
+        pairs with an A of its own sample."""
+        window = group.current
+        starts = window.epoch == self.holes
+        for index, rule in enumerate(group.rules):
+            pending = group.pending[index]
             if rule[3] == kind:
-                a = pending if pending is not None and pending < ss else window.earlier[index]
-                if a is not None and a < ss:
-                    if self.lossy(a, ss):
-                        if self.shows(window.table(rule)):
-                            self.put(
-                                a,
-                                ss,
-                                self.out_ann,
-                                [
-                                    A_DISCARDED,
-                                    ["%s: events lost in between" % window.table(rule), "lost"],
-                                ],
-                            )
-                    else:
-                        self.emit(window, rule, a, ss)
-                    if a == pending:
-                        window.pending[index] = None
-                    window.earlier[index] = None
-            if rule[2] == kind:
-                pending = window.pending[index]
-                if pending is None or pending < ss:
-                    window.earlier[index] = pending
-                window.pending[index] = ss
+                pair = pending if pending is not None and pending[0] < ss else group.earlier[index]
+                if pair is not None and pair[0] < ss:
+                    a, owner = pair
+                    self.outcome(owner, rule, a, ss, self.lossy(a, ss), self.ticked(a, ss))
+                    if pair is pending:
+                        group.pending[index] = None
+                    group.earlier[index] = None
+            if rule[2] == kind and starts:
+                pending = group.pending[index]
+                if pending is None or pending[0] < ss:
+                    group.earlier[index] = pending
+                group.pending[index] = (ss, window)
 
-    def close(self, window, es):
-        """The test's window ends at ``es``: its annotation, and per table its totals
-        (an annotation, and a meta output "TABLE samples: n" once per table)."""
-        names = ", ".join(sorted({window.table(rule) for rule in window.rules}))
+    def close(self, group, es):
+        """The test's group ends at ``es``: per window its annotation, and per table its
+        totals (an annotation, and a meta output "TABLE samples: n" once per table)."""
+        for window in group.windows:
+            self.close_window(window, group.rules, es)
+
+    def close_window(self, window, rules, es):
+        names = ", ".join(sorted({window.table(rule) or rule[1] for rule in rules}))
+        if window.parameter is None:
+            names += " (unknown parameter: after a hole)"
         count = sum(total[0] for total in window.totals.values())
         self.put(
             window.start,
@@ -304,9 +368,52 @@ class Decoder(srd.Decoder):
                 )
             self.put(window.start, es, self.out_meta[table], samples)
 
+    def hole(self):
+        """A hole in the stream (the export's HOLE channel toggled): the open windows take
+        no more start events (rule 5), and a START's parameter not yet decided is not
+        certain (rule 6: a PARAM may have been lost)."""
+        self.holes += 1
+        for group in self.groups.values():
+            for window in group.windows:
+                if not window.decided:
+                    self.decide(window, False)
+
+    def marker(self, test, point, arg, ss):
+        """A marker of ``test`` (not the kernel's)."""
+        group = self.groups.get(test)
+        if group is not None and not group.current.decided:
+            # The START's next marker, no hole between: a PARAM holds bits 7 and up.
+            window = group.current
+            if point == PARAM:
+                window.parameter |= arg << ARG_BITS
+            self.decide(window, True)
+        if self.last_epoch.get(test, 0) < self.holes and point != START and test in RULE_TESTS:
+            # After a hole the test's markers up to its next START or END lie in one true
+            # window whose START may have been lost: a window of unknown parameter from
+            # here (rule 5), in the open group, if any.
+            window = Window(test, ss, None, self.holes)
+            if group is None:
+                group = self.groups[test] = Group(window)
+            else:
+                group.windows.append(window)
+        self.last_epoch[test] = self.holes
+        if point in (END, START):
+            # A START while the test's group is open ends it: its END was lost.
+            if group is not None:
+                self.close(group, ss)
+                del self.groups[test]
+            if point == START:
+                self.groups[test] = Group(Window(test, ss, arg, self.holes))
+        elif group is not None:
+            # A marker after its test's START (in the order the markers come, as analyze
+            # takes them) is in the window, even in START's own sample.
+            self.event(group, point, ss)
+
     def decode(self, ss, es, data):
         kind, payload = data
-        if kind == "LOSS":
+        if kind == "HOLE":
+            self.hole()
+        elif kind == "LOSS":
             if payload:
                 self.loss_since = ss
             else:
@@ -318,38 +425,18 @@ class Decoder(srd.Decoder):
             if payload and self.options["loop"]:
                 self.loop_edge(ss, True)
             if payload:
-                for window in self.windows:
-                    if ss > window.start:
-                        self.event(window, "irq", ss)
+                for group in self.groups.values():
+                    if ss > group.current.start:
+                        self.event(group, "irq", ss)
         elif kind == "MARKER":
             _, test, point, arg = payload
             if test == KERNEL_TEST and point in TICK_POINTS:
                 self.tick_marker(ss)  # pairs with nothing; flags samples
-                return
-            if test == KERNEL_TEST and point == HANDLER_POINT:
+            elif test == KERNEL_TEST and point == HANDLER_POINT:
                 # The kernel is about to call the IRQ's handler: an event of every open
-                # window (another line's, a load profile's, is none).
+                # group (another line's, a load profile's, is none).
                 if arg == HANDLER_LINE:
-                    for window in self.windows:
-                        self.event(window, "handler", ss)
-                return
-            mine = [window for window in self.windows if window.test == test]
-            for window in mine:
-                # A parameter of 128 or more continues in a PARAM marker that is the
-                # test's very next marker.
-                if not window.parameter_known:
-                    window.parameter_known = True
-                    if point == PARAM:
-                        window.parameter |= arg << ARG_BITS
-            if point in (END, START):
-                # A START whose test's window is still open ends that window: its END was lost.
-                for window in mine:
-                    self.close(window, ss)
-                self.windows = [window for window in self.windows if window.test != test]
-                if point == START:
-                    self.windows.append(Window(test, ss, arg))
+                    for group in self.groups.values():
+                        self.event(group, "handler", ss)
             else:
-                # A marker after its test's START (in the order the markers come, as
-                # analyze takes them) is in the window, even in START's own sample.
-                for window in mine:
-                    self.event(window, point, ss)
+                self.marker(test, point, arg, ss)

@@ -10,8 +10,9 @@ takes a marker on every strobe edge (rising or falling), samples the data lines
 shows each marker's value and meaning (test, point, argument), as defined in
 latscope's docs/markers.md. It also shows the edges of the IRQ line and of the
 optional edge channels, the spans of latscope's 'loss' channel (high where the
-appliance may have lost events), and passes all of them on to stacked decoders
-(latscope_latency).
+appliance may have lost events), the holes its 'hole' channel marks (a toggle where
+the host's stream had a hole: events of any source may be missing there), and passes
+all of them on to stacked decoders (latscope_latency).
 
 It works on a latscope export (latscope export --sr/--vcd, sample delay 0: the
 export holds each marker's data from its strobe edge on) and on a plain logic
@@ -23,13 +24,16 @@ The kernel's own markers show by name: 'tick entry', 'tick exit', 'handler
 <line>' (docs/markers.md).
 
 Python output, one packet per event, in sample order (at one sample: the
-kernel's tick markers, then LOSS, MARKER, IRQ, EDGE; the tick markers first so
-that a stacked decoder knows them all when a sample ends there):
+kernel's tick markers, then HOLE, LOSS, MARKER, IRQ, EDGE; the tick markers first
+so that a stacked decoder knows them all when a sample ends there, a hole before
+the events that came after it):
  - ['MARKER', [value, test, point, arg]]   ss = strobe edge
  - ['IRQ', asserting]                       1 = asserting edge, 0 = releasing
  - ['EDGE', [channel, level]]
  - ['LOSS', level]                          1: a span in which latscope may have lost
                                             events begins, 0: it ends
+ - ['HOLE', None]                           a hole in the host's stream: the events of
+                                            this sample and later came after it
 """
 
 # libsigrokdecode looks the decoder class up in the package: an explicit re-export.

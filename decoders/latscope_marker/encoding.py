@@ -78,6 +78,7 @@ CHANNELS = (
     {'id': 'edge6', 'name': 'EDGE6', 'desc': 'Edge channel 6'},
     {'id': 'edge7', 'name': 'EDGE7', 'desc': 'Edge channel 7'},
     {'id': 'loss', 'name': 'LOSS', 'desc': 'latscope export: high where events may be lost'},
+    {'id': 'hole', 'name': 'HOLE', 'desc': "latscope export: toggles where the host's stream has a hole"},
     {'id': 'strobe2', 'name': 'STROBE2', 'desc': 'latscope export: strobe of the second marker of a cycle'},
     {'id': 'd2_0', 'name': 'D2_0', 'desc': 'Second marker lane, data bit 0'},
     {'id': 'd2_1', 'name': 'D2_1', 'desc': 'Second marker lane, data bit 1'},
@@ -102,5 +103,6 @@ IRQ = 17
 EDGE = 18                                 # EDGE0 .. EDGE7
 EDGE_CHANNELS = 8
 LOSS = 26
-STROBE2 = 27
-DATA2 = 28                                # D2_0 .. D2_15
+HOLE = 27
+STROBE2 = 28
+DATA2 = 29                                # D2_0 .. D2_15

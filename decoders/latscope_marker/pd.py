@@ -16,6 +16,7 @@ from .encoding import (
     DATA2,
     EDGE,
     EDGE_CHANNELS,
+    HOLE,
     IRQ,
     KERNEL_POINT_NAMES,
     KERNEL_TEST,
@@ -40,7 +41,9 @@ UNCONNECTED = 0xFF
 
 # Annotation classes: one per marker point (so that PulseView colours them apart), then:
 POINT_CLASSES = len(POINT_NAMES)
-A_IRQ_ASSERT, A_IRQ_RELEASE, A_EDGE, A_LOSS, A_WARNING = range(POINT_CLASSES, POINT_CLASSES + 5)
+A_IRQ_ASSERT, A_IRQ_RELEASE, A_EDGE, A_LOSS, A_WARNING, A_HOLE = range(
+    POINT_CLASSES, POINT_CLASSES + 6
+)
 
 
 def fields(value):
@@ -107,12 +110,13 @@ class Decoder(srd.Decoder):
         ("edge", "Edge channel edge"),
         ("loss", "Events lost (latscope)"),
         ("warning", "Warning"),
+        ("hole", "Hole in the host's stream (latscope)"),
     )
     annotation_rows = (
         ("markers", "Markers", tuple(range(POINT_CLASSES))),
         ("irq", "IRQ", (A_IRQ_ASSERT, A_IRQ_RELEASE)),
         ("edges", "Edges", (A_EDGE,)),
-        ("loss", "Loss", (A_LOSS,)),
+        ("loss", "Loss", (A_LOSS, A_HOLE)),
         ("warnings", "Warnings", (A_WARNING,)),
     )
 
@@ -173,6 +177,16 @@ class Decoder(srd.Decoder):
                     ],
                 )
                 self.put(ss, es, self.out_python, ["EDGE", [channel, level]])
+            elif kind == "HOLE":
+                # The host's stream has a hole here: the events of this sample and later came
+                # after it (latscope_latency: docs/tests.md rules 5 and 6).
+                self.put(
+                    ss,
+                    es,
+                    self.out_ann,
+                    [A_HOLE, ["Hole: events of any source may be missing", "Hole", "H"]],
+                )
+                self.put(ss, es, self.out_python, ["HOLE", None])
             else:
                 if payload:
                     self.loss_since = ss
@@ -235,8 +249,9 @@ class Decoder(srd.Decoder):
         data2 = [(bit, DATA2 + bit) for bit in range(MARKER_BITS) if present[DATA2 + bit]]
         lane_data = {STROBE: data, STROBE2: data2}
         edges = [(n, EDGE + n) for n in range(EDGE_CHANNELS) if present[EDGE + n]]
-        # Watched channels in the order their events are queued within one sample.
-        watched = [channel for channel in (LOSS, STROBE, STROBE2, IRQ) if present[channel]]
+        # Watched channels in the order their events are queued within one sample: a hole
+        # first (the sample's events came after it).
+        watched = [channel for channel in (HOLE, LOSS, STROBE, STROBE2, IRQ) if present[channel]]
         watched += [channel for _, channel in edges]
         conditions = [{channel: "e"} for channel in watched]
         queue = self.queue
@@ -262,7 +277,9 @@ class Decoder(srd.Decoder):
             for channel, matched in zip(watched, self.matched):
                 if not matched:
                     continue
-                if channel == LOSS:
+                if channel == HOLE:
+                    queue.append([now, "HOLE", None, None, None])
+                elif channel == LOSS:
                     queue.append([now, "LOSS", pins[LOSS], None, None])
                 elif channel in lane_data:
                     lane = lane_data[channel]

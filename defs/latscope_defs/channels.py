@@ -34,7 +34,7 @@ LATENCY_DECODER = "latscope_latency"
 class Channel:
     """One signal: ``name`` (pin label, SUMP / export channel name, decoder channel name),
     ``decoder_id`` (its channel id in the ``latscope_marker`` decoder), ``direction`` at the
-    appliance (``in``, ``out``, or ``derived`` for LOSS, which no pin carries) and a
+    appliance (``in``, ``out``, or ``derived`` for LOSS and HOLE, which no pin carries) and a
     description."""
 
     name: str
@@ -50,6 +50,9 @@ def _data(n: int) -> Channel:
 STROBE = Channel("STROBE", "strobe", "in", "Marker strobe (toggles once per marker)")
 IRQ = Channel("IRQ", "irq", "out", "Interrupt request line into the DUT")
 LOSS = Channel("LOSS", "loss", "derived", "latscope export: high where events may be lost")
+HOLE = Channel(
+    "HOLE", "hole", "derived", "latscope export: toggles where the host's stream has a hole"
+)
 STROBE2 = Channel(
     "STROBE2", "strobe2", "derived", "latscope export: strobe of the second marker of a cycle"
 )
@@ -89,7 +92,7 @@ class _EdgeCount(Protocol):
 @dataclass(frozen=True)
 class Layout:
     """The exported signals of an appliance with ``edge_count`` edge channels: its pins
-    (16 data bits) and LOSS, in bit order; with ``second_lane``, then the second marker
+    (16 data bits), LOSS and HOLE, in bit order; with ``second_lane``, then the second marker
     lane (STROBE2, D2_0 .. D2_15) for captures with two markers in one cycle.
 
     Channel order (channel n = SUMP channel n = bit n of an exported sample word):
@@ -102,6 +105,10 @@ class Layout:
     IRQ                       out      the IRQ generator's output
     EDGE0 .. EDGE(n-1)        in       edge channels
     LOSS                      --       export only: high where events may have been lost
+    HOLE                      --       export only: toggles at each hole in the host's stream
+                                       (where it dropped or could not verify data: events of
+                                       any source may be missing, docs/tests.md rules 4-6);
+                                       the events of its sample and after came after the hole
     STROBE2, D2_0 .. D2_15    --       export only, when two markers share a cycle: the second
                                        marker lane (strobe and data of a cycle's second marker)
     ========================= ======== ===========================================================
@@ -124,7 +131,7 @@ class Layout:
     def channels(self) -> list[Channel]:
         return (
             pins(EXPORT_DATA_BITS, self.edge_count)
-            + [LOSS]
+            + [LOSS, HOLE]
             + (SECOND_LANE if self.second_lane else [])
         )
 

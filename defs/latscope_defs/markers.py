@@ -27,6 +27,9 @@ __all__ = [
     "KERNEL_TICK_EXIT",
     "KERNEL_POINT_NAMES",
     "SUITE_IRQ_LINE",
+    "SUITE_PARAMETERS",
+    "SUITE_OBJECT_SAMPLES",
+    "SUITE_CLOCK_SAMPLES",
     "encode",
     "decode",
     "c_header",
@@ -82,6 +85,14 @@ KERNEL_TICK_EXIT = Point.T2
 #: the kernel's handler markers of this line end the ILH tables; another line's (a load
 #: profile's second source, docs/tests.md "Load profiles") are events of a window only.
 SUITE_IRQ_LINE = 0
+#: The suite's default plan (firmware/suite/suite.h takes these through markers.h, each
+#: -D overridable; the host's loss accounting knows from them which tables a run makes):
+#: the parameters of the tests that run one window per value (IDL-b's and TSL-a's thread
+#: counts, SEO-f's most pending threads, in run order), and the caps on the samples of the
+#: object tests (TF, SEO, MQ: min(SAMPLES, 256)) and of the clock-ISR test (min(SAMPLES, 100)).
+SUITE_PARAMETERS = {Test.IDL_B: (1, 10, 128), Test.TSL_A: (2, 10, 128), Test.SEO_F: (255,)}
+SUITE_OBJECT_SAMPLES = 256
+SUITE_CLOCK_SAMPLES = 100
 #: Their names in reports and in the sigrok decoders ("handler 0", "tick entry").
 KERNEL_POINT_NAMES = {
     KERNEL_HANDLER: "handler",
@@ -150,6 +161,14 @@ def c_header() -> str:
         "",
         "/* The interrupt line of the appliance's IRQ (its handler markers end ILH). */",
         f"#define LS_SUITE_IRQ_LINE {SUITE_IRQ_LINE}",
+        "",
+        "/* The suite's default plan (suite.h: SUITE_IDL_B_THREADS, SUITE_TSL_THREADS,",
+        " * SUITE_SEO_F_MAX, the caps of SUITE_OBJ_SAMPLES and SUITE_CLK_SAMPLES). */",
+        "#define LS_SUITE_IDL_B_THREADS " + ", ".join(map(str, SUITE_PARAMETERS[Test.IDL_B])),
+        "#define LS_SUITE_TSL_THREADS " + ", ".join(map(str, SUITE_PARAMETERS[Test.TSL_A])),
+        f"#define LS_SUITE_SEO_F_MAX {SUITE_PARAMETERS[Test.SEO_F][0]}u",
+        f"#define LS_SUITE_OBJ_SAMPLES_MAX {SUITE_OBJECT_SAMPLES}u",
+        f"#define LS_SUITE_CLK_SAMPLES_MAX {SUITE_CLOCK_SAMPLES}u",
     ]
     lines += ["", "#endif", ""]
     return "\n".join(lines)

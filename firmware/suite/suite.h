@@ -4,7 +4,8 @@
  * test, its markers and the rule that pairs them into samples.
  *
  * Compile-time settings (all -D overridable; the Makefile passes SAMPLES=,
- * TESTS=, PACE=):
+ * TESTS=, PACE=; the defaults of the plan come from latscope/markers.h,
+ * generated from latscope_defs.markers, which the host's loss accounting reads):
  *   SUITE_SAMPLES        samples of every IL, IDL and TSL table (1000)
  *   SUITE_OBJ_SAMPLES    samples of TF, SEO and MQ tables (min(SUITE_SAMPLES, 256))
  *   SUITE_CLK_SAMPLES    samples of the clock-ISR table (min(SUITE_SAMPLES, 100))
@@ -43,22 +44,22 @@
 #define SUITE_SAMPLES 1000u
 #endif
 #ifndef SUITE_OBJ_SAMPLES
-#define SUITE_OBJ_SAMPLES (SUITE_SAMPLES < 256u ? SUITE_SAMPLES : 256u)
+#define SUITE_OBJ_SAMPLES (SUITE_SAMPLES < LS_SUITE_OBJ_SAMPLES_MAX ? SUITE_SAMPLES : LS_SUITE_OBJ_SAMPLES_MAX)
 #endif
 #ifndef SUITE_CLK_SAMPLES
-#define SUITE_CLK_SAMPLES (SUITE_SAMPLES < 100u ? SUITE_SAMPLES : 100u)
+#define SUITE_CLK_SAMPLES (SUITE_SAMPLES < LS_SUITE_CLK_SAMPLES_MAX ? SUITE_SAMPLES : LS_SUITE_CLK_SAMPLES_MAX)
 #endif
 #ifndef SUITE_SELECT
 #define SUITE_SELECT 0xFFFFFFFFu
 #endif
 #ifndef SUITE_IDL_B_THREADS
-#define SUITE_IDL_B_THREADS 1, 10, 128
+#define SUITE_IDL_B_THREADS LS_SUITE_IDL_B_THREADS
 #endif
 #ifndef SUITE_TSL_THREADS
-#define SUITE_TSL_THREADS 2, 10, 128
+#define SUITE_TSL_THREADS LS_SUITE_TSL_THREADS
 #endif
 #ifndef SUITE_SEO_F_MAX
-#define SUITE_SEO_F_MAX 255u
+#define SUITE_SEO_F_MAX LS_SUITE_SEO_F_MAX
 #endif
 #ifndef SUITE_PACE_CYCLES
 #define SUITE_PACE_CYCLES 0u

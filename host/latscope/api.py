@@ -291,13 +291,13 @@ class CaptureResult:
         the IRQ loop's table if the capture recorded a loop channel)."""
         if self._tables is None:
             from .analysis.loop import tables_with_loop
-            from .analysis.pairing import analyze
+            from .analysis.pairing import analyze_loaded
 
             capture = self.capture
             self._tables = tables_with_loop(
                 capture.events,
                 capture.stamp_hz,
-                analyze(capture.events, capture.stamp_hz),
+                analyze_loaded(capture),
                 capture.metadata.get("loop"),
             )
         return self._tables

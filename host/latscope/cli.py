@@ -726,9 +726,10 @@ def _export_options(p):
     p.add_argument(
         "--start",
         type=cycle,
-        help="first cycle to export (default: the first event's, less a few)",
+        help="first stamp to export (stamp units: cycles, or half or quarter cycles on "
+        "DDR and gearbox boards; default: the first event's, less a few)",
     )
-    p.add_argument("--stop", type=cycle, help="export cycles before this one only")
+    p.add_argument("--stop", type=cycle, help="export stamps before this one only")
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
 
 

@@ -55,7 +55,7 @@ def test_decoder_channels_are_the_definition():
     # The indices the decoder's logic uses point at the channels they name.
     names = [name for _, name in listed]
     assert names[pd.STROBE] == "STROBE" and names[pd.IRQ] == "IRQ"
-    assert names[pd.LOSS] == "LOSS"
+    assert names[pd.LOSS] == "LOSS" and names[pd.HOLE] == "HOLE"
     assert [names[pd.DATA + n] for n in range(16)] == [f"D{n}" for n in range(16)]
     assert [names[pd.EDGE + n] for n in range(pd.EDGE_CHANNELS)] == [
         f"EDGE{n}" for n in range(MAX_EDGES)
@@ -63,11 +63,11 @@ def test_decoder_channels_are_the_definition():
 
 
 @pytest.mark.parametrize("edges", [0, 4, 8])
-def test_export_bits_are_the_pins_then_loss(edges):
+def test_export_bits_are_the_pins_then_loss_and_hole(edges):
     layout = Layout(edges)
-    assert layout.names == [c.name for c in pins(16, edges)] + ["LOSS"]
+    assert layout.names == [c.name for c in pins(16, edges)] + ["LOSS", "HOLE"]
     assert layout.bit("STROBE") == 16 and layout.bit("IRQ") == 17
-    assert layout.bit("LOSS") == 18 + edges
+    assert layout.bit("LOSS") == 18 + edges and layout.bit("HOLE") == 19 + edges
     # Every decoder channel of the stack is a signal of the export.
     assert {signal for _, signal in layout.decoder_channels()} == set(layout.names)
 

@@ -9,6 +9,7 @@ from latscope.link.parser import StreamParser
 from latscope_defs.protocol import Source
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.event_capture import CaptureFifo, FreeRunningCounter
+from support.cases import parametrize_first_fast
 from support.gateware_sim import byte_collector, lost_per_source, run
 
 
@@ -125,7 +126,9 @@ def overflow_run(*, fifo_depth, marker_every, edge_every, link_every, cycles, dr
         ctx.set(dut.enable, 0)  # STOP: the FIFO drains, the segment seals
         ctx.set(dut.stopping, 1)
         await ctx.tick().repeat(drain)
-        status.update(events=ctx.get(dut.events), lost=ctx.get(dut.lost))
+        status.update(
+            events=ctx.get(dut.events), lost=ctx.get(dut.lost), fifo_max=ctx.get(dut.fifo_max)
+        )
 
     run(
         dut,
@@ -165,3 +168,47 @@ def test_every_offered_event_is_delivered_or_counted_lost(fifo_depth, marker_eve
     # STATUS agrees with the stream: events written, events lost.
     assert status["lost"] == sum(lost.values())
     assert status["events"] == len(delivered)
+
+
+def burst_run(fifo_depth, burst):
+    """A marker in each of ``burst`` consecutive cycles, nothing else, into a capture
+    pipeline whose link takes a byte every 8 cycles; STATUS's counters after the drain."""
+    dut = CapturePipeline(OVERFLOW_SOURCES, fifo_depth=fifo_depth, flush_after=400)
+    status = {}
+
+    async def testbench(ctx):
+        ctx.set(dut.start, 1)
+        ctx.set(dut.clear, 1)
+        await ctx.tick()
+        ctx.set(dut.start, 0)
+        ctx.set(dut.clear, 0)
+        ctx.set(dut.enable, 1)
+        for cycle in range(burst):
+            ctx.set(dut.marker.valid, 1)
+            ctx.set(dut.marker.payload, cycle)
+            await ctx.tick()
+        ctx.set(dut.marker.valid, 0)
+        await ctx.tick().repeat(200)  # the pipeline counts in the cycles after
+        status.update(
+            events=ctx.get(dut.events), lost=ctx.get(dut.lost), fifo_max=ctx.get(dut.fifo_max)
+        )
+
+    run(dut, testbench, processes=[byte_collector(dut.bytes, [], lambda c: c % 8 == 0)])
+    return status
+
+
+@parametrize_first_fast("fifo_depth", [4, 8])
+def test_fifo_max_when_events_were_lost(fifo_depth):
+    """What STATUS `fifo_max` says when events were dropped (docs/protocol.md, *Loss*): the
+    write side refuses events while fewer than 4 rows are free as it sees them (its level
+    lags by up to four writes), so one burst that overflows leaves the FIFO short of full
+    (its first entry has moved to the output register meanwhile): fifo_max is depth - 1
+    with events lost, never below depth - 3. Sustained overflow fills every row
+    (``test_overflow_loss_counts_are_exact`` in test_cdc.py, and below)."""
+    burst = burst_run(fifo_depth, fifo_depth + 4)
+    assert burst["lost"] > 0 and burst["events"] + burst["lost"] == fifo_depth + 4
+    assert burst["fifo_max"] == fifo_depth - 1
+    sustained = overflow_run(
+        fifo_depth=fifo_depth, marker_every=2, edge_every=5, link_every=8, cycles=600, drain=50
+    )[2]
+    assert sustained["lost"] > 0 and sustained["fifo_max"] == fifo_depth

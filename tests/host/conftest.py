@@ -10,8 +10,9 @@ from support.synthetic_suite import encode, make_run
 @pytest.fixture(scope="module")
 def suite():
     """The fault campaigns' capture (test_fault_injection.py, test_fault_replay.py): a
-    synthetic run of the suite, its truth and its link stream."""
-    run = make_run(seed=11, count=300)
+    synthetic run of the suite with the kernel's handler markers (the ILH tables), its
+    truth and its link stream."""
+    run = make_run(seed=11, count=300, handlers=True)
     return run, run.truth(), encode(run.events)
 
 

@@ -384,7 +384,7 @@ def test_export_from_the_file_in_batches(suite_captures, tmp_path, window):
             int(capture.stamp_hz),
             origin,
             tracker.initial,
-            comment=f"latscope export of {path.name}: sample 0 = cycle "
+            comment=f"latscope export of {path.name}: sample 0 = stamp "
             f"{origin}, {int(capture.stamp_hz)} samples/s",
         )
     )

@@ -143,9 +143,10 @@ def test_session_file_holds_the_levels_cycle_by_cycle(tmp_path):
     assert info.origin == 1000 - MARGIN
     assert (info.markers_dropped, info.edges_stretched, info.edges_dropped) == (0, 0, 0)
     metadata, words = sr_words(tmp_path / "c.sr")
-    assert "samplerate=100 MHz" in metadata and "total probes=21" in metadata
+    assert "samplerate=100 MHz" in metadata and "total probes=22" in metadata
     assert "probe17=STROBE" in metadata and "probe19=EDGE0" in metadata
     assert "probe20=EDGE1" in metadata and "probe21=LOSS" in metadata
+    assert "probe22=HOLE" in metadata
     assert len(words) == info.samples
     assert words.tolist() == model_levels(capture.events, info.origin, info.samples)
     # The loss span: from the marker before the LOSS record to the record.
@@ -281,9 +282,12 @@ def test_pulseview_setup(tmp_path):
     assert "decoder0\\option1\\value=@ByteArray(\\0\\0\\0\\0\\0\\0\\0\\0)" in text
     assert "decoder0\\option0\\value=@ByteArray(\\0\\x31\\0\\0\\0\\0\\0\\0)" in text
     channels = re.findall(r"channel(\d+)\\assigned_signal_name=(\S+)", text)
-    assert channels[:2] == [("0", "STROBE"), ("1", "D0")] and channels[-1] == ("20", "LOSS")
-    assert channels[-3:-1] == [("18", "EDGE0"), ("19", "EDGE1")]
-    assert len(channels) == 21
+    assert channels[:2] == [("0", "STROBE"), ("1", "D0")] and channels[-2:] == [
+        ("20", "LOSS"),
+        ("21", "HOLE"),
+    ]
+    assert channels[-4:-2] == [("18", "EDGE0"), ("19", "EDGE1")]
+    assert len(channels) == 22
     # Scrolled down past the 16 data bits (50-pixel traces), none of them hidden.
     assert "v_offset=800" in text and "enabled=false" not in text
     write_pvs(tmp_path / "live.pvs", None, Layout(0))
@@ -327,7 +331,7 @@ def test_cli_export(tmp_path, capsys):
         == 0
     )
     assert all((tmp_path / name).exists() for name in ("o.sr", "o.pvs", "o.vcd"))
-    assert "sample 0 = cycle 984" in capsys.readouterr().err
+    assert "sample 0 = stamp 984" in capsys.readouterr().err
     assert cli.main(["export", str(tmp_path / "c.lsc")]) == 2
     assert "give --sr OUT.sr and/or --vcd OUT.vcd" in capsys.readouterr().err
     # A capture without its clock: the writer refuses it, the reader names file and field.

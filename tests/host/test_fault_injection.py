@@ -12,11 +12,14 @@ inserted and duplicated bytes, bursts of 2..64 random bytes, and all of them mix
 * 0 invented samples: every sample ``analyze`` reports equals the true sample of that table
   that starts at the same stamp;
 * holes account for what is missing: their counts add up to at least the true events lost;
-* every sample is accounted for: per table, kept + discarded + lost equals the undamaged
-  count; ``lost`` is exact (0) where no loss touched the table's windows, else an estimate
-  (the suite's samples per window times the table's windows) that is exact unless a hole
-  swallowed a whole window: here every table has one window, so a table that is reported
-  holds its window's START, and the estimate must come out exact too.
+* every sample is accounted for: every table of the undamaged run is reported, and its
+  kept + discarded + lost equals the undamaged count; ``lost`` is exact (0) where no loss
+  touched the table's windows, else an estimate from the suite's plan (the samples per
+  window times the table's windows; a window a hole swallowed whole, or whose START or
+  PARAM it took, still makes its tables, with every sample lost), which must come out
+  exact here: every table has one window of the plan's samples. No table is reported that
+  the run does not make.
+
 
 No test here switches itself off: a parser without holes fails them (they once were xfail
 when it reported none, which turned the regression they exist for green).
@@ -25,43 +28,19 @@ when it reported none, which turned the regression they exist for green).
 import random
 from collections import Counter
 
-import numpy as np
 import pytest
 
-from latscope.analysis.accounting import suite_per_window
-from latscope.analysis.pairing import analyze
+from latscope.analysis.pairing import analyze, analyze_loaded
 from latscope.analysis.spans import HOLE, holes_of
 from latscope.capture.file import CaptureFileError, CaptureWriter, load_capture
 from latscope.events import Events
 from latscope.link.parser import StreamParser
 from latscope_defs.protocol import Source
-from support.synthetic_suite import IDENTITY, LATENCY
+from support.damage import KINDS, damage
+from support.synthetic_suite import IDENTITY, LATENCY, TESTS
 
-#: The run's SAMPLES setting (tests/host/conftest.py, ``suite``).
-SAMPLES = 300
 RATES = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2]
-KINDS = ["flip", "drop", "insert", "duplicate", "burst", "mixed"]
 HZ = IDENTITY["clock_hz"]
-
-
-def damage(data, rate, kind, rng):
-    """``data`` with faults at ``rate`` per byte (at least one), applied from the end so
-    that positions stay meaningful."""
-    out = bytearray(data)
-    count = max(1, int(np.random.default_rng(rng.getrandbits(32)).binomial(len(out), rate)))
-    for at in sorted(rng.sample(range(len(out)), count), reverse=True):
-        fault = rng.choice(KINDS[:-1]) if kind == "mixed" else kind
-        if fault == "flip":
-            out[at] ^= 1 << rng.randrange(8)
-        elif fault == "drop":
-            del out[at]
-        elif fault == "insert":
-            out[at:at] = bytes([rng.randrange(256)])
-        elif fault == "duplicate":
-            out[at:at] = out[at : at + 1]
-        else:
-            out[at : at + rng.randint(2, 64)] = rng.randbytes(rng.randint(2, 64))
-    return bytes(out)
 
 
 def parse_link(data, rng):
@@ -76,8 +55,9 @@ def parse_link(data, rng):
     return Events.concatenate(parts)
 
 
-def check(events, run, truth, where):
-    """The four properties of the module doc; ``where`` names the run in failures."""
+def check(events, run, truth, where, tables=None):
+    """The properties of the module doc; ``where`` names the run in failures; ``tables``:
+    the analysis of the events (default: ``analyze`` with the run's plan)."""
     delivered = [
         event for event in events if not (event[1] == Source.LOSS and event[2] & 0xF == HOLE)
     ]
@@ -88,9 +68,11 @@ def check(events, run, truth, where):
     assert altered == [], f"{where}: altered stamps"
     assert [e for e, n in counts.items() if n > 1] == [], f"{where}: events delivered twice"
     invented = []
-    tables = analyze(events, HZ, per_window=suite_per_window(SAMPLES))
+    if tables is None:
+        tables = analyze(events, HZ, plan=run.plan())
+    assert set(tables) == set(run.samples), f"{where}: tables {sorted(tables)}"
     unaccounted = [
-        (name, table.stats()["samples"], table.discarded, table.lost, len(run.samples[name]))
+        (name, len(table.samples), table.discarded, table.lost, len(run.samples[name]))
         for name, table in tables.items()
         if table.lost.count is None
         or len(table.samples) + table.discarded + table.lost.count != len(run.samples[name])
@@ -118,7 +100,7 @@ def test_undamaged_stream_gives_the_truth(suite):
     assert {
         name: dict(zip(t.starts.tolist(), t.samples.tolist())) for name, t in tables.items()
     } == run.samples
-    assert len(run.samples) == 16 and sum(map(len, run.samples.values())) > 3000
+    assert len(run.samples) == 20 and sum(map(len, run.samples.values())) > 3000
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -137,7 +119,12 @@ def test_file_damage(suite, kind, tmp_path):
     reported sample true; a file damaged beyond its metadata is one CaptureFileError."""
     run, truth, stream = suite
     clean = tmp_path / "clean.lsc"
-    with CaptureWriter(clean, {"identity": IDENTITY}, chunk_size=2048, metadata_every=8) as writer:
+    metadata = {
+        "identity": IDENTITY,
+        "suite": {"samples": run.count, "tests": TESTS},
+        "handler_markers": run.handlers,
+    }
+    with CaptureWriter(clean, metadata, chunk_size=2048, metadata_every=8) as writer:
         writer.write(stream)
     data = clean.read_bytes()
     path = tmp_path / "damaged.lsc"
@@ -152,4 +139,4 @@ def test_file_damage(suite, kind, tmp_path):
                 # Every copy of the metadata destroyed: only at the highest rates.
                 assert rate >= 1e-3 and "\n" not in str(error), f"{where}: {error}"
                 continue
-            check(capture.events, run, truth, where)
+            check(capture.events, run, truth, where, analyze_loaded(capture))

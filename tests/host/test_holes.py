@@ -23,7 +23,7 @@ HZ = IDENTITY["clock_hz"]
 
 @pytest.fixture(scope="module")
 def run():
-    return make_run(seed=3, count=120)
+    return make_run(seed=3, count=120, handlers=True)
 
 
 def with_holes(events, cuts):
@@ -214,3 +214,53 @@ def test_integrity_line_never_says_nothing_lost_after_damage():
     ):
         line = integrity_line({**base, key: 1})
         assert line.startswith("DATA LOST") and "nothing" not in line, key
+
+
+def test_il_and_ilh_lose_an_interrupt_together_after_a_hole():
+    """A hole while no window of the test is open, then the test's markers (its START was
+    lost in the hole): the window the hole opens begins at the test's first marker after
+    it, so an interrupt before that marker gives neither its IL nor its ILH sample, and one
+    after it gives both (they once kept the IL sample and lost the ILH one: the IRQ edge
+    was in the window from the hole on, the handler marker in none). In one batch and
+    event by event."""
+    from latscope.analysis.batch import BatchAnalysis
+    from latscope.analysis.pairing import SampleCollector
+    from latscope_defs.markers import encode
+
+    il, kernel = Test.IL_A, Test.KERNEL
+    m, bus, irq = int(Source.MARKER), int(Source.BUS), int(Source.IRQ)
+    handler = encode(kernel, Point.ISR_ENTRY, 0)
+    rows = [(100, m, encode(il, Point.START, 1)), (500, m, encode(il, Point.END))]
+    rows += [(700, int(Source.LOSS), 3 << 4 | HOLE)]
+    for k, edge in enumerate((800, 850)):  # before the first marker after the hole, after
+        rows += [(edge, irq, 1), (edge + 10, bus, handler), (edge + 20, m, encode(il, 2, k))]
+        rows += [(edge + 30, irq, 0)]
+    rows += [(900, m, encode(il, Point.END))]
+    events = Events(*zip(*rows))
+    for size in (len(rows), 1):
+        analysis = BatchAnalysis(HZ, table=SampleCollector)
+        for at in range(0, len(rows), size):
+            analysis.feed(events[at : at + size])
+        tables = {name: c.table() for name, c in analysis.finish().ordered_tables().items()}
+        pairs = {
+            name: list(zip(t.starts.tolist(), t.samples.tolist())) for name, t in tables.items()
+        }
+        assert pairs["IL-a-1"] == [(850, 20)] and pairs["ILH-a-1"] == [(850, 10)], size
+
+
+def test_a_hole_that_swallows_an_end(run):
+    """A hole that swallows IDL-b-1's END and IDL-b-10's START, the kernel's handler markers
+    in the truth: IDL-b-10's interrupts after the hole lie in a window of unknown parameter,
+    so no IL-b or ILH-b table takes them (none lands in IL-b-1 or ILH-b-1, no IL-b-10 or
+    ILH-b-10 is made), nothing is invented, and IDL-b-128 is whole."""
+    events = run.events
+    end = _find(events, Test.IDL_B, Point.END)[0]
+    start = _find(events, Test.IDL_B, Point.START, 10)[0]
+    tables = analyze(with_holes(events, [(end - 2, start + 1)]), HZ)
+    assert invented(tables, run.samples) == []
+    for name in ("IL-b-1", "ILH-b-1"):
+        assert len(tables[name].samples) == len(run.samples[name])  # all before the hole
+        assert max(tables[name].starts) < events[end][0]  # none after it
+    assert not {"IL-b-10", "ILH-b-10", "IDL-b-10"} & set(tables)
+    for name in ("IL-b-128", "ILH-b-128", "IDL-b-128"):
+        assert len(tables[name].samples) == len(run.samples[name])

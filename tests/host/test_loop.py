@@ -11,9 +11,11 @@ from latscope.analysis.loop import loop_table, parse_loop
 from latscope.capture.file import CaptureWriter
 from latscope.cli import main
 from latscope.events import Events
+from latscope_defs.markers import KERNEL_TICK_ENTRY, Test, encode
 from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder, loss_value
 
 IRQ, E2, E1, MARKER, LOSS = Source.IRQ, Source.EDGE2, Source.EDGE1, Source.MARKER, Source.LOSS
+TICK = encode(Test.KERNEL, KERNEL_TICK_ENTRY)  # the kernel's tick marker
 
 
 def events(*rows):
@@ -185,10 +187,13 @@ def test_the_events_read_in_batches_give_the_same_table():
             rows.append((t + 30, LOSS, loss_value(E2, 1)))
         if k % 29 == 3:
             rows.append((t + 70, LOSS, (1 << 4) | HOLE_SOURCE))  # a hole after the pair
+        if k % 11 == 2:
+            rows.append((t + 20, MARKER, TICK))  # flags the pair
     rows.sort(key=lambda row: row[0])
     everything = events(*rows)
     whole = loop_table(everything, 1e9, "EDGE2")
     assert whole.discarded_by_holes > 0 and whole.discarded > whole.discarded_by_holes
+    assert whole.ticked.any()
     # Random borders, and every batch starting at a hole (its low end in the batch before).
     at_holes = [
         i
@@ -202,7 +207,49 @@ def test_the_events_read_in_batches_give_the_same_table():
         part = loop_table(loop_events(batches, "EDGE2"), 1e9, "EDGE2")
         assert part.samples.tolist() == whole.samples.tolist()
         assert part.starts.tolist() == whole.starts.tolist()
+        assert part.ticked.tolist() == whole.ticked.tolist()
         assert (part.discarded, part.discarded_by_holes) == (
             whole.discarded,
             whole.discarded_by_holes,
         )
+
+
+def test_the_decoder_pairs_the_loop_as_analyze(tmp_path):
+    """latscope_latency's loop option on the export gives the host's table, flags included:
+    a change in the IRQ edge's own cycle answers nothing (the edge waits on), nor does the
+    previous edge's late answer in the next edge's cycle (that edge waits on too); a sample
+    holding a tick marker is flagged, in the table and by the decoder."""
+    from latscope.analysis.statistics import TableAccumulator
+    from latscope.capture.file import load_capture
+    from support.sigrok_run import decode, table_rows
+
+    rows = [
+        (100, IRQ, 1),
+        (100, E2, 1),  # in A's own cycle: no answer
+        (120, IRQ, 0),
+        (160, E2, 0),  # 60
+        (1000, IRQ, 1),
+        (1020, IRQ, 0),  # unanswered: its answer comes in the next edge's cycle
+        (2000, IRQ, 1),
+        (2000, E2, 1),  # extra
+        (2020, IRQ, 0),
+        (2050, E2, 0),  # 50
+        (3000, IRQ, 1),
+        (3010, MARKER, TICK),
+        (3020, IRQ, 0),
+        (3040, E2, 1),  # 40, ticked
+        (4000, IRQ, 1),
+        (4020, IRQ, 0),
+        (4030, E2, 0),  # 30
+    ]
+    capture = load_capture(write_capture(tmp_path / "loop.lsc", sorted(rows)))
+    host = loop_table(capture.events, capture.stamp_hz, "EDGE2")
+    assert table_rows({host.name: host}) == [
+        ("LOOP-EDGE2", 100, 60, False),
+        ("LOOP-EDGE2", 2000, 50, False),
+        ("LOOP-EDGE2", 3000, 40, True),
+        ("LOOP-EDGE2", 4000, 30, False),
+    ]
+    assert TableAccumulator.of_table(host).flags()["tick"] == 1
+    decoded, discarded = decode(capture, tmp_path / "loop.sr", ":loop=EDGE2")
+    assert decoded == table_rows({host.name: host}) and discarded == 0

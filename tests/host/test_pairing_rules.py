@@ -15,13 +15,17 @@ Needs ``sigrok-cli`` for the property test.
 import csv
 import os
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from latscope.analysis.pairing import analyze
+from latscope.analysis.batch import BatchAnalysis
+from latscope.analysis.pairing import SampleCollector, analyze
+from latscope.analysis.summary import analyze_capture
 from latscope.capture.file import CaptureWriter, load_capture
 from latscope.events import Events
 from latscope.export.files import export_capture
@@ -29,18 +33,45 @@ from latscope.export.sigrok import SigrokWriter
 from latscope.simulated.soc import ROOT
 from latscope_defs.channels import Layout
 from latscope_defs.markers import KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT, Point, Test, encode
-from latscope_defs.protocol import VERSION, Source, StreamEncoder
+from latscope_defs.protocol import VERSION, Source, StreamEncoder, hole_value
+from support.analysis_checks import assert_same
+from support.sigrok_run import table_rows
 
 CLOCK_HZ = 100_000_000
 M, B, IRQ, L = Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS
+#: A hole record in a row list: the parser's (its count 3), inserted into the events.
+HOLE_ROW = "hole"
 
 
 def mark(test, point, arg=0):
     return encode(test, point, arg)
 
 
-def samples_of(events):
-    tables = analyze(_events(events), CLOCK_HZ)
+def samples_of(rows):
+    """``analyze``'s samples of ``rows`` ({table: [(start, length)]}) and tables, after
+    checking that every other way of pairing them gives the same: the batch analysis fed
+    one event at a time, the bounded analysis of the capture file in 64-byte and in 1 MiB
+    batches (``latscope analyze``), and the sigrok decoders on its export (samples, tick
+    flags, discarded pairs)."""
+    events = _events(rows)
+    tables = analyze(events, CLOCK_HZ)
+    single = BatchAnalysis(CLOCK_HZ, table=SampleCollector)
+    for at in range(len(events)):
+        single.feed(events[at : at + 1])
+    by_one = {name: c.table() for name, c in single.finish().ordered_tables().items()}
+    assert table_rows(by_one) == table_rows(tables)
+    assert [t.discarded for t in by_one.values()] == [t.discarded for t in tables.values()]
+    with tempfile.TemporaryDirectory() as directory:
+        ordered = sorted(zip(events.stamp.tolist(), events.source.tolist(), events.value.tolist()))
+        capture = write_capture(Path(directory) / "rules.lsc", sorted(ordered, key=stream_order))
+        for batch_bytes in (64, 1 << 20):
+            bounded = analyze_capture(capture.path, batch_bytes=batch_bytes, background=False)
+            assert_same(tables, bounded[1], batch_bytes)
+        expected, decoded, _, layout = decoded_samples(capture, Path(directory) / "rules.sr")
+        assert decoded == expected == table_rows(tables)
+        assert sigrok_discarded(Path(directory) / "rules.sr", layout) == sum(
+            table.discarded for table in tables.values()
+        )
     return {
         name: list(zip(table.starts.tolist(), table.samples.tolist()))
         for name, table in tables.items()
@@ -190,18 +221,23 @@ def captures(draw):
                     ["marker"] * 4
                     + ["bus"] * 2
                     + ["irq"] * 3
-                    + ["loss", "start", "pair", "kernel", "tick"]
+                    + ["loss", "start", "pair", "kernel", "tick", "hole"]
                 ),
                 min_size=1,
                 max_size=3,
             )
         )
         test = draw(st.sampled_from(tests))
+        if "hole" in kinds:
+            kinds = ["hole"] + [kind for kind in kinds if kind != "hole"]  # first in its cycle
         if "start" in kinds:
             kinds = ["start", "irq"]
         elif "pair" in kinds:
             kinds = ["marker", "bus"]
         for kind in dict.fromkeys(kinds):
+            if kind == "hole":
+                rows.append((stamp, HOLE_ROW, 0))
+                continue
             source = {
                 "marker": M,
                 "bus": B,
@@ -237,14 +273,22 @@ def captures(draw):
                 value = draw(st.integers(1, 3)) << 4 | int(draw(st.sampled_from([M, B, IRQ])))
             rows.append((stamp, source, value))
     # Stream order (docs/protocol.md): by stamp; in one cycle the LOSS record first, then
-    # the events in source order.
-    return sorted(rows, key=lambda row: (row[0], row[1] != L, row[1]))
+    # the events in source order (a hole before them all).
+    return sorted(rows, key=stream_order)
+
+
+def stream_order(row):
+    return row[0], row[1] != HOLE_ROW, row[1] != L, 0 if row[1] == HOLE_ROW else row[1]
 
 
 def write_capture(path, rows):
+    """The capture file of ``rows`` (stream order), loaded; a ``HOLE_ROW`` becomes a parser
+    hole record at its place in the loaded events (stamped with the next delivered event's
+    stamp, or its own at the end, as the parser stamps them)."""
     encoder = StreamEncoder(marker_width=16)
     for stamp, source, value in rows:
-        encoder.event(stamp, source, value)
+        if source != HOLE_ROW:
+            encoder.event(stamp, source, value)
     encoder.flush()
     identity = {
         "version": VERSION,
@@ -269,7 +313,17 @@ def write_capture(path, rows):
     ) as writer:
         writer.write(encoder.take())
         writer.close({"events": len(rows)})
-    return load_capture(path)
+    capture = load_capture(path)
+    holes = [at for at, row in enumerate(rows) if row[1] == HOLE_ROW]
+    if holes:
+        stamp, source, value = (list(column) for column in zip(*capture.events))
+        for at in holes:  # rows without the holes are the events, in this order
+            after = [row[0] for row in rows[at:] if row[1] not in (HOLE_ROW, L)]
+            stamp.insert(at, after[0] if after else rows[at][0])
+            source.insert(at, int(L))
+            value.insert(at, hole_value(3))
+        capture.events = Events(stamp, source, value)
+    return capture
 
 
 def sigrok_csv(sr_path, layout):
@@ -323,7 +377,7 @@ def sigrok_discarded(sr_path, layout):
 @given(rows=captures())
 def test_decoders_give_the_samples_of_analyze(rows, tmp_path):
     capture = write_capture(tmp_path / "random.lsc", rows)
-    assert len(capture.events) == len(rows)  # the file holds what was written
+    assert len(capture.events) == len(rows)  # the file holds what was written (and holes)
     tables = analyze(capture.events, capture.stamp_hz)
     expected, decoded, info, layout = decoded_samples(capture, tmp_path / "random.sr")
     assert decoded == expected
@@ -398,3 +452,70 @@ def test_export_finds_a_shared_cycle_in_any_batch(tmp_path):
     rows = [row for row in rows if row[1] != B]
     write_capture(path, rows)
     assert not export_capture(path, [tmp_path / "one.vcd"], batch_bytes=7).layout.second_lane
+
+
+# --- holes in the decoders (rules 5 and 6) -----------------------------------------------------
+
+
+def decoders_agree(rows, tmp_path):
+    """``analyze``'s samples of ``rows`` (stream order, holes included), checked equal to
+    the decoders' on the export (samples, tick flags, discarded pairs); returns them."""
+    capture = write_capture(tmp_path / "holes.lsc", rows)
+    expected, decoded, _, layout = decoded_samples(capture, tmp_path / "holes.sr")
+    assert decoded == expected
+    tables = analyze(capture.events, capture.stamp_hz)
+    assert sigrok_discarded(tmp_path / "holes.sr", layout) == sum(
+        table.discarded for table in tables.values()
+    )
+    return expected
+
+
+def test_a_window_a_hole_split_takes_no_start_event_and_has_no_parameter(tmp_path):
+    """Rule 5 in both: after a hole inside TSL-a-2's window its markers form a window of
+    unknown parameter (TSL-a-N takes none of its samples), the pair across the hole is
+    discarded; TF-a-1's name has no parameter, so it takes the samples after its hole."""
+    tsl, tf = Test.TSL_A, Test.TF_A
+    rows = [(100, M, mark(tsl, Point.START, 2)), (110, M, mark(tsl, Point.T1))]
+    rows += [(120, M, mark(tsl, Point.T2)), (130, M, mark(tsl, Point.T1))]
+    rows += [(150, HOLE_ROW, 0), (160, M, mark(tsl, Point.T2))]  # across: discarded
+    rows += [(170, M, mark(tsl, Point.T1)), (180, M, mark(tsl, Point.T2))]  # no table
+    rows += [(200, M, mark(tsl, Point.END)), (300, M, mark(tf, Point.START, 1))]
+    rows += [(310, M, mark(tf, Point.T1)), (340, HOLE_ROW, 0), (350, M, mark(tf, Point.T1))]
+    rows += [(365, M, mark(tf, Point.T2))]  # discarded: a hole's span ends after its stamp
+    rows += [(370, M, mark(tf, Point.T1)), (390, M, mark(tf, Point.T2))]
+    rows += [(400, M, mark(tf, Point.END))]
+    assert decoders_agree(rows, tmp_path) == [
+        ("TF-a-1", 370, 20, False),
+        ("TSL-a-2", 110, 10, False),
+    ]
+
+
+def test_a_start_followed_by_a_hole_has_no_parameter(tmp_path):
+    """Rule 6 in both: IDL-b's START (argument 0) followed by a hole before its next marker:
+    the PARAM (128 = 0 | 1 << 7) may be lost there, so IL-b-N takes none of the window's
+    samples; with the PARAM seen it is IL-b-128."""
+    idl = Test.IDL_B
+    start, param = mark(idl, Point.START, 0), mark(idl, Point.PARAM, 1)
+    entry = mark(idl, Point.ISR_ENTRY)
+    rows = [(100, M, start), (120, HOLE_ROW, 0), (120, M, param), (200, IRQ, 1)]
+    rows += [(230, M, entry), (240, IRQ, 0), (300, M, mark(idl, Point.END))]
+    assert decoders_agree(rows, tmp_path) == []
+    rows = [row for row in rows if row[1] != HOLE_ROW]
+    assert decoders_agree(rows, tmp_path) == [("IL-b-128", 200, 30, False)]
+
+
+def test_after_a_hole_with_no_window_open(tmp_path):
+    """A hole that swallowed IL-a's START: its window of unknown parameter begins at the
+    test's first marker after the hole; an interrupt before that marker gives neither its
+    IL nor its ILH sample, one after it both, in analyze and in the decoders."""
+    il, handler = Test.IL_A, mark(Test.KERNEL, Point.ISR_ENTRY, 0)
+    rows = [(100, M, mark(il, Point.START, 1)), (200, M, mark(il, Point.END))]
+    rows += [(300, HOLE_ROW, 0)]
+    for k, edge in enumerate((400, 500)):
+        rows += [(edge, IRQ, 1), (edge + 10, B, handler), (edge + 20, M, mark(il, 2, k))]
+        rows += [(edge + 30, IRQ, 0)]
+    rows += [(600, M, mark(il, Point.END))]
+    assert decoders_agree(rows, tmp_path) == [
+        ("IL-a-1", 500, 20, False),
+        ("ILH-a-1", 500, 10, False),
+    ]

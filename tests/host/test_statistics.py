@@ -84,3 +84,35 @@ def test_interval_ends_are_order_statistics():
     assert row["p99_ci_ns"] == [float(samples[lower - 1]), float(samples[upper - 1])]
     assert row["p999_ci_ns"][1] is None  # open above the maximum
     assert row["p999_ci_ns"][0] == float(samples[quantile_ranks(1000, 99.9)[0] - 1])
+
+
+def test_worst_samples_ties_earliest_first_and_their_flags():
+    """The worst samples against an order computed here, not by the statistics code: the
+    largest first, ties the earliest first, whatever batches the samples came in; with
+    their cold and tick flags, and the flag counts (cold: the first sample, tick: the
+    ticked ones, flagged: either)."""
+    from latscope.analysis.statistics import WORST_KEPT, TableAccumulator
+
+    rng = np.random.default_rng(29)
+    samples = rng.choice([5, 7, 9, 9], size=500)
+    samples[0] = 9  # the cold sample among the tied maxima
+    ticked = rng.random(500) < 0.1
+    starts = np.cumsum(rng.integers(10, 100, 500))
+    assert np.count_nonzero(samples == 9) > 2 * WORST_KEPT  # ties decide the order
+    expected = sorted(range(500), key=lambda i: (-int(samples[i]), i))[:WORST_KEPT]
+    cuts = np.sort(rng.choice(np.arange(1, 500), 40, replace=False))
+    for bounds in ([0, 500], list(range(501)), [0, *cuts.tolist(), 500]):
+        table = TableAccumulator("T", 1e8, {})
+        for begin, end in zip(bounds, bounds[1:]):
+            table.add(samples[begin:end], starts[begin:end], ticked[begin:end])
+        worst = table.worst()
+        assert [w["index"] for w in worst] == expected
+        assert [(w["start"], w["value"]) for w in worst] == [
+            (int(starts[i]), int(samples[i])) for i in expected
+        ]
+        assert [(w["cold"], w["tick"]) for w in worst] == [
+            (i == 0, bool(ticked[i])) for i in expected
+        ]
+        flags = table.flags()
+        assert (flags["cold"], flags["tick"]) == (1, int(np.count_nonzero(ticked)))
+        assert flags["flagged"] == int(np.count_nonzero(ticked | (np.arange(500) == 0)))

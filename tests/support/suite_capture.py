@@ -66,12 +66,20 @@ def build_native_suite(samples, tests="all", marker="gpio"):
 
 
 def native_suite_capture(
-    path, samples=100, *, board="native host port", tests="all", stamp_shift=0, conditions=None
+    path,
+    samples=100,
+    *,
+    board="native host port",
+    tests="all",
+    stamp_shift=0,
+    conditions=None,
+    chunk_size=64 * 1024,
 ):
     """Runs the native suite (``tests``: all or markers.Test names, comma-separated) and
     writes its markers as a capture file at ``path``. ``stamp_shift`` 1 says the stamps
     count half cycles of the clock (a DDR board's identity). ``conditions``: the metadata's
-    load and cache (a dict; default: none recorded, as captures before them)."""
+    load and cache (a dict; default: none recorded, as captures before them);
+    ``chunk_size``: of the file's DATA chunks (a METADATA copy every 8 of them)."""
     binary = build_native_suite(samples, tests)
     dump = Path(path).with_suffix(".markers.txt")
     result = subprocess.run([str(binary), str(dump)], capture_output=True, text=True, timeout=120)
@@ -99,10 +107,11 @@ def native_suite_capture(
             "marker": "gpio",
             "kernel": "reference kernel, host port",
         },
+        "handler_markers": False,  # the host port's kernel writes none
         "test_info": "test suite run natively (host time stamps, ns)",
         **({"conditions": conditions} if conditions else {}),
     }
-    with CaptureWriter(path, metadata) as writer:
+    with CaptureWriter(path, metadata, chunk_size=chunk_size, metadata_every=8) as writer:
         writer.write(encoder.take())
         writer.close({"events": len(events)})
     return events

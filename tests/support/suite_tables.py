@@ -1,33 +1,18 @@
 """The tables the test suite makes, from its definitions: the pairing rules
 (``latscope.analysis.rules.RULES``: the tables of each test, ``{n}`` for its parameter) and the
-parameters the suite runs its tests with (``firmware/suite/suite.h``). Tests that expect "every
+parameters the suite runs its tests with (``latscope_defs.markers.SUITE_PARAMETERS``, which
+``firmware/suite/suite.h`` takes as its defaults). Tests that expect "every
 table" or "the tables of test X" take them from here, so a new table kind needs no test edits.
 """
 
-import re
-from pathlib import Path
-
 from latscope.analysis.rules import RULES
-from latscope_defs.markers import Test
-
-SUITE_H = Path(__file__).resolve().parents[2] / "firmware" / "suite" / "suite.h"
-
-#: The settings of suite.h that list the parameters of a test's windows (``{n}``).
-PARAMETER_SETTINGS = {
-    Test.IDL_B: "SUITE_IDL_B_THREADS",
-    Test.TSL_A: "SUITE_TSL_THREADS",
-    Test.SEO_F: "SUITE_SEO_F_MAX",
-}
+from latscope_defs.markers import SUITE_PARAMETERS
 
 
 def suite_parameters():
-    """``{test: (n, ...)}``: the parameters the suite runs each parameterised test with."""
-    text = SUITE_H.read_text()
-    parameters = {}
-    for test, setting in PARAMETER_SETTINGS.items():
-        values = re.search(rf"^#define {setting} (.+)$", text, re.M)[1]
-        parameters[test] = tuple(int(value.strip().rstrip("u")) for value in values.split(","))
-    return parameters
+    """``{test: (n, ...)}``: the parameters the suite runs each parameterised test with
+    (``latscope_defs.markers.SUITE_PARAMETERS``, suite.h's defaults through markers.h)."""
+    return dict(SUITE_PARAMETERS)
 
 
 def suite_rules(tests=None, *, parameters=None, handler=True):

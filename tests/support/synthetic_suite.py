@@ -1,7 +1,8 @@
 """A synthetic run of the test suite with its ground truth, for damage tests.
 
 :func:`make_run` lays out the markers and IRQ edges of the suite's tests (``docs/tests.md``,
-the encoding of ``latscope_defs.markers``) on a time line and records, while it does so, every
+the encoding of ``latscope_defs.markers``), and with ``handlers`` the kernel's handler-entry
+marker of every IRQ (the ILH tables), on a time line and records, while it does so, every
 sample it means: table name, start stamp, length. That record is the ground truth; it is
 built here from the layout, not by ``analyze``. :func:`encode` turns the events into the
 device's byte stream with the reference encoder of ``latscope_defs.protocol``, adding the pin
@@ -11,7 +12,7 @@ delays the parser subtracts again.
 import random
 from dataclasses import dataclass, field
 
-from latscope_defs.markers import Point, Test
+from latscope_defs.markers import SUITE_IRQ_LINE, Point, Test
 from latscope_defs.markers import encode as marker
 from latscope_defs.protocol import VERSION, Source, StreamEncoder
 
@@ -33,10 +34,19 @@ IDENTITY = {
 @dataclass
 class Run:
     """Events (stamp, source, value), in stamp order, and the samples meant:
-    ``samples[table][start stamp] = length``."""
+    ``samples[table][start stamp] = length``; the suite's settings it was laid out with
+    (``count``: SAMPLES; ``handlers``: the kernel's handler markers)."""
 
     events: list = field(default_factory=list)
     samples: dict = field(default_factory=dict)
+    count: int = 0
+    handlers: bool = False
+
+    def plan(self):
+        """The suite's plan of this run (the loss accounting's)."""
+        from latscope.analysis.accounting import SuitePlan
+
+        return SuitePlan.of(self.count, TESTS, handlers=self.handlers)
 
     def truth(self):
         """What a fault check compares with: the events, and their (source, value) pairs
@@ -45,10 +55,21 @@ class Run:
 
 
 class _Layout:
-    def __init__(self, seed):
+    def __init__(self, seed, handlers):
         self.rng = random.Random(seed)
         self.now = 1000
         self.run = Run()
+        self.handlers = handlers
+
+    def irq(self, gap):
+        """An asserting IRQ edge ``gap`` cycles on, and with ``handlers`` the kernel's
+        handler-entry marker of its line 10..150 cycles after it (the kernel dispatches every
+        interrupt, in a test's window or not). Returns (edge, handler marker or None)."""
+        edge = self.at(gap, Source.IRQ, 1)
+        if not self.handlers:
+            return edge, None
+        handler = self.mark(Test.KERNEL, Point.ISR_ENTRY, SUITE_IRQ_LINE, self.rng.randint(10, 150))
+        return edge, handler
 
     def at(self, cycles, source, value):
         self.now += cycles
@@ -70,7 +91,7 @@ class _Layout:
         self.mark(test, Point.END)
         # The IRQ generator runs between tests too: edges in no window pair with nothing.
         for _ in range(self.rng.randint(0, 3)):
-            self.at(self.rng.randint(50, 900), Source.IRQ, 1)
+            self.irq(self.rng.randint(50, 900))
             self.at(self.rng.randint(20, 200), Source.IRQ, 0)
 
 
@@ -79,26 +100,30 @@ def _irq_tests(lay, count):
 
     def il_a():
         for k in range(count):
-            edge = lay.at(lay.rng.randint(300, 2000), Source.IRQ, 1)
+            edge, handler = lay.irq(lay.rng.randint(300, 2000))
             entry = lay.mark(Test.IL_A, Point.ISR_ENTRY, k, gap=lay.rng.randint(20, 300))
             lay.at(lay.rng.randint(5, 50), Source.IRQ, 0)
             done = lay.mark(Test.IL_A, Point.ISR_EXIT, k)
             back = lay.mark(Test.IL_A, Point.THREAD, 0)
             lay.sample("IL-a-1", edge, entry)
             lay.sample("IDL-a-1", done, back)
+            if handler is not None:
+                lay.sample("ILH-a-1", edge, handler)
 
     lay.window(Test.IL_A, 1, il_a)
     for n in (1, 10, 128):
 
         def idl_b(n=n):
             for k in range(count):
-                edge = lay.at(lay.rng.randint(300, 2000), Source.IRQ, 1)
+                edge, handler = lay.irq(lay.rng.randint(300, 2000))
                 entry = lay.mark(Test.IDL_B, Point.ISR_ENTRY, k, gap=lay.rng.randint(20, 300))
                 lay.at(lay.rng.randint(5, 50), Source.IRQ, 0)
                 done = lay.mark(Test.IDL_B, Point.ISR_EXIT, k)
                 woken = lay.mark(Test.IDL_B, Point.T2, k % n)
                 lay.sample(f"IL-b-{n}", edge, entry)
                 lay.sample(f"IDL-b-{n}", done, woken)
+                if handler is not None:
+                    lay.sample(f"ILH-b-{n}", edge, handler)
 
         lay.window(Test.IDL_B, n, idl_b)
 
@@ -130,7 +155,7 @@ def _thread_tests(lay, count):
             for k in range(per_window):
                 start = lay.mark(test, Point.T1, k)
                 if lay.rng.random() < 0.2:  # an IRQ edge inside: no rule pairs it
-                    lay.at(lay.rng.randint(1, 10), Source.IRQ, 1)
+                    lay.irq(lay.rng.randint(1, 10))
                     lay.at(lay.rng.randint(5, 50), Source.IRQ, 0)
                 end = lay.mark(test, Point.T2, k)
                 if test == Test.CLOCK_ISR:
@@ -140,10 +165,18 @@ def _thread_tests(lay, count):
         lay.window(test, n, body)
 
 
-def make_run(seed=1, count=300):
+#: The tests a run lays out, as the suite's TESTS setting names them (its plan:
+#: ``latscope.analysis.accounting.SuitePlan.of(count, TESTS, handlers)``).
+TESTS = "IL_A,IDL_B,TSL_A,TF_A,SEO_D,SEO_F,MQ,CLOCK_ISR"
+
+
+def make_run(seed=1, count=300, *, handlers=False):
     """A suite run built with ``SAMPLES=count``: ``count`` samples per IRQ and TSL table,
-    min(count, 256) per object table, min(count, 100) for CLK-a-1 (as the suite's)."""
-    lay = _Layout(seed)
+    min(count, 256) per object table, min(count, 100) for CLK-a-1 (as the suite's).
+    ``handlers``: a kernel that writes its handler-entry marker (KERNEL/ISR_ENTRY of the
+    suite's line) for every IRQ, as the simulated SoC's does: the ILH tables too."""
+    lay = _Layout(seed, handlers)
+    lay.run.count, lay.run.handlers = count, handlers
     lay.mark(Test.NONE, Point.PARAM, 1)
     _irq_tests(lay, count)
     _thread_tests(lay, count)

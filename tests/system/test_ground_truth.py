@@ -28,6 +28,7 @@ themselves take about 15 s.
 import csv
 import io
 import json
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,7 @@ import numpy as np
 import pytest
 
 from latscope.analysis.pairing import analyze
-from latscope.capture.file import load_capture
+from latscope.capture.file import CaptureFileError, load_capture
 from latscope.capture.suite import DEMO_IRQ, capture_suite
 from latscope.events import Events
 from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
@@ -168,14 +169,12 @@ def test_every_event_is_the_truth(exact_run):
 def assert_bounded_analysis_is_analyze(path):
     """The bounded analysis of the capture file (``latscope analyze``, ``report``), read in
     tiny and in large batches, gives ``analyze``'s tables of the loaded capture."""
-    from latscope.analysis.accounting import per_window_of_metadata
+    from latscope.analysis.pairing import analyze_loaded
     from latscope.analysis.summary import analyze_capture
     from support.analysis_checks import assert_same
 
-    capture = load_capture(path)
-    # As analyze_capture does: the suite's samples per window (metadata) for each table's lost.
-    per_window = per_window_of_metadata(capture.metadata)
-    whole = analyze(capture.events, capture.stamp_hz, per_window=per_window)
+    # As analyze_capture does: the suite's plan (metadata) for each table's lost.
+    whole = analyze_loaded(load_capture(path))
     for batch_bytes in (64, 1 << 20):
         assert_same(whole, analyze_capture(path, batch_bytes=batch_bytes)[1], batch_bytes)
 
@@ -275,3 +274,30 @@ def test_analyze_command_prints_the_tables(exact_run):
     assert all(int(row["samples"]) == rows[row["name"]]["samples"] for row in csv_rows)
     text = analyze_command()
     assert "IDL-b-128" in text and "p99.9 (ns)" in text and "nothing lost: 0 events lost" in text
+
+
+def test_damaged_capture_accounts_for_every_table(exact_run, tmp_path):
+    """The capture file damaged (issue 29 point 2): ``latscope analyze``'s bounded analysis
+    still reports every table of the undamaged capture, each with kept + discarded + lost
+    equal to its undamaged count (the tables of a window a hole swallowed too, from the
+    suite's plan in the metadata), and only those."""
+    from latscope.analysis.summary import analyze_capture
+    from support.damage import KINDS, damage, unaccounted
+
+    _, run, _ = exact_run
+    _, tables = analyze_capture(run.capture_path)
+    counts = {name: table.stats()["samples"] for name, table in tables.items()}
+    data = run.capture_path.read_bytes()
+    path = tmp_path / "damaged.lsc"
+    analysed = 0
+    for kind in KINDS:
+        for rate in (1e-4, 1e-3, 1e-2):
+            rng = random.Random(f"truth {kind} {rate}")
+            path.write_bytes(damage(data, rate, kind, rng))
+            try:
+                _, damaged = analyze_capture(path, background=False)
+            except CaptureFileError:
+                continue  # every copy of the metadata destroyed
+            assert unaccounted(damaged, counts) == [], f"{kind} {rate:g}"
+            analysed += 1
+    assert analysed >= len(KINDS)

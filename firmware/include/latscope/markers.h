@@ -52,4 +52,12 @@ enum ls_point {
 /* The interrupt line of the appliance's IRQ (its handler markers end ILH). */
 #define LS_SUITE_IRQ_LINE 0
 
+/* The suite's default plan (suite.h: SUITE_IDL_B_THREADS, SUITE_TSL_THREADS,
+ * SUITE_SEO_F_MAX, the caps of SUITE_OBJ_SAMPLES and SUITE_CLK_SAMPLES). */
+#define LS_SUITE_IDL_B_THREADS 1, 10, 128
+#define LS_SUITE_TSL_THREADS 2, 10, 128
+#define LS_SUITE_SEO_F_MAX 255u
+#define LS_SUITE_OBJ_SAMPLES_MAX 256u
+#define LS_SUITE_CLK_SAMPLES_MAX 100u
+
 #endif

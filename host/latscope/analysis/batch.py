@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypedDict, TypeVar, Unpack,
 import numpy as np
 import numpy.typing as npt
 
-from latscope_defs.markers import ARG_BITS, SUITE_IRQ_LINE, Point, Test, decode
+from latscope_defs.markers import ARG_BITS, SUITE_IRQ_LINE, SUITE_PARAMETERS, Point, Test, decode
 from latscope_defs.protocol import Source
 
 from ..events import Events
-from .accounting import Lost, PerWindow, lost_of
+from .accounting import Lost, SuitePlan, lost_of
 from .rules import RULES, Endpoint, Rule, TableParameters, is_tick, tick_overlaps
-from .spans import LossSpans, Mask, Sources, Spans, Stamps, holes_of, is_hole, merge_spans, overlaps
+from .spans import LossSpans, Mask, Sources, Spans, Stamps, is_hole, merge_spans, overlaps
 from .statistics import Stats, TableAccumulator
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class BatchOptions(TypedDict, total=False):
     skew: int
     loss_lag_s: float
     live: bool
-    per_window: PerWindow | None
+    plan: SuitePlan | None
 
 
 class _SpanOptions(BatchOptions, total=False):
@@ -143,6 +143,12 @@ _Scalar = TypeVar("_Scalar", bound=np.generic)
 _Placed = tuple[npt.NDArray[np.intp], Stamps, Stamps | None, tuple[int, int]]
 
 
+def _plan_key(test: int, parameter: int | None) -> tuple[Test, int | None]:
+    """A window's key in :attr:`SuitePlan.windows`: its test, and its parameter if the
+    suite runs the test once per parameter (``SUITE_PARAMETERS``; None: not known)."""
+    return Test(test), parameter if test in SUITE_PARAMETERS else None
+
+
 def _joined(held: npt.NDArray[_Scalar], new: npt.NDArray[_Scalar]) -> npt.NDArray[_Scalar]:
     """``held`` followed by ``new`` (``new`` itself when nothing is held: no copy)."""
     return np.concatenate([held, new]) if len(held) else new
@@ -158,7 +164,10 @@ class _TestState:
     after the START (before the test's next marker, or at any time if none follows): a PARAM
     may be lost there. After a hole, the test's markers up to its next START or END lie in
     one true window whose START may be lost in the hole: they form a window of unknown
-    parameter, from the hole on (first stamp: the event before the hole). Windows that end
+    parameter, from the test's first marker after the hole (where in the hole the true
+    window went on or began is not known: the IRQ edges and handler markers before that
+    marker are in no window, so the IL and ILH samples of one interrupt are kept or lost
+    together, in whichever order its events come). Windows that end
     at the same bound form a group, named by its first window (``outer``): a start event
     pairs with an end event of its group, so that a pair across a hole is seen (and
     discarded)."""
@@ -186,6 +195,9 @@ class _TestState:
         # window -> [first stamp, end stamp or _NEVER] (which losses touched it: accounting)
         self.ranges: dict[int, list[int]] = {}
         self.hole_opened: set[int] = set()  # windows a hole opened (no START)
+        self.window_epoch: dict[int, int] = {}  # window -> holes before it began
+        # window -> its parameter where certain (None: not known), once named
+        self.parameter: dict[int, int | None] = {}
         # IRQs (stamps, epochs) not given a window yet
         self.irq_wait: tuple[Stamps, Stamps] = (_EMPTY, _EMPTY)
         self.irq_floor = -_NEVER  # no IRQ still to be given a window is stamped below
@@ -276,13 +288,13 @@ class BatchAnalysis(Generic[C]):
         skew: int = 0,
         loss_lag_s: float = 0.1,
         live: bool = False,
-        per_window: PerWindow | None = None,
+        plan: SuitePlan | None = None,
     ) -> None:
         self.stamp_hz = stamp_hz
         self.loss_lag = int(loss_lag_s * stamp_hz)
         self.skew = int(skew)
         self.live = live
-        self.per_window = per_window
+        self.plan = plan
         self._new_table = table
         extra = np.asarray(losses if losses is not None else [], np.int64)
         self.spans_known = spans is not None
@@ -293,7 +305,9 @@ class BatchAnalysis(Generic[C]):
         self.tables: dict[str, C] = {}
         self._kept: dict[str, int] = {}  # table -> samples counted
         self._discarded: dict[str, int] = {}  # table -> pairs discarded
-        self._order: dict[str, tuple[int, int]] = {}  # table -> (START marker index, rule index)
+        # table -> (START marker index, 0, rule index); of a window of the plan that a hole
+        # swallowed: (the next window's START marker index, its rank before it, rule index)
+        self._order: dict[str, tuple[int, int, int]] = {}
         self._n_from: dict[str, int] = {}  # table -> window its parameter n comes from
         # Tests with an IRQ rule see every IRQ edge from the start (a window a hole opens
         # may take IRQs from before the test's first marker after it).
@@ -302,8 +316,6 @@ class BatchAnalysis(Generic[C]):
             for test in dict.fromkeys(rule.test for rule in RULES if rule.start == "irq")
         }
         self._losses = LossSpans()
-        self._hole_after: list[int] = []  # per hole: stamp of the last event before it
-        self._delivered = Events.empty()  # the latest event that is no LOSS record
         self._counted_end = _LOWEST  # largest end of a counted sample (none: below any span)
         self.events = 0
         self.markers = 0
@@ -344,7 +356,6 @@ class BatchAnalysis(Generic[C]):
             return  # only the spans matter now
         self._horizon = max(self._horizon, self.stamp_max - self.skew)
         hole_at = np.flatnonzero(is_hole(source, value))
-        self._note_holes(events, len(hole_at))
 
         def epoch(at: npt.NDArray[np.intp]) -> Stamps:
             """Holes in the stream up to the events ``at`` (indices into the batch; without
@@ -373,8 +384,10 @@ class BatchAnalysis(Generic[C]):
                     )
         self._decide(final=False)
 
-    def finish(self) -> "BatchAnalysis[C]":
-        """Ends the capture: decides every pending sample."""
+    def finish(self, *, end_missing: bool = False) -> "BatchAnalysis[C]":
+        """Ends the capture: decides every pending sample. ``end_missing``: the capture may
+        have lost its end (a capture file not closed): for the accounting, as if a hole
+        followed its last event."""
         if self.needs_second_pass and not self.live:
             return self
         self._horizon = _NEVER
@@ -385,21 +398,26 @@ class BatchAnalysis(Generic[C]):
                 state.param_wait = None
                 self._name_window(state, window, argument, certain=self.holes == epoch)
         self._decide(final=True)
-        self._account()
+        self._account(end_missing)
         return self
 
-    def _account(self) -> None:
+    def _account(self, end_missing: bool) -> None:
         """Sets every table's ``lost`` (:mod:`latscope.analysis.accounting`): a table is
-        damaged when a loss span overlaps one of its windows, or when a window of its test
-        whose parameter is unknown may be one of its (a table named by the parameter)."""
+        damaged when a loss span overlaps one of its windows (or the window is still open
+        at an ``end_missing``), when a window of its test whose parameter is unknown may be
+        one of its (a table named by the parameter), or when a hole swallowed a window of
+        the plan that makes it (:meth:`_swallowed`; its table is made, empty, if no other
+        window named it)."""
         windows: dict[str, int] = {}
         damaged: set[str] = set()
         for state in self._tests.values():
             unknown = False  # a window of the test whose parameter is unknown
             for (window, _), name in state.names.items():
                 first, end = state.ranges[window]
-                hit = window in state.hole_opened or bool(
-                    overlaps(self.spans, np.array([first]), np.array([end]))[0]
+                hit = (
+                    window in state.hole_opened
+                    or (end_missing and end == _NEVER)
+                    or bool(overlaps(self.spans, np.array([first]), np.array([end]))[0])
                 )
                 if name is None:
                     unknown = True
@@ -414,6 +432,20 @@ class BatchAnalysis(Generic[C]):
                     for (_, index), name in state.names.items()
                     if name is not None and "{n}" in RULES[index].name
                 )
+        for (test, n), place in self._swallowed(end_missing):
+            for index, rule in enumerate(RULES):
+                if rule.test != test or (
+                    "handler" in (rule.start, rule.end) and not self._handler_tables
+                ):
+                    continue
+                name = rule.name.format(n=n)
+                if name not in self.tables:
+                    self.tables[name] = self._new_table(
+                        name, self.stamp_hz, {"test": test.name, "n": n}
+                    )
+                    self._order[name] = (*place, index)
+                windows[name] = windows.get(name, 0) + 1
+                damaged.add(name)
         for name, table in self.tables.items():
             test = Test[str(table.parameters["test"])]
             table.lost = lost_of(
@@ -422,21 +454,54 @@ class BatchAnalysis(Generic[C]):
                 self._discarded.get(name, 0),
                 windows.get(name, 0),
                 name in damaged,
-                self.per_window,
+                self.plan,
             )
 
-    def _note_holes(self, events: Events, any_hole: int) -> None:
-        """Notes where each hole of the batch begins: the stamp of the last delivered event
-        before it (``holes_of``; it may be in an earlier batch)."""
-        if any_hole:
-            joined = Events.concatenate([self._delivered, events])
-            self._hole_after += [
-                _LOWEST if hole.after is None else hole.after for hole in holes_of(joined)
-            ]
-        delivered = events.source[::-1] != Source.LOSS
-        if delivered.any():
-            last = len(events) - 1 - int(np.argmax(delivered))
-            self._delivered = events[last : last + 1]
+    def _swallowed(
+        self, end_missing: bool
+    ) -> list[tuple[tuple[Test, int | None], tuple[int, int]]]:
+        """The plan's windows that left no named START where a hole lies: ``((test,
+        parameter), place)``, ``place`` the (START marker index, rank) that orders their
+        tables just before the next window seen. Walks the windows seen (a START with a
+        certain parameter) in stream order, with their places in the plan: those the plan
+        has between two of them (from the start: before the first; to the end: after the
+        last; the plan begins anew where a window comes again) ran in a hole when one lies
+        between the two, else (no hole: the capture began late or ended early) not while
+        the capture ran."""
+        if self.plan is None:
+            return []
+        plan = self.plan.windows
+        position = {window: at for at, window in enumerate(plan)}
+        seen = sorted(
+            (state.start_marker[window], position[key], state.window_epoch[window])
+            for state in self._tests.values()
+            for window in range(state.windows)
+            if window not in state.hole_opened
+            for key in [_plan_key(state.test, state.parameter.get(window))]
+            if key in position
+        )
+        swallowed: list[tuple[tuple[Test, int | None], tuple[int, int]]] = []
+
+        def between(after: int, before: int, place: int, hole: bool) -> None:
+            """The plan's windows after position ``after``, before ``before`` (wrapping
+            round when ``before`` is not after it), if a ``hole`` lies between."""
+            if not hole:
+                return
+            skipped = list(range(after + 1, before if before > after else len(plan)))
+            if before <= after:
+                skipped += range(before)
+            swallowed.extend(
+                (plan[at], (place, rank - len(skipped))) for rank, at in enumerate(skipped)
+            )
+
+        if not seen:
+            between(-1, len(plan), self.markers, self.holes > 0 or end_missing)
+            return swallowed
+        between(-1, seen[0][1], seen[0][0], seen[0][2] > 0)
+        for (_, at, epoch), (marker, next_at, next_epoch) in zip(seen, seen[1:]):
+            between(at, next_at, marker, next_epoch > epoch)
+        between(seen[-1][1], len(plan), self.markers, self.holes > seen[-1][2] or end_missing)
+        return swallowed
 
     def _collect_spans(self, events: Events) -> None:
         """Adds the loss spans of the batch's LOSS records; notes when one reaches back
@@ -572,8 +637,10 @@ class BatchAnalysis(Generic[C]):
         for at in np.flatnonzero(is_bound if opening is None else is_bound | opening).tolist():
             if opening is not None and opening[at]:
                 epoch = int(m_epoch[at])
+                # It begins at this marker: where in the hole the true window went on (or
+                # began) is not known, so no IRQ edge before the marker is in it.
                 window = self._new_window(
-                    state, int(global_index[at]), self._hole_after[epoch - 1], epoch, group=False
+                    state, int(global_index[at]), int(m_stamp[at]), epoch, group=False
                 )
                 self._name_window(state, window, -1, certain=False)
                 segments.append((at, window, epoch))
@@ -641,6 +708,7 @@ class BatchAnalysis(Generic[C]):
         state.epoch = epoch
         state.start_marker[window] = marker
         state.ranges[window] = [first, _NEVER]
+        state.window_epoch[window] = epoch
         if not group:
             state.hole_opened.add(window)
         if state.uses_irq:
@@ -665,13 +733,14 @@ class BatchAnalysis(Generic[C]):
         parameter of its first certain window, its place that of its first window.
         ``parameter`` None: not known yet (a PARAM marker may still follow the START): only
         the names without it are given, and the window is named again once it is known."""
+        state.parameter[window] = parameter if certain else None
         for index, rule in state.rules:
             known = certain or "{n}" not in rule.name
             name = rule.name.format(n=parameter) if known else None
             state.names[(window, index)] = name
             if name is None:
                 continue
-            place = (state.start_marker[window], index)
+            place = (state.start_marker[window], 0, index)
             if "handler" in (rule.start, rule.end):
                 self._handler_names.add(name)
             if name not in self.tables:
@@ -686,21 +755,14 @@ class BatchAnalysis(Generic[C]):
 
     def _assign_irqs(self, final: bool) -> None:
         """Gives IRQ edges their windows, in every test with an IRQ rule, once no window
-        can still begin at or before them: a START comes above the horizon, and a window a
-        hole opens begins where the hole does (the last event before it), for a hole after
-        the test's latest marker or one still to come (after the latest event)."""
+        can still begin at or before them: every window begins at a marker (a START, or the
+        test's first marker after a hole), and markers still to come are stamped above the
+        horizon."""
         for state in self._tests.values():
             if not state.uses_irq:
                 continue
             stamps, epochs = state.irq_wait
-            below = (
-                _NEVER
-                if final
-                else min(
-                    [self._horizon, self._delivered_stamp()]
-                    + self._hole_after[state.last_epoch : self.holes]
-                )
-            )
+            below = _NEVER if final else self._horizon
             ready = int(np.argmax(stamps >= below)) if np.any(stamps >= below) else len(stamps)
             self._irqs_into_windows(state, stamps[:ready], epochs[:ready])
             stamps, epochs = stamps[ready:], epochs[ready:]
@@ -724,9 +786,6 @@ class BatchAnalysis(Generic[C]):
                 self._horizon, int(state.irq_wait[0][0]) if len(state.irq_wait[0]) else _NEVER
             )
             self._prune_windows(state)
-
-    def _delivered_stamp(self) -> int:
-        return int(self._delivered.stamp[0]) if len(self._delivered) else _NEVER
 
     @staticmethod
     def _irqs_into_windows(state: _TestState, irq: Stamps, irq_epoch: Stamps) -> None:
@@ -882,8 +941,14 @@ class BatchAnalysis(Generic[C]):
         return {
             name: self.tables[name]
             for name in sorted(self.tables, key=lambda name: self._order[name])
-            if self.handlers or name not in self._handler_names
+            if self._handler_tables or name not in self._handler_names
         }
+
+    @property
+    def _handler_tables(self) -> bool:
+        """Whether the tables of "handler" rules are made: the capture has handler-entry
+        markers, or the plan says the DUT writes them (a hole may have taken them all)."""
+        return self.handlers > 0 or bool(self.plan and self.plan.handlers)
 
     def summary(self: "BatchAnalysis[TableAccumulator]") -> dict[str, Stats]:
         """``{name: stats()}`` of the tables so far (collectors with ``stats()``)."""
@@ -909,12 +974,14 @@ def analyze_batches(
     stamp_hz: float,
     *,
     table: TableFactory[TableAccumulator] = TableAccumulator,
+    end_missing: Callable[[], bool] = lambda: False,
     **options: Unpack[BatchOptions],
 ) -> BatchAnalysis[TableAccumulator]:
     """The tables (``ordered_tables()``) of the events that
     ``batches()`` yields in batches (a callable: it is called again when a loss span reaches
     back before counted samples, for a second pass with every span known). ``options``: as
-    :class:`BatchAnalysis`. Returns the :class:`BatchAnalysis`."""
+    :class:`BatchAnalysis`; ``end_missing()``, asked once the batches are read: as
+    :meth:`BatchAnalysis.finish`'s. Returns the :class:`BatchAnalysis`."""
     analysis = BatchAnalysis(stamp_hz, table=table, **options)
     for events in batches():
         analysis.feed(events)
@@ -927,4 +994,4 @@ def analyze_batches(
         for events in batches():
             analysis.feed(events)
         analysis.passes = 2
-    return analysis.finish()
+    return analysis.finish(end_missing=end_missing())

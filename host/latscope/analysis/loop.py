@@ -10,11 +10,12 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from latscope_defs.markers import decode
 from latscope_defs.protocol import EDGE_SOURCES, Source, loss_source
 
 from ..events import Events
 from .pairing import SampleTable
-from .rules import TableParameters
+from .rules import MARKER_SOURCES, TableParameters, is_tick, tick_overlaps
 from .spans import (
     Mask,
     Sources,
@@ -97,7 +98,9 @@ def loop_table(
 
     The table is named ``LOOP-<channel>`` (``LOOP-EDGE2``) and is a
     :class:`~latscope.analysis.pairing.SampleTable` like the marker tests' tables, so the
-    reports, plots and statistics treat it alike.
+    reports, plots and statistics treat it alike; its samples are flagged where one of the
+    kernel's tick markers lies in [A, B] (:func:`~latscope.analysis.rules.tick_overlaps`,
+    as the marker tests' samples), when the DUT writes them.
     """
     loop = loop_source(channel)
     stamp = events.stamp.astype(np.int64, copy=False)
@@ -118,6 +121,8 @@ def loop_table(
     mine = _relevant_losses(source, value, loop)
     spans = lossy_spans(stamp[mine], source[mine], value[mine], losses, holes)
     a, end = a[answered], end[answered]
+    marker = np.isin(source, MARKER_SOURCES)
+    ticks = stamp[marker][is_tick(*decode(value[marker].astype(np.int64) & 0xFFFF)[:2])]
     lossy = overlaps(spans, a, end)
     by_hole = lossy & overlaps(merged(*holes), a, end)
     keep = ~lossy
@@ -139,6 +144,7 @@ def loop_table(
         parameters,
         a[lossy],
         int(np.count_nonzero(by_hole)),
+        tick_overlaps(a[keep], (end - a)[keep], np.sort(ticks)),
     )
 
 
@@ -156,14 +162,17 @@ def tables_with_loop(
 def loop_events(batches: Iterable[Events], channel: str | int) -> Events:
     """The events :func:`loop_table` needs from a capture read in batches (an iterable of
     parser ``Events``, e.g. ``CaptureBatches``): the IRQ and loop channel events, every LOSS
-    record, and the delivered event right before each hole (its stamp is the low end of
-    the hole's span). A small part of the stream: about three records per interrupt."""
+    record, the kernel's tick markers (the samples' flags) and the delivered event right
+    before each hole (its stamp is the low end of the hole's span). A small part of the
+    stream: about three records per interrupt."""
     loop = loop_source(channel)
     parts: list[Events] = []
     last: Events | None = None  # last: the previous batch's last delivered event
     for events in batches:
         source = events.source
         keep = (source == Source.IRQ) | (source == loop) | (source == Source.LOSS)
+        marker = np.flatnonzero(np.isin(source, MARKER_SOURCES))
+        keep[marker] = is_tick(*decode(events.value[marker].astype(np.int64) & 0xFFFF)[:2])
         delivered = np.flatnonzero(source != Source.LOSS)
         holes = np.flatnonzero(is_hole(source, events.value))
         before = np.searchsorted(delivered, holes) - 1

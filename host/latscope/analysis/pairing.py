@@ -6,18 +6,22 @@ rules."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from ..events import Events
-from .accounting import NOTHING_LOST, Lost, PerWindow
+from .accounting import NOTHING_LOST, Lost, SuitePlan, plan_of_metadata
 from .batch import BatchAnalysis
 from .rules import TableParameters
 from .spans import Mask, Stamps
 from .statistics import Stats
 
-__all__ = ["SampleTable", "SampleCollector", "analyze"]
+if TYPE_CHECKING:
+    from ..capture.file import Capture
+
+__all__ = ["SampleTable", "SampleCollector", "analyze", "analyze_loaded"]
 
 _EMPTY: Stamps = np.zeros(0, np.int64)
 
@@ -101,15 +105,17 @@ def analyze(
     stamp_hz: float,
     *,
     losses: Sequence[int] | Stamps | None = None,
-    per_window: PerWindow | None = None,
+    plan: SuitePlan | None = None,
+    end_missing: bool = False,
 ) -> dict[str, SampleTable]:
     """Sample tables of every test found in ``events`` (a parser ``Events``), by name, in
     the order their tests' windows first appear. ``stamp_hz``: stamp units per second
     (``Capture.stamp_hz``, ``Identity.stamp_hz``).
 
     ``losses``: extra stamps where data is known to be missing (added to the LOSS records).
-    ``per_window``: the samples a window of each test gives undamaged, for the tables' ``lost``
-    estimates (:mod:`latscope.analysis.accounting`; None: not known).
+    ``plan``: the suite's plan (:func:`latscope.analysis.accounting.plan_of_metadata`), for
+    the tables' ``lost`` estimates and the tables a hole swallowed (None: not known);
+    ``end_missing``: the events' end may be missing (a capture file not closed).
 
     A test runs between its START and END markers (a second START before the END, whose END
     was lost, ends the window instead). Inside that window a *pairing rule* makes one
@@ -117,8 +123,20 @@ def analyze(
     A with no B is dropped) and no lost event can lie between them: a sample is either exact or
     absent, never wrong.
     """
-    analysis = BatchAnalysis(stamp_hz, table=SampleCollector, losses=losses, per_window=per_window)
+    analysis = BatchAnalysis(stamp_hz, table=SampleCollector, losses=losses, plan=plan)
     analysis.feed(events)
     return {
-        name: collector.table() for name, collector in analysis.finish().ordered_tables().items()
+        name: collector.table()
+        for name, collector in analysis.finish(end_missing=end_missing).ordered_tables().items()
     }
+
+
+def analyze_loaded(capture: "Capture") -> dict[str, SampleTable]:
+    """:func:`analyze` of a loaded capture file, its tables accounted for as the bounded
+    analysis does: with the suite's plan of its metadata, its end missing if not closed."""
+    return analyze(
+        capture.events,
+        capture.stamp_hz,
+        plan=plan_of_metadata(capture.metadata),
+        end_missing=capture.end is None,
+    )

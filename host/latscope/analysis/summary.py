@@ -20,7 +20,7 @@ from ..capture.batches import BATCH_BYTES, CaptureBatches
 from ..capture.file import Capture, CaptureInfo, FileStats
 from ..events import Events
 from ..link.parser import ParserStats
-from .accounting import per_window_of_metadata
+from .accounting import plan_of_metadata
 from .batch import analyze_batches, latency_skew
 from .rules import MARKER_SOURCES
 from .spans import HOLE, Hole, holes_of, is_hole
@@ -162,8 +162,9 @@ def analyze_capture(
         read,
         stamp_hz,
         skew=latency_skew(batches.identity),
-        per_window=per_window_of_metadata(batches.metadata),
+        plan=plan_of_metadata(batches.metadata),
         table=partial(TableAccumulator, interval_stamps=interval),
+        end_missing=lambda: batches.end is None,
     )
     counts = passes[0]
     assert counts is not None  # the first pass counts

@@ -34,7 +34,7 @@ from ..simulated.code_map import CodeMap, Location
 from ..simulated.coverage import coverage
 from ..simulated.cpu_truth import MCAUSE_EXTERNAL, CpuTruth, TruthSource, read_cpu_truth
 from .loop import LOOP_PREFIX, tables_with_loop
-from .pairing import SampleTable, analyze
+from .pairing import SampleTable, analyze_loaded
 from .rules import RULES
 
 __all__ = [
@@ -298,7 +298,7 @@ def where_of_capture(
     tables = tables_with_loop(
         capture.events,
         capture.stamp_hz,
-        analyze(capture.events, capture.stamp_hz),
+        analyze_loaded(capture),
         _loop_channel(names),
     )
     return source, where_of(tables, truth, code, capture.stamp_hz // capture.clock_hz)

@@ -3,12 +3,13 @@
 beside it, a VCD).
 
 The signals are those of :class:`latscope_defs.channels.Layout` (bit n of a sample word =
-channel n: D0..D15, STROBE, IRQ, EDGE0.., LOSS, and the second marker lane STROBE2,
+channel n: D0..D15, STROBE, IRQ, EDGE0.., LOSS, HOLE, and the second marker lane STROBE2,
 D2_0..D2_15 when two markers share a cycle), their levels made by
 :class:`latscope.export.levels.LevelTracker`; so the ``latscope_marker`` decoder (sample
 delay 0) sees every marker at its stamp and ``latscope_latency`` pairs them exactly as
-:func:`latscope.analysis.pairing.analyze` does. Sample 0 is cycle ``origin`` (a few cycles
-before the first event); :class:`ExportInfo` gives it.
+:func:`latscope.analysis.pairing.analyze` does. One sample is one stamp unit (a capture
+clock cycle, or a half or quarter of one on DDR and gearbox boards); sample 0 is stamp
+``origin`` (a few before the first event); :class:`ExportInfo` gives it.
 """
 
 import contextlib
@@ -55,11 +56,12 @@ class ExportInfo:
     edges_stretched: int = 0  # repeated levels shown with a one-cycle opposite pulse
     edges_dropped: int = 0  # repeated levels that could not be shown
     context: int = 0  # START / PARAM markers from before the window, repeated
+    holes_late: int = 0  # HOLE toggles after an event from before the hole (LevelTracker)
     files: list = field(default_factory=list)
 
     def summary(self):
         text = (
-            f"sample 0 = cycle {self.origin}, {self.samples} samples at "
+            f"sample 0 = stamp {self.origin}, {self.samples} samples at "
             f"{self.stamp_hz / 1e6:g} MHz, {self.changes} changes"
         )
         if self.context:
@@ -75,6 +77,11 @@ class ExportInfo:
                 f"edge is not in the capture) shown after a one-cycle pulse, "
                 f"{self.edges_dropped} not shown"
             )
+        if self.holes_late:
+            text += (
+                f"; {self.holes_late} hole(s) shown after an event from before them (within "
+                "the pin-latency spread)"
+            )
         return text
 
     def as_dict(self):
@@ -88,6 +95,7 @@ class ExportInfo:
             "markers_dropped": self.markers_dropped,
             "edges_stretched": self.edges_stretched,
             "edges_dropped": self.edges_dropped,
+            "holes_late": self.holes_late,
             "decoders": self.layout.decoder_stack(),
         }
 
@@ -181,7 +189,7 @@ def _check_window(capture, start, stop):
     if int(capture.stamp_hz or 0) <= 0:
         raise ExportError(f"{capture.path}: metadata has no capture clock (identity.clock_hz)")
     if start is not None and start < 0:
-        raise ExportError(f"--start {start}: a cycle number is 0 or more")
+        raise ExportError(f"--start {start}: a stamp is 0 or more")
     if start is not None and stop is not None and stop <= start:
         raise ExportError(f"--stop {stop} is not after --start {start}: nothing to export")
 
@@ -206,7 +214,7 @@ def _write(capture, batches, survey, before, start, stop, outputs):
         origin,
         tracker.initial,
         comment=f"latscope export of {Path(capture.path).name}: sample 0 = "
-        f"cycle {origin}, {stamp_hz} samples/s",
+        f"stamp {origin}, {stamp_hz} samples/s",
     )
     with contextlib.ExitStack() as stack:
         for writer in writers:
@@ -240,6 +248,7 @@ def _write(capture, batches, survey, before, start, stop, outputs):
         tracker.edges_stretched,
         tracker.edges_dropped,
         len(context),
+        tracker.holes_late,
     )
     info.files = [path for writer in writers for path in writer.files]
     return info

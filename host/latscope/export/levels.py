@@ -10,7 +10,7 @@ import numpy as np
 from latscope_defs.channels import EXPORT_DATA_BITS
 from latscope_defs.protocol import Source
 
-from ..analysis.spans import lossy_spans  # the one definition of where events may be lost
+from ..analysis.spans import is_hole, lossy_spans  # the one definition of where events may be lost
 from ..events import Events
 
 __all__ = ["Changes", "HOLDBACK", "LevelTracker", "MARGIN"]
@@ -53,7 +53,14 @@ class LevelTracker:
     possibly lost (its ``lossy_spans``, the one definition): from the previous event of the
     source that lost events to the LOSS record that reports them, high from the span's first
     cycle up to (not including) its last; high at the start if the span began before. A sample
-    (A, B) is discarded when such a span starts before B and ends after A.
+    (A, B) is discarded when such a span starts before B and ends after A. HOLE toggles at
+    each hole of the stream (a parser hole record), in the cycle of the earliest event that
+    came after it in the stream (none: the hole record's own stamp), so that the events of
+    that cycle and later are the ones after the hole, those before it the ones before, as
+    the analysis takes them (docs/tests.md rules 5 and 6: where windows begin and take
+    start events). Holes with no event between them are one toggle. (Within the pin-latency
+    spread of a hole, an event before it in the stream could be stamped after that cycle:
+    a hole that lost less than a few cycles; such a toggle comes late, ``holes_late``.)
 
     A level can only show an edge if it changes. Where a capture has an IRQ or edge event that
     does not change the level (its opposite edge was lost: the appliance reports a LOSS there),
@@ -78,6 +85,7 @@ class LevelTracker:
         self.strobe2_bit = layout.bit("STROBE2") if layout.second_lane else None
         self.irq_bit = layout.bit("IRQ")
         self.loss_bit = layout.bit("LOSS")
+        self.hole_bit = layout.bit("HOLE")
         self.edge_bit = [layout.bit(f"EDGE{n}") for n in range(layout.edge_count)]
         self.holdback = holdback
         self.word = 0  # levels after the last change returned
@@ -88,6 +96,10 @@ class LevelTracker:
         self.edges_stretched = 0
         self.edges_dropped = 0
         self.loss_clamped = 0
+        self.holes_late = 0  # hole toggles shown after an event from before the hole
+        self._toggles = np.empty(0, np.int64)  # hole toggles not yet shown
+        self._hole_waiting = None  # stamp of a hole with no event after it yet
+        self._latest_before = np.iinfo(np.int64).min  # largest stamp of a delivered event
         self._held = (np.empty(0, np.int64), np.empty(0, np.uint8), np.empty(0, np.int64))
         self._last_of_source = {}  # source -> stamp of its last event (stream order)
         self._rises = np.empty(0, np.int64)  # loss spans not yet shown: their starts
@@ -115,9 +127,45 @@ class LevelTracker:
             if n != Source.LOSS:
                 self._last_of_source[n] = int(events.stamp[events.source == n][-1])
 
+    def _note_holes(self, events):
+        """Adds the toggles of the batch's holes (stream order): each in the cycle of the
+        earliest delivered event between it and the next hole (a hole with none waits for
+        the next batch)."""
+        delivered = events.source != Source.LOSS
+        hole = is_hole(events.source, events.value)
+        if not hole.any() and self._hole_waiting is None:
+            if delivered.any():
+                self._latest_before = max(self._latest_before, int(events.stamp[delivered].max()))
+            return
+        stamp = events.stamp.astype(np.int64)
+        # Runs of delivered events between holes: run k follows the k-th hole of the batch
+        # (run 0: before the first, after a hole still waiting from the batch before).
+        run = np.cumsum(hole)
+        toggles = []
+        waiting = self._hole_waiting
+        for k in range(int(run[-1]) + 1):
+            mine = delivered & (run == k)
+            if k and waiting is None:  # the k-th hole of the batch
+                waiting = int(stamp[np.flatnonzero(hole)[k - 1]])
+            if not mine.any():
+                continue
+            if waiting is not None:
+                first = int(stamp[mine].min())
+                self.holes_late += first <= self._latest_before
+                toggles.append(first)
+                waiting = None
+            self._latest_before = max(self._latest_before, int(stamp[mine].max()))
+        self._hole_waiting = waiting
+        self._toggles = np.concatenate([self._toggles, np.asarray(toggles, np.int64)])
+
     def feed(self, events, final=False):
         if len(events) and not self._spans_known:
             self._note_losses(events)
+        if len(events):
+            self._note_holes(events)
+        if final and self._hole_waiting is not None:  # a hole at the very end
+            self._toggles = np.append(self._toggles, self._hole_waiting)
+            self._hole_waiting = None
         stamp = np.concatenate([self._held[0], events.stamp.astype(np.int64)])
         source = np.concatenate([self._held[1], events.source])
         value = np.concatenate([self._held[2], events.value.astype(np.int64)])
@@ -159,6 +207,7 @@ class LevelTracker:
         groups.append(self._lane(self.strobe_bit, 0, m_stamp[first], m_value[first]))
 
         groups.append(self._loss_level(cut))
+        groups.append(self._hole_level(cut))
 
         is_irq = source == Source.IRQ
         groups.append(self._levels(self.irq_bit, stamp[is_irq], value[is_irq] & 1, never=1))
@@ -201,6 +250,17 @@ class LevelTracker:
         last = np.append(points[1:] != points[:-1], True)  # the level after each stamp
         level = (open_spans[last] > 0).astype(np.int64)
         return points[last], 1 << self.loss_bit, level << self.loss_bit
+
+    def _hole_level(self, cut):
+        """Changes of the HOLE channel: a toggle per hole, those up to ``cut`` due (one
+        shown before is moved to the first cycle not yet shown)."""
+        due = self._toggles[self._toggles <= cut]
+        self._toggles = self._toggles[self._toggles > cut]
+        if self.last_stamp is not None:
+            due = np.maximum(due, self.last_stamp + 1)
+        due = np.unique(due)  # two at one stamp are one hole for the rules
+        level = ((self.word >> self.hole_bit) + np.arange(1, len(due) + 1)) & 1
+        return due, 1 << self.hole_bit, level << self.hole_bit
 
     def _levels(self, bit, stamp, level, never=None):
         """Changes of a 1-bit channel. A level equal to the previous one gets the opposite

@@ -158,7 +158,7 @@ def stream_capture(
                 until=Until(duration=duration, events=max_events),
             )
             pacing.write(live.finish)
-    print(f"latscope stream: {live.events} events, sample 0 = cycle {live.origin}", file=log)
+    print(f"latscope stream: {live.events} events, sample 0 = stamp {live.origin}", file=log)
     if run is not None:
         run.raise_if_interrupted()  # the stream and its capture file are complete
     return live

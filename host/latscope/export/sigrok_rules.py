@@ -93,6 +93,7 @@ def decoder_channels():
         f"EDGE = {ids.index('edge0')}                                 # EDGE0 .. EDGE7",
         f"EDGE_CHANNELS = {channels.MAX_EDGES}",
         f"LOSS = {ids.index('loss')}",
+        f"HOLE = {ids.index('hole')}",
         f"STROBE2 = {ids.index('strobe2')}",
         f"DATA2 = {ids.index('d2_0')}                                # D2_0 .. D2_15",
         "",

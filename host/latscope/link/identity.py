@@ -49,7 +49,8 @@ class Identity:
     edge_count: int = 0
     bus_width: int = 0
     fifo_depth: int = 0
-    latency: dict[Source, int] = field(default_factory=dict)  # cycles from pin to stamp
+    # stamp units from pin to stamp (cycles when stamp_shift is 0: docs/protocol.md, IDENTIFY)
+    latency: dict[Source, int] = field(default_factory=dict)
     board: str = ""
     link_clock_hz: int = 0  # the link clock; 0: unknown (older gateware, old files)
 

@@ -92,13 +92,13 @@ def load_tables(capture, loop=None, *, interval_s=60.0):
             table.name: TableAccumulator.of_table(table, interval_stamps=interval),
             **tables,
         }
-    from ..analysis.pairing import analyze
+    from ..analysis.pairing import analyze_loaded
 
     interval = max(1, int(interval_s * capture.stamp_hz)) if interval_s else None
     tables = tables_with_loop(
         capture.events,
         capture.stamp_hz,
-        analyze(capture.events, capture.stamp_hz),
+        analyze_loaded(capture),
         loop or capture.metadata.get("loop"),
     )
     return CaptureSummary.of_capture(capture), {

@@ -5,18 +5,21 @@ drives its interrupt. Builds it (make, incremental) and runs it, reproducibly to
 (sim/README.md).
 """
 
+import contextlib
+import fcntl
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..capture.conditions import Conditions
 from ..link.device import DeviceError
-from .appliance import SimulatedAppliance
+from .appliance import SimulatedAppliance, die_with
 from .cpu_truth import TruthSource
 
 __all__ = [
@@ -28,6 +31,7 @@ __all__ = [
     "SocSimulation",
     "build_soc",
     "build_suite",
+    "build_lock",
 ]
 
 #: The repository (sim/, firmware/): this file is host/latscope/simulated/soc.py in it.
@@ -83,17 +87,67 @@ class SocBuild:
     settings: SuiteSettings
 
 
+#: Runs a command (``"$@"``) as the leader's child in a process group of its own and, when
+#: the leader is told to end (SIGTERM: its parent died, ``PR_SET_PDEATHSIG``), kills the
+#: whole group: make and every compiler it started (make passes a SIGTERM on to its own
+#: children only; a compiler driver's subprocesses would build on).
+_GROUP_KILLER = 'trap "kill -KILL 0" TERM; "$@" & wait $!'
+
+
 def _make(args, what, log):
-    """Runs make; on failure raises DeviceError with the end of its output."""
+    """Runs make; on failure raises DeviceError with the end of its output. The build ends
+    with this process: make runs in a process group of its own under :data:`_GROUP_KILLER`,
+    which dies with this process (kill -9 too) and takes the group along; an exception here
+    (Ctrl-C) kills the group as well."""
     command = ["make", "--no-print-directory", *args]
-    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        ["/bin/sh", "-c", _GROUP_KILLER, "make", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        process_group=0,
+        preexec_fn=die_with(os.getpid()),
+    )
+    try:
+        output, _ = process.communicate()
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
     if log is not None:
-        log.write(result.stdout)
-    if result.returncode != 0:
-        raise DeviceError(
-            f"building {what} failed ({' '.join(command)}):\n" + result.stdout[-4000:]
-        )
-    return result.stdout
+        log.write(output)
+    if process.returncode != 0:
+        raise DeviceError(f"building {what} failed ({' '.join(command)}):\n" + output[-4000:])
+    return output
+
+
+@contextlib.contextmanager
+def build_lock(directory) -> Iterator[None]:
+    """Holds the build lock of ``directory`` (an advisory ``flock`` on its ``.latscope-lock``
+    file, which names the holder's pid): two builds in one directory would write the same
+    files at once, so a second one waits for the first (saying so on stderr, where a
+    user waiting for it looks). The kernel drops the lock with its holder, however that
+    ends."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / ".latscope-lock", os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            print(
+                f"latscope: waiting for the build in {directory} (pid {holder})",
+                file=sys.stderr,
+                flush=True,
+            )
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # drops the flock
 
 
 def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, pgo=False):
@@ -114,22 +168,26 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, 
         f"PGO={int(pgo)}",
         f"CACHE={settings.cache}",
     ]
-    _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
-    simulator = Path(
-        _make(
-            ["-s", "-C", str(sim), "APPLIANCE=1", "print-binary", *common],
-            "the SoC simulator",
-            None,
-        ).strip()
-    )
-    if settings.program != "suite":
-        return SocBuild(simulator, _bring_up_program(settings, common, log), settings)
+    # sim/build holds what every configuration shares (the appliance's Verilog export, the
+    # firmware programs) besides each one's objects: one build at a time.
+    with build_lock(sim / "build"):
+        _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
+        simulator = Path(
+            _make(
+                ["-s", "-C", str(sim), "APPLIANCE=1", "print-binary", *common],
+                "the SoC simulator",
+                None,
+            ).strip()
+        )
+        if settings.program != "suite":
+            return SocBuild(simulator, _bring_up_program(settings, common, log), settings)
     return SocBuild(simulator, build_suite(settings, build_dir=build_dir, log=log), settings)
 
 
 def build_suite(settings=SuiteSettings(), *, build_dir=None, log=None):
     """Builds the suite firmware of ``settings`` (``firmware/suite``, make) and gives the
-    path of its ELF; ``build_dir`` as for :func:`build_soc`."""
+    path of its ELF; ``build_dir`` as for :func:`build_soc` (one build at a time in it:
+    :func:`build_lock`)."""
     suite = ROOT / "firmware" / "suite"
     build_dir = Path(build_dir) if build_dir is not None else suite / "build"
     args = [
@@ -145,8 +203,9 @@ def build_suite(settings=SuiteSettings(), *, build_dir=None, log=None):
         f"LOAD_PARAM={'' if settings.load_param is None else settings.load_param}",
         f"SUITE_CFLAGS={settings.cflags}",
     ]
-    _make([*args, "-j2", "sim"], "the test suite firmware", log)
-    return Path(_make(["-s", *args, "print-sim-elf"], "the test suite firmware", None).strip())
+    with build_lock(build_dir):
+        _make([*args, "-j2", "sim"], "the test suite firmware", log)
+        return Path(_make(["-s", *args, "print-sim-elf"], "the test suite firmware", None).strip())
 
 
 def _bring_up_program(settings, common, log):
@@ -287,6 +346,9 @@ class SocSimulation(SimulatedAppliance):
         return {
             "cpu": self.build.settings.cpu,
             "suite": self.build.settings.as_dict(),
+            # The sim port's kernel writes KERNEL/ISR_ENTRY before every handler
+            # (firmware/ports/sim/arch_port.h): the ILH tables (the loss accounting's plan).
+            "handler_markers": True,
             "conditions": self.build.settings.conditions().as_dict(),
             "cpu_release": (
                 {"after_start": RELEASE_AFTER_START, "phase": self.phase}
