@@ -35,7 +35,7 @@ from ..simulated.coverage import coverage
 from ..simulated.cpu_truth import MCAUSE_EXTERNAL, CpuTruth, TruthSource, read_cpu_truth
 from .delays import NO_DELAY
 from .loop import LOOP_PREFIX, tables_with_loop
-from .pairing import SampleTable, analyze
+from .pairing import SampleTable, analyze_loaded
 from .rules import RULES
 
 __all__ = [
@@ -322,7 +322,7 @@ def where_of_capture(
     tables = tables_with_loop(
         capture.events,
         capture.stamp_hz,
-        analyze(capture.events, capture.stamp_hz),
+        analyze_loaded(capture),
         _loop_channel(names),
     )
     return source, where_of(tables, truth, code, capture.stamp_hz // capture.clock_hz)
