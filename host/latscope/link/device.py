@@ -29,7 +29,15 @@ from ..events import Events
 from .identity import Identity, IdentityError
 from .parser import StreamParser
 
-__all__ = ["DeviceError", "IrqSettings", "Device", "Port", "Transport", "open_transport"]
+__all__ = [
+    "DeviceError",
+    "IrqSettings",
+    "DEFAULT_IRQ",
+    "Device",
+    "Port",
+    "Transport",
+    "open_transport",
+]
 
 
 class Transport(Protocol):
@@ -94,6 +102,13 @@ class IrqSettings:
                 },
             }
         )
+
+
+#: The IRQ settings of every ``latscope`` command and the demo unless told otherwise: about
+#: every 50 us at 100 MHz (the reference report's PCI exerciser), plus 0..255 cycles of
+#: pseudo-random jitter so that the IRQ lands on every phase of the code it interrupts (a
+#: fixed period can lock to the suite's loops and never show their worst phase); 1 us wide.
+DEFAULT_IRQ = IrqSettings(period=5000, jitter_mask=0xFF, width=100)
 
 
 class Port:
