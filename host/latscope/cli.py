@@ -390,15 +390,16 @@ def cmd_capture(args):
         def show(events, run):
             progress.update(run.events, run.bytes, run.parser_stats, analyzer=analyzer)
 
-        run = session.capture(
-            args.output,
-            info=args.info,
-            analyzer=analyzer,
-            on_batch=show,
-            loop=args.loop,
-            until=Until(duration=args.duration, events=args.events),
-            conditions=conditions,
-        )
+        with progress:  # redrawn also while no data comes (the drain at the end)
+            run = session.capture(
+                args.output,
+                info=args.info,
+                analyzer=analyzer,
+                on_batch=show,
+                loop=args.loop,
+                until=Until(duration=args.duration, events=args.events),
+                conditions=conditions,
+            )
         progress.update(run.events, run.bytes, run.parser_stats, final=True, analyzer=analyzer)
     if run.interrupted:
         note(

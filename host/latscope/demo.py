@@ -412,17 +412,18 @@ def _demo(args):
         progress.update(run.events, run.bytes, run.parser_stats, analyzer=run.analyzer)
 
     try:
-        run = capture_suite(
-            build,
-            DEMO_IRQ,
-            output=output,
-            console=console,
-            live=live_analysis,
-            on_batch=on_batch,
-            phase=args.phase,
-            info=f"latscope demo: test suite on the simulated SoC "
-            f"({args.cpu}, {args.marker} markers, {settings.conditions().label()})",
-        )
+        with progress:
+            run = capture_suite(
+                build,
+                DEMO_IRQ,
+                output=output,
+                console=console,
+                live=live_analysis,
+                on_batch=on_batch,
+                phase=args.phase,
+                info=f"latscope demo: test suite on the simulated SoC "
+                f"({args.cpu}, {args.marker} markers, {settings.conditions().label()})",
+            )
     except DeviceError as error:
         note(f"latscope demo: {error}")
         return 1

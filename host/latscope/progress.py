@@ -12,7 +12,8 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from types import TracebackType
 from typing import TextIO
 
 from .terminal import is_terminal, terminal_width, wrap
@@ -138,24 +139,22 @@ class Step:
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
-    def update(self, detail: str) -> None:
+    def set_detail(self, detail: str) -> None:
         self.detail = detail
         _wake.set()
 
     def text(self) -> str:
+        """Its status line: the seconds first (a clipped line keeps them)."""
         detail = f" ({self.detail})" if self.detail else ""
-        return f"{self.what}{detail} ... {self.elapsed():.0f} s"
+        return f"{self.elapsed():7.1f} s  {self.what}{detail}"
 
 
 @contextmanager
-def step(what: str) -> Iterator[Step]:
-    """Marks a step that may take seconds, ``what`` in words ("building the SoC
-    simulator"). With progress enabled its status line shows it and the seconds it has taken
-    (on a terminal from the start, in a log once it has taken 2 s and then every 10 s); a
-    step of 2 s or more ends with a line saying how long it took. Steps nest: the innermost
-    shows."""
+def _shown(current: Step, *, report_end: bool) -> Iterator[Step]:
+    """Shows ``current`` on the status line while the block runs (the ticker redraws the
+    innermost step twice a second); ``report_end``: then a line of how long it took, when
+    that was 2 s or more."""
     global _ticker
-    current = Step(what)
     status = _status
     if status is None:
         yield current
@@ -172,9 +171,18 @@ def step(what: str) -> Iterator[Step]:
         with status.lock:
             _steps.remove(current)
             status.clear()
-            if current.elapsed() >= STEP_REPORTED_S:
-                status.print(f"{what}: {current.elapsed():.1f} s")
+            if report_end and current.elapsed() >= STEP_REPORTED_S:
+                status.print(f"{current.what}: {current.elapsed():.1f} s")
         _wake.set()
+
+
+def step(what: str) -> AbstractContextManager[Step]:
+    """Marks a step that may take seconds, ``what`` in words ("building the SoC
+    simulator"). With progress enabled its status line shows it and the seconds it has taken
+    (on a terminal from the start, in a log once it has taken 2 s and then every 10 s); a
+    step of 2 s or more ends with a line saying how long it took. Steps nest: the innermost
+    shows."""
+    return _shown(Step(what), report_end=True)
 
 
 def _tick(status: StatusLine) -> None:
@@ -196,39 +204,56 @@ def _tick(status: StatusLine) -> None:
 # --- captures ---------------------------------------------------------------------------------
 
 
-class Progress:
+class Progress(Step):
     """The status line of a running capture: elapsed time, events, rate, bytes, losses and
-    the running tests' statistics; redrawn about twice a second on a terminal, a line every
-    10 s into a log. :meth:`note` prints a lasting line above it (the demo's "running
-    IL-a-1")."""
+    the running tests' statistics; redrawn about twice a second on a terminal (also while no
+    data comes, when used as a context manager around the capture), a line every 10 s into
+    a log. :meth:`note` prints a lasting line above it (the demo's "running IL-a-1")."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
-        if stream is None and _status is not None:
-            self.status = _status
-        else:
-            self.status = StatusLine(stream)
-        self.started = time.monotonic()
+        super().__init__("capturing")
+        self.status = _status if stream is None and _status is not None else StatusLine(stream)
         self.shown = float("-inf")
+        self.counts = (0, 0, 0, 0)  # events, bytes, lost, records dropped
+        self.tables = ""
+
+    def __enter__(self) -> "Progress":
+        self._context = _shown(self, report_end=False) if self.status is _status else None
+        if self._context is not None:
+            self._context.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self._context is not None:
+            self._context.__exit__(kind, error, trace)
+
+    def text(self) -> str:
+        events, nbytes, lost, dropped = self.counts
+        elapsed = self.elapsed()
+        rate = events / elapsed if elapsed > 0 else 0.0
+        return (
+            f"{elapsed:7.1f} s  {events:10d} events  {rate:9.0f} ev/s  "
+            f"{nbytes / 1024:9.1f} KiB  lost {lost:d}  dropped {dropped:d}{self.tables}"
+        )
 
     def update(self, events, nbytes, stats, *, final=False, analyzer=None):
+        self.counts = (events, nbytes, stats.lost_total, stats.records_dropped)
+        if final:  # what ran last is in the tables now
+            self.tables = ""
+            self.status.clear()
+            self.status.print(self.text())
+            return
         now = time.monotonic()
-        if not final and now - self.shown < TERMINAL_INTERVAL:
+        if now - self.shown < TERMINAL_INTERVAL:
             return
         self.shown = now
-        elapsed = now - self.started
-        rate = events / elapsed if elapsed > 0 else 0.0
-        line = (
-            f"{elapsed:7.1f} s  {events:10d} events  {rate:9.0f} ev/s  "
-            f"{nbytes / 1024:9.1f} KiB  lost {stats.lost_total:d}  "
-            f"dropped {stats.records_dropped:d}"
-        )
-        if final:  # what ran last is in the tables now
-            self.status.clear()
-            self.status.print(line)
-            return
-        if analyzer is not None:
-            line += running_tables(analyzer)
-        self.status.show(line)
+        self.tables = running_tables(analyzer) if analyzer is not None else ""
+        self.status.show(self.text())
 
     def note(self, text: str) -> None:
         self.status.print(text)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from latscope.analysis.pairing import analyze
+from latscope.analysis.worst import describe_event
 from latscope.capture.file import load_capture
 from latscope.cli import main
 from latscope.report import compare, plots
@@ -175,6 +176,18 @@ def test_every_result_printing_command_has_json(whole_suite, tmp_path, capsys):
         (int(stamp), Source(source).name)
         for stamp, source in zip(capture.events.stamp[:3], capture.events.source[:3])
     ]
+    assert all(e["event"] == describe_event(Source[e["source"]], e["value"]) for e in lines)
+    # The CSV and the text name the stamp and the event as the JSON does.
+    assert main(["dump", str(whole_suite), "--csv", "--source", "marker", "--limit", "3"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert list(rows[0]) == ["stamp", "time_ns", "source", "value", "event"]
+    markers = capture.events.of(Source.MARKER)
+    assert [(int(r["stamp"]), r["event"]) for r in rows] == [
+        (int(stamp), describe_event(Source.MARKER, int(value)))
+        for stamp, value in zip(markers.stamp[:3], markers.value[:3])
+    ]
+    assert main(["dump", str(whole_suite), "--source", "marker", "--limit", "1"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(rows[0]["event"])
     assert main(["analyze", str(whole_suite), "--json"]) == 0
     by_flag = json.loads(capsys.readouterr().out)
     assert main(["analyze", str(whole_suite), "--format", "json"]) == 0

@@ -5,6 +5,7 @@ exported file. README.md ("sigrok and PulseView", **Live.**) gives what the read
 and hold.
 """
 
+import contextlib
 import io
 import sys
 import time
@@ -154,12 +155,13 @@ def stream_capture(
         run = None
         if pacing.write(live.start):
             session.configure_irq(irq)
-            run = session.capture(
-                capture,
-                info="latscope stream",
-                on_batch=pacing.batch,
-                until=Until(duration=duration, events=max_events),
-            )
+            with progress or contextlib.nullcontext():
+                run = session.capture(
+                    capture,
+                    info="latscope stream",
+                    on_batch=pacing.batch,
+                    until=Until(duration=duration, events=max_events),
+                )
             pacing.write(live.finish)
             if progress is not None:
                 progress.update(run.events, run.bytes, run.parser_stats, final=True)

@@ -155,7 +155,7 @@ def write_figures(runs, directory):
     shared = [name for name in names if sum(name in run.tables for run in runs) >= 2]
     with step("drawing the overlaid distributions") as progress:
         for done, name in enumerate(shared):
-            progress.update(f"{name}, {done + 1} of {len(shared)} tables")
+            progress.set_detail(f"{name}, {done + 1} of {len(shared)} tables")
             present = [(run.label, run.tables[name]) for run in runs if name in run.tables]
             figure = plots.overlay_distributions(present)
             written += plots.save(figure, directory / plots.figure_name(name, "compare"))

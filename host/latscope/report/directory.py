@@ -69,7 +69,7 @@ def _figures(tables, directory, x, interval_s):
     drawn = [(name, table) for name, table in tables.items() if table.count]
     with step("drawing the figures") as progress:
         for done, (name, table) in enumerate(drawn):
-            progress.update(f"{name}, {done + 1} of {len(drawn)} tables")
+            progress.set_detail(f"{name}, {done + 1} of {len(drawn)} tables")
             figures.png[name] = _table_figures(name, table, folder, x, interval_s)
     return figures
 

@@ -132,7 +132,7 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, 
         f"CACHE={settings.cache}",
     ]
     variant = f"{settings.cpu}{'' if sump else ', no SUMP'}{', profile-guided' if pgo else ''}"
-    with step(f"building the SoC simulator ({variant}; make: minutes the first time)"):
+    with step(f"building the SoC simulator, {variant} (minutes the first time)"):
         _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
     simulator = Path(
         _make(
