@@ -77,11 +77,11 @@ def summary(document, width=None, *, more=None):
         lines.append("percentiles from enough samples: p99 from 100, p99.9 from 1000 (–: fewer)")
     else:
         lines.append("no test of the suite in this capture")
-    lines.append(integrity_line(integrity))
-    if integrity["holes"]:
-        lines.append(holes_text(integrity))
     if more:
         lines.append(more)
+    lines.append(integrity_line(integrity))  # last but the holes: what was lost
+    if integrity["holes"]:
+        lines.append(holes_text(integrity))
     return wrap("\n".join(lines), width) + "\n"
 
 
