@@ -729,6 +729,7 @@ def _compare_options(p):
 def cmd_compare(args):
     from .report import compare
     from .report.formats import named
+    from .terminal import output_width
 
     if len(args.captures) < 2:
         raise UsageError(
@@ -757,7 +758,11 @@ def cmd_compare(args):
             f"wrote {len(figures)} figures and {', '.join(compare.directory_files())} in "
             f"{args.output}"
         )
-    sys.stdout.write(named("json" if args.json else args.format).comparison_text(document))
+    name = "json" if args.json else args.format
+    if name == "text":
+        sys.stdout.write(named(name).comparison_text(document, width=output_width(sys.stdout)))
+    else:
+        sys.stdout.write(named(name).comparison_text(document))
     return 0
 
 

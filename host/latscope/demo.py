@@ -34,6 +34,7 @@ from .hints import latscope_command
 from .link.device import DeviceError
 from .progress import Progress, note
 from .simulated.soc import ROOT, SuiteSettings, build_soc
+from .terminal import output_width, wrap
 from .values import whole
 
 #: The demo's counts go to the firmware and the harness as C ints.
@@ -159,7 +160,6 @@ def print_results(capture_path, run, built_s, total_s):
     from .report.headline import headline
     from .report.results import load_tables, results
     from .report.worst_samples import WorstSamples, worst_of
-    from .terminal import output_width, wrap
 
     width = output_width(sys.stdout)
     capture, tables = load_tables(capture_path)
@@ -334,7 +334,7 @@ def run_loads(args, settings, output):
         labels.append(label)
     runs = compare.load_runs(paths, labels)
     document = compare.comparison(runs)
-    print(named("text").comparison_text(document))
+    sys.stdout.write(named("text").comparison_text(document, width=output_width(sys.stdout)))
     lost = {
         run.label: (run.document["integrity"]["lost_events"], run.document["integrity"]["holes"])
         for run in runs

@@ -136,10 +136,10 @@ def test_compare_shows_each_runs_estimate(capture, capsys):
     assert [entry["tail"] for entry in table["runs"]] == [runs[0].rows[ESTIMABLE]["tail"]] * 2
     assert cli.main(["compare", str(capture), str(capture)]) == 0
     text = capsys.readouterr().out
-    assert text.count("    tail: p 1e-3: ") == 2 * sum(
+    assert text.count(" tail: p 1e-3: ") == 2 * sum(
         row["tail"]["estimable"] for row in runs[0].document["tables"]
     )
-    assert f"    tail: {TOO_FEW_REFUSAL}" in text
+    assert f"  suite#2 tail: {TOO_FEW_REFUSAL}" in text  # each run's, named
 
 
 def test_the_live_tables_give_the_files_estimates(capture, document):

@@ -10,6 +10,7 @@ __all__ = [
     "STAT_COLUMNS",
     "CI_COLUMNS",
     "cell",
+    "column_groups",
     "stat_cell",
     "interval_text",
     "statistics_note",
@@ -95,6 +96,21 @@ def summary_columns(rows):
     ]
 
 
+def column_groups(widths, first, width):
+    """The indices of columns ``widths`` wide (2 spaces between) in groups that fit
+    ``width`` after a first column ``first`` wide, each group a table of its own below the
+    last (None: one group)."""
+    groups, group, used = [], [], first
+    for n, w in enumerate(widths):
+        if group and width is not None and used + 2 + w > width:
+            groups.append(group)
+            group, used = [], first
+        group.append(n)
+        used += 2 + w
+    groups.append(group)
+    return groups
+
+
 def text_table(rows, *, name_title="test", columns=None, width=None):
     """A fixed-width text table of result rows (for the terminal): ``columns`` (default
     every one of :data:`STAT_COLUMNS`); ``width``: at most that many columns of text, the
@@ -104,16 +120,8 @@ def text_table(rows, *, name_title="test", columns=None, width=None):
     cells = [[title] + [stat_cell(row, k, f) for row in rows] for k, title, f in columns]
     name_width = max(len(name) for name in names)
     widths = [max(len(c) for c in column) for column in cells]
-    groups, group, used = [], [], name_width
-    for n, w in enumerate(widths):
-        if group and width is not None and used + 2 + w > width:
-            groups.append(group)
-            group, used = [], name_width
-        group.append(n)
-        used += 2 + w
-    groups.append(group)
     out = []
-    for group in groups:
+    for group in column_groups(widths, name_width, width):
         if out:
             out.append("")
         for r, name in enumerate(names):

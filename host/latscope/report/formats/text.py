@@ -4,7 +4,14 @@
 
 from ...capture.file import NOT_CLOSED
 from ...terminal import wrap
-from ..columns import STAT_COLUMNS, cell, statistics_note, summary_columns, text_table
+from ..columns import (
+    STAT_COLUMNS,
+    cell,
+    column_groups,
+    statistics_note,
+    summary_columns,
+    text_table,
+)
 from ..headline import headline_lines
 from ..results import TABLE_SECTIONS
 from ..run_description import conditions_line, holes_text, integrity_line
@@ -43,11 +50,12 @@ class TextFormat(ResultsFormat):
             lines.append(holes_text(integrity))
         return wrap("\n".join(lines), width) + "\n"
 
-    def comparison_text(self, comparison):
+    def comparison_text(self, comparison, *, width=None):
         """Per table: one line per run with its statistics and one with its tail estimate,
         and under every run after the baseline the differences (value - baseline, and
-        percent for the ns statistics)."""
-        return _comparison_lines(comparison) + "\n"
+        percent for the ns statistics); ``width``: the statistics split into groups of
+        columns that fit it, long lines wrapped."""
+        return wrap(_comparison_lines(comparison, width), width) + "\n"
 
 
 #: What ``latscope analyze`` shows beyond its summary, and how to ask for it.
@@ -85,36 +93,40 @@ def summary(document, width=None, *, more=None):
     return wrap("\n".join(lines), width) + "\n"
 
 
-def _comparison_lines(document):
-    """The comparison's tables (every statistic of :data:`STAT_COLUMNS` is compared)."""
+def _comparison_lines(document, width=None):
+    """The comparison's tables (every statistic of :data:`STAT_COLUMNS` is compared), the
+    columns in groups that fit ``width`` (None: one group)."""
     titles = [title for _, title, _ in STAT_COLUMNS]
     label_width = max([len(r["label"]) for r in document["runs"]] + [8]) + 2
     widths = [max(len(t), 14) for t in titles]
+    groups = column_groups(widths, label_width, width)
     out = [f"{run['label']}: {NOT_CLOSED}" for run in document["runs"] if not run["closed"]]
     for table in document["tables"]:
         out.append(table["name"])
-        out.append(" " * label_width + "  ".join(t.rjust(w) for t, w in zip(titles, widths)))
-        for entry in table["runs"]:
-            label = ("  " + entry["run"]).ljust(label_width)
-            if not entry["present"]:
-                out.append(label + "(no such table)")
-                continue
+        for group in groups:
+            columns = [(STAT_COLUMNS[n], widths[n]) for n in group]
             out.append(
-                label
-                + "  ".join(
-                    cell(entry["stats"][key], fmt).rjust(width)
-                    for (key, _, fmt), width in zip(STAT_COLUMNS, widths)
-                )
+                " " * label_width + "  ".join(title.rjust(w) for (_, title, _), w in columns)
             )
-            out.append("    " + tail_line("tail", entry["tail"]))
-            if "diff" in entry:
+            for entry in table["runs"]:
+                label = ("  " + entry["run"]).ljust(label_width)
+                if not entry["present"]:
+                    out.append(label + "(no such table)")
+                    continue
                 out.append(
-                    ("    Δ").ljust(label_width)
+                    label
                     + "  ".join(
-                        _difference(key, entry).rjust(width)
-                        for (key, _, _), width in zip(STAT_COLUMNS, widths)
+                        cell(entry["stats"][key], fmt).rjust(w) for (key, _, fmt), w in columns
                     )
                 )
+                if "diff" in entry:
+                    out.append(
+                        ("    Δ").ljust(label_width)
+                        + "  ".join(_difference(key, entry).rjust(w) for (key, _, _), w in columns)
+                    )
+        for entry in table["runs"]:
+            if entry["present"]:
+                out.append(f"  {entry['run']} " + tail_line("tail", entry["tail"]))
         out.append("")
     out.append(statistics_note().split(";")[0] + ".")
     return "\n".join(out)
