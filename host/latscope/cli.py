@@ -25,6 +25,7 @@ from .link.device import DEFAULT_IRQ, DeviceError, IrqSettings
 from .ports import DEFAULT_PORT
 from .progress import Progress, note, step
 from .simulated.appliance import SIM_PORTS
+from .terminal import fold_command, output_width
 from .values import duration, miswire, text, whole
 from .values import seconds as seconds_type
 from .version import __version__
@@ -829,7 +830,8 @@ def cmd_export(args):
     except ExportError as error:
         raise UsageError(str(error)) from None
     note(f"wrote {', '.join(info.files)}: {info.summary()}")
-    note(f"decode with: {info.decode_command(writers[0])}")
+    note("decode with (as it runs from here):")
+    note(fold_command(info.decode_command(writers[0]), output_width(sys.stderr)))
     if args.json:
         print(json.dumps(info.as_dict(), indent=2))
     return 0

@@ -7,7 +7,7 @@ import shutil
 import textwrap
 from typing import TextIO
 
-__all__ = ["is_terminal", "terminal_width", "output_width", "wrap"]
+__all__ = ["is_terminal", "terminal_width", "output_width", "wrap", "fold_command"]
 
 
 def is_terminal(stream: TextIO) -> bool:
@@ -55,3 +55,26 @@ def wrap(text: str, width: int | None) -> str:
             )
         )
     return "\n".join(out)
+
+
+def fold_command(command: str, width: int | None) -> str:
+    """A shell command (no quotes) as lines of at most ``width`` columns that a shell reads
+    as the one command: each line but the last ends in a backslash, which the shell removes
+    with the line break. Between words the next line is indented; inside a word (a decoder
+    stack ``-P a:b=c:d=e,...``, broken after a ``:`` or ``,``) it is not, so that the shell
+    joins the pieces into the word again. None, or a command that fits: one line."""
+    if width is None or len(command) <= width:
+        return command
+    lines, rest, indent = [], command, ""
+    while len(indent) + len(rest) > width:
+        room = width - len(indent) - 1  # the text before the backslash
+        cut = max(rest.rfind(sep, 0, room) for sep in " :,")
+        if cut <= 0:  # no place to break: cut the word (still joined by the shell)
+            cut = room - 1
+        if rest[cut] == " ":
+            lines.append(indent + rest[: cut + 1] + "\\")
+            rest, indent = rest[cut + 1 :], "    "
+        else:
+            lines.append(indent + rest[: cut + 1] + "\\")
+            rest, indent = rest[cut + 1 :], ""
+    return "\n".join([*lines, indent + rest])

@@ -11,7 +11,7 @@ import pytest
 
 from latscope import progress
 from latscope.report.columns import STAT_COLUMNS, text_table
-from latscope.terminal import wrap
+from latscope.terminal import fold_command, wrap
 from support.pty_run import columns_reached
 
 
@@ -96,3 +96,17 @@ def test_tables_split_to_the_width_and_lines_wrap():
         title for _, title, _ in STAT_COLUMNS
     ]
     assert wrap("word " * 30, 40).count("\n") >= 3 and wrap("x " * 30, None) == "x " * 30
+
+
+def test_a_folded_command_runs_as_printed():
+    """A long command (export's sigrok-cli line, stream's decoder stack) folded to 40
+    columns: every line fits, and bash reads the lines as the one command."""
+    import subprocess
+
+    stack = ":".join(f"d{n}=D{n}" for n in range(16)) + ",latscope_latency"
+    command = f"printf %s\\\\n sigrok-cli -i run.sr -P latscope_marker:{stack} -A latscope_latency"
+    folded = fold_command(command, 40)
+    assert folded.count("\n") >= 3 and max(map(len, folded.splitlines())) <= 40
+    printed = subprocess.run(["bash", "-c", folded], capture_output=True, text=True).stdout
+    assert printed.splitlines() == command.split()[2:]  # one argument a line
+    assert fold_command(command, None) == command

@@ -18,6 +18,7 @@ from ..capture.session import CaptureSession, Until
 from ..events import Events
 from ..link.device import DEFAULT_IRQ
 from ..progress import Progress, status_line
+from ..terminal import fold_command, output_width
 from .levels import MARGIN, Changes, LevelTracker
 from .sigrok import write_pvs
 from .vcd import VcdWriter
@@ -136,10 +137,11 @@ def stream_capture(
     with CaptureSession(port, baud=baudrate) as session:
         identity = session.identity
         layout = Layout.for_identity(identity)
-        print(
-            f"latscope stream: signals of {identity.board}, decoders: -P {layout.decoder_stack()}",
-            file=log,
-        )
+        # The decoder stack as one argument a shell reads as printed, also where it is folded
+        # to the terminal's width.
+        width = output_width(log) if status_line() is not None else None
+        print(f"latscope stream: signals of {identity.board}; the decoders:", file=log)
+        print(fold_command(f"-P {layout.decoder_stack()}", width), file=log)
         if pvs is not None:
             write_pvs(pvs, None, layout, marker_options={"sample_delay": 0})
         live = LiveVcd(
