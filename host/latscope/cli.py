@@ -489,9 +489,9 @@ def sources_named(text):
     "dump",
     _dump_options,
     help="print the events of a capture file",
-    description="Every event of a capture: its stamp (capture clock ticks; half ticks on a "
-    "DDR board), its time, its source, its raw value and what it is, named as analyze names "
-    "it (a marker's test, point and argument, the kernel's by name; IRQ rise and fall).",
+    description="Every event of a capture: its stamp (capture clock ticks; a quarter tick on "
+    "the boards, whose stamps are sub-cycle), its time, its source, its raw value and what it "
+    "is, named as analyze names it (a marker's test, point and argument; IRQ rise and fall).",
 )
 def cmd_dump(args):
     """The events of a capture, read batch by batch (memory does not grow with the file)."""
