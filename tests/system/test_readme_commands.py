@@ -55,6 +55,7 @@ def test_the_filter_keeps_the_simulation_and_leaves_out_the_hardware():
 
 @pytest.mark.verilator
 @pytest.mark.slow
+@pytest.mark.timeout(3000)  # two demos, a capture and a stream of the whole suite, a report
 def test_readme_commands_run_as_printed(tmp_path):
     clone = tmp_path / "latscope"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
