@@ -94,7 +94,7 @@ def test_readme_commands_run_as_printed(tmp_path):
         [str(ROOT / ".venv" / "bin" / "python"), "-c", "import latscope; print(latscope.__file__)"],
         capture_output=True,
         text=True,
-        cwd=tmp_path,
+        cwd=home,  # not tmp_path: its latscope/ (the clone) would be imported instead
     ).stdout
     assert installed.startswith(str(ROOT)), installed  # the shared environment was left alone
     for written in ("out/demo.lsc", "run.lsc", "lite.lsc", "run-report/report.html", "samples.csv"):
