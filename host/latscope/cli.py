@@ -17,18 +17,21 @@ from typing import Any
 
 from latscope_defs.protocol import Source
 
+from . import progress as progress_lines
 from .capture.session import Interrupted
 from .capture.trigger import check_delays, parse_marker
 from .condition_options import conditions_of, conditions_options
-from .link.device import DeviceError, IrqSettings
-from .progress import Progress
+from .hints import latscope_command
+from .link.device import DEFAULT_IRQ, DeviceError, IrqSettings
+from .ports import DEFAULT_PORT
+from .progress import Progress, note, step
 from .simulated.appliance import SIM_PORTS
+from .terminal import fold_command, output_width
 from .values import duration, miswire, read_by, text, whole
 from .values import seconds as seconds_type
+from .version import __version__
 
 __all__ = ["main", "Progress", "parse_duration"]
-
-DEFAULT_PORT = "sim:gateware"
 
 
 class UsageError(Exception):
@@ -175,30 +178,34 @@ def device_options(p):
         "--port",
         default=DEFAULT_PORT,
         help=f"serial port or pyserial URL of the appliance, or a simulation: "
-        f"{', '.join(SIM_PORTS)} (default: {DEFAULT_PORT})",
+        f"{', '.join(SIM_PORTS)} (default: {DEFAULT_PORT}, the simulated SoC running the "
+        f"suite; built the first time)",
     )
     p.add_argument("--baud", type=baud, default=12_000_000, help="UART baud rate")
 
 
-def irq_options(p, *, jitter):
+def irq_options(p):
+    """The IRQ generator's options; their defaults are ``DEFAULT_IRQ``, the demo's too."""
     p.add_argument(
         "--irq-period",
         type=irq_cycles,
-        default=5000,
+        default=DEFAULT_IRQ.period,
         help="IRQ period in link clock cycles (the capture clock on a one-clock "
-        "board; `latscope identify`), 2 .. 2**32 - 1",
+        f"board; `latscope info` shows both), 2 .. 2**32 - 1 (default {DEFAULT_IRQ.period})",
     )
     p.add_argument(
         "--irq-jitter",
         type=irq_cycles,
-        default=jitter,
-        help=f"jitter mask: extra 0..mask cycles per period, 32 bits (default {jitter:#x})",
+        default=DEFAULT_IRQ.jitter_mask,
+        help="jitter mask: extra 0..mask cycles per period, so that the IRQ meets every "
+        f"phase of the DUT's code, 32 bits (default {DEFAULT_IRQ.jitter_mask:#x}; 0: strictly "
+        "periodic)",
     )
     p.add_argument(
         "--irq-width",
         type=irq_cycles,
-        default=100,
-        help="IRQ pulse width in link clock cycles (1 .. period - 1)",
+        default=DEFAULT_IRQ.width,
+        help=f"IRQ pulse width in link clock cycles, 1 .. period - 1 (default {DEFAULT_IRQ.width})",
     )
     p.add_argument("--no-irq", action="store_true", help="leave the IRQ generator off")
 
@@ -291,15 +298,15 @@ def cmd_selftest(args):
 
     def prompt():
         if not is_simulated(args.port):
-            print(
+            note(
                 f"wiring: capturing; start the DUT's wiring program within {args.wait:g} s "
-                f"(firmware/tools/, docs/boards.md)",
-                file=sys.stderr,
+                f"(firmware/tools/, docs/boards.md)"
             )
 
     with (
         open_selftest_port(args.port, loopback=args.loopback, miswire=args.miswire) as port,
         Device(open_transport(port.path, args.baud), reply_timeout=port.reply_timeout) as device,
+        step(f"self-test on {args.port}"),
     ):
         results = run_selftest(
             device,
@@ -342,7 +349,7 @@ def _capture_options(p):
         help="max-over-time interval of the live statistics (default 60 s)",
     )
     p.add_argument("--events", type=count, default=None, help="stop after this many events")
-    irq_options(p, jitter=0)
+    irq_options(p)
     p.add_argument(
         "--irq-trigger",
         type=read_by("IRQ trigger", parse_marker),
@@ -380,6 +387,7 @@ def _capture_options(p):
 def cmd_capture(args):
     from .analysis.live import live_analysis
     from .capture.session import CaptureSession, Until
+    from .report.results import rounded_ns
     from .report.tail_estimates import estimates, summary_text
     from .simulated.soc import SuiteSettings
 
@@ -413,42 +421,39 @@ def cmd_capture(args):
         def show(events, run):
             progress.update(run.events, run.bytes, run.parser_stats, analyzer=analyzer)
 
-        run = session.capture(
-            args.output,
-            info=args.info,
-            analyzer=analyzer,
-            on_batch=show,
-            loop=args.loop,
-            until=Until(duration=args.duration, events=args.events),
-            conditions=conditions,
-        )
+        with progress:  # redrawn also while no data comes (the drain at the end)
+            run = session.capture(
+                args.output,
+                info=args.info,
+                analyzer=analyzer,
+                on_batch=show,
+                loop=args.loop,
+                until=Until(duration=args.duration, events=args.events),
+                conditions=conditions,
+            )
         progress.update(run.events, run.bytes, run.parser_stats, final=True, analyzer=analyzer)
     if run.interrupted:
-        print(
+        note(
             f"latscope: interrupted by {signal.Signals(run.signum).name}: the capture was "
-            f"stopped and drained",
-            file=sys.stderr,
+            f"stopped and drained"
         )
-    print(f"wrote {args.output}: {run.events} events", file=sys.stderr)
-    tables = final_accumulators(analyzer, args.output)
-    tails = estimates(tables)
+    note(f"wrote {args.output}: {run.events} events{_few_events(args.port, run)}")
+    with step("the tables' tail estimates"):
+        tables = final_accumulators(analyzer, args.output)
+        tails = estimates(tables)
     if tails:
-        print(summary_text(tails), file=sys.stderr)
+        note(summary_text(tails))
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "output": args.output,
-                    "events": run.events,
-                    "bytes": run.bytes,
-                    "device_status": run.status,
-                    "parser": run.parser_stats.as_dict(),
-                    "tables": {name: table.stats() for name, table in tables.items()},
-                    "tail": tails,
-                },
-                indent=2,
-            )
-        )
+        summary = {
+            "output": args.output,
+            "events": run.events,
+            "bytes": run.bytes,
+            "device_status": run.status,
+            "parser": run.parser_stats.as_dict(),
+            "tables": {name: table.stats() for name, table in tables.items()},
+            "tail": tails,
+        }
+        print(json.dumps(rounded_ns(summary), indent=2))
     return 128 + run.signum if run.interrupted else 0
 
 
@@ -484,6 +489,18 @@ def _trigger(args, identity, irq):
     return settings
 
 
+def _few_events(port, run):
+    """Why a simulated capture has so few events, where it does: ``sim:gateware`` is the
+    appliance alone, in Amaranth's simulator, with a scripted DUT."""
+    if port != "sim:gateware":
+        return ""
+    return (
+        f" in {run.wall_seconds:.1f} s (sim:gateware: the appliance gateware alone in Amaranth's "
+        f"simulator, thousands of times slower than a board, with a scripted DUT that runs "
+        f"IL_A only; --port sim:soc runs the whole suite on a simulated DUT)"
+    )
+
+
 def final_tables(analyzer, path):
     """``{name: stats}`` of a finished capture: its live statistics, or those of its file
     when a LOSS record reached back over samples the live statistics had counted (they may
@@ -505,28 +522,44 @@ def _dump_options(p):
     output = p.add_mutually_exclusive_group()
     output.add_argument("--csv", action="store_true", help="CSV instead of text")
     output.add_argument("--json", action="store_true", help="JSON Lines: one object per event")
-    p.add_argument("--source", help="comma-separated sources to show (e.g. marker,irq)")
+    p.add_argument(
+        "--source",
+        metavar="SOURCE,...",
+        help="the sources to show, comma-separated: " + ", ".join(_source_names()).lower(),
+    )
     p.add_argument("--limit", type=natural, default=0, help="show at most this many events")
+
+
+def _source_names():
+    """The event sources a capture holds, in protocol order (``--source``'s values)."""
+    return [source.name for source in Source if source not in (Source.REPLY, Source.SYNC)]
 
 
 def sources_named(text):
     """The sources of ``--source marker,irq``; an unknown name is a usage error."""
-    known = {source.name for source in Source if source not in (Source.REPLY, Source.SYNC)}
+    known = _source_names()
     names = [name.strip().upper() for name in text.split(",")]
     unknown = [name for name in names if name not in known]
     if unknown:
         raise UsageError(
-            f"--source {text}: unknown source {', '.join(unknown)} (known: "
-            f"{', '.join(sorted(known, key=lambda name: Source[name]))})"
+            f"--source {text}: unknown source {', '.join(unknown)} (known: {', '.join(known)})"
         )
     return {int(Source[name]) for name in names}
 
 
-@command("dump", _dump_options, help="print the events of a capture file")
+@command(
+    "dump",
+    _dump_options,
+    help="print the events of a capture file",
+    description="Every event of a capture: its stamp (capture clock ticks; a quarter tick on "
+    "the boards, whose stamps are sub-cycle), its time, its source, its raw value and what it "
+    "is, named as analyze names it (a marker's test, point and argument; IRQ rise and fall).",
+)
 def cmd_dump(args):
     """The events of a capture, read batch by batch (memory does not grow with the file)."""
     import csv
 
+    from .analysis.worst import describe_event
     from .capture.batches import CaptureBatches
 
     sources = sources_named(args.source) if args.source else None
@@ -534,7 +567,7 @@ def cmd_dump(args):
     stamp_hz = batches.stamp_hz
     writer = csv.writer(sys.stdout) if args.csv else None
     if writer:
-        writer.writerow(["cycle", "time_ns", "source", "value"])
+        writer.writerow(["stamp", "time_ns", "source", "value", "event"])
     shown = read = 0
     for events in batches:
         read += len(events)
@@ -545,8 +578,9 @@ def cmd_dump(args):
         for stamp, source, value in events:
             time_ns = stamp * 1e9 / stamp_hz
             name = Source(source).name
+            event = describe_event(source, value)
             if writer:
-                writer.writerow([stamp, f"{time_ns:.1f}", name, value])
+                writer.writerow([stamp, f"{time_ns:.1f}", name, value, event])
             elif args.json:
                 print(
                     json.dumps(
@@ -555,21 +589,19 @@ def cmd_dump(args):
                             "time_ns": round(time_ns, 1),
                             "source": name,
                             "value": value,
+                            "event": event,
                         }
                     )
                 )
             else:
-                print(f"{stamp:16d} {time_ns:16.1f} ns  {name:6s} {value:#x}")
+                print(f"{stamp:14d} {time_ns:16.1f} ns  {name:6s} {value:#8x}  {event}")
         shown += len(events)
         if args.limit and shown >= args.limit:
             break
     if batches.parser_stats is None:  # stopped at the limit: the file's rest unread
-        print(
-            f"{batches.path}: {shown} events shown (--limit), reading stopped after {read} events",
-            file=sys.stderr,
-        )
+        note(f"{batches.path}: {shown} events shown (--limit), reading stopped after {read} events")
     else:
-        print(batches.summary(read), file=sys.stderr)
+        note(batches.summary(read))
     return 0
 
 
@@ -584,23 +616,37 @@ def _analyze_options(p):
         help=f"{choices_help(FORMATS)} (default: text)",
     )
     p.add_argument("--json", action="store_true", help="the same as --format json")
-    worst_option(p)
+    p.add_argument(
+        "--details",
+        action="store_true",
+        help="text: everything, not the summary (headline, short table, losses): every "
+        "statistic with its confidence interval, the flagged and worst samples, the tail "
+        "estimates",
+    )
+    worst_option(p, "(default: text 0, with --details and the other formats {default})")
     loop_option(p, recorded=False)
 
 
-def worst_option(p):
+def worst_option(p, default_text="(default {default})"):
     from .analysis.statistics import WORST_KEPT
     from .analysis.worst import WORST_SHOWN
 
     p.add_argument(
         "--worst",
         type=whole("worst sample count", 0, WORST_KEPT),
-        default=WORST_SHOWN,
+        default=None,
         metavar="N",
-        help=f"the N worst samples of every table with the events "
-        f"around them (default {WORST_SHOWN}, at most {WORST_KEPT}; 0: none, "
-        f"and no second pass over the capture)",
+        help=f"the N worst samples of every table with the events around them "
+        f"{default_text.format(default=WORST_SHOWN)}, at most {WORST_KEPT}; 0: none, and no "
+        f"second pass over the capture",
     )
+
+
+def worst_count(args, shown):
+    """``--worst``, else the default: ``WORST_SHOWN`` where worst samples are ``shown``."""
+    from .analysis.worst import WORST_SHOWN
+
+    return args.worst if args.worst is not None else (WORST_SHOWN if shown else 0)
 
 
 @command(
@@ -608,19 +654,30 @@ def worst_option(p):
     _analyze_options,
     help="the sample tables of a capture",
     description="Pair the events of a capture into the samples of every test "
-    "(docs/tests.md) and print per table: number of samples, min, max, "
-    "average, standard deviation, p50, p99, p99.9 (ns), and the losses and "
-    "resyncs of the capture.",
+    "(docs/tests.md) and print the headline (worst and p99 of IL, IDL, TSL) and per table: "
+    "number of samples, min, average, max, p99, p99.9 (ns), and what the capture lost; "
+    "--details adds standard deviation, p50, confidence intervals, losses per table, the "
+    "flagged and worst samples and the tail estimates.",
 )
 def cmd_analyze(args):
     """The sample tables of a capture (docs/tests.md) in any results format on stdout."""
     from .report.formats import named
     from .report.results import load_tables, results
     from .report.worst_samples import worst_of
+    from .terminal import output_width
 
+    name = "json" if args.json else args.format
+    text = name == "text"
+    details = args.details or args.worst is not None or not text
+    worst = worst_count(args, details)
     capture, tables = load_tables(args.capture, args.loop)
-    document = results(capture, tables, worst_of(args.capture, capture, tables, args.worst))
-    sys.stdout.write(named("json" if args.json else args.format).text(document))
+    document = results(capture, tables, worst_of(args.capture, capture, tables, worst))
+    if text:
+        sys.stdout.write(
+            named(name).text(document, details=details, width=output_width(sys.stdout))
+        )
+    else:
+        sys.stdout.write(named(name).text(document))
     return 0
 
 
@@ -664,8 +721,9 @@ def _report_options(p):
 @command("report", _report_options, help="tables, figures and a self-contained HTML report")
 def cmd_report(args):
     from .capture.file import NOT_CLOSED
-    from .report.columns import statistics_note, text_table
     from .report.directory import report_files, write_report
+    from .report.formats.text import summary
+    from .terminal import output_width
 
     new_files_in(args.output, report_files(), args.force)
     document, paths = write_report(
@@ -675,26 +733,19 @@ def cmd_report(args):
         x=args.x,
         interval_s=args.max_interval,
         loop=args.loop,
-        worst=args.worst,
+        worst=worst_count(args, True),
         exports=not args.no_exports,
     )
     if args.json:
         print(json.dumps(document, indent=2))
     else:
-        print(
-            text_table(document["tables"])
-            if document["tables"]
-            else "no test of the suite in this capture"
-        )
-        if document["tables"]:
-            print(statistics_note())
+        sys.stdout.write(summary(document, output_width(sys.stdout)))
     if not document["integrity"]["closed"]:
-        print(f"latscope report: {args.capture}: {NOT_CLOSED}", file=sys.stderr)
+        note(f"latscope report: {args.capture}: {NOT_CLOSED}")
     first, *others = paths.values()
-    print(
+    note(
         f"wrote {first} (and {', '.join(path.name for path in others)}"
-        f"{', figures/' if not args.no_figures else ''}) in {args.output}",
-        file=sys.stderr,
+        f"{', figures/' if not args.no_figures else ''}) in {args.output}"
     )
     return 0
 
@@ -741,9 +792,18 @@ def _compare_options(p):
 def cmd_compare(args):
     from .report import compare
     from .report.formats import named
+    from .terminal import output_width
 
-    if args.label and len(args.label) > len(args.captures):
-        raise UsageError("more --label than captures")
+    if len(args.captures) < 2:
+        raise UsageError(
+            f"compare needs two captures or more, got {len(args.captures)} "
+            f"(one capture's tables: latscope analyze {args.captures[0]})"
+        )
+    if args.label and len(args.label) != len(args.captures):
+        raise UsageError(
+            f"{len(args.label)} --label for {len(args.captures)} captures: give one per capture, "
+            f"in order, or none (the file names)"
+        )
     runs = compare.load_runs(args.captures, args.label)
     unlike = compare.differences(runs)
     if unlike and not args.force:
@@ -752,17 +812,20 @@ def cmd_compare(args):
             + "; ".join(unlike)
         )
     for line in unlike:
-        print(f"latscope compare: warning: {line}", file=sys.stderr)
+        note(f"latscope compare: warning: {line}")
     document = compare.comparison(runs)
     if args.output:
         new_files_in(args.output, compare.directory_files(), args.force)
         figures = compare.write_directory(runs, document, args.output)
-        print(
+        note(
             f"wrote {len(figures)} figures and {', '.join(compare.directory_files())} in "
-            f"{args.output}",
-            file=sys.stderr,
+            f"{args.output}"
         )
-    sys.stdout.write(named("json" if args.json else args.format).comparison_text(document))
+    name = "json" if args.json else args.format
+    if name == "text":
+        sys.stdout.write(named(name).comparison_text(document, width=output_width(sys.stdout)))
+    else:
+        sys.stdout.write(named(name).comparison_text(document))
     return 0
 
 
@@ -825,11 +888,13 @@ def cmd_export(args):
         for path in writer.files:
             new_output(path, args.force)
     try:  # read from the file in batches: bounded memory
-        info = export_capture(args.capture, writers, start=args.start, stop=args.stop)
+        with step(f"exporting {args.capture}"):
+            info = export_capture(args.capture, writers, start=args.start, stop=args.stop)
     except ExportError as error:
         raise UsageError(str(error)) from None
-    print(f"wrote {', '.join(info.files)}: {info.summary()}", file=sys.stderr)
-    print(f"decode with: {info.decode_command(writers[0])}", file=sys.stderr)
+    note(f"wrote {', '.join(info.files)}: {info.summary()}")
+    note("decode with (as it runs from here):")
+    note(fold_command(info.decode_command(writers[0]), output_width(sys.stderr)))
     if args.json:
         print(json.dumps(info.as_dict(), indent=2))
     return 0
@@ -872,7 +937,7 @@ def _stream_options(p):
         "the reader quits or Ctrl-C)",
     )
     p.add_argument("--events", type=count, default=None, help="stop after this many events")
-    irq_options(p, jitter=0xFF)
+    irq_options(p)
 
 
 @command(
@@ -950,7 +1015,7 @@ def _stream_to_pulseview(args, irq):
                 viewer.stdin.close()
             except BrokenPipeError:
                 pass
-        print("latscope stream: the stream is complete; close PulseView to finish", file=sys.stderr)
+        note("latscope stream: the stream is complete; close PulseView to finish")
         viewer.wait()
     return 0
 
@@ -965,9 +1030,9 @@ def _open_output(path):
 def _simulate_options(p):
     p.add_argument(
         "--port",
-        default="sim:soc",
+        default=DEFAULT_PORT,
         choices=list(SIM_PORTS),
-        help="which simulation (default: sim:soc)",
+        help=f"which simulation (default: {DEFAULT_PORT})",
     )
     p.add_argument("--baud", type=baud, default=12_000_000, help=argparse.SUPPRESS)
     p.add_argument(
@@ -977,7 +1042,7 @@ def _simulate_options(p):
         "the DUT with its cycle (JSON lines for sim:gateware, the harness's "
         "log for sim:soc), to check what a capture through this pty got",
     )
-    irq_options(p, jitter=0xFF)
+    irq_options(p)
 
 
 @command(
@@ -998,23 +1063,26 @@ def cmd_simulate(args):
 
     irq = irq_settings(args)
     new_output(args.truth, False)
-    with open_port(args.port, ["--truth", args.truth] if args.truth else ()) as simulation:
+    # SUMP mode too: sigrok's ols driver is one of the programs this is for.
+    extra = ["--truth", args.truth] if args.truth else ()
+    with open_port(args.port, extra, sump=True) as simulation:
         # Set up, then let go of the pty: the other program is its only user.
         with CaptureSession(simulation, baud=args.baud, owns_port=False) as session:
             session.configure_irq(irq)
         simulation.release_dut()  # sim:soc: the DUT runs the suite now
         print(f"PTY {simulation.pty}", flush=True)
-        print(
+        note(
             f"latscope simulate: {args.port} on {simulation.pty} until Ctrl-C, e.g. "
-            f"`latscope capture --port {simulation.pty} -o run.lsc` or, with the pty shim "
-            f"of README (SUMP), `sigrok-cli -d ols:conn={simulation.pty} --scan`",
-            file=sys.stderr,
+            f"`{latscope_command()} capture --port {simulation.pty} -o run.lsc` or, with the "
+            f"pty shim of README (SUMP), `sigrok-cli -d ols:conn={simulation.pty} --scan`"
         )
         # A stop signal only sets a flag: a KeyboardInterrupt raised inside Popen.poll() can
         # leave its waitpid lock taken, and the simulation's stop() would then wait forever.
         with stop_signals_deferred() as interrupted:
             while simulation.process.poll() is None and not interrupted.wait(0.2):
                 pass
+    if interrupted.is_set():  # ended as --help says: 128 + the signal (Ctrl-C: 130)
+        return 128 + interrupted.signum
     return 0
 
 
@@ -1038,6 +1106,7 @@ def build_parser():
         "(130), SIGHUP (129) or SIGTERM (143) ended it (a capture or stream is then stopped, "
         "drained and its file closed first).",
     )
+    parser.add_argument("--version", action="version", version=f"latscope {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, options, parser_arguments, run in COMMANDS:
         p = sub.add_parser(name, **parser_arguments)
@@ -1105,8 +1174,9 @@ def cmd_demo(args):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    progress_lines.enable()
     if argv[:1] == ["demo"]:  # its options are the demo's own (argparse would take them)
-        return cmd_demo(argparse.Namespace(options=argv[1:]))
+        return _run(argparse.Namespace(func=cmd_demo, options=argv[1:]))
     args = build_parser().parse_args(argv)
     status = 2
     try:
@@ -1127,17 +1197,17 @@ def _run(args):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (DeviceError, UsageError) as error:
-        print(f"latscope: {error}", file=sys.stderr)
+        note(f"latscope: {error}")
         return 2
     except OSError as error:
         where = f"{error.filename}: " if error.filename else ""
-        print(f"latscope: {where}{error.strerror or error}", file=sys.stderr)
+        note(f"latscope: {where}{error.strerror or error}")
         return 2
     except KeyboardInterrupt as stop:
         # Interrupted: a stop signal (SIGINT, SIGTERM, SIGHUP) after a clean stop, or a
         # second one; a plain KeyboardInterrupt: Ctrl-C outside a capture.
         signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
-        print(f"latscope: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
+        note(f"latscope: interrupted by {signal.Signals(signum).name}")
         return 128 + signum
 
 

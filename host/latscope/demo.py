@@ -18,18 +18,23 @@ Run ``python -m latscope.demo --help``.
 
 import argparse
 import json
+import signal
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from . import progress as progress_lines
 from .analysis.live import live_analysis
+from .analysis.worst import WORST_SHOWN
 from .capture.session import Interrupted
 from .capture.suite import DEMO_IRQ, capture_suite
 from .condition_options import conditions_of, conditions_options, load_option
+from .hints import latscope_command
 from .link.device import DeviceError
-from .progress import Progress
+from .progress import Progress, note
 from .simulated.soc import ROOT, SuiteSettings, build_soc
+from .terminal import output_width, wrap
 from .values import whole
 
 #: The demo's counts go to the firmware and the harness as C ints.
@@ -49,12 +54,12 @@ DEMO_BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "demo"
 
 
 class ConsoleFollower:
-    """Prints the suite's "suite: IDL-b-10" console lines as they come: which test runs."""
+    """Prints the suite's "suite: IDL-b-10" console lines as they come, above the capture's
+    status line (``progress``): which test runs."""
 
-    def __init__(self, path, started, stream=sys.stderr):
+    def __init__(self, path, progress):
         self.path = Path(path)
-        self.started = started
-        self.stream = stream
+        self.progress = progress
         self.offset = 0
 
     def poll(self):
@@ -69,11 +74,8 @@ class ConsoleFollower:
         for line in text[:complete].decode(errors="replace").splitlines():
             name = line.removeprefix("suite: ")
             if name != line and name not in ("start", "done"):
-                print(
-                    f"{time.monotonic() - self.started:7.1f} s  running {name}",
-                    file=self.stream,
-                    flush=True,
-                )
+                elapsed = time.monotonic() - self.progress.started
+                self.progress.note(f"{elapsed:7.1f} s  running {name}")
 
 
 def parse_args(argv):
@@ -151,44 +153,56 @@ def parse_args(argv):
 
 
 def print_results(capture_path, run, built_s, total_s):
-    from .report.columns import statistics_note, text_table
+    """The demo's result on stdout, fitted to the terminal: the run, the headline, the short
+    table, the link's losses, the worst sample behind each headline figure and how to see
+    everything; returns the results document (with each table's worst samples)."""
+    from .report.formats.text import summary
+    from .report.headline import headline
     from .report.results import load_tables, results
-    from .report.run_description import integrity_line
     from .report.worst_samples import WorstSamples, worst_of
 
+    width = output_width(sys.stdout)
     capture, tables = load_tables(capture_path)
     document = results(capture, tables, worst_of(capture_path, capture, tables))
     suite = run.metadata["suite"]
     identity = run.identity
     irq = run.metadata["irq"]
     pacing = f", {suite['pace']} cycles pacing" if suite["pace"] else ""
-    print(
+    latscope = latscope_command()
+
+    def show(text=""):
+        print(wrap(text, width))
+
+    show(
         f"\nlatscope demo: {suite['cpu']} running the test suite ({suite['marker']} markers, "
         f"{suite['samples']} samples{pacing}), appliance '{identity.board}' at "
         f"{identity.clock_hz / 1e6:g} MHz ({identity.resolution_ns:g} ns per stamp)"
     )
-    print(
+    show(
         f"IRQ generator: every {irq['period']} + 0..{irq['jitter_mask']} cycles "
         f"({irq['period'] * 1e6 / identity.irq_clock_hz:g} us), {irq['width']} cycles wide\n"
     )
-    print(text_table(document["tables"]) if document["tables"] else "no tables")
-    if document["tables"]:
-        print(statistics_note())
+    sys.stdout.write(summary(document, width))
     integrity = document["integrity"]
     status = run.status
-    print(
-        f"\nlink: {integrity['lost_events']} events lost (FIFO overflow; max FIFO fill "
+    show(
+        f"link: {integrity['lost_events']} events lost (FIFO overflow; max FIFO fill "
         f"{status['fifo_max']} of {identity.fifo_depth}), {integrity['segments_bad']} "
         f"resyncs, {integrity['records_dropped']} records dropped, "
         f"{integrity['bytes_skipped']} bytes skipped; {document['events']} events in "
         f"{integrity['segments_ok']} verified segments"
     )
-    print(integrity_line(integrity))
-    if document["tables"]:
-        print("\n" + WorstSamples(shown=1).text(document))
-        print("(the 3 worst samples of every table: results document, latscope analyze)\n")
+    behind = {entry["worst"][1] for entry in headline(document)}
+    if behind:
+        shown = {**document, "tables": [r for r in document["tables"] if r["name"] in behind]}
+        show("\nthe worst sample behind each headline figure (its table's worst):")
+        show(WorstSamples(shown=1).text(shown))
+        show(
+            f"every table's {WORST_SHOWN} worst samples, with the events around them, its "
+            f"flags and its tail estimate: {latscope} analyze {capture_path} --details\n"
+        )
     cycles = int(run.sim.get("cycles", 0))
-    print(
+    show(
         f"simulation: {cycles / 1e6:.1f} M cycles ({cycles / identity.clock_hz:.3f} s of "
         f"DUT time) in {float(run.sim.get('seconds', 0)):.1f} s, "
         f"{float(run.sim.get('cycles_per_s', 0)) / 1e6:.2f} M cycles/s "
@@ -196,11 +210,10 @@ def print_results(capture_path, run, built_s, total_s):
         f"{run.uart.get('tx_bytes', 0)} bytes, {run.uart.get('framing_errors', 0)} "
         f"framing errors"
     )
-    print(f"wall time: build {built_s:.1f} s, run {run.wall_seconds:.1f} s, total {total_s:.1f} s")
-    print(
-        f"capture saved to {capture_path}  (latscope analyze {capture_path}; "
-        f"latscope report {capture_path} -o out/report)"
-    )
+    show(f"wall time: build {built_s:.1f} s, run {run.wall_seconds:.1f} s, total {total_s:.1f} s")
+    print(f"capture saved to {capture_path}; the next steps, as they run from here:")
+    print(f"  {latscope} analyze {capture_path} --details")
+    print(f"  {latscope} report {capture_path} -o out/report")
     return document
 
 
@@ -277,14 +290,11 @@ def run_sweep(build, args, output):
             info=f"latscope demo sweep: phase {phase}",
         )
         if run.exit_code != 0:
-            print(
-                f"latscope demo: the suite failed at phase {phase} (exit code {run.exit_code})",
-                file=sys.stderr,
-            )
+            note(f"latscope demo: the suite failed at phase {phase} (exit code {run.exit_code})")
             return 1
         capture, tables = load_tables(path)
         documents.append(results(capture, tables))
-        print(f"phase {phase}: {len(tables)} tables, {run.wall_seconds:.1f} s", file=sys.stderr)
+        note(f"phase {phase}: {len(tables)} tables, {run.wall_seconds:.1f} s")
     table_spread = spread(documents)
     print_spread(phases, table_spread)
     sweep_path = output.with_suffix(".sweep.json")
@@ -317,14 +327,14 @@ def run_loads(args, settings, output):
             info=f"latscope demo --loads: {label}",
         )
         if run.exit_code != 0:
-            print(f"latscope demo: the suite failed under {label}", file=sys.stderr)
+            note(f"latscope demo: the suite failed under {label}")
             return 1
-        print(f"{label}: {run.events} events, {time.monotonic() - started:.1f} s", file=sys.stderr)
+        note(f"{label}: {run.events} events, {time.monotonic() - started:.1f} s")
         paths.append(path)
         labels.append(label)
     runs = compare.load_runs(paths, labels)
     document = compare.comparison(runs)
-    print(named("text").comparison_text(document))
+    sys.stdout.write(named("text").comparison_text(document, width=output_width(sys.stdout)))
     lost = {
         run.label: (run.document["integrity"]["lost_events"], run.document["integrity"]["holes"])
         for run in runs
@@ -342,18 +352,32 @@ def _reported(run, *args):
     try:
         return run(*args)
     except DeviceError as error:
-        print(f"latscope demo: {error}", file=sys.stderr)
+        note(f"latscope demo: {error}")
         return 1
     except Interrupted as stop:
-        print(
-            f"latscope demo: interrupted by {stop.name}: that capture was stopped and drained",
-            file=sys.stderr,
-        )
+        note(f"latscope demo: interrupted by {stop.name}: that capture was stopped and drained")
         return stop.exit_status
+
+
+def _shown(path):
+    """``path`` relative to the working directory where it is below it (shorter lines)."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 def main(argv=None):
     args = parse_args(argv)
+    progress_lines.enable()
+    try:
+        return _demo(args)
+    except KeyboardInterrupt:  # Ctrl-C outside a capture (a build, the analysis)
+        note("latscope demo: interrupted by SIGINT")
+        return 128 + signal.SIGINT
+
+
+def _demo(args):
     started = time.monotonic()
     pace = args.pace if args.pace is not None else (BUS_PACE if args.marker == "bus" else 0)
     settings = SuiteSettings(
@@ -370,57 +394,50 @@ def main(argv=None):
         return _reported(run_loads, args, settings, output)
     console = output.with_suffix(".console.txt")
 
-    print(
-        f"latscope demo: building the SoC simulator ({args.cpu} + appliance without SUMP"
-        f"{', profile-guided' if args.pgo else ''}) and the "
-        f"suite firmware (make; the first build takes about a minute)",
-        file=sys.stderr,
-    )
     try:
         build = build_soc(settings, build_dir=DEMO_BUILD_DIR, sump=False, pgo=args.pgo)
     except DeviceError as error:
-        print(f"latscope demo: {error}", file=sys.stderr)
+        note(f"latscope demo: {error}")
         return 1
     built_s = time.monotonic() - started
-    print(f"{built_s:7.1f} s  built {build.simulator} and {build.firmware}", file=sys.stderr)
+    note(f"{built_s:7.1f} s  built {_shown(build.simulator)} and {_shown(build.firmware)}")
     if args.sweep:
         return _reported(run_sweep, build, args, output)
 
     progress = Progress()
-    follower = ConsoleFollower(console, progress.started)
+    follower = ConsoleFollower(console, progress)
 
     def on_batch(events, run):
         follower.poll()
         progress.update(run.events, run.bytes, run.parser_stats, analyzer=run.analyzer)
 
     try:
-        run = capture_suite(
-            build,
-            DEMO_IRQ,
-            output=output,
-            console=console,
-            live=live_analysis,
-            on_batch=on_batch,
-            phase=args.phase,
-            info=f"latscope demo: test suite on the simulated SoC "
-            f"({args.cpu}, {args.marker} markers, {settings.conditions().label()})",
-        )
+        with progress:
+            run = capture_suite(
+                build,
+                DEMO_IRQ,
+                output=output,
+                console=console,
+                live=live_analysis,
+                on_batch=on_batch,
+                phase=args.phase,
+                info=f"latscope demo: test suite on the simulated SoC "
+                f"({args.cpu}, {args.marker} markers, {settings.conditions().label()})",
+            )
     except DeviceError as error:
-        print(f"latscope demo: {error}", file=sys.stderr)
+        note(f"latscope demo: {error}")
         return 1
     except Interrupted as stop:
-        print(
+        note(
             f"latscope demo: interrupted by {stop.name}: the capture was stopped and drained, "
-            f"{output} is complete up to there",
-            file=sys.stderr,
+            f"{output} is complete up to there"
         )
         return stop.exit_status
     follower.poll()
     if run.exit_code != 0:
-        print(
+        note(
             f"latscope demo: the suite failed (exit code {run.exit_code}); console "
-            f"({console}):\n{run.console[-2000:]}",
-            file=sys.stderr,
+            f"({console}):\n{run.console[-2000:]}"
         )
         return 1
     document = print_results(output, run, built_s, time.monotonic() - started)

@@ -94,6 +94,26 @@ def test_compare_refuses_unlike_captures_unless_forced(captures, capsys):
     assert "warning" not in capsys.readouterr().err
 
 
+def test_compare_names_other_irq_settings_and_refuses_what_it_cannot_compare(
+    captures, tmp_path, capsys
+):
+    """Two captures whose IRQ generators differed only in jitter: refused (exit 2) with the
+    difference named, as for a load; one capture, or a --label count that is not the
+    captures', is refused in one line too."""
+    idle, _ = captures
+    jittered = tmp_path / "jittered.lsc"
+    native_suite_capture(jittered, SAMPLES, tests=TESTS, irq={"jitter_mask": 0xFF})
+    assert main(["compare", str(idle), str(jittered)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "IRQ settings" in error and "'jitter_mask': 255" in error
+    assert main(["compare", str(idle)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "two captures or more" in error and "analyze" in error
+    assert main(["compare", str(idle), str(idle), "--label", "only-one"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "1 --label for 2 captures" in error
+
+
 def test_demo_loads_reports_a_stop_signal(capsys):
     """A stop signal during one of ``demo --loads``' (or a sweep's) captures ends the demo
     as it ends a single run: one line, exit status 128 + the signal's number."""

@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from latscope.analysis.pairing import analyze
+from latscope.analysis.worst import describe_event
 from latscope.capture.file import load_capture
 from latscope.cli import main
 from latscope.report import compare, plots
 from latscope.report.columns import STAT_COLUMNS
 from latscope.report.directory import write_report
-from latscope.report.results import SCHEMA_VERSION
+from latscope.report.results import NS_DECIMALS, SCHEMA_VERSION, rounded_ns
 from latscope_defs.markers import Test
 from latscope_defs.protocol import Source
 from support.suite_capture import native_suite_capture
@@ -77,7 +78,7 @@ def test_json_matches_analysis(report):
     assert [row["name"] for row in document["tables"]] == list(tables)
     assert len(tables) == 23  # every table of the suite
     for row in document["tables"]:
-        stats = tables[row["name"]].stats()
+        stats = rounded_ns(tables[row["name"]].stats())  # to the document's 0.01 ns
         for key, _, _ in STAT_COLUMNS:
             assert row[key] == stats[key], (row["name"], key)
         assert row["parameters"] == tables[row["name"]].parameters
@@ -175,6 +176,18 @@ def test_every_result_printing_command_has_json(whole_suite, tmp_path, capsys):
         (int(stamp), Source(source).name)
         for stamp, source in zip(capture.events.stamp[:3], capture.events.source[:3])
     ]
+    assert all(e["event"] == describe_event(Source[e["source"]], e["value"]) for e in lines)
+    # The CSV and the text name the stamp and the event as the JSON does.
+    assert main(["dump", str(whole_suite), "--csv", "--source", "marker", "--limit", "3"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert list(rows[0]) == ["stamp", "time_ns", "source", "value", "event"]
+    markers = capture.events.of(Source.MARKER)
+    assert [(int(r["stamp"]), r["event"]) for r in rows] == [
+        (int(stamp), describe_event(Source.MARKER, int(value)))
+        for stamp, value in zip(markers.stamp[:3], markers.value[:3])
+    ]
+    assert main(["dump", str(whole_suite), "--source", "marker", "--limit", "1"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(rows[0]["event"])
     assert main(["analyze", str(whole_suite), "--json"]) == 0
     by_flag = json.loads(capsys.readouterr().out)
     assert main(["analyze", str(whole_suite), "--format", "json"]) == 0
@@ -266,18 +279,23 @@ def test_percentile_rule_in_every_output(il_capture, tmp_path, capsys):
     row = next(r for r in document["tables"] if r["name"] == "IL-a-1")
     assert 120 <= row["samples"] < 1000
     ns = analyze(*(lambda c: (c.events, c.stamp_hz))(load_capture(il_capture)))["IL-a-1"].ns()
-    assert row["p99_ns"] == np.percentile(ns, 99) and row["p999_ns"] is None
+    assert row["p99_ns"] == round(np.percentile(ns, 99), NS_DECIMALS) and row["p999_ns"] is None
     assert row["p999_ci_ns"] is None and len(row["p99_ci_ns"]) == 2
     low, high = row["p99_ci_ns"]
     assert low <= row["p99_ns"] and (high is None or row["p99_ns"] <= high)
     line = next(r for r in csv.DictReader(paths["csv"].open()) if r["name"] == "IL-a-1")
     assert float(line["p99_ns"]) == row["p99_ns"] and line["p999_ns"] == ""
     assert float(line["p99_ci_low_ns"]) == low and line["p999_ci_low_ns"] == ""
-    assert main(["analyze", str(il_capture)]) == 0
+    assert main(["analyze", str(il_capture), "--details"]) == 0
     text = capsys.readouterr().out
     cells = next(row for row in text.splitlines() if row.startswith("IL-a-1 ")).split()
     assert cells[7] == f"{row['p99_ns']:.1f}" and cells[8] == "–"
     assert "p99.9 from 1000 samples" in text
+    assert main(["analyze", str(il_capture)]) == 0  # the summary: samples, min, max, avg, p99s
+    text = capsys.readouterr().out
+    cells = next(row for row in text.splitlines() if row.startswith("IL-a-1 ")).split()
+    assert cells[5] == f"{row['p99_ns']:.1f}" and cells[6] == "–"
+    assert "p99.9 from 1000 (–: fewer)" in text
     assert "p99.9 from 1000 samples" in paths["markdown"].read_text()
     page = paths["html"].read_text()
     assert "p99.9 from 1000 samples" in page and "<td>p99.9</td><td class=num>–</td>" in page
@@ -332,7 +350,9 @@ def test_worst_samples_and_flags(il_capture, tmp_path, capsys):
         flags, unflagged = row["flags"], row["flags"]["unflagged"]
         assert (flags["cold"], flags["tick"], flags["flagged"]) == (1, None, 1)
         assert unflagged["samples"] == len(clean) and unflagged["max_ns"] == clean.max()
-        assert unflagged["p99_ns"] == (np.percentile(clean, 99) if len(clean) >= 100 else None)
+        assert unflagged["p99_ns"] == (
+            round(np.percentile(clean, 99), NS_DECIMALS) if len(clean) >= 100 else None
+        )
         listed = [r for r in worst_rows if r["name"] == row["name"]]
         assert [int(r["index"]) for r in listed] == order
         assert [int(r["cold"]) for r in listed] == [int(i == 0) for i in order]
@@ -479,7 +499,7 @@ def test_tick_flags_recorded_or_not(tmp_path, capsys):
         ticks = events.stamp[entries | kernel_marker & (points == KERNEL_TICK_EXIT)].tolist()
         assert document["tick_markers"] == np.count_nonzero(entries)
         tables = analyze(events, 1e9)
-        assert main(["analyze", str(path)]) == 0
+        assert main(["analyze", str(path), "--details"]) == 0
         text = capsys.readouterr().out
         for row in document["tables"]:
             table = tables[row["name"]]

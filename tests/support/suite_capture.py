@@ -74,12 +74,14 @@ def native_suite_capture(
     stamp_shift=0,
     conditions=None,
     chunk_size=64 * 1024,
+    irq=None,
 ):
     """Runs the native suite (``tests``: all or markers.Test names, comma-separated) and
     writes its markers as a capture file at ``path``. ``stamp_shift`` 1 says the stamps
     count half cycles of the clock (a DDR board's identity). ``conditions``: the metadata's
     load and cache (a dict; default: none recorded, as captures before them);
-    ``chunk_size``: of the file's DATA chunks (a METADATA copy every 8 of them)."""
+    ``chunk_size``: of the file's DATA chunks (a METADATA copy every 8 of them). ``irq``: IRQ
+    settings recorded instead of the native run's (fields of a dict)."""
     binary = build_native_suite(samples, tests)
     dump = Path(path).with_suffix(".markers.txt")
     result = subprocess.run([str(binary), str(dump)], capture_output=True, text=True, timeout=120)
@@ -100,6 +102,7 @@ def native_suite_capture(
             "enable": True,
             "one_shot": False,
             "active_low": False,
+            **(irq or {}),
         },
         "suite": {
             "samples": samples,

@@ -103,9 +103,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special, stats
 
 from .statistics import TableAccumulator, quantile_ranks
+
+# scipy (a second to import) is imported by the functions that use it: every latscope command
+# imports this module, few of them estimate a tail.
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -370,6 +372,8 @@ def _verdict(
 
 def _independence(series: IntArray) -> Check:
     """Ljung-Box on the ranks and on the tail's positions; p: twice the smaller p-value."""
+    from scipy import stats
+
     ranks = stats.rankdata(series)
     threshold = np.sort(series)[-exceedance_count(len(series)) - 1]
     tests = [
@@ -388,6 +392,8 @@ def _independence(series: IntArray) -> Check:
 
 def _ljung_box(x: FloatArray) -> tuple[float, float]:
     """(Q, p) of the Ljung-Box test, Q = n (n + 2) sum over lags h of r_h**2 / (n - h)."""
+    from scipy import stats
+
     x = x - x.mean()
     n = len(x)
     lags = np.arange(1, LAGS + 1)
@@ -401,6 +407,8 @@ def _ljung_box(x: FloatArray) -> tuple[float, float]:
 
 
 def _identical_distribution(series: IntArray) -> Check:
+    from scipy import stats
+
     half = len(series) // 2
     result = stats.ks_2samp(series[:half], series[half:], method="asymp")
     return _verdict(
@@ -428,6 +436,8 @@ def _resolution(top_values: IntArray, top_counts: IntArray) -> Check:
 
 def _tail_fit(likelihood: "_Likelihood", xi: float, v: float) -> Check:
     """Cramer-von Mises test of the fitted GPD: F(y) = 1 - (1 + tau y) ** (-1 / xi)."""
+    from scipy import stats
+
     pit = -np.expm1(-_log1p_tau(np.array([v]), likelihood.r)[0] / xi)
     result = stats.cramervonmises(pit, "uniform")
     return _verdict(
@@ -535,6 +545,8 @@ class _Likelihood:
         lowest and highest xi in it (rows spaced as Chebyshev nodes between the region's
         ends, where the quantiles' extremes lie), and whether it reaches the top of
         SHAPE_RANGE or of the rows (the upper ends are then open)."""
+        from scipy import stats
+
         cut = best - stats.chi2.ppf(confidence, REGION_DEGREES) / 2
         # The best row v_best is inside: a region narrower than the grid is found too.
         v = np.sort(np.append(np.linspace(*self.V_RANGE, self.COARSE_ROWS), v_best))
@@ -561,6 +573,8 @@ class _Likelihood:
         region was cut at the top of SHAPE_RANGE. With xi = m / w, l >= cut is
         w - log(w) <= B, B = -cut / k - m - log(m / tau); the roots of w - log(w) = B are
         -W(-exp(-B)) on the two real branches of Lambert's W."""
+        from scipy import special
+
         tau, m = self.rows(v)
         b = -cut / self.k - m - np.log(m / tau)
         z = -np.exp(-np.maximum(b, 1.0))

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..events import Events
-from ..link.device import IrqSettings
+from ..link.device import DEFAULT_IRQ, IrqSettings
 from ..link.identity import Identity
 from ..link.parser import ParserStats
 from ..simulated.soc import SocBuild, SocSimulation
@@ -21,10 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DEMO_IRQ", "SuiteCapture", "capture_suite"]
 
-#: The appliance's IRQ generator for the suite: about every 50 us at 100 MHz (the reference
-#: report's PCI exerciser), plus 0..255 cycles of pseudo-random jitter so that the IRQ lands
-#: on every phase of the interrupted code; 1 us wide.
-DEMO_IRQ = IrqSettings(period=5000, jitter_mask=0xFF, width=100)
+#: The appliance's IRQ generator for the suite: latscope's default (``DEFAULT_IRQ``).
+DEMO_IRQ = DEFAULT_IRQ
 
 
 @dataclass

@@ -100,9 +100,13 @@ class ExportInfo:
         }
 
     def decode_command(self, writer):
-        """The sigrok-cli command that decodes ``writer``'s file of this export."""
+        """The sigrok-cli command that decodes ``writer``'s file of this export, as it runs
+        from the working directory (the decoders' directory given where sigrok would not
+        find them: :func:`latscope.hints.sigrok_decoders_prefix`)."""
+        from ..hints import sigrok_decoders_prefix
+
         return (
-            f"sigrok-cli -i {writer.path}"
+            f"{sigrok_decoders_prefix()}sigrok-cli -i {writer.path}"
             f"{f' -I {writer.sigrok_input}' if writer.sigrok_input else ''} "
             f"-P {self.layout.decoder_stack()} -A latscope_latency"
         )

@@ -5,6 +5,7 @@ exported file. README.md ("sigrok and PulseView", **Live.**) gives what the read
 and hold.
 """
 
+import contextlib
 import io
 import sys
 import time
@@ -15,7 +16,9 @@ from latscope_defs.channels import Layout
 
 from ..capture.session import CaptureSession, Until
 from ..events import Events
-from ..link.device import IrqSettings
+from ..link.device import DEFAULT_IRQ
+from ..progress import Progress, status_line
+from ..terminal import fold_command, output_width
 from .levels import MARGIN, Changes, LevelTracker
 from .sigrok import write_pvs
 from .vcd import VcdWriter
@@ -106,7 +109,7 @@ def stream_capture(
     out,
     *,
     baudrate=12_000_000,
-    irq=IrqSettings(),
+    irq=DEFAULT_IRQ,
     block=0,
     duration=None,
     max_events=None,
@@ -134,10 +137,11 @@ def stream_capture(
     with CaptureSession(port, baud=baudrate) as session:
         identity = session.identity
         layout = Layout.for_identity(identity)
-        print(
-            f"latscope stream: signals of {identity.board}, decoders: -P {layout.decoder_stack()}",
-            file=log,
-        )
+        # The decoder stack as one argument a shell reads as printed, also where it is folded
+        # to the terminal's width.
+        width = output_width(log) if status_line() is not None else None
+        print(f"latscope stream: signals of {identity.board}; the decoders:", file=log)
+        print(fold_command(f"-P {layout.decoder_stack()}", width), file=log)
         if pvs is not None:
             write_pvs(pvs, None, layout, marker_options={"sample_delay": 0})
         live = LiveVcd(
@@ -147,17 +151,22 @@ def stream_capture(
             block=block,
             comment=f"latscope stream, {identity.stamp_hz} samples/s",
         )
-        pacing = _Pacing(live, flush_interval, log)
+        # The status line of a capture where a program shows progress (the command line).
+        progress = Progress() if status_line() is not None else None
+        pacing = _Pacing(live, flush_interval, log, progress)
         run = None
         if pacing.write(live.start):
             session.configure_irq(irq)
-            run = session.capture(
-                capture,
-                info="latscope stream",
-                on_batch=pacing.batch,
-                until=Until(duration=duration, events=max_events),
-            )
+            with progress or contextlib.nullcontext():
+                run = session.capture(
+                    capture,
+                    info="latscope stream",
+                    on_batch=pacing.batch,
+                    until=Until(duration=duration, events=max_events),
+                )
             pacing.write(live.finish)
+            if progress is not None:
+                progress.update(run.events, run.bytes, run.parser_stats, final=True)
     print(f"latscope stream: {live.events} events, sample 0 = stamp {live.origin}", file=log)
     if run is not None:
         run.raise_if_interrupted()  # the stream and its capture file are complete
@@ -169,10 +178,11 @@ class _Pacing:
     (releasing held-back events once nothing new came for that long); a reader that closed
     the stream ends the capture."""
 
-    def __init__(self, live, interval, log):
+    def __init__(self, live, interval, log, progress=None):
         self.live = live
         self.interval = interval
         self.log = log
+        self.progress = progress
         self.closed = False
         self.last_flush = self.last_events = time.monotonic()
 
@@ -185,11 +195,17 @@ class _Pacing:
             return True
         except BrokenPipeError:
             self.closed = True
-            print("latscope stream: the reader closed the stream", file=self.log)
+            text = "latscope stream: the reader closed the stream"
+            if self.progress is not None:
+                self.progress.note(text)
+            else:
+                print(text, file=self.log)
             return False
 
     def batch(self, events, run):
         now = time.monotonic()
+        if self.progress is not None:
+            self.progress.update(run.events, run.bytes, run.parser_stats)
         if len(events):
             self.last_events = now
             if not self.write(self.live.feed, events):

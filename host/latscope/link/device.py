@@ -37,6 +37,7 @@ from .parser import StreamParser
 __all__ = [
     "DeviceError",
     "IrqSettings",
+    "DEFAULT_IRQ",
     "TriggerSettings",
     "Device",
     "Port",
@@ -107,6 +108,13 @@ class IrqSettings:
                 },
             }
         )
+
+
+#: The IRQ settings of every ``latscope`` command and the demo unless told otherwise: about
+#: every 50 us at 100 MHz (the reference report's PCI exerciser), plus 0..255 cycles of
+#: pseudo-random jitter so that the IRQ lands on every phase of the code it interrupts (a
+#: fixed period can lock to the suite's loops and never show their worst phase); 1 us wide.
+DEFAULT_IRQ = IrqSettings(period=5000, jitter_mask=0xFF, width=100)
 
 
 _DELAY_MAX = (1 << IRQ_DELAY_BITS) - 1

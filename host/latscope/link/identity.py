@@ -143,12 +143,14 @@ class Identity:
                 f"device speaks protocol version {reply.version}, this host "
                 f"knows versions {', '.join(map(str, VERSIONS))}"
             )
-        latency = {
-            Source.MARKER: reply.marker_latency,
-            Source.BUS: reply.bus_latency,
-            Source.IRQ: reply.irq_latency,
-        }
-        latency.update({Source(Source.EDGE0 + n): reply.edge_latency for n in range(8)})
+        # Only the sources the device has: a 4-edge device lists no EDGE4..EDGE7.
+        latency = {Source.MARKER: reply.marker_latency}
+        if reply.bus_width:
+            latency[Source.BUS] = reply.bus_latency
+        latency[Source.IRQ] = reply.irq_latency
+        latency.update(
+            {Source(Source.EDGE0 + n): reply.edge_latency for n in range(reply.edge_count)}
+        )
         return cls(
             version=reply.version,
             clock_hz=reply.clock_hz,

@@ -10,9 +10,11 @@ __all__ = [
     "STAT_COLUMNS",
     "CI_COLUMNS",
     "cell",
+    "column_groups",
     "stat_cell",
     "interval_text",
     "statistics_note",
+    "summary_columns",
     "text_table",
 ]
 
@@ -76,16 +78,54 @@ def statistics_note():
     )
 
 
-def text_table(rows, *, name_title="test"):
-    """A fixed-width text table of result rows (for the terminal)."""
-    header = [name_title] + [title for _, title, _ in STAT_COLUMNS]
-    lines = [[row["name"]] + [stat_cell(row, k, f) for k, _, f in STAT_COLUMNS] for row in rows]
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *lines)]
-    out = [
-        "  ".join(h.rjust(w) if i else h.ljust(w) for i, (h, w) in enumerate(zip(header, widths)))
+#: The statistics of the short table (``latscope analyze`` without ``--details``, the demo,
+#: the report on the terminal), in ns; the losses' columns join them where a table has any.
+SUMMARY_KEYS = ("samples", "min_ns", "avg_ns", "max_ns", "p99_ns", "p999_ns")
+LOSS_KEYS = ("discarded", "lost")
+
+
+def summary_columns(rows):
+    """The columns of the short table of ``rows``: :data:`SUMMARY_KEYS` titled without
+    their unit (the table's name column says "(ns)"), and :data:`LOSS_KEYS` when a row has
+    such samples."""
+    losses = [key for key in LOSS_KEYS if any(row.get(key) for row in rows)]
+    return [
+        (key, title.removesuffix(" (ns)"), fmt)
+        for key, title, fmt in STAT_COLUMNS
+        if key in SUMMARY_KEYS or key in losses
     ]
-    for line in lines:
-        out.append(
-            "  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(line, widths)))
-        )
+
+
+def column_groups(widths, first, width):
+    """The indices of columns ``widths`` wide (2 spaces between) in groups that fit
+    ``width`` after a first column ``first`` wide, each group a table of its own below the
+    last (None: one group)."""
+    groups, group, used = [], [], first
+    for n, w in enumerate(widths):
+        if group and width is not None and used + 2 + w > width:
+            groups.append(group)
+            group, used = [], first
+        group.append(n)
+        used += 2 + w
+    groups.append(group)
+    return groups
+
+
+def text_table(rows, *, name_title="test", columns=None, width=None):
+    """A fixed-width text table of result rows (for the terminal): ``columns`` (default
+    every one of :data:`STAT_COLUMNS`); ``width``: at most that many columns of text, the
+    statistics split over several tables below each other where they need more."""
+    columns = STAT_COLUMNS if columns is None else columns
+    names = [name_title] + [row["name"] for row in rows]
+    cells = [[title] + [stat_cell(row, k, f) for row in rows] for k, title, f in columns]
+    name_width = max(len(name) for name in names)
+    widths = [max(len(c) for c in column) for column in cells]
+    out = []
+    for group in column_groups(widths, name_width, width):
+        if out:
+            out.append("")
+        for r, name in enumerate(names):
+            out.append(
+                "  ".join([name.ljust(name_width)] + [cells[n][r].rjust(widths[n]) for n in group])
+            )
     return "\n".join(out)

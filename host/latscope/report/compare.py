@@ -9,6 +9,7 @@ The formats (:mod:`latscope.report.formats`) write the comparison document.
 
 from pathlib import Path
 
+from ..progress import step
 from . import plots
 from .columns import STAT_COLUMNS
 from .formats import comparison_formats
@@ -151,12 +152,13 @@ def write_figures(runs, directory):
     names = []
     for run in runs:
         names += [name for name in run.tables if name not in names]
-    for name in names:
-        present = [(run.label, run.tables[name]) for run in runs if name in run.tables]
-        if len(present) < 2:
-            continue
-        figure = plots.overlay_distributions(present)
-        written += plots.save(figure, directory / plots.figure_name(name, "compare"))
+    shared = [name for name in names if sum(name in run.tables for run in runs) >= 2]
+    with step("drawing the overlaid distributions") as progress:
+        for done, name in enumerate(shared):
+            progress.set_detail(f"{name}, {done + 1} of {len(shared)} tables")
+            present = [(run.label, run.tables[name]) for run in runs if name in run.tables]
+            figure = plots.overlay_distributions(present)
+            written += plots.save(figure, directory / plots.figure_name(name, "compare"))
     return written
 
 

@@ -8,6 +8,7 @@ import base64
 from pathlib import Path
 
 from ..analysis.worst import WORST_SHOWN
+from ..progress import step
 from . import plots
 from .formats import report_formats
 from .formats.base import Figures
@@ -53,7 +54,8 @@ def export_worst(capture, document, directory, stamp_hz):
                 }
             )
             entries.append(entry)
-    export_windows(capture, windows)
+    with step(f"writing {len(windows)} PulseView windows of the worst samples"):
+        export_windows(capture, windows)
     for window, entry in zip(windows, entries):
         entry["export"] = f"worst/{window['outputs'][0].name}"
 
@@ -64,17 +66,24 @@ def _figures(tables, directory, x, interval_s):
     folder = directory / FIGURES
     folder.mkdir(exist_ok=True)
     figures = Figures(FIGURES)
-    for name, table in tables.items():
-        if not table.count:
-            continue  # nothing to draw; the table says so
-        figures.png[name] = {}
-        for kind, figure in plots.table_figures(table, x=x, interval_s=interval_s).items():
-            stem = folder / plots.figure_name(name, kind)
-            plots.save(figure, stem, formats=("svg",))
-            png = plots.png_bytes(figure)  # rendered once: file and inline copy
-            stem.with_name(stem.name + ".png").write_bytes(png)
-            figures.png[name][kind] = base64.b64encode(png).decode("ascii")
+    drawn = [(name, table) for name, table in tables.items() if table.count]
+    with step("drawing the figures") as progress:
+        for done, (name, table) in enumerate(drawn):
+            progress.set_detail(f"{name}, {done + 1} of {len(drawn)} tables")
+            figures.png[name] = _table_figures(name, table, folder, x, interval_s)
     return figures
+
+
+def _table_figures(name, table, folder, x, interval_s):
+    """Draws one table's figures into ``folder``; ``{kind: PNG in base64}``."""
+    png_of = {}
+    for kind, figure in plots.table_figures(table, x=x, interval_s=interval_s).items():
+        stem = folder / plots.figure_name(name, kind)
+        plots.save(figure, stem, formats=("svg",))
+        png = plots.png_bytes(figure)  # rendered once: file and inline copy
+        stem.with_name(stem.name + ".png").write_bytes(png)
+        png_of[kind] = base64.b64encode(png).decode("ascii")
+    return png_of
 
 
 def write_report(

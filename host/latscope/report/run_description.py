@@ -3,8 +3,6 @@
 (:func:`settings_items`).
 """
 
-import json
-
 from ..capture.file import NOT_CLOSED
 from ..link.identity import Identity
 
@@ -141,7 +139,7 @@ def settings_items(document):
                 ("kernel tick markers", _ticks_cell(document.get("tick_markers"))),
                 ("closed cleanly", "yes" if cap["complete"] else f"no ({NOT_CLOSED})"),
             ]
-            + [(key, json.dumps(value)) for key, value in cap["other"].items()],
+            + [_other_item(key, value) for key, value in cap["other"].items()],
         ),
         (
             "Device",
@@ -224,5 +222,47 @@ def settings_items(document):
         )
     )
     if document.get("device_status"):
-        sections.append(("Device status at the end", list(document["device_status"].items())))
+        sections.append(("Device status at the end", _status_items(document["device_status"])))
     return sections
+
+
+#: The appliance's STATUS fields (``Device.status``) in words.
+_STATUS_LABELS = {
+    "capturing": "still capturing",
+    "events": "events captured",
+    "lost": "events lost (FIFO full)",
+    "fifo_max": "most FIFO entries in use",
+    "irq_edges": "IRQ edges fired",
+}
+
+
+def _status_items(status):
+    return [
+        (_STATUS_LABELS.get(key, key.replace("_", " ")), _readable(value))
+        for key, value in status.items()
+    ]
+
+
+def _other_item(key, value):
+    """A metadata entry latscope's run description has no row of its own for, in words:
+    ``cpu_release`` (sim:soc: when the simulated CPU left reset), else its key and value."""
+    if key == "cpu_release" and isinstance(value, dict) and "after_start" in value:
+        return (
+            "simulated CPU released",
+            f"{value['after_start']} + {value.get('phase', 0)} (phase) cycles after the "
+            f"capture's START",
+        )
+    return (key.replace("_", " "), _readable(value))
+
+
+def _readable(value):
+    """A JSON value for a reader: yes/no, "–" for none, a dict as "key value, ..."."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "–"
+    if isinstance(value, dict):
+        return ", ".join(f"{k.replace('_', ' ')} {_readable(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(_readable(v) for v in value)
+    return str(value)

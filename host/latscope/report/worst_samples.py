@@ -6,6 +6,7 @@ around them (:mod:`latscope.analysis.worst`), in every format.
 from pathlib import Path
 
 from ..analysis.worst import WORST_SHOWN, events_text, flags_text, worst_samples
+from ..progress import step
 from .columns import STAT_COLUMNS, cell
 from .run_description import TICKS_NOT_RECORDED
 from .section import Grid, Link, Paragraph, TableSection
@@ -37,7 +38,8 @@ def worst_of(capture, summary, tables, n=WORST_SHOWN):
     ``Capture`` given to it); times from the capture's first event. ``n`` 0: none."""
     if not n:
         return {}
-    return worst_samples(capture, tables, n, first_stamp=summary.first_stamp)
+    with step(f"finding the {n} worst samples of every table"):
+        return worst_samples(capture, tables, n, first_stamp=summary.first_stamp)
 
 
 def flags_line(row):

@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 from ..link.device import DeviceError, Port
+from ..progress import step
 
 __all__ = ["SIM_PORTS", "SimulatedAppliance", "die_with"]
 
@@ -58,7 +59,8 @@ class SimulatedAppliance(Port):
             process_group=0,
             preexec_fn=die_with(os.getpid()),
         )
-        line = self.process.stdout.readline()
+        with step(f"starting the simulation ({self.name})"):
+            line = self.process.stdout.readline()
         if not line.startswith("PTY "):
             self.process.kill()
             self.process.wait()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..capture.conditions import Conditions
 from ..link.device import DeviceError
+from ..progress import step
 from .appliance import SimulatedAppliance, die_with
 from .cpu_truth import TruthSource
 
@@ -34,8 +35,24 @@ __all__ = [
     "build_lock",
 ]
 
-#: The repository (sim/, firmware/): this file is host/latscope/simulated/soc.py in it.
+#: The repository (sim/, firmware/, decoders/): this file is host/latscope/simulated/soc.py in
+#: it; ``LATSCOPE_ROOT`` names it for an installed latscope (a wheel has the host only).
 ROOT = Path(os.environ.get("LATSCOPE_ROOT", Path(__file__).resolve().parents[3]))
+
+
+def require_repository(what="the simulated SoC"):
+    """Raises DeviceError, saying what to do, where :data:`ROOT` is not a latscope checkout
+    (a pip-installed latscope without ``LATSCOPE_ROOT``): ``what`` is built from its sim/
+    and firmware/."""
+    if not (ROOT / "sim" / "Makefile").is_file():
+        where = "LATSCOPE_ROOT" if "LATSCOPE_ROOT" in os.environ else "the installed package"
+        raise DeviceError(
+            f"{what} is built from the latscope repository's sim/ and firmware/, which are "
+            f"not at {ROOT} ({where}): an installed latscope holds the host software only; "
+            f"run it in a clone of the repository (make demo) or set LATSCOPE_ROOT to the "
+            f"clone, with the tools of its scripts/setup.sh (Verilator, the RISC-V toolchain)"
+        )
+
 
 #: --linger value that means "until the host stops the simulation".
 _LINGER_FOREVER = 1 << 62
@@ -160,6 +177,7 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, 
     the demo runs it: the same captures, cycle for cycle, in about 60 % of the time; SUMP
     mode (sigrok's ``ols`` driver) needs the default. ``pgo``: the profile-guided build
     (``PGO=1``; the first build also runs a short training capture)."""
+    require_repository()
     sim = ROOT / "sim"
     common = [
         f"CPU={settings.cpu}",
@@ -170,8 +188,10 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, 
     ]
     # sim/build holds what every configuration shares (the appliance's Verilog export, the
     # firmware programs) besides each one's objects: one build at a time.
+    variant = f"{settings.cpu}{'' if sump else ', no SUMP'}{', profile-guided' if pgo else ''}"
     with build_lock(sim / "build"):
-        _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
+        with step(f"building the SoC simulator, {variant} (minutes the first time)"):
+            _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
         simulator = Path(
             _make(
                 ["-s", "-C", str(sim), "APPLIANCE=1", "print-binary", *common],
@@ -188,6 +208,7 @@ def build_suite(settings=SuiteSettings(), *, build_dir=None, log=None):
     """Builds the suite firmware of ``settings`` (``firmware/suite``, make) and gives the
     path of its ELF; ``build_dir`` as for :func:`build_soc` (one build at a time in it:
     :func:`build_lock`)."""
+    require_repository("the test suite firmware")
     suite = ROOT / "firmware" / "suite"
     build_dir = Path(build_dir) if build_dir is not None else suite / "build"
     args = [
@@ -204,14 +225,16 @@ def build_suite(settings=SuiteSettings(), *, build_dir=None, log=None):
         f"SUITE_CFLAGS={settings.cflags}",
     ]
     with build_lock(build_dir):
-        _make([*args, "-j2", "sim"], "the test suite firmware", log)
+        with step("building the test suite firmware (make)"):
+            _make([*args, "-j2", "sim"], "the test suite firmware", log)
         return Path(_make(["-s", *args, "print-sim-elf"], "the test suite firmware", None).strip())
 
 
 def _bring_up_program(settings, common, log):
     """The ELF of a ``sim/firmware`` program (:attr:`SuiteSettings.program`), built."""
     sim = str(ROOT / "sim")
-    _make(["-C", sim, "firmware", *common], "the sim/firmware programs", log)
+    with step("building the sim/firmware programs (make)"):
+        _make(["-C", sim, "firmware", *common], "the sim/firmware programs", log)
     firmware = (
         Path(
             _make(

@@ -1,4 +1,5 @@
-"""The CSV of the tables (``results.csv``): one row per table: name, test, n, the statistics
+"""The CSV of the tables (``results.csv``): one row per table: name, test, test_n (the test's
+parameter N: threads, priorities; not the sample count, which is ``samples``), the statistics
 (ns), the percentiles' confidence intervals (empty: not reported, or open at that end), then
 the columns of every section, and whether the capture file was closed (``capture_closed``:
 False, its end may be missing). ``load``, ``load_param`` and ``cache``: what the table was
@@ -35,7 +36,7 @@ class CsvFormat(ResultsFormat):
 
     def text(self, document, figures=None):
         header = (
-            ["name", "test", "n", *CONDITIONS]
+            ["name", "test", "test_n", *CONDITIONS]
             + [key for key, _, _ in STAT_COLUMNS]
             + ["lost_estimated"]
             + [column for column, _, _ in CI_COLUMNS]

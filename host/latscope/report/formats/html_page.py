@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ...analysis.statistics import CONFIDENCE, PERCENTILES
 from ..columns import STAT_COLUMNS, cell, interval_text, stat_cell, statistics_note
+from ..headline import TITLE, headline_grid
 from ..results import TABLE_SECTIONS
 from ..run_description import settings_items
 from ..section import Grid, Link, Paragraph
@@ -88,6 +89,9 @@ class HtmlFormat(ResultsFormat):
             )
             body.append(f"<div><h3>{html.escape(section)}</h3><table>{rows}</table></div>")
         body.append("</div><h2>Results</h2>")
+        grid = headline_grid(document)
+        if grid is not None:
+            body += [f"<p>Headline: the {html.escape(TITLE)}.</p>", _block(grid)]
         header = ["test"] + [t for _, t, _ in STAT_COLUMNS]
         rows = [
             [r["name"]] + [stat_cell(r, k, f) for k, _, f in STAT_COLUMNS]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .. import plots
 from ..columns import STAT_COLUMNS, stat_cell, statistics_note
+from ..headline import TITLE, headline_grid
 from ..results import TABLE_SECTIONS
 from ..run_description import settings_items
 from .base import ResultsFormat
@@ -24,9 +25,14 @@ class MarkdownFormat(ResultsFormat):
             lines += [f"## {section}", "", "| | |", "| --- | --- |"]
             lines += [f"| {label} | {'' if value is None else value} |" for label, value in items]
             lines.append("")
+        lines += ["## Results", ""]
+        grid = headline_grid(document)
+        if grid is not None:
+            lines += [f"Headline: the {TITLE}.", ""]
+            lines += ["| " + " | ".join(grid.header) + " |"]
+            lines += ["| --- |" + " ---: | --- |" * 2]
+            lines += ["| " + " | ".join(row) + " |" for row in grid.rows] + [""]
         lines += [
-            "## Results",
-            "",
             "| test | " + " | ".join(t for _, t, _ in STAT_COLUMNS) + " |",
             "| --- |" + " ---: |" * len(STAT_COLUMNS),
         ]
