@@ -5,11 +5,12 @@ exactly its cycles in every window, at the offsets its seeded LFSR gives, the sa
 every run; the CPU still runs to its end and the engine's copy is whole; the load
 interrupt comes every period to the cycle."""
 
-import subprocess
 import tomllib
 
 import pytest
-from test_sim_soc import SIM, TRACE_BASE, make_variable, of, run_sim
+from test_sim_soc import TRACE_BASE, of, run_sim
+
+from support.bringup import SIM, bringup_build
 
 pytestmark = pytest.mark.verilator
 
@@ -36,9 +37,7 @@ def burst_offsets(seed, length, window):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Two runs of load_hw.elf: [(SIM summary, truth events, console)]."""
-    built = subprocess.run(["make", "-C", str(SIM), f"CPU={CPU}"], capture_output=True, text=True)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    build = make_variable(CPU, "print-binary"), make_variable(CPU, "print-firmware-dir")
+    build = bringup_build(CPU)
     return [
         run_sim(build, "load_hw", tmp_path_factory.mktemp(f"load_hw{k}"), "--max-cycles", 5000000)
         for k in range(2)

@@ -36,12 +36,12 @@ from latscope.simulated.control_flow import callees, flow, loop_instructions, su
 from latscope.simulated.coverage import coverage, masked_regions
 from latscope.simulated.cpu_truth import MCAUSE_EXTERNAL, MCAUSE_TIMER, read_cpu_truth
 from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
+from support.bringup import CPUS, bringup_build
 
 pytestmark = pytest.mark.verilator
 
 SIM = ROOT / "sim"
 FIRMWARE = SIM / "firmware"
-CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]
 #: The harness's IRQ line (bring-up mode): sparse, about one interrupt every 7 rounds of
 #: masked_spin, and dense, a new edge about when the handler returns.
 IRQS = {"sparse": (331, 64, 8), "dense": (97, 32, 4)}
@@ -51,27 +51,10 @@ RESET_VECTOR = 0x1000_0000
 CROSS = "riscv64-unknown-elf-"
 
 
-def make_variable(cpu, target):
-    result = subprocess.run(
-        ["make", "-s", "-C", str(SIM), f"CPU={cpu}", target],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return result.stdout.strip()
-
-
 @pytest.fixture(scope="module", params=CPUS)
 def build(request):
-    """(simulator, firmware directory) of one CPU's bring-up build, built if needed."""
-    cpu = request.param
-    result = subprocess.run(["make", "-C", str(SIM), f"CPU={cpu}"], capture_output=True, text=True)
-    if result.returncode != 0:
-        pytest.fail(
-            f"make -C sim CPU={cpu} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}",
-            pytrace=False,
-        )
-    return Path(make_variable(cpu, "print-binary")), Path(make_variable(cpu, "print-firmware-dir"))
+    """(simulator binary, firmware directory) of one CPU's bring-up build."""
+    return bringup_build(request.param)
 
 
 class Run:

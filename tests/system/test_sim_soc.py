@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 import serial
 
+from support.bringup import CPUS, bringup_build
+
 pytestmark = pytest.mark.verilator
 
-ROOT = Path(__file__).resolve().parents[2]
-SIM = ROOT / "sim"
-CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]
 
 # Bring-up IRQ line used for irq_test: rising edges at START + k*PERIOD, WIDTH cycles high.
 IRQ_START, IRQ_PERIOD, IRQ_WIDTH = 20_000, 1_500, 8
@@ -27,27 +26,10 @@ IRQ_TEST_COUNT = 16  # irq_test.c's IRQ_TEST_COUNT
 TRACE_BASE = 0xF000_0100
 
 
-def make_variable(cpu, target):
-    result = subprocess.run(
-        ["make", "-s", "-C", str(SIM), f"CPU={cpu}", target],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return Path(result.stdout.strip())
-
-
 @pytest.fixture(scope="module", params=CPUS)
 def build(request):
-    """(simulator binary, firmware directory) of one CPU variant, built if needed."""
-    cpu = request.param
-    result = subprocess.run(["make", "-C", str(SIM), f"CPU={cpu}"], capture_output=True, text=True)
-    if result.returncode != 0:
-        pytest.fail(
-            f"make -C sim CPU={cpu} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}",
-            pytrace=False,
-        )
-    return make_variable(cpu, "print-binary"), make_variable(cpu, "print-firmware-dir")
+    """(simulator binary, firmware directory) of one CPU's bring-up build."""
+    return bringup_build(request.param)
 
 
 def run_sim(build, program, tmp_path, *options, expect_status=0):
