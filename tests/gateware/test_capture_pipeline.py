@@ -19,7 +19,7 @@ from latscope_defs.protocol import (
 )
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.records import WordCrc32
-from support.gateware_sim import byte_collector, run
+from support.gateware_sim import byte_collector, run, start_pipeline
 
 #: The IRQ value at its full width: an IrqValue, whose random values here are triggered edges
 #: with delays (the trigger's firing, beyond the level, shares the FIFO entry's loss field).
@@ -50,13 +50,7 @@ def simulate(
     applied, out = [], []
 
     async def testbench(ctx):
-        # One clock for both domains: START's link-domain and capture-domain pulses together.
-        ctx.set(dut.start, 1)
-        ctx.set(dut.clear, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
-        ctx.set(dut.clear, 0)
-        ctx.set(dut.enable, 1)
+        await start_pipeline(ctx, dut)
         for offset in range(cycles):
             now = ctx.get(dut.now)
             for source in SOURCES:

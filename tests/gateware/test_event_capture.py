@@ -10,7 +10,7 @@ from latscope_defs.protocol import Source, irq_value, value_width
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.event_capture import CaptureFifo, FreeRunningCounter
 from support.cases import parametrize_first_fast
-from support.gateware_sim import byte_collector, lost_per_source, run
+from support.gateware_sim import byte_collector, lost_per_source, run, start_pipeline
 
 
 def test_split_counter_counts_every_cycle_through_wraps():
@@ -99,13 +99,7 @@ def overflow_run(*, fifo_depth, marker_every, edge_every, link_every, cycles, dr
     offered, out, status = [], [], {}
 
     async def testbench(ctx):
-        # One clock for both domains: START's link-domain and capture-domain pulses together.
-        ctx.set(dut.start, 1)
-        ctx.set(dut.clear, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
-        ctx.set(dut.clear, 0)
-        ctx.set(dut.enable, 1)
+        await start_pipeline(ctx, dut)
         level = 0
         for cycle in range(cycles):
             now = ctx.get(dut.now)
@@ -185,12 +179,7 @@ def burst_run(fifo_depth, burst):
     status = {}
 
     async def testbench(ctx):
-        ctx.set(dut.start, 1)
-        ctx.set(dut.clear, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
-        ctx.set(dut.clear, 0)
-        ctx.set(dut.enable, 1)
+        await start_pipeline(ctx, dut)
         for cycle in range(burst):
             ctx.set(dut.marker.valid, 1)
             ctx.set(dut.marker.payload, cycle)

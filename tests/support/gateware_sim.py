@@ -47,3 +47,14 @@ def lost_per_source(events):
         if source == Source.LOSS:
             lost[value & 0xF] = lost.get(value & 0xF, 0) + (value >> 4)
     return lost
+
+
+async def start_pipeline(ctx, dut):
+    """START of a ``CapturePipeline`` on one clock for both domains (START's link-domain and
+    capture-domain pulses together): ``start`` and ``clear`` for one cycle, then ``enable``."""
+    ctx.set(dut.start, 1)
+    ctx.set(dut.clear, 1)
+    await ctx.tick()
+    ctx.set(dut.start, 0)
+    ctx.set(dut.clear, 0)
+    ctx.set(dut.enable, 1)
