@@ -290,16 +290,19 @@ class CaptureSession:
             self.trigger,
         )
         run = CaptureRun(output, metadata, analyzer)
-        writer = _open_writer(output, metadata)
-        try:
-            with stop_signals_deferred() as interrupted:
+        # The stop signals are deferred from before the file's first bytes: a signal that
+        # comes once the file grows (its metadata) stops the capture cleanly too, instead of
+        # ending the process (SIGTERM, SIGHUP) with the file unclosed.
+        with stop_signals_deferred() as interrupted:
+            writer = _open_writer(output, metadata)
+            try:
                 self._run(run, writer, until, on_batch, interrupted)
                 if writer is not None:
                     writer.close(run.end_stats(self.port))
-        except BaseException:
-            if writer is not None:
-                _abandon(writer)
-            raise
+            except BaseException:
+                if writer is not None:
+                    _abandon(writer)
+                raise
         if run.stopped_by == "timeout":
             raise DeviceError(
                 f"capture did not end within the timeout of {until.timeout:g} s "
