@@ -201,6 +201,7 @@ typedef struct {
 	unsigned seen;       /* handler calls at the last progress */
 	unsigned wanted;     /* calls the test needs (for the message) */
 	bench_ticks_t since; /* tick count at the last progress */
+	bench_ticks_t limit; /* SUITE_IRQ_TIMEOUT_MS in ticks */
 } suite_irq_watch_t;
 void suite_irq_watch_start(suite_irq_watch_t *w, unsigned calls, unsigned wanted);
 void suite_irq_watch(suite_irq_watch_t *w, unsigned calls);

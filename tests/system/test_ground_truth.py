@@ -193,13 +193,6 @@ def test_every_sample_is_the_truth(exact_run):
         assert table.discarded == 0
 
 
-@pytest.mark.xfail(
-    reason="known regression, open: since this stop's merges (the IRQ-timeout watch in IL-a's "
-    "heartbeat, the demo's no-SUMP simulator, or firmware not rebuilt for changed cflags: 400 "
-    "samples ran as fast as 60) a heartbeat every 1, 2 or 4 polls no longer "
-    "overflows the link, so no loss occurs to be counted; the test needs a new flood",
-    strict=False,
-)
 def test_losses_are_counted_never_wrong(tmp_path):
     """The IL-a thread marks every few polls: more markers than the link carries."""
     run, truth = run_suite(

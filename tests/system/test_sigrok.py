@@ -276,12 +276,6 @@ def test_readme_ols_mapping_decodes_sump_channel_numbers(suite_runs, tmp_path):
 
 
 @pytest.mark.verilator
-@pytest.mark.xfail(
-    reason="known regression, open: its SUITE_IL_HEARTBEAT flood no longer overflows the link "
-    "after this stop's merges (as test_ground_truth's test_losses_are_counted_never_wrong; "
-    "suspected: the firmware not rebuilt for changed cflags, or the heartbeat's IRQ watch)",
-    strict=False,
-)
 def test_decoders_discard_pairs_across_a_loss(tmp_path):
     """The IL-a thread marks every 4 polls: more markers than the link carries, the FIFO
     overflows and the appliance reports LOSS records; pairs across one are discarded."""
