@@ -36,6 +36,8 @@ CSV_HEADER = b"table,start_sample,end_sample,ticks,ns,kernel_tick,load,load_para
 #: The options load and cache when the capture does not say (a logic analyzer's capture of a
 #: DUT, until the user states them); latscope export sets the capture's own.
 UNKNOWN = "unknown"
+LOAD_VALUES = (UNKNOWN,) + LOADS
+CACHE_VALUES = (UNKNOWN,) + CACHE_STATES
 UNITS = {"us": 1e6, "ns": 1e9}
 #: The tests that have tables.
 RULE_TESTS = {rule[0] for rule in RULES}
@@ -118,7 +120,7 @@ class Decoder(srd.Decoder):
             "id": "load",
             "desc": "Load profile the DUT ran (latscope capture --load)",
             "default": UNKNOWN,
-            "values": (UNKNOWN,) + LOADS,
+            "values": LOAD_VALUES,
         },
         {
             "id": "load_param",
@@ -129,7 +131,7 @@ class Decoder(srd.Decoder):
             "id": "cache",
             "desc": "The DUT's CPU caches",
             "default": UNKNOWN,
-            "values": (UNKNOWN,) + CACHE_STATES,
+            "values": CACHE_VALUES,
         },
     )
     annotations = (
@@ -190,12 +192,12 @@ class Decoder(srd.Decoder):
         load, cache = self.options["load"], self.options["cache"]
         param = str(self.options["load_param"]).strip()
         # libsigrokdecode takes any string for an option with values: checked here.
-        if load not in (UNKNOWN,) + LOADS:
-            raise ValueError("load %r: not one of %s" % (load, ", ".join((UNKNOWN,) + LOADS)))
+        if load not in LOAD_VALUES:
+            raise ValueError("load %r: not one of %s" % (load, ", ".join(LOAD_VALUES)))
         if param and not param.isdigit():
             raise ValueError("load_param %r: not a whole number" % param)
-        if cache not in (UNKNOWN,) + CACHE_STATES:
-            raise ValueError("cache %r: not one of %s" % (cache, ", ".join((UNKNOWN,) + CACHE_STATES)))
+        if cache not in CACHE_VALUES:
+            raise ValueError("cache %r: not one of %s" % (cache, ", ".join(CACHE_VALUES)))
         named = []
         if load != UNKNOWN:
             named.append("load " + load + (":" + param if param else ""))
