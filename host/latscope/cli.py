@@ -21,6 +21,7 @@ from . import progress as progress_lines
 from .capture.session import Interrupted
 from .capture.trigger import check_delays, parse_marker
 from .condition_options import conditions_of, conditions_options
+from .fail_if_options import fail_if_options, judged
 from .hints import latscope_command
 from .link.device import DEFAULT_IRQ, DeviceError, IrqSettings
 from .ports import DEFAULT_PORT
@@ -625,6 +626,8 @@ def _analyze_options(p):
     )
     worst_option(p, "(default: text 0, with --details and the other formats {default})")
     loop_option(p, recorded=False)
+    fail_if_options(p)
+    force_option(p)
 
 
 def worst_option(p, default_text="(default {default})"):
@@ -670,6 +673,7 @@ def cmd_analyze(args):
     text = name == "text"
     details = args.details or args.worst is not None or not text
     worst = worst_count(args, details)
+    new_output(args.junit, args.force)
     capture, tables = load_tables(args.capture, args.loop)
     document = results(capture, tables, worst_of(args.capture, capture, tables, worst))
     if text:
@@ -678,7 +682,15 @@ def cmd_analyze(args):
         )
     else:
         sys.stdout.write(named(name).text(document))
-    return 0
+    return _judged(args, document)
+
+
+def _judged(args, document):
+    """:func:`latscope.fail_if_options.judged`, a glob that matches no table a usage error."""
+    try:
+        return judged(args, document)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _report_options(p):
@@ -716,6 +728,7 @@ def _report_options(p):
         "(each reads the capture twice)",
     )
     loop_option(p, recorded=False)
+    fail_if_options(p)
 
 
 @command("report", _report_options, help="tables, figures and a self-contained HTML report")
@@ -726,6 +739,7 @@ def cmd_report(args):
     from .terminal import output_width
 
     new_files_in(args.output, report_files(), args.force)
+    new_output(args.junit, args.force)
     document, paths = write_report(
         args.capture,
         args.output,
@@ -747,7 +761,7 @@ def cmd_report(args):
         f"wrote {first} (and {', '.join(path.name for path in others)}"
         f"{', figures/' if not args.no_figures else ''}) in {args.output}"
     )
-    return 0
+    return _judged(args, document)
 
 
 def _compare_options(p):
@@ -1101,10 +1115,11 @@ def build_parser():
         prog="latscope",
         description="Measure RTOS latencies with a time-stamping FPGA appliance.",
         epilog="Every command has --help; commands that print results have --json. Exit "
-        "status: 0 done, 2 bad command line, unreadable input or device error (one "
-        "line on stderr naming the file or device), 128 + the signal's number when SIGINT "
-        "(130), SIGHUP (129) or SIGTERM (143) ended it (a capture or stream is then stopped, "
-        "drained and its file closed first).",
+        "status: 0 done, 1 a self-test failed (or the demo's build or suite), 2 bad command "
+        "line, unreadable input or device error (one line on stderr naming the file or "
+        "device), 3 a --fail-if condition held (analyze, report, demo), 128 + the signal's "
+        "number when SIGINT (130), SIGHUP (129) or SIGTERM (143) ended it (a capture or "
+        "stream is then stopped, drained and its file closed first).",
     )
     parser.add_argument("--version", action="version", version=f"latscope {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
