@@ -859,6 +859,13 @@ def _export_options(p):
         "DDR and gearbox boards; default: the first event's, less a few)",
     )
     p.add_argument("--stop", type=cycle, help="export stamps before this one only")
+    p.add_argument(
+        "--samples",
+        metavar="FILE.csv|FILE.parquet",
+        help="every sample, one row each (table, test, load, cache, index, start stamp, "
+        "time, latency in ns, flags, trigger delay): CSV or Parquet by the suffix (Parquet: "
+        "pip install 'latscope[data]')",
+    )
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
 
 
@@ -879,11 +886,11 @@ def export_writers(args):
 @command(
     "export",
     _export_options,
-    help="export a capture for sigrok / PulseView",
+    help="export a capture for sigrok / PulseView, or its samples (CSV, Parquet)",
     description="Write a capture as logic signals at the capture clock's sample rate: a "
     "sigrok session file (with OUT.pvs beside it, so PulseView opens it with "
     "the latscope decoders attached) and/or a VCD. See README, sigrok and "
-    "PulseView.",
+    "PulseView. --samples writes every sample instead or besides, one row each.",
 )
 def cmd_export(args):
     from .export.files import export_capture
@@ -891,11 +898,16 @@ def cmd_export(args):
     from .export.writer import ExportError
 
     writers = export_writers(args)
-    if not writers:
+    if not writers and not args.samples:
         raise UsageError(
             "nothing to write: give "
             + " and/or ".join(f"--{writer.name} OUT{writer.suffix}" for writer in EXPORT_FORMATS)
+            + " and/or --samples FILE.csv|FILE.parquet"
         )
+    if args.samples:
+        _export_samples(args)
+        if not writers:
+            return 0
     if args.start is not None and args.stop is not None and args.stop <= args.start:
         raise UsageError(f"--stop {args.stop} is not after --start {args.start}: nothing to export")
     for writer in writers:
@@ -912,6 +924,26 @@ def cmd_export(args):
     if args.json:
         print(json.dumps(info.as_dict(), indent=2))
     return 0
+
+
+def _export_samples(args):
+    """``export --samples``: every sample of the capture in long format, CSV or Parquet."""
+    from .api import CaptureResult
+    from .report.samples import SAMPLE_FORMATS, ExtraMissing, data_package, write_samples
+
+    if not args.samples.lower().endswith(SAMPLE_FORMATS):
+        raise UsageError(f"--samples {args.samples}: give a .csv or .parquet file")
+    if args.samples.lower().endswith(".parquet"):
+        try:
+            data_package("pyarrow", "--samples FILE.parquet")
+        except ExtraMissing as error:
+            raise UsageError(str(error)) from None
+    new_output(args.samples, args.force)
+    with step(f"the samples of {args.capture}"):
+        columns = CaptureResult.load(args.capture).samples()
+        write_samples(columns, args.samples)
+    tables = len(dict.fromkeys(columns["table"]))
+    note(f"wrote {args.samples}: {len(columns['table'])} samples of {tables} tables")
 
 
 def _stream_options(p):
