@@ -225,3 +225,17 @@ def test_the_schema_check_finds_what_breaks_the_schema():
             "<testsuite> time '1.2345'",
         ]
     )
+
+
+def test_the_demo_takes_the_options_for_a_single_run(capsys):
+    """The demo judges its one run (its results document goes through the same
+    ``judged`` as analyze's); with --loads or --sweep there is no one document to judge."""
+    from latscope.demo import parse_args
+
+    args = parse_args(["--fail-if", "IL-*.max_ns > 5000", "--junit", "demo.xml"])
+    assert [c.text for c in args.fail_if] == ["IL-*.max_ns > 5000"] and args.junit == "demo.xml"
+    for argv in (["--fail-if", "IL-*.max > 1"], ["--fail-if", "IL-*.max_ns > 1", "--sweep", "2"]):
+        with pytest.raises(SystemExit) as stop:
+            parse_args(argv)
+        assert stop.value.code == 2
+    assert "single run: not with --loads or --sweep" in capsys.readouterr().err
