@@ -328,6 +328,22 @@ class CaptureResult:
         ``avg_ns``, ``std_ns``, percentiles, ``discarded``, ``parameters``."""
         return self.results()["tables"]
 
+    def samples(self) -> dict[str, list[Any]]:
+        """Every sample in long format, ``{column: values}``: one row per sample with its
+        table, test, conditions, index, start stamp and time, latency (ns), flags and trigger
+        delay (:data:`latscope.report.samples.SAMPLE_COLUMNS`; ``latscope export --samples``)."""
+        from .report.samples import sample_columns
+
+        return sample_columns(self.capture, self.tables())
+
+    def to_dataframe(self) -> Any:
+        """:meth:`samples` as a pandas DataFrame (pandas: ``pip install 'latscope[data]'``;
+        without it :class:`latscope.report.samples.ExtraMissing` says so)."""
+        from .report.samples import data_package
+
+        pandas = data_package("pandas", "CaptureResult.to_dataframe()")
+        return pandas.DataFrame(self.samples())
+
     def save(self, path: str | PathLike[str]) -> str:
         """Copies the capture file to ``path`` (and uses that copy from now on)."""
         path = str(path)

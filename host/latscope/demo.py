@@ -30,6 +30,7 @@ from .analysis.worst import WORST_SHOWN
 from .capture.session import Interrupted
 from .capture.suite import DEMO_IRQ, capture_suite
 from .condition_options import conditions_of, conditions_options, load_option
+from .fail_if_options import fail_if_options, judged
 from .hints import latscope_command
 from .link.device import DeviceError
 from .progress import Progress, note
@@ -146,9 +147,12 @@ def parse_args(argv):
         help="capture file; the results document goes beside it "
         "(.results.json; a sweep's as .sweep.json)",
     )
+    fail_if_options(parser)
     args = parser.parse_args(argv)
     if args.loads and args.sweep:
         parser.error("--loads and --sweep: one at a time")
+    if (args.fail_if or args.junit) and (args.loads or args.sweep):
+        parser.error("--fail-if and --junit judge a single run: not with --loads or --sweep")
     return args
 
 
@@ -444,7 +448,11 @@ def _demo(args):
     results_path = output.with_suffix(".results.json")
     results_path.write_text(json.dumps(document, indent=2) + "\n")
     print(f"results saved to {results_path}")
-    return 0
+    try:
+        return judged(args, document)
+    except ValueError as error:
+        note(f"latscope demo: {error}")
+        return 2
 
 
 if __name__ == "__main__":

@@ -290,9 +290,11 @@ def stats_of_counts(
     values = np.asarray(values, np.int64)
     counts = np.asarray(counts, np.int64)
     n = int(counts.sum()) if len(counts) else 0
-    if not n:
+    if not n:  # every statistic not known (null), as the results document says
         return {
             "samples": 0,
+            **dict.fromkeys(("min_ns", "max_ns", "avg_ns", "std_ns")),
+            **{name: None for key, _, _ in PERCENTILES for name in (key, ci_key(key))},
             "discarded": discarded,
             "discarded_by_holes": discarded_by_holes,
             "lost": lost.count,

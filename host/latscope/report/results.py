@@ -9,6 +9,8 @@ so every output agrees.
 (:func:`latscope.analysis.summary.analyze_capture`); :func:`results` makes the document.
 """
 
+from pathlib import Path
+
 from latscope_defs.protocol import HoleCount
 
 from ..analysis.loop import loop_events, loop_table, tables_with_loop
@@ -28,6 +30,7 @@ from .worst_samples import WorstSamples
 
 __all__ = [
     "SCHEMA_VERSION",
+    "SCHEMA_FILE",
     "TABLE_SECTIONS",
     "results",
     "load_tables",
@@ -46,6 +49,11 @@ __all__ = [
 #: trigger delay (``by_delay``); 10 where the interrupts met the code (``where``, top level
 #: and per table: simulation with its ground-truth log).
 SCHEMA_VERSION = 10
+
+#: The JSON Schema of the document (draft 2020-12): the types, the required fields and no
+#: others; docs/results-schema.md says what they mean, tests/host/test_results_schema.py
+#: validates every document the tests make against it. Installed with the package.
+SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
