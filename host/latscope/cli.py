@@ -1132,6 +1132,34 @@ def cmd_simulate(args):
     return 0
 
 
+def _doctor_options(p):
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+
+
+@command(
+    "doctor",
+    _doctor_options,
+    help="check this machine: decoders, serial ports, simulator, PulseView, toolchains",
+    description="One line per check, `ok` or `problem`, a problem with the command that fixes "
+    "it: the latscope decoders as sigrok-cli lists them, the USB serial ports' permissions, "
+    "the FTDI latency timer (1 ms wanted), the simulators built (the demo's: make demo), "
+    "PulseView, the RISC-V compiler, Verilator, the YoWASP Yosys and nextpnr. Exit status 0 "
+    "when nothing is a problem, 1 otherwise.",
+)
+def cmd_doctor(args):
+    from dataclasses import asdict
+
+    from .doctor import check_line, run_checks
+
+    checks = run_checks()
+    if args.json:
+        print(json.dumps([asdict(check) for check in checks], indent=2))
+    else:
+        for check in checks:
+            print(check_line(check))
+    return 0 if all(check.ok for check in checks) else 1
+
+
 # --- main -------------------------------------------------------------------------------------
 
 
