@@ -1160,6 +1160,38 @@ def cmd_doctor(args):
     return 0 if all(check.ok for check in checks) else 1
 
 
+def _completion_options(p):
+    from .completion import SHELLS
+
+    p.add_argument("shell", choices=list(SHELLS), help="the shell to complete in")
+
+
+@command(
+    "completion",
+    _completion_options,
+    help="print a shell completion script (bash, zsh, fish)",
+    description="Prints the completion script of `latscope` for a shell, generated from its "
+    'options. Install: bash `eval "$(latscope completion bash)"` in ~/.bashrc; zsh the same '
+    "with zsh in ~/.zshrc; fish `latscope completion fish > "
+    "~/.config/fish/completions/latscope.fish`.",
+)
+def cmd_completion(args):
+    from .completion import Command, options_of, script
+    from .demo import demo_parser
+
+    commands = []
+    for name, options, parser_arguments, _ in COMMANDS:
+        if name == "demo":  # its options are the demo's own parser's
+            parser = demo_parser()
+        else:
+            parser = _Parser(prog=f"latscope {name}")
+            options(parser)
+        commands.append(Command(name, parser_arguments["help"], *options_of(parser)))
+    top, _ = options_of(build_parser())
+    print(script(args.shell, top, commands), end="")
+    return 0
+
+
 # --- main -------------------------------------------------------------------------------------
 
 
