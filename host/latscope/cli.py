@@ -1132,6 +1132,66 @@ def cmd_simulate(args):
     return 0
 
 
+def _doctor_options(p):
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+
+
+@command(
+    "doctor",
+    _doctor_options,
+    help="check this machine: decoders, serial ports, simulator, PulseView, toolchains",
+    description="One line per check, `ok` or `problem`, a problem with the command that fixes "
+    "it: the latscope decoders as sigrok-cli lists them, the USB serial ports' permissions, "
+    "the FTDI latency timer (1 ms wanted), the simulators built (the demo's: make demo), "
+    "PulseView, the RISC-V compiler, Verilator, the YoWASP Yosys and nextpnr. Exit status 0 "
+    "when nothing is a problem, 1 otherwise.",
+)
+def cmd_doctor(args):
+    from dataclasses import asdict
+
+    from .doctor import check_line, run_checks
+
+    checks = run_checks()
+    if args.json:
+        print(json.dumps([asdict(check) for check in checks], indent=2))
+    else:
+        for check in checks:
+            print(check_line(check))
+    return 0 if all(check.ok for check in checks) else 1
+
+
+def _completion_options(p):
+    from .completion import SHELLS
+
+    p.add_argument("shell", choices=list(SHELLS), help="the shell to complete in")
+
+
+@command(
+    "completion",
+    _completion_options,
+    help="print a shell completion script (bash, zsh, fish)",
+    description="Prints the completion script of `latscope` for a shell, generated from its "
+    'options. Install: bash `eval "$(latscope completion bash)"` in ~/.bashrc; zsh the same '
+    "with zsh in ~/.zshrc; fish `latscope completion fish > "
+    "~/.config/fish/completions/latscope.fish`.",
+)
+def cmd_completion(args):
+    from .completion import Command, options_of, script
+    from .demo import demo_parser
+
+    commands = []
+    for name, options, parser_arguments, _ in COMMANDS:
+        if name == "demo":  # its options are the demo's own parser's
+            parser = demo_parser()
+        else:
+            parser = _Parser(prog=f"latscope {name}")
+            options(parser)
+        commands.append(Command(name, parser_arguments["help"], *options_of(parser)))
+    top, _ = options_of(build_parser())
+    print(script(args.shell, top, commands), end="")
+    return 0
+
+
 # --- main -------------------------------------------------------------------------------------
 
 

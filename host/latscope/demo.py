@@ -41,7 +41,7 @@ from .values import whole
 #: The demo's counts go to the firmware and the harness as C ints.
 INT32_MAX = 2**31 - 1
 
-__all__ = ["main"]
+__all__ = ["main", "demo_parser"]
 
 CPUS = ("VexRiscv_IMAC", "VexRiscv_Lite")
 #: Pacing of the bus variant. A bus record carries 32 data bits (about 7 bytes, 140 cycles
@@ -79,7 +79,9 @@ class ConsoleFollower:
                 self.progress.note(f"{elapsed:7.1f} s  running {name}")
 
 
-def parse_args(argv):
+def demo_parser():
+    """The demo's options (``latscope demo`` passes its arguments here; shell completion
+    reads them)."""
     parser = argparse.ArgumentParser(
         prog="python -m latscope.demo", description=__doc__.split("\n\n")[1]
     )
@@ -148,6 +150,11 @@ def parse_args(argv):
         "(.results.json; a sweep's as .sweep.json)",
     )
     fail_if_options(parser)
+    return parser
+
+
+def parse_args(argv):
+    parser = demo_parser()
     args = parser.parse_args(argv)
     if args.loads and args.sweep:
         parser.error("--loads and --sweep: one at a time")
