@@ -5,6 +5,7 @@ out, with a *hole* where it dropped data (docs/protocol.md, "What a reader guara
 
 import binascii
 import re
+import sys
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -449,8 +450,12 @@ class StreamParser:
         bytes after it are strays (which fail the segment whose CRC domain holds them)."""
         # Padding with lead bytes makes a one-byte record at the end look like any other.
         padded = buf + bytes([LEAD_FLAG]) * 8
-        windows = np.ndarray((len(buf),), dtype=">u8", buffer=padded, strides=(1,))
-        words = np.take(windows, starts).astype(np.uint64)
+        # Gathered as native words and swapped in place: half the time of gathering
+        # big-endian words and converting them (a copy).
+        windows = np.ndarray((len(buf),), dtype=np.uint64, buffer=padded, strides=(1,))
+        words = np.take(windows, starts)
+        if sys.byteorder == "little":
+            words.byteswap(inplace=True)
         source = (words >> 59).astype(np.uint8) & 0xF
         fixed = np.take(self._fixed, source)
         is_fixed = fixed != 0
@@ -709,12 +714,16 @@ class _Segments:
             first = np.array([d[0] for d in self.delivered], np.int64)
             end = np.array([d[1] for d in self.delivered], np.int64)
             base = np.array([d[2] for d in self.delivered], np.uint64)
+            # Every record labelled with its segment's number + 1 (0: in none): the segments
+            # are disjoint and in order, so one cumulative sum of +label at a segment's first
+            # record and -label after its last gives it (cheaper than a search per event).
+            label = np.arange(1, len(first) + 1, dtype=np.int64)
             marks = np.zeros(self.count + 1, np.int64)
-            np.add.at(marks, first + 1, 1)
-            np.add.at(marks, end, -1)
-            inside = np.cumsum(marks[:-1]) > 0
-            chosen = np.flatnonzero(inside & r.is_event)
-            segment = np.searchsorted(first, chosen, side="right") - 1
+            marks[first + 1] += label  # (no index repeats within one of these two)
+            marks[end] -= label
+            labels = np.cumsum(marks[:-1])
+            chosen = np.flatnonzero((labels > 0) & r.is_event)
+            segment = labels[chosen] - 1
             # Wrapping uint64 arithmetic: base + (deltas up to the event) - (deltas up to SYNC).
             stamp = self.delta_sum[chosen + 1] + (base - self.delta_sum[first + 1])[segment]
             source = np.take(r.source, chosen)
