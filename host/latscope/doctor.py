@@ -7,6 +7,7 @@ them, the FTDI latency timer as the kernel reports it.
 """
 
 import grp
+import importlib
 import os
 import shutil
 import subprocess
@@ -181,11 +182,12 @@ def _program_check(name: str, program: str, package: str) -> Callable[[], Check]
 
 def check_fpga_tools() -> Check:
     """The YoWASP Yosys and nextpnr of this Python environment that board builds run."""
-    from latscope_boards.toolchain import ToolMissing, yowasp_environment
-
+    # Imported by name: the host's type check (make lint's mypy) stays out of the boards'
+    # and gateware's Amaranth code, which it would follow from a plain import.
+    toolchain = importlib.import_module("latscope_boards.toolchain")
     try:
-        tools = {**yowasp_environment("ice40"), **yowasp_environment("ecp5")}
-    except ToolMissing as error:
+        tools = {**toolchain.yowasp_environment("ice40"), **toolchain.yowasp_environment("ecp5")}
+    except toolchain.ToolMissing as error:
         return Check("FPGA tools", False, str(error).split(":")[0], "make setup")
     names = sorted({Path(path).name for path in tools.values()})
     return Check("FPGA tools", True, f"{', '.join(names)} in {Path(sys.prefix)}")
