@@ -982,11 +982,7 @@ class BatchAnalysis(Generic[C]):
                 continue
             window = state.windows - 1
             tables = sorted(
-                {
-                    name
-                    for (w, _), name in state.names.items()
-                    if w == window and name is not None
-                }
+                {name for (w, _), name in state.names.items() if w == window and name is not None}
             )
             named.append(", ".join(tables) if tables else Test(test).name)
         return named
