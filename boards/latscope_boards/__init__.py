@@ -6,7 +6,7 @@ describes it; ``python -m latscope_boards --help`` builds, programs and document
 
 from . import ice40_hx8k_b_evn, icebreaker, ulx3s
 
-__all__ = ["BOARDS", "DEFAULT_BOARD", "get_board"]
+__all__ = ["BOARDS", "DEFAULT_BOARD", "get_board", "identify_names"]
 
 BOARDS = {
     "ice40-hx8k-b-evn": ice40_hx8k_b_evn.board,
@@ -24,3 +24,11 @@ def get_board(name, **options):
     except KeyError:
         raise ValueError(f"unknown board {name!r}; boards: {', '.join(BOARDS)}") from None
     return factory(**{key: value for key, value in options.items() if value is not None})
+
+
+def identify_names(name):
+    """Every board name the IDENTIFY reply of board ``name``'s bitstreams gives: one per ECP5
+    size for the ULX3S (``ulx3s-85f``, ...), else the one."""
+    if name == "ulx3s":
+        return tuple(ulx3s.board(variant=variant).identify_name for variant in ulx3s.VARIANTS)
+    return (get_board(name).identify_name,)

@@ -17,6 +17,8 @@ from latscope_gateware.appliance import Appliance, ApplianceConfig
 from .gearbox import ecp5_gearbox_inputs, ice40_gearbox_inputs
 
 __all__ = [
+    "FT2232H_USB_ID",
+    "FT231X_USB_ID",
     "Pin",
     "PinMap",
     "Board",
@@ -32,6 +34,12 @@ __all__ = [
 MARKER_RESOURCE = "latscope_marker"
 EDGES_RESOURCE = "latscope_edges"
 IRQ_RESOURCE = "latscope_irq"
+
+
+#: USB IDs of the boards' serial chips (FTDI's vendor ID; the FT2232H's and FT231X's default
+#: product IDs, FTDI's AN_104 / the chips' datasheets).
+FT2232H_USB_ID = "0403:6010"
+FT231X_USB_ID = "0403:6015"
 
 
 #: FT2232H UART rates that latscope uses: 12 Mbaud (its maximum, 120 MHz / 10) and the exact
@@ -104,6 +112,10 @@ class Board:
     program : argv of the programming command; ``{bitstream}`` is replaced by the file.
     bitstream_suffix : ``.bin`` (iCE40) or ``.bit`` (ECP5).
     link : one line on the USB-serial chip, for the docs.
+    serial_port : the appliance's serial port on a Linux host with no other USB serial
+        adapter (the docs' command lines; the host's ``--board`` presets).
+    usb_id : ``vendor:product`` of the board's USB serial chip (the udev rule,
+        ``scripts/99-latscope.rules``).
     ddr_inputs : sample the marker strobe and edge channels on both clock edges (ECP5
         IDDRX1F); stamps then carry a half-cycle bit (identify ``stamp_shift`` 1).
     input_phases : 4 for a 1:4 input gearbox on the marker strobe and edge channels
@@ -136,6 +148,8 @@ class Board:
     program: tuple
     bitstream_suffix: str
     link: str
+    serial_port: str
+    usb_id: str
     ddr_inputs: bool = False
     input_phases: int = 0
     sump_depth: int = 512

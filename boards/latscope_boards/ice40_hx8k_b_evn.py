@@ -22,7 +22,7 @@ carry the 1.2 V core supply and pin 2 the bank's VCCIO (3.3 V): never connect th
 from amaranth.build import Attrs
 from amaranth_boards.ice40_hx8k_b_evn import ICE40HX8KBEVNPlatform
 
-from .board import FT2232H_BAUDS, Board, Pin, PinMap, fastest_baud
+from .board import FT2232H_BAUDS, FT2232H_USB_ID, Board, Pin, PinMap, fastest_baud
 from .clocking import Ice40Pll
 
 __all__ = ["board"]
@@ -84,5 +84,7 @@ def board(clock_hz=None, ddr_inputs=True, gearbox=True):
         ddr_inputs=ddr_inputs,
         input_phases=4 if gearbox else 0,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
+        serial_port="/dev/ttyUSB1",
+        usb_id=FT2232H_USB_ID,
         notes=("Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",),
     )

@@ -25,7 +25,7 @@ whose pins the snap-off LED/button section also uses: snap it off first. On ever
 from amaranth.build import Attrs
 from amaranth_boards.icebreaker import ICEBreakerPlatform
 
-from .board import FT2232H_BAUDS, Board, Pin, PinMap, fastest_baud
+from .board import FT2232H_BAUDS, FT2232H_USB_ID, Board, Pin, PinMap, fastest_baud
 from .clocking import CrystalClock, Ice40Pll
 
 __all__ = ["board"]
@@ -109,6 +109,8 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=True):
         input_phases=4 if gearbox else 0,
         gearbox_placement=_GEARBOX_PLACEMENT if gearbox else (),
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
+        serial_port="/dev/ttyUSB1",
+        usb_id=FT2232H_USB_ID,
         notes=(
             "Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",
             "PMOD2 is shared with the snap-off LED/button section: snap it off before "

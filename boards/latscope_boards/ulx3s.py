@@ -22,7 +22,7 @@ Appliance pins are on header J1: GP0..GP10 and GN0..GN10.
 from amaranth.build import Attrs
 from amaranth_boards import ulx3s as _platforms
 
-from .board import Board, Pin, PinMap
+from .board import FT231X_USB_ID, Board, Pin, PinMap
 from .clocking import Ecp5Pll, ecp5_pll_settings
 
 __all__ = ["VARIANTS", "DEFAULT_VARIANT", "board"]
@@ -101,6 +101,8 @@ def board(
         program=("openFPGALoader", "-b", "ulx3s", "{bitstream}"),
         bitstream_suffix=".bit",
         link="FT231X (the board's USB serial port, e.g. /dev/ttyUSB0), 2 Mbaud",
+        serial_port="/dev/ttyUSB0",
+        usb_id=FT231X_USB_ID,
         ddr_inputs=ddr_inputs,
         input_phases=4 if gearbox else 0,
         notes=(

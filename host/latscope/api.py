@@ -55,7 +55,8 @@ __all__ = ["open", "Session", "CaptureResult", "IrqSettings", "TriggerSettings",
 class OpenOptions(TypedDict, total=False):
     """The keyword arguments of :func:`open` (described there)."""
 
-    baud: int
+    baud: int | None
+    board: str | None
     suite: "SuiteSettings | None"
     log: TextIO | None
     sim_args: Sequence[str]
@@ -75,7 +76,8 @@ class IrqFields(TypedDict, total=False):
 def open(
     port: str = DEFAULT_PORT,
     *,
-    baud: int = 12_000_000,
+    baud: int | None = None,
+    board: str | None = None,
     suite: "SuiteSettings | None" = None,
     log: TextIO | None = None,
     sim_args: Sequence[str] = (),
@@ -85,11 +87,14 @@ def open(
 
     ``port``: a serial port, a pyserial URL, ``sim:soc`` (the full-system simulation running
     the test suite; the default, as for the ``latscope`` command) or ``sim:gateware``.
+    ``board``: the board's name (docs/boards.md): its link rate, and the device must
+    identify as that board. ``baud``: the link rate (default: the board's; with neither, a
+    serial port is tried at every board's rate until the device answers).
     ``suite``: for ``sim:soc``, a :class:`latscope.simulated.soc.SuiteSettings` (CPU variant,
     samples, tests). ``log``: a file for the simulation's build and run output. ``sim_args``:
     more arguments of a simulation (``["--loopback"]``: sim:gateware with the self-test's
     jumper)."""
-    return Session(port, baud=baud, suite=suite, log=log, sim_args=sim_args)
+    return Session(port, baud=baud, board=board, suite=suite, log=log, sim_args=sim_args)
 
 
 class Session:
@@ -104,14 +109,17 @@ class Session:
         self,
         port: str,
         *,
-        baud: int = 12_000_000,
+        baud: int | None = None,
+        board: str | None = None,
         suite: "SuiteSettings | None" = None,
         log: TextIO | None = None,
         sim_args: Sequence[str] = (),
     ) -> None:
         self.port = port
-        self.baud = baud
-        self.session = CaptureSession(port, baud=baud, suite=suite, log=log, sim_args=sim_args)
+        self.session = CaptureSession(
+            port, baud=baud, board=board, suite=suite, log=log, sim_args=sim_args
+        )
+        self.baud = self.session.baud
         try:
             # The device's IRQ generator is what ``irq`` and the captures' metadata say.
             # The command line's defaults: DEFAULT_IRQ (with jitter, as the demo runs).

@@ -53,6 +53,16 @@ baud = whole("baud rate", 1, 1_000_000_000)
 seconds = seconds_type()
 
 
+def board_name(text):
+    """``--board ulx3s``: a board of the board definitions (latscope.link.presets)."""
+    from .link.presets import board_preset
+
+    try:
+        return board_preset(text).name
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def loop_channel(text):
     """``--loop EDGE2``: the IRQ loop's edge channel (latscope.analysis.loop)."""
     from .analysis.loop import parse_loop
@@ -182,7 +192,18 @@ def device_options(p):
         f"{', '.join(SIM_PORTS)} (default: {DEFAULT_PORT}, the simulated SoC running the "
         f"suite; built the first time)",
     )
-    p.add_argument("--baud", type=baud, default=12_000_000, help="UART baud rate")
+    p.add_argument(
+        "--board",
+        type=board_name,
+        help="the board (its name in docs/boards.md): sets the link rate, and the device "
+        "must identify as that board",
+    )
+    p.add_argument(
+        "--baud",
+        type=baud,
+        help="UART baud rate (default: the --board's; with neither, a serial port is "
+        "tried at every board's rate until the device answers)",
+    )
 
 
 def irq_options(p):
@@ -224,7 +245,7 @@ def _info_options(p):
 def cmd_info(args):
     from .capture.session import CaptureSession
 
-    with CaptureSession(args.port, baud=args.baud) as session:
+    with CaptureSession(args.port, baud=args.baud, board=args.board) as session:
         identity = session.identity
         info = session.info()
     if args.json:
@@ -290,7 +311,7 @@ def _selftest_options(p):
 def cmd_selftest(args):
     from dataclasses import asdict
 
-    from .link.device import Device, open_transport
+    from .link.presets import open_device
     from .link.selftest import format_results, run_selftest
     from .ports import is_simulated, open_selftest_port
 
@@ -304,22 +325,20 @@ def cmd_selftest(args):
                 f"(firmware/tools/, docs/boards.md)"
             )
 
-    with (
-        open_selftest_port(args.port, loopback=args.loopback, miswire=args.miswire) as port,
-        Device(open_transport(port.path, args.baud), reply_timeout=port.reply_timeout) as device,
-        step(f"self-test on {args.port}"),
-    ):
-        results = run_selftest(
-            device,
-            port=args.port,
-            baud=args.baud,
-            loopback=args.loopback,
-            wiring=args.wiring,
-            count=args.count,
-            dut=port,
-            on_wiring_start=prompt,
-            wiring_timeout=args.wait,
-        )
+    with open_selftest_port(args.port, loopback=args.loopback, miswire=args.miswire) as port:
+        device, rate = open_device(port, baud=args.baud, board=args.board, identify=False)
+        with device, step(f"self-test on {args.port}"):
+            results = run_selftest(
+                device,
+                port=args.port,
+                baud=rate,
+                loopback=args.loopback,
+                wiring=args.wiring,
+                count=args.count,
+                dut=port,
+                on_wiring_start=prompt,
+                wiring_timeout=args.wait,
+            )
     if args.json:
         print(
             json.dumps(
@@ -405,7 +424,9 @@ def cmd_capture(args):
         suite = SuiteSettings(**conditions.as_dict())
     elif args.port in SIM_PORTS and conditions.load != "none":
         raise UsageError(f"--load: {args.port} runs no suite (sim:soc or a board does)")
-    with CaptureSession(args.port, baud=args.baud, suite=suite, truth=args.truth) as session:
+    with CaptureSession(
+        args.port, baud=args.baud, board=args.board, suite=suite, truth=args.truth
+    ) as session:
         if not (args.duration or args.events or session.port.dut_ends):
             args.duration = 10.0  # a simulated suite ends by itself
         session.configure_irq(irq)
@@ -1010,6 +1031,7 @@ def cmd_stream(args):
             args.port,
             out,
             baudrate=args.baud,
+            board=args.board,
             irq=irq,
             block=PULSEVIEW_BLOCK if args.pulseview else 0,
             duration=args.duration,
@@ -1045,6 +1067,7 @@ def _stream_to_pulseview(args, irq):
                 args.port,
                 viewer.stdin,
                 baudrate=args.baud,
+                board=args.board,
                 irq=irq,
                 block=PULSEVIEW_BLOCK,
                 duration=args.duration,

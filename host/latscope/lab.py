@@ -34,18 +34,21 @@ from .api import open as open_appliance
 
 __all__ = ["LatscopeAppliance", "LatscopeDriver", "network_url"]
 
-#: The appliance's UART rate on the boards (docs/boards.md).
-APPLIANCE_BAUD = 12_000_000
+_OPTIONAL_INT = attr.validators.optional(attr.validators.instance_of(int))
+_OPTIONAL_STR = attr.validators.optional(attr.validators.instance_of(str))
 
 
 @target_factory.reg_resource
 @attr.s(eq=False)
 class LatscopeAppliance(Resource):
     """An appliance on this computer: ``port`` is its serial port (``/dev/ttyUSB1``,
-    ``/dev/serial/by-id/...``) or any pyserial URL, ``speed`` its UART rate."""
+    ``/dev/serial/by-id/...``) or any pyserial URL, ``board`` the board's name
+    (docs/boards.md: its UART rate, and the appliance must identify as it), ``speed`` its
+    UART rate if not the board's (neither: found by trying the boards' rates)."""
 
     port = attr.ib(validator=attr.validators.instance_of(str))
-    speed = attr.ib(default=APPLIANCE_BAUD, validator=attr.validators.instance_of(int))
+    speed = attr.ib(default=None, validator=_OPTIONAL_INT)
+    board = attr.ib(default=None, validator=_OPTIONAL_STR)
 
 
 def network_url(host, port, protocol="rfc2217"):
@@ -67,6 +70,9 @@ class LatscopeDriver(Driver):
     one :class:`latscope.api.Session` (the link stays open between captures)."""
 
     bindings = {"port": {"LatscopeAppliance", "SerialPort", "NetworkSerialPort"}}
+    #: The board's name (docs/boards.md) for a port that does not say it (a SerialPort or
+    #: NetworkSerialPort): its rate unless the port names a speed, and the identity to expect.
+    board = attr.ib(default=None, validator=_OPTIONAL_STR)
 
     def __attrs_post_init__(self):
         super().__attrs_post_init__()
@@ -83,11 +89,16 @@ class LatscopeDriver(Driver):
     @property
     def speed(self):
         # A NetworkSerialPort's speed is what the exporter's USBSerialPort/RawSerialPort
-        # says; RFC 2217 sets it on the far end.
+        # says; RFC 2217 sets it on the far end. None: the board's.
         return self.port.speed
 
+    @property
+    def board_name(self):
+        """The board: the driver's, else the LatscopeAppliance's (None: any)."""
+        return self.board or getattr(self.port, "board", None)
+
     def on_activate(self):
-        self.session = open_appliance(self.url, baud=self.speed)
+        self.session = open_appliance(self.url, baud=self.speed, board=self.board_name)
 
     def on_deactivate(self):
         session, self.session = self.session, None

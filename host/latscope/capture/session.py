@@ -19,16 +19,15 @@ from typing import TYPE_CHECKING, TextIO
 
 from ..events import Events
 from ..link.device import (
-    Device,
     DeviceError,
     IrqSettings,
     Port,
     TriggerSettings,
-    open_transport,
 )
 from ..link.identity import Identity
 from ..link.parser import ParserStats
 from ..link.port_lock import PortLock
+from ..link.presets import open_device
 from .conditions import Conditions
 from .metadata import JsonObject
 
@@ -177,19 +176,22 @@ def capture_metadata(
 class CaptureSession:
     """A connected, identified appliance. ``port``: a port name (serial port, pyserial URL,
     ``sim:soc``, ``sim:gateware``) or a :class:`~latscope.link.device.Port` not yet started.
-    ``sim_args``: more arguments of a simulation; ``suite``: the suite of ``sim:soc``
-    (:class:`latscope.simulated.soc.SuiteSettings`); ``truth``: the ground-truth log of
-    ``sim:soc`` (recorded in its captures' metadata); ``log``: a file for a simulation's
-    output. ``owns_port``: start the port and stop it on :meth:`close` (False: the caller
-    started it and keeps it running). Attributes: ``port`` (the Port), ``device``,
-    ``identity``, ``irq`` (what the IRQ generator is set to; the defaults of
-    :class:`IrqSettings` at first)."""
+    ``baud``, ``board``: the link rate and the board preset
+    (:func:`latscope.link.presets.open_device`: neither on a board's serial port finds the
+    board by its rate). ``sim_args``: more arguments of a simulation; ``suite``: the suite
+    of ``sim:soc`` (:class:`latscope.simulated.soc.SuiteSettings`); ``truth``: the
+    ground-truth log of ``sim:soc`` (recorded in its captures' metadata); ``log``: a file
+    for a simulation's output. ``owns_port``: start the port and stop it on :meth:`close`
+    (False: the caller started it and keeps it running). Attributes: ``port`` (the Port),
+    ``device``, ``baud`` (the rate it runs at), ``identity``, ``irq`` (what the IRQ
+    generator is set to; the defaults of :class:`IrqSettings` at first)."""
 
     def __init__(
         self,
         port: str | Port,
         *,
-        baud: int = 12_000_000,
+        baud: int | None = None,
+        board: str | None = None,
         sim_args: Sequence[str] = (),
         suite: "SuiteSettings | None" = None,
         truth: "PathLike | None" = None,
@@ -209,20 +211,10 @@ class CaptureSession:
                 self._stack.enter_context(port)
             if PortLock.applies(port.path):  # one session per port (PortBusy)
                 self._stack.enter_context(PortLock(port.path))
-            self.device = self._stack.enter_context(
-                Device(
-                    open_transport(port.path, baud),
-                    reply_timeout=port.reply_timeout,
-                    name=port.name,
-                )
-            )
-            try:
-                self.identity = self.device.identify()
-            except DeviceError as error:
-                message = str(error)
-                raise DeviceError(
-                    message if message.startswith(port.name) else f"{port.name}: {message}"
-                ) from None
+            device, self.baud = open_device(port, baud=baud, board=board)
+            self.device = self._stack.enter_context(device)
+            assert device.identity is not None
+            self.identity = device.identity
         except BaseException:
             self._stack.close()
             raise

@@ -108,7 +108,8 @@ def stream_capture(
     port,
     out,
     *,
-    baudrate=12_000_000,
+    baudrate=None,
+    board=None,
     irq=DEFAULT_IRQ,
     block=0,
     duration=None,
@@ -123,9 +124,10 @@ def stream_capture(
     and writes the VCD stream to the binary stream ``out`` until ``duration`` seconds or
     ``max_events`` events passed, a simulated DUT's firmware exited, the reader went away
     or a stop signal (Ctrl-C, SIGTERM, SIGHUP: the stream is finished, then
-    :class:`~latscope.capture.session.Interrupted` raised). ``capture``: also write a capture
-    file. ``pvs``: write a PulseView setup there first (decoders attached to the stream's
-    signals). Returns the :class:`LiveVcd`.
+    :class:`~latscope.capture.session.Interrupted` raised). ``baudrate``, ``board``: the
+    link rate and board preset (:class:`~latscope.capture.session.CaptureSession`).
+    ``capture``: also write a capture file. ``pvs``: write a PulseView setup there first
+    (decoders attached to the stream's signals). Returns the :class:`LiveVcd`.
 
     Readers and their buffering: ``sigrok-cli -i - -I vcd`` reads what the pipe has;
     libsigrok's VCD input passes samples on in chunks, so annotations lag the capture by one
@@ -134,7 +136,7 @@ def stream_capture(
     With ``block=PULSEVIEW_BLOCK`` every flush is padded with spaces (VCD whitespace) up to
     the next 4 MiB boundary, so each flush reaches PulseView at once (up to 4 MiB per flush
     through the pipe, nothing on disk)."""
-    with CaptureSession(port, baud=baudrate) as session:
+    with CaptureSession(port, baud=baudrate, board=board) as session:
         identity = session.identity
         layout = Layout.for_identity(identity)
         # The decoder stack as one argument a shell reads as printed, also where it is folded
