@@ -68,8 +68,8 @@ def _is_serial_device(port: Port) -> bool:
 
 
 #: Seconds an auto-detection attempt waits for the IDENTIFY reply at one rate: a board
-#: answers within a millisecond, the test's simulated board within a fraction of a second.
-DETECT_TIMEOUT = 1.0
+#: answers within a millisecond (a simulated board takes seconds: ``attempt_timeout``).
+DETECT_TIMEOUT = 0.5
 
 
 def _identified(port: Port, baud: int, reply_timeout: float) -> Device:
@@ -84,11 +84,11 @@ def _identified(port: Port, baud: int, reply_timeout: float) -> Device:
     return device
 
 
-def _detect(port: Port) -> tuple[Device, int]:
+def _detect(port: Port, attempt_timeout: float) -> tuple[Device, int]:
     rates = detection_rates()
     for baud in rates:
         try:
-            device = _identified(port, baud, min(DETECT_TIMEOUT, port.reply_timeout))
+            device = _identified(port, baud, attempt_timeout)
         except DeviceError:
             continue
         device.reply_timeout = port.reply_timeout
@@ -112,7 +112,12 @@ def _preset_of(identity_board: str) -> BoardPreset | None:
 
 
 def open_device(
-    port: Port, *, baud: int | None = None, board: str | None = None, identify: bool = True
+    port: Port,
+    *,
+    baud: int | None = None,
+    board: str | None = None,
+    identify: bool = True,
+    attempt_timeout: float = DETECT_TIMEOUT,
 ) -> tuple[Device, int]:
     """The identified :class:`Device` on a started ``port``, and the rate it runs at.
 
@@ -121,13 +126,14 @@ def open_device(
     at every board's rate (:func:`detection_rates`) and the board found named in a note;
     a simulation or a URL opens at ``SIMULATION_BAUD``. ``identify`` False (the self-test,
     whose link test explains a silent or garbled port): IDENTIFY only to check a board or
-    to find one, and when no rate answers, the device at the first rate, unidentified."""
+    to find one, and when no rate answers, the device at the first rate, unidentified.
+    ``attempt_timeout``: seconds each rate's IDENTIFY may take."""
     preset = board_preset(board) if board else None
     if baud is None and preset is not None:
         baud = preset.baud
     if baud is None and _is_serial_device(port):
         try:
-            device, baud = _detect(port)
+            device, baud = _detect(port, attempt_timeout)
         except DeviceError as error:
             if identify:
                 raise

@@ -1,0 +1,124 @@
+"""Board presets (issue 28, item 1): ``--board`` takes each board's rate and identity from
+its definition; with neither board nor rate the host finds the board on a serial port by its
+rate; and docs/boards.md's per-board command lines run as written against ``sim:gateware``
+made to look like that board (``support/board_sim.py``: its IDENTIFY names the board and its
+pty passes bytes only at the board's rate)."""
+
+import contextlib
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import latscope_boards
+from latscope.cli import main
+from latscope.link.device import DeviceError, Port
+from latscope.link.presets import board_presets, detection_rates, open_device
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs" / "boards.md"
+
+#: The simulated appliance answers IDENTIFY in about 2 s on a loaded 2-core machine (a
+#: board: in microseconds), so a raw pty path gets this long instead of Port's 5 s.
+SIM_REPLY_TIMEOUT = 60.0
+
+
+@contextlib.contextmanager
+def simulated_board(name, *args):
+    """The pty path of ``support/board_sim.py --board name``, running until the block ends."""
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "support" / "board_sim.py"), "--board", name, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("PTY "), line
+        yield line.split()[1]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_presets_are_the_board_definitions():
+    presets = board_presets()
+    assert list(presets) == list(latscope_boards.BOARDS)
+    for name, preset in presets.items():
+        board = latscope_boards.get_board(name)
+        assert (preset.baud, preset.serial_port) == (board.baud, board.serial_port)
+        assert board.identify_name in preset.identities
+    # The rates issue 28 names: the FT231X's 2 Mbaud, the FT2232H's 12 Mbaud.
+    assert presets["ulx3s"].baud == 2_000_000 and presets["ulx3s"].serial_port == "/dev/ttyUSB0"
+    assert presets["ulx3s"].identities == ("ulx3s-12f", "ulx3s-25f", "ulx3s-45f", "ulx3s-85f")
+    for name in ("ice40-hx8k-b-evn", "icebreaker"):
+        assert (presets[name].baud, presets[name].serial_port) == (12_000_000, "/dev/ttyUSB1")
+    assert detection_rates() == [12_000_000, 2_000_000]
+
+
+def test_auto_detection_finds_the_ulx3s_at_its_rate(capsys):
+    # The ULX3S's rate is the second tried: the first attempt, at 12 Mbaud, reaches the
+    # simulated board garbled (as a UART at another rate reads it) and gets no reply.
+    with simulated_board("ulx3s") as path:
+        port = Port(path)
+        port.reply_timeout = SIM_REPLY_TIMEOUT
+        device, baud = open_device(port, attempt_timeout=10.0)
+        with device:
+            assert baud == 2_000_000 and device.identity.board == "ulx3s-85f"
+    err = capsys.readouterr().err
+    assert f"{path}: found ulx3s-85f (ulx3s: --board ulx3s) at 2000000 baud" in err
+
+
+def test_a_board_of_another_identity_is_refused(monkeypatch, capsys):
+    monkeypatch.setattr(Port, "reply_timeout", SIM_REPLY_TIMEOUT)
+    with simulated_board("ice40-hx8k-b-evn") as path:
+        # Same rate as the HX8K, so IDENTIFY answers, with the other board's name.
+        status = main(["info", "--port", path, "--board", "icebreaker"])
+        with pytest.raises(DeviceError, match="at any board's rate"):
+            open_device(Port(path), baud=None, attempt_timeout=0.01)
+    err = capsys.readouterr().err
+    assert status != 0
+    assert (
+        f"{path}: the device says it is 'ice40-hx8k-b-evn', not --board icebreaker "
+        "(icebreaker): another board or port?" in err
+    )
+
+
+def _documented_commands():
+    """(board, argv) of every ``latscope ... --board NAME`` line in docs/boards.md."""
+    commands = []
+    for line in DOCS.read_text().splitlines():
+        if line.startswith("latscope ") and (match := re.search(r"--board (\S+)", line)):
+            commands.append((match.group(1), shlex.split(line)[1:]))
+    return commands
+
+
+def test_every_board_has_its_documented_commands():
+    boards = {board for board, _ in _documented_commands()}
+    assert boards == set(latscope_boards.BOARDS)
+    for board, argv in _documented_commands():
+        # The documented port is the board's (its definition), not another board's.
+        assert argv[argv.index("--port") + 1] == board_presets()[board].serial_port
+
+
+@pytest.mark.slow  # 9 commands against the Amaranth simulation, ~2 s a command
+@pytest.mark.parametrize("board", list(latscope_boards.BOARDS))
+def test_documented_commands_run_against_the_simulated_board(board, monkeypatch, capsys):
+    monkeypatch.setattr(Port, "reply_timeout", SIM_REPLY_TIMEOUT)
+    preset = board_presets()[board]
+    for name, argv in _documented_commands():
+        if name != board:
+            continue
+        loopback = ["--loopback"] if "--loopback" in argv else []
+        with simulated_board(board, *loopback) as path:
+            argv = [path if arg == preset.serial_port else arg for arg in argv]
+            status = main(argv)
+        out = capsys.readouterr().out
+        assert status == 0, (argv, out)
+        if argv[0] == "info":
+            assert f"board          {latscope_boards.get_board(board).identify_name}" in out
+        else:
+            assert "link: ok" in out and ("loopback: ok" in out) == bool(loopback), out
