@@ -832,8 +832,8 @@ def cmd_compare(args):
         new_files_in(args.output, compare.directory_files(), args.force)
         figures = compare.write_directory(runs, document, args.output)
         note(
-            f"wrote {len(figures)} figures and {', '.join(compare.directory_files())} in "
-            f"{args.output}"
+            f"wrote {len(figures.png)} overlaid distributions and "
+            f"{', '.join(compare.directory_files())} in {args.output}"
         )
     name = "json" if args.json else args.format
     if name == "text":

@@ -136,7 +136,7 @@ def comparison(runs):
                 entries.append({"run": run.label, "present": False})
                 continue
             stats = {key: row[key] for key in COMPARED}
-            intervals = {key: row[ci_key(key)] for key in JUDGED}
+            intervals = {ci_key(key): row[ci_key(key)] for key in JUDGED}
             entry = {
                 "run": run.label,
                 "present": True,
@@ -154,7 +154,8 @@ def comparison(runs):
                         stats[key], base["stats"][key]
                     )
                 entry["judgement"] = {
-                    key: judgement(intervals[key], base["ci"][key]) for key in JUDGED
+                    key: judgement(intervals[ci_key(key)], base["ci"][ci_key(key)])
+                    for key in JUDGED
                 }
             entries.append(entry)
         tables.append({"name": name, "runs": entries})

@@ -5,14 +5,17 @@ it: the runs' settings as rows that say where a run differs from the first
 """
 
 from ..analysis.statistics import CONFIDENCE
+from .columns import STAT_COLUMNS, cell, interval_text
 
 __all__ = [
     "SETTINGS_GROUPS",
     "settings_rows",
     "baseline",
     "difference_text",
+    "judged_difference",
     "judgement_mark",
     "judgement_note",
+    "judgements_grid",
 ]
 
 #: The groups of a run's ``measured_under`` in the order shown (compare.measured_under).
@@ -56,9 +59,7 @@ def settings_rows(comparison):
 def baseline(table):
     """The label of a comparison table's baseline: its first run with samples (None: no
     run has any)."""
-    return next(
-        (e["run"] for e in table["runs"] if e["present"] and e["stats"]["samples"]), None
-    )
+    return next((e["run"] for e in table["runs"] if e["present"] and e["stats"]["samples"]), None)
 
 
 def difference_text(key, entry):
@@ -70,12 +71,19 @@ def difference_text(key, entry):
     return text
 
 
+def judged_difference(key, entry):
+    """A statistic's difference to the baseline (:func:`difference_text`), a percentile's
+    judgement sign after it ("-13511.0 -81% ▼")."""
+    return f"{difference_text(key, entry)} {judgement_mark(entry, key, short=True)}".rstrip()
+
+
 def judgement_mark(entry, key, *, short=False):
     """A run's judgement of percentile ``key`` against the baseline as shown: "▲ higher",
     "▼ lower", "≈ within" or "–" (no interval known); ``short``: the sign alone, nothing
     where no interval is known (the difference beside it is "–" then: a percentile has an
-    interval exactly where it is reported); "" for the baseline itself."""
-    if "judgement" not in entry:
+    interval exactly where it is reported); "" for the baseline itself and a statistic not
+    judged."""
+    if key not in entry.get("judgement", {}):
         return ""
     judged = entry["judgement"][key]
     if short:
@@ -92,3 +100,29 @@ def judgement_note():
         f"where an interval is not known (too few samples); min, max, avg and std have no "
         f"interval and are not judged"
     )
+
+
+def judgements_grid(table):
+    """A comparison table's percentiles: (header, rows), per percentile its title, every
+    run's value and confidence interval and every judged run's :func:`judgement_mark`
+    against the baseline, each row as (cells, the judgements of its last cells); None when
+    no run is judged."""
+    present = [entry for entry in table["runs"] if entry["present"]]
+    judged = [entry for entry in present if "judgement" in entry]
+    if not judged:
+        return None
+    base = baseline(table)
+    header = ["percentile"]
+    for entry in present:
+        header += [f"{entry['run']} (ns)", f"{entry['run']} {CONFIDENCE:.0%} interval (ns)"]
+    header += [f"{entry['run']} against {base}" for entry in judged]
+    rows = []
+    for key, title, fmt in STAT_COLUMNS:
+        if key not in judged[0]["judgement"]:
+            continue
+        cells = [title.removesuffix(" (ns)")]
+        for entry in present:
+            cells += [cell(entry["stats"][key], fmt), interval_text(entry["ci"], key)]
+        cells += [judgement_mark(entry, key) for entry in judged]
+        rows.append((cells, [entry["judgement"][key] for entry in judged]))
+    return header, rows

@@ -76,7 +76,9 @@ def _figures(tables, directory, x, interval_s):
             if family:
                 title = f"{kind}: {what}, cumulative distribution of each table"
                 figure = plots.cdf(family, title=title)
-                figures.families[kind] = plots.save_inlined(figure, folder / plots.figure_name(kind, "cdf"))
+                figures.families[kind] = plots.save_inlined(
+                    figure, folder / plots.figure_name(kind, "cdf")
+                )
     return figures
 
 

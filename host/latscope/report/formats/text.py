@@ -12,7 +12,7 @@ from ..columns import (
     summary_columns,
     text_table,
 )
-from ..comparison_view import difference_text, judgement_mark, judgement_note, settings_rows
+from ..comparison_view import judged_difference, judgement_note, settings_rows
 from ..headline import headline_lines
 from ..results import TABLE_SECTIONS
 from ..run_description import conditions_line, holes_text, integrity_line
@@ -125,7 +125,9 @@ def _comparison_lines(document, width=None):
                 if "diff" in entry:
                     out.append(
                         ("    Δ").ljust(label_width)
-                        + "  ".join(_judged(key, entry).rjust(w) for (key, _, _), w in columns)
+                        + "  ".join(
+                            judged_difference(key, entry).rjust(w) for (key, _, _), w in columns
+                        )
                     )
         for entry in table["runs"]:
             if entry["present"]:
@@ -134,12 +136,6 @@ def _comparison_lines(document, width=None):
     out.append(statistics_note().split(";")[0] + ".")
     out.append(judgement_note().capitalize() + ".")
     return "\n".join(out)
-
-
-def _judged(key, entry):
-    """A statistic's difference to the baseline, a percentile's judgement sign after it."""
-    mark = judgement_mark(entry, key, short=True) if key in entry["judgement"] else ""
-    return f"{difference_text(key, entry)} {mark}".rstrip()
 
 
 def _settings_lines(document):
