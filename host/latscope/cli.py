@@ -800,8 +800,9 @@ def _compare_options(p):
     _compare_options,
     help="compare the tables of several captures",
     description="Side-by-side tables of several captures with the difference of every "
-    "statistic against the first (the baseline); with -o, overlaid "
-    "distributions.",
+    "statistic against the first (the baseline), each percentile's judged by the two "
+    "confidence intervals (higher / lower: disjoint; within: overlapping), and every "
+    "run's settings; with -o, overlaid distributions and comparison.html beside them.",
 )
 def cmd_compare(args):
     from .report import compare
