@@ -22,6 +22,7 @@ __all__ = [
     "load_runs",
     "comparison",
     "differences",
+    "measured_under",
     "JUDGED",
     "judgement",
     "write_figures",
