@@ -821,8 +821,9 @@ def _compare_options(p):
     _compare_options,
     help="compare the tables of several captures",
     description="Side-by-side tables of several captures with the difference of every "
-    "statistic against the first (the baseline); with -o, overlaid "
-    "distributions.",
+    "statistic against the first (the baseline), each percentile's judged by the two "
+    "confidence intervals (higher / lower: disjoint; within: overlapping), and every "
+    "run's settings; with -o, overlaid distributions and comparison.html beside them.",
 )
 def cmd_compare(args):
     from .report import compare
@@ -853,8 +854,8 @@ def cmd_compare(args):
         new_files_in(args.output, compare.directory_files(), args.force)
         figures = compare.write_directory(runs, document, args.output)
         note(
-            f"wrote {len(figures)} figures and {', '.join(compare.directory_files())} in "
-            f"{args.output}"
+            f"wrote {len(figures.png)} overlaid distributions and "
+            f"{', '.join(compare.directory_files())} in {args.output}"
         )
     name = "json" if args.json else args.format
     if name == "text":

@@ -353,7 +353,10 @@ def run_loads(args, settings, output):
     print("events lost, holes: " + ", ".join(f"{k} {v[0]}, {v[1]}" for k, v in lost.items()))
     directory = output.with_suffix(".loads")
     figures = compare.write_directory(runs, document, directory)
-    print(f"{len(figures)} figures and {', '.join(compare.directory_files())} in {directory}")
+    print(
+        f"{len(figures.png)} overlaid distributions and "
+        f"{', '.join(compare.directory_files())} in {directory}"
+    )
     return 1 if any(any(v) for v in lost.values()) else 0
 
 

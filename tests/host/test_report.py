@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import re
+from html.parser import HTMLParser
 
 import numpy as np
 import pytest
@@ -527,3 +528,106 @@ def test_tick_flags_recorded_or_not(tmp_path, capsys):
     assert documents[False]["tick_markers"] == 0
     assert any(row["flags"]["tick"] for row in documents[True]["tables"])
     assert any(row["flags"]["tick"] == 0 for row in documents[True]["tables"] if row["samples"])
+
+
+@pytest.fixture(scope="module")
+def clock_work(tmp_path_factory):
+    """CLOCK_ISR built with its default fixed work (SUITE_CLK_WORK, 5000 iterations) and
+    with a fifth of it: the same table, the second run's samples about a fifth as long."""
+    directory = tmp_path_factory.mktemp("clock-work")
+    default, short = directory / "work5000.lsc", directory / "work1000.lsc"
+    native_suite_capture(default, 100, tests="CLOCK_ISR")
+    native_suite_capture(short, 100, tests="CLOCK_ISR", cflags="-DSUITE_CLK_WORK=1000u")
+    return default, short
+
+
+class _Page(HTMLParser):
+    """The tables of an HTML page: per table its rows, each row (its class, its cells as
+    text), and every image's and link's source."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.tables, self.images, self.links = [], [], []
+        self._row = self._cell = None
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table":
+            self.tables.append({"class": attrs.get("class"), "rows": []})
+        elif tag == "tr":
+            self._row = (attrs.get("class"), [])
+            self.tables[-1]["rows"].append(self._row)
+        elif tag in ("td", "th"):
+            self._cell = []
+        elif tag == "img":
+            self.images.append(attrs["src"])
+        elif tag == "a":
+            self.links.append(attrs["href"])
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self._row[1].append("".join(self._cell))
+            self._cell = None
+
+    def table(self, css):
+        return next(table["rows"] for table in self.tables if table["class"] == css)
+
+
+def test_compare_judges_percentiles_by_their_intervals(clock_work, tmp_path, capsys):
+    """Two real runs whose fixed work differs fivefold: p50 "lower" (the intervals are
+    disjoint, checked here from the results), the same capture against itself "within"
+    everywhere; the settings and the judgements in the HTML, Markdown and text pages."""
+    default, short = clock_work
+    document = compare.comparison(compare.load_runs([default, short], ["A", "B"]))
+    assert document["version"] == 3
+    a, b = next(t for t in document["tables"] if t["name"] == "CLK-a-1")["runs"]
+    low, high = b["ci"]["p50_ci_ns"]
+    base_low, base_high = a["ci"]["p50_ci_ns"]
+    assert high < base_low  # disjoint, b wholly below
+    assert b["judgement"]["p50_ns"] == "lower" and "judgement" not in a
+    assert b["judgement"]["p999_ns"] is None  # 100 samples: no p99.9, no interval
+    # 100 samples: p99's interval is open above (its upper rank would be the 101st), so
+    # it overlaps whatever lies below: "within", however far the values are apart.
+    assert a["ci"]["p99_ci_ns"][1] is None and b["ci"]["p99_ci_ns"][1] is None
+    assert b["stats"]["p99_ns"] < a["stats"]["p99_ns"] and b["judgement"]["p99_ns"] == "within"
+    assert set(b["judgement"]) == set(compare.JUDGED)
+    reversed_ = compare.comparison(compare.load_runs([short, default], ["B", "A"]))
+    assert reversed_["tables"][0]["runs"][1]["judgement"]["p50_ns"] == "higher"
+    assert "cflags" in document["differences"][0]
+    itself = compare.comparison(compare.load_runs([default, default], ["A", "A"]))
+    for table in itself["tables"]:
+        judged = table["runs"][1]["judgement"]
+        assert {judged[k] for k in compare.JUDGED if judged[k] is not None} == {"within"}
+        assert judged["p50_ns"] == "within"
+    assert itself["differences"] == []
+
+    out = tmp_path / "out"
+    assert main(["compare", str(default), str(short), "--force", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"^\* firmware: cflags +– +-DSUITE_CLK_WORK=1000u$", text, re.M)
+    delta = next(line for line in text.splitlines() if line.lstrip().startswith("Δ"))
+    assert f"{b['diff']['p50_ns']:+.1f} {b['diff_pct']['p50_ns']:+.0f}% ▼" in delta
+    page = _Page((out / "comparison.html").read_text())
+    settings = page.table("compared-settings")
+    assert settings[0][1] == ["setting", "work5000", "work1000"]
+    marked = [cells for css, cells in settings if css == "differs"]
+    assert marked == [["firmware: cflags", "–", "-DSUITE_CLK_WORK=1000u"]]
+    assert ["load: cache", "on", "on"] in [cells for _, cells in settings]
+    judgements = {cells[0]: cells[-1] for css, cells in page.table("judgements") if css}
+    assert judgements == {"p50": "▼ lower", "p99": "≈ within", "p99.9": "–"}
+    diff_row = next(cells for css, cells in page.table("compared") if css == "diff")
+    assert diff_row[0] == "Δ work1000" and diff_row[6].endswith("▼")
+    assert len(page.images) == 1 and page.images[0].startswith("data:image/png;base64,")
+    assert page.links == ["./CLK-a-1.compare.svg"] and (out / "CLK-a-1.compare.svg").exists()
+    markdown = (out / "comparison.md").read_text()
+    assert "| **firmware: cflags** | **–** | **-DSUITE_CLK_WORK=1000u** |" in markdown
+    assert "![CLK-a-1 compare](./CLK-a-1.compare.svg)" in markdown
+    written = json.loads((out / "comparison.json").read_text())
+    assert (
+        written["version"] == 3 and written["tables"][0]["runs"][1]["judgement"] == b["judgement"]
+    )

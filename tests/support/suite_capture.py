@@ -9,6 +9,7 @@ capture file with ``CaptureWriter``: a capture whose latencies were measured, at
 "clock" (host nanoseconds), never invented.
 """
 
+import re
 import shutil
 import subprocess
 import time
@@ -36,15 +37,18 @@ def native_identity(board, stamp_shift=0):
     }
 
 
-def build_native_suite(samples, tests="all", marker="gpio"):
+def build_native_suite(samples, tests="all", marker="gpio", cflags=""):
     """Path of the native suite binary (built if needed); fails without gcc and make (a
     missing tool must not turn the report tests into skips that hide a regression).
-    One build directory per test selection, so that selections do not rebuild each other."""
+    ``cflags``: more -D settings of the suite (SUITE_CFLAGS, suite.h). One build directory
+    per test selection and settings, so that they do not rebuild each other."""
     import pytest
 
     if shutil.which("gcc") is None or shutil.which("make") is None:
         pytest.fail("needs gcc and make on PATH (the native suite is built for this test)")
     build = "build/pytest-report-" + tests.replace(",", "-").lower()
+    if cflags:  # "-DSUITE_CLK_WORK=1000u" -> "-dsuite_clk_work-1000u"
+        build += "-" + "-".join(re.findall(r"\w+", cflags)).lower()
     subprocess.run(
         [
             "make",
@@ -56,6 +60,7 @@ def build_native_suite(samples, tests="all", marker="gpio"):
             f"SAMPLES={samples}",
             f"TESTS={tests}",
             f"BUILD={build}",
+            f"SUITE_CFLAGS={cflags}",
             "-j2",
         ],
         check=True,
@@ -75,14 +80,16 @@ def native_suite_capture(
     conditions=None,
     chunk_size=64 * 1024,
     irq=None,
+    cflags="",
 ):
     """Runs the native suite (``tests``: all or markers.Test names, comma-separated) and
     writes its markers as a capture file at ``path``. ``stamp_shift`` 1 says the stamps
     count half cycles of the clock (a DDR board's identity). ``conditions``: the metadata's
     load and cache (a dict; default: none recorded, as captures before them);
     ``chunk_size``: of the file's DATA chunks (a METADATA copy every 8 of them). ``irq``: IRQ
-    settings recorded instead of the native run's (fields of a dict)."""
-    binary = build_native_suite(samples, tests)
+    settings recorded instead of the native run's (fields of a dict); ``cflags``: the suite
+    built with these -D settings (SUITE_CFLAGS), recorded as the suite's ``cflags``."""
+    binary = build_native_suite(samples, tests, cflags=cflags)
     dump = Path(path).with_suffix(".markers.txt")
     result = subprocess.run([str(binary), str(dump)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -109,6 +116,7 @@ def native_suite_capture(
             "tests": tests,
             "marker": "gpio",
             "kernel": "reference kernel, host port",
+            **({"cflags": cflags} if cflags else {}),
         },
         "handler_markers": False,  # the host port's kernel writes none
         "test_info": "test suite run natively (host time stamps, ns)",

@@ -9,10 +9,12 @@ The formats (:mod:`latscope.report.formats`) write the comparison document.
 
 from pathlib import Path
 
+from ..analysis.statistics import PERCENTILES, ci_key
 from ..progress import step
 from . import plots
 from .columns import STAT_COLUMNS
 from .formats import comparison_formats
+from .formats.base import Figures
 from .results import load_tables, results
 
 __all__ = [
@@ -20,6 +22,9 @@ __all__ = [
     "load_runs",
     "comparison",
     "differences",
+    "measured_under",
+    "JUDGED",
+    "judgement",
     "write_figures",
     "directory_files",
     "write_directory",
@@ -27,6 +32,9 @@ __all__ = [
 
 #: Statistics compared (every numeric one of a table row).
 COMPARED = [key for key, _, _ in STAT_COLUMNS]
+#: Statistics judged against the baseline's: those with a confidence interval, the
+#: percentiles (the extremes, mean and deviation have none).
+JUDGED = [key for key, _, _ in PERCENTILES]
 
 
 class Run:
@@ -56,7 +64,7 @@ IRQ_SETTINGS = ("enable", "period", "jitter_mask", "width", "one_shot", "active_
 _CONDITION_KEYS = ("load", "load_param", "cache")
 
 
-def _measured_under(document):
+def measured_under(document):
     """What makes two captures' tables comparable: load and cache, IRQ settings, CPU and
     firmware (the suite's other settings), as a results document records them."""
     suite = document["suite"] if isinstance(document["suite"], dict) else {}
@@ -75,10 +83,10 @@ def differences(runs):
     """How the runs after the first differ from it in load and cache, IRQ settings, CPU or
     firmware: one line per difference ("bus: load {...} against {...}"); [] when the tables
     were measured alike."""
-    base = _measured_under(runs[0].document)
+    base = measured_under(runs[0].document)
     lines = []
     for run in runs[1:]:
-        mine = _measured_under(run.document)
+        mine = measured_under(run.document)
         lines += [
             f"{run.label}: {what} {mine[what]} against {base[what]} ({runs[0].label})"
             for what in base
@@ -95,11 +103,28 @@ def _difference(value, base):
     return delta, relative
 
 
+def judgement(interval, base):
+    """A percentile against the baseline's, by their confidence intervals ([low, high] ns,
+    an end None where it is open: below the minimum, above the maximum): "higher" when this
+    one's lies wholly above the baseline's, "lower" wholly below, "within" when they share
+    a point; None when either is not known (too few samples)."""
+    if not interval or not base:
+        return None
+    (low, high), (base_low, base_high) = interval, base
+    if low is not None and base_high is not None and low > base_high:
+        return "higher"
+    if high is not None and base_low is not None and high < base_low:
+        return "lower"
+    return "within"
+
+
 def comparison(runs):
     """The comparison document: the runs (label, capture path, board, clock, CPU/suite
-    settings) and per table name (in first-seen order) every run's statistics with
-    ``diff`` (value - baseline) and ``diff_pct`` against the first run that has samples in
-    it, and its tail estimate (``tail``, as in the run's results document)."""
+    settings, what their tables were measured under) and how they differ in it, and per
+    table name (in first-seen order) every run's statistics and percentiles' confidence
+    intervals with ``diff`` (value - baseline), ``diff_pct`` and the percentiles'
+    ``judgement`` (:func:`judgement`) against the first run that has samples in it, and its
+    tail estimate (``tail``, as in the run's results document)."""
     names = []
     for run in runs:
         names += [name for name in run.rows if name not in names]
@@ -112,19 +137,34 @@ def comparison(runs):
                 entries.append({"run": run.label, "present": False})
                 continue
             stats = {key: row[key] for key in COMPARED}
-            entry = {"run": run.label, "present": True, "stats": stats, "tail": row["tail"]}
+            intervals = {ci_key(key): row[ci_key(key)] for key in JUDGED}
+            entry = {
+                "run": run.label,
+                "present": True,
+                "stats": stats,
+                "ci": intervals,
+                "tail": row["tail"],
+            }
             if base is None:
                 if stats["samples"]:  # the baseline: the first run with samples
-                    base = stats
+                    base = entry
             else:
                 entry["diff"], entry["diff_pct"] = {}, {}
                 for key in COMPARED:
-                    entry["diff"][key], entry["diff_pct"][key] = _difference(stats[key], base[key])
+                    entry["diff"][key], entry["diff_pct"][key] = _difference(
+                        stats[key], base["stats"][key]
+                    )
+                entry["judgement"] = {
+                    key: judgement(intervals[ci_key(key)], base["ci"][ci_key(key)])
+                    for key in JUDGED
+                }
             entries.append(entry)
         tables.append({"name": name, "runs": entries})
     return {
         "schema": "latscope-comparison",
-        "version": 2,  # 2: every run's tail estimate (docs/results-schema.md)
+        # 2: every run's tail estimate; 3: settings, differences, intervals and judgements
+        # (docs/results-schema.md)
+        "version": 3,
         "runs": [
             {
                 "label": run.label,
@@ -136,19 +176,26 @@ def comparison(runs):
                 "irq": run.document["irq"],
                 "test_info": run.document["capture"]["test_info"],
                 "closed": run.document["integrity"]["closed"],
+                "measured_under": measured_under(run.document),
             }
             for run in runs
         ],
+        "differences": differences(runs),
         "tables": tables,
     }
 
 
+#: Where a comparison's figures are, relative to its files.
+FIGURES = "."
+
+
 def write_figures(runs, directory):
     """Overlaid distributions of every table present in two or more runs:
-    ``directory/<table>.compare.{png,svg}``; returns the written paths."""
+    ``directory/<table>.compare.{png,svg}``; returns their :class:`Figures` (per table its
+    ``compare`` PNG in base64)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    written = []
+    figures = Figures(FIGURES)
     names = []
     for run in runs:
         names += [name for name in run.tables if name not in names]
@@ -158,8 +205,9 @@ def write_figures(runs, directory):
             progress.set_detail(f"{name}, {done + 1} of {len(shared)} tables")
             present = [(run.label, run.tables[name]) for run in runs if name in run.tables]
             figure = plots.overlay_distributions(present)
-            written += plots.save(figure, directory / plots.figure_name(name, "compare"))
-    return written
+            stem = directory / plots.figure_name(name, "compare")
+            figures.png[name] = {"compare": plots.save_inlined(figure, stem)}
+    return figures
 
 
 def directory_files():
@@ -170,9 +218,10 @@ def directory_files():
 
 def write_directory(runs, document, directory):
     """The overlaid distributions (:func:`write_figures`) and the comparison ``document`` in
-    every format that has a comparison file, into ``directory``; returns the figures."""
+    every format that has a comparison file (beside the figures), into ``directory``;
+    returns the :class:`Figures`."""
     figures = write_figures(runs, directory)
     for fmt in comparison_formats():
         if fmt.comparison_file:
-            fmt.write_comparison(document, Path(directory) / fmt.comparison_file)
+            fmt.write_comparison(document, Path(directory) / fmt.comparison_file, figures)
     return figures

@@ -4,7 +4,6 @@
 of each worst sample (``worst/<table>.<rank>.sr``).
 """
 
-import base64
 from pathlib import Path
 
 from ..analysis.worst import WORST_SHOWN
@@ -77,24 +76,18 @@ def _figures(tables, directory, x, interval_s):
             if family:
                 title = f"{kind}: {what}, cumulative distribution of each table"
                 figure = plots.cdf(family, title=title)
-                figures.families[kind] = _saved(figure, folder / plots.figure_name(kind, "cdf"))
+                figures.families[kind] = plots.save_inlined(
+                    figure, folder / plots.figure_name(kind, "cdf")
+                )
     return figures
 
 
 def _table_figures(name, table, folder, x, interval_s):
     """Draws one table's figures into ``folder``; ``{kind: PNG in base64}``."""
     return {
-        kind: _saved(figure, folder / plots.figure_name(name, kind))
+        kind: plots.save_inlined(figure, folder / plots.figure_name(name, kind))
         for kind, figure in plots.table_figures(table, x=x, interval_s=interval_s).items()
     }
-
-
-def _saved(figure, stem):
-    """Writes ``stem.svg`` and ``stem.png``; the PNG in base64 (to be inlined)."""
-    plots.save(figure, stem, formats=("svg",))
-    png = plots.png_bytes(figure)  # rendered once: file and inline copy
-    stem.with_name(stem.name + ".png").write_bytes(png)
-    return base64.b64encode(png).decode("ascii")
 
 
 def write_report(

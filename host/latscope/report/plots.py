@@ -8,6 +8,7 @@ the bounded analysis accumulates it (``TableAccumulator``): the figures are made
 accumulator, so both give the same figures. :func:`save` writes a figure as PNG and SVG.
 """
 
+import base64
 import io
 import math
 from pathlib import Path
@@ -507,6 +508,15 @@ def png_bytes(figure):
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
     return buffer.getvalue()
+
+
+def save_inlined(figure, stem):
+    """Writes ``stem.svg`` and ``stem.png``; returns the PNG in base64 (for a page that
+    inlines it)."""
+    save(figure, stem, formats=("svg",))
+    png = png_bytes(figure)  # rendered once: file and inline copy
+    Path(f"{stem}.png").write_bytes(png)
+    return base64.b64encode(png).decode("ascii")
 
 
 def figure_name(table_name, kind):

@@ -40,8 +40,10 @@ class ResultsFormat:
         (None: none)."""
         raise NotImplementedError
 
-    def comparison_text(self, comparison):
-        """The file of a comparison (:func:`latscope.report.compare.comparison`)."""
+    def comparison_text(self, comparison, figures=None):
+        """The file of a comparison (:func:`latscope.report.compare.comparison`).
+        ``figures``: the overlaid distributions beside it (:class:`Figures`, kind
+        ``compare``; None: none)."""
         raise NotImplementedError(f"{self.name}: no comparison")
 
     @property
@@ -51,5 +53,5 @@ class ResultsFormat:
     def write(self, document, path, figures=None):
         Path(path).write_text(self.text(document, figures))
 
-    def write_comparison(self, comparison, path):
-        Path(path).write_text(self.comparison_text(comparison))
+    def write_comparison(self, comparison, path, figures=None):
+        Path(path).write_text(self.comparison_text(comparison, figures))

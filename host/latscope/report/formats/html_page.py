@@ -1,17 +1,27 @@
 """The HTML report (``report.html``): one self-contained page (CSS inline, figures as embedded
 PNGs): the run's settings, the tables, and per table its statistics, every section and its
-figures.
+figures. And the comparison page (``comparison.html``): every run's settings, those that
+differ marked, and per table the runs' statistics, differences, judgements and the overlaid
+distributions.
 """
 
 import html
 from pathlib import Path
 
 from ...analysis.statistics import CONFIDENCE, PERCENTILES
+from .. import plots
 from ..columns import STAT_COLUMNS, cell, interval_text, stat_cell, statistics_note
+from ..comparison_view import (
+    judged_difference,
+    judgement_note,
+    judgements_grid,
+    settings_rows,
+)
 from ..headline import TITLE, headline_grid
 from ..results import TABLE_SECTIONS
 from ..run_description import settings_items
 from ..section import Grid, Link, Paragraph
+from ..tail_estimates import tail_line
 from .base import ResultsFormat
 
 __all__ = ["HtmlFormat"]
@@ -32,6 +42,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .note { color: #555; font-size: .9em; }
 .test { border-top: 1px solid #ccd; margin-top: 1.5em; }
 img { max-width: 100%; }
+tr.differs td, tr.differs th { background: #fde2e2; font-weight: bold; }
+ul.differences { border-left: 4px solid #c33; padding: .3em 1em .3em 2em; background: #fdf2f2; }
+td.higher { color: #a00; } td.lower { color: #05a; } td.within { color: #555; }
 """
 
 
@@ -69,6 +82,12 @@ class HtmlFormat(ResultsFormat):
     name = "html"
     help = "one self-contained page: settings, tables, worst samples, figures"
     report_file = "report.html"
+
+    comparison_help = (
+        "one page: each run's settings (differences marked), per table the statistics, "
+        "differences with their judgements, and the overlaid distributions"
+    )
+    comparison_file = "comparison.html"
 
     def text(self, document, figures=None):
         inline = figures.png if figures else {}
@@ -149,9 +168,128 @@ class HtmlFormat(ResultsFormat):
                     f"src='data:image/png;base64,{png}'>"
                 )
             body.append("</section>")
-        return (
-            f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n<body>\n"
-            + "\n".join(body)
-            + "\n</body></html>\n"
+        return _page(title, body)
+
+    def comparison_text(self, comparison, figures=None):
+        labels = [run["label"] for run in comparison["runs"]]
+        title = f"latscope comparison: {', '.join(labels)}"
+        body = [
+            f"<h1>{html.escape(title)}</h1>",
+            f"<p class=note>Comparison schema version {comparison['version']}. Latencies "
+            f"in nanoseconds; every difference is against the baseline of its table (the "
+            f"first run with samples in it).</p>",
+            "<h2>Runs and settings</h2>",
+            _settings_table(comparison),
+        ]
+        if comparison["differences"]:
+            body.append(
+                "<p>Not measured alike (rows marked above):</p><ul class=differences>"
+                + "".join(f"<li>{html.escape(line)}</li>" for line in comparison["differences"])
+                + "</ul>"
+            )
+        else:
+            body.append("<p>The runs were measured alike.</p>")
+        body.append(
+            f"<p class=note>{html.escape(judgement_note().capitalize())}. "
+            f"{html.escape(statistics_note().capitalize())}.</p><h2>Tables</h2>"
         )
+        for table in comparison["tables"]:
+            body.append(_comparison_section(table, figures))
+        return _page(title, body)
+
+
+def _page(title, body):
+    return (
+        f"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
+
+
+def _row(cells, *, head=False, css=None, cell_css=None):
+    """A table row of text cells (``head``: header cells); ``css``: the row's class,
+    ``cell_css``: each cell's class (None: none)."""
+    tag = "th" if head else "td"
+    classes = cell_css or [None] * len(cells)
+    return (
+        (f"<tr class={css}>" if css else "<tr>")
+        + "".join(
+            f"<{tag}{f' class={c}' if c else ''}>{html.escape(str(text))}</{tag}>"
+            for text, c in zip(cells, classes)
+        )
+        + "</tr>"
+    )
+
+
+def _settings_table(comparison):
+    """Every run's capture, board and clock, then its settings, a row per setting; the
+    rows in which a run differs from the first marked (class ``differs``)."""
+    runs = comparison["runs"]
+    rows = [
+        _row(["setting"] + [run["label"] for run in runs], head=True),
+        _row(["capture"] + [run["capture"] for run in runs]),
+        _row(["board"] + [cell(run["board"], "{}") for run in runs]),
+        _row(
+            ["clock (MHz)"]
+            + [cell(run["clock_hz"] and run["clock_hz"] / 1e6, "{:g}") for run in runs]
+        ),
+    ]
+    rows += [
+        _row([title] + values, css="differs" if differs else None)
+        for title, values, differs in settings_rows(comparison)
+    ]
+    return "<table class=compared-settings>" + "\n".join(rows) + "</table>"
+
+
+def _comparison_section(table, figures):
+    """One table of the comparison: every run's statistics with its differences below,
+    the percentiles with their intervals and judgements, the tail estimates and the
+    overlaid distribution (``figures``: :class:`Figures`, None: none), inlined and linked
+    to its SVG beside the page."""
+    name = table["name"]
+    present = [entry for entry in table["runs"] if entry["present"]]
+    missing = [entry["run"] for entry in table["runs"] if not entry["present"]]
+    numeric = [None] + ["num"] * len(STAT_COLUMNS)
+    stats = [_row(["run"] + [t for _, t, _ in STAT_COLUMNS], head=True)]
+    for entry in present:
+        values = [cell(entry["stats"][k], f) for k, _, f in STAT_COLUMNS]
+        stats.append(_row([entry["run"]] + values, cell_css=numeric))
+        if "diff" in entry:
+            changes = [judged_difference(k, entry) for k, _, _ in STAT_COLUMNS]
+            stats.append(_row([f"Δ {entry['run']}"] + changes, css="diff", cell_css=numeric))
+    out = [
+        f"<section class=test id='{html.escape(name)}'><h3>{html.escape(name)}</h3>",
+        "<table class=compared>" + "\n".join(stats) + "</table>",
+    ]
+    if missing:
+        out.append(f"<p>No such table in {html.escape(', '.join(missing))}.</p>")
+    judgements = _judgements_table(table)
+    if judgements:
+        out.append(judgements)
+    out += [
+        f"<p class=note>{html.escape(tail_line(e['run'] + ' tail', e['tail']))}</p>"
+        for e in present
+    ]
+    shown = figures.png.get(name, {}) if figures else {}
+    out += [
+        f"<a href='{html.escape(figures.directory)}/{html.escape(plots.figure_name(name, kind))}"
+        f".svg'><img alt='{html.escape(name)} {kind}' src='data:image/png;base64,{png}'></a>"
+        for kind, png in shown.items()
+    ]
+    return "\n".join(out) + "</section>"
+
+
+def _judgements_table(table):
+    """The percentiles of :func:`judgements_grid` (None: no run judged), each judgement's
+    cell of class higher, lower, within or unknown."""
+    grid = judgements_grid(table)
+    if grid is None:
+        return None
+    header, rows = grid
+    out = [_row(header, head=True)]
+    for cells, judged in rows:
+        classes = [None] + ["num"] * (len(cells) - 1 - len(judged))
+        classes += [judgement or "unknown" for judgement in judged]
+        out.append(_row(cells, cell_css=classes, css="judged"))
+    return "<table class=judgements>" + "\n".join(out) + "</table>"

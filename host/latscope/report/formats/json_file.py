@@ -19,5 +19,5 @@ class JsonFormat(ResultsFormat):
     def text(self, document, figures=None):
         return json.dumps(document, indent=2) + "\n"
 
-    def comparison_text(self, comparison):
+    def comparison_text(self, comparison, figures=None):
         return self.text(comparison)

@@ -12,6 +12,7 @@ from ..columns import (
     summary_columns,
     text_table,
 )
+from ..comparison_view import judged_difference, judgement_note, settings_rows
 from ..headline import headline_lines
 from ..results import TABLE_SECTIONS
 from ..run_description import conditions_line, holes_text, integrity_line
@@ -50,11 +51,12 @@ class TextFormat(ResultsFormat):
             lines.append(holes_text(integrity))
         return wrap("\n".join(lines), width) + "\n"
 
-    def comparison_text(self, comparison, *, width=None):
-        """Per table: one line per run with its statistics and one with its tail estimate,
-        and under every run after the baseline the differences (value - baseline, and
-        percent for the ns statistics); ``width``: the statistics split into groups of
-        columns that fit it, long lines wrapped."""
+    def comparison_text(self, comparison, figures=None, *, width=None):
+        """The runs' settings, those that differ from the first run's marked; per table:
+        one line per run with its statistics and one with its tail estimate, and under
+        every run after the baseline the differences (value - baseline, and percent for the
+        ns statistics; a percentile's judgement beside it); ``width``: the statistics split
+        into groups of columns that fit it, long lines wrapped. No figures (a terminal)."""
         return wrap(_comparison_lines(comparison, width), width) + "\n"
 
 
@@ -98,9 +100,10 @@ def _comparison_lines(document, width=None):
     columns in groups that fit ``width`` (None: one group)."""
     titles = [title for _, title, _ in STAT_COLUMNS]
     label_width = max([len(r["label"]) for r in document["runs"]] + [8]) + 2
-    widths = [max(len(t), 14) for t in titles]
+    widths = [max(len(t), 16) for t in titles]
     groups = column_groups(widths, label_width, width)
     out = [f"{run['label']}: {NOT_CLOSED}" for run in document["runs"] if not run["closed"]]
+    out += _settings_lines(document)
     for table in document["tables"]:
         out.append(table["name"])
         for group in groups:
@@ -122,20 +125,37 @@ def _comparison_lines(document, width=None):
                 if "diff" in entry:
                     out.append(
                         ("    Δ").ljust(label_width)
-                        + "  ".join(_difference(key, entry).rjust(w) for (key, _, _), w in columns)
+                        + "  ".join(
+                            judged_difference(key, entry).rjust(w) for (key, _, _), w in columns
+                        )
                     )
         for entry in table["runs"]:
             if entry["present"]:
                 out.append(f"  {entry['run']} " + tail_line("tail", entry["tail"]))
         out.append("")
     out.append(statistics_note().split(";")[0] + ".")
+    out.append(judgement_note().capitalize() + ".")
     return "\n".join(out)
 
 
-def _difference(key, entry):
-    """A statistic's difference to the baseline: "+12.0 +3%" (ns), "+2" (counts)."""
-    delta, pct = entry["diff"][key], entry["diff_pct"][key]
-    text = "–" if delta is None else f"{delta:+.1f}" if key.endswith("_ns") else f"{delta:+d}"
-    if pct is not None and key.endswith("_ns"):
-        text += f" {pct:+.0f}%"
-    return text
+def _settings_lines(document):
+    """The runs' settings, one line per setting and a column per run, "*" before each one
+    in which a run differs from the first."""
+    rows = settings_rows(document)
+    titles = ["settings"] + [title for title, _, _ in rows]
+    labels = [run["label"] for run in document["runs"]]
+    columns = [[label] + [values[n] for _, values, _ in rows] for n, label in enumerate(labels)]
+    widths = [max(len(text) for text in column) for column in columns]
+    title_width = max(len(title) for title in titles)
+    marks = [" "] + ["*" if differs else " " for _, _, differs in rows]
+    lines = [
+        f"{marks[r]} {title.ljust(title_width)}  "
+        + "  ".join(column[r].ljust(w) for column, w in zip(columns, widths))
+        for r, title in enumerate(titles)
+    ]
+    note = (
+        "*: a run's setting differs from the first run's"
+        if any(marks[1:])
+        else "the runs were measured alike"
+    )
+    return [line.rstrip() for line in lines] + [f"  ({note})", ""]
