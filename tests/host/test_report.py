@@ -592,9 +592,11 @@ def test_compare_judges_percentiles_by_their_intervals(clock_work, tmp_path, cap
     assert b["judgement"]["p50_ns"] == "lower" and "judgement" not in a
     assert b["judgement"]["p999_ns"] is None  # 100 samples: no p99.9, no interval
     # 100 samples: p99's interval is open above (its upper rank would be the 101st), so
-    # it overlaps whatever lies below: "within", however far the values are apart.
+    # it overlaps whatever lies below: "within", however far the values are apart (and in
+    # whichever order: the native port's p99 is the host's noise, 73 us against 27 us once
+    # on a loaded machine).
     assert a["ci"]["p99_ci_ns"][1] is None and b["ci"]["p99_ci_ns"][1] is None
-    assert b["stats"]["p99_ns"] < a["stats"]["p99_ns"] and b["judgement"]["p99_ns"] == "within"
+    assert b["judgement"]["p99_ns"] == "within"
     assert set(b["judgement"]) == set(compare.JUDGED)
     reversed_ = compare.comparison(compare.load_runs([short, default], ["B", "A"]))
     assert reversed_["tables"][0]["runs"][1]["judgement"]["p50_ns"] == "higher"
