@@ -71,8 +71,8 @@ install-decoders:
 	@echo "installed in $(DECODERS_DIR): $$(cd decoders && echo latscope_*)"
 
 # The boards' udev rule (scripts/99-latscope.rules: FTDI latency timer 1 ms, tty and USB
-# permissions; docs/boards.md, "The FTDI latency timer"). Opt-in, as root: sudo make install-udev.
-# The rule is made from the board definitions: python -m latscope.link.udev.
+# permissions; docs/boards.md, "The FTDI latency timer (Linux)"), made from the board
+# definitions (python -m latscope.link.udev). Opt-in, as root: sudo make install-udev.
 UDEV_RULES_DIR ?= /etc/udev/rules.d
 
 install-udev:

@@ -139,7 +139,7 @@ def check_latency_timer() -> Check:
         return Check("FTDI latency timer", True, f"{wanted} ms on every adapter")
     found = ", ".join(f"{t.parent.name} {value} ms" for t, value in slow)
     fix = "; ".join(f"echo {wanted} | sudo tee {t}" for t, _ in slow)
-    fix += f" (at every plug-in: sudo {_make_command('install-udev')})"
+    fix += f" (and for every plug-in: sudo {_make_command('install-udev')})"
     return Check("FTDI latency timer", False, f"{found} ({wanted} ms wanted)", fix)
 
 

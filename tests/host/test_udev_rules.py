@@ -7,10 +7,12 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tty
 from pathlib import Path
 
 import pytest
+import serial
 
 import latscope_boards
 from latscope.link.device import low_latency, open_transport
@@ -70,7 +72,11 @@ def test_a_pty_opens_though_it_refuses_low_latency():
         tty.setraw(slave)
         transport = open_transport(os.ttyname(slave))
         try:
-            # The kernel has no serial_struct for a pty: the request fails, and is ignored.
+            # A pyserial port on Linux: open_transport made the request (low_latency's
+            # condition); the kernel has no serial_struct for a pty, so it failed, ignored.
+            assert sys.platform.startswith("linux") and isinstance(transport, serial.Serial)
+            with pytest.raises(ValueError, match="ASYNC_LOW_LATENCY"):
+                transport.set_low_latency_mode(True)
             assert low_latency(transport) is False
             os.write(master, b"\x5a")
             assert transport.read(1) == b"\x5a"

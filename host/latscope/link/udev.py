@@ -4,7 +4,7 @@ the board definitions: ``python -m latscope.link.udev > scripts/99-latscope.rule
 For each board's USB ID (``Board.usb_id``) it sets the FTDI latency timer to
 :data:`LATENCY_TIMER_MS` and lets the ``dialout`` group use the tty (the link) and the
 ``plugdev`` group the USB device (programming: openFPGALoader through libftdi).
-``make install-udev`` installs it (docs/boards.md, "The FTDI latency timer").
+``make install-udev`` installs it (docs/boards.md, "The FTDI latency timer (Linux)").
 """
 
 import sys
@@ -28,7 +28,7 @@ _HEADER = f"""\
 # plugdev groups, the FTDI latency timer {LATENCY_TIMER_MS} ms (Linux's default, 16 ms, delays
 # every reply). Made from the board definitions (boards/latscope_boards, Board.usb_id):
 #   .venv/bin/python -m latscope.link.udev > scripts/{RULES_NAME}
-# Install: sudo make install-udev (docs/boards.md, "The FTDI latency timer").
+# Install: sudo make install-udev (docs/boards.md, "The FTDI latency timer (Linux)").
 """
 
 
