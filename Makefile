@@ -5,7 +5,7 @@
 # (tests/README.md); make lint alone: ruff and mypy.
 PYTHON := .venv/bin/python
 
-.PHONY: setup demo lint test check bench clean bitstream bitstreams-all program install-decoders pty-shim
+.PHONY: setup demo lint test check bench clean bitstream bitstreams-all program install-decoders install-udev pty-shim
 
 # FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
 # [VARIANT=12F|25F|45F|85F for the ULX3S] [SEED=n: default the board's]; fails when timing is not met.
@@ -69,6 +69,16 @@ install-decoders:
 		ln -sfn "$(abspath .)/$${decoder%/}" "$(DECODERS_DIR)/$$(basename $$decoder)"; \
 	done
 	@echo "installed in $(DECODERS_DIR): $$(cd decoders && echo latscope_*)"
+
+# The boards' udev rule (scripts/99-latscope.rules: FTDI latency timer 1 ms, tty and USB
+# permissions; docs/boards.md, "The FTDI latency timer (Linux)"), made from the board
+# definitions (python -m latscope.link.udev). Opt-in, as root: sudo make install-udev.
+UDEV_RULES_DIR ?= /etc/udev/rules.d
+
+install-udev:
+	install -m 644 scripts/99-latscope.rules $(UDEV_RULES_DIR)/99-latscope.rules
+	udevadm control --reload
+	udevadm trigger --subsystem-match=usb --subsystem-match=usb-serial --subsystem-match=tty
 
 # LD_PRELOAD library that lets sigrok-cli / PulseView (libserialport) open the simulated
 # appliance's pty: LD_PRELOAD=$PWD/build/pty_shim.so sigrok-cli -d ols:conn=/dev/pts/N --scan

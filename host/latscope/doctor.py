@@ -16,13 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .link.udev import LATENCY_TIMER_MS
+
 __all__ = ["Check", "CHECKS", "run_checks", "check_line", "WANTED_LATENCY_TIMER_MS"]
 
-#: The FTDI latency timer latscope wants, in ms. An FTDI chip holds received bytes that do
-#: not fill a USB packet for up to this long before sending them (FTDI AN232B-04, "Data
-#: Throughput, Latency and Handshaking"; the Linux ftdi_sio default is 16 ms): every command
-#: reply and the tail of the live view wait that long.
-WANTED_LATENCY_TIMER_MS = 1
+#: The FTDI latency timer latscope wants, in ms (the udev rule's).
+WANTED_LATENCY_TIMER_MS = LATENCY_TIMER_MS
 
 #: How long a program's version query may take (PulseView starts Qt for it: under a second).
 _VERSION_TIMEOUT_S = 20
@@ -140,6 +139,7 @@ def check_latency_timer() -> Check:
         return Check("FTDI latency timer", True, f"{wanted} ms on every adapter")
     found = ", ".join(f"{t.parent.name} {value} ms" for t, value in slow)
     fix = "; ".join(f"echo {wanted} | sudo tee {t}" for t, _ in slow)
+    fix += f" (and for every plug-in: sudo {_make_command('install-udev')})"
     return Check("FTDI latency timer", False, f"{found} ({wanted} ms wanted)", fix)
 
 

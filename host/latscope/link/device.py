@@ -5,6 +5,7 @@ simulation all appear as a serial port (the simulations open a pseudo-terminal),
 one code path: :func:`open_transport` takes a port name or pyserial URL.
 """
 
+import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -42,6 +43,7 @@ __all__ = [
     "Device",
     "Port",
     "Transport",
+    "low_latency",
     "open_transport",
 ]
 
@@ -285,9 +287,29 @@ def open_transport(port: str, baudrate: int = 12_000_000, timeout: float = 0.05)
             from .network_port import Rfc2217Port
 
             return Rfc2217Port(port, baudrate=baudrate, timeout=timeout)
-        return serial.serial_for_url(port, baudrate=baudrate, timeout=timeout)
+        transport = serial.serial_for_url(port, baudrate=baudrate, timeout=timeout)
     except (serial.SerialException, ValueError) as error:
         raise DeviceError(f"{port}: cannot open: {error}") from None
+    low_latency(transport)
+    return transport
+
+
+def low_latency(transport: Transport) -> bool:
+    """Asks the serial driver for low latency; True when it took the request.
+
+    An FTDI chip holds received bytes that do not fill a USB packet for its latency timer,
+    16 ms by default under Linux, so every command reply and small read would wait that long.
+    Linux's ftdi_sio driver sets the timer to 1 ms while a port has ASYNC_LOW_LATENCY, which
+    any user who can open the port may set (pyserial's ``set_low_latency_mode``); the udev
+    rule (``scripts/99-latscope.rules``) sets it for good. A pty, a URL port or another OS
+    has no such setting: then nothing changes and False."""
+    if not sys.platform.startswith("linux") or not isinstance(transport, serial.Serial):
+        return False
+    try:
+        transport.set_low_latency_mode(True)
+    except ValueError:  # pyserial's report of a refused TIOCGSERIAL/TIOCSSERIAL (a pty's)
+        return False
+    return True
 
 
 class Device:
