@@ -27,7 +27,7 @@ from .link.device import DEFAULT_IRQ, DeviceError, IrqSettings
 from .ports import DEFAULT_PORT
 from .progress import Progress, note, step
 from .simulated.appliance import SIM_PORTS
-from .terminal import fold_command, output_width
+from .terminal import fold_command, output_width, wrap
 from .values import duration, miswire, read_by, text, whole
 from .values import seconds as seconds_type
 from .version import __version__
@@ -1180,7 +1180,7 @@ def cmd_doctor(args):
         print(json.dumps([asdict(check) for check in checks], indent=2))
     else:
         for check in checks:
-            print(check_line(check))
+            print(wrap(check_line(check), output_width(sys.stdout)))
     return 0 if all(check.ok for check in checks) else 1
 
 

@@ -62,6 +62,9 @@ def test_the_analysis_commands_fit_the_terminal(captures, tmp_path):
     assert dump.status == 0 and "IL_A ISR_ENTRY" in dump.text
     export = as_user(["export", str(one), "--sr", "one.sr"], tmp_path)
     assert export.status == 0 and "sigrok-cli" in export.text
+    # Its fix commands are long (an export of SIGROKDECODE_DIR): wrapped at the terminal.
+    doctor = as_user(["doctor"], tmp_path)
+    assert doctor.status in (0, 1) and "FPGA tools" in doctor.text
 
 
 @pytest.mark.verilator
