@@ -236,6 +236,7 @@ class Appliance(wiring.Component):
         generator, irq = self._irq_output(m)
         m.submodules.streamer = streamer = CapturePipeline(
             self.sources(),
+            front_end_losses={Source.MARKER: marker.most_lost},
             marker_width=config.marker_width,
             fifo_depth=config.fifo_depth,
             flush_after=config.flush_after,
@@ -339,6 +340,10 @@ class Appliance(wiring.Component):
                 port.valid.eq(events.valid & control.sources_enabled.sources[int(source)]),
                 port.payload.eq(events.payload),
             ]
+        # The marker port's own losses (strobe edges too close together) count with them.
+        m.d.comb += streamer.marker_lost.eq(
+            Mux(control.sources_enabled.sources[int(Source.MARKER)], marker.lost, 0)
+        )
 
     def _front_end_events(self, marker, edges, bus):
         """The event streams of the front ends (markers, bus writes, edge channels), by
