@@ -423,9 +423,12 @@ class Appliance(wiring.Component):
     def _link_modes(self, m, uart_rx, tx_bytes, commands, streamer, entering_sump):
         """The host link carries latscope's protocol or, in SUMP mode, SUMP's.
 
-        A SUMP RESET or ID byte that arrives between latscope commands switches to SUMP mode:
-        the capture stops, the event stream is dropped and the link carries the SUMP engine's
-        bytes only. latscope's IDENTIFY, arriving between SUMP commands, switches back.
+        The SUMP reset (:data:`SUMP_MODE_ENTRY`, five RESET bytes) arriving between latscope
+        commands switches to SUMP mode: the capture stops, the event stream is dropped and
+        the link carries the SUMP engine's bytes only. A RESET byte there is no opcode: it
+        is counted, never given to the command processor; any byte that is given to it
+        starts the count again. latscope's IDENTIFY, arriving between SUMP commands,
+        switches back.
         """
         config = self.config
         if not config.sump_depth:
@@ -449,19 +452,23 @@ class Appliance(wiring.Component):
 
         sump_mode = Signal()
         byte = uart_rx.data
-        is_entry = Cat(byte.payload == code for code in SUMP_MODE_ENTRY).any()
-        to_sump = Mux(
-            sump_mode, ~(sump.idle & (byte.payload == Command.IDENTIFY)), commands.idle & is_entry
-        )
+        (reset_code,) = set(SUMP_MODE_ENTRY)
+        resets = Signal(range(len(SUMP_MODE_ENTRY)))  # RESET bytes in a row, in latscope mode
+        counted = ~sump_mode & commands.idle & (byte.payload == reset_code)
+        entering = counted & (resets == len(SUMP_MODE_ENTRY) - 1)
+        to_sump = Mux(sump_mode, ~(sump.idle & (byte.payload == Command.IDENTIFY)), entering)
         m.d.comb += [
             sump.rx.valid.eq(byte.valid & to_sump),
             sump.rx.payload.eq(byte.payload),
-            commands.rx.valid.eq(byte.valid & ~to_sump),
+            commands.rx.valid.eq(byte.valid & ~to_sump & ~counted),
             commands.rx.payload.eq(byte.payload),
         ]
-        m.d.sync += entering_sump.eq(byte.valid & to_sump & ~sump_mode)
+        m.d.sync += entering_sump.eq(byte.valid & entering)
         with m.If(byte.valid):
-            m.d.sync += sump_mode.eq(to_sump)
+            m.d.sync += [
+                sump_mode.eq(to_sump),
+                resets.eq(Mux(counted & ~entering, resets + 1, 0)),
+            ]
 
         # The SUMP engine's bytes come through a register slice of their own (its reply ROM
         # and readback multiplexers are slow), as the streamer's come from a register.
