@@ -296,6 +296,7 @@ class BoardTop(Elaboratable):
         marker_data = buffer("marker_data_buffer", "i", marker.data)
         m.d.comb += [
             irq.o.eq(appliance.irq),
+            irq.oe.eq(appliance.irq_oe),
             uart_tx.o.eq(appliance.uart_tx),
             appliance.uart_rx.eq(uart_rx.i),
             appliance.marker_data.eq(marker_data.i),

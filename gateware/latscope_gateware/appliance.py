@@ -46,7 +46,7 @@ from .commands import CommandProcessor
 from .ddr_edges import stamp_shift_of
 from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
-from .irq_pin import IrqPinStage
+from .irq_pin import LINK_TO_PIN, IrqPinStage
 from .irq_trigger import IrqTrigger
 from .marker_port import MarkerPort
 from .stream_register import StreamRegister
@@ -131,7 +131,8 @@ class Appliance(wiring.Component):
     """Everything between the pins and the host link.
 
     Pins: ``marker_data``/``marker_strobe`` (trace port), ``edges`` (edge channels), ``bus``
-    (snooped Wishbone, when a window is configured), ``irq`` (to the DUT), ``uart_tx`` /
+    (snooped Wishbone, when a window is configured), ``irq`` (to the DUT) and ``irq_oe`` (its
+    output enable: off until the first IRQ_CONFIG, :meth:`_irq_drive`), ``uart_tx`` /
     ``uart_rx`` (the host link), ``capturing`` (high while a capture runs: from the cycle
     after START's execution to STOP; the simulation harness starts the DUT's CPU a fixed
     number of cycles after it rises, a board may show it on an LED).
@@ -170,6 +171,7 @@ class Appliance(wiring.Component):
             "marker_strobe": In(len(self._marker.strobe)),
             "edges": In(len(self._edges.pins)),
             "irq": Out(1),
+            "irq_oe": Out(1),
             "capturing": Out(1),
             "uart_tx": Out(1, init=1),
             "uart_rx": In(1, init=1),
@@ -260,6 +262,7 @@ class Appliance(wiring.Component):
         capturing = self._capture_state(m, commands, control, irq, entering_sump)
         self._host_link(m, uart_tx, uart_rx, commands, streamer, entering_sump)
         self._drive_capture(m, streamer, generator, commands, control, capturing)
+        self._irq_drive(m, commands)
         self._report_status(m, commands, streamer, control, capturing)
         return m
 
@@ -408,6 +411,31 @@ class Appliance(wiring.Component):
             generator.reseed.eq(control.generator_reseed),
             self.capturing.eq(control.capturing),
         ]
+
+    def _irq_drive(self, m, commands):
+        """``irq_oe``: the IRQ pin is left undriven (to the DUT's pull resistor, at its
+        inactive level, docs/boards.md) from power-up until the first IRQ_CONFIG says which
+        level is inactive, and driven from then on. The generator applies the command in the
+        cycle after it (``generator_apply``) and its pin shows the polarity a cycle later;
+        the flag is set at that same link clock edge, then crosses to the capture domain and
+        waits :data:`.irq_pin.LINK_TO_PIN` capture cycles more there, by when the pin, which
+        takes that long from the link edge, shows the configured polarity: the driver turns
+        on at the inactive level (``tests/gateware/test_irq_drive.py``)."""
+        domain = self.config.capture_domain
+        applying = Signal()  # the generator applies an IRQ_CONFIG in this cycle
+        configured = Signal()  # the generator's pin shows an IRQ_CONFIG's polarity
+        m.d.sync += applying.eq(commands.irq_apply)
+        with m.If(applying):
+            m.d.sync += configured.eq(1)
+        delayed = configured
+        if domain != "sync":
+            delayed = Signal()
+            m.submodules.irq_oe_sync = FFSynchronizer(configured, delayed, o_domain=domain)
+        for stage in range(LINK_TO_PIN):
+            later = Signal(name=f"irq_oe_in_{LINK_TO_PIN - stage - 1}")
+            m.d[domain] += later.eq(delayed)
+            delayed = later
+        m.d.comb += self.irq_oe.eq(delayed)
 
     def _report_status(self, m, commands, streamer, control, capturing):
         """What STATUS reports: the link domain's capture flag and the streamer's and the
