@@ -440,30 +440,45 @@ class EntryWriter(wiring.Component):
     def _count_losses(self, m, losses, dropped, front_lost):
         """Each source's count of lost events, saturating: zeroed by ``clear``, and when
         reported (flushed) restarted from its front end's losses of that cycle; else the
-        events dropped and its front end's losses added."""
+        event dropped (one, decided late in the cycle) and its front end's losses (from a
+        flip-flop) added. Every add is of flip-flops only: the late ``dropped`` picks a sum."""
         ones = (1 << LOSS_COUNT_BITS) - 1
         for index, source in enumerate(self._sources):
             count, full = losses.counts[source], losses.saturated[source]
-            lost = dropped[index] + front_lost[source]
-            if len(front_lost[source]) > 1:
-                # Steps above 1: a carry out of the count saturates it.
-                total = carry_select_add(
-                    count, lost, width=LOSS_COUNT_BITS + 1, split=LOSS_COUNT_BITS // 2
+            front = front_lost[source]
+            if source in self._front_end_losses:
+                # Steps of several: a carry out of the count saturates it (a count of all
+                # ones carries out at its next step), no compare needed.
+                sums = [
+                    carry_select_add(
+                        count, step, width=LOSS_COUNT_BITS + 1, split=LOSS_COUNT_BITS // 2
+                    )
+                    for step in (front, front + 1)
+                ]
+                total = Mux(dropped[index], sums[1], sums[0])
+                saturating = total[:LOSS_COUNT_BITS] | total[LOSS_COUNT_BITS].replicate(
+                    LOSS_COUNT_BITS
                 )
-                over = total[LOSS_COUNT_BITS]
-                step = Mux(over, ones, total[:LOSS_COUNT_BITS])
-                becomes_full = over | (total[:LOSS_COUNT_BITS] == ones)
-            else:
-                step = carry_select_add(
-                    count, lost, width=LOSS_COUNT_BITS, split=LOSS_COUNT_BITS // 2
-                )
-                becomes_full = count == ones - 1
+                with m.If(self.clear):
+                    m.d.sync += count.eq(0)
+                with m.Elif(losses.flushing[index]):
+                    m.d.sync += count.eq(front)
+                with m.Elif(dropped[index] | (front != 0)):
+                    m.d.sync += count.eq(saturating)
+                continue
+            # One at a time: the saturation flag is set as the count steps to all ones.
+            step = carry_select_add(
+                count, Const(1, LOSS_COUNT_BITS), width=LOSS_COUNT_BITS, split=LOSS_COUNT_BITS // 2
+            )
             with m.If(self.clear):
                 m.d.sync += [count.eq(0), full.eq(0)]
+            with m.Elif(dropped[index]):
+                m.d.sync += [
+                    count.eq(Mux(full, count, step)),
+                    full.eq(full | (count == ones - 1)),
+                ]
             with m.Elif(losses.flushing[index]):
-                m.d.sync += [count.eq(front_lost[source]), full.eq(0)]
-            with m.Elif(lost != 0):
-                m.d.sync += [count.eq(Mux(full, count, step)), full.eq(full | becomes_full)]
+                m.d.sync += [count.eq(0), full.eq(0)]
 
     def _pick_next_loss(self, m, losses, has_loss_next):
         """``picked``: the lowest source with a loss in the next cycle, decided a cycle ahead
