@@ -6,10 +6,15 @@ two- and four-phase front ends (docs/protocol.md, *Loss*; docs/markers.md)."""
 import pytest
 from amaranth.hdl import *
 
-from latscope_defs.protocol import Source
+from latscope.events import Events
+from latscope.link.identity import Identity
+from latscope.link.parser import StreamParser
+from latscope_defs.protocol import Command, Source, StartArgs, StatusReply, encode_command
+from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.event_capture import EventCapture
 from latscope_gateware.marker_port import MarkerPort
-from support.gateware_sim import run
+from latscope_gateware.sim_device import ScriptedDut, ScriptedLink, SimulatedDevice
+from support.gateware_sim import lost_per_source, run
 
 BURST = 5  # strobe edges per burst
 GAP = 30  # cycles from one burst's start to the next's: far more than a burst and latency
@@ -116,3 +121,53 @@ def test_offsets_are_the_same_at_every_spacing():
             delivered, _, _, slots, _ = _simulate(phases, spacing, bursts=phases)
             offsets |= {stamp - slots[data - 1] for stamp, data in delivered}
         assert len(offsets) == 1, phases
+
+
+class _MarkerBurst(SimulatedDevice):
+    """The appliance, a host that starts a capture of ``sources``, stops it and asks STATUS,
+    and a DUT that writes ``markers`` ({capture cycle: value}, a store each)."""
+
+    def __init__(self, markers, sources):
+        start = StartArgs.const({"sources": sum(1 << source for source in sources)})
+        script = [
+            (100, encode_command(Command.IDENTIFY)),
+            (4000, encode_command(Command.START, start)),
+            (7000, encode_command(Command.STOP)),
+            (9000, encode_command(Command.STATUS)),
+        ]
+        config = ApplianceConfig(clock_hz=100_000_000, uart_divisor=4, fifo_depth=16, sump_depth=0)
+        super().__init__(config, ScriptedDut(), link=ScriptedLink(script), max_cycles=11000)
+        self.markers = markers
+
+    async def dut_process(self, ctx):
+        app, strobe = self.appliance, 0
+        while True:
+            await ctx.tick(self.domain)
+            value = self.markers.get(ctx.get(self.bench.cycle))
+            if value is not None:
+                strobe ^= 1
+                ctx.set(app.marker_data, value)
+                ctx.set(app.marker_strobe, strobe)
+
+
+@pytest.mark.parametrize("captured", [True, False], ids=["markers captured", "markers off"])
+def test_the_appliance_reports_too_close_markers_as_lost(captured):
+    """Through the whole appliance: a burst of three markers a cycle apart gives its last
+    marker and a LOSS record of two; STATUS counts them; a capture without the marker source
+    counts none of them."""
+    markers = {5000: 0x1111, 5001: 0x2222, 5002: 0x3333, 5100: 0x4444}
+    device = _MarkerBurst(markers, [Source.MARKER] if captured else [Source.IRQ])
+    device.run()
+    received = bytes(device.link.received)
+    probe = StreamParser()
+    probe.feed(received)
+    parser = Identity.from_reply(dict(probe.replies)[Command.IDENTIFY]).parser()
+    events = Events.concatenate([parser.feed(received), parser.finish()])
+    status = StatusReply.from_bits(int.from_bytes(dict(parser.replies)[Command.STATUS], "little"))
+    delivered = [value for _, source, value in events if source == Source.MARKER]
+    lost = lost_per_source(events)
+    if captured:
+        assert delivered == [0x3333, 0x4444]
+        assert lost == {Source.MARKER: 2} and status.lost == 2
+    else:
+        assert delivered == [] and lost == {} and status.lost == 0
