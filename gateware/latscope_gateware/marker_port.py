@@ -43,7 +43,7 @@ class MarkerPort(wiring.Component):
         Asynchronous marker value.
     strobe : In(phases)
         Asynchronous strobe (its samples of a cycle, earliest first); every change of level
-        is one marker.
+        is one marker, delivered or counted on ``lost``.
     events : Out(stream.Signature(data_width, always_ready=True))
         ``valid`` is high for one cycle per delivered strobe edge, with ``payload`` = the
         sampled data.
@@ -73,6 +73,7 @@ class MarkerPort(wiring.Component):
     delivered (:attr:`min_spacing`), each with its own store's data; closer ones lose all but
     the last of a burst. ``payload`` comes from flip-flops, ``valid`` from a flip-flop gated
     by this cycle's strobe activity (through the XORs when ``sample_delay`` is 0).
+
     A reset of ``sync`` drops markers still in the delay line but never makes one up: the
     synchronizers and the strobe's previous level are reset-less (see
     :class:`.synchronizer.PinChangeDetector`, also for the one spurious change a strobe that is
