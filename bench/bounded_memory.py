@@ -2,7 +2,8 @@
 
 Goal (issue 11): ``latscope analyze``, ``report``, ``compare``, ``dump`` and ``export`` in
 bounded memory: peak memory flat from 10**7 to 10**8 events and under 1 GiB; ``analyze`` at
->= 5 M events/s from the file. Issue 29: the same with device resets in the capture.
+>= 5 M events/s from the file. Issue 29: the same with device resets in the capture. Issue 31:
+``analyze`` at >= 20 M events per CPU second of its process tree.
 
 The captures are those of ``bench/analysis_speed.py`` (real markers of the native test suite,
 repeated, encoded as the appliance's byte stream, cached under /tmp; its ``capture_path``
@@ -36,8 +37,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "host"))
 
 from analysis_speed import capture_path  # noqa: E402
+from machine import describe  # noqa: E402
 
-GOAL_RATE = 5e6
+GOAL_RATE = 5e6  # issue 11: events per wall second
+GOAL_CPU_RATE = 20e6  # issue 31: events per CPU second of the command's process tree
 GOAL_RSS_MIB = 1024
 
 
@@ -191,6 +194,7 @@ def main(argv=None):
     parser.add_argument("--samples", type=int, default=20000, help="suite SAMPLES per run")
     parser.add_argument("--resets", type=int, default=1000, help="device resets (0: none)")
     args = parser.parse_args(argv)
+    print(describe())
     peaks, rates, split = {}, {}, {}
     print(
         f"{'events':>11}  {'command':34s} {'wall s':>7} {'CPU s':>7} {'M ev/s wall':>11} "
@@ -238,12 +242,16 @@ def main(argv=None):
             f"analyze at {count:.0e} events: {wall / 1e6:.2f} M events/s wall, "
             f"{cpu / 1e6:.2f} M events/s per CPU second of all its processes, "
             f"{split[count] / 1e6:.2f} M events/s when analysis and helper have a core each "
-            f"(goal {GOAL_RATE / 1e6:g} M)"
+            f"(goals {GOAL_RATE / 1e6:g} M wall, {GOAL_CPU_RATE / 1e6:g} M per CPU second)"
         )
-    # The verdict is on wall time, what a user waits for; the CPU figures above only say
-    # what an idle machine could give.
-    met = worst < GOAL_RSS_MIB and all(wall >= GOAL_RATE for wall, _ in rates.values())
-    print(("goals met" if met else "goals NOT met") + " (rate: analyze's wall time)")
+    # Issue 11's rate is on wall time, what a user waits for; issue 31's on the CPU time of
+    # all the command's processes, which other jobs on a shared machine do not change.
+    met = (
+        worst < GOAL_RSS_MIB
+        and all(wall >= GOAL_RATE for wall, _ in rates.values())
+        and all(cpu >= GOAL_CPU_RATE for _, cpu in rates.values())
+    )
+    print(("goals met" if met else "goals NOT met") + " (rates: analyze's wall and CPU time)")
     return 0 if met else 1
 
 

@@ -1,8 +1,8 @@
 """Parser throughput: how fast ``StreamParser`` turns device bytes into verified events.
 
-Goal checked: >= 10 M events/s on one core for a stream of 10**7 events (markers about every
-microsecond at 100 MHz, plus the IRQ generator's edges), parsed in 64 KiB pieces as a capture
-loop or ``load_capture`` would feed it.
+Goal checked (issue 31): >= 20 M events per CPU second for a stream of 10**7 events (markers
+about every microsecond at 100 MHz, plus the IRQ generator's edges), parsed in 64 KiB pieces
+as a capture loop or ``load_capture`` would feed it.
 
 The stream is made by :func:`encode_fast`, a vectorised copy of ``protocol.StreamEncoder``; the
 script first checks that both give the same bytes for a sample, then caches the stream under
@@ -18,6 +18,7 @@ import sys
 import time
 
 import numpy as np
+from machine import describe
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
@@ -35,6 +36,9 @@ from latscope_defs.protocol import (
     tally_payload,
     value_width,
 )
+
+#: Events per CPU second (issue 31; issue 4 asked 10 M).
+GOAL = 20e6
 
 
 def workload(count, *, seed=1, marker_spacing=100, irq_period=5000, irq_jitter=0xFF, irq_width=100):
@@ -149,6 +153,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
 
+    print(describe())
     check_fast_encoder()
     started = time.perf_counter()
     data, stamp, source, value = cached_stream(args.events, args.seed)
@@ -190,9 +195,9 @@ def main(argv=None):
     print(f"stats: {stream_parser.stats}")
     # One core's work is the CPU time; wall time also counts waiting for a busy machine.
     cpu_rate = len(events) / cpu
-    goal = cpu_rate >= 10e6 and ok
+    goal = cpu_rate >= GOAL and ok
     print(
-        f"goal >= 10 M events/s on one core: {cpu_rate / 1e6:.1f} M events per CPU second: "
+        f"goal >= {GOAL / 1e6:g} M events per CPU second: {cpu_rate / 1e6:.1f} M: "
         f"{'met' if goal else 'NOT met'}"
     )
     return 0 if goal else 1

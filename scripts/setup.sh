@@ -7,18 +7,38 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # DUT ports (docs/duts): aarch64 cross gcc (Raspberry Pi), Arm bare-metal gcc + picolibc and QEMU
-# (Cortex-M), libgpiod (Linux GPIO marker fallback and IRQ lines);
+# (Cortex-M), libgpiod (Linux GPIO marker fallback and IRQ lines; the host's, by architecture:
+# once arm64's is installed too the bare name is ambiguous to dpkg);
 # tesseract-ocr reads PulseView's screenshot in the decoder-rows test.
-APT_PACKAGES="verilator clang iverilog gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-venv sigrok-cli pulseview xvfb x11-apps gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm libgpiod-dev ser2net tesseract-ocr linux-perf"
-missing=""
-for package in $APT_PACKAGES; do
-    dpkg -s "$package" >/dev/null 2>&1 || missing="$missing $package"
-done
-if [ -n "$missing" ]; then
-    echo "setup: installing Debian packages:$missing"
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+NATIVE_ARCH=$(dpkg --print-architecture)
+APT_PACKAGES="verilator clang iverilog gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-venv sigrok-cli pulseview xvfb x11-apps gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm libgpiod-dev:$NATIVE_ARCH ser2net tesseract-ocr linux-perf"
+# The Raspberry Pi's cross build with the IRQ path links Debian's libgpiod for arm64 (v1 on
+# bookworm), installed beside the host's (Debian multiarch), and qemu-user runs that build here
+# (tests/firmware/test_duts.py). Installed without recommends: qemu-user's would register its
+# binfmt handlers in the kernel, for every program on the machine.
+APT_PACKAGES_PLAIN="qemu-user"
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+if [ "$NATIVE_ARCH" != arm64 ]; then
+    APT_PACKAGES_PLAIN="$APT_PACKAGES_PLAIN libgpiod-dev:arm64"
+    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        echo "setup: adding Debian's arm64 architecture (multiarch: libgpiod-dev:arm64)"
+        $SUDO dpkg --add-architecture arm64
+    fi
+fi
+missing_of() {
+    for package in "$@"; do
+        dpkg -s "$package" >/dev/null 2>&1 || printf ' %s' "$package"
+    done
+}
+missing=$(missing_of $APT_PACKAGES)
+missing_plain=$(missing_of $APT_PACKAGES_PLAIN)
+if [ -n "$missing$missing_plain" ]; then
+    echo "setup: installing Debian packages:$missing$missing_plain"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+    export DEBIAN_FRONTEND=noninteractive
+    [ -z "$missing" ] || $SUDO apt-get install -y -qq $missing >/dev/null
+    [ -z "$missing_plain" ] || $SUDO apt-get install -y -qq --no-install-recommends \
+        $missing_plain >/dev/null
 fi
 
 PYTHON="${PYTHON:-python3.11}"

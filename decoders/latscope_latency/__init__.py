@@ -23,9 +23,18 @@ a window of unknown parameter from its first marker on (tables named by the
 parameter, IL-b-N, TSL-a-N, take none of its samples); a START followed by a
 hole before its test's next marker has an unknown parameter too.
 
+What the DUT was measured under comes from the options, as latscope capture
+--load / --cache record it (latscope export sets them from the capture):
+'load' (a load profile, or 'unknown'), 'load_param' (its parameter; empty: the
+profile's default) and 'cache' ('on', 'off' or 'unknown'). The known ones are
+named after each Totals and Tests annotation as latscope's reports name them:
+'(load bus:50, caches off)'.
+
 Binary output 'csv': one line per sample, 'table,start_sample,end_sample,
-ticks,ns,kernel_tick', after a header line (ticks: logic samples from A to B;
-kernel_tick: 1 when a tick marker lies in [A, B]). Sample numbers are those of
+ticks,ns,kernel_tick,load,load_param,cache', after a header line (ticks: logic
+samples from A to B; kernel_tick: 1 when a tick marker lies in [A, B]; load,
+load_param, cache: the options, the columns of latscope's results.csv, empty
+when unknown). Sample numbers are those of
 the capture; in a latscope export one sample is one stamp unit: a capture-clock
 cycle, or a half or quarter of one on DDR and gearbox boards (sample 0 is the
 stamp the export prints). Meta

@@ -13,10 +13,12 @@ import sigrokdecode as srd
 
 from .rules import (
     ARG_BITS,
+    CACHE_STATES,
     END,
     HANDLER_LINE,
     HANDLER_POINT,
     KERNEL_TEST,
+    LOADS,
     PARAM,
     RULES,
     START,
@@ -28,8 +30,14 @@ A_WINDOW, A_DISCARDED, A_TOTALS, A_LOOP = (len(ROWS), len(ROWS) + 1, len(ROWS) +
 #: Durations are in ticks: sample periods of the logic file (one capture cycle, or half a
 #: cycle with DDR inputs, in a latscope export). "samples" are the tables' entries.
 #: kernel_tick: 1 when one of the kernel's tick markers lies in [start, end] (the host's
-#: tick flag, analysis.tick_overlaps).
-CSV_HEADER = b"table,start_sample,end_sample,ticks,ns,kernel_tick\n"
+#: tick flag, analysis.tick_overlaps). load, load_param, cache: what the table was measured
+#: under (the options; empty: not known), the columns of latscope's results.csv.
+CSV_HEADER = b"table,start_sample,end_sample,ticks,ns,kernel_tick,load,load_param,cache\n"
+#: The options load and cache when the capture does not say (a logic analyzer's capture of a
+#: DUT, until the user states them); latscope export sets the capture's own.
+UNKNOWN = "unknown"
+LOAD_VALUES = (UNKNOWN,) + LOADS
+CACHE_VALUES = (UNKNOWN,) + CACHE_STATES
 UNITS = {"us": 1e6, "ns": 1e9}
 #: The tests that have tables.
 RULE_TESTS = {rule[0] for rule in RULES}
@@ -108,6 +116,23 @@ class Decoder(srd.Decoder):
             "default": "",
             "values": ("",) + tuple("EDGE%d" % n for n in range(8)),
         },
+        {
+            "id": "load",
+            "desc": "Load profile the DUT ran (latscope capture --load)",
+            "default": UNKNOWN,
+            "values": LOAD_VALUES,
+        },
+        {
+            "id": "load_param",
+            "desc": "The load profile's parameter (empty: its default)",
+            "default": "",
+        },
+        {
+            "id": "cache",
+            "desc": "The DUT's CPU caches",
+            "default": UNKNOWN,
+            "values": CACHE_VALUES,
+        },
     )
     annotations = (
         ("il", "Interrupt latency sample"),
@@ -129,7 +154,13 @@ class Decoder(srd.Decoder):
         ("discarded", "Discarded", (A_DISCARDED,)),
         ("loop", "IRQ loop", (A_LOOP,)),
     )
-    binary = (("csv", "Samples as CSV: table,start_sample,end_sample,ticks,ns"),)
+    binary = (
+        (
+            "csv",
+            "Samples as CSV: table,start_sample,end_sample,ticks,ns,kernel_tick,"
+            "load,load_param,cache",
+        ),
+    )
 
     def __init__(self):
         self.reset()
@@ -152,6 +183,28 @@ class Decoder(srd.Decoder):
         # '/' or spaces between names: ',' and ':' separate decoders and options in -P.
         self.wanted = tuple(self.options["tables"].replace("/", " ").split())
         self.unit = self.options["unit"]
+        self.conditions()
+
+    def conditions(self):
+        """The options load, load_param and cache as latscope's results show them: the CSV
+        cells (results.csv's columns; empty: not known) and the text of the Tests and
+        Totals rows, " (load bus:50, caches off)" as the reports' "measured under" line."""
+        load, cache = self.options["load"], self.options["cache"]
+        param = str(self.options["load_param"]).strip()
+        # libsigrokdecode takes any string for an option with values: checked here.
+        if load not in LOAD_VALUES:
+            raise ValueError("load %r: not one of %s" % (load, ", ".join(LOAD_VALUES)))
+        if param and not param.isdigit():
+            raise ValueError("load_param %r: not a whole number" % param)
+        if cache not in CACHE_VALUES:
+            raise ValueError("cache %r: not one of %s" % (cache, ", ".join(CACHE_VALUES)))
+        named = []
+        if load != UNKNOWN:
+            named.append("load " + load + (":" + param if param else ""))
+        if cache != UNKNOWN:
+            named.append("caches " + cache)
+        self.condition_cells = tuple("" if v == UNKNOWN else v for v in (load, param, cache))
+        self.condition_text = " (%s)" % ", ".join(named) if named else ""
 
     def metadata(self, key, value):
         if key == srd.SRD_CONF_SAMPLERATE:
@@ -240,7 +293,8 @@ class Decoder(srd.Decoder):
             self.header_sent = True
         ticks = es - ss
         ns = "" if not self.samplerate else "%.3f" % (ticks * 1e9 / self.samplerate)
-        line = "%s,%d,%d,%d,%s,%d\n" % (table, ss, es, ticks, ns, ticked)
+        cells = (table, ss, es, ticks, ns, ticked) + self.condition_cells
+        line = "%s,%d,%d,%d,%s,%d,%s,%s,%s\n" % cells
         self.put(ss, es, self.out_binary, [0, line.encode()])
 
     def loop_edge(self, ss, is_irq):
@@ -335,7 +389,8 @@ class Decoder(srd.Decoder):
             [
                 A_WINDOW,
                 [
-                    "test %d: %s, %d samples" % (window.test, names or "no rules", count),
+                    "test %d: %s, %d samples%s"
+                    % (window.test, names or "no rules", count, self.condition_text),
                     names or "test %d" % window.test,
                 ],
             ],
@@ -348,7 +403,7 @@ class Decoder(srd.Decoder):
                 [
                     A_TOTALS,
                     [
-                        "%s: %d samples, min %s, avg %s, max %s, %d with a tick"
+                        "%s: %d samples, min %s, avg %s, max %s, %d with a tick%s"
                         % (
                             table,
                             samples,
@@ -356,6 +411,7 @@ class Decoder(srd.Decoder):
                             self.text(total / samples),
                             self.text(high),
                             ticked,
+                            self.condition_text,
                         ),
                         "%s: %d samples" % (table, samples),
                         table,

@@ -166,10 +166,12 @@ class Layout:
         ordered = decoder_order(self.channels)
         return [(channel.decoder_id, channel.name) for channel in ordered]
 
-    def decoder_stack(self) -> str:
-        """sigrok-cli's ``-P`` argument for the latscope decoders on these signals."""
+    def decoder_stack(self, latency_options: dict[str, str] | None = None) -> str:
+        """sigrok-cli's ``-P`` argument for the latscope decoders on these signals;
+        ``latency_options``: latscope_latency's (``{"load": "bus"}``), in their order."""
         channels = ":".join(f"{decoder}={signal}" for decoder, signal in self.decoder_channels())
-        return f"{MARKER_DECODER}:sample_delay=0:{channels},{LATENCY_DECODER}"
+        options = "".join(f":{name}={value}" for name, value in (latency_options or {}).items())
+        return f"{MARKER_DECODER}:sample_delay=0:{channels},{LATENCY_DECODER}{options}"
 
 
 def decoder_order(channels: list[Channel]) -> list[Channel]:

@@ -42,6 +42,8 @@ __all__ = [
     "hole_count",
     "hole_kind",
     "hole_restart",
+    "BUS_VALUE_BITS",
+    "memory_bus_write",
     "LossValue",
     "loss_value",
     "loss_source",
@@ -234,9 +236,27 @@ def irq_delay(value: _Values) -> _Values:
     return _irq_field("delay", value)
 
 
+#: Bits of a BUS event's value, whichever front end makes it.
+BUS_VALUE_BITS = 32
+
+
+def memory_bus_write(data_width: int, address_bits: int) -> data.StructLayout:
+    """The value of a BUS event from an asynchronous memory bus (docs/membus.md): the written
+    data in the low bits, the write's address (its pins) right above, zero above both, in
+    the 32 bits of every BUS value. So a 16-bit marker stored to any address has the low 16
+    bits the simulated bus window's event has (the marker, zero-extended), and on an 8-bit
+    bus a store of the marker's low byte to address ``marker >> 8`` does too."""
+    if data_width + address_bits > BUS_VALUE_BITS:
+        raise ValueError(
+            f"{data_width} data and {address_bits} address bits exceed a BUS value's "
+            f"{BUS_VALUE_BITS}"
+        )
+    return data.StructLayout({"data": data_width, "address": address_bits})
+
+
 #: Value width of the fixed-width sources; MARKER's width comes from the identify reply.
 _FIXED_VALUE_WIDTH = {
-    Source.BUS: 32,
+    Source.BUS: BUS_VALUE_BITS,
     Source.IRQ: IrqValue.as_shape().size,
     Source.LOSS: LossValue.as_shape().size,
     **{source: 1 for source in EDGE_SOURCES},

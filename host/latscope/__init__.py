@@ -12,11 +12,13 @@ if TYPE_CHECKING:
 __all__ = ["__version__", "open"]
 
 
-def open(port: str = "sim:gateware", **options: "Unpack[OpenOptions]") -> "Session":
-    """Connects to an appliance: the lab-script API, see :func:`latscope.api.open`."""
+def open(port: str | None = None, **options: "Unpack[OpenOptions]") -> "Session":
+    """Connects to an appliance: the lab-script API, see :func:`latscope.api.open`. ``port``
+    None: its default, ``latscope.ports.DEFAULT_PORT`` (named there only, and imported with
+    the API, not with this package)."""
     from .api import open as open_session
 
-    return open_session(port, **options)
+    return open_session(port, **options) if port is not None else open_session(**options)
 
 
 def __getattr__(

@@ -34,8 +34,9 @@ from .capture.conditions import Conditions
 from .capture.file import Capture, load_capture
 from .capture.session import CaptureRun, CaptureSession, Until
 from .events import Events
-from .link.device import Device, DeviceError, IrqSettings, TriggerSettings
+from .link.device import DEFAULT_IRQ, Device, DeviceError, IrqSettings, TriggerSettings
 from .link.identity import Identity
+from .ports import DEFAULT_PORT
 
 if TYPE_CHECKING:
     from .analysis.batch import BatchAnalysis
@@ -72,7 +73,7 @@ class IrqFields(TypedDict, total=False):
 
 
 def open(
-    port: str = "sim:gateware",
+    port: str = DEFAULT_PORT,
     *,
     baud: int = 12_000_000,
     suite: "SuiteSettings | None" = None,
@@ -83,19 +84,21 @@ def open(
     context manager: leaving the block closes the link and ends a simulation).
 
     ``port``: a serial port, a pyserial URL, ``sim:soc`` (the full-system simulation running
-    the test suite) or ``sim:gateware``. ``suite``: for ``sim:soc``, a
-    :class:`latscope.simulated.soc.SuiteSettings` (CPU variant, samples, tests). ``log``: a
-    file for the simulation's build and run output. ``sim_args``: more arguments of a
-    simulation (``["--loopback"]``: sim:gateware with the self-test's jumper)."""
+    the test suite; the default, as for the ``latscope`` command) or ``sim:gateware``.
+    ``suite``: for ``sim:soc``, a :class:`latscope.simulated.soc.SuiteSettings` (CPU variant,
+    samples, tests). ``log``: a file for the simulation's build and run output. ``sim_args``:
+    more arguments of a simulation (``["--loopback"]``: sim:gateware with the self-test's
+    jumper)."""
     return Session(port, baud=baud, suite=suite, log=log, sim_args=sim_args)
 
 
 class Session:
     """One connected appliance. Attributes: ``port`` (the name given), ``identity``
     (:class:`latscope.link.identity.Identity`), ``irq`` (the :class:`IrqSettings` last set; at
-    open, the defaults: an IRQ every 5000 cycles, 100 cycles wide), ``device`` (the
-    low-level :class:`latscope.link.device.Device`), ``simulation`` (the running simulation or
-    None). A thin layer over :class:`latscope.capture.session.CaptureSession`."""
+    open, ``DEFAULT_IRQ``: an IRQ every 5000 cycles plus 0..255 of jitter, 100 cycles wide),
+    ``device`` (the low-level :class:`latscope.link.device.Device`), ``simulation`` (the
+    running simulation or None). A thin layer over
+    :class:`latscope.capture.session.CaptureSession`."""
 
     def __init__(
         self,
@@ -111,7 +114,8 @@ class Session:
         self.session = CaptureSession(port, baud=baud, suite=suite, log=log, sim_args=sim_args)
         try:
             # The device's IRQ generator is what ``irq`` and the captures' metadata say.
-            self.session.configure_irq(IrqSettings())
+            # The command line's defaults: DEFAULT_IRQ (with jitter, as the demo runs).
+            self.session.configure_irq(DEFAULT_IRQ)
         except BaseException:
             self.session.close()
             raise
@@ -327,6 +331,22 @@ class CaptureResult:
         """One plain dict per table: ``name``, ``samples``, ``min_ns``, ``max_ns``,
         ``avg_ns``, ``std_ns``, percentiles, ``discarded``, ``parameters``."""
         return self.results()["tables"]
+
+    def samples(self) -> dict[str, list[Any]]:
+        """Every sample in long format, ``{column: values}``: one row per sample with its
+        table, test, conditions, index, start stamp and time, latency (ns), flags and trigger
+        delay (:data:`latscope.report.samples.SAMPLE_COLUMNS`; ``latscope export --samples``)."""
+        from .report.samples import sample_columns
+
+        return sample_columns(self.capture, self.tables())
+
+    def to_dataframe(self) -> Any:
+        """:meth:`samples` as a pandas DataFrame (pandas: ``pip install 'latscope[data]'``;
+        without it :class:`latscope.report.samples.ExtraMissing` says so)."""
+        from .report.samples import data_package
+
+        pandas = data_package("pandas", "CaptureResult.to_dataframe()")
+        return pandas.DataFrame(self.samples())
 
     def save(self, path: str | PathLike[str]) -> str:
         """Copies the capture file to ``path`` (and uses that copy from now on)."""

@@ -21,6 +21,7 @@ from . import progress as progress_lines
 from .capture.session import Interrupted
 from .capture.trigger import check_delays, parse_marker
 from .condition_options import conditions_of, conditions_options
+from .fail_if_options import fail_if_options, judged
 from .hints import latscope_command
 from .link.device import DEFAULT_IRQ, DeviceError, IrqSettings
 from .ports import DEFAULT_PORT
@@ -625,6 +626,8 @@ def _analyze_options(p):
     )
     worst_option(p, "(default: text 0, with --details and the other formats {default})")
     loop_option(p, recorded=False)
+    fail_if_options(p)
+    force_option(p)
 
 
 def worst_option(p, default_text="(default {default})"):
@@ -670,6 +673,7 @@ def cmd_analyze(args):
     text = name == "text"
     details = args.details or args.worst is not None or not text
     worst = worst_count(args, details)
+    new_output(args.junit, args.force)
     capture, tables = load_tables(args.capture, args.loop)
     document = results(capture, tables, worst_of(args.capture, capture, tables, worst))
     if text:
@@ -678,7 +682,15 @@ def cmd_analyze(args):
         )
     else:
         sys.stdout.write(named(name).text(document))
-    return 0
+    return _judged(args, document)
+
+
+def _judged(args, document):
+    """:func:`latscope.fail_if_options.judged`, a glob that matches no table a usage error."""
+    try:
+        return judged(args, document)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def _report_options(p):
@@ -716,6 +728,7 @@ def _report_options(p):
         "(each reads the capture twice)",
     )
     loop_option(p, recorded=False)
+    fail_if_options(p)
 
 
 @command("report", _report_options, help="tables, figures and a self-contained HTML report")
@@ -726,6 +739,7 @@ def cmd_report(args):
     from .terminal import output_width
 
     new_files_in(args.output, report_files(), args.force)
+    new_output(args.junit, args.force)
     document, paths = write_report(
         args.capture,
         args.output,
@@ -747,7 +761,7 @@ def cmd_report(args):
         f"wrote {first} (and {', '.join(path.name for path in others)}"
         f"{', figures/' if not args.no_figures else ''}) in {args.output}"
     )
-    return 0
+    return _judged(args, document)
 
 
 def _compare_options(p):
@@ -845,6 +859,13 @@ def _export_options(p):
         "DDR and gearbox boards; default: the first event's, less a few)",
     )
     p.add_argument("--stop", type=cycle, help="export stamps before this one only")
+    p.add_argument(
+        "--samples",
+        metavar="FILE.csv|FILE.parquet",
+        help="every sample, one row each (table, test, load, cache, index, start stamp, "
+        "time, latency in ns, flags, trigger delay): CSV or Parquet by the suffix (Parquet: "
+        "pip install 'latscope[data]')",
+    )
     p.add_argument("--json", action="store_true", help="print what was written as JSON")
 
 
@@ -865,11 +886,11 @@ def export_writers(args):
 @command(
     "export",
     _export_options,
-    help="export a capture for sigrok / PulseView",
+    help="export a capture for sigrok / PulseView, or its samples (CSV, Parquet)",
     description="Write a capture as logic signals at the capture clock's sample rate: a "
     "sigrok session file (with OUT.pvs beside it, so PulseView opens it with "
     "the latscope decoders attached) and/or a VCD. See README, sigrok and "
-    "PulseView.",
+    "PulseView. --samples writes every sample instead or besides, one row each.",
 )
 def cmd_export(args):
     from .export.files import export_capture
@@ -877,11 +898,16 @@ def cmd_export(args):
     from .export.writer import ExportError
 
     writers = export_writers(args)
-    if not writers:
+    if not writers and not args.samples:
         raise UsageError(
             "nothing to write: give "
             + " and/or ".join(f"--{writer.name} OUT{writer.suffix}" for writer in EXPORT_FORMATS)
+            + " and/or --samples FILE.csv|FILE.parquet"
         )
+    if args.samples:
+        _export_samples(args)
+        if not writers:
+            return 0
     if args.start is not None and args.stop is not None and args.stop <= args.start:
         raise UsageError(f"--stop {args.stop} is not after --start {args.start}: nothing to export")
     for writer in writers:
@@ -898,6 +924,26 @@ def cmd_export(args):
     if args.json:
         print(json.dumps(info.as_dict(), indent=2))
     return 0
+
+
+def _export_samples(args):
+    """``export --samples``: every sample of the capture in long format, CSV or Parquet."""
+    from .api import CaptureResult
+    from .report.samples import SAMPLE_FORMATS, ExtraMissing, data_package, write_samples
+
+    if not args.samples.lower().endswith(SAMPLE_FORMATS):
+        raise UsageError(f"--samples {args.samples}: give a .csv or .parquet file")
+    if args.samples.lower().endswith(".parquet"):
+        try:
+            data_package("pyarrow", "--samples FILE.parquet")
+        except ExtraMissing as error:
+            raise UsageError(str(error)) from None
+    new_output(args.samples, args.force)
+    with step(f"the samples of {args.capture}"):
+        columns = CaptureResult.load(args.capture).samples()
+        write_samples(columns, args.samples)
+    tables = len(dict.fromkeys(columns["table"]))
+    note(f"wrote {args.samples}: {len(columns['table'])} samples of {tables} tables")
 
 
 def _stream_options(p):
@@ -1086,6 +1132,66 @@ def cmd_simulate(args):
     return 0
 
 
+def _doctor_options(p):
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+
+
+@command(
+    "doctor",
+    _doctor_options,
+    help="check this machine: decoders, serial ports, simulator, PulseView, toolchains",
+    description="One line per check, `ok` or `problem`, a problem with the command that fixes "
+    "it: the latscope decoders as sigrok-cli lists them, the USB serial ports' permissions, "
+    "the FTDI latency timer (1 ms wanted), the simulators built (the demo's: make demo), "
+    "PulseView, the RISC-V compiler, Verilator, the YoWASP Yosys and nextpnr. Exit status 0 "
+    "when nothing is a problem, 1 otherwise.",
+)
+def cmd_doctor(args):
+    from dataclasses import asdict
+
+    from .doctor import check_line, run_checks
+
+    checks = run_checks()
+    if args.json:
+        print(json.dumps([asdict(check) for check in checks], indent=2))
+    else:
+        for check in checks:
+            print(check_line(check))
+    return 0 if all(check.ok for check in checks) else 1
+
+
+def _completion_options(p):
+    from .completion import SHELLS
+
+    p.add_argument("shell", choices=list(SHELLS), help="the shell to complete in")
+
+
+@command(
+    "completion",
+    _completion_options,
+    help="print a shell completion script (bash, zsh, fish)",
+    description="Prints the completion script of `latscope` for a shell, generated from its "
+    'options. Install: bash `eval "$(latscope completion bash)"` in ~/.bashrc; zsh the same '
+    "with zsh in ~/.zshrc; fish `latscope completion fish > "
+    "~/.config/fish/completions/latscope.fish`.",
+)
+def cmd_completion(args):
+    from .completion import Command, options_of, script
+    from .demo import demo_parser
+
+    commands = []
+    for name, options, parser_arguments, _ in COMMANDS:
+        if name == "demo":  # its options are the demo's own parser's
+            parser = demo_parser()
+        else:
+            parser = _Parser(prog=f"latscope {name}")
+            options(parser)
+        commands.append(Command(name, parser_arguments["help"], *options_of(parser)))
+    top, _ = options_of(build_parser())
+    print(script(args.shell, top, commands), end="")
+    return 0
+
+
 # --- main -------------------------------------------------------------------------------------
 
 
@@ -1101,10 +1207,11 @@ def build_parser():
         prog="latscope",
         description="Measure RTOS latencies with a time-stamping FPGA appliance.",
         epilog="Every command has --help; commands that print results have --json. Exit "
-        "status: 0 done, 2 bad command line, unreadable input or device error (one "
-        "line on stderr naming the file or device), 128 + the signal's number when SIGINT "
-        "(130), SIGHUP (129) or SIGTERM (143) ended it (a capture or stream is then stopped, "
-        "drained and its file closed first).",
+        "status: 0 done, 1 a self-test failed (or the demo's build or suite), 2 bad command "
+        "line, unreadable input or device error (one line on stderr naming the file or "
+        "device), 3 a --fail-if condition held (analyze, report, demo), 128 + the signal's "
+        "number when SIGINT (130), SIGHUP (129) or SIGTERM (143) ended it (a capture or "
+        "stream is then stopped, drained and its file closed first).",
     )
     parser.add_argument("--version", action="version", version=f"latscope {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)

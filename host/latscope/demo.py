@@ -30,6 +30,7 @@ from .analysis.worst import WORST_SHOWN
 from .capture.session import Interrupted
 from .capture.suite import DEMO_IRQ, capture_suite
 from .condition_options import conditions_of, conditions_options, load_option
+from .fail_if_options import fail_if_options, judged
 from .hints import latscope_command
 from .link.device import DeviceError
 from .progress import Progress, note
@@ -40,7 +41,7 @@ from .values import whole
 #: The demo's counts go to the firmware and the harness as C ints.
 INT32_MAX = 2**31 - 1
 
-__all__ = ["main"]
+__all__ = ["main", "demo_parser"]
 
 CPUS = ("VexRiscv_IMAC", "VexRiscv_Lite")
 #: Pacing of the bus variant. A bus record carries 32 data bits (about 7 bytes, 140 cycles
@@ -78,7 +79,9 @@ class ConsoleFollower:
                 self.progress.note(f"{elapsed:7.1f} s  running {name}")
 
 
-def parse_args(argv):
+def demo_parser():
+    """The demo's options (``latscope demo`` passes its arguments here; shell completion
+    reads them)."""
     parser = argparse.ArgumentParser(
         prog="python -m latscope.demo", description=__doc__.split("\n\n")[1]
     )
@@ -146,9 +149,17 @@ def parse_args(argv):
         help="capture file; the results document goes beside it "
         "(.results.json; a sweep's as .sweep.json)",
     )
+    fail_if_options(parser)
+    return parser
+
+
+def parse_args(argv):
+    parser = demo_parser()
     args = parser.parse_args(argv)
     if args.loads and args.sweep:
         parser.error("--loads and --sweep: one at a time")
+    if (args.fail_if or args.junit) and (args.loads or args.sweep):
+        parser.error("--fail-if and --junit judge a single run: not with --loads or --sweep")
     return args
 
 
@@ -444,7 +455,11 @@ def _demo(args):
     results_path = output.with_suffix(".results.json")
     results_path.write_text(json.dumps(document, indent=2) + "\n")
     print(f"results saved to {results_path}")
-    return 0
+    try:
+        return judged(args, document)
+    except ValueError as error:
+        note(f"latscope demo: {error}")
+        return 2
 
 
 if __name__ == "__main__":

@@ -9,10 +9,10 @@ import shutil
 import sys
 from pathlib import Path
 
-__all__ = ["latscope_command", "sigrok_decoders_prefix"]
+__all__ = ["latscope_command", "shown", "sigrok_decoders_prefix"]
 
 
-def _shown(path: Path) -> str:
+def shown(path: Path) -> str:
     """``path`` relative to the working directory where it is below it, else absolute."""
     try:
         return str(path.relative_to(Path.cwd()))
@@ -28,7 +28,7 @@ def latscope_command() -> str:
     if found is not None and script.exists() and Path(found).resolve() == script.resolve():
         return "latscope"
     if script.exists():
-        return _shown(script)
+        return shown(script)
     return f"{sys.executable} -m latscope.cli"
 
 
@@ -48,4 +48,4 @@ def sigrok_decoders_prefix() -> str:
     search = [_user_decoders(), *map(Path, filter(None, [os.environ.get("SIGROKDECODE_DIR")]))]
     if any((where / "latscope_marker").is_dir() for where in search):
         return ""
-    return f"SIGROKDECODE_DIR={_shown(decoders)} "
+    return f"SIGROKDECODE_DIR={shown(decoders)} "

@@ -256,23 +256,59 @@ def test_linux_cross_compiles_for_the_pi(tmp_path):
     need("aarch64-linux-gnu-gcc", "make")
     make(SUITE, "linux", "wiring-linux", "CROSS=aarch64-linux-gnu-", f"BUILD={tmp_path}", "GPIOD=0")
     for name in ("suite", "wiring_walk"):
-        binary = tmp_path / "linux-aarch64-linux-gnu" / name
-        header = subprocess.run(
-            ["aarch64-linux-gnu-readelf", "-h", str(binary)],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        assert "AArch64" in header and "ELF64" in header
+        assert "libgpiod" not in aarch64_elf(tmp_path / "linux-aarch64-linux-gnu" / name)
+
+
+def aarch64_elf(binary):
+    """readelf's header and dynamic section of an aarch64 ELF64 program (asserted so)."""
+    text = subprocess.run(
+        ["aarch64-linux-gnu-readelf", "-h", "-d", str(binary)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "AArch64" in text and "ELF64" in text
+    return text
+
+
+#: v1-only calls of the IRQ path (gpiod_compat.c): v2 requests edges with
+#: gpiod_chip_request_lines and reads them with gpiod_line_request_read_edge_events.
+GPIOD_V1_IRQ_CALLS = ("gpiod_line_request_rising_edge_events", "gpiod_line_event_read")
+
+
+@pytest.mark.slow
+def test_linux_cross_compiles_against_debian_libgpiod_v1(tmp_path):
+    """The suite and the wiring walk for a Raspberry Pi with the IRQ path (GPIOD=1), linked
+    against Debian bookworm's libgpiod v1 for arm64 (libgpiod-dev:arm64, which scripts/setup.sh
+    installs through multiarch): aarch64 programs that need v1's shared library (soname
+    libgpiod.so.2; v2's is libgpiod.so.3) for v1's edge-event calls. Under qemu-user, with
+    that library from the arm64 packages, the suite starts and names its marker path."""
+    need("aarch64-linux-gnu-gcc", "make", "qemu-aarch64")
+    make(SUITE, "linux", "wiring-linux", "CROSS=aarch64-linux-gnu-", "GPIOD=1", f"BUILD={tmp_path}")
+    build = tmp_path / "linux-aarch64-linux-gnu"
+    for name in ("suite", "wiring_walk"):
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.+)\]", aarch64_elf(build / name))
+        assert "libgpiod.so.2" in needed, (name, needed)
+    table = subprocess.run(
+        ["aarch64-linux-gnu-nm", "-D", "--undefined-only", str(build / "suite")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for symbol in GPIOD_V1_IRQ_CALLS:
+        assert re.search(rf" U {symbol}$", table, re.M), symbol
+    line = marker_path_line(build / "suite", runner=["qemu-aarch64"])
+    assert line.startswith("linux: marker path: libgpiod v1 on /nonexistent, the slower fallback")
 
 
 GPIOD_V2_SRC = ROOT / ".cache" / "gpiod-sdist"  # scripts/setup.sh: PyPI gpiod 2.5.0's sources
 
 
-def marker_path_line(binary):
-    """The marker path the Linux suite announces when /dev/gpiomem cannot be opened."""
+def marker_path_line(binary, runner=()):
+    """The marker path the Linux suite announces when /dev/gpiomem cannot be opened (run
+    through runner: an emulator for another architecture's program)."""
     result = subprocess.run(
-        [str(binary)],
+        [*runner, str(binary)],
         env=dict(
             os.environ, LATSCOPE_GPIOMEM="/nonexistent/gpiomem", LATSCOPE_GPIOCHIP="/nonexistent"
         ),

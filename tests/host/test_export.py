@@ -274,6 +274,7 @@ def test_pulseview_setup(tmp_path):
         Layout(2),
         scale=1e-6,
         marker_options={"sample_delay": 0, "other": 0x3100},
+        latency_options={"load": "irq-high", "cache": "off"},
     )
     text = (tmp_path / "x.pvs").read_text()
     assert f"filename={tmp_path / 'x.sr'}" in text and "device_type=sessionfile" in text
@@ -281,6 +282,10 @@ def test_pulseview_setup(tmp_path):
     # QSettings escaping of the option bytes: 0 as \0, a hex digit after an escape as \x.
     assert "decoder0\\option1\\value=@ByteArray(\\0\\0\\0\\0\\0\\0\\0\\0)" in text
     assert "decoder0\\option0\\value=@ByteArray(\\0\\x31\\0\\0\\0\\0\\0\\0)" in text
+    # A string option as PulseView stores one: type s, its UTF-8 bytes and a 0.
+    assert "decoder1\\options=2" in text and "decoder1\\option1\\type=s" in text
+    assert "decoder1\\option1\\value=@ByteArray(irq-high\\0)" in text
+    assert "decoder1\\option0\\value=@ByteArray(off\\0)" in text
     channels = re.findall(r"channel(\d+)\\assigned_signal_name=(\S+)", text)
     assert channels[:2] == [("0", "STROBE"), ("1", "D0")] and channels[-2:] == [
         ("20", "LOSS"),

@@ -13,6 +13,7 @@ from latscope.cli import main
 from latscope.events import Events
 from latscope_defs.markers import KERNEL_TICK_ENTRY, Test, encode
 from latscope_defs.protocol import HOLE_SOURCE, Source, StreamEncoder, loss_value
+from support.results_schema import problems
 
 IRQ, E2, E1, MARKER, LOSS = Source.IRQ, Source.EDGE2, Source.EDGE1, Source.MARKER, Source.LOSS
 TICK = encode(Test.KERNEL, KERNEL_TICK_ENTRY)  # the kernel's tick marker
@@ -147,6 +148,7 @@ def test_analyze_takes_the_loop_from_the_metadata_or_the_command_line(tmp_path, 
         document = json.loads(capsys.readouterr().out)
         row = {r["name"]: r for r in document["tables"]}["LOOP-EDGE2"]
         assert row["samples"] == 2 and row["min_ns"] == 550.0 and row["max_ns"] == 700.0
+        assert problems(document) == []  # the loop table's parameters too
     assert main(["analyze", str(plain), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["tables"] == []
     with pytest.raises(SystemExit) as exit:

@@ -19,6 +19,7 @@ from latscope.cli import main
 from latscope.report import compare, plots
 from latscope.report.columns import STAT_COLUMNS
 from latscope.report.directory import write_report
+from latscope.report.headline import KINDS
 from latscope.report.results import NS_DECIMALS, SCHEMA_VERSION, rounded_ns
 from latscope_defs.markers import Test
 from latscope_defs.protocol import Source
@@ -130,11 +131,18 @@ def test_csv_markdown_html(figure_report):
         line = next(row for row in markdown.splitlines() if row.startswith(f"| {name} |"))
         assert f"{stats['avg_ns']:.1f}" in line and f"{stats['max_ns']:.1f}" in line
         assert f"<h3>{name}</h3>" in page
-        for kind in ("timeseries", "distribution", "exceedance"):
+        for kind in ("timeseries", "overtime", "distribution", "exceedance"):
             for ext in ("png", "svg"):
                 assert (out / "figures" / f"{name}.{kind}.{ext}").stat().st_size > 1000
-    # Self-contained: three inline PNGs per table, nothing loaded from elsewhere.
-    assert page.count("src='data:image/png;base64,") == 3 * len(tables)
+    # A CDF of each kind's tables (IL, IDL, TSL: those of the capture).
+    families = [kind for kind, _ in KINDS if any(n.startswith(f"{kind}-") for n in tables)]
+    assert families == ["IL", "IDL", "TSL"]
+    for kind in families:
+        assert (out / "figures" / f"{kind}.cdf.png").stat().st_size > 1000
+        assert f"<img alt='{kind} cdf'" in page
+        assert f"![{kind} cdf](figures/{kind}.cdf.svg)" in markdown
+    # Self-contained: four inline PNGs per table and the CDFs, nothing loaded from elsewhere.
+    assert page.count("src='data:image/png;base64,") == 4 * len(tables) + len(families)
     # (The only links out: the worst samples' PulseView files, beside the report.)
     assert not re.search(r"""src=['"](?!data:)|href=['"](?!#|worst/[^'"/]+\.sr['"])""", page)
     assert "native host port" in page and "1000 MHz" in page

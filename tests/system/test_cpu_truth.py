@@ -37,6 +37,7 @@ from latscope.simulated.coverage import coverage, masked_regions
 from latscope.simulated.cpu_truth import MCAUSE_EXTERNAL, MCAUSE_TIMER, read_cpu_truth
 from latscope.simulated.soc import ROOT, SuiteSettings, build_soc
 from support.bringup import CPUS, bringup_build
+from support.results_schema import problems
 
 pytestmark = pytest.mark.verilator
 
@@ -472,6 +473,7 @@ def test_suite_report_says_where_the_il_interrupts_met_the_code(suite_run, tmp_p
     summary, tables = load_tables(capture)
     document = results(summary, tables, worst_of(capture, summary, tables, 3))
     assert document["where"]["error"] is None
+    assert problems(document) == []  # with where, at the top level and in the IL tables
     rows = {row["name"]: row for row in document["tables"]}
     where = rows["IL-a-1"]["where"]
     assert where["samples"] == where["matched"] == SUITE_SAMPLES

@@ -12,6 +12,7 @@ import pytest
 from latscope.analysis.pairing import analyze
 from latscope.capture.file import load_capture
 from latscope_defs.markers import Test
+from support.results_schema import problems
 from support.suite_tables import table_names
 
 pytestmark = pytest.mark.verilator
@@ -41,6 +42,7 @@ def test_capture_and_report(tmp_path):
     assert set(tables) == set(table_names([Test.IL_A, Test.TSL_A]))
     assert all(len(table.samples) == 20 for table in tables.values())
     results = json.loads((tmp_path / "results.json").read_text())
+    assert problems(results) == []
     assert results["suite"]["cpu"] == "VexRiscv_Lite" and results["suite"]["samples"] == 20
     assert results["device"]["board"] == capture.identity.board
     for row in results["tables"]:

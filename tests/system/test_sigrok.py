@@ -10,12 +10,14 @@ PulseView test needs ``pulseview``, ``Xvfb``, ``xwd`` and ``tesseract`` and is s
 """
 
 import csv
+import json
 import os
 import re
 import shutil
 import signal
 import struct
 import subprocess
+import sys
 import threading
 import time
 import zipfile
@@ -34,6 +36,7 @@ from latscope.export.formats import EXPORT_FORMATS
 from latscope.export.levels import Changes
 from latscope.export.live import PULSEVIEW_BLOCK, stream_capture
 from latscope.export.sigrok import write_sr
+from latscope.report.run_description import conditions_line
 from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.channels import Layout
 from latscope_defs.markers import Point, Test, encode
@@ -45,6 +48,7 @@ DECODERS = ROOT / "decoders"
 #: each other's firmware).
 BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-sigrok"
 LOSSY_BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-sigrok-loss"
+LOADED_BUILD_DIR = ROOT / "firmware" / "suite" / "build" / "pytest-sigrok-load"
 SAMPLES = 20
 
 
@@ -84,9 +88,21 @@ def analyze_samples(capture):
 
 
 def suite_capture(
-    tmp_path, marker, *, samples=SAMPLES, tests="all", cflags="", truth=False, build_dir=BUILD_DIR
+    tmp_path,
+    marker,
+    *,
+    samples=SAMPLES,
+    tests="all",
+    cflags="",
+    truth=False,
+    build_dir=BUILD_DIR,
+    **conditions,
 ):
-    settings = SuiteSettings(marker=marker, samples=samples, tests=tests, cflags=cflags)
+    """``conditions``: the suite's load and cache (SuiteSettings ``load``, ``load_param``,
+    ``cache``)."""
+    settings = SuiteSettings(
+        marker=marker, samples=samples, tests=tests, cflags=cflags, **conditions
+    )
     build = build_soc(settings, build_dir=build_dir)
     path = tmp_path / f"{marker}.lsc"
     truth_path = tmp_path / f"{marker}.truth" if truth else None
@@ -237,6 +253,93 @@ def test_window_export_carries_its_test_context(suite_runs):
         table_names([Test.IDL_B], parameters={Test.IDL_B: (128,)})
     )
     assert len([name for name, *_ in decoded if name == "IDL-b-128"]) == len(table.starts) - 4
+
+
+def latscope_cli(*args, cwd=None):
+    """``latscope ARGS`` with the repository's decoders; its stderr (it must succeed)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "latscope.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=sigrok_env(),
+        cwd=cwd,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stderr
+
+
+def pvs_options(text, decoder):
+    """The options a PulseView setup gives decoder number ``decoder`` of its stack, string
+    options decoded: {name: value}."""
+    found = re.findall(rf"^decoder{decoder}\\option(\d+)\\(name|type|value)=(.*)$", text, re.M)
+    fields = {}
+    for index, key, value in found:
+        fields.setdefault(index, {})[key] = value
+    strings = {}
+    for option in fields.values():
+        assert option["type"] == "s", option  # what PulseView stores of a string option
+        found = re.fullmatch(r"@ByteArray\((.*)\\0\)", option["value"])
+        assert found, option
+        strings[option["name"]] = found.group(1)
+    return strings
+
+
+@pytest.mark.verilator
+def test_decoders_name_the_load_and_caches_as_the_results_do(tmp_path):
+    """A capture of a loaded suite (the bus load at 50 % duty): ``latscope export`` writes
+    its load and caches into the .pvs (latscope_latency's options) and into the sigrok-cli
+    command it prints; that command, run as printed, names them in every Totals and Tests
+    annotation as the reports' "measured under" line does, and its CSV carries them in
+    the columns of results.csv."""
+    capture, _, _ = suite_capture(
+        tmp_path,
+        "gpio",
+        samples=5,
+        tests="IL_A",
+        build_dir=LOADED_BUILD_DIR,
+        load="bus",
+        load_param=50,
+    )
+    latscope_cli("report", capture.path, "-o", tmp_path / "report", "--no-figures", "--worst", 0)
+    document = json.loads((tmp_path / "report" / "results.json").read_text())
+    conditions = document["conditions"]
+    assert conditions == {"load": "bus", "load_param": 50, "cache": "on"}
+    with open(tmp_path / "report" / "results.csv") as rows:
+        expected_cells = {
+            row["name"]: (row["load"], row["load_param"], row["cache"])
+            for row in csv.DictReader(rows)
+        }
+
+    printed = latscope_cli("export", capture.path, "--sr", "loaded.sr", cwd=tmp_path)
+    lines = printed.splitlines()
+    command = "\n".join(lines[lines.index("decode with (as it runs from here):") + 1 :])
+    decoded = subprocess.run(
+        command, shell=True, cwd=tmp_path, env=sigrok_env(), capture_output=True, text=True
+    )
+    assert decoded.returncode == 0 and "Traceback" not in decoded.stderr, decoded.stderr
+    measured = f"({conditions_line(conditions)})"
+    totals = re.findall(
+        r"^latscope_latency-1: (\S+): \d+ samples, min .* with a tick (.*)$", decoded.stdout, re.M
+    )
+    tests = re.findall(r"^latscope_latency-1: test \d+: .* samples (.*)$", decoded.stdout, re.M)
+    assert sorted(name for name, _ in totals) == sorted(expected_cells), decoded.stdout
+    assert {text for _, text in totals} == set(tests) == {measured}, decoded.stdout
+
+    stack = re.search(r" -P (\S+) ", command).group(1)
+    rows = csv.DictReader(
+        sigrok_cli(
+            "-i", tmp_path / "loaded.sr", "-P", stack, "-B", "latscope_latency=csv"
+        ).splitlines()
+    )
+    cells = {(row["table"], (row["load"], row["load_param"], row["cache"])) for row in rows}
+    assert cells == set(expected_cells.items())
+
+    pvs = (tmp_path / "loaded.pvs").read_text()
+    assert "decoder1\\id=latscope_latency" in pvs
+    assert pvs_options(pvs, 1) == {
+        key: str(value) for key, value in conditions.items() if value is not None
+    }
 
 
 def readme_ols_stack():

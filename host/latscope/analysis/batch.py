@@ -971,6 +971,23 @@ class BatchAnalysis(Generic[C]):
         return {Test(test).name for test, state in self._tests.items() if state.open}
 
     @property
+    def unfinished(self) -> list[str]:
+        """The tests whose latest window is still open: after :meth:`finish`, those the
+        capture ended inside (no END: the capture stopped first, or the DUT stopped inside
+        the test, e.g. at its IRQ timeout). Each is named by the tables of that window, or
+        by its test where it named none (a parameter not known)."""
+        named = []
+        for test, state in self._tests.items():
+            if not state.open:
+                continue
+            window = state.windows - 1
+            tables = sorted(
+                {name for (w, _), name in state.names.items() if w == window and name is not None}
+            )
+            named.append(", ".join(tables) if tables else Test(test).name)
+        return named
+
+    @property
     def held(self) -> int:
         """Events held for what later events can still change: markers not yet taken,
         start and end events not yet decided, IRQ edges not yet given a window."""

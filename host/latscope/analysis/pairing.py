@@ -22,7 +22,7 @@ from .statistics import Stats
 if TYPE_CHECKING:
     from ..capture.file import Capture
 
-__all__ = ["SampleTable", "SampleCollector", "analyze", "analyze_loaded"]
+__all__ = ["SampleTable", "SampleCollector", "analyze", "analyze_loaded", "loaded_analysis"]
 
 _EMPTY: Stamps = np.zeros(0, np.int64)
 
@@ -133,20 +133,38 @@ def analyze(
     A with no B is dropped) and no lost event can lie between them: a sample is either exact or
     absent, never wrong.
     """
+    return _tables(_analysis(events, stamp_hz, losses, plan, end_missing))
+
+
+def _analysis(
+    events: Events,
+    stamp_hz: float,
+    losses: Sequence[int] | Stamps | None,
+    plan: SuitePlan | None,
+    end_missing: bool,
+) -> BatchAnalysis[SampleCollector]:
     analysis = BatchAnalysis(stamp_hz, table=SampleCollector, losses=losses, plan=plan)
     analysis.feed(events)
-    return {
-        name: collector.table()
-        for name, collector in analysis.finish(end_missing=end_missing).ordered_tables().items()
-    }
+    return analysis.finish(end_missing=end_missing)
+
+
+def _tables(analysis: BatchAnalysis[SampleCollector]) -> dict[str, SampleTable]:
+    return {name: collector.table() for name, collector in analysis.ordered_tables().items()}
 
 
 def analyze_loaded(capture: "Capture") -> dict[str, SampleTable]:
     """:func:`analyze` of a loaded capture file, its tables accounted for as the bounded
     analysis does: with the suite's plan of its metadata, its end missing if not closed."""
-    return analyze(
+    return _tables(loaded_analysis(capture))
+
+
+def loaded_analysis(capture: "Capture") -> BatchAnalysis[SampleCollector]:
+    """The finished analysis of :func:`analyze_loaded` (its tables and what else it found,
+    e.g. :attr:`~latscope.analysis.batch.BatchAnalysis.unfinished`)."""
+    return _analysis(
         capture.events,
         capture.stamp_hz,
-        plan=plan_of_metadata(capture.metadata),
-        end_missing=capture.end is None,
+        None,
+        plan_of_metadata(capture.metadata),
+        capture.end is None,
     )

@@ -18,6 +18,7 @@ __all__ = [
     "KEEP_POINTS",
     "ENVELOPE_BUCKETS",
     "WORST_KEPT",
+    "TIME_BINS",
     "PERCENTILES",
     "CONFIDENCE",
     "TableAccumulator",
@@ -100,6 +101,11 @@ class _Options(TypedDict, total=False):
 KEEP_POINTS = 20_000
 #: Buckets of the sample-index envelope (plots draw up to MAX_POINTS // 4 slices).
 ENVELOPE_BUCKETS = 8192
+#: Time bins of the latency-over-time figure of a long table: consecutive samples whose
+#: exact value counts are kept per bin, for the bin's median, p99 and max. 128: a band 5-6 px
+#: wide per bin on the report's 750 px figure, and memory at most 128 times the table's own
+#: value counts.
+TIME_BINS = 128
 #: Largest samples kept per table (reports show up to this many worst samples).
 WORST_KEPT = 16
 #: Percentiles of a table row: (key, q in percent, fewest samples). THE rule of every
@@ -290,9 +296,11 @@ def stats_of_counts(
     values = np.asarray(values, np.int64)
     counts = np.asarray(counts, np.int64)
     n = int(counts.sum()) if len(counts) else 0
-    if not n:
+    if not n:  # every statistic not known (null), as the results document says
         return {
             "samples": 0,
+            **dict.fromkeys(("min_ns", "max_ns", "avg_ns", "std_ns")),
+            **{name: None for key, _, _ in PERCENTILES for name in (key, ci_key(key))},
             "discarded": discarded,
             "discarded_by_holes": discarded_by_holes,
             "lost": lost.count,
@@ -398,6 +406,10 @@ class TableAccumulator:
             np.zeros(0, bool),
         )
         self.by_delay = DelayStats()  # the latency at each trigger delay
+        # TIME_BINS bins of time_bin_width consecutive samples (a power of two, doubled
+        # when they are full): each bin's start stamp and exact value counts.
+        self.time_bin_width = 1
+        self._time_bins: list[tuple[int, _Int64s, _Int64s]] = []
 
     @classmethod
     def of_table(cls, table: _WholeTable, **options: Unpack[_Options]) -> "TableAccumulator":
@@ -447,6 +459,7 @@ class TableAccumulator:
         if self.first_start is None:
             self.first_start = int(starts[0])
         self._envelope(first_index, samples, starts)
+        self._add_to_time_bins(first_index, samples, starts)
         if self.interval_stamps:
             self._intervals(samples, starts)
         if delays is not None:
@@ -501,6 +514,42 @@ class TableAccumulator:
         bucket["sum"][slots] += total
         fresh = bucket["start"][slots] < 0
         bucket["start"][slots[fresh]] = starts[at[fresh]]
+
+    def _add_to_time_bins(self, first_index: int, samples: _Int64s, starts: _Int64s) -> None:
+        while (first_index + len(samples) - 1) // self.time_bin_width >= TIME_BINS:
+            pairs = [self._time_bins[i : i + 2] for i in range(0, len(self._time_bins), 2)]
+            self._time_bins = [
+                (pair[0][0], *merge_counts(*pair[0][1:], *pair[1][1:]))
+                if len(pair) == 2
+                else pair[0]
+                for pair in pairs
+            ]
+            self.time_bin_width *= 2
+        done = 0
+        while done < len(samples):
+            slot = (first_index + done) // self.time_bin_width
+            end = min(len(samples), (slot + 1) * self.time_bin_width - first_index)
+            if slot == len(self._time_bins):
+                empty = np.zeros(0, np.int64)
+                self._time_bins.append((int(starts[done]), empty, empty))
+            start, values, counts = self._time_bins[slot]
+            self._time_bins[slot] = (start, *merge_counts(values, counts, samples[done:end]))
+            done = end
+
+    def time_bins(
+        self,
+    ) -> tuple[_Int64s, npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per time bin (:data:`TIME_BINS` at most, ``time_bin_width`` consecutive samples
+        each, the last maybe fewer): (start stamp of its first sample, median, p99, max in
+        ns), the percentiles as :func:`percentile_of_counts` gives them for whole tables."""
+        starts = np.array([start for start, _, _ in self._time_bins], np.int64)
+        columns: list[list[float]] = [[], [], []]
+        for _, values, counts in self._time_bins:
+            cumulative = np.cumsum(counts)
+            for column, q in zip(columns, (50, 99, 100)):
+                column.append(percentile_of_counts(values, cumulative, q, self.ns_per_stamp))
+        median, p99, high = (np.array(column, np.float64) for column in columns)
+        return starts, median, p99, high
 
     def _halve(self) -> None:
         """Joins buckets pairwise: twice the width, half the buckets."""

@@ -97,10 +97,12 @@ class CaptureSummary(CaptureInfo):
     passes: int = 1  # file reads the analysis needed
     out_of_order: int = 0  # events below the horizon (BatchAnalysis): 0 = exact
     tick_markers: int = 0  # KERNEL/TICK_ENTRY markers (0: ticks not recorded)
+    unfinished: list[str] = field(default_factory=list)  # BatchAnalysis.unfinished
 
     @classmethod
-    def of_capture(cls, capture: Capture) -> "CaptureSummary":
-        """The summary of a loaded ``Capture``."""
+    def of_capture(cls, capture: Capture, unfinished: list[str] | None = None) -> "CaptureSummary":
+        """The summary of a loaded ``Capture``; ``unfinished``: its analysis's
+        (:attr:`~latscope.analysis.batch.BatchAnalysis.unfinished`; None: not analyzed)."""
         counts = RunCounts()
         counts.feed(capture.events)
         stamps = capture.events.stamp
@@ -118,6 +120,7 @@ class CaptureSummary(CaptureInfo):
             counts.holes,
             0,
             tick_markers=counts.tick_markers,
+            unfinished=unfinished or [],
         )
 
     summary = Capture.summary  # the same line, from the counts
@@ -185,5 +188,6 @@ def analyze_capture(
         len(passes),
         analysis.out_of_order,
         counts.tick_markers,
+        analysis.unfinished,
     )
     return summary, analysis.ordered_tables()

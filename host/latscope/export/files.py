@@ -27,10 +27,12 @@ from latscope_defs.protocol import Source, irq_triggered
 from ..analysis.pairing import analyze
 from ..analysis.spans import LossSpans, merge_spans
 from ..capture.batches import BATCH_BYTES, CaptureBatches
+from ..capture.conditions import Conditions
 from ..capture.file import Capture
 from ..events import Events
 from .formats import writer_for
 from .levels import HOLDBACK, MARGIN, LevelTracker
+from .sigrok import condition_options
 from .writer import ExportError, Signals, writing
 
 __all__ = ["ExportInfo", "export_capture", "export_windows"]
@@ -58,6 +60,7 @@ class ExportInfo:
     context: int = 0  # START / PARAM markers from before the window, repeated
     holes_late: int = 0  # HOLE toggles after an event from before the hole (LevelTracker)
     files: list = field(default_factory=list)
+    conditions: Conditions = field(default_factory=Conditions)  # the capture's load, caches
 
     def summary(self):
         text = (
@@ -96,8 +99,13 @@ class ExportInfo:
             "edges_stretched": self.edges_stretched,
             "edges_dropped": self.edges_dropped,
             "holes_late": self.holes_late,
-            "decoders": self.layout.decoder_stack(),
+            "decoders": self.decoder_stack(),
         }
+
+    def decoder_stack(self):
+        """sigrok-cli's ``-P`` for the latscope decoders on the export, latscope_latency
+        told what the capture was measured under."""
+        return self.layout.decoder_stack(condition_options(self.conditions))
 
     def decode_command(self, writer):
         """The sigrok-cli command that decodes ``writer``'s file of this export, as it runs
@@ -108,7 +116,7 @@ class ExportInfo:
         return (
             f"{sigrok_decoders_prefix()}sigrok-cli -i {writer.path}"
             f"{f' -I {writer.sigrok_input}' if writer.sigrok_input else ''} "
-            f"-P {self.layout.decoder_stack()} -A latscope_latency"
+            f"-P {self.decoder_stack()} -A latscope_latency"
         )
 
 
@@ -221,6 +229,7 @@ def _write(capture, batches, survey, before, start, stop, outputs):
         tracker.initial,
         comment=f"latscope export of {Path(capture.path).name}: sample 0 = "
         f"stamp {origin}, {stamp_hz} samples/s",
+        conditions=Conditions.of_metadata(capture.metadata),
     )
     with contextlib.ExitStack() as stack:
         for writer in writers:
@@ -255,6 +264,7 @@ def _write(capture, batches, survey, before, start, stop, outputs):
         tracker.edges_dropped,
         len(context),
         tracker.holes_late,
+        conditions=signals.conditions,
     )
     info.files = [path for writer in writers for path in writer.files]
     return info

@@ -17,7 +17,15 @@ from latscope_defs.channels import LATENCY_DECODER, MARKER_DECODER
 from .levels import Changes
 from .writer import ExportWriter, writing
 
-__all__ = ["SigrokWriter", "SrArchive", "write_sr", "write_pvs", "samplerate_text", "scrolled_past"]
+__all__ = [
+    "SigrokWriter",
+    "SrArchive",
+    "write_sr",
+    "write_pvs",
+    "samplerate_text",
+    "scrolled_past",
+    "condition_options",
+]
 
 #: Samples generated at a time when writing a session file.
 BLOCK_SAMPLES = 1 << 20
@@ -172,6 +180,7 @@ class SigrokWriter(ExportWriter):
     def begin(self, signals):
         self.layout = signals.layout
         self.origin = signals.origin
+        self.conditions = signals.conditions
         self.archive = SrArchive(
             self.path,
             signals.layout.names,
@@ -193,11 +202,23 @@ class SigrokWriter(ExportWriter):
                     self.layout,
                     **(view or {}),
                     marker_options={"sample_delay": 0},
+                    latency_options=condition_options(self.conditions),
                 )
 
     def close(self):
         if self.archive is not None:
             self.archive.abandon()
+
+
+def condition_options(conditions):
+    """latscope_latency's options ``load``, ``load_param`` and ``cache`` for a capture's
+    :class:`~latscope.capture.conditions.Conditions` (strings, as the decoder takes them;
+    no ``load_param`` for the profile's default)."""
+    options = {"load": conditions.load}
+    if conditions.load_param is not None:
+        options["load_param"] = str(conditions.load_param)
+    options["cache"] = conditions.cache
+    return options
 
 
 def _ini_bytes(data):
@@ -255,13 +276,24 @@ def scrolled_past(layout):
     return [name for name in layout.names if name.startswith("D") and name[1:].isdigit()]
 
 
-def write_pvs(path, sr_path, layout, *, scale=None, offset=None, marker_options=None):
+def _gvariant(value):
+    """A decoder option's type and value as PulseView 0.4 stores them in a setup
+    (``GlobalSettings::store_gvariant``: the GVariant's type string and its serialised
+    data): an int as ``x`` (8 bytes, little-endian), a string as ``s`` (UTF-8, then a 0)."""
+    if isinstance(value, str):
+        return "s", value.encode() + b"\0"
+    return "x", int(value).to_bytes(8, "little", signed=True)
+
+
+def write_pvs(
+    path, sr_path, layout, *, scale=None, offset=None, marker_options=None, latency_options=None
+):
     """Writes a PulseView 0.4 session setup: the session file ``sr_path`` as device (None:
     no device, for ``pulseview -s``), the decoder stack latscope_marker -> latscope_latency
     with its channels assigned by signal name. PulseView loads ``X.pvs`` by itself when it
     opens ``X.sr``. ``scale``: seconds per pixel of the initial view, ``offset``: seconds
-    from sample 0 at its left edge. ``marker_options``:
-    latscope_marker options {id: int}.
+    from sample 0 at its left edge. ``marker_options``, ``latency_options``: the options of
+    latscope_marker and latscope_latency, {id: int or str}.
 
     The view starts scrolled down past the marker data channels D0..D15 (scrolling up
     shows them), to STROBE: PulseView 0.4 puts the decoder rows below all logic traces, and
@@ -273,20 +305,20 @@ def write_pvs(path, sr_path, layout, *, scale=None, offset=None, marker_options=
     if sr_path is not None:
         lines += ["device_type=sessionfile", "", "[device]", f"filename={Path(sr_path).resolve()}"]
     lines += ["", "[decode_signal0]", "name=latscope", "enabled=true", "decoders=2"]
-    options = dict(marker_options or {})
-    for index, decoder in enumerate((MARKER_DECODER, LATENCY_DECODER)):
-        mine = options if decoder == MARKER_DECODER else {}
+    stack = ((MARKER_DECODER, marker_options), (LATENCY_DECODER, latency_options))
+    for index, (decoder, options) in enumerate(stack):
+        mine = dict(options or {})
         lines += [
             f"decoder{index}\\id={decoder}",
             f"decoder{index}\\visible=true",
             f"decoder{index}\\options={len(mine)}",
         ]
         for n, (name, value) in enumerate(sorted(mine.items())):
+            kind, data = _gvariant(value)
             lines += [
                 f"decoder{index}\\option{n}\\name={name}",
-                f"decoder{index}\\option{n}\\type=x",
-                f"decoder{index}\\option{n}\\value="
-                + _ini_bytes(int(value).to_bytes(8, "little", signed=True)),
+                f"decoder{index}\\option{n}\\type={kind}",
+                f"decoder{index}\\option{n}\\value=" + _ini_bytes(data),
             ]
     channels = layout.decoder_channels()
     lines.append(f"channels={len(channels)}")

@@ -7,7 +7,8 @@ not importable. So the marker encoding (:mod:`latscope_defs.markers`) and the pa
 * ``decoders/latscope_marker/encoding.py``: field shifts and widths, test and point names,
   and the decoder's channels (:mod:`latscope_defs.channels`: ids, names, order);
 * ``decoders/latscope_latency/rules.py``: the rule table (test, table name, start and end
-  event) and the marker points the window logic needs.
+  event), the marker points the window logic needs, and the load profiles and cache states
+  of its options ``load`` and ``cache`` (:mod:`latscope.capture.conditions`).
 
 ``python -m latscope.export.sigrok_rules --write`` regenerates both; ``--check`` exits 1 if a
 committed file is stale (``tests/system/test_sigrok.py`` checks the same).
@@ -20,6 +21,7 @@ from pathlib import Path
 from latscope_defs import channels, markers
 
 from ..analysis.rules import RULES
+from ..capture.conditions import CACHE_STATES, LOADS
 
 __all__ = ["GENERATED", "marker_encoding", "latency_rules", "main"]
 
@@ -108,7 +110,10 @@ def latency_rules():
         return repr(kind) if kind in ("irq", "handler") else str(int(kind))
 
     lines = [
-        _HEADER.format(source="host/latscope/analysis/rules.py and defs/latscope_defs/markers.py"),
+        _HEADER.format(
+            source="host/latscope/analysis/rules.py, defs/latscope_defs/markers.py and "
+            "host/latscope/capture/conditions.py"
+        ),
         "# A rule makes one sample from an event A and the first event B after it inside a",
         "# START..END window of its test (docs/tests.md). An event is 'irq' (an asserting",
         "# IRQ edge), 'handler' (the kernel's marker KERNEL_TEST/HANDLER_POINT) or a marker",
@@ -133,7 +138,15 @@ def latency_rules():
             f"    ({int(rule.test)}, {rule.name!r}, {event(rule.start)}, "
             f"{event(rule.end)}, {_row(rule.name)!r}),"
         )
-    lines += [")", ""]
+    lines += [
+        ")",
+        "",
+        "# What a capture is measured under (options load and cache): the load profiles and",
+        "# the cache states.",
+        f"LOADS = {LOADS!r}",
+        f"CACHE_STATES = {CACHE_STATES!r}",
+        "",
+    ]
     return "\n".join(lines)
 
 

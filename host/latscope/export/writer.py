@@ -4,9 +4,11 @@ and at the end writes its file(s). :mod:`latscope.export.formats` lists the form
 """
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from latscope_defs.channels import Layout
+
+from ..capture.conditions import Conditions
 
 __all__ = ["ExportError", "FormatError", "ExportWriter", "Signals", "writing"]
 
@@ -25,13 +27,16 @@ class Signals:
     """What a writer is told before the first change: the signals (``layout``), the
     sample rate (``stamp_hz``, one sample per stamp unit), the cycle of sample 0
     (``origin``; None: not known yet, a live stream sets it from its first event), the
-    levels before the first change (``initial``) and a line that says what is exported."""
+    levels before the first change (``initial``), a line that says what is exported and what
+    the capture was measured under (``conditions``: its load and caches, for the decoders'
+    options)."""
 
     layout: Layout
     stamp_hz: int
     origin: int | None
     initial: int = 0
     comment: str = ""
+    conditions: Conditions = field(default_factory=Conditions)
 
 
 class ExportWriter:

@@ -12,6 +12,7 @@ from ..progress import step
 from . import plots
 from .formats import report_formats
 from .formats.base import Figures
+from .headline import KINDS
 from .results import load_tables, results
 from .worst_samples import worst_of
 
@@ -71,19 +72,29 @@ def _figures(tables, directory, x, interval_s):
         for done, (name, table) in enumerate(drawn):
             progress.set_detail(f"{name}, {done + 1} of {len(drawn)} tables")
             figures.png[name] = _table_figures(name, table, folder, x, interval_s)
+        for kind, what in KINDS:
+            family = [(name, table) for name, table in drawn if name.split("-", 1)[0] == kind]
+            if family:
+                title = f"{kind}: {what}, cumulative distribution of each table"
+                figure = plots.cdf(family, title=title)
+                figures.families[kind] = _saved(figure, folder / plots.figure_name(kind, "cdf"))
     return figures
 
 
 def _table_figures(name, table, folder, x, interval_s):
     """Draws one table's figures into ``folder``; ``{kind: PNG in base64}``."""
-    png_of = {}
-    for kind, figure in plots.table_figures(table, x=x, interval_s=interval_s).items():
-        stem = folder / plots.figure_name(name, kind)
-        plots.save(figure, stem, formats=("svg",))
-        png = plots.png_bytes(figure)  # rendered once: file and inline copy
-        stem.with_name(stem.name + ".png").write_bytes(png)
-        png_of[kind] = base64.b64encode(png).decode("ascii")
-    return png_of
+    return {
+        kind: _saved(figure, folder / plots.figure_name(name, kind))
+        for kind, figure in plots.table_figures(table, x=x, interval_s=interval_s).items()
+    }
+
+
+def _saved(figure, stem):
+    """Writes ``stem.svg`` and ``stem.png``; the PNG in base64 (to be inlined)."""
+    plots.save(figure, stem, formats=("svg",))
+    png = plots.png_bytes(figure)  # rendered once: file and inline copy
+    stem.with_name(stem.name + ".png").write_bytes(png)
+    return base64.b64encode(png).decode("ascii")
 
 
 def write_report(

@@ -22,6 +22,8 @@ __all__ = [
     "tick_histogram",
     "accumulated",
     "time_series",
+    "latency_over_time",
+    "cdf",
     "distribution",
     "overlay_distributions",
     "interval_maxima",
@@ -125,35 +127,64 @@ def time_series(table, *, x="index"):
             markersize=2.5,
             color="tab:blue",
         )
-    if count:
-        _mark_worst(axes, table, x)
     axes.set_xlabel("capture time (s)" if x == "time" and count else "sample")
     axes.set_ylabel("latency (ns)")
     axes.set_title(f"{table.name}: latency of each sample ({count} samples)")
     axes.set_ylim(bottom=0)
     axes.grid(alpha=0.3)
+    if count:  # last: the labels are placed in the final limits
+        _mark_worst(axes, table, x)
     return figure
 
 
 def _mark_worst(axes, table, x):
     """Rings the worst samples (latscope.analysis.worst.WORST_SHOWN) with their rank and flags, as
-    the report lists them."""
+    the report lists them; labels of close samples are moved up until none overlaps another."""
     from ..analysis.worst import WORST_SHOWN, flags_text
 
+    labels = []
     for rank, entry in enumerate(table.worst(WORST_SHOWN), 1):
         at = (
             (entry["start"] - table.first_start) / table.stamp_hz if x == "time" else entry["index"]
         )
         flags = flags_text(entry)
-        _ring(axes, at, entry["ns"], f"#{rank}{f' {flags}' if flags else ''}")
+        labels.append(_ring(axes, at, entry["ns"], f"#{rank}{f' {flags}' if flags else ''}"))
+    _separate(axes, labels)
+
+
+#: Points between two labels that _separate moves apart.
+LABEL_GAP = 1.0
+
+
+def _separate(axes, labels):
+    """Moves each label (in rank order) up, in points, past every label placed before it that
+    it would overlap: measured with the figure's final layout and limits."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figure = axes.figure
+    canvas = figure.canvas
+    if not isinstance(canvas, FigureCanvasAgg):
+        canvas = FigureCanvasAgg(figure)
+    renderer = canvas.get_renderer()
+    figure.draw_without_rendering()
+    placed = []
+    points_per_pixel = 72.0 / figure.dpi
+    for label in labels:
+        box = label.get_window_extent(renderer)
+        while any(box.overlaps(other) for other in placed):
+            above = max(other.y1 for other in placed if box.overlaps(other))
+            dx, dy = label.xyann
+            label.xyann = (dx, dy + (above - box.y0) * points_per_pixel + LABEL_GAP)
+            box = label.get_window_extent(renderer)
+        placed.append(box)
 
 
 def _ring(axes, x, y, label):
-    """A red ring at a worst point, labelled."""
+    """A red ring at a worst point, labelled; the label's Annotation."""
     axes.plot(
         [x], [y], marker="o", markersize=7, fillstyle="none", color="tab:red", linestyle="none"
     )
-    axes.annotate(
+    return axes.annotate(
         label,
         (x, y),
         textcoords="offset points",
@@ -161,6 +192,78 @@ def _ring(axes, x, y, label):
         fontsize="x-small",
         color="tab:red",
     )
+
+
+def latency_over_time(table):
+    """Latency over capture time (seconds from the table's first sample), at any run length:
+    up to :data:`MAX_POINTS` samples every one as a point; more, per time bin of consecutive
+    samples (``TableAccumulator.time_bins``: :data:`~latscope.analysis.statistics.TIME_BINS`
+    at most) the band from its p99 to its max and its median, so that the figure stays the
+    same size however long the run. The worst samples are ringed."""
+    table = accumulated(table)
+    figure, (axes,) = _figure()
+    count = table.count
+    if count > MAX_POINTS:
+        starts, median, p99, high = table.time_bins()
+        at = (starts - table.first_start) / table.stamp_hz
+        axes.fill_between(
+            at, p99, high, step="post", alpha=0.35, color="tab:red", label="p99..max per bin"
+        )
+        axes.plot(at, p99, drawstyle="steps-post", linewidth=0.8, color="tab:red", label="p99")
+        axes.plot(at, median, drawstyle="steps-post", linewidth=1.0, color="black", label="median")
+        axes.legend(loc="upper right", fontsize="small")
+        detail = f"{len(at)} bins of {table.time_bin_width} samples"
+    elif count:
+        samples, starts = table.kept_points()
+        at = (starts - starts[0]) / table.stamp_hz
+        axes.plot(
+            at,
+            samples * table.ns_per_stamp,
+            linestyle="none",
+            marker=".",
+            markersize=2.5,
+            color="tab:blue",
+        )
+        detail = "every sample"
+    else:
+        detail = "no sample"
+    axes.set_xlabel("capture time (s)")
+    axes.set_ylabel("latency (ns)")
+    axes.set_title(f"{table.name}: latency over time ({count} samples, {detail})")
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    if count:  # last: the labels are placed in the final limits
+        _mark_worst(axes, table, "time")
+    return figure
+
+
+def cdf(named_tables, *, title, log_tail=True):
+    """The cumulative distribution of each table of ``named_tables`` (``(label, table)``):
+    the fraction of its samples at or below each latency, exact (from the value counts);
+    ``log_tail``: below it the tail, the fraction above each latency on a log scale, where
+    the rare samples that decide a worst case stay visible."""
+    figure, axes = _figure(2 if log_tail else 1, height=2.6)
+    for label, table in named_tables:
+        table = accumulated(table)
+        if not table.count:
+            continue
+        ns = table.values * table.ns_per_stamp
+        below = np.cumsum(table.counts) / table.count
+        axes[0].step(ns, below, where="post", linewidth=1.0, label=label)
+        if log_tail:
+            above = 1.0 - below
+            shown = above > 0
+            axes[1].step(ns[shown], above[shown], where="post", linewidth=1.0, label=label)
+    axes[0].set_ylabel("P(sample <= latency)")
+    axes[0].set_title(title)
+    axes[0].legend(fontsize="x-small", loc="lower right")
+    if log_tail:
+        axes[1].set_yscale("log")
+        axes[1].set_ylabel("P(sample > latency)")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel("latency (ns)")
+    return figure
 
 
 def _bar(axes, edges, counts, tick_ns, **style):
@@ -412,12 +515,14 @@ def figure_name(table_name, kind):
 
 
 def table_figures(table, *, x="index", interval_s=None):
-    """``{kind: Figure}`` of one table: ``timeseries``, ``distribution`` and ``exceedance``
+    """``{kind: Figure}`` of one table: ``timeseries``, ``overtime`` (latency over capture
+    time), ``distribution`` and ``exceedance``
     (the tail and its estimate), with ``interval_s`` also ``maxima`` (the maximum per
     interval of capture time), and for a table whose samples carry IRQ trigger delays
     ``by-delay`` (:func:`latency_by_delay`)."""
     figures = {
         "timeseries": time_series(table, x=x),
+        "overtime": latency_over_time(table),
         "distribution": distribution(table),
         "exceedance": exceedance(table),
     }

@@ -9,6 +9,8 @@ so every output agrees.
 (:func:`latscope.analysis.summary.analyze_capture`); :func:`results` makes the document.
 """
 
+from pathlib import Path
+
 from latscope_defs.protocol import HoleCount
 
 from ..analysis.loop import loop_events, loop_table, tables_with_loop
@@ -28,6 +30,7 @@ from .worst_samples import WorstSamples
 
 __all__ = [
     "SCHEMA_VERSION",
+    "SCHEMA_FILE",
     "TABLE_SECTIONS",
     "results",
     "load_tables",
@@ -44,8 +47,14 @@ __all__ = [
 #: 7 whether the capture file was closed (``integrity.closed``); 8 the load and cache
 #: conditions (``conditions``, top level and per table); 9 per table the latency by IRQ
 #: trigger delay (``by_delay``); 10 where the interrupts met the code (``where``, top level
-#: and per table: simulation with its ground-truth log).
-SCHEMA_VERSION = 10
+#: and per table: simulation with its ground-truth log); 11 the tests the capture ended
+#: inside (``integrity.unfinished_tests``).
+SCHEMA_VERSION = 11
+
+#: The JSON Schema of the document (draft 2020-12): the types, the required fields and no
+#: others; docs/results-schema.md says what they mean, tests/host/test_results_schema.py
+#: validates every document the tests make against it. Installed with the package.
+SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
 
 #: The sections of every table's row after its statistics, in order
 #: (:class:`latscope.report.section.TableSection`). A new section: one line here.
@@ -97,16 +106,17 @@ def load_tables(capture, loop=None, *, interval_s=60.0):
             table.name: TableAccumulator.of_table(table, interval_stamps=interval),
             **tables,
         }
-    from ..analysis.pairing import analyze_loaded
+    from ..analysis.pairing import loaded_analysis
 
     interval = max(1, int(interval_s * capture.stamp_hz)) if interval_s else None
+    analysis = loaded_analysis(capture)
     tables = tables_with_loop(
         capture.events,
         capture.stamp_hz,
-        analyze_loaded(capture),
+        {name: collector.table() for name, collector in analysis.ordered_tables().items()},
         loop or capture.metadata.get("loop"),
     )
-    return CaptureSummary.of_capture(capture), {
+    return CaptureSummary.of_capture(capture, unfinished=analysis.unfinished), {
         name: TableAccumulator.of_table(table, interval_stamps=interval)
         for name, table in tables.items()
     }
@@ -156,6 +166,7 @@ def _integrity(capture, tables):
         "records_old": parser.records_old,
         "notes": file_notes(file),
         "closed": file.complete,
+        "unfinished_tests": capture.unfinished,
     }
 
 

@@ -19,9 +19,22 @@ def integrity_line(integrity):
     """One line on what was lost: "nothing lost: ..." only when nothing was, else "DATA
     LOST: " and every kind of loss that happened, with its count; led by
     :data:`~latscope.capture.file.NOT_CLOSED` when the file has no END chunk (its end may
-    be missing unseen: no damage shows where a file was cut between chunks)."""
+    be missing unseen: no damage shows where a file was cut between chunks); followed by the
+    tests the capture ended inside."""
     closed = "" if integrity["closed"] else f"{NOT_CLOSED}; "
-    return closed + _losses(integrity)
+    return closed + _losses(integrity) + _unfinished(integrity)
+
+
+def _unfinished(integrity):
+    """The tests the capture ended inside, if any: a DUT that stopped inside a test (an IRQ
+    that never came: the suite's timeout message is on its console) looks so."""
+    tests = integrity.get("unfinished_tests")
+    if not tests:
+        return ""
+    return (
+        f"; not ended: {'; '.join(tests)} (no END marker: the capture stopped first, or the "
+        f"DUT stopped inside the test: its console says why)"
+    )
 
 
 def _losses(integrity):

@@ -31,6 +31,7 @@ __all__ = [
     "SocBuild",
     "SocSimulation",
     "build_soc",
+    "simulator_binary",
     "build_suite",
     "build_lock",
 ]
@@ -179,29 +180,37 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, 
     (``PGO=1``; the first build also runs a short training capture)."""
     require_repository()
     sim = ROOT / "sim"
-    common = [
-        f"CPU={settings.cpu}",
-        f"PYTHON={sys.executable}",
-        f"SUMP={int(sump)}",
-        f"PGO={int(pgo)}",
-        f"CACHE={settings.cache}",
-    ]
+    common = _simulator_configuration(settings, sump, pgo)
     # sim/build holds what every configuration shares (the appliance's Verilog export, the
     # firmware programs) besides each one's objects: one build at a time.
     variant = f"{settings.cpu}{'' if sump else ', no SUMP'}{', profile-guided' if pgo else ''}"
     with build_lock(sim / "build"):
         with step(f"building the SoC simulator, {variant} (minutes the first time)"):
             _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
-        simulator = Path(
-            _make(
-                ["-s", "-C", str(sim), "APPLIANCE=1", "print-binary", *common],
-                "the SoC simulator",
-                None,
-            ).strip()
-        )
+        simulator = simulator_binary(settings, sump=sump, pgo=pgo)
         if settings.program != "suite":
             return SocBuild(simulator, _bring_up_program(settings, common, log), settings)
     return SocBuild(simulator, build_suite(settings, build_dir=build_dir, log=log), settings)
+
+
+def _simulator_configuration(settings, sump, pgo):
+    """The sim/Makefile variables of the simulator that runs ``settings``."""
+    return [
+        f"CPU={settings.cpu}",
+        f"PYTHON={sys.executable}",
+        f"SUMP={int(sump)}",
+        f"PGO={int(pgo)}",
+        f"CACHE={settings.cache}",
+    ]
+
+
+def simulator_binary(settings=SuiteSettings(), *, sump=True, pgo=False):
+    """Where sim/Makefile puts (or has put) the simulator :func:`build_soc` builds for these
+    arguments, built or not (``make print-binary``: the Makefile names its directories)."""
+    require_repository()
+    configuration = _simulator_configuration(settings, sump, pgo)
+    command = ["-s", "-C", str(ROOT / "sim"), "APPLIANCE=1", "print-binary", *configuration]
+    return Path(_make(command, "the SoC simulator", None).strip())
 
 
 def build_suite(settings=SuiteSettings(), *, build_dir=None, log=None):

@@ -15,6 +15,9 @@ class Figures:
 
     directory: str
     png: dict = field(default_factory=dict)
+    #: Per kind of table (IL, IDL, TSL: report.headline.KINDS), the PNG of the CDF of its
+    #: tables (``<kind>.cdf``).
+    families: dict = field(default_factory=dict)
 
 
 class ResultsFormat:

@@ -103,6 +103,12 @@ class HtmlFormat(ResultsFormat):
             else "<p>No test of the suite was found in this capture.</p>"
         )
         body.append(f"<p class=note>{html.escape(statistics_note().capitalize())}.</p>")
+        if figures and figures.families:
+            body.append("<h2>Cumulative distributions</h2>")
+            body += [
+                f"<img alt='{html.escape(kind)} cdf' src='data:image/png;base64,{png}'>"
+                for kind, png in figures.families.items()
+            ]
         percentiles = {key for key, _, _ in PERCENTILES}
         for row in document["tables"]:
             params = row["parameters"]

@@ -50,6 +50,12 @@ class MarkdownFormat(ResultsFormat):
             if text:
                 lines += [f"## {section.title}", "", "```", text, "```", ""]
         if figures is not None:
+            if figures.families:
+                lines += ["## Cumulative distributions", ""]
+                for kind in figures.families:
+                    stem = plots.figure_name(kind, "cdf")
+                    lines.append(f"![{kind} cdf]({figures.directory}/{stem}.svg)")
+                lines.append("")
             for row in document["tables"]:
                 lines += [f"### {row['name']}", "", row["description"], ""]
                 for kind in figures.png.get(row["name"], {}):

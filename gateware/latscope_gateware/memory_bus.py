@@ -1,0 +1,195 @@
+"""Asynchronous memory bus front end: the appliance as a memory on the DUT's external bus.
+
+A static-memory controller (the STM32 FMC/FSMC in NOR/SRAM mode, the Raspberry Pi's SMI, any
+MCU's external bus) writes with a chip select, a write strobe, address and data lines; a
+memory takes address and data at the strobe's end edge, where the controller guarantees
+them (docs/membus.md has the setup and hold it needs against the FMC's and the SMI's
+timing). :class:`MemoryBusPort` does the same and makes every write a BUS event, the
+source of the simulated SoC's bus window, stamped at that edge.
+"""
+
+from amaranth.hdl import *
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.wiring import In, Out
+
+from latscope_defs.protocol import BUS_VALUE_BITS, memory_bus_write
+
+from .ddr_edges import stamp_shift_of
+from .synchronizer import check_phases, check_sync_stages, stamp_latency
+
+__all__ = ["MemoryBusPort"]
+
+
+class MemoryBusPort(wiring.Component):
+    """Takes every write of an asynchronous memory bus at the write strobe's end edge.
+
+    Every pin is sampled ``phases`` times a cycle, all through the same input registers and
+    synchronizer, so the samples of one instant stay together. A write ends where the write
+    strobe is seen inactive after a sample in which it was active with the chip select
+    active; address and data are those of that last active sample, the instant just before
+    the end edge (the controller holds them past it, and its data setup time, unlike its hold
+    time, is programmable: docs/membus.md). A read moves the read strobe (NOE, SOE) and never
+    the write strobe, so it makes nothing, and the read strobe needs no pin; nor does a write
+    to another chip select (the FMC's banks share NWE).
+
+    Parameters
+    ----------
+    data_width : 8 or 16
+        Data lines.
+    address_bits : int, >= 0
+        Address lines taken (the low ones of the bus); ``data_width + address_bits`` <= 32.
+    cs_active_low, we_active_low : bool
+        Polarities of the chip select and of the write strobe. A bus without a chip select
+        (the SMI) ties ``cs`` to its active level.
+    sync_stages : int, >= 2
+        Flip-flops of the synchronizer (the input register, with ``phases`` > 1, the first).
+    phases : 1, 2 or 4
+        Samples per pin and cycle (see :mod:`.ddr_edges`); each port is
+        ``Cat(s_0, ..., s_{N-1})``, earliest first, each sample as wide as the pins.
+
+    Ports
+    -----
+    cs, we : In(phases)
+        Chip select and write strobe: their samples.
+    address : In(phases * address_bits)
+    data : In(phases * data_width)
+    events : Out(stream.Signature(32, always_ready=True))
+        One per write, ``payload`` = :func:`~latscope_defs.protocol.memory_bus_write` (data
+        low, address above): the BUS source's value.
+    phase : Out(log2(phases))
+        With ``events.valid``: the first sample that shows the write strobe inactive (its end
+        edge's phase, as :class:`.synchronizer.PinChangeDetector` gives an edge's).
+    lost : Out(range(phases // 2 + 1))
+        Writes that ended in the same cycle after the one delivered (with ``phases`` 4 two
+        writes can: a sample active, one inactive, again): they cannot be stamped, so they
+        are counted, for the BUS source's loss count, in the cycle of ``events.valid``.
+
+    Timing
+    ------
+    :attr:`latency` = ``sync_stages + 1``: an end edge first present in the samples of cycle
+    *k* gives ``valid`` during cycle *k* + ``latency``; :attr:`stamp_latency` is the
+    pin-to-stamp latency in stamp units, as the marker port's. A write is seen if its strobe
+    is active in at least one sample and inactive in at least one between writes; one write
+    per cycle is delivered, so writes whose end edges are at least a cycle and a sample apart
+    all arrive (docs/membus.md).
+
+    The synchronizer starts at the idle levels (no chip select, no strobe), so configuration
+    makes no write.
+    """
+
+    def __init__(
+        self,
+        *,
+        data_width=16,
+        address_bits=16,
+        cs_active_low=True,
+        we_active_low=True,
+        sync_stages=2,
+        phases=1,
+    ):
+        if data_width not in (8, 16):
+            raise ValueError(f"data_width must be 8 or 16, not {data_width!r}")
+        if not isinstance(address_bits, int) or address_bits < 0:
+            raise ValueError(f"address_bits must be an int >= 0, not {address_bits!r}")
+        self._layout = memory_bus_write(data_width, address_bits)
+        self._data_width = data_width
+        self._address_bits = address_bits
+        self._cs_active_low = bool(cs_active_low)
+        self._we_active_low = bool(we_active_low)
+        self._sync_stages = check_sync_stages(sync_stages)
+        self._phases = check_phases(phases)
+        super().__init__(
+            {
+                "cs": In(phases),
+                "we": In(phases),
+                "address": In(phases * address_bits),
+                "data": In(phases * data_width),
+                "events": Out(stream.Signature(BUS_VALUE_BITS, always_ready=True)),
+                "phase": Out(stamp_shift_of(phases)),
+                "lost": Out(range(phases // 2 + 1)),
+            }
+        )
+
+    @property
+    def layout(self):
+        """The payload's layout (:func:`~latscope_defs.protocol.memory_bus_write`)."""
+        return self._layout
+
+    @property
+    def latency(self):
+        return self._sync_stages + 1
+
+    @property
+    def stamp_latency(self):
+        return stamp_latency(self.latency, self._phases)
+
+    def _payload(self, **lines):
+        """The payload's bits from the lines of its fields, in the layout's order."""
+        fields = sorted(self._layout, key=lambda field: field[1].offset)
+        return Cat(lines[name] for name, _ in fields)
+
+    def _sample_layout(self):
+        """One sample of every pin, the chip select and the strobe as their active levels."""
+        return data.StructLayout({"selected": 1, "writing": 1, "write": self._layout})
+
+    def elaborate(self, platform):
+        m = Module()
+        phases = self._phases
+        sample = self._sample_layout()
+        # Idle on the pins: chip select and strobe at their inactive levels.
+        idle_cs, idle_strobe = int(self._cs_active_low), int(self._we_active_low)
+
+        def pins(port, width):
+            return [port[k * width : (k + 1) * width] for k in range(phases)]
+
+        # A sample's bits: chip select, strobe, then data and address in the payload's order.
+        raw = Cat(
+            Cat(cs, we, self._payload(data=data_pins, address=address_pins))
+            for cs, we, data_pins, address_pins in zip(
+                pins(self.cs, 1),
+                pins(self.we, 1),
+                pins(self.data, self._data_width),
+                pins(self.address, self._address_bits),
+            )
+        )
+        width = len(raw) // phases
+        idle = sum((idle_cs | idle_strobe << 1) << (k * width) for k in range(phases))
+        synced = Signal(len(raw))
+        m.submodules.synchronizer = FFSynchronizer(raw, synced, stages=self._sync_stages, init=idle)
+
+        samples = []
+        for k, pin in enumerate(pins(synced, width)):
+            view = Signal(sample, name=f"sample_{k}")
+            m.d.comb += [
+                view.selected.eq(pin[0] ^ idle_cs),
+                view.writing.eq(pin[1] ^ idle_strobe),
+                view.write.eq(pin[2:]),
+            ]
+            samples.append(view)
+        # The last sample of the cycle before, for an edge between cycles (phase 0).
+        before = Signal(sample, name="previous_sample", reset_less=True)
+        m.d.sync += before.eq(samples[-1])
+
+        ends = []  # a write ends between sample k - 1 and sample k
+        taken = []  # its address and data: sample k - 1's
+        for now in samples:
+            ends.append(before.writing & before.selected & ~now.writing)
+            taken.append(before.write)
+            before = now
+        ends = Cat(ends)
+
+        first = Const(phases - 1, stamp_shift_of(phases))
+        write = taken[-1]
+        for k in reversed(range(phases - 1)):
+            first = Mux(ends[k], k, first)
+            write = Mux(ends[k], taken[k], write)
+        more = sum(ends) - 1
+        m.d.sync += [
+            self.events.valid.eq(ends.any()),
+            self.phase.eq(first),
+            self.lost.eq(Mux(ends.any(), more, 0)),
+        ]
+        with m.If(ends.any()):  # the payload keeps the last write between events
+            m.d.sync += self.events.payload.eq(write)
+        return m

@@ -1,0 +1,234 @@
+# amaranth: UnusedElaboratable=no
+"""Memory bus front end, driven by a bus-functional model of an FMC-style write cycle.
+
+The model works in sample slots (1/phases of a capture cycle): a write is address setup
+(chip select, address, no strobe), the write strobe's pulse (data valid only in its last
+``setup`` slots, garbage before), a hold (strobe inactive, address and data still valid) and
+a gap (chip select inactive, garbage on the lines). The pins reach the front end as the input
+registers present them (:mod:`latscope_gateware.ddr_edges`: in cycle c, sample k is the
+level of slot ``phases*(c-1) + k - 1``; single-rate pins directly), so an end edge in slot
+j must be stamped ``j + stamp_latency``.
+"""
+
+import random
+from dataclasses import dataclass, replace
+
+import pytest
+
+from latscope_defs.protocol import memory_bus_write
+from latscope_gateware.memory_bus import MemoryBusPort
+from support.gateware_sim import run
+
+ADDRESS_BITS = 10
+
+
+@dataclass(frozen=True)
+class Slot:
+    """The bus during one slot, as active flags and line values. (The read strobe is
+    modelled but has no pin on the front end: a read is a cycle without a write strobe.)"""
+
+    selected: bool = False
+    writing: bool = False
+    reading: bool = False
+    address: int = 0
+    data: int = 0
+
+
+class BusModel:
+    """Builds a slot timeline of writes and reads and remembers where each write ends."""
+
+    def __init__(self, data_width, seed=0):
+        self.data_width = data_width
+        self.slots = []
+        self.writes = []  # (slot of the strobe's end edge, address, data)
+        self.random = random.Random(seed)
+
+    def _garbage(self, bits):
+        return self.random.randrange(1 << bits)
+
+    def _garbage_slot(self, **fields):
+        """A slot with ``fields`` and garbage on the lines it does not name."""
+        lines = {"address": self._garbage(ADDRESS_BITS), "data": self._garbage(self.data_width)}
+        return Slot(**(lines | fields))
+
+    def write(self, address, data, *, addset=0, datast=1, setup=1, hold=0):
+        """One write cycle: ``addset`` slots of address setup, the strobe ``datast`` slots
+        (data valid in the last ``setup`` of them), ``hold`` slots after its end edge."""
+        assert 1 <= setup <= datast
+        for _ in range(addset):
+            self.slots.append(self._garbage_slot(selected=True, address=address))
+        for n in range(datast):
+            valid = n >= datast - setup
+            slot = self._garbage_slot(selected=True, writing=True, address=address)
+            self.slots.append(replace(slot, data=data) if valid else slot)
+        self.writes.append((len(self.slots), address, data))
+        for _ in range(hold):
+            self.slots.append(Slot(selected=True, address=address, data=data))
+
+    def read(self, address, *, slots=2):
+        for _ in range(slots):
+            self.slots.append(self._garbage_slot(selected=True, reading=True, address=address))
+
+    def other_bank_write(self, address, data):
+        """A write strobe with this chip select inactive (a write to another bank)."""
+        self.slots.append(Slot(writing=True, address=address, data=data))
+
+    def idle(self, slots):
+        for _ in range(slots):
+            self.slots.append(self._garbage_slot())
+
+
+def simulate(dut, model, *, phases, cs_active_low, we_active_low, tail=20):
+    """Drives the model's timeline into ``dut``; returns ([(stamp, payload)], writes lost)."""
+    width = model.data_width
+    idle = Slot()
+    cycles = len(model.slots) // phases + tail
+    events, lost = [], 0
+
+    def slot_of(cycle, k):
+        index = cycle if phases == 1 else phases * (cycle - 1) + k - 1
+        return model.slots[index] if 0 <= index < len(model.slots) else idle
+
+    def pack(values, bits):
+        return sum(value << (k * bits) for k, value in enumerate(values))
+
+    async def testbench(ctx):
+        nonlocal lost
+        for cycle in range(cycles):
+            samples = [slot_of(cycle, k) for k in range(phases)]
+            ctx.set(dut.cs, pack([s.selected ^ cs_active_low for s in samples], 1))
+            ctx.set(dut.we, pack([s.writing ^ we_active_low for s in samples], 1))
+            ctx.set(dut.address, pack([s.address for s in samples], ADDRESS_BITS))
+            ctx.set(dut.data, pack([s.data for s in samples], width))
+            if ctx.get(dut.events.valid):
+                events.append((phases * cycle + ctx.get(dut.phase), ctx.get(dut.events.payload)))
+                lost += ctx.get(dut.lost)
+            else:
+                assert ctx.get(dut.lost) == 0
+            await ctx.tick()
+
+    run(dut, testbench)
+    return events, lost
+
+
+def expected(dut, model, writes=None):
+    layout = memory_bus_write(model.data_width, ADDRESS_BITS)
+    return [
+        (end + dut.stamp_latency, layout.const({"data": data, "address": address}).as_bits())
+        for end, address, data in (model.writes if writes is None else writes)
+    ]
+
+
+def make(phases, data_width, cs_active_low, we_active_low):
+    dut = MemoryBusPort(
+        data_width=data_width,
+        address_bits=ADDRESS_BITS,
+        cs_active_low=cs_active_low,
+        we_active_low=we_active_low,
+        phases=phases,
+    )
+    return dut, dict(phases=phases, cs_active_low=cs_active_low, we_active_low=we_active_low)
+
+
+BUSES = pytest.mark.parametrize(
+    "phases, data_width, cs_active_low, we_active_low",
+    [
+        (phases, width, cs, we)
+        for phases in (1, 2, 4)
+        for width in (8, 16)
+        for cs, we in ((True, True), (False, False), (True, False))
+    ],
+)
+
+
+@BUSES
+def test_every_write_is_one_event_stamped_at_its_strobe_end(
+    phases, data_width, cs_active_low, we_active_low
+):
+    dut, options = make(phases, data_width, cs_active_low, we_active_low)
+    model = BusModel(data_width, seed=phases * 100 + data_width)
+    rng = random.Random(phases)
+    model.idle(5)
+    for _ in range(40):
+        addset, datast, hold = rng.randrange(4), rng.randrange(1, 5), rng.randrange(3)
+        # At least one idle slot, and end edges at least a cycle apart (lossless).
+        gap = max(1, phases - (addset + datast + hold)) + rng.randrange(3)
+        model.write(
+            rng.randrange(1 << ADDRESS_BITS),
+            rng.randrange(1 << data_width),
+            addset=addset,
+            datast=datast,
+            setup=1,
+            hold=hold,
+        )
+        model.idle(gap)
+    events, lost = simulate(dut, model, **options)
+    assert events == expected(dut, model)
+    assert lost == 0
+
+
+@BUSES
+def test_reads_and_other_banks_writes_make_nothing(
+    phases, data_width, cs_active_low, we_active_low
+):
+    dut, options = make(phases, data_width, cs_active_low, we_active_low)
+    model = BusModel(data_width, seed=7)
+    model.idle(5)
+    model.read(0x12, slots=3)
+    model.idle(phases + 1)
+    model.other_bank_write(0x13, 0x55)
+    model.idle(phases + 1)
+    model.write(0x14, 0xA5, addset=1, datast=2)  # the only write to this bank
+    model.idle(phases + 1)
+    model.read(0x15, slots=1)
+    model.idle(phases + 1)
+    events, lost = simulate(dut, model, **options)
+    assert len(model.writes) == 1
+    assert events == expected(dut, model)
+    assert lost == 0
+
+
+@BUSES
+def test_writes_at_the_minimum_spacing_all_arrive(phases, data_width, cs_active_low, we_active_low):
+    # End edges one cycle apart (one slot of strobe and the rest idle), or two slots where a
+    # cycle is one slot: the strobe must be seen active and inactive.
+    dut, options = make(phases, data_width, cs_active_low, we_active_low)
+    model = BusModel(data_width, seed=3)
+    spacing = max(phases, 2)
+    model.idle(3)
+    for n in range(30):
+        model.write(n * 3 + 1, (n * 37) % (1 << data_width), datast=1)
+        model.idle(spacing - 1)
+    events, lost = simulate(dut, model, **options)
+    assert events == expected(dut, model)
+    assert lost == 0
+
+
+@pytest.mark.parametrize("spacing", [2, 3])
+@pytest.mark.parametrize("data_width", [8, 16])
+def test_closer_writes_are_counted_lost(spacing, data_width):
+    # With four samples a cycle two writes can end in one cycle: the first is delivered, the
+    # second counted, so that delivered + lost = writes.
+    dut, options = make(4, data_width, True, True)
+    model = BusModel(data_width, seed=spacing)
+    model.idle(4)
+    for n in range(40):
+        model.write(n + 1, n * 5 + 1, datast=1)
+        model.idle(spacing - 1)
+    events, lost = simulate(dut, model, **options)
+    assert lost > 0
+    assert len(events) + lost == len(model.writes)
+    # Each delivered write is the first to end in its cycle, exactly as it was.
+    by_cycle = {}
+    for write in model.writes:
+        by_cycle.setdefault((write[0] + 1) // 4, write)
+    assert events == expected(dut, model, sorted(by_cycle.values()))
+
+
+def test_value_is_data_low_and_address_above():
+    # The layout's definition, spelled out: 16-bit data 0xBEEF at address 0x12.
+    assert memory_bus_write(16, 10).const({"data": 0xBEEF, "address": 0x12}).as_bits() == 0x12BEEF
+    # An 8-bit bus carries a marker's high byte on the address lines.
+    assert memory_bus_write(8, 8).const({"data": 0x34, "address": 0x12}).as_bits() == 0x1234
+    with pytest.raises(ValueError):
+        memory_bus_write(16, 17)
