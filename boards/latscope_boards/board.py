@@ -34,6 +34,8 @@ __all__ = [
 MARKER_RESOURCE = "latscope_marker"
 EDGES_RESOURCE = "latscope_edges"
 IRQ_RESOURCE = "latscope_irq"
+#: The number of the host link's UART resource (``uart``; 0 is the platform's own).
+LINK_UART = 1
 
 
 #: USB IDs of the boards' serial chips (FTDI's vendor ID; the FT2232H's and FT231X's default
@@ -231,7 +233,26 @@ class Board:
             Resource(
                 IRQ_RESOURCE, 0, Pins(self.balls(platform, [pins.irq]), dir="o"), output_attrs
             ),
+            self.link_resource(platform),
         ]
+
+    def link_resource(self, platform):
+        """The host link's UART (the platform's ``uart`` 0, as ``uart`` :data:`LINK_UART`)
+        with a pull-up on RX, the appliance inputs' own (``io_attrs``): an open or idle line
+        reads 1, a stop bit's level, never a stream of 0x00 bytes (docs/protocol.md, the
+        SUMP mode switch). Not every platform pulls it up (the ULX3S's does not)."""
+        uart = platform.resources["uart", 0]
+        pull = {key: value for key, value in self.io_attrs.items() if key in ("PULLUP", "PULLMODE")}
+        lines = {
+            signal.name: Subsignal(
+                signal.name,
+                *signal.ios,
+                Attrs(**signal.attrs, **(pull if signal.name == "rx" else {})),
+            )
+            for signal in uart.ios
+            if signal.name in ("tx", "rx")
+        }
+        return Resource("uart", LINK_UART, lines["tx"], lines["rx"], uart.attrs)
 
     @staticmethod
     def balls(platform, pins):
@@ -281,7 +302,7 @@ class BoardTop(Elaboratable):
             return buffered
 
         irq = buffer("irq_buffer", "o", platform.request(IRQ_RESOURCE, 0, dir="-"))
-        uart = platform.request("uart", 0, dir="-")
+        uart = platform.request("uart", LINK_UART, dir="-")
         uart_tx = buffer("uart_tx_buffer", "o", uart.tx)
         uart_rx = buffer("uart_rx_buffer", "i", uart.rx)
         marker = platform.request(MARKER_RESOURCE, 0, dir="-")
@@ -289,6 +310,7 @@ class BoardTop(Elaboratable):
         marker_data = buffer("marker_data_buffer", "i", marker.data)
         m.d.comb += [
             irq.o.eq(appliance.irq),
+            irq.oe.eq(appliance.irq_oe),
             uart_tx.o.eq(appliance.uart_tx),
             appliance.uart_rx.eq(uart_rx.i),
             appliance.marker_data.eq(marker_data.i),

@@ -358,7 +358,8 @@ module tb;
 {clock_regs}
   reg loopback = 1'b0;
   reg [21:0] pins = 22'h3fffff;           // {", ".join(PIN_ORDER)}: idle high
-  wire tx, irq;
+  wire tx;
+  tri0 irq;                               // the DUT's pull-down: IRQ undriven until IRQ_CONFIG
   wire [15:0] marker_data = pins[15:0];
   wire strobe = loopback ? irq : pins[16];
   wire [3:0] edges = {{pins[20:18], loopback ? irq : pins[17]}};

@@ -727,8 +727,10 @@ class SumpCommand(IntEnum):
 #: Opcodes with this bit set are long commands: 4 argument bytes follow.
 SUMP_LONG_COMMAND = 0x80
 SUMP_ARG_BYTES = 4
-#: Bytes that put the link in SUMP mode when they arrive between latscope commands.
-SUMP_MODE_ENTRY = (SumpCommand.RESET, SumpCommand.ID)
+#: The SUMP reset: these bytes, arriving where latscope expects an opcode (none of them is
+#: one), put the link in SUMP mode, and nothing shorter does (one stray byte on the line must
+#: not stop a capture). sigrok's ols driver sends them before every probe and acquisition.
+SUMP_MODE_ENTRY = bytes([SumpCommand.RESET] * 5)
 #: Reply to ID: what the ols driver looks for ("1ALS" = SUMP logic analyzer).
 SUMP_ID_REPLY = b"1ALS"
 #: The divider counts periods of this clock (the original OLS's), whatever the capture clock:

@@ -46,7 +46,7 @@ from .commands import CommandProcessor
 from .ddr_edges import stamp_shift_of
 from .edge_channels import EdgeChannels
 from .irq_generator import IrqGenerator
-from .irq_pin import IrqPinStage
+from .irq_pin import LINK_TO_PIN, IrqPinStage
 from .irq_trigger import IrqTrigger
 from .marker_port import MarkerPort
 from .stream_register import StreamRegister
@@ -131,7 +131,8 @@ class Appliance(wiring.Component):
     """Everything between the pins and the host link.
 
     Pins: ``marker_data``/``marker_strobe`` (trace port), ``edges`` (edge channels), ``bus``
-    (snooped Wishbone, when a window is configured), ``irq`` (to the DUT), ``uart_tx`` /
+    (snooped Wishbone, when a window is configured), ``irq`` (to the DUT) and ``irq_oe`` (its
+    output enable: off until the first IRQ_CONFIG, :meth:`_irq_drive`), ``uart_tx`` /
     ``uart_rx`` (the host link), ``capturing`` (high while a capture runs: from the cycle
     after START's execution to STOP; the simulation harness starts the DUT's CPU a fixed
     number of cycles after it rises, a board may show it on an LED).
@@ -170,6 +171,7 @@ class Appliance(wiring.Component):
             "marker_strobe": In(len(self._marker.strobe)),
             "edges": In(len(self._edges.pins)),
             "irq": Out(1),
+            "irq_oe": Out(1),
             "capturing": Out(1),
             "uart_tx": Out(1, init=1),
             "uart_rx": In(1, init=1),
@@ -236,6 +238,7 @@ class Appliance(wiring.Component):
         generator, irq = self._irq_output(m)
         m.submodules.streamer = streamer = CapturePipeline(
             self.sources(),
+            front_end_losses={Source.MARKER: marker.most_lost},
             marker_width=config.marker_width,
             fifo_depth=config.fifo_depth,
             flush_after=config.flush_after,
@@ -259,6 +262,7 @@ class Appliance(wiring.Component):
         capturing = self._capture_state(m, commands, control, irq, entering_sump)
         self._host_link(m, uart_tx, uart_rx, commands, streamer, entering_sump)
         self._drive_capture(m, streamer, generator, commands, control, capturing)
+        self._irq_drive(m, commands)
         self._report_status(m, commands, streamer, control, capturing)
         return m
 
@@ -339,6 +343,10 @@ class Appliance(wiring.Component):
                 port.valid.eq(events.valid & control.sources_enabled.sources[int(source)]),
                 port.payload.eq(events.payload),
             ]
+        # The marker port's own losses (strobe edges too close together) count with them.
+        m.d.comb += streamer.marker_lost.eq(
+            Mux(control.sources_enabled.sources[int(Source.MARKER)], marker.lost, 0)
+        )
 
     def _front_end_events(self, marker, edges, bus):
         """The event streams of the front ends (markers, bus writes, edge channels), by
@@ -404,6 +412,31 @@ class Appliance(wiring.Component):
             self.capturing.eq(control.capturing),
         ]
 
+    def _irq_drive(self, m, commands):
+        """``irq_oe``: the IRQ pin is left undriven (to the DUT's pull resistor, at its
+        inactive level, docs/boards.md) from power-up until the first IRQ_CONFIG says which
+        level is inactive, and driven from then on. The generator applies the command in the
+        cycle after it (``generator_apply``) and its pin shows the polarity a cycle later;
+        the flag is set at that same link clock edge, then crosses to the capture domain and
+        waits :data:`.irq_pin.LINK_TO_PIN` capture cycles more there, by when the pin, which
+        takes that long from the link edge, shows the configured polarity: the driver turns
+        on at the inactive level (``tests/gateware/test_irq_drive.py``)."""
+        domain = self.config.capture_domain
+        applying = Signal()  # the generator applies an IRQ_CONFIG in this cycle
+        configured = Signal()  # the generator's pin shows an IRQ_CONFIG's polarity
+        m.d.sync += applying.eq(commands.irq_apply)
+        with m.If(applying):
+            m.d.sync += configured.eq(1)
+        delayed = configured
+        if domain != "sync":
+            delayed = Signal()
+            m.submodules.irq_oe_sync = FFSynchronizer(configured, delayed, o_domain=domain)
+        for stage in range(LINK_TO_PIN):
+            later = Signal(name=f"irq_oe_in_{LINK_TO_PIN - stage - 1}")
+            m.d[domain] += later.eq(delayed)
+            delayed = later
+        m.d.comb += self.irq_oe.eq(delayed)
+
     def _report_status(self, m, commands, streamer, control, capturing):
         """What STATUS reports: the link domain's capture flag and the streamer's and the
         capture control's counters."""
@@ -418,9 +451,12 @@ class Appliance(wiring.Component):
     def _link_modes(self, m, uart_rx, tx_bytes, commands, streamer, entering_sump):
         """The host link carries latscope's protocol or, in SUMP mode, SUMP's.
 
-        A SUMP RESET or ID byte that arrives between latscope commands switches to SUMP mode:
-        the capture stops, the event stream is dropped and the link carries the SUMP engine's
-        bytes only. latscope's IDENTIFY, arriving between SUMP commands, switches back.
+        The SUMP reset (:data:`SUMP_MODE_ENTRY`, five RESET bytes) arriving between latscope
+        commands switches to SUMP mode: the capture stops, the event stream is dropped and
+        the link carries the SUMP engine's bytes only. A RESET byte there is no opcode: it
+        is counted, never given to the command processor; any byte that is given to it
+        starts the count again. latscope's IDENTIFY, arriving between SUMP commands,
+        switches back.
         """
         config = self.config
         if not config.sump_depth:
@@ -444,19 +480,23 @@ class Appliance(wiring.Component):
 
         sump_mode = Signal()
         byte = uart_rx.data
-        is_entry = Cat(byte.payload == code for code in SUMP_MODE_ENTRY).any()
-        to_sump = Mux(
-            sump_mode, ~(sump.idle & (byte.payload == Command.IDENTIFY)), commands.idle & is_entry
-        )
+        (reset_code,) = set(SUMP_MODE_ENTRY)
+        resets = Signal(range(len(SUMP_MODE_ENTRY)))  # RESET bytes in a row, in latscope mode
+        counted = ~sump_mode & commands.idle & (byte.payload == reset_code)
+        entering = counted & (resets == len(SUMP_MODE_ENTRY) - 1)
+        to_sump = Mux(sump_mode, ~(sump.idle & (byte.payload == Command.IDENTIFY)), entering)
         m.d.comb += [
             sump.rx.valid.eq(byte.valid & to_sump),
             sump.rx.payload.eq(byte.payload),
-            commands.rx.valid.eq(byte.valid & ~to_sump),
+            commands.rx.valid.eq(byte.valid & ~to_sump & ~counted),
             commands.rx.payload.eq(byte.payload),
         ]
-        m.d.sync += entering_sump.eq(byte.valid & to_sump & ~sump_mode)
+        m.d.sync += entering_sump.eq(byte.valid & entering)
         with m.If(byte.valid):
-            m.d.sync += sump_mode.eq(to_sump)
+            m.d.sync += [
+                sump_mode.eq(to_sump),
+                resets.eq(Mux(counted & ~entering, resets + 1, 0)),
+            ]
 
         # The SUMP engine's bytes come through a register slice of their own (its reply ROM
         # and readback multiplexers are slow), as the streamer's come from a register.

@@ -20,7 +20,8 @@ class CapturePipeline(wiring.Component):
 
     Capture domain (``capture_domain``; ``"sync"`` for a single-clock build): ports named
     after the sources (``marker``, ``irq``, ...) take the events, as in
-    :class:`EventCapture`, while ``enable`` is high; ``clear`` (one cycle) zeroes the loss
+    :class:`EventCapture`, while ``enable`` is high (and ``<source>_lost`` the losses of the
+    front ends named in ``front_end_losses``); ``clear`` (one cycle) zeroes the loss
     counts; ``now`` is the stamp counter.
 
     Link domain (``sync``): ``start`` (one cycle) makes the
@@ -42,6 +43,7 @@ class CapturePipeline(wiring.Component):
         self,
         sources,
         *,
+        front_end_losses=None,
         marker_width=16,
         fifo_depth=512,
         flush_after=1 << 16,
@@ -52,6 +54,7 @@ class CapturePipeline(wiring.Component):
         self._word_crc = word_crc
         self._capture = EventCapture(
             sources,
+            front_end_losses=front_end_losses,
             fifo_depth=fifo_depth,
             stamp_shift=stamp_shift,
             write_domain=capture_domain,
@@ -72,8 +75,7 @@ class CapturePipeline(wiring.Component):
             "lost": Out(32),
             "fifo_max": Out(self._capture.fifo_max.shape()),
         }
-        for source, width in sources.items():
-            members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
+        members |= self._capture.event_ports()
         if stamp_shift:
             members["phase"] = In(self._capture.phase.shape())  # see EventCapture
         self._sources = dict(sources)
@@ -96,6 +98,8 @@ class CapturePipeline(wiring.Component):
         for source in self._sources:
             name = source.name.lower()
             connect(m, flipped(getattr(self, name)), getattr(capture, name))
+        for name in self._capture.loss_port_names():
+            m.d.comb += getattr(capture, name).eq(getattr(self, name))
         if "phase" in self.signature.members:
             m.d.comb += capture.phase.eq(self.phase)
         connect(m, capture.entries, encoder.entries)

@@ -85,6 +85,9 @@ class EventCapture(wiring.Component):
         The event sources and their value widths. For each, the component has an input port
         named after the source in lower case (``marker``, ``irq``, ``edge0``...) of signature
         ``stream.Signature(width, always_ready=True)``.
+    front_end_losses : dict of :class:`Source` to int
+        Sources whose front ends lose events themselves, and the most they lose in a cycle:
+        an input port ``<source>_lost`` each, see :class:`EntryWriter`.
     fifo_depth : int, a power of two
         Entries of the block-RAM FIFO (:class:`CaptureFifo`). An entry holds one cycle's
         events.
@@ -105,14 +108,27 @@ class EventCapture(wiring.Component):
     """
 
     def __init__(
-        self, sources, *, fifo_depth=512, stamp_shift=0, write_domain="sync", read_domain="sync"
+        self,
+        sources,
+        *,
+        front_end_losses=None,
+        fifo_depth=512,
+        stamp_shift=0,
+        write_domain="sync",
+        read_domain="sync",
     ):
-        self._writer = EntryWriter(sources, stamp_shift=stamp_shift)
+        self._writer = EntryWriter(
+            sources, front_end_losses=front_end_losses, stamp_shift=stamp_shift
+        )
         self._layout = self._writer.layout
         self._fifo = CaptureFifo(
             self._layout.size, fifo_depth, w_domain=write_domain, r_domain=read_domain
         )
-        self._status = WriteStatus(len(self._writer.sources), fifo_depth)
+        self._status = WriteStatus(
+            len(self._writer.sources),
+            fifo_depth,
+            front_end_lost=self._writer.front_end_lost.shape(),
+        )
         self._status_layout = data.StructLayout(
             {"events": 32, "lost": 32, "fifo_max": range(fifo_depth + 1)}
         )
@@ -128,8 +144,7 @@ class EventCapture(wiring.Component):
             "lost": Out(32),
             "fifo_max": Out(range(fifo_depth + 1)),
         }
-        for source, width in self._writer.sources.items():
-            members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
+        members |= self.event_ports()
         if stamp_shift:
             members["phase"] = In(self._writer.phase.shape())
         super().__init__(members)
@@ -137,6 +152,12 @@ class EventCapture(wiring.Component):
     @property
     def layout(self):
         return self._layout
+
+    def event_ports(self):
+        return self._writer.event_ports()
+
+    def loss_port_names(self):
+        return self._writer.loss_port_names()
 
     def elaborate(self, platform):
         m = Module()
@@ -155,6 +176,8 @@ class EventCapture(wiring.Component):
         for source in writer.sources:
             name = source.name.lower()
             wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(writer, name))
+        for name in writer.loss_port_names():
+            m.d.comb += getattr(writer, name).eq(getattr(self, name))
         if "phase" in self.signature.members:
             m.d.comb += writer.phase.eq(self.phase)
         m.d.comb += [
@@ -171,6 +194,7 @@ class EventCapture(wiring.Component):
             # STATUS: counted where events are written and dropped, snapshots to the reader.
             status.accepted.eq(writer.w_data.present.as_value()),  # only ever written
             status.dropped.eq(writer.dropped),
+            status.front_end_lost.eq(writer.front_end_lost),
             status.level.eq(fifo.w_level),
             status.clear.eq(self.clear),
             snapshot.i.eq(Cat(status.events, status.lost, status.fifo_max)),
@@ -206,6 +230,12 @@ class EntryWriter(wiring.Component):
     source were lost between its previous record and this one". Counts saturate at 2**32 - 1
     (about 43 s of a 100 MHz source lost with no room at all).
 
+    A source named in ``front_end_losses`` (its front end's most per cycle) has a port
+    ``<source>_lost``: events its front end lost in this cycle, taken with ``enable`` as
+    events are and counted with its FIFO losses, so its LOSS records carry both. Its front
+    end must report a loss no later than the cycle of the next event it delivers (a loss and
+    an event of one cycle: the loss is the older), so the LOSS record goes ahead of that event.
+
     ``clear`` (one cycle, e.g. on START) zeroes the loss counts; it does not touch the FIFO,
     which the encoder drains. Events are registered (with their stamp) before they are taken,
     so they are taken in the cycle after they come.
@@ -223,10 +253,13 @@ class EntryWriter(wiring.Component):
     IRQ output or the bus, gives 0).
     """
 
-    def __init__(self, sources, *, stamp_shift=0):
+    def __init__(self, sources, *, front_end_losses=None, stamp_shift=0):
         if stamp_shift not in (0, 1, 2):
             raise ValueError(f"stamp_shift must be 0, 1 or 2, not {stamp_shift!r}")
         self._sources = dict(sources)
+        self._front_end_losses = dict(front_end_losses or {})
+        if not set(self._front_end_losses) <= set(self._sources):
+            raise ValueError("front_end_losses names a source that is not among sources")
         self._stamp_shift = stamp_shift
         self._layout = entry_layout(self._sources)
         members = {
@@ -237,9 +270,10 @@ class EntryWriter(wiring.Component):
             "w_en": Out(1),
             "w_rdy": In(1),
             "dropped": Out(len(self._sources)),  # per source: this cycle's event dropped
+            # the front ends' losses of a cycle (enabled), the cycle after: a total for STATUS
+            "front_end_lost": Out(range(sum(self._front_end_losses.values()) + 1)),
         }
-        for source, width in self._sources.items():
-            members[source.name.lower()] = In(stream.Signature(width, always_ready=True))
+        members |= self.event_ports()
         if stamp_shift:
             members["phase"] = In(data.ArrayLayout(stamp_shift, len(self._sources)))
         super().__init__(members)
@@ -252,6 +286,20 @@ class EntryWriter(wiring.Component):
     def sources(self):
         return self._sources
 
+    def event_ports(self):
+        """The input members for the sources' events and their front ends' losses."""
+        ports = {
+            source.name.lower(): In(stream.Signature(width, always_ready=True))
+            for source, width in self._sources.items()
+        }
+        for name, (_, most) in zip(self.loss_port_names(), self._front_end_losses.items()):
+            ports[name] = In(range(most + 1))
+        return ports
+
+    def loss_port_names(self):
+        """The ``<source>_lost`` ports, in the order of ``front_end_losses``."""
+        return [f"{source.name.lower()}_lost" for source in self._front_end_losses]
+
     def elaborate(self, platform):
         m = Module()
         self._stamp_counter(m)
@@ -260,12 +308,13 @@ class EntryWriter(wiring.Component):
             self.w_data.eq(entry),  # w_data, w_en and w_rdy are the FIFO's write port
         ]
         incoming, irq_rest = self._take_events(m, entry)
+        front_lost = self._take_front_end_losses(m)
         losses = _Losses(self._sources)
         # The FIFO has room for this cycle's entry, a bit per source.
         room = self.w_rdy.replicate(len(self._sources))
         triggered = self._report_loss(m, entry, losses, room, incoming, irq_rest)
-        dropped, has_loss_next = self._admit_events(m, entry, incoming, losses, room)
-        self._count_losses(m, losses, dropped)
+        dropped, has_loss_next = self._admit_events(m, entry, incoming, losses, room, front_lost)
+        self._count_losses(m, losses, dropped, front_lost)
         self._pick_next_loss(m, losses, has_loss_next)
         m.d.comb += self.dropped.eq(dropped)
         # An entry holds events or a LOSS record (which a triggered IRQ edge makes wait,
@@ -316,6 +365,18 @@ class EntryWriter(wiring.Component):
             m.d.comb += entry.stamp.eq(now)
         return incoming, irq_rest
 
+    def _take_front_end_losses(self, m):
+        """The front ends' losses of a cycle, registered with ``enable`` as events are (so
+        with the events of their cycle); also their total, ``front_end_lost``. Returns them
+        by source, 0 for a source whose front end loses nothing."""
+        lost = {source: C(0, 1) for source in self._sources}
+        for name, source in zip(self.loss_port_names(), self._front_end_losses):
+            port = getattr(self, name)
+            lost[source] = Signal.like(port, name=f"{name}_taken")
+            m.d.sync += lost[source].eq(Mux(self.enable, port, 0))
+        m.d.comb += self.front_end_lost.eq(sum(lost[source] for source in self._front_end_losses))
+        return lost
+
     def _report_loss(self, m, entry, losses, room, incoming, irq_rest):
         """The LOSS fields of this cycle's entry: the source ``picked`` in the cycle before
         (the lowest with a count), if the FIFO has room (``flushing``) and no triggered IRQ
@@ -350,11 +411,11 @@ class EntryWriter(wiring.Component):
             m.d.comb += entry.detail.eq(loss_count | Mux(triggered, irq_rest, 0))
         return triggered
 
-    def _admit_events(self, m, entry, incoming, losses, room):
+    def _admit_events(self, m, entry, incoming, losses, room, front_lost):
         """Which of the incoming events go into the entry and which are dropped: an event may
         go into the FIFO only if its source has no unreported loss, or if that loss is
         reported in the same entry (ahead of it). Returns the dropped events and the loss
-        flags of the next cycle, a bit per source each."""
+        flags of the next cycle (a front end's loss makes one too), a bit per source each."""
         count = len(self._sources)
         has_loss, flushing = losses.has_loss, losses.flushing
         may_write = Signal(count)
@@ -364,28 +425,57 @@ class EntryWriter(wiring.Component):
             may_write.eq(room & (~has_loss | flushing)),
             entry.present.as_value().eq(incoming & may_write),
             dropped.eq(incoming & ~may_write),
-            has_loss_next.eq(~self.clear.replicate(count) & (dropped | (has_loss & ~flushing))),
+            has_loss_next.eq(
+                ~self.clear.replicate(count)
+                & (
+                    dropped
+                    | (has_loss & ~flushing)
+                    | Cat(lost != 0 for lost in front_lost.values())
+                )
+            ),
         ]
         m.d.sync += has_loss.eq(has_loss_next)
         return dropped, has_loss_next
 
-    def _count_losses(self, m, losses, dropped):
-        """Each source's count of dropped events, saturating: zeroed by ``clear`` and when
-        reported (flushed), one more for each event dropped."""
+    def _count_losses(self, m, losses, dropped, front_lost):
+        """Each source's count of lost events, saturating: zeroed by ``clear``, and when
+        reported (flushed) restarted from its front end's losses of that cycle; else the
+        event dropped (one, decided late in the cycle) and its front end's losses (from a
+        flip-flop) added. Every add is of flip-flops only: the late ``dropped`` picks a sum."""
+        ones = (1 << LOSS_COUNT_BITS) - 1
         for index, source in enumerate(self._sources):
             count, full = losses.counts[source], losses.saturated[source]
+            front = front_lost[source]
+            if source in self._front_end_losses:
+                # Steps of several: a carry out of the count saturates it (a count of all
+                # ones carries out at its next step), no compare needed.
+                sums = [
+                    carry_select_add(
+                        count, step, width=LOSS_COUNT_BITS + 1, split=LOSS_COUNT_BITS // 2
+                    )
+                    for step in (front, front + 1)
+                ]
+                total = Mux(dropped[index], sums[1], sums[0])
+                saturating = total[:LOSS_COUNT_BITS] | total[LOSS_COUNT_BITS].replicate(
+                    LOSS_COUNT_BITS
+                )
+                with m.If(self.clear):
+                    m.d.sync += count.eq(0)
+                with m.Elif(losses.flushing[index]):
+                    m.d.sync += count.eq(front)
+                with m.Elif(dropped[index] | (front != 0)):
+                    m.d.sync += count.eq(saturating)
+                continue
+            # One at a time: the saturation flag is set as the count steps to all ones.
+            step = carry_select_add(
+                count, Const(1, LOSS_COUNT_BITS), width=LOSS_COUNT_BITS, split=LOSS_COUNT_BITS // 2
+            )
             with m.If(self.clear):
                 m.d.sync += [count.eq(0), full.eq(0)]
             with m.Elif(dropped[index]):
-                step = carry_select_add(
-                    count,
-                    Const(1, LOSS_COUNT_BITS),
-                    width=LOSS_COUNT_BITS,
-                    split=LOSS_COUNT_BITS // 2,
-                )
                 m.d.sync += [
                     count.eq(Mux(full, count, step)),
-                    full.eq(full | (count == (1 << LOSS_COUNT_BITS) - 2)),
+                    full.eq(full | (count == ones - 1)),
                 ]
             with m.Elif(losses.flushing[index]):
                 m.d.sync += [count.eq(0), full.eq(0)]
@@ -618,7 +708,9 @@ class WriteStatus(wiring.Component):
     """STATUS's counters, kept on the write side where events are taken and dropped:
     ``events`` (events written), ``lost`` (events dropped), ``fifo_max`` (the highest
     ``level``, the FIFO's block-RAM rows in use, :attr:`CaptureFifo.w_level`), since
-    ``clear``. ``accepted`` and ``dropped`` have a bit per source for this cycle's events.
+    ``clear``. ``accepted`` and ``dropped`` have a bit per source for this cycle's events;
+    ``front_end_lost`` is the events the front ends lost (:class:`EntryWriter`), counted in
+    ``lost`` too.
 
     A cycle's bits are registered as they are, counted in the next cycle and added in the one
     after, so the event decisions, the bit counts and the 32-bit adders (carry-select, no
@@ -627,11 +719,12 @@ class WriteStatus(wiring.Component):
     taken at once.
     """
 
-    def __init__(self, count, depth):
+    def __init__(self, count, depth, *, front_end_lost=1):
         super().__init__(
             {
                 "accepted": In(count),
                 "dropped": In(count),
+                "front_end_lost": In(front_end_lost),
                 "level": In(range(depth + 1)),
                 "clear": In(1),
                 "events": Out(32),
@@ -645,13 +738,15 @@ class WriteStatus(wiring.Component):
         count = len(self.accepted)
         accepted_bits = Signal(count)
         dropped_bits = Signal(count)
+        front_end_lost = Signal.like(self.front_end_lost)
         cleared = Signal()  # `clear` was high in the cycle before
         accepted = Signal(range(count + 1))
-        dropped = Signal(range(count + 1))
+        dropped = Signal(range(count + 1 + (1 << len(front_end_lost))))
         level = Signal.like(self.level)
         m.d.sync += [
             accepted_bits.eq(self.accepted),
             dropped_bits.eq(self.dropped),
+            front_end_lost.eq(self.front_end_lost),
             cleared.eq(self.clear),
             level.eq(self.level),
         ]
@@ -675,7 +770,7 @@ class WriteStatus(wiring.Component):
         with m.Else():
             m.d.sync += [
                 accepted.eq(Mux(cleared, 0, sum(accepted_bits))),
-                dropped.eq(Mux(cleared, 0, sum(dropped_bits))),
+                dropped.eq(Mux(cleared, 0, sum(dropped_bits) + front_end_lost)),
                 self.events.eq(carry_select_add(self.events, accepted, width=32, split=16)),
                 self.lost.eq(carry_select_add(self.lost, dropped, width=32, split=16)),
             ]

@@ -43,9 +43,13 @@ class MarkerPort(wiring.Component):
         Asynchronous marker value.
     strobe : In(phases)
         Asynchronous strobe (its samples of a cycle, earliest first); every change of level
-        is one marker.
+        is one marker, delivered or counted on ``lost``.
     events : Out(stream.Signature(data_width, always_ready=True))
-        ``valid`` is high for one cycle per strobe edge, with ``payload`` = the sampled data.
+        ``valid`` is high for one cycle per delivered strobe edge, with ``payload`` = the
+        sampled data.
+    lost : Out(range(most_lost + 1))
+        Strobe edges lost in this cycle (see Timing): edges of a cycle with several, and an
+        earlier edge still waiting for its data sample.
     phase : Out(log2(phases))
         Valid with ``events.valid``: the first sample in which the strobe edge showed (always
         0 for single-rate inputs).
@@ -59,10 +63,16 @@ class MarkerPort(wiring.Component):
     settle up to ``sample_delay`` cycles after the strobe, and must then hold for that cycle
     (plus the sampling uncertainty of an asynchronous pin, in hardware).
 
-    The pipeline has no state besides a delay line, so strobe edges in consecutive cycles each
-    give their own event, in consecutive cycles, each with data sampled ``sample_delay`` cycles
-    after its own edge. ``valid`` and ``payload`` come from flip-flops (``valid`` through one
-    XOR when ``sample_delay`` is 0).
+    No strobe activity vanishes: every strobe edge becomes an event or is counted on ``lost``.
+    A cycle with more than one edge (several samples' worth, with ``phases`` > 1) gives no
+    event: all its edges are lost. An edge (or several) seen while an earlier edge waits for
+    its data sample (within ``sample_delay`` cycles after it, the sample's own cycle
+    included) loses the earlier one, whose data the newer store has overwritten (the data
+    lines are aligned with the strobe, so a store's data reaches the sample with its edge).
+    So markers whose strobe edges are at least ``sample_delay + 1`` cycles apart are all
+    delivered (:attr:`min_spacing`), each with its own store's data; closer ones lose all but
+    the last of a burst. ``payload`` comes from flip-flops, ``valid`` from a flip-flop gated
+    by this cycle's strobe activity (through the XORs when ``sample_delay`` is 0).
 
     A reset of ``sync`` drops markers still in the delay line but never makes one up: the
     synchronizers and the strobe's previous level are reset-less (see
@@ -85,6 +95,7 @@ class MarkerPort(wiring.Component):
                 "strobe": In(phases),
                 "events": Out(stream.Signature(data_width, always_ready=True)),
                 "phase": Out(stamp_shift_of(phases)),
+                "lost": Out(range(self.most_lost + 1)),
             }
         )
 
@@ -95,6 +106,16 @@ class MarkerPort(wiring.Component):
     @property
     def sample_delay(self):
         return self._sample_delay
+
+    @property
+    def most_lost(self):
+        """The most strobe edges lost in one cycle: one in each sample and one waiting."""
+        return self._phases + 1
+
+    @property
+    def min_spacing(self):
+        """Capture cycles between strobe edges at which no marker is lost."""
+        return self._sample_delay + 1
 
     @property
     def latency(self):
@@ -119,16 +140,29 @@ class MarkerPort(wiring.Component):
             self.data, data, stages=self._sync_stages + (self._phases > 1)
         )
 
-        # A shift register rather than a counter: each edge travels on its own, with its half
-        # phase, so edges in consecutive cycles never wait for one another.
-        sample_now, phase_now = strobe.changed, strobe.phase[0]
+        # A cycle's strobe edges: one is an event (the data sampled later is its store's);
+        # several are all lost, and any edge makes an earlier one that still waits for its
+        # data sample lose it. So at most one edge is ever in the delay line.
+        toggles = strobe.toggles[0]
+        activity = toggles != 0
+        single = toggles == 1
+        sample_now, phase_now = single, strobe.phase[0]
+        waiting = []
         for stage in range(self._sample_delay):
             delayed = Signal(name=f"sample_in_{self._sample_delay - stage - 1}")
             delayed_phase = Signal.like(
                 self.phase, name=f"phase_in_{self._sample_delay - stage - 1}"
             )
-            m.d.sync += [delayed.eq(sample_now), delayed_phase.eq(phase_now)]
+            m.d.sync += [
+                delayed.eq(sample_now if stage == 0 else sample_now & ~activity),
+                delayed_phase.eq(phase_now),
+            ]
             sample_now, phase_now = delayed, delayed_phase
+            waiting.append(delayed)
+        if waiting:
+            sample_now = sample_now & ~activity
+        overwritten = activity & Cat(waiting).any() if waiting else C(0, 1)
+        m.d.comb += self.lost.eq(Mux(single, 0, toggles) + overwritten)
 
         m.d.comb += [
             self.events.valid.eq(sample_now),

@@ -65,6 +65,10 @@ class PinChangeDetector(wiring.Component):
         that differs from the previous cycle's level: the earliest evidence of the change (0
         without sub-cycle samples). A single edge in the cycle is in the slot just before
         that sample.
+    toggles : Out(data.ArrayLayout(range(phases + 1), width))
+        The changes of level in the cycle, sample to sample from the previous cycle's last
+        (0 or 1 with one sample a cycle): more than one means several edges in one cycle,
+        which ``changed`` shows as one or none.
 
     Timing
     ------
@@ -92,6 +96,7 @@ class PinChangeDetector(wiring.Component):
                 "level": Out(width),
                 "changed": Out(width),
                 "phase": Out(data.ArrayLayout(stamp_shift_of(phases), width)),
+                "toggles": Out(data.ArrayLayout(range(phases + 1), width)),
             }
         )
 
@@ -120,4 +125,10 @@ class PinChangeDetector(wiring.Component):
             for k in reversed(range(self._phases - 1)):
                 phase = Mux(samples[k][n] == late[n], k, phase)
             m.d.comb += self.phase[n].eq(phase)
+        # The changes between neighbouring samples, the previous cycle's last sample first.
+        chain = [previous, *samples]
+        for n in range(width):
+            m.d.comb += self.toggles[n].eq(
+                sum(chain[k][n] ^ chain[k + 1][n] for k in range(self._phases))
+            )
         return m

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from latscope_boards import BOARDS, get_board
-from latscope_boards.board import BoardTop
+from latscope_boards.board import LINK_UART, BoardTop
 from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
 from latscope_boards.docs import pinout_table, results_table
 from latscope_boards.toolchain import (
@@ -149,6 +149,25 @@ def test_constraints_put_every_pin_on_its_ball(board, tmp_path):
         # The PLL's output A is the edge clock, B (half of it) the appliance's one clock.
         assert 'parameter \\PLLOUT_SELECT_PORTB "GENCLK_HALF"' in rtlil
         assert rtlil.count("cell \\SB_PLL40_2F") == 1
+
+
+@pytest.mark.slow
+def test_link_rx_is_pulled_up(board):
+    """The host link's RX pin has a pull-up in the build (the iCE40's SB_IO parameter, the
+    ECP5's pin constraint): an open line reads 1, never a stream of 0x00 bytes (SUMP's
+    RESET, docs/protocol.md)."""
+    files = _prepared(board)
+    port = f"uart_{LINK_UART}__rx__io"
+    if board.family == "ice40":
+        rtlil = files[f"{DESIGN_NAME}.il"]
+        buffer = rtlil[rtlil.index("module \\latscope.uart_rx_buffer") :]
+        buffer = buffer[: buffer.index("\nend\n")]
+        assert f"PACKAGE_PIN \\{port}" in buffer and "parameter \\PULLUP 1" in buffer
+    else:
+        (line,) = [
+            line for line in files[f"{DESIGN_NAME}.lpf"].splitlines() if f'PORT "{port}"' in line
+        ]
+        assert "PULLMODE=UP" in line
 
 
 @pytest.mark.slow

@@ -35,3 +35,31 @@ def test_carry_select_add_wraps_like_a_register(width, split, sign):
     sim = Simulator(m)
     sim.add_testbench(testbench)
     sim.run()
+
+
+@pytest.mark.parametrize("sign", [False, True])
+def test_a_narrow_operand_carries_into_the_high_half(sign):
+    """A count plus a few bits (STATUS's counters, the loss counts): the low half's carry
+    reaches the high half, which a narrow operand has none of."""
+    width, split = 32, 16
+    a, b = Signal(width), Signal(signed(3) if sign else 3)
+    total = Signal(width)
+    m = Module()
+    m.d.comb += total.eq(carry_select_add(a, b, width=width, split=split))
+    pairs = [
+        ((1 << split) - 1, 1),
+        ((1 << split) - 2, 3),
+        (0x1234FFFF, 2),
+        (0x10000, -1 if sign else 0),
+    ]
+    pairs += [((1 << width) - 1, 1), (5, -3 if sign else 3)]
+
+    async def testbench(ctx):
+        for x, y in pairs:
+            ctx.set(a, x)
+            ctx.set(b, y)
+            assert ctx.get(total) == (x + y) % (1 << width), (x, y)
+
+    sim = Simulator(m)
+    sim.add_testbench(testbench)
+    sim.run()

@@ -9,12 +9,14 @@ from latscope_gateware.marker_port import MarkerPort
 from support.gateware_sim import run
 
 
-def simulate(dut, changes, cycles):
-    """Drives the pins and returns the events as [(cycle, payload)].
+def simulate(dut, changes, cycles, lost=None):
+    """Drives the pins and returns the events as [(cycle, payload)]; appends each cycle's
+    ``lost`` to the list ``lost``, if given.
 
     ``changes`` maps a cycle to ``(strobe, data)``: those levels are set right after clock edge
     ``cycle`` (so they are present during that cycle) and held until the next change."""
     events = []
+    lost = [] if lost is None else lost
 
     async def testbench(ctx):
         for cycle in range(cycles):
@@ -24,6 +26,7 @@ def simulate(dut, changes, cycles):
                 ctx.set(dut.data, data)
             if ctx.get(dut.events.valid):
                 events.append((cycle, ctx.get(dut.events.payload)))
+            lost.append(ctx.get(dut.lost))
             await ctx.tick()
 
     run(dut, testbench)
@@ -47,15 +50,19 @@ def test_both_strobe_edges_at_exact_latency(sync_stages, sample_delay):
 
 
 @pytest.mark.parametrize("sample_delay", [0, 1, 2, 3])
-def test_back_to_back_markers_each_sample_their_own_data(sample_delay):
-    # The strobe toggles in four consecutive cycles while the data changes every cycle, so
-    # each event's payload shows exactly which cycle its data was sampled in.
+def test_back_to_back_markers_lose_all_but_the_last(sample_delay):
+    # The strobe toggles in four consecutive cycles, each store with its own data: each edge
+    # overwrites the data the one before still waits for, so with a sample delay only the
+    # last is delivered (with its own data) and the three before are counted lost.
     dut = MarkerPort(sample_delay=sample_delay)
     strobe_levels = {10: 1, 11: 0, 12: 1, 13: 0}
-    changes = {cycle: (strobe_levels.get(cycle, 0), 0x100 + cycle) for cycle in range(5, 25)}
-    events = simulate(dut, changes, cycles=40)
+    changes = {cycle: (level, 0x100 + cycle) for cycle, level in strobe_levels.items()}
+    lost = []
+    events = simulate(dut, changes, cycles=40, lost=lost)
     latency = 2 + sample_delay
-    assert events == [(edge + latency, 0x100 + edge + sample_delay) for edge in (10, 11, 12, 13)]
+    delivered = (10, 11, 12, 13) if sample_delay == 0 else (13,)
+    assert events == [(edge + latency, 0x100 + edge) for edge in delivered]
+    assert sum(lost) == 4 - len(delivered)
 
 
 @pytest.mark.parametrize("sample_delay", [1, 2, 3])
@@ -92,22 +99,31 @@ def test_no_event_without_a_strobe_change():
 
 
 def test_random_markers_match_a_reference_model():
+    # Stores with random spacing, each writing new data with its strobe edge: an edge is
+    # delivered, with its store's data, unless another follows within the sample delay.
     rng = random.Random(7)
     sample_delay, cycles = 3, 600
     strobe = [0] * cycles
     data = [0] * cycles
     for cycle in range(1, cycles):
-        strobe[cycle] = strobe[cycle - 1] ^ (rng.random() < 0.3)
-        data[cycle] = rng.getrandbits(16)
+        store = rng.random() < 0.3
+        strobe[cycle] = strobe[cycle - 1] ^ store
+        data[cycle] = rng.getrandbits(16) if store else data[cycle - 1]
     dut = MarkerPort(sample_delay=sample_delay)
-    events = simulate(dut, {c: (strobe[c], data[c]) for c in range(cycles)}, cycles=cycles)
+    lost = []
+    events = simulate(
+        dut, {c: (strobe[c], data[c]) for c in range(cycles)}, cycles=cycles, lost=lost
+    )
+    edges = [c for c in range(1, cycles) if strobe[c] != strobe[c - 1]]
+    end = cycles - dut.latency
     expected = [
-        (c + dut.latency, data[c + sample_delay])
-        for c in range(1, cycles)
-        if strobe[c] != strobe[c - 1] and c + dut.latency < cycles
+        (c + dut.latency, data[c])
+        for c, after in zip(edges, edges[1:] + [cycles])
+        if after - c > sample_delay and c < end
     ]
-    assert len(expected) > 100
+    assert len(expected) > 50
     assert events == expected
+    assert len(events) + sum(lost) == len([c for c in edges if c < end])
 
 
 def test_parameters_are_checked():

@@ -4,6 +4,7 @@ divider, trigger, channel groups, RLE) and the appliance switches between latsco
 import bisect
 import itertools
 import os
+import random
 import subprocess
 import time
 
@@ -12,6 +13,7 @@ import pytest
 
 from latscope.events import Events
 from latscope.link.device import Device, IrqSettings, open_transport
+from latscope.link.identity import Identity
 from latscope.link.parser import StreamParser
 from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.protocol import (
@@ -388,6 +390,74 @@ def test_appliance_switches_between_latscope_and_sump_modes():
     assert replies[Command.IDENTIFY] == dict(before.replies)[Command.IDENTIFY]
     status = StatusReply.from_bits(int.from_bytes(replies[Command.STATUS], "little"))
     assert status.capturing == 0
+
+
+def stray_bytes(rng, count):
+    """``count`` bytes of line noise: none a latscope opcode (a stray opcode is a command),
+    SUMP's RESET and ID half of them, RESETs never five in a row (the SUMP reset)."""
+    opcodes = {int(command) for command in Command}
+    others = [byte for byte in range(1, 256) if byte not in opcodes]
+    noise, zeros = [], 0
+    for _ in range(count):
+        pick = rng.choice(
+            [SumpCommand.RESET, SumpCommand.ID, rng.choice(others)] if zeros < 4 else others
+        )
+        zeros = zeros + 1 if pick == SumpCommand.RESET else 0
+        noise.append(pick)
+    assert noise.count(SumpCommand.RESET) >= count // 8 and SumpCommand.ID in noise
+    return bytes(noise)
+
+
+@pytest.mark.slow
+def test_stray_bytes_do_not_stop_a_capture():
+    """Bytes of noise on the receive line during a capture, SUMP's RESET and ID among them:
+    the capture goes on (STATUS says so after them), nothing is lost, the stream stays whole;
+    the SUMP reset (five RESETs) still switches to SUMP mode."""
+    rng = random.Random(28)
+    # A light capture (the IRQ output's edges): every noise byte the command processor takes
+    # is an unknown opcode, answered with a 3-record reply ahead of the events, and the link
+    # must have room for both.
+    irq = IrqSettings(period=2000, jitter_mask=0, width=100)
+    script = [
+        # A latscope reply byte takes about 40 cycles here (2 bytes per REPLY record).
+        (100, encode_command(Command.IDENTIFY)),
+        (3500, encode_command(Command.IRQ_CONFIG, irq.encode())),
+        (4500, encode_command(Command.START, StartArgs.const({"sources": 1 << Source.IRQ}))),
+        *((7000 + 2500 * burst, stray_bytes(rng, 16)) for burst in range(4)),
+        (17000, encode_command(Command.STATUS)),
+        (19000, encode_command(Command.STOP)),
+        (20500, bytes([SumpCommand.RESET] * 5 + [SumpCommand.ID])),
+    ]
+    config = ApplianceConfig(
+        clock_hz=100_000_000, uart_divisor=4, fifo_depth=256, flush_after=300, sump_depth=64
+    )
+    link = ScriptedLink(script)
+    device = SimulatedDevice(
+        config, ScriptedDut(isr_delay=(10, 20), isr_length=(5, 10)), link=link, max_cycles=22000
+    )
+    device.run()
+    received = bytes(link.received)
+    sump_start = received.index(SUMP_ID_REPLY)
+
+    probe = StreamParser()
+    probe.feed(received[:sump_start])
+    parser = Identity.from_reply(dict(probe.replies)[Command.IDENTIFY]).parser()
+    events = Events.concatenate([parser.feed(received[:sump_start]), parser.finish()])
+    stats = parser.stats
+    assert (stats.segments_bad, stats.holes, stats.bytes_skipped) == (0, 0, 0)
+    replies = dict(parser.replies)
+    status = StatusReply.from_bits(int.from_bytes(replies[Command.STATUS], "little"))
+    assert status.capturing == 1 and status.lost == 0
+    assert not (events.source == Source.LOSS).any()
+    # IRQ edges all along, from before the noise to the STATUS after it.
+    irq_stamps = events.stamp[events.source == Source.IRQ]
+    assert irq_stamps.min() < 7000 and irq_stamps.max() > 16500
+    assert len(irq_stamps) >= 2 * (16500 - 7000) // irq.period
+    # The noise reached the command processor (its unknown opcodes answered, SUMP's ID among
+    # them), SUMP's RESET bytes did not.
+    unknown = [payload[0] for opcode, payload in parser.replies if opcode == ord("?")]
+    assert SumpCommand.ID in unknown and SumpCommand.RESET not in unknown
+    assert Command.STOP in dict(parser.replies)
 
 
 # --- Stock sigrok-cli (driver ols) against the simulated SoC and appliance --------------------
