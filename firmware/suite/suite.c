@@ -91,11 +91,6 @@ void suite_irq_watch_start(suite_irq_watch_t *w, unsigned calls, unsigned wanted
 	w->seen = calls;
 	w->wanted = wanted;
 	w->since = bench_tick_count();
-	/* The limit in ticks, once: the check below runs in the IL-a heartbeat, where a 64-bit
-	 * multiply (a library call on RV32) per heartbeat slowed the flood tests' marker rate. */
-	uint32_t period_ns = bench_tick_period_ns();
-	w->limit = (bench_ticks_t)(((uint64_t)SUITE_IRQ_TIMEOUT_MS * 1000000u + period_ns - 1u) /
-				   period_ns);
 }
 
 static void irq_timeout(const suite_irq_watch_t *w) __attribute__((noreturn));
@@ -129,7 +124,8 @@ void suite_irq_watch(suite_irq_watch_t *w, unsigned calls)
 		w->since = now;
 		return;
 	}
-	if ((bench_ticks_t)(now - w->since) >= w->limit)
+	uint64_t waited_ns = (uint64_t)(bench_ticks_t)(now - w->since) * bench_tick_period_ns();
+	if (waited_ns >= (uint64_t)SUITE_IRQ_TIMEOUT_MS * 1000000u)
 		irq_timeout(w);
 }
 

@@ -17,6 +17,8 @@
  *                        thread-driven test, so that the appliance's FIFO
  *                        drains (0: no pacing)
  *   SUITE_IL_HEARTBEAT   polls between two "thread runs" markers of IL-a (1024)
+ *   SUITE_IL_WATCH_EVERY heartbeats between two IRQ-timeout checks of IL-a (1: every
+ *                        one; the loss tests' floods raise it, see test_irq.c)
  *   SUITE_IL_SEM_GIVE    1: each IL-a heartbeat also gives and takes a semaphore
  *                        nobody waits for, a kernel path in the interrupted loop
  *                        for `latscope sweep` to walk an interrupt through (0)
@@ -69,6 +71,9 @@
 #endif
 #ifndef SUITE_IL_HEARTBEAT
 #define SUITE_IL_HEARTBEAT 1024u
+#endif
+#ifndef SUITE_IL_WATCH_EVERY
+#define SUITE_IL_WATCH_EVERY 1u
 #endif
 #ifndef SUITE_IL_SEM_GIVE
 #define SUITE_IL_SEM_GIVE 0
@@ -201,7 +206,6 @@ typedef struct {
 	unsigned seen;       /* handler calls at the last progress */
 	unsigned wanted;     /* calls the test needs (for the message) */
 	bench_ticks_t since; /* tick count at the last progress */
-	bench_ticks_t limit; /* SUITE_IRQ_TIMEOUT_MS in ticks */
 } suite_irq_watch_t;
 void suite_irq_watch_start(suite_irq_watch_t *w, unsigned calls, unsigned wanted);
 void suite_irq_watch(suite_irq_watch_t *w, unsigned calls);

@@ -73,12 +73,11 @@ static void il_thread(void *arg)
 				(void)bench_sem_take(SEM_IL, BENCH_NO_WAIT);
 			}
 			polls = 0;
-			/* Off the fast path, after the marker, and every 64th heartbeat only: the call
-			 * costs about 50 cycles, which would halve the marker rate of the flood tests'
-			 * heartbeat of a few polls (SUITE_IL_HEARTBEAT=4: a marker every 65 cycles, every
-			 * 113 with a watch per heartbeat), and at the default heartbeat 64 of them are
-			 * still far below SUITE_IRQ_TIMEOUT_MS. */
-			if (++beats % 64u == 0)
+			/* Off the fast path, after the marker. The check costs about 50 cycles: a
+			 * flood of a heartbeat every few polls (the loss tests' SUITE_IL_HEARTBEAT=4:
+			 * a marker every 65 cycles, every 113 with a check each time, within the
+			 * link's rate) checks every SUITE_IL_WATCH_EVERY-th heartbeat only. */
+			if (++beats % SUITE_IL_WATCH_EVERY == 0)
 				suite_irq_watch(&watch, now);
 		}
 	}

@@ -90,11 +90,13 @@ def test_killed_capture_takes_its_simulation_with_it(tmp_path):
 
 
 def latscope(*args):
+    # The timeout bounds a hang only: the default port's simulator may be built first, or
+    # wait for another test's build of it (make test's two workers).
     result = subprocess.run(
         [sys.executable, "-m", "latscope.cli", *map(str, args)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=900,
     )
     return result.returncode, result.stderr
 

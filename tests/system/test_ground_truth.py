@@ -196,7 +196,7 @@ def test_every_sample_is_the_truth(exact_run):
 def test_losses_are_counted_never_wrong(tmp_path):
     """The IL-a thread marks every few polls: more markers than the link carries."""
     run, truth = run_suite(
-        tmp_path, "gpio", samples=60, tests="IL_A", cflags="-DSUITE_IL_HEARTBEAT=4u"
+        tmp_path, "gpio", samples=60, tests="IL_A", cflags="-DSUITE_IL_HEARTBEAT=2u -DSUITE_IL_WATCH_EVERY=256u"
     )
     lost = run.parser_stats.lost
     assert run.status["lost"] == sum(lost.values()) > 0

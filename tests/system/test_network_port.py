@@ -62,8 +62,11 @@ def test_capture_through_ser2net_is_exact_and_a_dropped_link_is_an_error(
         dev.capture(events=100, timeout=60, output=tmp_path / "whole.lsc")
 
         # The link drops (ser2net killed) while the next capture runs.
+        dropped_after = []  # the events the host had when it killed the link
+
         def drop_link(live, events):
             if events >= 40 and ser2net.poll() is None:
+                dropped_after.append(events)
                 ser2net.kill()
 
         with pytest.raises(DeviceError, match=r"rfc2217://127\.0\.0\.1:\d+.*link lost"):
@@ -89,8 +92,12 @@ def test_capture_through_ser2net_is_exact_and_a_dropped_link_is_an_error(
 
     cut = load_capture(tmp_path / "cut.lsc")  # no END chunk, but readable
     assert not cut.file_stats.complete
+    # Everything the host had received when the link dropped is in the file: all its events,
+    # the overflow's LOSS records among them (how many of the first 40 those are depends
+    # on how fast the host reads: 37 once, on a loaded machine).
+    assert len(cut.events) >= dropped_after[0]
     events = captured(cut)
-    assert len(events) >= 40 and set(events) <= truth
+    assert events and set(events) <= truth
 
 
 class _Server:

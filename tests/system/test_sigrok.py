@@ -387,7 +387,7 @@ def test_decoders_discard_pairs_across_a_loss(tmp_path):
         "gpio",
         samples=60,
         tests="IL_A",
-        cflags="-DSUITE_IL_HEARTBEAT=4u",
+        cflags="-DSUITE_IL_HEARTBEAT=2u -DSUITE_IL_WATCH_EVERY=256u",
         build_dir=LOSSY_BUILD_DIR,
     )
     assert capture.parser_stats.lost_total > 0
