@@ -193,11 +193,14 @@ def test_every_sample_is_the_truth(exact_run):
         assert table.discarded == 0
 
 
+#: A THREAD marker every 2 polls of IL-a (a marker every 55 cycles), the IRQ-timeout check on
+#: every 256th of them only: more markers than the link carries.
+FLOOD_CFLAGS = "-DSUITE_IL_HEARTBEAT=2u -DSUITE_IL_WATCH_EVERY=256u"
+
+
 def test_losses_are_counted_never_wrong(tmp_path):
     """The IL-a thread marks every few polls: more markers than the link carries."""
-    run, truth = run_suite(
-        tmp_path, "gpio", samples=60, tests="IL_A", cflags="-DSUITE_IL_HEARTBEAT=2u -DSUITE_IL_WATCH_EVERY=256u"
-    )
+    run, truth = run_suite(tmp_path, "gpio", samples=60, tests="IL_A", cflags=FLOOD_CFLAGS)
     lost = run.parser_stats.lost
     assert run.status["lost"] == sum(lost.values()) > 0
     assert run.parser_stats.segments_bad == 0
