@@ -39,29 +39,33 @@ def native_identity(board, stamp_shift=0):
 def build_native_suite(samples, tests="all", marker="gpio"):
     """Path of the native suite binary (built if needed); fails without gcc and make (a
     missing tool must not turn the report tests into skips that hide a regression).
-    One build directory per test selection, so that selections do not rebuild each other."""
+    One build directory per test selection and sample count, so that no two settings rebuild
+    each other's binary, and one build at a time in it (`make test` runs two workers)."""
     import pytest
+
+    from latscope.simulated.soc import build_lock
 
     if shutil.which("gcc") is None or shutil.which("make") is None:
         pytest.fail("needs gcc and make on PATH (the native suite is built for this test)")
-    build = "build/pytest-report-" + tests.replace(",", "-").lower()
-    subprocess.run(
-        [
-            "make",
-            "-s",
-            "-C",
-            str(SUITE),
-            "native",
-            f"MARKER={marker}",
-            f"SAMPLES={samples}",
-            f"TESTS={tests}",
-            f"BUILD={build}",
-            "-j2",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    build = f"build/pytest-report-{tests.replace(',', '-').lower()}-{samples}"
+    with build_lock(SUITE / build):
+        subprocess.run(
+            [
+                "make",
+                "-s",
+                "-C",
+                str(SUITE),
+                "native",
+                f"MARKER={marker}",
+                f"SAMPLES={samples}",
+                f"TESTS={tests}",
+                f"BUILD={build}",
+                "-j2",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
     return SUITE / build / f"native-{marker}" / "suite"
 
 
