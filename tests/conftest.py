@@ -16,14 +16,21 @@ SLOW_KINDS = ("boards", "netlist", "pulseview", "verilator", "qemu")
 REPOSITORY_BUILDS = ("system", "firmware")
 
 #: Files of those layers that build only in directories of their own (their BUILD_DIR under
-#: firmware/suite/build, the simulator in sim/build under its build lock), so they may run
-#: beside the others.
+#: firmware/suite/build, the simulator in sim/build under its build lock) or build nothing
+#: (the gateware in Amaranth's simulator, sim:gateware), so they may run beside the others.
 OWN_BUILD_DIRS = (
+    "system/test_board_presets.py",
     "system/test_cpu_truth.py",
+    "system/test_end_to_end.py",
     "system/test_ground_truth.py",
+    "system/test_irq_timeout_shown.py",
+    "system/test_lab_farm.py",
     "system/test_loads_soc.py",
+    "system/test_network_port.py",
+    "system/test_selftest.py",
     "system/test_sigrok.py",
     "system/test_sim_variants.py",
+    "system/test_stop_signals.py",
     "system/test_sweep.py",
 )
 
