@@ -28,8 +28,9 @@ lint: setup
 	$(PYTHON) -m ruff format --check .
 	$(PYTHON) -m mypy
 
+# Two workers (pytest-xdist; tests/README.md, "Two workers"): on 2 cores about half the time.
 test: setup lint
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -n 2
 
 # Under 2 minutes on 2 cores: no board builds, netlists, PulseView, Verilator SoC, lab farm.
 check: setup lint

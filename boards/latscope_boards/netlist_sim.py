@@ -26,6 +26,7 @@ each line at its time and logs every change of the UART TX and IRQ output pins a
 
 import bisect
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -494,10 +495,13 @@ def _compile(simulator, sources, defines, work_dir, timeout):
         return [_tool("vvp"), "-n", str(binary)]
     # Verilator: -O1 compiles the ~75 000-line netlists in a fraction of -O3's time, and
     # runs them about as fast; the models' timing checks and lint warnings are not errors.
+    # The C++ comes in about two dozen files: -j compiles them on every core.
     _check_run(
         [
             _tool("verilator"),
             "--binary",
+            "-j",
+            str(os.cpu_count() or 1),
             "--timing",
             "-O1",
             "-CFLAGS",

@@ -41,32 +41,36 @@ def build_native_suite(samples, tests="all", marker="gpio", cflags=""):
     """Path of the native suite binary (built if needed); fails without gcc and make (a
     missing tool must not turn the report tests into skips that hide a regression).
     ``cflags``: more -D settings of the suite (SUITE_CFLAGS, suite.h). One build directory
-    per test selection and settings, so that they do not rebuild each other."""
+    per test selection, sample count and settings, so that no two of them rebuild each
+    other's binary, and one build at a time in it (`make test` runs two workers)."""
     import pytest
+
+    from latscope.simulated.soc import build_lock
 
     if shutil.which("gcc") is None or shutil.which("make") is None:
         pytest.fail("needs gcc and make on PATH (the native suite is built for this test)")
-    build = "build/pytest-report-" + tests.replace(",", "-").lower()
+    build = f"build/pytest-report-{tests.replace(',', '-').lower()}-{samples}"
     if cflags:  # "-DSUITE_CLK_WORK=1000u" -> "-dsuite_clk_work-1000u"
         build += "-" + "-".join(re.findall(r"\w+", cflags)).lower()
-    subprocess.run(
-        [
-            "make",
-            "-s",
-            "-C",
-            str(SUITE),
-            "native",
-            f"MARKER={marker}",
-            f"SAMPLES={samples}",
-            f"TESTS={tests}",
-            f"BUILD={build}",
-            f"SUITE_CFLAGS={cflags}",
-            "-j2",
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    with build_lock(SUITE / build):
+        subprocess.run(
+            [
+                "make",
+                "-s",
+                "-C",
+                str(SUITE),
+                "native",
+                f"MARKER={marker}",
+                f"SAMPLES={samples}",
+                f"TESTS={tests}",
+                f"BUILD={build}",
+                f"SUITE_CFLAGS={cflags}",
+                "-j2",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
     return SUITE / build / f"native-{marker}" / "suite"
 
 
