@@ -6,7 +6,9 @@ Left out, by :func:`runs_here`: lines that need a board or a hardware analyzer (
 ``/dev/ttyUSB`` port, ``fx2lafw``, ``ols`` captures: SUMP against the simulation needs the pty
 shim and a pty number the reader fills in, ``/dev/pts/N``; tests/system/test_sigrok.py runs
 it), a window (``pulseview``, ``--view``), the board builds (``make bitstream``, ``make
-program``) and ``make test`` (this test is part of it).
+program``), ``make test`` (this test is part of it) and ``latscope doctor``, whose exit
+status is the machine's state (1 in a fresh clone: sigrok does not list the decoders until
+``make install-decoders``; tests/host/test_doctor.py runs it and checks its verdicts).
 
 Honest reuse: the clone shares this checkout's virtual environment (its ``.venv`` a link, so
 ``scripts/setup.sh`` finds it installed) and so this checkout's package, whose simulator and
@@ -27,7 +29,8 @@ README = ROOT / "README.md"
 #: Lines a new user cannot run on the simulation alone (see the module's docstring).
 NOT_HERE = re.compile(
     r"/dev/ttyUSB|/dev/pts/N|fx2lafw|^\s*pulseview\b|\|\s*pulseview\b|--view\b|"
-    r"^make (test|bitstream|bitstreams-all|program)\b|^sigrok-cli -i (capture|trace)\.sr"
+    r"^make (test|bitstream|bitstreams-all|program)\b|^sigrok-cli -i (capture|trace)\.sr|"
+    r"^latscope doctor\b"
 )
 
 
