@@ -160,7 +160,9 @@ def build_lock(directory) -> Iterator[None]:
                 file=sys.stderr,
                 flush=True,
             )
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            # The wait can take minutes (another process's first build): a progress step.
+            with step(f"waiting for pid {holder}'s build"):
+                fcntl.flock(fd, fcntl.LOCK_EX)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
