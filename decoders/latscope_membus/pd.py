@@ -8,7 +8,7 @@
 
 import sigrokdecode as srd
 from latscope_marker.encoding import MARKER_BITS, POINT_NAMES
-from latscope_marker.pd import UNCONNECTED, describe
+from latscope_marker.pd import IRQ_POLARITY, POINT_ANNOTATIONS, UNCONNECTED, describe
 
 from .bus import ADDRESS, ADDRESS_BITS, CHANNELS, CS, DATA, DATA_BITS, FIELDS, IRQ, WE
 
@@ -52,17 +52,9 @@ class Decoder(srd.Decoder):
             "default": DATA_BITS,
             "values": (DATA_BITS, 8),
         },
-        {
-            "id": "irq_polarity",
-            "desc": "IRQ asserting level",
-            "default": "active-high",
-            "values": ("active-high", "active-low"),
-        },
+        IRQ_POLARITY,
     )
-    annotations = tuple(
-        (name.lower().replace("_", "-"), "Marker: %s" % name)
-        for _, name in sorted(POINT_NAMES.items())
-    ) + (
+    annotations = POINT_ANNOTATIONS + (
         ("write", "Bus write (address, data)"),
         ("irq-assert", "IRQ asserted"),
         ("irq-release", "IRQ released"),

@@ -649,27 +649,28 @@ def cm_suite_under_qemu(board, build, load="none", clock="full"):
     )
     log = build / "unimp.log"
     suffix = "-reset-clock" if clock == "reset" else ""
-    suite = subprocess.run(
-        [
-            *QEMU,
-            "-d",
-            "unimp,int",
-            "-D",
-            str(log),
-            "-kernel",
-            str(build / f"cm-{board}{suffix}-gpio{build_suffix(load)}" / "suite.elf"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    console = suite_under_qemu(
+        build / f"cm-{board}{suffix}-gpio{build_suffix(load)}" / "suite.elf", log
     )
-    console = suite.stdout + suite.stderr
-    assert suite.returncode == 0 and "suite: done" in console, console[-3000:]
     systicks = []
     values = stm32_markers(bsrr_stores(log, systicks))
     check_tick_markers(values, systicks)
     check_cm_tables(values)
     return console, values, log.read_text()
+
+
+def suite_under_qemu(elf, log):
+    """Runs the suite ``elf`` under QEMU with its stores to unimplemented devices and its
+    exceptions logged to ``log``: it runs to its end. Gives the console."""
+    run = subprocess.run(
+        [*QEMU, "-d", "unimp,int", "-D", str(log), "-kernel", str(elf)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    console = run.stdout + run.stderr
+    assert run.returncode == 0 and "suite: done" in console, console[-3000:]
+    return console
 
 
 #: A store to DMA2 stream 5's configuration with EN set (board_stm32f4.c, the bus profile).

@@ -12,7 +12,6 @@ import subprocess
 import numpy as np
 import pytest
 from test_duts import (
-    QEMU,
     ROOT,
     SAMPLES,
     SUITE,
@@ -23,6 +22,7 @@ from test_duts import (
     make,
     need,
     need_arm,
+    suite_under_qemu,
 )
 
 from latscope_defs.protocol import Source, memory_bus_write
@@ -120,22 +120,7 @@ def test_fmc_suite_under_qemu(tmp_path):
         f"BUILD={tmp_path}",
     )
     log = tmp_path / "unimp.log"
-    run = subprocess.run(
-        [
-            *QEMU,
-            "-d",
-            "unimp,int",
-            "-D",
-            str(log),
-            "-kernel",
-            str(tmp_path / f"cm-{board}-bus" / "suite.elf"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    console = run.stdout + run.stderr
-    assert run.returncode == 0 and "suite: done" in console, console[-3000:]
+    suite_under_qemu(tmp_path / f"cm-{board}-bus" / "suite.elf", log)
     systicks = []
     setup, markers = fmc_stores(log, systicks)
     check_fmc_setup(setup)
