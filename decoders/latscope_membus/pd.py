@@ -65,12 +65,6 @@ class Decoder(srd.Decoder):
         ("irq", "IRQ", (A_IRQ_ASSERT, A_IRQ_RELEASE)),
     )
 
-    def __init__(self):
-        self.reset()
-
-    def reset(self):
-        pass
-
     def start(self):
         self.out_ann = self.register(srd.OUTPUT_ANN)
         self.out_python = self.register(srd.OUTPUT_PYTHON)
