@@ -65,6 +65,9 @@ class Decoder(srd.Decoder):
         ("irq", "IRQ", (A_IRQ_ASSERT, A_IRQ_RELEASE)),
     )
 
+    def reset(self):
+        """libsigrokdecode requires it; the decoder's state lives in decode() alone."""
+
     def start(self):
         self.out_ann = self.register(srd.OUTPUT_ANN)
         self.out_python = self.register(srd.OUTPUT_PYTHON)
