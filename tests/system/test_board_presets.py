@@ -90,8 +90,9 @@ SELFTEST_BOARD = "ulx3s"
 
 @pytest.mark.slow  # commands against the Amaranth simulation, ~2 s a reply when loaded
 @pytest.mark.parametrize("board", list(latscope_boards.BOARDS))
-def test_documented_commands_run_against_the_simulated_board(board, monkeypatch, capsys):
+def test_documented_commands_run_against_the_simulated_board(board, monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(Port, "reply_timeout", SIM_REPLY_TIMEOUT)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # the loopback line's --save
     preset = board_presets()[board]
     ran = []
     for name, argv in _documented_commands():
@@ -108,4 +109,6 @@ def test_documented_commands_run_against_the_simulated_board(board, monkeypatch,
             assert f"board          {latscope_boards.get_board(board).identify_name}" in out
         else:
             assert "link: ok" in out and ("loopback: ok" in out) == bool(loopback), out
+            saved = f"calibration saved in {tmp_path}" in out
+            assert saved == ("--save" in argv), out
     assert "info" in ran and ("selftest" in ran) == (board == SELFTEST_BOARD), ran

@@ -8,21 +8,26 @@ import subprocess
 import tty
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import latscope
+from latscope.capture.file import load_capture
 from latscope.cli import main
 from latscope.events import Events
-from latscope.link.device import DEFAULT_IRQ, Device, open_transport
+from latscope.link.calibration import load_calibrations
+from latscope.link.device import DEFAULT_IRQ, Device, IrqSettings, Port, open_transport
 from latscope.link.identity import Identity
 from latscope.link.selftest import (
     check_link,
+    check_loopback,
     check_wiring,
     format_results,
     loopback_result,
     wiring_pattern,
 )
 from latscope_defs.protocol import UNKNOWN_COMMAND_REPLY, Command, Source, encode_record
+from support.board_process import SIM_REPLY_TIMEOUT, simulated_board
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,6 +63,62 @@ def test_api_selftest_without_the_jumper_fails_the_loopback():
     # The self-test puts back the session's IRQ settings: the command line's defaults, which
     # latscope.open sets (DEFAULT_IRQ).
     assert irq_after == DEFAULT_IRQ
+
+
+@pytest.mark.slow
+def test_a_saved_calibration_is_applied_recorded_and_reported(tmp_path, monkeypatch, capsys):
+    """sim:gateware as the ULX3S with a loop 2 cycles long to both inputs (board_sim's
+    --loop-delay): the self-test passes (main failed it: over its one-unit allowance) and
+    reports the round trip; ``save`` stores it as ulx3s-85f's, and the session's next
+    capture moves IRQ stamps 2 units later, records the calibration and reports it."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setattr(Port, "reply_timeout", SIM_REPLY_TIMEOUT)
+    output = tmp_path / "loop.lsc"
+    with (
+        simulated_board("ulx3s", "--loopback", "--loop-delay", "2,2") as path,
+        latscope.open(path, board="ulx3s") as session,
+    ):
+        assert session.calibration is None  # none saved yet
+        loop = session.selftest(loopback=True, save=True, count=2)["loopback"]
+        assert loop.ok and loop.offsets == {"EDGE0": [2], "MARKER": [2]}
+        assert (loop.round_trip_units, loop.round_trip_ns, loop.spread_units) == (2, 20, 0)
+        assert loop.samples == 4 * loop.irq_edges >= 64  # both inputs, both edges
+        saved = load_calibrations()["ulx3s-85f"]
+        assert (saved.round_trip_units, saved.samples, saved.port) == (2, loop.samples, path)
+        assert session.calibration == saved and loop.saved.startswith(str(tmp_path))
+        session.configure_irq(period=500, jitter_mask=0, width=100)
+        session.capture(events=30, output=output, timeout=300)
+    capture = load_capture(output)
+    assert capture.metadata["calibration"] == saved.as_dict()
+    irq = capture.events.of(Source.IRQ).stamp
+    for source in (Source.EDGE0, Source.MARKER):  # the loop's 2 units are gone
+        assert np.array_equal(capture.events.of(source).stamp[: len(irq)], irq[: len(irq)])
+    assert main(["analyze", str(output), "--details"]) == 0
+    assert f"loop calibration: applied: {saved.describe()}" in capsys.readouterr().out
+
+
+#: A short loopback for the simulated boards (Amaranth's simulator runs about 1500 cycles a
+#: second): 6 IRQ edges, still far apart compared with any loop delay.
+SHORT_LOOP = IrqSettings(period=600, jitter_mask=0x3F, width=150)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "wires, problem",
+    [
+        (["--loop-jitter", "2"], "EDGE0: the looped edges' offsets spread over 0..2 stamp units"),
+        (["--loop-delay", "0,2"], "EDGE0 and MARKER disagree: offsets EDGE0 0..0, MARKER 2..2"),
+    ],
+)
+def test_an_inconsistent_simulated_loop_fails(wires, problem, monkeypatch):
+    """Jitter of 0..2 cycles on EDGE0's wire, or the strobe's wire 2 cycles longer."""
+    monkeypatch.setattr(Port, "reply_timeout", SIM_REPLY_TIMEOUT)
+    with (
+        simulated_board("ulx3s", "--loopback", *wires) as path,
+        latscope.open(path, board="ulx3s") as session,
+    ):
+        loop = check_loopback(session.device, session.identity, edges=6, irq=SHORT_LOOP)
+    assert loop.irq_edges >= 6 and not loop.ok and loop.problems[0].startswith(problem), loop
 
 
 def _pty():
