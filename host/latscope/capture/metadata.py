@@ -224,9 +224,10 @@ def check_metadata(metadata: object) -> None:
 def _check_calibration(calibration: object, field: str) -> None:
     """The loop calibration a capture applied (:class:`latscope.link.calibration.Calibration`,
     its own checks: one definition for the calibration file and the metadata)."""
+    value = _object(calibration, field)
     try:
-        Calibration.from_dict(_object(calibration, field))
-    except (TypeError, ValueError) as error:
+        Calibration.from_dict(value)
+    except ValueError as error:
         raise MetadataError(field, str(error)) from None
 
 
