@@ -358,6 +358,8 @@ def cmd_selftest(args):
         )
     else:
         print("\n".join(format_results(**results)))
+    if args.save and "loopback" in results and not results["loopback"].ok:
+        note("--save: nothing saved: the loopback failed (the saved calibration is unchanged)")
     return 0 if all(result.ok for result in results.values()) else 1
 
 
