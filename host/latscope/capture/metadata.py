@@ -15,6 +15,7 @@ from typing import Any, Literal, NamedTuple
 
 from latscope_defs.protocol import EDGE_SOURCES, TRIGGER_SOURCES, VERSIONS, Source
 
+from ..link.calibration import Calibration
 from .conditions import Conditions
 
 __all__ = [
@@ -203,8 +204,8 @@ def check_metadata(metadata: object) -> None:
     """Raises :class:`MetadataError` unless ``metadata`` is a METADATA object latscope can
     use: an object with ``identity`` (``clock_hz`` required), optional ``irq`` and
     ``trigger``, and text ``start_time``, ``port``, ``test_info``, ``loop`` an edge channel
-    name, ``truth`` the simulation's ground-truth log and firmware (two paths); further keys
-    may hold any JSON."""
+    name, ``truth`` the simulation's ground-truth log and firmware (two paths),
+    ``calibration`` the loop calibration applied; further keys may hold any JSON."""
     if not isinstance(metadata, dict):
         raise MetadataError("METADATA", f"must be a JSON object, not {_kind(metadata)}")
     if "identity" not in metadata:
@@ -217,6 +218,17 @@ def check_metadata(metadata: object) -> None:
     _optional(metadata, "trigger", "", _check_trigger)
     _optional(metadata, "conditions", "", _check_conditions)
     _optional(metadata, "truth", "", _check_truth)
+    _optional(metadata, "calibration", "", _check_calibration)
+
+
+def _check_calibration(calibration: object, field: str) -> None:
+    """The loop calibration a capture applied (:class:`latscope.link.calibration.Calibration`,
+    its own checks: one definition for the calibration file and the metadata)."""
+    value = _object(calibration, field)
+    try:
+        Calibration.from_dict(value)
+    except ValueError as error:
+        raise MetadataError(field, str(error)) from None
 
 
 def _check_truth(truth: object, field: str) -> None:

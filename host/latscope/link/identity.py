@@ -165,12 +165,22 @@ class Identity:
             trigger_latency=reply.trigger_latency,
         )
 
-    def parser(self, *, correct_latency: bool = True) -> "StreamParser":
-        """A stream parser for this device's records (marker width, pin latencies)."""
+    def stamp_latency(self, irq_shift: int = 0) -> dict[Source, int]:
+        """What the parser subtracts from each source's stamps: the pin latencies, the IRQ's
+        less ``irq_shift``, the stamp units a loop calibration moves IRQ edge stamps later
+        (:attr:`latscope.link.calibration.Calibration.shift`; the IRQ's may go below 0)."""
+        latency = dict(self.latency)
+        if irq_shift:
+            latency[Source.IRQ] = latency.get(Source.IRQ, 0) - irq_shift
+        return latency
+
+    def parser(self, *, correct_latency: bool = True, irq_shift: int = 0) -> "StreamParser":
+        """A stream parser for this device's records (marker width, pin latencies, and
+        ``irq_shift``: :meth:`stamp_latency`)."""
         from .parser import StreamParser
 
         return StreamParser(
             marker_width=self.marker_width,
-            latency=self.latency if correct_latency else None,
+            latency=self.stamp_latency(irq_shift) if correct_latency else None,
             version=self.version,
         )

@@ -208,7 +208,9 @@ class StreamParser:
     """Incremental parser: :meth:`feed` bytes, get verified :class:`Events`.
 
     ``marker_width``: value bits of MARKER events (identify reply). ``latency``: mapping
-    Source -> cycles from the pin to the stamp, subtracted from that source's stamps.
+    Source -> cycles from the pin to the stamp, subtracted from that source's stamps (a
+    negative one moves them later: the IRQ's with a loop calibration,
+    :meth:`~latscope.link.identity.Identity.stamp_latency`).
     ``version``: the protocol version of the stream (identify reply, capture metadata).
     An IRQ event's value is the record's: version 3's :class:`~latscope_defs.protocol.IrqValue`
     (the level, and the delay of the trigger firing the edge belongs to: ``irq_level``,
@@ -285,10 +287,13 @@ class StreamParser:
         # The most bytes a record can take: its fixed length, or any (up to the next lead).
         self._longest = np.where(self._fixed != 0, self._fixed, _UNBOUNDED)
         self._completing = _COMPLETING_LEAD[version]
-        self._latency = np.zeros(16, np.uint64)
+        signed = np.zeros(16, np.int64)
         for source, cycles in (latency or {}).items():
-            self._latency[int(source)] = cycles
-        self.latency = {Source(s): int(c) for s, c in enumerate(self._latency) if c}
+            signed[int(source)] = cycles
+        self.latency = {Source(s): int(c) for s, c in enumerate(signed) if c}
+        # Subtracted (pin to stamp) and added (a stamp moved later), per source.
+        self._latency = np.maximum(signed, 0).astype(np.uint64)
+        self._later = np.maximum(-signed, 0).astype(np.uint64)
         self.stats = ParserStats()
         self.replies: deque[tuple[int, bytes]] = deque()
         self._assembler = _ReplyAssembler(self.stats, self.replies)
@@ -495,7 +500,7 @@ class StreamParser:
         if not self.latency:
             return stamp
         latency = np.take(self._latency, source, mode="clip")
-        return np.maximum(stamp, latency) - latency
+        return np.maximum(stamp, latency) - latency + np.take(self._later, source, mode="clip")
 
     def _count_losses(self, events: Events) -> None:
         is_loss = events.source == Source.LOSS

@@ -4,9 +4,17 @@
 """
 
 from ..capture.file import NOT_CLOSED
+from ..link.calibration import Calibration
 from ..link.identity import Identity
 
-__all__ = ["HOLES_SHOWN", "TICKS_NOT_RECORDED", "integrity_line", "holes_text", "settings_items"]
+__all__ = [
+    "HOLES_SHOWN",
+    "TICKS_NOT_RECORDED",
+    "integrity_line",
+    "holes_text",
+    "calibration_line",
+    "settings_items",
+]
 
 #: Holes listed one by one in text output (JSON lists them all).
 HOLES_SHOWN = 10
@@ -121,6 +129,19 @@ def _ticks_cell(count):
     )
 
 
+def calibration_line(device):
+    """The loop calibration the capture applied (a results document's
+    ``device.calibration``), in words."""
+    calibration = device.get("calibration")
+    if not calibration:
+        return (
+            "none: no loop calibration was saved for this board when it was captured "
+            "(latscope selftest --loopback --save); IRQ-to-input latencies include the IRQ "
+            "pin's round trip"
+        )
+    return "applied: " + Calibration.from_dict(calibration).describe()
+
+
 def conditions_line(conditions):
     """``"load bus:50, caches on"``: what the tables were measured under (a results
     document's ``conditions``; docs/results-schema.md)."""
@@ -171,6 +192,7 @@ def settings_items(document):
                 ),
                 ("FIFO", f"{device.get('fifo_depth')} entries"),
                 ("pin latency (cycles, corrected)", latency or "none"),
+                ("loop calibration", calibration_line(device)),
             ],
         ),
     ]
