@@ -14,7 +14,7 @@ from amaranth.lib import io
 
 from latscope_gateware.appliance import Appliance, ApplianceConfig
 
-from .gearbox import ecp5_gearbox_inputs, ice40_gearbox_inputs
+from .gearbox import Ice40PhaseProbe, ecp5_gearbox_inputs, ice40_gearbox_inputs
 
 __all__ = [
     "FT2232H_USB_ID",
@@ -332,6 +332,9 @@ class BoardTop(Elaboratable):
                 edge_samples = ice40_gearbox_inputs(
                     m, "edges", edges, capture, [placed.get(pin.label) for pin in pins.edges]
                 )
+                # The check of the gearbox's clock phase (STATUS, `latscope selftest`).
+                m.submodules.phase_probe = probe = Ice40PhaseProbe(capture)
+                m.d.comb += appliance.clock_check.eq(probe.check)
             m.d.comb += [appliance.marker_strobe.eq(strobe), appliance.edges.eq(edge_samples)]
             return m
         # DDR buffers give each pin's samples as Cat(Q0, Q1): the rising-edge (earlier)

@@ -347,9 +347,16 @@ def testbench(ports, clocks):
     # outputs' zero phase: a slower output's rising edges fall on rising edges of the faster
     # ones wherever the periods have a common multiple).
     first_rise = min(period for _, period in clocks) // 2
+    # ``+delay_<clock>=PS`` starts a clock that much later: a PLL whose outputs are not in
+    # the phase the design assumes (the clock-phase probe's test).
     clock_regs = "\n".join(
         f"  reg {name} = 1'b0;\n"
-        f"  initial begin #{first_rise}; forever begin {name} = ~{name}; #{period // 2}; end end"
+        f"  reg [63:0] {name}_delay = 0;\n"
+        f"  initial begin\n"
+        f'    if (!$value$plusargs("delay_{name}=%d", {name}_delay)) {name}_delay = 0;\n'
+        f"    #({first_rise} + {name}_delay);\n"
+        f"    forever begin {name} = ~{name}; #{period // 2}; end\n"
+        f"  end"
         for name, period in clocks
     )
     clock_conns = "".join(f", .{name}({name})" for name, _ in clocks)
@@ -560,8 +567,10 @@ class CompiledNetlist:
     compile_seconds: float
     timeout: float = 900
 
-    def run(self, stimulus, run_dir, *, end_ps, quiet_ps, loopback=False):
-        """Runs ``stimulus`` (a :class:`Stimulus`) in ``run_dir``; a :class:`NetlistRun`."""
+    def run(self, stimulus, run_dir, *, end_ps, quiet_ps, loopback=False, clock_delays=None):
+        """Runs ``stimulus`` (a :class:`Stimulus`) in ``run_dir``; a :class:`NetlistRun`.
+        ``clock_delays``: {PllOutput.input_name: ps} clocks that start that much later than
+        the others (whose first rising edges coincide)."""
         run_dir = Path(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         stimulus_file = run_dir / "stimulus.txt"
@@ -573,6 +582,7 @@ class CompiledNetlist:
             f"+end={end_ps}",
             f"+quiet={quiet_ps}",
         ] + (["+loopback"] if loopback else [])
+        args += [f"+delay_{name}={ps}" for name, ps in (clock_delays or {}).items()]
         started = time.monotonic()
         _check_run(self.argv + args, run_dir, self.timeout)
         seconds = time.monotonic() - started
