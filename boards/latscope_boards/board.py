@@ -291,7 +291,9 @@ class BoardTop(Elaboratable):
             m.domains.capture = ClockDomain("capture")
             capture = "capture"
         if self.board.edge_clock_hz:
-            m.domains.eclk = ClockDomain("eclk", reset_less=True)
+            # The ECP5's gearboxes have a reset (the edge clock's start-up, Ecp5Pll's); the
+            # iCE40's sampling flip-flops none.
+            m.domains.eclk = ClockDomain("eclk", reset_less=self.board.family != "ecp5")
         m.submodules.clocking = self.board.make_pll(self.board)
         m.submodules.appliance = appliance = self.appliance
 

@@ -42,7 +42,9 @@ def ecp5_gearbox_inputs(m, name, port, capture):
             i_D=pins.i[n],
             i_SCLK=ClockSignal(capture),
             i_ECLK=ClockSignal("eclk"),
-            i_RST=Const(0),
+            # Reset with the divider while the edge clock is stopped (clocking.Ecp5Pll's
+            # start-up): the four samples' grouping starts with the divided clock's.
+            i_RST=ResetSignal("eclk"),
             # ALIGNWD (word slip) stays unconnected: nextpnr routes it to the IOLOGIC's SLIP,
             # which not every PIO of a pair has a wire for ("No wire found for port SLIP").
             **{f"o_Q{k}": samples[k][n] for k in range(4)},

@@ -610,3 +610,43 @@ def test_clock_phase_probe_fails_when_the_capture_clock_rises_on_falling_edges(c
     (line,) = [line for line in format_results(clock_phase=result) if "FAILED" in line]
     assert "does not rise on the edge clock's (output A's) rising edges" in result.problems[0]
     assert f"{1e9 / compiled.board.clock_hz / 4:.2f} ns" in result.problems[0], line
+
+
+# --- The ECP5 gearbox's start-up: the same quarter order at every lock time -----------------
+
+#: Lock times of the start-up test: a quarter edge-clock period past an edge, then every
+#: half period for two periods (either edge, both parities of the divider).
+START_PHASES = 4
+
+
+def test_ecp5_gearbox_groups_samples_the_same_whatever_the_lock_time(compiled, tmp_path):
+    """The PLL's LOCK rising at edge-clock phases a half period apart (the testbench's
+    ``+lock``), after a microsecond of running clocks: each time the loopback (IRQ output to
+    EDGE0 and the strobe) gives offset 0, the quarter order the gearbox model and the
+    IDENTIFY latencies state. Before the start-up sequence (the divider's reset released
+    straight from LOCK, the gearboxes' tied low) the divider and the gearboxes' word counters
+    started an odd number of edge-clock cycles apart at every other lock time, every stamp
+    of the strobe and the edge pins then half a cycle off (offsets -2 or 2)."""
+    board = compiled.board
+    if board.family != "ecp5" or not board.edge_clock_hz:
+        pytest.skip("only the ECP5's gearbox has a start-up sequence")
+    outputs = {clock.port: clock.input_name for clock in compiled.netlist.clocks}
+    eclk = compiled.netlist.periods[outputs["CLKOP"]]
+    script, stopped = loopback_script(board, edges=2)
+    P = script.t.P
+    offsets = {}
+    for phase in range(START_PHASES):
+        lock_ps = 1_000_000 + eclk // 4 + phase * eclk // 2
+        result = compiled.netlist.run(
+            script.stimulus,
+            tmp_path / str(phase),
+            end_ps=(stopped + script.reply_cycles(8 * 3 * 2 * 3) + 100_000) * P,
+            quiet_ps=3000 * P,
+            loopback=True,
+            lock_ps=lock_ps,
+        )
+        identity, events, _ = parse(decode_uart(result.log, script.bit_ps))
+        verdict = loopback_result(events, identity)
+        offsets[lock_ps] = verdict.offsets
+        assert verdict.irq_edges >= 2, lock_ps
+    assert all(found == {"EDGE0": [0], "MARKER": [0]} for found in offsets.values()), offsets
