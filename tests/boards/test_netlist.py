@@ -626,7 +626,8 @@ def test_ecp5_gearbox_groups_samples_the_same_whatever_the_lock_time(compiled, t
     IDENTIFY latencies state. Before the start-up sequence (the divider's reset released
     straight from LOCK, the gearboxes' tied low) the divider and the gearboxes' word counters
     started an odd number of edge-clock cycles apart at every other lock time, every stamp
-    of the strobe and the edge pins then half a cycle off (offsets -2 or 2)."""
+    of the strobe and the edge pins then half a cycle off (measured: offsets 2 at two of
+    the four lock times)."""
     board = compiled.board
     if board.family != "ecp5" or not board.edge_clock_hz:
         pytest.skip("only the ECP5's gearbox has a start-up sequence")
