@@ -133,6 +133,8 @@ class Board:
     gearbox_placement : iCE40 gearbox only: where its flip-flops go, as pairs (pin label,
         placement of that pin) for :class:`.gearbox.Ice40Gearbox`; pins not named (and an
         empty tuple) are left to nextpnr.
+    phase_probe : iCE40 gearbox only: build its clock-phase probe
+        (:class:`.gearbox.Ice40PhaseProbe`, STATUS ``clock_check``, ``latscope selftest``).
     """
 
     name: str
@@ -158,6 +160,7 @@ class Board:
     seed: int = 1
     link_hz: int = 0
     gearbox_placement: tuple = ()
+    phase_probe: bool = True
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -334,9 +337,10 @@ class BoardTop(Elaboratable):
                 edge_samples = ice40_gearbox_inputs(
                     m, "edges", edges, capture, [placed.get(pin.label) for pin in pins.edges]
                 )
-                # The check of the gearbox's clock phase (STATUS, `latscope selftest`).
-                m.submodules.phase_probe = probe = Ice40PhaseProbe(capture)
-                m.d.comb += appliance.clock_check.eq(probe.check)
+                if self.board.phase_probe:
+                    # The check of the gearbox's clock phase (STATUS, `latscope selftest`).
+                    m.submodules.phase_probe = probe = Ice40PhaseProbe(capture)
+                    m.d.comb += appliance.clock_check.eq(probe.check)
             m.d.comb += [appliance.marker_strobe.eq(strobe), appliance.edges.eq(edge_samples)]
             return m
         # DDR buffers give each pin's samples as Cat(Q0, Q1): the rising-edge (earlier)

@@ -165,8 +165,9 @@ class ClockPhaseResult:
     """The clock-phase probe of an iCE40 input gearbox, from STATUS (``clock_check``,
     :class:`latscope_defs.protocol.ClockCheck`): ``seen``, the samples of a capture cycle
     (0..3) at which the probe saw the capture clock's toggle first; ``irregular``: a cycle
-    showed no change or several; ``probed``: the gateware has a probe (only the iCE40
-    gearbox boards do; elsewhere there is nothing to check and the result is ok)."""
+    showed no change or several; ``probed``: the gateware has a probe (the HX8K's; the
+    ULX3S needs none, the iCEBreaker has no room: docs/boards.md, bring-up checklist step 8;
+    without one the result is ok, "not probed")."""
 
     probed: bool = False
     seen: list[int] = field(default_factory=list)
@@ -494,7 +495,9 @@ def format_results(
             lines.append(f"  hint: {link.hint}")
     if clock_phase is not None:
         if not clock_phase.probed:
-            lines.append("clock phase: not probed (only the iCE40 gearbox boards have a probe)")
+            lines.append(
+                "clock phase: not probed (only the HX8K's gateware has a clock-phase probe)"
+            )
         else:
             verdict = "ok" if clock_phase.ok else "FAILED"
             lines.append(
