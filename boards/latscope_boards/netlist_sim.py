@@ -348,7 +348,8 @@ def testbench(ports, clocks):
     UART TX line has been idle that long since the later of its last change and the
     stimulus's end: the appliance has sent everything), and
     ``+loopback``: the IRQ output wired to EDGE0 and to the marker strobe (the self-test's
-    jumper), in place of the stimulus's levels of those pins."""
+    jumper), in place of the stimulus's levels of those pins; ``+lock=PS``: when the PLLs'
+    LOCK rises (:data:`LOCK_INPUT`); ``+delay_<clock>=PS``: that clock starts later."""
     p = {role: _escape(name.lstrip("\\").rstrip()) for role, name in ports.ports.items()}
     # Every clock starts low and first rises half the fastest one's period in (the PLL
     # outputs' zero phase: a slower output's rising edges fall on rising edges of the faster

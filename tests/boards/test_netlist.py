@@ -608,7 +608,9 @@ def test_clock_phase_probe_fails_when_the_capture_clock_rises_on_falling_edges(c
     result = clock_phase_status(compiled, tmp_path, wrong_phase_delays(compiled))
     assert result.probed and not result.ok
     assert result.seen and EXPECTED_SAMPLE not in result.seen
-    (line,) = [line for line in format_results(clock_phase=result) if "FAILED" in line]
+    lines = format_results(clock_phase=result)
+    print("\n".join(lines))  # the self-test's report, for the record (pytest -s)
+    (line,) = [line for line in lines if "FAILED" in line]
     assert "does not rise on the edge clock's (output A's) rising edges" in result.problems[0]
     assert f"{1e9 / compiled.board.clock_hz / 4:.2f} ns" in result.problems[0], line
 
