@@ -14,7 +14,7 @@ from amaranth.lib import io
 
 from latscope_gateware.appliance import Appliance, ApplianceConfig
 
-from .gearbox import ecp5_gearbox_inputs, ice40_gearbox_inputs
+from .gearbox import Ice40PhaseProbe, ecp5_gearbox_inputs, ice40_gearbox_inputs
 
 __all__ = [
     "FT2232H_USB_ID",
@@ -133,6 +133,8 @@ class Board:
     gearbox_placement : iCE40 gearbox only: where its flip-flops go, as pairs (pin label,
         placement of that pin) for :class:`.gearbox.Ice40Gearbox`; pins not named (and an
         empty tuple) are left to nextpnr.
+    phase_probe : iCE40 gearbox only: build its clock-phase probe
+        (:class:`.gearbox.Ice40PhaseProbe`, STATUS ``clock_check``, ``latscope selftest``).
     """
 
     name: str
@@ -158,6 +160,7 @@ class Board:
     seed: int = 1
     link_hz: int = 0
     gearbox_placement: tuple = ()
+    phase_probe: bool = True
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -291,7 +294,9 @@ class BoardTop(Elaboratable):
             m.domains.capture = ClockDomain("capture")
             capture = "capture"
         if self.board.edge_clock_hz:
-            m.domains.eclk = ClockDomain("eclk", reset_less=True)
+            # The ECP5's gearboxes have a reset (the edge clock's start-up, Ecp5Pll's); the
+            # iCE40's sampling flip-flops none.
+            m.domains.eclk = ClockDomain("eclk", reset_less=self.board.family != "ecp5")
         m.submodules.clocking = self.board.make_pll(self.board)
         m.submodules.appliance = appliance = self.appliance
 
@@ -332,6 +337,10 @@ class BoardTop(Elaboratable):
                 edge_samples = ice40_gearbox_inputs(
                     m, "edges", edges, capture, [placed.get(pin.label) for pin in pins.edges]
                 )
+                if self.board.phase_probe:
+                    # The check of the gearbox's clock phase (STATUS, `latscope selftest`).
+                    m.submodules.phase_probe = probe = Ice40PhaseProbe(capture)
+                    m.d.comb += appliance.clock_check.eq(probe.check)
             m.d.comb += [appliance.marker_strobe.eq(strobe), appliance.edges.eq(edge_samples)]
             return m
         # DDR buffers give each pin's samples as Cat(Q0, Q1): the rising-edge (earlier)

@@ -175,6 +175,9 @@ class Appliance(wiring.Component):
             "capturing": Out(1),
             "uart_tx": Out(1, init=1),
             "uart_rx": In(1, init=1),
+            # The board's clock-phase probe (protocol.ClockCheck bits, in the capture
+            # domain); 0: none.
+            "clock_check": In(7),
         }
         if self._bus is not None:
             members["bus"] = In(self._bus.bus.signature.flip())
@@ -438,10 +441,16 @@ class Appliance(wiring.Component):
         m.d.comb += self.irq_oe.eq(delayed)
 
     def _report_status(self, m, commands, streamer, control, capturing):
-        """What STATUS reports: the link domain's capture flag and the streamer's and the
-        capture control's counters."""
+        """What STATUS reports: the link domain's capture flag, the streamer's and the
+        capture control's counters, and the board's clock-phase probe (sticky bits, set once
+        after the power-on reset: a two-flip-flop synchronizer suffices)."""
+        clock_check = self.clock_check
+        if self.config.capture_domain != "sync":
+            clock_check = Signal.like(self.clock_check)
+            m.submodules.clock_check_sync = FFSynchronizer(self.clock_check, clock_check)
         m.d.comb += [
             commands.status.capturing.eq(capturing),
+            commands.status.clock_check.eq(clock_check),
             commands.status.events.eq(streamer.events),
             commands.status.lost.eq(streamer.lost),
             commands.status.fifo_max.eq(streamer.fifo_max),

@@ -22,11 +22,18 @@ from latscope.link.selftest import (
     check_link,
     check_loopback,
     check_wiring,
+    clock_phase_result,
     format_results,
     loopback_result,
     wiring_pattern,
 )
-from latscope_defs.protocol import UNKNOWN_COMMAND_REPLY, Command, Source, encode_record
+from latscope_defs.protocol import (
+    UNKNOWN_COMMAND_REPLY,
+    ClockCheck,
+    Command,
+    Source,
+    encode_record,
+)
 from support.board_process import SIM_REPLY_TIMEOUT, simulated_board
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -340,3 +347,24 @@ def test_a_device_without_echo_gets_the_rebuild_hint():
         result = check_link(device, count=4, baud=12_000_000, port="old")
     assert not result.ok and result.missing == 1
     assert "does not know ECHO" in result.hint
+
+
+def test_clock_phase_verdicts_name_what_the_probe_saw():
+    """STATUS clock_check -> the self-test's verdict: 0 no probe (ok, "not probed"), quarter
+    1 alone ok, any other quarter or an irregular cycle a failure that names the phase and
+    the error in ns (the HX8K's 84 MHz: 2.98 ns quarters). The netlist tests
+    (tests/boards/test_netlist.py) give the probe the two phases."""
+    hx8k = Identity(clock_hz=84_000_000, stamp_shift=2)
+    absent = clock_phase_result(0, hx8k)
+    assert absent.ok and not absent.probed
+    assert format_results(clock_phase=absent)[0].startswith("clock phase: not probed")
+    assert clock_phase_result(ClockCheck.EXPECTED, hx8k).ok
+    for wrong in (ClockCheck.SEEN_2, ClockCheck.SEEN_0, ClockCheck.SEEN_1 | ClockCheck.SEEN_2):
+        result = clock_phase_result(wrong, hx8k)
+        assert not result.ok and "does not rise on the edge clock's" in result.problems[0]
+        assert "(2.98 ns)" in result.problems[0]
+        assert format_results(clock_phase=result)[0].startswith("clock phase: FAILED")
+    irregular = clock_phase_result(ClockCheck.EXPECTED | ClockCheck.IRREGULAR, hx8k)
+    assert not irregular.ok and irregular.problems == [
+        problem for problem in irregular.problems if "irregular" in problem
+    ]

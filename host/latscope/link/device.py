@@ -443,6 +443,7 @@ class Device:
             "lost": reply.lost,
             "fifo_max": reply.fifo_max,
             "irq_edges": reply.irq_edges,
+            "clock_check": reply.clock_check,
         }
 
     # --- events -------------------------------------------------------------------------

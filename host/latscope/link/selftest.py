@@ -1,7 +1,8 @@
 """First-plug-in self-test (``latscope selftest``, ``Session.selftest``; docs/boards.md has the
 bring-up checklist built on it): is the link sound (:func:`check_link`), do the appliance's
-own stamps agree with the pin latencies it documents (:func:`check_loopback`), and are the
-marker wires right (:func:`check_wiring`)?
+own stamps agree with the pin latencies it documents (:func:`check_loopback`), are the
+marker wires right (:func:`check_wiring`), and are the clocks of an iCE40 input gearbox in the
+phase its stamps assume (:func:`check_clock_phase`)?
 """
 
 import random
@@ -12,7 +13,7 @@ from typing import TypedDict
 
 import numpy as np
 
-from latscope_defs.protocol import Source
+from latscope_defs.protocol import ClockCheck, Source
 
 from ..events import Events
 from .calibration import Calibration, irq_shift, save_calibration
@@ -21,6 +22,7 @@ from .identity import Identity
 
 __all__ = [
     "LinkResult",
+    "ClockPhaseResult",
     "LoopbackResult",
     "WiringResult",
     "echo_patterns",
@@ -29,6 +31,8 @@ __all__ = [
     "check_loopback",
     "loopback_result",
     "save_loopback",
+    "check_clock_phase",
+    "clock_phase_result",
     "check_wiring",
     "capture_wiring",
     "wiring_pattern",
@@ -183,6 +187,66 @@ class LoopbackResult:
             port=port,
             irq_edges=self.irq_edges,
         )
+
+
+@dataclass
+class ClockPhaseResult:
+    """The clock-phase probe of an iCE40 input gearbox, from STATUS (``clock_check``,
+    :class:`latscope_defs.protocol.ClockCheck`): ``seen``, the samples of a capture cycle
+    (0..3) at which the probe saw the capture clock's toggle first; ``irregular``: a cycle
+    showed no change or several; ``probed``: the gateware has a probe (the HX8K's; the
+    ULX3S needs none, the iCEBreaker has no room: docs/boards.md, bring-up checklist step 8;
+    without one the result is ok, "not probed")."""
+
+    probed: bool = False
+    seen: list[int] = field(default_factory=list)
+    irregular: bool = False
+    quarter_ns: float = 0.0  # one stamp unit, the error a wrong phase puts in every stamp
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+#: The sample at which the probe sees the capture clock's toggle first when the clocks are
+#: as the gearbox assumes (``ClockCheck.EXPECTED``).
+EXPECTED_SAMPLE = int(ClockCheck.EXPECTED).bit_length() - 1
+
+
+def clock_phase_result(clock_check: int, identity: Identity) -> ClockPhaseResult:
+    """The verdict on a STATUS ``clock_check`` value (see :class:`ClockPhaseResult`)."""
+    check = ClockCheck(clock_check & 0x1F)
+    seen = [sample for sample in range(4) if check & ClockCheck(1 << sample)]
+    result = ClockPhaseResult(
+        probed=bool(check),
+        seen=seen,
+        irregular=bool(check & ClockCheck.IRREGULAR),
+        quarter_ns=identity.resolution_ns,
+    )
+    if not result.probed:
+        return result
+    if seen != [EXPECTED_SAMPLE]:
+        result.problems.append(
+            f"the capture clock's toggle was first sampled at quarter "
+            f"{', '.join(map(str, seen)) or 'none'} of its cycle, the gearbox assumes "
+            f"{EXPECTED_SAMPLE}: the capture clock (the PLL's output B) does not rise on the "
+            f"edge clock's (output A's) rising edges, so every strobe and edge stamp is a "
+            f"quarter cycle ({result.quarter_ns:.2f} ns) off; the stamps of this board "
+            f"cannot be trusted (docs/boards.md, bring-up checklist)"
+        )
+    if result.irregular:
+        result.problems.append(
+            "the probe's samples were irregular (a cycle with no change or several): the "
+            "edge clock and the capture clock are not locked in one phase (PLL not locked, "
+            "or skew between its two global clocks)"
+        )
+    return result
+
+
+def check_clock_phase(device: Device, identity: Identity) -> ClockPhaseResult:
+    """The clock-phase verdict from the device's STATUS (:func:`clock_phase_result`)."""
+    return clock_phase_result(int(device.status()["clock_check"]), identity)
 
 
 #: The IRQ generator's settings for the loopback test: edges far apart compared to any pin
@@ -430,6 +494,7 @@ class SelftestResults(TypedDict, total=False):
     """The parts :func:`run_selftest` ran, by name (the arguments of :func:`format_results`)."""
 
     link: LinkResult
+    clock_phase: ClockPhaseResult
     loopback: LoopbackResult
     wiring: WiringResult
 
@@ -449,8 +514,9 @@ def run_selftest(
     wiring_timeout: float = 30.0,
     save: bool = False,
 ) -> SelftestResults:
-    """The self-test's parts in order (link first: without it nothing else can work);
-    returns ``{"link": LinkResult, "loopback": ..., "wiring": ...}`` with the parts run.
+    """The self-test's parts in order (link first: without it nothing else can work; then
+    the clock-phase probe, one STATUS, always); returns ``{"link": LinkResult,
+    "clock_phase": ClockPhaseResult, "loopback": ..., "wiring": ...}`` with the parts run.
     ``save``: a consistent loopback's calibration is saved as the board's
     (:func:`save_loopback`; later captures on it apply it).
     ``dut``, ``on_wiring_start``, ``wiring_timeout``: :func:`capture_wiring`'s ``dut``,
@@ -461,9 +527,8 @@ def run_selftest(
         results["link"] = check_link(device, count=count, baud=baud, port=port)
         if not results["link"].ok:
             return results
-    if not (loopback or wiring):
-        return results
     identity = identity or device.identify()
+    results["clock_phase"] = check_clock_phase(device, identity)
     if loopback:
         results["loopback"] = check_loopback(device, identity)
         if save:
@@ -482,6 +547,7 @@ def run_selftest(
 
 def format_results(
     link: LinkResult | None = None,
+    clock_phase: ClockPhaseResult | None = None,
     loopback: LoopbackResult | None = None,
     wiring: WiringResult | None = None,
 ) -> list[str]:
@@ -496,6 +562,19 @@ def format_results(
         )
         if link.hint:
             lines.append(f"  hint: {link.hint}")
+    if clock_phase is not None:
+        if not clock_phase.probed:
+            lines.append(
+                "clock phase: not probed (only the HX8K's gateware has a clock-phase probe)"
+            )
+        else:
+            verdict = "ok" if clock_phase.ok else "FAILED"
+            lines.append(
+                f"clock phase: {verdict}: capture clock toggle first sampled at quarter "
+                f"{clock_phase.seen} (expected [{EXPECTED_SAMPLE}]: the capture clock rises "
+                f"on the edge clock's rising edges)"
+            )
+        lines += [f"  problem: {problem}" for problem in clock_phase.problems]
     if loopback is not None:
         lines += _loopback_lines(loopback)
     if wiring is not None:

@@ -268,6 +268,7 @@ _STATUS_LABELS = {
     "lost": "events lost (FIFO full)",
     "fifo_max": "most FIFO entries in use",
     "irq_edges": "IRQ edges fired",
+    "clock_check": "clock-phase probe (protocol.ClockCheck; 0: none, 2: ok)",
 }
 
 
