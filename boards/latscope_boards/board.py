@@ -15,6 +15,7 @@ from amaranth.lib import io
 from latscope_gateware.appliance import Appliance, ApplianceConfig
 
 from .gearbox import ecp5_gearbox_inputs, ice40_gearbox_inputs
+from .irq_output import registered_irq_output
 
 __all__ = [
     "FT2232H_USB_ID",
@@ -301,7 +302,14 @@ class BoardTop(Elaboratable):
             m.submodules[name] = buffered = kind(direction, port, **options)
             return buffered
 
-        irq = buffer("irq_buffer", "o", platform.request(IRQ_RESOURCE, 0, dir="-"))
+        registered_irq_output(
+            m,
+            platform.request(IRQ_RESOURCE, 0, dir="-"),
+            family=self.board.family,
+            domain=capture,
+            o=appliance.irq_next,
+            oe=appliance.irq_oe,
+        )
         uart = platform.request("uart", LINK_UART, dir="-")
         uart_tx = buffer("uart_tx_buffer", "o", uart.tx)
         uart_rx = buffer("uart_rx_buffer", "i", uart.rx)
@@ -309,8 +317,6 @@ class BoardTop(Elaboratable):
         edges = platform.request(EDGES_RESOURCE, 0, dir="-")
         marker_data = buffer("marker_data_buffer", "i", marker.data)
         m.d.comb += [
-            irq.o.eq(appliance.irq),
-            irq.oe.eq(appliance.irq_oe),
             uart_tx.o.eq(appliance.uart_tx),
             appliance.uart_rx.eq(uart_rx.i),
             appliance.marker_data.eq(marker_data.i),
