@@ -16,6 +16,7 @@ from latscope_gateware.appliance import Appliance, ApplianceConfig
 
 from .gearbox import ecp5_gearbox_inputs, ice40_gearbox_inputs
 from .irq_output import registered_irq_output
+from .pad_delays import PadDelays
 
 __all__ = [
     "FT2232H_USB_ID",
@@ -131,6 +132,9 @@ class Board:
         Fmax on the fullest boards: a board whose seed 1 misses its clock ships another.
     link_hz : the link clock (UART, commands, encoder, SUMP); 0: one clock for everything
         (the capture clock), as before the two clock domains.
+    pad_delays : the :class:`.pad_delays.PadDelays` of the FPGA's I/O cells (vendor timing
+        data): the IRQ output's clock-to-pad delay, which the host adds to IRQ stamps, and
+        the inputs' pad-to-register delay (docs/boards.md, "Pad delays").
     gearbox_placement : iCE40 gearbox only: where its flip-flops go, as pairs (pin label,
         placement of that pin) for :class:`.gearbox.Ice40Gearbox`; pins not named (and an
         empty tuple) are left to nextpnr.
@@ -153,6 +157,7 @@ class Board:
     link: str
     serial_port: str
     usb_id: str
+    pad_delays: PadDelays
     ddr_inputs: bool = False
     input_phases: int = 0
     sump_depth: int = 512

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from . import BOARDS, get_board
+from . import recorded_builds
 from .toolchain import UTILISATION_KEYS
 
 __all__ = ["pinout_table", "results_table"]
@@ -28,13 +28,13 @@ def results_table(results_dir):
         "link Fmax | logic | block RAM | I/O | nextpnr |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for name in BOARDS:
+    for name, board in recorded_builds():
         path = Path(results_dir) / f"{name}.json"
         if not path.exists():
             lines.append(f"| {name} | | | not built | | | | | | | |")
             continue
         result = json.loads(path.read_text())
-        family = get_board(name).family
+        family = board.family
         used = {}
         for key, title in UTILISATION_KEYS[family]:
             if key in result["utilisation"]:

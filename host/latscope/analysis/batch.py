@@ -79,9 +79,12 @@ class _SpanOptions(BatchOptions, total=False):
 
 def latency_skew(identity: "Identity") -> int:
     """The most an event's (pin-latency corrected) stamp can fall below an earlier event's:
-    the spread of the pin latencies, LOSS records (not corrected) counting as 0 (the
-    ``skew`` of :class:`BatchAnalysis` for a capture from the appliance ``identity``)."""
-    cycles = [int(c) for c in identity.latency.values()] + [0]
+    the spread of the pin latencies, LOSS records (not corrected) counting as 0 and the IRQ
+    output's pad delay (added, not subtracted) as its negative (the ``skew`` of
+    :class:`BatchAnalysis` for a capture from the appliance ``identity``)."""
+    shifts = {source: int(cycles) for source, cycles in identity.latency.items()}
+    shifts[Source.IRQ] = shifts.get(Source.IRQ, 0) - identity.irq_pad_delay
+    cycles = [*shifts.values(), 0]
     return max(cycles) - min(cycles)
 
 

@@ -402,10 +402,15 @@ class Device:
     # --- commands -----------------------------------------------------------------------
 
     def identify(self) -> Identity:
+        # (Imported here: the board presets import this module.)
+        from .pad_delay import with_irq_pad_delay
+
         try:
-            self.identity = Identity.from_reply(self.command(Command.IDENTIFY))
+            identity = Identity.from_reply(self.command(Command.IDENTIFY))
         except IdentityError as error:
             raise DeviceError(str(error)) from None
+        # The board's IRQ pad delay, which the parser adds to IRQ stamps.
+        self.identity = with_irq_pad_delay(identity)
         # Rebuild the parser with the device's widths and pin latencies; nothing is in
         # flight yet because no capture runs.
         self.parser = self.identity.parser()
