@@ -49,8 +49,7 @@ def show_irq(m, domain, *, level, active_low, firing, pin, pin_next, events):
     ``pin_next`` is what ``pin`` takes at the next clock edge (its flip-flop's input): a
     board loads the I/O cell's output register from it, at the same edge of ``domain``,
     so the pad changes at the edge that stamps the event, plus the cell's clock-to-pad
-    delay and nothing that depends on placement (docs/boards.md, "The IRQ output's pad
-    delay")."""
+    delay and nothing that depends on placement (docs/boards.md, "Pad delays")."""
     shown = Mux(firing.active, firing.level, level)
     m.d.comb += pin_next.eq(shown ^ active_low)
     m.d[domain] += [

@@ -14,7 +14,13 @@ import dataclasses
 from .identity import Identity
 from .presets import board_presets
 
-__all__ = ["irq_pad_delay_ns", "with_irq_pad_delay"]
+__all__ = ["irq_pad_delay_ns", "stamp_units", "with_irq_pad_delay"]
+
+
+def stamp_units(delay_ns: float, stamp_hz: int) -> int:
+    """``delay_ns`` in whole stamp units of a device stamping ``stamp_hz`` times a second:
+    the nearest (0 for a delay under half a unit)."""
+    return round(delay_ns * stamp_hz / 1e9)
 
 
 def irq_pad_delay_ns(board: str) -> float:
@@ -32,6 +38,6 @@ def with_irq_pad_delay(identity: Identity) -> Identity:
     delay_ns = irq_pad_delay_ns(identity.board)
     return dataclasses.replace(
         identity,
-        irq_pad_delay=round(delay_ns * identity.stamp_hz / 1e9),
+        irq_pad_delay=stamp_units(delay_ns, identity.stamp_hz),
         irq_pad_delay_ns=delay_ns,
     )
