@@ -71,44 +71,32 @@ class PadDelays:
         return round(sum(self.output_ns) / 2, 4)
 
 
-_HX8K = "icefuzz/timings_hx8k.txt"
-_UP5K = "icefuzz/timings_up5k.txt"
 _TRELLIS = "ECP5/timing/speed_6/cells.json"
-#: The SB_IO's buffer: the same in both iCE40 files.
-_ICE40_PAD_OUT = "IO_PAD: IOPATH DIN PACKAGEPIN"
-_ICE40_PAD_IN = "IO_PAD: IOPATH PACKAGEPIN DOUT"
+
+
+def _ice40(timings, clock_to_out, setup):
+    """An iCE40's pad delays from its icestorm timing file ``timings``: the SB_IO's
+    registers' clock-to-output and input setup, (rise, fall) ns, with its buffer's (the same
+    in every part's file)."""
+    return PadDelays(
+        output=(
+            Delay(*clock_to_out, f"{timings}, PRE_IO: IOPATH posedge:OUTPUTCLK PADOUT"),
+            Delay(2.2915, 2.3532, f"{timings}, IO_PAD: IOPATH DIN PACKAGEPIN"),
+        ),
+        inputs=(
+            Delay(0.590, 0.540, f"{timings}, IO_PAD: IOPATH PACKAGEPIN DOUT"),
+            Delay(
+                *setup,
+                f"{timings}, PRE_IO: SETUP posedge:PADIN / negedge:PADIN posedge:INPUTCLK",
+            ),
+        ),
+    )
+
 
 #: iCE40HX8K (the HX8K-B-EVN's iCE40HX8K-CT256).
-ICE40HX8K = PadDelays(
-    output=(
-        Delay(0.0997, 0.1247, f"{_HX8K}, PRE_IO: IOPATH posedge:OUTPUTCLK PADOUT"),
-        Delay(2.2915, 2.3532, f"{_HX8K}, {_ICE40_PAD_OUT}"),
-    ),
-    inputs=(
-        Delay(0.590, 0.540, f"{_HX8K}, {_ICE40_PAD_IN}"),
-        Delay(
-            1.6820,
-            1.6757,
-            f"{_HX8K}, PRE_IO: SETUP posedge:PADIN / negedge:PADIN posedge:INPUTCLK",
-        ),
-    ),
-)
-
+ICE40HX8K = _ice40("icefuzz/timings_hx8k.txt", (0.0997, 0.1247), (1.6820, 1.6757))
 #: iCE40UP5K (the iCEBreaker's iCE40UP5K-SG48).
-ICE40UP5K = PadDelays(
-    output=(
-        Delay(0.9172, 0.9903, f"{_UP5K}, PRE_IO: IOPATH posedge:OUTPUTCLK PADOUT"),
-        Delay(2.2915, 2.3532, f"{_UP5K}, {_ICE40_PAD_OUT}"),
-    ),
-    inputs=(
-        Delay(0.590, 0.540, f"{_UP5K}, {_ICE40_PAD_IN}"),
-        Delay(
-            2.7150,
-            2.7046,
-            f"{_UP5K}, PRE_IO: SETUP posedge:PADIN / negedge:PADIN posedge:INPUTCLK",
-        ),
-    ),
-)
+ICE40UP5K = _ice40("icefuzz/timings_up5k.txt", (0.9172, 0.9903), (2.7150, 2.7046))
 
 #: ECP5 LFE5U, speed grade 6, LVCMOS33 pins (the ULX3S's, every size).
 ECP5_SPEED_6_LVCMOS33 = PadDelays(
