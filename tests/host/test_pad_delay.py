@@ -9,6 +9,7 @@ import latscope_boards
 from latscope.capture.metadata import MetadataError, check_metadata
 from latscope.link.identity import Identity
 from latscope.link.pad_delay import with_irq_pad_delay
+from latscope_defs.protocol import Source
 
 
 @pytest.mark.parametrize(
@@ -25,8 +26,13 @@ from latscope.link.pad_delay import with_irq_pad_delay
 def test_a_boards_identity_takes_its_irq_output_delay(name, board, stamp_hz, units):
     """``board``: the IDENTIFY reply's name of board ``name`` (one per ULX3S size)."""
     delay_ns = latscope_boards.get_board(name).pad_delays.irq_output_ns
-    identity = with_irq_pad_delay(Identity(clock_hz=stamp_hz >> 2, stamp_shift=2, board=board))
+    device = Identity(
+        clock_hz=stamp_hz >> 2, stamp_shift=2, board=board, latency={Source.MARKER: 5}
+    )
+    identity = with_irq_pad_delay(device)
     assert (identity.irq_pad_delay, identity.irq_pad_delay_ns) == (units, delay_ns)
+    # A triggered IRQ edge comes that much later in the host's stamps too.
+    assert identity.trigger_offset(Source.MARKER) == device.trigger_offset(Source.MARKER) + units
     assert units == round(delay_ns * stamp_hz / 1e9)
     assert Identity.from_dict(identity.as_dict()) == identity
 

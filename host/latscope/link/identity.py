@@ -89,8 +89,9 @@ class Identity:
         delay 0, for an event stamped at the start of its cycle; one stamped ``p`` units
         into its cycle (a DDR or gearbox board's phase) is ``p`` units closer. So an IRQ edge
         with delay ``d`` comes ``(d << stamp_shift) + trigger_offset(source) - p`` stamp units
-        after its trigger's pin change (docs/protocol.md, "Triggered IRQs")."""
-        return self.trigger_latency + self.latency.get(Source(source), 0)
+        after its trigger's pin change (docs/protocol.md, "Triggered IRQs"). The IRQ edge's
+        stamp is the host's: with the board's IRQ pad delay added (``irq_pad_delay``)."""
+        return self.trigger_latency + self.latency.get(Source(source), 0) + self.irq_pad_delay
 
     @property
     def resolution_ns(self) -> float:
