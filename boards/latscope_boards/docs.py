@@ -3,9 +3,6 @@
 import json
 from pathlib import Path
 
-# The host's rounding of a pad delay to stamp units: the table shows what the host adds.
-from latscope.link.pad_delay import stamp_units
-
 from . import BOARDS, get_board, recorded_builds
 from .toolchain import UTILISATION_KEYS
 
@@ -83,7 +80,7 @@ def pad_delay_table():
         board = get_board(name)
         delays = board.pad_delays
         stamp_hz = board.clock_hz * board.sample_phases
-        units = stamp_units(delays.irq_output_ns, stamp_hz)
+        units = delays.irq_stamp_units(stamp_hz)
         for kind, steps, total in (
             ("output (IRQ)", delays.output, delays.output_ns),
             ("input (strobe, edges)", delays.inputs, delays.input_ns),

@@ -70,6 +70,12 @@ class PadDelays:
         output delays (they differ by less than 0.15 ns, far below a stamp unit)."""
         return round(sum(self.output_ns) / 2, 4)
 
+    def irq_stamp_units(self, stamp_hz):
+        """:attr:`irq_output_ns` in whole stamp units of a device stamping ``stamp_hz``
+        times a second, the nearest (0 under half a unit): what the host adds to IRQ stamps
+        (``latscope.link.pad_delay``)."""
+        return round(self.irq_output_ns * stamp_hz / 1e9)
+
 
 _TRELLIS = "ECP5/timing/speed_6/cells.json"
 

@@ -33,7 +33,6 @@ def test_a_boards_identity_takes_its_irq_output_delay(name, board, stamp_hz, uni
     assert (identity.irq_pad_delay, identity.irq_pad_delay_ns) == (units, delay_ns)
     # A triggered IRQ edge comes that much later in the host's stamps too.
     assert identity.trigger_offset(Source.MARKER) == device.trigger_offset(Source.MARKER) + units
-    assert units == round(delay_ns * stamp_hz / 1e9)
     assert Identity.from_dict(identity.as_dict()) == identity
 
 

@@ -33,6 +33,7 @@ from latscope_defs.protocol import (
 
 from ..events import Events
 from .identity import Identity, IdentityError
+from .pad_delay import with_irq_pad_delay
 from .parser import StreamParser
 
 __all__ = [
@@ -402,9 +403,6 @@ class Device:
     # --- commands -----------------------------------------------------------------------
 
     def identify(self) -> Identity:
-        # (Imported here: the board presets import this module.)
-        from .pad_delay import with_irq_pad_delay
-
         try:
             identity = Identity.from_reply(self.command(Command.IDENTIFY))
         except IdentityError as error:

@@ -10,34 +10,36 @@ capture file says what was done to its stamps.
 """
 
 import dataclasses
+import functools
+import importlib
+from typing import Any
 
 from .identity import Identity
-from .presets import board_presets
 
-__all__ = ["irq_pad_delay_ns", "stamp_units", "with_irq_pad_delay"]
-
-
-def stamp_units(delay_ns: float, stamp_hz: int) -> int:
-    """``delay_ns`` in whole stamp units of a device stamping ``stamp_hz`` times a second:
-    the nearest (0 for a delay under half a unit)."""
-    return round(delay_ns * stamp_hz / 1e9)
+__all__ = ["with_irq_pad_delay"]
 
 
-def irq_pad_delay_ns(board: str) -> float:
-    """The IRQ output's clock-to-pad delay (ns) of the board whose IDENTIFY reply names
-    ``board``; 0.0 for a name of no board (a simulation)."""
-    for preset in board_presets().values():
-        if board in preset.identities:
-            return preset.irq_output_ns
-    return 0.0
+@functools.cache
+def _pad_delays() -> dict[str, Any]:
+    """The ``PadDelays`` of every board, by each name its IDENTIFY reply may give."""
+    # Imported by name: a plain import makes mypy follow into the boards' Amaranth code.
+    boards = importlib.import_module("latscope_boards")
+    return {
+        identity: boards.get_board(name).pad_delays
+        for name in boards.BOARDS
+        for identity in boards.identify_names(name)
+    }
 
 
 def with_irq_pad_delay(identity: Identity) -> Identity:
     """``identity`` with its board's IRQ pad delay: the figure (ns) and the stamp units the
-    host adds to IRQ stamps (the figure rounded to the nearest unit, which may be 0)."""
-    delay_ns = irq_pad_delay_ns(identity.board)
+    host adds to IRQ stamps (the figure rounded to the nearest unit, which may be 0); none
+    for a name of no board (a simulation)."""
+    delays = _pad_delays().get(identity.board)
+    if delays is None:
+        return dataclasses.replace(identity, irq_pad_delay=0, irq_pad_delay_ns=0.0)
     return dataclasses.replace(
         identity,
-        irq_pad_delay=stamp_units(delay_ns, identity.stamp_hz),
-        irq_pad_delay_ns=delay_ns,
+        irq_pad_delay=delays.irq_stamp_units(identity.stamp_hz),
+        irq_pad_delay_ns=delays.irq_output_ns,
     )

@@ -28,16 +28,14 @@ SIMULATION_BAUD = 12_000_000
 @dataclass(frozen=True)
 class BoardPreset:
     """What the host needs of a board: its name (``--board``), link rate, the board names its
-    IDENTIFY reply may give (one per ULX3S size), its usual serial port, its USB serial
-    chip's ``vendor:product`` (the udev rule, :mod:`latscope.link.udev`) and the IRQ
-    output's clock-to-pad delay in ns (:mod:`latscope.link.pad_delay`)."""
+    IDENTIFY reply may give (one per ULX3S size), its usual serial port and its USB serial
+    chip's ``vendor:product`` (the udev rule, :mod:`latscope.link.udev`)."""
 
     name: str
     baud: int
     identities: tuple[str, ...]
     serial_port: str
     usb_id: str
-    irq_output_ns: float
 
 
 @functools.cache
@@ -49,12 +47,7 @@ def board_presets() -> dict[str, BoardPreset]:
     for name in boards.BOARDS:
         board = boards.get_board(name)
         presets[name] = BoardPreset(
-            name,
-            board.baud,
-            boards.identify_names(name),
-            board.serial_port,
-            board.usb_id,
-            board.pad_delays.irq_output_ns,
+            name, board.baud, boards.identify_names(name), board.serial_port, board.usb_id
         )
     return presets
 
