@@ -15,6 +15,8 @@ from amaranth.lib import io
 from latscope_gateware.appliance import Appliance, ApplianceConfig
 
 from .gearbox import Ice40PhaseProbe, ecp5_gearbox_inputs, ice40_gearbox_inputs
+from .irq_output import registered_irq_output
+from .pad_delays import PadDelays
 
 __all__ = [
     "FT2232H_USB_ID",
@@ -130,6 +132,9 @@ class Board:
         Fmax on the fullest boards: a board whose seed 1 misses its clock ships another.
     link_hz : the link clock (UART, commands, encoder, SUMP); 0: one clock for everything
         (the capture clock), as before the two clock domains.
+    pad_delays : the :class:`.pad_delays.PadDelays` of the FPGA's I/O cells (vendor timing
+        data): the IRQ output's clock-to-pad delay, which the host adds to IRQ stamps, and
+        the inputs' pad-to-register delay (docs/boards.md, "Pad delays").
     gearbox_placement : iCE40 gearbox only: where its flip-flops go, as pairs (pin label,
         placement of that pin) for :class:`.gearbox.Ice40Gearbox`; pins not named (and an
         empty tuple) are left to nextpnr.
@@ -154,6 +159,7 @@ class Board:
     link: str
     serial_port: str
     usb_id: str
+    pad_delays: PadDelays
     ddr_inputs: bool = False
     input_phases: int = 0
     sump_depth: int = 512
@@ -306,7 +312,14 @@ class BoardTop(Elaboratable):
             m.submodules[name] = buffered = kind(direction, port, **options)
             return buffered
 
-        irq = buffer("irq_buffer", "o", platform.request(IRQ_RESOURCE, 0, dir="-"))
+        registered_irq_output(
+            m,
+            platform.request(IRQ_RESOURCE, 0, dir="-"),
+            family=self.board.family,
+            domain=capture,
+            o=appliance.irq_next,
+            oe=appliance.irq_oe,
+        )
         uart = platform.request("uart", LINK_UART, dir="-")
         uart_tx = buffer("uart_tx_buffer", "o", uart.tx)
         uart_rx = buffer("uart_rx_buffer", "i", uart.rx)
@@ -314,8 +327,6 @@ class BoardTop(Elaboratable):
         edges = platform.request(EDGES_RESOURCE, 0, dir="-")
         marker_data = buffer("marker_data_buffer", "i", marker.data)
         m.d.comb += [
-            irq.o.eq(appliance.irq),
-            irq.oe.eq(appliance.irq_oe),
             uart_tx.o.eq(appliance.uart_tx),
             appliance.uart_rx.eq(uart_rx.i),
             appliance.marker_data.eq(marker_data.i),

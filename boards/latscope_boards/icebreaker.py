@@ -27,6 +27,7 @@ from amaranth_boards.icebreaker import ICEBreakerPlatform
 
 from .board import FT2232H_BAUDS, FT2232H_USB_ID, Board, Pin, PinMap, fastest_baud
 from .clocking import CrystalClock, Ice40Pll
+from .pad_delays import ICE40UP5K
 
 __all__ = ["board"]
 
@@ -115,6 +116,7 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=True):
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         serial_port="/dev/ttyUSB1",
         usb_id=FT2232H_USB_ID,
+        pad_delays=ICE40UP5K,
         notes=(
             "Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",
             "PMOD2 is shared with the snap-off LED/button section: snap it off before "

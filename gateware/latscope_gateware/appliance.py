@@ -131,11 +131,13 @@ class Appliance(wiring.Component):
     """Everything between the pins and the host link.
 
     Pins: ``marker_data``/``marker_strobe`` (trace port), ``edges`` (edge channels), ``bus``
-    (snooped Wishbone, when a window is configured), ``irq`` (to the DUT) and ``irq_oe`` (its
-    output enable: off until the first IRQ_CONFIG, :meth:`_irq_drive`), ``uart_tx`` /
-    ``uart_rx`` (the host link), ``capturing`` (high while a capture runs: from the cycle
-    after START's execution to STOP; the simulation harness starts the DUT's CPU a fixed
-    number of cycles after it rises, a board may show it on an LED).
+    (snooped Wishbone, when a window is configured), ``irq`` (to the DUT, from a flip-flop in
+    the capture domain), ``irq_next`` (what ``irq`` takes at the next capture clock edge: a
+    board registers it in the pin's I/O cell instead, :func:`.irq_pin.show_irq`) and
+    ``irq_oe`` (its output enable: off until the first IRQ_CONFIG, :meth:`_irq_drive`),
+    ``uart_tx`` / ``uart_rx`` (the host link), ``capturing`` (high while a capture runs:
+    from the cycle after START's execution to STOP; the simulation harness starts the DUT's
+    CPU a fixed number of cycles after it rises, a board may show it on an LED).
 
     START also restarts the IRQ generator with its settings in force and its LFSR reseeded
     (docs/protocol.md), so the IRQ sequence of a capture is fixed relative to its START.
@@ -171,6 +173,7 @@ class Appliance(wiring.Component):
             "marker_strobe": In(len(self._marker.strobe)),
             "edges": In(len(self._edges.pins)),
             "irq": Out(1),
+            "irq_next": Out(1),
             "irq_oe": Out(1),
             "capturing": Out(1),
             "uart_tx": Out(1, init=1),
@@ -311,6 +314,7 @@ class Appliance(wiring.Component):
             marker.strobe.eq(self.marker_strobe),
             edges.pins.eq(self.edges),
             self.irq.eq(irq.irq),
+            self.irq_next.eq(irq.irq_next),
             self.uart_tx.eq(uart_tx.tx),
             uart_rx.rx.eq(self.uart_rx),
         ]

@@ -99,12 +99,22 @@ _IDENTITY_INTEGERS = [
     ("link_clock_hz", 0, 10**10),
     ("version", min(VERSIONS), max(VERSIONS)),
     ("trigger_latency", 0, 255),
+    ("irq_pad_delay", 0, 255),
 ]
 _IRQ_INTEGERS = [
     ("period", 0, (1 << 32) - 1),
     ("width", 0, (1 << 32) - 1),
     ("jitter_mask", 0, (1 << 32) - 1),
 ]
+
+
+def _delay_ns(value: object, field: str) -> None:
+    """A delay in ns: a number from 0 to 1000 (a pad delay is a few ns)."""
+    # bool is an int in Python, but true is no delay.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MetadataError(field, f"must be a number, not {_kind(value)}")
+    if not 0 <= value <= 1000:
+        raise MetadataError(field, f"{value} is outside 0 .. 1000 ns")
 
 
 def _check_identity(value: object) -> None:
@@ -119,6 +129,7 @@ def _check_identity(value: object) -> None:
             partial(_integer, low=low, high=high),
         )
     _optional(identity, "board", "identity", _text)
+    _optional(identity, "irq_pad_delay_ns", "identity", _delay_ns)
     if identity.get("latency") is not None:
         latency = _object(identity["latency"], "identity.latency")
         for name, cycles in latency.items():

@@ -150,6 +150,18 @@ def conditions_line(conditions):
     return f"load {load}, caches {conditions['cache']}"
 
 
+def irq_pad_delay_cell(identity):
+    """What was added to the IRQ stamps for the board's IRQ output clock-to-pad delay
+    (``latscope.link.pad_delay``)."""
+    if not identity.irq_pad_delay_ns:
+        return "none (no board's pad: a simulation, or a capture from before it)"
+    units = identity.irq_pad_delay
+    return (
+        f"{identity.irq_pad_delay_ns:g} ns: {units} stamp unit{'s' if units != 1 else ''} "
+        f"({units * identity.resolution_ns:g} ns)"
+    )
+
+
 def settings_items(document):
     """(section, [(label, value)]) of the run description, shared by Markdown and HTML."""
     device, cap, integrity = document["device"], document["capture"], document["integrity"]
@@ -193,6 +205,7 @@ def settings_items(document):
                 ("FIFO", f"{device.get('fifo_depth')} entries"),
                 ("pin latency (cycles, corrected)", latency or "none"),
                 ("loop calibration", calibration_line(device)),
+                ("IRQ pad delay (added to IRQ stamps)", irq_pad_delay_cell(identity)),
             ],
         ),
     ]
