@@ -140,6 +140,7 @@ class Board:
         empty tuple) are left to nextpnr.
     phase_probe : iCE40 gearbox only: build its clock-phase probe
         (:class:`.gearbox.Ice40PhaseProbe`, STATUS ``clock_check``, ``latscope selftest``).
+    irq_trigger : build the appliance's IRQ trigger (False: a bring-up build, for room).
     """
 
     name: str
@@ -167,6 +168,7 @@ class Board:
     link_hz: int = 0
     gearbox_placement: tuple = ()
     phase_probe: bool = True
+    irq_trigger: bool = True
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -213,6 +215,7 @@ class Board:
             board=self.identify_name,
             fifo_depth=self.fifo_depth,
             sump_depth=self.sump_depth,
+            irq_trigger=self.irq_trigger,
             **ddr,
             **link,
         )
