@@ -2,8 +2,8 @@
 
 ``docs/protocol.md`` describes every byte; this module is that description in code: record
 sources and payloads, the segment records (SYNC, TALLY, SEAL), commands and replies, the SUMP
-device mode, and :class:`StreamEncoder`, the reference encoder (versions 1 to 3; the gateware
-writes version 3). The gateware imports its constants and message layouts and the host's
+device mode, and :class:`StreamEncoder`, the reference encoder (versions 1 to 4; the gateware
+writes ``GATEWARE_VERSION``). The gateware imports its constants and message layouts and the host's
 parser uses the same ones, so the two sides cannot drift apart.
 """
 
@@ -18,12 +18,25 @@ from amaranth.lib import data
 __all__ = [
     "VERSION",
     "VERSIONS",
+    "GATEWARE_VERSION",
     "MAGIC",
     "Source",
     "EDGE_SOURCES",
     "value_width",
     "LEAD_FLAG",
     "LEAD_PAYLOAD_BITS",
+    "lead_payload_bits",
+    "lead_source",
+    "lead_bytes",
+    "REPLY_LEAD",
+    "short_lead",
+    "ShortMarkerLead",
+    "ShortEdgeLead",
+    "SHORT_EDGE_SOURCES",
+    "MARKER_HISTORY",
+    "short_marker_reference",
+    "encode_short_marker",
+    "encode_short_edge",
     "CONT_BITS",
     "MAX_CONT",
     "SYNC_CONT",
@@ -93,10 +106,13 @@ __all__ = [
 ]
 
 #: Protocol version; the identify reply carries it. Bump on any incompatible change.
-VERSION = 3
-#: Versions the host reads (versions 1 and 2: capture files written before version 3; a
-#: version 2 device, which has no trigger).
-VERSIONS = (1, 2, 3)
+VERSION = 4
+#: Versions the host reads (versions 1 to 3: capture files written before version 4, a
+#: version 3 device; a version 2 device, which has no trigger).
+VERSIONS = (1, 2, 3, 4)
+#: The version the gateware's encoder writes and its IDENTIFY reply gives: version 3 until
+#: the encoder writes version 4's short records (docs/protocol.md, "Versioning").
+GATEWARE_VERSION = 3
 #: First four bytes of the identify reply payload.
 MAGIC = b"LTSC"
 
@@ -125,6 +141,7 @@ class Source(IntEnum):
 EDGE_SOURCES = tuple(Source(Source.EDGE0 + n) for n in range(8))
 
 LEAD_FLAG = 0x80
+#: Payload bits in the lead byte of a long record, versions 1 to 3 (``lead_payload_bits``).
 LEAD_PAYLOAD_BITS = 3
 CONT_BITS = 7
 #: Longest record: a lead byte and nine continuation bytes hold 66 payload bits.
@@ -136,6 +153,7 @@ _FIXED_CONT = {
     1: {15: SYNC_CONT},
     2: {15: 7, 12: 8, 13: 5},  # SYNC 8 bytes (52 bits), TALLY 9 (59), SEAL 6 (38)
     3: {15: 7, 12: 8, 13: 5},  # as version 2
+    4: {15: 7, 12: 8, 13: 5},  # as version 2, with 51, 58 and 37 bits
 }
 
 
@@ -358,34 +376,85 @@ def crc32(data: bytes | bytearray, crc: int = 0) -> int:
     return binascii.crc32(bytes(data), crc)
 
 
+def lead_payload_bits(source: int, version: int | None = None) -> int:
+    """Payload bits in the lead byte of a long record of ``source``: 3 up to version 3 and for
+    REPLY in every version, 2 for the others in version 4."""
+    if (VERSION if version is None else version) < 4 or source == Source.REPLY:
+        return LEAD_PAYLOAD_BITS
+    return 2
+
+
+def lead_bytes(source: int, version: int | None = None) -> range:
+    """The lead bytes of a long record of ``source``. REPLY's are the same in every version
+    (``REPLY_LEAD``): the host reads the IDENTIFY reply before it knows the version."""
+    bits = lead_payload_bits(source, version)
+    first = REPLY_LEAD if source == Source.REPLY else LEAD_FLAG | (int(source) << bits)
+    return range(first, first + (1 << bits))
+
+
+def short_lead(lead: int, version: int | None = None) -> type[data.Struct] | None:
+    """The layout of the short record a lead byte starts (version 4: ShortMarkerLead or
+    ShortEdgeLead), None for a long record's lead."""
+    if (VERSION if version is None else version) < 4:
+        return None
+    for layout in (ShortMarkerLead, ShortEdgeLead):
+        kind = layout.as_shape()["kind"]
+        if lead >> kind.offset == _SHORT_KIND[layout]:
+            return layout
+    return None
+
+
+def lead_source(lead: int, version: int | None = None) -> int | None:
+    """The source of the record a lead byte starts: a long record's source, the event source
+    of a short record (version 4); None where version 4 leaves a lead byte unused."""
+    if lead in lead_bytes(Source.REPLY, version):
+        return Source.REPLY
+    layout = short_lead(lead, version)
+    if layout is ShortMarkerLead:
+        return Source.MARKER
+    if layout is ShortEdgeLead:
+        return SHORT_EDGE_SOURCES[(lead >> _EDGE_CODE.offset) & ((1 << _EDGE_CODE.width) - 1)]
+    bits = lead_payload_bits(Source.MARKER, version)
+    source = (lead >> bits) & 0xF
+    if lead >= LEAD_FLAG + (16 << bits) or source == Source.REPLY:
+        return None  # version 4: 0xF8 .. 0xFF, and the long REPLY's place
+    return source
+
+
+def _groups(lead: int, lead_bits: int, payload: int, cont: int) -> bytes:
+    """A record: ``lead`` with the top ``lead_bits`` of ``payload`` in its low bits, then
+    ``cont`` continuation bytes of 7 payload bits each, most significant group first."""
+    out = bytearray([lead | ((payload >> (CONT_BITS * cont)) & ((1 << lead_bits) - 1))])
+    out += bytes((payload >> (CONT_BITS * i)) & 0x7F for i in reversed(range(cont)))
+    return bytes(out)
+
+
+def _continuations(payload: int, lead_bits: int) -> int:
+    """The fewest continuation bytes that hold ``payload`` beside ``lead_bits`` lead bits."""
+    n = 0
+    while payload >> (lead_bits + CONT_BITS * n):
+        n += 1
+    return n
+
+
 def record_length(payload: int, source: int | None = None, version: int | None = None) -> int:
-    """Number of bytes of the record that carries ``payload``."""
+    """Number of bytes of the (long) record that carries ``payload``."""
+    bits = lead_payload_bits(Source.MARKER if source is None else source, version)
     fixed = None if source is None else fixed_length(source, version)
     if fixed is not None:
-        if payload >> (LEAD_PAYLOAD_BITS + CONT_BITS * (fixed - 1)):
+        if payload >> (bits + CONT_BITS * (fixed - 1)):
             raise ValueError(f"payload {payload:#x} does not fit in a {fixed}-byte record")
         return fixed
-    n = 0
-    while payload >> (LEAD_PAYLOAD_BITS + CONT_BITS * n):
-        n += 1
+    n = _continuations(payload, bits)
     if n > MAX_CONT:
         raise ValueError(f"payload {payload:#x} does not fit in one record")
     return 1 + n
 
 
 def encode_record(source: int, payload: int, version: int | None = None) -> bytes:
-    """Bytes of one record."""
+    """Bytes of one (long) record."""
     n = record_length(payload, source, version) - 1
-    out = bytearray(
-        [
-            LEAD_FLAG
-            | (int(source) << LEAD_PAYLOAD_BITS)
-            | ((payload >> (CONT_BITS * n)) & ((1 << LEAD_PAYLOAD_BITS) - 1))
-        ]
-    )
-    for i in reversed(range(n)):
-        out.append((payload >> (CONT_BITS * i)) & 0x7F)
-    return bytes(out)
+    return _groups(lead_bytes(source, version)[0], lead_payload_bits(source, version), payload, n)
 
 
 def event_payload(
@@ -397,6 +466,82 @@ def event_payload(
     if not 0 <= value < (1 << width):
         raise ValueError(f"value {value:#x} wider than {width} bits")
     return (delta << width) | value
+
+
+# --- Short records (version 4) --------------------------------------------------------------
+#
+# A lead byte 0xC0 .. 0xEF starts a short record: a marker whose value repeats or steps by one
+# from one of the segment's last four markers, or an edge of an edge channel or of the
+# periodic IRQ generator. Its continuation bytes carry the delta alone (docs/protocol.md,
+# "Short records").
+
+#: Where the REPLY records' lead bytes are in every version: ``1 1110 ppp``.
+REPLY_LEAD = LEAD_FLAG | (Source.REPLY << LEAD_PAYLOAD_BITS)
+#: A short MARKER's value repeats, or steps by one from, one of the segment's last this many
+#: markers.
+MARKER_HISTORY = 4
+
+
+class ShortMarkerLead(data.Struct):
+    """The lead byte of a short MARKER record, ``110b bidd`` (0xC0 .. 0xDF): the value is
+    ``step`` plus that of the marker ``back + 1`` markers before it in the segment, modulo
+    ``2 ** marker_width``. The delta is ``delta_top`` followed by the continuation bytes'
+    7-bit groups."""
+
+    delta_top: 2  #: the delta's top bits
+    step: 1  #: 0: the same value, 1: one more
+    back: 2  #: which earlier marker of the segment (0: the one right before)
+    kind: 3  #: 0b110
+
+
+class ShortEdgeLead(data.Struct):
+    """The lead byte of a short edge record, ``1110 cccl`` (0xE0 .. 0xEF):
+    ``SHORT_EDGE_SOURCES[code]`` changed to ``level`` (an IRQ edge of the periodic generator:
+    ``irq_value(level)``). The continuation bytes' 7-bit groups are the delta; none: 0."""
+
+    level: 1  #: the new level (IRQ: 1 asserting edge)
+    code: 3  #: index into SHORT_EDGE_SOURCES
+    kind: 4  #: 0b1110
+
+
+_SHORT_KIND = {ShortMarkerLead: 0b110, ShortEdgeLead: 0b1110}
+#: The sources a short edge record codes (ShortEdgeLead.code): the IRQ output, EDGE0 .. EDGE6
+#: (EDGE7's edges take long records: 8 codes are what the lead byte has room for).
+SHORT_EDGE_SOURCES = (Source.IRQ, *EDGE_SOURCES[:7])
+_EDGE_CODE = ShortEdgeLead.as_shape()["code"]
+_MARKER_DELTA_BITS = ShortMarkerLead.as_shape()["delta_top"].width
+
+
+def short_marker_reference(
+    value: int, history: list[int], marker_width: int
+) -> tuple[int, int] | None:
+    """``(back, step)`` of the short MARKER record for ``value`` after the segment's markers
+    ``history`` (oldest first), or None if it needs a long record. The first match in the
+    order back 0, 1, 2, 3, step 0 before step 1 (the gateware's priority)."""
+    mask = (1 << marker_width) - 1
+    for back, earlier in enumerate(reversed(history[-MARKER_HISTORY:])):
+        for step in (0, 1):
+            if value == (earlier + step) & mask:
+                return back, step
+    return None
+
+
+def encode_short_marker(back: int, step: int, delta: int) -> bytes:
+    """Bytes of a short MARKER record (fewest continuation bytes)."""
+    if not 0 <= delta < (1 << DELTA_BITS):
+        raise ValueError(f"delta {delta} out of range")
+    lead = ShortMarkerLead.const({"back": back, "step": step, "kind": _SHORT_KIND[ShortMarkerLead]})
+    cont = _continuations(delta, _MARKER_DELTA_BITS)
+    return _groups(lead.as_value().value, _MARKER_DELTA_BITS, delta, cont)
+
+
+def encode_short_edge(source: int, level: int, delta: int) -> bytes:
+    """Bytes of a short edge record of ``source`` (one of SHORT_EDGE_SOURCES)."""
+    if not 0 <= delta < (1 << DELTA_BITS):
+        raise ValueError(f"delta {delta} out of range")
+    code = SHORT_EDGE_SOURCES.index(Source(source))
+    lead = ShortEdgeLead.const({"level": level, "code": code, "kind": _SHORT_KIND[ShortEdgeLead]})
+    return _groups(lead.as_value().value, 0, delta, _continuations(delta, 0))
 
 
 def sync_payload(stamp: int, crc: int | None = None) -> int:
@@ -583,9 +728,16 @@ class StreamEncoder:
     """Encodes events exactly as the gateware's encoder does (same segment rules, same bytes).
 
     Used by tests to check the gateware byte for byte, and by benchmarks to make streams.
-    Events must come in non-decreasing stamp order. ``version=1`` and ``2`` write the old
-    formats (for tests of old capture files); the gateware writes version 3, whose segments
-    are version 2's (only the IRQ record's value is wider: :class:`IrqValue`).
+    Events must come in non-decreasing stamp order. ``version=1`` to ``3`` write the old
+    formats (for tests of old capture files; the gateware writes ``GATEWARE_VERSION``);
+    version 3's segments are version 2's (only the IRQ record's value is wider:
+    :class:`IrqValue`), version 4's are version 3's with short records.
+
+    Version 4 writes an event as a short record where one applies and is not longer than
+    the long record (docs/protocol.md, "Short records"): a marker whose value repeats or
+    steps by one from one of the segment's last ``MARKER_HISTORY`` markers
+    (:func:`short_marker_reference`), an edge of an edge channel, an IRQ edge of the periodic
+    generator (``triggered`` 0).
 
     ``flush_after`` models the device's age rule (a segment is closed once it is that many
     cycles old): the segment is flushed before an event that comes ``flush_after`` or more
@@ -619,9 +771,12 @@ class StreamEncoder:
         self._base: int | None = (
             None  # stamp the next delta is counted from; None before the first SYNC
         )
+        self._markers: list[int] = []  # the open segment's marker values (version 4)
 
     def _emit(self, source: int, payload: int) -> None:
-        record = encode_record(source, payload, self.version)
+        self._put(source, encode_record(source, payload, self.version))
+
+    def _put(self, source: int, record: bytes) -> None:
         self._out += record
         if self.version == 1:
             self._segment_crc = crc16(record, self._segment_crc)
@@ -650,6 +805,7 @@ class StreamEncoder:
             self._emit(Source.SYNC, sync_payload(stamp))
             self._open = True
         self._segment_events = 0
+        self._markers = []
         self._base = stamp
 
     def seal(self) -> None:
@@ -677,16 +833,30 @@ class StreamEncoder:
         assert base is not None  # sync() set it
         if stamp < base:
             raise ValueError(f"stamp {stamp} before {base}")
-        self._emit(
-            source,
-            event_payload(source, stamp - base, value, self.marker_width, self.version),
-        )
+        payload = event_payload(source, stamp - base, value, self.marker_width, self.version)
+        record = encode_record(source, payload, self.version)
+        if self.version >= 4:
+            short = self._short(stamp - base, source, value)
+            if short is not None and len(short) <= len(record):
+                record = short
+            if source == Source.MARKER:
+                self._markers = [*self._markers[1 - MARKER_HISTORY :], value]
+        self._put(source, record)
         if not self._segment_events:
             self._segment_first = stamp
         self._base = stamp
         self._segment_events += 1
         self.sent += 1
         self.captured += 1
+
+    def _short(self, delta: int, source: int, value: int) -> bytes | None:
+        """The short record of an event, if one applies (version 4)."""
+        if source == Source.MARKER:
+            reference = short_marker_reference(value, self._markers, self.marker_width)
+            return None if reference is None else encode_short_marker(*reference, delta)
+        if source in SHORT_EDGE_SOURCES and value <= 1:  # an IRQ edge: not triggered
+            return encode_short_edge(source, value, delta)
+        return None
 
     def flush(self) -> None:
         """Close the open segment (as the gateware does when idle or on STOP)."""

@@ -29,10 +29,10 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out, connect
 
 from latscope_defs.protocol import (
+    GATEWARE_VERSION,
     MAGIC,
     SUMP_MODE_ENTRY,
     TRIGGER_SOURCES,
-    VERSION,
     Command,
     IdentifyReply,
     IrqValue,
@@ -204,7 +204,7 @@ class Appliance(wiring.Component):
         return IdentifyReply.const(
             {
                 "magic": int.from_bytes(MAGIC, "little"),
-                "version": VERSION,
+                "version": GATEWARE_VERSION,
                 "clock_hz": self.config.clock_hz,
                 "link_clock_hz": self.config.link_clock_hz,
                 "stamp_shift": self.stamp_shift,
@@ -468,7 +468,7 @@ class Appliance(wiring.Component):
             channels=len(names),
             depth=config.sump_depth,
             clock_hz=config.link_clock_hz,
-            version=str(VERSION),
+            version=str(GATEWARE_VERSION),
         )
         # The pins as SUMP sees them, through a synchronizer of their own; the IRQ output
         # goes through it too, so that every channel shows its pin with the same delay. Of a

@@ -24,6 +24,8 @@ from latscope_defs.protocol import (
     hole_count,
     hole_kind,
     hole_value,
+    lead_bytes,
+    lead_source,
     loss_count,
     loss_source,
     loss_value,
@@ -31,7 +33,7 @@ from latscope_defs.protocol import (
 )
 
 EVENT_SOURCES = [Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS, *range(4, 12)]
-SYNC_LEAD = 0x80 | Source.SYNC << 3
+SYNC_LEAD = lead_bytes(Source.SYNC)[0]
 
 
 # --- helpers ------------------------------------------------------------------------------
@@ -88,10 +90,10 @@ def segments_of(data, version=VERSION):
     syncs, counts = [], []
     for offset, byte in enumerate(data):
         if byte & 0x80:
-            if byte >> 3 & 0xF == Source.SYNC:
+            if lead_source(byte, version) == Source.SYNC:
                 syncs.append(offset)
                 counts.append(0)
-            elif byte >> 3 & 0xF < Source.TALLY:
+            elif lead_source(byte, version) < Source.TALLY:
                 counts[-1] += 1
     return syncs, counts
 
@@ -540,8 +542,8 @@ def test_version_1_hole_is_bounded_by_its_bytes_or_time_span():
 
 
 def test_unknown_version_is_refused():
-    with pytest.raises(ValueError, match="version 4"):
-        StreamParser(version=4)
+    with pytest.raises(ValueError, match=f"version {VERSION + 1}"):
+        StreamParser(version=VERSION + 1)
 
 
 # --- replies ---------------------------------------------------------------------------------
