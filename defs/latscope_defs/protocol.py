@@ -31,11 +31,15 @@ __all__ = [
     "REPLY_LEAD",
     "short_lead",
     "ShortMarkerLead",
+    "ShortBusLead",
     "ShortEdgeLead",
+    "SHORT_LEADS",
+    "SHORT_VALUE_SOURCES",
     "SHORT_EDGE_SOURCES",
-    "MARKER_HISTORY",
-    "short_marker_reference",
-    "encode_short_marker",
+    "HISTORY",
+    "short_delta_bits",
+    "short_reference",
+    "encode_short_value",
     "encode_short_edge",
     "CONT_BITS",
     "MAX_CONT",
@@ -393,13 +397,12 @@ def lead_bytes(source: int, version: int | None = None) -> range:
 
 
 def short_lead(lead: int, version: int | None = None) -> type[data.Struct] | None:
-    """The layout of the short record a lead byte starts (version 4: ShortMarkerLead or
-    ShortEdgeLead), None for a long record's lead."""
+    """The layout of the short record a lead byte starts (version 4: one of SHORT_LEADS),
+    None for a long record's lead."""
     if (VERSION if version is None else version) < 4:
         return None
-    for layout in (ShortMarkerLead, ShortEdgeLead):
-        kind = layout.as_shape()["kind"]
-        if lead >> kind.offset == _SHORT_KIND[layout]:
+    for layout, kind in SHORT_LEADS.items():
+        if lead >> layout.as_shape()["kind"].offset == kind:
             return layout
     return None
 
@@ -410,14 +413,14 @@ def lead_source(lead: int, version: int | None = None) -> int | None:
     if lead in lead_bytes(Source.REPLY, version):
         return Source.REPLY
     layout = short_lead(lead, version)
-    if layout is ShortMarkerLead:
-        return Source.MARKER
+    if layout in SHORT_VALUE_SOURCES:
+        return SHORT_VALUE_SOURCES[layout]
     if layout is ShortEdgeLead:
         return SHORT_EDGE_SOURCES[(lead >> _EDGE_CODE.offset) & ((1 << _EDGE_CODE.width) - 1)]
     bits = lead_payload_bits(Source.MARKER, version)
     source = (lead >> bits) & 0xF
     if lead >= LEAD_FLAG + (16 << bits) or source == Source.REPLY:
-        return None  # version 4: 0xF8 .. 0xFF, and the long REPLY's place
+        return None  # version 4: the long REPLY's place
     return source
 
 
@@ -470,28 +473,38 @@ def event_payload(
 
 # --- Short records (version 4) --------------------------------------------------------------
 #
-# A lead byte 0xC0 .. 0xEF starts a short record: a marker whose value repeats or steps by one
-# from one of the segment's last four markers, or an edge of an edge channel or of the
-# periodic IRQ generator. Its continuation bytes carry the delta alone (docs/protocol.md,
-# "Short records").
+# Lead bytes 0xC0 .. 0xEF and 0xF8 .. 0xFF start short records: a marker or a bus write whose
+# value repeats, or steps by one from, one of the segment's last four of its source, or an
+# edge of the periodic IRQ generator or of an edge channel. Their continuation bytes carry
+# the delta (docs/protocol.md, "Short records").
 
 #: Where the REPLY records' lead bytes are in every version: ``1 1110 ppp``.
 REPLY_LEAD = LEAD_FLAG | (Source.REPLY << LEAD_PAYLOAD_BITS)
-#: A short MARKER's value repeats, or steps by one from, one of the segment's last this many
-#: markers.
-MARKER_HISTORY = 4
+#: A short MARKER or BUS record's value repeats, or steps by one from, one of the last this
+#: many values of its source in the segment.
+HISTORY = 4
 
 
 class ShortMarkerLead(data.Struct):
-    """The lead byte of a short MARKER record, ``110b bidd`` (0xC0 .. 0xDF): the value is
-    ``step`` plus that of the marker ``back + 1`` markers before it in the segment, modulo
-    ``2 ** marker_width``. The delta is ``delta_top`` followed by the continuation bytes'
-    7-bit groups."""
+    """The lead byte of a short MARKER record, ``110b bsdd`` (0xC0 .. 0xDF): the value is
+    ``step`` plus the value of the marker ``back + 1`` markers before it in the segment,
+    modulo ``2 ** marker_width``. The delta is ``delta_top`` followed by the continuation
+    bytes' 7-bit groups."""
 
     delta_top: 2  #: the delta's top bits
     step: 1  #: 0: the same value, 1: one more
     back: 2  #: which earlier marker of the segment (0: the one right before)
     kind: 3  #: 0b110
+
+
+class ShortBusLead(data.Struct):
+    """The lead byte of a short BUS record, ``1111 1bbs`` (0xF8 .. 0xFF): as a short MARKER
+    (its value from one of the segment's last BUS values, modulo 2**32), the delta all in
+    the continuation bytes (none: 0)."""
+
+    step: 1  #: 0: the same value, 1: one more
+    back: 2  #: which earlier BUS record of the segment (0: the one right before)
+    kind: 5  #: 0b11111
 
 
 class ShortEdgeLead(data.Struct):
@@ -504,44 +517,57 @@ class ShortEdgeLead(data.Struct):
     kind: 4  #: 0b1110
 
 
-_SHORT_KIND = {ShortMarkerLead: 0b110, ShortEdgeLead: 0b1110}
+#: The short records' lead layouts, each with the value its ``kind`` field has.
+SHORT_LEADS: dict[type[data.Struct], int] = {
+    ShortMarkerLead: 0b110,
+    ShortBusLead: 0b11111,
+    ShortEdgeLead: 0b1110,
+}
+#: The source of each short value record's layout.
+SHORT_VALUE_SOURCES = {ShortMarkerLead: Source.MARKER, ShortBusLead: Source.BUS}
 #: The sources a short edge record codes (ShortEdgeLead.code): the IRQ output, EDGE0 .. EDGE6
 #: (EDGE7's edges take long records: 8 codes are what the lead byte has room for).
 SHORT_EDGE_SOURCES = (Source.IRQ, *EDGE_SOURCES[:7])
 _EDGE_CODE = ShortEdgeLead.as_shape()["code"]
-_MARKER_DELTA_BITS = ShortMarkerLead.as_shape()["delta_top"].width
 
 
-def short_marker_reference(
-    value: int, history: list[int], marker_width: int
-) -> tuple[int, int] | None:
-    """``(back, step)`` of the short MARKER record for ``value`` after the segment's markers
-    ``history`` (oldest first), or None if it needs a long record. The first match in the
-    order back 0, 1, 2, 3, step 0 before step 1 (the gateware's priority)."""
-    mask = (1 << marker_width) - 1
-    for back, earlier in enumerate(reversed(history[-MARKER_HISTORY:])):
+def short_delta_bits(layout: type[data.Struct]) -> int:
+    """Bits of the delta in a short record's lead byte (the rest is in its continuation
+    bytes)."""
+    fields = dict(layout.as_shape())
+    return fields["delta_top"].width if "delta_top" in fields else 0
+
+
+def short_reference(value: int, history: list[int], width: int) -> tuple[int, int] | None:
+    """``(back, step)`` of the short record of ``value`` after ``history``, the segment's
+    values of its source (oldest first), or None if it needs a long record: the first match
+    in the order back 0, 1, 2, 3, step 0 before step 1 (the gateware's priority)."""
+    mask = (1 << width) - 1
+    for back, earlier in enumerate(reversed(history[-HISTORY:])):
         for step in (0, 1):
             if value == (earlier + step) & mask:
                 return back, step
     return None
 
 
-def encode_short_marker(back: int, step: int, delta: int) -> bytes:
-    """Bytes of a short MARKER record (fewest continuation bytes)."""
+def _short_record(layout: type[data.Struct], fields: dict[str, int], delta: int) -> bytes:
     if not 0 <= delta < (1 << DELTA_BITS):
         raise ValueError(f"delta {delta} out of range")
-    lead = ShortMarkerLead.const({"back": back, "step": step, "kind": _SHORT_KIND[ShortMarkerLead]})
-    cont = _continuations(delta, _MARKER_DELTA_BITS)
-    return _groups(lead.as_value().value, _MARKER_DELTA_BITS, delta, cont)
+    lead = layout.const({**fields, "kind": SHORT_LEADS[layout]}).as_value().value
+    bits = short_delta_bits(layout)
+    return _groups(lead, bits, delta, _continuations(delta, bits))
+
+
+def encode_short_value(source: int, back: int, step: int, delta: int) -> bytes:
+    """Bytes of a short MARKER or BUS record (fewest continuation bytes)."""
+    layout = {v: k for k, v in SHORT_VALUE_SOURCES.items()}[Source(source)]
+    return _short_record(layout, {"back": back, "step": step}, delta)
 
 
 def encode_short_edge(source: int, level: int, delta: int) -> bytes:
     """Bytes of a short edge record of ``source`` (one of SHORT_EDGE_SOURCES)."""
-    if not 0 <= delta < (1 << DELTA_BITS):
-        raise ValueError(f"delta {delta} out of range")
     code = SHORT_EDGE_SOURCES.index(Source(source))
-    lead = ShortEdgeLead.const({"level": level, "code": code, "kind": _SHORT_KIND[ShortEdgeLead]})
-    return _groups(lead.as_value().value, 0, delta, _continuations(delta, 0))
+    return _short_record(ShortEdgeLead, {"level": level, "code": code}, delta)
 
 
 def sync_payload(stamp: int, crc: int | None = None) -> int:
@@ -734,9 +760,9 @@ class StreamEncoder:
     :class:`IrqValue`), version 4's are version 3's with short records.
 
     Version 4 writes an event as a short record where one applies and is not longer than
-    the long record (docs/protocol.md, "Short records"): a marker whose value repeats or
-    steps by one from one of the segment's last ``MARKER_HISTORY`` markers
-    (:func:`short_marker_reference`), an edge of an edge channel, an IRQ edge of the periodic
+    the long record (docs/protocol.md, "Short records"): a marker or bus write whose value
+    repeats or steps by one from one of the segment's last ``HISTORY`` values of its source
+    (:func:`short_reference`), an edge of EDGE0 .. EDGE6, an IRQ edge of the periodic
     generator (``triggered`` 0).
 
     ``flush_after`` models the device's age rule (a segment is closed once it is that many
@@ -771,7 +797,8 @@ class StreamEncoder:
         self._base: int | None = (
             None  # stamp the next delta is counted from; None before the first SYNC
         )
-        self._markers: list[int] = []  # the open segment's marker values (version 4)
+        # The open segment's values of MARKER and BUS records (version 4), oldest first.
+        self._history: dict[int, list[int]] = {}
 
     def _emit(self, source: int, payload: int) -> None:
         self._put(source, encode_record(source, payload, self.version))
@@ -805,7 +832,7 @@ class StreamEncoder:
             self._emit(Source.SYNC, sync_payload(stamp))
             self._open = True
         self._segment_events = 0
-        self._markers = []
+        self._history = {source: [] for source in SHORT_VALUE_SOURCES.values()}
         self._base = stamp
 
     def seal(self) -> None:
@@ -839,8 +866,8 @@ class StreamEncoder:
             short = self._short(stamp - base, source, value)
             if short is not None and len(short) <= len(record):
                 record = short
-            if source == Source.MARKER:
-                self._markers = [*self._markers[1 - MARKER_HISTORY :], value]
+            if source in self._history:
+                self._history[source] = [*self._history[source][1 - HISTORY :], value]
         self._put(source, record)
         if not self._segment_events:
             self._segment_first = stamp
@@ -851,9 +878,10 @@ class StreamEncoder:
 
     def _short(self, delta: int, source: int, value: int) -> bytes | None:
         """The short record of an event, if one applies (version 4)."""
-        if source == Source.MARKER:
-            reference = short_marker_reference(value, self._markers, self.marker_width)
-            return None if reference is None else encode_short_marker(*reference, delta)
+        if source in self._history:
+            width = value_width(source, self.marker_width, self.version)
+            reference = short_reference(value, self._history[source], width)
+            return None if reference is None else encode_short_value(source, *reference, delta)
         if source in SHORT_EDGE_SOURCES and value <= 1:  # an IRQ edge: not triggered
             return encode_short_edge(source, value, delta)
         return None

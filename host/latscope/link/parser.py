@@ -17,17 +17,18 @@ from amaranth.lib import data
 from latscope_defs.protocol import (
     CRC_BITS,
     DELTA_BITS,
+    HISTORY,
     LEAD_FLAG,
     MAX_CONT,
     SEGMENT_MAX_EVENTS,
     SEQUENCE_BITS,
+    SHORT_VALUE_SOURCES,
     UNKNOWN_COMMAND_REPLY,
     VERSION,
     VERSIONS,
     Command,
     HoleCount,
     ShortEdgeLead,
-    ShortMarkerLead,
     Source,
     Tally,
     fixed_length,
@@ -38,6 +39,7 @@ from latscope_defs.protocol import (
     loss_count,
     loss_source,
     reply_sizes,
+    short_delta_bits,
     short_lead,
     value_width,
 )
@@ -69,9 +71,6 @@ def _completing_lead(version: int) -> "re.Pattern[bytes]":
 
 
 _COMPLETING_LEAD = {version: _completing_lead(version) for version in VERSIONS}
-#: Short MARKER records (version 4): the fields of their lead bytes.
-_BACK = ShortMarkerLead.as_shape()["back"]
-_STEP = ShortMarkerLead.as_shape()["step"]
 _EDGE_LEVEL = ShortEdgeLead.as_shape()["level"]
 
 
@@ -79,12 +78,15 @@ _EDGE_LEVEL = ShortEdgeLead.as_shape()["level"]
 class _Leads:
     """What every lead byte means in one protocol version, as tables indexed by the byte:
     the record's source (16: an unused lead byte, a malformed record), the payload bits the
-    lead byte holds (as a mask), and whether it starts a short MARKER or a short edge record."""
+    lead byte holds (as a mask), whether it starts a short value record (MARKER, BUS) or a
+    short edge record, and where a short value record's ``back`` and ``step`` fields are."""
 
     source: npt.NDArray[np.uint8]
     payload_mask: npt.NDArray[np.uint64]
-    short_marker: _Bools
+    short_value: _Bools
     short_edge: _Bools
+    back_at: npt.NDArray[np.uint8]
+    step_at: npt.NDArray[np.uint8]
 
     @classmethod
     def of(cls, version: int) -> "_Leads":
@@ -92,20 +94,31 @@ class _Leads:
         sources = [lead_source(lead, version) if lead >= LEAD_FLAG else None for lead in leads]
         layouts = [short_lead(lead, version) if lead >= LEAD_FLAG else None for lead in leads]
         bits = [
-            _SHORT_PAYLOAD_BITS.get(layout, 0)
+            short_delta_bits(layout)
             if layout is not None
             else lead_payload_bits(source if source is not None else Source.MARKER, version)
             for source, layout in zip(sources, layouts)
         ]
+
+        def offset(field: str) -> npt.NDArray[np.uint8]:
+            return np.array(
+                [
+                    layout.as_shape()[field].offset if layout in SHORT_VALUE_SOURCES else 0
+                    for layout in layouts
+                ],
+                np.uint8,
+            )
+
         return cls(
             np.array([16 if x is None else x for x in sources], np.uint8),
             np.array([(1 << n) - 1 for n in bits], np.uint64),
-            np.array([layout is ShortMarkerLead for layout in layouts]),
+            np.array([layout in SHORT_VALUE_SOURCES for layout in layouts]),
             np.array([layout is ShortEdgeLead for layout in layouts]),
+            offset("back"),
+            offset("step"),
         )
 
 
-_SHORT_PAYLOAD_BITS = {ShortMarkerLead: ShortMarkerLead.as_shape()["delta_top"].width}
 _LEADS = {version: _Leads.of(version) for version in VERSIONS}
 #: Event sources: every source below TALLY.
 _EVENT_SOURCES = (
@@ -516,9 +529,9 @@ class StreamParser:
         leads = self._leads
         source = np.take(leads.source, lead)
         lead_mask = np.take(leads.payload_mask, lead)
-        marker_at = np.flatnonzero(np.take(leads.short_marker, lead))
+        value_at = np.flatnonzero(np.take(leads.short_value, lead))
         edge_at = np.flatnonzero(np.take(leads.short_edge, lead))
-        short_at = np.concatenate((marker_at, edge_at))
+        short_at = np.concatenate((value_at, edge_at))
         longest = np.take(self._longest, source, mode="clip")
         is_fixed = longest != _UNBOUNDED
         length = np.minimum(span, longest)
@@ -547,42 +560,52 @@ class StreamParser:
             # A short record's payload is the delta; an edge's level is in its lead byte.
             delta[short_at] = payload[short_at]
             value[edge_at] = (lead[edge_at] >> _EDGE_LEVEL.offset) & 1
-            if len(marker_at):
-                self._resolve_markers(lead, source, value, ok, marker_at)
+            for of in SHORT_VALUE_SOURCES.values():
+                at = value_at[source[value_at] == of]
+                if len(at):
+                    self._resolve_values(of, lead, source, value, ok, at)
         ok &= (delta >> DELTA_BITS) == 0
         replies = np.flatnonzero(source == Source.REPLY)
         if len(replies):
             ok[replies] &= (span[replies] <= 2) & (payload[replies] <= 0xFF)
         return _Records(starts, span, source, payload, delta, value, ok, is_event & ok, replies)
 
-    def _resolve_markers(
-        self, lead: _Words, source: _Words, value: _Words, ok: _Bools, short_at: _Indices
+    def _resolve_values(
+        self,
+        of: Source,
+        lead: _Words,
+        source: _Words,
+        value: _Words,
+        ok: _Bools,
+        short_at: _Indices,
     ) -> None:
-        """The values of the short MARKER records at ``short_at``, in place: each repeats, or
-        steps by one from, the marker ``back + 1`` markers before it since the last SYNC. A
-        reference beyond that SYNC makes the record malformed. Resolved by pointer doubling
-        (each pass follows every chain twice as far), so a chain of n short markers costs
-        log2(n) passes over the markers, not a loop over records."""
+        """The values of the short records of source ``of`` (MARKER or BUS) at ``short_at``,
+        in place: each repeats, or steps by one from, the value of the record of that source
+        ``back + 1`` records before it since the last SYNC; a reference beyond that SYNC
+        makes the record malformed. Resolved by pointer doubling (each pass follows every
+        chain twice as far), so a chain of n short records costs log2(n) passes over the
+        records of that source, not a loop."""
         sync = np.cumsum(source == Source.SYNC)  # segment number of every record
-        markers = np.flatnonzero(source == Source.MARKER)
-        rank = np.searchsorted(markers, short_at)  # their places among the markers
-        back = (lead[short_at] >> _BACK.offset) & ((1 << _BACK.width) - 1)
+        records = np.flatnonzero(source == of)
+        rank = np.searchsorted(records, short_at)  # their places among the records of ``of``
+        fields = lead[short_at]
+        back = (fields >> self._leads.back_at[fields]) & (HISTORY - 1)
         refers = rank - 1 - back.astype(np.intp)
         inside = refers >= 0
-        inside[inside] = sync[markers[refers[inside]]] == sync[short_at[inside]]
+        inside[inside] = sync[records[refers[inside]]] == sync[short_at[inside]]
         ok[short_at[~inside]] = False
-        pointer = np.arange(len(markers))
+        pointer = np.arange(len(records))
         pointer[rank[inside]] = refers[inside]
-        step = np.zeros(len(markers), np.uint64)
-        step[rank[inside]] = (lead[short_at[inside]] >> _STEP.offset) & 1
+        step = np.zeros(len(records), np.uint64)
+        step[rank[inside]] = (fields[inside] >> self._leads.step_at[fields[inside]]) & 1
         while True:
             further = pointer[pointer]
             if np.array_equal(further, pointer):
                 break
             step += step[pointer]
             pointer = further
-        mask = np.uint64((1 << self.marker_width) - 1)
-        value[markers] = (value[markers[pointer]] + step) & mask
+        mask = np.uint64((1 << int(self._width[of])) - 1)
+        value[records] = (value[records[pointer]] + step) & mask
 
     def _correct(self, stamp: _Words, source: _Words) -> _Words:
         """Stamps minus the pin-to-stamp latency of their sources (never below 0)."""
