@@ -274,7 +274,7 @@ def check_damaged(events, data, damaged, position, version=VERSION):
     """Only events of the segments next to the damage may go missing, every missing one is
     covered by a hole, and the statistics agree with the holes."""
     got, parser = parse([damaged], version=version)
-    check_holes(events, got, exact=version == 2)
+    check_holes(events, got, exact=version >= 2)
     syncs, counts = segments_of(data, version)
     segment = max(0, sum(1 for s in syncs if s <= position) - 1)
     first = sum(counts[: max(segment - 1, 0)])
