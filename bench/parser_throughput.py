@@ -7,7 +7,8 @@ as a capture loop or ``load_capture`` would feed it.
 The stream is made by :func:`encode_fast`, a vectorised copy of ``protocol.StreamEncoder`` for
 protocol version 3 (``FAST_VERSION``: no short records; what the gateware writes, and random
 marker values take no short records anyway); the script first checks that both give the same
-bytes for a sample, then caches the stream under /tmp. Run: ``.venv/bin/python bench/parser_throughput.py [--events N] [--feed BYTES]``.
+bytes for a sample, then caches the stream under /tmp.
+Run: ``.venv/bin/python bench/parser_throughput.py [--events N] [--feed BYTES]``.
 """
 
 import argparse
