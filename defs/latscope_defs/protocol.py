@@ -116,7 +116,7 @@ VERSION = 4
 VERSIONS = (1, 2, 3, 4)
 #: The version the gateware's encoder writes and its IDENTIFY reply gives: version 3 until
 #: the encoder writes version 4's short records (docs/protocol.md, "Versioning").
-GATEWARE_VERSION = 3
+GATEWARE_VERSION = 4
 #: First four bytes of the identify reply payload.
 MAGIC = b"LTSC"
 
