@@ -5,8 +5,8 @@ about every microsecond at 100 MHz, plus the IRQ generator's edges), parsed in 6
 as a capture loop or ``load_capture`` would feed it.
 
 The stream is made by :func:`encode_fast`, a vectorised copy of ``protocol.StreamEncoder`` for
-protocol version 3 (``FAST_VERSION``: no short records; what the gateware writes, and random
-marker values take no short records anyway); the script first checks that both give the same
+protocol version 3 (``FAST_VERSION``: no short records; random marker values take none
+anyway); the script first checks that both give the same
 bytes for a sample, then caches the stream under /tmp.
 Run: ``.venv/bin/python bench/parser_throughput.py [--events N] [--feed BYTES]``.
 """
@@ -41,7 +41,8 @@ from latscope_defs.protocol import (
 #: Events per CPU second (issue 31; issue 4 asked 10 M).
 GOAL = 20e6
 #: The protocol version ``encode_fast`` writes: version 3, long records only (lead bytes with
-#: 3 payload bits), as the gateware (``GATEWARE_VERSION``).
+#: 3 payload bits; a version 4 stream of this workload's random markers would differ only in
+#: its IRQ edges' short records).
 FAST_VERSION = 3
 
 

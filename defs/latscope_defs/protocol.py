@@ -3,8 +3,8 @@
 ``docs/protocol.md`` describes every byte; this module is that description in code: record
 sources and payloads, the segment records (SYNC, TALLY, SEAL), commands and replies, the SUMP
 device mode, and :class:`StreamEncoder`, the reference encoder (versions 1 to 4; the gateware
-writes ``GATEWARE_VERSION``). The gateware imports its constants and message layouts and the host's
-parser uses the same ones, so the two sides cannot drift apart.
+writes ``GATEWARE_VERSION``). The gateware imports its constants and message layouts and the
+host's parser uses the same ones, so the two sides cannot drift apart.
 """
 
 from collections.abc import Callable
@@ -114,9 +114,10 @@ VERSION = 4
 #: Versions the host reads (versions 1 to 3: capture files written before version 4, a
 #: version 3 device; a version 2 device, which has no trigger).
 VERSIONS = (1, 2, 3, 4)
-#: The version the gateware's encoder writes and its IDENTIFY reply gives: version 3 until
-#: the encoder writes version 4's short records (docs/protocol.md, "Versioning").
-GATEWARE_VERSION = 4
+#: The version the gateware's encoder writes and its IDENTIFY reply gives: the current one. (A
+#: change made on the host first sets it to the version before until the gateware follows, as
+#: version 4 did; the gateware and its tests use this name.)
+GATEWARE_VERSION = VERSION
 #: First four bytes of the identify reply payload.
 MAGIC = b"LTSC"
 
