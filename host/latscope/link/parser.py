@@ -17,7 +17,6 @@ from amaranth.lib import data
 from latscope_defs.protocol import (
     CRC_BITS,
     DELTA_BITS,
-    HISTORY,
     LEAD_FLAG,
     MAX_CONT,
     SEGMENT_MAX_EVENTS,
@@ -29,6 +28,7 @@ from latscope_defs.protocol import (
     Command,
     HoleCount,
     ShortEdgeLead,
+    ShortMarkerLead,
     Source,
     Tally,
     fixed_length,
@@ -72,6 +72,8 @@ def _completing_lead(version: int) -> "re.Pattern[bytes]":
 
 _COMPLETING_LEAD = {version: _completing_lead(version) for version in VERSIONS}
 _EDGE_LEVEL = ShortEdgeLead.as_shape()["level"]
+#: The ``back`` field's mask (the same width in every short value record's layout).
+_BACK_MASK = (1 << ShortMarkerLead.as_shape()["back"].width) - 1
 
 
 @dataclass(frozen=True)
@@ -589,7 +591,7 @@ class StreamParser:
         records = np.flatnonzero(source == of)
         rank = np.searchsorted(records, short_at)  # their places among the records of ``of``
         fields = lead[short_at]
-        back = (fields >> self._leads.back_at[fields]) & (HISTORY - 1)
+        back = (fields >> self._leads.back_at[fields]) & _BACK_MASK
         refers = rank - 1 - back.astype(np.intp)
         inside = refers >= 0
         inside[inside] = sync[records[refers[inside]]] == sync[short_at[inside]]
