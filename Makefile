@@ -56,6 +56,9 @@ bitstreams-all: setup
 	$(PYTHON) -m latscope_boards build ice40-hx8k-b-evn
 	$(PYTHON) -m latscope_boards build icebreaker
 	$(PYTHON) -m latscope_boards build ulx3s
+	$(PYTHON) -m latscope_boards build ulx3s --variant 12F
+	$(PYTHON) -m latscope_boards build ulx3s --variant 25F
+	$(PYTHON) -m latscope_boards build ulx3s --variant 45F
 
 program:
 	$(PYTHON) -m latscope_boards program $(BOARD) $(BOARD_OPTS)

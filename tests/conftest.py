@@ -1,6 +1,9 @@
-"""What every layer shares: the kinds of work that are always slow, and how `make test`
-shares the tests out between its two workers."""
+"""What every layer shares: the kinds of work that are always slow, how `make test`
+shares the tests out between its two workers, and a user configuration of their own."""
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -33,6 +36,16 @@ OWN_BUILD_DIRS = (
     "system/test_stop_signals.py",
     "system/test_sweep.py",
 )
+
+
+def pytest_configure(config):
+    """The tests' own empty ``$XDG_CONFIG_HOME`` (subprocesses inherit it): no test reads or
+    writes the user's configuration, where a saved loop calibration
+    (``latscope.link.calibration``) would change every capture on its board. A test that
+    saves one points ``XDG_CONFIG_HOME`` at its own ``tmp_path``."""
+    home = tempfile.mkdtemp(prefix="latscope-tests-config-")
+    os.environ["XDG_CONFIG_HOME"] = home
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker

@@ -6,7 +6,14 @@ describes it; ``python -m latscope_boards --help`` builds, programs and document
 
 from . import ice40_hx8k_b_evn, icebreaker, ulx3s
 
-__all__ = ["BOARDS", "DEFAULT_BOARD", "get_board", "identify_names"]
+__all__ = [
+    "BOARDS",
+    "DEFAULT_BOARD",
+    "get_board",
+    "identify_names",
+    "record_name",
+    "recorded_builds",
+]
 
 BOARDS = {
     "ice40-hx8k-b-evn": ice40_hx8k_b_evn.board,
@@ -32,3 +39,25 @@ def identify_names(name):
     if name == "ulx3s":
         return tuple(ulx3s.board(variant=variant).identify_name for variant in ulx3s.VARIANTS)
     return (get_board(name).identify_name,)
+
+
+def record_name(name, variant=None):
+    """The name of the record of board ``name``'s shipped build (boards/results/<it>.json):
+    the board's name, with the ECP5 size for a ULX3S other than the default one
+    (``ulx3s-12f``; the 85F's is ``ulx3s``)."""
+    if variant is None or variant.upper() == ulx3s.DEFAULT_VARIANT:
+        return name
+    return f"{name}-{variant.lower()}"
+
+
+def recorded_builds():
+    """(record name, board) of every build recorded in boards/results, in the docs' order:
+    each board as shipped, then each other ULX3S size (issue 28: every size is built once;
+    CI builds the 85F)."""
+    builds = [(name, get_board(name)) for name in BOARDS]
+    builds += [
+        (record_name("ulx3s", variant), ulx3s.board(variant=variant))
+        for variant in ulx3s.VARIANTS
+        if variant != ulx3s.DEFAULT_VARIANT
+    ]
+    return builds

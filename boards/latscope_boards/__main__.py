@@ -2,7 +2,8 @@
 
 build BOARD     bitstream with the YoWASP tools; prints utilisation and Fmax, exits 1
                 if Fmax is below the capture clock; a build as shipped (the board's seed,
-                default clock and variant) is recorded in boards/results/BOARD.json
+                default clock; any ULX3S size) is recorded in boards/results/BOARD.json
+                (boards/results/ulx3s-12f.json for a ULX3S size other than the 85F)
 program BOARD   prints and runs the programming command (openFPGALoader)
 pinout BOARD    the pin-out table of docs/boards.md (Markdown)
 table           the utilisation/Fmax table of docs/boards.md, from boards/results/*.json
@@ -16,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import BOARDS, DEFAULT_BOARD, get_board
+from . import BOARDS, DEFAULT_BOARD, get_board, record_name
 from .docs import pinout_table, results_table
 from .toolchain import DEFAULT_BUILD_ROOT, DESIGN_NAME, REPO_ROOT, ToolMissing, build, format_result
 
@@ -39,10 +40,10 @@ def _build(args):
     seed = board.seed if args.seed is None else args.seed
     result = build(board, build_dir=args.build_dir, seed=seed, verbose=args.verbose)
     print(format_result(result, board.family))
-    # The docs' table is of each board as shipped: default clock and variant, its seed.
-    if args.record and seed == board.seed and args.clock_hz is None and args.variant is None:
+    # The docs' table is of each board as shipped: default clock, its seed (every size).
+    if args.record and seed == board.seed and args.clock_hz is None:
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        path = RESULTS_DIR / f"{board.name}.json"
+        path = RESULTS_DIR / f"{record_name(board.name, args.variant)}.json"
         path.write_text(json.dumps(result.to_json(), indent=2) + "\n")
         print(f"  recorded in {path.relative_to(REPO_ROOT)}")
     print(f"  bitstream {result.bitstream}")

@@ -14,7 +14,9 @@ from amaranth.lib import io
 
 from latscope_gateware.appliance import Appliance, ApplianceConfig
 
-from .gearbox import ecp5_gearbox_inputs, ice40_gearbox_inputs
+from .gearbox import Ice40PhaseProbe, ecp5_gearbox_inputs, ice40_gearbox_inputs
+from .irq_output import registered_irq_output
+from .pad_delays import PadDelays
 
 __all__ = [
     "FT2232H_USB_ID",
@@ -130,9 +132,14 @@ class Board:
         Fmax on the fullest boards: a board whose seed 1 misses its clock ships another.
     link_hz : the link clock (UART, commands, encoder, SUMP); 0: one clock for everything
         (the capture clock), as before the two clock domains.
+    pad_delays : the :class:`.pad_delays.PadDelays` of the FPGA's I/O cells (vendor timing
+        data): the IRQ output's clock-to-pad delay, which the host adds to IRQ stamps, and
+        the inputs' pad-to-register delay (docs/boards.md, "Pad delays").
     gearbox_placement : iCE40 gearbox only: where its flip-flops go, as pairs (pin label,
         placement of that pin) for :class:`.gearbox.Ice40Gearbox`; pins not named (and an
         empty tuple) are left to nextpnr.
+    phase_probe : iCE40 gearbox only: build its clock-phase probe
+        (:class:`.gearbox.Ice40PhaseProbe`, STATUS ``clock_check``, ``latscope selftest``).
     """
 
     name: str
@@ -152,12 +159,14 @@ class Board:
     link: str
     serial_port: str
     usb_id: str
+    pad_delays: PadDelays
     ddr_inputs: bool = False
     input_phases: int = 0
     sump_depth: int = 512
     seed: int = 1
     link_hz: int = 0
     gearbox_placement: tuple = ()
+    phase_probe: bool = True
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -291,7 +300,9 @@ class BoardTop(Elaboratable):
             m.domains.capture = ClockDomain("capture")
             capture = "capture"
         if self.board.edge_clock_hz:
-            m.domains.eclk = ClockDomain("eclk", reset_less=True)
+            # The ECP5's gearboxes have a reset (the edge clock's start-up, Ecp5Pll's); the
+            # iCE40's sampling flip-flops none.
+            m.domains.eclk = ClockDomain("eclk", reset_less=self.board.family != "ecp5")
         m.submodules.clocking = self.board.make_pll(self.board)
         m.submodules.appliance = appliance = self.appliance
 
@@ -301,7 +312,14 @@ class BoardTop(Elaboratable):
             m.submodules[name] = buffered = kind(direction, port, **options)
             return buffered
 
-        irq = buffer("irq_buffer", "o", platform.request(IRQ_RESOURCE, 0, dir="-"))
+        registered_irq_output(
+            m,
+            platform.request(IRQ_RESOURCE, 0, dir="-"),
+            family=self.board.family,
+            domain=capture,
+            o=appliance.irq_next,
+            oe=appliance.irq_oe,
+        )
         uart = platform.request("uart", LINK_UART, dir="-")
         uart_tx = buffer("uart_tx_buffer", "o", uart.tx)
         uart_rx = buffer("uart_rx_buffer", "i", uart.rx)
@@ -309,8 +327,6 @@ class BoardTop(Elaboratable):
         edges = platform.request(EDGES_RESOURCE, 0, dir="-")
         marker_data = buffer("marker_data_buffer", "i", marker.data)
         m.d.comb += [
-            irq.o.eq(appliance.irq),
-            irq.oe.eq(appliance.irq_oe),
             uart_tx.o.eq(appliance.uart_tx),
             appliance.uart_rx.eq(uart_rx.i),
             appliance.marker_data.eq(marker_data.i),
@@ -332,6 +348,10 @@ class BoardTop(Elaboratable):
                 edge_samples = ice40_gearbox_inputs(
                     m, "edges", edges, capture, [placed.get(pin.label) for pin in pins.edges]
                 )
+                if self.board.phase_probe:
+                    # The check of the gearbox's clock phase (STATUS, `latscope selftest`).
+                    m.submodules.phase_probe = probe = Ice40PhaseProbe(capture)
+                    m.d.comb += appliance.clock_check.eq(probe.check)
             m.d.comb += [appliance.marker_strobe.eq(strobe), appliance.edges.eq(edge_samples)]
             return m
         # DDR buffers give each pin's samples as Cat(Q0, Q1): the rising-edge (earlier)

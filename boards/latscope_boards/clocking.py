@@ -33,6 +33,8 @@ __all__ = [
     "ecp5_pll_settings",
     "Ice40Pll",
     "Ecp5Pll",
+    "Ecp5GearboxStart",
+    "GEARBOX_START_STEP_CYCLES",
     "CrystalClock",
     "POWER_ON_RESET_SECONDS",
     "CLOCK_DOMAINS",
@@ -183,8 +185,53 @@ def _crystal(m, platform, resource):
     return crystal
 
 
-def _power_on_reset(m, locked, clock_hz, domains=("sync",)):
-    """Holds ``domains`` in reset until ``locked`` has been high for POWER_ON_RESET_SECONDS.
+#: Link-clock cycles between the steps of the ECP5 edge clock's start-up
+#: (:class:`Ecp5GearboxStart`). FPGA-TN-02035 gives the order of the steps, not their
+#: spacing; 8 cycles of the 50 MHz link clock are 160 ns, 40 cycles of the 250 MHz edge
+#: clock: far more than the two ECLKI falling edges the ECLKSYNCB takes to stop or restart
+#: its output, and than a reset's propagation through the bank's CLKDIVF and IDDRX2Fs.
+GEARBOX_START_STEP_CYCLES = 8
+
+
+class Ecp5GearboxStart(Elaboratable):
+    """The start-up of an ECP5 x2 gearbox's clocks, as Lattice documents it for the generic
+    x2 interfaces (FPGA-TN-02035 "ECP5 and ECP5-5G High-Speed I/O Interface", formerly TN1265;
+    its GDDRX2 interfaces' clock synchronization, which Lattice's IP does in a small state
+    machine after the PLL locks): with the edge clock stopped at the ECLKSYNCB (``stop``),
+    reset the clock divider (CLKDIVF) and the gearboxes (IDDRX2F) together (``reset``),
+    release the reset, then restart the edge clock. The divider and every gearbox then count
+    edge-clock cycles from the same first edge, so the four samples of a capture cycle are
+    grouped the same at every power-up and after every loss of lock (the words' boundaries
+    on the divided clock's rising edges); with the reset released straight from the PLL's
+    lock, as before, the divider started at whichever edge-clock phase the lock came.
+
+    Runs on the ``por`` domain (the link clock, reset while the PLL is unlocked: see
+    :func:`_power_on_reset`): ``stop`` and ``reset`` are high from configuration and
+    through any loss of lock; after lock, ``reset`` falls a step later and ``stop`` two
+    steps later (:data:`GEARBOX_START_STEP_CYCLES` apart); ``done`` then."""
+
+    def __init__(self):
+        self.stop = Signal(init=1)
+        self.reset = Signal(init=1)
+        self.done = Signal()
+
+    def elaborate(self, platform):
+        m = Module()
+        steps = Signal(range(3 * GEARBOX_START_STEP_CYCLES + 1))
+        with m.If(~self.done):
+            m.d.por += steps.eq(steps + 1)
+        with m.If(steps == GEARBOX_START_STEP_CYCLES):
+            m.d.por += self.reset.eq(0)
+        with m.If(steps == 2 * GEARBOX_START_STEP_CYCLES):
+            m.d.por += self.stop.eq(0)
+        with m.If(steps == 3 * GEARBOX_START_STEP_CYCLES):
+            m.d.por += self.done.eq(1)
+        return m
+
+
+def _power_on_reset(m, locked, clock_hz, domains=("sync",), after=None):
+    """Holds ``domains`` in reset until ``locked`` has been high for POWER_ON_RESET_SECONDS
+    (and ``after``, a signal of the ``por`` domain, is high: the ECP5 edge clock's start-up).
 
     The timer runs on the ``sync`` clock (``clock_hz``); its counter is reset asynchronously
     (ResetSynchronizer) while the PLL is unlocked, so a loss of lock restarts the wait. Each
@@ -196,7 +243,7 @@ def _power_on_reset(m, locked, clock_hz, domains=("sync",)):
     timer = Signal(range(delay + 1))
     ready = Signal()
     with m.If(timer == delay):
-        m.d.por += ready.eq(1)
+        m.d.por += ready.eq(1 if after is None else after)
     with m.Else():
         m.d.por += timer.eq(timer + 1)
     for domain in domains:
@@ -297,8 +344,9 @@ class Ecp5Pll(Elaboratable):
     ``eclk`` domain (defined by the top) through an ``ECLKSYNCB`` (the bank's edge clock, which
     clocks the gearboxes' sampling), and ``capture`` is that edge clock divided by 2 in a
     ``CLKDIVF`` (``DIV "2.0"``), the fabric clock that the gearboxes hand their four samples
-    to, in a fixed phase to the edge clock. The divider is held in reset while the PLL is
-    unlocked, so its phase is set when the edge clock starts."""
+    to, in a fixed phase to the edge clock. The edge clock starts as Lattice documents
+    (:class:`Ecp5GearboxStart`: stopped while the divider and the gearboxes leave reset);
+    the gearboxes take that reset as the ``eclk`` domain's."""
 
     def __init__(self, settings, *, clock_resource, edge_clock=False):
         self.settings = settings
@@ -317,15 +365,19 @@ class Ecp5Pll(Elaboratable):
             if not s.clkos_div:
                 raise ValueError("an edge clock needs a link clock on CLKOS")
             clkop = Signal()
+            # The edge clock's start-up sequence (its por domain: _power_on_reset's, below);
+            # its reset is the eclk domain's, which the gearboxes' RST take too.
+            m.submodules.gearbox_start = start = Ecp5GearboxStart()
+            m.d.comb += ResetSignal("eclk").eq(start.reset)
             m.submodules.eclksync = Instance(
-                "ECLKSYNCB", i_ECLKI=clkop, i_STOP=Const(0), o_ECLKO=ClockSignal("eclk")
+                "ECLKSYNCB", i_ECLKI=clkop, i_STOP=start.stop, o_ECLKO=ClockSignal("eclk")
             )
             m.submodules.clkdiv = Instance(
                 "CLKDIVF",
                 p_DIV="2.0",
                 p_GSR="DISABLED",
                 i_CLKI=ClockSignal("eclk"),
-                i_RST=~locked,
+                i_RST=start.reset,
                 i_ALIGNWD=Const(0),
                 o_CDIVX=ClockSignal("capture"),
             )
@@ -380,6 +432,7 @@ class Ecp5Pll(Elaboratable):
             locked,
             float(s.f_secondary or s.f_out),
             ("capture", "sync") if s.clkos_div else ("sync",),
+            after=start.done if self.edge_clock else None,
         )
         return m
 

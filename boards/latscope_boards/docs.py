@@ -3,10 +3,10 @@
 import json
 from pathlib import Path
 
-from . import BOARDS, get_board
+from . import BOARDS, get_board, recorded_builds
 from .toolchain import UTILISATION_KEYS
 
-__all__ = ["pinout_table", "results_table"]
+__all__ = ["pinout_table", "results_table", "pad_delay_table"]
 
 
 def pinout_table(board):
@@ -28,13 +28,13 @@ def results_table(results_dir):
         "link Fmax | logic | block RAM | I/O | nextpnr |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for name in BOARDS:
+    for name, board in recorded_builds():
         path = Path(results_dir) / f"{name}.json"
         if not path.exists():
             lines.append(f"| {name} | | | not built | | | | | | | |")
             continue
         result = json.loads(path.read_text())
-        family = get_board(name).family
+        family = board.family
         used = {}
         for key, title in UTILISATION_KEYS[family]:
             if key in result["utilisation"]:
@@ -64,5 +64,36 @@ def results_table(results_dir):
             f"| {result['title']} | {result['device']} | {result['clock_hz'] / 1e6:g} MHz | "
             f"{result['fmax_mhz']:.1f} MHz ({verdict}, seed {result['seed']}) | {goal} | {link} | "
             f"{logic} | {used.get('BRAM', '')} | {used.get('I/O', '')} | {tools} |"
+        )
+    return "\n".join(lines)
+
+
+def pad_delay_table():
+    """Markdown: every board's output (IRQ) and input (strobe, edges) pad delays, step by
+    step with their sources, and what the host adds to IRQ stamps (docs/boards.md, "Pad
+    delays")."""
+    lines = [
+        "| board | delay | rising / falling pad edge (ns) | step | source (file: cell, entry) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for name in BOARDS:
+        board = get_board(name)
+        delays = board.pad_delays
+        stamp_hz = board.clock_hz * board.sample_phases
+        units = delays.irq_stamp_units(stamp_hz)
+        for kind, steps, total in (
+            ("output (IRQ)", delays.output, delays.output_ns),
+            ("input (strobe, edges)", delays.inputs, delays.input_ns),
+        ):
+            lines.append(f"| {name} | {kind} | **{total[0]:g} / {total[1]:g}** | total | |")
+            for step in steps:
+                where, entry = step.source.split(", ", 1)
+                lines.append(
+                    f"| | | {step.rise_ns:g} / {step.fall_ns:g} | {entry.split(':')[0]} | "
+                    f"`{where}`: {entry} |"
+                )
+        lines.append(
+            f"| {name} | added to IRQ stamps | {delays.irq_output_ns:g} (the mean) | "
+            f"{units} stamp unit{'s' if units != 1 else ''} of {1e9 / stamp_hz:.2f} ns | |"
         )
     return "\n".join(lines)

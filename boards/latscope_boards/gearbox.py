@@ -16,7 +16,13 @@ of it), which their boards' clocking provides (:mod:`.clocking`).
 from amaranth.hdl import *
 from amaranth.lib import io
 
-__all__ = ["ecp5_gearbox_inputs", "ice40_gearbox_inputs", "Ice40Gearbox"]
+__all__ = [
+    "ecp5_gearbox_inputs",
+    "ice40_gearbox_inputs",
+    "gather_samples",
+    "Ice40Gearbox",
+    "Ice40PhaseProbe",
+]
 
 
 def ecp5_gearbox_inputs(m, name, port, capture):
@@ -36,7 +42,9 @@ def ecp5_gearbox_inputs(m, name, port, capture):
             i_D=pins.i[n],
             i_SCLK=ClockSignal(capture),
             i_ECLK=ClockSignal("eclk"),
-            i_RST=Const(0),
+            # Reset with the divider while the edge clock is stopped (clocking.Ecp5Pll's
+            # start-up): the four samples' grouping starts with the divided clock's.
+            i_RST=ResetSignal("eclk"),
             # ALIGNWD (word slip) stays unconnected: nextpnr routes it to the IOLOGIC's SLIP,
             # which not every PIO of a pair has a wire for ("No wire found for port SLIP").
             **{f"o_Q{k}": samples[k][n] for k in range(4)},
@@ -55,6 +63,28 @@ def ice40_gearbox_inputs(m, name, port, capture, placement=None):
     samples as :func:`ecp5_gearbox_inputs` does."""
     m.submodules[f"{name}_gearbox"] = gearbox = Ice40Gearbox(port, capture, placement)
     return gearbox.samples
+
+
+def gather_samples(m, suffix, rise, fall, samples, capture, edge_cells=None, capture_cells=None):
+    """The fabric half of the iCE40 gearbox (:class:`Ice40Gearbox`) for one pin: its
+    samples ``rise`` (taken at every rising edge of ``eclk``, D_IN_0) and ``fall`` (at every
+    falling edge, D_IN_1) into ``samples`` (4 bits, ``Cat(s_0 .. s_3)``) in the domain
+    ``capture``: three flip-flops on the falling edge of ``eclk``, four on ``capture``.
+    ``edge_cells`` / ``capture_cells``: their BEL attributes (:meth:`Ice40Gearbox._cells`)."""
+    edge_cells = edge_cells or [{}] * 3
+    capture_cells = capture_cells or [{}] * 4
+    # At falling edge 2c - 1/2: the pin at 2c - 2, 2c - 3/2 and 2c - 1 (edge-clock periods).
+    oldest, middle, newest = (
+        Signal(name=f"{name}{suffix}") for name in ("oldest", "middle", "newest")
+    )
+    for flop, (q, d) in enumerate(((oldest, newest), (middle, fall), (newest, rise))):
+        m.submodules[f"fall_flop{suffix}_{flop}"] = Instance(
+            "SB_DFFN", i_C=ClockSignal("eclk"), i_D=d, o_Q=q, **edge_cells[flop]
+        )
+    for flop, d in enumerate((oldest, middle, newest, fall)):
+        m.submodules[f"capture_flop{suffix}_{flop}"] = Instance(
+            "SB_DFF", i_C=ClockSignal(capture), i_D=d, o_Q=samples[flop], **capture_cells[flop]
+        )
 
 
 class Ice40Gearbox(Elaboratable):
@@ -113,24 +143,10 @@ class Ice40Gearbox(Elaboratable):
                 o_D_IN_0=rise,
                 o_D_IN_1=fall,
             )
-            # At falling edge 2c - 1/2: the pin at 2c - 2, 2c - 3/2 and 2c - 1 (edge-clock
-            # periods).
-            oldest, middle, newest = (
-                Signal(name=f"{name}_{n}") for name in ("oldest", "middle", "newest")
-            )
             edge_cells, capture_cells = self._cells(n)
-            for flop, (q, d) in enumerate(((oldest, newest), (middle, fall), (newest, rise))):
-                m.submodules[f"fall_flop_{n}_{flop}"] = Instance(
-                    "SB_DFFN", i_C=ClockSignal("eclk"), i_D=d, o_Q=q, **edge_cells[flop]
-                )
-            for flop, d in enumerate((oldest, middle, newest, fall)):
-                m.submodules[f"capture_flop_{n}_{flop}"] = Instance(
-                    "SB_DFF",
-                    i_C=ClockSignal(self.capture),
-                    i_D=d,
-                    o_Q=samples[n][flop],
-                    **capture_cells[flop],
-                )
+            gather_samples(
+                m, f"_{n}", rise, fall, samples[n], self.capture, edge_cells, capture_cells
+            )
         # Per pin Cat(s_0 .. s_3); the appliance takes each sample of every pin together.
         m.d.comb += self.samples.eq(Cat(Cat(samples[n][k] for n in range(width)) for k in range(4)))
         return m
@@ -144,3 +160,66 @@ class Ice40Gearbox(Elaboratable):
             [{"a_BEL": f"X{ex}/Y{ey}/lc{4 * half + k}"} for k in range(3)],
             [{"a_BEL": f"X{cx}/Y{cy}/lc{4 * half + k}"} for k in range(4)],
         )
+
+
+class Ice40PhaseProbe(Elaboratable):
+    """Checks the one assumption of the iCE40 gearbox that no build can: that the capture
+    clock (the PLL's output B, ``GENCLK_HALF``) rises on *rising* edges of the edge clock
+    (output A). Were it to rise on falling edges, every pin sample would be grouped half an
+    edge-clock period off and every strobe and edge stamp would be a quarter cycle off,
+    consistently, which no loopback sees (its round trip would only read a quarter longer
+    or shorter).
+
+    The probe is the gearbox of one pin whose "pin" is a flip-flop of the capture domain
+    that toggles at every capture clock edge: two fabric flip-flops sample it at the rising
+    and the falling edges of ``eclk`` (where a pin's SB_IO DDR registers would) and
+    :func:`gather_samples` groups the samples as for every pin. The toggle changes just
+    after a capture edge, so the first sample to show it is the first sampling edge after
+    that capture edge: sample 1 of the next cycle (the falling edge half an edge-clock
+    period after it) when the clocks are as assumed, sample 2 (or 0, by the sub-nanosecond
+    races of two coincident edges) when the capture clock rises on the edge clock's falling
+    edges. ``check`` (capture domain) accumulates, from the fourth cycle after reset, which
+    sample showed the change (:class:`latscope_defs.protocol.ClockCheck`); STATUS reports
+    it and ``latscope selftest`` judges it.
+
+    Timing: the toggle's paths to the two samplers are crossings like the gearbox's (to
+    the falling-edge one half an edge-clock period, to the rising-edge one a full period
+    or, at the coincident edge, a hold race that the toggle's clock-to-out wins, as in any
+    synchronous path); nextpnr reports them with the gearbox's.
+    """
+
+    #: Capture cycles after reset before the probe records: the samplers and the gathering
+    #: flip-flops hold samples from before reset for three cycles.
+    SETTLE_CYCLES = 4
+
+    def __init__(self, capture):
+        self.capture = capture
+        self.check = Signal(7)
+
+    def elaborate(self, platform):
+        m = Module()
+        capture = m.d[self.capture]
+        toggle = Signal()
+        capture += toggle.eq(~toggle)
+        rise, fall = Signal(), Signal()
+        m.submodules.rise_sampler = Instance(
+            "SB_DFF", i_C=ClockSignal("eclk"), i_D=toggle, o_Q=rise
+        )
+        m.submodules.fall_sampler = Instance(
+            "SB_DFFN", i_C=ClockSignal("eclk"), i_D=toggle, o_Q=fall
+        )
+        samples = Signal(4)
+        gather_samples(m, "_probe", rise, fall, samples, self.capture)
+        # Which sample differs from the one before it (the last of the previous cycle for
+        # sample 0): one-hot in a regular cycle.
+        last = Signal()
+        capture += last.eq(samples[3])
+        changed = samples ^ Cat(last, samples[:3])
+        settle = Signal(range(self.SETTLE_CYCLES + 1))
+        with m.If(settle < self.SETTLE_CYCLES):
+            capture += settle.eq(settle + 1)
+        with m.Elif((changed != 0) & ((changed & (changed - 1)) == 0)):
+            capture += self.check[:4].eq(self.check[:4] | changed)
+        with m.Else():
+            capture += self.check[4].eq(1)
+        return m

@@ -24,6 +24,7 @@ from amaranth_boards.ice40_hx8k_b_evn import ICE40HX8KBEVNPlatform
 
 from .board import FT2232H_BAUDS, FT2232H_USB_ID, Board, Pin, PinMap, fastest_baud
 from .clocking import Ice40Pll
+from .pad_delays import ICE40HX8K
 
 __all__ = ["board"]
 
@@ -86,5 +87,6 @@ def board(clock_hz=None, ddr_inputs=True, gearbox=True):
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         serial_port="/dev/ttyUSB1",
         usb_id=FT2232H_USB_ID,
+        pad_delays=ICE40HX8K,
         notes=("Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",),
     )

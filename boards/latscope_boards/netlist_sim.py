@@ -40,6 +40,7 @@ __all__ = [
     "SIMULATORS",
     "NetlistPorts",
     "PllOutput",
+    "LOCK_INPUT",
     "Stimulus",
     "CELL_LIBRARIES",
     "cell_models",
@@ -258,10 +259,15 @@ def _is_net(connection):
     return bool(connection) and not re.fullmatch(r"\d*'[hdbo][0-9a-fA-FxzXZ_]+", connection)
 
 
+#: The bypassed netlist's input that stands for every PLL's LOCK output: the testbench
+#: raises it at ``+lock=PS`` (0: from the start).
+LOCK_INPUT = "pll_locked"
+
+
 def bypass_plls(netlist_text, crystal_hz, top="latscope"):
     """The netlist with every PLL instance replaced: each clock output it drove becomes a new
-    input of ``top`` (for the testbench to drive), its LOCK is tied high. Returns
-    (netlist text, [:class:`PllOutput`])."""
+    input of ``top`` (for the testbench to drive), its LOCK the input :data:`LOCK_INPUT`.
+    Returns (netlist text, [:class:`PllOutput`])."""
     outputs = []
     replacements = []
 
@@ -278,7 +284,7 @@ def bypass_plls(netlist_text, crystal_hz, top="latscope"):
                 outputs.append(PllOutput(name, port, net, frequencies[port], input_name))
                 lines.append(f"  assign {net} = {input_name};")
         if _is_net(conns.get("LOCK", "")):
-            lines.append(f"  assign {conns['LOCK']} = 1'b1;")
+            lines.append(f"  assign {conns['LOCK']} = {LOCK_INPUT};")
         replacements.append(name)
         return (
             f"  // {cell} {name} bypassed by the testbench (netlist_sim.bypass_plls)\n"
@@ -292,8 +298,9 @@ def bypass_plls(netlist_text, crystal_hz, top="latscope"):
             f"netlist has no PLL instance with a clock output ({', '.join(PLL_OUTPUTS)})"
         )
     header = _header(text, top)
-    names = ", ".join(output.input_name for output in outputs)
-    declarations = "".join(f"  input {output.input_name};\n" for output in outputs)
+    inputs = [output.input_name for output in outputs] + [LOCK_INPUT]
+    names = ", ".join(inputs)
+    declarations = "".join(f"  input {name};\n" for name in inputs)
     text = (
         text[: header.start(1)]
         + names
@@ -341,23 +348,39 @@ def testbench(ports, clocks):
     UART TX line has been idle that long since the later of its last change and the
     stimulus's end: the appliance has sent everything), and
     ``+loopback``: the IRQ output wired to EDGE0 and to the marker strobe (the self-test's
-    jumper), in place of the stimulus's levels of those pins."""
+    jumper), in place of the stimulus's levels of those pins; ``+lock=PS``: when the PLLs'
+    LOCK rises (:data:`LOCK_INPUT`); ``+delay_<clock>=PS``: that clock starts later."""
     p = {role: _escape(name.lstrip("\\").rstrip()) for role, name in ports.ports.items()}
     # Every clock starts low and first rises half the fastest one's period in (the PLL
     # outputs' zero phase: a slower output's rising edges fall on rising edges of the faster
     # ones wherever the periods have a common multiple).
     first_rise = min(period for _, period in clocks) // 2
+    # ``+delay_<clock>=PS`` starts a clock that much later: a PLL whose outputs are not in
+    # the phase the design assumes (the clock-phase probe's test).
     clock_regs = "\n".join(
         f"  reg {name} = 1'b0;\n"
-        f"  initial begin #{first_rise}; forever begin {name} = ~{name}; #{period // 2}; end end"
+        f"  reg [63:0] {name}_delay = 0;\n"
+        f"  initial begin\n"
+        f'    if (!$value$plusargs("delay_{name}=%d", {name}_delay)) {name}_delay = 0;\n'
+        f"    #({first_rise} + {name}_delay);\n"
+        f"    forever begin {name} = ~{name}; #{period // 2}; end\n"
+        f"  end"
         for name, period in clocks
     )
-    clock_conns = "".join(f", .{name}({name})" for name, _ in clocks)
+    clock_conns = "".join(f", .{name}({name})" for name, _ in clocks + [(LOCK_INPUT, 0)])
     step = max(period for _, period in clocks) * 64
     return f"""`timescale 1ps/1ps
 module tb;
 {clock_regs}
   reg loopback = 1'b0;
+  // The PLLs' LOCK: high from +lock=PS on (0: from the start).
+  reg {LOCK_INPUT} = 1'b0;
+  reg [63:0] lock_ps = 0;
+  initial begin
+    if (!$value$plusargs("lock=%d", lock_ps)) lock_ps = 0;
+    #(lock_ps);
+    {LOCK_INPUT} = 1'b1;
+  end
   reg [21:0] pins = 22'h3fffff;           // {", ".join(PIN_ORDER)}: idle high
   wire tx;
   tri0 irq;                               // the DUT's pull-down: IRQ undriven until IRQ_CONFIG
@@ -560,8 +583,21 @@ class CompiledNetlist:
     compile_seconds: float
     timeout: float = 900
 
-    def run(self, stimulus, run_dir, *, end_ps, quiet_ps, loopback=False):
-        """Runs ``stimulus`` (a :class:`Stimulus`) in ``run_dir``; a :class:`NetlistRun`."""
+    def run(
+        self,
+        stimulus,
+        run_dir,
+        *,
+        end_ps,
+        quiet_ps,
+        loopback=False,
+        clock_delays=None,
+        lock_ps=0,
+    ):
+        """Runs ``stimulus`` (a :class:`Stimulus`) in ``run_dir``; a :class:`NetlistRun`.
+        ``clock_delays``: {PllOutput.input_name: ps} clocks that start that much later than
+        the others (whose first rising edges coincide); ``lock_ps``: when the PLLs' LOCK
+        rises (0: high from the start)."""
         run_dir = Path(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         stimulus_file = run_dir / "stimulus.txt"
@@ -573,6 +609,8 @@ class CompiledNetlist:
             f"+end={end_ps}",
             f"+quiet={quiet_ps}",
         ] + (["+loopback"] if loopback else [])
+        args += [f"+delay_{name}={ps}" for name, ps in (clock_delays or {}).items()]
+        args.append(f"+lock={lock_ps}")
         started = time.monotonic()
         _check_run(self.argv + args, run_dir, self.timeout)
         seconds = time.monotonic() - started

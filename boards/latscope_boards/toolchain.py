@@ -131,12 +131,13 @@ class BuildResult:
     goal_hz: int = 0  # the board's capture-clock goal (0: none)
     sample_phases: int = 1  # samples of the strobe and edges a capture cycle
     edge_clock_hz: int = 0  # a gearbox's edge clock (0: none)
-    crossing_ns: float = 0.0  # the iCE40 gearbox's edge-clock -> capture path
+    crossing_ns: float = 0.0  # the iCE40 gearbox's edge clock <-> capture clock paths
 
     @property
     def crossing_budget_ns(self):
-        """What the iCE40 gearbox's one path from its edge clock's falling edge into the
-        capture clock may take: half an edge-clock period (gearbox.Ice40Gearbox)."""
+        """What the iCE40 gearbox's paths between its edge clock's falling edge and the
+        capture clock may take, either way: half an edge-clock period (gearbox.Ice40Gearbox,
+        gearbox.Ice40PhaseProbe)."""
         return 1e9 / self.edge_clock_hz / 2 if self.edge_clock_hz else 0.0
 
     @property
@@ -312,8 +313,14 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
     link_fmax, link_critical = (
         clock_timing(report, clocks, board.link_hz) if board.link_hz else (0.0, [])
     )
+    # Both ways: the gearbox's samples into the capture clock, and the clock-phase probe's
+    # toggle into its edge-clock samplers (gearbox.Ice40PhaseProbe; half a period to the
+    # falling-edge one, whose late sample would read as a wrong phase).
     crossing = (
-        crossing_delay(report, clocks, board.edge_clock_hz, board.clock_hz)
+        max(
+            crossing_delay(report, clocks, board.edge_clock_hz, board.clock_hz),
+            crossing_delay(report, clocks, board.clock_hz, board.edge_clock_hz),
+        )
         if board.edge_clock_hz
         else 0.0
     )

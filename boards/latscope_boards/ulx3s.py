@@ -24,6 +24,7 @@ from amaranth_boards import ulx3s as _platforms
 
 from .board import FT231X_USB_ID, Board, Pin, PinMap
 from .clocking import Ecp5Pll, ecp5_pll_settings
+from .pad_delays import ECP5_SPEED_6_LVCMOS33
 
 __all__ = ["VARIANTS", "DEFAULT_VARIANT", "board"]
 
@@ -103,6 +104,7 @@ def board(
         link="FT231X (the board's USB serial port, e.g. /dev/ttyUSB0), 2 Mbaud",
         serial_port="/dev/ttyUSB0",
         usb_id=FT231X_USB_ID,
+        pad_delays=ECP5_SPEED_6_LVCMOS33,
         ddr_inputs=ddr_inputs,
         input_phases=4 if gearbox else 0,
         notes=(

@@ -48,6 +48,19 @@ A_IRQ_ASSERT, A_IRQ_RELEASE, A_EDGE, A_LOSS, A_WARNING, A_HOLE = range(
 )
 
 
+#: What a decoder of markers shares with this one (latscope_membus): the IRQ line's option
+#: and one annotation class per marker point.
+IRQ_POLARITY = {
+    "id": "irq_polarity",
+    "desc": "IRQ asserting level",
+    "default": "active-high",
+    "values": ("active-high", "active-low"),
+}
+POINT_ANNOTATIONS = tuple(
+    (name.lower().replace("_", "-"), "Marker: %s" % name) for _, name in sorted(POINT_NAMES.items())
+)
+
+
 def fields(value):
     return (value >> TEST_SHIFT) & TEST_MASK, (value >> POINT_SHIFT) & POINT_MASK, value & ARG_MASK
 
@@ -96,17 +109,9 @@ class Decoder(srd.Decoder):
             "desc": "Samples from strobe edge to data sample (0 for a latscope export)",
             "default": 0,
         },
-        {
-            "id": "irq_polarity",
-            "desc": "IRQ asserting level",
-            "default": "active-high",
-            "values": ("active-high", "active-low"),
-        },
+        IRQ_POLARITY,
     )
-    annotations = tuple(
-        (name.lower().replace("_", "-"), "Marker: %s" % name)
-        for _, name in sorted(POINT_NAMES.items())
-    ) + (
+    annotations = POINT_ANNOTATIONS + (
         ("irq-assert", "IRQ asserted"),
         ("irq-release", "IRQ released"),
         ("edge", "Edge channel edge"),

@@ -8,7 +8,7 @@ host's parser uses the same ones, so the two sides cannot drift apart.
 """
 
 from collections.abc import Callable
-from enum import IntEnum
+from enum import IntEnum, IntFlag
 from typing import TypeVar
 
 import numpy as np
@@ -81,6 +81,7 @@ __all__ = [
     "Command",
     "IdentifyReply",
     "StatusReply",
+    "ClockCheck",
     "IrqConfig",
     "IrqFlags",
     "StartArgs",
@@ -660,6 +661,26 @@ class TriggerConfig(data.Struct):
     hold: IRQ_DELAY_BITS  #: capture cycles the output stays asserted after its first
 
 
+class ClockCheck(IntFlag):
+    """STATUS ``clock_check``: what the iCE40 gearbox's clock-phase probe saw since the
+    power-on reset (``latscope_boards.gearbox.Ice40PhaseProbe``). The probe samples a
+    flip-flop that toggles at every capture clock edge the way the gearbox samples a pin;
+    ``SEEN_0`` .. ``SEEN_3``: a capture cycle's samples showed the toggle first at that
+    sample (0: the earliest). The gearbox's quarter-cycle stamps hold when only
+    ``EXPECTED`` (sample 1: the capture clock rises on a rising edge of the edge clock,
+    the first sample after it is the falling edge half an edge-clock period later) was
+    ever seen; sample 2 (or 0) is the capture clock rising on the edge clock's falling
+    edges, every stamp of the strobe and the edge pins a quarter cycle off. ``IRREGULAR``:
+    a cycle's samples showed no change or more than one."""
+
+    SEEN_0 = 1 << 0
+    SEEN_1 = 1 << 1
+    SEEN_2 = 1 << 2
+    SEEN_3 = 1 << 3
+    IRREGULAR = 1 << 4
+    EXPECTED = SEEN_1
+
+
 class StartArgs(data.Struct):
     sources: 16  #: bit n enables source n (see Source); 0xffff enables everything present
 
@@ -699,7 +720,11 @@ class IdentifyReply(data.Struct):
 
 
 class StatusReply(data.Struct):
-    capturing: 8  #: 1 while a capture runs
+    capturing: 1  #: 1 while a capture runs
+    #: The clock-phase probe of an iCE40 gearbox (:class:`ClockCheck` bits); 0: the gateware
+    #: has none (other boards, the simulations, gateware before it: the byte's upper bits
+    #: were 0).
+    clock_check: 7
     events: 32  #: events written to the FIFO since START (mod 2**32)
     lost: 32  #: events lost since START (mod 2**32)
     fifo_max: 16  #: FIFO high-water mark since START

@@ -131,11 +131,13 @@ class Appliance(wiring.Component):
     """Everything between the pins and the host link.
 
     Pins: ``marker_data``/``marker_strobe`` (trace port), ``edges`` (edge channels), ``bus``
-    (snooped Wishbone, when a window is configured), ``irq`` (to the DUT) and ``irq_oe`` (its
-    output enable: off until the first IRQ_CONFIG, :meth:`_irq_drive`), ``uart_tx`` /
-    ``uart_rx`` (the host link), ``capturing`` (high while a capture runs: from the cycle
-    after START's execution to STOP; the simulation harness starts the DUT's CPU a fixed
-    number of cycles after it rises, a board may show it on an LED).
+    (snooped Wishbone, when a window is configured), ``irq`` (to the DUT, from a flip-flop in
+    the capture domain), ``irq_next`` (what ``irq`` takes at the next capture clock edge: a
+    board registers it in the pin's I/O cell instead, :func:`.irq_pin.show_irq`) and
+    ``irq_oe`` (its output enable: off until the first IRQ_CONFIG, :meth:`_irq_drive`),
+    ``uart_tx`` / ``uart_rx`` (the host link), ``capturing`` (high while a capture runs:
+    from the cycle after START's execution to STOP; the simulation harness starts the DUT's
+    CPU a fixed number of cycles after it rises, a board may show it on an LED).
 
     START also restarts the IRQ generator with its settings in force and its LFSR reseeded
     (docs/protocol.md), so the IRQ sequence of a capture is fixed relative to its START.
@@ -171,10 +173,14 @@ class Appliance(wiring.Component):
             "marker_strobe": In(len(self._marker.strobe)),
             "edges": In(len(self._edges.pins)),
             "irq": Out(1),
+            "irq_next": Out(1),
             "irq_oe": Out(1),
             "capturing": Out(1),
             "uart_tx": Out(1, init=1),
             "uart_rx": In(1, init=1),
+            # The board's clock-phase probe (protocol.ClockCheck bits, in the capture
+            # domain); 0: none.
+            "clock_check": In(7),
         }
         if self._bus is not None:
             members["bus"] = In(self._bus.bus.signature.flip())
@@ -308,6 +314,7 @@ class Appliance(wiring.Component):
             marker.strobe.eq(self.marker_strobe),
             edges.pins.eq(self.edges),
             self.irq.eq(irq.irq),
+            self.irq_next.eq(irq.irq_next),
             self.uart_tx.eq(uart_tx.tx),
             uart_rx.rx.eq(self.uart_rx),
         ]
@@ -438,10 +445,16 @@ class Appliance(wiring.Component):
         m.d.comb += self.irq_oe.eq(delayed)
 
     def _report_status(self, m, commands, streamer, control, capturing):
-        """What STATUS reports: the link domain's capture flag and the streamer's and the
-        capture control's counters."""
+        """What STATUS reports: the link domain's capture flag, the streamer's and the
+        capture control's counters, and the board's clock-phase probe (sticky bits, set once
+        after the power-on reset: a two-flip-flop synchronizer suffices)."""
+        clock_check = self.clock_check
+        if self.config.capture_domain != "sync":
+            clock_check = Signal.like(self.clock_check)
+            m.submodules.clock_check_sync = FFSynchronizer(self.clock_check, clock_check)
         m.d.comb += [
             commands.status.capturing.eq(capturing),
+            commands.status.clock_check.eq(clock_check),
             commands.status.events.eq(streamer.events),
             commands.status.lost.eq(streamer.lost),
             commands.status.fifo_max.eq(streamer.fifo_max),

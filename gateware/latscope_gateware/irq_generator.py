@@ -115,6 +115,9 @@ class IrqGenerator(wiring.Component):
         which goes on running unseen; with the generator's polarity.
     irq : Out(1)
         The pin, straight from a flip-flop. Low after reset (released, active high).
+    irq_next : Out(1)
+        What ``irq`` takes at the next clock edge (for the I/O cell's output register,
+        :func:`.irq_pin.show_irq`).
     enabled : Out(1)
         The generator is running (``flags.enable`` of the last apply, cleared by one-shot).
     events : Out(stream.Signature(IrqValue, always_ready=True))
@@ -167,6 +170,7 @@ class IrqGenerator(wiring.Component):
                 "reseed": In(1),
                 "firing": In(firing_layout),
                 "irq": Out(1),
+                "irq_next": Out(1),
                 "enabled": Out(1),
                 "events": Out(stream.Signature(IrqValue, always_ready=True)),
                 "rise": Out(1),
@@ -300,6 +304,7 @@ class IrqGenerator(wiring.Component):
             active_low=state.next_active_low,
             firing=self.firing,
             pin=self.irq,
+            pin_next=self.irq_next,
             events=self.events,
         )
 

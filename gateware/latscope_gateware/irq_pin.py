@@ -39,16 +39,21 @@ __all__ = ["LINK_TO_PIN", "show_irq", "IrqPinStage"]
 LINK_TO_PIN = 4
 
 
-def show_irq(m, domain, *, level, active_low, firing, pin, events):
+def show_irq(m, domain, *, level, active_low, firing, pin, pin_next, events):
     """The IRQ pin and its event, loaded at one clock edge of ``domain`` (so an edge's stamp
     is the cycle the pin first shows it: latency 0): the logical level ``level`` (the
     periodic generator's, for the next cycle) or, while ``firing.active``, the trigger's
     ``firing.level``; the pin is that level with the polarity ``active_low``. ``events``
     (an :class:`~latscope_defs.protocol.IrqValue` stream): ``valid`` where the level
-    changes, with the firing's delay while the trigger drives the pin (``triggered``)."""
+    changes, with the firing's delay while the trigger drives the pin (``triggered``).
+    ``pin_next`` is what ``pin`` takes at the next clock edge (its flip-flop's input): a
+    board loads the I/O cell's output register from it, at the same edge of ``domain``,
+    so the pad changes at the edge that stamps the event, plus the cell's clock-to-pad
+    delay and nothing that depends on placement (docs/boards.md, "Pad delays")."""
     shown = Mux(firing.active, firing.level, level)
+    m.d.comb += pin_next.eq(shown ^ active_low)
     m.d[domain] += [
-        pin.eq(shown ^ active_low),
+        pin.eq(pin_next),
         events.valid.eq(shown != events.payload.level),
         events.payload.level.eq(shown),
         events.payload.triggered.eq(firing.active),
@@ -72,6 +77,9 @@ class IrqPinStage(wiring.Component):
         ``firing.active`` (:func:`show_irq`), with the generator's polarity.
     irq : Out(1)
         ``capture_domain``: the pin, from a flip-flop.
+    irq_next : Out(1)
+        ``capture_domain``: what ``irq`` takes at the next clock edge (for the I/O cell's
+        output register, :func:`show_irq`).
     events : Out(stream.Signature(IrqValue, always_ready=True))
         ``capture_domain``: ``valid`` for one cycle per change of the level shown, in the
         cycle the pin shows it (``latency`` 0); ``payload`` the new level (1: asserting edge)
@@ -92,6 +100,7 @@ class IrqPinStage(wiring.Component):
                 "pin": In(1),
                 "firing": In(firing_layout),
                 "irq": Out(1),
+                "irq_next": Out(1),
                 "events": Out(stream.Signature(IrqValue, always_ready=True)),
                 "rise": Out(1),
             }
@@ -128,6 +137,7 @@ class IrqPinStage(wiring.Component):
             active_low=Mux(stable, level ^ pin, taken_active_low),
             firing=self.firing,
             pin=self.irq,
+            pin_next=self.irq_next,
             events=self.events,
         )
         return m

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .analysis.batch import BatchAnalysis
     from .analysis.pairing import SampleTable
     from .analysis.statistics import TableAccumulator
+    from .link.calibration import Calibration
     from .link.selftest import SelftestResults
     from .simulated.appliance import SimulatedAppliance
     from .simulated.soc import SuiteSettings
@@ -151,6 +152,13 @@ class Session:
         return self.session.device
 
     @property
+    def calibration(self) -> "Calibration | None":
+        """The board's saved loop calibration this session's captures apply and record
+        (:mod:`latscope.link.calibration`; None: none saved for the board, or the saved one
+        does not apply: ``session.calibration_problem`` says why)."""
+        return self.session.calibration
+
+    @property
     def irq(self) -> IrqSettings:
         return self.session.irq
 
@@ -199,15 +207,26 @@ class Session:
         return marker
 
     def selftest(
-        self, *, loopback: bool = False, wiring: bool = False, count: int = 64, wait: float = 30.0
+        self,
+        *,
+        loopback: bool = False,
+        wiring: bool = False,
+        count: int = 64,
+        wait: float = 30.0,
+        save: bool = False,
     ) -> "SelftestResults":
         """The first-plug-in self-test (:mod:`latscope.link.selftest`): the link (``count`` ECHO
         patterns), and with ``loopback`` the jumper test, with ``wiring`` the wiring
         program's markers (waiting up to ``wait`` s for the first; a simulated DUT that
         waits for the capture is started then). Returns ``{"link": LinkResult, ...}``; each
-        result has ``ok``. The IRQ generator is set back to :attr:`irq` afterwards."""
+        result has ``ok``. The IRQ generator is set back to :attr:`irq` afterwards.
+        ``save`` (with ``loopback``): a consistent loop's round trip becomes the board's
+        saved calibration (``selftest --save``), which this session's later captures apply
+        (:attr:`calibration`) as every later session's on the board does."""
         from .link.selftest import run_selftest
 
+        if save and not loopback:
+            raise ValueError("save: saves the loopback test's calibration; give loopback=True")
         try:
             return run_selftest(
                 self.device,
@@ -219,9 +238,12 @@ class Session:
                 count=count,
                 dut=self.session.port,
                 wiring_timeout=wait,
+                save=save,
             )
         finally:
             self.session.configure_irq(self.irq)
+            if save:
+                self.session.load_calibration()
 
     def capture(
         self,
@@ -263,7 +285,7 @@ class Session:
             handle = tempfile.NamedTemporaryFile(prefix="latscope-", suffix=".lsc", delete=False)
             handle.close()
             output = handle.name
-        analyzer = live_analysis(self.identity, interval)
+        analyzer = live_analysis(self.identity, interval, irq_shift=self.session.irq_shift)
         progress = None
         if on_progress is not None:
 

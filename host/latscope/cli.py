@@ -281,6 +281,13 @@ def _selftest_options(p):
         "(sim:gateware and sim:soc simulate it)",
     )
     p.add_argument(
+        "--save",
+        action="store_true",
+        help="with --loopback: save a consistent loop's round trip as this board's "
+        "calibration, which later captures on it apply and record (docs/boards.md, "
+        '"Loop calibration"; the file: $XDG_CONFIG_HOME/latscope/calibration.json)',
+    )
+    p.add_argument(
         "--wiring",
         action="store_true",
         help="also the wiring test: run the DUT's wiring program "
@@ -317,6 +324,8 @@ def cmd_selftest(args):
 
     if args.miswire and args.port != "sim:soc":
         raise UsageError("--miswire: only for --port sim:soc (a simulated wiring fault)")
+    if args.save and not args.loopback:
+        raise UsageError("--save: saves the loopback test's calibration; give --loopback")
 
     def prompt():
         if not is_simulated(args.port):
@@ -338,6 +347,7 @@ def cmd_selftest(args):
                 dut=port,
                 on_wiring_start=prompt,
                 wiring_timeout=args.wait,
+                save=args.save,
             )
     if args.json:
         print(
@@ -348,6 +358,8 @@ def cmd_selftest(args):
         )
     else:
         print("\n".join(format_results(**results)))
+    if args.save and "loopback" in results and not results["loopback"].ok:
+        note("--save: nothing saved: the loopback failed (the saved calibration is unchanged)")
     return 0 if all(result.ok for result in results.values()) else 1
 
 
@@ -436,8 +448,12 @@ def cmd_capture(args):
             raise UsageError(
                 f"--loop {args.loop}: the appliance has {session.identity.edge_count} edge channels"
             )
+        if session.calibration is not None:
+            note(f"loop calibration: {session.calibration.describe()}")
+        elif session.calibration_problem:
+            note(f"no loop calibration: {session.calibration_problem}")
         # Live statistics in bounded memory (the capture file keeps every event).
-        analyzer = live_analysis(session.identity, args.interval)
+        analyzer = live_analysis(session.identity, args.interval, irq_shift=session.irq_shift)
         progress = Progress()
 
         def show(events, run):

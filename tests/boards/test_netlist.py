@@ -32,7 +32,13 @@ from latscope.events import Events
 from latscope.link.device import IrqSettings, TriggerSettings
 from latscope.link.identity import Identity
 from latscope.link.parser import StreamParser
-from latscope.link.selftest import LOOPBACK_IRQ, loopback_result
+from latscope.link.selftest import (
+    EXPECTED_SAMPLE,
+    LOOPBACK_IRQ,
+    clock_phase_result,
+    format_results,
+    loopback_result,
+)
 from latscope_boards import BOARDS as ALL_BOARDS
 from latscope_boards import get_board
 from latscope_boards.clocking import POWER_ON_RESET_SECONDS
@@ -229,11 +235,16 @@ def compiled(request, tmp_path_factory, board_builds):
     return Compiled(board, result)
 
 
-def simulate(compiled, script, run_dir, end_cycles, loopback=False):
+def simulate(compiled, script, run_dir, end_cycles, loopback=False, clock_delays=None):
     """Runs the script on the netlist; (bytes of the UART TX pin, the pin log)."""
     P = script.t.P
     result = compiled.netlist.run(
-        script.stimulus, run_dir, end_ps=end_cycles * P, quiet_ps=3000 * P, loopback=loopback
+        script.stimulus,
+        run_dir,
+        end_ps=end_cycles * P,
+        quiet_ps=3000 * P,
+        loopback=loopback,
+        clock_delays=clock_delays,
     )
     return decode_uart(result.log, script.bit_ps), result.log
 
@@ -543,3 +554,104 @@ def test_trigger_delays_are_exact_at_the_pin(triggered):
         assert rise - marker == (delay << shift) + offset - phase, (delay, rise, marker)
         assert fall - rise == TRIGGER.width << shift
     assert len(rises) == len(falls) == FIRINGS
+
+
+# --- The clock-phase probe of the iCE40 gearbox ----------------------------------------------
+
+
+def clock_phase_status(compiled, run_dir, clock_delays=None):
+    """IDENTIFY and STATUS after the power-on reset; the self-test's clock-phase verdict on
+    the STATUS reply (selftest.clock_phase_result)."""
+    board = compiled.board
+    script = Script(board)
+    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500, Command.IDENTIFY)
+    cycle = script.command(cycle + script.reply_cycles(80), Command.STATUS)
+    received, _ = simulate(
+        compiled,
+        script,
+        run_dir,
+        cycle + script.reply_cycles(16) + 10_000,
+        clock_delays=clock_delays,
+    )
+    identity, _, parser = parse(received)
+    status = StatusReply.from_bits(int.from_bytes(dict(parser.replies)[Command.STATUS], "little"))
+    return clock_phase_result(status.clock_check, identity)
+
+
+def wrong_phase_delays(compiled):
+    """The testbench's clock delays that make an iCE40 PLL's output B (GENCLK_HALF: the
+    capture clock) rise on output A's (the edge clock's) falling edges: B starts half of
+    A's period late."""
+    outputs = {clock.port: clock.input_name for clock in compiled.netlist.clocks}
+    edge_clock_period = compiled.netlist.periods[outputs["PLLOUTGLOBALA"]]
+    return {outputs["PLLOUTGLOBALB"]: edge_clock_period // 2}
+
+
+def test_clock_phase_probe_passes_with_the_pll_as_assumed(compiled, tmp_path):
+    """The iCE40 gearbox's probe, as `latscope selftest` reads it: the capture clock's
+    toggle first sampled at quarter 1 of its cycle, in every cycle. Boards without the
+    probe (the ULX3S, whose gearbox's phase is its start-up's; the iCEBreaker, full) report
+    STATUS clock_check 0, "not probed"."""
+    result = clock_phase_status(compiled, tmp_path)
+    if not (compiled.board.family == "ice40" and compiled.board.phase_probe):
+        assert not result.probed and result.ok
+        return
+    assert result.probed and result.ok, result.problems
+    assert result.seen == [EXPECTED_SAMPLE] and not result.irregular
+
+
+def test_clock_phase_probe_fails_when_the_capture_clock_rises_on_falling_edges(compiled, tmp_path):
+    """The same netlist with the PLL's output B half an edge-clock period late (its rising
+    edges on output A's falling ones): the probe sees the toggle at another quarter and the
+    self-test fails, naming the phase and the quarter-cycle error."""
+    if not (compiled.board.family == "ice40" and compiled.board.phase_probe):
+        pytest.skip("only the iCE40 gearbox depends on the phase of two PLL outputs")
+    result = clock_phase_status(compiled, tmp_path, wrong_phase_delays(compiled))
+    assert result.probed and not result.ok
+    assert result.seen and EXPECTED_SAMPLE not in result.seen
+    lines = format_results(clock_phase=result)
+    print("\n".join(lines))  # the self-test's report, for the record (pytest -s)
+    (line,) = [line for line in lines if "FAILED" in line]
+    assert "does not rise on the edge clock's (output A's) rising edges" in result.problems[0]
+    assert f"{1e9 / compiled.board.clock_hz / 4:.2f} ns" in result.problems[0], line
+
+
+# --- The ECP5 gearbox's start-up: the same quarter order at every lock time -----------------
+
+#: Lock times of the start-up test: a quarter edge-clock period past an edge, then every
+#: half period for two periods (either edge, both parities of the divider).
+START_PHASES = 4
+
+
+def test_ecp5_gearbox_groups_samples_the_same_whatever_the_lock_time(compiled, tmp_path):
+    """The PLL's LOCK rising at edge-clock phases a half period apart (the testbench's
+    ``+lock``), after a microsecond of running clocks: each time the loopback (IRQ output to
+    EDGE0 and the strobe) gives offset 0, the quarter order the gearbox model and the
+    IDENTIFY latencies state. Before the start-up sequence (the divider's reset released
+    straight from LOCK, the gearboxes' tied low) the divider and the gearboxes' word counters
+    started an odd number of edge-clock cycles apart at every other lock time, every stamp
+    of the strobe and the edge pins then half a cycle off (measured: offsets 2 at two of
+    the four lock times)."""
+    board = compiled.board
+    if board.family != "ecp5" or not board.edge_clock_hz:
+        pytest.skip("only the ECP5's gearbox has a start-up sequence")
+    outputs = {clock.port: clock.input_name for clock in compiled.netlist.clocks}
+    eclk = compiled.netlist.periods[outputs["CLKOP"]]
+    script, stopped = loopback_script(board, edges=2)
+    P = script.t.P
+    offsets = {}
+    for phase in range(START_PHASES):
+        lock_ps = 1_000_000 + eclk // 4 + phase * eclk // 2
+        result = compiled.netlist.run(
+            script.stimulus,
+            tmp_path / str(phase),
+            end_ps=(stopped + script.reply_cycles(8 * 3 * 2 * 3) + 100_000) * P,
+            quiet_ps=3000 * P,
+            loopback=True,
+            lock_ps=lock_ps,
+        )
+        identity, events, _ = parse(decode_uart(result.log, script.bit_ps))
+        verdict = loopback_result(events, identity)
+        offsets[lock_ps] = verdict.offsets
+        assert verdict.irq_edges >= 2, lock_ps
+    assert all(found == {"EDGE0": [0], "MARKER": [0]} for found in offsets.values()), offsets

@@ -11,6 +11,7 @@ from fractions import Fraction
 import pytest
 
 from latscope_boards.netlist_sim import (
+    LOCK_INPUT,
     MODELS_DIR,
     bypass_plls,
     cell_models,
@@ -63,7 +64,9 @@ def test_every_pll_output_becomes_an_input_at_its_parameters_frequency():
         ("pll2", "CLKOS"): ("b [1]", 24_000_000),
     }
     assert "SB_PLL40" not in text.replace("// SB_PLL40", "") and "EHXPLLL #" not in text
-    assert "assign \\clocking.locked = 1'b1;" in text and "assign 1'h0" not in text
+    # Every PLL's LOCK is the testbench's LOCK input (a constant LOCK is left as it is).
+    assert f"assign \\clocking.locked = {LOCK_INPUT};" in text and "assign 1'h0" not in text
+    assert f"  input {LOCK_INPUT};" in text
     for output in outputs:
         assert f"  assign {output.net} = {output.input_name};" in text
         assert f"  input {output.input_name};" in text

@@ -504,11 +504,24 @@ def bsrr_stores(log, systicks=None):
     devices: -d unimp logs every access), after the start-up configuration. ``systicks``: a
     list that gets, per SysTick exception of a -d unimp,int log (one log, in execution
     order), the numbers of the stores made before it was taken and before it returned."""
-    stores = []
-    for line in Path(log).read_text().splitlines():
+
+    def bsrr(line):
         match = UNIMP_WRITE.match(line)
         if match and int(match[2], 16) == BSRR:
-            stores.append((match[1], int(match[3], 16)))
+            return match[1], int(match[3], 16)
+        return None
+
+    return logged_stores(log, bsrr, systicks)
+
+
+def logged_stores(log, store_of, systicks=None):
+    """[store_of(line)] of the lines of QEMU's log for which it is not None, and the
+    SysTick exceptions among them (``systicks``: as bsrr_stores)."""
+    stores = []
+    for line in Path(log).read_text().splitlines():
+        store = store_of(line)
+        if store is not None:
+            stores.append(store)
         elif systicks is not None and line == SYSTICK_TAKEN:
             systicks.append([len(stores), None])
         elif systicks is not None and SYSTICK_RETURN.match(line):
@@ -517,16 +530,21 @@ def bsrr_stores(log, systicks=None):
     return stores
 
 
-def check_tick_markers(values, systicks):
+def check_tick_markers(values, systicks, first_store=2, stores_per_marker=2):
     """The kernel's tick markers (ports/cortex-m/arch_port.h): every SysTick exception QEMU
-    took writes exactly KERNEL/TICK_ENTRY then KERNEL/TICK_EXIT (marker k is stores 2 + 2k
-    and 3 + 2k, stm32_markers), and no tick marker is written outside a SysTick."""
+    took writes exactly KERNEL/TICK_ENTRY then KERNEL/TICK_EXIT, and no tick marker is
+    written outside a SysTick. Marker k is the ``stores_per_marker`` stores from
+    ``first_store + k * stores_per_marker`` on (the GPIO port: 2 + 2k and 3 + 2k,
+    stm32_markers)."""
     tests, points, _ = decode(values)
     tick = (tests == Test.KERNEL) & np.isin(points, [KERNEL_TICK_ENTRY, KERNEL_TICK_EXIT])
     assert len(systicks) > 0 and systicks[-1][1] is not None
     inside = np.zeros(len(values), bool)
+    n = stores_per_marker
     for taken, returned in systicks:
-        first, stop = max(0, (taken - 1) // 2), (returned - 2) // 2  # markers whole inside
+        # the markers whole inside: first store at or after taken, last before returned
+        first = max(0, -(-(taken - first_store) // n))
+        stop = (returned - first_store) // n
         assert [(int(tests[k]), int(points[k])) for k in range(first, stop)] == [
             (Test.KERNEL, KERNEL_TICK_ENTRY),
             (Test.KERNEL, KERNEL_TICK_EXIT),
@@ -557,16 +575,18 @@ def stm32_markers(stores):
     return np.array(values, np.int64)
 
 
-def check_cm_tables(values):
-    """The suite's tables from the markers: every one that needs no IRQ edge (QEMU raises
-    the line in software), with the samples and pairs of the native run."""
+def check_cm_tables(values, source=Source.MARKER):
+    """The suite's tables from the markers (``values``: the events' values, of ``source``):
+    every one that needs no IRQ edge (QEMU raises the line in software), with the samples
+    and pairs of the native run."""
     events = Events(
         np.arange(len(values), dtype=np.uint64) * 10,
-        np.full(len(values), int(Source.MARKER), np.uint8),
+        np.full(len(values), int(source), np.uint8),
         values,
     )
     tables = analyze(events, 1e9)
-    markers = {10 * i: tuple(int(x) for x in m) for i, m in enumerate(zip(*decode(values)))}
+    marker_values = np.asarray(values, np.int64) & 0xFFFF
+    markers = {10 * i: tuple(int(x) for x in m) for i, m in enumerate(zip(*decode(marker_values)))}
     expected = {
         name: (rule.start, rule.end)
         for rule, name in suite_rules(parameters={Test.SEO_F: (CM_SEO_F_MAX,)})
@@ -580,7 +600,7 @@ def check_cm_tables(values):
             a, b = markers[start], markers[start + sample]
             assert (a[1], b[1]) == (a_point, b_point) and a[0] == b[0], (name, k, a, b)
             check_pair(name, k, a, b)
-    check_il_window(values)
+    check_il_window(marker_values)
 
 
 @pytest.mark.qemu
@@ -629,27 +649,28 @@ def cm_suite_under_qemu(board, build, load="none", clock="full"):
     )
     log = build / "unimp.log"
     suffix = "-reset-clock" if clock == "reset" else ""
-    suite = subprocess.run(
-        [
-            *QEMU,
-            "-d",
-            "unimp,int",
-            "-D",
-            str(log),
-            "-kernel",
-            str(build / f"cm-{board}{suffix}-gpio{build_suffix(load)}" / "suite.elf"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    console = suite_under_qemu(
+        build / f"cm-{board}{suffix}-gpio{build_suffix(load)}" / "suite.elf", log
     )
-    console = suite.stdout + suite.stderr
-    assert suite.returncode == 0 and "suite: done" in console, console[-3000:]
     systicks = []
     values = stm32_markers(bsrr_stores(log, systicks))
     check_tick_markers(values, systicks)
     check_cm_tables(values)
     return console, values, log.read_text()
+
+
+def suite_under_qemu(elf, log):
+    """Runs the suite ``elf`` under QEMU with its stores to unimplemented devices and its
+    exceptions logged to ``log``: it runs to its end. Gives the console."""
+    run = subprocess.run(
+        [*QEMU, "-d", "unimp,int", "-D", str(log), "-kernel", str(elf)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    console = run.stdout + run.stderr
+    assert run.returncode == 0 and "suite: done" in console, console[-3000:]
+    return console
 
 
 #: A store to DMA2 stream 5's configuration with EN set (board_stm32f4.c, the bus profile).

@@ -1,81 +1,21 @@
 # amaranth: UnusedElaboratable=no
 """Memory bus front end, driven by a bus-functional model of an FMC-style write cycle.
 
-The model works in sample slots (1/phases of a capture cycle): a write is address setup
-(chip select, address, no strobe), the write strobe's pulse (data valid only in its last
-``setup`` slots, garbage before), a hold (strobe inactive, address and data still valid) and
-a gap (chip select inactive, garbage on the lines). The pins reach the front end as the input
-registers present them (:mod:`latscope_gateware.ddr_edges`: in cycle c, sample k is the
-level of slot ``phases*(c-1) + k - 1``; single-rate pins directly), so an end edge in slot
-j must be stamped ``j + stamp_latency``.
+The model (support.membus_model) works in sample slots, here 1/phases of a capture cycle.
+The pins reach the front end as the input registers present them
+(:mod:`latscope_gateware.ddr_edges`: in cycle c, sample k is the level of slot
+``phases*(c-1) + k - 1``; single-rate pins directly), so an end edge in slot j must be
+stamped ``j + stamp_latency``.
 """
 
 import random
-from dataclasses import dataclass, replace
 
 import pytest
 
 from latscope_defs.protocol import memory_bus_write
 from latscope_gateware.memory_bus import MemoryBusPort
 from support.gateware_sim import run
-
-ADDRESS_BITS = 10
-
-
-@dataclass(frozen=True)
-class Slot:
-    """The bus during one slot, as active flags and line values. (The read strobe is
-    modelled but has no pin on the front end: a read is a cycle without a write strobe.)"""
-
-    selected: bool = False
-    writing: bool = False
-    reading: bool = False
-    address: int = 0
-    data: int = 0
-
-
-class BusModel:
-    """Builds a slot timeline of writes and reads and remembers where each write ends."""
-
-    def __init__(self, data_width, seed=0):
-        self.data_width = data_width
-        self.slots = []
-        self.writes = []  # (slot of the strobe's end edge, address, data)
-        self.random = random.Random(seed)
-
-    def _garbage(self, bits):
-        return self.random.randrange(1 << bits)
-
-    def _garbage_slot(self, **fields):
-        """A slot with ``fields`` and garbage on the lines it does not name."""
-        lines = {"address": self._garbage(ADDRESS_BITS), "data": self._garbage(self.data_width)}
-        return Slot(**(lines | fields))
-
-    def write(self, address, data, *, addset=0, datast=1, setup=1, hold=0):
-        """One write cycle: ``addset`` slots of address setup, the strobe ``datast`` slots
-        (data valid in the last ``setup`` of them), ``hold`` slots after its end edge."""
-        assert 1 <= setup <= datast
-        for _ in range(addset):
-            self.slots.append(self._garbage_slot(selected=True, address=address))
-        for n in range(datast):
-            valid = n >= datast - setup
-            slot = self._garbage_slot(selected=True, writing=True, address=address)
-            self.slots.append(replace(slot, data=data) if valid else slot)
-        self.writes.append((len(self.slots), address, data))
-        for _ in range(hold):
-            self.slots.append(Slot(selected=True, address=address, data=data))
-
-    def read(self, address, *, slots=2):
-        for _ in range(slots):
-            self.slots.append(self._garbage_slot(selected=True, reading=True, address=address))
-
-    def other_bank_write(self, address, data):
-        """A write strobe with this chip select inactive (a write to another bank)."""
-        self.slots.append(Slot(writing=True, address=address, data=data))
-
-    def idle(self, slots):
-        for _ in range(slots):
-            self.slots.append(self._garbage_slot())
+from support.membus_model import ADDRESS_BITS, BusModel, Slot
 
 
 def simulate(dut, model, *, phases, cs_active_low, we_active_low, tail=20):

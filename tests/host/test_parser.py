@@ -679,3 +679,23 @@ def test_pin_latency_correction_clamps_at_zero():
     events = Events.concatenate([parser.feed(encoder.take()), parser.finish()])
     assert [int(s) for s in events.stamp] == [0, 0, 0, 5]
     assert [int(v) for v in events.value] == [0x11, 0x12, 0x13, 0x14]
+
+
+def test_irq_pad_delay_moves_irq_stamps_later_and_nothing_else():
+    """The IRQ output's pad delay (``irq_pad_delay``, latscope.link.pad_delay) is added to
+    IRQ stamps, as pin latencies are subtracted from the others; the stamps of every other
+    source keep their own correction."""
+    from latscope_defs.protocol import StreamEncoder
+
+    encoder = StreamEncoder(flush_after=3000)
+    events_in = [(10, Source.MARKER, 0x11), (20, Source.IRQ, 1), (30, Source.EDGE0, 1)]
+    for stamp, source, value in events_in:
+        encoder.event(stamp, source, value)
+    encoder.flush()
+    parser = StreamParser(latency={Source.MARKER: 4, Source.EDGE0: 2}, irq_pad_delay=2)
+    events = Events.concatenate([parser.feed(encoder.take()), parser.finish()])
+    assert [(int(s), int(source)) for s, source in zip(events.stamp, events.source)] == [
+        (6, Source.MARKER),
+        (22, Source.IRQ),
+        (28, Source.EDGE0),
+    ]

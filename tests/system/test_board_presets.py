@@ -4,11 +4,8 @@ rate; and docs/boards.md's per-board command lines run as written against ``sim:
 made to look like that board (``support/board_sim.py``: its IDENTIFY names the board and its
 pty passes bytes only at the board's rate)."""
 
-import contextlib
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,31 +14,10 @@ import latscope_boards
 from latscope.cli import main
 from latscope.link.device import DeviceError, Port
 from latscope.link.presets import board_presets, detection_rates, open_device
+from support.board_process import SIM_REPLY_TIMEOUT, simulated_board
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "boards.md"
-
-#: The simulated appliance answers IDENTIFY in about 2 s on a loaded 2-core machine (a
-#: board: in microseconds), so a raw pty path gets this long instead of Port's 5 s.
-SIM_REPLY_TIMEOUT = 60.0
-
-
-@contextlib.contextmanager
-def simulated_board(name, *args):
-    """The pty path of ``support/board_sim.py --board name``, running until the block ends."""
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "support" / "board_sim.py"), "--board", name, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        line = process.stdout.readline()
-        assert line.startswith("PTY "), line
-        yield line.split()[1]
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def test_presets_are_the_board_definitions():
@@ -114,8 +90,9 @@ SELFTEST_BOARD = "ulx3s"
 
 @pytest.mark.slow  # commands against the Amaranth simulation, ~2 s a reply when loaded
 @pytest.mark.parametrize("board", list(latscope_boards.BOARDS))
-def test_documented_commands_run_against_the_simulated_board(board, monkeypatch, capsys):
+def test_documented_commands_run_against_the_simulated_board(board, monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(Port, "reply_timeout", SIM_REPLY_TIMEOUT)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # the loopback line's --save
     preset = board_presets()[board]
     ran = []
     for name, argv in _documented_commands():
@@ -132,4 +109,6 @@ def test_documented_commands_run_against_the_simulated_board(board, monkeypatch,
             assert f"board          {latscope_boards.get_board(board).identify_name}" in out
         else:
             assert "link: ok" in out and ("loopback: ok" in out) == bool(loopback), out
+            saved = f"calibration saved in {tmp_path}" in out
+            assert saved == ("--save" in argv), out
     assert "info" in ran and ("selftest" in ran) == (board == SELFTEST_BOARD), ran

@@ -159,6 +159,10 @@ def test_every_event_is_the_truth(exact_run):
         raw_stamps, _ = by_source(raw, source)
         host_stamps, _ = by_source(run.captured, source)
         np.testing.assert_array_equal(raw_stamps - host_stamps, PIN_DELAY[source])
+    # The simulation has no pads: the file records that no IRQ pad delay was added (a
+    # board's capture adds its own: test_irq_pad_delay.py).
+    recorded = load_capture(run.capture_path).metadata["identity"]
+    assert (recorded["irq_pad_delay"], recorded["irq_pad_delay_ns"]) == (0, 0.0)
     # The trace port in the bus build and the unused edge channels stay silent (EDGE2 is the
     # IRQ loop's pin, GPIO_OUT bit 24, which the suite never sets); the bus window carries
     # the kernel's handler-entry markers in both builds.

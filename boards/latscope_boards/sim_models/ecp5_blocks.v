@@ -61,13 +61,25 @@ endmodule
 // SCLK cycle c (from its rising edge c, in SCLK cycles) Q0, Q1, Q2, Q3 = D at c-1 (the ECLK
 // rising edge with SCLK's), c-3/4 (ECLK falling), c-1/2 (ECLK rising), c-1/4 (ECLK falling):
 // latscope_gateware.ddr_edges's convention for 4 phases, and its IddrModel's. (The samples
-// are gathered at ECLK's falling edges, where SCLK is steady: the first pair in SCLK's high
-// half, the whole word in its low half, a quarter cycle before SCLK rises and takes it.)
+// are gathered at ECLK's falling edges: the first pair in the first half of a word, the whole
+// word in its second half, a quarter cycle before SCLK rises and takes it.)
+//
+// Which ECLK cycles make up a word is the gearbox's own state, ``half`` below: it counts ECLK
+// cycles from RST as the CLKDIVF counts them from its RST. Lattice documents the consequence,
+// not the circuit: the gearing logic and the divider must leave reset together, with the
+// edge clock stopped (ECLKSYNCB STOP), for the word boundaries to fall on SCLK's rising
+// edges (FPGA-TN-02035, the generic x2 interfaces' start-up; clocking.Ecp5Pll follows it).
+// The counter is the simplest circuit for which that requirement matters: started with the
+// divider, ``half`` equals SCLK at every ECLK edge and the words are as above; started an odd
+// number of ECLK cycles apart (RST tied low, or released while ECLK runs), each word is two
+// samples off and every stamp half a cycle. What the silicon does in that case, the model
+// cannot confirm; that the documented sequence gives the order above, it assumes.
 // ALIGNWD (slip the word by one sample) is not modelled: it must stay low.
 module IDDRX2F(input D, input SCLK, input ECLK, input RST, input ALIGNWD,
                output reg Q0, output reg Q1, output reg Q2, output reg Q3);
 	parameter GSR = "ENABLED";
 	reg at_rise = 1'b0;
+	reg half = 1'b0;                       // 1 in the first ECLK cycle of a word
 	reg [1:0] first = 2'b0;
 	reg [3:0] word = 4'b0;
 	initial begin Q0 = 1'b0; Q1 = 1'b0; Q2 = 1'b0; Q3 = 1'b0; end
@@ -75,9 +87,12 @@ module IDDRX2F(input D, input SCLK, input ECLK, input RST, input ALIGNWD,
 		$display("IDDRX2F model: ALIGNWD is not modelled");
 		$finish;
 	end
+	always @(posedge ECLK or posedge RST)
+		if (RST) half <= 1'b0;
+		else half <= ~half;
 	always @(posedge ECLK) at_rise <= D;
 	always @(negedge ECLK)
-		if (SCLK) first <= {D, at_rise};
+		if (half) first <= {D, at_rise};
 		else word <= {D, at_rise, first};
 	always @(posedge SCLK or posedge RST)
 		if (RST) {Q3, Q2, Q1, Q0} <= 4'b0;

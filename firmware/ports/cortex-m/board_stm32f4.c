@@ -9,7 +9,8 @@
  * under QEMU, semihosting. Lines: bench line n = EXTIn on PAn, rising edge
  * (line 0 = the appliance's IRQ on PA0); under QEMU raised in software.
  * Marker pins (suite/stm32f4/ls_marker_port.h): PB0-PB10, PB12-PB15, PC11
- * (D11) and PC8 (STROBE) are outputs from start-up on.
+ * (D11) and PC8 (STROBE) are outputs from start-up on; with CM_FMC_MARKERS (the
+ * NUCLEO-F446ZE's memory-bus markers, suite/stm32-fmc) the FMC's bank 1 instead.
  *
  * The load profiles' hardware (latscope/load_port.h): line 5 = TIM2's update
  * interrupt at the rate asked (the irq profiles), and DMA2 stream 5 moving words
@@ -21,6 +22,7 @@
 #include "latscope/load_port.h"
 #include "cm_board.h"
 #include "clock_stm32f4.h"
+#include "fmc_stm32.h"
 
 #ifdef CM_QEMU
 #include <semihost.h>
@@ -121,6 +123,9 @@ __attribute__((constructor)) static void stm32f4_init(void)
 	CM_REG(RCC_AHB1ENR) |= 0x7u;      /* GPIOA, B, C */
 	CM_REG(RCC_APB1ENR) |= 1u << 17;  /* USART2 */
 	CM_REG(RCC_APB2ENR) |= 1u << 14;  /* SYSCFG */
+#ifdef CM_FMC_MARKERS
+	stm32_fmc_init(); /* markers on the memory bus (fmc_stm32.h) */
+#else
 	/* Markers: all of port B output (PB11 does not exist on these packages),
 	 * PC8 and PC11; fastest edges. All low: the strobe starts low. */
 	CM_REG(GPIOB + GPIO_BSRR) = 0xFFFFu << 16;
@@ -130,6 +135,7 @@ __attribute__((constructor)) static void stm32f4_init(void)
 	CM_REG(GPIOC + GPIO_MODER) = (CM_REG(GPIOC + GPIO_MODER) & ~(3u << 16 | 3u << 22)) |
 				     1u << 16 | 1u << 22;
 	CM_REG(GPIOC + GPIO_OSPEEDR) |= 3u << 16 | 3u << 22;
+#endif
 	/* USART2 TX on PA2 (AF7); BRR from APB1's clock (clock_stm32f4.h). */
 	CM_REG(GPIOA + GPIO_MODER) = (CM_REG(GPIOA + GPIO_MODER) & ~(3u << 4)) | 2u << 4;
 	CM_REG(GPIOA + GPIO_AFRL) = (CM_REG(GPIOA + GPIO_AFRL) & ~(0xFu << 8)) | 7u << 8;

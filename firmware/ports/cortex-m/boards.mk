@@ -8,6 +8,10 @@
 #                 console and exit, lines raised in software
 #   qemu-m0plus   the same, compiled for the Cortex-M0+ (ARMv6-M code of the RP2040 build,
 #                 run by QEMU's Cortex-M4 model: QEMU has no RP2040)
+#   stm32f4-fmc   NUCLEO-F446ZE (Nucleo-144: the FMC's pins on its headers), the stm32f4
+#                 build with the markers on the FMC's bank 1 (MARKER=bus; fmc_stm32.h)
+#   qemu-stm32-fmc  that build on qemu-stm32: QEMU has no FMC, so the FMC's registers and
+#                 window are in a range QEMU logs stores to (fmc_stm32.h)
 #
 # Gives CM_CC, CM_ARCH (compile and link), CM_DEFS, CM_LDFLAGS, CM_BOARD_SRC (board sources),
 # CM_MARKER_DIR (where the board's ls_marker_port.h is, under suite/) and CM_SUITE_DEFS (the
@@ -45,7 +49,15 @@ CM_ARCH_SRC := ports/cortex-m/arch_cm.c ports/cortex-m/switch.S
 CM_QEMU_LD := -Wl,--defsym=__flash=0x08000000 -Wl,--defsym=__flash_size=0x100000 \
               -Wl,--defsym=__ram=0x20000000 -Wl,--defsym=__ram_size=0x20000
 
-ifeq ($(CM_BOARD),stm32f4)
+# The FMC boards are the STM32F4 ones with CM_FMC_MARKERS: fmc_stm32.c and its marker port.
+CM_FMC_BOARDS := stm32f4-fmc qemu-stm32-fmc
+ifneq ($(filter $(CM_FMC_BOARDS),$(CM_BOARD)),)
+CM_FMC_DEFS := -DCM_FMC_MARKERS $(if $(CM_FMC_DATAST),-DCM_FMC_DATAST=$(CM_FMC_DATAST)u)
+CM_FMC_SRC := ports/cortex-m/fmc_stm32.c
+endif
+CM_BASE_BOARD := $(if $(CM_FMC_DEFS),$(patsubst %-fmc,%,$(CM_BOARD)),$(CM_BOARD))
+
+ifeq ($(CM_BASE_BOARD),stm32f4)
 CM_ARCH := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft
 CM_ARENA_KIB ?= 84
 CM_SUITE_DEFS := -DSUITE_STACK=320u
@@ -53,7 +65,7 @@ CM_LDFLAGS := -Wl,--defsym=__flash=0x08000000 -Wl,--defsym=__flash_size=0x80000 
               -Wl,--defsym=__ram=0x20000000 -Wl,--defsym=__ram_size=0x20000
 CM_BOARD_SRC := ports/cortex-m/board_stm32f4.c
 CM_MARKER_DIR := stm32f4
-else ifeq ($(CM_BOARD),stm32f401)
+else ifeq ($(CM_BASE_BOARD),stm32f401)
 ifneq ($(CM_CLOCK),reset)
 $(error CM_BOARD=stm32f401: CM_CLOCK=reset (the full-clock set-up is the F446's 180 MHz))
 endif
@@ -64,7 +76,7 @@ CM_LDFLAGS := -Wl,--defsym=__flash=0x08000000 -Wl,--defsym=__flash_size=0x80000 
               -Wl,--defsym=__ram=0x20000000 -Wl,--defsym=__ram_size=0x18000
 CM_BOARD_SRC := ports/cortex-m/board_stm32f4.c
 CM_MARKER_DIR := stm32f4
-else ifeq ($(CM_BOARD),rp2040)
+else ifeq ($(CM_BASE_BOARD),rp2040)
 # SRAM image: "flash" = the first 48 KiB of SRAM (code, entered at 0x20000000 by the boot
 # ROM), "ram" = the rest up to 0x20042000.
 CM_ARCH := -mcpu=cortex-m0plus -mthumb -mfloat-abi=soft
@@ -74,7 +86,7 @@ CM_LDFLAGS := -Wl,--defsym=__flash=0x20000000 -Wl,--defsym=__flash_size=0xC000 \
               -Wl,--defsym=__ram=0x2000C000 -Wl,--defsym=__ram_size=0x36000
 CM_BOARD_SRC := ports/cortex-m/board_rp2040.c ports/cortex-m/rp2040_entry.S
 CM_MARKER_DIR := rp2040
-else ifneq ($(filter qemu-stm32 qemu-m0plus,$(CM_BOARD)),)
+else ifneq ($(filter qemu-stm32 qemu-m0plus,$(CM_BASE_BOARD)),)
 # The Nucleo's sizes under QEMU; qemu-m0plus runs the RP2040's ARMv6-M code on the same model.
 CM_ARCH := -mcpu=$(if $(filter qemu-m0plus,$(CM_BOARD)),cortex-m0plus,cortex-m4) -mthumb \
            -mfloat-abi=soft
@@ -85,7 +97,13 @@ CM_LDFLAGS := $(CM_QEMU_LD) --crt0=semihost --oslib=semihost
 CM_BOARD_SRC := ports/cortex-m/board_stm32f4.c
 CM_MARKER_DIR := stm32f4
 else
-$(error CM_BOARD must be stm32f4, stm32f401, rp2040, qemu-stm32 or qemu-m0plus, not '$(CM_BOARD)')
+$(error CM_BOARD must be stm32f4, stm32f401, rp2040, qemu-stm32, qemu-m0plus, $(CM_FMC_BOARDS), not '$(CM_BOARD)')
+endif
+
+ifneq ($(filter $(CM_FMC_BOARDS),$(CM_BOARD)),)
+CM_DEFS += $(CM_FMC_DEFS)
+CM_BOARD_SRC += $(CM_FMC_SRC)
+CM_MARKER_DIR := stm32-fmc
 endif
 
 CM_COMMON := $(CM_ARCH) --specs=picolibc.specs -std=gnu11 -Os -g -ffunction-sections \

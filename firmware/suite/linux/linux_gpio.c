@@ -1,6 +1,6 @@
 /*
- * The Linux marker port's set-up (ls_marker_port.h): map the BCM GPIO block
- * or request the lines through libgpiod, and measure what a marker costs.
+ * The Linux GPIO marker port's set-up (ls_marker_port.h): map the BCM GPIO
+ * block or request the lines through libgpiod.
  *
  * Environment:
  *   LATSCOPE_GPIO        gpiomem | gpiod | auto (default: gpiomem when the
@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gpiod_compat.h"
@@ -31,7 +30,6 @@
 #define FSEL_OUTPUTS_10_16 0x00049249u /* and for 7 pins: bits 0..20 */
 #define FSEL_MASK_10_16 0x001FFFFFu
 #define LINES 17
-#define COST_MARKERS 200u
 
 volatile uint32_t *ls_linux_gpio_block;
 static const char *backend = "none";
@@ -163,38 +161,7 @@ int linux_gpio_open(void)
 	return 0;
 }
 
-const char *ls_linux_irq_source(void)
+const char *linux_marker_backend(void)
 {
-	static char text[160];
-	const char *gpio = getenv("LATSCOPE_IRQ0_GPIO"), *uio = getenv("LATSCOPE_IRQ0_UIO");
-	const char *soft = getenv("LATSCOPE_SOFT_IRQ_US");
-	if (soft != NULL)
-		snprintf(text, sizeof(text), "software raises every %s us (LATSCOPE_SOFT_IRQ_US)", soft);
-	else if (gpio != NULL)
-		snprintf(text, sizeof(text), "line %s (LATSCOPE_IRQ0_GPIO; GPIO17 on a Pi)", gpio);
-	else if (uio != NULL)
-		snprintf(text, sizeof(text), "the UIO device %s (LATSCOPE_IRQ0_UIO)", uio);
-	else
-		return "no line: LATSCOPE_IRQ0_GPIO (e.g. gpiochip0:17), LATSCOPE_IRQ0_UIO and "
-		       "LATSCOPE_SOFT_IRQ_US are unset";
-	return text;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Markers of test NONE (outside every test window, ignored by the host). */
-void linux_gpio_report_cost(void)
-{
-	uint64_t start = now_ns();
-	for (unsigned i = 0; i < COST_MARKERS; i++)
-		ls_mark_value(LS_MARKER(LS_TEST_NONE, LS_POINT_PARAM, i));
-	uint64_t ns = now_ns() - start;
-	printf("linux: markers by %s: %llu ns per marker (%u markers, interrupt lock included)\n",
-	       backend, (unsigned long long)(ns / COST_MARKERS), COST_MARKERS);
-	fflush(stdout);
+	return backend;
 }

@@ -1,6 +1,6 @@
 /*
  * The suite as a Linux program on the pthreads port (ports/linux):
- *   suite    markers on GPIO0-16 (ls_marker_port.h), the appliance's IRQ on
+ *   suite    markers on GPIO0-16 or the SMI (ls_marker_port.h), the appliance's IRQ on
  *            the line named by LATSCOPE_IRQ0_GPIO (libgpiod) or
  *            LATSCOPE_IRQ0_UIO; exit code 0 when the suite ran to its end.
  *
@@ -30,6 +30,10 @@ int main(void)
 		}
 	}
 	int rc = bench_run(SUITE_PRIO_MAIN, suite_main, NULL);
+#ifdef LS_MARKER_BUS
+	if (linux_smi_lost())
+		printf("linux: SMI: a marker found the FIFO full and was lost (SMICS AFERR)\n");
+#endif
 	printf("linux: real-time scheduling: %s\n", bench_linux_realtime() ? "yes" : "no");
 	return rc == BENCH_SUCCESS ? 0 : 1;
 }

@@ -1,5 +1,6 @@
 /*
- * Marker store target on Linux user space (docs/duts/raspberry-pi.md):
+ * Marker store target on Linux user space (docs/duts/raspberry-pi.md); with
+ * MARKER=bus the Raspberry Pi's SMI instead (smi_marker_port.h):
  *
  *   gpiomem   the BCM2835/BCM2711 GPIO block mapped from /dev/gpiomem (Pi 1-4,
  *             Zero, CM4): two stores per marker, GPSET0 and GPCLR0;
@@ -32,9 +33,18 @@
 
 #include "latscope/bench_api.h"
 
-#ifndef LS_MARKER_GPIO
-#error "Linux DUTs have no snooped bus: build with MARKER=gpio"
-#endif
+/* Where line 0's interrupts come from, as the environment says (linux_dut.c): the
+ * GPIO line, the UIO device, or that none is set. */
+const char *ls_linux_irq_source(void);
+#define SUITE_IRQ_PIN ls_linux_irq_source()
+
+#ifdef LS_MARKER_BUS
+#include "smi_marker_port.h" /* the Raspberry Pi's SMI: one store a marker */
+#else
+
+/* The IRQ's line on a Pi (the first free one after the marker pins). */
+#define LS_LINUX_IRQ_GPIO "17"
+#define LS_LINUX_COST_NOTE ", interrupt lock included"
 
 #define LS_LINUX_PINS 0x1FFFFu /* D0-D15, STROBE = GPIO0-16 */
 #define LS_BCM_GPSET0 (0x1Cu / 4)
@@ -69,9 +79,5 @@ static inline void ls_marker_irq_restore(unsigned key)
 	bench_irq_unlock(key);
 }
 
-/* Where line 0's interrupts come from, as the environment says (linux_gpio.c): the
- * GPIO line, the UIO device, or that none is set. */
-const char *ls_linux_irq_source(void);
-#define SUITE_IRQ_PIN ls_linux_irq_source()
-
+#endif /* LS_MARKER_BUS */
 #endif /* LS_MARKER_PORT_H */

@@ -77,11 +77,15 @@ class _SpanOptions(BatchOptions, total=False):
     hole_spans: Spans | None
 
 
-def latency_skew(identity: "Identity") -> int:
+def latency_skew(identity: "Identity", irq_shift: int = 0) -> int:
     """The most an event's (pin-latency corrected) stamp can fall below an earlier event's:
-    the spread of the pin latencies, LOSS records (not corrected) counting as 0 (the
-    ``skew`` of :class:`BatchAnalysis` for a capture from the appliance ``identity``)."""
-    cycles = [int(c) for c in identity.latency.values()] + [0]
+    the spread of the stamp corrections (pin latencies, ``irq_shift``: a loop calibration's,
+    ``Identity.stamp_latency``; and the IRQ output's pad delay, added, not subtracted, as its
+    negative), LOSS records (not corrected) counting as 0 (the ``skew`` of
+    :class:`BatchAnalysis` for a capture from the appliance ``identity``)."""
+    shifts = {source: int(c) for source, c in identity.stamp_latency(irq_shift).items()}
+    shifts[Source.IRQ] = shifts.get(Source.IRQ, 0) - identity.irq_pad_delay
+    cycles = [*shifts.values(), 0]
     return max(cycles) - min(cycles)
 
 

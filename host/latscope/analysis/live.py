@@ -24,18 +24,19 @@ __all__ = ["live_analysis"]
 
 
 def live_analysis(
-    identity: "Identity", interval_s: float | None = 60.0
+    identity: "Identity", interval_s: float | None = 60.0, *, irq_shift: int = 0
 ) -> BatchAnalysis[TableAccumulator]:
     """The live statistics of a capture from the appliance ``identity``
-    (:class:`~latscope.link.identity.Identity`): a :class:`BatchAnalysis` to ``feed`` every
-    batch of events and ``finish`` at the end, whose ``tables`` are
+    (:class:`~latscope.link.identity.Identity`) whose IRQ stamps a loop calibration moves
+    ``irq_shift`` units later (``CaptureSession.irq_shift``): a :class:`BatchAnalysis` to
+    ``feed`` every batch of events and ``finish`` at the end, whose ``tables`` are
     :class:`TableAccumulator` (``count``, ``stats()``, the maximum per ``interval_s``
     seconds), ``running`` names the tests whose window is open and ``summary()`` gives every
     table's statistics."""
     interval = interval_stamps(interval_s, identity.stamp_hz)
     return BatchAnalysis(
         identity.stamp_hz,
-        skew=latency_skew(identity),
+        skew=latency_skew(identity, irq_shift),
         live=True,
         table=partial(TableAccumulator, interval_stamps=interval),
     )

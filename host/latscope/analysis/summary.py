@@ -164,7 +164,7 @@ def analyze_capture(
     analysis = analyze_batches(
         read,
         stamp_hz,
-        skew=latency_skew(batches.identity),
+        skew=latency_skew(batches.identity, batches.irq_shift),
         plan=plan_of_metadata(batches.metadata),
         table=partial(TableAccumulator, interval_stamps=interval),
         end_missing=lambda: batches.end is None,

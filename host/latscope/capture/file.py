@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any, BinaryIO, Final, Literal, TypedDict
 
 from ..events import Events
+from ..link.calibration import Calibration
 from ..link.identity import Identity
 from ..link.parser import ParserStats, StreamParser
 from .metadata import (
@@ -49,6 +50,8 @@ __all__ = [
     "GAP",
     "Capture",
     "load_capture",
+    "calibration_of",
+    "irq_shift_of",
     "summary_line",
     "file_notes",
     "file_header",
@@ -738,6 +741,11 @@ class CaptureInfo:
         return Identity.from_dict(self.metadata["identity"])
 
     @property
+    def irq_shift(self) -> int:
+        """Stamp units the capture's loop calibration moved IRQ stamps (:func:`irq_shift_of`)."""
+        return irq_shift_of(self.metadata)
+
+    @property
     def clock_hz(self) -> int:
         """The capture clock (the metadata has it; IRQ periods and widths count
         ``identity.irq_clock_hz``, the link clock)."""
@@ -833,8 +841,24 @@ def file_notes(stats: FileStats) -> list[str]:
 def parser_for(metadata: JsonObject, correct_latency: bool = True) -> StreamParser:
     """A :class:`StreamParser` set up from a capture's (checked) metadata: protocol
     version (files of protocol version 1 say so in their identity), marker width and, with
-    ``correct_latency``, the pin latencies."""
-    return Identity.from_dict(metadata.get("identity")).parser(correct_latency=correct_latency)
+    ``correct_latency``, the pin latencies and the loop calibration the capture applied
+    (its ``calibration``: IRQ stamps moved later). A capture uses this parser live too
+    (:class:`~latscope.capture.session.CaptureSession`): its file reads back as it ran."""
+    return Identity.from_dict(metadata.get("identity")).parser(
+        correct_latency=correct_latency, irq_shift=irq_shift_of(metadata)
+    )
+
+
+def calibration_of(metadata: JsonObject) -> Calibration | None:
+    """The loop calibration a capture's (checked) metadata says it applied (None: none)."""
+    value = metadata.get("calibration")
+    return None if value is None else Calibration.from_dict(value)
+
+
+def irq_shift_of(metadata: JsonObject) -> int:
+    """Stamp units the capture's loop calibration moves IRQ stamps later (0: none)."""
+    calibration = calibration_of(metadata)
+    return 0 if calibration is None else calibration.shift
 
 
 class CaptureEvents(CaptureInfo):

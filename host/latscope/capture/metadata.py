@@ -15,6 +15,7 @@ from typing import Any, Literal, NamedTuple
 
 from latscope_defs.protocol import EDGE_SOURCES, TRIGGER_SOURCES, VERSIONS, Source
 
+from ..link.calibration import Calibration
 from .conditions import Conditions
 
 __all__ = [
@@ -98,12 +99,22 @@ _IDENTITY_INTEGERS = [
     ("link_clock_hz", 0, 10**10),
     ("version", min(VERSIONS), max(VERSIONS)),
     ("trigger_latency", 0, 255),
+    ("irq_pad_delay", 0, 255),
 ]
 _IRQ_INTEGERS = [
     ("period", 0, (1 << 32) - 1),
     ("width", 0, (1 << 32) - 1),
     ("jitter_mask", 0, (1 << 32) - 1),
 ]
+
+
+def _delay_ns(value: object, field: str) -> None:
+    """A delay in ns: a number from 0 to 1000 (a pad delay is a few ns)."""
+    # bool is an int in Python, but true is no delay.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise MetadataError(field, f"must be a number, not {_kind(value)}")
+    if not 0 <= value <= 1000:
+        raise MetadataError(field, f"{value} is outside 0 .. 1000 ns")
 
 
 def _check_identity(value: object) -> None:
@@ -118,6 +129,7 @@ def _check_identity(value: object) -> None:
             partial(_integer, low=low, high=high),
         )
     _optional(identity, "board", "identity", _text)
+    _optional(identity, "irq_pad_delay_ns", "identity", _delay_ns)
     if identity.get("latency") is not None:
         latency = _object(identity["latency"], "identity.latency")
         for name, cycles in latency.items():
@@ -203,8 +215,8 @@ def check_metadata(metadata: object) -> None:
     """Raises :class:`MetadataError` unless ``metadata`` is a METADATA object latscope can
     use: an object with ``identity`` (``clock_hz`` required), optional ``irq`` and
     ``trigger``, and text ``start_time``, ``port``, ``test_info``, ``loop`` an edge channel
-    name, ``truth`` the simulation's ground-truth log and firmware (two paths); further keys
-    may hold any JSON."""
+    name, ``truth`` the simulation's ground-truth log and firmware (two paths),
+    ``calibration`` the loop calibration applied; further keys may hold any JSON."""
     if not isinstance(metadata, dict):
         raise MetadataError("METADATA", f"must be a JSON object, not {_kind(metadata)}")
     if "identity" not in metadata:
@@ -217,6 +229,17 @@ def check_metadata(metadata: object) -> None:
     _optional(metadata, "trigger", "", _check_trigger)
     _optional(metadata, "conditions", "", _check_conditions)
     _optional(metadata, "truth", "", _check_truth)
+    _optional(metadata, "calibration", "", _check_calibration)
+
+
+def _check_calibration(calibration: object, field: str) -> None:
+    """The loop calibration a capture applied (:class:`latscope.link.calibration.Calibration`,
+    its own checks: one definition for the calibration file and the metadata)."""
+    value = _object(calibration, field)
+    try:
+        Calibration.from_dict(value)
+    except ValueError as error:
+        raise MetadataError(field, str(error)) from None
 
 
 def _check_truth(truth: object, field: str) -> None:

@@ -18,6 +18,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
 from ..events import Events
+from ..link.calibration import Calibration, saved_calibration
 from ..link.device import (
     DeviceError,
     IrqSettings,
@@ -142,6 +143,7 @@ def capture_metadata(
     loop: str | None = None,
     conditions: Conditions | None = None,
     trigger: TriggerSettings | None = None,
+    calibration: Calibration | None = None,
 ) -> JsonObject:
     """The metadata a capture file starts with (``docs/capture-format.md``): the device's
     identity, the port, the IRQ settings, the start time, the user's test information,
@@ -149,9 +151,10 @@ def capture_metadata(
     ``conditions``), the IRQ loop's edge channel (``loop``, if given:
     :mod:`latscope.analysis.loop`), the load and cache conditions (``conditions``, a
     :class:`~latscope.capture.conditions.Conditions`; default: what the DUT says, else no
-    load, caches on) and the IRQ trigger's settings (``trigger``, if on:
-    ``TriggerSettings.as_dict``). Conditions that contradict what a simulated DUT runs:
-    ValueError."""
+    load, caches on), the IRQ trigger's settings (``trigger``, if on:
+    ``TriggerSettings.as_dict``) and the loop calibration the capture applies
+    (``calibration``: :class:`~latscope.link.calibration.Calibration`; null: none).
+    Conditions that contradict what a simulated DUT runs: ValueError."""
     dut = dict(dut or {})
     known = Conditions.of_metadata(dut)
     dut.pop("conditions", None)
@@ -170,6 +173,7 @@ def capture_metadata(
         "conditions": (conditions or known).as_dict(),
         **({"loop": loop} if loop else {}),
         **({"trigger": trigger.as_dict()} if trigger else {}),
+        "calibration": calibration.as_dict() if calibration else None,
     }
 
 
@@ -184,7 +188,10 @@ class CaptureSession:
     for a simulation's output. ``owns_port``: start the port and stop it on :meth:`close`
     (False: the caller started it and keeps it running). Attributes: ``port`` (the Port),
     ``device``, ``baud`` (the rate it runs at), ``identity``, ``irq`` (what the IRQ
-    generator is set to; the defaults of :class:`IrqSettings` at first)."""
+    generator is set to; the defaults of :class:`IrqSettings` at first), ``calibration``
+    (the board's saved loop calibration its captures apply, or None) and
+    ``calibration_problem`` (why a saved one does not apply, or "":
+    :func:`~latscope.link.calibration.saved_calibration`)."""
 
     def __init__(
         self,
@@ -215,6 +222,7 @@ class CaptureSession:
             self.device = self._stack.enter_context(device)
             assert device.identity is not None
             self.identity = device.identity
+            self.load_calibration()
         except BaseException:
             self._stack.close()
             raise
@@ -234,6 +242,15 @@ class CaptureSession:
         info["resolution_ns"] = self.identity.resolution_ns
         info["status"] = self.device.status()
         return info
+
+    def load_calibration(self) -> None:
+        """Takes the board's saved loop calibration (again: after ``selftest --save``)."""
+        self.calibration, self.calibration_problem = saved_calibration(self.identity)
+
+    @property
+    def irq_shift(self) -> int:
+        """Stamp units the captures' loop calibration moves IRQ stamps later (0: none)."""
+        return self.calibration.shift if self.calibration else 0
 
     def configure_irq(self, irq: IrqSettings) -> None:
         """Sets the IRQ generator now; captures record (and set) it from then on."""
@@ -280,6 +297,7 @@ class CaptureSession:
             loop,
             conditions,
             self.trigger,
+            self.calibration,
         )
         run = CaptureRun(output, metadata, analyzer)
         # The stop signals are deferred from before the file's first bytes: a signal that
@@ -330,6 +348,11 @@ class CaptureSession:
             return None
 
         analyzer = run.analyzer
+        # The parser a reader of the file uses (pin latencies, the loop calibration): the
+        # live figures are the file's. Nothing is in flight: no capture runs.
+        from .file import parser_for
+
+        device.parser = parser_for(run.metadata)
         run.parser_stats = device.parser.stats
         device.raw_sink = sink
         try:

@@ -53,7 +53,7 @@ def capture_suite(
     truth: PathLike | None = None,
     console: PathLike | None = None,
     on_batch: Callable[[Events, CaptureRun], object] | None = None,
-    live: "Callable[[Identity], BatchAnalysis] | None" = None,
+    live: "Callable[..., BatchAnalysis] | None" = None,
     timeout: float = 600.0,
     info: str = "",
     phase: int = 0,
@@ -70,7 +70,8 @@ def capture_suite(
     settings). ``truth``: the harness's ground-truth log. ``trigger``: the IRQ trigger's
     marker and delays (``("IL_A:THREAD", "0:100:1")``, as ``latscope capture --irq-trigger
     --irq-delay``: :func:`latscope.capture.trigger.trigger_settings`), armed by ``irq``.
-    ``live``: keep live statistics, made by ``live(identity)`` (e.g.
+    ``live``: keep live statistics, made by ``live(identity, irq_shift=...)`` (the loop
+    calibration's, ``CaptureSession.irq_shift``; e.g.
     :func:`latscope.analysis.live.live_analysis`), in ``run.analyzer`` of every batch and
     ``live`` of the result. ``on_batch(events, run)``: as for
     :meth:`~latscope.capture.session.CaptureSession.capture` (progress).
@@ -86,7 +87,7 @@ def capture_suite(
         session.configure_irq(irq)
         if trigger is not None:
             session.configure_trigger(trigger_settings(*trigger, session.identity, irq))
-        analyzer = live(session.identity) if live else None
+        analyzer = live(session.identity, irq_shift=session.irq_shift) if live else None
         run = session.capture(
             output, info=info, until=Until(timeout=timeout), analyzer=analyzer, on_batch=on_batch
         )

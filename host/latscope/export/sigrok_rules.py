@@ -6,11 +6,14 @@ not importable. So the marker encoding (:mod:`latscope_defs.markers`) and the pa
 
 * ``decoders/latscope_marker/encoding.py``: field shifts and widths, test and point names,
   and the decoder's channels (:mod:`latscope_defs.channels`: ids, names, order);
+* ``decoders/latscope_membus/bus.py``: the memory bus's channels (docs/membus.md: ``cs``,
+  ``we``, data and address lines) and the order of a write's fields in a BUS value
+  (:func:`latscope_defs.protocol.memory_bus_write`);
 * ``decoders/latscope_latency/rules.py``: the rule table (test, table name, start and end
   event), the marker points the window logic needs, and the load profiles and cache states
   of its options ``load`` and ``cache`` (:mod:`latscope.capture.conditions`).
 
-``python -m latscope.export.sigrok_rules --write`` regenerates both; ``--check`` exits 1 if a
+``python -m latscope.export.sigrok_rules --write`` regenerates them; ``--check`` exits 1 if a
 committed file is stale (``tests/system/test_sigrok.py`` checks the same).
 """
 
@@ -19,11 +22,12 @@ import sys
 from pathlib import Path
 
 from latscope_defs import channels, markers
+from latscope_defs.protocol import BUS_VALUE_BITS, memory_bus_write
 
 from ..analysis.rules import RULES
 from ..capture.conditions import CACHE_STATES, LOADS
 
-__all__ = ["GENERATED", "marker_encoding", "latency_rules", "main"]
+__all__ = ["GENERATED", "marker_encoding", "membus_channels", "latency_rules", "main"]
 
 #: The repository's decoders: this file is host/latscope/export/sigrok_rules.py in it.
 DEFAULT_DECODERS = Path(__file__).resolve().parents[3] / "decoders"
@@ -105,6 +109,51 @@ def decoder_channels():
     return lines
 
 
+#: The memory bus's widest data (docs/membus.md): a marker in one write.
+MEMBUS_DATA_BITS = markers.MARKER_BITS
+
+
+def membus_channels():
+    """latscope_membus's channels: the write strobe (required), the chip select, the data
+    lines, as many address lines as a BUS value holds above them, the IRQ line; and the
+    fields of a write's BUS value, lowest first."""
+    address_bits = BUS_VALUE_BITS - MEMBUS_DATA_BITS
+    layout = memory_bus_write(MEMBUS_DATA_BITS, address_bits)
+    fields = tuple(name for name, _ in sorted(layout, key=lambda field: field[1].offset))
+    listed = [
+        ("we", "WE", "Write strobe (NWE, SWE)"),
+        ("cs", "CS", "Chip select (NE1; none on the SMI: leave unassigned)"),
+    ]
+    listed += [(f"d{n}", f"D{n}", f"Data bit {n}") for n in range(MEMBUS_DATA_BITS)]
+    listed += [(f"a{n}", f"A{n}", f"Address bit {n}") for n in range(address_bits)]
+    listed += [("irq", "IRQ", "Interrupt request line into the DUT")]
+    ids = [channel_id for channel_id, _, _ in listed]
+    lines = [
+        _HEADER.format(source="defs/latscope_defs/protocol.py and docs/membus.md"),
+        "# A write's fields in its BUS value, lowest first (memory_bus_write).",
+        f"FIELDS = {fields!r}",
+        f"DATA_BITS = {MEMBUS_DATA_BITS}",
+        f"ADDRESS_BITS = {address_bits}",
+        "",
+        "# Channels: the write strobe is required, the rest optional.",
+        "CHANNELS = (",
+    ]
+    lines += [
+        f"    {{'id': {channel_id!r}, 'name': {name!r}, 'desc': {desc!r}}},"
+        for channel_id, name, desc in listed
+    ]
+    lines += [
+        ")",
+        f"WE = {ids.index('we')}",
+        f"CS = {ids.index('cs')}",
+        f"DATA = {ids.index('d0')}",
+        f"ADDRESS = {ids.index('a0')}",
+        f"IRQ = {ids.index('irq')}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def latency_rules():
     def event(kind):
         return repr(kind) if kind in ("irq", "handler") else str(int(kind))
@@ -153,6 +202,7 @@ def latency_rules():
 #: Generated file (relative to the decoders directory) -> function that makes its text.
 GENERATED = {
     "latscope_marker/encoding.py": marker_encoding,
+    "latscope_membus/bus.py": membus_channels,
     "latscope_latency/rules.py": latency_rules,
 }
 

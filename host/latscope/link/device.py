@@ -33,6 +33,7 @@ from latscope_defs.protocol import (
 
 from ..events import Events
 from .identity import Identity, IdentityError
+from .pad_delay import with_irq_pad_delay
 from .parser import StreamParser
 
 __all__ = [
@@ -403,9 +404,11 @@ class Device:
 
     def identify(self) -> Identity:
         try:
-            self.identity = Identity.from_reply(self.command(Command.IDENTIFY))
+            identity = Identity.from_reply(self.command(Command.IDENTIFY))
         except IdentityError as error:
             raise DeviceError(str(error)) from None
+        # The board's IRQ pad delay, which the parser adds to IRQ stamps.
+        self.identity = with_irq_pad_delay(identity)
         # Rebuild the parser with the device's widths and pin latencies; nothing is in
         # flight yet because no capture runs.
         self.parser = self.identity.parser()
@@ -443,6 +446,7 @@ class Device:
             "lost": reply.lost,
             "fifo_max": reply.fifo_max,
             "irq_edges": reply.irq_edges,
+            "clock_check": reply.clock_check,
         }
 
     # --- events -------------------------------------------------------------------------

@@ -4,7 +4,9 @@
 opened, stored in a capture file's metadata (:meth:`Identity.as_dict`) and read back from it
 (:meth:`Identity.from_dict`): one constructor both ways, so the parser, the analysis, the
 report and the export read a capture's clock, widths, pin latencies and sources from the
-same fields the device sent.
+same fields the device sent. One field is the host's, not the device's: the IRQ output's pad
+delay (``irq_pad_delay``, :mod:`.pad_delay`), which the host adds to IRQ stamps as it
+subtracts the pin latencies from the others.
 """
 
 from collections.abc import Mapping
@@ -36,6 +38,7 @@ _DEFAULTS: dict[str, int | str] = {
     "board": "",
     "link_clock_hz": 0,
     "trigger_latency": 0,
+    "irq_pad_delay": 0,
 }
 
 
@@ -56,6 +59,10 @@ class Identity:
     link_clock_hz: int = 0  # the link clock; 0: unknown (older gateware, old files)
     trigger_latency: int = 0  # stamp units, trigger event to IRQ edge at delay 0
     #                                    (0: no trigger, a version 1 or 2 device)
+    # The host's: stamp units from an IRQ edge's stamp to its pad, added to IRQ stamps, and
+    # the board's figure (ns) they are rounded from (.pad_delay; 0: none, a simulation).
+    irq_pad_delay: int = 0
+    irq_pad_delay_ns: float = 0.0
 
     @property
     def stamp_hz(self) -> int:
@@ -82,8 +89,9 @@ class Identity:
         delay 0, for an event stamped at the start of its cycle; one stamped ``p`` units
         into its cycle (a DDR or gearbox board's phase) is ``p`` units closer. So an IRQ edge
         with delay ``d`` comes ``(d << stamp_shift) + trigger_offset(source) - p`` stamp units
-        after its trigger's pin change (docs/protocol.md, "Triggered IRQs")."""
-        return self.trigger_latency + self.latency.get(Source(source), 0)
+        after its trigger's pin change (docs/protocol.md, "Triggered IRQs"). The IRQ edge's
+        stamp is the host's: with the board's IRQ pad delay added (``irq_pad_delay``)."""
+        return self.trigger_latency + self.latency.get(Source(source), 0) + self.irq_pad_delay
 
     @property
     def resolution_ns(self) -> float:
@@ -99,7 +107,7 @@ class Identity:
         sources += [Source(Source.EDGE0 + n) for n in range(self.edge_count)]
         return sources
 
-    def as_dict(self) -> dict[str, int | str | dict[str, int]]:
+    def as_dict(self) -> dict[str, int | float | str | dict[str, int]]:
         """The metadata form (``docs/capture-format.md``): latencies by source name."""
         return {
             "version": self.version,
@@ -113,6 +121,8 @@ class Identity:
             "latency": {Source(source).name: cycles for source, cycles in self.latency.items()},
             "link_clock_hz": self.link_clock_hz,
             "trigger_latency": self.trigger_latency,
+            "irq_pad_delay": self.irq_pad_delay,
+            "irq_pad_delay_ns": self.irq_pad_delay_ns,
         }
 
     # ``info`` is parsed JSON (capture.metadata checked it), whose values are of any JSON type.
@@ -129,7 +139,12 @@ class Identity:
             for name, cycles in dict(info.pop("latency", None) or {}).items()
         }
         numbers = {name: int(info[name] or 0) for name in _DEFAULTS if name != "board"}
-        return cls(**numbers, latency=latency, board=str(info["board"]))
+        return cls(
+            **numbers,
+            latency=latency,
+            board=str(info["board"]),
+            irq_pad_delay_ns=float(info.get("irq_pad_delay_ns") or 0.0),
+        )
 
     @classmethod
     def from_reply(cls, payload: bytes) -> "Identity":
@@ -165,12 +180,24 @@ class Identity:
             trigger_latency=reply.trigger_latency,
         )
 
-    def parser(self, *, correct_latency: bool = True) -> "StreamParser":
-        """A stream parser for this device's records (marker width, pin latencies)."""
+    def stamp_latency(self, irq_shift: int = 0) -> dict[Source, int]:
+        """What the parser subtracts from each source's stamps: the pin latencies, the IRQ's
+        less ``irq_shift``, the stamp units a loop calibration moves IRQ edge stamps later
+        (:attr:`latscope.link.calibration.Calibration.shift`; the IRQ's may go below 0)."""
+        latency = dict(self.latency)
+        if irq_shift:
+            latency[Source.IRQ] = latency.get(Source.IRQ, 0) - irq_shift
+        return latency
+
+    def parser(self, *, correct_latency: bool = True, irq_shift: int = 0) -> "StreamParser":
+        """A stream parser for this device's records (marker width; with
+        ``correct_latency``, the pin latencies, ``irq_shift``: :meth:`stamp_latency`, and the
+        IRQ output's pad delay)."""
         from .parser import StreamParser
 
         return StreamParser(
             marker_width=self.marker_width,
-            latency=self.latency if correct_latency else None,
+            latency=self.stamp_latency(irq_shift) if correct_latency else None,
             version=self.version,
+            irq_pad_delay=self.irq_pad_delay if correct_latency else 0,
         )

@@ -271,7 +271,9 @@ class StreamParser:
     """Incremental parser: :meth:`feed` bytes, get verified :class:`Events`.
 
     ``marker_width``: value bits of MARKER events (identify reply). ``latency``: mapping
-    Source -> cycles from the pin to the stamp, subtracted from that source's stamps.
+    Source -> cycles from the pin to the stamp, subtracted from that source's stamps (a
+    negative one moves them later: the IRQ's with a loop calibration,
+    :meth:`~latscope.link.identity.Identity.stamp_latency`).
     ``version``: the protocol version of the stream (identify reply, capture metadata).
     An IRQ event's value is the record's: version 3's :class:`~latscope_defs.protocol.IrqValue`
     (the level, and the delay of the trigger firing the edge belongs to: ``irq_level``,
@@ -330,6 +332,7 @@ class StreamParser:
         marker_width: int = 16,
         latency: Mapping[Source, int] | None = None,
         version: int = VERSION,
+        irq_pad_delay: int = 0,
     ) -> None:
         if version not in VERSIONS:
             raise ValueError(
@@ -350,10 +353,17 @@ class StreamParser:
         self._longest = np.where(self._fixed != 0, self._fixed, _UNBOUNDED)
         self._completing = _COMPLETING_LEAD[version]
         self._leads = _LEADS[version]
-        self._latency = np.zeros(16, np.uint64)
+        signed = np.zeros(16, np.int64)
         for source, cycles in (latency or {}).items():
-            self._latency[int(source)] = cycles
-        self.latency = {Source(s): int(c) for s, c in enumerate(self._latency) if c}
+            signed[int(source)] = cycles
+        self.latency = {Source(s): int(c) for s, c in enumerate(signed) if c}
+        # Subtracted (pin to stamp) and added (a stamp moved later), per source.
+        self._latency = np.maximum(signed, 0).astype(np.uint64)
+        self._later = np.maximum(-signed, 0).astype(np.uint64)
+        # Stamp units added to a source's stamps: the IRQ output's pad delay (identity).
+        self._pad_delay = np.zeros(16, np.uint64)
+        self._pad_delay[Source.IRQ] = irq_pad_delay
+        self.irq_pad_delay = irq_pad_delay
         self.stats = ParserStats()
         self.replies: deque[tuple[int, bytes]] = deque()
         self._assembler = _ReplyAssembler(self.stats, self.replies)
@@ -366,8 +376,11 @@ class StreamParser:
         self._pending_lead: int | None = None  # offset in _carry of an unfinished completing record
         self._pending_needs = 0  # bytes from there that can finish it
         # The chain of verified segments (docs/protocol.md, "What a reader guarantees"); a
-        # device reset leaves a margin of the largest pin latency, so time still goes forward.
-        self._chain = SegmentChain(margin=int(self._latency.max()))
+        # device reset leaves a margin of the largest pin latency (and the IRQ's pad delay,
+        # which moves IRQ stamps the other way), so time still goes forward.
+        self._chain = SegmentChain(
+            margin=int(self._latency.max()) + int(self._later.max()) + irq_pad_delay
+        )
         self._damage = Damage()  # stream data dropped since the last delivered segment
 
     # --- public interface ---------------------------------------------------------------
@@ -610,11 +623,14 @@ class StreamParser:
         value[records] = (value[records[pointer]] + step) & mask
 
     def _correct(self, stamp: _Words, source: _Words) -> _Words:
-        """Stamps minus the pin-to-stamp latency of their sources (never below 0)."""
-        if not self.latency:
+        """Stamps minus the pin-to-stamp latency of their sources (never below 0), IRQ
+        stamps plus the output's stamp-to-pad delay: each event at the time of its pin."""
+        if not self.latency and not self.irq_pad_delay:
             return stamp
         latency = np.take(self._latency, source, mode="clip")
-        return np.maximum(stamp, latency) - latency
+        later = np.take(self._later, source, mode="clip")
+        pad_delay = np.take(self._pad_delay, source, mode="clip")
+        return np.maximum(stamp, latency) - latency + later + pad_delay
 
     def _count_losses(self, events: Events) -> None:
         is_loss = events.source == Source.LOSS

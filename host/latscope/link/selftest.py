@@ -1,7 +1,8 @@
 """First-plug-in self-test (``latscope selftest``, ``Session.selftest``; docs/boards.md has the
 bring-up checklist built on it): is the link sound (:func:`check_link`), do the appliance's
-own stamps agree with the pin latencies it documents (:func:`check_loopback`), and are the
-marker wires right (:func:`check_wiring`)?
+own stamps agree with the pin latencies it documents (:func:`check_loopback`), are the
+marker wires right (:func:`check_wiring`), and are the clocks of an iCE40 input gearbox in the
+phase its stamps assume (:func:`check_clock_phase`)?
 """
 
 import random
@@ -12,20 +13,26 @@ from typing import TypedDict
 
 import numpy as np
 
-from latscope_defs.protocol import Source
+from latscope_defs.protocol import ClockCheck, Source
 
 from ..events import Events
+from .calibration import Calibration, irq_shift, save_calibration
 from .device import Device, DeviceError, IrqSettings, Port
 from .identity import Identity
 
 __all__ = [
     "LinkResult",
+    "ClockPhaseResult",
     "LoopbackResult",
     "WiringResult",
     "echo_patterns",
     "check_link",
     "link_hint",
     "check_loopback",
+    "loopback_result",
+    "save_loopback",
+    "check_clock_phase",
+    "clock_phase_result",
     "check_wiring",
     "capture_wiring",
     "wiring_pattern",
@@ -139,9 +146,15 @@ def check_link(
 @dataclass
 class LoopbackResult:
     """IRQ edges seen as IRQ, EDGE0 and MARKER events. ``offsets``: per jumpered source, the
-    corrected stamp minus the IRQ's, in stamp units (each from 0 to :func:`loopback_slack`);
-    ``delays_ns``: the measured pin-to-stamp delay differences (uncorrected), min..max;
-    ``documented_ns``: what the IDENTIFY reply's latencies say they are."""
+    offsets its corrected stamps show from the IRQ changes they copy (stamp units, each
+    value once); ``delays_ns``: the measured pin-to-stamp delay differences (uncorrected),
+    min..max; ``documented_ns``: what the IDENTIFY reply's latencies say they are.
+
+    A consistent loop (``ok``) is the calibration value: ``round_trip_units`` (and
+    ``round_trip_ns``), the mean offset of every looped edge, EDGE0's and MARKER's
+    together; ``spread_units`` their largest minus smallest offset (0 or 1); ``samples``
+    how many (:mod:`latscope.link.calibration`). ``saved``: the file the calibration was
+    saved in (``selftest --save``), "" if not."""
 
     irq_edges: int = 0
     # Each by jumpered source's name (EDGE0, MARKER).
@@ -150,10 +163,90 @@ class LoopbackResult:
     delays_ns: dict[str, tuple[float, float]] = field(default_factory=dict)
     documented_ns: dict[str, float] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    round_trip_units: float | None = None
+    round_trip_ns: float | None = None
+    spread_units: int | None = None
+    samples: int = 0
+    saved: str = ""
 
     @property
     def ok(self) -> bool:
         return self.irq_edges > 0 and not self.problems
+
+    def calibration(self, identity: Identity, *, port: str) -> Calibration:
+        """This loop's :class:`~latscope.link.calibration.Calibration` (a consistent one's),
+        measured now on ``port``."""
+        assert self.ok and self.round_trip_units is not None and self.spread_units is not None
+        return Calibration(
+            board=identity.board,
+            stamp_hz=identity.stamp_hz,
+            round_trip_units=self.round_trip_units,
+            spread_units=self.spread_units,
+            samples=self.samples,
+            saved_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            port=port,
+            irq_edges=self.irq_edges,
+        )
+
+
+@dataclass
+class ClockPhaseResult:
+    """The clock-phase probe of an iCE40 input gearbox, from STATUS (``clock_check``,
+    :class:`latscope_defs.protocol.ClockCheck`): ``seen``, the samples of a capture cycle
+    (0..3) at which the probe saw the capture clock's toggle first; ``irregular``: a cycle
+    showed no change or several; ``probed``: the gateware has a probe (the HX8K's; the
+    ULX3S needs none, the iCEBreaker has no room: docs/boards.md, bring-up checklist step 8;
+    without one the result is ok, "not probed")."""
+
+    probed: bool = False
+    seen: list[int] = field(default_factory=list)
+    irregular: bool = False
+    quarter_ns: float = 0.0  # one stamp unit, the error a wrong phase puts in every stamp
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+#: The sample at which the probe sees the capture clock's toggle first when the clocks are
+#: as the gearbox assumes (``ClockCheck.EXPECTED``).
+EXPECTED_SAMPLE = int(ClockCheck.EXPECTED).bit_length() - 1
+
+
+def clock_phase_result(clock_check: int, identity: Identity) -> ClockPhaseResult:
+    """The verdict on a STATUS ``clock_check`` value (see :class:`ClockPhaseResult`)."""
+    check = ClockCheck(clock_check & 0x1F)
+    seen = [sample for sample in range(4) if check & ClockCheck(1 << sample)]
+    result = ClockPhaseResult(
+        probed=bool(check),
+        seen=seen,
+        irregular=bool(check & ClockCheck.IRREGULAR),
+        quarter_ns=identity.resolution_ns,
+    )
+    if not result.probed:
+        return result
+    if seen != [EXPECTED_SAMPLE]:
+        result.problems.append(
+            f"the capture clock's toggle was first sampled at quarter "
+            f"{', '.join(map(str, seen)) or 'none'} of its cycle, the gearbox assumes "
+            f"{EXPECTED_SAMPLE}: the capture clock (the PLL's output B) does not rise on the "
+            f"edge clock's (output A's) rising edges, so every strobe and edge stamp is a "
+            f"quarter cycle ({result.quarter_ns:.2f} ns) off; the stamps of this board "
+            f"cannot be trusted (docs/boards.md, bring-up checklist)"
+        )
+    if result.irregular:
+        result.problems.append(
+            "the probe's samples were irregular (a cycle with no change or several): the "
+            "edge clock and the capture clock are not locked in one phase (PLL not locked, "
+            "or skew between its two global clocks)"
+        )
+    return result
+
+
+def check_clock_phase(device: Device, identity: Identity) -> ClockPhaseResult:
+    """The clock-phase verdict from the device's STATUS (:func:`clock_phase_result`)."""
+    return clock_phase_result(int(device.status()["clock_check"]), identity)
 
 
 #: The IRQ generator's settings for the loopback test: edges far apart compared to any pin
@@ -174,10 +267,10 @@ def check_loopback(
     for the edges however slowly they come (a simulated appliance on a busy machine), and
     gives up only when no IRQ edge came for ``timeout`` seconds.
 
-    Each edge is captured three times, as IRQ, EDGE0 and MARKER events. After the parser's
-    latency correction (the IDENTIFY reply's pin latencies) the three stamps of one edge
-    must agree to within one stamp unit (where in a sampling period the wire's edge falls);
-    the uncorrected differences are the measured pin-to-pin delays."""
+    Each edge is captured three times, as IRQ, EDGE0 and MARKER events, with the IDENTIFY
+    reply's pin latencies alone (no saved calibration: this measures it);
+    :func:`loopback_result` judges them."""
+    device.parser = identity.parser()  # nothing in flight: no capture runs
     device.configure_irq(irq)
     device.start(sources=[Source.IRQ, Source.EDGE0, Source.MARKER])
     collected: list[Events] = []
@@ -197,20 +290,27 @@ def check_loopback(
     return loopback_result(Events.concatenate(collected), identity)
 
 
-def loopback_slack(identity: Identity) -> int:
-    """The largest offset (stamp units) of a jumpered input from the IRQ change it copies:
-    the IRQ output changes on a capture clock edge and an input wired to it samples the
-    change at the next sampling edge (offset 0), or later by as many sampling edges as the
-    output's and the wire's delay cross, up to the end of the capture cycle: 1 with
-    single-rate or DDR inputs (a cycle or half a cycle), 3 with 4 samples a cycle (the
-    IDDRX2F gearbox: quarters of a cycle)."""
-    return max(1, (1 << identity.stamp_shift) - 1)
+def _copies(seen: np.ndarray, stamps: np.ndarray) -> np.ndarray:
+    """For each IRQ change's stamp, the index of the nearest of ``seen`` (a jumpered
+    source's stamps): the changes are far apart (:data:`LOOPBACK_IRQ`) compared with any
+    loop delay, so the nearest event is the change's copy, however early or late the
+    uncalibrated stamps put it."""
+    index = np.searchsorted(seen, stamps)
+    after = np.minimum(index, len(seen) - 1)
+    before = np.maximum(index - 1, 0)
+    return np.where(np.abs(seen[after] - stamps) <= np.abs(stamps - seen[before]), after, before)
 
 
 def loopback_result(events: Events, identity: Identity) -> LoopbackResult:
-    """The loopback verdict on captured events (see :func:`check_loopback`)."""
+    """The loopback verdict on captured events (see :func:`check_loopback`).
+
+    The loop passes when it is consistent: each jumpered input has one event per IRQ change,
+    every looped edge shows the same offset from its IRQ change within one stamp unit
+    (where in a sampling period the wire's edge falls), EDGE0's and MARKER's together.
+    Their offset itself is no error: it is the board's round trip beyond the pipeline
+    latencies (the IRQ output's clock-to-pad delay, the jumper, the input pad), the
+    calibration value (``round_trip_units``). Each problem is one line naming the figures."""
     result = LoopbackResult()
-    slack = loopback_slack(identity)
     irq = events.of(Source.IRQ)
     stamps = irq.stamp.astype(np.int64)
     result.irq_edges = int(np.count_nonzero(irq.value == 1))
@@ -218,35 +318,63 @@ def loopback_result(events: Events, identity: Identity) -> LoopbackResult:
         result.problems.append("the IRQ generator's events did not arrive")
         return result
     unit_ns = identity.resolution_ns
+    looped: dict[str, np.ndarray] = {}  # per source: each IRQ change's offset
     for source in (Source.EDGE0, Source.MARKER):
         seen = events.of(source).stamp.astype(np.int64)
         name = source.name
-        # Each IRQ change pairs with the first event of the source at or after its stamp:
-        # the IRQ output changes on a clock edge and is stamped with the next sampling edge,
-        # where an input wired to it samples it too (offset 0), or a sampling edge or more
-        # later when the delays cross them (up to `slack`).
-        index = np.searchsorted(seen, stamps)
-        paired = index < len(seen)
-        offsets = seen[index[paired]] - stamps[paired]
-        result.matched[name] = int(np.count_nonzero((offsets >= 0) & (offsets <= slack)))
-        result.offsets[name] = sorted(set(offsets.tolist()))
         documented = identity.latency[source] - identity.latency[Source.IRQ]
         result.documented_ns[name] = documented * unit_ns
-        if len(offsets):
-            result.delays_ns[name] = (
-                (documented + int(offsets.min())) * unit_ns,
-                (documented + int(offsets.max())) * unit_ns,
-            )
         if not len(seen):
             result.problems.append(f"no {name} events: is the jumper from IRQ to {name} in place?")
-        elif result.matched[name] != len(irq) or len(seen) != len(irq):
+            continue
+        copies = _copies(seen, stamps)
+        offsets = seen[copies] - stamps
+        result.matched[name] = len(np.unique(copies))
+        result.offsets[name] = sorted(set(offsets.tolist()))
+        low, high = int(offsets.min()), int(offsets.max())
+        result.delays_ns[name] = ((documented + low) * unit_ns, (documented + high) * unit_ns)
+        if len(seen) != len(irq) or result.matched[name] != len(irq):
             result.problems.append(
                 f"{name}: {len(seen)} events for {len(irq)} IRQ changes, "
-                f"{result.matched[name]} within {slack} stamp unit{'s' * (slack > 1)} of "
-                f"them (a loose jumper, or "
-                f"the documented pin latencies are wrong)"
+                f"{result.matched[name]} of them copies of one each: a loose jumper (edges "
+                f"missing or added) or one on another pin"
             )
+        elif high - low > 1:
+            result.problems.append(
+                f"{name}: the looped edges' offsets spread over {low}..{high} stamp units "
+                f"({low * unit_ns:.2f}..{high * unit_ns:.2f} ns) in {len(offsets)} edges, "
+                f"more than one stamp: a loose or long jumper, noise on the line, or an "
+                f"unstable clock phase (docs/boards.md, bring-up step 8)"
+            )
+        else:
+            looped[name] = offsets
+    if result.problems:
+        return result
+    every = np.concatenate(list(looped.values()))
+    if int(every.max() - every.min()) > 1:
+        apart = int(np.abs(looped["EDGE0"] - looped["MARKER"]).max())
+        ranges = ", ".join(
+            f"{name} {int(offsets.min())}..{int(offsets.max())}" for name, offsets in looped.items()
+        )
+        result.problems.append(
+            f"EDGE0 and MARKER disagree: offsets {ranges} stamp units, the same edges up to "
+            f"{apart} units ({apart * unit_ns:.2f} ns) apart, more than one stamp: one "
+            f"input's pin latency is not the documented one (latscope info)"
+        )
+        return result
+    result.round_trip_units = float(every.mean())
+    result.round_trip_ns = result.round_trip_units * unit_ns
+    result.spread_units = int(every.max() - every.min())
+    result.samples = len(every)
     return result
+
+
+def save_loopback(result: LoopbackResult, identity: Identity, *, port: str) -> None:
+    """Stores a consistent loop's calibration as its board's (``selftest --save``;
+    :func:`latscope.link.calibration.save_calibration`) and notes the file in ``result``;
+    an inconsistent loop saves nothing."""
+    if result.ok:
+        result.saved = str(save_calibration(result.calibration(identity, port=port)))
 
 
 #: The wiring program's markers: walking ones, then walking zeros, over 16 bits. The same
@@ -366,6 +494,7 @@ class SelftestResults(TypedDict, total=False):
     """The parts :func:`run_selftest` ran, by name (the arguments of :func:`format_results`)."""
 
     link: LinkResult
+    clock_phase: ClockPhaseResult
     loopback: LoopbackResult
     wiring: WiringResult
 
@@ -383,9 +512,13 @@ def run_selftest(
     dut: Port | None = None,
     on_wiring_start: Callable[[], object] | None = None,
     wiring_timeout: float = 30.0,
+    save: bool = False,
 ) -> SelftestResults:
-    """The self-test's parts in order (link first: without it nothing else can work);
-    returns ``{"link": LinkResult, "loopback": ..., "wiring": ...}`` with the parts run.
+    """The self-test's parts in order (link first: without it nothing else can work; then
+    the clock-phase probe, one STATUS, always); returns ``{"link": LinkResult,
+    "clock_phase": ClockPhaseResult, "loopback": ..., "wiring": ...}`` with the parts run.
+    ``save``: a consistent loopback's calibration is saved as the board's
+    (:func:`save_loopback`; later captures on it apply it).
     ``dut``, ``on_wiring_start``, ``wiring_timeout``: :func:`capture_wiring`'s ``dut``,
     ``on_start`` and ``timeout``; the wiring test turns the IRQ generator off
     (:data:`WIRING_IRQ`)."""
@@ -394,11 +527,12 @@ def run_selftest(
         results["link"] = check_link(device, count=count, baud=baud, port=port)
         if not results["link"].ok:
             return results
-    if not (loopback or wiring):
-        return results
     identity = identity or device.identify()
+    results["clock_phase"] = check_clock_phase(device, identity)
     if loopback:
         results["loopback"] = check_loopback(device, identity)
+        if save:
+            save_loopback(results["loopback"], identity, port=port)
     if wiring:
         device.configure_irq(WIRING_IRQ)
         results["wiring"] = capture_wiring(
@@ -413,6 +547,7 @@ def run_selftest(
 
 def format_results(
     link: LinkResult | None = None,
+    clock_phase: ClockPhaseResult | None = None,
     loopback: LoopbackResult | None = None,
     wiring: WiringResult | None = None,
 ) -> list[str]:
@@ -427,17 +562,21 @@ def format_results(
         )
         if link.hint:
             lines.append(f"  hint: {link.hint}")
-    if loopback is not None:
-        verdict = "ok" if loopback.ok else "FAILED"
-        lines.append(f"loopback: {verdict}: {loopback.irq_edges} IRQ edges")
-        for name, documented in loopback.documented_ns.items():
-            low, high = loopback.delays_ns.get(name, (float("nan"),) * 2)
+    if clock_phase is not None:
+        if not clock_phase.probed:
             lines.append(
-                f"  IRQ -> {name}: measured {low:.2f}..{high:.2f} ns (pin-to-stamp "
-                f"difference), documented {documented:.2f} ns; corrected stamps "
-                f"differ by {loopback.offsets.get(name)} units"
+                "clock phase: not probed (only the HX8K's gateware has a clock-phase probe)"
             )
-        lines += [f"  problem: {problem}" for problem in loopback.problems]
+        else:
+            verdict = "ok" if clock_phase.ok else "FAILED"
+            lines.append(
+                f"clock phase: {verdict}: capture clock toggle first sampled at quarter "
+                f"{clock_phase.seen} (expected [{EXPECTED_SAMPLE}]: the capture clock rises "
+                f"on the edge clock's rising edges)"
+            )
+        lines += [f"  problem: {problem}" for problem in clock_phase.problems]
+    if loopback is not None:
+        lines += _loopback_lines(loopback)
     if wiring is not None:
         verdict = "ok" if wiring.ok else "FAILED"
         lines.append(f"wiring: {verdict}: {wiring.received} of {wiring.expected} markers")
@@ -449,4 +588,32 @@ def format_results(
         for a, b in wiring.shorted:
             lines.append(f"  D{a} and D{b} are shorted")
         lines += [f"  problem: {problem}" for problem in wiring.problems]
+    return lines
+
+
+def _loopback_lines(loopback: LoopbackResult) -> list[str]:
+    if loopback.ok:
+        assert loopback.round_trip_ns is not None
+        verdict = (
+            f"ok: {loopback.irq_edges} IRQ edges, consistent within one stamp; IRQ round "
+            f"trip {loopback.round_trip_units:.2f} stamp units ({loopback.round_trip_ns:.2f} "
+            f"ns), spread {loopback.spread_units}, {loopback.samples} looped edges: the "
+            f"board's calibration value"
+        )
+    else:
+        verdict = f"FAILED: {loopback.irq_edges} IRQ edges; {loopback.problems[0]}"
+    lines = [f"loopback: {verdict}"]
+    for name, documented in loopback.documented_ns.items():
+        low, high = loopback.delays_ns.get(name, (float("nan"),) * 2)
+        lines.append(
+            f"  IRQ -> {name}: measured {low:.2f}..{high:.2f} ns (pin-to-stamp "
+            f"difference), documented {documented:.2f} ns; corrected stamps "
+            f"differ by {loopback.offsets.get(name)} units"
+        )
+    lines += [f"  problem: {problem}" for problem in loopback.problems[1:]]
+    if loopback.saved:
+        lines.append(
+            f"  calibration saved in {loopback.saved}: later captures on this board move "
+            f"IRQ stamps {irq_shift(loopback.round_trip_units or 0.0):+d} units"
+        )
     return lines

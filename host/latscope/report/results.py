@@ -49,7 +49,7 @@ __all__ = [
 #: trigger delay (``by_delay``); 10 where the interrupts met the code (``where``, top level
 #: and per table: simulation with its ground-truth log); 11 the tests the capture ended
 #: inside (``integrity.unfinished_tests``).
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 #: The JSON Schema of the document (draft 2020-12): the types, the required fields and no
 #: others; docs/results-schema.md says what they mean, tests/host/test_results_schema.py
@@ -180,6 +180,8 @@ def run_info(capture, tables=None):
     device = capture.identity.as_dict()
     if clock_hz:
         device["resolution_ns"] = 1e9 / capture.stamp_hz
+    # The loop calibration the capture applied (docs/capture-format.md; null: none).
+    device["calibration"] = meta.get("calibration")
     irq = dict(meta.get("irq") or {})
     if irq and clock_hz:
         # IRQ settings count the clock the IRQ generator runs on: the link clock.
@@ -198,6 +200,7 @@ def run_info(capture, tables=None):
         "cpu",
         "conditions",
         "truth",
+        "calibration",
     }
     suite = meta.get("suite") or meta.get("firmware")
     if meta.get("cpu"):

@@ -4,9 +4,17 @@
 """
 
 from ..capture.file import NOT_CLOSED
+from ..link.calibration import Calibration
 from ..link.identity import Identity
 
-__all__ = ["HOLES_SHOWN", "TICKS_NOT_RECORDED", "integrity_line", "holes_text", "settings_items"]
+__all__ = [
+    "HOLES_SHOWN",
+    "TICKS_NOT_RECORDED",
+    "integrity_line",
+    "holes_text",
+    "calibration_line",
+    "settings_items",
+]
 
 #: Holes listed one by one in text output (JSON lists them all).
 HOLES_SHOWN = 10
@@ -121,12 +129,37 @@ def _ticks_cell(count):
     )
 
 
+def calibration_line(device):
+    """The loop calibration the capture applied (a results document's
+    ``device.calibration``), in words."""
+    calibration = device.get("calibration")
+    if not calibration:
+        return (
+            "none: no loop calibration was saved for this board when it was captured "
+            "(latscope selftest --loopback --save); IRQ-to-input latencies include the IRQ "
+            "pin's round trip"
+        )
+    return "applied: " + Calibration.from_dict(calibration).describe()
+
+
 def conditions_line(conditions):
     """``"load bus:50, caches on"``: what the tables were measured under (a results
     document's ``conditions``; docs/results-schema.md)."""
     param = conditions["load_param"]
     load = conditions["load"] + ("" if param is None else f":{param}")
     return f"load {load}, caches {conditions['cache']}"
+
+
+def irq_pad_delay_cell(identity):
+    """What was added to the IRQ stamps for the board's IRQ output clock-to-pad delay
+    (``latscope.link.pad_delay``)."""
+    if not identity.irq_pad_delay_ns:
+        return "none (no board's pad: a simulation, or a capture from before it)"
+    units = identity.irq_pad_delay
+    return (
+        f"{identity.irq_pad_delay_ns:g} ns: {units} stamp unit{'s' if units != 1 else ''} "
+        f"({units * identity.resolution_ns:g} ns)"
+    )
 
 
 def settings_items(document):
@@ -171,6 +204,8 @@ def settings_items(document):
                 ),
                 ("FIFO", f"{device.get('fifo_depth')} entries"),
                 ("pin latency (cycles, corrected)", latency or "none"),
+                ("loop calibration", calibration_line(device)),
+                ("IRQ pad delay (added to IRQ stamps)", irq_pad_delay_cell(identity)),
             ],
         ),
     ]
@@ -246,6 +281,7 @@ _STATUS_LABELS = {
     "lost": "events lost (FIFO full)",
     "fifo_max": "most FIFO entries in use",
     "irq_edges": "IRQ edges fired",
+    "clock_check": "clock-phase probe (protocol.ClockCheck; 0: none, 2: ok)",
 }
 
 

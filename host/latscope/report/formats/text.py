@@ -15,7 +15,7 @@ from ..columns import (
 from ..comparison_view import judged_difference, judgement_note, settings_rows
 from ..headline import headline_lines
 from ..results import TABLE_SECTIONS
-from ..run_description import conditions_line, holes_text, integrity_line
+from ..run_description import calibration_line, conditions_line, holes_text, integrity_line
 from ..tail_estimates import tail_line
 from .base import ResultsFormat
 
@@ -38,6 +38,7 @@ class TextFormat(ResultsFormat):
             f"{document['capture']['path']}: {document['events']} events, "
             f"{document['duration_s']:.6f} s at {device.get('clock_hz', 0) / 1e6:g} MHz "
             f"({device.get('board', '?')}); {conditions_line(document['conditions'])}",
+            f"loop calibration: {calibration_line(device)}",
             *headline_lines(document),
             text_table(document["tables"], width=width)
             if document["tables"]
