@@ -113,6 +113,12 @@ def board(clock_hz=CLOCK_HZ, ddr_inputs=True, two_clocks=False, gearbox=True):
         # nextpnr found no legal placement ("design is probably at utilisation limit"); the
         # bring-up checklist's manual checks stand in (docs/boards.md, step 8).
         phase_probe=False,
+        # No short records (long ones only, still protocol version 4): with the encoder's
+        # value histories and comparators nextpnr found no legal placement either (~90 % of
+        # the 5280 cells). Bytes an event: 4.15 on make demo's stream, 5.08 for a TSL marker
+        # every us at 144 MHz stamps (version 3: 3.84, 4.09; version 4's long lead bytes
+        # hold a payload bit less; docs/protocol.md, "In the gateware").
+        short_records=False,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         serial_port="/dev/ttyUSB1",
         usb_id=FT2232H_USB_ID,

@@ -789,7 +789,8 @@ class StreamEncoder:
     the long record (docs/protocol.md, "Short records"): a marker or bus write whose value
     repeats or steps by one from one of the segment's last ``HISTORY`` values of its source
     (:func:`short_reference`), an edge of EDGE0 .. EDGE6, an IRQ edge of the periodic
-    generator (``triggered`` 0).
+    generator (``triggered`` 0). ``short_records=False`` writes version 4 with long records
+    only, as a board built without them does (``ApplianceConfig.short_records``).
 
     ``flush_after`` models the device's age rule (a segment is closed once it is that many
     cycles old): the segment is flushed before an event that comes ``flush_after`` or more
@@ -807,12 +808,14 @@ class StreamEncoder:
         *,
         version: int = VERSION,
         sent: int = 0,
+        short_records: bool = True,
     ) -> None:
         if version not in VERSIONS:
             raise ValueError(f"unknown protocol version {version}")
         self.marker_width = marker_width
         self.flush_after = flush_after
         self.version = version
+        self.short_records = short_records
         self.sent = sent
         self.captured = 0
         self._out = bytearray()
@@ -888,7 +891,7 @@ class StreamEncoder:
             raise ValueError(f"stamp {stamp} before {base}")
         payload = event_payload(source, stamp - base, value, self.marker_width, self.version)
         record = encode_record(source, payload, self.version)
-        if self.version >= 4:
+        if self.version >= 4 and self.short_records:
             short = self._short(stamp - base, source, value)
             if short is not None and len(short) <= len(record):
                 record = short

@@ -77,6 +77,8 @@ class ApplianceConfig:
     form that Verilator, which evaluates every signal every cycle, computes cheaply (the
     Verilator export with --word-xor; measured no faster in the full system, sim/README.md
     "Speed"); boards keep the bit-level XOR networks (False, the default).
+    ``short_records``: the encoder may send short records (:class:`.short_form.ShortForm`);
+    False: long records only, in version 4's layout (the iCEBreaker, for want of cells).
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class ApplianceConfig:
         link_clock_hz=None,
         input_phases=None,
         word_xor=False,
+        short_records=True,
     ):
         self.clock_hz = clock_hz
         self.link_clock_hz = link_clock_hz if link_clock_hz is not None else clock_hz
@@ -117,6 +120,10 @@ class ApplianceConfig:
         # iCE40's 4-kbit RAMs.
         self.sump_depth = sump_depth
         self.word_xor = word_xor
+        # Short records (protocol version 4, docs/protocol.md) cost the encoder a history of
+        # four values per MARKER and BUS with their comparators; a board without the cells
+        # for them sends long records only, still version 4 (the host reads both).
+        self.short_records = short_records
         # Close a segment once it is about 1 ms old, so an event reaches the host (which can
         # verify it only when its segment is closed) within about 1 ms at any event rate.
         # (The encoder counts link cycles.)
@@ -251,6 +258,7 @@ class Appliance(wiring.Component):
             stamp_shift=self.stamp_shift,
             capture_domain=config.capture_domain,
             word_crc=config.word_xor,
+            short_records=config.short_records,
         )
         m.submodules.commands = commands = CommandProcessor(
             self.identify(), timeout=config.command_timeout

@@ -237,9 +237,14 @@ class EventEncoder(wiring.Component):
     sources : dict of Source to value width, in entry order
     marker_width : value width of MARKER events
     flush_after : age in cycles at which an open segment is closed
+    short_records : whether events may go out as short records (:class:`.ShortForm`);
+        without them every record is long
     """
 
-    def __init__(self, layout, sources, *, marker_width=16, flush_after=1 << 16):
+    def __init__(
+        self, layout, sources, *, marker_width=16, flush_after=1 << 16, short_records=True
+    ):
+        self._short_records = short_records
         self._layout = layout
         self._sources = dict(sources)
         self._marker_width = marker_width
@@ -260,7 +265,9 @@ class EventEncoder(wiring.Component):
             self._layout, self._sources, marker_width=self._marker_width
         )
         m.submodules.segment = segment = SegmentState(flush_after=self._flush_after)
-        m.submodules.short = short = ShortForm(self._layout, self._sources, RecordFormat._value)
+        m.submodules.short = short = ShortForm(
+            self._layout, self._sources, RecordFormat._value, enabled=self._short_records
+        )
         state = _EntryState(self._layout)
         self._delta(m, state, segment.base)
         self._connect_parts(m, choice, format, segment, state)

@@ -81,11 +81,14 @@ class ShortForm(wiring.Component):
     history); ``clear``: a SYNC was sent or START came (the histories empty).
 
     ``sources``: the entry's sources with their value widths, in entry order; ``value_of``:
-    a function (entry, source) -> that source's event value in the entry."""
+    a function (entry, source) -> that source's event value in the entry. ``enabled=False``
+    builds nothing (no histories, no comparators): ``short`` stays 0 and every record is
+    long, still in version 4's layout (a board without room for them, the iCEBreaker)."""
 
-    def __init__(self, layout, sources, value_of):
+    def __init__(self, layout, sources, value_of, *, enabled=True):
         self._sources = list(sources)
         self._value_of = value_of
+        self._enabled = enabled
         super().__init__(
             {
                 "entry": In(layout),
@@ -100,7 +103,7 @@ class ShortForm(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        if GATEWARE_VERSION < 4:
+        if GATEWARE_VERSION < 4 or not self._enabled:
             return m  # no short records: ``short`` stays 0
         chosen = {source: self.choice[1 + i] for i, source in enumerate(self._sources)}
         layouts = {source: layout for layout, source in SHORT_VALUE_SOURCES.items()}

@@ -3,11 +3,12 @@ the reference encoder does (docs/protocol.md, "Short records"): random FIFO entr
 markers and bus writes repeat or step recent values, edges and IRQ edges (periodic and
 triggered), LOSS records, same-cycle events, gaps beyond a delta (new segments), a 48-bit
 stamp wrap, a segment closed at 255 records, and a link that is not always ready: the bytes
-must be the reference encoder's, byte for byte."""
+must be the reference encoder's, byte for byte. Built without short records (a board's
+``short_records=False``), the encoder writes the reference's long records only."""
 
 import random
 
-from amaranth.hdl import Module
+from amaranth.hdl import Fragment, Module
 from amaranth.lib.wiring import connect
 
 from latscope_defs.protocol import (
@@ -25,10 +26,10 @@ from latscope_defs.protocol import (
     loss_value,
     short_lead,
 )
-from latscope_gateware.encoder import EventEncoder
+from latscope_gateware.encoder import EventEncoder, RecordFormat
 from latscope_gateware.event_capture import entry_layout
 from latscope_gateware.records import RecordSerializer
-from latscope_gateware.short_form import long_is_shorter
+from latscope_gateware.short_form import ShortForm, long_is_shorter
 from support.gateware_sim import byte_collector, run
 
 SOURCES = {
@@ -105,9 +106,9 @@ def tally_counts(data):
     return counts
 
 
-def encode_in_gateware(entries, ready):
+def encode_in_gateware(entries, ready, short_records=True):
     layout = entry_layout(SOURCES)
-    encoder = EventEncoder(layout, SOURCES, flush_after=FLUSH_AFTER)
+    encoder = EventEncoder(layout, SOURCES, flush_after=FLUSH_AFTER, short_records=short_records)
     serializer = RecordSerializer()
     m = Module()
     m.submodules.encoder, m.submodules.serializer = encoder, serializer
@@ -130,20 +131,53 @@ def encode_in_gateware(entries, ready):
     return bytes(out)
 
 
+def encode_in_reference(events, short_records=True):
+    reference = StreamEncoder(version=GATEWARE_VERSION, short_records=short_records)
+    for event in events:
+        reference.event(*event)
+    reference.flush()
+    return reference.take()
+
+
+def short_records_in(data):
+    return sum(1 for byte in data if byte & 0x80 and short_lead(byte) is not None)
+
+
 def test_short_records_match_the_reference_byte_for_byte():
     rng = random.Random(4)
     entries, events = random_entries(rng, 700)
     # The entries come as fast as the encoder takes them: no age flush in between (the
     # reference's age rule is by stamps, the device's by cycles).
     out = encode_in_gateware(entries, ready=lambda cycle: cycle % 3 != 1)
-    reference = StreamEncoder(version=GATEWARE_VERSION)
-    for event in events:
-        reference.event(*event)
-    reference.flush()
-    expected = reference.take()
-    assert sum(1 for byte in expected if byte & 0x80 and short_lead(byte) is not None) > 400
+    expected = encode_in_reference(events)
+    assert short_records_in(expected) > 400
     assert SEGMENT_MAX_EVENTS in tally_counts(expected)
     assert out == expected
+
+
+def test_without_short_records_the_bytes_are_the_references_long_records():
+    """``short_records=False`` (the iCEBreaker): on entries where short records would
+    apply, every record is long, byte for byte the reference's with short records off."""
+    rng = random.Random(5)
+    entries, events = random_entries(rng, 300)
+    out = encode_in_gateware(entries, ready=lambda cycle: cycle % 3 != 1, short_records=False)
+    expected = encode_in_reference(events, short_records=False)
+    assert short_records_in(encode_in_reference(events)) > 150  # they would apply
+    assert short_records_in(expected) == 0
+    assert out == expected
+
+
+def test_without_short_records_no_history_is_built():
+    """The value histories and their comparators are the short form's cells: with
+    ``enabled=False`` none is built."""
+    layout = entry_layout(SOURCES)
+
+    def parts(enabled):
+        short = ShortForm(layout, SOURCES, RecordFormat._value, enabled=enabled)
+        return [name for _, name, _ in Fragment.get(short, None).subfragments]
+
+    assert parts(True) == ["history_marker", "history_bus"]
+    assert parts(False) == []
 
 
 def test_an_edge_takes_the_shorter_form():
