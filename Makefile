@@ -8,7 +8,8 @@ PYTHON := .venv/bin/python
 .PHONY: setup demo lint test check bench clean bitstream bitstreams-all program install-decoders install-udev pty-shim
 
 # FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
-# [VARIANT=12F|25F|45F|85F for the ULX3S] [SEED=n: default the board's]; fails when timing is not met.
+# [VARIANT=12F|25F|45F|85F for the ULX3S, VARIANT=bringup for the iCEBreaker's bring-up build]
+# [SEED=n: default the board's]; fails when timing is not met.
 BOARD ?= ice40-hx8k-b-evn
 SEED ?=
 BOARD_OPTS = $(if $(VARIANT),--variant $(VARIANT))
@@ -59,6 +60,7 @@ bitstreams-all: setup
 	$(PYTHON) -m latscope_boards build ulx3s --variant 12F
 	$(PYTHON) -m latscope_boards build ulx3s --variant 25F
 	$(PYTHON) -m latscope_boards build ulx3s --variant 45F
+	$(PYTHON) -m latscope_boards build icebreaker --variant bringup
 
 program:
 	$(PYTHON) -m latscope_boards program $(BOARD) $(BOARD_OPTS)

@@ -13,6 +13,7 @@ __all__ = [
     "identify_names",
     "record_name",
     "recorded_builds",
+    "variants",
 ]
 
 BOARDS = {
@@ -22,42 +23,60 @@ BOARDS = {
 }
 DEFAULT_BOARD = "ice40-hx8k-b-evn"
 
+#: The boards with builds of their own beside the shipped one (``variant``, ``make bitstream
+#: VARIANT=``): the module that names them (``VARIANTS``, ``DEFAULT_VARIANT``). The ULX3S's
+#: are its ECP5 sizes, the iCEBreaker's its bring-up build.
+_VARIANT_MODULES = {"ulx3s": ulx3s, "icebreaker": icebreaker}
+
 
 def get_board(name, **options):
     """The :class:`~latscope_boards.board.Board` called ``name``; ``options`` (``clock_hz``,
-    ``variant`` for the ULX3S) that are None keep the board's defaults."""
+    ``variant`` for a board of :func:`variants`) that are None keep the board's defaults."""
     try:
         factory = BOARDS[name]
     except KeyError:
         raise ValueError(f"unknown board {name!r}; boards: {', '.join(BOARDS)}") from None
+    if options.get("variant") is not None and name not in _VARIANT_MODULES:
+        raise ValueError(f"board {name!r} has no variants")
     return factory(**{key: value for key, value in options.items() if value is not None})
+
+
+def variants(name):
+    """(variants, the default one) of board ``name``: ``((), None)`` for a board without."""
+    module = _VARIANT_MODULES.get(name)
+    if module is None:
+        return (), None
+    return tuple(module.VARIANTS), module.DEFAULT_VARIANT
 
 
 def identify_names(name):
     """Every board name the IDENTIFY reply of board ``name``'s bitstreams gives: one per ECP5
-    size for the ULX3S (``ulx3s-85f``, ...), else the one."""
-    if name == "ulx3s":
-        return tuple(ulx3s.board(variant=variant).identify_name for variant in ulx3s.VARIANTS)
-    return (get_board(name).identify_name,)
+    size for the ULX3S (``ulx3s-85f``, ...), else the one (the iCEBreaker's bring-up build
+    identifies as the full one: same pins, clocks and link)."""
+    names = [get_board(name, variant=variant).identify_name for variant in variants(name)[0]]
+    return tuple(dict.fromkeys(names)) or (get_board(name).identify_name,)
 
 
 def record_name(name, variant=None):
-    """The name of the record of board ``name``'s shipped build (boards/results/<it>.json):
-    the board's name, with the ECP5 size for a ULX3S other than the default one
-    (``ulx3s-12f``; the 85F's is ``ulx3s``)."""
-    if variant is None or variant.upper() == ulx3s.DEFAULT_VARIANT:
+    """The name of the record of board ``name``'s build (boards/results/<it>.json), and of
+    its build directory: the board's name, with the variant for one other than the default
+    (``ulx3s-12f``, ``icebreaker-bringup``; the 85F's is ``ulx3s``)."""
+    default = variants(name)[1]
+    if variant is None or variant.lower() == default.lower():
         return name
     return f"{name}-{variant.lower()}"
 
 
 def recorded_builds():
     """(record name, board) of every build recorded in boards/results, in the docs' order:
-    each board as shipped, then each other ULX3S size (issue 28: every size is built once;
-    CI builds the 85F)."""
+    each board as shipped, then each other variant (issue 28: every ULX3S size is built once,
+    CI builds the 85F; the iCEBreaker's bring-up build)."""
     builds = [(name, get_board(name)) for name in BOARDS]
-    builds += [
-        (record_name("ulx3s", variant), ulx3s.board(variant=variant))
-        for variant in ulx3s.VARIANTS
-        if variant != ulx3s.DEFAULT_VARIANT
-    ]
+    for name in BOARDS:
+        names, default = variants(name)
+        builds += [
+            (record_name(name, variant), get_board(name, variant=variant))
+            for variant in names
+            if variant != default
+        ]
     return builds

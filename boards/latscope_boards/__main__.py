@@ -2,8 +2,9 @@
 
 build BOARD     bitstream with the YoWASP tools; prints utilisation and Fmax, exits 1
                 if Fmax is below the capture clock; a build as shipped (the board's seed,
-                default clock; any ULX3S size) is recorded in boards/results/BOARD.json
-                (boards/results/ulx3s-12f.json for a ULX3S size other than the 85F)
+                default clock; any variant) is recorded in boards/results/BOARD.json
+                (BOARD-VARIANT.json for another variant than the default: ulx3s-12f,
+                icebreaker-bringup), built in build/boards/ under the same name
 program BOARD   prints and runs the programming command (openFPGALoader)
 pinout BOARD    the pin-out table of docs/boards.md (Markdown)
 table           the utilisation/Fmax table of docs/boards.md, from boards/results/*.json
@@ -26,7 +27,13 @@ RESULTS_DIR = REPO_ROOT / "boards" / "results"
 
 
 def _board(args):
-    return get_board(args.board, clock_hz=args.clock_hz, variant=getattr(args, "variant", None))
+    return get_board(args.board, clock_hz=args.clock_hz, variant=args.variant)
+
+
+def _build_dir(args):
+    """The build's directory: ``--build-dir``, else one per record name (a variant's
+    bitstream does not overwrite the default one's)."""
+    return Path(args.build_dir or DEFAULT_BUILD_ROOT / record_name(args.board, args.variant))
 
 
 def _build(args):
@@ -38,12 +45,12 @@ def _build(args):
         flush=True,
     )
     seed = board.seed if args.seed is None else args.seed
-    result = build(board, build_dir=args.build_dir, seed=seed, verbose=args.verbose)
+    result = build(board, build_dir=_build_dir(args), seed=seed, verbose=args.verbose)
     print(format_result(result, board.family))
     # The docs' table is of each board as shipped: default clock, its seed (every size).
     if args.record and seed == board.seed and args.clock_hz is None:
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        path = RESULTS_DIR / f"{record_name(board.name, args.variant)}.json"
+        path = RESULTS_DIR / f"{record_name(args.board, args.variant)}.json"
         path.write_text(json.dumps(result.to_json(), indent=2) + "\n")
         print(f"  recorded in {path.relative_to(REPO_ROOT)}")
     print(f"  bitstream {result.bitstream}")
@@ -60,11 +67,12 @@ def _build(args):
 
 def _program(args):
     board = _board(args)
-    build_dir = Path(args.build_dir or DEFAULT_BUILD_ROOT / board.name)
-    bitstream = build_dir / (DESIGN_NAME + board.bitstream_suffix)
+    bitstream = _build_dir(args) / (DESIGN_NAME + board.bitstream_suffix)
     if not bitstream.exists():
+        variant = f" VARIANT={args.variant}" if args.variant else ""
         print(
-            f"error: {bitstream}: no bitstream; run `make bitstream BOARD={board.name}` first",
+            f"error: {bitstream}: no bitstream; run `make bitstream BOARD={board.name}"
+            f"{variant}` first",
             file=sys.stderr,
         )
         return 1
@@ -100,9 +108,13 @@ def main(argv=None):
         command = commands.add_parser(name)
         command.set_defaults(handler=handler)
         command.add_argument("board", nargs="?", default=DEFAULT_BOARD, choices=list(BOARDS))
-        command.add_argument("--variant", help="ULX3S: ECP5 size (12F, 25F, 45F, 85F)")
+        command.add_argument(
+            "--variant",
+            help="ULX3S: ECP5 size (12F, 25F, 45F, 85F); iCEBreaker: bringup (the "
+            "clock-phase probe, no IRQ trigger) or full",
+        )
         command.add_argument("--clock-hz", type=int, help="capture clock (default: the board's)")
-        command.add_argument("--build-dir", help="default: build/boards/BOARD")
+        command.add_argument("--build-dir", help="default: build/boards/BOARD[-VARIANT]")
         if name == "build":
             command.add_argument(
                 "--seed",

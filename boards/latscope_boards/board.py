@@ -143,6 +143,7 @@ class Board:
     short_records : the encoder sends short records where they apply
         (``ApplianceConfig.short_records``; docs/protocol.md, "Short records"); False: long
         records only, for a board without the cells for the encoder's value histories.
+    irq_trigger : build the appliance's IRQ trigger (False: a bring-up build, for room).
     """
 
     name: str
@@ -171,6 +172,7 @@ class Board:
     gearbox_placement: tuple = ()
     phase_probe: bool = True
     short_records: bool = True
+    irq_trigger: bool = True
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -218,6 +220,7 @@ class Board:
             fifo_depth=self.fifo_depth,
             sump_depth=self.sump_depth,
             short_records=self.short_records,
+            irq_trigger=self.irq_trigger,
             **ddr,
             **link,
         )

@@ -716,7 +716,8 @@ class IdentifyReply(data.Struct):
     board: data.ArrayLayout(8, 16)  #: board name, ASCII, NUL-padded
     link_clock_hz: 32  #: link clock (UART, commands, encoder); absent from older replies
     trigger_latency: 8  #: stamp units from a trigger event's stamp to the IRQ edge at delay
-    #:                      0 (version 3; absent from older replies)
+    #:                      0 (version 3; absent from older replies); 0: no trigger (a
+    #:                      board's bring-up build)
 
 
 class StatusReply(data.Struct):

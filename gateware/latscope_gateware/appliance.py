@@ -76,7 +76,9 @@ class ApplianceConfig:
     (:class:`.IrqGenerator` ``word_leap``, :class:`.records.WordCrc32`): the same logic, in a
     form that Verilator, which evaluates every signal every cycle, computes cheaply (the
     Verilator export with --word-xor; measured no faster in the full system, sim/README.md
-    "Speed"); boards keep the bit-level XOR networks (False, the default).
+    "Speed"); boards keep the bit-level XOR networks (False, the default). ``irq_trigger``:
+    build the IRQ trigger (IDENTIFY ``trigger_latency`` 0 without it, which the host reads as
+    "no trigger"); only a board's bring-up build leaves it out, for room.
     ``short_records``: the encoder may send short records (:class:`.short_form.ShortForm`);
     False: long records only, in version 4's layout (the iCEBreaker, for want of cells).
     """
@@ -101,6 +103,7 @@ class ApplianceConfig:
         input_phases=None,
         word_xor=False,
         short_records=True,
+        irq_trigger=True,
     ):
         self.clock_hz = clock_hz
         self.link_clock_hz = link_clock_hz if link_clock_hz is not None else clock_hz
@@ -124,6 +127,7 @@ class ApplianceConfig:
         # four values per MARKER and BUS with their comparators; a board without the cells
         # for them sends long records only, still version 4 (the host reads both).
         self.short_records = short_records
+        self.irq_trigger = irq_trigger
         # Close a segment once it is about 1 ms old, so an event reaches the host (which can
         # verify it only when its segment is closed) within about 1 ms at any event rate.
         # (The encoder counts link cycles.)
@@ -171,9 +175,15 @@ class Appliance(wiring.Component):
                 window_base=base,
                 window_words=words,
             )
-        self._trigger = IrqTrigger(
-            {source: width for source, width in self.sources().items() if source in TRIGGER_SOURCES}
-        )
+        self._trigger = None
+        if config.irq_trigger:
+            self._trigger = IrqTrigger(
+                {
+                    source: width
+                    for source, width in self.sources().items()
+                    if source in TRIGGER_SOURCES
+                }
+            )
         members = {
             "marker_data": In(config.marker_width),
             # One sample per pin, or a cycle's samples of each, as the front ends take them.
@@ -227,7 +237,10 @@ class Appliance(wiring.Component):
                 "fifo_depth": self.config.fifo_depth,
                 **self._latencies(),
                 "board": list(board),
-                "trigger_latency": self._trigger.latency << self.stamp_shift,
+                # 0: no trigger (protocol.IdentifyReply).
+                "trigger_latency": (
+                    self._trigger.latency << self.stamp_shift if self._trigger is not None else 0
+                ),
             }
         )
 
@@ -303,7 +316,10 @@ class Appliance(wiring.Component):
         """The IRQ trigger, in the capture domain: it watches the front ends' events (before
         the capture's gate: it fires whether or not a capture runs, as the generator does),
         drives the pin through the part that shows it, and is armed by that part's record
-        of the generator's asserting edges; TRIGGER_CONFIG and START restart it."""
+        of the generator's asserting edges; TRIGGER_CONFIG and START restart it. Without it
+        the output's ``firing`` stays 0: the generator alone drives the pin."""
+        if self._trigger is None:
+            return
         m.submodules.irq_trigger = trigger = self._in_capture(self._trigger)
         for source, events in self._front_end_events(marker, edges, bus).items():
             port = getattr(trigger, source.name.lower())

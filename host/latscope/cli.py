@@ -517,7 +517,8 @@ def _trigger(args, identity, irq):
 
     if not identity.has_trigger:
         raise UsageError(
-            f"--irq-trigger: the appliance speaks protocol {identity.version}, no trigger"
+            f"--irq-trigger: the appliance has no trigger (protocol {identity.version}; "
+            f"a bring-up bitstream has none, docs/boards.md)"
         )
     try:
         settings = trigger_settings(args.irq_trigger, args.irq_delay, identity, irq)

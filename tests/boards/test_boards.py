@@ -7,6 +7,7 @@ The builds take 1 to 2 minutes each (docs/tests.md has the measured times; plus 
 ~/.cache/YoWASP).
 """
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from latscope_boards import BOARDS, get_board, recorded_builds
+from latscope_boards import BOARDS, get_board, identify_names, record_name, recorded_builds
 from latscope_boards.board import LINK_UART, BoardTop
 from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
 from latscope_boards.docs import pad_delay_table, pinout_table, results_table
@@ -108,6 +109,31 @@ def test_unknown_board_or_variant_is_one_clear_error():
         get_board("nope")
     with pytest.raises(ValueError, match="unknown ULX3S variant"):
         get_board("ulx3s", variant="99F")
+    with pytest.raises(ValueError, match="unknown iCEBreaker variant"):
+        get_board("icebreaker", variant="tiny")
+    with pytest.raises(ValueError, match="board 'ice40-hx8k-b-evn' has no variants"):
+        get_board("ice40-hx8k-b-evn", variant="bringup")
+
+
+def test_icebreaker_bringup_build_is_the_full_one_with_the_probe_for_the_trigger():
+    """The bring-up bitstream's clock-phase verdict holds for the full bitstream (docs/boards.md,
+    checklist step 8) only if the two differ in nothing but the probe, the trigger and the
+    title: same PLL, gearbox placement, FIFO, pins, link and seed. Its record and build
+    directory are its own (a bring-up build does not overwrite the full bitstream)."""
+    full, bringup = get_board("icebreaker"), get_board("icebreaker", variant="BringUp")
+    differ = {
+        field.name
+        for field in dataclasses.fields(full)
+        if getattr(full, field.name) != getattr(bringup, field.name)
+    }
+    assert differ == {"title", "phase_probe", "irq_trigger"}
+    assert (full.phase_probe, full.irq_trigger) == (False, True)
+    assert (bringup.phase_probe, bringup.irq_trigger) == (True, False)
+    assert BoardTop(bringup).appliance.identify().trigger_latency == 0
+    assert BoardTop(full).appliance.identify().trigger_latency > 0
+    assert record_name("icebreaker", "bringup") == "icebreaker-bringup"
+    assert record_name("icebreaker", "full") == "icebreaker"
+    assert identify_names("icebreaker") == ("icebreaker",)
 
 
 def _prepared(board):

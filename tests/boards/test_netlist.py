@@ -40,7 +40,7 @@ from latscope.link.selftest import (
     loopback_result,
 )
 from latscope_boards import BOARDS as ALL_BOARDS
-from latscope_boards import get_board
+from latscope_boards import recorded_builds
 from latscope_boards.clocking import POWER_ON_RESET_SECONDS
 from latscope_boards.netlist_sim import (
     SIMULATORS,
@@ -194,10 +194,10 @@ def scripted_session(board):
     return script, (started, burst, stopped)
 
 
-def netlist_of(board, tmp_path_factory, board_builds):
-    """The board's post-synthesis netlist: the bitstream test's of this run, else
-    synthesized here."""
-    netlist = board_builds / board.name / NETLIST_NAME
+def netlist_of(record, board, tmp_path_factory, board_builds):
+    """The post-synthesis netlist of build ``record`` (a record name: the board's, or a
+    variant's): the bitstream test's of this run, else synthesized here."""
+    netlist = board_builds / record / NETLIST_NAME
     if not netlist.exists():
         netlist = synthesize(board, tmp_path_factory.mktemp("synth"))
     return netlist
@@ -205,8 +205,18 @@ def netlist_of(board, tmp_path_factory, board_builds):
 
 #: Simulator of the netlist runs (netlist_sim.SIMULATORS).
 SIMULATOR = os.environ.get("LATSCOPE_NETLIST_SIM", SIMULATORS[0])
-#: Boards whose netlists run (all by default; LATSCOPE_NETLIST_BOARDS=name,name to choose).
+#: Builds whose netlists run, by record name (all boards as shipped by default;
+#: LATSCOPE_NETLIST_BOARDS=name,name to choose, among them the variants of BY_CHOICE).
 BOARDS = os.environ.get("LATSCOPE_NETLIST_BOARDS", ",".join(ALL_BOARDS)).split(",")
+#: The board of each recorded build, by record name.
+BUILDS = dict(recorded_builds())
+#: Variants whose netlists only the clock-phase tests run, and only when LATSCOPE_NETLIST_BOARDS
+#: names them: the iCEBreaker's bring-up build (the only one with the probe on the UP5K) costs
+#: its own synthesis and Verilator compile, over a minute (docs/tests.md), which CI does
+#: not spend on a bitstream it does not build.
+BY_CHOICE = ("icebreaker-bringup",)
+#: The boards as shipped among BOARDS: every netlist test's.
+SHIPPED = [board for board in BOARDS if board in ALL_BOARDS]
 
 
 @dataclass
@@ -215,24 +225,38 @@ class Compiled:
     netlist: object  # netlist_sim.CompiledNetlist
 
 
-@pytest.fixture(scope="module", params=BOARDS)
-def compiled(request, tmp_path_factory, board_builds):
+@pytest.fixture(scope="session")
+def netlists(tmp_path_factory, board_builds):
+    """Each build's netlist compiled once a run, by record name: a function of the name."""
+    done = {}
+
+    def compiled_build(record):
+        if record not in done:
+            board = BUILDS[record]
+            netlist = netlist_of(record, board, tmp_path_factory, board_builds)
+            result = compile_netlist(
+                netlist,
+                tmp_path_factory.mktemp("netlist_sim"),
+                crystal_hz=crystal_hz(board),
+                family=board.family,
+                simulator=SIMULATOR,
+            )
+            # The PLLs' parameters in the netlist give the board's capture (or edge) and link
+            # clocks.
+            assert {clock.hz for clock in result.clocks} == {
+                board.edge_clock_hz or board.clock_hz,
+                board.link_clock_hz,
+            }
+            done[record] = Compiled(board, result)
+        return done[record]
+
+    return compiled_build
+
+
+@pytest.fixture(scope="module", params=SHIPPED)
+def compiled(request, netlists):
     """The board's netlist, compiled once for the session and the loopback tests."""
-    board = get_board(request.param)
-    netlist = netlist_of(board, tmp_path_factory, board_builds)
-    result = compile_netlist(
-        netlist,
-        tmp_path_factory.mktemp("netlist_sim"),
-        crystal_hz=crystal_hz(board),
-        family=board.family,
-        simulator=SIMULATOR,
-    )
-    # The PLLs' parameters in the netlist give the board's capture (or edge) and link clocks.
-    assert {clock.hz for clock in result.clocks} == {
-        board.edge_clock_hz or board.clock_hz,
-        board.link_clock_hz,
-    }
-    return Compiled(board, result)
+    return netlists(request.param)
 
 
 def simulate(compiled, script, run_dir, end_cycles, loopback=False, clock_delays=None):
@@ -587,33 +611,54 @@ def wrong_phase_delays(compiled):
     return {outputs["PLLOUTGLOBALB"]: edge_clock_period // 2}
 
 
-def test_clock_phase_probe_passes_with_the_pll_as_assumed(compiled, tmp_path):
+@pytest.fixture(
+    scope="module",
+    params=SHIPPED
+    + [
+        pytest.param(
+            record,
+            marks=pytest.mark.skipif(
+                record not in BOARDS, reason=f"LATSCOPE_NETLIST_BOARDS={record} runs it"
+            ),
+        )
+        for record in BY_CHOICE
+    ],
+)
+def phase_probed(request, netlists):
+    """The netlist of every board as shipped (each compiled once, as for the session), and
+    of the builds of BY_CHOICE when chosen: the clock-phase tests' builds."""
+    return netlists(request.param)
+
+
+def test_clock_phase_probe_passes_with_the_pll_as_assumed(phase_probed, tmp_path):
     """The iCE40 gearbox's probe, as `latscope selftest` reads it: the capture clock's
     toggle first sampled at quarter 1 of its cycle, in every cycle. Boards without the
     probe (the ULX3S, whose gearbox's phase is its start-up's; the iCEBreaker, full) report
     STATUS clock_check 0, "not probed"."""
-    result = clock_phase_status(compiled, tmp_path)
-    if not (compiled.board.family == "ice40" and compiled.board.phase_probe):
+    result = clock_phase_status(phase_probed, tmp_path)
+    if not (phase_probed.board.family == "ice40" and phase_probed.board.phase_probe):
         assert not result.probed and result.ok
         return
     assert result.probed and result.ok, result.problems
     assert result.seen == [EXPECTED_SAMPLE] and not result.irregular
 
 
-def test_clock_phase_probe_fails_when_the_capture_clock_rises_on_falling_edges(compiled, tmp_path):
+def test_clock_phase_probe_fails_when_the_capture_clock_rises_on_falling_edges(
+    phase_probed, tmp_path
+):
     """The same netlist with the PLL's output B half an edge-clock period late (its rising
     edges on output A's falling ones): the probe sees the toggle at another quarter and the
     self-test fails, naming the phase and the quarter-cycle error."""
-    if not (compiled.board.family == "ice40" and compiled.board.phase_probe):
+    if not (phase_probed.board.family == "ice40" and phase_probed.board.phase_probe):
         pytest.skip("only the iCE40 gearbox depends on the phase of two PLL outputs")
-    result = clock_phase_status(compiled, tmp_path, wrong_phase_delays(compiled))
+    result = clock_phase_status(phase_probed, tmp_path, wrong_phase_delays(phase_probed))
     assert result.probed and not result.ok
     assert result.seen and EXPECTED_SAMPLE not in result.seen
     lines = format_results(clock_phase=result)
     print("\n".join(lines))  # the self-test's report, for the record (pytest -s)
     (line,) = [line for line in lines if "FAILED" in line]
     assert "does not rise on the edge clock's (output A's) rising edges" in result.problems[0]
-    assert f"{1e9 / compiled.board.clock_hz / 4:.2f} ns" in result.problems[0], line
+    assert f"{1e9 / phase_probed.board.clock_hz / 4:.2f} ns" in result.problems[0], line
 
 
 # --- The ECP5 gearbox's start-up: the same quarter order at every lock time -----------------

@@ -1,6 +1,7 @@
 """StreamParser: exact round trips through the reference encoder, damage that costs whole
 segments and never yields a wrong event, replies, gap() and finish()."""
 
+import dataclasses
 import random
 
 import numpy as np
@@ -617,6 +618,8 @@ def test_identify_reply_reports_both_clocks_and_older_replies_still_read():
     assert (identity.clock_hz, identity.link_clock_hz) == (150_000_000, 75_000_000)
     assert identity.trigger_latency == 8 and identity.has_trigger
     assert Identity.from_reply(payload[:39]).trigger_latency == 0  # version 2: none
+    # A version 3 device without the trigger (a board's bring-up build) says so with 0.
+    assert not dataclasses.replace(identity, trigger_latency=0).has_trigger
     assert identity.resolution_ns == 1e9 / 300_000_000  # stamps use the capture clock
     assert identity.irq_clock_hz == 75_000_000  # IRQ settings the link clock
     older = Identity.from_reply(payload[:35])

@@ -422,7 +422,8 @@ class Device:
         if self.identity is not None and not self.identity.has_trigger:
             raise DeviceError(
                 f"{self.name}: the device has no IRQ trigger (protocol version "
-                f"{self.identity.version}; its bitstream is older than this host)"
+                f"{self.identity.version}: a bitstream older than this host; or a bring-up "
+                f"bitstream, docs/boards.md)"
             )
         self.command(Command.TRIGGER_CONFIG, settings.encode())
 

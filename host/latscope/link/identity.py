@@ -58,7 +58,8 @@ class Identity:
     board: str = ""
     link_clock_hz: int = 0  # the link clock; 0: unknown (older gateware, old files)
     trigger_latency: int = 0  # stamp units, trigger event to IRQ edge at delay 0
-    #                                    (0: no trigger, a version 1 or 2 device)
+    #                                    (0: no trigger, a version 1 or 2 device or a
+    #                                    board's bring-up build)
     # The host's: stamp units from an IRQ edge's stamp to its pad, added to IRQ stamps, and
     # the board's figure (ns) they are rounded from (.pad_delay; 0: none, a simulation).
     irq_pad_delay: int = 0
@@ -80,8 +81,10 @@ class Identity:
 
     @property
     def has_trigger(self) -> bool:
-        """Whether the device has the IRQ trigger (TRIGGER_CONFIG: protocol version 3)."""
-        return self.version >= 3
+        """Whether the device has the IRQ trigger (TRIGGER_CONFIG: protocol version 3; a
+        bring-up build, docs/boards.md, leaves it out and says so with ``trigger_latency``
+        0)."""
+        return self.version >= 3 and self.trigger_latency > 0
 
     def trigger_offset(self, source: int) -> int:
         """Stamp units from the stamp the host gives a trigger event of ``source`` (its pin

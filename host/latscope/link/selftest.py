@@ -565,7 +565,8 @@ def format_results(
     if clock_phase is not None:
         if not clock_phase.probed:
             lines.append(
-                "clock phase: not probed (only the HX8K's gateware has a clock-phase probe)"
+                "clock phase: not probed (a clock-phase probe is in the HX8K's bitstream and "
+                "the iCEBreaker's bring-up bitstream)"
             )
         else:
             verdict = "ok" if clock_phase.ok else "FAILED"
