@@ -30,13 +30,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from machine import describe  # noqa: E402
-from parser_throughput import encode_fast  # noqa: E402
+from parser_throughput import FAST_VERSION, encode_fast  # noqa: E402
 
 from latscope.analysis.live import live_analysis  # noqa: E402
 from latscope.analysis.pairing import analyze  # noqa: E402
 from latscope.capture.file import CaptureWriter, load_capture  # noqa: E402
 from latscope.report import plots  # noqa: E402
-from latscope_defs.protocol import VERSION  # noqa: E402
 from support.native_suite import events_from_stores, read_native_dump  # noqa: E402
 
 GOAL = 10e6
@@ -69,7 +68,7 @@ def suite_events(samples):
 def capture_path(count, samples, resets=0):
     """Where :func:`make_capture` caches its file (bench/bounded_memory.py reads it too)."""
     suffix = f"-resets{resets}" if resets else ""
-    return Path(f"/tmp/latscope-bench-analysis-v{VERSION}-{count}-{samples}{suffix}.lsc")
+    return Path(f"/tmp/latscope-bench-analysis-v{FAST_VERSION}-{count}-{samples}{suffix}.lsc")
 
 
 def encode_with_resets(stamp, source, value, resets):
@@ -98,7 +97,7 @@ def make_capture(count, samples, resets=0):
     else:
         data = encode_fast(stamp, source, value)
     identity = {
-        "version": VERSION,
+        "version": FAST_VERSION,
         "clock_hz": 1_000_000_000,
         "stamp_shift": 0,
         "marker_width": 16,

@@ -10,25 +10,47 @@ per event (SYNC records included) for two mixes:
   the IRQ generator asserting every 50 us plus 0..2.55 us of jitter and releasing 1 us later,
   and the handler's entry and exit markers 0.3 us and 1 us after each IRQ.
 
-Beside each protocol version 2 figure it gives version 1's (one 10-byte SYNC per segment
-instead of SYNC, TALLY and SEAL, 23 bytes): the cost of the stronger integrity check.
+Beside each protocol version 4 figure it gives version 3's (no short records). Random
+16-bit marker values never repeat, so these rows show what markers cost that the short
+records cannot shorten.
 
 It then gives the load this traffic puts on a 12 Mbaud link (8N1: 1.2 MB/s) and the largest
 sustained event rate the link can carry at that size per event (bursts above it wait in the
-appliance's FIFO, or are counted lost when it is full). Run: ``.venv/bin/python
-bench/link_efficiency.py``.
+appliance's FIFO, or are counted lost when it is full).
+
+Goal (issue 31): at most 2.5 bytes per event, segment records included, for
+
+* make demo's stream: the events of a capture of ``make demo`` (``bench/data/demo-events.npz``,
+  from ``out/demo.lsc``; ``--capture FILE`` takes those of another capture file), encoded
+  again under the device's segment rules at its clock;
+* one marker every microsecond with the values the suite's TSL-a-10 test writes (T1 and T2
+  of ten threads in turn, ``firmware/suite/test_tsl.c``), at each stamp rate of interest
+  (the capture clocks, and 400 MHz: 100 MHz with the 1:4 input gearbox every board ships).
+
+Exit status 1 if a figure misses the goal. Run: ``.venv/bin/python bench/link_efficiency.py``.
 """
 
+import argparse
 import sys
+from pathlib import Path
 
 import numpy as np
 
-from latscope_defs.protocol import Source, StreamEncoder
+from latscope_defs.markers import Point, Test, encode
+from latscope_defs.protocol import VERSION, Source, StreamEncoder
 
 CLOCKS_HZ = (48_000_000, 100_000_000, 120_000_000, 200_000_000)
 MARKER_SPACING_US = (1, 10, 50)
 LINK_BYTES_PER_S = 12_000_000 / 10  # 8 data bits, a start and a stop bit
 DURATION_S = 0.02
+GOAL_BYTES = 2.5
+#: Stamp rates of the marker-every-microsecond goal: the capture clocks, and 100 MHz with a
+#: 1:4 input gearbox (stamp_shift 2).
+GOAL_STAMP_HZ = (*CLOCKS_HZ, 400_000_000)
+DEMO_EVENTS = Path(__file__).resolve().parent / "data" / "demo-events.npz"
+#: The clock of the demo's simulated SoC (the capture's identity; stamp_shift 0).
+DEMO_CLOCK_HZ = 100_000_000
+TSL_THREADS = 10
 
 
 def markers(clock_hz, spacing_us, rng):
@@ -64,7 +86,34 @@ def il_test_traffic(clock_hz, rng):
     return stamp, source, value
 
 
-def bytes_per_event(clock_hz, *mixes, version=2):
+def tsl_markers(clock_hz):
+    """One marker every microsecond, as TSL-a-N writes them: thread k writes T1(k), yields,
+    and the next thread's T2(k + 1) follows (``firmware/suite/test_tsl.c``)."""
+    count = int(DURATION_S * 1e6)
+    thread = np.arange(count) // 2 % TSL_THREADS
+    point = np.where(np.arange(count) % 2 == 0, Point.T1, Point.T2)
+    value = [
+        encode(Test.TSL_A, p, (k + (p == Point.T2)) % TSL_THREADS) for p, k in zip(point, thread)
+    ]
+    stamp = (1000 + np.arange(count) * clock_hz / 1e6).astype(np.uint64)
+    return stamp, np.full(count, Source.MARKER, np.uint8), np.array(value, np.uint64)
+
+
+def demo_events(capture):
+    """The events of make demo's capture (``bench/data/demo-events.npz``) or of ``capture``,
+    and the stamp rate."""
+    if capture is None:
+        saved = np.load(DEMO_EVENTS)
+        stamp = 1000 + np.cumsum(saved["delta"].astype(np.uint64))
+        return (stamp, saved["source"], saved["value"].astype(np.uint64)), DEMO_CLOCK_HZ
+    from latscope.capture.file import load_capture
+
+    events = load_capture(capture, correct_latency=False).events
+    identity = load_capture(capture).identity
+    return (events.stamp, events.source, events.value), identity.clock_hz << identity.stamp_shift
+
+
+def bytes_per_event(clock_hz, *mixes, version=VERSION):
     stamp = np.concatenate([m[0] for m in mixes])
     source = np.concatenate([m[1] for m in mixes])
     value = np.concatenate([m[2] for m in mixes])
@@ -79,7 +128,32 @@ def bytes_per_event(clock_hz, *mixes, version=2):
     return len(encoder.take()) / len(stamp), len(stamp) / DURATION_S
 
 
-def main():
+def goal(capture):
+    """The goal's figures: (label, bytes per event in version 4, in version 3)."""
+    demo, demo_hz = demo_events(capture)
+    rows = [
+        (
+            f"make demo's stream ({len(demo[0]):,} events at {demo_hz / 1e6:g} MHz)",
+            bytes_per_event(demo_hz, demo)[0],
+            bytes_per_event(demo_hz, demo, version=3)[0],
+        )
+    ]
+    for stamp_hz in GOAL_STAMP_HZ:
+        traffic = tsl_markers(stamp_hz)
+        rows.append(
+            (
+                f"a TSL marker every us, stamps at {stamp_hz / 1e6:g} MHz",
+                bytes_per_event(stamp_hz, traffic)[0],
+                bytes_per_event(stamp_hz, traffic, version=3)[0],
+            )
+        )
+    return rows
+
+
+def main(argv=None):
+    options = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    options.add_argument("--capture", help="a capture file to measure instead of make demo's")
+    args = options.parse_args(argv)
     rng = np.random.default_rng(1)
     print(
         f"{DURATION_S * 1e3:g} ms of traffic per row; link: 12 Mbaud 8N1 = "
@@ -91,8 +165,8 @@ def main():
     )
     print(header)
     print(
-        f"{'MHz':>8} {'every':>8} | {'B/event':>8} {'(v1)':>4} {'max ev/s':>13} | "
-        f"{'events/s':>10} {'B/event':>8} {'(v1)':>4} {'link load':>10} {'max ev/s':>13}"
+        f"{'MHz':>8} {'every':>8} | {'B/event':>8} {'(v3)':>4} {'max ev/s':>13} | "
+        f"{'events/s':>10} {'B/event':>8} {'(v3)':>4} {'link load':>10} {'max ev/s':>13}"
     )
     print("-" * len(header))
     worst, per_microsecond, cost = None, 0.0, 0.0
@@ -102,12 +176,12 @@ def main():
             traffic = [markers(clock_hz, spacing, np.random.default_rng(seed))]
             mix = traffic + [il_test_traffic(clock_hz, np.random.default_rng(seed))]
             only, _ = bytes_per_event(clock_hz, *traffic)
-            only_v1, _ = bytes_per_event(clock_hz, *traffic, version=1)
+            only_v1, _ = bytes_per_event(clock_hz, *traffic, version=3)
             mixed, rate = bytes_per_event(clock_hz, *mix)
-            mixed_v1, _ = bytes_per_event(clock_hz, *mix, version=1)
+            mixed_v1, _ = bytes_per_event(clock_hz, *mix, version=3)
             load = rate * mixed / LINK_BYTES_PER_S
             worst = max(worst or 0, only)
-            cost = max(cost, only / only_v1 - 1, mixed / mixed_v1 - 1)
+            cost = max(cost, 1 - only / only_v1, 1 - mixed / mixed_v1)
             if spacing == 1:
                 per_microsecond = max(per_microsecond, only)
             print(
@@ -117,15 +191,23 @@ def main():
             )
     print(f"""
 B/event includes the segment records (SYNC, TALLY, SEAL: one set per 255 events, per 1 ms
-segment age, per 2**24-cycle gap); (v1): the same traffic in protocol version 1.
-Version 2 costs at most {cost:.1%} more bytes per event than version 1 in these rows.
+segment age, per 2**24-cycle gap); (v3): the same traffic in protocol version 3.
+Version 4 saves up to {cost:.1%} of the bytes of version 3 in these rows (random marker
+values: only the IL test's markers and IRQ edges take short records).
 'max ev/s' is the rate the link sustains at that size per event; denser traffic has smaller
 deltas and so slightly fewer bytes per event. A link load above 100% is sustainable only as a
 burst that fits the appliance's FIFO.
 12 Mbaud sustains at least {LINK_BYTES_PER_S / worst:,.0f} markers/s at any clock of interest;
 one marker every microsecond (1,000,000/s, {per_microsecond:.2f} B each) is \
-{1e6 * per_microsecond / LINK_BYTES_PER_S:.1f} times what it carries.""")
-    return 0
+{1e6 * per_microsecond / LINK_BYTES_PER_S:.1f} times what it carries.
+""")
+    print(f"Goal (issue 31): at most {GOAL_BYTES} bytes per event, segment records included")
+    met = True
+    for label, figure, before in goal(args.capture):
+        verdict = "met" if figure <= GOAL_BYTES else "NOT MET"
+        met &= figure <= GOAL_BYTES
+        print(f"  {label:<52} {figure:5.2f} B (v3: {before:4.2f})  {verdict}")
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

@@ -140,6 +140,9 @@ class Board:
         empty tuple) are left to nextpnr.
     phase_probe : iCE40 gearbox only: build its clock-phase probe
         (:class:`.gearbox.Ice40PhaseProbe`, STATUS ``clock_check``, ``latscope selftest``).
+    short_records : the encoder sends short records where they apply
+        (``ApplianceConfig.short_records``; docs/protocol.md, "Short records"); False: long
+        records only, for a board without the cells for the encoder's value histories.
     irq_trigger : build the appliance's IRQ trigger (False: a bring-up build, for room).
     """
 
@@ -168,6 +171,7 @@ class Board:
     link_hz: int = 0
     gearbox_placement: tuple = ()
     phase_probe: bool = True
+    short_records: bool = True
     irq_trigger: bool = True
     notes: tuple = field(default=())
 
@@ -215,6 +219,7 @@ class Board:
             board=self.identify_name,
             fifo_depth=self.fifo_depth,
             sump_depth=self.sump_depth,
+            short_records=self.short_records,
             irq_trigger=self.irq_trigger,
             **ddr,
             **link,

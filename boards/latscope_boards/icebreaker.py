@@ -136,6 +136,12 @@ def board(
         # The clock-phase probe only in the bring-up build (VARIANTS says why).
         phase_probe=bringup and gearbox,
         irq_trigger=not bringup,
+        # No short records (long ones only, still protocol version 4): with the encoder's
+        # value histories and comparators nextpnr found no legal placement either (~90 % of
+        # the 5280 cells). Bytes an event: 4.15 on make demo's stream, 5.08 for a TSL marker
+        # every us at 144 MHz stamps (version 3: 3.84, 4.09; version 4's long lead bytes
+        # hold a payload bit less; docs/protocol.md, "In the gateware").
+        short_records=False,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         serial_port="/dev/ttyUSB1",
         usb_id=FT2232H_USB_ID,

@@ -2,9 +2,9 @@
 
 ``docs/protocol.md`` describes every byte; this module is that description in code: record
 sources and payloads, the segment records (SYNC, TALLY, SEAL), commands and replies, the SUMP
-device mode, and :class:`StreamEncoder`, the reference encoder (versions 1 to 3; the gateware
-writes version 3). The gateware imports its constants and message layouts and the host's
-parser uses the same ones, so the two sides cannot drift apart.
+device mode, and :class:`StreamEncoder`, the reference encoder (versions 1 to 4; the gateware
+writes ``GATEWARE_VERSION``). The gateware imports its constants and message layouts and the
+host's parser uses the same ones, so the two sides cannot drift apart.
 """
 
 from collections.abc import Callable
@@ -18,12 +18,29 @@ from amaranth.lib import data
 __all__ = [
     "VERSION",
     "VERSIONS",
+    "GATEWARE_VERSION",
     "MAGIC",
     "Source",
     "EDGE_SOURCES",
     "value_width",
     "LEAD_FLAG",
     "LEAD_PAYLOAD_BITS",
+    "lead_payload_bits",
+    "lead_source",
+    "lead_bytes",
+    "REPLY_LEAD",
+    "short_lead",
+    "ShortMarkerLead",
+    "ShortBusLead",
+    "ShortEdgeLead",
+    "SHORT_LEADS",
+    "SHORT_VALUE_SOURCES",
+    "SHORT_EDGE_SOURCES",
+    "HISTORY",
+    "short_delta_bits",
+    "short_reference",
+    "encode_short_value",
+    "encode_short_edge",
     "CONT_BITS",
     "MAX_CONT",
     "SYNC_CONT",
@@ -94,10 +111,14 @@ __all__ = [
 ]
 
 #: Protocol version; the identify reply carries it. Bump on any incompatible change.
-VERSION = 3
-#: Versions the host reads (versions 1 and 2: capture files written before version 3; a
-#: version 2 device, which has no trigger).
-VERSIONS = (1, 2, 3)
+VERSION = 4
+#: Versions the host reads (versions 1 to 3: capture files written before version 4, a
+#: version 3 device; a version 2 device, which has no trigger).
+VERSIONS = (1, 2, 3, 4)
+#: The version the gateware's encoder writes and its IDENTIFY reply gives: the current one. (A
+#: change made on the host first sets it to the version before until the gateware follows, as
+#: version 4 did; the gateware and its tests use this name.)
+GATEWARE_VERSION = VERSION
 #: First four bytes of the identify reply payload.
 MAGIC = b"LTSC"
 
@@ -126,6 +147,7 @@ class Source(IntEnum):
 EDGE_SOURCES = tuple(Source(Source.EDGE0 + n) for n in range(8))
 
 LEAD_FLAG = 0x80
+#: Payload bits in the lead byte of a long record, versions 1 to 3 (``lead_payload_bits``).
 LEAD_PAYLOAD_BITS = 3
 CONT_BITS = 7
 #: Longest record: a lead byte and nine continuation bytes hold 66 payload bits.
@@ -137,6 +159,7 @@ _FIXED_CONT = {
     1: {15: SYNC_CONT},
     2: {15: 7, 12: 8, 13: 5},  # SYNC 8 bytes (52 bits), TALLY 9 (59), SEAL 6 (38)
     3: {15: 7, 12: 8, 13: 5},  # as version 2
+    4: {15: 7, 12: 8, 13: 5},  # as version 2, with 51, 58 and 37 bits
 }
 
 
@@ -359,34 +382,84 @@ def crc32(data: bytes | bytearray, crc: int = 0) -> int:
     return binascii.crc32(bytes(data), crc)
 
 
+def lead_payload_bits(source: int, version: int | None = None) -> int:
+    """Payload bits in the lead byte of a long record of ``source``: 3 up to version 3 and for
+    REPLY in every version, 2 for the others in version 4."""
+    if (VERSION if version is None else version) < 4 or source == Source.REPLY:
+        return LEAD_PAYLOAD_BITS
+    return 2
+
+
+def lead_bytes(source: int, version: int | None = None) -> range:
+    """The lead bytes of a long record of ``source``. REPLY's are the same in every version
+    (``REPLY_LEAD``): the host reads the IDENTIFY reply before it knows the version."""
+    bits = lead_payload_bits(source, version)
+    first = REPLY_LEAD if source == Source.REPLY else LEAD_FLAG | (int(source) << bits)
+    return range(first, first + (1 << bits))
+
+
+def short_lead(lead: int, version: int | None = None) -> type[data.Struct] | None:
+    """The layout of the short record a lead byte starts (version 4: one of SHORT_LEADS),
+    None for a long record's lead."""
+    if (VERSION if version is None else version) < 4:
+        return None
+    for layout, kind in SHORT_LEADS.items():
+        if lead >> layout.as_shape()["kind"].offset == kind:
+            return layout
+    return None
+
+
+def lead_source(lead: int, version: int | None = None) -> int | None:
+    """The source of the record a lead byte starts: a long record's source, the event source
+    of a short record (version 4); None where version 4 leaves a lead byte unused."""
+    if lead in lead_bytes(Source.REPLY, version):
+        return Source.REPLY
+    layout = short_lead(lead, version)
+    if layout in SHORT_VALUE_SOURCES:
+        return SHORT_VALUE_SOURCES[layout]
+    if layout is ShortEdgeLead:
+        return SHORT_EDGE_SOURCES[(lead >> _EDGE_CODE.offset) & ((1 << _EDGE_CODE.width) - 1)]
+    bits = lead_payload_bits(Source.MARKER, version)
+    source = (lead >> bits) & 0xF
+    if lead >= LEAD_FLAG + (16 << bits) or source == Source.REPLY:
+        return None  # version 4: the long REPLY's place
+    return source
+
+
+def _groups(lead: int, lead_bits: int, payload: int, cont: int) -> bytes:
+    """A record: ``lead`` with the top ``lead_bits`` of ``payload`` in its low bits, then
+    ``cont`` continuation bytes of 7 payload bits each, most significant group first."""
+    out = bytearray([lead | ((payload >> (CONT_BITS * cont)) & ((1 << lead_bits) - 1))])
+    out += bytes((payload >> (CONT_BITS * i)) & 0x7F for i in reversed(range(cont)))
+    return bytes(out)
+
+
+def _continuations(payload: int, lead_bits: int) -> int:
+    """The fewest continuation bytes that hold ``payload`` beside ``lead_bits`` lead bits."""
+    n = 0
+    while payload >> (lead_bits + CONT_BITS * n):
+        n += 1
+    return n
+
+
 def record_length(payload: int, source: int | None = None, version: int | None = None) -> int:
-    """Number of bytes of the record that carries ``payload``."""
+    """Number of bytes of the (long) record that carries ``payload``."""
+    bits = lead_payload_bits(Source.MARKER if source is None else source, version)
     fixed = None if source is None else fixed_length(source, version)
     if fixed is not None:
-        if payload >> (LEAD_PAYLOAD_BITS + CONT_BITS * (fixed - 1)):
+        if payload >> (bits + CONT_BITS * (fixed - 1)):
             raise ValueError(f"payload {payload:#x} does not fit in a {fixed}-byte record")
         return fixed
-    n = 0
-    while payload >> (LEAD_PAYLOAD_BITS + CONT_BITS * n):
-        n += 1
+    n = _continuations(payload, bits)
     if n > MAX_CONT:
         raise ValueError(f"payload {payload:#x} does not fit in one record")
     return 1 + n
 
 
 def encode_record(source: int, payload: int, version: int | None = None) -> bytes:
-    """Bytes of one record."""
+    """Bytes of one (long) record."""
     n = record_length(payload, source, version) - 1
-    out = bytearray(
-        [
-            LEAD_FLAG
-            | (int(source) << LEAD_PAYLOAD_BITS)
-            | ((payload >> (CONT_BITS * n)) & ((1 << LEAD_PAYLOAD_BITS) - 1))
-        ]
-    )
-    for i in reversed(range(n)):
-        out.append((payload >> (CONT_BITS * i)) & 0x7F)
-    return bytes(out)
+    return _groups(lead_bytes(source, version)[0], lead_payload_bits(source, version), payload, n)
 
 
 def event_payload(
@@ -398,6 +471,105 @@ def event_payload(
     if not 0 <= value < (1 << width):
         raise ValueError(f"value {value:#x} wider than {width} bits")
     return (delta << width) | value
+
+
+# --- Short records (version 4) --------------------------------------------------------------
+#
+# Lead bytes 0xC0 .. 0xEF and 0xF8 .. 0xFF start short records: a marker or a bus write whose
+# value repeats, or steps by one from, one of the segment's last four of its source, or an
+# edge of the periodic IRQ generator or of an edge channel. Their continuation bytes carry
+# the delta (docs/protocol.md, "Short records").
+
+#: Where the REPLY records' lead bytes are in every version: ``1 1110 ppp``.
+REPLY_LEAD = LEAD_FLAG | (Source.REPLY << LEAD_PAYLOAD_BITS)
+#: A short MARKER or BUS record's value repeats, or steps by one from, one of the last this
+#: many values of its source in the segment.
+HISTORY = 4
+
+
+class ShortMarkerLead(data.Struct):
+    """The lead byte of a short MARKER record, ``110b bsdd`` (0xC0 .. 0xDF): the value is
+    ``step`` plus the value of the marker ``back + 1`` markers before it in the segment,
+    modulo ``2 ** marker_width``. The delta is ``delta_top`` followed by the continuation
+    bytes' 7-bit groups."""
+
+    delta_top: 2  #: the delta's top bits
+    step: 1  #: 0: the same value, 1: one more
+    back: 2  #: which earlier marker of the segment (0: the one right before)
+    kind: 3  #: 0b110
+
+
+class ShortBusLead(data.Struct):
+    """The lead byte of a short BUS record, ``1111 1bbs`` (0xF8 .. 0xFF): as a short MARKER
+    (its value from one of the segment's last BUS values, modulo 2**32), the delta all in
+    the continuation bytes (none: 0)."""
+
+    step: 1  #: 0: the same value, 1: one more
+    back: 2  #: which earlier BUS record of the segment (0: the one right before)
+    kind: 5  #: 0b11111
+
+
+class ShortEdgeLead(data.Struct):
+    """The lead byte of a short edge record, ``1110 cccl`` (0xE0 .. 0xEF):
+    ``SHORT_EDGE_SOURCES[code]`` changed to ``level`` (an IRQ edge of the periodic generator:
+    ``irq_value(level)``). The continuation bytes' 7-bit groups are the delta; none: 0."""
+
+    level: 1  #: the new level (IRQ: 1 asserting edge)
+    code: 3  #: index into SHORT_EDGE_SOURCES
+    kind: 4  #: 0b1110
+
+
+#: The short records' lead layouts, each with the value its ``kind`` field has.
+SHORT_LEADS: dict[type[data.Struct], int] = {
+    ShortMarkerLead: 0b110,
+    ShortBusLead: 0b11111,
+    ShortEdgeLead: 0b1110,
+}
+#: The source of each short value record's layout.
+SHORT_VALUE_SOURCES = {ShortMarkerLead: Source.MARKER, ShortBusLead: Source.BUS}
+#: The sources a short edge record codes (ShortEdgeLead.code): the IRQ output, EDGE0 .. EDGE6
+#: (EDGE7's edges take long records: 8 codes are what the lead byte has room for).
+SHORT_EDGE_SOURCES = (Source.IRQ, *EDGE_SOURCES[:7])
+_EDGE_CODE = ShortEdgeLead.as_shape()["code"]
+
+
+def short_delta_bits(layout: type[data.Struct]) -> int:
+    """Bits of the delta in a short record's lead byte (the rest is in its continuation
+    bytes)."""
+    fields = dict(layout.as_shape())
+    return fields["delta_top"].width if "delta_top" in fields else 0
+
+
+def short_reference(value: int, history: list[int], width: int) -> tuple[int, int] | None:
+    """``(back, step)`` of the short record of ``value`` after ``history``, the segment's
+    values of its source (oldest first), or None if it needs a long record: the first match
+    in the order back 0, 1, 2, 3, step 0 before step 1 (the gateware's priority)."""
+    mask = (1 << width) - 1
+    for back, earlier in enumerate(reversed(history[-HISTORY:])):
+        for step in (0, 1):
+            if value == (earlier + step) & mask:
+                return back, step
+    return None
+
+
+def _short_record(layout: type[data.Struct], fields: dict[str, int], delta: int) -> bytes:
+    if not 0 <= delta < (1 << DELTA_BITS):
+        raise ValueError(f"delta {delta} out of range")
+    lead = layout.const({**fields, "kind": SHORT_LEADS[layout]}).as_value().value
+    bits = short_delta_bits(layout)
+    return _groups(lead, bits, delta, _continuations(delta, bits))
+
+
+def encode_short_value(source: int, back: int, step: int, delta: int) -> bytes:
+    """Bytes of a short MARKER or BUS record (fewest continuation bytes)."""
+    layout = {v: k for k, v in SHORT_VALUE_SOURCES.items()}[Source(source)]
+    return _short_record(layout, {"back": back, "step": step}, delta)
+
+
+def encode_short_edge(source: int, level: int, delta: int) -> bytes:
+    """Bytes of a short edge record of ``source`` (one of SHORT_EDGE_SOURCES)."""
+    code = SHORT_EDGE_SOURCES.index(Source(source))
+    return _short_record(ShortEdgeLead, {"level": level, "code": code}, delta)
 
 
 def sync_payload(stamp: int, crc: int | None = None) -> int:
@@ -609,9 +781,17 @@ class StreamEncoder:
     """Encodes events exactly as the gateware's encoder does (same segment rules, same bytes).
 
     Used by tests to check the gateware byte for byte, and by benchmarks to make streams.
-    Events must come in non-decreasing stamp order. ``version=1`` and ``2`` write the old
-    formats (for tests of old capture files); the gateware writes version 3, whose segments
-    are version 2's (only the IRQ record's value is wider: :class:`IrqValue`).
+    Events must come in non-decreasing stamp order. ``version=1`` to ``3`` write the old
+    formats (for tests of old capture files; the gateware writes ``GATEWARE_VERSION``);
+    version 3's segments are version 2's (only the IRQ record's value is wider:
+    :class:`IrqValue`), version 4's are version 3's with short records.
+
+    Version 4 writes an event as a short record where one applies and is not longer than
+    the long record (docs/protocol.md, "Short records"): a marker or bus write whose value
+    repeats or steps by one from one of the segment's last ``HISTORY`` values of its source
+    (:func:`short_reference`), an edge of EDGE0 .. EDGE6, an IRQ edge of the periodic
+    generator (``triggered`` 0). ``short_records=False`` writes version 4 with long records
+    only, as a board built without them does (``ApplianceConfig.short_records``).
 
     ``flush_after`` models the device's age rule (a segment is closed once it is that many
     cycles old): the segment is flushed before an event that comes ``flush_after`` or more
@@ -629,12 +809,14 @@ class StreamEncoder:
         *,
         version: int = VERSION,
         sent: int = 0,
+        short_records: bool = True,
     ) -> None:
         if version not in VERSIONS:
             raise ValueError(f"unknown protocol version {version}")
         self.marker_width = marker_width
         self.flush_after = flush_after
         self.version = version
+        self.short_records = short_records
         self.sent = sent
         self.captured = 0
         self._out = bytearray()
@@ -645,9 +827,13 @@ class StreamEncoder:
         self._base: int | None = (
             None  # stamp the next delta is counted from; None before the first SYNC
         )
+        # The open segment's values of MARKER and BUS records (version 4), oldest first.
+        self._history: dict[int, list[int]] = {}
 
     def _emit(self, source: int, payload: int) -> None:
-        record = encode_record(source, payload, self.version)
+        self._put(source, encode_record(source, payload, self.version))
+
+    def _put(self, source: int, record: bytes) -> None:
         self._out += record
         if self.version == 1:
             self._segment_crc = crc16(record, self._segment_crc)
@@ -676,6 +862,7 @@ class StreamEncoder:
             self._emit(Source.SYNC, sync_payload(stamp))
             self._open = True
         self._segment_events = 0
+        self._history = {source: [] for source in SHORT_VALUE_SOURCES.values()}
         self._base = stamp
 
     def seal(self) -> None:
@@ -703,16 +890,31 @@ class StreamEncoder:
         assert base is not None  # sync() set it
         if stamp < base:
             raise ValueError(f"stamp {stamp} before {base}")
-        self._emit(
-            source,
-            event_payload(source, stamp - base, value, self.marker_width, self.version),
-        )
+        payload = event_payload(source, stamp - base, value, self.marker_width, self.version)
+        record = encode_record(source, payload, self.version)
+        if self.version >= 4 and self.short_records:
+            short = self._short(stamp - base, source, value)
+            if short is not None and len(short) <= len(record):
+                record = short
+            if source in self._history:
+                self._history[source] = [*self._history[source][1 - HISTORY :], value]
+        self._put(source, record)
         if not self._segment_events:
             self._segment_first = stamp
         self._base = stamp
         self._segment_events += 1
         self.sent += 1
         self.captured += 1
+
+    def _short(self, delta: int, source: int, value: int) -> bytes | None:
+        """The short record of an event, if one applies (version 4)."""
+        if source in self._history:
+            width = value_width(source, self.marker_width, self.version)
+            reference = short_reference(value, self._history[source], width)
+            return None if reference is None else encode_short_value(source, *reference, delta)
+        if source in SHORT_EDGE_SOURCES and value <= 1:  # an IRQ edge: not triggered
+            return encode_short_edge(source, value, delta)
+        return None
 
     def flush(self) -> None:
         """Close the open segment (as the gateware does when idle or on STOP)."""

@@ -29,10 +29,10 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out, connect
 
 from latscope_defs.protocol import (
+    GATEWARE_VERSION,
     MAGIC,
     SUMP_MODE_ENTRY,
     TRIGGER_SOURCES,
-    VERSION,
     Command,
     IdentifyReply,
     IrqValue,
@@ -79,6 +79,8 @@ class ApplianceConfig:
     "Speed"); boards keep the bit-level XOR networks (False, the default). ``irq_trigger``:
     build the IRQ trigger (IDENTIFY ``trigger_latency`` 0 without it, which the host reads as
     "no trigger"); only a board's bring-up build leaves it out, for room.
+    ``short_records``: the encoder may send short records (:class:`.short_form.ShortForm`);
+    False: long records only, in version 4's layout (the iCEBreaker, for want of cells).
     """
 
     def __init__(
@@ -100,6 +102,7 @@ class ApplianceConfig:
         link_clock_hz=None,
         input_phases=None,
         word_xor=False,
+        short_records=True,
         irq_trigger=True,
     ):
         self.clock_hz = clock_hz
@@ -120,6 +123,10 @@ class ApplianceConfig:
         # iCE40's 4-kbit RAMs.
         self.sump_depth = sump_depth
         self.word_xor = word_xor
+        # Short records (protocol version 4, docs/protocol.md) cost the encoder a history of
+        # four values per MARKER and BUS with their comparators; a board without the cells
+        # for them sends long records only, still version 4 (the host reads both).
+        self.short_records = short_records
         self.irq_trigger = irq_trigger
         # Close a segment once it is about 1 ms old, so an event reaches the host (which can
         # verify it only when its segment is closed) within about 1 ms at any event rate.
@@ -220,7 +227,7 @@ class Appliance(wiring.Component):
         return IdentifyReply.const(
             {
                 "magic": int.from_bytes(MAGIC, "little"),
-                "version": VERSION,
+                "version": GATEWARE_VERSION,
                 "clock_hz": self.config.clock_hz,
                 "link_clock_hz": self.config.link_clock_hz,
                 "stamp_shift": self.stamp_shift,
@@ -264,6 +271,7 @@ class Appliance(wiring.Component):
             stamp_shift=self.stamp_shift,
             capture_domain=config.capture_domain,
             word_crc=config.word_xor,
+            short_records=config.short_records,
         )
         m.submodules.commands = commands = CommandProcessor(
             self.identify(), timeout=config.command_timeout
@@ -497,7 +505,7 @@ class Appliance(wiring.Component):
             channels=len(names),
             depth=config.sump_depth,
             clock_hz=config.link_clock_hz,
-            version=str(VERSION),
+            version=str(GATEWARE_VERSION),
         )
         # The pins as SUMP sees them, through a synchronizer of their own; the IRQ output
         # goes through it too, so that every channel shows its pin with the same delay. Of a

@@ -50,6 +50,7 @@ class CapturePipeline(wiring.Component):
         stamp_shift=0,
         capture_domain="sync",
         word_crc=False,
+        short_records=True,
     ):
         self._word_crc = word_crc
         self._capture = EventCapture(
@@ -61,7 +62,11 @@ class CapturePipeline(wiring.Component):
             read_domain="sync",
         )
         self._encoder = EventEncoder(
-            self._capture.layout, sources, marker_width=marker_width, flush_after=flush_after
+            self._capture.layout,
+            sources,
+            marker_width=marker_width,
+            flush_after=flush_after,
+            short_records=short_records,
         )
         members = {
             "enable": In(1),

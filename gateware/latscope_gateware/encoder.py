@@ -23,6 +23,7 @@ from latscope_defs.protocol import (
 )
 
 from .records import record_layout
+from .short_form import ShortForm
 
 __all__ = ["RecordChoice", "RecordFormat", "SegmentState", "EventEncoder"]
 
@@ -236,9 +237,14 @@ class EventEncoder(wiring.Component):
     sources : dict of Source to value width, in entry order
     marker_width : value width of MARKER events
     flush_after : age in cycles at which an open segment is closed
+    short_records : whether events may go out as short records (:class:`.ShortForm`);
+        without them every record is long
     """
 
-    def __init__(self, layout, sources, *, marker_width=16, flush_after=1 << 16):
+    def __init__(
+        self, layout, sources, *, marker_width=16, flush_after=1 << 16, short_records=True
+    ):
+        self._short_records = short_records
         self._layout = layout
         self._sources = dict(sources)
         self._marker_width = marker_width
@@ -259,12 +265,22 @@ class EventEncoder(wiring.Component):
             self._layout, self._sources, marker_width=self._marker_width
         )
         m.submodules.segment = segment = SegmentState(flush_after=self._flush_after)
+        m.submodules.short = short = ShortForm(
+            self._layout, self._sources, RecordFormat._value, enabled=self._short_records
+        )
         state = _EntryState(self._layout)
         self._delta(m, state, segment.base)
         self._connect_parts(m, choice, format, segment, state)
+        m.d.comb += [
+            short.entry.eq(state.entry),
+            short.choice.eq(choice.choice),
+            short.delta.eq(format.delta),
+            short.sent_event.eq(segment.sent_event),
+            short.clear.eq(segment.sent_sync | self.start),
+        ]
         self._offer(m, segment, state)
         self._take_entries(m, segment, state)
-        self._step(m, choice, format, segment, state)
+        self._step(m, choice, format, short, segment, state)
         self._finish_entry(m, choice, segment, state)
         return m
 
@@ -349,7 +365,7 @@ class EventEncoder(wiring.Component):
             & ~(segment.opened & segment.in_segment & (segment.aged | segment.tallied))
         )
 
-    def _step(self, m, choice, format, segment, state):
+    def _step(self, m, choice, format, short, segment, state):
         """The entry's own work: delta, record, then its records one by one (``phase`` 3 to 0,
         and back to 2 after each record sent); a start sends a record on offer back to be
         looked at again; with no entry loaded, the next is taken. (A flush is only offered
@@ -363,7 +379,7 @@ class EventEncoder(wiring.Component):
                     m.d.comb += choice.pick.eq(1)
                     m.d.sync += phase.eq(1)
                 with m.Case(1):
-                    self._prepare_record(m, choice, format, segment, state)
+                    self._prepare_record(m, choice, format, short, segment, state)
                 with m.Case(0):
                     with m.If(self.records.ready):
                         # After a SYNC or an event record `base` is the entry's stamp.
@@ -385,7 +401,7 @@ class EventEncoder(wiring.Component):
                 state.loaded.eq(1),
             ]
 
-    def _prepare_record(self, m, choice, format, segment, state):
+    def _prepare_record(self, m, choice, format, short, segment, state):
         """``phase`` 1: the record the entry offers next (``entry_record``, the SYNC before
         the entry's record or that record) and, beside it, its ``kind`` (one-hot: the TALLY
         or the SEAL when the open segment must be sealed first (TALLY sent, segment full, or
@@ -406,15 +422,21 @@ class EventEncoder(wiring.Component):
             state.offering.eq(1),
         ]
         # The SYNC before the entry's record, or that record, in one register.
+        # A short record (``short``, version 4) carries the delta alone.
         with m.If(segment.opened):
             m.d.sync += [
                 entry_record.source.eq(format.source),
-                entry_record.payload.eq(format.payload),
+                entry_record.payload.eq(
+                    Mux(short.short, format.delta[:DELTA_BITS], format.payload)
+                ),
+                entry_record.short.eq(short.short),
+                entry_record.lead.eq(short.lead),
             ]
         with m.Else():
             m.d.sync += [
                 entry_record.source.eq(Source.SYNC),
                 entry_record.payload.eq(state.entry.stamp),
+                entry_record.short.eq(0),
             ]
 
     def _finish_entry(self, m, choice, segment, state):

@@ -7,22 +7,37 @@ from amaranth.lib.wiring import In, Out
 
 from latscope_defs.protocol import (
     CONT_BITS,
-    LEAD_FLAG,
+    GATEWARE_VERSION,
     LEAD_PAYLOAD_BITS,
     MAX_CONT,
+    SHORT_LEADS,
     Source,
     fixed_length,
+    lead_bytes,
+    lead_payload_bits,
+    short_delta_bits,
 )
 
 __all__ = ["record_layout", "RecordSerializer", "RecordArbiter", "WordCrc32"]
 
 #: One record before serialisation. For SEAL records the serializer fills in the CRC-32
-#: (the payload must be 0).
+#: (the payload must be 0). ``short``: a short record (version 4), whose lead byte is
+#: ``lead`` (of a ``protocol.SHORT_LEADS`` layout, its delta bits 0) and whose payload is
+#: the delta; ``source`` is the event's all the same.
 record_layout = data.StructLayout(
     {
         "source": 4,
         "payload": 64,
+        "short": 1,
+        "lead": 8,
     }
+)
+
+#: The numbers of payload bits a lead byte can hold in the gateware's protocol version:
+#: a long record's (``protocol.lead_payload_bits``), a short record's delta bits.
+_LEAD_BITS = sorted(
+    {lead_payload_bits(s, GATEWARE_VERSION) for s in Source}
+    | ({short_delta_bits(layout) for layout in SHORT_LEADS} if GATEWARE_VERSION >= 4 else set())
 )
 
 
@@ -107,6 +122,7 @@ class RecordSerializer(wiring.Component):
 
         source = Signal(4)
         payload = Signal(64)
+        lead = Signal(8)  # the lead byte's fixed bits
         cont = Signal(range(MAX_CONT + 1))  # continuation bytes of the record
         left = Signal(range(MAX_CONT + 2))  # bytes still to send, lead included
         busy = Signal()
@@ -147,19 +163,23 @@ class RecordSerializer(wiring.Component):
         for s, n in fixed.items():
             with m.If(source == s):
                 m.d.comb += fixed_cont.eq(n)
+        lead_fixed, lead_bits = self._lead(m, self.records.payload)
+        # above[n] for each number of lead payload bits, the record's chosen.
+        above_for = {
+            bits: Cat(incoming.payload[bits + CONT_BITS * n :] != 0 for n in range(MAX_CONT))
+            for bits in _LEAD_BITS
+        }
         with m.If(self.records.valid & ~busy):
             m.d.sync += [
                 busy.eq(1),
                 sizing.eq(1),
                 source.eq(incoming.source),
                 payload.eq(incoming.payload),
-                above.eq(
-                    Cat(
-                        incoming.payload[LEAD_PAYLOAD_BITS + CONT_BITS * n :] != 0
-                        for n in range(MAX_CONT)
-                    )
-                ),
+                lead.eq(lead_fixed),
             ]
+            for bits, thermometer in above_for.items():
+                with m.If(lead_bits == bits):
+                    m.d.sync += above.eq(thermometer)
         with m.If(sizing):
             # The CRC goes into a SEAL here, not when it is taken: the CRC unit sees each byte
             # a cycle after it is sent (its inputs are registered).
@@ -180,11 +200,9 @@ class RecordSerializer(wiring.Component):
         m.d.sync += leading.eq(sizing)
         sent = busy & ~sizing & ~leading & self.bytes.ready
         with m.If(leading):
-            m.d.sync += byte.eq(
-                LEAD_FLAG
-                | (source << LEAD_PAYLOAD_BITS)
-                | payload.bit_select(cont * CONT_BITS, LEAD_PAYLOAD_BITS)
-            )
+            # The payload has no bit above the lead byte's share (the fewest continuation
+            # bytes, or a fixed length that holds it), so its top group ORs in.
+            m.d.sync += byte.eq(lead | payload.bit_select(cont * CONT_BITS, LEAD_PAYLOAD_BITS))
         with m.Elif(sent):
             m.d.sync += byte.eq(payload.bit_select((left - 2).as_unsigned() * CONT_BITS, CONT_BITS))
         m.d.comb += [
@@ -202,6 +220,28 @@ class RecordSerializer(wiring.Component):
             crc.start.eq(self.clear_crc | (sent & is_lead & is_sync)),
         ]
         return m
+
+    @staticmethod
+    def _lead(m, record):
+        """The fixed bits of ``record``'s lead byte and the number of payload bits it holds:
+        a long record's by its source (``protocol.lead_bytes``, ``lead_payload_bits``), a
+        short record's by its layout."""
+        fixed = Signal(8)
+        bits = Signal(range(max(_LEAD_BITS) + 1))
+        with m.If(record.short):
+            m.d.comb += fixed.eq(record.lead)
+            for layout, kind in SHORT_LEADS.items():
+                with m.If(record.lead[layout.as_shape()["kind"].offset :] == kind):
+                    m.d.comb += bits.eq(short_delta_bits(layout))
+        with m.Else():
+            with m.Switch(record.source):
+                for s in Source:
+                    with m.Case(s):
+                        m.d.comb += [
+                            fixed.eq(lead_bytes(s, GATEWARE_VERSION)[0]),
+                            bits.eq(lead_payload_bits(s, GATEWARE_VERSION)),
+                        ]
+        return fixed, bits
 
 
 class RecordArbiter(wiring.Component):

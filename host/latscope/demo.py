@@ -44,10 +44,13 @@ INT32_MAX = 2**31 - 1
 __all__ = ["main", "demo_parser"]
 
 CPUS = ("VexRiscv_IMAC", "VexRiscv_Lite")
-#: Pacing of the bus variant. A bus record carries 32 data bits (about 7 bytes, 140 cycles
-#: at the simulator's UART divisor 2) against a GPIO marker's 4 bytes; without pacing, the
-#: back-to-back samples of SEO-d/e fill the appliance's FIFO to about 330 of 512 entries.
-#: 400 cycles a sample (2 markers) keeps the link ahead.
+#: Pacing of the bus variant. A bus record carries 32 data bits (7 bytes as a long record,
+#: 140 cycles at the simulator's UART divisor 2; 2-3 as a short one, a value repeated or
+#: stepped by one from the last four) against a GPIO marker's 4-5 bytes (2 short), for
+#: deltas of 100-400 cycles (protocol version 4, StreamEncoder). Without pacing, the
+#: back-to-back samples of SEO-d/e filled the appliance's FIFO to about 330 of 512 entries
+#: (measured with version 3's records, not re-measured with short records). 400 cycles a
+#: sample (2 markers) keeps the link ahead.
 BUS_PACE = 400
 #: The demo's suite build directory. Its simulator has no SUMP engine (build_soc's sump=False):
 #: the demo does not use SUMP mode, and the same captures take about 60 % of the time.

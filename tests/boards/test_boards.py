@@ -197,6 +197,20 @@ def test_link_rx_is_pulled_up(board):
 
 
 @pytest.mark.slow
+def test_short_records_are_built_where_the_board_asks_for_them(board):
+    """``Board.short_records`` reaches the encoder: its short form's MARKER and BUS value
+    histories are in the netlist on a board that sends short records, and nothing of them
+    on one that does not (the iCEBreaker: no room)."""
+    histories = re.findall(
+        r"^module \\[^\n]*\.short[^.]*\.history_(\w+)$",
+        _prepared(board)[f"{DESIGN_NAME}.il"],
+        re.MULTILINE,
+    )
+    assert sorted(histories) == (["marker"] if board.short_records else [])
+    assert board.short_records == (board.name != "icebreaker")
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     [

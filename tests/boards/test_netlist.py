@@ -52,6 +52,7 @@ from latscope_boards.netlist_sim import (
 from latscope_boards.toolchain import NETLIST_NAME, synthesize
 from latscope_defs.markers import Point, Test, encode
 from latscope_defs.protocol import (
+    GATEWARE_VERSION,
     Command,
     Source,
     StartArgs,
@@ -274,7 +275,7 @@ def simulate(compiled, script, run_dir, end_cycles, loopback=False, clock_delays
 
 def parse(received):
     """(identity, events, parser) of the bytes, with the identity of their IDENTIFY reply."""
-    probe = StreamParser()
+    probe = StreamParser(version=GATEWARE_VERSION)
     probe.feed(received)
     identity = Identity.from_reply(dict(probe.replies)[Command.IDENTIFY])
     parser = identity.parser()

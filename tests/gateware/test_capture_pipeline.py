@@ -9,6 +9,7 @@ from amaranth.lib.crc import catalog
 from latscope.events import Events
 from latscope.link.parser import StreamParser
 from latscope_defs.protocol import (
+    GATEWARE_VERSION,
     IRQ_DELAY_BITS,
     SEGMENT_MAX_EVENTS,
     Source,
@@ -84,7 +85,7 @@ def random_value(rng, source):
 
 
 def reference(applied):
-    encoder = StreamEncoder()
+    encoder = StreamEncoder(version=GATEWARE_VERSION)
     for stamp, source, value in applied:
         encoder.event(stamp, source, value)
     encoder.flush()
@@ -130,7 +131,7 @@ def test_steady_trickle_is_delivered_within_flush_after():
     # about every flush_after cycles so the host can verify and deliver their events.
     script = {offset: [(Source.MARKER, offset)] for offset in range(0, 2000, 40)}
     applied, out = simulate(script, cycles=2000, flush_after=100, drain=200)
-    parser = StreamParser(latency={})
+    parser = StreamParser(latency={}, version=GATEWARE_VERSION)
     events = Events.concatenate([parser.feed(out), parser.finish()])
     assert [(stamp, value) for stamp, _, value in applied] == list(
         zip(events.stamp.tolist(), events.value.tolist())
@@ -183,7 +184,7 @@ def test_long_gaps_and_stamp_wrap_through_encoder():
         await ctx.tick().repeat(200)
 
     run(m, testbench, processes=[byte_collector(serializer.bytes, out)])
-    expected = StreamEncoder()
+    expected = StreamEncoder(version=GATEWARE_VERSION)
     for index, stamp in enumerate(stamps):
         # The reference works on 64-bit stamps; the wire carries them modulo 2**48.
         expected.event(stamp, Source.MARKER, index)
@@ -202,7 +203,7 @@ def test_back_pressure_loses_nothing_silently():
     applied, out = simulate(
         script, cycles=600, fifo_depth=4, ready=lambda cycle: cycle % 8 == 0, drain=30000
     )
-    parser = StreamParser()
+    parser = StreamParser(version=GATEWARE_VERSION)
     events = parser.feed(out)
     events = (
         events.concatenate([events, parser.finish()]) if hasattr(events, "concatenate") else events

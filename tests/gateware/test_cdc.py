@@ -19,7 +19,7 @@ from test_irq_generator import reference_draws
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import Source
+from latscope_defs.protocol import GATEWARE_VERSION, Source
 from latscope_gateware.capture_control import CaptureControl, GrayCountCrossing
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.irq_generator import MIN_INTERVAL, IrqGenerator
@@ -122,7 +122,7 @@ def _simulate(ratio, capture_phase, link_phase, *, seed, cycles, rate, fifo_dept
 
 
 def _parse(out):
-    parser = StreamParser(latency={})
+    parser = StreamParser(latency={}, version=GATEWARE_VERSION)
     events = [
         (int(stamp), int(source), int(value))
         for stamp, source, value in Events.concatenate([parser.feed(out), parser.finish()])

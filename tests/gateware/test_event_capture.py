@@ -6,7 +6,7 @@ import pytest
 
 from latscope.events import Events
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import Source, irq_value, value_width
+from latscope_defs.protocol import GATEWARE_VERSION, Source, irq_value, value_width
 from latscope_gateware.capture_pipeline import CapturePipeline
 from latscope_gateware.event_capture import CaptureFifo, FreeRunningCounter
 from support.cases import parametrize_first_fast
@@ -154,7 +154,7 @@ def test_every_offered_event_is_delivered_or_counted_lost(fifo_depth, marker_eve
         cycles=3000,
         drain=12000,
     )
-    parser = StreamParser()
+    parser = StreamParser(version=GATEWARE_VERSION)
     events = list(Events.concatenate([parser.feed(out), parser.finish()]))
     stats = parser.stats
     # The stream is intact and ends sealed: nothing dropped, no hole.

@@ -9,7 +9,14 @@ from amaranth.hdl import *
 from latscope.events import Events
 from latscope.link.identity import Identity
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import Command, Source, StartArgs, StatusReply, encode_command
+from latscope_defs.protocol import (
+    GATEWARE_VERSION,
+    Command,
+    Source,
+    StartArgs,
+    StatusReply,
+    encode_command,
+)
 from latscope_gateware.appliance import ApplianceConfig
 from latscope_gateware.event_capture import EventCapture
 from latscope_gateware.marker_port import MarkerPort
@@ -159,7 +166,7 @@ def test_the_appliance_reports_too_close_markers_as_lost(captured):
     device = _MarkerBurst(markers, [Source.MARKER] if captured else [Source.IRQ])
     device.run()
     received = bytes(device.link.received)
-    probe = StreamParser()
+    probe = StreamParser(version=GATEWARE_VERSION)
     probe.feed(received)
     parser = Identity.from_reply(dict(probe.replies)[Command.IDENTIFY]).parser()
     events = Events.concatenate([parser.feed(received), parser.finish()])

@@ -17,9 +17,9 @@ from latscope.link.identity import Identity
 from latscope.link.parser import StreamParser
 from latscope.simulated.soc import ROOT, SocSimulation, SuiteSettings, build_soc
 from latscope_defs.protocol import (
+    GATEWARE_VERSION,
     SUMP_ID_REPLY,
     SUMP_PROTOCOL_VERSION,
-    VERSION,
     Command,
     Source,
     StartArgs,
@@ -357,7 +357,7 @@ def test_appliance_switches_between_latscope_and_sump_modes():
 
     metadata = sump_metadata(
         name="latscope",
-        version=str(VERSION),
+        version=str(GATEWARE_VERSION),
         probes=CHANNELS,
         memory_bytes=64 * 3,
         max_rate_hz=100_000_000,
@@ -367,7 +367,7 @@ def test_appliance_switches_between_latscope_and_sump_modes():
     readback = received[readback_start : readback_start + 64 * 3]
 
     # Before: a latscope identify reply and a running capture (IRQ events).
-    before = StreamParser()
+    before = StreamParser(version=GATEWARE_VERSION)
     events = Events.concatenate([before.feed(received[:sump_start]), before.finish()])
     assert Command.IDENTIFY in dict(before.replies)
     assert (events.source == Source.IRQ).sum() >= 2
@@ -384,7 +384,7 @@ def test_appliance_switches_between_latscope_and_sump_modes():
     assert {value for (_, value), _ in strobe_runs[1:]} <= marker_values
 
     # After: latscope again, the capture stopped.
-    after = StreamParser()
+    after = StreamParser(version=GATEWARE_VERSION)
     after.feed(received[readback_start + len(readback) :])
     replies = dict(after.replies)
     assert replies[Command.IDENTIFY] == dict(before.replies)[Command.IDENTIFY]
@@ -439,7 +439,7 @@ def test_stray_bytes_do_not_stop_a_capture():
     received = bytes(link.received)
     sump_start = received.index(SUMP_ID_REPLY)
 
-    probe = StreamParser()
+    probe = StreamParser(version=GATEWARE_VERSION)
     probe.feed(received[:sump_start])
     parser = Identity.from_reply(dict(probe.replies)[Command.IDENTIFY]).parser()
     events = Events.concatenate([parser.feed(received[:sump_start]), parser.finish()])

@@ -17,10 +17,13 @@ from latscope.analysis.pairing import analyze
 from latscope.analysis.spans import holes_of
 from latscope.capture.file import CaptureWriter, load_capture
 from latscope.events import Events
-from latscope_defs.protocol import HoleCount
+from latscope_defs.protocol import HoleCount, Source, lead_bytes
 from support.synthetic_suite import IDENTITY, encode, make_run
 
-SYNC_LEAD = re.compile(rb"[\xf8-\xff]")
+_SYNC = lead_bytes(Source.SYNC)
+SYNC_LEAD = re.compile(
+    b"[" + re.escape(bytes([_SYNC[0]])) + b"-" + re.escape(bytes([_SYNC[-1]])) + b"]"
+)
 
 
 def segments(data):

@@ -18,9 +18,14 @@ from latscope_defs.protocol import (
     hole_kind,
     hole_restart,
     hole_value,
+    lead_bytes,
+    lead_source,
 )
 
-SYNC_LEAD = re.compile(rb"[\xf8-\xff]")
+_SYNC = lead_bytes(Source.SYNC)
+SYNC_LEAD = re.compile(
+    b"[" + re.escape(bytes([_SYNC[0]])) + b"-" + re.escape(bytes([_SYNC[-1]])) + b"]"
+)
 
 
 def stream(count=2000, start=1000, step=97, sent=0):
@@ -43,7 +48,7 @@ def segments(data):
 
 def event_records(segment):
     """The event records of a segment (lead bytes of sources below TALLY)."""
-    return sum(1 for byte in segment if byte & 0x80 and byte >> 3 & 0xF < Source.TALLY)
+    return sum(1 for byte in segment if byte & 0x80 and lead_source(byte) < Source.TALLY)
 
 
 def parse(data, latency=None, piece=None):

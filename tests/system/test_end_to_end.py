@@ -18,6 +18,7 @@ from latscope.link.identity import Identity
 from latscope.link.parser import StreamParser
 from latscope.simulated.appliance import SimulatedAppliance
 from latscope_defs.protocol import (
+    GATEWARE_VERSION,
     HOLE_SOURCE,
     Command,
     Source,
@@ -56,7 +57,7 @@ def run(*, cycles, fifo_depth=64, corrupt=(), **dut_options):
     device.run()
 
     # The identify reply is the first message; its widths and latencies set up the parser.
-    probe = StreamParser()
+    probe = StreamParser(version=GATEWARE_VERSION)
     probe.feed(bytes(link.received))
     replies = dict(probe.replies)
     identity = Identity.from_reply(replies[Command.IDENTIFY])

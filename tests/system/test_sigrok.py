@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_ground_truth import FLOOD_CFLAGS
 
 from latscope.analysis.pairing import analyze
 from latscope.capture.file import CaptureWriter, load_capture
@@ -380,14 +381,15 @@ def test_readme_ols_mapping_decodes_sump_channel_numbers(suite_runs, tmp_path):
 
 @pytest.mark.verilator
 def test_decoders_discard_pairs_across_a_loss(tmp_path):
-    """The IL-a thread marks every 4 polls: more markers than the link carries, the FIFO
-    overflows and the appliance reports LOSS records; pairs across one are discarded."""
+    """The IL-a thread marks every poll (test_ground_truth's flood): more markers than the
+    link carries, the FIFO overflows and the appliance reports LOSS records; pairs across one
+    are discarded."""
     capture, _, _ = suite_capture(
         tmp_path,
         "gpio",
         samples=60,
         tests="IL_A",
-        cflags="-DSUITE_IL_HEARTBEAT=2u -DSUITE_IL_WATCH_EVERY=256u",
+        cflags=FLOOD_CFLAGS,
         build_dir=LOSSY_BUILD_DIR,
     )
     assert capture.parser_stats.lost_total > 0

@@ -18,22 +18,29 @@ from latscope_defs.protocol import (
     CRC_BITS,
     DELTA_BITS,
     LEAD_FLAG,
-    LEAD_PAYLOAD_BITS,
     MAX_CONT,
     SEGMENT_MAX_EVENTS,
     SEQUENCE_BITS,
+    SHORT_VALUE_SOURCES,
     UNKNOWN_COMMAND_REPLY,
     VERSION,
     VERSIONS,
     Command,
     HoleCount,
+    ShortEdgeLead,
+    ShortMarkerLead,
     Source,
     Tally,
     fixed_length,
     hole_value,
+    lead_bytes,
+    lead_payload_bits,
+    lead_source,
     loss_count,
     loss_source,
     reply_sizes,
+    short_delta_bits,
+    short_lead,
     value_width,
 )
 
@@ -53,12 +60,68 @@ _TALLY_AT = {name: field.offset for name, field in data.Layout.cast(Tally)}
 _MAX_LENGTH = 1 + MAX_CONT
 #: The length bound of a record that is not of fixed length (``_longest``): none.
 _UNBOUNDED = np.iinfo(np.int64).max
-#: Lead bytes of the records that can complete a reply or a segment (REPLY, SYNC; SEAL).
-_COMPLETING_LEAD = {
-    1: re.compile(rb"[\xf0-\xff]"),
-    2: re.compile(rb"[\xe8-\xff]"),
-    3: re.compile(rb"[\xe8-\xff]"),
-}
+
+
+def _completing_lead(version: int) -> "re.Pattern[bytes]":
+    """Lead bytes of the records that can complete a reply or a segment: REPLY, SYNC, and
+    SEAL from version 2 on."""
+    sources = (Source.REPLY, Source.SYNC) + ((Source.SEAL,) if version >= 2 else ())
+    leads = sorted(lead for source in sources for lead in lead_bytes(source, version))
+    return re.compile(b"[" + b"".join(re.escape(bytes([lead])) for lead in leads) + b"]")
+
+
+_COMPLETING_LEAD = {version: _completing_lead(version) for version in VERSIONS}
+_EDGE_LEVEL = ShortEdgeLead.as_shape()["level"]
+#: The ``back`` field's mask (the same width in every short value record's layout).
+_BACK_MASK = (1 << ShortMarkerLead.as_shape()["back"].width) - 1
+
+
+@dataclass(frozen=True)
+class _Leads:
+    """What every lead byte means in one protocol version, as tables indexed by the byte:
+    the record's source (16: an unused lead byte, a malformed record), the payload bits the
+    lead byte holds (as a mask), whether it starts a short value record (MARKER, BUS) or a
+    short edge record, and where a short value record's ``back`` and ``step`` fields are."""
+
+    source: npt.NDArray[np.uint8]
+    payload_mask: npt.NDArray[np.uint64]
+    short_value: _Bools
+    short_edge: _Bools
+    back_at: npt.NDArray[np.uint8]
+    step_at: npt.NDArray[np.uint8]
+
+    @classmethod
+    def of(cls, version: int) -> "_Leads":
+        leads = range(256)
+        sources = [lead_source(lead, version) if lead >= LEAD_FLAG else None for lead in leads]
+        layouts = [short_lead(lead, version) if lead >= LEAD_FLAG else None for lead in leads]
+        bits = [
+            short_delta_bits(layout)
+            if layout is not None
+            else lead_payload_bits(source if source is not None else Source.MARKER, version)
+            for source, layout in zip(sources, layouts)
+        ]
+
+        def offset(field: str) -> npt.NDArray[np.uint8]:
+            return np.array(
+                [
+                    layout.as_shape()[field].offset if layout in SHORT_VALUE_SOURCES else 0
+                    for layout in layouts
+                ],
+                np.uint8,
+            )
+
+        return cls(
+            np.array([16 if x is None else x for x in sources], np.uint8),
+            np.array([(1 << n) - 1 for n in bits], np.uint64),
+            np.array([layout in SHORT_VALUE_SOURCES for layout in layouts]),
+            np.array([layout is ShortEdgeLead for layout in layouts]),
+            offset("back"),
+            offset("step"),
+        )
+
+
+_LEADS = {version: _Leads.of(version) for version in VERSIONS}
 #: Event sources: every source below TALLY.
 _EVENT_SOURCES = (
     Source.MARKER,
@@ -278,16 +341,18 @@ class StreamParser:
             )
         self.version = version
         self.marker_width = marker_width
-        # Value width per source; 64 for the others, so that their delta is 0.
-        self._width = np.full(16, 64, np.uint64)
+        # Value width per source (and 16: an unused lead byte); 64 for the others, so that
+        # their delta is 0.
+        self._width = np.full(17, 64, np.uint64)
         for source in _EVENT_SOURCES:
             self._width[source] = value_width(source, marker_width, version)
         self._fixed = np.array(
-            [fixed_length(source, version) or 0 for source in range(16)], np.int64
+            [fixed_length(source, version) or 0 for source in range(16)] + [0], np.int64
         )
         # The most bytes a record can take: its fixed length, or any (up to the next lead).
         self._longest = np.where(self._fixed != 0, self._fixed, _UNBOUNDED)
         self._completing = _COMPLETING_LEAD[version]
+        self._leads = _LEADS[version]
         signed = np.zeros(16, np.int64)
         for source, cycles in (latency or {}).items():
             signed[int(source)] = cycles
@@ -414,7 +479,8 @@ class StreamParser:
         lone_reply = None
         if len(starts) and not final:
             last = int(arr[starts[-1]])
-            last_source, last_bits = (last >> LEAD_PAYLOAD_BITS) & 0xF, last & 0x7
+            last_source = int(self._leads.source[last])
+            last_bits = last & int(self._leads.payload_mask[last])
             last_span, fixed = int(span[-1]), int(self._fixed[last_source])
             if last_source == Source.REPLY and last_span == 1 and last_bits < 2:
                 lone_reply = last_bits  # a byte 0/1, or the lead of a two-byte record
@@ -452,7 +518,7 @@ class StreamParser:
         self._pending_lead = None
         if self._completing.match(buf, processed):
             self._pending_lead = len(self._carry) - (len(buf) - processed)
-            self._pending_needs = int(self._fixed[buf[processed] >> 3 & 0xF]) or 2
+            self._pending_needs = int(self._fixed[self._leads.source[buf[processed]]]) or 2
         self.stats.events_delivered += len(events) - len(segments.holes)
         return events
 
@@ -474,12 +540,18 @@ class StreamParser:
         if sys.byteorder == "little":
             words.byteswap(inplace=True)
         # (From the lead bytes: a pass over bytes, not over words.)
-        source = (np.take(np.frombuffer(buf, np.uint8), starts) >> LEAD_PAYLOAD_BITS) & 0xF
-        longest = np.take(self._longest, source)
+        lead = np.take(np.frombuffer(buf, np.uint8), starts)
+        leads = self._leads
+        source = np.take(leads.source, lead)
+        lead_mask = np.take(leads.payload_mask, lead)
+        value_at = np.flatnonzero(np.take(leads.short_value, lead))
+        edge_at = np.flatnonzero(np.take(leads.short_edge, lead))
+        short_at = np.concatenate((value_at, edge_at))
+        longest = np.take(self._longest, source, mode="clip")
         is_fixed = longest != _UNBOUNDED
         length = np.minimum(span, longest)
         short = np.minimum(length, 8).astype(np.uint8)
-        x = (words & 0x077F7F7F7F7F7F7F) >> (64 - 8 * short)
+        x = (words & ((lead_mask << 56) | 0x007F7F7F7F7F7F7F)) >> (64 - 8 * short)
         x -= (x >> 1) & 0x3F803F803F803F80  # 14 bits, 16 apart
         x = (x & 0x00003FFF00003FFF) | ((x >> 2) & 0x0FFFC0000FFFC000)  # 28 bits, 32 apart
         payload = (x & 0x000000000FFFFFFF) | ((x >> 4) & 0x00FFFFFFF0000000)
@@ -487,21 +559,68 @@ class StreamParser:
         is_event = source < len(_EVENT_SOURCES)
         width = np.take(self._width, source, mode="clip")
         ok = np.where(is_fixed, span >= longest, span <= _MAX_LENGTH)
+        ok &= source < 16  # version 4 leaves some lead bytes unused
         if self.version == 1:
             ok &= (source & 0xE) != 12  # 12 and 13 are reserved
-        # The sender uses the fewest continuation bytes: the top 10 payload bits are not 0
-        # (the second byte's flag keeps a one-byte record in: the next lead byte follows it).
-        ok &= is_fixed | (((words >> 48) & 0x07FF) != 0)
+        # The sender uses the fewest continuation bytes: the lead's payload bits and the
+        # second byte are not all 0 (the second byte's flag keeps a one-byte record in: the
+        # next lead byte follows it).
+        ok &= is_fixed | (((words >> 48) & ((lead_mask << 8) | 0xFF)) != 0)
         long_records = np.flatnonzero(length > 8)
         if len(long_records):
             _decode_long(np.frombuffer(padded, np.uint8), starts, length, payload, ok, long_records)
         delta = payload >> width  # 0 for the other records: width 64
         value = payload ^ (delta << width)
+        if len(short_at):
+            # A short record's payload is the delta; an edge's level is in its lead byte.
+            delta[short_at] = payload[short_at]
+            value[edge_at] = (lead[edge_at] >> _EDGE_LEVEL.offset) & 1
+            for of in SHORT_VALUE_SOURCES.values():
+                at = value_at[source[value_at] == of]
+                if len(at):
+                    self._resolve_values(of, lead, source, value, ok, at)
         ok &= (delta >> DELTA_BITS) == 0
         replies = np.flatnonzero(source == Source.REPLY)
         if len(replies):
             ok[replies] &= (span[replies] <= 2) & (payload[replies] <= 0xFF)
         return _Records(starts, span, source, payload, delta, value, ok, is_event & ok, replies)
+
+    def _resolve_values(
+        self,
+        of: Source,
+        lead: _Words,
+        source: _Words,
+        value: _Words,
+        ok: _Bools,
+        short_at: _Indices,
+    ) -> None:
+        """The values of the short records of source ``of`` (MARKER or BUS) at ``short_at``,
+        in place: each repeats, or steps by one from, the value of the record of that source
+        ``back + 1`` records before it since the last SYNC; a reference beyond that SYNC
+        makes the record malformed. Resolved by pointer doubling (each pass follows every
+        chain twice as far), so a chain of n short records costs log2(n) passes over the
+        records of that source, not a loop."""
+        sync = np.cumsum(source == Source.SYNC)  # segment number of every record
+        records = np.flatnonzero(source == of)
+        rank = np.searchsorted(records, short_at)  # their places among the records of ``of``
+        fields = lead[short_at]
+        back = (fields >> self._leads.back_at[fields]) & _BACK_MASK
+        refers = rank - 1 - back.astype(np.intp)
+        inside = refers >= 0
+        inside[inside] = sync[records[refers[inside]]] == sync[short_at[inside]]
+        ok[short_at[~inside]] = False
+        pointer = np.arange(len(records))
+        pointer[rank[inside]] = refers[inside]
+        step = np.zeros(len(records), np.uint64)
+        step[rank[inside]] = (fields[inside] >> self._leads.step_at[fields[inside]]) & 1
+        while True:
+            further = pointer[pointer]
+            if np.array_equal(further, pointer):
+                break
+            step += step[pointer]
+            pointer = further
+        mask = np.uint64((1 << int(self._width[of])) - 1)
+        value[records] = (value[records[pointer]] + step) & mask
 
     def _correct(self, stamp: _Words, source: _Words) -> _Words:
         """Stamps minus the pin-to-stamp latency of their sources (never below 0), IRQ
