@@ -5,7 +5,7 @@ chunks: a length byte L (0..255), then L bytes of the stream. The device's frami
 the host's (:class:`Dechunker`) carry over from one transaction to the next.
 """
 
-__all__ = ["READ", "RELEASE", "MAX_CHUNK", "Dechunker", "chunk"]
+__all__ = ["READ", "RELEASE", "MAX_CHUNK", "Dechunker"]
 
 #: Opcode: select the SPI link for the stream and read it (neither flash's command).
 READ = 0x4C
@@ -21,10 +21,10 @@ class Dechunker:
     ``feed`` takes what one transaction read and returns the stream bytes in it; a chunk
     cut by the end of a transaction continues in the next one's bytes."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._left = 0  # stream bytes still to come in the current chunk; 0: a length next
 
-    def feed(self, data):
+    def feed(self, data: bytes | bytearray) -> bytes:
         out = bytearray()
         at = 0
         while at < len(data):
@@ -37,20 +37,3 @@ class Dechunker:
             self._left -= len(take)
             at += len(take)
         return bytes(out)
-
-
-def chunk(stream, sizes):
-    """``stream`` framed as chunks of the given ``sizes`` in turn (each at most
-    :data:`MAX_CHUNK`), as a device that had that many bytes at each length byte sends it;
-    a size of 0 is an empty chunk (the device had nothing)."""
-    out = bytearray()
-    at = 0
-    for size in sizes:
-        if not 0 <= size <= MAX_CHUNK:
-            raise ValueError(f"a chunk holds 0..{MAX_CHUNK} bytes, not {size}")
-        out.append(size)
-        out += stream[at : at + size]
-        at += size
-    if at != len(stream):
-        raise ValueError(f"chunk sizes cover {at} of {len(stream)} bytes")
-    return bytes(out)

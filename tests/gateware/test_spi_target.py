@@ -151,3 +151,58 @@ def test_an_idle_target_sends_empty_chunks_and_other_transactions_leave_cipo_alo
     assert received == b""
     assert others[3] == bytes(16)  # 16 empty chunks
     assert selected == [0, 0, 0, 1, 0, 0]
+
+
+def test_the_appliance_sends_replies_over_the_link_the_host_selected():
+    """The HX8K's appliance (84 MHz, 12 Mbaud): after a READ transaction IDENTIFY's reply
+    (a command on the UART) comes over SPI and the UART's transmitter stays idle; after
+    RELEASE the next reply goes out on the UART again."""
+    from latscope_defs.protocol import MAGIC, Command
+    from latscope_gateware.appliance import Appliance, ApplianceConfig
+
+    link_hz, baud = HX8K_LINK_HZ, 12_000_000
+    dut = Appliance(
+        ApplianceConfig(clock_hz=link_hz, uart_divisor=link_hz // baud, sump_depth=0, spi_link=True)
+    )
+    master = MpsseMaster(_Pins(dut), random.Random(3))
+    dechunker, received, uart_starts = Dechunker(), bytearray(), []
+
+    async def send_command(ctx, byte):
+        for level in [0, *(byte >> bit & 1 for bit in range(8)), 1]:
+            ctx.set(dut.uart_rx, level)
+            await ctx.delay(1 / baud)
+
+    async def watch_uart(ctx):
+        async for _clk, _rst, tx in ctx.tick().sample(dut.uart_tx):
+            if not tx:
+                uart_starts.append(1)  # a start bit (the line is idle high)
+
+    async def host(ctx):
+        await master.transaction(ctx, READ, 4)
+        await send_command(ctx, Command.IDENTIFY)
+        for _ in range(20):
+            received.extend(dechunker.feed(await master.transaction(ctx, READ, 16)))
+        assert not uart_starts  # nothing on the UART while SPI is selected
+        await master.transaction(ctx, RELEASE, 0)
+        await ctx.delay(1e-6)
+        await send_command(ctx, Command.IDENTIFY)
+        await ctx.delay(20e-6)
+
+    sim = Simulator(dut)
+    sim.add_clock(1 / link_hz)
+    sim.add_testbench(watch_uart, background=True)
+    sim.add_testbench(host)
+    sim.run()
+    parser = StreamParser(version=GATEWARE_VERSION)
+    parser.feed(bytes(received))
+    opcode, payload = parser.replies.popleft()
+    assert opcode == Command.IDENTIFY and payload[:4] == MAGIC
+    assert uart_starts  # the second reply went out on the UART
+
+
+class _Pins:
+    """The appliance's SPI ports under SpiTarget's names, for :class:`MpsseMaster`."""
+
+    def __init__(self, appliance):
+        for name in ("sck", "cs_n", "copi", "cipo", "cipo_oe"):
+            setattr(self, name, getattr(appliance, "spi_" + name))
