@@ -411,9 +411,13 @@ class BoardTop(Elaboratable):
         cs_n = buffer("spi_cs_n_buffer", "i", pins.cs_n)
         copi = buffer("spi_copi_buffer", "i", pins.copi)
         cipo = buffer("spi_cipo_buffer", "o", pins.cipo)
-        platform.add_clock_constraint(sck.i, self.board.spi_hz)
+        # The constraint names a net of the top module: nextpnr found no net named after the
+        # buffer's output (yosys had named the flattened net after the appliance's port).
+        clock = Signal(name="spi_sck")
+        platform.add_clock_constraint(clock, self.board.spi_hz)
         m.d.comb += [
-            appliance.spi_sck.eq(sck.i),
+            clock.eq(sck.i),
+            appliance.spi_sck.eq(clock),
             appliance.spi_cs_n.eq(cs_n.i),
             appliance.spi_copi.eq(copi.i),
             cipo.o.eq(appliance.spi_cipo),

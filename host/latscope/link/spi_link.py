@@ -16,7 +16,18 @@ from latscope_defs.spi_link import READ, RELEASE, Dechunker
 
 from .device import DeviceError, Transport
 
-__all__ = ["FLASH_SLEEP", "FLASH_WAKE", "SpiPort", "SpiStream", "open_spi_stream"]
+__all__ = [
+    "DEFAULT_URL",
+    "FLASH_SLEEP",
+    "FLASH_WAKE",
+    "SpiPort",
+    "SpiStream",
+    "open_spi_stream",
+]
+
+#: pyftdi's URL of the first FT2232H's channel A (``--spi-url``; ``ftdi://ftdi:2232h:SERIAL/1``
+#: picks one board of several by its USB serial number).
+DEFAULT_URL = "ftdi://ftdi:2232h/1"
 
 #: The configuration flash's deep power-down command (N25Q032, W25Q128), and its release.
 FLASH_SLEEP = 0xB9
@@ -85,18 +96,26 @@ class SpiStream:
     def write(self, data: bytes) -> int | None:
         return self._uart.write(data)
 
-    def close(self) -> None:
+    def release(self) -> Transport:
+        """Gives the stream back to the UART, wakes the flash, closes the SPI side; returns
+        the UART, still open."""
         try:
             self._spi.exchange(bytes([RELEASE]))
             self._flash_command(FLASH_WAKE)
         finally:
             self._close_spi()
+        return self._uart
+
+    def close(self) -> None:
+        try:
+            self.release()
+        finally:
             self._uart.close()
 
 
 def open_spi_stream(uart: Transport, url: str, frequency: float) -> SpiStream:
-    """The SPI link of the board whose channel A is the pyftdi ``url`` (``ftdi://ftdi:2232h/1``)
-    at ``frequency`` Hz, commands to ``uart``."""
+    """The SPI link of the board whose channel A is the pyftdi ``url`` at ``frequency`` Hz,
+    commands to ``uart`` (left open if the link cannot be opened: DeviceError)."""
     try:
         # By name: pyftdi has no type information for mypy to follow.
         SpiController = importlib.import_module("pyftdi.spi").SpiController
@@ -109,7 +128,6 @@ def open_spi_stream(uart: Transport, url: str, frequency: float) -> SpiStream:
         controller.configure(url, frequency=frequency)
         port = controller.get_port(cs=FLASH_CS, freq=frequency, mode=0)
         return SpiStream(uart, port, controller.close)
-    except Exception as error:
+    except Exception as error:  # pyftdi's and pyusb's errors have no common base
         controller.close()
-        uart.close()
         raise DeviceError(f"{url}: cannot open the SPI link: {error}") from None
