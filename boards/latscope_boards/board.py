@@ -8,7 +8,7 @@ that description, so a pin or a clock is stated in exactly one place.
 
 from dataclasses import dataclass, field
 
-from amaranth.build import Attrs, Pins, Resource, Subsignal
+from amaranth.build import Attrs, Clock, Pins, Resource, Subsignal
 from amaranth.hdl import *
 from amaranth.lib import io
 
@@ -260,22 +260,24 @@ class Board:
             *([self.spi_resource(platform)] if self.spi_hz else []),
         ]
 
-    @staticmethod
-    def spi_resource(platform):
+    def spi_resource(self, platform):
         """The SPI link's pins (``spi_link`` 0): the platform's configuration-flash pins
-        (``spi_flash_1x`` 0), in the directions of a target, CS# as it is on the wire."""
+        (``spi_flash_1x`` 0), in the directions of a target, CS# as it is on the wire. SCK
+        carries its clock constraint, ``spi_hz``, so that nextpnr times the target's domains
+        (it takes a constraint on the pin's net through the SB_IO; one on a net inside the
+        design it did not find, yosys having renamed it)."""
         flash = {signal.name: signal.ios[0] for signal in platform.resources["spi_flash_1x", 0].ios}
+        lines = {"sck": "clk", "cs_n": "cs", "copi": "copi", "cipo": "cipo"}
         return Resource(
             SPI_RESOURCE,
             0,
             *(
-                Subsignal(name, Pins(" ".join(flash[wire].names), dir=direction))
-                for name, wire, direction in (
-                    ("sck", "clk", "i"),
-                    ("cs_n", "cs", "i"),
-                    ("copi", "copi", "i"),
-                    ("cipo", "cipo", "o"),
+                Subsignal(
+                    name,
+                    Pins(" ".join(flash[wire].names), dir="o" if name == "cipo" else "i"),
+                    *([Clock(self.spi_hz)] if name == "sck" else []),
                 )
+                for name, wire in lines.items()
             ),
             platform.resources["spi_flash_1x", 0].attrs,
         )
@@ -403,21 +405,16 @@ class BoardTop(Elaboratable):
         return m
 
     def _spi_link(self, m, platform, buffer):
-        """The SPI link's pins to the appliance; SCK, a clock there, constrained to the
-        board's SPI clock so that nextpnr times its domains."""
+        """The SPI link's pins to the appliance (SCK's clock constraint is its pin's,
+        :meth:`Board.spi_resource`)."""
         appliance = self.appliance
         pins = platform.request(SPI_RESOURCE, 0, dir="-")
         sck = buffer("spi_sck_buffer", "i", pins.sck)
         cs_n = buffer("spi_cs_n_buffer", "i", pins.cs_n)
         copi = buffer("spi_copi_buffer", "i", pins.copi)
         cipo = buffer("spi_cipo_buffer", "o", pins.cipo)
-        # The constraint names a net of the top module: nextpnr found no net named after the
-        # buffer's output (yosys had named the flattened net after the appliance's port).
-        clock = Signal(name="spi_sck")
-        platform.add_clock_constraint(clock, self.board.spi_hz)
         m.d.comb += [
-            clock.eq(sck.i),
-            appliance.spi_sck.eq(clock),
+            appliance.spi_sck.eq(sck.i),
             appliance.spi_cs_n.eq(cs_n.i),
             appliance.spi_copi.eq(copi.i),
             cipo.o.eq(appliance.spi_cipo),
