@@ -115,3 +115,40 @@ def test_the_flash_sleeps_before_the_link_is_selected_and_wakes_after_it_is_rele
     assert bus.log[-2:] == [RELEASE, FLASH_WAKE]
     assert set(bus.log[2:-2]) == {READ}
     assert uart.written == b"I" and uart.closed and closed == [True]
+
+
+def identity_of(board):
+    """What a board's IDENTIFY reply says (only its name matters here)."""
+    from latscope.link.identity import Identity
+    from latscope_defs.protocol import MAGIC, VERSION, IdentifyReply
+
+    name = board.encode("ascii").ljust(16, b"\0")
+    reply = IdentifyReply.const(
+        {
+            "magic": int.from_bytes(MAGIC, "little"),
+            "version": VERSION,
+            "clock_hz": 84_000_000,
+            "marker_width": 16,
+            "board": list(name),
+        }
+    )
+    return Identity.from_reply(
+        reply.as_bits().to_bytes(IdentifyReply.as_shape().size // 8, "little")
+    )
+
+
+def test_without_the_ftdi_device_the_stream_stays_on_the_uart(capsys):
+    """--link spi where pyftdi finds no FT2232H (this machine): a note says why, and the
+    device keeps its UART; a board without the SPI link is an error."""
+    from latscope.link.device import Device, DeviceError, Port
+    from latscope.link.presets import use_spi_link
+
+    uart = FakeUart()
+    device = Device(uart, name="board")
+    device.identity = identity_of("ice40-hx8k-b-evn")
+    use_spi_link(device, Port("board"))
+    assert device.transport is uart
+    assert "cannot open the SPI link" in capsys.readouterr().err
+    device.identity = identity_of("ulx3s")
+    with pytest.raises(DeviceError, match="has no SPI link"):
+        use_spi_link(device, Port("board"))

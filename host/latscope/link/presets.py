@@ -170,7 +170,11 @@ def open_device(
             f"or port?"
         )
     if link == "spi":
-        use_spi_link(device, port, spi_url)
+        try:
+            use_spi_link(device, port, spi_url)
+        except BaseException:
+            device.close()
+            raise
     return device, baud
 
 

@@ -25,8 +25,8 @@ __all__ = [
     "open_spi_stream",
 ]
 
-#: pyftdi's URL of the first FT2232H's channel A (``--spi-url``; ``ftdi://ftdi:2232h:SERIAL/1``
-#: picks one board of several by its USB serial number).
+#: pyftdi's URL of the first FT2232H's channel A (``open_device``'s ``spi_url``
+#: ``ftdi://ftdi:2232h:SERIAL/1`` picks one board of several by its USB serial number).
 DEFAULT_URL = "ftdi://ftdi:2232h/1"
 
 #: The configuration flash's deep power-down command (N25Q032, W25Q128), and its release.
