@@ -414,9 +414,9 @@ class BoardTop(Elaboratable):
         copi = buffer("spi_copi_buffer", "i", pins.copi)
         cipo = buffer("spi_cipo_buffer", "o", pins.cipo)
         m.d.comb += [
-            appliance.spi_sck.eq(sck.i),
-            appliance.spi_cs_n.eq(cs_n.i),
-            appliance.spi_copi.eq(copi.i),
-            cipo.o.eq(appliance.spi_cipo),
-            cipo.oe.eq(appliance.spi_cipo_oe),
+            appliance.spi.sck.eq(sck.i),
+            appliance.spi.cs_n.eq(cs_n.i),
+            appliance.spi.copi.eq(copi.i),
+            cipo.o.eq(appliance.spi.cipo),
+            cipo.oe.eq(appliance.spi.cipo_oe),
         ]

@@ -49,7 +49,7 @@ from .irq_generator import IrqGenerator
 from .irq_pin import LINK_TO_PIN, IrqPinStage
 from .irq_trigger import IrqTrigger
 from .marker_port import MarkerPort
-from .spi_target import SpiTarget
+from .spi_target import SpiBus, SpiTarget
 from .stream_register import StreamRegister
 from .sump import SumpEngine
 from .uart import UARTRx, UARTTx
@@ -83,7 +83,7 @@ class ApplianceConfig:
     ``short_records``: the encoder may send short records (:class:`.short_form.ShortForm`);
     False: long records only, in version 4's layout (the iCEBreaker, for want of cells).
     ``spi_link``: the SPI link's target (:class:`.spi_target.SpiTarget`, docs/spi-link.md)
-    on ports ``spi_*``: the stream's bytes go there instead of to the UART while the host
+    on port ``spi``: the stream's bytes go there instead of to the UART while the host
     has selected it.
     """
 
@@ -208,14 +208,7 @@ class Appliance(wiring.Component):
         if self._bus is not None:
             members["bus"] = In(self._bus.bus.signature.flip())
         if config.spi_link:
-            # The SPI link's bus, from and to the pins (SpiTarget's ports of those names).
-            members |= {
-                "spi_sck": In(1),
-                "spi_cs_n": In(1, init=1),
-                "spi_copi": In(1),
-                "spi_cipo": Out(1),
-                "spi_cipo_oe": Out(1),
-            }
+            members["spi"] = Out(SpiBus())  # from and to the pins, as SpiBus says
         super().__init__(members)
 
     def sump_channels(self):
@@ -449,13 +442,7 @@ class Appliance(wiring.Component):
         """The bytes to send go to the SPI link's target while the host has selected it
         (docs/spi-link.md), else to the UART; each byte's handshake is with one of them."""
         m.submodules.spi = spi = SpiTarget()
-        m.d.comb += [
-            spi.sck.eq(self.spi_sck),
-            spi.cs_n.eq(self.spi_cs_n),
-            spi.copi.eq(self.spi_copi),
-            self.spi_cipo.eq(spi.cipo),
-            self.spi_cipo_oe.eq(spi.cipo_oe),
-        ]
+        connect(m, wiring.flipped(self.spi), spi.bus)
         for sink, chosen in ((spi.data, spi.selected), (uart_bytes, ~spi.selected)):
             m.d.comb += [sink.valid.eq(tx_bytes.valid & chosen), sink.payload.eq(tx_bytes.payload)]
         m.d.comb += tx_bytes.ready.eq(Mux(spi.selected, spi.data.ready, uart_bytes.ready))

@@ -26,7 +26,23 @@ from amaranth.lib.wiring import In, Out
 
 from latscope_defs.spi_link import MAX_CHUNK, READ, RELEASE
 
-__all__ = ["SpiTarget"]
+__all__ = ["SpiBus", "SpiTarget"]
+
+
+class SpiBus(wiring.Signature):
+    """The SPI bus as the target sees it: ``sck`` (a clock), ``cs_n``, ``copi`` in, ``cipo``
+    and its output enable ``cipo_oe`` out."""
+
+    def __init__(self):
+        super().__init__(
+            {
+                "sck": In(1),
+                "cs_n": In(1, init=1),
+                "copi": In(1),
+                "cipo": Out(1),
+                "cipo_oe": Out(1),
+            }
+        )
 
 
 class _Phase(enum.Enum, shape=2):
@@ -45,10 +61,9 @@ class SpiTarget(wiring.Component):
     selected : Out(1)
         ``sync`` domain: the host has selected the SPI link (a READ transaction since the
         last RELEASE), through a synchronizer.
-    sck, cs_n, copi : In(1)
-        The bus, straight from the pins (``sck`` is a clock).
-    cipo, cipo_oe : Out(1)
-        CIPO and its output enable: on only in a READ transaction after its opcode.
+    bus : Out(SpiBus())
+        The bus, straight from the pins (``sck`` is a clock); ``cipo_oe`` is on only in a
+        READ transaction after its opcode.
 
     ``fifo_depth``: bytes between the link domain and SCK's, a power of two; the chunk's
     length byte gives what the FIFO holds, up to :data:`MAX_CHUNK`, so a depth of 256 makes
@@ -61,26 +76,23 @@ class SpiTarget(wiring.Component):
             {
                 "data": In(stream.Signature(8)),
                 "selected": Out(1),
-                "sck": In(1),
-                "cs_n": In(1, init=1),
-                "copi": In(1),
-                "cipo": Out(1),
-                "cipo_oe": Out(1),
+                "bus": Out(SpiBus()),  # the members keep the directions SpiBus gives
             }
         )
 
     def elaborate(self, platform):
         m = Module()
+        bus = self.bus
         m.domains.spi_rise = rise = ClockDomain(async_reset=True, local=True)
         m.domains.spi_hold = hold = ClockDomain(reset_less=True, local=True)
         # Falling edges as the rising edges of SCK inverted: the FIFO's reset synchronizer
         # takes only a rising-edge domain (yosys folds the inversion into the flip-flops).
         m.domains.spi_fall = fall = ClockDomain(reset_less=True, local=True)
         m.d.comb += [
-            rise.clk.eq(self.sck),
-            rise.rst.eq(self.cs_n),
-            hold.clk.eq(self.sck),
-            fall.clk.eq(~self.sck),
+            rise.clk.eq(bus.sck),
+            rise.rst.eq(bus.cs_n),
+            hold.clk.eq(bus.sck),
+            fall.clk.eq(~bus.sck),
         ]
 
         m.submodules.fifo = fifo = AsyncFIFO(
@@ -94,7 +106,7 @@ class SpiTarget(wiring.Component):
         phase = Signal(_Phase)
         byte_end = Signal()  # this rising edge ended a byte of a READ transaction
         last_bit = bits == 7
-        byte = Cat(self.copi, opcode)
+        byte = Cat(bus.copi, opcode)
         m.d.spi_rise += [
             bits.eq(bits + 1),
             opcode.eq(byte[:7]),
@@ -104,7 +116,7 @@ class SpiTarget(wiring.Component):
             m.d.spi_rise += phase.eq(Mux(byte == READ, _Phase.READ, _Phase.OTHER))
 
         selected = Signal()
-        with m.If(last_bit & (phase == _Phase.OPCODE) & ~self.cs_n):
+        with m.If(last_bit & (phase == _Phase.OPCODE) & ~bus.cs_n):
             with m.If(byte == READ):
                 m.d.spi_hold += selected.eq(1)
             with m.Elif(byte == RELEASE):
@@ -127,7 +139,7 @@ class SpiTarget(wiring.Component):
             m.d.spi_fall += shifter.eq(shifter << 1)
 
         m.d.comb += [
-            self.cipo.eq(shifter[7]),
-            self.cipo_oe.eq(~self.cs_n & (phase == _Phase.READ)),
+            bus.cipo.eq(shifter[7]),
+            bus.cipo_oe.eq(~bus.cs_n & (phase == _Phase.READ)),
         ]
         return m

@@ -8,9 +8,10 @@ import pytest
 from amaranth.sim import Simulator
 
 from latscope.link.parser import StreamParser
-from latscope_defs.protocol import GATEWARE_VERSION, Source, StreamEncoder
+from latscope_defs.protocol import GATEWARE_VERSION, Source
 from latscope_defs.spi_link import MAX_CHUNK, READ, RELEASE, Dechunker
 from latscope_gateware.spi_target import SpiTarget
+from support.marker_stream import marker_capture
 
 SCK_HZ = 30_000_000  # the MPSSE's fastest clock (60 MHz / 2)
 HALF = 1 / SCK_HZ / 2
@@ -22,14 +23,15 @@ ICEBREAKER_LINK_HZ = 36_000_000
 class MpsseMaster:
     """The MPSSE as SPI master, mode 0, MSB first: COPI changes after SCK's falling edge
     (the MPSSE's "out on -ve edge"), CIPO is sampled at the rising edge ("in on +ve edge").
-    It checks that the target drives CIPO exactly when it should."""
+    It checks that the target drives CIPO exactly when it should. ``bus``: the target's
+    ``SpiBus``."""
 
-    def __init__(self, dut, rng):
-        self.dut, self.rng = dut, rng
+    def __init__(self, bus, rng):
+        self.bus, self.rng = bus, rng
 
     async def transaction(self, ctx, opcode, count, byte_gaps=False):
         """CS# low, ``opcode``, ``count`` bytes read with COPI low, CS# high; returns them."""
-        dut = self.dut
+        dut = self.bus
         ctx.set(dut.cs_n, 0)
         await ctx.delay(HALF)
         read = bytearray()
@@ -54,20 +56,6 @@ class MpsseMaster:
         return bytes(read)
 
 
-def capture_bytes(events, clock_hz):
-    """The stream of a capture of ``events`` marker events, as the device encodes it."""
-    rng = random.Random(31)
-    encoder = StreamEncoder(flush_after=clock_hz // 1000)
-    encoder.start()
-    stamp, sent = 1000, []
-    for _ in range(events):
-        stamp += rng.randint(1, 200)
-        sent.append((stamp, Source.MARKER, rng.getrandbits(16)))
-        encoder.event(*sent[-1])
-    encoder.flush()
-    return encoder.take(), sent
-
-
 def simulate(link_hz, stream, reads, opcodes=()):
     """Offers ``stream`` to a SpiTarget at one byte per link cycle while the master runs
     the ``opcodes`` transactions (opcode, bytes) and then READ transactions of ``reads``
@@ -75,7 +63,7 @@ def simulate(link_hz, stream, reads, opcodes=()):
     what each of ``opcodes`` read, ``selected`` after each transaction)."""
     dut = SpiTarget()
     rng = random.Random(7)
-    master = MpsseMaster(dut, rng)
+    master = MpsseMaster(dut.bus, rng)
     got, others, selected = Dechunker(), [], []
     raw = bytearray()
     received = bytearray()
@@ -112,7 +100,7 @@ def test_a_capture_reaches_the_parser_exact_and_whole(link_hz):
     """A capture's stream, offered as fast as the link domain can (so the FIFO fills and
     the link runs at SCK's rate), read in 512-byte READ transactions: every byte arrives,
     in order, and the host's parser decodes every event exact."""
-    stream, sent = capture_bytes(600, link_hz)
+    stream, sent = marker_capture(600, link_hz, seed=31)
     raw, received, _, selected = simulate(link_hz, stream, reads=512)
     assert received == stream
     parser = StreamParser(version=GATEWARE_VERSION)
@@ -164,7 +152,7 @@ def test_the_appliance_sends_replies_over_the_link_the_host_selected():
     dut = Appliance(
         ApplianceConfig(clock_hz=link_hz, uart_divisor=link_hz // baud, sump_depth=0, spi_link=True)
     )
-    master = MpsseMaster(_Pins(dut), random.Random(3))
+    master = MpsseMaster(dut.spi, random.Random(3))
     dechunker, received, uart_starts = Dechunker(), bytearray(), []
 
     async def send_command(ctx, byte):
@@ -198,11 +186,3 @@ def test_the_appliance_sends_replies_over_the_link_the_host_selected():
     opcode, payload = parser.replies.popleft()
     assert opcode == Command.IDENTIFY and payload[:4] == MAGIC
     assert uart_starts  # the second reply went out on the UART
-
-
-class _Pins:
-    """The appliance's SPI ports under SpiTarget's names, for :class:`MpsseMaster`."""
-
-    def __init__(self, appliance):
-        for name in ("sck", "cs_n", "copi", "cipo", "cipo_oe"):
-            setattr(self, name, getattr(appliance, "spi_" + name))

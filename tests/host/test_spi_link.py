@@ -2,15 +2,15 @@
 the gateware target's chunk framing (SpiTarget, step for step) behind the flash that shares
 its lines, with a capture's stream in the device (docs/spi-link.md)."""
 
-import random
 from collections import deque
 
 import pytest
 
 from latscope.link.parser import StreamParser
 from latscope.link.spi_link import FLASH_SLEEP, FLASH_WAKE, SpiStream
-from latscope_defs.protocol import GATEWARE_VERSION, Source, StreamEncoder
+from latscope_defs.protocol import GATEWARE_VERSION, Source
 from latscope_defs.spi_link import MAX_CHUNK, READ, RELEASE
+from support.marker_stream import marker_capture
 
 #: The gateware's asynchronous FIFO (SpiTarget's default depth).
 TARGET_FIFO = 256
@@ -73,24 +73,11 @@ class FakeUart:
         self.closed = True
 
 
-def capture(events):
-    rng = random.Random(5)
-    encoder = StreamEncoder(flush_after=84_000)
-    encoder.start()
-    stamp, sent = 1000, []
-    for _ in range(events):
-        stamp += rng.randint(1, 500)
-        sent.append((stamp, Source.MARKER, rng.getrandbits(16)))
-        encoder.event(*sent[-1])
-    encoder.flush()
-    return encoder.take(), sent
-
-
 @pytest.mark.parametrize("read_bytes", [7, 4096])
 def test_a_capture_read_over_spi_parses_exact(read_bytes):
     """Every byte of the device's stream comes out of the transport's reads in order (with
     transactions that cut chunks, and ones longer than the stream), and parses exact."""
-    stream, sent = capture(5000)
+    stream, sent = marker_capture(5000, 84_000_000, seed=5, most_apart=500)
     bus = FakeChannelA(stream)
     link = SpiStream(FakeUart(), bus, read_bytes=read_bytes, timeout=0)
     received = bytearray()
