@@ -261,7 +261,7 @@ class Board:
         ]
 
     def spi_resource(self, platform):
-        """The SPI link's pins (``spi_link`` 0): the platform's configuration-flash pins
+        """The SPI link's pins (``latscope_spi`` 0): the platform's configuration-flash pins
         (``spi_flash_1x`` 0), in the directions of a target, CS# as it is on the wire. SCK
         carries its clock constraint, ``spi_hz``, so that nextpnr times the target's domains
         (it takes a constraint on the pin's net through the SB_IO; one on a net inside the
