@@ -27,7 +27,18 @@ Goal (issue 31): at most 2.5 bytes per event, segment records included, for
   of ten threads in turn, ``firmware/suite/test_tsl.c``), at each stamp rate of interest
   (the capture clocks, and 400 MHz: 100 MHz with the 1:4 input gearbox every board ships).
 
-Exit status 1 if a figure misses the goal. Run: ``.venv/bin/python bench/link_efficiency.py``.
+Then the lossless event rate on each iCE40 board's SPI link (docs/spi-link.md) against
+today's (12 Mbaud UART, protocol version 3, about 290 k events/s): issue 31's goal is 5x.
+The link's sustained rate is SCK (the board's ``spi_hz``, 30 MHz: 3.75 MB/s) times the
+share of the time the MPSSE clocks (``--spi-duty``) less the framing (READ's opcode byte
+per transaction of ``latscope.link.spi_link.READ_BYTES``, a chunk's length byte per 255);
+the bytes per event are the board's encoding (short records or not). The default duty is an
+estimate, not a measurement: each READ of 4096 bytes (1.09 ms at 30 MHz) waits for its
+command to go out and its data to start coming back, about one USB 2.0 high-speed
+microframe (125 us) each, so 1.09 / (1.09 + 0.25) = 0.81; what a board really sustains is
+for hardware to measure (``latscope`` over the link), and the bench says the duty 5x needs.
+
+Exit status 1 if a figure misses a goal. Run: ``.venv/bin/python bench/link_efficiency.py``.
 """
 
 import argparse
@@ -36,8 +47,11 @@ from pathlib import Path
 
 import numpy as np
 
+from latscope.link.spi_link import READ_BYTES
+from latscope_boards import get_board
 from latscope_defs.markers import Point, Test, encode
 from latscope_defs.protocol import VERSION, Source, StreamEncoder
+from latscope_defs.spi_link import MAX_CHUNK
 
 CLOCKS_HZ = (48_000_000, 100_000_000, 120_000_000, 200_000_000)
 MARKER_SPACING_US = (1, 10, 50)
@@ -51,6 +65,13 @@ DEMO_EVENTS = Path(__file__).resolve().parent / "data" / "demo-events.npz"
 #: The clock of the demo's simulated SoC (the capture's identity; stamp_shift 0).
 DEMO_CLOCK_HZ = 100_000_000
 TSL_THREADS = 10
+#: The boards whose FT2232H's channel A reaches the FPGA's flash pins; the rows are of those
+#: whose build has the SPI link (``spi_hz``), in the encoding they send (short records or not).
+SPI_BOARDS = ("ice40-hx8k-b-evn", "icebreaker")
+#: Share of the time the MPSSE clocks SCK while reading back to back (the module docstring
+#: derives it: 4096-byte READs, two 125 us USB microframes between them).
+SPI_DUTY = 1.09 / (1.09 + 0.25)
+RATE_GOAL = 5
 
 
 def markers(clock_hz, spacing_us, rng):
@@ -113,7 +134,7 @@ def demo_events(capture):
     return (events.stamp, events.source, events.value), identity.clock_hz << identity.stamp_shift
 
 
-def bytes_per_event(clock_hz, *mixes, version=VERSION):
+def bytes_per_event(clock_hz, *mixes, version=VERSION, short_records=True):
     stamp = np.concatenate([m[0] for m in mixes])
     source = np.concatenate([m[1] for m in mixes])
     value = np.concatenate([m[2] for m in mixes])
@@ -121,6 +142,7 @@ def bytes_per_event(clock_hz, *mixes, version=VERSION):
     encoder = StreamEncoder(
         flush_after=clock_hz // 1000,  # the appliance's default
         version=version,
+        short_records=short_records,
     )
     for event in zip(stamp[order].tolist(), source[order].tolist(), value[order].tolist()):
         encoder.event(*event)
@@ -150,9 +172,69 @@ def goal(capture):
     return rows
 
 
+def spi_bytes_per_s(spi_hz, duty):
+    """What the SPI link carries of the stream: SCK's bytes while it runs, less READ's
+    opcode byte per transaction and the chunks' length bytes."""
+    framing = READ_BYTES / (READ_BYTES + 1) * MAX_CHUNK / (MAX_CHUNK + 1)
+    return spi_hz / 8 * duty * framing
+
+
+def spi_rates(capture, duty):
+    """Each traffic of the goal, on each SPI board: (label, board, lossless events/s on the
+    SPI link, today's on the UART in version 3)."""
+    demo, demo_hz = demo_events(capture)
+    traffics = [(f"make demo's stream ({demo_hz / 1e6:g} MHz)", demo_hz, demo)]
+    traffics += [
+        (f"a TSL marker every us, {hz / 1e6:g} MHz stamps", hz, tsl_markers(hz))
+        for hz in GOAL_STAMP_HZ
+    ]
+    rows = []
+    for label, stamp_hz, traffic in traffics:
+        today = LINK_BYTES_PER_S / bytes_per_event(stamp_hz, traffic, version=3)[0]
+        # A board built without short records sends version 4's long records only.
+        long_only = bytes_per_event(stamp_hz, traffic, short_records=False)[0]
+        short = bytes_per_event(stamp_hz, traffic)[0]
+        for name in SPI_BOARDS:
+            board = get_board(name)
+            if not board.spi_hz:
+                continue
+            size = short if board.short_records else long_only
+            rows.append((label, name, spi_bytes_per_s(board.spi_hz, duty) / size, today))
+    return rows
+
+
+def print_spi_rates(capture, duty):
+    """The SPI link's lossless event rates against today's; False if one misses 5x."""
+    without = [name for name in SPI_BOARDS if not get_board(name).spi_hz]
+    print(
+        f"\nSPI link (docs/spi-link.md): {spi_bytes_per_s(30e6, 1) / 1e6:.2f} MB/s at 30 MHz "
+        f"clocking without a pause; at duty {duty:.2f} (--spi-duty) "
+        f"{spi_bytes_per_s(30e6, duty) / 1e6:.2f} MB/s"
+    )
+    if without:
+        print(f"No SPI link in the build of {', '.join(without)} (docs/spi-link.md)")
+    print(f"Goal (issue 31): {RATE_GOAL}x today's lossless event rate (12 Mbaud, version 3)")
+    met = True
+    for label, board, rate, today in spi_rates(capture, duty):
+        needed = duty * RATE_GOAL * today / rate
+        verdict = "met" if rate >= RATE_GOAL * today else f"NOT MET (needs duty {needed:.2f})"
+        met &= rate >= RATE_GOAL * today
+        print(
+            f"  {board:<17} {label:<38} {rate:11,.0f} ev/s  today {today:9,.0f}"
+            f"  {rate / today:4.1f}x  {verdict}"
+        )
+    return met
+
+
 def main(argv=None):
     options = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     options.add_argument("--capture", help="a capture file to measure instead of make demo's")
+    options.add_argument(
+        "--spi-duty",
+        type=float,
+        default=SPI_DUTY,
+        help=f"share of the time the MPSSE clocks SCK (default {SPI_DUTY:.2f}, an estimate)",
+    )
     args = options.parse_args(argv)
     rng = np.random.default_rng(1)
     print(
@@ -207,6 +289,7 @@ one marker every microsecond (1,000,000/s, {per_microsecond:.2f} B each) is \
         verdict = "met" if figure <= GOAL_BYTES else "NOT MET"
         met &= figure <= GOAL_BYTES
         print(f"  {label:<52} {figure:5.2f} B (v3: {before:4.2f})  {verdict}")
+    met &= print_spi_rates(args.capture, args.spi_duty)
     return 0 if met else 1
 
 

@@ -47,6 +47,8 @@ if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv with $PYTHON"
     "$PYTHON" -m venv .venv
 fi
+PYFTDI_VERSION=0.57.2
+
 # Reinstall only when pyproject.toml changed since the last install.
 stamp=.venv/.latscope-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
@@ -56,6 +58,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     # finder and print a boxed "Editable installation" notice about folders named like the
     # packages; nothing to act on, and pip passes it on: left out.
     PYTHONWARNINGS="ignore:Editable installation" .venv/bin/pip install -q -e ".[test]"
+    # pyftdi (the SPI link's MPSSE, docs/spi-link.md) without its dependencies: it names
+    # pyserial, whose `serial` package pyserial-labgrid already installs (pyproject.toml)
+    # and which would overwrite it; its other one, pyusb, is in pyproject.toml.
+    .venv/bin/pip install -q --no-deps "pyftdi==$PYFTDI_VERSION"
     touch "$stamp"
 fi
 

@@ -8,7 +8,7 @@ that description, so a pin or a clock is stated in exactly one place.
 
 from dataclasses import dataclass, field
 
-from amaranth.build import Attrs, Pins, Resource, Subsignal
+from amaranth.build import Attrs, Clock, Pins, Resource, Subsignal
 from amaranth.hdl import *
 from amaranth.lib import io
 
@@ -36,6 +36,7 @@ __all__ = [
 MARKER_RESOURCE = "latscope_marker"
 EDGES_RESOURCE = "latscope_edges"
 IRQ_RESOURCE = "latscope_irq"
+SPI_RESOURCE = "latscope_spi"
 #: The number of the host link's UART resource (``uart``; 0 is the platform's own).
 LINK_UART = 1
 
@@ -144,6 +145,9 @@ class Board:
         (``ApplianceConfig.short_records``; docs/protocol.md, "Short records"); False: long
         records only, for a board without the cells for the encoder's value histories.
     irq_trigger : build the appliance's IRQ trigger (False: a bring-up build, for room).
+    spi_hz : the SPI link's clock (docs/spi-link.md): the appliance is an SPI target on the
+        configuration-flash pins (the platform's ``spi_flash`` resource), which the host's
+        MPSSE clocks at this rate; 0: no SPI link.
     """
 
     name: str
@@ -173,6 +177,7 @@ class Board:
     phase_probe: bool = True
     short_records: bool = True
     irq_trigger: bool = True
+    spi_hz: int = 0
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -221,6 +226,7 @@ class Board:
             sump_depth=self.sump_depth,
             short_records=self.short_records,
             irq_trigger=self.irq_trigger,
+            spi_link=bool(self.spi_hz),
             **ddr,
             **link,
         )
@@ -251,7 +257,30 @@ class Board:
                 IRQ_RESOURCE, 0, Pins(self.balls(platform, [pins.irq]), dir="o"), output_attrs
             ),
             self.link_resource(platform),
+            *([self.spi_resource(platform)] if self.spi_hz else []),
         ]
+
+    def spi_resource(self, platform):
+        """The SPI link's pins (``latscope_spi`` 0): the platform's configuration-flash pins
+        (``spi_flash_1x`` 0), in the directions of a target, CS# as it is on the wire. SCK
+        carries its clock constraint, ``spi_hz``, so that nextpnr times the target's domains
+        (it takes a constraint on the pin's net through the SB_IO; one on a net inside the
+        design it did not find, yosys having renamed it)."""
+        flash = {signal.name: signal.ios[0] for signal in platform.resources["spi_flash_1x", 0].ios}
+        lines = {"sck": "clk", "cs_n": "cs", "copi": "copi", "cipo": "cipo"}
+        return Resource(
+            SPI_RESOURCE,
+            0,
+            *(
+                Subsignal(
+                    name,
+                    Pins(" ".join(flash[wire].names), dir="o" if name == "cipo" else "i"),
+                    *([Clock(self.spi_hz)] if name == "sck" else []),
+                )
+                for name, wire in lines.items()
+            ),
+            platform.resources["spi_flash_1x", 0].attrs,
+        )
 
     def link_resource(self, platform):
         """The host link's UART (the platform's ``uart`` 0, as ``uart`` :data:`LINK_UART`)
@@ -331,6 +360,8 @@ class BoardTop(Elaboratable):
         uart = platform.request("uart", LINK_UART, dir="-")
         uart_tx = buffer("uart_tx_buffer", "o", uart.tx)
         uart_rx = buffer("uart_rx_buffer", "i", uart.rx)
+        if self.board.spi_hz:
+            self._spi_link(m, platform, buffer)
         marker = platform.request(MARKER_RESOURCE, 0, dir="-")
         edges = platform.request(EDGES_RESOURCE, 0, dir="-")
         marker_data = buffer("marker_data_buffer", "i", marker.data)
@@ -372,3 +403,20 @@ class BoardTop(Elaboratable):
             appliance.edges.eq(edge_pins.i),
         ]
         return m
+
+    def _spi_link(self, m, platform, buffer):
+        """The SPI link's pins to the appliance (SCK's clock constraint is its pin's,
+        :meth:`Board.spi_resource`)."""
+        appliance = self.appliance
+        pins = platform.request(SPI_RESOURCE, 0, dir="-")
+        sck = buffer("spi_sck_buffer", "i", pins.sck)
+        cs_n = buffer("spi_cs_n_buffer", "i", pins.cs_n)
+        copi = buffer("spi_copi_buffer", "i", pins.copi)
+        cipo = buffer("spi_cipo_buffer", "o", pins.cipo)
+        m.d.comb += [
+            appliance.spi.sck.eq(sck.i),
+            appliance.spi.cs_n.eq(cs_n.i),
+            appliance.spi.copi.eq(copi.i),
+            cipo.o.eq(appliance.spi.cipo),
+            cipo.oe.eq(appliance.spi.cipo_oe),
+        ]

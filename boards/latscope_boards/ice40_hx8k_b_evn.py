@@ -33,6 +33,8 @@ CRYSTAL_HZ = 12_000_000
 CLOCK_HZ = 84_000_000
 #: The capture clock of the DDR front end (``gearbox=False``), its link clock half of it.
 DDR_CLOCK_HZ = 120_000_000
+#: The SPI link's clock: the FT2232H MPSSE's fastest (60 MHz / 2).
+SPI_HZ = 30_000_000
 GOAL_HZ = 150_000_000
 
 
@@ -86,6 +88,8 @@ def board(clock_hz=None, ddr_inputs=True, gearbox=True):
         input_phases=4 if gearbox else 0,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         serial_port="/dev/ttyUSB1",
+        # The SPI link on channel A (docs/spi-link.md): the MPSSE's fastest clock.
+        spi_hz=SPI_HZ,
         usb_id=FT2232H_USB_ID,
         pad_delays=ICE40HX8K,
         notes=("Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",),

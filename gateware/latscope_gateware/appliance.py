@@ -49,6 +49,7 @@ from .irq_generator import IrqGenerator
 from .irq_pin import LINK_TO_PIN, IrqPinStage
 from .irq_trigger import IrqTrigger
 from .marker_port import MarkerPort
+from .spi_target import SpiBus, SpiTarget
 from .stream_register import StreamRegister
 from .sump import SumpEngine
 from .uart import UARTRx, UARTTx
@@ -81,6 +82,9 @@ class ApplianceConfig:
     "no trigger"); only a board's bring-up build leaves it out, for room.
     ``short_records``: the encoder may send short records (:class:`.short_form.ShortForm`);
     False: long records only, in version 4's layout (the iCEBreaker, for want of cells).
+    ``spi_link``: the SPI link's target (:class:`.spi_target.SpiTarget`, docs/spi-link.md)
+    on port ``spi``: the stream's bytes go there instead of to the UART while the host
+    has selected it.
     """
 
     def __init__(
@@ -104,6 +108,7 @@ class ApplianceConfig:
         word_xor=False,
         short_records=True,
         irq_trigger=True,
+        spi_link=False,
     ):
         self.clock_hz = clock_hz
         self.link_clock_hz = link_clock_hz if link_clock_hz is not None else clock_hz
@@ -128,6 +133,7 @@ class ApplianceConfig:
         # for them sends long records only, still version 4 (the host reads both).
         self.short_records = short_records
         self.irq_trigger = irq_trigger
+        self.spi_link = spi_link
         # Close a segment once it is about 1 ms old, so an event reaches the host (which can
         # verify it only when its segment is closed) within about 1 ms at any event rate.
         # (The encoder counts link cycles.)
@@ -201,6 +207,8 @@ class Appliance(wiring.Component):
         }
         if self._bus is not None:
             members["bus"] = In(self._bus.bus.signature.flip())
+        if config.spi_link:
+            members["spi"] = Out(SpiBus())  # from and to the pins, as SpiBus says
         super().__init__(members)
 
     def sump_channels(self):
@@ -418,13 +426,26 @@ class Appliance(wiring.Component):
 
     def _host_link(self, m, uart_tx, uart_rx, commands, streamer, entering_sump):
         """The bytes between the UART and the parts: the replies go into the event stream,
-        the stream's bytes (or SUMP's, :meth:`_link_modes`) to the transmitter."""
+        the stream's bytes (or SUMP's, :meth:`_link_modes`) to the transmitter, or to the
+        SPI link's target while the host has selected it."""
         connect(m, commands.replies, streamer.replies)
         # The bytes to send reach the transmitter through a register slice, so that the
         # handshake with it is not one path with the serializer's and the mode switch's.
         m.submodules.tx_register = tx_register = StreamRegister(8)
-        connect(m, tx_register.o, uart_tx.data)
+        if self.config.spi_link:
+            self._spi_or_uart(m, tx_register.o, uart_tx.data)
+        else:
+            connect(m, tx_register.o, uart_tx.data)
         self._link_modes(m, uart_rx, tx_register.i, commands, streamer, entering_sump)
+
+    def _spi_or_uart(self, m, tx_bytes, uart_bytes):
+        """The bytes to send go to the SPI link's target while the host has selected it
+        (docs/spi-link.md), else to the UART; each byte's handshake is with one of them."""
+        m.submodules.spi = spi = SpiTarget()
+        connect(m, wiring.flipped(self.spi), spi.bus)
+        for sink, chosen in ((spi.data, spi.selected), (uart_bytes, ~spi.selected)):
+            m.d.comb += [sink.valid.eq(tx_bytes.valid & chosen), sink.payload.eq(tx_bytes.payload)]
+        m.d.comb += tx_bytes.ready.eq(Mux(spi.selected, spi.data.ready, uart_bytes.ready))
 
     def _drive_capture(self, m, streamer, generator, commands, control, capturing):
         """The streamer and the IRQ generator follow the capture's START and STOP and the

@@ -206,6 +206,18 @@ def device_options(p):
     )
 
 
+def link_options(p):
+    """The stream's link, for the commands that capture or identify over it."""
+    p.add_argument(
+        "--link",
+        choices=("uart", "spi"),
+        default="uart",
+        help="the stream's link: uart, or spi, the iCE40 boards' faster one through the "
+        "FT2232H's channel A (docs/spi-link.md; commands stay on the UART, which the "
+        "stream falls back to if the SPI link does not answer)",
+    )
+
+
 def irq_options(p):
     """The IRQ generator's options; their defaults are ``DEFAULT_IRQ``, the demo's too."""
     p.add_argument(
@@ -238,6 +250,7 @@ def force_option(p):
 
 def _info_options(p):
     device_options(p)
+    link_options(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -245,7 +258,7 @@ def _info_options(p):
 def cmd_info(args):
     from .capture.session import CaptureSession
 
-    with CaptureSession(args.port, baud=args.baud, board=args.board) as session:
+    with CaptureSession(args.port, baud=args.baud, board=args.board, link=args.link) as session:
         identity = session.identity
         info = session.info()
     if args.json:
@@ -365,6 +378,7 @@ def cmd_selftest(args):
 
 def _capture_options(p):
     device_options(p)
+    link_options(p)
     p.add_argument("-o", "--output", required=True, help="capture file to write")
     force_option(p)
     p.add_argument(
@@ -437,7 +451,7 @@ def cmd_capture(args):
     elif args.port in SIM_PORTS and conditions.load != "none":
         raise UsageError(f"--load: {args.port} runs no suite (sim:soc or a board does)")
     with CaptureSession(
-        args.port, baud=args.baud, board=args.board, suite=suite, truth=args.truth
+        args.port, baud=args.baud, board=args.board, suite=suite, truth=args.truth, link=args.link
     ) as session:
         if not (args.duration or args.events or session.port.dut_ends):
             args.duration = 10.0  # a simulated suite ends by itself

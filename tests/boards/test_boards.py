@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from latscope_boards import BOARDS, get_board, identify_names, record_name, recorded_builds
-from latscope_boards.board import LINK_UART, BoardTop
+from latscope_boards.board import LINK_UART, SPI_RESOURCE, BoardTop
 from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
 from latscope_boards.docs import pad_delay_table, pinout_table, results_table
 from latscope_boards.toolchain import (
@@ -194,6 +194,28 @@ def test_link_rx_is_pulled_up(board):
             line for line in files[f"{DESIGN_NAME}.lpf"].splitlines() if f'PORT "{port}"' in line
         ]
         assert "PULLMODE=UP" in line
+
+
+@pytest.mark.slow
+def test_the_spi_link_is_on_the_configuration_flash_pins(board):
+    """The HX8K's SPI link (docs/spi-link.md) takes the platform's configuration-flash pins,
+    SCK constrained to the board's SPI clock; the other boards' builds have none (the
+    iCEBreaker's for want of room)."""
+    files = _prepared(board)
+    if board.name != "ice40-hx8k-b-evn":
+        assert not board.spi_hz and SPI_RESOURCE not in str(files)
+        return
+    assert board.spi_hz == 30_000_000  # the MPSSE's fastest clock
+    flash = {
+        signal.name: signal.ios[0].names[0]
+        for signal in board.platform_class().resources["spi_flash_1x", 0].ios
+    }
+    constraints = files[f"{DESIGN_NAME}.pcf"]
+    for name, wire in (("sck", "clk"), ("cs_n", "cs"), ("copi", "copi"), ("cipo", "cipo")):
+        port = f"{SPI_RESOURCE}_0__{name}__io"
+        assert re.search(rf"set_io\s+{port}\s+{flash[wire]}\b", constraints), name
+    sck = f"{SPI_RESOURCE}_0__sck__io"
+    assert re.search(rf"set_frequency\s+{sck}\s+30(\.0+)?\b", constraints)
 
 
 @pytest.mark.slow

@@ -186,7 +186,8 @@ class CaptureSession:
     of ``sim:soc`` (:class:`latscope.simulated.soc.SuiteSettings`); ``truth``: the
     ground-truth log of ``sim:soc`` (recorded in its captures' metadata); ``log``: a file
     for a simulation's output. ``owns_port``: start the port and stop it on :meth:`close`
-    (False: the caller started it and keeps it running). Attributes: ``port`` (the Port),
+    (False: the caller started it and keeps it running). ``link``: "spi" for the board's
+    SPI link (docs/spi-link.md), "uart" (the default). Attributes: ``port`` (the Port),
     ``device``, ``baud`` (the rate it runs at), ``identity``, ``irq`` (what the IRQ
     generator is set to; the defaults of :class:`IrqSettings` at first), ``calibration``
     (the board's saved loop calibration its captures apply, or None) and
@@ -204,6 +205,7 @@ class CaptureSession:
         truth: "PathLike | None" = None,
         log: TextIO | None = None,
         owns_port: bool = True,
+        link: str = "uart",
     ) -> None:
         if not isinstance(port, Port):
             from ..ports import open_port
@@ -218,7 +220,7 @@ class CaptureSession:
                 self._stack.enter_context(port)
             if PortLock.applies(port.path):  # one session per port (PortBusy)
                 self._stack.enter_context(PortLock(port.path))
-            device, self.baud = open_device(port, baud=baud, board=board)
+            device, self.baud = open_device(port, baud=baud, board=board, link=link)
             self.device = self._stack.enter_context(device)
             assert device.identity is not None
             self.identity = device.identity

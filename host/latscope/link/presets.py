@@ -18,6 +18,7 @@ __all__ = [
     "board_preset",
     "detection_rates",
     "open_device",
+    "use_spi_link",
 ]
 
 #: The rate given to a port that needs none: a simulation's pty (any rate passes) or a
@@ -28,14 +29,16 @@ SIMULATION_BAUD = 12_000_000
 @dataclass(frozen=True)
 class BoardPreset:
     """What the host needs of a board: its name (``--board``), link rate, the board names its
-    IDENTIFY reply may give (one per ULX3S size), its usual serial port and its USB serial
-    chip's ``vendor:product`` (the udev rule, :mod:`latscope.link.udev`)."""
+    IDENTIFY reply may give (one per ULX3S size), its usual serial port, its USB serial
+    chip's ``vendor:product`` (the udev rule, :mod:`latscope.link.udev`) and its SPI link's
+    clock (docs/spi-link.md; 0: none)."""
 
     name: str
     baud: int
     identities: tuple[str, ...]
     serial_port: str
     usb_id: str
+    spi_hz: int = 0
 
 
 @functools.cache
@@ -47,7 +50,12 @@ def board_presets() -> dict[str, BoardPreset]:
     for name in boards.BOARDS:
         board = boards.get_board(name)
         presets[name] = BoardPreset(
-            name, board.baud, boards.identify_names(name), board.serial_port, board.usb_id
+            name,
+            board.baud,
+            boards.identify_names(name),
+            board.serial_port,
+            board.usb_id,
+            board.spi_hz,
         )
     return presets
 
@@ -120,6 +128,8 @@ def open_device(
     board: str | None = None,
     identify: bool = True,
     attempt_timeout: float = DETECT_TIMEOUT,
+    link: str = "uart",
+    spi_url: str | None = None,
 ) -> tuple[Device, int]:
     """The identified :class:`Device` on a started ``port``, and the rate it runs at.
 
@@ -129,7 +139,8 @@ def open_device(
     a simulation or a URL opens at ``SIMULATION_BAUD``. ``identify`` False (the self-test,
     whose link test explains a silent or garbled port): IDENTIFY only to check a board or
     to find one, and when no rate answers, the device at the first rate, unidentified.
-    ``attempt_timeout``: seconds each rate's IDENTIFY may take."""
+    ``attempt_timeout``: seconds each rate's IDENTIFY may take. ``link`` "spi": then the
+    stream comes over the board's SPI link (:func:`use_spi_link`, pyftdi's ``spi_url``)."""
     preset = board_preset(board) if board else None
     if baud is None and preset is not None:
         baud = preset.baud
@@ -158,4 +169,36 @@ def open_device(
             f"--board {preset.name} ({' or '.join(preset.identities)}): another board "
             f"or port?"
         )
+    if link == "spi":
+        try:
+            use_spi_link(device, port, spi_url)
+        except BaseException:
+            device.close()
+            raise
     return device, baud
+
+
+def use_spi_link(device: Device, port: Port, url: str | None = None) -> None:
+    """The identified ``device``'s stream over its board's SPI link (docs/spi-link.md),
+    checked by IDENTIFY's reply coming over it; where that fails, the UART still, with a
+    note saying why."""
+    from .spi_link import DEFAULT_URL, open_spi_stream
+
+    assert device.identity is not None
+    board = _preset_of(device.identity.board)
+    if board is None or not board.spi_hz:
+        raise DeviceError(f"{port.name}: {device.identity.board} has no SPI link (--link uart)")
+    uart = device.transport
+    try:
+        spi = open_spi_stream(uart, url or DEFAULT_URL, board.spi_hz)
+    except DeviceError as error:
+        note(f"{error}; the stream stays on the UART")
+        return
+    device.transport = spi
+    try:
+        device.identify()
+    except DeviceError as error:
+        device.transport = spi.release()
+        note(f"{port.name}: no IDENTIFY reply over the SPI link ({error}); stream on the UART")
+        return
+    note(f"{port.name}: stream over the SPI link at {board.spi_hz / 1e6:g} MHz")

@@ -1,0 +1,141 @@
+"""The SPI link's host side (latscope.link.spi_link) against a fake of the board's channel A:
+the gateware target's chunk framing (SpiTarget, step for step) behind the flash that shares
+its lines, with a capture's stream in the device (docs/spi-link.md)."""
+
+from collections import deque
+
+import pytest
+
+from latscope.link.parser import StreamParser
+from latscope.link.spi_link import FLASH_SLEEP, FLASH_WAKE, SpiStream
+from latscope_defs.protocol import GATEWARE_VERSION, Source
+from latscope_defs.spi_link import MAX_CHUNK, READ, RELEASE
+from support.marker_stream import marker_capture
+
+#: The gateware's asynchronous FIFO (SpiTarget's default depth).
+TARGET_FIFO = 256
+
+
+class FakeChannelA:
+    """The bus on channel A: the appliance's SPI target and the configuration flash.
+
+    The target is :class:`latscope_gateware.spi_target.SpiTarget` as the tests of
+    tests/gateware/test_spi_target.py prove it: a byte held for the next bit times (0 at
+    power-up), loaded at the end of every byte of a READ transaction: a length byte (what
+    its FIFO holds, at most 255) or the chunk's next byte. Its FIFO is refilled from the
+    device's ``stream`` before every load, as the link domain fills it faster than SCK
+    empties it. The flash must be asleep during every READ, and 0xAB never starts a READ."""
+
+    def __init__(self, stream=b""):
+        self.pending = deque(stream)  # the device's bytes not yet in the target's FIFO
+        self.fifo = deque()
+        self.held, self.left = 0, 0
+        self.flash_asleep = False
+        self.selected = False
+        self.log = []
+
+    def exchange(self, out=b"", readlen=0):
+        opcode = out[0]
+        self.log.append(opcode)
+        if opcode == FLASH_SLEEP:
+            self.flash_asleep = True
+        elif opcode == FLASH_WAKE:
+            assert not self.selected, "0xAB while streaming"
+            self.flash_asleep = False
+        elif opcode == RELEASE:
+            self.selected = False
+        if opcode != READ:
+            return b""
+        assert self.flash_asleep, "a READ with the flash awake: both drive CIPO"
+        self.selected = True
+        return bytes(self._next() for _ in range(readlen))
+
+    def _next(self):
+        sent = self.held
+        while self.pending and len(self.fifo) < TARGET_FIFO:
+            self.fifo.append(self.pending.popleft())
+        if self.left == 0:
+            self.held = self.left = min(len(self.fifo), MAX_CHUNK)
+        else:
+            self.held, self.left = self.fifo.popleft(), self.left - 1
+        return sent
+
+
+class FakeUart:
+    def __init__(self):
+        self.written, self.closed = bytearray(), False
+
+    def write(self, data):
+        self.written += data
+        return len(data)
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.mark.parametrize("read_bytes", [7, 4096])
+def test_a_capture_read_over_spi_parses_exact(read_bytes):
+    """Every byte of the device's stream comes out of the transport's reads in order (with
+    transactions that cut chunks, and ones longer than the stream), and parses exact."""
+    stream, sent = marker_capture(5000, 84_000_000, seed=5, most_apart=500)
+    bus = FakeChannelA(stream)
+    link = SpiStream(FakeUart(), bus, read_bytes=read_bytes, timeout=0)
+    received = bytearray()
+    while len(received) < len(stream):
+        received += link.read(1 << 16)
+    assert received == stream
+    parser = StreamParser(version=GATEWARE_VERSION)
+    events = parser.feed(bytes(received))
+    got = list(zip(events.stamp.tolist(), events.source.tolist(), events.value.tolist()))
+    assert [event for event in got if event[1] == Source.MARKER] == sent
+
+
+def test_the_flash_sleeps_before_the_link_is_selected_and_wakes_after_it_is_released():
+    """Open: deep power-down, then READ; close: RELEASE, then the release from deep
+    power-down (never first in a READ); commands go to the UART, which close closes."""
+    bus, uart, closed = FakeChannelA(), FakeUart(), []
+    link = SpiStream(uart, bus, lambda: closed.append(True), timeout=0)
+    assert link.read(10) == b""  # nothing in the device: empty chunks, no bytes
+    link.write(b"I")
+    link.close()
+    assert bus.log[0] == FLASH_SLEEP and bus.log[1] == READ
+    assert bus.log[-2:] == [RELEASE, FLASH_WAKE]
+    assert set(bus.log[2:-2]) == {READ}
+    assert uart.written == b"I" and uart.closed and closed == [True]
+
+
+def identity_of(board):
+    """What a board's IDENTIFY reply says (only its name matters here)."""
+    from latscope.link.identity import Identity
+    from latscope_defs.protocol import MAGIC, VERSION, IdentifyReply
+
+    name = board.encode("ascii").ljust(16, b"\0")
+    reply = IdentifyReply.const(
+        {
+            "magic": int.from_bytes(MAGIC, "little"),
+            "version": VERSION,
+            "clock_hz": 84_000_000,
+            "marker_width": 16,
+            "board": list(name),
+        }
+    )
+    return Identity.from_reply(
+        reply.as_bits().to_bytes(IdentifyReply.as_shape().size // 8, "little")
+    )
+
+
+def test_without_the_ftdi_device_the_stream_stays_on_the_uart(capsys):
+    """--link spi where pyftdi finds no FT2232H (this machine): a note says why, and the
+    device keeps its UART; a board without the SPI link is an error."""
+    from latscope.link.device import Device, DeviceError, Port
+    from latscope.link.presets import use_spi_link
+
+    uart = FakeUart()
+    device = Device(uart, name="board")
+    device.identity = identity_of("ice40-hx8k-b-evn")
+    use_spi_link(device, Port("board"))
+    assert device.transport is uart
+    assert "cannot open the SPI link" in capsys.readouterr().err
+    device.identity = identity_of("ulx3s")
+    with pytest.raises(DeviceError, match="has no SPI link"):
+        use_spi_link(device, Port("board"))
