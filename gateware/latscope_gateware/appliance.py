@@ -378,7 +378,7 @@ class Appliance(wiring.Component):
     def _connect_phases(self, m, marker, edges, streamer):
         """Where stamps count 1/2 or 1/4 cycles, each source's phase (the sample of its cycle
         an event showed in) to the streamer, in stream order; the IRQ output and the bus
-        change on the rising clock edge, at phase 0, as does the bus window."""
+        window change on the rising clock edge, at phase 0."""
         if "phase" not in streamer.signature.members:
             return
         phase = {Source.MARKER: marker.phase}
