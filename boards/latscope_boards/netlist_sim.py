@@ -407,6 +407,7 @@ module tb;
   wire strobe = loopback ? irq : pins[16];
   wire [3:0] edges = {{pins[20:18], loopback ? irq : pins[17]}};
   wire rx = pins[21];
+{_bus_wires()}
   wire crystal = 1'b0;                    // the PLLs are bypassed
   {ports.top} dut (
     {_trace_connections(p)}, .{p["EDGES"]}(edges),
@@ -450,17 +451,26 @@ endmodule
 
 def _trace_connections(p):
     """The testbench's connections of the pins the markers come on, by the roles of ``p``:
-    the marker port's (the strobe: the loopback's too), or a memory bus build's."""
+    the marker port's (the strobe: the loopback's too), or a memory bus build's through wires
+    of their own (a pad is an ``inout`` under Verilator: wired to bits of the stimulus
+    register itself, it would make that register a net the netlist's pads could drive)."""
     if "BUS_WE" not in p:
         return f".{p['MARKER_DATA']}(marker_data), .{p['STROBE']}(strobe)"
-
-    def bit(name):
-        return PIN_ORDER.index(name)
-
-    address = f"pins[{bit(f'A{BUS_ADDRESS_PINS - 1}')}:{bit('A0')}]"
     return (
-        f".{p['BUS_DATA']}(marker_data), .{p['BUS_WE']}(pins[{bit('WE')}]), "
-        f".{p['BUS_CS']}(pins[{bit('CS')}]), .{p['BUS_ADDRESS']}({address})"
+        f".{p['BUS_DATA']}(marker_data), .{p['BUS_WE']}(bus_we), .{p['BUS_CS']}(bus_cs), "
+        f".{p['BUS_ADDRESS']}(bus_address)"
+    )
+
+
+def _bus_wires():
+    """The testbench's wires of a memory bus build's pins other than its data lines (the
+    marker data's bits): write strobe, chip select, address lines."""
+    bit = PIN_ORDER.index
+    return (
+        f"  wire bus_we = pins[{bit('WE')}];\n"
+        f"  wire bus_cs = pins[{bit('CS')}];\n"
+        f"  wire [{BUS_ADDRESS_PINS - 1}:0] bus_address = "
+        f"pins[{bit(f'A{BUS_ADDRESS_PINS - 1}')}:{bit('A0')}];"
     )
 
 
