@@ -8,7 +8,8 @@ PYTHON := .venv/bin/python
 .PHONY: setup demo lint test check bench clean bitstream bitstreams-all program install-decoders install-udev pty-shim
 
 # FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
-# [VARIANT=12F|25F|45F|85F for the ULX3S, VARIANT=bringup for the iCEBreaker's bring-up build]
+# [VARIANT=12F|25F|45F|85F for the ULX3S, VARIANT=bringup for the iCEBreaker's bring-up build,
+#  VARIANT=membus for the HX8K's memory bus build]
 # [SEED=n: default the board's]; fails when timing is not met.
 BOARD ?= ice40-hx8k-b-evn
 SEED ?=

@@ -25,8 +25,8 @@ DEFAULT_BOARD = "ice40-hx8k-b-evn"
 
 #: The boards with builds of their own beside the shipped one (``variant``, ``make bitstream
 #: VARIANT=``): the module that names them (``VARIANTS``, ``DEFAULT_VARIANT``). The ULX3S's
-#: are its ECP5 sizes, the iCEBreaker's its bring-up build.
-_VARIANT_MODULES = {"ulx3s": ulx3s, "icebreaker": icebreaker}
+#: are its ECP5 sizes, the iCEBreaker's its bring-up build, the HX8K's its memory bus build.
+_VARIANT_MODULES = {"ice40-hx8k-b-evn": ice40_hx8k_b_evn, "ulx3s": ulx3s, "icebreaker": icebreaker}
 
 
 def get_board(name, **options):
@@ -60,7 +60,8 @@ def identify_names(name):
 def record_name(name, variant=None):
     """The name of the record of board ``name``'s build (boards/results/<it>.json), and of
     its build directory: the board's name, with the variant for one other than the default
-    (``ulx3s-12f``, ``icebreaker-bringup``; the 85F's is ``ulx3s``)."""
+    (``ulx3s-12f``, ``icebreaker-bringup``, ``ice40-hx8k-b-evn-membus``; the 85F's is
+    ``ulx3s``)."""
     default = variants(name)[1]
     if variant is None or variant.lower() == default.lower():
         return name
@@ -70,7 +71,7 @@ def record_name(name, variant=None):
 def recorded_builds():
     """(record name, board) of every build recorded in boards/results, in the docs' order:
     each board as shipped, then each other variant (issue 28: every ULX3S size is built once,
-    CI builds the 85F; the iCEBreaker's bring-up build)."""
+    CI builds the 85F; the iCEBreaker's bring-up build; the HX8K's memory bus build)."""
     builds = [(name, get_board(name)) for name in BOARDS]
     for name in BOARDS:
         names, default = variants(name)

@@ -30,6 +30,7 @@ __all__ = [
     "MARKER_RESOURCE",
     "EDGES_RESOURCE",
     "IRQ_RESOURCE",
+    "MEMBUS_RESOURCE",
 ]
 
 #: Names of the resources a board adds to its platform for the appliance's pins.
@@ -37,6 +38,7 @@ MARKER_RESOURCE = "latscope_marker"
 EDGES_RESOURCE = "latscope_edges"
 IRQ_RESOURCE = "latscope_irq"
 SPI_RESOURCE = "latscope_spi"
+MEMBUS_RESOURCE = "latscope_membus"
 #: The number of the host link's UART resource (``uart``; 0 is the platform's own).
 LINK_UART = 1
 
@@ -76,20 +78,32 @@ class PinMap:
 
     ``marker_data`` is D0..D15 in order. ``ground`` and ``avoid`` are header pins for the
     wiring guide: ground pins to run a return wire from, and pins that must stay unconnected
-    (supply pins of another voltage).
+    (supply pins of another voltage). A bus build (``Board.memory_bus``) has the memory bus's
+    pins in place of the marker port's (no ``marker_data``, ``marker_strobe`` None):
+    ``bus_we``, ``bus_cs``, ``bus_data`` (D0 first) and ``bus_address`` (A0 first).
     """
 
     marker_data: tuple
-    marker_strobe: Pin
+    marker_strobe: Pin | None
     edges: tuple
     irq: Pin
     ground: tuple = ()
     avoid: tuple = ()
+    bus_we: Pin | None = None
+    bus_cs: Pin | None = None
+    bus_data: tuple = ()
+    bus_address: tuple = ()
 
     def signals(self):
-        """(signal name, Pin, direction) of every appliance pin, in documentation order."""
+        """(signal name, Pin, direction) of every appliance pin, in documentation order:
+        the marker port's (or the memory bus's), the edge channels, the IRQ output."""
         rows = [(f"D{n}", pin, "in") for n, pin in enumerate(self.marker_data)]
-        rows.append(("STROBE", self.marker_strobe, "in"))
+        if self.marker_strobe is not None:
+            rows.append(("STROBE", self.marker_strobe, "in"))
+        else:
+            rows += [("WE", self.bus_we, "in"), ("CS", self.bus_cs, "in")]
+            rows += [(f"D{n}", pin, "in") for n, pin in enumerate(self.bus_data)]
+            rows += [(f"A{n}", pin, "in") for n, pin in enumerate(self.bus_address)]
         rows += [(f"EDGE{n}", pin, "in") for n, pin in enumerate(self.edges)]
         rows.append(("IRQ", self.irq, "out"))
         return rows
@@ -148,6 +162,9 @@ class Board:
     spi_hz : the SPI link's clock (docs/spi-link.md): the appliance is an SPI target on the
         configuration-flash pins (the platform's ``spi_flash`` resource), which the host's
         MPSSE clocks at this rate; 0: no SPI link.
+    memory_bus : a bus build's memory bus (``ApplianceConfig.memory_bus``, as (parameter,
+        value) pairs), whose pins (``PinMap.bus_*``) take the marker port's: sampled as the
+        strobe is, ``sample_phases`` a cycle; () for the marker port.
     """
 
     name: str
@@ -178,6 +195,7 @@ class Board:
     short_records: bool = True
     irq_trigger: bool = True
     spi_hz: int = 0
+    memory_bus: tuple = ()
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -218,6 +236,7 @@ class Board:
         # every other user of ApplianceConfig.
         ddr = {"input_phases": self.sample_phases} if self.sample_phases > 1 else {}
         link = {"link_clock_hz": self.link_hz} if self.link_hz else {}
+        bus = {"memory_bus": dict(self.memory_bus)} if self.memory_bus else {}
         return ApplianceConfig(
             clock_hz=self.clock_hz,
             uart_divisor=self.uart_divisor,
@@ -229,6 +248,7 @@ class Board:
             spi_link=bool(self.spi_hz),
             **ddr,
             **link,
+            **bus,
         )
 
     def resources(self, platform):
@@ -243,13 +263,7 @@ class Board:
             }
         )
         return [
-            Resource(
-                MARKER_RESOURCE,
-                0,
-                Subsignal("data", Pins(self.balls(platform, pins.marker_data), dir="i")),
-                Subsignal("strobe", Pins(self.balls(platform, [pins.marker_strobe]), dir="i")),
-                self.io_attrs,
-            ),
+            self._trace_resource(platform),
             Resource(
                 EDGES_RESOURCE, 0, Pins(self.balls(platform, pins.edges), dir="i"), self.io_attrs
             ),
@@ -280,6 +294,31 @@ class Board:
                 for name, wire in lines.items()
             ),
             platform.resources["spi_flash_1x", 0].attrs,
+        )
+
+    def _trace_resource(self, platform):
+        """The pins the markers come on: the marker port's, or a bus build's memory bus."""
+        pins = self.pins
+
+        def subsignal(name, header_pins):
+            return Subsignal(name, Pins(self.balls(platform, header_pins), dir="i"))
+
+        if pins.marker_strobe is None:
+            return Resource(
+                MEMBUS_RESOURCE,
+                0,
+                subsignal("we", [pins.bus_we]),
+                subsignal("cs", [pins.bus_cs]),
+                subsignal("data", pins.bus_data),
+                subsignal("address", pins.bus_address),
+                self.io_attrs,
+            )
+        return Resource(
+            MARKER_RESOURCE,
+            0,
+            subsignal("data", pins.marker_data),
+            subsignal("strobe", [pins.marker_strobe]),
+            self.io_attrs,
         )
 
     def link_resource(self, platform):
@@ -360,48 +399,50 @@ class BoardTop(Elaboratable):
         uart = platform.request("uart", LINK_UART, dir="-")
         uart_tx = buffer("uart_tx_buffer", "o", uart.tx)
         uart_rx = buffer("uart_rx_buffer", "i", uart.rx)
+        m.d.comb += [uart_tx.o.eq(appliance.uart_tx), appliance.uart_rx.eq(uart_rx.i)]
         if self.board.spi_hz:
             self._spi_link(m, platform, buffer)
-        marker = platform.request(MARKER_RESOURCE, 0, dir="-")
-        edges = platform.request(EDGES_RESOURCE, 0, dir="-")
-        marker_data = buffer("marker_data_buffer", "i", marker.data)
-        m.d.comb += [
-            uart_tx.o.eq(appliance.uart_tx),
-            appliance.uart_rx.eq(uart_rx.i),
-            appliance.marker_data.eq(marker_data.i),
-        ]
-        if self.board.sample_phases == 4:
-            pins = self.board.pins
-            if self.board.family == "ecp5":
-                strobe = ecp5_gearbox_inputs(m, "marker_strobe", marker.strobe, capture)
-                edge_samples = ecp5_gearbox_inputs(m, "edges", edges, capture)
-            else:
-                placed = dict(self.board.gearbox_placement)
-                strobe = ice40_gearbox_inputs(
-                    m,
-                    "marker_strobe",
-                    marker.strobe,
-                    capture,
-                    [placed.get(pins.marker_strobe.label)],
-                )
-                edge_samples = ice40_gearbox_inputs(
-                    m, "edges", edges, capture, [placed.get(pin.label) for pin in pins.edges]
-                )
-                if self.board.phase_probe:
-                    # The check of the gearbox's clock phase (STATUS, `latscope selftest`).
-                    m.submodules.phase_probe = probe = Ice40PhaseProbe(capture)
-                    m.d.comb += appliance.clock_check.eq(probe.check)
-            m.d.comb += [appliance.marker_strobe.eq(strobe), appliance.edges.eq(edge_samples)]
-            return m
-        # DDR buffers give each pin's samples as Cat(Q0, Q1): the rising-edge (earlier)
-        # sample of a cycle first, as the appliance's DDR front ends take them.
-        sampled = io.DDRBuffer if self.board.ddr_inputs else io.Buffer
-        strobe = buffer("marker_strobe_buffer", "i", marker.strobe, sampled)
-        edge_pins = buffer("edges_buffer", "i", edges, sampled)
-        m.d.comb += [
-            appliance.marker_strobe.eq(strobe.i),
-            appliance.edges.eq(edge_pins.i),
-        ]
+        placed = dict(self.board.gearbox_placement)
+
+        def sampled(name, port, header_pins):
+            """The samples of the pins ``port`` as the appliance's front ends take them:
+            through 1:4 gearboxes (the ECP5's IDDRX2F, the iCE40's SB_IO DDR registers on
+            the edge clock and a shift register), DDR input registers (Cat(Q0, Q1): the
+            rising-edge, earlier, sample first) or plain input buffers."""
+            if self.board.sample_phases == 4:
+                if self.board.family == "ecp5":
+                    return ecp5_gearbox_inputs(m, name, port, capture)
+                places = [placed.get(pin.label) for pin in header_pins]
+                return ice40_gearbox_inputs(m, name, port, capture, places)
+            kind = io.DDRBuffer if self.board.ddr_inputs else io.Buffer
+            return buffer(f"{name}_buffer", "i", port, kind).i
+
+        pins = self.board.pins
+        if pins.marker_strobe is None:
+            bus = platform.request(MEMBUS_RESOURCE, 0, dir="-")
+            edges = platform.request(EDGES_RESOURCE, 0, dir="-")
+            for name, header_pins in (
+                ("we", [pins.bus_we]),
+                ("cs", [pins.bus_cs]),
+                ("data", pins.bus_data),
+                ("address", pins.bus_address),
+            ):
+                samples = sampled(f"membus_{name}", getattr(bus, name), header_pins)
+                m.d.comb += getattr(appliance, f"membus_{name}").eq(samples)
+        else:
+            marker = platform.request(MARKER_RESOURCE, 0, dir="-")
+            edges = platform.request(EDGES_RESOURCE, 0, dir="-")
+            marker_data = buffer("marker_data_buffer", "i", marker.data)
+            m.d.comb += appliance.marker_data.eq(marker_data.i)
+            strobe = sampled("marker_strobe", marker.strobe, [pins.marker_strobe])
+        edge_samples = sampled("edges", edges, pins.edges)
+        if self.board.edge_clock_hz and self.board.family == "ice40" and self.board.phase_probe:
+            # The check of the gearbox's clock phase (STATUS, `latscope selftest`).
+            m.submodules.phase_probe = probe = Ice40PhaseProbe(capture)
+            m.d.comb += appliance.clock_check.eq(probe.check)
+        if pins.marker_strobe is not None:
+            m.d.comb += appliance.marker_strobe.eq(strobe)
+        m.d.comb += appliance.edges.eq(edge_samples)
         return m
 
     def _spi_link(self, m, platform, buffer):

@@ -15,6 +15,11 @@ that 3.4 ns would take (what nextpnr reached: docs/boards.md, "Timing against th
 
 All appliance pins are on header J2 (FPGA bank 1), which nothing else on the board uses.
 
+The memory bus build (``board(variant="membus")``, :data:`VARIANTS`) takes the markers from
+a DUT's external memory bus instead of the marker port (docs/membus.md): the bus's data
+lines on the marker data's pins, its write strobe on the strobe's, its chip select and four
+address lines on J2's last free pins, every one through the gearbox.
+
 J2 (2 x 20, pin 1 marked): pins 7, 8, 15, 16, 23, 24, 31, 32, 39, 40 are ground; pins 1 and 3
 carry the 1.2 V core supply and pin 2 the bank's VCCIO (3.3 V): never connect those three.
 """
@@ -26,7 +31,25 @@ from .board import FT2232H_BAUDS, FT2232H_USB_ID, Board, Pin, PinMap, fastest_ba
 from .clocking import Ice40Pll
 from .pad_delays import ICE40HX8K
 
-__all__ = ["board"]
+__all__ = ["VARIANTS", "DEFAULT_VARIANT", "MEMORY_BUS", "board"]
+
+#: The builds (``make bitstream BOARD=ice40-hx8k-b-evn VARIANT=membus``): the appliance with
+#: the marker port, as shipped, and the memory bus build. J2 has 27 signal pins, 22 of them
+#: the shipped build's: the bus's 18 (data, write strobe, chip select) and four address lines
+#: take the marker port's 17 and the 5 free ones, so the bus replaces the marker port rather
+#: than joining it, in a build of its own; the shipped build (at 84 MHz with little margin)
+#: stays as it is. Without the marker port's pins the bus build has no SUMP mode either
+#: (its channels are the marker port's pins).
+VARIANTS = ("full", "membus")
+DEFAULT_VARIANT = "full"
+#: The memory bus build's bus: the STM32 FMC's 16-bit SRAM/NOR mode (NE1, NWE active low) or
+#: the Pi's SMI (docs/duts), address lines A0..A3.
+MEMORY_BUS = (
+    ("data_width", 16),
+    ("address_bits", 4),
+    ("cs_active_low", True),
+    ("we_active_low", True),
+)
 
 CRYSTAL_HZ = 12_000_000
 #: The appliance clock with the gearbox (its edge clock: twice this).
@@ -46,15 +69,45 @@ def _pll(board):
     return Ice40Pll.for_board(board, CRYSTAL_HZ, clock_resource="clk12")
 
 
-def board(clock_hz=None, ddr_inputs=True, gearbox=True):
+#: J2's signal pins of the marker data, D0..D15 (the bus build's data lines).
+_DATA_PINS = (4, 5, 6, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20, 21, 22, 25)
+
+
+def _pins(variant):
+    """The pin map of a variant: the marker port's pins, or the memory bus's."""
+    common = dict(
+        edges=tuple(_j2(n) for n in (27, 28, 29, 30)),
+        irq=_j2(33),
+        ground=tuple(f"J2-{n}" for n in (7, 8, 15, 16, 23, 24, 31, 32, 39, 40)),
+        avoid=("J2-1 (1.2 V)", "J2-2 (VCCIO 3.3 V)", "J2-3 (1.2 V)"),
+    )
+    if variant == "membus":
+        return PinMap(
+            marker_data=(),
+            marker_strobe=None,
+            bus_we=_j2(26),
+            bus_cs=_j2(34),
+            bus_data=tuple(_j2(n) for n in _DATA_PINS),
+            bus_address=tuple(_j2(n) for n in (35, 36, 37, 38)),
+            **common,
+        )
+    return PinMap(marker_data=tuple(_j2(n) for n in _DATA_PINS), marker_strobe=_j2(26), **common)
+
+
+def board(clock_hz=None, ddr_inputs=True, gearbox=True, variant=DEFAULT_VARIANT):
     """The HX8K board: the gearbox on one appliance clock (84 MHz), or with ``gearbox=False``
-    DDR inputs on a capture clock (120 MHz) and a link clock at half of it."""
+    DDR inputs on a capture clock (120 MHz) and a link clock at half of it; ``variant`` one
+    of :data:`VARIANTS`."""
+    variant = variant.lower()
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown HX8K variant {variant!r}; variants: {', '.join(VARIANTS)}")
+    membus = variant == "membus"
     gearbox = gearbox and ddr_inputs
     clock_hz = clock_hz or (CLOCK_HZ if gearbox else DDR_CLOCK_HZ)
     link_hz = 0 if gearbox else clock_hz // 2
     return Board(
         name="ice40-hx8k-b-evn",
-        title="Lattice iCE40-HX8K-B-EVN",
+        title="Lattice iCE40-HX8K-B-EVN" + (" (memory bus)" if membus else ""),
         identify_name="ice40-hx8k-b-evn",
         platform_class=ICE40HX8KBEVNPlatform,
         family="ice40",
@@ -67,16 +120,9 @@ def board(clock_hz=None, ddr_inputs=True, gearbox=True):
         fifo_depth=1024,
         # Seeds 1-3 give 96.14 / 90.09 / 90.95 MHz at 84 MHz (docs/boards.md).
         seed=1,
-        pins=PinMap(
-            marker_data=tuple(
-                _j2(n) for n in (4, 5, 6, 9, 10, 11, 12, 13, 14, 17, 18, 19, 20, 21, 22, 25)
-            ),
-            marker_strobe=_j2(26),
-            edges=tuple(_j2(n) for n in (27, 28, 29, 30)),
-            irq=_j2(33),
-            ground=tuple(f"J2-{n}" for n in (7, 8, 15, 16, 23, 24, 31, 32, 39, 40)),
-            avoid=("J2-1 (1.2 V)", "J2-2 (VCCIO 3.3 V)", "J2-3 (1.2 V)"),
-        ),
+        pins=_pins(variant),
+        memory_bus=MEMORY_BUS if membus else (),
+        sump_depth=0 if membus else 512,
         # Pull-ups keep unconnected inputs quiet (an open marker line reads as 1).
         io_attrs=Attrs(IO_STANDARD="SB_LVCMOS", PULLUP=1),
         make_pll=_pll,

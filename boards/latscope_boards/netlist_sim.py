@@ -58,8 +58,16 @@ __all__ = [
     "IcarusMissing",
 ]
 
-#: Bits of the stimulus pin vector, bit 0 first: D0..D15, STROBE, EDGE0..EDGE3, UART RX.
-PIN_ORDER = [f"D{n}" for n in range(16)] + ["STROBE"] + [f"EDGE{n}" for n in range(4)] + ["RX"]
+#: Bits of the stimulus pin vector, bit 0 first: D0..D15, STROBE, EDGE0..EDGE3, UART RX; then
+#: a memory bus build's other pins (its data lines are D0..D15): WE, CS, A0..A3.
+BUS_ADDRESS_PINS = 4
+PIN_ORDER = (
+    [f"D{n}" for n in range(16)]
+    + ["STROBE"]
+    + [f"EDGE{n}" for n in range(4)]
+    + ["RX", "WE", "CS"]
+    + [f"A{n}" for n in range(BUS_ADDRESS_PINS)]
+)
 
 #: Simulators :func:`run` knows, the first is the default.
 SIMULATORS = ("verilator", "icarus")
@@ -152,13 +160,24 @@ def _header(netlist_text, top):
     return header
 
 
+#: The ports of the pins the markers come on (by role, the pattern of the port's name): the
+#: marker port's, or a memory bus build's.
+_MARKER_ROLES = {"MARKER_DATA": r"latscope_marker.*data", "STROBE": r"latscope_marker.*strobe"}
+_BUS_ROLES = {
+    "BUS_DATA": r"latscope_membus.*data",
+    "BUS_WE": r"latscope_membus.*we",
+    "BUS_CS": r"latscope_membus.*cs",
+    "BUS_ADDRESS": r"latscope_membus.*address",
+}
+
+
 def find_ports(netlist_text, top="latscope"):
     """The ports of ``top``, named by Amaranth after the platform resources."""
     header = _header(netlist_text, top)
     names = [name.strip() for name in header.group(1).replace("\n", " ").split(",")]
+    bus = any("latscope_membus" in name for name in names)
     roles = {
-        "MARKER_DATA": r"latscope_marker.*data",
-        "STROBE": r"latscope_marker.*strobe",
+        **(_BUS_ROLES if bus else _MARKER_ROLES),
         "EDGES": r"latscope_edges",
         "IRQ": r"latscope_irq",
         "TX": r"uart.*tx",
@@ -381,16 +400,17 @@ module tb;
     #(lock_ps);
     {LOCK_INPUT} = 1'b1;
   end
-  reg [21:0] pins = 22'h3fffff;           // {", ".join(PIN_ORDER)}: idle high
+  reg [{len(PIN_ORDER) - 1}:0] pins = ~{len(PIN_ORDER)}'h0;   // {", ".join(PIN_ORDER)}: idle high
   wire tx;
   tri0 irq;                               // the DUT's pull-down: IRQ undriven until IRQ_CONFIG
   wire [15:0] marker_data = pins[15:0];
   wire strobe = loopback ? irq : pins[16];
   wire [3:0] edges = {{pins[20:18], loopback ? irq : pins[17]}};
   wire rx = pins[21];
+{_bus_wires()}
   wire crystal = 1'b0;                    // the PLLs are bypassed
   {ports.top} dut (
-    .{p["MARKER_DATA"]}(marker_data), .{p["STROBE"]}(strobe), .{p["EDGES"]}(edges),
+    {_trace_connections(p)}, .{p["EDGES"]}(edges),
     .{p["IRQ"]}(irq), .{p["TX"]}(tx), .{p["RX"]}(rx), .{p["CLOCK"]}(crystal){clock_conns});
   integer log, file, count;
   reg [1023:0] stimulus_name, output_name;
@@ -410,7 +430,7 @@ module tb;
       count = $fscanf(file, "%d %h\\n", at, value);
       if (count == 2) begin
         #(at - $time);
-        pins = value[21:0];
+        pins = value[{len(PIN_ORDER) - 1}:0];
       end
     end
     // Quiet counts from the stimulus's end too: a reply to its last command is still coming.
@@ -427,6 +447,31 @@ module tb;
   always @(irq) $fwrite(log, "%0t I %0d\\n", $time, irq);
 endmodule
 """
+
+
+def _trace_connections(p):
+    """The testbench's connections of the pins the markers come on, by the roles of ``p``:
+    the marker port's (the strobe: the loopback's too), or a memory bus build's through wires
+    of their own (a pad is an ``inout`` under Verilator: wired to bits of the stimulus
+    register itself, it would make that register a net the netlist's pads could drive)."""
+    if "BUS_WE" not in p:
+        return f".{p['MARKER_DATA']}(marker_data), .{p['STROBE']}(strobe)"
+    return (
+        f".{p['BUS_DATA']}(marker_data), .{p['BUS_WE']}(bus_we), .{p['BUS_CS']}(bus_cs), "
+        f".{p['BUS_ADDRESS']}(bus_address)"
+    )
+
+
+def _bus_wires():
+    """The testbench's wires of a memory bus build's pins other than its data lines (the
+    marker data's bits): write strobe, chip select, address lines."""
+    bit = PIN_ORDER.index
+    return (
+        f"  wire bus_we = pins[{bit('WE')}];\n"
+        f"  wire bus_cs = pins[{bit('CS')}];\n"
+        f"  wire [{BUS_ADDRESS_PINS - 1}:0] bus_address = "
+        f"pins[{bit(f'A{BUS_ADDRESS_PINS - 1}')}:{bit('A0')}];"
+    )
 
 
 @dataclass

@@ -19,6 +19,7 @@ __all__ = [
     "SECOND_LANE",
     "DELAY_LANE",
     "pins",
+    "membus_pins",
     "Layout",
     "MARKER_DECODER",
     "LATENCY_DECODER",
@@ -89,6 +90,36 @@ def pins(marker_width: int = EXPORT_DATA_BITS, edge_count: int = 0) -> list[Chan
     return (
         [_data(n) for n in range(marker_width)]
         + [STROBE, IRQ]
+        + [_edge(n) for n in range(edge_count)]
+    )
+
+
+#: The memory bus port's pins (docs/membus.md), as the ``latscope_membus`` decoder names
+#: them too: the write strobe (the decoder's one required channel), the chip select, data and
+#: address lines.
+BUS_WE = Channel("WE", "we", "in", "Write strobe (NWE, SWE)")
+BUS_CS = Channel("CS", "cs", "in", "Chip select (NE1; none on the SMI: leave unassigned)")
+
+
+def _bus_data(n: int) -> Channel:
+    return Channel(f"D{n}", f"d{n}", "in", f"Data bit {n}")
+
+
+def _address(n: int) -> Channel:
+    return Channel(f"A{n}", f"a{n}", "in", f"Address bit {n}")
+
+
+def membus_pins(data_width: int, address_bits: int, edge_count: int = 0) -> list[Channel]:
+    """The pins of an appliance whose markers come on a memory bus (a board's bus build, in
+    place of the marker port) in channel order: write strobe, chip select, data, address,
+    IRQ, edges."""
+    if not 0 <= edge_count <= MAX_EDGES:
+        raise ValueError(f"edge_count must be 0..{MAX_EDGES}, not {edge_count}")
+    return (
+        [BUS_WE, BUS_CS]
+        + [_bus_data(n) for n in range(data_width)]
+        + [_address(n) for n in range(address_bits)]
+        + [IRQ]
         + [_edge(n) for n in range(edge_count)]
     )
 

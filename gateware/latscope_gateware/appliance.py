@@ -49,6 +49,7 @@ from .irq_generator import IrqGenerator
 from .irq_pin import LINK_TO_PIN, IrqPinStage
 from .irq_trigger import IrqTrigger
 from .marker_port import MarkerPort
+from .memory_bus import MemoryBusPort
 from .spi_target import SpiBus, SpiTarget
 from .stream_register import StreamRegister
 from .sump import SumpEngine
@@ -66,7 +67,11 @@ class ApplianceConfig:
     clock the appliance needs a ``capture`` clock domain from its parent (a board's PLL).
     ``uart_divisor`` is link-clock cycles per UART bit (120 MHz / 10 = 12 Mbaud).
     ``bus_window`` is ``(base word address, words)`` of the snooped Wishbone window, or None
-    for a board without a bus front end. ``input_phases``: samples per cycle of the marker
+    for a board without a bus front end. ``memory_bus``: the other BUS front end, the
+    appliance as a memory on the DUT's asynchronous bus (:class:`.MemoryBusPort`, at
+    ``input_phases`` samples a cycle), as its bus's parameters (``data_width``,
+    ``address_bits``, ``cs_active_low``, ``we_active_low``), or None; a build has one BUS
+    source, so at most one of the two. ``input_phases``: samples per cycle of the marker
     strobe and the edge channels, 1, 2 (DDR input registers) or 4 (the ECP5's IDDRX2F
     gearbox); with more than one, ports ``marker_strobe`` and ``edges`` are that many times
     as wide, ``Cat(s_0, ..., s_{N-1})`` earliest first (see :mod:`.ddr_edges`), and stamps
@@ -97,6 +102,7 @@ class ApplianceConfig:
         edge_count=4,
         bus_window=None,
         bus_addr_width=30,
+        memory_bus=None,
         fifo_depth=512,
         sample_delay=2,
         flush_after=None,
@@ -120,6 +126,9 @@ class ApplianceConfig:
         self.edge_count = edge_count
         self.bus_window = bus_window
         self.bus_addr_width = bus_addr_width
+        if memory_bus is not None and bus_window is not None:
+            raise ValueError("a build has one BUS source: a bus window or a memory bus, not both")
+        self.memory_bus = dict(memory_bus) if memory_bus is not None else None
         self.fifo_depth = fifo_depth
         self.sample_delay = sample_delay
         self.input_phases = input_phases or (2 if ddr_inputs else 1)
@@ -148,9 +157,12 @@ class Appliance(wiring.Component):
     """Everything between the pins and the host link.
 
     Pins: ``marker_data``/``marker_strobe`` (trace port), ``edges`` (edge channels), ``bus``
-    (snooped Wishbone, when a window is configured), ``irq`` (to the DUT, from a flip-flop in
-    the capture domain), ``irq_next`` (what ``irq`` takes at the next capture clock edge: a
-    board registers it in the pin's I/O cell instead, :func:`.irq_pin.show_irq`) and
+    (snooped Wishbone, when a window is configured), ``membus_cs``, ``membus_we``,
+    ``membus_address``, ``membus_data`` (the memory bus's pins, each with its
+    ``input_phases`` samples as the marker strobe, when a memory bus is configured),
+    ``irq`` (to the DUT, from a flip-flop in the capture domain), ``irq_next`` (what
+    ``irq`` takes at the next capture clock edge: a board registers it in the pin's I/O cell
+    instead, :func:`.irq_pin.show_irq`) and
     ``irq_oe`` (its output enable: off until the first IRQ_CONFIG, :meth:`_irq_drive`),
     ``uart_tx`` / ``uart_rx`` (the host link), ``capturing`` (high while a capture runs:
     from the cycle after START's execution to STOP; the simulation harness starts the DUT's
@@ -172,7 +184,10 @@ class Appliance(wiring.Component):
         )
         self._edges = EdgeChannels(count=config.edge_count, phases=config.input_phases)
         self._irq = IrqGenerator(word_leap=config.word_xor)
+        #: The BUS source's front end: the bus snoop, the memory bus port or None.
         self._bus = None
+        if config.memory_bus is not None:
+            self._bus = MemoryBusPort(**config.memory_bus, phases=config.input_phases)
         if config.bus_window is not None:
             base, words = config.bus_window
             self._bus = BusWriteSnoop(
@@ -205,10 +220,15 @@ class Appliance(wiring.Component):
             # domain); 0: none.
             "clock_check": In(7),
         }
-        if self._bus is not None:
+        if isinstance(self._bus, BusWriteSnoop):
             members["bus"] = In(self._bus.bus.signature.flip())
         if config.spi_link:
             members["spi"] = Out(SpiBus())  # from and to the pins, as SpiBus says
+        if isinstance(self._bus, MemoryBusPort):
+            members |= {
+                f"membus_{pins}": In(len(getattr(self._bus, pins)))
+                for pins in ("cs", "we", "address", "data")
+            }
         super().__init__(members)
 
     def sump_channels(self):
@@ -241,7 +261,7 @@ class Appliance(wiring.Component):
                 "stamp_shift": self.stamp_shift,
                 "marker_width": self.config.marker_width,
                 "edge_count": self.config.edge_count,
-                "bus_width": 32 if self._bus is not None else 0,
+                "bus_width": self._bus_width(),
                 "fifo_depth": self.config.fifo_depth,
                 **self._latencies(),
                 "board": list(board),
@@ -252,12 +272,24 @@ class Appliance(wiring.Component):
             }
         )
 
+    def _bus_width(self):
+        """IDENTIFY's ``bus_width``: the data bits of the BUS source's front end, 0 without
+        one (the bus window snoops 32-bit words)."""
+        if isinstance(self._bus, MemoryBusPort):
+            return self._bus.data_width
+        return 32 if self._bus is not None else 0
+
     def _latencies(self):
         """Pin-to-stamp latencies in stamp units (1/``input_phases`` cycle)."""
-        # The bus and the IRQ output change on clock edges: their latencies are whole cycles.
+        # The bus window and the IRQ output change on clock edges: their latencies are whole
+        # cycles; the memory bus's pins are sampled as the marker strobe is.
+        if isinstance(self._bus, MemoryBusPort):
+            bus_latency = self._bus.stamp_latency
+        else:
+            bus_latency = (self._bus.latency if self._bus is not None else 0) << self.stamp_shift
         return {
             "marker_latency": self._marker.stamp_latency,
-            "bus_latency": (self._bus.latency if self._bus is not None else 0) << self.stamp_shift,
+            "bus_latency": bus_latency,
             "edge_latency": self._edges.stamp_latency,
             "irq_latency": self._irq.latency << self.stamp_shift,
         }
@@ -272,7 +304,7 @@ class Appliance(wiring.Component):
         generator, irq = self._irq_output(m)
         m.submodules.streamer = streamer = CapturePipeline(
             self.sources(),
-            front_end_losses={Source.MARKER: marker.most_lost},
+            front_end_losses=self._front_end_losses(),
             marker_width=config.marker_width,
             fifo_depth=config.fifo_depth,
             flush_after=config.flush_after,
@@ -290,7 +322,7 @@ class Appliance(wiring.Component):
 
         self._connect_pins(m, marker, edges, irq, uart_tx, uart_rx)
         self._connect_phases(m, marker, edges, streamer)
-        bus = self._snoop_bus(m)
+        bus = self._bus_front_end(m)
         self._trigger_irq(m, marker, edges, bus, irq, control)
         self._gate_events(m, marker, edges, irq, bus, streamer, control)
         entering_sump = Signal()  # from _link_modes, a cycle late: the capture stops
@@ -300,6 +332,14 @@ class Appliance(wiring.Component):
         self._irq_drive(m, commands)
         self._report_status(m, commands, streamer, control, capturing)
         return m
+
+    def _front_end_losses(self):
+        """The most events each front end that counts losses loses in a cycle, by source:
+        the marker port's, and the memory bus port's where it can lose any."""
+        losses = {Source.MARKER: self._marker.most_lost}
+        if isinstance(self._bus, MemoryBusPort) and self._bus.most_lost:
+            losses[Source.BUS] = self._bus.most_lost
+        return losses
 
     def _in_capture(self, part):
         """``part`` in the capture domain (its ``sync`` renamed, in a two-clock build)."""
@@ -354,22 +394,31 @@ class Appliance(wiring.Component):
     def _connect_phases(self, m, marker, edges, streamer):
         """Where stamps count 1/2 or 1/4 cycles, each source's phase (the sample of its cycle
         an event showed in) to the streamer, in stream order; the IRQ output and the bus
-        change on the rising clock edge, at phase 0."""
+        window change on the rising clock edge, at phase 0."""
         if "phase" not in streamer.signature.members:
             return
         phase = {Source.MARKER: marker.phase}
+        if isinstance(self._bus, MemoryBusPort):
+            phase[Source.BUS] = self._bus.phase
         phase |= {Source(Source.EDGE0 + n): edges.phase[n] for n in range(self.config.edge_count)}
         m.d.comb += [
             streamer.phase[index].eq(phase.get(source, 0))
             for index, source in enumerate(self.sources())
         ]
 
-    def _snoop_bus(self, m):
-        """The bus snoop on the ``bus`` port, if this build has a bus window; else None."""
+    def _bus_front_end(self, m):
+        """The BUS source's front end on its pins (the bus snoop on the ``bus`` port, the
+        memory bus port on the ``membus_*`` pins), if this build has one; else None."""
         if self._bus is None:
             return None
         m.submodules.bus = bus = self._in_capture(self._bus)
-        connect(m, wiring.flipped(self.bus), bus.bus)
+        if isinstance(self._bus, BusWriteSnoop):
+            connect(m, wiring.flipped(self.bus), bus.bus)
+        else:
+            m.d.comb += [
+                getattr(bus, pins).eq(getattr(self, f"membus_{pins}"))
+                for pins in ("cs", "we", "address", "data")
+            ]
         return bus
 
     def _gate_events(self, m, marker, edges, irq, bus, streamer, control):
@@ -382,10 +431,15 @@ class Appliance(wiring.Component):
                 port.valid.eq(events.valid & control.sources_enabled.sources[int(source)]),
                 port.payload.eq(events.payload),
             ]
-        # The marker port's own losses (strobe edges too close together) count with them.
-        m.d.comb += streamer.marker_lost.eq(
-            Mux(control.sources_enabled.sources[int(Source.MARKER)], marker.lost, 0)
-        )
+        # The front ends' own losses (strobe edges, bus writes too close together) count
+        # with them.
+        lost = {Source.MARKER: marker.lost}
+        if Source.BUS in self._front_end_losses():
+            lost[Source.BUS] = bus.lost
+        for source, count in lost.items():
+            m.d.comb += getattr(streamer, f"{source.name.lower()}_lost").eq(
+                Mux(control.sources_enabled.sources[int(source)], count, 0)
+            )
 
     def _front_end_events(self, marker, edges, bus):
         """The event streams of the front ends (markers, bus writes, edge channels), by

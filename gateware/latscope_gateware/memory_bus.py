@@ -60,7 +60,7 @@ class MemoryBusPort(wiring.Component):
     phase : Out(log2(phases))
         With ``events.valid``: the first sample that shows the write strobe inactive (its end
         edge's phase, as :class:`.synchronizer.PinChangeDetector` gives an edge's).
-    lost : Out(range(phases // 2 + 1))
+    lost : Out(range(most_lost + 1))
         Writes that ended in the same cycle after the one delivered (with ``phases`` 4 two
         writes can: a sample active, one inactive, again): they cannot be stamped, so they
         are counted, for the BUS source's loss count, in the cycle of ``events.valid``.
@@ -107,7 +107,7 @@ class MemoryBusPort(wiring.Component):
                 "data": In(phases * data_width),
                 "events": Out(stream.Signature(BUS_VALUE_BITS, always_ready=True)),
                 "phase": Out(stamp_shift_of(phases)),
-                "lost": Out(range(phases // 2 + 1)),
+                "lost": Out(range(self.most_lost + 1)),
             }
         )
 
@@ -115,6 +115,17 @@ class MemoryBusPort(wiring.Component):
     def layout(self):
         """The payload's layout (:func:`~latscope_defs.protocol.memory_bus_write`)."""
         return self._layout
+
+    @property
+    def data_width(self):
+        return self._data_width
+
+    @property
+    def most_lost(self):
+        """The most writes lost in one cycle: of the ``phases + 1`` samples an end edge is
+        looked for in (the cycle's and the last before it), every other one can end a write,
+        and all but the first are lost; 0 below 4 samples a cycle."""
+        return max(self._phases // 2 - 1, 0)
 
     @property
     def latency(self):

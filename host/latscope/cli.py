@@ -273,7 +273,8 @@ def cmd_info(args):
     if identity.link_clock_hz:
         print(f"link clock     {identity.link_clock_hz / 1e6:g} MHz")
     print(f"marker port    {identity.marker_width} data bits + strobe")
-    print(f"bus window     {f'yes, {identity.bus_width}-bit' if identity.bus_width else 'no'}")
+    # The simulated SoC's bus window (32-bit words) or a board's memory bus port (8 or 16).
+    print(f"bus markers    {f'yes, {identity.bus_width}-bit' if identity.bus_width else 'no'}")
     print(f"edge channels  {identity.edge_count}")
     print(f"FIFO           {identity.fifo_depth} entries")
     print(

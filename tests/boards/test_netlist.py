@@ -61,6 +61,7 @@ from latscope_defs.protocol import (
     irq_delay,
     irq_level,
     irq_triggered,
+    memory_bus_write,
 )
 
 pytestmark = pytest.mark.netlist
@@ -206,7 +207,8 @@ def netlist_of(record, board, tmp_path_factory, board_builds):
 #: Simulator of the netlist runs (netlist_sim.SIMULATORS).
 SIMULATOR = os.environ.get("LATSCOPE_NETLIST_SIM", SIMULATORS[0])
 #: Builds whose netlists run, by record name (all boards as shipped by default;
-#: LATSCOPE_NETLIST_BOARDS=name,name to choose, among them the variants of BY_CHOICE).
+#: LATSCOPE_NETLIST_BOARDS=name,name to choose, among them the variants of BY_CHOICE and
+#: the memory bus build, MEMBUS_BUILD).
 BOARDS = os.environ.get("LATSCOPE_NETLIST_BOARDS", ",".join(ALL_BOARDS)).split(",")
 #: The board of each recorded build, by record name.
 BUILDS = dict(recorded_builds())
@@ -700,3 +702,142 @@ def test_ecp5_gearbox_groups_samples_the_same_whatever_the_lock_time(compiled, t
         offsets[lock_ps] = verdict.offsets
         assert verdict.irq_edges >= 2, lock_ps
     assert all(found == {"EDGE0": [0], "MARKER": [0]} for found in offsets.values()), offsets
+
+
+# --- The HX8K's memory bus build: writes at the FMC's fastest timing --------------------------
+
+#: The memory bus build the bus test runs, when LATSCOPE_NETLIST_BOARDS names it (its own
+#: Yosys run and Verilator compile, for a bitstream CI does not build).
+MEMBUS_BUILD = "ice40-hx8k-b-evn-membus"
+#: The FMC's clock, HCLK, at the STM32F446's 180 MHz (docs/membus.md), in ps: its fastest
+#: write (ADDSET 0, DATAST 1) drives NE1, the address and the data for 2 HCLK, NWE low in
+#: the first; the end edge, NWE rising, is 1 HCLK in.
+HCLK_PS = round(1e12 / 180e6)
+#: A change at a sampling edge's instant could be sampled on either side of it (the netlist
+#: has no delays): the script keeps every end edge at least this far from one, so that its
+#: sampling edge is known.
+CLEAR_PS = 50
+
+
+class BusScript(Script):
+    """A DUT's FMC writes on the memory bus build's pins, with the truth log of their end
+    edges ((time, value))."""
+
+    def __init__(self, board):
+        super().__init__(board)
+        self.writes = []
+        self.layout = memory_bus_write(16, len(board.pins.bus_address))
+
+    def lines(self, time, address, data):
+        for bit in range(16):
+            self.stimulus.set(time, f"D{bit}", (data >> bit) & 1)
+        for bit in range(len(self.board.pins.bus_address)):
+            self.stimulus.set(time, f"A{bit}", (address >> bit) & 1)
+
+    def write(self, start, address, data, selected=True):
+        """One write from ``start``: NWE low for 1 HCLK; the chip select (active low) for
+        the write's 2 HCLK unless another bank's (``selected`` False). Returns its end."""
+        self.lines(start, address, data)
+        self.stimulus.set(start, "CS", 0 if selected else 1)
+        self.stimulus.set(start, "WE", 0)
+        self.stimulus.set(start + HCLK_PS, "WE", 1)
+        if selected:
+            self.writes.append(
+                (start + HCLK_PS, self.layout.const({"data": data, "address": address}).as_bits())
+            )
+        return start + 2 * HCLK_PS
+
+    def read(self, start, address):
+        """A read: the chip select and the address for 2 HCLK, no write strobe."""
+        self.lines(start, address, 0xFFFF)
+        self.stimulus.set(start, "CS", 0)
+        return start + 2 * HCLK_PS
+
+    def idle(self, time):
+        self.stimulus.set(time, "CS", 1)
+
+
+def clear_of_sampling_edges(times, unit):
+    return all(CLEAR_PS <= time % unit <= unit - CLEAR_PS for time in times)
+
+
+def bus_session(board):
+    """Writes at the lossless spacing (end edges in every quarter of a cycle, a read and
+    another bank's write between them), then back to back at the FMC's fastest (2 HCLK, 11.1
+    ns, closer than the HX8K's lossless 14.9 ns). Returns the script, the number of spaced
+    writes and the cycles where the capture starts and STOP's last bit ends."""
+    script = BusScript(board)
+    P, unit, offsets = script.t.P, script.t.UNIT, script.t.OFFSETS
+    rng = random.Random(32)
+    cycle = script.command(round(POWER_ON_RESET_SECONDS * board.clock_hz) + 500, Command.IDENTIFY)
+    sources = StartArgs.const({"sources": 1 << Source.BUS})
+    cycle = script.command(cycle + script.reply_cycles(80), Command.START, sources)
+    started = cycle
+    cycle += 200
+    for n in range(16):
+        # The end edge in the middle of quarter n % 4.
+        end = script.write(cycle * P + offsets[n % 4] - HCLK_PS, n, rng.randrange(1 << 16))
+        script.idle(end)
+        if n % 4 == 3:
+            script.idle(script.read(end + 10 * P, n))
+            script.idle(script.write(end + 20 * P, n, 0xDEAD, selected=False))
+        cycle += 60
+    spaced = len(script.writes)
+    start = next(
+        start
+        for start in range(cycle * P, cycle * P + unit)
+        if clear_of_sampling_edges([start + (2 * k + 1) * HCLK_PS for k in range(12)], unit)
+    )
+    for n in range(12):
+        start = script.write(start, 8 + n % 8, rng.randrange(1 << 16))
+    script.idle(start)
+    assert clear_of_sampling_edges([time for time, _ in script.writes], unit)
+    stopped = script.command(start // P + 800, Command.STOP)
+    script.command(stopped + script.reply_cycles(64), Command.STATUS)
+    return script, spaced, (started, stopped)
+
+
+@pytest.fixture(scope="module")
+def bus_session_run(netlists, tmp_path_factory):
+    """The bus session on the memory bus build's netlist: (script, spaced writes, identity,
+    events, STATUS)."""
+    if MEMBUS_BUILD not in BOARDS:
+        pytest.skip(f"LATSCOPE_NETLIST_BOARDS={MEMBUS_BUILD} runs it")
+    compiled = netlists(MEMBUS_BUILD)
+    script, spaced, (_, stopped) = bus_session(compiled.board)
+    end_cycles = stopped + script.reply_cycles(64) + 100_000
+    received, _ = simulate(compiled, script, tmp_path_factory.mktemp("bus"), end_cycles)
+    identity, events, parser = parse(received)
+    status = StatusReply.from_bits(int.from_bytes(dict(parser.replies)[Command.STATUS], "little"))
+    return script, spaced, identity, events, status
+
+
+# Its own Yosys run and Verilator compile (the shipped boards' tests share theirs): 10 minutes
+# measured on the 2-core machine under the load of other work.
+@pytest.mark.timeout(1800)
+def test_bus_writes_are_stamped_at_their_strobe_end_edges(bus_session_run):
+    """The memory bus build's netlist: every write at the lossless spacing delivered with its
+    address and data, stamped at the sampling edge after its NWE rising edge (in every
+    quarter of a cycle), reads and another bank's writes making nothing; back to back at
+    the FMC's fastest, each write delivered exactly or counted lost (the first to end in a
+    cycle is delivered), in LOSS records and STATUS alike."""
+    script, spaced, identity, events, status = bus_session_run
+    unit, shift = script.t.UNIT, script.t.shift
+    assert identity.bus_width == 16 and identity.stamp_shift == 2
+    got = delivered(events, Source.BUS)
+    # Stamp 0's sampling edge, from the first write.
+    origin = sample_index(script.writes[0][0], unit) - got[0][0]
+    expected = [(sample_index(time, unit) - origin, value) for time, value in script.writes]
+    assert got[:spaced] == expected[:spaced]
+    assert {stamp % 4 for stamp, _ in got[:spaced]} == {0, 1, 2, 3}
+    # Back to back: the first write to end in each capture cycle (as the time-stamper sees
+    # it: the stamp before the pin latency is taken off).
+    latency = identity.latency[Source.BUS]
+    first = {}
+    for stamp, value in expected[spaced:]:
+        first.setdefault((stamp + latency) >> shift, (stamp, value))
+    losses = [value for _, source, value in events if source == Source.LOSS]
+    lost = sum(value >> 4 for value in losses if value & 0xF == Source.BUS)
+    assert got[spaced:] == sorted(first.values())
+    assert lost == len(expected) - len(got) > 0
+    assert status.lost == lost and status.events == len(got)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from amaranth.hdl import Fragment
 
-from latscope_boards import BOARDS, get_board
-from latscope_defs.channels import MAX_EDGES, Layout, decoder_channels, pins
+from latscope_boards import recorded_builds
+from latscope_defs.channels import MAX_EDGES, Layout, decoder_channels, membus_pins, pins
 from latscope_gateware.appliance import Appliance, ApplianceConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,11 +81,16 @@ def test_sump_channels_are_the_pins_in_order(edges):
     Fragment.get(appliance, None)  # elaborated, as a build would (no unused warnings)
 
 
-@pytest.mark.parametrize("name", sorted(BOARDS))
+@pytest.mark.parametrize("name", [name for name, _ in recorded_builds()])
 def test_board_pins_are_the_definition(name):
-    """A board's pin map names every pin of the definition once, with its direction."""
-    pin_map = get_board(name).pins
+    """A build's pin map names every pin of the definition once, with its direction: the
+    marker port's, or a memory bus build's (the latscope_membus decoder's channels)."""
+    pin_map = dict(recorded_builds())[name].pins
     signals = {signal: direction for signal, _, direction in pin_map.signals()}
-    expected = {c.name: c.direction for c in pins(len(pin_map.marker_data), len(pin_map.edges))}
+    if pin_map.marker_strobe is None:
+        channels = membus_pins(len(pin_map.bus_data), len(pin_map.bus_address), len(pin_map.edges))
+    else:
+        channels = pins(len(pin_map.marker_data), len(pin_map.edges))
+    expected = {c.name: c.direction for c in channels}
     assert signals == expected
     assert len(pin_map.signals()) == len(expected)

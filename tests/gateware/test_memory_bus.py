@@ -15,31 +15,28 @@ import pytest
 from latscope_defs.protocol import memory_bus_write
 from latscope_gateware.memory_bus import MemoryBusPort
 from support.gateware_sim import run
-from support.membus_model import ADDRESS_BITS, BusModel, Slot
+from support.membus_model import ADDRESS_BITS, BusModel, first_in_each_cycle, pins_in_cycle
 
 
 def simulate(dut, model, *, phases, cs_active_low, we_active_low, tail=20):
     """Drives the model's timeline into ``dut``; returns ([(stamp, payload)], writes lost)."""
-    width = model.data_width
-    idle = Slot()
     cycles = len(model.slots) // phases + tail
     events, lost = [], 0
-
-    def slot_of(cycle, k):
-        index = cycle if phases == 1 else phases * (cycle - 1) + k - 1
-        return model.slots[index] if 0 <= index < len(model.slots) else idle
-
-    def pack(values, bits):
-        return sum(value << (k * bits) for k, value in enumerate(values))
 
     async def testbench(ctx):
         nonlocal lost
         for cycle in range(cycles):
-            samples = [slot_of(cycle, k) for k in range(phases)]
-            ctx.set(dut.cs, pack([s.selected ^ cs_active_low for s in samples], 1))
-            ctx.set(dut.we, pack([s.writing ^ we_active_low for s in samples], 1))
-            ctx.set(dut.address, pack([s.address for s in samples], ADDRESS_BITS))
-            ctx.set(dut.data, pack([s.data for s in samples], width))
+            pins = pins_in_cycle(
+                model.slots,
+                cycle,
+                phases=phases,
+                address_bits=ADDRESS_BITS,
+                data_width=model.data_width,
+                cs_active_low=cs_active_low,
+                we_active_low=we_active_low,
+            )
+            for name, value in pins.items():
+                ctx.set(getattr(dut, name), value)
             if ctx.get(dut.events.valid):
                 events.append((phases * cycle + ctx.get(dut.phase), ctx.get(dut.events.payload)))
                 lost += ctx.get(dut.lost)
@@ -159,10 +156,7 @@ def test_closer_writes_are_counted_lost(spacing, data_width):
     assert lost > 0
     assert len(events) + lost == len(model.writes)
     # Each delivered write is the first to end in its cycle, exactly as it was.
-    by_cycle = {}
-    for write in model.writes:
-        by_cycle.setdefault((write[0] + 1) // 4, write)
-    assert events == expected(dut, model, sorted(by_cycle.values()))
+    assert events == expected(dut, model, first_in_each_cycle(model.writes, 4))
 
 
 def test_value_is_data_low_and_address_above():

@@ -71,3 +71,46 @@ class BusModel:
     def idle(self, slots):
         for _ in range(slots):
             self.slots.append(self._garbage_slot())
+
+
+def slot_of_sample(cycle, k, phases):
+    """The slot that sample ``k`` of capture cycle ``cycle`` shows, as the input registers
+    present the pins (:mod:`latscope_gateware.ddr_edges`: with more than one sample a cycle,
+    sample k of cycle c is slot ``phases*(c-1) + k - 1``; single-rate pins directly)."""
+    return cycle if phases == 1 else phases * (cycle - 1) + k - 1
+
+
+def cycle_of_slot(slot, phases):
+    """The capture cycle whose samples first show ``slot`` (the inverse of
+    :func:`slot_of_sample`)."""
+    return slot if phases == 1 else (slot + 1) // phases + 1
+
+
+def pins_in_cycle(slots, cycle, *, phases, address_bits, data_width, cs_active_low, we_active_low):
+    """{port: value} of the front end's pins (``cs``, ``we``, ``address``, ``data``, each the
+    ``Cat`` of its samples, earliest first) in capture cycle ``cycle`` of the timeline
+    ``slots``; the bus idles outside it."""
+    samples = []
+    for k in range(phases):
+        index = slot_of_sample(cycle, k, phases)
+        samples.append(slots[index] if 0 <= index < len(slots) else Slot())
+
+    def pack(values, bits):
+        return sum(value << (k * bits) for k, value in enumerate(values))
+
+    return {
+        "cs": pack([s.selected ^ cs_active_low for s in samples], 1),
+        "we": pack([s.writing ^ we_active_low for s in samples], 1),
+        "address": pack([s.address for s in samples], address_bits),
+        "data": pack([s.data for s in samples], data_width),
+    }
+
+
+def first_in_each_cycle(writes, phases):
+    """Of ``writes`` (:attr:`BusModel.writes`), the first to end in each capture cycle: the
+    ones the front end delivers when writes end closer than a cycle (the others it counts
+    lost)."""
+    by_cycle = {}
+    for write in writes:
+        by_cycle.setdefault(cycle_of_slot(write[0], phases), write)
+    return sorted(by_cycle.values())

@@ -121,12 +121,9 @@ def membus_channels():
     layout = memory_bus_write(MEMBUS_DATA_BITS, address_bits)
     fields = tuple(name for name, _ in sorted(layout, key=lambda field: field[1].offset))
     listed = [
-        ("we", "WE", "Write strobe (NWE, SWE)"),
-        ("cs", "CS", "Chip select (NE1; none on the SMI: leave unassigned)"),
+        (channel.decoder_id, channel.name, channel.description)
+        for channel in channels.membus_pins(MEMBUS_DATA_BITS, address_bits)
     ]
-    listed += [(f"d{n}", f"D{n}", f"Data bit {n}") for n in range(MEMBUS_DATA_BITS)]
-    listed += [(f"a{n}", f"A{n}", f"Address bit {n}") for n in range(address_bits)]
-    listed += [("irq", "IRQ", "Interrupt request line into the DUT")]
     ids = [channel_id for channel_id, _, _ in listed]
     lines = [
         _HEADER.format(source="defs/latscope_defs/protocol.py and docs/membus.md"),

@@ -199,7 +199,7 @@ def settings_items(document):
                 ),
                 ("marker port", f"{device.get('marker_width')} bits"),
                 (
-                    "bus window",
+                    "bus markers",  # the bus window's or a memory bus port's
                     f"{device.get('bus_width')} bits" if device.get("bus_width") else "no",
                 ),
                 ("FIFO", f"{device.get('fifo_depth')} entries"),
