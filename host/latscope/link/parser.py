@@ -45,7 +45,7 @@ from latscope_defs.protocol import (
 )
 
 from ..events import Events
-from . import _records
+from . import record_loop
 from .chain import OLD, REFUSED, STAMP_MASK, Damage, Hole, Mark, Placed, SegmentChain
 
 __all__ = ["ParserStats", "StreamParser"]
@@ -61,7 +61,7 @@ _TALLY_AT = {name: field.offset for name, field in data.Layout.cast(Tally)}
 _MAX_LENGTH = 1 + MAX_CONT
 _NO_INDICES: _Indices = np.empty(0, np.intp)
 #: The byte-at-a-time CRC-32 table of ``protocol.crc32`` (the register after one byte, without
-#: the initial and final inversions), from which ``_records.clean_run`` checks SEALs.
+#: the initial and final inversions), from which ``record_loop.clean_run`` checks SEALs.
 _CRC_TABLE = np.array(
     [crc32(bytes([byte]), 0xFFFFFFFF) ^ 0xFFFFFFFF for byte in range(256)], np.uint32
 )
@@ -531,7 +531,7 @@ class StreamParser:
     def _decode(self, buf: bytes, starts: _Indices, committed: int) -> "_Records":
         """Source, payload and well-formedness of every record, and the running totals the
         segment checks use (as :class:`_Records`), in one compiled pass over the records
-        (``_records.c``, with this version's tables from ``latscope_defs.protocol``).
+        (``record_loop.c``, with this version's tables from ``latscope_defs.protocol``).
 
         A record's payload is its lead byte's payload bits followed by the 7-bit groups of its
         continuation bytes; a fixed-length record is read at its length (continuation bytes
@@ -546,7 +546,7 @@ class StreamParser:
             self._scratch = _Records(2 * n)
         r = self._scratch.first(starts)
         t = self._leads
-        replies = _records.decode(
+        replies = record_loop.decode(
             buf,
             starts,
             committed,
@@ -729,13 +729,13 @@ class _Segments:
         self, k: int, done: int, done_byte: int, seal_length: int
     ) -> tuple[int, int, int]:
         """Delivers the segments from SYNC ``k`` on that follow the last delivered one
-        cleanly, in compiled code (``_records.clean_run``: the usual case of
+        cleanly, in compiled code (``record_loop.clean_run``: the usual case of
         :meth:`SegmentChain.place`); returns where the general path goes on."""
         chain = self.p._chain
         last = chain.last
         assert last is not None and last.sent is not None
         at = self.delivered
-        k, done, done_byte, count, sent, stamp48, stamp64 = _records.clean_run(
+        k, done, done_byte, count, sent, stamp48, stamp64 = record_loop.clean_run(
             self.view,
             _CRC_TABLE,
             self.pos_np,
@@ -862,7 +862,7 @@ class _Segments:
             events = Events(
                 np.empty(count, np.uint64), np.empty(count, np.uint8), np.empty(count, np.uint64)
             )
-            written = _records.gather(
+            written = record_loop.gather(
                 first,
                 end,
                 base,

@@ -407,7 +407,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_records", "The record loop of latscope.link.parser.", -1, methods,
+    PyModuleDef_HEAD_INIT, "record_loop", "The record loop of latscope.link.parser.", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__records(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit_record_loop(void) { return PyModule_Create(&module); }

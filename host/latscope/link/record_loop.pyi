@@ -1,4 +1,4 @@
-"""Types of the compiled record loop (``_records.c``; its comments say what each argument is).
+"""Types of the compiled record loop (``record_loop.c``; its comments say what each argument is).
 Array arguments are contiguous numpy arrays of the dtypes the parser passes."""
 
 from typing import Any
