@@ -546,7 +546,7 @@ class StreamParser:
             self._scratch = _Records(2 * n)
         r = self._scratch.first(starts)
         t = self._leads
-        replies = record_loop.decode(
+        replies, syncs, seals = record_loop.decode(
             buf,
             starts,
             committed,
@@ -564,6 +564,7 @@ class StreamParser:
             len(_EVENT_SOURCES),
             Source.REPLY,
             Source.SYNC,
+            Source.SEAL,
             _BACK_MASK,
             _EDGE_LEVEL.offset,
             r.span,
@@ -576,8 +577,11 @@ class StreamParser:
             r.events_before,
             r.non_reply_before,
             r.delta_sum,
+            r.syncs,
+            r.seals,
         )
         r.replies = np.flatnonzero(r.source == Source.REPLY) if replies else _NO_INDICES
+        r.syncs, r.seals = r.syncs[:syncs], r.seals[:seals]
         return r
 
     def _count_losses(self, events: Events) -> None:
@@ -624,8 +628,8 @@ class _Segments:
         self.view = crc_bytes.data  # a memoryview of the array
         self.pos_np = np.concatenate((position, [len(crc_bytes)]))
         self.pos = _Ints(self.pos_np)
-        non_reply = r.source != Source.REPLY
-        self.non_reply_at = np.flatnonzero(non_reply)
+        # Record numbers of the records that are not replies (None: all are).
+        self.non_reply_at = np.flatnonzero(r.source != Source.REPLY) if len(r.replies) else None
         self.events_np = r.events_before
         self.non_reply_np = r.non_reply_before
         self.events_before = _Ints(self.events_np)
@@ -644,7 +648,7 @@ class _Segments:
     def run(self) -> tuple[Events, int | None]:
         """Returns the events and the offset where the kept open segment starts (or None)."""
         p, r = self.p, self.r
-        sync_at = np.flatnonzero((r.source == Source.SYNC) & r.well_formed)
+        sync_at = r.syncs
         self.first, self.end = np.empty(len(sync_at), np.int64), np.empty(len(sync_at), np.int64)
         self.base = np.empty(len(sync_at), np.uint64)
         syncs = sync_at.tolist()
@@ -690,13 +694,17 @@ class _Segments:
         next SYNC), and the checks other than the CRC and the chain, with the fields they
         need (as lists, read one segment at a time by :meth:`_close_v2`)."""
         r = self.r
-        seals = np.flatnonzero((r.source == Source.SEAL) & r.well_formed)
+        seals = r.seals
         at = np.searchsorted(seals, sync_at)
         close = seals[np.minimum(at, len(seals) - 1)] if len(seals) else following
         closed = (at < len(seals)) & (close < following)
         close = np.where(closed, close, following - 1)
         # The TALLY is the last record before the SEAL that is not a reply.
-        tally = self.non_reply_at[np.maximum(np.searchsorted(self.non_reply_at, close) - 1, 0)]
+        if self.non_reply_at is None:
+            tally = np.maximum(close - 1, 0)
+        else:
+            at = np.maximum(np.searchsorted(self.non_reply_at, close) - 1, 0)
+            tally = self.non_reply_at[at]
         events = self.events_np[tally] - self.events_np[sync_at + 1]
         between = self.non_reply_np[tally] - self.non_reply_np[sync_at + 1]
         fields = r.payload[tally]
@@ -921,6 +929,8 @@ class _Records:
         "events_before",
         "non_reply_before",
         "delta_sum",
+        "syncs",
+        "seals",
     )
 
     def __init__(self, count: int) -> None:
@@ -936,13 +946,26 @@ class _Records:
         self.events_before = np.empty(count + 1, np.int64)
         self.non_reply_before = np.empty(count + 1, np.int64)
         self.delta_sum: _Words = np.empty(count + 1, np.uint64)  # wrapping
+        # Record numbers of the well-formed SYNC and SEAL records.
+        self.syncs: _Indices = np.empty(count, np.intp)
+        self.seals: _Indices = np.empty(count, np.intp)
 
     def first(self, starts: _Indices) -> "_Records":
         """The records at ``starts``: views of the first ``len(starts)`` entries."""
         n = len(starts)
         r = _Records.__new__(_Records)
         r.starts = starts
-        for name in ("span", "source", "payload", "delta", "value", "well_formed", "is_event"):
+        for name in (
+            "span",
+            "source",
+            "payload",
+            "delta",
+            "value",
+            "well_formed",
+            "is_event",
+            "syncs",
+            "seals",
+        ):
             setattr(r, name, getattr(self, name)[:n])
         for name in ("events_before", "non_reply_before", "delta_sum"):
             setattr(r, name, getattr(self, name)[: n + 1])

@@ -28,7 +28,8 @@ static int need(Buf *buf, Py_ssize_t bytes, const char *what) {
     return 1;
 }
 
-/* decode(buf, starts, committed, tables..., outputs...) -> number of REPLY records.
+/* decode(buf, starts, committed, tables..., outputs...)
+ *   -> (REPLY records, well-formed SYNC records, well-formed SEAL records).
  *
  * buf: the bytes (read only). starts: int64 offsets of the committed records' lead bytes.
  * committed: where the committed records end (the last one's span ends there).
@@ -36,29 +37,31 @@ static int need(Buf *buf, Py_ssize_t bytes, const char *what) {
  * short_value, short_edge (uint8 0/1), back_at, step_at (uint8 bit offsets). Tables by source
  * (17 entries, 16: an unused lead): fixed (int64, 0: not fixed), width (uint64, value bits;
  * 64: no delta), valid (uint8: a source the version defines). Constants: max_length,
- * delta_bits, event_sources (sources below it are events), reply, sync (source numbers),
+ * delta_bits, event_sources (sources below it are events), reply, sync, seal (source numbers),
  * back_mask, level_at (the short edge's level bit).
  * Outputs (n records; n + 1 for the running totals, which start at 0): span (int64),
  * source (uint8), payload, delta, value (uint64), ok, is_event (uint8 0/1),
- * events_before, non_reply_before (int64), delta_sum (uint64). */
+ * events_before, non_reply_before (int64), delta_sum (uint64); syncs, seals (int64: the
+ * record numbers of the well-formed SYNC and SEAL records, as many as returned). */
 static PyObject *decode(PyObject *self, PyObject *args) {
     (void)self;
     enum { IN_BUF, IN_STARTS, T_SOURCE, T_MASK, T_SVALUE, T_SEDGE, T_BACK, T_STEP, T_FIXED,
            T_WIDTH, T_VALID, O_SPAN, O_SOURCE, O_PAYLOAD, O_DELTA, O_VALUE, O_OK, O_EVENT,
-           O_EVENTS, O_NONREPLY, O_DSUM, NBUF };
+           O_EVENTS, O_NONREPLY, O_DSUM, O_SYNCS, O_SEALS, NBUF };
     Buf b[NBUF];
     memset(b, 0, sizeof b);
     Py_ssize_t committed, max_length;
-    int delta_bits, event_sources, reply, sync, back_mask, level_at;
+    int delta_bits, event_sources, reply, sync, seal, back_mask, level_at;
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*ny*y*y*y*y*y*y*y*y*niiiiiiw*w*w*w*w*w*w*w*w*w*",
+    if (!PyArg_ParseTuple(args, "y*y*ny*y*y*y*y*y*y*y*y*niiiiiiiw*w*w*w*w*w*w*w*w*w*w*w*",
                           &b[IN_BUF].b, &b[IN_STARTS].b, &committed, &b[T_SOURCE].b,
                           &b[T_MASK].b, &b[T_SVALUE].b, &b[T_SEDGE].b, &b[T_BACK].b,
                           &b[T_STEP].b, &b[T_FIXED].b, &b[T_WIDTH].b, &b[T_VALID].b,
-                          &max_length, &delta_bits, &event_sources, &reply, &sync, &back_mask,
-                          &level_at, &b[O_SPAN].b, &b[O_SOURCE].b, &b[O_PAYLOAD].b,
+                          &max_length, &delta_bits, &event_sources, &reply, &sync, &seal,
+                          &back_mask, &level_at, &b[O_SPAN].b, &b[O_SOURCE].b, &b[O_PAYLOAD].b,
                           &b[O_DELTA].b, &b[O_VALUE].b, &b[O_OK].b, &b[O_EVENT].b,
-                          &b[O_EVENTS].b, &b[O_NONREPLY].b, &b[O_DSUM].b))
+                          &b[O_EVENTS].b, &b[O_NONREPLY].b, &b[O_DSUM].b, &b[O_SYNCS].b,
+                          &b[O_SEALS].b))
         return NULL;
     for (int i = 0; i < NBUF; i++)
         b[i].held = 1;
@@ -75,7 +78,8 @@ static PyObject *decode(PyObject *self, PyObject *args) {
           need(&b[O_OK], n, "ok") && need(&b[O_EVENT], n, "is_event") &&
           need(&b[O_EVENTS], (n + 1) * 8, "events_before") &&
           need(&b[O_NONREPLY], (n + 1) * 8, "non_reply_before") &&
-          need(&b[O_DSUM], (n + 1) * 8, "delta_sum")))
+          need(&b[O_DSUM], (n + 1) * 8, "delta_sum") && need(&b[O_SYNCS], n * 8, "syncs") &&
+          need(&b[O_SEALS], n * 8, "seals")))
         goto done;
     if (back_mask >= RING || committed > size || delta_bits < 0 || delta_bits >= 64) {
         PyErr_SetString(PyExc_ValueError, "decode: a constant out of range");
@@ -92,6 +96,8 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     int64_t *o_span = b[O_SPAN].b.buf, *o_events = b[O_EVENTS].b.buf,
             *o_nonreply = b[O_NONREPLY].b.buf;
     uint8_t *o_source = b[O_SOURCE].b.buf, *o_ok = b[O_OK].b.buf, *o_event = b[O_EVENT].b.buf;
+    int64_t *o_syncs = b[O_SYNCS].b.buf, *o_seals = b[O_SEALS].b.buf;
+    Py_ssize_t syncs = 0, seals = 0;
     uint64_t *o_payload = b[O_PAYLOAD].b.buf, *o_delta = b[O_DELTA].b.buf,
              *o_value = b[O_VALUE].b.buf, *o_dsum = b[O_DSUM].b.buf;
 
@@ -186,6 +192,10 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         } else {
             non_reply++;
         }
+        if (ok && source == sync)
+            o_syncs[syncs++] = i;
+        if (ok && source == seal)
+            o_seals[seals++] = i;
         const int is_event = ok && source < event_sources;
         events += is_event;
         dsum += delta;
@@ -201,7 +211,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         o_nonreply[i + 1] = non_reply;
         o_dsum[i + 1] = dsum;
     }
-    result = PyLong_FromSsize_t(replies);
+    result = Py_BuildValue("nnn", replies, syncs, seals);
 done:
     for (int i = 0; i < NBUF; i++)
         if (b[i].held)

@@ -25,6 +25,7 @@ def decode(
     event_sources: int,
     reply: int,
     sync: int,
+    seal: int,
     back_mask: int,
     level_at: int,
     span: _Array,
@@ -37,8 +38,10 @@ def decode(
     events_before: _Array,
     non_reply_before: _Array,
     delta_sum: _Array,
+    syncs: _Array,
+    seals: _Array,
     /,
-) -> int: ...
+) -> tuple[int, int, int]: ...
 def gather(
     first: _Array,
     end: _Array,
