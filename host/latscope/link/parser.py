@@ -540,7 +540,7 @@ class StreamParser:
         source ``back + 1`` records before it since the last SYNC; a reference beyond that
         SYNC makes the record malformed."""
         n = len(starts)
-        if self._scratch is None or len(self._scratch.span) < n:
+        if self._scratch is None or len(self._scratch.source) < n:
             # Kept between feeds: fresh arrays each feed cost as much in page faults as the
             # decoding itself.
             self._scratch = _Records(2 * n)
@@ -567,20 +567,20 @@ class StreamParser:
             Source.SEAL,
             _BACK_MASK,
             _EDGE_LEVEL.offset,
-            r.span,
             r.source,
             r.payload,
-            r.delta,
             r.value,
             r.well_formed,
             r.is_event,
             r.events_before,
-            r.non_reply_before,
             r.delta_sum,
             r.syncs,
             r.seals,
         )
-        r.replies = np.flatnonzero(r.source == Source.REPLY) if replies else _NO_INDICES
+        if replies:
+            r.replies = np.flatnonzero(r.source == Source.REPLY)
+            ends = np.append(starts[1:], committed)
+            r.reply_span = ends[r.replies] - starts[r.replies]
         r.syncs, r.seals = r.syncs[:syncs], r.seals[:seals]
         return r
 
@@ -613,15 +613,13 @@ class _Segments:
         if len(r.replies):
             edges = np.zeros(len(committed) + 1, np.int64)
             np.add.at(edges, r.starts[r.replies], 1)
-            np.add.at(edges, r.starts[r.replies] + r.span[r.replies], -1)
+            np.add.at(edges, r.starts[r.replies] + r.reply_span, -1)
             excluded = np.cumsum(edges[:-1]) > 0
             crc_bytes = committed[~excluded]
             excluded_before = np.concatenate(([0], np.cumsum(excluded)))
             position = r.starts - excluded_before[r.starts]
-            bad_replies = r.replies[
-                ~r.well_formed[r.replies] & (r.starts[r.replies] >= parser._seen)
-            ]
-            self.stats.bytes_skipped += int(r.span[bad_replies].sum())
+            bad = ~r.well_formed[r.replies] & (r.starts[r.replies] >= parser._seen)
+            self.stats.bytes_skipped += int(r.reply_span[bad].sum())
         else:
             crc_bytes = committed
             position = r.starts
@@ -631,7 +629,12 @@ class _Segments:
         # Record numbers of the records that are not replies (None: all are).
         self.non_reply_at = np.flatnonzero(r.source != Source.REPLY) if len(r.replies) else None
         self.events_np = r.events_before
-        self.non_reply_np = r.non_reply_before
+        # Records before each record that are not replies.
+        self.non_reply_np = (
+            np.concatenate(([0], np.cumsum(r.source != Source.REPLY)))
+            if len(r.replies)
+            else np.arange(count + 1)
+        )
         self.events_before = _Ints(self.events_np)
         self.non_reply_before = _Ints(self.non_reply_np)
         self.delta_sum = r.delta_sum
@@ -918,16 +921,14 @@ class _Records:
 
     __slots__ = (
         "starts",
-        "span",
         "source",
         "payload",
-        "delta",
         "value",
         "well_formed",
         "is_event",
         "replies",
+        "reply_span",
         "events_before",
-        "non_reply_before",
         "delta_sum",
         "syncs",
         "seals",
@@ -935,17 +936,16 @@ class _Records:
 
     def __init__(self, count: int) -> None:
         self.starts = _NO_INDICES  # offset of the lead byte in the buffer
-        self.span = np.empty(count, np.int64)  # bytes up to the next lead byte (or the end)
         self.source: _Words = np.empty(count, np.uint8)
         self.payload: _Words = np.empty(count, np.uint64)
-        self.delta: _Words = np.empty(count, np.uint64)  # 0 for non-event sources
         self.value: _Words = np.empty(count, np.uint64)  # meaningful for events
         self.well_formed = np.empty(count, np.bool_)
         self.is_event = np.empty(count, np.bool_)  # a well-formed event record
         self.replies: _Indices = _NO_INDICES  # record numbers of REPLY records
+        self.reply_span: _Indices = _NO_INDICES  # their bytes up to the next lead byte
         self.events_before = np.empty(count + 1, np.int64)
-        self.non_reply_before = np.empty(count + 1, np.int64)
-        self.delta_sum: _Words = np.empty(count + 1, np.uint64)  # wrapping
+        # Running sum of the records' deltas (0 for non-event records; wrapping).
+        self.delta_sum: _Words = np.empty(count + 1, np.uint64)
         # Record numbers of the well-formed SYNC and SEAL records.
         self.syncs: _Indices = np.empty(count, np.intp)
         self.seals: _Indices = np.empty(count, np.intp)
@@ -956,10 +956,8 @@ class _Records:
         r = _Records.__new__(_Records)
         r.starts = starts
         for name in (
-            "span",
             "source",
             "payload",
-            "delta",
             "value",
             "well_formed",
             "is_event",
@@ -967,7 +965,7 @@ class _Records:
             "seals",
         ):
             setattr(r, name, getattr(self, name)[:n])
-        for name in ("events_before", "non_reply_before", "delta_sum"):
+        for name in ("events_before", "delta_sum"):
             setattr(r, name, getattr(self, name)[: n + 1])
-        r.replies = _NO_INDICES
+        r.replies = r.reply_span = _NO_INDICES
         return r

@@ -39,29 +39,29 @@ static int need(Buf *buf, Py_ssize_t bytes, const char *what) {
  * 64: no delta), valid (uint8: a source the version defines). Constants: max_length,
  * delta_bits, event_sources (sources below it are events), reply, sync, seal (source numbers),
  * back_mask, level_at (the short edge's level bit).
- * Outputs (n records; n + 1 for the running totals, which start at 0): span (int64),
- * source (uint8), payload, delta, value (uint64), ok, is_event (uint8 0/1),
- * events_before, non_reply_before (int64), delta_sum (uint64); syncs, seals (int64: the
+ * Outputs (n records; n + 1 for the running totals, which start at 0; as few as the segment
+ * checks need: memory traffic is most of the loop's time): source (uint8), payload, value
+ * (uint64), ok, is_event (uint8 0/1), events_before (int64), delta_sum (uint64: of the
+ * deltas, wrapping); syncs, seals (int64: the
  * record numbers of the well-formed SYNC and SEAL records, as many as returned). */
 static PyObject *decode(PyObject *self, PyObject *args) {
     (void)self;
     enum { IN_BUF, IN_STARTS, T_SOURCE, T_MASK, T_SVALUE, T_SEDGE, T_BACK, T_STEP, T_FIXED,
-           T_WIDTH, T_VALID, O_SPAN, O_SOURCE, O_PAYLOAD, O_DELTA, O_VALUE, O_OK, O_EVENT,
-           O_EVENTS, O_NONREPLY, O_DSUM, O_SYNCS, O_SEALS, NBUF };
+           T_WIDTH, T_VALID, O_SOURCE, O_PAYLOAD, O_VALUE, O_OK, O_EVENT, O_EVENTS, O_DSUM,
+           O_SYNCS, O_SEALS, NBUF };
     Buf b[NBUF];
     memset(b, 0, sizeof b);
     Py_ssize_t committed, max_length;
     int delta_bits, event_sources, reply, sync, seal, back_mask, level_at;
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*ny*y*y*y*y*y*y*y*y*niiiiiiiw*w*w*w*w*w*w*w*w*w*w*w*",
+    if (!PyArg_ParseTuple(args, "y*y*ny*y*y*y*y*y*y*y*y*niiiiiiiw*w*w*w*w*w*w*w*w*",
                           &b[IN_BUF].b, &b[IN_STARTS].b, &committed, &b[T_SOURCE].b,
                           &b[T_MASK].b, &b[T_SVALUE].b, &b[T_SEDGE].b, &b[T_BACK].b,
                           &b[T_STEP].b, &b[T_FIXED].b, &b[T_WIDTH].b, &b[T_VALID].b,
                           &max_length, &delta_bits, &event_sources, &reply, &sync, &seal,
-                          &back_mask, &level_at, &b[O_SPAN].b, &b[O_SOURCE].b, &b[O_PAYLOAD].b,
-                          &b[O_DELTA].b, &b[O_VALUE].b, &b[O_OK].b, &b[O_EVENT].b,
-                          &b[O_EVENTS].b, &b[O_NONREPLY].b, &b[O_DSUM].b, &b[O_SYNCS].b,
-                          &b[O_SEALS].b))
+                          &back_mask, &level_at, &b[O_SOURCE].b, &b[O_PAYLOAD].b,
+                          &b[O_VALUE].b, &b[O_OK].b, &b[O_EVENT].b, &b[O_EVENTS].b,
+                          &b[O_DSUM].b, &b[O_SYNCS].b, &b[O_SEALS].b))
         return NULL;
     for (int i = 0; i < NBUF; i++)
         b[i].held = 1;
@@ -72,12 +72,10 @@ static PyObject *decode(PyObject *self, PyObject *args) {
           need(&b[T_SVALUE], 256, "short_value") && need(&b[T_SEDGE], 256, "short_edge") &&
           need(&b[T_BACK], 256, "back_at") && need(&b[T_STEP], 256, "step_at") &&
           need(&b[T_FIXED], 17 * 8, "fixed") && need(&b[T_WIDTH], 17 * 8, "width") &&
-          need(&b[T_VALID], 17, "valid") && need(&b[O_SPAN], n * 8, "span") &&
-          need(&b[O_SOURCE], n, "source") && need(&b[O_PAYLOAD], n * 8, "payload") &&
-          need(&b[O_DELTA], n * 8, "delta") && need(&b[O_VALUE], n * 8, "value") &&
+          need(&b[T_VALID], 17, "valid") && need(&b[O_SOURCE], n, "source") &&
+          need(&b[O_PAYLOAD], n * 8, "payload") && need(&b[O_VALUE], n * 8, "value") &&
           need(&b[O_OK], n, "ok") && need(&b[O_EVENT], n, "is_event") &&
           need(&b[O_EVENTS], (n + 1) * 8, "events_before") &&
-          need(&b[O_NONREPLY], (n + 1) * 8, "non_reply_before") &&
           need(&b[O_DSUM], (n + 1) * 8, "delta_sum") && need(&b[O_SYNCS], n * 8, "syncs") &&
           need(&b[O_SEALS], n * 8, "seals")))
         goto done;
@@ -93,13 +91,12 @@ static PyObject *decode(PyObject *self, PyObject *args) {
                   *t_step = b[T_STEP].b.buf, *t_valid = b[T_VALID].b.buf;
     const uint64_t *t_mask = b[T_MASK].b.buf, *t_width = b[T_WIDTH].b.buf;
     const int64_t *t_fixed = b[T_FIXED].b.buf;
-    int64_t *o_span = b[O_SPAN].b.buf, *o_events = b[O_EVENTS].b.buf,
-            *o_nonreply = b[O_NONREPLY].b.buf;
+    int64_t *o_events = b[O_EVENTS].b.buf;
     uint8_t *o_source = b[O_SOURCE].b.buf, *o_ok = b[O_OK].b.buf, *o_event = b[O_EVENT].b.buf;
     int64_t *o_syncs = b[O_SYNCS].b.buf, *o_seals = b[O_SEALS].b.buf;
     Py_ssize_t syncs = 0, seals = 0;
-    uint64_t *o_payload = b[O_PAYLOAD].b.buf, *o_delta = b[O_DELTA].b.buf,
-             *o_value = b[O_VALUE].b.buf, *o_dsum = b[O_DSUM].b.buf;
+    uint64_t *o_payload = b[O_PAYLOAD].b.buf, *o_value = b[O_VALUE].b.buf,
+             *o_dsum = b[O_DSUM].b.buf;
 
     /* The values of each source since the last SYNC record (any, well-formed or not), newest
      * at seen[source] - 1 (mod RING): what short value records refer to. */
@@ -107,9 +104,9 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     Py_ssize_t seen[17];
     memset(seen, 0, sizeof seen);
     Py_ssize_t replies = 0;
-    int64_t events = 0, non_reply = 0;
+    int64_t events = 0;
     uint64_t dsum = 0;
-    o_events[0] = o_nonreply[0] = 0;
+    o_events[0] = 0;
     o_dsum[0] = 0;
 
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -189,8 +186,6 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         if (source == reply) {
             replies++;
             ok &= span <= 2 && payload <= 0xFF;
-        } else {
-            non_reply++;
         }
         if (ok && source == sync)
             o_syncs[syncs++] = i;
@@ -200,15 +195,12 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         events += is_event;
         dsum += delta;
 
-        o_span[i] = span;
         o_source[i] = source;
         o_payload[i] = payload;
-        o_delta[i] = delta;
         o_value[i] = value;
         o_ok[i] = (uint8_t)ok;
         o_event[i] = (uint8_t)is_event;
         o_events[i + 1] = events;
-        o_nonreply[i + 1] = non_reply;
         o_dsum[i + 1] = dsum;
     }
     result = Py_BuildValue("nnn", replies, syncs, seals);
