@@ -541,9 +541,10 @@ class StreamParser:
         SYNC makes the record malformed."""
         n = len(starts)
         if self._scratch is None or len(self._scratch.source) < n:
-            # Kept between feeds: fresh arrays each feed cost as much in page faults as the
-            # decoding itself.
-            self._scratch = _Records(2 * n)
+            # Kept between feeds (as large as the largest feed's records, an eighth more so that
+            # slowly growing feeds do not reallocate each time): fresh arrays each feed cost
+            # as much in page faults as the decoding itself.
+            self._scratch = _Records(n + n // 8)
         r = self._scratch.first(starts)
         t = self._leads
         replies, syncs, seals = record_loop.decode(
@@ -695,7 +696,8 @@ class _Segments:
     def _precheck_v2(self, sync_at: _Indices, following: _Indices) -> list[int | None]:
         """For every SYNC, at once: the SEAL that closes its segment (None: none before the
         next SYNC), and the checks other than the CRC and the chain, with the fields they
-        need (as lists, read one segment at a time by :meth:`_close_v2`)."""
+        need (as arrays per SYNC: read by ``record_loop.clean_run`` for the segments that follow
+        on cleanly, one segment at a time by :meth:`_close_v2` for the others)."""
         r = self.r
         seals = r.seals
         at = np.searchsorted(seals, sync_at)
