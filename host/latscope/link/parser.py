@@ -14,6 +14,7 @@ import numpy.typing as npt
 from amaranth.lib import data
 
 from latscope_defs.protocol import (
+    CONT_BITS,
     CRC_BITS,
     DELTA_BITS,
     LEAD_FLAG,
@@ -60,6 +61,8 @@ _SEQUENCE_MASK = (1 << SEQUENCE_BITS) - 1
 _TALLY_AT = {name: field.offset for name, field in data.Layout.cast(Tally)}
 _MAX_LENGTH = 1 + MAX_CONT
 _NO_INDICES: _Indices = np.empty(0, np.intp)
+# The byte format record_loop.c's word packing is written for.
+assert CONT_BITS == 7 and LEAD_FLAG == 0x80, "record_loop.c needs updating"
 #: The byte-at-a-time CRC-32 table of ``protocol.crc32`` (the register after one byte, without
 #: the initial and final inversions), from which ``record_loop.clean_run`` checks SEALs.
 _CRC_TABLE = np.array(

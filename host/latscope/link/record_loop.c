@@ -1,9 +1,12 @@
 /* The record loop of latscope.link.parser: one pass over a buffer's records instead of about
  * 25 numpy passes over 64-bit words (bench/README.md, parser_throughput.py).
  *
- * This file knows no record layout and no protocol constant: every table it reads (what a
- * lead byte means, fixed lengths, value widths, the delta's width, ...) is built by
- * latscope.link.parser from latscope_defs.protocol and passed in. Plain CPython C API and
+ * The record layouts and constants come from latscope_defs.protocol through the parser: every
+ * table this file reads (what a lead byte means, fixed lengths, value widths, the delta's
+ * width, the longest record, the CRC-32 table, ...) is built by latscope.link.parser and passed
+ * in. What the code itself is written for is the byte format of records: a lead byte with the
+ * flag in bit 7, continuation bytes of 7 payload bits (the word-packing masks below), which the
+ * parser asserts (CONT_BITS, LEAD_FLAG) when it loads this module. Plain CPython C API and
  * the buffer protocol (numpy arrays are buffers): no numpy headers needed to build it. */
 
 #define PY_SSIZE_T_CLEAN
@@ -12,7 +15,7 @@
 #include <string.h>
 
 /* A short value record refers to one of the last RING values of its source in the segment;
- * the parser checks that its ``back`` field fits (RING_SIZE below). */
+ * decode() refuses a ``back`` mask that does not fit. */
 #define RING 8
 
 typedef struct {
@@ -149,7 +152,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
             for (int64_t j = 8; j < length; j++)
                 payload = (payload << 7) | (buf[at + j] & 0x7F);
             /* A 10-byte record holds 66 bits; only payloads below 2**64 are valid. */
-            if (length == 10 && (head >> 50) != 0)
+            if ((head >> (64 - 7 * (length - 8))) != 0)
                 ok = 0;
         }
 
