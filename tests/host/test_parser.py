@@ -3,11 +3,13 @@ segments and never yields a wrong event, replies, gap() and finish()."""
 
 import dataclasses
 import random
+from itertools import cycle
 
 import numpy as np
 import pytest
 
 from latscope.events import Events
+from latscope.link import parser as parser_module
 from latscope.link.parser import StreamParser
 from latscope_defs.protocol import (
     DELTA_BITS,
@@ -32,6 +34,8 @@ from latscope_defs.protocol import (
     loss_value,
     value_width,
 )
+from support.damage import damage
+from support.synthetic_suite import LATENCY
 
 EVENT_SOURCES = [Source.MARKER, Source.BUS, Source.IRQ, Source.LOSS, *range(4, 12)]
 SYNC_LEAD = lead_bytes(Source.SYNC)[0]
@@ -702,3 +706,39 @@ def test_irq_pad_delay_moves_irq_stamps_later_and_nothing_else():
         (22, Source.IRQ),
         (28, Source.EDGE0),
     ]
+
+
+def _parsed(stream, feeds, monkeypatch=None):
+    """Events and statistics of ``stream`` fed in pieces of the sizes ``feeds`` cycles through;
+    with ``monkeypatch``, every segment takes the general path (``SegmentChain.place`` in
+    Python, ``binascii.crc32``) instead of the compiled one of ``record_loop.clean_run``."""
+    if monkeypatch is not None:
+        monkeypatch.setattr(
+            parser_module._Segments,
+            "_clean_run",
+            lambda self, k, done, done_byte, _: (k, done, done_byte),
+        )
+    parser = StreamParser(latency=LATENCY)
+    parts, at = [], 0
+    for size in cycle(feeds):
+        if at >= len(stream):
+            break
+        parts.append(parser.feed(stream[at : at + size]))
+        at += size
+    parts.append(parser.finish())
+    return list(Events.concatenate(parts)), parser.stats.as_dict()
+
+
+@pytest.mark.parametrize("kind", ["flip", "drop", "duplicate", "mixed"])
+def test_compiled_segment_chain_is_the_general_one(suite, kind, monkeypatch):
+    """The segments that follow on cleanly are checked and placed in compiled code (CRC-32
+    from a table of ``protocol.crc32``, the chain's usual step); the general path in Python
+    must give the very same events and statistics, on a clean and a damaged stream, fed in
+    pieces that cut segments anywhere."""
+    run, _, stream = suite
+    damaged = damage(stream, 1e-3, kind, random.Random(f"compiled {kind}"))
+    for data in (stream, damaged):
+        compiled = _parsed(data, [4096, 1, 100, 65536])
+        assert compiled[1]["segments_ok"] > 100
+        assert compiled == _parsed(data, [4096, 1, 100, 65536], monkeypatch)
+        monkeypatch.undo()

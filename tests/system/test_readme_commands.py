@@ -42,6 +42,14 @@ def code_lines(text):
     return lines
 
 
+def install_inputs():
+    """The files whose change makes scripts/setup.sh reinstall the Python packages (its
+    ``[ FILE -nt "$stamp" ]`` tests)."""
+    names = re.findall(r'\[ (\S+) -nt "\$stamp" \]', (ROOT / "scripts" / "setup.sh").read_text())
+    assert "pyproject.toml" in names, names
+    return names
+
+
 def runs_here(line):
     return not NOT_HERE.search(line)
 
@@ -63,13 +71,15 @@ def test_readme_commands_run_as_printed(tmp_path):
     clone = tmp_path / "latscope"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     (clone / ".venv").symlink_to(ROOT / ".venv")
-    # The clone's pyproject.toml gets this checkout's times, so setup.sh finds the shared
-    # environment installed and leaves it (it reinstalls when pyproject.toml is newer than
-    # its stamp, and would then install the clone into this checkout's environment).
-    ours = (ROOT / "pyproject.toml").stat()
+    # The clone's install inputs (pyproject.toml, setup.py, ...: the files setup.sh compares
+    # with its stamp) get this checkout's times, so setup.sh finds the shared environment
+    # installed and leaves it (it reinstalls when one is newer than its stamp, and would then
+    # install the clone into this checkout's environment).
     stamp = ROOT / ".venv" / ".latscope-installed"
-    assert stamp.exists() and stamp.stat().st_mtime_ns >= ours.st_mtime_ns, "run make setup"
-    os.utime(clone / "pyproject.toml", ns=(ours.st_atime_ns, ours.st_mtime_ns))
+    for name in install_inputs():
+        ours = (ROOT / name).stat()
+        assert stamp.exists() and stamp.stat().st_mtime_ns >= ours.st_mtime_ns, "run make setup"
+        os.utime(clone / name, ns=(ours.st_atime_ns, ours.st_mtime_ns))
     lines = [line for line in code_lines((clone / "README.md").read_text()) if runs_here(line)]
     script = "set -euo pipefail\n" + "".join(
         f"echo '$ {shell_quote(line)}'\n{line}\n" for line in lines

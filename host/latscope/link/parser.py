@@ -5,7 +5,6 @@ out, with a *hole* where it dropped data (docs/protocol.md, "What a reader guara
 
 import binascii
 import re
-import sys
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ import numpy.typing as npt
 from amaranth.lib import data
 
 from latscope_defs.protocol import (
+    CONT_BITS,
     CRC_BITS,
     DELTA_BITS,
     LEAD_FLAG,
@@ -31,6 +31,7 @@ from latscope_defs.protocol import (
     ShortMarkerLead,
     Source,
     Tally,
+    crc32,
     fixed_length,
     hole_value,
     lead_bytes,
@@ -45,7 +46,8 @@ from latscope_defs.protocol import (
 )
 
 from ..events import Events
-from .chain import OLD, REFUSED, Damage, Hole, Placed, SegmentChain
+from . import record_loop
+from .chain import OLD, REFUSED, STAMP_MASK, Damage, Hole, Mark, Placed, SegmentChain
 
 __all__ = ["ParserStats", "StreamParser"]
 
@@ -58,8 +60,14 @@ _SEQUENCE_MASK = (1 << SEQUENCE_BITS) - 1
 #: Bit offsets of the TALLY fields in its payload.
 _TALLY_AT = {name: field.offset for name, field in data.Layout.cast(Tally)}
 _MAX_LENGTH = 1 + MAX_CONT
-#: The length bound of a record that is not of fixed length (``_longest``): none.
-_UNBOUNDED = np.iinfo(np.int64).max
+_NO_INDICES: _Indices = np.empty(0, np.intp)
+# The byte format record_loop.c's word packing is written for.
+assert CONT_BITS == 7 and LEAD_FLAG == 0x80, "record_loop.c needs updating"
+#: The byte-at-a-time CRC-32 table of ``protocol.crc32`` (the register after one byte, without
+#: the initial and final inversions), from which ``record_loop.clean_run`` checks SEALs.
+_CRC_TABLE = np.array(
+    [crc32(bytes([byte]), 0xFFFFFFFF) ^ 0xFFFFFFFF for byte in range(256)], np.uint32
+)
 
 
 def _completing_lead(version: int) -> "re.Pattern[bytes]":
@@ -349,8 +357,11 @@ class StreamParser:
         self._fixed = np.array(
             [fixed_length(source, version) or 0 for source in range(16)] + [0], np.int64
         )
-        # The most bytes a record can take: its fixed length, or any (up to the next lead).
-        self._longest = np.where(self._fixed != 0, self._fixed, _UNBOUNDED)
+        # Sources this version defines (16: an unused lead byte; version 1 reserves 12, 13).
+        self._valid = np.array(
+            [source < 16 and (version > 1 or source & 0xE != 12) for source in range(17)],
+            np.uint8,
+        )
         self._completing = _COMPLETING_LEAD[version]
         self._leads = _LEADS[version]
         signed = np.zeros(16, np.int64)
@@ -382,6 +393,7 @@ class StreamParser:
             margin=int(self._latency.max()) + int(self._later.max()) + irq_pad_delay
         )
         self._damage = Damage()  # stream data dropped since the last delivered segment
+        self._scratch: _Records | None = None  # the decoded records' arrays, reused
 
     # --- public interface ---------------------------------------------------------------
 
@@ -469,9 +481,6 @@ class StreamParser:
         """Parses ``buf`` (the kept bytes and new data); keeps the open segment's bytes."""
         arr = np.frombuffer(buf, np.uint8)
         starts = np.flatnonzero(arr >= LEAD_FLAG)
-        span = np.empty_like(starts)  # bytes up to the next lead byte
-        np.subtract(starts[1:], starts[:-1], out=span[:-1])
-        span[-1:] = len(buf) - starts[-1:]
 
         # The last record may still grow, unless it is a whole fixed-length record, a REPLY
         # that cannot have (more) continuation bytes, or already too long to be a record.
@@ -481,7 +490,7 @@ class StreamParser:
             last = int(arr[starts[-1]])
             last_source = int(self._leads.source[last])
             last_bits = last & int(self._leads.payload_mask[last])
-            last_span, fixed = int(span[-1]), int(self._fixed[last_source])
+            last_span, fixed = len(buf) - int(starts[-1]), int(self._fixed[last_source])
             if last_source == Source.REPLY and last_span == 1 and last_bits < 2:
                 lone_reply = last_bits  # a byte 0/1, or the lead of a two-byte record
             if lone_reply is not None or not (
@@ -490,10 +499,10 @@ class StreamParser:
                 or (last_source == Source.REPLY and (last_span > 1 or last_bits >= 2))
             ):
                 committed = int(starts[-1])
-                starts, span = starts[:-1], span[:-1]
+                starts = starts[:-1]
         processed = committed  # bytes whose replies and skips have been counted
 
-        r = self._decode(buf, starts, span)
+        r = self._decode(buf, starts, committed)
         new_replies = r.replies[r.starts[r.replies] >= self._seen]
         for byte, ok in zip(r.payload[new_replies].tolist(), r.well_formed[new_replies].tolist()):
             if ok:
@@ -522,115 +531,62 @@ class StreamParser:
         self.stats.events_delivered += len(events) - len(segments.holes)
         return events
 
-    def _decode(self, buf: bytes, starts: _Indices, span: _Indices) -> "_Records":
-        """Source, payload and well-formedness of every record (as :class:`_Records`).
+    def _decode(self, buf: bytes, starts: _Indices, committed: int) -> "_Records":
+        """Source, payload and well-formedness of every record, and the running totals the
+        segment checks use (as :class:`_Records`), in one compiled pass over the records
+        (``record_loop.c``, with this version's tables from ``latscope_defs.protocol``).
 
-        A record of up to 8 bytes is read as the big-endian 64-bit word at its start; masking
-        off the flag bits and the source and shifting out the bytes after the record leaves
-        7-bit groups 8 bits apart, which three shift-and-mask steps pack together. The few
-        longer records (v1 SYNC, TALLY, big LOSS and BUS payloads) get their last bytes added
-        by :func:`_decode_long`. A fixed-length record is read at its length; continuation
-        bytes after it are strays (which fail the segment whose CRC domain holds them)."""
-        # Padding with lead bytes makes a one-byte record at the end look like any other.
-        padded = buf + bytes([LEAD_FLAG]) * 8
-        # Gathered as native words and swapped in place: half the time of gathering
-        # big-endian words and converting them (a copy).
-        windows = np.ndarray((len(buf),), dtype=np.uint64, buffer=padded, strides=(1,))
-        words = np.take(windows, starts)
-        if sys.byteorder == "little":
-            words.byteswap(inplace=True)
-        # (From the lead bytes: a pass over bytes, not over words.)
-        lead = np.take(np.frombuffer(buf, np.uint8), starts)
-        leads = self._leads
-        source = np.take(leads.source, lead)
-        lead_mask = np.take(leads.payload_mask, lead)
-        value_at = np.flatnonzero(np.take(leads.short_value, lead))
-        edge_at = np.flatnonzero(np.take(leads.short_edge, lead))
-        short_at = np.concatenate((value_at, edge_at))
-        longest = np.take(self._longest, source, mode="clip")
-        is_fixed = longest != _UNBOUNDED
-        length = np.minimum(span, longest)
-        short = np.minimum(length, 8).astype(np.uint8)
-        x = (words & ((lead_mask << 56) | 0x007F7F7F7F7F7F7F)) >> (64 - 8 * short)
-        x -= (x >> 1) & 0x3F803F803F803F80  # 14 bits, 16 apart
-        x = (x & 0x00003FFF00003FFF) | ((x >> 2) & 0x0FFFC0000FFFC000)  # 28 bits, 32 apart
-        payload = (x & 0x000000000FFFFFFF) | ((x >> 4) & 0x00FFFFFFF0000000)
-
-        is_event = source < len(_EVENT_SOURCES)
-        width = np.take(self._width, source, mode="clip")
-        ok = np.where(is_fixed, span >= longest, span <= _MAX_LENGTH)
-        ok &= source < 16  # version 4 leaves some lead bytes unused
-        if self.version == 1:
-            ok &= (source & 0xE) != 12  # 12 and 13 are reserved
-        # The sender uses the fewest continuation bytes: the lead's payload bits and the
-        # second byte are not all 0 (the second byte's flag keeps a one-byte record in: the
-        # next lead byte follows it).
-        ok &= is_fixed | (((words >> 48) & ((lead_mask << 8) | 0xFF)) != 0)
-        long_records = np.flatnonzero(length > 8)
-        if len(long_records):
-            _decode_long(np.frombuffer(padded, np.uint8), starts, length, payload, ok, long_records)
-        delta = payload >> width  # 0 for the other records: width 64
-        value = payload ^ (delta << width)
-        if len(short_at):
-            # A short record's payload is the delta; an edge's level is in its lead byte.
-            delta[short_at] = payload[short_at]
-            value[edge_at] = (lead[edge_at] >> _EDGE_LEVEL.offset) & 1
-            for of in SHORT_VALUE_SOURCES.values():
-                at = value_at[source[value_at] == of]
-                if len(at):
-                    self._resolve_values(of, lead, source, value, ok, at)
-        ok &= (delta >> DELTA_BITS) == 0
-        replies = np.flatnonzero(source == Source.REPLY)
-        if len(replies):
-            ok[replies] &= (span[replies] <= 2) & (payload[replies] <= 0xFF)
-        return _Records(starts, span, source, payload, delta, value, ok, is_event & ok, replies)
-
-    def _resolve_values(
-        self,
-        of: Source,
-        lead: _Words,
-        source: _Words,
-        value: _Words,
-        ok: _Bools,
-        short_at: _Indices,
-    ) -> None:
-        """The values of the short records of source ``of`` (MARKER or BUS) at ``short_at``,
-        in place: each repeats, or steps by one from, the value of the record of that source
-        ``back + 1`` records before it since the last SYNC; a reference beyond that SYNC
-        makes the record malformed. Resolved by pointer doubling (each pass follows every
-        chain twice as far), so a chain of n short records costs log2(n) passes over the
-        records of that source, not a loop."""
-        sync = np.cumsum(source == Source.SYNC)  # segment number of every record
-        records = np.flatnonzero(source == of)
-        rank = np.searchsorted(records, short_at)  # their places among the records of ``of``
-        fields = lead[short_at]
-        back = (fields >> self._leads.back_at[fields]) & _BACK_MASK
-        refers = rank - 1 - back.astype(np.intp)
-        inside = refers >= 0
-        inside[inside] = sync[records[refers[inside]]] == sync[short_at[inside]]
-        ok[short_at[~inside]] = False
-        pointer = np.arange(len(records))
-        pointer[rank[inside]] = refers[inside]
-        step = np.zeros(len(records), np.uint64)
-        step[rank[inside]] = (fields[inside] >> self._leads.step_at[fields[inside]]) & 1
-        while True:
-            further = pointer[pointer]
-            if np.array_equal(further, pointer):
-                break
-            step += step[pointer]
-            pointer = further
-        mask = np.uint64((1 << int(self._width[of])) - 1)
-        value[records] = (value[records[pointer]] + step) & mask
-
-    def _correct(self, stamp: _Words, source: _Words) -> _Words:
-        """Stamps minus the pin-to-stamp latency of their sources (never below 0), IRQ
-        stamps plus the output's stamp-to-pad delay: each event at the time of its pin."""
-        if not self.latency and not self.irq_pad_delay:
-            return stamp
-        latency = np.take(self._latency, source, mode="clip")
-        later = np.take(self._later, source, mode="clip")
-        pad_delay = np.take(self._pad_delay, source, mode="clip")
-        return np.maximum(stamp, latency) - latency + later + pad_delay
+        A record's payload is its lead byte's payload bits followed by the 7-bit groups of its
+        continuation bytes; a fixed-length record is read at its length (continuation bytes
+        after it are strays, which fail the segment whose CRC domain holds them). A short
+        value record's value repeats, or steps by one from, the value of the record of its
+        source ``back + 1`` records before it since the last SYNC; a reference beyond that
+        SYNC makes the record malformed."""
+        n = len(starts)
+        if self._scratch is None or len(self._scratch.source) < n:
+            # Kept between feeds (as large as the largest feed's records, an eighth more so that
+            # slowly growing feeds do not reallocate each time): fresh arrays each feed cost
+            # as much in page faults as the decoding itself.
+            self._scratch = _Records(n + n // 8)
+        r = self._scratch.first(starts)
+        t = self._leads
+        replies, syncs, seals = record_loop.decode(
+            buf,
+            starts,
+            committed,
+            t.source,
+            t.payload_mask,
+            t.short_value,
+            t.short_edge,
+            t.back_at,
+            t.step_at,
+            self._fixed,
+            self._width,
+            self._valid,
+            _MAX_LENGTH,
+            DELTA_BITS,
+            len(_EVENT_SOURCES),
+            Source.REPLY,
+            Source.SYNC,
+            Source.SEAL,
+            _BACK_MASK,
+            _EDGE_LEVEL.offset,
+            r.source,
+            r.payload,
+            r.value,
+            r.well_formed,
+            r.is_event,
+            r.events_before,
+            r.delta_sum,
+            r.syncs,
+            r.seals,
+        )
+        if replies:
+            r.replies = np.flatnonzero(r.source == Source.REPLY)
+            ends = np.append(starts[1:], committed)
+            r.reply_span = ends[r.replies] - starts[r.replies]
+        r.syncs, r.seals = r.syncs[:syncs], r.seals[:seals]
+        return r
 
     def _count_losses(self, events: Events) -> None:
         is_loss = events.source == Source.LOSS
@@ -661,39 +617,47 @@ class _Segments:
         if len(r.replies):
             edges = np.zeros(len(committed) + 1, np.int64)
             np.add.at(edges, r.starts[r.replies], 1)
-            np.add.at(edges, r.starts[r.replies] + r.span[r.replies], -1)
+            np.add.at(edges, r.starts[r.replies] + r.reply_span, -1)
             excluded = np.cumsum(edges[:-1]) > 0
             crc_bytes = committed[~excluded]
             excluded_before = np.concatenate(([0], np.cumsum(excluded)))
             position = r.starts - excluded_before[r.starts]
-            bad_replies = r.replies[
-                ~r.well_formed[r.replies] & (r.starts[r.replies] >= parser._seen)
-            ]
-            self.stats.bytes_skipped += int(r.span[bad_replies].sum())
+            bad = ~r.well_formed[r.replies] & (r.starts[r.replies] >= parser._seen)
+            self.stats.bytes_skipped += int(r.reply_span[bad].sum())
         else:
             crc_bytes = committed
             position = r.starts
         self.view = crc_bytes.data  # a memoryview of the array
         self.pos_np = np.concatenate((position, [len(crc_bytes)]))
         self.pos = _Ints(self.pos_np)
-        non_reply = r.source != Source.REPLY
-        self.non_reply_at = np.flatnonzero(non_reply)
-        self.events_np = _prefix_sums(r.is_event, np.int64)
+        # Record numbers of the records that are not replies (None: all are).
+        self.non_reply_at = np.flatnonzero(r.source != Source.REPLY) if len(r.replies) else None
+        self.events_np = r.events_before
+        # Records before each record that are not replies.
         self.non_reply_np = (
-            _prefix_sums(non_reply, np.int64) if len(r.replies) else np.arange(count + 1)
+            np.concatenate(([0], np.cumsum(r.source != Source.REPLY)))
+            if len(r.replies)
+            else np.arange(count + 1)
         )
         self.events_before = _Ints(self.events_np)
         self.non_reply_before = _Ints(self.non_reply_np)
-        self.delta_sum = _prefix_sums(r.delta, np.uint64)
-        # (first record, end record, 64-bit stamp of the first)
-        self.delivered: list[tuple[int, int, int]] = []
+        self.delta_sum = r.delta_sum
+        # The delivered segments (the first ``delivered`` entries, at most one per SYNC): their
+        # SYNC records, the records after their last events, their SYNCs' 64-bit stamps.
+        # (Sized in ``run``.)
+        self.delivered = 0
+        self.first: _Indices = _NO_INDICES
+        self.end: _Indices = _NO_INDICES
+        self.base: _Words = np.empty(0, np.uint64)
         # (record index the hole goes before, stamp, hole value)
         self.holes: list[tuple[int, int, int]] = []
 
     def run(self) -> tuple[Events, int | None]:
         """Returns the events and the offset where the kept open segment starts (or None)."""
         p, r = self.p, self.r
-        sync_at = np.flatnonzero((r.source == Source.SYNC) & r.well_formed)
+        sync_at = r.syncs
+        self.first, self.end = np.empty(len(sync_at), np.int64), np.empty(len(sync_at), np.int64)
+        self.base = np.empty(len(sync_at), np.uint64)
         syncs = sync_at.tolist()
         following = syncs[1:] + [self.count]
         if p.version == 1:
@@ -704,7 +668,13 @@ class _Segments:
         open_start = None
         p._open = None
         seal_length = int(p._fixed[Source.SEAL])
-        for k, s in enumerate(syncs):
+        k = 0
+        while k < len(syncs):
+            if p.version > 1 and p._chain.last is not None:
+                k, done, done_byte = self._clean_run(k, done, done_byte, seal_length)
+                if k == len(syncs):
+                    break
+            s = syncs[k]
             if s > done or self.pos[s] > done_byte:
                 self._junk(done, done_byte, s)
             close = closes[k]
@@ -721,6 +691,7 @@ class _Segments:
             else:
                 self._close_v2(k, s, close)
                 done, done_byte = close + 1, self.pos[close] + seal_length
+            k += 1
         if open_start is None:
             self._junk(done, done_byte, self.count)
         return self._events(), open_start
@@ -728,15 +699,20 @@ class _Segments:
     def _precheck_v2(self, sync_at: _Indices, following: _Indices) -> list[int | None]:
         """For every SYNC, at once: the SEAL that closes its segment (None: none before the
         next SYNC), and the checks other than the CRC and the chain, with the fields they
-        need (as lists, read one segment at a time by :meth:`_close_v2`)."""
+        need (as arrays per SYNC: read by ``record_loop.clean_run`` for the segments that follow
+        on cleanly, one segment at a time by :meth:`_close_v2` for the others)."""
         r = self.r
-        seals = np.flatnonzero((r.source == Source.SEAL) & r.well_formed)
+        seals = r.seals
         at = np.searchsorted(seals, sync_at)
         close = seals[np.minimum(at, len(seals) - 1)] if len(seals) else following
         closed = (at < len(seals)) & (close < following)
         close = np.where(closed, close, following - 1)
         # The TALLY is the last record before the SEAL that is not a reply.
-        tally = self.non_reply_at[np.maximum(np.searchsorted(self.non_reply_at, close) - 1, 0)]
+        if self.non_reply_at is None:
+            tally = np.maximum(close - 1, 0)
+        else:
+            at = np.maximum(np.searchsorted(self.non_reply_at, close) - 1, 0)
+            tally = self.non_reply_at[at]
         events = self.events_np[tally] - self.events_np[sync_at + 1]
         between = self.non_reply_np[tally] - self.non_reply_np[sync_at + 1]
         fields = r.payload[tally]
@@ -751,21 +727,59 @@ class _Segments:
             & ((fields >> np.uint64(_TALLY_AT["count"])) == events.astype(np.uint64))
         )
         mask = np.uint64(_SEQUENCE_MASK)
-        self.v2 = list(
-            zip(
-                ok.tolist(),
-                tally.tolist(),
-                events.tolist(),
-                ((fields >> np.uint64(_TALLY_AT["sent"])) & mask).tolist(),
-                ((fields >> np.uint64(_TALLY_AT["captured"])) & mask).tolist(),
-                r.payload[sync_at].tolist(),
-                r.payload[close].tolist(),
-                (self.delta_sum[tally] - self.delta_sum[sync_at + 1]).tolist(),
-                self.pos_np[sync_at].tolist(),
-                self.pos_np[close].tolist(),
-            )
+        self.sync_at = sync_at
+        self.close_at = np.where(closed, close, -1)
+        self.v2_ok = ok
+        self.v2_fields = (
+            tally,
+            events,
+            ((fields >> np.uint64(_TALLY_AT["sent"])) & mask).astype(np.int64),
+            ((fields >> np.uint64(_TALLY_AT["captured"])) & mask).astype(np.int64),
+            r.payload[sync_at],
+            r.payload[close],
+            self.delta_sum[tally] - self.delta_sum[sync_at + 1],
         )
         return [c if k else None for c, k in zip(close.tolist(), closed.tolist())]
+
+    def _clean_run(
+        self, k: int, done: int, done_byte: int, seal_length: int
+    ) -> tuple[int, int, int]:
+        """Delivers the segments from SYNC ``k`` on that follow the last delivered one
+        cleanly, in compiled code (``record_loop.clean_run``: the usual case of
+        :meth:`SegmentChain.place`); returns where the general path goes on."""
+        chain = self.p._chain
+        last = chain.last
+        assert last is not None and last.sent is not None
+        at = self.delivered
+        k, done, done_byte, count, sent, stamp48, stamp64 = record_loop.clean_run(
+            self.view,
+            _CRC_TABLE,
+            self.pos_np,
+            self.sync_at,
+            self.close_at,
+            self.v2_ok,
+            *self.v2_fields,
+            k,
+            done,
+            done_byte,
+            seal_length,
+            last.sent,
+            last.stamp48,
+            last.stamp64,
+            STAMP_MASK,
+            _SEQUENCE_MASK,
+            self.first[at:],
+            self.end[at:],
+            self.base[at:],
+        )
+        if count:
+            # What SegmentChain.place leaves after a segment that follows on (no hole).
+            chain.last = chain.anchor = Mark(sent, stamp48, stamp64)
+            chain.candidate = chain.old = None
+            self.p._damage.clear()
+            self.stats.segments_ok += count
+            self.delivered += count
+        return k, done, done_byte
 
     def _junk(self, first: int, first_byte: int, end: int) -> None:
         """Records ``first .. end - 1`` lie outside any segment (from ``first_byte`` on)."""
@@ -817,8 +831,11 @@ class _Segments:
         self._place(s, e, self.p._chain.place_v1(stamp48, segment_sum, self.p._damage))
 
     def _close_v2(self, k: int, s: int, e: int) -> None:
-        ok, tally, events, sent, captured, stamp48, crc, segment_sum, first, end = self.v2[k]
-        if not (ok and binascii.crc32(self.view[first:end]) == crc):
+        tally, events, sent, captured, stamp48, crc, segment_sum = (
+            int(column[k]) for column in self.v2_fields
+        )
+        first, end = self.pos[s], self.pos[e]
+        if not (self.v2_ok[k] and binascii.crc32(self.view[first:end]) == crc):
             self._fail(s, e)
             return
         placed = self.p._chain.place(
@@ -843,71 +860,50 @@ class _Segments:
             self.p._count_hole(placed.hole)
         self.p._damage.clear()
         self.stats.segments_ok += 1
-        self.delivered.append((s, end, placed.base))
+        at = self.delivered
+        self.first[at], self.end[at], self.base[at] = s, end, placed.base
+        self.delivered += 1
 
     def _events(self) -> Events:
         """The events of the delivered segments, with the holes before them."""
         r, p = self.r, self.p
         if not self.delivered:
             events = Events.empty()
+            chosen = _NO_INDICES
         else:
-            first = np.array([d[0] for d in self.delivered], np.int64)
-            end = np.array([d[1] for d in self.delivered], np.int64)
-            base = np.array([d[2] for d in self.delivered], np.uint64)
-            # Every record labelled with its segment's number + 1 (0: in none): the segments
-            # are disjoint and in order, so one cumulative sum of +label at a segment's first
-            # record and -label after its last gives it (cheaper than a search per event).
-            label = np.arange(1, len(first) + 1, dtype=np.int64)
-            marks = np.zeros(self.count + 1, np.int64)
-            marks[first + 1] += label  # (no index repeats within one of these two)
-            marks[end] -= label
-            labels = np.cumsum(marks[:-1])
-            chosen = np.flatnonzero((labels > 0) & r.is_event)
-            segment = labels[chosen] - 1
-            # Wrapping uint64 arithmetic: base + (deltas up to the event) - (deltas up to SYNC).
-            stamp = self.delta_sum[chosen + 1] + (base - self.delta_sum[first + 1])[segment]
-            source = np.take(r.source, chosen)
-            events = Events(p._correct(stamp, source), source, np.take(r.value, chosen))
+            first, end = self.first[: self.delivered], self.end[: self.delivered]
+            base = self.base[: self.delivered]
+            count = int((self.events_np[end] - self.events_np[first + 1]).sum())
+            chosen = np.empty(count, np.intp)
+            events = Events(
+                np.empty(count, np.uint64), np.empty(count, np.uint8), np.empty(count, np.uint64)
+            )
+            written = record_loop.gather(
+                first,
+                end,
+                base,
+                r.is_event,
+                self.delta_sum,
+                r.source,
+                r.value,
+                p._latency,
+                p._later,
+                p._pad_delay,
+                chosen,
+                events.stamp,
+                events.source,
+                events.value,
+            )
+            assert written == count
             p._count_losses(events)
         if not self.holes:
             return events
-        at = np.searchsorted(chosen, [h[0] for h in self.holes]) if self.delivered else 0
+        at = np.searchsorted(chosen, [h[0] for h in self.holes])
         return Events(
             np.insert(events.stamp, at, [h[1] for h in self.holes]),
             np.insert(events.source, at, Source.LOSS),
             np.insert(events.value, at, [h[2] for h in self.holes]),
         )
-
-
-def _prefix_sums(values: npt.NDArray[np.generic], dtype: type[np.integer]) -> _Words:
-    """0, then the running totals of ``values``: written in place, not concatenated (a copy
-    of a buffer's worth of records)."""
-    sums = np.empty(len(values) + 1, dtype)
-    sums[0] = 0
-    np.cumsum(values, dtype=dtype, out=sums[1:])
-    return sums
-
-
-def _decode_long(
-    padded: npt.NDArray[np.uint8],
-    starts: _Indices,
-    length: _Indices,
-    payload: _Words,
-    ok: _Bools,
-    index: _Indices,
-) -> None:
-    """Decodes in place the records at ``index``, which are longer than 8 bytes: their
-    ``payload`` holds the 52 bits of their first 8 bytes; append the 7 bits of byte 9 and 10."""
-    length = length[index]
-    index, length = index[length <= _MAX_LENGTH], length[length <= _MAX_LENGTH]
-    at = starts[index]
-    ninth = (padded[at + 8] & 0x7F).astype(np.uint64)
-    tenth = (padded[at + 9] & 0x7F).astype(np.uint64)
-    head = payload[index]
-    ten = length == _MAX_LENGTH
-    payload[index] = np.where(ten, (head << 14) | (ninth << 7) | tenth, (head << 7) | ninth)
-    # A 10-byte record holds 66 bits; only payloads below 2**64 are valid.
-    ok[index[ten & ((head >> 50) != 0)]] = False
 
 
 class _Ints:
@@ -924,38 +920,57 @@ class _Ints:
 
 
 class _Records:
-    """The complete records of one buffer, as parallel arrays (index = record number)."""
+    """The complete records of one buffer, as parallel arrays (index = record number), and
+    running totals over them (index = records before: one more entry), filled by
+    :meth:`StreamParser._decode`."""
 
     __slots__ = (
         "starts",
-        "span",
         "source",
         "payload",
-        "delta",
         "value",
         "well_formed",
         "is_event",
         "replies",
+        "reply_span",
+        "events_before",
+        "delta_sum",
+        "syncs",
+        "seals",
     )
 
-    def __init__(
-        self,
-        starts: _Indices,
-        span: _Indices,
-        source: _Words,
-        payload: _Words,
-        delta: _Words,
-        value: _Words,
-        well_formed: _Bools,
-        is_event: _Bools,
-        replies: _Indices,
-    ) -> None:
-        self.starts = starts  # offset of the lead byte in the buffer
-        self.span = span  # bytes up to the next lead byte (or buffer end)
-        self.source = source  # uint8
-        self.payload = payload  # uint64
-        self.delta = delta  # payload >> value width (0 for non-event sources)
-        self.value = value  # payload & value mask (meaningful for events)
-        self.well_formed = well_formed
-        self.is_event = is_event  # a well-formed event record
-        self.replies = replies  # record numbers of REPLY records
+    def __init__(self, count: int) -> None:
+        self.starts = _NO_INDICES  # offset of the lead byte in the buffer
+        self.source: _Words = np.empty(count, np.uint8)
+        self.payload: _Words = np.empty(count, np.uint64)
+        self.value: _Words = np.empty(count, np.uint64)  # meaningful for events
+        self.well_formed = np.empty(count, np.bool_)
+        self.is_event = np.empty(count, np.bool_)  # a well-formed event record
+        self.replies: _Indices = _NO_INDICES  # record numbers of REPLY records
+        self.reply_span: _Indices = _NO_INDICES  # their bytes up to the next lead byte
+        self.events_before = np.empty(count + 1, np.int64)
+        # Running sum of the records' deltas (0 for non-event records; wrapping).
+        self.delta_sum: _Words = np.empty(count + 1, np.uint64)
+        # Record numbers of the well-formed SYNC and SEAL records.
+        self.syncs: _Indices = np.empty(count, np.intp)
+        self.seals: _Indices = np.empty(count, np.intp)
+
+    def first(self, starts: _Indices) -> "_Records":
+        """The records at ``starts``: views of the first ``len(starts)`` entries."""
+        n = len(starts)
+        r = _Records.__new__(_Records)
+        r.starts = starts
+        for name in (
+            "source",
+            "payload",
+            "value",
+            "well_formed",
+            "is_event",
+            "syncs",
+            "seals",
+        ):
+            setattr(r, name, getattr(self, name)[:n])
+        for name in ("events_before", "delta_sum"):
+            setattr(r, name, getattr(self, name)[: n + 1])
+        r.replies = r.reply_span = _NO_INDICES
+        return r
