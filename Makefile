@@ -62,6 +62,7 @@ bitstreams-all: setup
 	$(PYTHON) -m latscope_boards build ulx3s --variant 25F
 	$(PYTHON) -m latscope_boards build ulx3s --variant 45F
 	$(PYTHON) -m latscope_boards build icebreaker --variant bringup
+	$(PYTHON) -m latscope_boards build ice40-hx8k-b-evn --variant membus
 
 program:
 	$(PYTHON) -m latscope_boards program $(BOARD) $(BOARD_OPTS)
