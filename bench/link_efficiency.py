@@ -22,6 +22,7 @@ bench/link_efficiency.py``.
 import sys
 
 import numpy as np
+from figures import Figure, report
 
 from latscope_defs.protocol import Source, StreamEncoder
 
@@ -29,6 +30,8 @@ CLOCKS_HZ = (48_000_000, 100_000_000, 120_000_000, 200_000_000)
 MARKER_SPACING_US = (1, 10, 50)
 LINK_BYTES_PER_S = 12_000_000 / 10  # 8 data bits, a start and a stop bit
 DURATION_S = 0.02
+#: Issue 31: at most this many bytes per event for one marker every microsecond.
+GOAL_BYTES = 2.5
 
 
 def markers(clock_hz, spacing_us, rng):
@@ -125,6 +128,8 @@ burst that fits the appliance's FIFO.
 12 Mbaud sustains at least {LINK_BYTES_PER_S / worst:,.0f} markers/s at any clock of interest;
 one marker every microsecond (1,000,000/s, {per_microsecond:.2f} B each) is \
 {1e6 * per_microsecond / LINK_BYTES_PER_S:.1f} times what it carries.""")
+    name = "bytes per event, a marker every us"
+    report(Figure(name, per_microsecond, GOAL_BYTES, "B", at_least=False))
     return 0
 
 
