@@ -250,7 +250,6 @@ def main(argv=None):
     report(Figure("analyze from file, wall", slowest_wall, GOAL_RATE, "M events/s", 1e6))
     unit = "M events per CPU second"
     report(Figure("analyze from file, CPU", slowest_cpu, GOAL_CPU_RATE, unit, 1e6))
-    report(Figure("analyze's peak memory", worst, GOAL_RSS_MIB, "MiB", at_least=False))
     # Issue 11's rate is on wall time, what a user waits for; issue 31's on the CPU time of
     # all the command's processes, which other jobs on a shared machine do not change.
     met = (

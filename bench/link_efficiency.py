@@ -128,8 +128,11 @@ burst that fits the appliance's FIFO.
 12 Mbaud sustains at least {LINK_BYTES_PER_S / worst:,.0f} markers/s at any clock of interest;
 one marker every microsecond (1,000,000/s, {per_microsecond:.2f} B each) is \
 {1e6 * per_microsecond / LINK_BYTES_PER_S:.1f} times what it carries.""")
-    name = "bytes per event, a marker every us"
-    report(Figure(name, per_microsecond, GOAL_BYTES, "B", at_least=False))
+    report(
+        Figure(
+            "bytes per event, a marker every us", per_microsecond, GOAL_BYTES, "B", at_least=False
+        )
+    )
     return 0
 
 
