@@ -111,9 +111,10 @@ def bring_up(cpus, cycles, repeat):
 
 def comparable(results):
     """A results document without what differs between two runs of one build: the capture
-    file's path and its start (wall-clock) time."""
+    file's path and its start (wall-clock) time, the ground-truth log's path."""
     capture = {k: v for k, v in results["capture"].items() if k not in ("path", "start_time")}
-    return {**results, "capture": capture}
+    where = results["where"] and {k: v for k, v in results["where"].items() if k != "log"}
+    return {**results, "capture": capture, "where": where}
 
 
 def truth_of_capture(path):
