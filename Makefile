@@ -51,7 +51,7 @@ bench: setup
 	$(PYTHON) bench/tail_coverage.py
 
 # README's performance table (between its perf-table markers): the benches that judge a goal,
-# each figure beside it, on this machine (bench/perf_table.py; about 15 minutes).
+# each figure beside it, on this machine (bench/perf_table.py; 10-15 minutes).
 perf-table: setup
 	$(PYTHON) bench/perf_table.py
 
