@@ -710,9 +710,12 @@ def test_ecp5_gearbox_groups_samples_the_same_whatever_the_lock_time(compiled, t
 #: own Yosys run and Verilator compile, for a bitstream CI does not build).
 MEMBUS_BUILDS = ("ice40-hx8k-b-evn-membus", "icebreaker-membus")
 #: The FMC's clock, HCLK, at the STM32F446's 180 MHz (docs/membus.md), in ps: its fastest
-#: write (ADDSET 0, DATAST d) drives NE1, the address and the data for d + 1 HCLK, NWE low
-#: in the first d; the end edge, NWE rising, is d HCLK in. DATAST is the least that keeps NWE
-#: low for a stamp unit (docs/membus.md: 1 for the HX8K, 2 for the iCEBreaker).
+#: write (ADDSET a, DATAST d) drives NE1, the address and the data for a + d + 1 HCLK, NWE
+#: low from a HCLK in for d; the end edge, NWE rising, is a + d HCLK in. The script takes the
+#: least DATAST that keeps NWE low for a stamp unit, and the least ADDSET that keeps it high
+#: that long between back-to-back writes (a + 1 HCLK; shorter is below what sampling can
+#: see, docs/membus.md): ADDSET 0, DATAST 1 on the HX8K; ADDSET 1, DATAST 2 on the
+#: iCEBreaker.
 HCLK_PS = round(1e12 / 180e6)
 #: A change at a sampling edge's instant could be sampled on either side of it (the netlist
 #: has no delays): the script keeps every end edge at least this far from one, so that its
@@ -731,8 +734,12 @@ class BusScript(Script):
         self.layout = memory_bus_write(16, self.address_bits)
         #: NWE's low time in HCLK: the least that covers a stamp unit.
         self.datast = -(-self.t.UNIT // HCLK_PS)
-        #: A write's length, NE1 low: ADDSET 0 + DATAST + 1 HCLK.
-        self.write_ps = (self.datast + 1) * HCLK_PS
+        #: NWE's high time before it, less the HCLK after the end edge: with that HCLK, the
+        #: least that covers a stamp unit.
+        self.addset = self.datast - 1
+        #: From a write's start to its end edge, and its length (NE1 low).
+        self.end_ps = (self.addset + self.datast) * HCLK_PS
+        self.write_ps = self.end_ps + HCLK_PS
 
     def lines(self, time, address, data):
         for bit in range(16):
@@ -741,14 +748,15 @@ class BusScript(Script):
             self.stimulus.set(time, f"A{bit}", (address >> bit) & 1)
 
     def write(self, start, address, data, selected=True):
-        """One write from ``start``: NWE low for DATAST HCLK; the chip select (active low)
-        for the whole write unless another bank's (``selected`` False); the address's bits
-        beyond the build's address lines are not on the bus. Returns its end."""
+        """One write from ``start``: NWE low for DATAST HCLK after ADDSET; the chip select
+        (active low) for the whole write unless another bank's (``selected`` False); the
+        address's bits beyond the build's address lines are not on the bus. Returns its
+        end."""
         address &= (1 << self.address_bits) - 1
         self.lines(start, address, data)
         self.stimulus.set(start, "CS", 0 if selected else 1)
-        self.stimulus.set(start, "WE", 0)
-        end_edge = start + self.datast * HCLK_PS
+        self.stimulus.set(start + self.addset * HCLK_PS, "WE", 0)
+        end_edge = start + self.end_ps
         self.stimulus.set(end_edge, "WE", 1)
         if selected:
             self.writes.append(
@@ -773,8 +781,8 @@ def clear_of_sampling_edges(times, unit):
 def bus_session(board):
     """Writes at the lossless spacing (end edges in every quarter of a cycle, a read and
     another bank's write between them), then back to back at the FMC's fastest the build
-    takes (DATAST + 1 HCLK: 11.1 ns on the HX8K, 16.7 on the iCEBreaker, each closer than its
-    lossless spacing, 14.9 and 34.7 ns). Returns the script, the number of spaced
+    takes (ADDSET + DATAST + 1 HCLK: 11.1 ns on the HX8K, 22.2 on the iCEBreaker, each closer
+    than its lossless spacing, 14.9 and 34.7 ns). Returns the script, the number of spaced
     writes and the cycles where the capture starts and STOP's last bit ends."""
     script = BusScript(board)
     P, unit, offsets = script.t.P, script.t.UNIT, script.t.OFFSETS
@@ -787,7 +795,7 @@ def bus_session(board):
     for n in range(16):
         # The end edge in the middle of quarter n % 4.
         end_edge = cycle * P + offsets[n % 4]
-        end = script.write(end_edge - script.datast * HCLK_PS, n, rng.randrange(1 << 16))
+        end = script.write(end_edge - script.end_ps, n, rng.randrange(1 << 16))
         script.idle(end)
         if n % 4 == 3:
             script.idle(script.read(end + 10 * P, n))
@@ -798,7 +806,7 @@ def bus_session(board):
         start
         for start in range(cycle * P, cycle * P + unit)
         if clear_of_sampling_edges(
-            [start + k * script.write_ps + script.datast * HCLK_PS for k in range(12)], unit
+            [start + k * script.write_ps + script.end_ps for k in range(12)], unit
         )
     )
     for n in range(12):
