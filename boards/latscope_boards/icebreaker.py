@@ -38,16 +38,15 @@ from .pad_delays import ICE40UP5K
 
 __all__ = ["VARIANTS", "DEFAULT_VARIANT", "MEMORY_BUS", "board"]
 
-#: The builds (``make bitstream BOARD=icebreaker VARIANT=bringup``): the full appliance, and
-#: the bring-up build, which has room for the clock-phase probe of the gearbox
-#: (:class:`.gearbox.Ice40PhaseProbe`) because it leaves out the IRQ trigger. The full build
-#: has no room for the probe: with it nextpnr found no legal placement (4769 of 5280 cells
-#: before it, seed 3). Bring-up does not need the trigger: the checks of docs/boards.md's
-#: checklist (the clock phase, the loopback) use the periodic IRQ generator, and the trigger
-#: is the same capture-domain logic on every board, proven in the gateware simulation and the
-#: full build's netlist. The front ends, the gearbox (its placement too), the clocks, the
-#: FIFO and the link are the full build's, so what the probe judges is what the full build
-#: runs.
+#: The builds (``make bitstream BOARD=icebreaker VARIANT=bringup``): the full appliance, the memory
+#: bus build (below), and the bring-up build, which has room for the clock-phase probe of the
+#: gearbox (:class:`.gearbox.Ice40PhaseProbe`) because it leaves out the IRQ trigger. The full build
+#: has no room for the probe: with it nextpnr found no legal placement (4769 of 5280 cells before
+#: it, seed 3). Bring-up does not need the trigger: the checks of docs/boards.md's checklist (the
+#: clock phase, the loopback) use the periodic IRQ generator, and the trigger is the same
+#: capture-domain logic on every board, proven in the gateware simulation and the full build's
+#: netlist. The front ends, the gearbox (its placement too), the clocks, the FIFO and the link are
+#: the full build's, so what the probe judges is what the full build runs.
 #: The memory bus build (``VARIANT=membus``) replaces the marker port with the bus, as the
 #: HX8K's does: the three Pmods' 24 signal pins take the bus's 18 (data, write strobe, chip
 #: select), the four edges, the IRQ and one address line (A0), so a DUT has two marker
