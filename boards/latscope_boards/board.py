@@ -26,6 +26,7 @@ __all__ = [
     "Board",
     "BoardTop",
     "fastest_baud",
+    "fmc_sram_bus",
     "FT2232H_BAUDS",
     "MARKER_RESOURCE",
     "EDGES_RESOURCE",
@@ -461,3 +462,14 @@ class BoardTop(Elaboratable):
             cipo.o.eq(appliance.spi.cipo),
             cipo.oe.eq(appliance.spi.cipo_oe),
         ]
+
+
+def fmc_sram_bus(address_bits):
+    """A bus build's memory bus (``Board.memory_bus``): the STM32 FMC's 16-bit SRAM/NOR mode
+    (NE1, NWE active low) or the Pi's SMI (docs/duts), with ``address_bits`` address lines."""
+    return (
+        ("data_width", 16),
+        ("address_bits", address_bits),
+        ("cs_active_low", True),
+        ("we_active_low", True),
+    )

@@ -32,7 +32,15 @@ whose pins the snap-off LED/button section also uses: snap it off first. On ever
 from amaranth.build import Attrs
 from amaranth_boards.icebreaker import ICEBreakerPlatform
 
-from .board import FT2232H_BAUDS, FT2232H_USB_ID, Board, Pin, PinMap, fastest_baud
+from .board import (
+    FT2232H_BAUDS,
+    FT2232H_USB_ID,
+    Board,
+    Pin,
+    PinMap,
+    fastest_baud,
+    fmc_sram_bus,
+)
 from .clocking import CrystalClock, Ice40Pll
 from .pad_delays import ICE40UP5K
 
@@ -56,14 +64,8 @@ __all__ = ["VARIANTS", "DEFAULT_VARIANT", "MEMORY_BUS", "board"]
 #: chip select and A0 through the gearbox too.
 VARIANTS = ("full", "bringup", "membus")
 DEFAULT_VARIANT = "full"
-#: The memory bus build's bus: the STM32 FMC's 16-bit SRAM/NOR mode (NE1, NWE active low) or
-#: the Pi's SMI (docs/duts), one address line, A0.
-MEMORY_BUS = (
-    ("data_width", 16),
-    ("address_bits", 1),
-    ("cs_active_low", True),
-    ("we_active_low", True),
-)
+#: The memory bus build's bus (one address line, A0).
+MEMORY_BUS = fmc_sram_bus(1)
 
 CRYSTAL_HZ = 12_000_000
 CLOCK_HZ = 36_000_000
