@@ -18,6 +18,7 @@ __all__ = [
     "SET_BITS_LOW",
     "WRITE_OUT",
     "transaction",
+    "transaction_commands",
 ]
 
 #: Set the levels and directions of ADBUS0..7 (3 bytes: opcode, levels, directions).
@@ -44,14 +45,19 @@ SELECTED = 0
 MAX_READ = 1 << 16
 
 
-def transaction(opcode: int, read: int = 0) -> bytes:
-    """CS# low, ``opcode`` out, ``read`` bytes in with COPI low, CS# high, and the read bytes
-    sent to the host at once."""
+def transaction_commands(opcode: int, read: int = 0) -> list[bytes]:
+    """The MPSSE commands of one transaction: CS# low, ``opcode`` out, ``read`` bytes in
+    with COPI low, CS# high, and (with a read) the read bytes sent to the host at once."""
     assert 0 <= read <= MAX_READ
-    command = bytearray([SET_BITS_LOW, SELECTED, DIRECTION, WRITE_OUT, 0, 0, opcode])
+    commands = [bytes([SET_BITS_LOW, SELECTED, DIRECTION]), bytes([WRITE_OUT, 0, 0, opcode])]
     if read:
-        command += bytes([READ_IN]) + (read - 1).to_bytes(2, "little")
-    command += bytes([SET_BITS_LOW, IDLE, DIRECTION])
+        commands.append(bytes([READ_IN]) + (read - 1).to_bytes(2, "little"))
+    commands.append(bytes([SET_BITS_LOW, IDLE, DIRECTION]))
     if read:
-        command.append(SEND_IMMEDIATE)
-    return bytes(command)
+        commands.append(bytes([SEND_IMMEDIATE]))
+    return commands
+
+
+def transaction(opcode: int, read: int = 0) -> bytes:
+    """The bytes of :func:`transaction_commands`."""
+    return b"".join(transaction_commands(opcode, read))
