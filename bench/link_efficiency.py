@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 from figures import Figure, report
 
-from latscope.link.mpsse import transaction_commands
+from latscope.link.mpsse import ASSUMED_COMMAND_S, transaction_commands
 from latscope.link.spi_link import QUEUE_DEPTH, READ_BYTES
 from latscope_boards import get_board
 from latscope_defs.markers import Point, Test, encode
@@ -83,9 +83,6 @@ TSL_THREADS = 10
 SPI_BOARDS = ("ice40-hx8k-b-evn", "icebreaker")
 #: SCK: the MPSSE's fastest clock (60 MHz / 2, AN_108), the boards' ``spi_hz``.
 MPSSE_SCK_HZ = 30_000_000
-#: Seconds the MPSSE takes for a command it executes without clocking: an assumed upper
-#: bound (AN_108 gives none), 30 SCK periods at 30 MHz; hardware must measure it.
-MPSSE_COMMAND_S = 1e-6
 #: The FT2232H's USB packets: 512 bytes (USB 2.0 high-speed bulk), 2 of them status bytes.
 USB_PACKET, USB_STATUS = 512, 2
 #: USB 2.0 high-speed bulk: at most 13 packets of 512 bytes per 125 us microframe (USB 2.0
@@ -293,9 +290,9 @@ def main(argv=None):
     options.add_argument(
         "--mpsse-command-us",
         type=float,
-        default=MPSSE_COMMAND_S * 1e6,
+        default=ASSUMED_COMMAND_S * 1e6,
         help="microseconds the MPSSE takes per command it executes without clocking "
-        f"(default {MPSSE_COMMAND_S * 1e6:g}, an assumed bound)",
+        f"(default {ASSUMED_COMMAND_S * 1e6:g}, an assumed bound)",
     )
     args = options.parse_args(argv)
     rng = np.random.default_rng(1)

@@ -9,6 +9,7 @@ the MPSSE executes them back to back, and their data comes back as it is clocked
 """
 
 __all__ = [
+    "ASSUMED_COMMAND_S",
     "CS",
     "DIRECTION",
     "IDLE",
@@ -41,6 +42,9 @@ DIRECTION = SCK | COPI | CS
 IDLE = CS
 #: Inside a transaction: CS# low.
 SELECTED = 0
+#: Seconds the MPSSE takes for a command it executes without clocking: an assumed upper bound
+#: (AN_108 gives no execution times), 30 SCK periods at 30 MHz; hardware must measure it.
+ASSUMED_COMMAND_S = 1e-6
 #: A transaction's largest read (the 16-bit length field).
 MAX_READ = 1 << 16
 

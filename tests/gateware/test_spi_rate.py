@@ -1,0 +1,38 @@
+"""The HX8K's capture path at the SPI link's real rate (tests/support/spi_rate_sim.py): the
+encoder, event FIFO and SPI target read by the MPSSE's model at 30 MHz in the READ
+transactions the host queues, with the pauses between them. Markers at five times today's
+lossless rate arrive whole and exact; above the link's rate the losses are counted exactly.
+bench/spi_rate.py runs the same for longer."""
+
+from latscope_defs.markers import Point, Test, encode
+from latscope_defs.protocol import Source
+from support.spi_rate_sim import run, every
+
+#: Issue 31's goal on the TSL stream: 5x today's 293,621 markers/s (bench/link_efficiency.py:
+#: 12 Mbaud at protocol version 3's 4.09 bytes per TSL marker).
+FIVE_TIMES_TSL = 5 * 293_621
+#: TSL-a-10's values (firmware/suite/test_tsl.c): thread k's T1, then thread k + 1's T2.
+TSL_VALUES = [
+    encode(Test.TSL_A, Point.T1 if n % 2 == 0 else Point.T2, (n // 2 + n % 2) % 10)
+    for n in range(20)
+]
+
+
+def test_tsl_markers_at_five_times_todays_rate_arrive_whole_and_exact():
+    result = run(every(80, FIVE_TIMES_TSL, TSL_VALUES), read_bytes=64)
+    assert result.received == result.sent
+    assert result.lost == {} and result.segments_bad == 0
+
+
+def test_above_the_links_rate_every_event_is_delivered_or_counted_lost():
+    """Markers every 4 link cycles (21 M/s, about 13x what the link carries) into a
+    16-entry event FIFO: it overflows, and the delivered events plus the LOSS records'
+    counts are exactly the markers applied."""
+    markers = [(4 * n, Source.MARKER, value) for n, value in enumerate(TSL_VALUES * 10)]
+    result = run(markers, read_bytes=64, fifo_depth=16)
+    lost = result.lost.get(Source.MARKER, 0)
+    assert lost > 0 and set(result.lost) == {Source.MARKER}
+    assert len(result.received) + lost == len(result.sent)
+    sent = iter(result.sent)
+    assert all(event in sent for event in result.received)  # in order, each as applied
+    assert result.segments_bad == 0
