@@ -6,7 +6,7 @@ bench/spi_rate.py runs the same for longer."""
 
 from latscope_defs.markers import Point, Test, encode
 from latscope_defs.protocol import Source
-from support.spi_rate_sim import run, every
+from support.spi_rate_sim import every, run
 
 #: Issue 31's goal on the TSL stream: 5x today's 293,621 markers/s (bench/link_efficiency.py:
 #: 12 Mbaud at protocol version 3's 4.09 bytes per TSL marker).
