@@ -1,21 +1,25 @@
 """The HX8K's capture path at the SPI link's real rate (tests/support/spi_rate_sim.py): the
 encoder, event FIFO and SPI target read by the MPSSE's model at 30 MHz in the READ
-transactions the host queues, with the pauses between them. Markers at five times today's
-lossless rate arrive whole and exact; above the link's rate the losses are counted exactly.
-bench/spi_rate.py runs the same for longer."""
+transactions the host queues, with the pauses between them (READs of 64 bytes here, to be
+quick: a pause every 64 bytes instead of every 4096, the harder case). Markers at five times
+today's lossless rate arrive whole and exact; above the link's rate the losses are counted
+exactly. bench/spi_rate.py runs the same with the host's 4096-byte READs for milliseconds."""
 
-from latscope_defs.markers import Point, Test, encode
+import sys
+from pathlib import Path
+
 from latscope_defs.protocol import Source
-from support.spi_rate_sim import every, run
+from support.spi_rate_sim import BOARD, every, run
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+from link_efficiency import TSL_THREADS, tsl_markers  # noqa: E402
 
 #: Issue 31's goal on the TSL stream: 5x today's 293,621 markers/s (bench/link_efficiency.py:
 #: 12 Mbaud at protocol version 3's 4.09 bytes per TSL marker).
 FIVE_TIMES_TSL = 5 * 293_621
-#: TSL-a-10's values (firmware/suite/test_tsl.c): thread k's T1, then thread k + 1's T2.
-TSL_VALUES = [
-    encode(Test.TSL_A, Point.T1 if n % 2 == 0 else Point.T2, (n // 2 + n % 2) % 10)
-    for n in range(20)
-]
+#: TSL-a-10's values, one round of its threads (thread k's T1, then thread k + 1's T2).
+TSL_VALUES = tsl_markers(BOARD.appliance_config().link_clock_hz)[2][: 2 * TSL_THREADS].tolist()
 
 
 def test_tsl_markers_at_five_times_todays_rate_arrive_whole_and_exact():

@@ -34,12 +34,18 @@ BOARD = get_board("ice40-hx8k-b-evn")
 PAUSE_S = len(transaction_commands(READ, READ_BYTES)) * ASSUMED_COMMAND_S
 
 
+#: Bytes in a row that bring no stream byte once the capture has stopped: empty chunks, the
+#: stream is through (the simulation ends there, inside the READ transaction).
+THROUGH = 16
+
+
 @dataclass
 class Result:
     sent: list  # (stamp, source, value) of the markers applied
     received: list  # the events the host's parser decoded, LOSS records excluded
     lost: dict  # {source: events} the parser's loss counts say
     segments_bad: int
+    stream_bytes: int  # the stream's bytes the host took (the chunks' length bytes not)
     fifo_max: int  # the event FIFO's highest level
     sim_s: float  # simulated seconds, the stream read through
 
@@ -47,7 +53,7 @@ class Result:
 def run(events, *, sources=None, read_bytes=READ_BYTES, pause_s=PAUSE_S, fifo_depth=None):
     """Applies ``events`` ((cycle, source, value) triples, cycles rising, one event of a
     source per cycle) to the HX8K's capture path while the MPSSE model reads it, then stops
-    the capture and reads until a whole READ brings nothing; returns a :class:`Result`.
+    the capture and reads until the stream is through (:data:`THROUGH`); returns a :class:`Result`.
     ``sources``: {source: value width} of the pipeline, if not the HX8K's marker port alone;
     ``fifo_depth``: the event FIFO's, if not the board's."""
     config = BOARD.appliance_config()
@@ -63,7 +69,7 @@ def run(events, *, sources=None, read_bytes=READ_BYTES, pause_s=PAUSE_S, fifo_de
     m.submodules.target = target = SpiTarget()
     wiring.connect(m, pipeline.bytes, target.data)
     bus = target.bus
-    sent, raw, stream, chunks = [], bytearray(), bytearray(), Dechunker()
+    sent, stream, chunks = [], bytearray(), Dechunker()
     state = {"applying": True, "fifo_max": 0, "sim_s": 0.0}
 
     async def apply(ctx):
@@ -97,6 +103,7 @@ def run(events, *, sources=None, read_bytes=READ_BYTES, pause_s=PAUSE_S, fifo_de
         # Mode 0: the MPSSE changes COPI after SCK's falling edge and takes CIPO at the next
         # one (AN_108's 0x24, as latscope.link.mpsse reads): the bit the target shifted out
         # at the previous falling edge, sampled here just before this one.
+        idle = 0  # bytes in a row that brought no stream byte
         while True:
             ctx.set(bus.cs_n, 0)
             await ctx.delay(half)
@@ -110,15 +117,17 @@ def run(events, *, sources=None, read_bytes=READ_BYTES, pause_s=PAUSE_S, fifo_de
                     await ctx.delay(half)
                     byte = byte << 1 | ctx.get(bus.cipo)
                     ctx.set(bus.sck, 0)
+                state["sim_s"] += 16 * half
                 if index:
-                    raw.append(byte)
+                    brought = chunks.feed(bytes([byte]))
+                    stream.extend(brought)
+                    idle = 0 if brought else idle + 1
+                    if idle >= THROUGH and not state["applying"]:
+                        ctx.set(bus.cs_n, 1)
+                        return
             ctx.set(bus.cs_n, 1)
             await ctx.delay(pause_s)
-            state["sim_s"] += (1 + read_bytes) * 16 * half + half + pause_s
-            brought = chunks.feed(raw[-read_bytes:])
-            stream.extend(brought)
-            if not state["applying"] and not brought:
-                return  # stopped, and a whole transaction of empty chunks: the stream is through
+            state["sim_s"] += half + pause_s
 
     sim = Simulator(m)
     sim.add_clock(1 / link_hz)
@@ -137,6 +146,7 @@ def run(events, *, sources=None, read_bytes=READ_BYTES, pause_s=PAUSE_S, fifo_de
         received=received,
         lost=dict(parser.stats.lost),
         segments_bad=parser.stats.segments_bad,
+        stream_bytes=len(stream),
         fifo_max=state["fifo_max"],
         sim_s=state["sim_s"],
     )
