@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 from link_efficiency import (
     LINK_BYTES_PER_S,
     bytes_per_event,
@@ -102,6 +103,14 @@ def report(label, events, **options):
         f"{result.fifo_max} of {options.get('fifo_depth') or BOARD.fifo_depth}; "
         f"{result.stream_bytes / len(result.sent):.2f} B per event on the link; "
         f"{time.process_time() - cpu:.0f} CPU s"
+    )
+    # The chunks' lengths are the target's FIFO level as each chunk starts: in a steady
+    # state the second half of the run looks like the first.
+    halves = np.array_split(np.array(result.levels), 2)
+    print(
+        "  SPI target's FIFO level at each chunk (bytes, at most 255): mean "
+        + " then ".join(f"{half.mean():.0f} (max {half.max()})" for half in halves)
+        + " in the two halves of the run"
     )
     return result
 

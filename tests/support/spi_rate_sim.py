@@ -46,6 +46,7 @@ class Result:
     lost: dict  # {source: events} the parser's loss counts say
     segments_bad: int
     stream_bytes: int  # the stream's bytes the host took (the chunks' length bytes not)
+    levels: list  # each chunk's length: the SPI target's FIFO level then (at most 255)
     fifo_max: int  # the event FIFO's highest level
     sim_s: float  # simulated seconds, the stream read through
 
@@ -69,7 +70,7 @@ def run(events, *, sources=None, read_bytes=READ_BYTES, pause_s=PAUSE_S, fifo_de
     m.submodules.target = target = SpiTarget()
     wiring.connect(m, pipeline.bytes, target.data)
     bus = target.bus
-    sent, stream, chunks = [], bytearray(), Dechunker()
+    sent, stream, chunks, levels = [], bytearray(), Dechunker(), []
     state = {"applying": True, "fifo_max": 0, "sim_s": 0.0}
 
     async def apply(ctx):
@@ -121,6 +122,8 @@ def run(events, *, sources=None, read_bytes=READ_BYTES, pause_s=PAUSE_S, fifo_de
                 if index:
                     brought = chunks.feed(bytes([byte]))
                     stream.extend(brought)
+                    if not brought:  # a length byte: what the target's FIFO held
+                        levels.append(byte)
                     idle = 0 if brought else idle + 1
                     if idle >= THROUGH and not state["applying"]:
                         ctx.set(bus.cs_n, 1)
@@ -147,6 +150,7 @@ def run(events, *, sources=None, read_bytes=READ_BYTES, pause_s=PAUSE_S, fifo_de
         lost=dict(parser.stats.lost),
         segments_bad=parser.stats.segments_bad,
         stream_bytes=len(stream),
+        levels=levels,
         fifo_max=state["fifo_max"],
         sim_s=state["sim_s"],
     )
