@@ -151,19 +151,23 @@ class FakeUart:
         self.closed = True
 
 
+def read_through(link, stream):
+    """Reads ``link`` until as many bytes as ``stream`` has came; whether they are it."""
+    received = bytearray()
+    while len(received) < len(stream):
+        received += link.read(1 << 16)
+    return received == stream
+
+
 @pytest.mark.parametrize("read_bytes", [7, 4096])
 def test_a_capture_read_over_spi_parses_exact(read_bytes):
     """Every byte of the device's stream comes out of the transport's reads in order (with
     transactions that cut chunks, and ones longer than the stream), and parses exact."""
     stream, sent = marker_capture(5000, 84_000_000, seed=5, most_apart=500)
     bus = FakeChannelA(stream)
-    link = SpiStream(FakeUart(), bus, read_bytes=read_bytes, timeout=0)
-    received = bytearray()
-    while len(received) < len(stream):
-        received += link.read(1 << 16)
-    assert received == stream
+    assert read_through(SpiStream(FakeUart(), bus, read_bytes=read_bytes, timeout=0), stream)
     parser = StreamParser(version=GATEWARE_VERSION)
-    events = parser.feed(bytes(received))
+    events = parser.feed(stream)
     got = list(zip(events.stamp.tolist(), events.source.tolist(), events.value.tolist()))
     assert [event for event in got if event[1] == Source.MARKER] == sent
 
@@ -176,11 +180,7 @@ def test_queued_reads_keep_the_mpsse_clocking_while_the_host_takes_data(depth):
     stopped after every transaction, until the host's next command arrives."""
     stream, sent = marker_capture(20000, 84_000_000, seed=9, most_apart=500)
     bus = FakeChannelA(stream)
-    link = SpiStream(FakeUart(), bus, depth=depth, timeout=0)
-    received = bytearray()
-    while len(received) < len(stream):
-        received += link.read(1 << 16)
-    assert received == stream
+    assert read_through(SpiStream(FakeUart(), bus, depth=depth, timeout=0), stream)
     transactions = bus.log.count(READ)
     assert transactions > 3 * QUEUE_DEPTH  # the stream took many transactions' data
     assert bus.ran_dry == (0 if depth > 1 else transactions)
