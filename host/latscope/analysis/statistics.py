@@ -204,6 +204,28 @@ def _value_counts(samples: _Int64s) -> tuple[_Int64s, _Int64s]:
     return np.unique(samples, return_counts=True)
 
 
+def _value_counts_per_bin(samples: _Int64s, width: int) -> tuple[list[_Int64s], list[_Int64s]]:
+    """Per bin of ``width`` consecutive samples (the last maybe fewer): its sorted distinct
+    values and their counts, as :func:`_value_counts` gives them, in one sort of all the
+    samples (by bin, then value) rather than one per bin."""
+    bins = np.arange(len(samples)) // width
+    low = int(samples.min())
+    span = int(samples.max()) - low + 1
+    if (int(bins[-1]) + 1) * span < 2**62:  # one int64 key: bin, then value
+        keys = np.sort(bins * span + (samples - low))
+        bins, values = np.divmod(keys, span)
+        values += low
+    else:
+        order = np.lexsort((samples, bins))
+        bins, values = bins[order], samples[order]
+    first = np.flatnonzero(
+        np.concatenate([[True], (bins[1:] != bins[:-1]) | (values[1:] != values[:-1])])
+    )
+    counts = np.diff(np.append(first, len(values)))
+    ends = np.flatnonzero(np.diff(bins[first])) + 1  # where each bin's distinct values end
+    return np.split(values[first], ends), np.split(counts, ends)
+
+
 def _order_statistic(values: _Int64s, cumulative: _Int64s, k: int) -> int:
     """The k-th smallest (0-based) of the samples given by sorted values and their
     cumulative counts."""
@@ -525,16 +547,17 @@ class TableAccumulator:
                 for pair in pairs
             ]
             self.time_bin_width *= 2
+        width = self.time_bin_width
         done = 0
-        while done < len(samples):
-            slot = (first_index + done) // self.time_bin_width
-            end = min(len(samples), (slot + 1) * self.time_bin_width - first_index)
-            if slot == len(self._time_bins):
-                empty = np.zeros(0, np.int64)
-                self._time_bins.append((int(starts[done]), empty, empty))
+        slot = first_index // width
+        if slot < len(self._time_bins):  # the last bin, begun by an earlier batch
+            done = min(len(samples), (slot + 1) * width - first_index)
             start, values, counts = self._time_bins[slot]
-            self._time_bins[slot] = (start, *merge_counts(values, counts, samples[done:end]))
-            done = end
+            self._time_bins[slot] = (start, *merge_counts(values, counts, samples[:done]))
+        if done < len(samples):  # new bins, from a bin's first sample on
+            self._time_bins += zip(
+                starts[done::width].tolist(), *_value_counts_per_bin(samples[done:], width)
+            )
 
     def time_bins(
         self,
