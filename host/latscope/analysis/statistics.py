@@ -229,8 +229,13 @@ def _value_counts_per_bin(
         totals = np.diff(np.append(first, len(values)))
     else:
         totals = np.add.reduceat(weights, first)
-    ends = np.flatnonzero(np.diff(bins[first])) + 1  # where each bin's distinct values end
-    return np.split(values[first], ends), np.split(totals, ends)
+    # Where each bin's distinct values begin and end (slices: np.split costs 5 times more).
+    bounds = [0, *(np.flatnonzero(np.diff(bins[first])) + 1).tolist(), len(first)]
+    values = values[first]
+    return (
+        [values[a:b] for a, b in zip(bounds, bounds[1:])],
+        [totals[a:b] for a, b in zip(bounds, bounds[1:])],
+    )
 
 
 def _order_statistic(values: _Int64s, cumulative: _Int64s, k: int) -> int:
