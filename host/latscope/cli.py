@@ -728,7 +728,10 @@ def cmd_analyze(args):
     worst = worst_count(args, details)
     new_output(args.junit, args.force)
     capture, tables = load_tables(args.capture, args.loop)
-    document = results(capture, tables, worst_of(args.capture, capture, tables, worst))
+    # The text summary shows no tail estimate: not made, scipy.stats not imported.
+    document = results(
+        capture, tables, worst_of(args.capture, capture, tables, worst), tails=details
+    )
     if text:
         sys.stdout.write(
             named(name).text(document, details=details, width=output_width(sys.stdout))

@@ -11,6 +11,8 @@ import pytest
 
 from latscope.analysis.statistics import (
     PERCENTILES,
+    TIME_BINS,
+    TableAccumulator,
     percentile_supported,
     quantile_ranks,
     stats_of_counts,
@@ -116,3 +118,33 @@ def test_worst_samples_ties_earliest_first_and_their_flags():
         flags = table.flags()
         assert (flags["cold"], flags["tick"]) == (1, int(np.count_nonzero(ticked)))
         assert flags["flagged"] == int(np.count_nonzero(ticked | (np.arange(500) == 0)))
+
+
+@pytest.mark.parametrize("spread", [4000, 2**60])  # 2**60: too wide for one sort key per bin
+def test_time_bins_are_exact_whatever_the_pieces(spread):
+    """Each time bin holds its samples' exact value counts and its first sample's start,
+    fed in pieces of 1 to 3000 samples: bins begun, ended and halved within and across
+    pieces; its median, p99 and max are then those of its samples."""
+    rng = np.random.default_rng(7)
+    samples = rng.integers(50, 50 + spread, 40_000, dtype=np.int64)
+    starts = np.arange(len(samples), dtype=np.int64) * 1000 + 5
+    table = TableAccumulator("T", 1e9, {})
+    at = 0
+    while at < len(samples):
+        end = at + int(rng.integers(1, 3000))
+        table.add(samples[at:end], starts[at:end])
+        at = end
+    width = table.time_bin_width
+    bins = [samples[at : at + width] for at in range(0, len(samples), width)]
+    assert TIME_BINS // 2 < len(bins) <= TIME_BINS
+    for (_, values, counts), b in zip(table._time_bins, bins, strict=True):
+        expected = np.unique(b, return_counts=True)
+        assert np.array_equal(values, expected[0]) and np.array_equal(counts, expected[1])
+        assert values.dtype == counts.dtype == np.int64
+    first, median, p99, high = table.time_bins()
+    assert np.array_equal(first, starts[::width])
+    if spread > 2**53:  # not exact in doubles: np.percentile's rounding is not the table's
+        return
+    assert np.array_equal(median, [np.percentile(b, 50) for b in bins])
+    assert np.array_equal(p99, [np.percentile(b, 99) for b in bins])
+    assert np.array_equal(high, [b.max() for b in bins])

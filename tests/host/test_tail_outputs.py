@@ -6,6 +6,8 @@ and whose TF, SEO and MQ tables hold 256 and CLK 100, as the suite's (too few)."
 
 import csv
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -18,8 +20,10 @@ from latscope.capture.file import CaptureWriter
 from latscope.link.identity import Identity
 from latscope.report import compare, plots
 from latscope.report.directory import write_report
+from latscope.report.formats.text import MORE, summary
 from latscope.report.results import SCHEMA_VERSION, load_tables, results, rounded_ns
 from latscope.report.tail_estimates import estimates, probability_text
+from latscope.terminal import output_width
 from support.synthetic_suite import IDENTITY, encode, make_run
 
 ESTIMABLE, TOO_FEW = "IL-a-1", "TF-a-1"
@@ -101,6 +105,24 @@ def test_text_json_and_csv(capture, document, capsys):
         assert float(lines[ESTIMABLE][f"{column}_low_ns"]) == q["low_ns"]
     assert lines[ESTIMABLE]["tail_refusal"] == "" and lines[TOO_FEW]["tail_1e-6_ns"] == ""
     assert lines[TOO_FEW]["tail_refusal"] == TOO_FEW_REFUSAL
+
+
+def test_the_summary_makes_no_estimate(capture, document, capsys):
+    """analyze's text summary shows no tail estimate, so it makes none: it would import
+    scipy.stats (about 1.2 CPU s, most of the command's fixed cost, bench/README.md); nor
+    does it import pyelftools (a capture without a simulation's ground truth) or matplotlib."""
+    program = (
+        "import sys; from latscope import cli; "
+        f"code = cli.main(['analyze', {str(capture)!r}]); "
+        "print(code, sorted(m for m in sys.modules "
+        "if m.split('.')[0] in ('elftools', 'matplotlib') or m.startswith('scipy.stats')))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+    assert run.stdout.splitlines()[-1] == "0 []"
+    assert cli.main(["analyze", str(capture)]) == 0
+    assert capsys.readouterr().out == summary(document, output_width(sys.stdout), more=MORE)
 
 
 @pytest.mark.slow

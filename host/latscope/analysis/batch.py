@@ -17,7 +17,7 @@ from latscope_defs.protocol import Source, irq_level
 from ..events import Events
 from .accounting import Lost, SuitePlan, lost_of
 from .delays import TriggerDelays
-from .rules import RULES, Endpoint, Rule, TableParameters, is_tick, tick_overlaps
+from .rules import RULES, Endpoint, Rule, TableParameters, is_marker, is_tick, tick_overlaps
 from .spans import LossSpans, Mask, Sources, Spans, Stamps, is_hole, merge_spans, overlaps
 from .statistics import Stats, TableAccumulator
 
@@ -375,7 +375,7 @@ class BatchAnalysis(Generic[C]):
                 else np.broadcast_to(np.int64(before), len(at))
             )
 
-        at = np.flatnonzero((source == Source.MARKER) | (source == Source.BUS))
+        at = np.flatnonzero(is_marker(source))
         markers = (stamp[at], source[at], value[at].astype(np.int64), epoch(at))
         # Asserting edges: a version 3 IRQ value holds the level and a trigger's delay.
         at = np.flatnonzero((source == Source.IRQ) & (irq_level(value) == 1))

@@ -15,7 +15,7 @@ from latscope_defs.protocol import EDGE_SOURCES, Source, irq_level, loss_source
 
 from ..events import Events
 from .pairing import SampleTable
-from .rules import MARKER_SOURCES, TableParameters, is_tick, tick_overlaps
+from .rules import TableParameters, is_marker, is_tick, tick_overlaps
 from .spans import (
     Mask,
     Sources,
@@ -121,7 +121,7 @@ def loop_table(
     mine = _relevant_losses(source, value, loop)
     spans = lossy_spans(stamp[mine], source[mine], value[mine], losses, holes)
     a, end = a[answered], end[answered]
-    marker = np.isin(source, MARKER_SOURCES)
+    marker = is_marker(source)
     ticks = stamp[marker][is_tick(*decode(value[marker].astype(np.int64) & 0xFFFF)[:2])]
     lossy = overlaps(spans, a, end)
     by_hole = lossy & overlaps(merged(*holes), a, end)
@@ -171,7 +171,7 @@ def loop_events(batches: Iterable[Events], channel: str | int) -> Events:
     for events in batches:
         source = events.source
         keep = (source == Source.IRQ) | (source == loop) | (source == Source.LOSS)
-        marker = np.flatnonzero(np.isin(source, MARKER_SOURCES))
+        marker = np.flatnonzero(is_marker(source))
         keep[marker] = is_tick(*decode(events.value[marker].astype(np.int64) & 0xFFFF)[:2])
         delivered = np.flatnonzero(source != Source.LOSS)
         holes = np.flatnonzero(is_hole(source, events.value))

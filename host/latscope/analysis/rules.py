@@ -12,6 +12,7 @@ from latscope_defs.protocol import Source
 
 __all__ = [
     "MARKER_SOURCES",
+    "is_marker",
     "Endpoint",
     "Rule",
     "RULES",
@@ -30,6 +31,15 @@ TableParameters = dict[str, str | int | None]
 
 #: Marker values reach the host from the trace port (MARKER) or the bus window (BUS).
 MARKER_SOURCES = (Source.MARKER, Source.BUS)
+
+
+def is_marker(source: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
+    """Which events' ``source`` is one of :data:`MARKER_SOURCES` (a comparison per source:
+    np.isin costs about ten times more on these uint8 arrays)."""
+    mask = source == MARKER_SOURCES[0]
+    for other in MARKER_SOURCES[1:]:
+        mask |= source == other
+    return mask
 
 
 @dataclass(frozen=True)

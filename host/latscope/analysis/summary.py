@@ -22,7 +22,7 @@ from ..events import Events
 from ..link.parser import ParserStats
 from .accounting import plan_of_metadata
 from .batch import analyze_batches, latency_skew
-from .rules import MARKER_SOURCES
+from .rules import is_marker
 from .spans import HOLE, Hole, holes_of, is_hole
 from .statistics import TableAccumulator, interval_stamps
 
@@ -50,7 +50,7 @@ class RunCounts:
             return
         if self.first_stamp is None:
             self.first_stamp = int(events.stamp[0])
-        marker = np.isin(events.source, MARKER_SOURCES)
+        marker = is_marker(events.source)
         tests, points, _ = decode(events.value[marker].astype(np.int32) & 0xFFFF)
         self.tick_markers += int(
             np.count_nonzero((tests == Test.KERNEL) & (points == KERNEL_TICK_ENTRY))

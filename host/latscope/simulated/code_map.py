@@ -14,12 +14,12 @@ ELF can be read on a host without a cross toolchain (tests compare with objdump)
 from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from elftools.elf.constants import SH_FLAGS
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
+
+if TYPE_CHECKING:  # pyelftools is imported when an ELF is read (0.1 s: analyze reads none)
+    from elftools.elf.elffile import ELFFile
 
 __all__ = ["CodeMap", "Location", "instruction_length"]
 
@@ -54,6 +54,9 @@ class CodeMap:
     """The code of the ELF file ``path``: functions, lines and instructions by address."""
 
     def __init__(self, path: str | Path) -> None:
+        from elftools.elf.constants import SH_FLAGS
+        from elftools.elf.elffile import ELFFile
+
         self.path = Path(path)
         with open(self.path, "rb") as stream:
             elf = ELFFile(stream)
@@ -69,9 +72,11 @@ class CodeMap:
 
     # --- functions -------------------------------------------------------------------------
 
-    def _read_symbols(self, elf: ELFFile) -> None:
+    def _read_symbols(self, elf: "ELFFile") -> None:
         """Function symbols with their size; for code without one (assembly that gives no
         ``.type``/``.size``), the text labels, which then reach to the next one."""
+        from elftools.elf.sections import SymbolTableSection
+
         symtab = elf.get_section_by_name(".symtab")
         if not isinstance(symtab, SymbolTableSection):
             raise ValueError(f"{self.path}: no symbol table (stripped?)")
@@ -129,7 +134,7 @@ class CodeMap:
 
     # --- source lines ----------------------------------------------------------------------
 
-    def _read_lines(self, elf: ELFFile) -> None:
+    def _read_lines(self, elf: "ELFFile") -> None:
         """The line table as sorted rows (address, file, line); a sequence's end is a row with
         line 0, so that the addresses after it until the next sequence have no line."""
         rows: list[tuple[int, int, str | None, int]] = []
