@@ -1,16 +1,18 @@
 """Where the full-system simulation's CPU time goes: a `perf` profile of the appliance build.
 
 Runs the simulator of ``make -C sim APPLIANCE=1 SUMP=0 LTO=0`` (the demo's build but for
-link-time optimisation, which may inline the function below into its callers; ``--make``
+link-time optimisation, which may inline the functions below into their callers; ``--make``
 adds or overrides variables) on sim/firmware/irq_test.elf for ``--cycles`` cycles under
 ``perf record`` and prints
 
-1. the share of each function (Verilator's ``_nba_sequent__TOP__0`` is the clocked logic of
-   the CPU and the appliance together, evaluated in full on every rising edge; ``_eval`` and
-   ``_eval_triggers__act`` are the scheduler; ``main`` the harness);
-2. that function's samples split by block of the design: each sampled instruction counts
+1. the share of each function (Verilator's ``_nba_sequent__TOP__0`` and ``__1`` are the
+   clocked logic of the CPU and the appliance together, split by size, evaluated in full on
+   every rising edge; ``_eval`` and ``_eval_triggers__act`` are the scheduler; ``main`` the
+   harness);
+2. those functions' samples split by block of the design: each sampled instruction counts
    for the model variable of the nearest preceding load or store through the model's
-   ``this`` pointer (``perf annotate``; the variables' offsets come from compiling
+   ``this`` pointer (``perf annotate``; the register that holds it is the first copy of
+   ``%rdi``, which differs per function; the variables' offsets come from compiling
    ``offsetof`` of every member of the model's root class). A heuristic: the compiler
    interleaves statements, so the split is good to a few per cent, not exact.
 
@@ -35,16 +37,25 @@ from pathlib import Path
 from sim_make import make
 
 ROOT_CLASS = "Vlatscope_sim_top___024root"
-NBA = f"{ROOT_CLASS}___nba_sequent__TOP__0"
+# The clocked logic, which Verilator splits into functions of a bounded size (the second holds
+# most of the CPU's fetch and decode logic).
+NBA = tuple(f"{ROOT_CLASS}___nba_sequent__TOP__{n}" for n in (0, 1))
 # A member of the root class: a port (VL_IN8(clk,0,0);) or a variable (CData/*0:0*/ name;).
 MEMBER = re.compile(
     r"^\s+(?:VL_(?:IN|OUT)(?:8|16|64|W)?\((\w+),|(?:CData|SData|IData|QData|"
     r"VlWide<\d+>|VlUnpacked<[^;]*>)(?:/\*[^*]*\*/)?\s+(\w+);)",
     re.M,
 )
+ANNOTATION_SAMPLES = re.compile(r"\((\d+) samples")
 ANNOTATED = re.compile(r"\s+([0-9.]+)\s+:\s+[0-9a-f]+:\s+(.*)")
-# A memory operand through the register holding the model's pointer (%rdi on entry, %rbx).
-THROUGH_SELF = re.compile(r"(?:0x([0-9a-f]+))?\((%rbx|%rdi)\)")
+# The model's pointer arrives in %rdi; the compiler may keep it in another register.
+SELF_COPY = re.compile(r"mov\s+%rdi,(%r\w+)$")
+
+
+def through_self(registers):
+    """A memory operand through one of ``registers`` (which hold the model's pointer)."""
+    names = "|".join(re.escape(r) for r in registers)
+    return re.compile(rf"(?:0x([0-9a-f]+))?\(({names})\)")
 
 
 def member_offsets(model_dir, scratch):
@@ -115,12 +126,14 @@ def split_by_block(annotation, offsets):
         i = bisect.bisect_right(starts, offset) - 1
         return offsets[i][2] if i >= 0 and offset < offsets[i][0] + offsets[i][1] else None
 
+    instructions = [m for m in map(ANNOTATED.match, annotation.splitlines()) if m]
+    # The first copy of %rdi names the register the function addresses the model through.
+    copies = (SELF_COPY.search(m.group(2).strip()) for m in instructions)
+    self_copy = next((c.group(1) for c in copies if c), None)
+    operands = through_self(["%rdi"] + ([self_copy] if self_copy else []))
     shares, current = collections.Counter(), "(no variable)"
-    for line in annotation.splitlines():
-        found = ANNOTATED.match(line)
-        if not found:
-            continue
-        operand = THROUGH_SELF.search(found.group(2))
+    for found in instructions:
+        operand = operands.search(found.group(2))
         if operand:
             current = block_of(variable(int(operand.group(1) or "0", 16)))
         shares[current] += float(found.group(1))
@@ -182,15 +195,25 @@ def main(argv=None):
             :6
         ]:
             print("  " + " ".join(line.split()))
-        annotation = subprocess.run(
-            ["perf", "annotate", "-i", data, "--stdio", "-s", NBA],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        shares = split_by_block(annotation, member_offsets(binary.parent, scratch))
+        offsets = member_offsets(binary.parent, scratch)
+        shares = collections.Counter()
+        for function in NBA:
+            annotation = subprocess.run(
+                ["perf", "annotate", "-i", data, "--stdio", "-s", function],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            # Each function's percentages are of its own samples: weighted by their count.
+            samples = ANNOTATION_SAMPLES.search(annotation)
+            weight = int(samples.group(1)) / 100 if samples else 0.0
+            for block, share in split_by_block(annotation, offsets).items():
+                shares[block] += share * weight
     total = sum(shares.values()) or 1.0
-    print(f"{NBA} by block (share of its samples, nearest-variable heuristic):")
+    print(
+        f"{' and '.join(NBA)} (the clocked logic) by block (share of their samples, "
+        "nearest-variable heuristic):"
+    )
     appliance = sum(v for k, v in shares.items() if k.startswith("appliance"))
     print(f"  {100 * appliance / total:5.1f} %  appliance, of which:")
     for block, value in shares.most_common():
