@@ -34,6 +34,7 @@ from amaranth_boards.icebreaker import ICEBreakerPlatform
 
 from .board import (
     FT2232H_BAUDS,
+    FT2232H_SPI_HZ,
     FT2232H_USB_ID,
     Board,
     Pin,
@@ -62,7 +63,7 @@ __all__ = ["VARIANTS", "DEFAULT_VARIANT", "MEMORY_BUS", "board"]
 #: (5099 of 5280 cells) nextpnr found no legal placement at seed 1; without it, 4733. The
 #: full build takes its marker data through plain DDR inputs, the bus its 16 data lines,
 #: chip select and A0 through the gearbox too.
-VARIANTS = ("full", "bringup", "membus")
+VARIANTS = ("full", "bringup", "membus", "spi")
 DEFAULT_VARIANT = "full"
 #: The memory bus build's bus (one address line, A0).
 MEMORY_BUS = fmc_sram_bus(1)
@@ -134,6 +135,7 @@ def board(
         raise ValueError(f"unknown iCEBreaker variant {variant!r}; variants: {', '.join(VARIANTS)}")
     bringup = variant == "bringup"
     membus = variant == "membus"
+    spi = variant == "spi"
     # The iCE40's second PLL output is half the first, so a slower capture clock would cost
     # the 12 Mbaud link; the gearbox takes the first output for its edge clock.
     gearbox = gearbox and ddr_inputs and not two_clocks
@@ -142,7 +144,8 @@ def board(
         name="icebreaker",
         title="1BitSquared iCEBreaker"
         + (" (bring-up)" if bringup else "")
-        + (" (memory bus)" if membus else ""),
+        + (" (memory bus)" if membus else "")
+        + (" (SPI link)" if spi else ""),
         identify_name="icebreaker",
         platform_class=ICEBreakerPlatform,
         family="ice40",
@@ -163,7 +166,7 @@ def board(
         # 4, 5 and 7 do not place, seed 3 gives 35.76 MHz and seed 6 36.27 MHz: the shipped
         # build is seed 6, and so the bring-up build's (the same design but for the probe and
         # the trigger); the memory bus build (another design) places at seed 1.
-        seed=1 if membus else 6,
+        seed=1 if membus or spi else 6,
         pins=_pins(variant),
         memory_bus=MEMORY_BUS if membus else (),
         io_attrs=Attrs(IO_STANDARD="SB_LVCMOS", PULLUP=1),
@@ -188,7 +191,7 @@ def board(
         # No SPI link (docs/spi-link.md): with it (4986 of 5280 cells, 29 of 30 block RAMs)
         # nextpnr found no legal placement at seed 1. A build without the IRQ trigger (about
         # 490 cells, the bring-up variant's saving) would have room for it.
-        spi_hz=0,
+        spi_hz=FT2232H_SPI_HZ if spi else 0,
         usb_id=FT2232H_USB_ID,
         pad_delays=ICE40UP5K,
         notes=(
