@@ -163,7 +163,8 @@ class Board:
     short_records : the encoder sends short records where they apply
         (``ApplianceConfig.short_records``; docs/protocol.md, "Short records"); False: long
         records only, for a board without the cells for the encoder's value histories.
-    irq_trigger : build the appliance's IRQ trigger (False: a bring-up build, for room).
+    irq_trigger : build the appliance's IRQ trigger (False: an iCEBreaker build other than
+        the shipped one, for room).
     spi_hz : the SPI link's clock (docs/spi-link.md): the appliance is an SPI target on the
         configuration-flash pins (the platform's ``spi_flash`` resource), which the host's
         MPSSE clocks at this rate; 0: no SPI link.
