@@ -54,8 +54,11 @@ def variants(name):
 def spi_builds(name):
     """{variant: board} of board ``name``'s builds that have the SPI link (docs/spi-link.md),
     the shipped one first; the variant None for a board without variants."""
-    names, _ = variants(name)
-    builds = {variant: get_board(name, variant=variant) for variant in names}
+    names, shipped = variants(name)
+    builds = {
+        variant: get_board(name, variant=variant)
+        for variant in sorted(names, key=lambda variant: variant != shipped)
+    }
     return {
         variant: board
         for variant, board in (builds or {None: get_board(name)}).items()
