@@ -196,8 +196,9 @@ def board(
         # the 5280 cells). Bytes an event: 4.15 on make demo's stream, 5.08 for a TSL marker
         # every us at 144 MHz stamps (version 3: 3.84, 4.09; version 4's long lead bytes
         # hold a payload bit less; docs/protocol.md, "In the gateware"). The SPI-link build
-        # has the cells (5008 with them) but not the time: 29.64-33.58 MHz at seeds 1-5, the
-        # short form's path into the record on offer (docs/spi-link.md, "What it gains").
+        # has the cells (5008 with them) but not the time: 29.64-33.58 MHz at seeds 1-8 (6
+        # does not place), the short form's path into the record on offer being critical
+        # (docs/spi-link.md, "What it gains").
         short_records=False,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         serial_port="/dev/ttyUSB1",
