@@ -61,7 +61,7 @@ from figures import Figure, report
 
 from latscope.link.mpsse import ASSUMED_COMMAND_S, transaction_commands
 from latscope.link.spi_link import QUEUE_DEPTH, READ_BYTES
-from latscope_boards import get_board
+from latscope_boards import record_name, spi_builds
 from latscope_defs.markers import Point, Test, encode
 from latscope_defs.protocol import VERSION, Source, StreamEncoder
 from latscope_defs.spi_link import MAX_CHUNK
@@ -78,8 +78,9 @@ DEMO_EVENTS = Path(__file__).resolve().parent / "data" / "demo-events.npz"
 #: The clock of the demo's simulated SoC (the capture's identity; stamp_shift 0).
 DEMO_CLOCK_HZ = 100_000_000
 TSL_THREADS = 10
-#: The boards whose FT2232H's channel A reaches the FPGA's flash pins; the rows are of those
-#: whose build has the SPI link (``spi_hz``), in the encoding they send (short records or not).
+#: The boards whose FT2232H's channel A reaches the FPGA's flash pins; the rows are of their
+#: builds with the SPI link (``spi_hz``; the iCEBreaker's is its ``spi`` variant, named by its
+#: record, ``icebreaker-spi``), in the encoding they send (short records or not).
 SPI_BOARDS = ("ice40-hx8k-b-evn", "icebreaker")
 #: SCK: the MPSSE's fastest clock (60 MHz / 2, AN_108), the boards' ``spi_hz``.
 MPSSE_SCK_HZ = 30_000_000
@@ -222,19 +223,30 @@ def spi_rates(capture, duty):
         # A board built without short records sends version 4's long records only.
         long_only = bytes_per_event(stamp_hz, traffic, short_records=False)[0]
         short = bytes_per_event(stamp_hz, traffic)[0]
-        for name in SPI_BOARDS:
-            board = get_board(name)
-            if not board.spi_hz:
-                continue
+        for name, (variant, board) in spi_builds_of(SPI_BOARDS).items():
             size = short if board.short_records else long_only
-            rows.append((label, name, spi_bytes_per_s(board.spi_hz, duty) / size, today))
+            rows.append(
+                (
+                    label,
+                    record_name(name, variant),
+                    spi_bytes_per_s(board.spi_hz, duty) / size,
+                    today,
+                )
+            )
     return rows
+
+
+def spi_builds_of(names):
+    """{board name: (variant, build)} of the boards ``names`` with an SPI-link build: the
+    shipped build where it has the link, else the variant that does (the iCEBreaker's
+    ``spi``)."""
+    return {name: next(iter(builds.items())) for name in names if (builds := spi_builds(name))}
 
 
 def print_spi_rates(capture, duty, command_s):
     """Prints the SPI link's lossless event rates against today's at ``duty`` (derived from
     ``command_s`` where None); gives the smallest ratio (0 without a board with the link)."""
-    without = [name for name in SPI_BOARDS if not get_board(name).spi_hz]
+    without = [name for name in SPI_BOARDS if name not in spi_builds_of(SPI_BOARDS)]
     clocking = (1 + READ_BYTES) * 8 / MPSSE_SCK_HZ
     commands = len(transaction_commands(0, READ_BYTES))
     print(

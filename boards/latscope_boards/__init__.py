@@ -13,6 +13,7 @@ __all__ = [
     "identify_names",
     "record_name",
     "recorded_builds",
+    "spi_builds",
     "variants",
 ]
 
@@ -25,7 +26,8 @@ DEFAULT_BOARD = "ice40-hx8k-b-evn"
 
 #: The boards with builds of their own beside the shipped one (``variant``, ``make bitstream
 #: VARIANT=``): the module that names them (``VARIANTS``, ``DEFAULT_VARIANT``). The ULX3S's
-#: are its ECP5 sizes, the iCEBreaker's its bring-up build, the HX8K's its memory bus build.
+#: are its ECP5 sizes, the iCEBreaker's its bring-up, memory bus and SPI-link builds, the
+#: HX8K's its memory bus build.
 _VARIANT_MODULES = {"ice40-hx8k-b-evn": ice40_hx8k_b_evn, "ulx3s": ulx3s, "icebreaker": icebreaker}
 
 
@@ -49,10 +51,26 @@ def variants(name):
     return tuple(module.VARIANTS), module.DEFAULT_VARIANT
 
 
+def spi_builds(name):
+    """{variant: board} of board ``name``'s builds that have the SPI link (docs/spi-link.md),
+    the shipped one first; the variant None for a board without variants."""
+    names, shipped = variants(name)
+    builds = {
+        variant: get_board(name, variant=variant)
+        for variant in sorted(names, key=lambda variant: variant != shipped)
+    }
+    return {
+        variant: board
+        for variant, board in (builds or {None: get_board(name)}).items()
+        if board.spi_hz
+    }
+
+
 def identify_names(name):
     """Every board name the IDENTIFY reply of board ``name``'s bitstreams gives: one per ECP5
     size for the ULX3S (``ulx3s-85f``, ...), else the one (the iCEBreaker's bring-up build
-    identifies as the full one: same pins, clocks and link)."""
+    identifies as the full one: same pins, clocks and link; its SPI-link build names itself,
+    ``icebreaker-spi``, so that the host knows the link is there)."""
     names = [get_board(name, variant=variant).identify_name for variant in variants(name)[0]]
     return tuple(dict.fromkeys(names)) or (get_board(name).identify_name,)
 
@@ -71,7 +89,8 @@ def record_name(name, variant=None):
 def recorded_builds():
     """(record name, board) of every build recorded in boards/results, in the docs' order:
     each board as shipped, then each other variant (issue 28: every ULX3S size is built once,
-    CI builds the 85F; the iCEBreaker's bring-up build; the HX8K's memory bus build)."""
+    CI builds the 85F; the iCEBreaker's bring-up, memory bus and SPI-link builds; the HX8K's
+    memory bus build)."""
     builds = [(name, get_board(name)) for name in BOARDS]
     for name in BOARDS:
         names, default = variants(name)

@@ -111,7 +111,8 @@ def main(argv=None):
         command.add_argument(
             "--variant",
             help="ULX3S: ECP5 size (12F, 25F, 45F, 85F); iCEBreaker: bringup (the "
-            "clock-phase probe, no IRQ trigger) or full",
+            "clock-phase probe, no IRQ trigger), membus, spi (the SPI link, no IRQ trigger) "
+            "or full; HX8K: membus or full",
         )
         command.add_argument("--clock-hz", type=int, help="capture clock (default: the board's)")
         command.add_argument("--build-dir", help="default: build/boards/BOARD[-VARIANT]")

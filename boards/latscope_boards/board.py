@@ -28,6 +28,7 @@ __all__ = [
     "fastest_baud",
     "fmc_sram_bus",
     "FT2232H_BAUDS",
+    "FT2232H_SPI_HZ",
     "MARKER_RESOURCE",
     "EDGES_RESOURCE",
     "IRQ_RESOURCE",
@@ -53,6 +54,9 @@ FT231X_USB_ID = "0403:6015"
 #: FT2232H UART rates that latscope uses: 12 Mbaud (its maximum, 120 MHz / 10) and the exact
 #: integer fractions of it.
 FT2232H_BAUDS = (12_000_000, 6_000_000, 4_000_000, 3_000_000, 2_000_000, 1_000_000)
+#: The SPI link's clock on the iCE40 boards' FT2232H channel A: its MPSSE's fastest
+#: (60 MHz / 2; docs/spi-link.md).
+FT2232H_SPI_HZ = 30_000_000
 
 
 def fastest_baud(clock_hz, rates, min_divisor=3):
@@ -159,7 +163,8 @@ class Board:
     short_records : the encoder sends short records where they apply
         (``ApplianceConfig.short_records``; docs/protocol.md, "Short records"); False: long
         records only, for a board without the cells for the encoder's value histories.
-    irq_trigger : build the appliance's IRQ trigger (False: a bring-up build, for room).
+    irq_trigger : build the appliance's IRQ trigger (False: an iCEBreaker build other than
+        the shipped one, for room).
     spi_hz : the SPI link's clock (docs/spi-link.md): the appliance is an SPI target on the
         configuration-flash pins (the platform's ``spi_flash`` resource), which the host's
         MPSSE clocks at this rate; 0: no SPI link.

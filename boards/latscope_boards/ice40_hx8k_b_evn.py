@@ -29,6 +29,7 @@ from amaranth_boards.ice40_hx8k_b_evn import ICE40HX8KBEVNPlatform
 
 from .board import (
     FT2232H_BAUDS,
+    FT2232H_SPI_HZ,
     FT2232H_USB_ID,
     Board,
     Pin,
@@ -58,8 +59,6 @@ CRYSTAL_HZ = 12_000_000
 CLOCK_HZ = 84_000_000
 #: The capture clock of the DDR front end (``gearbox=False``), its link clock half of it.
 DDR_CLOCK_HZ = 120_000_000
-#: The SPI link's clock: the FT2232H MPSSE's fastest (60 MHz / 2).
-SPI_HZ = 30_000_000
 GOAL_HZ = 150_000_000
 
 
@@ -141,7 +140,7 @@ def board(clock_hz=None, ddr_inputs=True, gearbox=True, variant=DEFAULT_VARIANT)
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         serial_port="/dev/ttyUSB1",
         # The SPI link on channel A (docs/spi-link.md): the MPSSE's fastest clock.
-        spi_hz=SPI_HZ,
+        spi_hz=FT2232H_SPI_HZ,
         usb_id=FT2232H_USB_ID,
         pad_delays=ICE40HX8K,
         notes=("Other programmer: `iceprog {bitstream}` (Debian package fpga-icestorm).",),

@@ -23,6 +23,8 @@ The memory bus build (``board(variant="membus")``) takes the markers from a DUT'
 memory bus instead of the marker port (docs/membus.md): the bus's data lines on the marker
 data's pins, its write strobe on the strobe's, its chip select and one address line on
 PMOD2's last two, every one through the gearbox; it too leaves out the IRQ trigger.
+The SPI-link build (``board(variant="spi")``) is the full build with the SPI link
+(docs/spi-link.md) in place of the IRQ trigger, for which the full build has no room.
 
 Marker data on PMOD1A (D0..D7) and PMOD1B (D8..D15); strobe, edge channels and IRQ on PMOD2,
 whose pins the snap-off LED/button section also uses: snap it off first. On every Pmod, pins
@@ -34,6 +36,7 @@ from amaranth_boards.icebreaker import ICEBreakerPlatform
 
 from .board import (
     FT2232H_BAUDS,
+    FT2232H_SPI_HZ,
     FT2232H_USB_ID,
     Board,
     Pin,
@@ -62,7 +65,14 @@ __all__ = ["VARIANTS", "DEFAULT_VARIANT", "MEMORY_BUS", "board"]
 #: (5099 of 5280 cells) nextpnr found no legal placement at seed 1; without it, 4733. The
 #: full build takes its marker data through plain DDR inputs, the bus its 16 data lines,
 #: chip select and A0 through the gearbox too.
-VARIANTS = ("full", "bringup", "membus")
+#: The SPI-link build (``VARIANT=spi``, ``--link spi``) is the full build with the SPI link and
+#: without the IRQ trigger: with both, 4986 of 5280 cells, and nextpnr found no legal
+#: placement (seed 1). The trigger costs 371 cells (4986 with it, 4615 without: nextpnr's
+#: packed cells of the two designs); a 512-entry FIFO instead of 1024 would free 14 block RAMs
+#: but only 6 cells (4609), and the SUMP mode is not in any iCEBreaker build. Without the
+#: trigger it places and meets timing at seed 1. It names itself in IDENTIFY
+#: (``icebreaker-spi``), so that the host knows before it tries whether the link is there.
+VARIANTS = ("full", "bringup", "membus", "spi")
 DEFAULT_VARIANT = "full"
 #: The memory bus build's bus (one address line, A0).
 MEMORY_BUS = fmc_sram_bus(1)
@@ -134,6 +144,7 @@ def board(
         raise ValueError(f"unknown iCEBreaker variant {variant!r}; variants: {', '.join(VARIANTS)}")
     bringup = variant == "bringup"
     membus = variant == "membus"
+    spi = variant == "spi"
     # The iCE40's second PLL output is half the first, so a slower capture clock would cost
     # the 12 Mbaud link; the gearbox takes the first output for its edge clock.
     gearbox = gearbox and ddr_inputs and not two_clocks
@@ -142,8 +153,11 @@ def board(
         name="icebreaker",
         title="1BitSquared iCEBreaker"
         + (" (bring-up)" if bringup else "")
-        + (" (memory bus)" if membus else ""),
-        identify_name="icebreaker",
+        + (" (memory bus)" if membus else "")
+        + (" (SPI link)" if spi else ""),
+        # The SPI-link build names itself: the host then knows whether the link is there
+        # before it tries it (no field of the IDENTIFY reply says).
+        identify_name="icebreaker-spi" if spi else "icebreaker",
         platform_class=ICEBreakerPlatform,
         family="ice40",
         clock_hz=clock_hz,
@@ -162,8 +176,8 @@ def board(
         # 4's long records and the memory bus port's appliance changes (4779 cells) seeds 1, 2,
         # 4, 5 and 7 do not place, seed 3 gives 35.76 MHz and seed 6 36.27 MHz: the shipped
         # build is seed 6, and so the bring-up build's (the same design but for the probe and
-        # the trigger); the memory bus build (another design) places at seed 1.
-        seed=1 if membus else 6,
+        # the trigger); the memory bus and SPI-link builds (other designs) place at seed 1.
+        seed=1 if membus or spi else 6,
         pins=_pins(variant),
         memory_bus=MEMORY_BUS if membus else (),
         io_attrs=Attrs(IO_STANDARD="SB_LVCMOS", PULLUP=1),
@@ -181,14 +195,15 @@ def board(
         # value histories and comparators nextpnr found no legal placement either (~90 % of
         # the 5280 cells). Bytes an event: 4.15 on make demo's stream, 5.08 for a TSL marker
         # every us at 144 MHz stamps (version 3: 3.84, 4.09; version 4's long lead bytes
-        # hold a payload bit less; docs/protocol.md, "In the gateware").
+        # hold a payload bit less; docs/protocol.md, "In the gateware"). The SPI-link build
+        # has the cells (5008 with them) but not the time: 29.64-33.58 MHz at seeds 1-8 (6
+        # does not place), the short form's path into the record on offer being critical
+        # (docs/spi-link.md, "What it gains").
         short_records=False,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         serial_port="/dev/ttyUSB1",
-        # No SPI link (docs/spi-link.md): with it (4986 of 5280 cells, 29 of 30 block RAMs)
-        # nextpnr found no legal placement at seed 1. A build without the IRQ trigger (about
-        # 490 cells, the bring-up variant's saving) would have room for it.
-        spi_hz=0,
+        # The SPI link (docs/spi-link.md) only in the SPI-link build (VARIANTS says why).
+        spi_hz=FT2232H_SPI_HZ if spi else 0,
         usb_id=FT2232H_USB_ID,
         pad_delays=ICE40UP5K,
         notes=(

@@ -533,7 +533,7 @@ def _trigger(args, identity, irq):
     if not identity.has_trigger:
         raise UsageError(
             f"--irq-trigger: the appliance has no trigger (protocol {identity.version}; "
-            f"a bring-up bitstream has none, docs/boards.md)"
+            f"the iCEBreaker's builds other than the shipped one have none, docs/boards.md)"
         )
     try:
         settings = trigger_settings(args.irq_trigger, args.irq_delay, identity, irq)

@@ -133,7 +133,31 @@ def test_icebreaker_bringup_build_is_the_full_one_with_the_probe_for_the_trigger
     assert BoardTop(full).appliance.identify().trigger_latency > 0
     assert record_name("icebreaker", "bringup") == "icebreaker-bringup"
     assert record_name("icebreaker", "full") == "icebreaker"
-    assert identify_names("icebreaker") == ("icebreaker",)
+    assert identify_names("icebreaker") == ("icebreaker", "icebreaker-spi")
+
+
+def test_icebreaker_spi_build_is_the_full_one_with_the_link_for_the_trigger():
+    """The SPI-link build differs from the shipped one in the link, the IRQ trigger it
+    leaves out for room, its seed and the name its IDENTIFY reply gives (the host's check
+    that the link is there, latscope.link.presets); the host's preset names it."""
+    from latscope.link.presets import board_preset
+
+    full, spi = get_board("icebreaker"), get_board("icebreaker", variant="SPI")
+    differ = {
+        field.name
+        for field in dataclasses.fields(full)
+        if getattr(full, field.name) != getattr(spi, field.name)
+    }
+    assert differ == {"title", "identify_name", "irq_trigger", "spi_hz", "seed"}
+    assert (full.spi_hz, spi.spi_hz, spi.irq_trigger) == (0, 30_000_000, False)
+    assert BoardTop(spi).appliance.identify().trigger_latency == 0
+    assert record_name("icebreaker", "spi") == "icebreaker-spi" == spi.identify_name
+    preset = board_preset("icebreaker")
+    assert (preset.spi_hz, preset.spi_identities, preset.spi_variant) == (
+        30_000_000,
+        ("icebreaker-spi",),
+        "spi",
+    )
 
 
 @pytest.mark.parametrize(
@@ -178,7 +202,7 @@ def test_membus_build_is_the_full_one_with_the_bus_for_the_marker_port(
     assert (identify.bus_width, identify.stamp_shift) == (16, 2)
     assert BoardTop(full).appliance.identify().bus_width == 0
     assert record_name(name, "membus") == f"{name}-membus"
-    assert identify_names(name) == (name,)
+    assert membus.identify_name == name in identify_names(name)
 
 
 def _prepared(board):
@@ -242,12 +266,17 @@ def test_link_rx_is_pulled_up(board):
 
 
 @pytest.mark.slow
-def test_the_spi_link_is_on_the_configuration_flash_pins(board):
-    """The HX8K's SPI link (docs/spi-link.md) takes the platform's configuration-flash pins,
-    SCK constrained to the board's SPI clock; the other boards' builds have none (the
-    iCEBreaker's for want of room)."""
+@pytest.mark.parametrize(
+    ("name", "variant"), [(name, None) for name in BOARDS] + [("icebreaker", "spi")]
+)
+def test_the_spi_link_is_on_the_configuration_flash_pins(name, variant):
+    """The SPI link (docs/spi-link.md) of the HX8K's shipped build and of the iCEBreaker's
+    ``spi`` build takes the platform's configuration-flash pins, SCK constrained to the
+    board's SPI clock; the other builds have none (the iCEBreaker's shipped one for want of
+    room)."""
+    board = get_board(name, variant=variant)
     files = _prepared(board)
-    if board.name != "ice40-hx8k-b-evn":
+    if (name, variant) not in (("ice40-hx8k-b-evn", None), ("icebreaker", "spi")):
         assert not board.spi_hz and SPI_RESOURCE not in str(files)
         return
     assert board.spi_hz == 30_000_000  # the MPSSE's fastest clock

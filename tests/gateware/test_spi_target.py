@@ -141,17 +141,22 @@ def test_an_idle_target_sends_empty_chunks_and_other_transactions_leave_cipo_alo
     assert selected == [0, 0, 0, 1, 0, 0]
 
 
-def test_the_appliance_sends_replies_over_the_link_the_host_selected():
-    """The HX8K's appliance (84 MHz, 12 Mbaud): after a READ transaction IDENTIFY's reply
-    (a command on the UART) comes over SPI and the UART's transmitter stays idle; after
-    RELEASE the next reply goes out on the UART again."""
+@pytest.mark.parametrize("name", ["ice40-hx8k-b-evn", "icebreaker"])
+def test_the_appliance_sends_replies_over_the_link_the_host_selected(name):
+    """The appliance of each iCE40 board's SPI-link build, as that build configures it (the
+    HX8K's shipped build, 84 MHz; the iCEBreaker's ``spi`` variant, 36 MHz, long records
+    only, no IRQ trigger), 12 Mbaud: after a READ transaction IDENTIFY's reply (a command
+    on the UART) comes over SPI, naming the build, and the UART's transmitter stays idle;
+    after RELEASE the next reply goes out on the UART again."""
+    from latscope.link.identity import Identity
+    from latscope_boards import spi_builds
     from latscope_defs.protocol import MAGIC, Command
-    from latscope_gateware.appliance import Appliance, ApplianceConfig
+    from latscope_gateware.appliance import Appliance
 
-    link_hz, baud = HX8K_LINK_HZ, 12_000_000
-    dut = Appliance(
-        ApplianceConfig(clock_hz=link_hz, uart_divisor=link_hz // baud, sump_depth=0, spi_link=True)
-    )
+    board = next(iter(spi_builds(name).values()))
+    config = board.appliance_config()
+    link_hz, baud = config.link_clock_hz, board.baud
+    dut = Appliance(config)
     master = MpsseMaster(dut.spi, random.Random(3))
     dechunker, received, uart_starts = Dechunker(), bytearray(), []
 
@@ -185,4 +190,6 @@ def test_the_appliance_sends_replies_over_the_link_the_host_selected():
     parser.feed(bytes(received))
     opcode, payload = parser.replies.popleft()
     assert opcode == Command.IDENTIFY and payload[:4] == MAGIC
+    # The name the host's --link spi check looks for (latscope.link.presets.use_spi_link).
+    assert Identity.from_reply(payload).board == board.identify_name
     assert uart_starts  # the second reply went out on the UART

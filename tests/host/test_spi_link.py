@@ -235,3 +235,26 @@ def test_without_the_ftdi_device_the_stream_stays_on_the_uart(capsys):
     device.identity = identity_of("ulx3s")
     with pytest.raises(DeviceError, match="has no SPI link"):
         use_spi_link(device, Port("board"))
+
+
+def test_link_spi_on_an_icebreaker_build_without_the_link_names_the_build_with_it(capsys):
+    """The iCEBreaker's link is in its ``spi`` build only, which names itself in IDENTIFY:
+    on any other iCEBreaker gateware --link spi is one line naming that build; on the spi
+    build the host goes on to channel A (none here: the note, and the UART)."""
+    from latscope.link.device import Device, DeviceError, Port
+    from latscope.link.presets import use_spi_link
+
+    uart = FakeUart()
+    device = Device(uart, name="board")
+    device.identity = identity_of("icebreaker")
+    with pytest.raises(DeviceError) as raised:
+        use_spi_link(device, Port("board"))
+    assert str(raised.value) == (
+        "board: the gateware on the board (icebreaker) has no SPI link: --link spi needs the "
+        "icebreaker-spi build (make bitstream BOARD=icebreaker VARIANT=spi; "
+        "docs/spi-link.md), else --link uart"
+    )
+    device.identity = identity_of("icebreaker-spi")
+    use_spi_link(device, Port("board"))
+    assert device.transport is uart
+    assert "cannot open the SPI link" in capsys.readouterr().err

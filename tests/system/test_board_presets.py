@@ -63,6 +63,21 @@ def test_a_board_of_another_identity_is_refused(monkeypatch, capsys):
     )
 
 
+def test_link_spi_on_an_icebreaker_build_without_the_link_is_one_line(monkeypatch, capsys):
+    """What a user sees who asks for the SPI link of an iCEBreaker flashed with its shipped
+    build (which identifies as ``icebreaker``): the command stops, status 2, on one line
+    that names the build with the link, before channel A is opened."""
+    monkeypatch.setattr(Port, "reply_timeout", SIM_REPLY_TIMEOUT)
+    with simulated_board("icebreaker") as path:
+        status = main(["info", "--port", path, "--board", "icebreaker", "--link", "spi"])
+    err = capsys.readouterr().err
+    assert status == 2
+    (line,) = [line for line in err.splitlines() if "SPI" in line]
+    assert line.startswith(f"latscope: {path}: the gateware on the board (icebreaker) has no")
+    assert "needs the icebreaker-spi build (make bitstream BOARD=icebreaker VARIANT=spi" in line
+    assert "cannot open the SPI link" not in err
+
+
 def _documented_commands():
     """(board, argv) of every ``latscope ... --board NAME`` line in docs/boards.md."""
     commands = []

@@ -30,8 +30,10 @@ SIMULATION_BAUD = 12_000_000
 class BoardPreset:
     """What the host needs of a board: its name (``--board``), link rate, the board names its
     IDENTIFY reply may give (one per ULX3S size), its usual serial port, its USB serial
-    chip's ``vendor:product`` (the udev rule, :mod:`latscope.link.udev`) and its SPI link's
-    clock (docs/spi-link.md; 0: none)."""
+    chip's ``vendor:product`` (the udev rule, :mod:`latscope.link.udev`), its SPI link's
+    clock (docs/spi-link.md; 0: none of its builds has one), the IDENTIFY names of its
+    builds with the link and, where the shipped build has none, the variant that has it
+    (``make bitstream VARIANT=``)."""
 
     name: str
     baud: int
@@ -39,6 +41,8 @@ class BoardPreset:
     serial_port: str
     usb_id: str
     spi_hz: int = 0
+    spi_identities: tuple[str, ...] = ()
+    spi_variant: str | None = None
 
 
 @functools.cache
@@ -49,13 +53,16 @@ def board_presets() -> dict[str, BoardPreset]:
     presets = {}
     for name in boards.BOARDS:
         board = boards.get_board(name)
+        linked = boards.spi_builds(name)
         presets[name] = BoardPreset(
             name,
             board.baud,
             boards.identify_names(name),
             board.serial_port,
             board.usb_id,
-            board.spi_hz,
+            spi_hz=max((build.spi_hz for build in linked.values()), default=0),
+            spi_identities=tuple(dict.fromkeys(build.identify_name for build in linked.values())),
+            spi_variant=None if board.spi_hz else next(iter(linked), None),
         )
     return presets
 
@@ -181,13 +188,22 @@ def open_device(
 def use_spi_link(device: Device, port: Port, url: str | None = None) -> None:
     """The identified ``device``'s stream over its board's SPI link (docs/spi-link.md),
     checked by IDENTIFY's reply coming over it; where that fails, the UART still, with a
-    note saying why."""
+    note saying why. DeviceError where the board, or the build its IDENTIFY names, has
+    none (the iCEBreaker's shipped build: its link is in another build)."""
     from .spi_link import DEFAULT_URL, open_spi_stream
 
     assert device.identity is not None
-    board = _preset_of(device.identity.board)
+    name = device.identity.board
+    board = _preset_of(name)
     if board is None or not board.spi_hz:
-        raise DeviceError(f"{port.name}: {device.identity.board} has no SPI link (--link uart)")
+        raise DeviceError(f"{port.name}: {name} has no SPI link (--link uart)")
+    if name not in board.spi_identities:
+        variant = f" VARIANT={board.spi_variant}" if board.spi_variant else ""
+        raise DeviceError(
+            f"{port.name}: the gateware on the board ({name}) has no SPI link: --link spi "
+            f"needs the {' or '.join(board.spi_identities)} build (make bitstream "
+            f"BOARD={board.name}{variant}; docs/spi-link.md), else --link uart"
+        )
     uart = device.transport
     try:
         spi = open_spi_stream(uart, url or DEFAULT_URL, board.spi_hz)
