@@ -59,7 +59,7 @@ def test_a_board_of_another_identity_is_refused(monkeypatch, capsys):
     assert status != 0
     assert (
         f"{path}: the device says it is 'ice40-hx8k-b-evn', not --board icebreaker "
-        "(icebreaker): another board or port?" in err
+        "(icebreaker or icebreaker-spi): another board or port?" in err
     )
 
 
