@@ -31,6 +31,7 @@ __all__ = [
     "EDGES_RESOURCE",
     "IRQ_RESOURCE",
     "MEMBUS_RESOURCE",
+    "MEMORY_BUS",
 ]
 
 #: Names of the resources a board adds to its platform for the appliance's pins.
@@ -70,6 +71,16 @@ class Pin:
     connector: tuple  # (name, number) of an amaranth-boards Connector
     pin: str  # the connector's pin name
     label: str  # what a person looks for on the board, e.g. "J2-4" or "GP0"
+
+
+#: The bus builds' memory bus (``Board.memory_bus``): the STM32 FMC's 16-bit SRAM/NOR mode
+#: (NE1, NWE active low) or the Pi's SMI (docs/duts), address lines A0..A3.
+MEMORY_BUS = (
+    ("data_width", 16),
+    ("address_bits", 4),
+    ("cs_active_low", True),
+    ("we_active_low", True),
+)
 
 
 @dataclass(frozen=True)
@@ -165,6 +176,9 @@ class Board:
     memory_bus : a bus build's memory bus (``ApplianceConfig.memory_bus``, as (parameter,
         value) pairs), whose pins (``PinMap.bus_*``) take the marker port's: sampled as the
         strobe is, ``sample_phases`` a cycle; () for the marker port.
+    second_edge_pins : ECP5 gearbox only: the labels of the pins in the other side's banks
+        than the edge clock's, sampled on the second edge clock and its divider
+        (:class:`.clocking.Ecp5Pll`, ``second_edge_clock``); () for one side.
     """
 
     name: str
@@ -196,6 +210,7 @@ class Board:
     irq_trigger: bool = True
     spi_hz: int = 0
     memory_bus: tuple = ()
+    second_edge_pins: tuple = ()
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -379,6 +394,9 @@ class BoardTop(Elaboratable):
             # The ECP5's gearboxes have a reset (the edge clock's start-up, Ecp5Pll's); the
             # iCE40's sampling flip-flops none.
             m.domains.eclk = ClockDomain("eclk", reset_less=self.board.family != "ecp5")
+        if self.board.second_edge_pins:
+            m.domains.eclk_east = ClockDomain("eclk_east")
+            m.domains.capture_east = ClockDomain("capture_east", reset_less=True)
         m.submodules.clocking = self.board.make_pll(self.board)
         m.submodules.appliance = appliance = self.appliance
 
@@ -411,7 +429,7 @@ class BoardTop(Elaboratable):
             rising-edge, earlier, sample first) or plain input buffers."""
             if self.board.sample_phases == 4:
                 if self.board.family == "ecp5":
-                    return ecp5_gearbox_inputs(m, name, port, capture)
+                    return ecp5_gearbox_inputs(m, name, port, *self._edge_clock(header_pins))
                 places = [placed.get(pin.label) for pin in header_pins]
                 return ice40_gearbox_inputs(m, name, port, capture, places)
             kind = io.DDRBuffer if self.board.ddr_inputs else io.Buffer
@@ -444,6 +462,15 @@ class BoardTop(Elaboratable):
             m.d.comb += appliance.marker_strobe.eq(strobe)
         m.d.comb += appliance.edges.eq(edge_samples)
         return m
+
+    def _edge_clock(self, header_pins):
+        """(capture domain, edge-clock domain) of the ECP5 gearboxes of ``header_pins``:
+        the second edge clock's for pins of ``Board.second_edge_pins``; one port's pins all
+        on one side."""
+        east = {pin.label in self.board.second_edge_pins for pin in header_pins}
+        if len(east) > 1:
+            raise ValueError(f"pins {[pin.label for pin in header_pins]} span both edge clocks")
+        return ("capture_east", "eclk_east") if east == {True} else ("capture", "eclk")
 
     def _spi_link(self, m, platform, buffer):
         """The SPI link's pins to the appliance (SCK's clock constraint is its pin's,

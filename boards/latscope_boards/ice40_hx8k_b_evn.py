@@ -27,7 +27,7 @@ carry the 1.2 V core supply and pin 2 the bank's VCCIO (3.3 V): never connect th
 from amaranth.build import Attrs
 from amaranth_boards.ice40_hx8k_b_evn import ICE40HX8KBEVNPlatform
 
-from .board import FT2232H_BAUDS, FT2232H_USB_ID, Board, Pin, PinMap, fastest_baud
+from .board import FT2232H_BAUDS, FT2232H_USB_ID, MEMORY_BUS, Board, Pin, PinMap, fastest_baud
 from .clocking import Ice40Pll
 from .pad_delays import ICE40HX8K
 
@@ -42,14 +42,6 @@ __all__ = ["VARIANTS", "DEFAULT_VARIANT", "MEMORY_BUS", "board"]
 #: (its channels are the marker port's pins).
 VARIANTS = ("full", "membus")
 DEFAULT_VARIANT = "full"
-#: The memory bus build's bus: the STM32 FMC's 16-bit SRAM/NOR mode (NE1, NWE active low) or
-#: the Pi's SMI (docs/duts), address lines A0..A3.
-MEMORY_BUS = (
-    ("data_width", 16),
-    ("address_bits", 4),
-    ("cs_active_low", True),
-    ("we_active_low", True),
-)
 
 CRYSTAL_HZ = 12_000_000
 #: The appliance clock with the gearbox (its edge clock: twice this).

@@ -17,12 +17,23 @@ Host link on the FT231X at 2 Mbaud: the FT231X makes 3 MHz / n (n = 1, 1.5, 2, 2
 and of its rates above 1 Mbaud only 2 Mbaud divides the even-MHz clocks (25 link cycles per
 bit at 50 MHz).
 Appliance pins are on header J1: GP0..GP10 and GN0..GN10.
+
+The memory bus build (``board(variant="85F-membus")``, an 85F build) takes the markers from
+a DUT's external memory bus instead of the marker port (docs/membus.md), every bus pin
+through a gearbox. J1 and J2 have 28 gearbox pins (iodb of prjtrellis: GP8-GP13/GN8-GN13
+bank 7, left side; GP14-GP17/GN14-GN17 bank 3 and GP18-GP21/GN18-GN21 bank 2, right side;
+the rest banks 0 and 1, top), and the bus's 22 (16 data, write strobe, chip select, four
+address lines) and the four edges are 26: more than either side has (12 left, 16 right),
+so the build has a second edge clock and divider on the right (:class:`.clocking.Ecp5Pll`,
+``second_edge_clock``). The data lines D0-D15 are the right side's 16 pins (J2); the write
+strobe (on the marker strobe's pin), chip select and address lines are on the left with
+the edges and IRQ, as shipped.
 """
 
 from amaranth.build import Attrs
 from amaranth_boards import ulx3s as _platforms
 
-from .board import FT231X_USB_ID, Board, Pin, PinMap
+from .board import FT231X_USB_ID, MEMORY_BUS, Board, Pin, PinMap
 from .clocking import Ecp5Pll, ecp5_pll_settings
 from .pad_delays import ECP5_SPEED_6_LVCMOS33
 
@@ -37,14 +48,16 @@ GOAL_HZ = 250_000_000
 LINK_HZ = 50_000_000
 
 #: ECP5 size on the board -> its amaranth-boards platform. A bitstream only loads on the size
-#: it was built for.
+#: it was built for. ``-MEMBUS``: the memory bus build of that size.
 VARIANTS = {
     "12F": _platforms.ULX3S_12F_Platform,
     "25F": _platforms.ULX3S_25F_Platform,
     "45F": _platforms.ULX3S_45F_Platform,
     "85F": _platforms.ULX3S_85F_Platform,
+    "85F-MEMBUS": _platforms.ULX3S_85F_Platform,
 }
 DEFAULT_VARIANT = "85F"
+_MEMBUS_SUFFIX = "-MEMBUS"
 
 
 def _gp(n):
@@ -61,9 +74,41 @@ def _pll(board):
             ecp5_pll_settings(CRYSTAL_HZ, board.edge_clock_hz, board.link_hz),
             clock_resource="clk25",
             edge_clock=True,
+            second_edge_clock=bool(board.second_edge_pins),
         )
     return Ecp5Pll(
         ecp5_pll_settings(CRYSTAL_HZ, board.clock_hz, board.link_hz), clock_resource="clk25"
+    )
+
+
+#: The memory bus build's data lines D0-D15: the right side's gearbox pins (banks 3, 2).
+_BUS_DATA = tuple(pin for n in range(14, 22) for pin in (_gp(n), _gn(n)))
+
+
+def _pins(membus):
+    """The pin map of the marker port's builds, or of the memory bus build."""
+    common = dict(
+        edges=(_gn(8), _gp(9), _gn(9), _gp(10)),
+        irq=_gn(10),
+        ground=("any J1 or J2 pin marked GND",) if membus else ("any J1 pin marked GND",),
+        avoid=("J1 and J2 pins marked 3V3, 5V or 2V5",)
+        if membus
+        else ("J1 pins marked 3V3, 5V or 2V5",),
+    )
+    if membus:
+        return PinMap(
+            marker_data=(),
+            marker_strobe=None,
+            bus_we=_gp(8),
+            bus_cs=_gp(11),
+            bus_data=_BUS_DATA,
+            bus_address=(_gn(11), _gp(12), _gn(12), _gp(13)),
+            **common,
+        )
+    return PinMap(
+        marker_data=tuple(_gp(n) for n in range(8)) + tuple(_gn(n) for n in range(8)),
+        marker_strobe=_gp(8),
+        **common,
     )
 
 
@@ -75,10 +120,13 @@ def board(
     variant = variant.upper()
     if variant not in VARIANTS:
         raise ValueError(f"unknown ULX3S variant {variant!r}; variants: {', '.join(VARIANTS)}")
+    membus = variant.endswith(_MEMBUS_SUFFIX)
+    size = variant.removesuffix(_MEMBUS_SUFFIX)
     return Board(
         name="ulx3s",
-        title=f"Radiona ULX3S ({variant})",
-        identify_name=f"ulx3s-{variant.lower()}",
+        title=f"Radiona ULX3S ({size}{', memory bus' if membus else ''})",
+        # The bus build identifies as its size: same FPGA, clocks and link.
+        identify_name=f"ulx3s-{size.lower()}",
         platform_class=VARIANTS[variant],
         family="ecp5",
         clock_hz=clock_hz,
@@ -88,14 +136,11 @@ def board(
         # A 112-bit entry x 2048 takes 13 DP16KD (2048 x 9 each). (4096 entries would take
         # two banks of them and a multiplexer behind the block RAMs' slow output.)
         fifo_depth=2048,
-        pins=PinMap(
-            marker_data=tuple(_gp(n) for n in range(8)) + tuple(_gn(n) for n in range(8)),
-            marker_strobe=_gp(8),
-            edges=(_gn(8), _gp(9), _gn(9), _gp(10)),
-            irq=_gn(10),
-            ground=("any J1 pin marked GND",),
-            avoid=("J1 pins marked 3V3, 5V or 2V5",),
-        ),
+        pins=_pins(membus),
+        memory_bus=MEMORY_BUS if membus else (),
+        # Without the marker port's pins the bus build has no SUMP mode (its channels).
+        sump_depth=0 if membus else 512,
+        second_edge_pins=tuple(pin.label for pin in _BUS_DATA) if membus and gearbox else (),
         io_attrs=Attrs(IO_TYPE="LVCMOS33", PULLMODE="UP"),
         make_pll=_pll,
         # SRAM: lost at power-off. `-f` writes the flash instead.
