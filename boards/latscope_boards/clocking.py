@@ -395,12 +395,13 @@ class Ecp5Pll(Elaboratable):
                 if suffix:
                     # CLKOP has no dedicated route from the PLL's side to the other side's
                     # ECLKSYNCB (nextpnr: "Unable to route edge clock source"); the edge
-                    # clock bridge is the dedicated one across the device.
+                    # clock bridge is the dedicated one across the device. Both its inputs
+                    # take CLKOP: they have only edge-clock routing, which a constant has not.
                     source = Signal()
                     m.submodules.eclkbridge = Instance(
                         "ECLKBRIDGECS",
                         i_CLK0=clkop,
-                        i_CLK1=Const(0),
+                        i_CLK1=clkop,
                         i_SEL=Const(0),
                         o_ECSOUT=source,
                     )

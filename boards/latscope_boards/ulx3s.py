@@ -11,8 +11,9 @@ Edge clocks and the IDDRX2F exist only in the left and right banks (2, 3, 6, 7):
 and the edges are on J1's GP8-GP10/GN8-GN9, which are bank 7 (left side), as are IRQ (GN10)
 and the spares GP11-GP13/GN11-GN13. The marker data D0-D15 (GP0-GP7/GN0-GN7, bank 0, top) stay
 single-rate: they are sampled ``sample_delay`` cycles after the strobe edge, so their timing
-within a cycle carries nothing, and 16 more gearboxes would need a second side's banks (J1
-has 12 bank-7 pins and 16 in banks 2 and 3), hence a second edge clock and divider.
+within a cycle carries nothing, and 16 more gearboxes would need the other side's banks
+(J1 has 12 bank-7 pins, J2 16 in banks 2 and 3), hence a second edge clock and divider,
+which only the memory bus build has.
 Host link on the FT231X at 2 Mbaud: the FT231X makes 3 MHz / n (n = 1, 1.5, 2, 2.125, ...),
 and of its rates above 1 Mbaud only 2 Mbaud divides the even-MHz clocks (25 link cycles per
 bit at 50 MHz).
