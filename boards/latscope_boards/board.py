@@ -429,7 +429,7 @@ class BoardTop(Elaboratable):
             rising-edge, earlier, sample first) or plain input buffers."""
             if self.board.sample_phases == 4:
                 if self.board.family == "ecp5":
-                    return ecp5_gearbox_inputs(m, name, port, *self._edge_clock(header_pins))
+                    return self._ecp5_sampled(m, name, port, header_pins)
                 places = [placed.get(pin.label) for pin in header_pins]
                 return ice40_gearbox_inputs(m, name, port, capture, places)
             kind = io.DDRBuffer if self.board.ddr_inputs else io.Buffer
@@ -463,14 +463,37 @@ class BoardTop(Elaboratable):
         m.d.comb += appliance.edges.eq(edge_samples)
         return m
 
-    def _edge_clock(self, header_pins):
-        """(capture domain, edge-clock domain) of the ECP5 gearboxes of ``header_pins``:
-        the second edge clock's for pins of ``Board.second_edge_pins``; one port's pins all
-        on one side."""
-        east = {pin.label in self.board.second_edge_pins for pin in header_pins}
-        if len(east) > 1:
-            raise ValueError(f"pins {[pin.label for pin in header_pins]} span both edge clocks")
-        return ("capture_east", "eclk_east") if east == {True} else ("capture", "eclk")
+    def _ecp5_sampled(self, m, name, port, header_pins):
+        """The samples of ``port`` through ECP5 gearboxes, each run of its pins on one side
+        on that side's edge clock (the second one's for ``Board.second_edge_pins``), the
+        runs' samples put back in the pins' order: ``Cat(s_0 .. s_3)`` of the whole port."""
+        east = [pin.label in self.board.second_edge_pins for pin in header_pins]
+        runs, start = [], 0
+        for n in range(1, len(east) + 1):
+            if n == len(east) or east[n] != east[start]:
+                runs.append((start, n))
+                start = n
+        if len(runs) == 1:
+            return ecp5_gearbox_inputs(m, name, port, *self._ecp5_clocks(east[0]))
+        parts = [
+            ecp5_gearbox_inputs(
+                m, f"{name}_{start}", port[start:stop], *self._ecp5_clocks(east[start])
+            )
+            for start, stop in runs
+        ]
+        # Each part is Cat(s_0 .. s_3) of its pins; sample k of the port is every part's k.
+        return Cat(
+            Cat(
+                part[k * (stop - start) : (k + 1) * (stop - start)]
+                for part, (start, stop) in zip(parts, runs)
+            )
+            for k in range(4)
+        )
+
+    @staticmethod
+    def _ecp5_clocks(east):
+        """(capture domain, edge-clock domain) of the gearboxes of one side."""
+        return ("capture_east", "eclk_east") if east else ("capture", "eclk")
 
     def _spi_link(self, m, platform, buffer):
         """The SPI link's pins to the appliance (SCK's clock constraint is its pin's,

@@ -47,6 +47,10 @@ class MemoryBusPort(wiring.Component):
     phases : 1, 2 or 4
         Samples per pin and cycle (see :mod:`.ddr_edges`); each port is
         ``Cat(s_0, ..., s_{N-1})``, earliest first, each sample as wide as the pins.
+    output_stages : int, >= 0
+        Registers after the write's detection, all outputs alike, each a cycle more of
+        :attr:`latency`: room for a route, where the bus's logic and the time-stamper's are
+        far apart on the die (the ULX3S's bus build, its pins on both sides of the 85F).
 
     Ports
     -----
@@ -67,12 +71,12 @@ class MemoryBusPort(wiring.Component):
 
     Timing
     ------
-    :attr:`latency` = ``sync_stages + 1``: an end edge first present in the samples of cycle
-    *k* gives ``valid`` during cycle *k* + ``latency``; :attr:`stamp_latency` is the
-    pin-to-stamp latency in stamp units, as the marker port's. A write is seen if its strobe
-    is active in at least one sample and inactive in at least one between writes; one write
-    per cycle is delivered, so writes whose end edges are at least a cycle and a sample apart
-    all arrive (docs/membus.md).
+    :attr:`latency` = ``sync_stages + 1 + output_stages``: an end edge first present in the
+    samples of cycle *k* gives ``valid`` during cycle *k* + ``latency``; :attr:`stamp_latency`
+    is the pin-to-stamp latency in stamp units, as the marker port's. A write is seen if its
+    strobe is active in at least one sample and inactive in at least one between writes; one
+    write per cycle is delivered, so writes whose end edges are at least a cycle and a sample
+    apart all arrive (docs/membus.md).
 
     The synchronizer starts at the idle levels (no chip select, no strobe), so configuration
     makes no write.
@@ -87,6 +91,7 @@ class MemoryBusPort(wiring.Component):
         we_active_low=True,
         sync_stages=2,
         phases=1,
+        output_stages=0,
     ):
         if data_width not in (8, 16):
             raise ValueError(f"data_width must be 8 or 16, not {data_width!r}")
@@ -98,6 +103,9 @@ class MemoryBusPort(wiring.Component):
         self._cs_active_low = bool(cs_active_low)
         self._we_active_low = bool(we_active_low)
         self._sync_stages = check_sync_stages(sync_stages)
+        if not isinstance(output_stages, int) or output_stages < 0:
+            raise ValueError(f"output_stages must be an int >= 0, not {output_stages!r}")
+        self._output_stages = output_stages
         self._phases = check_phases(phases)
         super().__init__(
             {
@@ -129,7 +137,7 @@ class MemoryBusPort(wiring.Component):
 
     @property
     def latency(self):
-        return self._sync_stages + 1
+        return self._sync_stages + 1 + self._output_stages
 
     @property
     def stamp_latency(self):
@@ -196,11 +204,22 @@ class MemoryBusPort(wiring.Component):
             first = Mux(ends[k], k, first)
             write = Mux(ends[k], taken[k], write)
         more = sum(ends) - 1
+        # The detected write, then output_stages registers of it: the outputs are the last.
+        stages = [
+            [Signal.like(port, name=f"{port.name}_{n}") for port in self._outputs()]
+            for n in range(self._output_stages)
+        ] + [self._outputs()]
+        valid, phase, lost, payload = stages[0]
         m.d.sync += [
-            self.events.valid.eq(ends.any()),
-            self.phase.eq(first),
-            self.lost.eq(Mux(ends.any(), more, 0)),
+            valid.eq(ends.any()),
+            phase.eq(first),
+            lost.eq(Mux(ends.any(), more, 0)),
         ]
         with m.If(ends.any()):  # the payload keeps the last write between events
-            m.d.sync += self.events.payload.eq(write)
+            m.d.sync += payload.eq(write)
+        for earlier, later in zip(stages, stages[1:]):
+            m.d.sync += [port.eq(source) for port, source in zip(later, earlier)]
         return m
+
+    def _outputs(self):
+        return [self.events.valid, self.phase, self.lost, self.events.payload]
