@@ -9,7 +9,7 @@ PYTHON := .venv/bin/python
 
 # FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
 # [VARIANT=12F|25F|45F|85F for the ULX3S, VARIANT=bringup for the iCEBreaker's bring-up build,
-#  VARIANT=membus for the HX8K's memory bus build, VARIANT=85F-membus for the ULX3S's]
+#  VARIANT=membus for the HX8K's memory bus build]
 # [SEED=n: default the board's]; fails when timing is not met.
 BOARD ?= ice40-hx8k-b-evn
 SEED ?=
@@ -63,7 +63,6 @@ bitstreams-all: setup
 	$(PYTHON) -m latscope_boards build ulx3s --variant 45F
 	$(PYTHON) -m latscope_boards build icebreaker --variant bringup
 	$(PYTHON) -m latscope_boards build ice40-hx8k-b-evn --variant membus
-	$(PYTHON) -m latscope_boards build ulx3s --variant 85F-membus
 
 program:
 	$(PYTHON) -m latscope_boards program $(BOARD) $(BOARD_OPTS)

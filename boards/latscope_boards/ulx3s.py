@@ -19,19 +19,23 @@ and of its rates above 1 Mbaud only 2 Mbaud divides the even-MHz clocks (25 link
 bit at 50 MHz).
 Appliance pins are on header J1: GP0..GP10 and GN0..GN10.
 
-The memory bus build (``board(variant="85F-membus")``, an 85F build) takes the markers from
-a DUT's external memory bus instead of the marker port (docs/membus.md), every bus pin
-through a gearbox. J1 and J2 have 28 gearbox pins (iodb of prjtrellis: GP8-GP13/GN8-GN13
-bank 7, left side; GP14-GP17/GN14-GN17 bank 3 and GP18-GP21/GN18-GN21 bank 2, right side;
-the rest banks 0 and 1, top), and the bus's 22 (16 data, write strobe, chip select, four
-address lines) and the four edges are 26: more than either side has (12 left, 16 right),
-so the build has a second edge clock and divider on the right (:class:`.clocking.Ecp5Pll`,
-``second_edge_clock``). The right side's 16 pins (J2) take the write strobe, the chip select
-and D0-D13; D14, D15 and A0-A3 are on the left (J1) with the edges and IRQ, as shipped.
-The strobe's logic selects the data, so it sits with most of them: with the strobe on the
-left and all data on the right, the selection crossed the 85F's die within one cycle (92.8
-MHz at 125 MHz, 6.0 ns of routing in one net); the left's few data and address lines cross
-through their synchronizers' registers instead.
+The memory bus build (``board(membus=True)``, an 85F; not yet a variant: it does not meet
+timing, docs/membus.md "Boards") takes the markers from a DUT's external memory bus instead
+of the marker port, every bus pin through a gearbox. J1 and J2 have 28 gearbox pins (iodb of
+prjtrellis: GP8-GP13/GN8-GN13 bank 7, left side; GP14-GP17/GN14-GN17 bank 3 and
+GP18-GP21/GN18-GN21 bank 2, right side; the rest banks 0 and 1, top), and the bus's 22 (16
+data, write strobe, chip select, four address lines) and the four edges are 26: more than
+either side has (12 left, 16 right), so the build has a second edge clock and divider on the
+right (:class:`.clocking.Ecp5Pll`, ``second_edge_clock``). The right side's 16 pins (J2)
+take the write strobe, the chip select and D0-D13; D14, D15 and A0-A3 are on the left (J1)
+with the edges and IRQ, as shipped. The strobe's logic selects the data, so it sits with
+most of them. Timing is not met: some net of the bus's logic crosses the 85F's die within
+one cycle, 6.0 to 8.8 ns of routing of the 8 ns period (nextpnr seed 1: strobe on the left
+and all data on the right, 92.8 MHz at 125 MHz; this pin map, 92.3 MHz; with
+``output_stages`` 1, 88.3 MHz; with ``sync_stages`` 3 as well, 82.0 MHz). nextpnr puts the
+left's data lines' logic beside their pins, so the write's selection, made on the right,
+reaches it in one hop; the fix left to do is to make that crossing registers only, with
+flip-flops placed mid-die (placement constraints).
 """
 
 from amaranth.build import Attrs
@@ -52,16 +56,14 @@ GOAL_HZ = 250_000_000
 LINK_HZ = 50_000_000
 
 #: ECP5 size on the board -> its amaranth-boards platform. A bitstream only loads on the size
-#: it was built for. ``-MEMBUS``: the memory bus build of that size.
+#: it was built for.
 VARIANTS = {
     "12F": _platforms.ULX3S_12F_Platform,
     "25F": _platforms.ULX3S_25F_Platform,
     "45F": _platforms.ULX3S_45F_Platform,
     "85F": _platforms.ULX3S_85F_Platform,
-    "85F-MEMBUS": _platforms.ULX3S_85F_Platform,
 }
 DEFAULT_VARIANT = "85F"
-_MEMBUS_SUFFIX = "-MEMBUS"
 
 
 def _gp(n):
@@ -118,20 +120,25 @@ def _pins(membus):
 
 
 def board(
-    variant=DEFAULT_VARIANT, clock_hz=CLOCK_HZ, ddr_inputs=True, link_hz=LINK_HZ, gearbox=True
+    variant=DEFAULT_VARIANT,
+    clock_hz=CLOCK_HZ,
+    ddr_inputs=True,
+    link_hz=LINK_HZ,
+    gearbox=True,
+    membus=False,
 ):
     """The ULX3S; ``gearbox=False`` builds the IDDRX1F (DDR, half-cycle) front end with the
-    capture clock straight from the PLL instead."""
+    capture clock straight from the PLL instead; ``membus`` the memory bus build (85F)."""
     variant = variant.upper()
     if variant not in VARIANTS:
         raise ValueError(f"unknown ULX3S variant {variant!r}; variants: {', '.join(VARIANTS)}")
-    membus = variant.endswith(_MEMBUS_SUFFIX)
-    size = variant.removesuffix(_MEMBUS_SUFFIX)
+    if membus and variant != "85F":
+        raise ValueError("the ULX3S's memory bus build is an 85F build")
     return Board(
         name="ulx3s",
-        title=f"Radiona ULX3S ({size}{', memory bus' if membus else ''})",
+        title=f"Radiona ULX3S ({variant}{', memory bus' if membus else ''})",
         # The bus build identifies as its size: same FPGA, clocks and link.
-        identify_name=f"ulx3s-{size.lower()}",
+        identify_name=f"ulx3s-{variant.lower()}",
         platform_class=VARIANTS[variant],
         family="ecp5",
         clock_hz=clock_hz,
@@ -144,7 +151,9 @@ def board(
         pins=_pins(membus),
         # One register after the bus's write detection: its logic sits with the bus's pins
         # on the right, the time-stamper's with the edges on the left, and the one net
-        # between them took 7.7 ns of routing at 125 MHz (8 ns) without it.
+        # between them took 7.7 ns of routing at 125 MHz (8 ns) without it. Not enough: the
+        # write's selection then crosses to D14/D15's payload flip-flops on the left (8.0
+        # ns of routing, 88.3 MHz); see the module docstring.
         memory_bus=MEMORY_BUS + (("output_stages", 1),) if membus else (),
         # Without the marker port's pins the bus build has no SUMP mode (its channels).
         sump_depth=0 if membus else 512,

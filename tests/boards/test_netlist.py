@@ -707,9 +707,8 @@ def test_ecp5_gearbox_groups_samples_the_same_whatever_the_lock_time(compiled, t
 # --- The memory bus builds: writes at the FMC's fastest timing -------------------------------
 
 #: The memory bus builds the bus test runs, each when LATSCOPE_NETLIST_BOARDS names it (its
-#: own Yosys run and Verilator compile, for a bitstream CI does not build). The ULX3S's has
-#: its data lines on the second edge clock, the write strobe on the first.
-MEMBUS_BUILDS = ("ice40-hx8k-b-evn-membus", "ulx3s-85f-membus")
+#: own Yosys run and Verilator compile, for a bitstream CI does not build).
+MEMBUS_BUILDS = ("ice40-hx8k-b-evn-membus",)
 #: The lossless end-edge spacing, in samples: a capture cycle and a sample (docs/membus.md,
 #: "lossless end-edge spacing").
 LOSSLESS_SAMPLES = 5
@@ -826,7 +825,7 @@ def test_bus_writes_are_stamped_at_their_strobe_end_edges(bus_session_run):
     quarter of a cycle), reads and another bank's writes making nothing; back to back at
     the FMC's fastest, each write delivered exactly or counted lost (the first to end in a
     cycle is delivered), in LOSS records and STATUS alike: some lost where that is closer
-    than the board's lossless spacing (HX8K), none where it is not (ULX3S)."""
+    than the board's lossless spacing (HX8K), none where it is not."""
     script, spaced, identity, events, status = bus_session_run
     unit, shift = script.t.UNIT, script.t.shift
     assert identity.bus_width == 16 and identity.stamp_shift == 2
