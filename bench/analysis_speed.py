@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from figures import Figure, report  # noqa: E402
 from machine import describe  # noqa: E402
 from parser_throughput import FAST_VERSION, encode_fast  # noqa: E402
 
@@ -208,6 +209,7 @@ def main(argv=None):
         f"analyze (best of 3): {rate / 1e6:.2f} M events per CPU second (goal {GOAL / 1e6:g} M): "
         f"{'met' if rate >= GOAL else 'NOT met'}; peak RSS {peak_rss_mib():.0f} MiB"
     )
+    report(Figure("analysis in memory", rate, GOAL, "M events per CPU second", 1e6))
     return 0 if rate >= GOAL else 1
 
 

@@ -20,6 +20,7 @@ import sys
 import time
 
 import numpy as np
+from figures import Figure, report
 from machine import describe
 
 from latscope.events import Events
@@ -201,6 +202,8 @@ def main(argv=None):
     # One core's work is the CPU time; wall time also counts waiting for a busy machine.
     cpu_rate = len(events) / cpu
     goal = cpu_rate >= GOAL and ok
+    if ok:
+        report(Figure("parser", cpu_rate, GOAL, "M events per CPU second", 1e6))
     print(
         f"goal >= {GOAL / 1e6:g} M events per CPU second: {cpu_rate / 1e6:.1f} M: "
         f"{'met' if goal else 'NOT met'}"

@@ -15,11 +15,12 @@ printed beside them.
    SUMP engine, Verilator's tables, no LTO: the build before the public markers were
    stripped), ``stripped`` (PUBLIC=0), ``no-SUMP`` (SUMP=0: the demo's build before the
    rest), ``no-tables`` (-fno-table), ``LTO`` (link-time optimisation: the defaults, the
-   demo's build), ``PGO`` (PGO=1 on the defaults); then ``word-XOR`` (the defaults with the
-   appliance's XOR networks in word form) and ``clang`` (the defaults compiled with
-   clang++). Every variant must give the same run: its ground-truth log byte for byte
-   and its results document (docs/results-schema.md, but for the capture's path and start
-   time) equal to the baseline's; the script says so and exits 1 if not. Beside them the
+   demo's build until issue 31), ``PGO`` (PGO=1 on the defaults: ``make demo``'s build);
+   then ``word-XOR`` (the defaults with the appliance's XOR networks in word form) and
+   ``clang`` (the defaults compiled with clang++). Every variant must give the same run:
+   its ground-truth log and its captured events byte for byte and its results document
+   (docs/results-schema.md, but for the capture's path and start time) equal to the
+   baseline's; the script says so and exits 1 if not. Beside them the
    SoC alone (the bring-up build, no appliance) runs the same firmware with the harness
    driving the IRQ line like the demo's generator: 1 - (variant's rate / SoC-alone rate) is
    the appliance's share of the simulation time (for the variants compiled like it).
@@ -44,6 +45,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from figures import Figure, report
 from sim_make import make
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,8 +53,9 @@ CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]
 #: name -> sim/Makefile variables (APPLIANCE=1 builds), in the order they are measured.
 #: Each undoes the speed-ups after it with the Makefile's switches (TABLES=1: Verilator's
 #: lookup tables; LTO=0: no link-time optimisation), so the list up to "PGO" reads as the
-#: history of the build. "LTO" is the default build (the demo's); "word-XOR" exports the
-#: appliance's XOR networks in word form, "clang" compiles the defaults with clang++.
+#: history of the build. "LTO" is sim/Makefile's default build, "PGO" make demo's;
+#: "word-XOR" exports the appliance's XOR networks in word form, "clang" compiles the
+#: defaults with clang++.
 VARIANTS = {
     "baseline": ["PUBLIC=1", "SUMP=1", "TABLES=1", "LTO=0"],
     "stripped": ["SUMP=1", "TABLES=1", "LTO=0"],
@@ -63,6 +66,10 @@ VARIANTS = {
     "word-XOR": ["SUMP=0", "WORD_XOR=1"],
     "clang": ["SUMP=0", "SIM_CXX=clang++"],
 }
+#: make demo's build (the top Makefile's PGO ?= 1), whose rate is judged against GOAL.
+DEMO_VARIANT = "PGO"
+#: Issue 14 (issue 31 for the demo's default build): simulated cycles per CPU second.
+GOAL = 2e6
 #: The variants compiled like the SoC-alone build (sim/Makefile's defaults), whose rate gives
 #: the appliance's share of the time.
 LIKE_SOC_ALONE = ("LTO",)
@@ -104,9 +111,10 @@ def bring_up(cpus, cycles, repeat):
 
 def comparable(results):
     """A results document without what differs between two runs of one build: the capture
-    file's path and its start (wall-clock) time."""
+    file's path and its start (wall-clock) time, the ground-truth log's path."""
     capture = {k: v for k, v in results["capture"].items() if k not in ("path", "start_time")}
-    return {**results, "capture": capture}
+    where = results["where"] and {k: v for k, v in results["where"].items() if k != "log"}
+    return {**results, "capture": capture, "where": where}
 
 
 def truth_of_capture(path):
@@ -126,9 +134,18 @@ def results_of(capture_path):
     return comparable(results(*load_tables(capture_path)))
 
 
+def events_of(capture_path):
+    """The capture's events as recorded (stamps as the device sent them, no latency
+    correction) in bytes: two runs captured the same if these are equal."""
+    from latscope.capture.file import load_capture
+
+    events = load_capture(capture_path, correct_latency=False).events
+    return events.stamp.tobytes() + events.source.tobytes() + events.value.tobytes()
+
+
 def run_variant(build, scratch, name, repeat):
     """Best of ``repeat`` captures of ``build``: (SIM line fields and the firmware's exit
-    cycle, the truth log up to the capture's end, the results)."""
+    cycle, the truth log up to the capture's end, the captured events, the results)."""
     from latscope.capture.suite import DEMO_IRQ, capture_suite
 
     best = None
@@ -140,8 +157,8 @@ def run_variant(build, scratch, name, repeat):
         if best is None or float(run.sim["cycles_per_cpu_s"]) > float(best["cycles_per_cpu_s"]):
             best = {**run.sim, "exit_cycle": run.exit_cycle}
         if n == 0:
-            first = (truth_of_capture(truth), results_of(output))
-        elif (truth_of_capture(truth), results_of(output)) != first:
+            first = (truth_of_capture(truth), events_of(output), results_of(output))
+        elif (truth_of_capture(truth), events_of(output), results_of(output)) != first:
             sys.exit(f"{name}: two runs of the same build differ")
     return best, *first
 
@@ -198,25 +215,31 @@ def full_system(cpu, samples, variants, repeat):
             options = ["APPLIANCE=1", *VARIANTS[name]]
             make(cpu, *options, "sim")
             binary = Path(make(cpu, *options, "print-binary").strip())
-            sim, truth, results = run_variant(
+            sim, *run = run_variant(
                 SocBuild(binary, firmware, settings), Path(scratch), name, repeat
             )
             rate = float(sim["cycles_per_cpu_s"])
             if reference is None:
-                reference = (rate, truth, results)
+                reference = (rate, *run)
                 same = "the reference run"
             else:
-                same_truth, same_results = truth == reference[1], results == reference[2]
-                identical = same_truth and same_results
-                lines = truth.count(b"\n")
+                equal = [mine == theirs for mine, theirs in zip(run, reference[1:])]
+                identical = all(equal)
+                lines = run[0].count(b"\n")
                 same = (
-                    f"truth log ({lines} lines) and results identical"
+                    f"truth log ({lines} lines), captured events and results identical"
                     if identical
-                    else f"DIFFERENT: truth log {'same' if same_truth else 'differs'}"
-                    f", results {'same' if same_results else 'differ'}"
+                    else "DIFFERENT: "
+                    + ", ".join(
+                        f"{what} {'same' if alike else 'differ'}"
+                        for what, alike in zip(("truth log", "events", "results"), equal)
+                    )
                 )
                 if not identical:
                     differ.append(name)
+            if name == DEMO_VARIANT and name not in differ:
+                unit = "M cycles per CPU second"
+                report(Figure("simulation, make demo's build", rate, GOAL, unit, 1e6))
             # The appliance's share of the time, where the SoC-alone build compiles alike.
             share = (
                 f"appliance {100 * (1 - rate / alone):.0f} % of the time   "

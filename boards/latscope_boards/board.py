@@ -26,12 +26,12 @@ __all__ = [
     "Board",
     "BoardTop",
     "fastest_baud",
+    "fmc_sram_bus",
     "FT2232H_BAUDS",
     "MARKER_RESOURCE",
     "EDGES_RESOURCE",
     "IRQ_RESOURCE",
     "MEMBUS_RESOURCE",
-    "MEMORY_BUS",
 ]
 
 #: Names of the resources a board adds to its platform for the appliance's pins.
@@ -71,16 +71,6 @@ class Pin:
     connector: tuple  # (name, number) of an amaranth-boards Connector
     pin: str  # the connector's pin name
     label: str  # what a person looks for on the board, e.g. "J2-4" or "GP0"
-
-
-#: The bus builds' memory bus (``Board.memory_bus``): the STM32 FMC's 16-bit SRAM/NOR mode
-#: (NE1, NWE active low) or the Pi's SMI (docs/duts), address lines A0..A3.
-MEMORY_BUS = (
-    ("data_width", 16),
-    ("address_bits", 4),
-    ("cs_active_low", True),
-    ("we_active_low", True),
-)
 
 
 @dataclass(frozen=True)
@@ -511,3 +501,14 @@ class BoardTop(Elaboratable):
             cipo.o.eq(appliance.spi.cipo),
             cipo.oe.eq(appliance.spi.cipo_oe),
         ]
+
+
+def fmc_sram_bus(address_bits):
+    """A bus build's memory bus (``Board.memory_bus``): the STM32 FMC's 16-bit SRAM/NOR mode
+    (NE1, NWE active low) or the Pi's SMI (docs/duts), with ``address_bits`` address lines."""
+    return (
+        ("data_width", 16),
+        ("address_bits", address_bits),
+        ("cs_active_low", True),
+        ("we_active_low", True),
+    )

@@ -147,6 +147,9 @@ class NetlistPorts:
 
     top: str
     ports: dict  # role (MARKER_DATA, STROBE, EDGES, IRQ, TX, RX, CLOCK) -> port name
+    #: A memory bus build's address lines (its port's width; a board takes as many as its
+    #: header has pins for), at most :data:`BUS_ADDRESS_PINS`.
+    address_bits: int = 0
 
 
 def _escape(name):
@@ -193,7 +196,20 @@ def find_ports(netlist_text, top="latscope"):
                 f"in {names}, got {matches}"
             )
         ports[role] = matches[0]
-    return NetlistPorts(top=top, ports=ports)
+    address_bits = _port_width(netlist_text, ports["BUS_ADDRESS"]) if bus else 0
+    return NetlistPorts(top=top, ports=ports, address_bits=address_bits)
+
+
+def _port_width(netlist_text, name):
+    """The width of port ``name`` from its declaration (``inout [N:0] name;``, or 1 bit)."""
+    declaration = re.search(
+        rf"^\s*(?:inout|input|output)\s+(?:\[(\d+):0\]\s*)?{re.escape(name.strip())}\s*;",
+        netlist_text,
+        re.M,
+    )
+    if declaration is None:
+        raise ValueError(f"netlist has no declaration of port {name!r}")
+    return int(declaration[1]) + 1 if declaration[1] else 1
 
 
 # --- PLLs -----------------------------------------------------------------------------------
@@ -410,7 +426,7 @@ module tb;
 {_bus_wires()}
   wire crystal = 1'b0;                    // the PLLs are bypassed
   {ports.top} dut (
-    {_trace_connections(p)}, .{p["EDGES"]}(edges),
+    {_trace_connections(p, ports.address_bits)}, .{p["EDGES"]}(edges),
     .{p["IRQ"]}(irq), .{p["TX"]}(tx), .{p["RX"]}(rx), .{p["CLOCK"]}(crystal){clock_conns});
   integer log, file, count;
   reg [1023:0] stimulus_name, output_name;
@@ -449,7 +465,7 @@ endmodule
 """
 
 
-def _trace_connections(p):
+def _trace_connections(p, address_bits):
     """The testbench's connections of the pins the markers come on, by the roles of ``p``:
     the marker port's (the strobe: the loopback's too), or a memory bus build's through wires
     of their own (a pad is an ``inout`` under Verilator: wired to bits of the stimulus
@@ -458,7 +474,7 @@ def _trace_connections(p):
         return f".{p['MARKER_DATA']}(marker_data), .{p['STROBE']}(strobe)"
     return (
         f".{p['BUS_DATA']}(marker_data), .{p['BUS_WE']}(bus_we), .{p['BUS_CS']}(bus_cs), "
-        f".{p['BUS_ADDRESS']}(bus_address)"
+        f".{p['BUS_ADDRESS']}(bus_address[{address_bits - 1}:0])"
     )
 
 

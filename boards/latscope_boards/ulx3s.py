@@ -41,7 +41,7 @@ flip-flops placed mid-die (placement constraints).
 from amaranth.build import Attrs
 from amaranth_boards import ulx3s as _platforms
 
-from .board import FT231X_USB_ID, MEMORY_BUS, Board, Pin, PinMap
+from .board import FT231X_USB_ID, Board, Pin, PinMap, fmc_sram_bus
 from .clocking import Ecp5Pll, ecp5_pll_settings
 from .pad_delays import ECP5_SPEED_6_LVCMOS33
 
@@ -154,7 +154,7 @@ def board(
         # between them took 7.7 ns of routing at 125 MHz (8 ns) without it. Not enough: the
         # write's selection then crosses to D14/D15's payload flip-flops on the left (8.0
         # ns of routing, 88.3 MHz); see the module docstring.
-        memory_bus=MEMORY_BUS + (("output_stages", 1),) if membus else (),
+        memory_bus=fmc_sram_bus(4) + (("output_stages", 1),) if membus else (),
         # Without the marker port's pins the bus build has no SUMP mode (its channels).
         sump_depth=0 if membus else 512,
         second_edge_pins=tuple(pin.label for pin in _RIGHT) if membus and gearbox else (),

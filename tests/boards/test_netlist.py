@@ -704,17 +704,21 @@ def test_ecp5_gearbox_groups_samples_the_same_whatever_the_lock_time(compiled, t
     assert all(found == {"EDGE0": [0], "MARKER": [0]} for found in offsets.values()), offsets
 
 
-# --- The memory bus builds: writes at the FMC's fastest timing -------------------------------
+# --- The memory bus builds: writes at the FMC's fastest timing ---------------------------------
 
 #: The memory bus builds the bus test runs, each when LATSCOPE_NETLIST_BOARDS names it (its
 #: own Yosys run and Verilator compile, for a bitstream CI does not build).
-MEMBUS_BUILDS = ("ice40-hx8k-b-evn-membus",)
+MEMBUS_BUILDS = ("ice40-hx8k-b-evn-membus", "icebreaker-membus")
 #: The lossless end-edge spacing, in samples: a capture cycle and a sample (docs/membus.md,
 #: "lossless end-edge spacing").
 LOSSLESS_SAMPLES = 5
 #: The FMC's clock, HCLK, at the STM32F446's 180 MHz (docs/membus.md), in ps: its fastest
-#: write (ADDSET 0, DATAST 1) drives NE1, the address and the data for 2 HCLK, NWE low in
-#: the first; the end edge, NWE rising, is 1 HCLK in.
+#: write (ADDSET a, DATAST d) drives NE1, the address and the data for a + d + 1 HCLK, NWE
+#: low from a HCLK in for d; the end edge, NWE rising, is a + d HCLK in. The script takes the
+#: least DATAST that keeps NWE low for a stamp unit, and the least ADDSET that keeps it high
+#: that long between back-to-back writes (a + 1 HCLK; shorter is below what sampling can
+#: see, docs/membus.md): ADDSET 0, DATAST 1 on the HX8K; ADDSET 1, DATAST 2 on the
+#: iCEBreaker.
 HCLK_PS = round(1e12 / 180e6)
 #: A change at a sampling edge's instant could be sampled on either side of it (the netlist
 #: has no delays): the script keeps every end edge at least this far from one, so that its
@@ -729,32 +733,45 @@ class BusScript(Script):
     def __init__(self, board):
         super().__init__(board)
         self.writes = []
-        self.layout = memory_bus_write(16, len(board.pins.bus_address))
+        self.address_bits = len(board.pins.bus_address)
+        self.layout = memory_bus_write(16, self.address_bits)
+        #: NWE's low time in HCLK: the least that covers a stamp unit.
+        self.datast = -(-self.t.UNIT // HCLK_PS)
+        #: NWE's high time before it, less the HCLK after the end edge: with that HCLK, the
+        #: least that covers a stamp unit.
+        self.addset = self.datast - 1
+        #: From a write's start to its end edge, and its length (NE1 low).
+        self.end_ps = (self.addset + self.datast) * HCLK_PS
+        self.write_ps = self.end_ps + HCLK_PS
 
     def lines(self, time, address, data):
         for bit in range(16):
             self.stimulus.set(time, f"D{bit}", (data >> bit) & 1)
-        for bit in range(len(self.board.pins.bus_address)):
+        for bit in range(self.address_bits):
             self.stimulus.set(time, f"A{bit}", (address >> bit) & 1)
 
     def write(self, start, address, data, selected=True):
-        """One write from ``start``: NWE low for 1 HCLK; the chip select (active low) for
-        the write's 2 HCLK unless another bank's (``selected`` False). Returns its end."""
+        """One write from ``start``: NWE low for DATAST HCLK after ADDSET; the chip select
+        (active low) for the whole write unless another bank's (``selected`` False); the
+        address's bits beyond the build's address lines are not on the bus. Returns its
+        end."""
+        address &= (1 << self.address_bits) - 1
         self.lines(start, address, data)
         self.stimulus.set(start, "CS", 0 if selected else 1)
-        self.stimulus.set(start, "WE", 0)
-        self.stimulus.set(start + HCLK_PS, "WE", 1)
+        self.stimulus.set(start + self.addset * HCLK_PS, "WE", 0)
+        end_edge = start + self.end_ps
+        self.stimulus.set(end_edge, "WE", 1)
         if selected:
             self.writes.append(
-                (start + HCLK_PS, self.layout.const({"data": data, "address": address}).as_bits())
+                (end_edge, self.layout.const({"data": data, "address": address}).as_bits())
             )
-        return start + 2 * HCLK_PS
+        return start + self.write_ps
 
     def read(self, start, address):
-        """A read: the chip select and the address for 2 HCLK, no write strobe."""
+        """A read: the chip select and the address for a write's length, no write strobe."""
         self.lines(start, address, 0xFFFF)
         self.stimulus.set(start, "CS", 0)
-        return start + 2 * HCLK_PS
+        return start + self.write_ps
 
     def idle(self, time):
         self.stimulus.set(time, "CS", 1)
@@ -766,10 +783,10 @@ def clear_of_sampling_edges(times, unit):
 
 def bus_session(board):
     """Writes at the lossless spacing (end edges in every quarter of a cycle, a read and
-    another bank's write between them), then back to back at the FMC's fastest (2 HCLK, 11.1
-    ns: closer than the HX8K's lossless 14.9 ns, not the ULX3S's 10 ns). Returns the
-    script, the number of spaced writes and the cycles where the capture starts and STOP's
-    last bit ends."""
+    another bank's write between them), then back to back at the FMC's fastest the build
+    takes (ADDSET + DATAST + 1 HCLK: 11.1 ns on the HX8K, 22.2 on the iCEBreaker, each closer
+    than its lossless spacing, 14.9 and 34.7 ns). Returns the script, the number of spaced
+    writes and the cycles where the capture starts and STOP's last bit ends."""
     script = BusScript(board)
     P, unit, offsets = script.t.P, script.t.UNIT, script.t.OFFSETS
     rng = random.Random(32)
@@ -780,7 +797,8 @@ def bus_session(board):
     cycle += 200
     for n in range(16):
         # The end edge in the middle of quarter n % 4.
-        end = script.write(cycle * P + offsets[n % 4] - HCLK_PS, n, rng.randrange(1 << 16))
+        end_edge = cycle * P + offsets[n % 4]
+        end = script.write(end_edge - script.end_ps, n, rng.randrange(1 << 16))
         script.idle(end)
         if n % 4 == 3:
             script.idle(script.read(end + 10 * P, n))
@@ -790,7 +808,9 @@ def bus_session(board):
     start = next(
         start
         for start in range(cycle * P, cycle * P + unit)
-        if clear_of_sampling_edges([start + (2 * k + 1) * HCLK_PS for k in range(12)], unit)
+        if clear_of_sampling_edges(
+            [start + k * script.write_ps + script.end_ps for k in range(12)], unit
+        )
     )
     for n in range(12):
         start = script.write(start, 8 + n % 8, rng.randrange(1 << 16))
@@ -845,5 +865,5 @@ def test_bus_writes_are_stamped_at_their_strobe_end_edges(bus_session_run):
     lost = sum(value >> 4 for value in losses if value & 0xF == Source.BUS)
     assert got[spaced:] == sorted(first.values())
     assert lost == len(expected) - len(got)
-    assert (lost > 0) == (2 * HCLK_PS < LOSSLESS_SAMPLES * unit)
+    assert (lost > 0) == (script.write_ps < LOSSLESS_SAMPLES * unit)
     assert status.lost == lost and status.events == len(got)

@@ -2,13 +2,13 @@
 second way.
 
 The demo's configuration (``make demo``: VexRiscv_IMAC, GPIO markers, 1000 samples, every
-test, the demo's IRQ settings) runs once on the simulated SoC, captured through the
-appliance as the demo does. From the harness's ground-truth log (``--truth``: the cycle of
-every IRQ line edge and every GPIO store, logged in C++ from the simulated wires) this test
-computes the samples with a deliberately simple pairing of its own: one pass over the
-events in time order, the rule table written out from docs/tests.md, no numpy, no
-``latscope.analysis``. ``analyze`` on the appliance's capture must give the same tables
-with the same samples, to the cycle.
+test, the demo's IRQ settings, its profile-guided simulator) runs once on the simulated SoC,
+captured through the appliance as the demo does. From the harness's ground-truth log
+(``--truth``: the cycle of every IRQ line edge and every GPIO store, logged in C++ from the
+simulated wires) this test computes the samples with a deliberately simple pairing of its
+own: one pass over the events in time order, the rule table written out from docs/tests.md,
+no numpy, no ``latscope.analysis``. ``analyze`` on the appliance's capture must give the
+same tables with the same samples, to the cycle.
 
 The same holds under load: the suite once more with the ``mixed`` load profile (a less
 urgent busy thread, a memory sweep, the bus load engine and a second, more urgent interrupt
@@ -152,7 +152,8 @@ def simple_pairing(events):
 def suite_run(tmp, load):
     """The demo's suite under ``load`` (``latscope demo --load``'s build), with its truth."""
     settings = SuiteSettings(load=load)
-    build = build_soc(settings, build_dir=BUILD_DIR, sump=False)  # the demo's simulator
+    # The demo's simulator, as make demo builds it (profile-guided): its samples are the truth.
+    build = build_soc(settings, build_dir=BUILD_DIR, sump=False, pgo=True)
     truth = tmp / "demo.truth"
     run = capture_suite(build, DEMO_IRQ, output=tmp / "demo.lsc", truth=truth, timeout=900)
     assert run.exit_code == 0, run.console[-3000:]

@@ -187,6 +187,11 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, 
     # firmware programs) besides each one's objects: one build at a time.
     variant = f"{settings.cpu}{'' if sump else ', no SUMP'}{', profile-guided' if pgo else ''}"
     with build_lock(sim / "build"):
+        if pgo:
+            # The first profile-guided build's longest part, a step of its own: an
+            # instrumented simulator built and run on a short suite (make's no-op later).
+            with step("profiling the simulator: an instrumented build runs a short suite"):
+                _make(["-C", str(sim), "APPLIANCE=1", "pgo-profile", *common], "the profile", log)
         with step(f"building the SoC simulator, {variant} (minutes the first time)"):
             _make(["-C", str(sim), "APPLIANCE=1", "sim", *common], "the SoC simulator", log)
         simulator = simulator_binary(settings, sump=sump, pgo=pgo)
