@@ -62,6 +62,8 @@ VARIANTS = {
     "25F": _platforms.ULX3S_25F_Platform,
     "45F": _platforms.ULX3S_45F_Platform,
     "85F": _platforms.ULX3S_85F_Platform,
+    # The memory bus build (an 85F; see the module docstring).
+    "MEMBUS": _platforms.ULX3S_85F_Platform,
 }
 DEFAULT_VARIANT = "85F"
 
@@ -90,6 +92,23 @@ def _pll(board):
 #: The right side's gearbox pins (banks 3 and 2, J2): the memory bus build's WE, CS and
 #: D0-D13, so that the write strobe's logic and most of the data it selects are on one side.
 _RIGHT = tuple(pin for n in range(14, 22) for pin in (_gp(n), _gn(n)))
+
+
+#: Registers the bus's write detection crosses the 85F's die through, from the write strobe's
+#: side to the far lines' (and the time-stamper's): with none, a net with logic on it
+#: crossed in one 8 ns cycle (6.0-8.8 ns of routing alone, 82.0-92.8 MHz; docs/boards.md).
+CROSSING_STAGES = 3
+
+
+def _memory_bus(pins):
+    """The bus build's bus: its far lines (``MemoryBusPort(far_lines=)``) the payload's bits
+    (D0-D15, then A0-A3) whose pins are on the left, away from the write strobe's side."""
+    lines = pins.bus_data + pins.bus_address
+    far = sum(1 << n for n, pin in enumerate(lines) if pin not in _RIGHT)
+    return fmc_sram_bus(len(pins.bus_address)) + (
+        ("far_lines", far),
+        ("crossing_stages", CROSSING_STAGES),
+    )
 
 
 def _pins(membus):
@@ -125,20 +144,19 @@ def board(
     ddr_inputs=True,
     link_hz=LINK_HZ,
     gearbox=True,
-    membus=False,
 ):
     """The ULX3S; ``gearbox=False`` builds the IDDRX1F (DDR, half-cycle) front end with the
     capture clock straight from the PLL instead; ``membus`` the memory bus build (85F)."""
     variant = variant.upper()
     if variant not in VARIANTS:
         raise ValueError(f"unknown ULX3S variant {variant!r}; variants: {', '.join(VARIANTS)}")
-    if membus and variant != "85F":
-        raise ValueError("the ULX3S's memory bus build is an 85F build")
+    membus = variant == "MEMBUS"
+    size = "85F" if membus else variant
     return Board(
         name="ulx3s",
-        title=f"Radiona ULX3S ({variant}{', memory bus' if membus else ''})",
+        title=f"Radiona ULX3S ({size}{', memory bus' if membus else ''})",
         # The bus build identifies as its size: same FPGA, clocks and link.
-        identify_name=f"ulx3s-{variant.lower()}",
+        identify_name=f"ulx3s-{size.lower()}",
         platform_class=VARIANTS[variant],
         family="ecp5",
         clock_hz=clock_hz,
@@ -149,12 +167,7 @@ def board(
         # two banks of them and a multiplexer behind the block RAMs' slow output.)
         fifo_depth=2048,
         pins=_pins(membus),
-        # One register after the bus's write detection: its logic sits with the bus's pins
-        # on the right, the time-stamper's with the edges on the left, and the one net
-        # between them took 7.7 ns of routing at 125 MHz (8 ns) without it. Not enough: the
-        # write's selection then crosses to D14/D15's payload flip-flops on the left (8.0
-        # ns of routing, 88.3 MHz); see the module docstring.
-        memory_bus=fmc_sram_bus(4) + (("output_stages", 1),) if membus else (),
+        memory_bus=_memory_bus(_pins(membus)) if membus else (),
         # Without the marker port's pins the bus build has no SUMP mode (its channels).
         sump_depth=0 if membus else 512,
         second_edge_pins=tuple(pin.label for pin in _RIGHT) if membus and gearbox else (),

@@ -203,10 +203,11 @@ def test_ulx3s_membus_build_has_every_bus_pin_in_a_gearbox_of_its_side():
     """The ULX3S's memory bus build differs from the 85F's in its pins, its bus, its SUMP mode
     and its second edge clock only; every bus and edge pin is in a bank with gearboxes, the
     second edge clock's pins (the write strobe, the chip select and most data lines) on the
-    right side, the others on the left with the first; the appliance reports the 16-bit bus;
-    both edge clocks are built."""
+    right side, the others on the left with the first, the bus's far lines (taken where its
+    write's detection arrives across the die); the appliance reports the 16-bit bus; both
+    edge clocks are built."""
     full = get_board("ulx3s", variant="85F")
-    membus = get_board("ulx3s", membus=True)
+    membus = get_board("ulx3s", variant="membus")
     differ = {
         field.name
         for field in dataclasses.fields(full)
@@ -223,6 +224,14 @@ def test_ulx3s_membus_build_has_every_bus_pin_in_a_gearbox_of_its_side():
         if direction == "in":
             side = "right" if pin.label in east else "left"
             assert banks[membus.balls(platform, [pin])] in _GEARBOX_BANKS[side], name
+    lines = bus.bus_data + bus.bus_address
+    left = {
+        n
+        for n, pin in enumerate(lines)
+        if banks[membus.balls(platform, [pin])] in _GEARBOX_BANKS["left"]
+    }
+    far = dict(membus.memory_bus)["far_lines"]
+    assert {n for n in range(len(lines)) if far >> n & 1} == left == {14, 15, 16, 17, 18, 19}
     balls = [membus.balls(platform, [pin]) for _, pin, _ in bus.signals()]
     assert len(balls) == len(set(balls)) == 16 + 2 + 4 + 4 + 1
     identify = BoardTop(membus).appliance.identify()
@@ -234,6 +243,7 @@ def test_ulx3s_membus_build_has_every_bus_pin_in_a_gearbox_of_its_side():
     }
     assert cells == {"IDDRX2F": 16 + 2 + 4 + 4, "ECLKSYNCB": 2, "CLKDIVF": 2, "ECLKBRIDGECS": 1}
     assert identify_names("ulx3s") == ("ulx3s-12f", "ulx3s-25f", "ulx3s-45f", "ulx3s-85f")
+    assert record_name("ulx3s", "membus") == "ulx3s-membus"
 
 
 def _prepared(board):
