@@ -19,23 +19,20 @@ and of its rates above 1 Mbaud only 2 Mbaud divides the even-MHz clocks (25 link
 bit at 50 MHz).
 Appliance pins are on header J1: GP0..GP10 and GN0..GN10.
 
-The memory bus build (``board(membus=True)``, an 85F; not yet a variant: it does not meet
-timing, docs/membus.md "Boards") takes the markers from a DUT's external memory bus instead
-of the marker port, every bus pin through a gearbox. J1 and J2 have 28 gearbox pins (iodb of
-prjtrellis: GP8-GP13/GN8-GN13 bank 7, left side; GP14-GP17/GN14-GN17 bank 3 and
-GP18-GP21/GN18-GN21 bank 2, right side; the rest banks 0 and 1, top), and the bus's 22 (16
-data, write strobe, chip select, four address lines) and the four edges are 26: more than
-either side has (12 left, 16 right), so the build has a second edge clock and divider on the
-right (:class:`.clocking.Ecp5Pll`, ``second_edge_clock``). The right side's 16 pins (J2)
-take the write strobe, the chip select and D0-D13; D14, D15 and A0-A3 are on the left (J1)
-with the edges and IRQ, as shipped. The strobe's logic selects the data, so it sits with
-most of them. Timing is not met: some net of the bus's logic crosses the 85F's die within
-one cycle, 6.0 to 8.8 ns of routing of the 8 ns period (nextpnr seed 1: strobe on the left
-and all data on the right, 92.8 MHz at 125 MHz; this pin map, 92.3 MHz; with
-``output_stages`` 1, 88.3 MHz; with ``sync_stages`` 3 as well, 82.0 MHz). nextpnr puts the
-left's data lines' logic beside their pins, so the write's selection, made on the right,
-reaches it in one hop; the fix left to do is to make that crossing registers only, with
-flip-flops placed mid-die (placement constraints).
+The memory bus build (``VARIANT=membus``, an 85F) takes the markers from a DUT's external
+memory bus instead of the marker port, every bus pin through a gearbox. J1 and J2 have 28
+gearbox pins (iodb of prjtrellis: GP8-GP13/GN8-GN13 bank 7, left side; GP14-GP17/GN14-GN17
+bank 3 and GP18-GP21/GN18-GN21 bank 2, right side; the rest banks 0 and 1, top), and the
+bus's 22 (16 data, write strobe, chip select, four address lines) and the four edges are
+26: more than either side has (12 left, 16 right), so the build has a second edge clock and
+divider on the right (:class:`.clocking.Ecp5Pll`, ``second_edge_clock``). The right side's
+16 pins (J2) take the write strobe, the chip select and D0-D13; D14, D15 and A0-A3 are on
+the left (J1) with the edges and IRQ, as shipped. The bus's logic then spans the 85F's die:
+with any net with logic on it crossing the die in one cycle the build missed 125 MHz
+(6.0-8.8 ns of routing alone, 82.0-92.8 MHz over four pin maps and pipelines), so the
+write's detection, made beside the strobe's pins, crosses to the left through registers
+only (``MemoryBusPort(far_lines=, crossing_stages=)``, ``CROSSING_STAGES``), and D14, D15
+and A0-A3 are taken there from their own samples, delayed beside their pins as long.
 """
 
 from amaranth.build import Attrs
@@ -146,7 +143,8 @@ def board(
     gearbox=True,
 ):
     """The ULX3S; ``gearbox=False`` builds the IDDRX1F (DDR, half-cycle) front end with the
-    capture clock straight from the PLL instead; ``membus`` the memory bus build (85F)."""
+    capture clock straight from the PLL instead; ``variant`` an ECP5 size, or ``membus`` the
+    memory bus build (an 85F)."""
     variant = variant.upper()
     if variant not in VARIANTS:
         raise ValueError(f"unknown ULX3S variant {variant!r}; variants: {', '.join(VARIANTS)}")
@@ -168,6 +166,10 @@ def board(
         fifo_depth=2048,
         pins=_pins(membus),
         memory_bus=_memory_bus(_pins(membus)) if membus else (),
+        # The bus build leaves out the IRQ trigger, as the iCEBreaker's does: with it the
+        # capture clock's critical path was the entry writer's (the trigger's edge deciding
+        # the LOSS record), 111.1-120.8 MHz at 125 MHz over seeds 1-5.
+        irq_trigger=not membus,
         # Without the marker port's pins the bus build has no SUMP mode (its channels).
         sump_depth=0 if membus else 512,
         second_edge_pins=tuple(pin.label for pin in _RIGHT) if membus and gearbox else (),

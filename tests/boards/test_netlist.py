@@ -708,7 +708,7 @@ def test_ecp5_gearbox_groups_samples_the_same_whatever_the_lock_time(compiled, t
 
 #: The memory bus builds the bus test runs, each when LATSCOPE_NETLIST_BOARDS names it (its
 #: own Yosys run and Verilator compile, for a bitstream CI does not build).
-MEMBUS_BUILDS = ("ice40-hx8k-b-evn-membus", "icebreaker-membus")
+MEMBUS_BUILDS = ("ice40-hx8k-b-evn-membus", "icebreaker-membus", "ulx3s-membus")
 #: The lossless end-edge spacing, in samples: a capture cycle and a sample (docs/membus.md,
 #: "lossless end-edge spacing").
 LOSSLESS_SAMPLES = 5
@@ -784,9 +784,10 @@ def clear_of_sampling_edges(times, unit):
 def bus_session(board):
     """Writes at the lossless spacing (end edges in every quarter of a cycle, a read and
     another bank's write between them), then back to back at the FMC's fastest the build
-    takes (ADDSET + DATAST + 1 HCLK: 11.1 ns on the HX8K, 22.2 on the iCEBreaker, each closer
-    than its lossless spacing, 14.9 and 34.7 ns). Returns the script, the number of spaced
-    writes and the cycles where the capture starts and STOP's last bit ends."""
+    takes (ADDSET + DATAST + 1 HCLK: 11.1 ns on the HX8K and the ULX3S, 22.2 on the
+    iCEBreaker; closer than the HX8K's and the iCEBreaker's lossless spacing, 14.9 and 34.7
+    ns, not the ULX3S's 10 ns). Returns the script, the number of spaced writes and the
+    cycles where the capture starts and STOP's last bit ends."""
     script = BusScript(board)
     P, unit, offsets = script.t.P, script.t.UNIT, script.t.OFFSETS
     rng = random.Random(32)
@@ -845,7 +846,7 @@ def test_bus_writes_are_stamped_at_their_strobe_end_edges(bus_session_run):
     quarter of a cycle), reads and another bank's writes making nothing; back to back at
     the FMC's fastest, each write delivered exactly or counted lost (the first to end in a
     cycle is delivered), in LOSS records and STATUS alike: some lost where that is closer
-    than the board's lossless spacing (HX8K), none where it is not."""
+    than the board's lossless spacing (HX8K, iCEBreaker), none where it is not (ULX3S)."""
     script, spaced, identity, events, status = bus_session_run
     unit, shift = script.t.UNIT, script.t.shift
     assert identity.bus_width == 16 and identity.stamp_shift == 2
