@@ -61,7 +61,8 @@ class MemoryBusPort(wiring.Component):
         die in ``crossing_stages + 1`` hops with no logic but the last's. The far lines'
         samples wait beside their pins as long, and are taken with the detection where it
         arrives: the crossing carries the write's phase, not the far lines' samples, and
-        no net with logic on it crosses. ``crossing_stages + 1`` cycles more of
+        no net with logic on it crosses; nor does the domain's reset, which reaches the
+        detection through as many registers. ``crossing_stages + 1`` cycles more of
         :attr:`latency`.
 
     Ports
