@@ -169,7 +169,8 @@ def board(
         # The bus build leaves out the IRQ trigger, as the iCEBreaker's does: with it the
         # capture clock's critical path was the entry writer's (its registered events or the
         # trigger's edge, through the LOSS record's choice, to the FIFO's write register),
-        # 111.1-120.8 MHz at 125 MHz over seeds 1-5; without it, 137.5 MHz at seed 1.
+        # 111.1-120.8 MHz at 125 MHz over seeds 1-5; without it, 137.5 MHz at seed 1
+        # (125.6 MHz with long records only, below).
         irq_trigger=not membus,
         # Long records only, as the other bus builds: with short records the bus netlist
         # test's stream (tests/boards/test_netlist.py) parsed as one LOSS record and nothing
