@@ -169,13 +169,8 @@ def board(
         # The bus build leaves out the IRQ trigger, as the iCEBreaker's does: with it the
         # capture clock's critical path was the entry writer's (its registered events or the
         # trigger's edge, through the LOSS record's choice, to the FIFO's write register),
-        # 111.1-120.8 MHz at 125 MHz over seeds 1-5; without it, 137.5 MHz at seed 1
-        # (125.6 MHz with long records only, below).
+        # 111.1-120.8 MHz at 125 MHz over seeds 1-5; without it, 137.5 MHz at seed 1.
         irq_trigger=not membus,
-        # Long records only, as the other bus builds: with short records the bus netlist
-        # test's stream (tests/boards/test_netlist.py) parsed as one LOSS record and nothing
-        # more, though STATUS counted every write captured and none lost.
-        short_records=not membus,
         # Without the marker port's pins the bus build has no SUMP mode (its channels).
         sump_depth=0 if membus else 512,
         second_edge_pins=tuple(pin.label for pin in _RIGHT) if membus and gearbox else (),
