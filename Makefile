@@ -9,8 +9,8 @@ PYTHON := .venv/bin/python
 
 # FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
 # [VARIANT=12F|25F|45F|85F for the ULX3S, VARIANT=bringup for the iCEBreaker's bring-up build,
-#  VARIANT=spi for its SPI-link build, VARIANT=membus for the HX8K's and the iCEBreaker's
-#  memory bus builds]
+#  VARIANT=spi for its SPI-link build, VARIANT=membus for the HX8K's, the iCEBreaker's and
+#  the ULX3S's (85F) memory bus builds]
 # [SEED=n: default the board's]; fails when timing is not met.
 BOARD ?= ice40-hx8k-b-evn
 SEED ?=
@@ -70,6 +70,7 @@ bitstreams-all: setup
 	$(PYTHON) -m latscope_boards build ulx3s --variant 12F
 	$(PYTHON) -m latscope_boards build ulx3s --variant 25F
 	$(PYTHON) -m latscope_boards build ulx3s --variant 45F
+	$(PYTHON) -m latscope_boards build ulx3s --variant membus
 	$(PYTHON) -m latscope_boards build icebreaker --variant bringup
 	$(PYTHON) -m latscope_boards build ice40-hx8k-b-evn --variant membus
 	$(PYTHON) -m latscope_boards build icebreaker --variant membus

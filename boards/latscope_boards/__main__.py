@@ -110,9 +110,9 @@ def main(argv=None):
         command.add_argument("board", nargs="?", default=DEFAULT_BOARD, choices=list(BOARDS))
         command.add_argument(
             "--variant",
-            help="ULX3S: ECP5 size (12F, 25F, 45F, 85F); iCEBreaker: bringup (the "
-            "clock-phase probe, no IRQ trigger), membus, spi (the SPI link, no IRQ trigger) "
-            "or full; HX8K: membus or full",
+            help="ULX3S: ECP5 size (12F, 25F, 45F, 85F) or membus (85F); HX8K: membus or full; "
+            "iCEBreaker: bringup (the clock-phase probe, no IRQ trigger), membus, spi (the SPI "
+            "link, no IRQ trigger) or full",
         )
         command.add_argument("--clock-hz", type=int, help="capture clock (default: the board's)")
         command.add_argument("--build-dir", help="default: build/boards/BOARD[-VARIANT]")

@@ -171,6 +171,9 @@ class Board:
     memory_bus : a bus build's memory bus (``ApplianceConfig.memory_bus``, as (parameter,
         value) pairs), whose pins (``PinMap.bus_*``) take the marker port's: sampled as the
         strobe is, ``sample_phases`` a cycle; () for the marker port.
+    second_edge_pins : ECP5 gearbox only: the labels of the pins in the other side's banks
+        than the edge clock's, sampled on the second edge clock and its divider
+        (:class:`.clocking.Ecp5Pll`, ``second_edge_clock``); () for one side.
     """
 
     name: str
@@ -202,6 +205,7 @@ class Board:
     irq_trigger: bool = True
     spi_hz: int = 0
     memory_bus: tuple = ()
+    second_edge_pins: tuple = ()
     notes: tuple = field(default=())
 
     def __post_init__(self):
@@ -385,6 +389,9 @@ class BoardTop(Elaboratable):
             # The ECP5's gearboxes have a reset (the edge clock's start-up, Ecp5Pll's); the
             # iCE40's sampling flip-flops none.
             m.domains.eclk = ClockDomain("eclk", reset_less=self.board.family != "ecp5")
+        if self.board.second_edge_pins:
+            m.domains.eclk_east = ClockDomain("eclk_east")
+            m.domains.capture_east = ClockDomain("capture_east", reset_less=True)
         m.submodules.clocking = self.board.make_pll(self.board)
         m.submodules.appliance = appliance = self.appliance
 
@@ -417,7 +424,7 @@ class BoardTop(Elaboratable):
             rising-edge, earlier, sample first) or plain input buffers."""
             if self.board.sample_phases == 4:
                 if self.board.family == "ecp5":
-                    return ecp5_gearbox_inputs(m, name, port, capture)
+                    return self._ecp5_sampled(m, name, port, header_pins)
                 places = [placed.get(pin.label) for pin in header_pins]
                 return ice40_gearbox_inputs(m, name, port, capture, places)
             kind = io.DDRBuffer if self.board.ddr_inputs else io.Buffer
@@ -450,6 +457,38 @@ class BoardTop(Elaboratable):
             m.d.comb += appliance.marker_strobe.eq(strobe)
         m.d.comb += appliance.edges.eq(edge_samples)
         return m
+
+    def _ecp5_sampled(self, m, name, port, header_pins):
+        """The samples of ``port`` through ECP5 gearboxes, each run of its pins on one side
+        on that side's edge clock (the second one's for ``Board.second_edge_pins``), the
+        runs' samples put back in the pins' order: ``Cat(s_0 .. s_3)`` of the whole port."""
+        east = [pin.label in self.board.second_edge_pins for pin in header_pins]
+        runs, start = [], 0
+        for n in range(1, len(east) + 1):
+            if n == len(east) or east[n] != east[start]:
+                runs.append((start, n))
+                start = n
+        if len(runs) == 1:
+            return ecp5_gearbox_inputs(m, name, port, *self._ecp5_clocks(east[0]))
+        parts = [
+            ecp5_gearbox_inputs(
+                m, f"{name}_{start}", port[start:stop], *self._ecp5_clocks(east[start])
+            )
+            for start, stop in runs
+        ]
+        # Each part is Cat(s_0 .. s_3) of its pins; sample k of the port is every part's k.
+        return Cat(
+            Cat(
+                part[k * (stop - start) : (k + 1) * (stop - start)]
+                for part, (start, stop) in zip(parts, runs)
+            )
+            for k in range(4)
+        )
+
+    @staticmethod
+    def _ecp5_clocks(east):
+        """(capture domain, edge-clock domain) of the gearboxes of one side."""
+        return ("capture_east", "eclk_east") if east else ("capture", "eclk")
 
     def _spi_link(self, m, platform, buffer):
         """The SPI link's pins to the appliance (SCK's clock constraint is its pin's,

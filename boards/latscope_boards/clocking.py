@@ -346,12 +346,31 @@ class Ecp5Pll(Elaboratable):
     ``CLKDIVF`` (``DIV "2.0"``), the fabric clock that the gearboxes hand their four samples
     to, in a fixed phase to the edge clock. The edge clock starts as Lattice documents
     (:class:`Ecp5GearboxStart`: stopped while the divider and the gearboxes leave reset);
-    the gearboxes take that reset as the ``eclk`` domain's."""
+    the gearboxes take that reset as the ``eclk`` domain's.
 
-    def __init__(self, settings, *, clock_resource, edge_clock=False):
+    With ``second_edge_clock`` as well (pins in the left and the right banks: an edge clock
+    reaches its own side's banks only), a second ``ECLKSYNCB`` takes the same CLKOP to the
+    ``eclk_east`` domain and a second ``CLKDIVF`` divides it to ``capture_east``, which
+    clocks the second side's gearboxes. Both dividers' phases agree: both ECLKSYNCBs stop on
+    the same ``stop``, both dividers (and every gearbox) are held in the same ``reset``
+    while no edge reaches them, and the two ECLKSYNCBs restart on the same CLKOP edge:
+    ``stop`` falls just after a link-clock edge, which is a CLKOP rising edge too (both
+    outputs of the one VCO at zero phase; 250 MHz CLKOP is five times the 50 MHz CLKOS), and
+    each ECLKSYNCB acts on it at CLKOP's falling edges, the first of them half a CLKOP period
+    (2 ns) later, so both see it at the same falling edge as long as it reaches both within
+    that half period. (nextpnr does not time STOP, a path of no clock; its two routes are the
+    build's to keep short.) So both dividers count the same edges from the same first one,
+    and ``capture_east`` is ``capture`` up to the edge clock bridge's delay (CLKOP reaches
+    the other side's ECLKSYNCB through an ``ECLKBRIDGECS``) and the clock trees' skew: the
+    second side's samples go into the capture domain as from a capture-domain register."""
+
+    def __init__(self, settings, *, clock_resource, edge_clock=False, second_edge_clock=False):
+        if second_edge_clock and not edge_clock:
+            raise ValueError("a second edge clock needs the first")
         self.settings = settings
         self.clock_resource = clock_resource
         self.edge_clock = edge_clock
+        self.second_edge_clock = second_edge_clock
 
     def elaborate(self, platform):
         m = Module()
@@ -368,19 +387,37 @@ class Ecp5Pll(Elaboratable):
             # The edge clock's start-up sequence (its por domain: _power_on_reset's, below);
             # its reset is the eclk domain's, which the gearboxes' RST take too.
             m.submodules.gearbox_start = start = Ecp5GearboxStart()
-            m.d.comb += ResetSignal("eclk").eq(start.reset)
-            m.submodules.eclksync = Instance(
-                "ECLKSYNCB", i_ECLKI=clkop, i_STOP=start.stop, o_ECLKO=ClockSignal("eclk")
-            )
-            m.submodules.clkdiv = Instance(
-                "CLKDIVF",
-                p_DIV="2.0",
-                p_GSR="DISABLED",
-                i_CLKI=ClockSignal("eclk"),
-                i_RST=start.reset,
-                i_ALIGNWD=Const(0),
-                o_CDIVX=ClockSignal("capture"),
-            )
+            sides = [("", "eclk", "capture")]
+            if self.second_edge_clock:
+                sides.append(("_east", "eclk_east", "capture_east"))
+            for suffix, edge, divided in sides:
+                source = clkop
+                if suffix:
+                    # CLKOP has no dedicated route from the PLL's side to the other side's
+                    # ECLKSYNCB (nextpnr: "Unable to route edge clock source"); the edge
+                    # clock bridge is the dedicated one across the device. Both its inputs
+                    # take CLKOP: they have only edge-clock routing, which a constant has not.
+                    source = Signal()
+                    m.submodules.eclkbridge = Instance(
+                        "ECLKBRIDGECS",
+                        i_CLK0=clkop,
+                        i_CLK1=clkop,
+                        i_SEL=Const(0),
+                        o_ECSOUT=source,
+                    )
+                m.d.comb += ResetSignal(edge).eq(start.reset)
+                m.submodules[f"eclksync{suffix}"] = Instance(
+                    "ECLKSYNCB", i_ECLKI=source, i_STOP=start.stop, o_ECLKO=ClockSignal(edge)
+                )
+                m.submodules[f"clkdiv{suffix}"] = Instance(
+                    "CLKDIVF",
+                    p_DIV="2.0",
+                    p_GSR="DISABLED",
+                    i_CLKI=ClockSignal(edge),
+                    i_RST=start.reset,
+                    i_ALIGNWD=Const(0),
+                    o_CDIVX=ClockSignal(divided),
+                )
         secondary = {}
         if s.clkos_div:
             # CLKOS: the link clock, the VCO divided on its own (coarse phase as for CLKOP).

@@ -25,13 +25,15 @@ __all__ = [
 ]
 
 
-def ecp5_gearbox_inputs(m, name, port, capture):
+def ecp5_gearbox_inputs(m, name, port, capture, edge="eclk"):
     """Input buffers of the pins ``port``, each into an ECP5 IDDRX2F (the 1:4 input gearbox):
     the pin is sampled at every rising and falling edge of the edge clock (``eclk``, twice
     the capture clock), and the four samples of a capture cycle come out together on Q0..Q3,
     Q0 the earliest, clocked by the capture clock (the edge clock divided by 2 in CLKDIVF,
     see :class:`.clocking.Ecp5Pll`). Returns the samples as the appliance's front ends take
-    them: ``Cat(s_0, s_1, s_2, s_3)``, each as wide as ``port``."""
+    them: ``Cat(s_0, s_1, s_2, s_3)``, each as wide as ``port``. ``edge``: the edge clock's
+    domain (``eclk_east`` and ``capture_east`` for pins on the right side's banks, whose
+    edge clock is the second one, :class:`.clocking.Ecp5Pll`)."""
     m.submodules[f"{name}_buffer"] = pins = io.Buffer("i", port)
     width = len(port)
     samples = [Signal(width, name=f"{name}_q{k}") for k in range(4)]
@@ -41,10 +43,10 @@ def ecp5_gearbox_inputs(m, name, port, capture):
             p_GSR="DISABLED",
             i_D=pins.i[n],
             i_SCLK=ClockSignal(capture),
-            i_ECLK=ClockSignal("eclk"),
+            i_ECLK=ClockSignal(edge),
             # Reset with the divider while the edge clock is stopped (clocking.Ecp5Pll's
             # start-up): the four samples' grouping starts with the divided clock's.
-            i_RST=ResetSignal("eclk"),
+            i_RST=ResetSignal(edge),
             # ALIGNWD (word slip) stays unconnected: nextpnr routes it to the IOLOGIC's SLIP,
             # which not every PIO of a pair has a wire for ("No wire found for port SLIP").
             **{f"o_Q{k}": samples[k][n] for k in range(4)},

@@ -12,10 +12,10 @@ outputs per PLL; everything behind them, power-on reset included, is the netlist
 Cell models (:data:`CELL_LIBRARIES`): iCE40, Yosys's ``share/ice40/cells_sim.v`` as is. ECP5,
 Yosys's ``share/ecp5/cells_sim.v`` (LUT4, TRELLIS_FF, CCU2C, PFUMX, L6MUX21, TRELLIS_IO) and,
 for the cells it only ships as black boxes, latscope's ``sim_models/ecp5_blocks.v`` (DP16KD
-block RAM, IDDRX1F DDR input register, and the gearbox's IDDRX2F, ECLKSYNCB and CLKDIVF;
-docs/boards.md says what they follow). A clock behind the PLL, such as the ULX3S's capture
-clock (the PLL's edge clock through ECLKSYNCB, divided by 2 in CLKDIVF), comes from those
-models, as in the FPGA: the testbench drives only the PLL's outputs.
+block RAM, IDDRX1F DDR input register, and the gearbox's IDDRX2F, ECLKSYNCB, CLKDIVF and
+ECLKBRIDGECS; docs/boards.md says what they follow). A clock behind the PLL, such as the
+ULX3S's capture clock (the PLL's edge clock through ECLKSYNCB, divided by 2 in CLKDIVF),
+comes from those models, as in the FPGA: the testbench drives only the PLL's outputs.
 
 A run is file-driven, no VPI: Python writes a stimulus file, one line per pin change,
 ``<time in ps> <pins in hex>`` (the pin vector of :data:`PIN_ORDER`); the testbench applies

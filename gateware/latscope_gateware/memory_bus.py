@@ -47,6 +47,23 @@ class MemoryBusPort(wiring.Component):
     phases : 1, 2 or 4
         Samples per pin and cycle (see :mod:`.ddr_edges`); each port is
         ``Cat(s_0, ..., s_{N-1})``, earliest first, each sample as wide as the pins.
+    output_stages : int, >= 0
+        Registers after the write's detection, all outputs alike, each a cycle more of
+        :attr:`latency`: room for a route, where the bus's logic and the time-stamper's are
+        far apart on the die.
+    far_lines : int
+        The payload's bits (a mask: data low, address above) whose pins are far from the
+        chip select's and the write strobe's, on the time-stamper's side of the die (the
+        ULX3S's bus build: its pins on both sides of the 85F); 0 for none.
+    crossing_stages : int, >= 0
+        With ``far_lines``: the registers the write's detection (and the payload's other
+        bits, taken beside it) passes on its way to the far lines, so that it crosses the
+        die in ``crossing_stages + 1`` hops with no logic but the last's. The far lines'
+        samples wait beside their pins as long, and are taken with the detection where it
+        arrives: the crossing carries the write's phase, not the far lines' samples, and
+        no net with logic on it crosses; nor does the domain's reset, which reaches the
+        detection through as many registers. ``crossing_stages + 1`` cycles more of
+        :attr:`latency`.
 
     Ports
     -----
@@ -67,12 +84,13 @@ class MemoryBusPort(wiring.Component):
 
     Timing
     ------
-    :attr:`latency` = ``sync_stages + 1``: an end edge first present in the samples of cycle
-    *k* gives ``valid`` during cycle *k* + ``latency``; :attr:`stamp_latency` is the
-    pin-to-stamp latency in stamp units, as the marker port's. A write is seen if its strobe
-    is active in at least one sample and inactive in at least one between writes; one write
-    per cycle is delivered, so writes whose end edges are at least a cycle and a sample apart
-    all arrive (docs/membus.md).
+    :attr:`latency` = ``sync_stages + 1 + output_stages`` (``+ crossing_stages + 1`` with
+    ``far_lines``): an end edge first present in the
+    samples of cycle *k* gives ``valid`` during cycle *k* + ``latency``; :attr:`stamp_latency`
+    is the pin-to-stamp latency in stamp units, as the marker port's. A write is seen if its
+    strobe is active in at least one sample and inactive in at least one between writes; one
+    write per cycle is delivered, so writes whose end edges are at least a cycle and a sample
+    apart all arrive (docs/membus.md).
 
     The synchronizer starts at the idle levels (no chip select, no strobe), so configuration
     makes no write.
@@ -87,6 +105,9 @@ class MemoryBusPort(wiring.Component):
         we_active_low=True,
         sync_stages=2,
         phases=1,
+        output_stages=0,
+        far_lines=0,
+        crossing_stages=0,
     ):
         if data_width not in (8, 16):
             raise ValueError(f"data_width must be 8 or 16, not {data_width!r}")
@@ -98,6 +119,15 @@ class MemoryBusPort(wiring.Component):
         self._cs_active_low = bool(cs_active_low)
         self._we_active_low = bool(we_active_low)
         self._sync_stages = check_sync_stages(sync_stages)
+        if not isinstance(output_stages, int) or output_stages < 0:
+            raise ValueError(f"output_stages must be an int >= 0, not {output_stages!r}")
+        self._output_stages = output_stages
+        if not isinstance(crossing_stages, int) or crossing_stages < 0:
+            raise ValueError(f"crossing_stages must be an int >= 0, not {crossing_stages!r}")
+        if not isinstance(far_lines, int) or not 0 <= far_lines < 1 << self._layout.size:
+            raise ValueError(f"far_lines must be a mask of the payload's bits, not {far_lines!r}")
+        self._far_lines = far_lines
+        self._crossing_stages = crossing_stages if far_lines else 0
         self._phases = check_phases(phases)
         super().__init__(
             {
@@ -129,7 +159,8 @@ class MemoryBusPort(wiring.Component):
 
     @property
     def latency(self):
-        return self._sync_stages + 1
+        crossing = self._crossing_stages + 1 if self._far_lines else 0
+        return self._sync_stages + 1 + crossing + self._output_stages
 
     @property
     def stamp_latency(self):
@@ -196,11 +227,65 @@ class MemoryBusPort(wiring.Component):
             first = Mux(ends[k], k, first)
             write = Mux(ends[k], taken[k], write)
         more = sum(ends) - 1
+        # The detected write, then output_stages registers of it: the outputs are the last.
+        # With far lines, first the crossing's registers and the one the far lines are taken
+        # into (the far lines' bits of the registers before it are unused, and left out).
+        # Those before it are reset_less: the domain's reset would be a net across the die.
+        crossing = self._crossing_stages + 1 if self._far_lines else 0
+        stages = [
+            [
+                Signal.like(port, name=f"{port.name}_{n}", reset_less=n < crossing)
+                for port in self._outputs()
+            ]
+            for n in range(crossing + self._output_stages)
+        ] + [self._outputs()]
+        valid, phase, lost, payload = stages[0]
         m.d.sync += [
-            self.events.valid.eq(ends.any()),
-            self.phase.eq(first),
-            self.lost.eq(Mux(ends.any(), more, 0)),
+            valid.eq(ends.any()),
+            phase.eq(first),
+            lost.eq(Mux(ends.any(), more, 0)),
         ]
         with m.If(ends.any()):  # the payload keeps the last write between events
-            m.d.sync += self.events.payload.eq(write)
+            m.d.sync += payload.eq(write)
+        if crossing:
+            # The reset crosses to the detection through registers as well, and holds it
+            # (and so the crossing after it) empty until the registers after the crossing,
+            # which have the domain's reset, have left theirs.
+            reset = ResetSignal(allow_reset_less=True)
+            for n in range(crossing):
+                later = Signal(init=1, reset_less=True, name=f"crossing_reset_{n}")
+                m.d.sync += later.eq(reset)
+                reset = later
+            with m.If(reset):
+                m.d.sync += [valid.eq(0), lost.eq(0)]
+        for n, (earlier, later) in enumerate(zip(stages, stages[1:])):
+            if n == crossing - 1:
+                self._take_far_lines(m, taken, crossing, earlier, later)
+            else:
+                m.d.sync += [port.eq(source) for port, source in zip(later, earlier)]
         return m
+
+    def _take_far_lines(self, m, taken, delay, arrived, stage):
+        """``stage`` from ``arrived``, the far lines' payload bits the write's, which
+        ``arrived`` (``delay`` cycles after the samples ``taken``) detected: their samples,
+        delayed beside their pins as long, at the write's phase (``taken[phase]``, as the
+        write's); the other bits as they arrived."""
+        bits = range(self._layout.size)
+        far = [n for n in bits if self._far_lines >> n & 1]
+        waited = Cat(Cat(sample.as_value()[n] for n in far) for sample in taken)
+        for n in range(delay):
+            later = Signal(len(waited), name=f"far_lines_{n}", reset_less=True)
+            m.d.sync += later.eq(waited)
+            waited = later
+        samples = [waited[k * len(far) : (k + 1) * len(far)] for k in range(len(taken))]
+        valid, phase, lost, payload = arrived
+        chosen = samples[-1]
+        for k in reversed(range(len(taken) - 1)):
+            chosen = Mux(phase == k, samples[k], chosen)
+        m.d.sync += [port.eq(source) for port, source in zip(stage[:3], (valid, phase, lost))]
+        m.d.sync += [stage[3][n].eq(payload[n]) for n in bits if n not in far]
+        with m.If(valid):  # as the payload, the far lines keep the last write's
+            m.d.sync += [stage[3][n].eq(bit) for n, bit in zip(far, chosen)]
+
+    def _outputs(self):
+        return [self.events.valid, self.phase, self.lost, self.events.payload]

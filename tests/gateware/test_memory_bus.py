@@ -56,13 +56,15 @@ def expected(dut, model, writes=None):
     ]
 
 
-def make(phases, data_width, cs_active_low, we_active_low):
+def make(phases, data_width, cs_active_low, we_active_low, output_stages=0, **crossing):
     dut = MemoryBusPort(
         data_width=data_width,
         address_bits=ADDRESS_BITS,
         cs_active_low=cs_active_low,
         we_active_low=we_active_low,
         phases=phases,
+        output_stages=output_stages,
+        **crossing,
     )
     return dut, dict(phases=phases, cs_active_low=cs_active_low, we_active_low=we_active_low)
 
@@ -141,12 +143,36 @@ def test_writes_at_the_minimum_spacing_all_arrive(phases, data_width, cs_active_
     assert lost == 0
 
 
+def far_lines(data_width):
+    """The far lines of the ULX3S's bus build, as a mask of the payload's bits (data low,
+    address above): the top two data lines and the address lines, on the 85F's other side
+    than the write strobe."""
+    return (0b11 << data_width - 2) | ((1 << ADDRESS_BITS) - 1) << data_width
+
+
+@pytest.mark.parametrize(
+    "output_stages, crossing",
+    [
+        (0, {}),
+        (1, {}),
+        (2, {}),
+        (0, {"crossing_stages": 0}),
+        (1, {"crossing_stages": 2}),
+    ],
+)
 @pytest.mark.parametrize("spacing", [2, 3])
 @pytest.mark.parametrize("data_width", [8, 16])
-def test_closer_writes_are_counted_lost(spacing, data_width):
+def test_closer_writes_are_counted_lost(spacing, data_width, output_stages, crossing):
     # With four samples a cycle two writes can end in one cycle: the first is delivered, the
-    # second counted, so that delivered + lost = writes.
-    dut, options = make(4, data_width, True, True)
+    # second counted, so that delivered + lost = writes. Registers after the detection
+    # (output_stages) delay every output alike, by as many cycles as the latency, and so the
+    # stamps, says; so do the crossing's to far lines (the ULX3S's bus build), which take
+    # those lines' samples where the detection arrives, each write's own.
+    if crossing:
+        crossing = dict(crossing, far_lines=far_lines(data_width))
+    dut, options = make(4, data_width, True, True, output_stages, **crossing)
+    crossed = crossing["crossing_stages"] + 1 if crossing else 0
+    assert dut.latency == 3 + output_stages + crossed
     model = BusModel(data_width, seed=spacing)
     model.idle(4)
     for n in range(40):

@@ -1,7 +1,7 @@
 // Behavioural models of the ECP5 cells that Yosys's share/ecp5 ships only as black boxes,
 // for the netlist simulation (boards/latscope_boards/netlist_sim.py). Written from Lattice's
 // descriptions (ECP5 Memory Usage Guide: DP16KD; ECP5 High-Speed I/O Interface, FPGA-TN-02035:
-// IDDRX1F, IDDRX2F, ECLKSYNCB, CLKDIVF) for the configurations latscope and Yosys's
+// IDDRX1F, IDDRX2F, ECLKSYNCB, CLKDIVF, ECLKBRIDGECS) for the configurations latscope and Yosys's
 // synth_ecp5 use; anything else stops the simulation with a message naming the parameter or
 // port, rather than simulating wrongly.
 
@@ -30,6 +30,12 @@ module ECLKSYNCB(input ECLKI, input STOP, output ECLKO);
 	reg stopped = 1'b0;
 	always @(negedge ECLKI) stopped <= STOP;
 	assign ECLKO = ECLKI & ~stopped;
+endmodule
+
+// ECLKBRIDGECS: the edge clock bridge across the device, a clock multiplexer (SEL 0: CLK0).
+// Without delay, as every model here: the real bridge's delay is the build's to weigh.
+module ECLKBRIDGECS(input CLK0, input CLK1, input SEL, output ECSOUT);
+	assign ECSOUT = SEL ? CLK1 : CLK0;
 endmodule
 
 // CLKDIVF, DIV "2.0": the edge clock divided by 2 for the fabric (the SCLK of the IDDRX2F
