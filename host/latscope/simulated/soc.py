@@ -174,8 +174,9 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, 
     """Builds what ``sim:soc`` runs, incrementally (make): the appliance's Verilog export, the
     Verilated SoC with the appliance for ``settings.cpu``, and the suite firmware.
 
-    ``build_dir``: the suite's build directory (firmware/suite/build by default); one per
-    user of the suite keeps their settings from rebuilding each other's objects.
+    ``build_dir``: the suite's build directory (firmware/suite/build by default); in it
+    each set of settings builds in a directory of its own (``firmware/suite/Makefile``'s
+    SIM_DIR), so builds of other settings never replace the ELF a run uses.
     ``sump=False``: the appliance without its SUMP device mode (``make -C sim SUMP=0``), as
     the demo runs it: the same captures, cycle for cycle, in about 60 % of the time; SUMP
     mode (sigrok's ``ols`` driver) needs the default. ``pgo``: the profile-guided build
