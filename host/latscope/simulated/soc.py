@@ -20,6 +20,7 @@ from pathlib import Path
 from ..capture.conditions import Conditions
 from ..link.device import DeviceError
 from ..progress import step
+from ..terminal import output_width, wrap
 from .appliance import SimulatedAppliance, die_with
 from .cpu_truth import TruthSource
 
@@ -155,11 +156,9 @@ def build_lock(directory) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            print(
-                f"latscope: waiting for the build in {directory} (pid {holder})",
-                file=sys.stderr,
-                flush=True,
-            )
+            # Wrapped to the terminal: the directory's path can be long (a CI checkout's).
+            waiting = f"latscope: waiting for the build in {directory} (pid {holder})"
+            print(wrap(waiting, output_width(sys.stderr)), file=sys.stderr, flush=True)
             # The wait can take minutes (another process's first build): a progress step.
             with step(f"waiting for pid {holder}'s build"):
                 fcntl.flock(fd, fcntl.LOCK_EX)
