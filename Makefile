@@ -35,8 +35,9 @@ lint: setup
 	$(PYTHON) -m mypy
 
 # Two workers (pytest-xdist; tests/README.md, "Two workers"): on 2 cores about half the time.
+# --durations=25: the log shows where the time went (CI's too).
 test: setup lint
-	$(PYTHON) -m pytest -q -n 2
+	$(PYTHON) -m pytest -q -n 2 --durations=25
 
 # Under 2 minutes on 2 cores: no board builds, netlists, PulseView, Verilator SoC, lab farm.
 check: setup lint

@@ -4,6 +4,7 @@ shares the tests out between its two workers, and a user configuration of their 
 import os
 import shutil
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,28 +14,23 @@ import pytest
 #: slow too, so `make check` leaves it out.
 SLOW_KINDS = ("boards", "netlist", "pulseview", "verilator", "qemu")
 
-#: The layers whose tests build in the repository's own directories with make (the suite's
-#: default firmware/suite/build, the demo's, the sim/firmware programs): run side by side,
-#: two of them could rebuild the other's binary between its build and its run.
-REPOSITORY_BUILDS = ("system", "firmware")
-
-#: Files of those layers that build only in directories of their own (their BUILD_DIR under
-#: firmware/suite/build, the simulator in sim/build under its build lock) or build nothing
-#: (the gateware in Amaranth's simulator, sim:gateware), so they may run beside the others.
-OWN_BUILD_DIRS = (
-    "system/test_board_presets.py",
-    "system/test_cpu_truth.py",
-    "system/test_end_to_end.py",
-    "system/test_ground_truth.py",
-    "system/test_irq_timeout_shown.py",
-    "system/test_lab_farm.py",
-    "system/test_loads_soc.py",
-    "system/test_network_port.py",
-    "system/test_selftest.py",
-    "system/test_sigrok.py",
-    "system/test_sim_variants.py",
-    "system/test_stop_signals.py",
-    "system/test_sweep.py",
+#: Units that take minutes, queued first (:func:`work_unit`; tests/README.md, "Two workers"),
+#: so that the shorter ones fill both workers' time around them and no long one starts last;
+#: the rest follow by test count (pytest-xdist's own order). README's commands are the
+#: longest (two full-suite demos, one profile-guided, captures, a sweep: 1871 s in a full
+#: run at load 9). The ground-truth pairing is third: pytest-xdist gives a worker its
+#: next unit while it runs the last two tests of the one it has, so the third unit follows
+#: the first on its worker, and the two need the same profile-guided simulator build (the
+#: other worker would wait for it under its build lock). The rest by their durations
+#: measured with --durations=0 -p no:xdist at load 8-15 (a first build of a simulator
+#: included where the file was its first user).
+LONGEST_FIRST = (
+    "tests/system/test_readme_commands.py",
+    "tests/system/test_capture_command.py",  # 490 s (a simulator build 311 s)
+    "tests/system/test_truth_pairing.py",
+    "tests/system/test_examples.py",  # 308 s (the Lite simulator's build)
+    "tests/system/test_loop_sim.py",  # 243 s (the SUMP simulator's build 230 s)
+    "tests/system/test_first_hour.py",  # 167 s
 )
 
 
@@ -53,20 +49,28 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if any(item.get_closest_marker(kind) for kind in SLOW_KINDS):
             item.add_marker(pytest.mark.slow)
-    # The repository's builds first (a stable sort: every unit keeps its own order).
-    items.sort(key=lambda item: work_unit(item.nodeid) != REPOSITORY_UNIT)
+    # The longest units first, then by test count (a stable sort: every unit keeps its own
+    # order); the scheduler below keeps this order.
+    counts = Counter(work_unit(item.nodeid) for item in items)
+
+    def queue_position(item):
+        unit = work_unit(item.nodeid)
+        rank = LONGEST_FIRST.index(unit) if unit in LONGEST_FIRST else len(LONGEST_FIRST)
+        return rank, -counts[unit]
+
+    items.sort(key=queue_position)
 
 
 def work_unit(nodeid):
-    """What one worker runs in a row (tests/README.md, "Two workers"): all of
-    :data:`REPOSITORY_BUILDS` but :data:`OWN_BUILD_DIRS`, which share build directories;
-    one board's tests (its bitstream build, then its netlist simulation, which takes the
-    netlist the build left); else a test file, so that its module fixtures are made once."""
+    """What one worker runs in a row (tests/README.md, "Two workers"): one board's tests (its
+    bitstream build, then its netlist simulation, which takes the netlist the build left);
+    else a test file, so that its module fixtures are made once. No two units share a build
+    they could change under the other: the suite's SoC builds go into a directory per set
+    of settings, the simulators' under their build lock, the rest into directories of
+    their own."""
     path, _, name = nodeid.partition("::")
     parts = Path(path).parts
     layer = parts[1] if len(parts) > 2 and parts[0] == "tests" else None
-    if layer in REPOSITORY_BUILDS and "/".join(parts[1:]) not in OWN_BUILD_DIRS:
-        return REPOSITORY_UNIT
     if layer == "boards" and name.endswith("]"):
         from latscope_boards import BOARDS
 
@@ -76,16 +80,15 @@ def work_unit(nodeid):
     return path
 
 
-#: The longest unit: first in the queue, so that the boards' units run beside it.
-REPOSITORY_UNIT = "repository builds"
-
-
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unknown to pytest alone
 def pytest_xdist_make_scheduler(config, log):
     """pytest-xdist's scheduling by scope with :func:`work_unit` as the scope (its own
     ``--dist loadgroup`` does not work with pytest 9: it renames a node id pytest no longer
-    reads)."""
+    reads), in the order of the collection (:data:`LONGEST_FIRST`) rather than its own by
+    test count."""
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False
 
     class WorkUnitScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid):

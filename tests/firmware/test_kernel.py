@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from support.bringup import bringup_build
+
 FIRMWARE = Path(__file__).resolve().parents[2] / "firmware"
 
 # Every program `make test` runs, with the cases each must report (a case that silently
@@ -201,16 +203,11 @@ def test_rv32_port_runs_on_the_simulated_soc(sim_build):
     """The smoke test on the Verilated SoC (VexRiscv IMAC), with the harness's IRQ driver on
     line 0: timer preemption, context switches from ISR exit, the external-interrupt path
     (mask/pending CSRs, IRQ_PENDING acknowledge). Builds the simulator if needed (about
-    30 s; make -C sim)."""
-    sim = FIRMWARE.parent / "sim"
-    built = subprocess.run(["make", "-C", str(sim), "sim"], capture_output=True, text=True)
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    binary = subprocess.run(
-        ["make", "-s", "-C", str(sim), "print-binary"], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    30 s; make -C sim, under its build lock: support.bringup)."""
+    binary, _ = bringup_build("VexRiscv_IMAC")
     result = subprocess.run(
         [
-            binary,
+            str(binary),
             "--max-cycles",
             "60000000",
             "--irq-period",

@@ -22,10 +22,10 @@ from latscope.analysis.pairing import analyze
 from latscope.events import Events
 from latscope_defs.markers import Point, Test, decode, encode
 from latscope_defs.protocol import Source
+from support.bringup import bringup_build
 from support.native_suite import SUITE, events_from_stores, read_native_dump
 from support.suite_tables import SUITE_START_ORDER, suite_rules
 
-ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = 30  # SUITE_SAMPLES of the short suite: also OBJ and CLK samples
 GPIO_STROBE = 1 << 16
 
@@ -295,30 +295,13 @@ def test_a_loss_next_to_the_end_event_discards_the_pair():
     assert table.samples.tolist() == [] and table.discarded == 1
 
 
-def _sim_binary(cpu="VexRiscv_IMAC"):
-    """The bring-up SoC simulator (the harness drives the IRQ line), built if needed."""
-    sim = ROOT / "sim"
-    built = subprocess.run(
-        ["make", "-C", str(sim), "sim", f"CPU={cpu}"], capture_output=True, text=True
-    )
-    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    return Path(
-        subprocess.run(
-            ["make", "-s", "-C", str(sim), "print-binary", f"CPU={cpu}"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
-
-
 @pytest.mark.verilator
 @pytest.mark.parametrize("marker", ["gpio", "bus"])
 def test_rv32_suite_on_the_simulated_soc(marker, tmp_path):
     """The RV32 build on the SoC harness (bring-up IRQ driver, every 5000 cycles): the same
     tables and pairs, from the harness's log of the stores and the IRQ line."""
     cpu = "VexRiscv_IMAC"
-    binary = _sim_binary(cpu)
+    binary, _ = bringup_build(cpu)
     build = tmp_path / "build"
     make_suite("sim", marker, build, [f"CPU={cpu}", "PACE=0"])
     truth = tmp_path / "truth.txt"

@@ -1,5 +1,6 @@
 """The simulator's bring-up builds (``sim/``, make; no appliance): the system tests that run
-its programs directly (test_sim_soc, test_cpu_truth, test_bus_load) share them."""
+its programs directly (test_sim_soc, test_cpu_truth, test_bus_load; the firmware layer's
+RV32 runs, test_kernel and test_suite_native) share them."""
 
 import subprocess
 from pathlib import Path

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..capture.conditions import Conditions
 from ..link.device import DeviceError
 from ..progress import step
+from ..terminal import output_width, wrap
 from .appliance import SimulatedAppliance, die_with
 from .cpu_truth import TruthSource
 
@@ -155,11 +156,9 @@ def build_lock(directory) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            print(
-                f"latscope: waiting for the build in {directory} (pid {holder})",
-                file=sys.stderr,
-                flush=True,
-            )
+            # Wrapped to the terminal: the directory's path can be long (a CI checkout's).
+            waiting = f"latscope: waiting for the build in {directory} (pid {holder})"
+            print(wrap(waiting, output_width(sys.stderr)), file=sys.stderr, flush=True)
             # The wait can take minutes (another process's first build): a progress step.
             with step(f"waiting for pid {holder}'s build"):
                 fcntl.flock(fd, fcntl.LOCK_EX)
@@ -174,8 +173,9 @@ def build_soc(settings=SuiteSettings(), *, build_dir=None, log=None, sump=True, 
     """Builds what ``sim:soc`` runs, incrementally (make): the appliance's Verilog export, the
     Verilated SoC with the appliance for ``settings.cpu``, and the suite firmware.
 
-    ``build_dir``: the suite's build directory (firmware/suite/build by default); one per
-    user of the suite keeps their settings from rebuilding each other's objects.
+    ``build_dir``: the suite's build directory (firmware/suite/build by default); in it
+    each set of settings builds in a directory of its own (``firmware/suite/Makefile``'s
+    SIM_DIR), so builds of other settings never replace the ELF a run uses.
     ``sump=False``: the appliance without its SUMP device mode (``make -C sim SUMP=0``), as
     the demo runs it: the same captures, cycle for cycle, in about 60 % of the time; SUMP
     mode (sigrok's ``ols`` driver) needs the default. ``pgo``: the profile-guided build
