@@ -17,13 +17,14 @@ printed beside them.
    rest), ``no-tables`` (-fno-table), ``LTO`` (link-time optimisation: the defaults, the
    demo's build until issue 31), ``PGO`` (PGO=1 on the defaults: ``make demo``'s build);
    then ``word-XOR`` (the defaults with the appliance's XOR networks in word form),
-   ``clang`` (the defaults compiled with clang++) and ``clang-PGO`` (PGO=1 with clang++). Every variant must give the same run:
-   its ground-truth log and its captured events byte for byte and its results document
-   (docs/results-schema.md, but for the capture's path and start time) equal to the
-   baseline's; the script says so and exits 1 if not. Beside them the
-   SoC alone (the bring-up build, no appliance) runs the same firmware with the harness
-   driving the IRQ line like the demo's generator: 1 - (variant's rate / SoC-alone rate) is
-   the appliance's share of the simulation time (for the variants compiled like it).
+   ``clang`` (the defaults compiled with clang++) and ``clang-PGO`` (PGO=1 with clang++).
+   Every variant must give the same run: its ground-truth log and its captured events
+   byte for byte and its results document (docs/results-schema.md, but for the capture's
+   path and start time) equal to the baseline's; the script says so and exits 1 if not.
+   Beside them the SoC alone (the bring-up build, no appliance) runs the same firmware
+   with the harness driving the IRQ line like the demo's generator: 1 - (variant's rate /
+   SoC-alone rate) is the appliance's share of the simulation time (for the variants
+   compiled like it).
 3. The demo: ``python -m latscope.demo`` (the whole suite, 1000 samples per IL/IDL/TSL
    table, the no-SUMP build), wall time from start to tables with everything built; and
    with ``--pgo`` (the PGO build). Their results.json must be equal (path and start time
