@@ -16,14 +16,15 @@ printed beside them.
    stripped), ``stripped`` (PUBLIC=0), ``no-SUMP`` (SUMP=0: the demo's build before the
    rest), ``no-tables`` (-fno-table), ``LTO`` (link-time optimisation: the defaults, the
    demo's build until issue 31), ``PGO`` (PGO=1 on the defaults: ``make demo``'s build);
-   then ``word-XOR`` (the defaults with the appliance's XOR networks in word form) and
-   ``clang`` (the defaults compiled with clang++). Every variant must give the same run:
-   its ground-truth log and its captured events byte for byte and its results document
-   (docs/results-schema.md, but for the capture's path and start time) equal to the
-   baseline's; the script says so and exits 1 if not. Beside them the
-   SoC alone (the bring-up build, no appliance) runs the same firmware with the harness
-   driving the IRQ line like the demo's generator: 1 - (variant's rate / SoC-alone rate) is
-   the appliance's share of the simulation time (for the variants compiled like it).
+   then ``word-XOR`` (the defaults with the appliance's XOR networks in word form),
+   ``clang`` (the defaults compiled with clang++) and ``clang-PGO`` (PGO=1 with clang++).
+   Every variant must give the same run: its ground-truth log and its captured events
+   byte for byte and its results document (docs/results-schema.md, but for the capture's
+   path and start time) equal to the baseline's; the script says so and exits 1 if not.
+   Beside them the SoC alone (the bring-up build, no appliance) runs the same firmware
+   with the harness driving the IRQ line like the demo's generator: 1 - (variant's rate /
+   SoC-alone rate) is the appliance's share of the simulation time (for the variants
+   compiled like it).
 3. The demo: ``python -m latscope.demo`` (the whole suite, 1000 samples per IL/IDL/TSL
    table, the no-SUMP build), wall time from start to tables with everything built; and
    with ``--pgo`` (the PGO build). Their results.json must be equal (path and start time
@@ -55,7 +56,7 @@ CPUS = ["VexRiscv_IMAC", "VexRiscv_Lite"]
 #: lookup tables; LTO=0: no link-time optimisation), so the list up to "PGO" reads as the
 #: history of the build. "LTO" is sim/Makefile's default build, "PGO" make demo's;
 #: "word-XOR" exports the appliance's XOR networks in word form, "clang" compiles the
-#: defaults with clang++.
+#: defaults with clang++, "clang-PGO" the profile-guided build with clang++.
 VARIANTS = {
     "baseline": ["PUBLIC=1", "SUMP=1", "TABLES=1", "LTO=0"],
     "stripped": ["SUMP=1", "TABLES=1", "LTO=0"],
@@ -65,6 +66,7 @@ VARIANTS = {
     "PGO": ["SUMP=0", "PGO=1"],
     "word-XOR": ["SUMP=0", "WORD_XOR=1"],
     "clang": ["SUMP=0", "SIM_CXX=clang++"],
+    "clang-PGO": ["SUMP=0", "SIM_CXX=clang++", "PGO=1"],
 }
 #: make demo's build (the top Makefile's PGO ?= 1), whose rate is judged against GOAL.
 DEMO_VARIANT = "PGO"
