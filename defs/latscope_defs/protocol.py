@@ -9,6 +9,7 @@ host's parser uses the same ones, so the two sides cannot drift apart.
 
 from collections.abc import Callable
 from enum import IntEnum, IntFlag
+from functools import cache
 from typing import TypeVar
 
 import numpy as np
@@ -552,10 +553,17 @@ def short_reference(value: int, history: list[int], width: int) -> tuple[int, in
     return None
 
 
+@cache
+def _short_lead_byte(layout: type[data.Struct], fields: tuple[tuple[str, int], ...]) -> int:
+    """The lead byte of a short record (its delta bits 0). Cached: building the layout's
+    constant costs most of the reference encoder's time, and a layout has a few dozen leads."""
+    return int(layout.const({**dict(fields), "kind": SHORT_LEADS[layout]}).as_value().value)
+
+
 def _short_record(layout: type[data.Struct], fields: dict[str, int], delta: int) -> bytes:
     if not 0 <= delta < (1 << DELTA_BITS):
         raise ValueError(f"delta {delta} out of range")
-    lead = layout.const({**fields, "kind": SHORT_LEADS[layout]}).as_value().value
+    lead = _short_lead_byte(layout, tuple(sorted(fields.items())))
     bits = short_delta_bits(layout)
     return _groups(lead, bits, delta, _continuations(delta, bits))
 
