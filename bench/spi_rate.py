@@ -99,7 +99,7 @@ def demo_burst(speed, duration_s, carried):
     levels = fifo_levels(LINK_HZ, *event_bytes(LINK_HZ, (stamp, source, value)), carried)
     first = int(np.flatnonzero(levels[: int(levels.argmax())] == 0)[-1])
     count = int(np.count_nonzero(stamp[first:] - stamp[first] < duration_s * LINK_HZ))
-    return first, count, int(levels[first : first + count].max())
+    return first, count, int(levels[first : first + count].max(initial=0))
 
 
 def as_events(traffic, first, count):
