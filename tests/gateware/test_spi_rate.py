@@ -6,7 +6,7 @@ down to keep the host's duty (4096-byte READs): the link's rate, the pauses fine
 make demo's stream at the lossless rate bench/link_efficiency.py claims for the HX8K (the
 speed-up ``CLAIMED_SPEED`` of its timing, checked here to be the claim's edge): the start of
 its burst that fills the FIFO most arrives whole and exact; 1.2 times as fast into a small
-FIFO, the losses are counted exactly. 400 events check the capture path at the burst's
+FIFO, the losses are counted exactly. 200 events check the capture path at the burst's
 rate, not that the FIFO holds the whole burst (bench/spi_rate.py runs it for 2.5 ms).
 80 TSL markers at five times today's lossless rate arrive whole and exact. Above the
 link's rate the losses are counted exactly."""
@@ -48,7 +48,7 @@ SHORT_READS = {"read_bytes": 64, "pause_s": PAUSE_S * (1 + 64) / (1 + READ_BYTES
 TSL_VALUES = tsl_markers(BOARD.appliance_config().link_clock_hz)[2][: 2 * TSL_THREADS].tolist()
 CARRIED = spi_bytes_per_s(BOARD.spi_hz, spi_duty(BOARD.spi_hz, ASSUMED_COMMAND_S))
 #: Events of make demo's burst per run: the start of it (bench/spi_rate.py runs 2.5 ms).
-DEMO_EVENTS = 400
+DEMO_EVENTS = 200
 
 
 def demo_fifo_max(speed):
