@@ -28,7 +28,24 @@ Goal (issue 31): at most 2.5 bytes per event, segment records included, for
   (the capture clocks, and 400 MHz: 100 MHz with the 1:4 input gearbox every board ships).
 
 Then the lossless event rate on each iCE40 board's SPI link (docs/spi-link.md) against
-today's (12 Mbaud UART, protocol version 3, about 290 k events/s): issue 31's goal is 5x.
+today's (12 Mbaud UART, protocol version 3, the same board's event FIFO): issue 31's goal is
+5x. A stream's lossless rate (``lossless_rate``) is the largest rate at which it, played at
+that rate (``played``: its stamps' distances from the first divided by a speed-up, the
+device's segment rules applied at that rate by the reference encoder), loses nothing:
+
+* played over and over, its bytes must not outrun the link: the fixed point of
+  rate = link's bytes/s / bytes per event at that rate (denser, a stream costs fewer bytes
+  per event: shorter deltas, segments full at 255 events rather than closed at 1 ms);
+* played once, its bursts must fit the event FIFO (``fifo_levels``: a queue model in which
+  the link sends the stream's bytes in order at its rate and an event leaves the FIFO when
+  its bytes start; the link's own few bytes of buffer not counted, an upper bound): where
+  they do not at the fixed point, the largest speed-up at which they do (bisection).
+
+The rate is the stream's mean rate at that speed-up (its events' intervals over its span);
+both the SPI row and today's are found so, so their ratio compares like with like. make
+demo's capture is bursty (a 10 ms stretch holds 2.5 times its mean), so the FIFO bounds
+its rate, today's as much as the SPI link's; the TSL streams are regular and the fixed
+point bounds theirs. The bytes-per-event goal above is at the streams' own timing.
 The link's sustained rate is SCK (the board's ``spi_hz``, 30 MHz: 3.75 MB/s) times the
 share of the time the MPSSE clocks (``--spi-duty``) less the framing (READ's opcode byte
 per transaction of ``latscope.link.spi_link.READ_BYTES``, a chunk's length byte per 255);
@@ -155,7 +172,11 @@ def demo_events(capture):
     return (events.stamp, events.source, events.value), identity.clock_hz << identity.stamp_shift
 
 
-def bytes_per_event(clock_hz, *mixes, version=VERSION, short_records=True):
+def event_bytes(clock_hz, *mixes, version=VERSION, short_records=True):
+    """The stream the device sends for the events of ``mixes`` (stamps in units of
+    ``clock_hz``), by the reference encoder under the device's segment rules: the events'
+    stamps in the order sent, and the bytes the encoder writes at each (a segment's TALLY,
+    SEAL and the next SYNC with the event they come before; the last SEAL with the last)."""
     stamp = np.concatenate([m[0] for m in mixes])
     source = np.concatenate([m[1] for m in mixes])
     value = np.concatenate([m[2] for m in mixes])
@@ -165,10 +186,121 @@ def bytes_per_event(clock_hz, *mixes, version=VERSION, short_records=True):
         version=version,
         short_records=short_records,
     )
-    for event in zip(stamp[order].tolist(), source[order].tolist(), value[order].tolist()):
+    written = np.empty(len(order), np.int64)
+    for index, event in enumerate(
+        zip(stamp[order].tolist(), source[order].tolist(), value[order].tolist())
+    ):
         encoder.event(*event)
+        written[index] = len(encoder._out)  # noqa: SLF001 (bytes so far, without a copy)
     encoder.flush()
-    return len(encoder.take()) / len(stamp), len(stamp) / DURATION_S
+    written[-1] = len(encoder.take())
+    return stamp[order], np.diff(written, prepend=0)
+
+
+def encoded_size(clock_hz, *mixes, **encoding):
+    """Bytes of the stream the device sends for the events of ``mixes`` (``event_bytes``)."""
+    return int(event_bytes(clock_hz, *mixes, **encoding)[1].sum())
+
+
+def bytes_per_event(clock_hz, *mixes, **encoding):
+    """Bytes per event of the stream of ``mixes`` (``encoded_size``), and the events per
+    second of a mix of ``DURATION_S``."""
+    count = sum(len(m[0]) for m in mixes)
+    return encoded_size(clock_hz, *mixes, **encoding) / count, count / DURATION_S
+
+
+def played(traffic, factor):
+    """``traffic`` with its time stretched by ``factor`` (below 1: played faster): each stamp's
+    distance from the first multiplied by it and rounded; an event that would then share a
+    stamp with the one before it of its source goes a stamp unit after that one (the device
+    takes one event of a source per cycle)."""
+    stamp, source, value = traffic
+    first = int(stamp.min())
+    scaled = np.rint((stamp.astype(np.int64) - first) * factor).astype(np.int64)
+    for src in np.unique(source):
+        index = np.flatnonzero(source == src)
+        index = index[np.argsort(stamp[index], kind="stable")]
+        # Strictly rising within the source: s'[i] = max(s[i], s'[i - 1] + 1).
+        rank = np.arange(len(index))
+        scaled[index] = np.maximum.accumulate(scaled[index] - rank) + rank
+    return (first + scaled).astype(np.uint64), source, value
+
+
+def mean_rate(stamp_hz, traffic):
+    """Events per second of ``traffic``: its intervals over the time from its first event to
+    its last."""
+    stamp = traffic[0]
+    return (len(stamp) - 1) / ((int(stamp.max()) - int(stamp.min())) / stamp_hz)
+
+
+def fifo_levels(stamp_hz, stamp, size, link_bytes_per_s):
+    """The event FIFO's level as each event arrives (the events before it still in it) when
+    events of ``size`` bytes arrive at ``stamp`` and the link sends the stream's bytes in
+    order at ``link_bytes_per_s``. An event leaves the FIFO when the link starts sending its
+    bytes: the few bytes the link's own buffer holds (the SPI target's 256, a UART's
+    register) are not counted, so the levels are an upper bound."""
+    arrive = (stamp.astype(np.int64) - int(stamp[0])) / stamp_hz
+    sent = np.cumsum(size) / link_bytes_per_s
+    # Each event's bytes are sent by max over earlier events j of (arrival of j + the time
+    # to send the bytes of j .. it): the link is busy from j on.
+    done = sent + np.maximum.accumulate(arrive - (sent - size / link_bytes_per_s))
+    leave = np.maximum(arrive, np.concatenate([[-np.inf], done[:-1]]))
+    index = np.arange(len(stamp))
+    return index - np.minimum(index, np.searchsorted(leave, arrive, side="right"))
+
+
+#: The lossless rate is found to within this share (the fixed point's and the bisection's).
+RATE_TOLERANCE = 1e-3
+
+
+def lossless_rate(stamp_hz, traffic, link_bytes_per_s, fifo_depth, **encoding):
+    """The largest event rate at which ``traffic``, played at that rate over and over, loses
+    nothing on a link of ``link_bytes_per_s`` behind an event FIFO of ``fifo_depth`` entries:
+    (events/s, speed-up of the traffic's own timing, bytes per event there, the FIFO's
+    highest level there).
+
+    Played faster (``played``), a stream costs fewer bytes per event: shorter deltas, fuller
+    segments under the device's rules (255 events, 1 ms). Two bounds:
+
+    * over and over, its bytes must not outrun the link: the fixed point of ``rate = link /
+      bytes per event of the traffic played at rate``, from its own timing, each step
+      playing it at the rate the step before gave;
+    * once, its bursts must fit the FIFO (``fifo_levels`` below ``fifo_depth``): where the
+      fixed point's do not, the largest speed-up at which they do, by bisection.
+
+    The rate is the traffic's mean rate (``mean_rate``) at the lower of the two speed-ups."""
+
+    def at(speed):
+        fast = played(traffic, 1 / speed)
+        stamp, size = event_bytes(stamp_hz, fast, **encoding)
+        levels = fifo_levels(stamp_hz, stamp, size, link_bytes_per_s)
+        return mean_rate(stamp_hz, fast), size.sum() / len(size), int(levels.max())
+
+    speed = 1.0
+    for _ in range(20):
+        rate, per_event, highest = at(speed)
+        fits = link_bytes_per_s / per_event
+        if abs(fits / rate - 1) < RATE_TOLERANCE:
+            break
+        speed *= fits / rate
+    else:
+        raise RuntimeError(f"no fixed point for the lossless rate (last {fits:,.0f}/s)")
+    speed *= min(1, fits / rate)  # the fixed point's rate, not above it
+    rate, per_event, highest = at(speed)
+    if highest < fifo_depth:
+        return rate, speed, per_event, highest
+    low, high = speed, speed
+    while highest >= fifo_depth:
+        low /= 2
+        rate, per_event, highest = at(low)
+    while high / low - 1 > RATE_TOLERANCE:
+        middle = (low * high) ** 0.5
+        if at(middle)[2] < fifo_depth:
+            low = middle
+        else:
+            high = middle
+    rate, per_event, highest = at(low)
+    return rate, low, per_event, highest
 
 
 def goal(capture):
@@ -217,22 +349,24 @@ def spi_rates(capture, duty):
         (f"a TSL marker every us, {hz / 1e6:g} MHz stamps", hz, tsl_markers(hz))
         for hz in GOAL_STAMP_HZ
     ]
-    rows = []
-    for label, stamp_hz, traffic in traffics:
-        today = LINK_BYTES_PER_S / bytes_per_event(stamp_hz, traffic, version=3)[0]
-        # A board built without short records sends version 4's long records only.
-        long_only = bytes_per_event(stamp_hz, traffic, short_records=False)[0]
-        short = bytes_per_event(stamp_hz, traffic)[0]
+    rows, known = [], {}
+
+    def rate(traffic_index, *link, **encoding):
+        # Boards with the same FIFO share today's rate: found once.
+        key = (traffic_index, link, tuple(sorted(encoding.items())))
+        if key not in known:
+            _, stamp_hz, traffic = traffics[traffic_index]
+            known[key] = lossless_rate(stamp_hz, traffic, *link, **encoding)
+        return known[key]
+
+    for index, (label, _, _) in enumerate(traffics):
         for name, (variant, board) in spi_builds_of(SPI_BOARDS).items():
-            size = short if board.short_records else long_only
-            rows.append(
-                (
-                    label,
-                    record_name(name, variant),
-                    spi_bytes_per_s(board.spi_hz, duty) / size,
-                    today,
-                )
-            )
+            # Today's: the same board's FIFO behind the UART.
+            today = rate(index, LINK_BYTES_PER_S, board.fifo_depth, version=3)
+            # A board built without short records sends version 4's long records only.
+            spi = spi_bytes_per_s(board.spi_hz, duty)
+            ours = rate(index, spi, board.fifo_depth, short_records=board.short_records)
+            rows.append((label, record_name(name, variant), ours, today))
     return rows
 
 
@@ -274,8 +408,14 @@ def print_spi_rates(capture, duty, command_s):
     if without:
         print(f"No SPI link in the build of {', '.join(without)} (docs/spi-link.md)")
     print(f"Goal (issue 31): {RATE_GOAL}x today's lossless event rate (12 Mbaud, version 3)")
+    print(
+        "  each stream played at its lossless rate: its bytes per event there (B/ev), its"
+        " speed-up of its own timing (x), the event FIFO's highest level in the model (FIFO)"
+    )
     ratios = []
-    for label, board, rate, today in spi_rates(capture, duty):
+    for label, board, (rate, speed, size, fifo), (today, *before) in spi_rates(capture, duty):
+        # The duty the goal needs at this rate's bytes per event (an estimate: the rate
+        # scales with the duty as long as the bytes per event stay).
         needed = duty * RATE_GOAL * today / rate
         if needed > 1:
             verdict = f"NOT MET (needs duty {needed:.3f}: at duty 1 {rate / duty / today:.2f}x)"
@@ -285,8 +425,9 @@ def print_spi_rates(capture, duty, command_s):
             verdict += f" (needs duty {needed:.3f}: commands of at most {slowest * 1e6:.1f} us)"
         ratios.append(rate / today)
         print(
-            f"  {board:<17} {label:<38} {rate:11,.0f} ev/s  today {today:9,.0f}"
-            f"  {rate / today:4.2f}x  {verdict}"
+            f"  {board:<17} {label:<38} {rate:11,.0f} ev/s {size:4.2f} B/ev {speed:5.2f}x"
+            f" FIFO {fifo:4}  today {today:9,.0f} {before[1]:4.2f} B/ev {before[0]:5.2f}x"
+            f" FIFO {before[2]:4}  {rate / today:4.2f}x  {verdict}"
         )
     return min(ratios, default=0.0)
 

@@ -552,10 +552,24 @@ def short_reference(value: int, history: list[int], width: int) -> tuple[int, in
     return None
 
 
+#: Lead bytes of short records by layout and fields, as ``_short_lead_byte`` made them.
+_SHORT_LEAD_BYTES: dict[tuple[type[data.Struct], tuple[tuple[str, int], ...]], int] = {}
+
+
+def _short_lead_byte(layout: type[data.Struct], fields: tuple[tuple[str, int], ...]) -> int:
+    """The lead byte of a short record (its delta bits 0). Kept once made: building the
+    layout's constant costs most of the reference encoder's time, and there are a few dozen."""
+    key = (layout, fields)
+    if key not in _SHORT_LEAD_BYTES:
+        const = layout.const({**dict(fields), "kind": SHORT_LEADS[layout]})
+        _SHORT_LEAD_BYTES[key] = int(const.as_value().value)
+    return _SHORT_LEAD_BYTES[key]
+
+
 def _short_record(layout: type[data.Struct], fields: dict[str, int], delta: int) -> bytes:
     if not 0 <= delta < (1 << DELTA_BITS):
         raise ValueError(f"delta {delta} out of range")
-    lead = layout.const({**fields, "kind": SHORT_LEADS[layout]}).as_value().value
+    lead = _short_lead_byte(layout, tuple(sorted(fields.items())))
     bits = short_delta_bits(layout)
     return _groups(lead, bits, delta, _continuations(delta, bits))
 

@@ -38,7 +38,7 @@ def test_a_bench_run_gives_its_row():
         text=True,
     )
     figures = parse(result.stdout)
-    # Exit status 1: a goal missed (the SPI link's 5x on make demo's stream), not a failure.
+    # Exit status 1: a goal missed (the SPI link's 5x on the iCEBreaker's build), not a failure.
     assert result.returncode == (0 if all(f.met for f in figures) else 1), result.stderr
     text = perf_table.table([(bench, f, 1.0) for f in figures], "machine: here", "today")
     readme = f"{perf_table.BEGIN}\n{text}\n{perf_table.END}\n"
