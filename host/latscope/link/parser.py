@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
-from amaranth.lib import data
 
 from latscope_defs.protocol import (
     CONT_BITS,
@@ -21,16 +20,16 @@ from latscope_defs.protocol import (
     MAX_CONT,
     SEGMENT_MAX_EVENTS,
     SEQUENCE_BITS,
-    SHORT_VALUE_SOURCES,
+    SHORT_EDGE_LEAD,
+    SHORT_MARKER_LEAD,
+    SHORT_VALUE_LEADS,
+    TALLY_PAYLOAD,
     UNKNOWN_COMMAND_REPLY,
     VERSION,
     VERSIONS,
     Command,
     HoleCount,
-    ShortEdgeLead,
-    ShortMarkerLead,
     Source,
-    Tally,
     crc32,
     fixed_length,
     hole_value,
@@ -58,7 +57,7 @@ _Words = npt.NDArray[np.integer]
 _Indices = npt.NDArray[np.intp]
 _SEQUENCE_MASK = (1 << SEQUENCE_BITS) - 1
 #: Bit offsets of the TALLY fields in its payload.
-_TALLY_AT = {name: field.offset for name, field in data.Layout.cast(Tally)}
+_TALLY_AT = {name: field.offset for name, field in TALLY_PAYLOAD}
 _MAX_LENGTH = 1 + MAX_CONT
 _NO_INDICES: _Indices = np.empty(0, np.intp)
 # The byte format record_loop.c's word packing is written for.
@@ -79,9 +78,9 @@ def _completing_lead(version: int) -> "re.Pattern[bytes]":
 
 
 _COMPLETING_LEAD = {version: _completing_lead(version) for version in VERSIONS}
-_EDGE_LEVEL = ShortEdgeLead.as_shape()["level"]
+_EDGE_LEVEL = SHORT_EDGE_LEAD["level"]
 #: The ``back`` field's mask (the same width in every short value record's layout).
-_BACK_MASK = (1 << ShortMarkerLead.as_shape()["back"].width) - 1
+_BACK_MASK = SHORT_MARKER_LEAD.mask("back")
 
 
 @dataclass(frozen=True)
@@ -112,18 +111,15 @@ class _Leads:
 
         def offset(field: str) -> npt.NDArray[np.uint8]:
             return np.array(
-                [
-                    layout.as_shape()[field].offset if layout in SHORT_VALUE_SOURCES else 0
-                    for layout in layouts
-                ],
+                [layout[field].offset if layout in SHORT_VALUE_LEADS else 0 for layout in layouts],
                 np.uint8,
             )
 
         return cls(
             np.array([16 if x is None else x for x in sources], np.uint8),
             np.array([(1 << n) - 1 for n in bits], np.uint64),
-            np.array([layout in SHORT_VALUE_SOURCES for layout in layouts]),
-            np.array([layout is ShortEdgeLead for layout in layouts]),
+            np.array([layout in SHORT_VALUE_LEADS for layout in layouts]),
+            np.array([layout is SHORT_EDGE_LEAD for layout in layouts]),
             offset("back"),
             offset("step"),
         )
