@@ -4,6 +4,7 @@ out, with a *hole* where it dropped data (docs/protocol.md, "What a reader guara
 """
 
 import binascii
+import functools
 import re
 from collections import deque
 from collections.abc import Mapping
@@ -69,6 +70,7 @@ _CRC_TABLE = np.array(
 )
 
 
+@functools.cache
 def _completing_lead(version: int) -> "re.Pattern[bytes]":
     """Lead bytes of the records that can complete a reply or a segment: REPLY, SYNC, and
     SEAL from version 2 on."""
@@ -77,7 +79,6 @@ def _completing_lead(version: int) -> "re.Pattern[bytes]":
     return re.compile(b"[" + b"".join(re.escape(bytes([lead])) for lead in leads) + b"]")
 
 
-_COMPLETING_LEAD = {version: _completing_lead(version) for version in VERSIONS}
 _EDGE_LEVEL = SHORT_EDGE_LEAD["level"]
 #: The ``back`` field's mask (the same width in every short value record's layout).
 _BACK_MASK = SHORT_MARKER_LEAD.mask("back")
@@ -98,7 +99,9 @@ class _Leads:
     step_at: npt.NDArray[np.uint8]
 
     @classmethod
+    @functools.cache
     def of(cls, version: int) -> "_Leads":
+        """The tables of ``version`` (made when a parser of that version is first made)."""
         leads = range(256)
         sources = [lead_source(lead, version) if lead >= LEAD_FLAG else None for lead in leads]
         layouts = [short_lead(lead, version) if lead >= LEAD_FLAG else None for lead in leads]
@@ -125,7 +128,6 @@ class _Leads:
         )
 
 
-_LEADS = {version: _Leads.of(version) for version in VERSIONS}
 #: Event sources: every source below TALLY.
 _EVENT_SOURCES = (
     Source.MARKER,
@@ -358,8 +360,8 @@ class StreamParser:
             [source < 16 and (version > 1 or source & 0xE != 12) for source in range(17)],
             np.uint8,
         )
-        self._completing = _COMPLETING_LEAD[version]
-        self._leads = _LEADS[version]
+        self._completing = _completing_lead(version)
+        self._leads = _Leads.of(version)
         signed = np.zeros(16, np.int64)
         for source, cycles in (latency or {}).items():
             signed[int(source)] = cycles
