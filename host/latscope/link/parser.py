@@ -9,6 +9,7 @@ import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -478,7 +479,8 @@ class StreamParser:
     def _parse(self, buf: bytes, final: bool) -> Events:
         """Parses ``buf`` (the kept bytes and new data); keeps the open segment's bytes."""
         arr = np.frombuffer(buf, np.uint8)
-        starts = np.flatnonzero(arr >= LEAD_FLAG)
+        starts = np.empty(record_loop.count_leads(buf), np.intp)  # the bytes >= LEAD_FLAG
+        record_loop.find_leads(buf, starts)
 
         # The last record may still grow, unless it is a whole fixed-length record, a REPLY
         # that cannot have (more) continuation bytes, or already too long to be a record.
@@ -502,7 +504,7 @@ class StreamParser:
 
         r = self._decode(buf, starts, committed)
         new_replies = r.replies[r.starts[r.replies] >= self._seen]
-        for byte, ok in zip(r.payload[new_replies].tolist(), r.well_formed[new_replies].tolist()):
+        for byte, ok in zip(r.value[new_replies].tolist(), r.well_formed[new_replies].tolist()):
             if ok:
                 self._assembler.push(byte)
             else:
@@ -570,7 +572,6 @@ class StreamParser:
             _BACK_MASK,
             _EDGE_LEVEL.offset,
             r.source,
-            r.payload,
             r.value,
             r.well_formed,
             r.is_event,
@@ -632,13 +633,15 @@ class _Segments:
         self.non_reply_at = np.flatnonzero(r.source != Source.REPLY) if len(r.replies) else None
         self.events_np = r.events_before
         # Records before each record that are not replies.
-        self.non_reply_np = (
+        self.non_reply_np: npt.NDArray[np.integer] | _Counting = (
             np.concatenate(([0], np.cumsum(r.source != Source.REPLY)))
             if len(r.replies)
-            else np.arange(count + 1)
+            else _Counting()
         )
         self.events_before = _Ints(self.events_np)
-        self.non_reply_before = _Ints(self.non_reply_np)
+        self.non_reply_before = (
+            _Ints(self.non_reply_np) if isinstance(self.non_reply_np, np.ndarray) else _Counting()
+        )
         self.delta_sum = r.delta_sum
         # The delivered segments (the first ``delivered`` entries, at most one per SYNC): their
         # SYNC records, the records after their last events, their SYNCs' 64-bit stamps.
@@ -713,7 +716,7 @@ class _Segments:
             tally = self.non_reply_at[at]
         events = self.events_np[tally] - self.events_np[sync_at + 1]
         between = self.non_reply_np[tally] - self.non_reply_np[sync_at + 1]
-        fields = r.payload[tally]
+        fields = r.value[tally]  # a TALLY's payload where ``ok``
         ok = (
             closed
             & (tally > sync_at)
@@ -733,8 +736,8 @@ class _Segments:
             events,
             ((fields >> np.uint64(_TALLY_AT["sent"])) & mask).astype(np.int64),
             ((fields >> np.uint64(_TALLY_AT["captured"])) & mask).astype(np.int64),
-            r.payload[sync_at],
-            r.payload[close],
+            r.value[sync_at],
+            r.value[close],
             self.delta_sum[tally] - self.delta_sum[sync_at + 1],
         )
         return [c if k else None for c, k in zip(close.tolist(), closed.tolist())]
@@ -812,11 +815,11 @@ class _Segments:
         r = self.r
         events = self.events_before[e] - self.events_before[s + 1]
         others = self.non_reply_before[e] - self.non_reply_before[s + 1] - events
-        expected = int(r.payload[e]) & ((1 << CRC_BITS) - 1)
+        expected = int(r.value[e]) & ((1 << CRC_BITS) - 1)
         crc = binascii.crc_hqx(self.view[self.pos[s] : self.pos[e]], 0)
         clean = others == 0 and events <= SEGMENT_MAX_EVENTS
         if clean and crc == expected:
-            self._deliver_v1(s, e, int(r.payload[s]) >> CRC_BITS)
+            self._deliver_v1(s, e, int(r.value[s]) >> CRC_BITS)
         elif clean and events == 0 and expected == 0:
             # START clears the device's CRC: the first SYNC of a capture closes the previous
             # capture's final, empty segment with CRC 0. Nothing is lost there.
@@ -866,42 +869,52 @@ class _Segments:
         """The events of the delivered segments, with the holes before them."""
         r, p = self.r, self.p
         if not self.delivered:
-            events = Events.empty()
-            chosen = _NO_INDICES
-        else:
-            first, end = self.first[: self.delivered], self.end[: self.delivered]
-            base = self.base[: self.delivered]
-            count = int((self.events_np[end] - self.events_np[first + 1]).sum())
-            chosen = np.empty(count, np.intp)
-            events = Events(
-                np.empty(count, np.uint64), np.empty(count, np.uint8), np.empty(count, np.uint64)
-            )
-            written = record_loop.gather(
-                first,
-                end,
-                base,
-                r.is_event,
-                self.delta_sum,
-                r.source,
-                r.value,
-                p._latency,
-                p._later,
-                p._pad_delay,
-                chosen,
-                events.stamp,
-                events.source,
-                events.value,
-            )
-            assert written == count
-            p._count_losses(events)
+            return Events.empty()
+        first, end = self.first[: self.delivered], self.end[: self.delivered]
+        base = self.base[: self.delivered]
+        counts = self.events_np[end] - self.events_np[first + 1]
+        count = int(counts.sum())
+        events = Events(
+            np.empty(count, np.uint64), np.empty(count, np.uint8), np.empty(count, np.uint64)
+        )
+        written = record_loop.gather(
+            first,
+            end,
+            base,
+            r.is_event,
+            self.delta_sum,
+            r.source,
+            r.value,
+            p._latency,
+            p._later,
+            p._pad_delay,
+            events.stamp,
+            events.source,
+            events.value,
+        )
+        assert written == count
+        p._count_losses(events)
         if not self.holes:
             return events
-        at = np.searchsorted(chosen, [h[0] for h in self.holes])
+        # A hole goes before the events of the segment whose SYNC it names: after those of
+        # the segments delivered before that one.
+        events_at = np.cumsum(counts) - counts
+        at = events_at[np.searchsorted(first, [h[0] for h in self.holes])]
         return Events(
             np.insert(events.stamp, at, [h[1] for h in self.holes]),
             np.insert(events.source, at, Source.LOSS),
             np.insert(events.value, at, [h[2] for h in self.holes]),
         )
+
+
+class _Counting:
+    """Records before each record that are not replies, where none is: the record number
+    itself (an int, or an array of them)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index: Any) -> Any:
+        return index
 
 
 class _Ints:
@@ -925,7 +938,6 @@ class _Records:
     __slots__ = (
         "starts",
         "source",
-        "payload",
         "value",
         "well_formed",
         "is_event",
@@ -940,8 +952,8 @@ class _Records:
     def __init__(self, count: int) -> None:
         self.starts = _NO_INDICES  # offset of the lead byte in the buffer
         self.source: _Words = np.empty(count, np.uint8)
-        self.payload: _Words = np.empty(count, np.uint64)
-        self.value: _Words = np.empty(count, np.uint64)  # meaningful for events
+        # An event record's value; any other record's payload (its value width is 64).
+        self.value: _Words = np.empty(count, np.uint64)
         self.well_formed = np.empty(count, np.bool_)
         self.is_event = np.empty(count, np.bool_)  # a well-formed event record
         self.replies: _Indices = _NO_INDICES  # record numbers of REPLY records
@@ -960,7 +972,6 @@ class _Records:
         r.starts = starts
         for name in (
             "source",
-            "payload",
             "value",
             "well_formed",
             "is_event",

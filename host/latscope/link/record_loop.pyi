@@ -7,6 +7,8 @@ import numpy.typing as npt
 
 _Array = npt.NDArray[Any]
 
+def count_leads(buf: bytes, /) -> int: ...
+def find_leads(buf: bytes, out: _Array, /) -> int: ...
 def decode(
     buf: bytes,
     starts: _Array,
@@ -29,7 +31,6 @@ def decode(
     back_mask: int,
     level_at: int,
     source: _Array,
-    payload: _Array,
     value: _Array,
     ok: _Array,
     is_event: _Array,
@@ -50,7 +51,6 @@ def gather(
     latency: _Array,
     later: _Array,
     pad_delay: _Array,
-    out_index: _Array,
     out_stamp: _Array,
     out_source: _Array,
     out_value: _Array,
