@@ -479,8 +479,7 @@ class StreamParser:
     def _parse(self, buf: bytes, final: bool) -> Events:
         """Parses ``buf`` (the kept bytes and new data); keeps the open segment's bytes."""
         arr = np.frombuffer(buf, np.uint8)
-        starts = np.empty(record_loop.count_leads(buf), np.intp)  # the bytes >= LEAD_FLAG
-        record_loop.find_leads(buf, starts)
+        starts = np.flatnonzero(arr >= LEAD_FLAG)
 
         # The last record may still grow, unless it is a whole fixed-length record, a REPLY
         # that cannot have (more) continuation bytes, or already too long to be a record.

@@ -31,51 +31,6 @@ static int need(Buf *buf, Py_ssize_t bytes, const char *what) {
     return 1;
 }
 
-/* count_leads(buf) -> the number of lead bytes (flag bit 7 set) in buf. */
-static PyObject *count_leads(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer b;
-    if (!PyArg_ParseTuple(args, "y*", &b))
-        return NULL;
-    const uint8_t *buf = b.buf;
-    Py_ssize_t count = 0;
-    for (Py_ssize_t i = 0; i < b.len; i++)
-        count += buf[i] >> 7; /* a loop the compiler vectorises */
-    PyBuffer_Release(&b);
-    return PyLong_FromSsize_t(count);
-}
-
-/* find_leads(buf, out) -> count: the offsets of buf's lead bytes into out (int64, room for
- * count_leads(buf) of them), in one pass without branches on the data. */
-static PyObject *find_leads(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer b, o;
-    if (!PyArg_ParseTuple(args, "y*w*", &b, &o))
-        return NULL;
-    const uint8_t *buf = b.buf;
-    int64_t *out = o.buf;
-    const Py_ssize_t room = o.len / (Py_ssize_t)sizeof(int64_t);
-    Py_ssize_t count = 0, i = 0;
-    /* Each offset is written, and kept only if its byte is a lead; the last slot written
-     * must exist, so the tail stops one short of a full out and finishes with a check. */
-    for (; i < b.len && count < room; i++) {
-        out[count] = i;
-        count += buf[i] >> 7;
-    }
-    for (; i < b.len; i++)
-        if (buf[i] >> 7) {
-            count = room + 1;
-            break;
-        }
-    PyBuffer_Release(&b);
-    PyBuffer_Release(&o);
-    if (count > room) {
-        PyErr_SetString(PyExc_ValueError, "find_leads: more lead bytes than room");
-        return NULL;
-    }
-    return PyLong_FromSsize_t(count);
-}
-
 /* decode(buf, starts, committed, tables..., outputs...)
  *   -> (REPLY records, well-formed SYNC records, well-formed SEAL records).
  *
@@ -447,8 +402,6 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"count_leads", count_leads, METH_VARARGS, "The number of lead bytes in a buffer."},
-    {"find_leads", find_leads, METH_VARARGS, "The offsets of a buffer's lead bytes."},
     {"decode", decode, METH_VARARGS, "Decodes a buffer's records in one pass (see the source)."},
     {"gather", gather, METH_VARARGS, "The events of the delivered segments (see the source)."},
     {"clean_run", clean_run, METH_VARARGS, "Delivers the segments that follow on cleanly."},

@@ -7,8 +7,6 @@ import numpy.typing as npt
 
 _Array = npt.NDArray[Any]
 
-def count_leads(buf: bytes, /) -> int: ...
-def find_leads(buf: bytes, out: _Array, /) -> int: ...
 def decode(
     buf: bytes,
     starts: _Array,
