@@ -9,7 +9,8 @@ The captures are those of ``bench/analysis_speed.py`` (real markers of the nativ
 repeated, encoded as the appliance's byte stream, cached under /tmp; its ``capture_path``
 names them), and one more per size whose stream restarts ``--resets`` times (each part
 encoded as a device after power-up: ``analysis_speed.encode_with_resets``). Every command
-runs as its own process (``python -m latscope.cli ...``, output to /dev/null). ``analyze``
+runs as its own process (``python -m latscope.cli ...``, output to /dev/null), from bytecode
+as an installed package's (the modules are compiled first: ``start_up``). ``analyze``
 and ``report`` parse in a helper process (``CaptureBatches``), so a command's memory is its
 process tree's: the tree's resident memory is sampled every 20 ms (/proc; the sum of RSS
 counts pages the forked helper shares with its parent twice, the sum of PSS once; a peak
@@ -24,6 +25,7 @@ Run: ``.venv/bin/python bench/bounded_memory.py [--events 10000000 100000000] [-
 """
 
 import argparse
+import compileall
 import os
 import resource
 import subprocess
@@ -189,6 +191,17 @@ def make(count, samples, resets=0):
     return capture_path(count, samples, resets)
 
 
+def start_up():
+    """The commands run as an installed package's do, from bytecode: the project's modules
+    compiled first (Python does not write bytecode where PYTHONDONTWRITEBYTECODE is set, and
+    compiling them at every start costs about 0.25 CPU s); then the CPU seconds of
+    ``latscope --version`` (the interpreter and the command line's imports), best of 3."""
+    for tree in ("host", "defs"):
+        compileall.compile_dir(ROOT / tree, quiet=1)
+    cli = [sys.executable, "-m", "latscope.cli", "--version"]
+    return min(run(cli)[1] for _ in range(3))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, nargs="+", default=[10**7, 10**8])
@@ -196,6 +209,7 @@ def main(argv=None):
     parser.add_argument("--resets", type=int, default=1000, help="device resets (0: none)")
     args = parser.parse_args(argv)
     print(describe())
+    print(f"start-up (latscope --version, from bytecode): {start_up():.3f} CPU s")
     peaks, rates, split = {}, {}, {}
     print(
         f"{'events':>11}  {'command':34s} {'wall s':>7} {'CPU s':>7} {'M ev/s wall':>11} "

@@ -9,12 +9,18 @@ host's parser uses the same ones, so the two sides cannot drift apart.
 
 from collections.abc import Callable
 from enum import IntEnum, IntFlag
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-from amaranth.lib import data
 
+from .fields import Array, Fields
+
+if TYPE_CHECKING:
+    from amaranth.lib import data
+
+# The Amaranth structs of the layouts (``LossValue``, ``IrqConfig`` ...) and the tables of
+# them are module attributes made on first use (``__getattr__``), not listed here.
 __all__ = [
     "VERSION",
     "VERSIONS",
@@ -30,11 +36,11 @@ __all__ = [
     "lead_bytes",
     "REPLY_LEAD",
     "short_lead",
-    "ShortMarkerLead",
-    "ShortBusLead",
-    "ShortEdgeLead",
-    "SHORT_LEADS",
-    "SHORT_VALUE_SOURCES",
+    "SHORT_MARKER_LEAD",
+    "SHORT_BUS_LEAD",
+    "SHORT_EDGE_LEAD",
+    "SHORT_LEAD_KINDS",
+    "SHORT_VALUE_LEADS",
     "SHORT_EDGE_SOURCES",
     "HISTORY",
     "short_delta_bits",
@@ -51,22 +57,22 @@ __all__ = [
     "CRC_BITS",
     "LOSS_COUNT_BITS",
     "SEQUENCE_BITS",
-    "Tally",
+    "TALLY_PAYLOAD",
     "HOLE_SOURCE",
     "HoleCount",
-    "HoleValue",
+    "HOLE_VALUE",
     "hole_value",
     "hole_count",
     "hole_kind",
     "hole_restart",
     "BUS_VALUE_BITS",
     "memory_bus_write",
-    "LossValue",
+    "LOSS_VALUE",
     "loss_value",
     "loss_source",
     "loss_count",
     "IRQ_DELAY_BITS",
-    "IrqValue",
+    "IRQ_VALUE",
     "irq_value",
     "irq_level",
     "irq_triggered",
@@ -79,19 +85,19 @@ __all__ = [
     "sync_payload",
     "tally_payload",
     "Command",
-    "IdentifyReply",
-    "StatusReply",
     "ClockCheck",
-    "IrqConfig",
-    "IrqFlags",
-    "StartArgs",
-    "EchoPattern",
-    "EchoReply",
-    "TriggerConfig",
-    "TriggerFlags",
     "TRIGGER_SOURCES",
-    "COMMAND_ARGS",
-    "REPLY_LAYOUTS",
+    "IDENTIFY_REPLY",
+    "STATUS_REPLY",
+    "IRQ_CONFIG",
+    "IRQ_FLAGS",
+    "START_ARGS",
+    "ECHO_PATTERN",
+    "ECHO_REPLY",
+    "TRIGGER_CONFIG",
+    "TRIGGER_FLAGS",
+    "COMMAND_ARG_FIELDS",
+    "REPLY_FIELDS",
     "OLDER_REPLY_SIZES",
     "reply_sizes",
     "UNKNOWN_COMMAND_REPLY",
@@ -184,15 +190,16 @@ SEQUENCE_BITS = 24
 LOSS_COUNT_BITS = 32
 
 
-class LossValue(data.Struct):
-    """The value of a LOSS record: how many events of which source the FIFO lost."""
-
-    source: 4  #: the source (Source) that lost events
-    count: LOSS_COUNT_BITS  #: how many were lost since its previous LOSS record
-
-
-_LOSS_SOURCE = LossValue.as_shape()["source"]
-_LOSS_COUNT = LossValue.as_shape()["count"]
+LOSS_VALUE = Fields(
+    "LossValue",
+    {
+        "source": 4,  # the source (Source) that lost events
+        "count": LOSS_COUNT_BITS,  # how many were lost since its previous LOSS record
+    },
+    """The value of a LOSS record: how many events of which source the FIFO lost.""",
+)
+_LOSS_SOURCE = LOSS_VALUE["source"]
+_LOSS_COUNT = LOSS_VALUE["count"]
 _LOSS_SOURCE_MASK = (1 << _LOSS_SOURCE.width) - 1
 _LOSS_COUNT_MASK = (1 << _LOSS_COUNT.width) - 1
 
@@ -222,27 +229,27 @@ def loss_count(value: _Values) -> _Values:
 IRQ_DELAY_BITS = 14
 
 
-class IrqValue(data.Struct):
+IRQ_VALUE = Fields(
+    "IrqValue",
+    {
+        "level": 1,  # 1: asserting edge, 0: releasing edge (whatever the polarity)
+        "triggered": 1,  # the edge is one of a trigger's firing (docs/protocol.md)
+        "delay": IRQ_DELAY_BITS,  # that firing's delay, capture cycles (0 if not triggered)
+    },
     """The value of an IRQ record (version 3): the edge, and the firing of the trigger that
     made it. An edge of the periodic generator has ``triggered`` 0 and ``delay`` 0, so its
-    value is the level alone, as in versions 1 and 2."""
-
-    level: 1  #: 1: asserting edge, 0: releasing edge (whatever the polarity)
-    triggered: 1  #: the edge is one of a trigger's firing (docs/protocol.md)
-    delay: IRQ_DELAY_BITS  #: that firing's delay, capture cycles (0 if not triggered)
-
-
-_IRQ_FIELDS = {name: field for name, field in data.Layout.cast(IrqValue)}
+    value is the level alone, as in versions 1 and 2.""",
+)
 
 
 def irq_value(level: int, triggered: int = 0, delay: int = 0) -> int:
     """The value of an IRQ record (an int)."""
-    return IrqValue.const({"level": level, "triggered": triggered, "delay": delay}).as_value().value
+    return IRQ_VALUE.pack(level=level, triggered=triggered, delay=delay)
 
 
 def _irq_field(name: str, value: _Values) -> _Values:
-    field = _IRQ_FIELDS[name]
-    return (value >> field.offset) & ((1 << field.width) - 1)
+    result: _Values = IRQ_VALUE.get(name, value)
+    return result
 
 
 def irq_level(value: _Values) -> _Values:
@@ -264,7 +271,7 @@ def irq_delay(value: _Values) -> _Values:
 BUS_VALUE_BITS = 32
 
 
-def memory_bus_write(data_width: int, address_bits: int) -> data.StructLayout:
+def memory_bus_write(data_width: int, address_bits: int) -> "data.StructLayout":
     """The value of a BUS event from an asynchronous memory bus (docs/membus.md): the written
     data in the low bits, the write's address (its pins) right above, zero above both, in
     the 32 bits of every BUS value. So a 16-bit marker stored to any address has the low 16
@@ -275,27 +282,32 @@ def memory_bus_write(data_width: int, address_bits: int) -> data.StructLayout:
             f"{data_width} data and {address_bits} address bits exceed a BUS value's "
             f"{BUS_VALUE_BITS}"
         )
+    from amaranth.lib import data
+
     return data.StructLayout({"data": data_width, "address": address_bits})
 
 
 #: Value width of the fixed-width sources; MARKER's width comes from the identify reply.
 _FIXED_VALUE_WIDTH = {
     Source.BUS: BUS_VALUE_BITS,
-    Source.IRQ: IrqValue.as_shape().size,
-    Source.LOSS: LossValue.as_shape().size,
+    Source.IRQ: IRQ_VALUE.size,
+    Source.LOSS: LOSS_VALUE.size,
     **{source: 1 for source in EDGE_SOURCES},
 }
 
 
-class Tally(data.Struct):
+TALLY_PAYLOAD = Fields(
+    "Tally",
+    {
+        "captured": SEQUENCE_BITS,  # event records sent since START
+        "sent": SEQUENCE_BITS,  # event records sent since power-up (never reset)
+        "count": 8,  # event records in this segment (1 .. SEGMENT_MAX_EVENTS)
+    },
     """Payload of a TALLY record (version 2): what the segment it closes holds, and where it
     sits in the device's stream. The sequence numbers count event records (LOSS included)
     modulo ``2 ** SEQUENCE_BITS``, up to and including this segment's; each segment holds at
-    least one, so they also number the segments."""
-
-    captured: SEQUENCE_BITS  #: event records sent since START
-    sent: SEQUENCE_BITS  #: event records sent since power-up (never reset)
-    count: 8  #: event records in this segment (1 .. SEGMENT_MAX_EVENTS)
+    least one, so they also number the segments.""",
+)
 
 
 #: LOSS records whose lost-source nibble is this are *holes*, which the parser (never the
@@ -311,18 +323,19 @@ class HoleCount(IntEnum):
     AT_LEAST = 2  #: a lower bound: bytes went missing in unknown number, nothing bounds it
 
 
-class HoleValue(data.Struct):
+HOLE_VALUE = Fields(
+    "HoleValue",
+    {
+        "source": 4,  # HOLE_SOURCE
+        "count": 57,  # event records lost there (as ``kind`` says)
+        "restart": 1,  # after the hole the device's sequence starts anew (a reset)
+        "kind": 2,  # HoleCount
+    },
     """The value of a hole's LOSS event. The parser makes it (the device never sends one), so
     it may use all 64 bits of an event's value; ``source`` and the low bits of ``count`` sit
-    where a LOSS record's are (:class:`LossValue`)."""
-
-    source: 4  #: HOLE_SOURCE
-    count: 57  #: event records lost there (as ``kind`` says)
-    restart: 1  #: after the hole the device's sequence starts anew (a reset)
-    kind: 2  #: HoleCount
-
-
-_HOLE = {name: (field.offset, (1 << field.width) - 1) for name, field in HoleValue.as_shape()}
+    where a LOSS record's are (:data:`LOSS_VALUE`).""",
+)
+_HOLE = {name: (field.offset, (1 << field.width) - 1) for name, field in HOLE_VALUE}
 
 
 def hole_value(count: int, kind: HoleCount = HoleCount.EXACT, restart: bool = False) -> int:
@@ -398,13 +411,13 @@ def lead_bytes(source: int, version: int | None = None) -> range:
     return range(first, first + (1 << bits))
 
 
-def short_lead(lead: int, version: int | None = None) -> type[data.Struct] | None:
-    """The layout of the short record a lead byte starts (version 4: one of SHORT_LEADS),
-    None for a long record's lead."""
+def short_lead(lead: int, version: int | None = None) -> Fields | None:
+    """The layout of the short record a lead byte starts (version 4: one of
+    SHORT_LEAD_KINDS), None for a long record's lead."""
     if (VERSION if version is None else version) < 4:
         return None
-    for layout, kind in SHORT_LEADS.items():
-        if lead >> layout.as_shape()["kind"].offset == kind:
+    for layout, kind in SHORT_LEAD_KINDS.items():
+        if lead >> layout["kind"].offset == kind:
             return layout
     return None
 
@@ -415,9 +428,9 @@ def lead_source(lead: int, version: int | None = None) -> int | None:
     if lead in lead_bytes(Source.REPLY, version):
         return Source.REPLY
     layout = short_lead(lead, version)
-    if layout in SHORT_VALUE_SOURCES:
-        return SHORT_VALUE_SOURCES[layout]
-    if layout is ShortEdgeLead:
+    if layout in SHORT_VALUE_LEADS:
+        return SHORT_VALUE_LEADS[layout]
+    if layout is SHORT_EDGE_LEAD:
         return SHORT_EDGE_SOURCES[(lead >> _EDGE_CODE.offset) & ((1 << _EDGE_CODE.width) - 1)]
     bits = lead_payload_bits(Source.MARKER, version)
     source = (lead >> bits) & 0xF
@@ -487,57 +500,69 @@ REPLY_LEAD = LEAD_FLAG | (Source.REPLY << LEAD_PAYLOAD_BITS)
 HISTORY = 4
 
 
-class ShortMarkerLead(data.Struct):
+SHORT_MARKER_LEAD = Fields(
+    "ShortMarkerLead",
+    {
+        "delta_top": 2,  # the delta's top bits
+        "step": 1,  # 0: the same value, 1: one more
+        "back": 2,  # which earlier marker of the segment (0: the one right before)
+        "kind": 3,  # 0b110
+    },
     """The lead byte of a short MARKER record, ``110b bsdd`` (0xC0 .. 0xDF): the value is
     ``step`` plus the value of the marker ``back + 1`` markers before it in the segment,
     modulo ``2 ** marker_width``. The delta is ``delta_top`` followed by the continuation
-    bytes' 7-bit groups."""
-
-    delta_top: 2  #: the delta's top bits
-    step: 1  #: 0: the same value, 1: one more
-    back: 2  #: which earlier marker of the segment (0: the one right before)
-    kind: 3  #: 0b110
-
-
-class ShortBusLead(data.Struct):
+    bytes' 7-bit groups.""",
+)
+SHORT_BUS_LEAD = Fields(
+    "ShortBusLead",
+    {
+        "step": 1,  # 0: the same value, 1: one more
+        "back": 2,  # which earlier BUS record of the segment (0: the one right before)
+        "kind": 5,  # 0b11111
+    },
     """The lead byte of a short BUS record, ``1111 1bbs`` (0xF8 .. 0xFF): as a short MARKER
     (its value from one of the segment's last BUS values, modulo 2**32), the delta all in
-    the continuation bytes (none: 0)."""
-
-    step: 1  #: 0: the same value, 1: one more
-    back: 2  #: which earlier BUS record of the segment (0: the one right before)
-    kind: 5  #: 0b11111
-
-
-class ShortEdgeLead(data.Struct):
+    the continuation bytes (none: 0).""",
+)
+SHORT_EDGE_LEAD = Fields(
+    "ShortEdgeLead",
+    {
+        "level": 1,  # the new level (IRQ: 1 asserting edge)
+        "code": 3,  # index into SHORT_EDGE_SOURCES
+        "kind": 4,  # 0b1110
+    },
     """The lead byte of a short edge record, ``1110 cccl`` (0xE0 .. 0xEF):
     ``SHORT_EDGE_SOURCES[code]`` changed to ``level`` (an IRQ edge of the periodic generator:
-    ``irq_value(level)``). The continuation bytes' 7-bit groups are the delta; none: 0."""
+    ``irq_value(level)``). The continuation bytes' 7-bit groups are the delta; none: 0.""",
+)
 
-    level: 1  #: the new level (IRQ: 1 asserting edge)
-    code: 3  #: index into SHORT_EDGE_SOURCES
-    kind: 4  #: 0b1110
-
-
-#: The short records' lead layouts, each with the value its ``kind`` field has.
-SHORT_LEADS: dict[type[data.Struct], int] = {
-    ShortMarkerLead: 0b110,
-    ShortBusLead: 0b11111,
-    ShortEdgeLead: 0b1110,
+#: The short records' lead layouts, each with the value its ``kind`` field has (as Amaranth
+#: structs: ``SHORT_LEADS``).
+SHORT_LEAD_KINDS: dict[Fields, int] = {
+    SHORT_MARKER_LEAD: 0b110,
+    SHORT_BUS_LEAD: 0b11111,
+    SHORT_EDGE_LEAD: 0b1110,
 }
-#: The source of each short value record's layout.
-SHORT_VALUE_SOURCES = {ShortMarkerLead: Source.MARKER, ShortBusLead: Source.BUS}
+#: The source of each short value record's layout (as Amaranth structs:
+#: ``SHORT_VALUE_SOURCES``).
+SHORT_VALUE_LEADS = {SHORT_MARKER_LEAD: Source.MARKER, SHORT_BUS_LEAD: Source.BUS}
 #: The sources a short edge record codes (ShortEdgeLead.code): the IRQ output, EDGE0 .. EDGE6
 #: (EDGE7's edges take long records: 8 codes are what the lead byte has room for).
 SHORT_EDGE_SOURCES = (Source.IRQ, *EDGE_SOURCES[:7])
-_EDGE_CODE = ShortEdgeLead.as_shape()["code"]
+_EDGE_CODE = SHORT_EDGE_LEAD["code"]
 
 
-def short_delta_bits(layout: type[data.Struct]) -> int:
+def short_delta_bits(layout: "Fields | type[data.Struct]") -> int:
     """Bits of the delta in a short record's lead byte (the rest is in its continuation
-    bytes)."""
-    fields = dict(layout.as_shape())
+    bytes); ``layout`` a SHORT_LEAD_KINDS layout or its struct."""
+    fields = _fields_of(layout)
     return fields["delta_top"].width if "delta_top" in fields else 0
+
+
+def _fields_of(layout: "Fields | type[data.Struct]") -> Fields:
+    if isinstance(layout, Fields):
+        return layout
+    return next(fields for fields in _STRUCTS.values() if fields.struct() is layout)
 
 
 def short_reference(value: int, history: list[int], width: int) -> tuple[int, int] | None:
@@ -552,38 +577,24 @@ def short_reference(value: int, history: list[int], width: int) -> tuple[int, in
     return None
 
 
-#: Lead bytes of short records by layout and fields, as ``_short_lead_byte`` made them.
-_SHORT_LEAD_BYTES: dict[tuple[type[data.Struct], tuple[tuple[str, int], ...]], int] = {}
-
-
-def _short_lead_byte(layout: type[data.Struct], fields: tuple[tuple[str, int], ...]) -> int:
-    """The lead byte of a short record (its delta bits 0). Kept once made: building the
-    layout's constant costs most of the reference encoder's time, and there are a few dozen."""
-    key = (layout, fields)
-    if key not in _SHORT_LEAD_BYTES:
-        const = layout.const({**dict(fields), "kind": SHORT_LEADS[layout]})
-        _SHORT_LEAD_BYTES[key] = int(const.as_value().value)
-    return _SHORT_LEAD_BYTES[key]
-
-
-def _short_record(layout: type[data.Struct], fields: dict[str, int], delta: int) -> bytes:
+def _short_record(layout: Fields, fields: dict[str, int], delta: int) -> bytes:
     if not 0 <= delta < (1 << DELTA_BITS):
         raise ValueError(f"delta {delta} out of range")
-    lead = _short_lead_byte(layout, tuple(sorted(fields.items())))
+    lead = layout.pack(**fields, kind=SHORT_LEAD_KINDS[layout])
     bits = short_delta_bits(layout)
     return _groups(lead, bits, delta, _continuations(delta, bits))
 
 
 def encode_short_value(source: int, back: int, step: int, delta: int) -> bytes:
     """Bytes of a short MARKER or BUS record (fewest continuation bytes)."""
-    layout = {v: k for k, v in SHORT_VALUE_SOURCES.items()}[Source(source)]
+    layout = {v: k for k, v in SHORT_VALUE_LEADS.items()}[Source(source)]
     return _short_record(layout, {"back": back, "step": step}, delta)
 
 
 def encode_short_edge(source: int, level: int, delta: int) -> bytes:
     """Bytes of a short edge record of ``source`` (one of SHORT_EDGE_SOURCES)."""
     code = SHORT_EDGE_SOURCES.index(Source(source))
-    return _short_record(ShortEdgeLead, {"level": level, "code": code}, delta)
+    return _short_record(SHORT_EDGE_LEAD, {"level": level, "code": code}, delta)
 
 
 def sync_payload(stamp: int, crc: int | None = None) -> int:
@@ -595,11 +606,7 @@ def sync_payload(stamp: int, crc: int | None = None) -> int:
 def tally_payload(count: int, sent: int, captured: int) -> int:
     """A TALLY's payload (the sequence numbers are taken modulo ``2 ** SEQUENCE_BITS``)."""
     mask = (1 << SEQUENCE_BITS) - 1
-    return (
-        Tally.const({"count": count, "sent": sent & mask, "captured": captured & mask})
-        .as_value()
-        .value
-    )
+    return TALLY_PAYLOAD.pack(count=count, sent=sent & mask, captured=captured & mask)
 
 
 # --- Host to device: commands -------------------------------------------------------------
@@ -625,23 +632,28 @@ class Command(IntEnum):
 UNKNOWN_COMMAND_REPLY = ord("?")
 
 
-class IrqFlags(data.Struct):
-    enable: 1  #: generator running
-    one_shot: 1  #: fire once, then clear ``enable``
-    active_low: 1  #: output idles high and asserts low
-    _pad: 5
-
-
-class IrqConfig(data.Struct):
+IRQ_FLAGS = Fields(
+    "IrqFlags",
+    {
+        "enable": 1,  # generator running
+        "one_shot": 1,  # fire once, then clear ``enable``
+        "active_low": 1,  # output idles high and asserts low
+        "_pad": 5,
+    },
+)
+IRQ_CONFIG = Fields(
+    "IrqConfig",
+    {
+        "period": 32,  # cycles between asserting edges (minimum)
+        "jitter_mask": 32,  # pseudo-random extra cycles, ANDed with a 32-bit LFSR
+        "width": 32,  # cycles the output stays asserted (at least 1, less than period)
+        "flags": IRQ_FLAGS,
+    },
     """IRQ generator settings. Intervals between asserting edges are
     ``period + (lfsr & jitter_mask)`` cycles: ``jitter_mask = 0`` is a fixed period; a mask
     of ``2**k - 1`` spreads the edges uniformly over ``[period, period + 2**k - 1]`` so
-    they do not phase-lock with the DUT's tick."""
-
-    period: 32  #: cycles between asserting edges (minimum)
-    jitter_mask: 32  #: pseudo-random extra cycles, ANDed with a 32-bit LFSR
-    width: 32  #: cycles the output stays asserted (at least 1, less than period)
-    flags: IrqFlags
+    they do not phase-lock with the DUT's tick.""",
+)
 
 
 #: The sources a trigger can watch (``TriggerConfig.source``): markers, bus-window writes
@@ -649,30 +661,35 @@ class IrqConfig(data.Struct):
 TRIGGER_SOURCES = (Source.MARKER, Source.BUS, *EDGE_SOURCES)
 
 
-class TriggerFlags(data.Struct):
-    enable: 1  #: the trigger drives the IRQ output; the periodic generator's edges do not
-    arm: 1  #: each asserting edge of the periodic generator arms one firing
-    _pad: 2
-
-
-class TriggerConfig(data.Struct):
+TRIGGER_FLAGS = Fields(
+    "TriggerFlags",
+    {
+        "enable": 1,  # the trigger drives the IRQ output; the periodic generator's edges do not
+        "arm": 1,  # each asserting edge of the periodic generator arms one firing
+        "_pad": 2,
+    },
+)
+TRIGGER_CONFIG = Fields(
+    "TriggerConfig",
+    {
+        "source": 4,  # a Source of TRIGGER_SOURCES; any other never triggers
+        "flags": TRIGGER_FLAGS,
+        "match": 16,  # the value bits the trigger event must have ...
+        "mask": 16,  # ... where mask bits are 1
+        "every": 8,  # fire at every N-th trigger taken (0 acts as 1)
+        "start": IRQ_DELAY_BITS,  # the first delay, capture cycles
+        "stop": IRQ_DELAY_BITS,  # the delay wraps to ``start`` where it would reach this
+        "step": IRQ_DELAY_BITS,  # added to the delay at each firing
+        "hold": IRQ_DELAY_BITS,  # capture cycles the output stays asserted after its first
+    },
     """The IRQ trigger (version 3; docs/protocol.md, "Triggered IRQs"): a trigger event is an
     event of ``source`` whose value ``v`` (a marker's data, a bus write's low 16 bits, an
     edge channel's new level) has ``(v ^ match) & mask == 0``. Every ``every``-th trigger
     the trigger takes fires the IRQ output ``delay`` capture cycles later, ``1 + hold``
     capture cycles long; ``delay`` starts at ``start`` and steps by ``step`` at each firing,
     back to ``start`` where it would reach ``stop`` (``range(start, stop, step)``, over and
-    over). 13 bytes."""
-
-    source: 4  #: a Source of TRIGGER_SOURCES; any other never triggers
-    flags: TriggerFlags
-    match: 16  #: the value bits the trigger event must have ...
-    mask: 16  #: ... where mask bits are 1
-    every: 8  #: fire at every N-th trigger taken (0 acts as 1)
-    start: IRQ_DELAY_BITS  #: the first delay, capture cycles
-    stop: IRQ_DELAY_BITS  #: the delay wraps to ``start`` where it would reach this
-    step: IRQ_DELAY_BITS  #: added to the delay at each firing
-    hold: IRQ_DELAY_BITS  #: capture cycles the output stays asserted after its first
+    over). 13 bytes.""",
+)
 
 
 class ClockCheck(IntFlag):
@@ -695,72 +712,118 @@ class ClockCheck(IntFlag):
     EXPECTED = SEEN_1
 
 
-class StartArgs(data.Struct):
-    sources: 16  #: bit n enables source n (see Source); 0xffff enables everything present
-
-
-class EchoPattern(data.Struct):
-    """ECHO's argument: the link self-test's pattern."""
-
-    pattern: 64
-
-
-class EchoReply(data.Struct):
+START_ARGS = Fields(
+    "StartArgs",
+    {"sources": 16},  # bit n enables source n (see Source); 0xffff enables everything present
+)
+ECHO_PATTERN = Fields(
+    "EchoPattern", {"pattern": 64}, """ECHO's argument: the link self-test's pattern."""
+)
+ECHO_REPLY = Fields(
+    "EchoReply",
+    {"pattern": 64, "end": 8},  # end: always 0
     """ECHO's reply: the pattern as it arrived, then a zero byte. A reply's last byte must
     not be one a reader could take for the first of a two-byte REPLY record at the end of a
-    read (docs/protocol.md, Replies), and a pattern's last byte is any value."""
+    read (docs/protocol.md, Replies), and a pattern's last byte is any value.""",
+)
+IDENTIFY_REPLY = Fields(
+    "IdentifyReply",
+    {
+        "magic": 32,  # MAGIC, little-endian
+        "version": 8,  # VERSION
+        "clock_hz": 32,  # capture clock frequency
+        "stamp_shift": 8,  # sub-cycle stamp bits: one stamp unit is 1 / (clock_hz << stamp_shift)
+        "marker_width": 8,  # data bits of the marker port (value width of MARKER events)
+        "edge_count": 8,  # edge channels present (EDGE0 ..)
+        "bus_width": 8,  # data bits of the bus-write front end, 0 if absent
+        "fifo_depth": 16,  # events the FIFO holds
+        "marker_latency": 8,  # cycles from the strobe changing at the pin to the stamp
+        "bus_latency": 8,  # cycles from the bus write completing to the stamp
+        "edge_latency": 8,  # cycles from an edge-channel pin changing to the stamp
+        "irq_latency": 8,  # cycles from the IRQ output changing at the pin to the stamp
+        "board": Array(8, 16),  # board name, ASCII, NUL-padded
+        "link_clock_hz": 32,  # link clock (UART, commands, encoder); absent from older replies
+        # Stamp units from a trigger event's stamp to the IRQ edge at delay 0 (version 3;
+        # absent from older replies); 0: no trigger (a board's bring-up build).
+        "trigger_latency": 8,
+    },
+)
+STATUS_REPLY = Fields(
+    "StatusReply",
+    {
+        "capturing": 1,  # 1 while a capture runs
+        # The clock-phase probe of an iCE40 gearbox (ClockCheck bits); 0: the gateware has
+        # none (other boards, the simulations, gateware before it: the byte's upper bits
+        # were 0).
+        "clock_check": 7,
+        "events": 32,  # events written to the FIFO since START (mod 2**32)
+        "lost": 32,  # events lost since START (mod 2**32)
+        "fifo_max": 16,  # FIFO high-water mark since START
+        "irq_edges": 32,  # asserting IRQ edges since START (mod 2**32)
+    },
+)
 
-    pattern: 64
-    end: 8  #: always 0
-
-
-class IdentifyReply(data.Struct):
-    magic: 32  #: MAGIC, little-endian
-    version: 8  #: VERSION
-    clock_hz: 32  #: capture clock frequency
-    stamp_shift: 8  #: sub-cycle stamp bits: one stamp unit is 1 / (clock_hz << stamp_shift)
-    marker_width: 8  #: data bits of the marker port (value width of MARKER events)
-    edge_count: 8  #: edge channels present (EDGE0 ..)
-    bus_width: 8  #: data bits of the bus-write front end, 0 if absent
-    fifo_depth: 16  #: events the FIFO holds
-    marker_latency: 8  #: cycles from the strobe changing at the pin to the stamp
-    bus_latency: 8  #: cycles from the bus write completing to the stamp
-    edge_latency: 8  #: cycles from an edge-channel pin changing to the stamp
-    irq_latency: 8  #: cycles from the IRQ output changing at the pin to the stamp
-    board: data.ArrayLayout(8, 16)  #: board name, ASCII, NUL-padded
-    link_clock_hz: 32  #: link clock (UART, commands, encoder); absent from older replies
-    trigger_latency: 8  #: stamp units from a trigger event's stamp to the IRQ edge at delay
-    #:                      0 (version 3; absent from older replies); 0: no trigger (a
-    #:                      board's bring-up build)
-
-
-class StatusReply(data.Struct):
-    capturing: 1  #: 1 while a capture runs
-    #: The clock-phase probe of an iCE40 gearbox (:class:`ClockCheck` bits); 0: the gateware
-    #: has none (other boards, the simulations, gateware before it: the byte's upper bits
-    #: were 0).
-    clock_check: 7
-    events: 32  #: events written to the FIFO since START (mod 2**32)
-    lost: 32  #: events lost since START (mod 2**32)
-    fifo_max: 16  #: FIFO high-water mark since START
-    irq_edges: 32  #: asserting IRQ edges since START (mod 2**32)
-
-
-COMMAND_ARGS: dict[Command, type[data.Struct] | None] = {
+#: Each command's argument layout (as Amaranth structs: ``COMMAND_ARGS``).
+COMMAND_ARG_FIELDS: dict[Command, Fields | None] = {
     Command.IDENTIFY: None,
-    Command.START: StartArgs,
+    Command.START: START_ARGS,
     Command.STOP: None,
-    Command.IRQ_CONFIG: IrqConfig,
+    Command.IRQ_CONFIG: IRQ_CONFIG,
     Command.STATUS: None,
-    Command.ECHO: EchoPattern,
-    Command.TRIGGER_CONFIG: TriggerConfig,
+    Command.ECHO: ECHO_PATTERN,
+    Command.TRIGGER_CONFIG: TRIGGER_CONFIG,
+}
+#: The layouts of the replies with a payload (as Amaranth structs: ``REPLY_LAYOUTS``).
+REPLY_FIELDS: dict[Command, Fields] = {
+    Command.IDENTIFY: IDENTIFY_REPLY,
+    Command.STATUS: STATUS_REPLY,
+    Command.ECHO: ECHO_REPLY,
 }
 
-REPLY_LAYOUTS: dict[Command, type[data.Struct]] = {
-    Command.IDENTIFY: IdentifyReply,
-    Command.STATUS: StatusReply,
-    Command.ECHO: EchoReply,
+#: Every layout above by the name of its Amaranth struct, which ``__getattr__`` builds.
+_STRUCTS: dict[str, Fields] = {
+    fields.name: fields
+    for fields in (
+        LOSS_VALUE,
+        IRQ_VALUE,
+        TALLY_PAYLOAD,
+        HOLE_VALUE,
+        SHORT_MARKER_LEAD,
+        SHORT_BUS_LEAD,
+        SHORT_EDGE_LEAD,
+        IRQ_FLAGS,
+        IRQ_CONFIG,
+        TRIGGER_FLAGS,
+        TRIGGER_CONFIG,
+        START_ARGS,
+        ECHO_PATTERN,
+        ECHO_REPLY,
+        IDENTIFY_REPLY,
+        STATUS_REPLY,
+    )
 }
+
+
+def __getattr__(name: str) -> Any:
+    """The Amaranth side of the layouts, built on first use (PEP 562), so that importing this
+    module does not import Amaranth: ``LossValue``, ``IrqValue``, ``Tally`` ... (each
+    layout's struct, by the name in ``_STRUCTS``), and the tables keyed or valued by them:
+    ``SHORT_LEADS``, ``SHORT_VALUE_SOURCES``, ``COMMAND_ARGS``, ``REPLY_LAYOUTS``."""
+    value: Any
+    if name in _STRUCTS:
+        value = _STRUCTS[name].struct()
+    elif name == "SHORT_LEADS":
+        value = {layout.struct(): kind for layout, kind in SHORT_LEAD_KINDS.items()}
+    elif name == "SHORT_VALUE_SOURCES":
+        value = {layout.struct(): source for layout, source in SHORT_VALUE_LEADS.items()}
+    elif name == "COMMAND_ARGS":
+        value = {c: f and f.struct() for c, f in COMMAND_ARG_FIELDS.items()}
+    elif name == "REPLY_LAYOUTS":
+        value = {c: f.struct() for c, f in REPLY_FIELDS.items()}
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 #: Payload sizes of replies from older gateware that the host still reads: the IDENTIFY
@@ -772,19 +835,19 @@ OLDER_REPLY_SIZES: dict[Command, tuple[int, ...]] = {Command.IDENTIFY: (35, 39)}
 def reply_sizes(opcode: int) -> tuple[int, ...]:
     """The payload sizes a reply to ``opcode`` may have: the current layout's first, then
     those of older gateware (``OLDER_REPLY_SIZES``)."""
-    layout = REPLY_LAYOUTS.get(Command(opcode))
-    size = 0 if layout is None else layout.as_shape().size // 8
+    layout = REPLY_FIELDS.get(Command(opcode))
+    size = 0 if layout is None else layout.size // 8
     return (size, *OLDER_REPLY_SIZES.get(Command(opcode), ()))
 
 
-def encode_command(opcode: int, args: data.Const | None = None) -> bytes:
+def encode_command(opcode: int, args: "data.Const | None" = None) -> bytes:
     """The bytes of one command: the opcode, then ``args`` (a ``COMMAND_ARGS`` layout const)."""
-    layout = COMMAND_ARGS[Command(opcode)]
+    layout = COMMAND_ARG_FIELDS[Command(opcode)]
     message = bytes([opcode])
     if layout is not None:
         if args is None:
             raise ValueError(f"{Command(opcode).name} takes arguments")
-        message += args.as_bits().to_bytes(layout.as_shape().size // 8, "little")
+        message += args.as_bits().to_bytes(layout.size // 8, "little")
     return message
 
 
@@ -876,7 +939,7 @@ class StreamEncoder:
             self._emit(Source.SYNC, sync_payload(stamp))
             self._open = True
         self._segment_events = 0
-        self._history = {source: [] for source in SHORT_VALUE_SOURCES.values()}
+        self._history = {source: [] for source in SHORT_VALUE_LEADS.values()}
         self._base = stamp
 
     def seal(self) -> None:

@@ -1261,7 +1261,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser():
+def build_parser(command=None):
+    """The command line's parser; ``command``: declare only that sub-command's options (the
+    one a command line names: parsing it needs no other's, nor the modules they import)."""
     parser = _Parser(
         prog="latscope",
         description="Measure RTOS latencies with a time-stamping FPGA appliance.",
@@ -1276,7 +1278,8 @@ def build_parser():
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, options, parser_arguments, run in COMMANDS:
         p = sub.add_parser(name, **parser_arguments)
-        options(p)
+        if command is None or name == command:
+            options(p)
         p.set_defaults(func=run)
     return parser
 
@@ -1343,7 +1346,10 @@ def main(argv=None):
     progress_lines.enable()
     if argv[:1] == ["demo"]:  # its options are the demo's own (argparse would take them)
         return _run(argparse.Namespace(func=cmd_demo, options=argv[1:]))
-    args = build_parser().parse_args(argv)
+    # The top level takes no option with a value: the first other word names the command.
+    named = next((word for word in argv if not word.startswith("-")), None)
+    known = named in (name for name, *_ in COMMANDS)
+    args = build_parser(named if known else None).parse_args(argv)
     status = 2
     try:
         status = _run(args)

@@ -9,24 +9,23 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import serial
-from amaranth.lib import data
 
 from latscope_defs.markers import ARG_BITS, POINT_BITS, TEST_BITS, encode
 from latscope_defs.protocol import (
+    ECHO_PATTERN,
+    ECHO_REPLY,
+    IRQ_CONFIG,
     IRQ_DELAY_BITS,
+    START_ARGS,
+    STATUS_REPLY,
+    TRIGGER_CONFIG,
     TRIGGER_SOURCES,
     UNKNOWN_COMMAND_REPLY,
     Command,
-    EchoPattern,
-    EchoReply,
-    IrqConfig,
     Source,
-    StartArgs,
-    StatusReply,
-    TriggerConfig,
     encode_command,
     reply_sizes,
 )
@@ -35,6 +34,9 @@ from ..events import Events
 from .identity import Identity, IdentityError
 from .pad_delay import with_irq_pad_delay
 from .parser import StreamParser
+
+if TYPE_CHECKING:
+    from amaranth.lib import data
 
 __all__ = [
     "DeviceError",
@@ -98,8 +100,8 @@ class IrqSettings:
                 f"than the period ({self.period} cycles)"
             )
 
-    def encode(self) -> data.Const:
-        return IrqConfig.const(
+    def encode(self) -> "data.Const":
+        return IRQ_CONFIG.struct().const(
             {
                 "period": self.period,
                 "jitter_mask": self.jitter_mask,
@@ -121,8 +123,8 @@ DEFAULT_IRQ = IrqSettings(period=5000, jitter_mask=0xFF, width=100)
 
 
 _DELAY_MAX = (1 << IRQ_DELAY_BITS) - 1
-_MATCH_MAX = (1 << TriggerConfig.as_shape()["match"].width) - 1
-_EVERY_MAX = (1 << TriggerConfig.as_shape()["every"].width) - 1
+_MATCH_MAX = (1 << TRIGGER_CONFIG["match"].width) - 1
+_EVERY_MAX = (1 << TRIGGER_CONFIG["every"].width) - 1
 
 
 @dataclass(frozen=True)
@@ -215,8 +217,8 @@ class TriggerSettings:
         delays = list(range(self.start, self.stop, self.step)) if self.step else []
         return delays or [self.start]
 
-    def encode(self) -> data.Const:
-        return TriggerConfig.const(
+    def encode(self) -> "data.Const":
+        return TRIGGER_CONFIG.struct().const(
             {
                 "source": int(self.source),
                 "flags": {"enable": self.enable, "arm": self.arm},
@@ -372,7 +374,7 @@ class Device:
                 self._events.append(events)
         return data
 
-    def command(self, opcode: int, args: data.Const | None = None) -> bytes:
+    def command(self, opcode: int, args: "data.Const | None" = None) -> bytes:
         """Sends one command and returns its reply payload."""
         message = encode_command(opcode, args)
         try:
@@ -429,18 +431,19 @@ class Device:
 
     def start(self, sources: Iterable[int] | None = None) -> None:
         mask = 0xFFFF if sources is None else sum(1 << int(source) for source in sources)
-        self.command(Command.START, StartArgs.const({"sources": mask}))
+        self.command(Command.START, START_ARGS.struct().const({"sources": mask}))
 
     def stop(self) -> None:
         self.command(Command.STOP)
 
     def echo(self, pattern: int) -> int:
         """Sends ECHO with a 64-bit ``pattern``; returns the pattern the device sent back."""
-        reply = self.command(Command.ECHO, EchoPattern.const({"pattern": pattern}))
-        return EchoReply.from_bits(int.from_bytes(reply, "little")).pattern
+        reply = self.command(Command.ECHO, ECHO_PATTERN.struct().const({"pattern": pattern}))
+        return ECHO_REPLY.struct().from_bits(int.from_bytes(reply, "little")).pattern
 
     def status(self) -> dict[str, int | bool]:
-        reply = StatusReply.from_bits(int.from_bytes(self.command(Command.STATUS), "little"))
+        payload = self.command(Command.STATUS)
+        reply = STATUS_REPLY.struct().from_bits(int.from_bytes(payload, "little"))
         return {
             "capturing": bool(reply.capturing),
             "events": reply.events,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from latscope_defs.protocol import MAGIC, VERSION, VERSIONS, IdentifyReply, Source
+from latscope_defs.protocol import IDENTIFY_REPLY, MAGIC, VERSION, VERSIONS, Source
 
 if TYPE_CHECKING:
     from .parser import StreamParser
@@ -153,7 +153,7 @@ class Identity:
     def from_reply(cls, payload: bytes) -> "Identity":
         """The identity in an IDENTIFY reply's payload bytes. An older reply (shorter: no
         ``link_clock_hz``, no ``trigger_latency``) reads with those 0, unknown."""
-        reply = IdentifyReply.from_bits(int.from_bytes(payload, "little"))
+        reply = IDENTIFY_REPLY.struct().from_bits(int.from_bytes(payload, "little"))
         if reply.magic.to_bytes(4, "little") != MAGIC:
             raise IdentityError(f"not a latscope device: identify magic {reply.magic:#010x}")
         if reply.version not in VERSIONS:

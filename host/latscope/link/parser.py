@@ -4,14 +4,15 @@ out, with a *hole* where it dropped data (docs/protocol.md, "What a reader guara
 """
 
 import binascii
+import functools
 import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from amaranth.lib import data
 
 from latscope_defs.protocol import (
     CONT_BITS,
@@ -21,16 +22,16 @@ from latscope_defs.protocol import (
     MAX_CONT,
     SEGMENT_MAX_EVENTS,
     SEQUENCE_BITS,
-    SHORT_VALUE_SOURCES,
+    SHORT_EDGE_LEAD,
+    SHORT_MARKER_LEAD,
+    SHORT_VALUE_LEADS,
+    TALLY_PAYLOAD,
     UNKNOWN_COMMAND_REPLY,
     VERSION,
     VERSIONS,
     Command,
     HoleCount,
-    ShortEdgeLead,
-    ShortMarkerLead,
     Source,
-    Tally,
     crc32,
     fixed_length,
     hole_value,
@@ -58,7 +59,7 @@ _Words = npt.NDArray[np.integer]
 _Indices = npt.NDArray[np.intp]
 _SEQUENCE_MASK = (1 << SEQUENCE_BITS) - 1
 #: Bit offsets of the TALLY fields in its payload.
-_TALLY_AT = {name: field.offset for name, field in data.Layout.cast(Tally)}
+_TALLY_AT = {name: field.offset for name, field in TALLY_PAYLOAD}
 _MAX_LENGTH = 1 + MAX_CONT
 _NO_INDICES: _Indices = np.empty(0, np.intp)
 # The byte format record_loop.c's word packing is written for.
@@ -70,6 +71,7 @@ _CRC_TABLE = np.array(
 )
 
 
+@functools.cache
 def _completing_lead(version: int) -> "re.Pattern[bytes]":
     """Lead bytes of the records that can complete a reply or a segment: REPLY, SYNC, and
     SEAL from version 2 on."""
@@ -78,10 +80,9 @@ def _completing_lead(version: int) -> "re.Pattern[bytes]":
     return re.compile(b"[" + b"".join(re.escape(bytes([lead])) for lead in leads) + b"]")
 
 
-_COMPLETING_LEAD = {version: _completing_lead(version) for version in VERSIONS}
-_EDGE_LEVEL = ShortEdgeLead.as_shape()["level"]
+_EDGE_LEVEL = SHORT_EDGE_LEAD["level"]
 #: The ``back`` field's mask (the same width in every short value record's layout).
-_BACK_MASK = (1 << ShortMarkerLead.as_shape()["back"].width) - 1
+_BACK_MASK = SHORT_MARKER_LEAD.mask("back")
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,9 @@ class _Leads:
     step_at: npt.NDArray[np.uint8]
 
     @classmethod
+    @functools.cache
     def of(cls, version: int) -> "_Leads":
+        """The tables of ``version`` (made when a parser of that version is first made)."""
         leads = range(256)
         sources = [lead_source(lead, version) if lead >= LEAD_FLAG else None for lead in leads]
         layouts = [short_lead(lead, version) if lead >= LEAD_FLAG else None for lead in leads]
@@ -112,24 +115,20 @@ class _Leads:
 
         def offset(field: str) -> npt.NDArray[np.uint8]:
             return np.array(
-                [
-                    layout.as_shape()[field].offset if layout in SHORT_VALUE_SOURCES else 0
-                    for layout in layouts
-                ],
+                [layout[field].offset if layout in SHORT_VALUE_LEADS else 0 for layout in layouts],
                 np.uint8,
             )
 
         return cls(
             np.array([16 if x is None else x for x in sources], np.uint8),
             np.array([(1 << n) - 1 for n in bits], np.uint64),
-            np.array([layout in SHORT_VALUE_SOURCES for layout in layouts]),
-            np.array([layout is ShortEdgeLead for layout in layouts]),
+            np.array([layout in SHORT_VALUE_LEADS for layout in layouts]),
+            np.array([layout is SHORT_EDGE_LEAD for layout in layouts]),
             offset("back"),
             offset("step"),
         )
 
 
-_LEADS = {version: _Leads.of(version) for version in VERSIONS}
 #: Event sources: every source below TALLY.
 _EVENT_SOURCES = (
     Source.MARKER,
@@ -362,8 +361,8 @@ class StreamParser:
             [source < 16 and (version > 1 or source & 0xE != 12) for source in range(17)],
             np.uint8,
         )
-        self._completing = _COMPLETING_LEAD[version]
-        self._leads = _LEADS[version]
+        self._completing = _completing_lead(version)
+        self._leads = _Leads.of(version)
         signed = np.zeros(16, np.int64)
         for source, cycles in (latency or {}).items():
             signed[int(source)] = cycles
@@ -504,7 +503,7 @@ class StreamParser:
 
         r = self._decode(buf, starts, committed)
         new_replies = r.replies[r.starts[r.replies] >= self._seen]
-        for byte, ok in zip(r.payload[new_replies].tolist(), r.well_formed[new_replies].tolist()):
+        for byte, ok in zip(r.value[new_replies].tolist(), r.well_formed[new_replies].tolist()):
             if ok:
                 self._assembler.push(byte)
             else:
@@ -572,7 +571,6 @@ class StreamParser:
             _BACK_MASK,
             _EDGE_LEVEL.offset,
             r.source,
-            r.payload,
             r.value,
             r.well_formed,
             r.is_event,
@@ -634,13 +632,15 @@ class _Segments:
         self.non_reply_at = np.flatnonzero(r.source != Source.REPLY) if len(r.replies) else None
         self.events_np = r.events_before
         # Records before each record that are not replies.
-        self.non_reply_np = (
+        self.non_reply_np: npt.NDArray[np.integer] | _Counting = (
             np.concatenate(([0], np.cumsum(r.source != Source.REPLY)))
             if len(r.replies)
-            else np.arange(count + 1)
+            else _Counting()
         )
         self.events_before = _Ints(self.events_np)
-        self.non_reply_before = _Ints(self.non_reply_np)
+        self.non_reply_before = (
+            _Ints(self.non_reply_np) if isinstance(self.non_reply_np, np.ndarray) else _Counting()
+        )
         self.delta_sum = r.delta_sum
         # The delivered segments (the first ``delivered`` entries, at most one per SYNC): their
         # SYNC records, the records after their last events, their SYNCs' 64-bit stamps.
@@ -715,7 +715,7 @@ class _Segments:
             tally = self.non_reply_at[at]
         events = self.events_np[tally] - self.events_np[sync_at + 1]
         between = self.non_reply_np[tally] - self.non_reply_np[sync_at + 1]
-        fields = r.payload[tally]
+        fields = r.value[tally]  # a TALLY's payload where ``ok``
         ok = (
             closed
             & (tally > sync_at)
@@ -735,8 +735,8 @@ class _Segments:
             events,
             ((fields >> np.uint64(_TALLY_AT["sent"])) & mask).astype(np.int64),
             ((fields >> np.uint64(_TALLY_AT["captured"])) & mask).astype(np.int64),
-            r.payload[sync_at],
-            r.payload[close],
+            r.value[sync_at],
+            r.value[close],
             self.delta_sum[tally] - self.delta_sum[sync_at + 1],
         )
         return [c if k else None for c, k in zip(close.tolist(), closed.tolist())]
@@ -814,11 +814,11 @@ class _Segments:
         r = self.r
         events = self.events_before[e] - self.events_before[s + 1]
         others = self.non_reply_before[e] - self.non_reply_before[s + 1] - events
-        expected = int(r.payload[e]) & ((1 << CRC_BITS) - 1)
+        expected = int(r.value[e]) & ((1 << CRC_BITS) - 1)
         crc = binascii.crc_hqx(self.view[self.pos[s] : self.pos[e]], 0)
         clean = others == 0 and events <= SEGMENT_MAX_EVENTS
         if clean and crc == expected:
-            self._deliver_v1(s, e, int(r.payload[s]) >> CRC_BITS)
+            self._deliver_v1(s, e, int(r.value[s]) >> CRC_BITS)
         elif clean and events == 0 and expected == 0:
             # START clears the device's CRC: the first SYNC of a capture closes the previous
             # capture's final, empty segment with CRC 0. Nothing is lost there.
@@ -868,42 +868,52 @@ class _Segments:
         """The events of the delivered segments, with the holes before them."""
         r, p = self.r, self.p
         if not self.delivered:
-            events = Events.empty()
-            chosen = _NO_INDICES
-        else:
-            first, end = self.first[: self.delivered], self.end[: self.delivered]
-            base = self.base[: self.delivered]
-            count = int((self.events_np[end] - self.events_np[first + 1]).sum())
-            chosen = np.empty(count, np.intp)
-            events = Events(
-                np.empty(count, np.uint64), np.empty(count, np.uint8), np.empty(count, np.uint64)
-            )
-            written = record_loop.gather(
-                first,
-                end,
-                base,
-                r.is_event,
-                self.delta_sum,
-                r.source,
-                r.value,
-                p._latency,
-                p._later,
-                p._pad_delay,
-                chosen,
-                events.stamp,
-                events.source,
-                events.value,
-            )
-            assert written == count
-            p._count_losses(events)
+            return Events.empty()
+        first, end = self.first[: self.delivered], self.end[: self.delivered]
+        base = self.base[: self.delivered]
+        counts = self.events_np[end] - self.events_np[first + 1]
+        count = int(counts.sum())
+        events = Events(
+            np.empty(count, np.uint64), np.empty(count, np.uint8), np.empty(count, np.uint64)
+        )
+        written = record_loop.gather(
+            first,
+            end,
+            base,
+            r.is_event,
+            self.delta_sum,
+            r.source,
+            r.value,
+            p._latency,
+            p._later,
+            p._pad_delay,
+            events.stamp,
+            events.source,
+            events.value,
+        )
+        assert written == count
+        p._count_losses(events)
         if not self.holes:
             return events
-        at = np.searchsorted(chosen, [h[0] for h in self.holes])
+        # A hole goes before the events of the segment whose SYNC it names: after those of
+        # the segments delivered before that one.
+        events_at = np.cumsum(counts) - counts
+        at = events_at[np.searchsorted(first, [h[0] for h in self.holes])]
         return Events(
             np.insert(events.stamp, at, [h[1] for h in self.holes]),
             np.insert(events.source, at, Source.LOSS),
             np.insert(events.value, at, [h[2] for h in self.holes]),
         )
+
+
+class _Counting:
+    """Records before each record that are not replies, where none is: the record number
+    itself (an int, or an array of them)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index: Any) -> Any:
+        return index
 
 
 class _Ints:
@@ -927,7 +937,6 @@ class _Records:
     __slots__ = (
         "starts",
         "source",
-        "payload",
         "value",
         "well_formed",
         "is_event",
@@ -942,8 +951,8 @@ class _Records:
     def __init__(self, count: int) -> None:
         self.starts = _NO_INDICES  # offset of the lead byte in the buffer
         self.source: _Words = np.empty(count, np.uint8)
-        self.payload: _Words = np.empty(count, np.uint64)
-        self.value: _Words = np.empty(count, np.uint64)  # meaningful for events
+        # An event record's value; any other record's payload (its value width is 64).
+        self.value: _Words = np.empty(count, np.uint64)
         self.well_formed = np.empty(count, np.bool_)
         self.is_event = np.empty(count, np.bool_)  # a well-formed event record
         self.replies: _Indices = _NO_INDICES  # record numbers of REPLY records
@@ -962,7 +971,6 @@ class _Records:
         r.starts = starts
         for name in (
             "source",
-            "payload",
             "value",
             "well_formed",
             "is_event",

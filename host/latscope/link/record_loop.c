@@ -43,28 +43,29 @@ static int need(Buf *buf, Py_ssize_t bytes, const char *what) {
  * delta_bits, event_sources (sources below it are events), reply, sync, seal (source numbers),
  * back_mask, level_at (the short edge's level bit).
  * Outputs (n records; n + 1 for the running totals, which start at 0; as few as the segment
- * checks need: memory traffic is most of the loop's time): source (uint8), payload, value
- * (uint64), ok, is_event (uint8 0/1), events_before (int64), delta_sum (uint64: of the
- * deltas, wrapping); syncs, seals (int64: the
- * record numbers of the well-formed SYNC and SEAL records, as many as returned). */
+ * checks need: memory traffic is most of the loop's time): source (uint8), value (uint64:
+ * an event record's value; the whole payload of any other record, whose width is 64), ok,
+ * is_event (uint8 0/1), events_before (int64), delta_sum (uint64: of the deltas, wrapping);
+ * syncs, seals (int64: the record numbers of the well-formed SYNC and SEAL records, as many
+ * as returned). */
 static PyObject *decode(PyObject *self, PyObject *args) {
     (void)self;
     enum { IN_BUF, IN_STARTS, T_SOURCE, T_MASK, T_SVALUE, T_SEDGE, T_BACK, T_STEP, T_FIXED,
-           T_WIDTH, T_VALID, O_SOURCE, O_PAYLOAD, O_VALUE, O_OK, O_EVENT, O_EVENTS, O_DSUM,
-           O_SYNCS, O_SEALS, NBUF };
+           T_WIDTH, T_VALID, O_SOURCE, O_VALUE, O_OK, O_EVENT, O_EVENTS, O_DSUM, O_SYNCS,
+           O_SEALS, NBUF };
     Buf b[NBUF];
     memset(b, 0, sizeof b);
     Py_ssize_t committed, max_length;
     int delta_bits, event_sources, reply, sync, seal, back_mask, level_at;
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*ny*y*y*y*y*y*y*y*y*niiiiiiiw*w*w*w*w*w*w*w*w*",
+    if (!PyArg_ParseTuple(args, "y*y*ny*y*y*y*y*y*y*y*y*niiiiiiiw*w*w*w*w*w*w*w*",
                           &b[IN_BUF].b, &b[IN_STARTS].b, &committed, &b[T_SOURCE].b,
                           &b[T_MASK].b, &b[T_SVALUE].b, &b[T_SEDGE].b, &b[T_BACK].b,
                           &b[T_STEP].b, &b[T_FIXED].b, &b[T_WIDTH].b, &b[T_VALID].b,
                           &max_length, &delta_bits, &event_sources, &reply, &sync, &seal,
-                          &back_mask, &level_at, &b[O_SOURCE].b, &b[O_PAYLOAD].b,
-                          &b[O_VALUE].b, &b[O_OK].b, &b[O_EVENT].b, &b[O_EVENTS].b,
-                          &b[O_DSUM].b, &b[O_SYNCS].b, &b[O_SEALS].b))
+                          &back_mask, &level_at, &b[O_SOURCE].b, &b[O_VALUE].b, &b[O_OK].b,
+                          &b[O_EVENT].b, &b[O_EVENTS].b, &b[O_DSUM].b, &b[O_SYNCS].b,
+                          &b[O_SEALS].b))
         return NULL;
     for (int i = 0; i < NBUF; i++)
         b[i].held = 1;
@@ -76,7 +77,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
           need(&b[T_BACK], 256, "back_at") && need(&b[T_STEP], 256, "step_at") &&
           need(&b[T_FIXED], 17 * 8, "fixed") && need(&b[T_WIDTH], 17 * 8, "width") &&
           need(&b[T_VALID], 17, "valid") && need(&b[O_SOURCE], n, "source") &&
-          need(&b[O_PAYLOAD], n * 8, "payload") && need(&b[O_VALUE], n * 8, "value") &&
+          need(&b[O_VALUE], n * 8, "value") &&
           need(&b[O_OK], n, "ok") && need(&b[O_EVENT], n, "is_event") &&
           need(&b[O_EVENTS], (n + 1) * 8, "events_before") &&
           need(&b[O_DSUM], (n + 1) * 8, "delta_sum") && need(&b[O_SYNCS], n * 8, "syncs") &&
@@ -98,8 +99,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     uint8_t *o_source = b[O_SOURCE].b.buf, *o_ok = b[O_OK].b.buf, *o_event = b[O_EVENT].b.buf;
     int64_t *o_syncs = b[O_SYNCS].b.buf, *o_seals = b[O_SEALS].b.buf;
     Py_ssize_t syncs = 0, seals = 0;
-    uint64_t *o_payload = b[O_PAYLOAD].b.buf, *o_value = b[O_VALUE].b.buf,
-             *o_dsum = b[O_DSUM].b.buf;
+    uint64_t *o_value = b[O_VALUE].b.buf, *o_dsum = b[O_DSUM].b.buf;
 
     /* The values of each source since the last SYNC record (any, well-formed or not), newest
      * at seen[source] - 1 (mod RING): what short value records refer to. */
@@ -199,7 +199,6 @@ static PyObject *decode(PyObject *self, PyObject *args) {
         dsum += delta;
 
         o_source[i] = source;
-        o_payload[i] = payload;
         o_value[i] = value;
         o_ok[i] = (uint8_t)ok;
         o_event[i] = (uint8_t)is_event;
@@ -216,7 +215,7 @@ done:
 
 
 /* gather(first, end, base, is_event, delta_sum, source, value, latency, later, pad_delay,
- *        out_index, out_stamp, out_source, out_value) -> events written.
+ *        out_stamp, out_source, out_value) -> events written.
  *
  * The events of the delivered segments, in stream order: segment k (int64 first[k], end[k],
  * uint64 base[k]: its SYNC's record, the record after its last event, the SYNC's 64-bit
@@ -225,15 +224,15 @@ done:
  * (never below 0), plus later[source] and pad_delay[source] (uint64, 16 sources). */
 static PyObject *gather(PyObject *self, PyObject *args) {
     (void)self;
-    enum { FIRST, END, BASE, EVENT, DSUM, SOURCE, VALUE, LATENCY, LATER, PAD, O_INDEX, O_STAMP,
-           O_SOURCE, O_VALUE, NBUF };
+    enum { FIRST, END, BASE, EVENT, DSUM, SOURCE, VALUE, LATENCY, LATER, PAD, O_STAMP, O_SOURCE,
+           O_VALUE, NBUF };
     Buf b[NBUF];
     memset(b, 0, sizeof b);
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*w*w*w*w*", &b[FIRST].b, &b[END].b,
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*w*w*w*", &b[FIRST].b, &b[END].b,
                           &b[BASE].b, &b[EVENT].b, &b[DSUM].b, &b[SOURCE].b, &b[VALUE].b,
-                          &b[LATENCY].b, &b[LATER].b, &b[PAD].b, &b[O_INDEX].b, &b[O_STAMP].b,
-                          &b[O_SOURCE].b, &b[O_VALUE].b))
+                          &b[LATENCY].b, &b[LATER].b, &b[PAD].b, &b[O_STAMP].b, &b[O_SOURCE].b,
+                          &b[O_VALUE].b))
         return NULL;
     for (int i = 0; i < NBUF; i++)
         b[i].held = 1;
@@ -243,14 +242,13 @@ static PyObject *gather(PyObject *self, PyObject *args) {
           need(&b[DSUM], (records + 1) * 8, "delta_sum") && need(&b[SOURCE], records, "source") &&
           need(&b[VALUE], records * 8, "value") && need(&b[LATENCY], 16 * 8, "latency") &&
           need(&b[LATER], 16 * 8, "later") && need(&b[PAD], 16 * 8, "pad_delay") &&
-          need(&b[O_INDEX], room * 8, "out_index") && need(&b[O_SOURCE], room, "out_source") &&
+          need(&b[O_SOURCE], room, "out_source") &&
           need(&b[O_VALUE], room * 8, "out_value")))
         goto done;
     const int64_t *first = b[FIRST].b.buf, *end = b[END].b.buf;
     const uint64_t *base = b[BASE].b.buf, *dsum = b[DSUM].b.buf, *value = b[VALUE].b.buf;
     const uint64_t *latency = b[LATENCY].b.buf, *later = b[LATER].b.buf, *pad = b[PAD].b.buf;
     const uint8_t *is_event = b[EVENT].b.buf, *source = b[SOURCE].b.buf;
-    int64_t *o_index = b[O_INDEX].b.buf;
     uint64_t *o_stamp = b[O_STAMP].b.buf, *o_value = b[O_VALUE].b.buf;
     uint8_t *o_source = b[O_SOURCE].b.buf;
     Py_ssize_t out = 0;
@@ -269,7 +267,6 @@ static PyObject *gather(PyObject *self, PyObject *args) {
             }
             const uint8_t s = source[i] & 15;
             const uint64_t stamp = dsum[i + 1] + offset;
-            o_index[out] = i;
             o_stamp[out] = (stamp > latency[s] ? stamp : latency[s]) - latency[s] + later[s] + pad[s];
             o_source[out] = source[i];
             o_value[out] = value[i];
