@@ -15,9 +15,10 @@ from latscope_defs.markers import ARG_BITS, SUITE_IRQ_LINE, SUITE_PARAMETERS, Po
 from latscope_defs.protocol import Source, irq_level
 
 from ..events import Events
+from . import window_loop
 from .accounting import Lost, SuitePlan, lost_of
 from .delays import TriggerDelays
-from .rules import RULES, Endpoint, Rule, TableParameters, is_marker, is_tick, tick_overlaps
+from .rules import RULES, Rule, TableParameters, is_marker, is_tick, tick_overlaps
 from .spans import LossSpans, Mask, Sources, Spans, Stamps, is_hole, merge_spans, overlaps
 from .statistics import Stats, TableAccumulator
 
@@ -111,20 +112,20 @@ def pair(
     are their window numbers. Returns, over ``a``: the mask of kept samples, the mask of
     pairs discarded for a loss between them, the mask of those discarded for a hole
     (``hole_only``: the merged hole spans, a subset of ``loss_spans``), and every A's length
-    to its B (meaningful where one of the masks is set)."""
-    none = np.zeros(len(a), bool)
-    if not len(a) or not len(b):
-        return none, none, none, np.zeros(len(a), np.int64)
-    index = np.searchsorted(b, a, side="right")
-    clipped = np.minimum(index, len(b) - 1)
-    has_end = (index < len(b)) & (b_window[clipped] == a_window)
-    end = np.where(has_end, b[clipped], 0)
-    same_window_next = np.append(a_window[1:] == a_window[:-1], False)
-    next_a = np.where(same_window_next, np.append(a[1:], 0), np.iinfo(np.int64).max)
-    # An A in the very cycle of B does not steal B (ties are impossible within one source).
-    paired = has_end & (end <= next_a)
-    lossy = paired & overlaps(loss_spans, a, end)
-    return paired & ~lossy, lossy, lossy & overlaps(hole_only, a, end), end - a
+    to its B (meaningful where one of the masks is set). One compiled pass
+    (``window_loop.pair``): an A in the very cycle of B does not steal B (ties are
+    impossible within one source)."""
+    keep, lossy, by_hole = (np.empty(len(a), bool) for _ in range(3))
+    lengths = np.empty(len(a), np.int64)
+    window_loop.pair(
+        *(np.ascontiguousarray(x, np.int64) for x in (a, a_window, b, b_window)),
+        *(np.ascontiguousarray(x, np.int64) for x in (*loss_spans, *hole_only)),
+        keep,
+        lossy,
+        by_hole,
+        lengths,
+    )
+    return keep, lossy, by_hole, lengths
 
 
 class _Pending:
@@ -145,9 +146,10 @@ _Scalar = TypeVar("_Scalar", bound=np.generic)
 
 
 #: Where a batch's markers of one test are (``BatchAnalysis._test_markers``): their global
-#: marker indices, windows, window epochs (None: not needed) and the window (and epoch) open
-#: before the batch.
-_Placed = tuple[npt.NDArray[np.intp], Stamps, Stamps | None, tuple[int, int]]
+#: marker indices and their windows' segments: from the test's marker ``seg_at[k]`` (its
+#: position among them) on, window ``seg_window[k + 1]`` of epoch ``seg_epoch[k + 1]``
+#: (``[0]``: the window, and epoch, open before the batch; window -1: none).
+_Placed = tuple[npt.NDArray[np.intp], Stamps, Stamps, Stamps]
 
 
 def _plan_key(test: int, parameter: int | None) -> tuple[Test, int | None]:
@@ -593,17 +595,12 @@ class BatchAnalysis(Generic[C]):
         test's "handler" rules: each is in the window of the test's marker before it in the
         marker order (as ``analyze`` places them by position), if any."""
         if placed is None:  # no marker of the test in the batch
-            placed = (
-                np.zeros(0, np.int64),
-                np.zeros(0, np.int64),
-                np.zeros(0, np.int64),
-                (state.windows - 1, state.epoch) if state.open else (-1, -1),
-            )
-        positions, windows, window_epoch, carried = placed
-        assert window_epoch is not None  # _test_markers gives them to tests with handler rules
-        before = np.searchsorted(positions, h_at) - 1
-        window = np.append(windows, carried[0])[before]  # -1 -> the carried window
-        epoch = np.append(window_epoch, carried[1])[before]
+            carried = (state.windows - 1, state.epoch) if state.open else (-1, -1)
+            placed = (_EMPTY, _EMPTY, np.array(carried[:1]), np.array(carried[1:]))
+        positions, seg_at, seg_window, seg_epoch = placed
+        before = np.searchsorted(positions, h_at) - 1  # the test's marker before (-1: none)
+        segment = np.searchsorted(seg_at, before, side="right")  # 0: the carried window
+        window, epoch = seg_window[segment], seg_epoch[segment]
         inside = window >= 0
         for (_, rule), pending in zip(state.rules, state.pending):
             if rule.end == "handler":
@@ -676,33 +673,41 @@ class BatchAnalysis(Generic[C]):
                 state.param_wait = (window, int(m_args[at]), epoch)
                 self._name_window(state, window, None, certain=False)
         # Each marker is in the window of the last segment before it (or the carried one).
-        edges = np.array([0] + [seg[0] for seg in segments] + [len(m_points)], np.int64)
-        lengths = np.diff(edges)
-        windows = np.repeat(np.array([carried[0]] + [seg[1] for seg in segments]), lengths)
-        window_epoch = (
-            np.repeat(np.array([carried[1]] + [seg[2] for seg in segments]), lengths)
-            if state.uses_handler or not no_holes
-            else None
+        seg_at = np.array([seg[0] for seg in segments], np.int64)
+        seg_window = np.array([carried[0]] + [seg[1] for seg in segments], np.int64)
+        seg_epoch = np.array([carried[1]] + [seg[2] for seg in segments], np.int64)
+        # The rules' marker points, as start events (only in the epoch of their window) and
+        # as end events, in one compiled pass.
+        kinds = list(
+            dict.fromkeys(
+                (kind, as_start)
+                for _, rule in state.rules
+                for kind, as_start in ((rule.start, True), (rule.end, False))
+                if kind not in ("irq", "handler")
+            )
         )
-        in_window = windows >= 0
-        # Start events count only in the epoch of their window.
-        start_ok = in_window if no_holes else in_window & (m_epoch == window_epoch)
-        of_kind: dict[tuple[Endpoint, bool], tuple[Stamps, Stamps]] = {}
+        route = (
+            np.ascontiguousarray(m_points, np.int32),
+            np.ascontiguousarray(m_stamp, np.int64),
+            _EMPTY if no_holes else np.ascontiguousarray(m_epoch, np.int64),
+            seg_at,
+            seg_window,
+            seg_epoch,
+            np.array([int(kind) for kind, _ in kinds], np.int64),
+            np.array([as_start for _, as_start in kinds], np.uint8),
+        )
+        stamps, windows = (np.empty((len(kinds), len(m_points)), np.int64) for _ in range(2))
+        counts = window_loop.route(*route, stamps, windows)
+        of_kind = {
+            kind: (stamps[row, :count], windows[row, :count])
+            for row, (kind, count) in enumerate(zip(kinds, counts))
+        }
+        none = (_EMPTY, _EMPTY)
         for (_, rule), pending in zip(state.rules, state.pending):
-            for kind, as_start in ((rule.start, True), (rule.end, False)):
-                if (kind, as_start) not in of_kind:
-                    inside = None
-                    if kind not in ("irq", "handler"):
-                        inside = (m_points == kind) & (start_ok if as_start else in_window)
-                    of_kind[kind, as_start] = (
-                        (m_stamp[inside], windows[inside])
-                        if inside is not None
-                        else (_EMPTY, _EMPTY)
-                    )
-            pending.add(*of_kind[rule.start, True], *of_kind[rule.end, False])
-        # Where the windows are, for the handler markers: global marker indices, windows,
-        # their epochs, and the window (and epoch) before the batch.
-        return global_index, windows, window_epoch, carried
+            pending.add(
+                *of_kind.get((rule.start, True), none), *of_kind.get((rule.end, False), none)
+            )
+        return global_index, seg_at, seg_window, seg_epoch
 
     def _new_window(
         self, state: _TestState, marker: int, first: int, epoch: int, group: bool
