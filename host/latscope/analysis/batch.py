@@ -11,7 +11,18 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypedDict, TypeVar, Unpack,
 import numpy as np
 import numpy.typing as npt
 
-from latscope_defs.markers import ARG_BITS, SUITE_IRQ_LINE, SUITE_PARAMETERS, Point, Test, decode
+from latscope_defs.markers import (
+    ARG_BITS,
+    MARKER_BITS,
+    POINT_BITS,
+    POINT_SHIFT,
+    SUITE_IRQ_LINE,
+    SUITE_PARAMETERS,
+    TEST_BITS,
+    TEST_SHIFT,
+    Point,
+    Test,
+)
 from latscope_defs.protocol import Source, irq_level
 
 from ..events import Events
@@ -38,6 +49,8 @@ __all__ = [
 _NEVER = np.iinfo(np.int64).max
 _LOWEST = np.iinfo(np.int64).min
 _EMPTY: Stamps = np.zeros(0, np.int64)
+#: The bits of an event's value that hold a marker (its test, point and argument).
+_MARKER_VALUE = (1 << MARKER_BITS) - 1
 
 
 class TableCollector(Protocol):
@@ -552,26 +565,54 @@ class BatchAnalysis(Generic[C]):
         self.markers += len(m_stamp)
         if not len(m_stamp):
             return
-        tests, points, args = decode(m_value.astype(np.int32) & 0xFFFF)
-        handler_at = np.flatnonzero(
-            (tests == Test.KERNEL) & (points == Point.ISR_ENTRY) & (args == SUITE_IRQ_LINE)
+        # Grouped by test (each test's markers in their order), decoded: one compiled pass.
+        n = len(m_stamp)
+        uniform = n > 1 and m_epoch.strides[0] == 0  # one epoch (no hole): not gathered
+        counts, order = np.zeros(1 << TEST_BITS, np.int64), np.empty(n, np.int64)
+        stamps, epochs = np.empty(n, np.int64), np.empty(0 if uniform else n, np.int64)
+        points, args = np.empty(n, np.int32), np.empty(n, np.int32)
+        window_loop.group(
+            np.ascontiguousarray(m_value, np.int64),
+            np.ascontiguousarray(m_stamp, np.int64),
+            _EMPTY if uniform else np.ascontiguousarray(m_epoch, np.int64),
+            _MARKER_VALUE,
+            TEST_SHIFT,
+            TEST_BITS,
+            POINT_SHIFT,
+            POINT_BITS,
+            ARG_BITS,
+            counts,
+            order,
+            stamps,
+            points,
+            args,
+            epochs,
         )
+        if uniform:
+            epochs = np.broadcast_to(m_epoch[:1], n)
+        bounds = np.cumsum([0, *counts.tolist()]).tolist()
+        # The kernel's markers (in their order): handler entries and ticks.
+        kernel = slice(bounds[Test.KERNEL], bounds[Test.KERNEL + 1])
+        k_points, k_args = points[kernel], args[kernel]
+        handler_at = order[kernel][(k_points == Point.ISR_ENTRY) & (k_args == SUITE_IRQ_LINE)]
         self.handlers += len(handler_at)
-        self._ticks = np.concatenate([self._ticks, m_stamp[is_tick(tests, points)]])
-        order = np.argsort(tests.astype(np.uint8), kind="stable")
-        test_of = tests[order]
-        edges = np.flatnonzero(np.append(True, test_of[1:] != test_of[:-1]))
+        ticks = is_tick(np.full(len(k_points), int(Test.KERNEL)), k_points)
+        self._ticks = np.concatenate([self._ticks, stamps[kernel][ticks]])
         placed: dict[int, _Placed] = {}  # test -> where its windows are
-        for begin, end in zip(edges, np.append(edges[1:], len(order))):
-            test = int(test_of[begin])
+        for test in np.flatnonzero(counts).tolist():
             state = self._tests.get(test)
             if state is None:
                 state = self._tests[test] = _TestState(test)
             if not state.rules:
                 continue
-            mine = order[begin:end]
+            mine = slice(bounds[test], bounds[test + 1])
             placed[test] = self._test_markers(
-                state, m_stamp[mine], points[mine], args[mine], m_epoch[mine], first_index + mine
+                state,
+                stamps[mine],
+                points[mine],
+                args[mine],
+                epochs[mine],
+                first_index + order[mine],
             )
         for test, state in self._tests.items():
             if state.uses_handler and len(handler_at):

@@ -209,9 +209,78 @@ done:
     return result;
 }
 
+/* group(values, stamps, epochs, value_mask, test_shift, test_bits, point_shift, point_bits,
+ *       arg_bits, counts, order, out_stamp, out_point, out_arg, out_epoch)
+ *
+ * A batch's markers (int64 values, stamps and epochs; epochs empty: not gathered) decoded
+ * (latscope_defs.markers.decode: the fields' shifts and widths passed in, of the value's
+ * bits in value_mask) and grouped by test, each test's in their order (numpy's stable argsort of
+ * the tests): counts (int64, 2**test_bits: markers per test), order (int64: the markers'
+ * indices, grouped), and their stamps, points, arguments (int32) and epochs in that order. */
+static PyObject *group(PyObject *self, PyObject *args) {
+    (void)self;
+    enum { VALUES, STAMPS, EPOCHS, COUNTS, ORDER, O_STAMP, O_POINT, O_ARG, O_EPOCH, NBUF };
+    Buf b[NBUF];
+    memset(b, 0, sizeof b);
+    PyObject *result = NULL;
+    unsigned long long value_mask;
+    int test_shift, test_bits, point_shift, point_bits, arg_bits;
+    if (!PyArg_ParseTuple(args, "y*y*y*Kiiiiiw*w*w*w*w*w*", &b[VALUES].b, &b[STAMPS].b,
+                          &b[EPOCHS].b, &value_mask, &test_shift, &test_bits, &point_shift, &point_bits,
+                          &arg_bits, &b[COUNTS].b, &b[ORDER].b, &b[O_STAMP].b, &b[O_POINT].b,
+                          &b[O_ARG].b, &b[O_EPOCH].b))
+        return NULL;
+    for (int i = 0; i < NBUF; i++)
+        b[i].held = 1;
+    const Py_ssize_t n = b[VALUES].b.len / 8, tests = (Py_ssize_t)1 << test_bits;
+    const int epochs_given = b[EPOCHS].b.len > 0;
+    if (test_bits < 0 || test_bits > 8 || point_bits < 0 || point_bits > 16 || arg_bits < 0 ||
+        arg_bits > 16 || test_shift < 0 || test_shift > 16 || point_shift < 0 || point_shift > 16) {
+        PyErr_SetString(PyExc_ValueError, "group: a field out of range");
+        goto done;
+    }
+    if (!(need(&b[STAMPS], n * 8, "stamps") && (!epochs_given || need(&b[EPOCHS], n * 8, "epochs")) &&
+          need(&b[COUNTS], tests * 8, "counts") && need(&b[ORDER], n * 8, "order") &&
+          need(&b[O_STAMP], n * 8, "out_stamp") && need(&b[O_POINT], n * 4, "out_point") &&
+          need(&b[O_ARG], n * 4, "out_arg") && (!epochs_given || need(&b[O_EPOCH], n * 8, "out_epoch"))))
+        goto done;
+    const int64_t *values = b[VALUES].b.buf, *stamps = b[STAMPS].b.buf, *epochs = b[EPOCHS].b.buf;
+    int64_t *counts = b[COUNTS].b.buf, *order = b[ORDER].b.buf, *o_stamp = b[O_STAMP].b.buf,
+            *o_epoch = b[O_EPOCH].b.buf;
+    int32_t *o_point = b[O_POINT].b.buf, *o_arg = b[O_ARG].b.buf;
+    const uint64_t test_mask = ((uint64_t)1 << test_bits) - 1,
+                   point_mask = ((uint64_t)1 << point_bits) - 1,
+                   arg_mask = ((uint64_t)1 << arg_bits) - 1;
+    for (Py_ssize_t t = 0; t < tests; t++)
+        counts[t] = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        counts[(((uint64_t)values[i] & value_mask) >> test_shift) & test_mask]++;
+    Py_ssize_t at[256], total = 0;
+    for (Py_ssize_t t = 0; t < tests; t++) {
+        at[t] = total;
+        total += counts[t];
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint64_t value = (uint64_t)values[i] & value_mask;
+        const Py_ssize_t k = at[(value >> test_shift) & test_mask]++;
+        order[k] = i;
+        o_stamp[k] = stamps[i];
+        o_point[k] = (int32_t)((value >> point_shift) & point_mask);
+        o_arg[k] = (int32_t)(value & arg_mask);
+        if (epochs_given)
+            o_epoch[k] = epochs[i];
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    release(b, NBUF);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"pair", pair, METH_VARARGS, "batch.pair in one pass (see the source)."},
     {"route", route, METH_VARARGS, "One test's start and end events by window (see the source)."},
+    {"group", group, METH_VARARGS, "A batch's markers decoded and grouped by test (see the source)."},
     {NULL, NULL, 0, NULL},
 };
 
