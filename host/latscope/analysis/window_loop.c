@@ -177,20 +177,34 @@ static PyObject *route(PyObject *self, PyObject *args) {
                   *seg_epoch = b[SEG_EPOCH].b.buf, *selected = b[SEL].b.buf;
     const uint8_t *as_start = b[AS_START].b.buf;
     int64_t *o_stamp = b[O_STAMP].b.buf, *o_win = b[O_WIN].b.buf;
+    /* Which selections each point value is in (a bit each): one look-up per marker. */
+    uint8_t of_point[256] = {0};
+    for (Py_ssize_t j = 0; j < sel; j++) {
+        if (selected[j] < 0 || selected[j] > 255) {
+            PyErr_SetString(PyExc_ValueError, "route: a point out of range");
+            goto done;
+        }
+        of_point[selected[j]] |= (uint8_t)(1u << j);
+    }
+    uint8_t start_bits = 0;
+    for (Py_ssize_t j = 0; j < sel; j++)
+        start_bits |= (uint8_t)((as_start[j] ? 1u : 0u) << j);
     Py_ssize_t count[MAX_SEL] = {0};
     Py_ssize_t seg = 0; /* segments that begin at or before the marker */
     for (Py_ssize_t i = 0; i < n; i++) {
         while (seg < segs && seg_at[seg] <= i)
             seg++;
+        unsigned bits = (uint32_t)points[i] < 256 ? of_point[points[i]] : 0;
         const int64_t window = seg_win[seg];
-        if (window < 0)
+        if (!bits || window < 0)
             continue;
-        const int start_ok = !epochs_given || epochs[i] == seg_epoch[seg];
-        for (Py_ssize_t j = 0; j < sel; j++) {
-            if (points[i] != selected[j] || (as_start[j] && !start_ok))
-                continue;
-            o_stamp[j * n + count[j]] = stamps[i];
-            o_win[j * n + count[j]++] = window;
+        if (epochs_given && epochs[i] != seg_epoch[seg])
+            bits &= (unsigned)~start_bits; /* a start event only in its window's epoch */
+        for (Py_ssize_t j = 0; bits; j++, bits >>= 1) {
+            if (bits & 1) {
+                o_stamp[j * n + count[j]] = stamps[i];
+                o_win[j * n + count[j]++] = window;
+            }
         }
     }
     result = PyTuple_New(sel);
