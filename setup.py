@@ -1,8 +1,8 @@
 """The one part of the package that pyproject.toml cannot declare without setuptools' experimental
 ``ext-modules`` table: the compiled loops, C extensions (plain CPython API, no numpy headers):
-the parser's record loop and the batch analysis's window loop. Building it needs a C compiler and Python's headers (scripts/setup.sh installs
-Debian's gcc and python3-dev) and makes the wheel specific to CPython 3.11 and the platform it
-is built on."""
+the parser's record loop and the batch analysis's window loop. Building them needs a C compiler
+and Python's headers (scripts/setup.sh installs Debian's gcc and python3-dev) and makes the
+wheel specific to CPython 3.11 and the platform it is built on."""
 
 from setuptools import Extension, setup
 

@@ -130,9 +130,19 @@ def pair(
     impossible within one source)."""
     keep, lossy, by_hole = (np.empty(len(a), bool) for _ in range(3))
     lengths = np.empty(len(a), np.int64)
+    (a, a_window, b, b_window, loss_low, loss_high, hole_low, hole_high) = (
+        np.ascontiguousarray(x, np.int64)
+        for x in (a, a_window, b, b_window, *loss_spans, *hole_only)
+    )
     window_loop.pair(
-        *(np.ascontiguousarray(x, np.int64) for x in (a, a_window, b, b_window)),
-        *(np.ascontiguousarray(x, np.int64) for x in (*loss_spans, *hole_only)),
+        a,
+        a_window,
+        b,
+        b_window,
+        loss_low,
+        loss_high,
+        hole_low,
+        hole_high,
         keep,
         lossy,
         by_hole,

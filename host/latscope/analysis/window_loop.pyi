@@ -33,3 +33,20 @@ def route(
     out_stamp: _Array,
     out_window: _Array,
 ) -> tuple[int, ...]: ...
+def group(
+    values: _Array,
+    stamps: _Array,
+    epochs: _Array,
+    value_mask: int,
+    test_shift: int,
+    test_bits: int,
+    point_shift: int,
+    point_bits: int,
+    arg_bits: int,
+    counts: _Array,
+    order: _Array,
+    out_stamp: _Array,
+    out_point: _Array,
+    out_arg: _Array,
+    out_epoch: _Array,
+) -> None: ...
