@@ -749,8 +749,9 @@ class BatchAnalysis(Generic[C]):
         )
         stamps, windows = (np.empty((len(kinds), len(m_points)), np.int64) for _ in range(2))
         counts = window_loop.route(*route, stamps, windows)
+        # (Copies: a view would keep every row's pages while one rule's events wait.)
         of_kind = {
-            kind: (stamps[row, :count], windows[row, :count])
+            kind: (stamps[row, :count].copy(), windows[row, :count].copy())
             for row, (kind, count) in enumerate(zip(kinds, counts))
         }
         none = (_EMPTY, _EMPTY)
