@@ -1,9 +1,14 @@
 """The one part of the package that pyproject.toml cannot declare without setuptools' experimental
-``ext-modules`` table: the parser's record loop, a C extension (plain CPython API, no numpy
-headers). Building it needs a C compiler and Python's headers (scripts/setup.sh installs
-Debian's gcc and python3-dev) and makes the wheel specific to CPython 3.11 and the platform it
-is built on."""
+``ext-modules`` table: the compiled loops, C extensions (plain CPython API, no numpy headers):
+the parser's record loop and the batch analysis's window loop. Building them needs a C compiler
+and Python's headers (scripts/setup.sh installs Debian's gcc and python3-dev) and makes the
+wheel specific to CPython 3.11 and the platform it is built on."""
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("latscope.link.record_loop", ["host/latscope/link/record_loop.c"])])
+setup(
+    ext_modules=[
+        Extension("latscope.link.record_loop", ["host/latscope/link/record_loop.c"]),
+        Extension("latscope.analysis.window_loop", ["host/latscope/analysis/window_loop.c"]),
+    ]
+)

@@ -11,13 +11,25 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypedDict, TypeVar, Unpack,
 import numpy as np
 import numpy.typing as npt
 
-from latscope_defs.markers import ARG_BITS, SUITE_IRQ_LINE, SUITE_PARAMETERS, Point, Test, decode
+from latscope_defs.markers import (
+    ARG_BITS,
+    MARKER_BITS,
+    POINT_BITS,
+    POINT_SHIFT,
+    SUITE_IRQ_LINE,
+    SUITE_PARAMETERS,
+    TEST_BITS,
+    TEST_SHIFT,
+    Point,
+    Test,
+)
 from latscope_defs.protocol import Source, irq_level
 
 from ..events import Events
+from . import window_loop
 from .accounting import Lost, SuitePlan, lost_of
 from .delays import TriggerDelays
-from .rules import RULES, Endpoint, Rule, TableParameters, is_marker, is_tick, tick_overlaps
+from .rules import RULES, Rule, TableParameters, is_marker, is_tick, tick_overlaps
 from .spans import LossSpans, Mask, Sources, Spans, Stamps, is_hole, merge_spans, overlaps
 from .statistics import Stats, TableAccumulator
 
@@ -37,6 +49,8 @@ __all__ = [
 _NEVER = np.iinfo(np.int64).max
 _LOWEST = np.iinfo(np.int64).min
 _EMPTY: Stamps = np.zeros(0, np.int64)
+#: The bits of an event's value that hold a marker (its test, point and argument).
+_MARKER_VALUE = (1 << MARKER_BITS) - 1
 
 
 class TableCollector(Protocol):
@@ -111,20 +125,30 @@ def pair(
     are their window numbers. Returns, over ``a``: the mask of kept samples, the mask of
     pairs discarded for a loss between them, the mask of those discarded for a hole
     (``hole_only``: the merged hole spans, a subset of ``loss_spans``), and every A's length
-    to its B (meaningful where one of the masks is set)."""
-    none = np.zeros(len(a), bool)
-    if not len(a) or not len(b):
-        return none, none, none, np.zeros(len(a), np.int64)
-    index = np.searchsorted(b, a, side="right")
-    clipped = np.minimum(index, len(b) - 1)
-    has_end = (index < len(b)) & (b_window[clipped] == a_window)
-    end = np.where(has_end, b[clipped], 0)
-    same_window_next = np.append(a_window[1:] == a_window[:-1], False)
-    next_a = np.where(same_window_next, np.append(a[1:], 0), np.iinfo(np.int64).max)
-    # An A in the very cycle of B does not steal B (ties are impossible within one source).
-    paired = has_end & (end <= next_a)
-    lossy = paired & overlaps(loss_spans, a, end)
-    return paired & ~lossy, lossy, lossy & overlaps(hole_only, a, end), end - a
+    to its B (meaningful where one of the masks is set). One compiled pass
+    (``window_loop.pair``): an A in the very cycle of B does not steal B (ties are
+    impossible within one source)."""
+    keep, lossy, by_hole = (np.empty(len(a), bool) for _ in range(3))
+    lengths = np.empty(len(a), np.int64)
+    (a, a_window, b, b_window, loss_low, loss_high, hole_low, hole_high) = (
+        np.ascontiguousarray(x, np.int64)
+        for x in (a, a_window, b, b_window, *loss_spans, *hole_only)
+    )
+    window_loop.pair(
+        a,
+        a_window,
+        b,
+        b_window,
+        loss_low,
+        loss_high,
+        hole_low,
+        hole_high,
+        keep,
+        lossy,
+        by_hole,
+        lengths,
+    )
+    return keep, lossy, by_hole, lengths
 
 
 class _Pending:
@@ -145,9 +169,10 @@ _Scalar = TypeVar("_Scalar", bound=np.generic)
 
 
 #: Where a batch's markers of one test are (``BatchAnalysis._test_markers``): their global
-#: marker indices, windows, window epochs (None: not needed) and the window (and epoch) open
-#: before the batch.
-_Placed = tuple[npt.NDArray[np.intp], Stamps, Stamps | None, tuple[int, int]]
+#: marker indices and their windows' segments: from the test's marker ``seg_at[k]`` (its
+#: position among them) on, window ``seg_window[k + 1]`` of epoch ``seg_epoch[k + 1]``
+#: (``[0]``: the window, and epoch, open before the batch; window -1: none).
+_Placed = tuple[npt.NDArray[np.intp], Stamps, Stamps, Stamps]
 
 
 def _plan_key(test: int, parameter: int | None) -> tuple[Test, int | None]:
@@ -550,26 +575,54 @@ class BatchAnalysis(Generic[C]):
         self.markers += len(m_stamp)
         if not len(m_stamp):
             return
-        tests, points, args = decode(m_value.astype(np.int32) & 0xFFFF)
-        handler_at = np.flatnonzero(
-            (tests == Test.KERNEL) & (points == Point.ISR_ENTRY) & (args == SUITE_IRQ_LINE)
+        # Grouped by test (each test's markers in their order), decoded: one compiled pass.
+        n = len(m_stamp)
+        uniform = n > 1 and m_epoch.strides[0] == 0  # one epoch (no hole): not gathered
+        counts, order = np.zeros(1 << TEST_BITS, np.int64), np.empty(n, np.int64)
+        stamps, epochs = np.empty(n, np.int64), np.empty(0 if uniform else n, np.int64)
+        points, args = np.empty(n, np.int32), np.empty(n, np.int32)
+        window_loop.group(
+            np.ascontiguousarray(m_value, np.int64),
+            np.ascontiguousarray(m_stamp, np.int64),
+            _EMPTY if uniform else np.ascontiguousarray(m_epoch, np.int64),
+            _MARKER_VALUE,
+            TEST_SHIFT,
+            TEST_BITS,
+            POINT_SHIFT,
+            POINT_BITS,
+            ARG_BITS,
+            counts,
+            order,
+            stamps,
+            points,
+            args,
+            epochs,
         )
+        if uniform:
+            epochs = np.broadcast_to(m_epoch[:1], n)
+        bounds = np.cumsum([0, *counts.tolist()]).tolist()
+        # The kernel's markers (in their order): handler entries and ticks.
+        kernel = slice(bounds[Test.KERNEL], bounds[Test.KERNEL + 1])
+        k_points, k_args = points[kernel], args[kernel]
+        handler_at = order[kernel][(k_points == Point.ISR_ENTRY) & (k_args == SUITE_IRQ_LINE)]
         self.handlers += len(handler_at)
-        self._ticks = np.concatenate([self._ticks, m_stamp[is_tick(tests, points)]])
-        order = np.argsort(tests.astype(np.uint8), kind="stable")
-        test_of = tests[order]
-        edges = np.flatnonzero(np.append(True, test_of[1:] != test_of[:-1]))
+        ticks = is_tick(np.full(len(k_points), int(Test.KERNEL)), k_points)
+        self._ticks = np.concatenate([self._ticks, stamps[kernel][ticks]])
         placed: dict[int, _Placed] = {}  # test -> where its windows are
-        for begin, end in zip(edges, np.append(edges[1:], len(order))):
-            test = int(test_of[begin])
+        for test in np.flatnonzero(counts).tolist():
             state = self._tests.get(test)
             if state is None:
                 state = self._tests[test] = _TestState(test)
             if not state.rules:
                 continue
-            mine = order[begin:end]
+            mine = slice(bounds[test], bounds[test + 1])
             placed[test] = self._test_markers(
-                state, m_stamp[mine], points[mine], args[mine], m_epoch[mine], first_index + mine
+                state,
+                stamps[mine],
+                points[mine],
+                args[mine],
+                epochs[mine],
+                first_index + order[mine],
             )
         for test, state in self._tests.items():
             if state.uses_handler and len(handler_at):
@@ -593,17 +646,12 @@ class BatchAnalysis(Generic[C]):
         test's "handler" rules: each is in the window of the test's marker before it in the
         marker order (as ``analyze`` places them by position), if any."""
         if placed is None:  # no marker of the test in the batch
-            placed = (
-                np.zeros(0, np.int64),
-                np.zeros(0, np.int64),
-                np.zeros(0, np.int64),
-                (state.windows - 1, state.epoch) if state.open else (-1, -1),
-            )
-        positions, windows, window_epoch, carried = placed
-        assert window_epoch is not None  # _test_markers gives them to tests with handler rules
-        before = np.searchsorted(positions, h_at) - 1
-        window = np.append(windows, carried[0])[before]  # -1 -> the carried window
-        epoch = np.append(window_epoch, carried[1])[before]
+            carried = (state.windows - 1, state.epoch) if state.open else (-1, -1)
+            placed = (_EMPTY, _EMPTY, np.array(carried[:1]), np.array(carried[1:]))
+        positions, seg_at, seg_window, seg_epoch = placed
+        before = np.searchsorted(positions, h_at) - 1  # the test's marker before (-1: none)
+        segment = np.searchsorted(seg_at, before, side="right")  # 0: the carried window
+        window, epoch = seg_window[segment], seg_epoch[segment]
         inside = window >= 0
         for (_, rule), pending in zip(state.rules, state.pending):
             if rule.end == "handler":
@@ -676,33 +724,42 @@ class BatchAnalysis(Generic[C]):
                 state.param_wait = (window, int(m_args[at]), epoch)
                 self._name_window(state, window, None, certain=False)
         # Each marker is in the window of the last segment before it (or the carried one).
-        edges = np.array([0] + [seg[0] for seg in segments] + [len(m_points)], np.int64)
-        lengths = np.diff(edges)
-        windows = np.repeat(np.array([carried[0]] + [seg[1] for seg in segments]), lengths)
-        window_epoch = (
-            np.repeat(np.array([carried[1]] + [seg[2] for seg in segments]), lengths)
-            if state.uses_handler or not no_holes
-            else None
+        seg_at = np.array([seg[0] for seg in segments], np.int64)
+        seg_window = np.array([carried[0]] + [seg[1] for seg in segments], np.int64)
+        seg_epoch = np.array([carried[1]] + [seg[2] for seg in segments], np.int64)
+        # The rules' marker points, as start events (only in the epoch of their window) and
+        # as end events, in one compiled pass.
+        kinds = list(
+            dict.fromkeys(
+                (kind, as_start)
+                for _, rule in state.rules
+                for kind, as_start in ((rule.start, True), (rule.end, False))
+                if kind not in ("irq", "handler")
+            )
         )
-        in_window = windows >= 0
-        # Start events count only in the epoch of their window.
-        start_ok = in_window if no_holes else in_window & (m_epoch == window_epoch)
-        of_kind: dict[tuple[Endpoint, bool], tuple[Stamps, Stamps]] = {}
+        route = (
+            np.ascontiguousarray(m_points, np.int32),
+            np.ascontiguousarray(m_stamp, np.int64),
+            _EMPTY if no_holes else np.ascontiguousarray(m_epoch, np.int64),
+            seg_at,
+            seg_window,
+            seg_epoch,
+            np.array([int(kind) for kind, _ in kinds], np.int64),
+            np.array([as_start for _, as_start in kinds], np.uint8),
+        )
+        stamps, windows = (np.empty((len(kinds), len(m_points)), np.int64) for _ in range(2))
+        counts = window_loop.route(*route, stamps, windows)
+        # (Copies: a view would keep every row's pages while one rule's events wait.)
+        of_kind = {
+            kind: (stamps[row, :count].copy(), windows[row, :count].copy())
+            for row, (kind, count) in enumerate(zip(kinds, counts))
+        }
+        none = (_EMPTY, _EMPTY)
         for (_, rule), pending in zip(state.rules, state.pending):
-            for kind, as_start in ((rule.start, True), (rule.end, False)):
-                if (kind, as_start) not in of_kind:
-                    inside = None
-                    if kind not in ("irq", "handler"):
-                        inside = (m_points == kind) & (start_ok if as_start else in_window)
-                    of_kind[kind, as_start] = (
-                        (m_stamp[inside], windows[inside])
-                        if inside is not None
-                        else (_EMPTY, _EMPTY)
-                    )
-            pending.add(*of_kind[rule.start, True], *of_kind[rule.end, False])
-        # Where the windows are, for the handler markers: global marker indices, windows,
-        # their epochs, and the window (and epoch) before the batch.
-        return global_index, windows, window_epoch, carried
+            pending.add(
+                *of_kind.get((rule.start, True), none), *of_kind.get((rule.end, False), none)
+            )
+        return global_index, seg_at, seg_window, seg_epoch
 
     def _new_window(
         self, state: _TestState, marker: int, first: int, epoch: int, group: bool
