@@ -191,15 +191,15 @@ def board(
         # (VARIANTS says why).
         phase_probe=bringup and gearbox,
         irq_trigger=variant == "full",
-        # No short records (long ones only, still protocol version 4): with the encoder's
-        # value histories and comparators nextpnr found no legal placement either (~90 % of
-        # the 5280 cells). Bytes an event: 4.15 on make demo's stream, 5.08 for a TSL marker
-        # every us at 144 MHz stamps (version 3: 3.84, 4.09; version 4's long lead bytes
-        # hold a payload bit less; docs/protocol.md, "In the gateware"). The SPI-link build
-        # has the cells (5008 with them) but not the time: 29.64-33.58 MHz at seeds 1-8 (6
-        # does not place), the short form's path into the record on offer being critical
-        # (docs/spi-link.md, "What it gains").
-        short_records=False,
+        # Short records only in the SPI-link build, which has the cells for them (the
+        # others, long ones only, still protocol version 4: with the encoder's value
+        # histories and comparators nextpnr found no legal placement, ~90 % of the 5280
+        # cells). Long records cost bytes an event: 4.15 on make demo's stream, 5.08 for a
+        # TSL marker every us at 144 MHz stamps (short: 2.42, 2.40; docs/protocol.md, "In the
+        # gateware"), which on the SPI link's 3.75 MB/s is the rate (docs/spi-link.md, "What
+        # it gains"). Before the short form registered its comparisons a cycle early, the
+        # SPI-link build missed 36 MHz with them (29.64-33.58 MHz at seeds 1-8).
+        short_records=spi,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         serial_port="/dev/ttyUSB1",
         # The SPI link (docs/spi-link.md) only in the SPI-link build (VARIANTS says why).
