@@ -139,8 +139,9 @@ def test_icebreaker_bringup_build_is_the_full_one_with_the_probe_for_the_trigger
 
 def test_icebreaker_spi_build_is_the_full_one_with_the_link_for_the_trigger():
     """The SPI-link build differs from the shipped one in the link, the IRQ trigger it
-    leaves out for room, its seed and the name its IDENTIFY reply gives (the host's check
-    that the link is there, latscope.link.presets); the host's preset names it."""
+    leaves out for room, the short records it has room for, its seed and the name its
+    IDENTIFY reply gives (the host's check that the link is there, latscope.link.presets);
+    the host's preset names it."""
     from latscope.link.presets import board_preset
 
     full, spi = get_board("icebreaker"), get_board("icebreaker", variant="SPI")
@@ -149,8 +150,9 @@ def test_icebreaker_spi_build_is_the_full_one_with_the_link_for_the_trigger():
         for field in dataclasses.fields(full)
         if getattr(full, field.name) != getattr(spi, field.name)
     }
-    assert differ == {"title", "identify_name", "irq_trigger", "spi_hz", "seed"}
+    assert differ == {"title", "identify_name", "irq_trigger", "short_records", "spi_hz", "seed"}
     assert (full.spi_hz, spi.spi_hz, spi.irq_trigger) == (0, 30_000_000, False)
+    assert (full.short_records, spi.short_records) == (False, True)
     assert BoardTop(spi).appliance.identify().trigger_latency == 0
     assert record_name("icebreaker", "spi") == "icebreaker-spi" == spi.identify_name
     preset = board_preset("icebreaker")
