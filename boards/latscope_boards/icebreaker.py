@@ -24,7 +24,8 @@ memory bus instead of the marker port (docs/membus.md): the bus's data lines on 
 data's pins, its write strobe on the strobe's, its chip select and one address line on
 PMOD2's last two, every one through the gearbox; it too leaves out the IRQ trigger.
 The SPI-link build (``board(variant="spi")``) is the full build with the SPI link
-(docs/spi-link.md) in place of the IRQ trigger, for which the full build has no room.
+(docs/spi-link.md) in place of the IRQ trigger, for which the full build has no room, and
+with short records, for which it has.
 
 Marker data on PMOD1A (D0..D7) and PMOD1B (D8..D15); strobe, edge channels and IRQ on PMOD2,
 whose pins the snap-off LED/button section also uses: snap it off first. On every Pmod, pins
@@ -70,7 +71,8 @@ __all__ = ["VARIANTS", "DEFAULT_VARIANT", "MEMORY_BUS", "board"]
 #: placement (seed 1). The trigger costs 371 cells (4986 with it, 4615 without: nextpnr's
 #: packed cells of the two designs); a 512-entry FIFO instead of 1024 would free 14 block RAMs
 #: but only 6 cells (4609), and the SUMP mode is not in any iCEBreaker build. Without the
-#: trigger it places and meets timing at seed 1. It names itself in IDENTIFY
+#: trigger it places and meets timing at seed 1, with short records too (5012 cells, 36.73
+#: MHz at 36: the short form's comparisons registered a cycle early). It names itself in IDENTIFY
 #: (``icebreaker-spi``), so that the host knows before it tries whether the link is there.
 VARIANTS = ("full", "bringup", "membus", "spi")
 DEFAULT_VARIANT = "full"
@@ -191,15 +193,15 @@ def board(
         # (VARIANTS says why).
         phase_probe=bringup and gearbox,
         irq_trigger=variant == "full",
-        # No short records (long ones only, still protocol version 4): with the encoder's
-        # value histories and comparators nextpnr found no legal placement either (~90 % of
-        # the 5280 cells). Bytes an event: 4.15 on make demo's stream, 5.08 for a TSL marker
-        # every us at 144 MHz stamps (version 3: 3.84, 4.09; version 4's long lead bytes
-        # hold a payload bit less; docs/protocol.md, "In the gateware"). The SPI-link build
-        # has the cells (5008 with them) but not the time: 29.64-33.58 MHz at seeds 1-8 (6
-        # does not place), the short form's path into the record on offer being critical
-        # (docs/spi-link.md, "What it gains").
-        short_records=False,
+        # Short records only in the SPI-link build, which has the cells for them (the
+        # others, long ones only, still protocol version 4: with the encoder's value
+        # histories and comparators nextpnr found no legal placement, ~90 % of the 5280
+        # cells). Long records cost bytes an event: 4.15 on make demo's stream, 5.08 for a
+        # TSL marker every us at 144 MHz stamps (short: 2.42, 2.40; docs/protocol.md, "In the
+        # gateware"), which on the SPI link's 3.75 MB/s is the rate (docs/spi-link.md, "What
+        # it gains"). Before the short form registered its comparisons a cycle early, the
+        # SPI-link build missed 36 MHz with them (29.64-33.58 MHz at seeds 1-8).
+        short_records=spi,
         link="FT2232H channel B (second serial port of the board, e.g. /dev/ttyUSB1)",
         serial_port="/dev/ttyUSB1",
         # The SPI link (docs/spi-link.md) only in the SPI-link build (VARIANTS says why).

@@ -169,7 +169,8 @@ def board(
         # The bus build leaves out the IRQ trigger, as the iCEBreaker's does: with it the
         # capture clock's critical path was the entry writer's (its registered events or the
         # trigger's edge, through the LOSS record's choice, to the FIFO's write register),
-        # 111.1-120.8 MHz at 125 MHz over seeds 1-5; without it, 137.5 MHz at seed 1.
+        # 111.1-120.8 MHz at 125 MHz over seeds 1-5; without it, 137.5 MHz at seed 1 (136.9
+        # since the short form registers its decisions a cycle early).
         irq_trigger=not membus,
         # Without the marker port's pins the bus build has no SUMP mode (its channels).
         sump_depth=0 if membus else 512,

@@ -6,10 +6,13 @@ A MARKER or BUS record is short when its value repeats, or steps by one from, on
 last ``HISTORY`` values of its source in the segment (:class:`ValueHistory`: the values of
 the records sent since the segment's SYNC); an edge of ``SHORT_EDGE_SOURCES`` (an IRQ edge
 of the periodic generator: value 0 or 1) is short unless its long record is shorter (an
-EDGE's long record holds one bit more of delta in its lead byte). Everything is worked out
-from registers and the loaded entry in the cycle the encoder prepares the record (its
-``phase`` 1): the entry's values minus one are registered while the delta is made, so a
-step is an equality test like a repeat.
+EDGE's long record holds one bit more of delta in its lead byte). Each source's decision
+(short or not, and its lead byte) is worked out from registers and the loaded entry a cycle
+before the encoder prepares the record (its ``phase`` 2, while it picks the record) and
+registered, so that the cycle that prepares it (``phase`` 1) only picks the chosen source's:
+the comparisons are off the path into the record on offer (on the iCEBreaker's 36 MHz they
+were on it, and too long). The entry's values minus one are registered while the delta is
+made, so a step is an equality test like a repeat.
 """
 
 import operator
@@ -81,7 +84,13 @@ class ShortForm(wiring.Component):
     history); ``clear``: a SYNC was sent or START came (the histories empty).
 
     ``sources``: the entry's sources with their value widths, in entry order; ``value_of``:
-    a function (entry, source) -> that source's event value in the entry. ``enabled=False``
+    a function (entry, source) -> that source's event value in the entry.
+
+    ``short`` and ``lead`` are of the inputs as they were in the previous cycle (each
+    source's decision is registered; only the pick by ``choice`` is not): the encoder holds
+    the entry, its delta and the histories from ``phase`` 2 to 1, and a record is sent
+    (``sent_event``, ``clear``) only in ``phase`` 0 or by a START, after which it prepares a
+    SYNC, which ignores them. ``enabled=False``
     builds nothing (no histories, no comparators): ``short`` stays 0 and every record is
     long, still in version 4's layout (a board without room for them, the iCEBreaker)."""
 
@@ -116,7 +125,11 @@ class ShortForm(wiring.Component):
                 short, lead = self._edge_record(m, source, value)
             else:
                 continue
-            cases.append((chosen[source] & short, lead))
+            # Registered: the cycle that uses them only picks the chosen source's.
+            short_registered = Signal(name=f"short_{source.name.lower()}")
+            lead_registered = Signal(8, name=f"lead_{source.name.lower()}")
+            m.d.sync += [short_registered.eq(short), lead_registered.eq(lead)]
+            cases.append((chosen[source] & short_registered, lead_registered))
         m.d.comb += [
             self.short.eq(Cat(short for short, _ in cases).any()),
             self.lead.eq(reduce(operator.or_, [Mux(short, lead, 0) for short, lead in cases], 0)),
@@ -129,7 +142,7 @@ class ShortForm(wiring.Component):
         history = ValueHistory(width)
         m.submodules[f"history_{source.name.lower()}"] = history
         minus_one = Signal(width)
-        m.d.sync += minus_one.eq(value - 1)  # the entry is loaded cycles before phase 1
+        m.d.sync += minus_one.eq(value - 1)  # the entry is loaded a cycle before phase 2
         m.d.comb += [
             history.value.eq(value),
             history.push.eq(self.sent_event & chosen),

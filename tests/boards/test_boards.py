@@ -139,8 +139,9 @@ def test_icebreaker_bringup_build_is_the_full_one_with_the_probe_for_the_trigger
 
 def test_icebreaker_spi_build_is_the_full_one_with_the_link_for_the_trigger():
     """The SPI-link build differs from the shipped one in the link, the IRQ trigger it
-    leaves out for room, its seed and the name its IDENTIFY reply gives (the host's check
-    that the link is there, latscope.link.presets); the host's preset names it."""
+    leaves out for room, the short records it has room for, its seed and the name its
+    IDENTIFY reply gives (the host's check that the link is there, latscope.link.presets);
+    the host's preset names it."""
     from latscope.link.presets import board_preset
 
     full, spi = get_board("icebreaker"), get_board("icebreaker", variant="SPI")
@@ -149,8 +150,9 @@ def test_icebreaker_spi_build_is_the_full_one_with_the_link_for_the_trigger():
         for field in dataclasses.fields(full)
         if getattr(full, field.name) != getattr(spi, field.name)
     }
-    assert differ == {"title", "identify_name", "irq_trigger", "spi_hz", "seed"}
+    assert differ == {"title", "identify_name", "irq_trigger", "short_records", "spi_hz", "seed"}
     assert (full.spi_hz, spi.spi_hz, spi.irq_trigger) == (0, 30_000_000, False)
+    assert (full.short_records, spi.short_records) == (False, True)
     assert BoardTop(spi).appliance.identify().trigger_latency == 0
     assert record_name("icebreaker", "spi") == "icebreaker-spi" == spi.identify_name
     preset = board_preset("icebreaker")
@@ -365,17 +367,22 @@ def test_the_spi_link_is_on_the_configuration_flash_pins(name, variant):
 
 
 @pytest.mark.slow
-def test_short_records_are_built_where_the_board_asks_for_them(board):
+@pytest.mark.parametrize(
+    ("name", "variant"), [(name, None) for name in BOARDS] + [("icebreaker", "spi")]
+)
+def test_short_records_are_built_where_the_board_asks_for_them(name, variant):
     """``Board.short_records`` reaches the encoder: its short form's MARKER and BUS value
     histories are in the netlist on a board that sends short records, and nothing of them
-    on one that does not (the iCEBreaker: no room)."""
+    on one that does not (the iCEBreaker's shipped build: no room; its ``spi`` build, without
+    the IRQ trigger, sends them)."""
+    board = get_board(name, variant=variant)
     histories = re.findall(
         r"^module \\[^\n]*\.short[^.]*\.history_(\w+)$",
         _prepared(board)[f"{DESIGN_NAME}.il"],
         re.MULTILINE,
     )
     assert sorted(histories) == (["marker"] if board.short_records else [])
-    assert board.short_records == (board.name != "icebreaker")
+    assert board.short_records == (board.identify_name != "icebreaker")
 
 
 @pytest.mark.slow
