@@ -51,12 +51,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 PYFTDI_VERSION=0.57.2
 
-# Reinstall only when pyproject.toml, setup.py or the C source of a compiled loop (a .c file
+# Reinstall only when pyproject.toml, setup.py or the C source of a compiled loop (its .c file
 # or the header they share) changed since the last install (an editable install builds those
-# extensions once, in place).
+# extensions once, in place; tests/system/test_readme_commands.py reads these -nt tests).
 stamp=.venv/.latscope-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
-    || [ -n "$(find host/latscope -name '*.[ch]' -newer "$stamp")" ]; then
+    || [ host/latscope/link/record_loop.c -nt "$stamp" ] \
+    || [ host/latscope/analysis/window_loop.c -nt "$stamp" ] \
+    || [ host/latscope/_pybuffers.h -nt "$stamp" ]; then
     echo "setup: installing Python packages into .venv"
     .venv/bin/pip install -q --upgrade pip
     # The four source roots (host, defs, gateware, boards) make setuptools install through a
