@@ -54,10 +54,10 @@ def cpu_seconds(pid):
     """The CPU seconds (user and system) that ``pid`` and the processes below it have spent so
     far: each one's own and, in its cutime and cstime, those of the children it has reaped.
 
-    Each process is read after its parent: a child reaped between the two reads is then
-    missed (its parent was read without it) rather than counted twice, and a later call finds
-    it in its parent's; so a series of calls, each at least the one before, is exact to the
-    tick at each of its steps up."""
+    Each process is read after its parent, so a child is never counted twice: one reaped
+    between the two reads is missed instead (its parent was read without it), and the next
+    call finds it in its parent's. A reading is never above the true total, and is exact (to
+    the clock tick) unless a child ended during it."""
     parents = {child: int(fields[1]) for child, (_, fields) in _stats().items()}
     ticks, todo = 0, [(pid, None)]
     while todo:
