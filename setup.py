@@ -6,9 +6,18 @@ wheel specific to CPython 3.11 and the platform it is built on."""
 
 from setuptools import Extension, setup
 
+#: Both loops take their arrays through host/latscope/_pybuffers.h: found by ``include_dirs``;
+#: in ``depends``, a change to it rebuilds them and setuptools puts it in the sdist.
+SHARED = "host/latscope"
+
+
+def compiled_loop(module: str, source: str) -> Extension:
+    return Extension(module, [source], include_dirs=[SHARED], depends=[f"{SHARED}/_pybuffers.h"])
+
+
 setup(
     ext_modules=[
-        Extension("latscope.link.record_loop", ["host/latscope/link/record_loop.c"]),
-        Extension("latscope.analysis.window_loop", ["host/latscope/analysis/window_loop.c"]),
+        compiled_loop("latscope.link.record_loop", "host/latscope/link/record_loop.c"),
+        compiled_loop("latscope.analysis.window_loop", "host/latscope/analysis/window_loop.c"),
     ]
 )

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # once arm64's is installed too the bare name is ambiguous to dpkg);
 # tesseract-ocr reads PulseView's screenshot in the decoder-rows test; gcc and python3-dev build
 # the host's compiled loops (host/latscope/link/record_loop.c and
-# host/latscope/analysis/window_loop.c, setup.py).
+# host/latscope/analysis/window_loop.c with host/latscope/_pybuffers.h, setup.py).
 NATIVE_ARCH=$(dpkg --print-architecture)
 APT_PACKAGES="verilator clang iverilog gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf make g++ python3-dev python3-venv sigrok-cli pulseview xvfb x11-apps gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-none-eabi picolibc-arm-none-eabi qemu-system-arm libgpiod-dev:$NATIVE_ARCH ser2net tesseract-ocr linux-perf"
 # The Raspberry Pi's cross build with the IRQ path links Debian's libgpiod for arm64 (v1 on
@@ -51,12 +51,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 PYFTDI_VERSION=0.57.2
 
-# Reinstall only when pyproject.toml, setup.py or the C source of a compiled loop changed since
-# the last install (an editable install builds those extensions once, in place).
+# Reinstall only when pyproject.toml, setup.py or the C source of a compiled loop (its .c file
+# or the header they share) changed since the last install (an editable install builds those
+# extensions once, in place; tests/system/test_readme_commands.py reads these -nt tests).
 stamp=.venv/.latscope-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ] \
     || [ host/latscope/link/record_loop.c -nt "$stamp" ] \
-    || [ host/latscope/analysis/window_loop.c -nt "$stamp" ]; then
+    || [ host/latscope/analysis/window_loop.c -nt "$stamp" ] \
+    || [ host/latscope/_pybuffers.h -nt "$stamp" ]; then
     echo "setup: installing Python packages into .venv"
     .venv/bin/pip install -q --upgrade pip
     # The four source roots (host, defs, gateware, boards) make setuptools install through a

@@ -1,7 +1,14 @@
 """A command run as a user runs it at a terminal: in a pseudo-terminal of a given size, its
 output taken as it comes with the time each piece arrived, and what a terminal would show of
 it: the columns each line reaches (``\\r`` returns to column 0, ``ESC [K`` erases to the end
-of the line) and the longest silence while it ran."""
+of the line) and the longest silence while it ran.
+
+A silence is counted in the command's own work: the CPU seconds that it and the processes it
+started spent between two pieces of output (:func:`support.process_tree.cpu_seconds`, read as
+each piece arrives), not in wall seconds, which a loaded machine stretches for a command that
+keeps reporting (it redraws its status twice a second of its own, but gets a share of a core).
+A command that computes without showing anything is silent in both; one that waits with
+nothing to do (for a device, for its user) spends no CPU and is never silent in this sense."""
 
 import os
 import pty
@@ -11,38 +18,50 @@ import subprocess
 import termios
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
-__all__ = ["PtyRun", "run_in_pty", "columns_reached"]
+from support.process_tree import cpu_seconds
+
+__all__ = ["PtyRun", "Silence", "run_in_pty", "columns_reached"]
+
+
+class Output(NamedTuple):
+    wall: float  # seconds since the start
+    cpu: float  # CPU seconds the command (with what it started) had spent by then
+    data: bytes
+
+
+class Silence(NamedTuple):
+    cpu: float  # CPU seconds the command spent meanwhile
+    wall: float  # seconds it lasted
+    before: str  # the end of what was shown before it
 
 
 @dataclass
 class PtyRun:
     argv: list
     status: int | None = None
-    chunks: list = field(default_factory=list)  # (seconds since the start, bytes)
+    chunks: list[Output] = field(default_factory=list)
+    #: When it ended: seconds since the start, and CPU seconds it had spent by then.
+    ended: float = 0.0
+    ended_cpu: float = 0.0
 
     @property
     def text(self) -> str:
-        return b"".join(data for _, data in self.chunks).decode(errors="replace")
+        return b"".join(chunk.data for chunk in self.chunks).decode(errors="replace")
 
-    def silences(self, started_after=0.0):
-        """The gaps (seconds) between pieces of output, from the first piece on."""
-        times = [t for t, _ in self.chunks if t >= started_after]
-        return [b - a for a, b in zip(times, times[1:])]
-
-    def longest_silence(self):
-        """(seconds, what was shown before it): the longest wait with nothing new shown,
-        from the first output to the end of the run."""
-        best, before = 0.0, ""
-        shown = b""
-        times = [t for t, _ in self.chunks] + [self.ended]
-        for (t, data), next_t in zip(self.chunks, times[1:]):
-            shown += data
-            if next_t - t > best:
-                best, before = next_t - t, shown[-200:].decode(errors="replace")
-        return best, before
-
-    ended: float = 0.0
+    def longest_silence(self) -> Silence:
+        """The longest stretch, in the command's CPU seconds, with nothing new shown: from
+        the first output to the end of the run (before it Python imports the package)."""
+        longest, shown = Silence(0.0, 0.0, ""), b""
+        ends = [(chunk.wall, chunk.cpu) for chunk in self.chunks[1:]]
+        ends.append((self.ended, self.ended_cpu))
+        for chunk, (wall, cpu) in zip(self.chunks, ends):
+            shown += chunk.data
+            if cpu - chunk.cpu > longest.cpu:
+                before = shown[-200:].decode(errors="replace")
+                longest = Silence(cpu - chunk.cpu, wall - chunk.wall, before)
+        return longest
 
 
 def run_in_pty(argv, *, columns=80, rows=24, timeout=600, env=None, cwd=None, interrupt_after=None):
@@ -69,6 +88,14 @@ def run_in_pty(argv, *, columns=80, rows=24, timeout=600, env=None, cwd=None, in
     run = PtyRun(list(map(str, argv)))
     first = None
     interrupted = False
+    spent = 0.0
+
+    def spent_now():
+        # Never less than the last reading: cpu_seconds misses a child reaped while it reads.
+        nonlocal spent
+        spent = max(spent, cpu_seconds(process.pid))
+        return spent
+
     try:
         while True:
             now = time.monotonic()
@@ -92,11 +119,19 @@ def run_in_pty(argv, *, columns=80, rows=24, timeout=600, env=None, cwd=None, in
                 if not data:
                     break
                 first = first if first is not None else time.monotonic()
-                run.chunks.append((time.monotonic() - started, data))
+                run.chunks.append(Output(time.monotonic() - started, spent_now(), data))
     finally:
         os.close(leader)
-        run.status = process.wait(timeout=60)
-        run.ended = time.monotonic() - started
+        # Its CPU time once it has ended, read before it is reaped (an ended, unreaped
+        # process still has its own and its reaped children's): waitid's WNOWAIT.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            ready = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+            if ready is not None:
+                break
+            time.sleep(0.01)
+        run.ended, run.ended_cpu = time.monotonic() - started, spent_now()
+        run.status = process.wait(timeout=max(deadline - time.monotonic(), 0))
     return run
 
 

@@ -11,24 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef struct {
-    Py_buffer b;
-    int held;
-} Buf;
-
-static int need(Buf *buf, Py_ssize_t bytes, const char *what) {
-    if (buf->b.len < bytes) {
-        PyErr_Format(PyExc_ValueError, "%s: %zd bytes, needs %zd", what, buf->b.len, bytes);
-        return 0;
-    }
-    return 1;
-}
-
-static void release(Buf *b, int n) {
-    for (int i = 0; i < n; i++)
-        if (b[i].held)
-            PyBuffer_Release(&b[i].b);
-}
+#include "_pybuffers.h"
 
 /* numpy.searchsorted(sorted[0:n], key, side="right") searched from ``from`` on (the caller
  * knows no element before it is above ``key``). */

@@ -14,22 +14,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_pybuffers.h"
+
 /* A short value record refers to one of the last RING values of its source in the segment;
  * decode() refuses a ``back`` mask that does not fit. */
 #define RING 8
-
-typedef struct {
-    Py_buffer b;
-    int held;
-} Buf;
-
-static int need(Buf *buf, Py_ssize_t bytes, const char *what) {
-    if (buf->b.len < bytes) {
-        PyErr_Format(PyExc_ValueError, "%s: %zd bytes, needs %zd", what, buf->b.len, bytes);
-        return 0;
-    }
-    return 1;
-}
 
 /* decode(buf, starts, committed, tables..., outputs...)
  *   -> (REPLY records, well-formed SYNC records, well-formed SEAL records).
@@ -207,9 +196,7 @@ static PyObject *decode(PyObject *self, PyObject *args) {
     }
     result = Py_BuildValue("nnn", replies, syncs, seals);
 done:
-    for (int i = 0; i < NBUF; i++)
-        if (b[i].held)
-            PyBuffer_Release(&b[i].b);
+    release(b, NBUF);
     return result;
 }
 
@@ -275,9 +262,7 @@ static PyObject *gather(PyObject *self, PyObject *args) {
     }
     result = PyLong_FromSsize_t(out);
 done:
-    for (int i = 0; i < NBUF; i++)
-        if (b[i].held)
-            PyBuffer_Release(&b[i].b);
+    release(b, NBUF);
     return result;
 }
 
@@ -395,9 +380,7 @@ static PyObject *clean_run(PyObject *self, PyObject *args) {
     result = Py_BuildValue("nLLnLKK", k, done, done_byte, delivered, last_sent, last_stamp48,
                            last_stamp64);
 done:
-    for (int i = 0; i < NBUF; i++)
-        if (b[i].held)
-            PyBuffer_Release(&b[i].b);
+    release(b, NBUF);
     return result;
 }
 

@@ -9,6 +9,7 @@ so every output agrees.
 (:func:`latscope.analysis.summary.analyze_capture`); :func:`results` makes the document.
 """
 
+from contextlib import nullcontext
 from pathlib import Path
 
 from latscope_defs.protocol import HoleCount
@@ -281,6 +282,10 @@ def results(capture, tables, worst=None, *, tails=True):
     run = run_info(capture, tables)
     where = where_context(capture, list(tables))
     context = {"run": run, "worst": worst or {}, "where": where}
+    # Its own progress line (tests/system/test_first_hour.py): the tail estimates take over a
+    # second, scipy.stats' import most of it.
+    with step("the tables' tail estimates") if tails else nullcontext():
+        rows = [table_row(name, table, context, sections) for name, table in tables.items()]
     return {
         "schema": "latscope-results",
         "version": SCHEMA_VERSION,
@@ -288,5 +293,5 @@ def results(capture, tables, worst=None, *, tails=True):
         **run,
         "worst_context_s": CONTEXT_MARGIN_S,
         "where": where["run"] if where else None,
-        "tables": [table_row(name, table, context, sections) for name, table in tables.items()],
+        "tables": rows,
     }
