@@ -11,7 +11,7 @@ as ``always @* x[7:5] = 3'h6;``. That block reads no variable, so by the standar
 9.4.2.2) nothing ever wakes it and ``x[7:5]`` keeps its initial value: Icarus and Verilator
 from 5.040 on (warning ALWNEVER) simulate it so, Verilator 5.006 ran it once like a
 combinational block. The short form's lead bytes (``short_form.py``) are such signals; with
-them stuck at 0, Verilator 5.048's appliance sent records the host could not parse.
+their kind bits stuck at 0, Verilator 5.048's appliance sent records the host could not parse.
 ``write_verilog -sv`` writes these blocks as ``always_comb``, which runs at time zero (IEEE
 1800 9.2.2.2.2), and the processes as ``always_comb``/``always_ff``; nothing else changes
 (sim/README.md, "Verilator versions").
