@@ -1,21 +1,32 @@
-"""Exports the appliance as a Verilog module with flat, documented port names.
+"""Exports the appliance as a SystemVerilog module with flat, documented port names.
 
 The Verilator full-system simulation (``sim/``) instantiates this module next to the RISC-V
 SoC; it is the same gateware a board runs. Ports: ``clk, rst, marker_data, marker_strobe,
 bus_cyc, bus_stb, bus_we, bus_ack, bus_adr, bus_dat_w, bus_sel, edges, irq, capturing,
 uart_tx, uart_rx``.
 
+SystemVerilog, not Amaranth's Verilog-2001 (``amaranth.back.verilog.convert``): Yosys's
+``write_verilog`` writes a constant driving part of a signal whose other bits a process drives
+as ``always @* x[7:5] = 3'h6;``. That block reads no variable, so by the standard (IEEE 1800
+9.4.2.2) nothing ever wakes it and ``x[7:5]`` keeps its initial value: Icarus and Verilator
+from 5.040 on (warning ALWNEVER) simulate it so, Verilator 5.006 ran it once like a
+combinational block. The short form's lead bytes (``short_form.py``) are such signals; with
+their kind bits stuck at 0, Verilator 5.048's appliance sent records the host could not parse.
+``write_verilog -sv`` writes these blocks as ``always_comb``, which runs at time zero (IEEE
+1800 9.2.2.2.2), and the processes as ``always_comb``/``always_ff``; nothing else changes
+(sim/README.md, "Verilator versions").
+
 Run ``python -m latscope_gateware.verilog_export --help``.
 """
 
 import argparse
 
-from amaranth.back import verilog
+from amaranth.back import rtlil, verilog
 from amaranth.hdl import Elaboratable, Module, Signal
 
 from .appliance import Appliance, ApplianceConfig
 
-__all__ = ["FlatAppliance", "main"]
+__all__ = ["FlatAppliance", "to_systemverilog", "main"]
 
 
 class FlatAppliance(Elaboratable):
@@ -65,11 +76,21 @@ class FlatAppliance(Elaboratable):
         return m
 
 
+def to_systemverilog(top, name):
+    """``top`` (a :class:`FlatAppliance`) as the SystemVerilog module ``name``: Amaranth's own
+    conversion (its RTLIL, then its Yosys script) with ``write_verilog -sv`` (the module's
+    docstring says why). Amaranth 0.5's ``verilog.convert`` takes no ``write_verilog`` option;
+    ``_convert_rtlil_text`` is the function it calls with the RTLIL (Amaranth is pinned,
+    pyproject.toml)."""
+    rtlil_text = rtlil.convert(top, name=name, ports=top.ports())
+    return verilog._convert_rtlil_text(rtlil_text, write_verilog_opts=("-sv",))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m latscope_gateware.verilog_export", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("-o", "--output", required=True, help="Verilog file to write")
+    parser.add_argument("-o", "--output", required=True, help="SystemVerilog file to write")
     parser.add_argument("--name", default="latscope_appliance")
     parser.add_argument("--clock-hz", type=int, default=100_000_000)
     parser.add_argument("--uart-divisor", type=int, default=4)
@@ -108,7 +129,7 @@ def main(argv=None):
     )
     top = FlatAppliance(config)
     with open(args.output, "w") as file:
-        file.write(verilog.convert(top, name=args.name, ports=top.ports()))
+        file.write(to_systemverilog(top, args.name))
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def test_the_demo_build_has_no_sump_engine(runs):
     assert "nosump" in str(without) and "nosump" not in str(with_sump)
     exported = {
         sump: (
-            ROOT / "sim" / "build" / f"latscope_appliance{'' if sump else '-nosump'}.v"
+            ROOT / "sim" / "build" / f"latscope_appliance{'' if sump else '-nosump'}.sv"
         ).read_text()
         for sump in (True, False)
     }
