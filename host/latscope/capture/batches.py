@@ -1,6 +1,8 @@
 """A capture file's events read in batches, in bounded memory, again and again (an analysis
 may need a second pass), optionally parsed in a helper process."""
 
+import contextlib
+import mmap
 import multiprocessing
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
@@ -58,18 +60,28 @@ class CaptureBatches(CaptureInfo):
         )
 
     def _from_helper(self) -> Iterator[Events]:
-        """Batches from a helper process that runs :meth:`_read` (over a pipe: the three
-        arrays of a batch as bytes, then the statistics, or the reading error)."""
-        receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
-        helper = multiprocessing.get_context("fork").Process(
-            target=self._serve, args=(send,), daemon=True
-        )
+        """Batches from a helper process that runs :meth:`_read`. A batch comes through one of
+        two slots of memory shared with the helper (:class:`_Slots`: the pipe only says which
+        slot and how many events; the batch is copied out at once and the slot handed back,
+        so the helper works at most two batches ahead), or as the three arrays' bytes over
+        the pipe when it does not fit a slot; then the statistics, or the reading error."""
+        context = multiprocessing.get_context("fork")
+        slots = _Slots(2, _slot_events(self.batch_bytes))
+        receive, send = context.Pipe(duplex=False)
+        freed, free = context.Pipe(duplex=False)  # slots handed back to the helper
+        helper = context.Process(target=self._serve, args=(send, freed, slots), daemon=True)
         helper.start()
         send.close()
+        freed.close()
         try:
             while True:
-                kind = receive.recv()
-                if kind == "batch":
+                kind, *detail = receive.recv()
+                if kind == "slot":
+                    slot, count = detail
+                    yield slots.take(slot, count)
+                    with contextlib.suppress(BrokenPipeError):  # (the helper may be done)
+                        free.send(slot)
+                elif kind == "bytes":
                     stamp, source, value = (receive.recv_bytes() for _ in range(3))
                     yield Events(
                         np.frombuffer(stamp, np.uint64),
@@ -77,28 +89,34 @@ class CaptureBatches(CaptureInfo):
                         np.frombuffer(value, np.uint64),
                     )
                 elif kind == "error":
-                    raise CaptureFileError(*receive.recv())
+                    raise CaptureFileError(*detail)
                 else:
-                    self.parser_stats, self.file_stats, self.end = receive.recv()
+                    self.parser_stats, self.file_stats, self.end = detail
                     return
         finally:
             receive.close()
+            free.close()
             if helper.is_alive():
                 helper.kill()
             helper.join()
+            slots.close()
 
-    def _serve(self, send: Connection) -> None:
+    def _serve(self, send: Connection, freed: Connection, slots: "_Slots") -> None:
         try:
+            idle = list(range(slots.count))
             for events in self._read():
-                send.send("batch")
-                for column in (events.stamp, events.source, events.value):
-                    send.send_bytes(np.ascontiguousarray(column).data)
-            send.send("done")
-            send.send((self.parser_stats, self.file_stats, self.end))
+                if len(events) > slots.events:
+                    send.send(("bytes",))
+                    for column in (events.stamp, events.source, events.value):
+                        send.send_bytes(np.ascontiguousarray(column).data)
+                    continue
+                slot = idle.pop() if idle else freed.recv()
+                slots.put(slot, events)
+                send.send(("slot", slot, len(events)))
+            send.send(("done", self.parser_stats, self.file_stats, self.end))
         except CaptureFileError as error:
-            send.send("error")
-            send.send((error.path, error.offset, error.reason))
-        except (BrokenPipeError, KeyboardInterrupt):
+            send.send(("error", error.path, error.offset, error.reason))
+        except (BrokenPipeError, EOFError, KeyboardInterrupt):
             pass  # the reader stopped early
         finally:
             send.close()
@@ -108,3 +126,43 @@ class CaptureBatches(CaptureInfo):
         if self.file_stats is None or self.parser_stats is None:
             raise RuntimeError(f"{self.path}: no summary before the batches were read")
         return summary_line(self.path, event_count, self.file_stats, self.parser_stats)
+
+
+def _slot_events(batch_bytes: int) -> int:
+    """Events a slot holds: a batch's at most (``CaptureEvents``: one per stream byte), and
+    room for the open segment that may come with it (larger batches take the pipe)."""
+    return batch_bytes + (batch_bytes >> 2) + 1024
+
+
+class _Slots:
+    """``count`` buffers of ``events`` events each (stamps, values, sources) in one anonymous
+    shared mapping made before the helper process forks, so both see it. Pages never
+    written take no memory."""
+
+    def __init__(self, count: int, events: int) -> None:
+        self.count, self.events = count, events
+        self._map = mmap.mmap(-1, count * events * _EVENT_BYTES)
+
+    def _columns(self, slot: int, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        at = slot * self.events * _EVENT_BYTES
+        stamp = np.frombuffer(self._map, np.uint64, count, at)
+        value = np.frombuffer(self._map, np.uint64, count, at + 8 * self.events)
+        source = np.frombuffer(self._map, np.uint8, count, at + 16 * self.events)
+        return stamp, source, value
+
+    def put(self, slot: int, events: Events) -> None:
+        for column, new in zip(
+            self._columns(slot, len(events)), (events.stamp, events.source, events.value)
+        ):
+            column[:] = new
+
+    def take(self, slot: int, count: int) -> Events:
+        """The batch in ``slot``, copied out (the slot is written again once handed back)."""
+        return Events(*(column.copy() for column in self._columns(slot, count)))
+
+    def close(self) -> None:
+        self._map.close()
+
+
+#: Bytes per event in a slot: stamp and value (uint64), source (uint8).
+_EVENT_BYTES = 17
