@@ -60,13 +60,14 @@ class CaptureBatches(CaptureInfo):
         )
 
     def _from_helper(self) -> Iterator[Events]:
-        """Batches from a helper process that runs :meth:`_read`. A batch comes through one of
-        two slots of memory shared with the helper (:class:`_Slots`: the pipe only says which
+        """Batches from a helper process that runs :meth:`_read`. A batch comes through a
+        slot of memory shared with the helper (:class:`_Slots`: the pipe only says which
         slot and how many events; the batch is copied out at once and the slot handed back,
-        so the helper works at most two batches ahead), or as the three arrays' bytes over
-        the pipe when it does not fit a slot; then the statistics, or the reading error."""
+        so the helper parses the next batch meanwhile, as with the pipe alone), or as the
+        three arrays' bytes over the pipe when it does not fit a slot; then the statistics,
+        or the reading error."""
         context = multiprocessing.get_context("fork")
-        slots = _Slots(2, _slot_events(self.batch_bytes))
+        slots = _Slots(1, _slot_events(self.batch_bytes))
         receive, send = context.Pipe(duplex=False)
         freed, free = context.Pipe(duplex=False)  # slots handed back to the helper
         helper = context.Process(target=self._serve, args=(send, freed, slots), daemon=True)
@@ -157,8 +158,13 @@ class _Slots:
             column[:] = new
 
     def take(self, slot: int, count: int) -> Events:
-        """The batch in ``slot``, copied out (the slot is written again once handed back)."""
-        return Events(*(column.copy() for column in self._columns(slot, count)))
+        """The batch in ``slot``, copied out (the slot is written again once handed back).
+        The slot's pages then leave this process's resident memory (the helper's mapping
+        keeps them), so that they do not add to its peak."""
+        events = Events(*(column.copy() for column in self._columns(slot, count)))
+        size = self.events * _EVENT_BYTES
+        self._map.madvise(mmap.MADV_DONTNEED, slot * size, size)
+        return events
 
     def close(self) -> None:
         self._map.close()
