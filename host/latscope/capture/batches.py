@@ -2,8 +2,8 @@
 may need a second pass), optionally parsed in a helper process."""
 
 import contextlib
-import mmap
 import multiprocessing
+import os
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
 
@@ -60,60 +60,48 @@ class CaptureBatches(CaptureInfo):
         )
 
     def _from_helper(self) -> Iterator[Events]:
-        """Batches from a helper process that runs :meth:`_read`. A batch comes through a
-        slot of memory shared with the helper (:class:`_Slots`: the pipe only says which
-        slot and how many events; the batch is copied out at once and the slot handed back,
-        so the helper parses the next batch meanwhile, as with the pipe alone), or as the
-        three arrays' bytes over the pipe when it does not fit a slot; then the statistics,
-        or the reading error."""
+        """Batches from a helper process that runs :meth:`_read`. A batch's arrays come
+        through a file in memory (:class:`_BatchFile`; the pipe says only how many events):
+        the kernel copies them once each way, where the pipe's bytes took many small reads
+        and copies. The reader reads a batch at once and says so, and the helper parses the
+        next one meanwhile. Then the statistics, or the reading error."""
         context = multiprocessing.get_context("fork")
-        slots = _Slots(1, _slot_events(self.batch_bytes))
         receive, send = context.Pipe(duplex=False)
-        freed, free = context.Pipe(duplex=False)  # slots handed back to the helper
-        helper = context.Process(target=self._serve, args=(send, freed, slots), daemon=True)
-        helper.start()
-        send.close()
-        freed.close()
-        try:
-            while True:
-                kind, *detail = receive.recv()
-                if kind == "slot":
-                    slot, count = detail
-                    yield slots.take(slot, count)
-                    with contextlib.suppress(BrokenPipeError):  # (the helper may be done)
-                        free.send(slot)
-                elif kind == "bytes":
-                    stamp, source, value = (receive.recv_bytes() for _ in range(3))
-                    yield Events(
-                        np.frombuffer(stamp, np.uint64),
-                        np.frombuffer(source, np.uint8),
-                        np.frombuffer(value, np.uint64),
-                    )
-                elif kind == "error":
-                    raise CaptureFileError(*detail)
-                else:
-                    self.parser_stats, self.file_stats, self.end = detail
-                    return
-        finally:
-            receive.close()
-            free.close()
-            if helper.is_alive():
-                helper.kill()
-            helper.join()
-            slots.close()
+        read_back, read = context.Pipe(duplex=False)  # "batch read": the file is free
+        with _BatchFile() as file:
+            helper = context.Process(target=self._serve, args=(send, read_back, file), daemon=True)
+            helper.start()
+            send.close()
+            read_back.close()
+            try:
+                while True:
+                    kind, *detail = receive.recv()
+                    if kind == "batch":
+                        events = file.take(*detail)
+                        with contextlib.suppress(BrokenPipeError):  # (the helper may be done)
+                            read.send(True)
+                        yield events
+                    elif kind == "error":
+                        raise CaptureFileError(*detail)
+                    else:
+                        self.parser_stats, self.file_stats, self.end = detail
+                        return
+            finally:
+                receive.close()
+                read.close()
+                if helper.is_alive():
+                    helper.kill()
+                helper.join()
 
-    def _serve(self, send: Connection, freed: Connection, slots: "_Slots") -> None:
+    def _serve(self, send: Connection, read_back: Connection, file: "_BatchFile") -> None:
         try:
-            idle = list(range(slots.count))
+            unread = False  # a batch in the file, not read yet
             for events in self._read():
-                if len(events) > slots.events:
-                    send.send(("bytes",))
-                    for column in (events.stamp, events.source, events.value):
-                        send.send_bytes(np.ascontiguousarray(column).data)
-                    continue
-                slot = idle.pop() if idle else freed.recv()
-                slots.put(slot, events)
-                send.send(("slot", slot, len(events)))
+                if unread:
+                    read_back.recv()
+                file.put(events)
+                send.send(("batch", len(events)))
+                unread = True
             send.send(("done", self.parser_stats, self.file_stats, self.end))
         except CaptureFileError as error:
             send.send(("error", error.path, error.offset, error.reason))
@@ -129,46 +117,30 @@ class CaptureBatches(CaptureInfo):
         return summary_line(self.path, event_count, self.file_stats, self.parser_stats)
 
 
-def _slot_events(batch_bytes: int) -> int:
-    """Events a slot holds: a batch's at most (``CaptureEvents``: one per stream byte), and
-    room for the open segment that may come with it (larger batches take the pipe)."""
-    return batch_bytes + (batch_bytes >> 2) + 1024
+class _BatchFile:
+    """One batch of events (stamps, values, sources) in a file in memory (Linux's memfd),
+    made before the helper process forks, so both have it. Read and written with one
+    system call per batch into and out of the arrays; mapped by neither process, so it
+    adds to neither's resident memory (the file holds the largest batch, a few MiB)."""
 
+    def __init__(self) -> None:
+        self._fd = os.memfd_create("latscope-batch")
 
-class _Slots:
-    """``count`` buffers of ``events`` events each (stamps, values, sources) in one anonymous
-    shared mapping made before the helper process forks, so both see it. Pages never
-    written take no memory."""
+    def __enter__(self) -> "_BatchFile":
+        return self
 
-    def __init__(self, count: int, events: int) -> None:
-        self.count, self.events = count, events
-        self._map = mmap.mmap(-1, count * events * _EVENT_BYTES)
+    def __exit__(self, *_: object) -> None:
+        os.close(self._fd)
 
-    def _columns(self, slot: int, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        at = slot * self.events * _EVENT_BYTES
-        stamp = np.frombuffer(self._map, np.uint64, count, at)
-        value = np.frombuffer(self._map, np.uint64, count, at + 8 * self.events)
-        source = np.frombuffer(self._map, np.uint8, count, at + 16 * self.events)
-        return stamp, source, value
+    def put(self, events: Events) -> None:
+        columns = [np.ascontiguousarray(c) for c in (events.stamp, events.value, events.source)]
+        if os.pwritev(self._fd, columns, 0) != 17 * len(events):
+            raise OSError("a batch of events not written whole")
 
-    def put(self, slot: int, events: Events) -> None:
-        for column, new in zip(
-            self._columns(slot, len(events)), (events.stamp, events.source, events.value)
-        ):
-            column[:] = new
-
-    def take(self, slot: int, count: int) -> Events:
-        """The batch in ``slot``, copied out (the slot is written again once handed back).
-        The slot's pages then leave this process's resident memory (the helper's mapping
-        keeps them), so that they do not add to its peak."""
-        events = Events(*(column.copy() for column in self._columns(slot, count)))
-        size = self.events * _EVENT_BYTES
-        self._map.madvise(mmap.MADV_DONTNEED, slot * size, size)
-        return events
-
-    def close(self) -> None:
-        self._map.close()
-
-
-#: Bytes per event in a slot: stamp and value (uint64), source (uint8).
-_EVENT_BYTES = 17
+    def take(self, count: int) -> Events:
+        """The batch of ``count`` events in the file (written again once said read)."""
+        stamp, value = np.empty(count, np.uint64), np.empty(count, np.uint64)
+        source = np.empty(count, np.uint8)
+        if os.preadv(self._fd, [stamp, value, source], 0) != 17 * count:
+            raise OSError("a batch of events not read whole")
+        return Events(stamp, source, value)
