@@ -133,7 +133,9 @@ class _BatchFile:
         os.close(self._fd)
 
     def put(self, events: Events) -> None:
-        columns = [np.ascontiguousarray(c) for c in (events.stamp, events.value, events.source)]
+        columns = [
+            np.ascontiguousarray(c).data for c in (events.stamp, events.value, events.source)
+        ]
         if os.pwritev(self._fd, columns, 0) != 17 * len(events):
             raise OSError("a batch of events not written whole")
 
@@ -141,6 +143,6 @@ class _BatchFile:
         """The batch of ``count`` events in the file (written again once said read)."""
         stamp, value = np.empty(count, np.uint64), np.empty(count, np.uint64)
         source = np.empty(count, np.uint8)
-        if os.preadv(self._fd, [stamp, value, source], 0) != 17 * count:
+        if os.preadv(self._fd, [stamp.data, value.data, source.data], 0) != 17 * count:
             raise OSError("a batch of events not read whole")
         return Events(stamp, source, value)
