@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import zlib
 
 import pytest
@@ -336,3 +337,24 @@ def test_batches_summarise_only_what_they_read(tmp_path, capture):
     count = sum(len(events) for events in batches)
     assert count == 120
     assert batches.summary(count) == load_capture(path).summary()
+
+
+def test_batches_from_the_helper_process_are_the_same(tmp_path, capture):
+    """The helper process hands its batches over through a file in memory: the same events,
+    batches and summary as read here, when the reader is slower than the helper too."""
+    _, data = capture
+    path = tmp_path / "c.lsc"
+    path.write_bytes(data)
+    here = list(CaptureBatches(path, batch_bytes=16))
+    helper = CaptureBatches(path, batch_bytes=16, background=True)
+    there = []
+    for events in helper:  # slowly: the helper is done before the last batch is read
+        there.append(events)
+        time.sleep(0.01)
+    assert len(here) == len(there) > 2
+    for a, b in zip(here, there):
+        assert a.stamp.tolist() == b.stamp.tolist()
+        assert a.source.tolist() == b.source.tolist()
+        assert a.value.tolist() == b.value.tolist()
+    count = sum(len(events) for events in there)
+    assert helper.summary(count) == load_capture(path).summary()

@@ -204,6 +204,20 @@ def _value_counts(samples: _Int64s) -> tuple[_Int64s, _Int64s]:
     return np.unique(samples, return_counts=True)
 
 
+def _without(counted: tuple[_Int64s, _Int64s], removed: _Int64s) -> tuple[_Int64s, _Int64s]:
+    """The value counts ``counted`` (:func:`_value_counts` of some samples) less those of
+    ``removed`` (a few of those samples): :func:`_value_counts` of the others, without
+    counting them all again."""
+    values, counts = counted
+    if not len(removed):
+        return counted
+    gone_values, gone_counts = _value_counts(removed)
+    counts = counts.copy()
+    counts[np.searchsorted(values, gone_values)] -= gone_counts
+    left = counts > 0
+    return values[left], counts[left]
+
+
 def _value_counts_per_bin(
     bins: _Int64s, samples: _Int64s, counts: _Int64s | None = None
 ) -> tuple[list[_Int64s], list[_Int64s]]:
@@ -477,13 +491,14 @@ class TableAccumulator:
         ticked = np.zeros(len(samples), bool) if ticked is None else np.asarray(ticked, bool)
         first_index = self.count
         self.count += len(samples)
-        self.values, self.counts = merge_counts(self.values, self.counts, samples)
+        batch = _value_counts(samples)  # counted once for both sets of value counts
+        self.values, self.counts = merge_counts(self.values, self.counts, *batch)
         self.ticked += int(np.count_nonzero(ticked))
         clean = ~ticked
         clean[0] &= first_index > 0  # the table's first sample: cold
         if clean.any():
             self.clean_values, self.clean_counts = merge_counts(
-                self.clean_values, self.clean_counts, samples[clean]
+                self.clean_values, self.clean_counts, *_without(batch, samples[~clean])
             )
         self._keep_worst(samples, first_index + np.arange(len(samples)), starts, ticked)
         if first_index < self.keep_points:

@@ -13,7 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from latscope_defs.markers import KERNEL_TICK_ENTRY, Test, decode
+from latscope_defs.markers import (
+    KERNEL_TICK_ENTRY,
+    MARKER_BITS,
+    POINT_BITS,
+    TEST_BITS,
+    Test,
+    encode,
+)
 from latscope_defs.protocol import Source, loss_count, loss_source
 
 from ..capture.batches import BATCH_BYTES, CaptureBatches
@@ -27,6 +34,12 @@ from .spans import HOLE, Hole, holes_of, is_hole
 from .statistics import TableAccumulator, interval_stamps
 
 __all__ = ["CaptureSummary", "RunCounts", "analyze_capture"]
+
+
+#: A marker value's test and point bits (``decode``'s fields), and those of the kernel's tick
+#: entry.
+_POINT = encode((1 << TEST_BITS) - 1, (1 << POINT_BITS) - 1) & ((1 << MARKER_BITS) - 1)
+_TICK_ENTRY = encode(Test.KERNEL, KERNEL_TICK_ENTRY)
 
 
 class RunCounts:
@@ -51,10 +64,7 @@ class RunCounts:
         if self.first_stamp is None:
             self.first_stamp = int(events.stamp[0])
         marker = is_marker(events.source)
-        tests, points, _ = decode(events.value[marker].astype(np.int32) & 0xFFFF)
-        self.tick_markers += int(
-            np.count_nonzero((tests == Test.KERNEL) & (points == KERNEL_TICK_ENTRY))
-        )
+        self.tick_markers += int(np.count_nonzero((events.value[marker] & _POINT) == _TICK_ENTRY))
         loss = events.source == Source.LOSS
         lost = loss_source(events.value[loss])
         for source, count in zip(lost.tolist(), loss_count(events.value[loss]).tolist()):
@@ -70,9 +80,9 @@ class RunCounts:
             before = len(self._delivered)
             for hole in holes_of(Events.concatenate([self._delivered, events])):
                 self.holes.append(replace(hole, index=hole.index - before + self.events))
-        delivered = np.flatnonzero(~loss)
-        if len(delivered):
-            self._delivered = events[delivered[-1:]]
+        last = len(loss) - 1 - int(np.argmax(~loss[::-1]))  # the last that is no LOSS record
+        if not loss[last]:
+            self._delivered = events[last : last + 1]
         self.events += len(events)
 
 

@@ -1,7 +1,9 @@
 """A capture file's events read in batches, in bounded memory, again and again (an analysis
 may need a second pass), optionally parsed in a helper process."""
 
+import contextlib
 import multiprocessing
+import os
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
 
@@ -58,47 +60,52 @@ class CaptureBatches(CaptureInfo):
         )
 
     def _from_helper(self) -> Iterator[Events]:
-        """Batches from a helper process that runs :meth:`_read` (over a pipe: the three
-        arrays of a batch as bytes, then the statistics, or the reading error)."""
-        receive, send = multiprocessing.get_context("fork").Pipe(duplex=False)
-        helper = multiprocessing.get_context("fork").Process(
-            target=self._serve, args=(send,), daemon=True
-        )
-        helper.start()
-        send.close()
-        try:
-            while True:
-                kind = receive.recv()
-                if kind == "batch":
-                    stamp, source, value = (receive.recv_bytes() for _ in range(3))
-                    yield Events(
-                        np.frombuffer(stamp, np.uint64),
-                        np.frombuffer(source, np.uint8),
-                        np.frombuffer(value, np.uint64),
-                    )
-                elif kind == "error":
-                    raise CaptureFileError(*receive.recv())
-                else:
-                    self.parser_stats, self.file_stats, self.end = receive.recv()
-                    return
-        finally:
-            receive.close()
-            if helper.is_alive():
-                helper.kill()
-            helper.join()
+        """Batches from a helper process that runs :meth:`_read`. A batch's arrays come
+        through a file in memory (:class:`_BatchFile`; the pipe says only how many events):
+        the kernel copies them once each way, where the pipe's bytes took many small reads
+        and copies. The reader reads a batch at once and says so, and the helper parses the
+        next one meanwhile. Then the statistics, or the reading error."""
+        context = multiprocessing.get_context("fork")
+        receive, send = context.Pipe(duplex=False)
+        read_back, read = context.Pipe(duplex=False)  # "batch read": the file is free
+        with _BatchFile() as file:
+            helper = context.Process(target=self._serve, args=(send, read_back, file), daemon=True)
+            helper.start()
+            send.close()
+            read_back.close()
+            try:
+                while True:
+                    kind, *detail = receive.recv()
+                    if kind == "batch":
+                        events = file.take(*detail)
+                        with contextlib.suppress(BrokenPipeError):  # (the helper may be done)
+                            read.send(True)
+                        yield events
+                    elif kind == "error":
+                        raise CaptureFileError(*detail)
+                    else:
+                        self.parser_stats, self.file_stats, self.end = detail
+                        return
+            finally:
+                receive.close()
+                read.close()
+                if helper.is_alive():
+                    helper.kill()
+                helper.join()
 
-    def _serve(self, send: Connection) -> None:
+    def _serve(self, send: Connection, read_back: Connection, file: "_BatchFile") -> None:
         try:
+            unread = False  # a batch in the file, not read yet
             for events in self._read():
-                send.send("batch")
-                for column in (events.stamp, events.source, events.value):
-                    send.send_bytes(np.ascontiguousarray(column).data)
-            send.send("done")
-            send.send((self.parser_stats, self.file_stats, self.end))
+                if unread:
+                    read_back.recv()
+                file.put(events)
+                send.send(("batch", len(events)))
+                unread = True
+            send.send(("done", self.parser_stats, self.file_stats, self.end))
         except CaptureFileError as error:
-            send.send("error")
-            send.send((error.path, error.offset, error.reason))
-        except (BrokenPipeError, KeyboardInterrupt):
+            send.send(("error", error.path, error.offset, error.reason))
+        except (BrokenPipeError, EOFError, KeyboardInterrupt):
             pass  # the reader stopped early
         finally:
             send.close()
@@ -108,3 +115,34 @@ class CaptureBatches(CaptureInfo):
         if self.file_stats is None or self.parser_stats is None:
             raise RuntimeError(f"{self.path}: no summary before the batches were read")
         return summary_line(self.path, event_count, self.file_stats, self.parser_stats)
+
+
+class _BatchFile:
+    """One batch of events (stamps, values, sources) in a file in memory (Linux's memfd),
+    made before the helper process forks, so both have it. Read and written with one
+    system call per batch into and out of the arrays; mapped by neither process, so it
+    adds to neither's resident memory (the file holds the largest batch, a few MiB)."""
+
+    def __init__(self) -> None:
+        self._fd = os.memfd_create("latscope-batch")
+
+    def __enter__(self) -> "_BatchFile":
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        os.close(self._fd)
+
+    def put(self, events: Events) -> None:
+        columns = [
+            np.ascontiguousarray(c).data for c in (events.stamp, events.value, events.source)
+        ]
+        if os.pwritev(self._fd, columns, 0) != 17 * len(events):
+            raise OSError("a batch of events not written whole")
+
+    def take(self, count: int) -> Events:
+        """The batch of ``count`` events in the file (written again once said read)."""
+        stamp, value = np.empty(count, np.uint64), np.empty(count, np.uint64)
+        source = np.empty(count, np.uint8)
+        if os.preadv(self._fd, [stamp.data, value.data, source.data], 0) != 17 * count:
+            raise OSError("a batch of events not read whole")
+        return Events(stamp, source, value)
