@@ -1,6 +1,7 @@
 """Capture files: exact round trip, a cut at every byte offset, damaged chunks, a writer
 killed with SIGKILL, and the one documented exception."""
 
+import multiprocessing
 import os
 import random
 import signal
@@ -358,3 +359,21 @@ def test_batches_from_the_helper_process_are_the_same(tmp_path, capture):
         assert a.value.tolist() == b.value.tolist()
     count = sum(len(events) for events in there)
     assert helper.summary(count) == load_capture(path).summary()
+
+
+def test_without_a_memfd_the_batches_are_read_in_process(tmp_path, capture, monkeypatch):
+    """Where the system has no memfd (not Linux), ``background`` reads in the caller's
+    process: no helper is started, and the batches are the same."""
+    from latscope.capture import batches as module
+
+    _, data = capture
+    path = tmp_path / "c.lsc"
+    path.write_bytes(data)
+    here = [events.stamp.tolist() for events in CaptureBatches(path, batch_bytes=16)]
+    monkeypatch.setattr(module, "HELPER_AVAILABLE", False)
+    background = CaptureBatches(path, batch_bytes=16, background=True)
+    there = []
+    for events in background:
+        assert not multiprocessing.active_children()
+        there.append(events.stamp.tolist())
+    assert there == here

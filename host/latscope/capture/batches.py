@@ -19,6 +19,10 @@ __all__ = ["BATCH_BYTES", "CaptureBatches"]
 #: Stream bytes per batch (at most that many events, about 16 MB of arrays).
 BATCH_BYTES = 1 << 20
 
+#: The helper process hands batches over in a memfd, which only Linux has: elsewhere
+#: ``background`` reads in the caller's process (the same batches, on one core).
+HELPER_AVAILABLE = hasattr(os, "memfd_create")
+
 
 class CaptureBatches(CaptureInfo):
     """The events of a capture file in batches (``CaptureEvents``), in stream order,
@@ -27,7 +31,7 @@ class CaptureBatches(CaptureInfo):
 
     ``background``: read and parse in a helper process, so that parsing (about half the
     work of an analysis) runs on another core while the caller works on the previous batch;
-    at most two batches are on their way at a time."""
+    at most two batches are on their way at a time (Linux only: :data:`HELPER_AVAILABLE`)."""
 
     def __init__(
         self, path: PathLike, *, batch_bytes: int = BATCH_BYTES, background: bool = False
@@ -43,7 +47,7 @@ class CaptureBatches(CaptureInfo):
         self.end: JsonObject | None = None
 
     def __iter__(self) -> Iterator[Events]:
-        if self.background:
+        if self.background and HELPER_AVAILABLE:
             return self._from_helper()
         return self._read()
 
