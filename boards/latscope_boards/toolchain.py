@@ -363,11 +363,11 @@ class Synthesis:
 
     def nextpnr_input(self):
         """SHA-256 of what nextpnr is given: Yosys's netlist, the constraints, nextpnr's
-        arguments (device, package, seed, options) and its version. The netlist's ``src``
-        attributes are left out: they name the Python files and lines each cell came from
-        (paths of the checkout and its virtual environment, different in every clone),
-        which nextpnr carries along but does not place by (the records, made in other
-        checkouts than CI's, match CI's builds)."""
+        arguments (device, package, seed, options) and its version. The netlist's source
+        attributes (:data:`_SOURCE_ATTRIBUTES`) are left out: they name the Python files and
+        lines each cell came from (paths of the checkout and its virtual environment,
+        different in every clone), which nextpnr carries along but does not place by (the
+        records, made in other checkouts than CI's, match CI's builds)."""
         digest = hashlib.sha256()
         netlist = json.loads((self.build_dir / f"{DESIGN_NAME}.json").read_text())
         constraints = sorted(
@@ -386,13 +386,22 @@ class Synthesis:
         return digest.hexdigest()
 
 
+#: The attributes of a Yosys netlist that say where in the Python sources a cell, net or
+#: module came from (``cell_src`` and ``module_src``: Amaranth's hierarchy, ``$scopeinfo``).
+_SOURCE_ATTRIBUTES = ("src", "cell_src", "module_src")
+
+
 def _without_sources(value):
-    """A Yosys JSON netlist (or part of it) without the ``src`` entries of its
+    """A Yosys JSON netlist (or part of it) without the :data:`_SOURCE_ATTRIBUTES` of its
     ``attributes``; the same order otherwise (nextpnr reads cells and nets in order)."""
     if isinstance(value, dict):
         return {
             key: (
-                {name: attribute for name, attribute in item.items() if name != "src"}
+                {
+                    name: attribute
+                    for name, attribute in item.items()
+                    if name not in _SOURCE_ATTRIBUTES
+                }
                 if key == "attributes" and isinstance(item, dict)
                 else _without_sources(item)
             )
