@@ -10,9 +10,9 @@ docs/boards.md) and keeps the result in its cache (``~/.cache/YoWASP`` unless
 A build is two steps of Amaranth's build script: :func:`synthesize` (Yosys; the
 post-synthesis netlist the netlist simulation takes) and :func:`place_and_route` (nextpnr and
 the packer). Between them :meth:`Synthesis.nextpnr_input` hashes what nextpnr is given, which a
-build's record keeps (docs/boards.md, "Recorded builds"): nextpnr is deterministic for one
-input, seed and version, so a run whose hash matches a record's would place and route the
-recorded result again (the tests then take the record's figures instead of re-running it).
+build's record keeps (docs/boards.md, "Recorded builds in CI"): nextpnr is deterministic
+for one input, seed and version, so a run whose hash matches a record's would place and
+route the recorded result again (the tests then take the record's figures instead).
 
 nextpnr runs with ``--timing-allow-fail`` so that a build that misses timing still prints its
 utilisation, Fmax and critical path; :func:`build` then decides, from nextpnr's JSON report,
