@@ -477,7 +477,7 @@ def test_docs_have_the_current_pinouts_and_build_table():
 def test_recorded_builds_are_of_the_current_clocks():
     """Every recorded build (each board as shipped; the ULX3S in every size, whose other
     sizes CI does not build) is of the board's current device, clocks and seed, met timing,
-    and was made with the tools of its board's shipped record, which CI rebuilds."""
+    and was made with the tools of its board's shipped record, which CI checks."""
     for name, board in recorded_builds():
         path = RESULTS / f"{name}.json"
         result = json.loads(path.read_text())
