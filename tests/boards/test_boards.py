@@ -555,7 +555,7 @@ def test_shipped_bitstream_meets_timing_and_matches_its_record(name, synthesized
         if name == "ice40-hx8k-b-evn":
             # The iCE40HX8K bitstream has a fixed size.
             assert Path(result.bitstream).stat().st_size == 135100
-    assert record["result_digest"] == record_digest(record), (
+    assert record.get("result_digest") == record_digest(record), (
         f"{record_path} is not as its build wrote it (result_digest); {rebuild}"
     )
     assert record["timing_met"], record_path
