@@ -5,7 +5,7 @@
 # (tests/README.md); make lint alone: ruff and mypy.
 PYTHON := .venv/bin/python
 
-.PHONY: setup demo lint test check bench perf-table clean bitstream bitstreams-all program install-decoders install-udev pty-shim
+.PHONY: setup demo lint test test-boards check bench perf-table clean bitstream bitstreams-all program install-decoders install-udev pty-shim
 
 # FPGA boards (docs/boards.md): make bitstream BOARD=ice40-hx8k-b-evn|ulx3s|icebreaker
 # [VARIANT=12F|25F|45F|85F for the ULX3S, VARIANT=bringup for the iCEBreaker's bring-up build,
@@ -38,6 +38,12 @@ lint: setup
 # --durations=25: the log shows where the time went (CI's too).
 test: setup lint
 	$(PYTHON) -m pytest -q -n 2 --durations=25
+
+# Every board's shipped bitstream placed and routed: make test places the HX8K's and takes
+# the others' recorded results where their nextpnr input is the record's (docs/boards.md,
+# "Recorded builds in CI").
+test-boards: setup lint
+	LATSCOPE_FULL_BUILDS=1 $(PYTHON) -m pytest -q -n 2 -m boards tests/boards/test_boards.py
 
 # Under 2 minutes on 2 cores: no board builds, netlists, PulseView, Verilator SoC, lab farm.
 check: setup lint

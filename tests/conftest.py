@@ -62,9 +62,9 @@ def pytest_collection_modifyitems(items):
 
 
 def work_unit(nodeid):
-    """What one worker runs in a row (tests/README.md, "Two workers"): one board's tests (its
-    bitstream build, then its netlist simulation, which takes the netlist the build left);
-    else a test file, so that its module fixtures are made once. No two units share a build
+    """What one worker runs in a row (tests/README.md, "Two workers"): one board's tests
+    (which share its synthesis: the bitstream build, the netlist simulation, the packer's
+    checks); else a test file, so that its module fixtures are made once. No two units share a build
     they could change under the other: the suite's SoC builds go into a directory per set
     of settings, the simulators' under their build lock, the rest into directories of
     their own."""

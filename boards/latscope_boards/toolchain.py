@@ -7,6 +7,13 @@ Python. YoWASP compiles each tool's WebAssembly to machine code on first use (ho
 docs/boards.md) and keeps the result in its cache (``~/.cache/YoWASP`` unless
 ``YOWASP_CACHE_DIR`` says otherwise), so only the first build on a machine pays for it.
 
+A build is two steps of Amaranth's build script: :func:`synthesize` (Yosys; the
+post-synthesis netlist the netlist simulation takes) and :func:`place_and_route` (nextpnr and
+the packer). Between them :meth:`Synthesis.nextpnr_input` hashes what nextpnr is given, which a
+build's record keeps (docs/boards.md, "Recorded builds in CI"): nextpnr is deterministic
+for one input, seed and version, so a run whose hash matches a record's would place and
+route the recorded result again (the tests then take the record's figures instead).
+
 nextpnr runs with ``--timing-allow-fail`` so that a build that misses timing still prints its
 utilisation, Fmax and critical path; :func:`build` then decides, from nextpnr's JSON report,
 whether timing was met (every clock: capture and link). On a two-clock board it also runs
@@ -16,9 +23,11 @@ synchronizer or the asynchronous FIFO's memory (latscope_gateware.appliance), wh
 clocks are unrelated by design.
 """
 
+import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -32,10 +41,14 @@ from .board import BoardTop
 __all__ = [
     "REPO_ROOT",
     "BuildResult",
+    "Synthesis",
     "ToolMissing",
     "yowasp_environment",
     "build",
     "synthesize",
+    "place_and_route",
+    "record_digest",
+    "tool_versions",
     "parse_report",
     "format_result",
     "NETLIST_NAME",
@@ -132,6 +145,7 @@ class BuildResult:
     sample_phases: int = 1  # samples of the strobe and edges a capture cycle
     edge_clock_hz: int = 0  # a gearbox's edge clock (0: none)
     crossing_ns: float = 0.0  # the iCE40 gearbox's edge clock <-> capture clock paths
+    nextpnr_input: str = ""  # Synthesis.nextpnr_input(): what nextpnr placed and routed
 
     @property
     def crossing_budget_ns(self):
@@ -188,7 +202,23 @@ class BuildResult:
                 data["critical_path"] = []
         if Path(self.bitstream).is_relative_to(REPO_ROOT):
             data["bitstream"] = str(Path(self.bitstream).relative_to(REPO_ROOT))
+        data["result_digest"] = record_digest(data)
         return data
+
+
+#: Fields of a build's record that vary from one run of the same build to the next (its time,
+#: where it was written) and the digest itself: :func:`record_digest` leaves them out.
+_UNSEALED_FIELDS = ("seconds", "bitstream", "result_digest")
+
+
+def record_digest(record):
+    """SHA-256 of a build's record (its JSON form) but :data:`_UNSEALED_FIELDS`: what the
+    build wrote, its ``nextpnr_input`` and every figure nextpnr gave. A record whose figures
+    were edited (or merged from two builds) no longer matches its ``result_digest``; a test
+    that takes a record's figures without running nextpnr checks it."""
+    sealed = {key: value for key, value in record.items() if key not in _UNSEALED_FIELDS}
+    text = json.dumps(sealed, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def parse_report(report, clock_hz):
@@ -267,7 +297,8 @@ def _short_cell_name(name):
     return re.sub(r"(_SB_CARRY_(CO_CI|CI_CO))+", "_CARRY*", name)[:100]
 
 
-def _tool_versions():
+def tool_versions():
+    """The installed versions of the packages a build's result depends on (its record's)."""
     from importlib.metadata import PackageNotFoundError, version
 
     versions = {}
@@ -289,26 +320,149 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
     """Builds ``board``'s bitstream in ``build_dir`` and returns a :class:`BuildResult`
     (also written to ``result.json`` there). Raises ``subprocess.CalledProcessError`` if a
     tool fails; missing timing is *not* an exception, see ``BuildResult.timing_met``."""
-    build_dir = Path(build_dir or DEFAULT_BUILD_ROOT / board.name)
-    build_dir.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, **yowasp_environment(board.family)}
-    report_file = "report.json"
-    nextpnr_opts = [
+    synthesis = synthesize(
+        board,
+        build_dir or DEFAULT_BUILD_ROOT / board.name,
+        seed=seed,
+        verbose=verbose,
+        extra_nextpnr_opts=extra_nextpnr_opts,
+        synth_opts=synth_opts,
+    )
+    return place_and_route(synthesis)
+
+
+#: nextpnr's JSON report, in the build directory.
+_REPORT_FILE = "report.json"
+#: The build script (Amaranth's) whose steps :func:`synthesize` and :func:`place_and_route`
+#: run: each runs it with the other's tools replaced by ``true`` (a shell command that does
+#: nothing), so that each tool's command line stays the one Amaranth writes.
+_SCRIPT = f"build_{DESIGN_NAME}.sh"
+
+
+@dataclass
+class Synthesis:
+    """A board's design synthesized in ``build_dir`` by :func:`synthesize`: Yosys's netlist
+    (``latscope.json``, and :data:`NETLIST_NAME` for the netlist simulation) with its
+    constraints and the build script that places and routes it at ``seed``."""
+
+    board: object
+    build_dir: Path
+    plan: object  # Amaranth's BuildPlan
+    seed: int
+    seconds: float  # the synthesis's
+
+    @property
+    def netlist(self):
+        return self.build_dir / NETLIST_NAME
+
+    def nextpnr_arguments(self):
+        """nextpnr's command line in the build script, but ``--quiet`` (what it prints)."""
+        script = self.plan.files[_SCRIPT]
+        (line,) = [line for line in script.splitlines() if line.startswith('"$NEXTPNR_')]
+        return [argument for argument in shlex.split(line) if argument != "--quiet"]
+
+    def nextpnr_input(self):
+        """SHA-256 of what nextpnr is given: Yosys's netlist, the constraints, nextpnr's
+        arguments (device, package, seed, options) and its version. The netlist's source
+        attributes (:data:`_SOURCE_ATTRIBUTES`) are left out: they name the Python files and
+        lines each cell came from (paths of the checkout and its virtual environment,
+        different in every clone), which nextpnr carries along but does not place by (the
+        records, made in other checkouts than CI's, match CI's builds)."""
+        digest = hashlib.sha256()
+        netlist = json.loads((self.build_dir / f"{DESIGN_NAME}.json").read_text())
+        constraints = sorted(
+            (name, content)
+            for name, content in self.plan.files.items()
+            if name.endswith((".pcf", ".lpf"))
+        )
+        nextpnr = f"yowasp-nextpnr-{self.board.family}"
+        for part in (
+            json.dumps(_without_sources(netlist), separators=(",", ":")),
+            json.dumps(constraints),
+            json.dumps(self.nextpnr_arguments()),
+            f"{nextpnr} {tool_versions().get(nextpnr)}",
+        ):
+            digest.update(hashlib.sha256(part.encode()).digest())
+        return digest.hexdigest()
+
+
+#: The attributes of a Yosys netlist that say where in the Python sources a cell, net or
+#: module came from (``cell_src`` and ``module_src``: Amaranth's hierarchy, ``$scopeinfo``).
+_SOURCE_ATTRIBUTES = ("src", "cell_src", "module_src")
+
+
+def _without_sources(value):
+    """A Yosys JSON netlist (or part of it) without the :data:`_SOURCE_ATTRIBUTES` of its
+    ``attributes``; the same order otherwise (nextpnr reads cells and nets in order)."""
+    if isinstance(value, dict):
+        return {
+            key: (
+                {
+                    name: attribute
+                    for name, attribute in item.items()
+                    if name not in _SOURCE_ATTRIBUTES
+                }
+                if key == "attributes" and isinstance(item, dict)
+                else _without_sources(item)
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_without_sources(item) for item in value]
+    return value
+
+
+def _nextpnr_opts(board, seed, extra_nextpnr_opts=()):
+    opts = [
         "--timing-allow-fail",
         "--report",
-        report_file,
+        _REPORT_FILE,
         "--detailed-timing-report",
         "--seed",
         str(seed),
         *extra_nextpnr_opts,
     ]
     if board.link_hz:
-        nextpnr_opts.append("--ignore-rel-clk")
+        opts.append("--ignore-rel-clk")
+    return " ".join(opts)
+
+
+def _run_script(board, build_dir, skipped_tools):
+    """Runs the build script in ``build_dir`` with the tools of ``skipped_tools`` (their
+    environment variables) doing nothing."""
+    env = {**os.environ, **yowasp_environment(board.family)}
+    env.update({variable: "true" for variable in skipped_tools})
+    subprocess.run(["sh", _SCRIPT], cwd=build_dir, env=env, check=True)
+
+
+def synthesize(
+    board, build_dir, *, seed=None, verbose=False, extra_nextpnr_opts=(), synth_opts=None
+):
+    """The Yosys step of a build of ``board`` in ``build_dir``: the build plan's files (for
+    nextpnr at ``seed``, the board's own by default) and Yosys's netlists. Returns the
+    :class:`Synthesis` that :func:`place_and_route` takes."""
+    build_dir = Path(build_dir)
+    seed = board.seed if seed is None else seed
     started = time.monotonic()
-    plan = _plan(board, synth_opts, verbose=verbose, nextpnr_opts=" ".join(nextpnr_opts))
-    plan.execute_local(str(build_dir), env=env)
-    seconds = time.monotonic() - started
-    report = json.loads((build_dir / report_file).read_text())
+    plan = _plan(
+        board,
+        synth_opts,
+        verbose=verbose,
+        nextpnr_opts=_nextpnr_opts(board, seed, extra_nextpnr_opts),
+    )
+    plan.extract(str(build_dir))
+    _run_script(board, build_dir, set(yowasp_environment(board.family)) - {"YOSYS"})
+    return Synthesis(board, build_dir, plan, seed, time.monotonic() - started)
+
+
+def place_and_route(synthesis):
+    """nextpnr and the packer on a :func:`synthesize`'d design; returns the
+    :class:`BuildResult` (also written to ``result.json`` in the build directory)."""
+    board, build_dir = synthesis.board, synthesis.build_dir
+    started = time.monotonic()
+    _run_script(board, build_dir, {"YOSYS"})
+    seconds = synthesis.seconds + time.monotonic() - started
+    report = json.loads((build_dir / _REPORT_FILE).read_text())
     fmax, clocks, utilisation, critical = parse_report(report, board.clock_hz)
     link_fmax, link_critical = (
         clock_timing(report, clocks, board.link_hz) if board.link_hz else (0.0, [])
@@ -330,7 +484,7 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
         title=board.title,
         device=f"{platform.device}-{platform.package}",
         clock_hz=board.clock_hz,
-        seed=seed,
+        seed=synthesis.seed,
         fmax_mhz=fmax,
         clocks=clocks,
         utilisation=utilisation,
@@ -340,11 +494,12 @@ def build(board, *, build_dir=None, seed=1, verbose=False, extra_nextpnr_opts=()
         link_fmax_mhz=link_fmax,
         link_critical_path=link_critical,
         bitstream=str(build_dir / (DESIGN_NAME + board.bitstream_suffix)),
-        tool_versions=_tool_versions(),
+        tool_versions=tool_versions(),
         goal_hz=board.goal_hz,
         sample_phases=board.sample_phases,
         edge_clock_hz=board.edge_clock_hz,
         crossing_ns=crossing,
+        nextpnr_input=synthesis.nextpnr_input(),
     )
     (build_dir / "result.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
     return result
@@ -361,23 +516,6 @@ def _plan(board, synth_opts=None, **options):
         **overrides,
         **options,
     )
-
-
-def synthesize(board, build_dir, *, synth_opts=None):
-    """Runs only the Yosys step of :func:`build` (the same script, same options) in
-    ``build_dir`` and returns the path of the post-synthesis netlist (:data:`NETLIST_NAME`)."""
-    build_dir = Path(build_dir)
-    build_dir.mkdir(parents=True, exist_ok=True)
-    plan = _plan(board, synth_opts)
-    for name, content in plan.files.items():
-        mode = "w" if isinstance(content, str) else "wb"
-        with open(build_dir / name, mode) as file:
-            file.write(content)
-    yosys = yowasp_environment(board.family)["YOSYS"]
-    subprocess.run(
-        [yosys, "-q", "-l", f"{DESIGN_NAME}.rpt", f"{DESIGN_NAME}.ys"], cwd=build_dir, check=True
-    )
-    return build_dir / NETLIST_NAME
 
 
 def format_result(result, family):

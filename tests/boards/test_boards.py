@@ -1,6 +1,8 @@
 """FPGA boards: pin maps, clocks, generated constraints, docs, and every board's real
-bitstream build with the YoWASP tools, as shipped (its seed): timing must be met and the
-figures must be the recorded ones (boards/results, the table of docs/boards.md).
+build with the YoWASP tools, as shipped (its seed): synthesized in every run, placed and
+routed where what nextpnr would be given differs from its record's (always for the HX8K;
+every board with LATSCOPE_FULL_BUILDS=1): timing must be met and the figures must be the
+recorded ones (boards/results, the table of docs/boards.md, "Recorded builds in CI").
 
 The builds take 1 to 2 minutes each (docs/tests.md has the measured times; plus about
 2 minutes per tool the first time YoWASP compiles it on a machine; cached in
@@ -10,6 +12,7 @@ The builds take 1 to 2 minutes each (docs/tests.md has the measured times; plus 
 import dataclasses
 import importlib.resources
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -22,14 +25,14 @@ from latscope_boards.clocking import ecp5_pll_settings, ice40_pll_settings
 from latscope_boards.docs import pad_delay_table, pinout_table, results_table
 from latscope_boards.toolchain import (
     DESIGN_NAME,
-    NETLIST_NAME,
     REPO_ROOT,
     BuildResult,
-    build,
     crossing_delay,
     format_result,
     parse_report,
-    synthesize,
+    place_and_route,
+    record_digest,
+    tool_versions,
     yowasp_environment,
 )
 
@@ -419,12 +422,12 @@ def test_ice40_gearbox_flip_flops_sit_where_the_board_places_them(name):
 @pytest.mark.boards
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", [name for name in BOARDS if get_board(name).gearbox_placement])
-def test_ice40_gearbox_placement_is_beside_each_pins_io_tile(name, tmp_path):
+def test_ice40_gearbox_placement_is_beside_each_pins_io_tile(name, synthesized):
     """The placement's tiles are the board's own claim; where the pins' I/O tiles are is
     nextpnr's: its packer places the constrained SB_IOs (``--pack-only``), and every placed
     flip-flop must be within two tiles of its pin's."""
     board = get_board(name)
-    synthesize(board, tmp_path)
+    directory = synthesized(name).build_dir
     platform = board.platform()
     nextpnr = yowasp_environment("ice40")["NEXTPNR_ICE40"]
     subprocess.run(
@@ -442,11 +445,11 @@ def test_ice40_gearbox_placement_is_beside_each_pins_io_tile(name, tmp_path):
             "--write",
             "packed.json",
         ],
-        cwd=tmp_path,
+        cwd=directory,
         check=True,
         capture_output=True,
     )
-    cells = json.loads((tmp_path / "packed.json").read_text())["modules"]["top"]["cells"]
+    cells = json.loads((directory / "packed.json").read_text())["modules"]["top"]["cells"]
     io_tiles = {}
     for cell_name, cell in cells.items():
         match = re.fullmatch(r"(marker_strobe|edges)_gearbox\.ddr_(\d+)", cell_name)
@@ -474,7 +477,7 @@ def test_docs_have_the_current_pinouts_and_build_table():
 def test_recorded_builds_are_of_the_current_clocks():
     """Every recorded build (each board as shipped; the ULX3S in every size, whose other
     sizes CI does not build) is of the board's current device, clocks and seed, met timing,
-    and was made with the tools of its board's shipped record, which CI rebuilds."""
+    and was made with the tools of its board's shipped record, which CI checks."""
     for name, board in recorded_builds():
         path = RESULTS / f"{name}.json"
         result = json.loads(path.read_text())
@@ -506,43 +509,84 @@ DETERMINISTIC_FIELDS = (
     "crossing_ns",
 )
 
+#: The board whose shipped build is placed and routed in every run, whatever its record's
+#: hash says: the cheapest (about 2 minutes), so that every CI machine checks the premise
+#: the others' records stand on, that nextpnr gives the recorded result for the recorded
+#: input. LATSCOPE_FULL_BUILDS=1 (make test-boards) places and routes every board.
+ALWAYS_PLACED = "ice40-hx8k-b-evn"
+FULL_BUILDS = os.environ.get("LATSCOPE_FULL_BUILDS") == "1"
+
 
 @pytest.mark.boards
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", list(BOARDS))
-def test_shipped_bitstream_meets_timing_and_matches_its_record(name, board_builds):
-    """A real build of each board as shipped (its seed): yosys, nextpnr and the packer from
-    PyPI. Timing must be met, and the figures must be those recorded in boards/results and
-    the docs' table (same tool versions: else the record is stale). The build also writes
-    the post-synthesis netlist, which test_netlist.py simulates."""
+def test_shipped_bitstream_meets_timing_and_matches_its_record(name, synthesized):
+    """Each board as shipped (its seed), synthesized with Yosys from PyPI: what nextpnr
+    would be given must be what its record was built from (``nextpnr_input``), and the
+    record must be as that build wrote it (``result_digest``), timing met. Where the input
+    differs, on ALWAYS_PLACED and with LATSCOPE_FULL_BUILDS=1, nextpnr and the packer run:
+    timing must be met and the figures must be those recorded in boards/results and the
+    docs' table (same tool versions: else the record is stale)."""
     board = get_board(name)
-    build_dir = board_builds / name
-    result = build(board, build_dir=build_dir, seed=board.seed)
-    assert (build_dir / NETLIST_NAME).stat().st_size > 0
-    assert result.timing_met, (
-        f"{name}: Fmax {result.fmax_mhz:.2f} MHz < "
-        f"{board.clock_hz / 1e6} MHz:\n{format_result(result, board.family)}"
-    )
-    built = result.to_json()
-    assert json.loads((build_dir / "result.json").read_text()) == built
+    synthesis = synthesized(name)
     record_path = RESULTS / f"{name}.json"
     record = json.loads(record_path.read_text())
-    assert record["tool_versions"] == built["tool_versions"], (
-        f"{record_path}: recorded with other tool versions; rebuild and record "
-        f"(python -m latscope_boards build {name})"
+    rebuild = f"rebuild and record (python -m latscope_boards build {name})"
+    assert record["tool_versions"] == tool_versions(), (
+        f"{record_path}: recorded with other tool versions; {rebuild}"
     )
-    stale = {
-        key: (record.get(key), built[key])
-        for key in DETERMINISTIC_FIELDS
-        if record.get(key) != built[key]
-    }
-    assert not stale, (
-        f"{record_path} is not what the build gives (recorded, built): "
-        f"{stale}; rebuild and record (python -m latscope_boards build {name})"
+    nextpnr_input = synthesis.nextpnr_input()
+    if FULL_BUILDS or name == ALWAYS_PLACED or record.get("nextpnr_input") != nextpnr_input:
+        result = place_and_route(synthesis)
+        assert result.timing_met, (
+            f"{name}: Fmax {result.fmax_mhz:.2f} MHz < "
+            f"{board.clock_hz / 1e6} MHz:\n{format_result(result, board.family)}"
+        )
+        built = result.to_json()
+        assert json.loads((synthesis.build_dir / "result.json").read_text()) == built
+        stale = {
+            key: (record.get(key), built[key])
+            for key in (*DETERMINISTIC_FIELDS, "nextpnr_input")
+            if record.get(key) != built[key]
+        }
+        assert not stale, (
+            f"{record_path} is not what the build gives (recorded, built): {stale}; {rebuild}"
+        )
+        if name == "ice40-hx8k-b-evn":
+            # The iCE40HX8K bitstream has a fixed size.
+            assert Path(result.bitstream).stat().st_size == 135100
+    assert record.get("result_digest") == record_digest(record), (
+        f"{record_path} is not as its build wrote it (result_digest); {rebuild}"
     )
-    if name == "ice40-hx8k-b-evn":
-        # The iCE40HX8K bitstream has a fixed size.
-        assert Path(result.bitstream).stat().st_size == 135100
+    assert record["timing_met"], record_path
+
+
+@pytest.mark.boards
+@pytest.mark.parametrize("name", [ALWAYS_PLACED])
+def test_a_changed_netlist_or_an_edited_record_is_caught(name, synthesized, tmp_path):
+    """What the shipped build test stands on where it takes a record's figures: one bit of
+    one LUT changed in the netlist changes ``nextpnr_input`` (then nextpnr runs and the
+    record's hash no longer matches), moving the checkout (every ``src`` path) does not;
+    a figure edited in the record breaks its ``result_digest``, its build time does not."""
+    synthesis = synthesized(name)
+    moved = dataclasses.replace(synthesis, build_dir=tmp_path)
+    netlist = (synthesis.build_dir / f"{DESIGN_NAME}.json").read_text()
+    elsewhere = netlist.replace(str(REPO_ROOT), "/elsewhere/latscope")
+    assert elsewhere != netlist
+    (tmp_path / f"{DESIGN_NAME}.json").write_text(elsewhere)
+    assert moved.nextpnr_input() == synthesis.nextpnr_input()
+    lut = re.search(r'"LUT_INIT": "([01]+)"', netlist)
+    assert lut
+    flipped = lut[1][:-1] + ("1" if lut[1][-1] == "0" else "0")
+    changed = netlist[: lut.start(1)] + flipped + netlist[lut.end(1) :]
+    (tmp_path / f"{DESIGN_NAME}.json").write_text(changed)
+    assert moved.nextpnr_input() != synthesis.nextpnr_input()
+
+    record = json.loads((RESULTS / f"{name}.json").read_text())
+    assert record["result_digest"] == record_digest(record)
+    assert record_digest({**record, "seconds": record["seconds"] + 1}) == record["result_digest"]
+    edited = {**record, "fmax_mhz": record["fmax_mhz"] + 0.01}
+    assert record_digest(edited) != record["result_digest"]
 
 
 def test_a_report_below_the_capture_clock_is_a_failed_build():

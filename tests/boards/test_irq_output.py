@@ -6,8 +6,8 @@ placement (docs/boards.md, "Pad delays").
 iCE40: the SB_IO is the I/O cell and its output register a PIN_TYPE setting, so the
 synthesized netlist says it all. ECP5: Yosys leaves an OFS1P3DX flip-flop marked for the I/O
 logic; nextpnr's packer (``--pack-only``, seconds) decides whether it goes into the pin's
-IOLOGIC, so the packed netlist is checked. Each board's test takes the netlist its bitstream
-test left in this run (test_boards.py, the same work unit), else synthesizes (20-25 s).
+IOLOGIC, so the packed netlist is checked. Each board's test takes the board's synthesis of
+this run (the ``synthesized`` fixture: the bitstream and netlist tests' too).
 """
 
 import json
@@ -17,7 +17,7 @@ import pytest
 
 from latscope_boards import BOARDS, get_board
 from latscope_boards.board import IRQ_RESOURCE
-from latscope_boards.toolchain import DESIGN_NAME, synthesize, yowasp_environment
+from latscope_boards.toolchain import DESIGN_NAME, yowasp_environment
 
 pytestmark = pytest.mark.boards
 
@@ -27,15 +27,6 @@ PAD = f"{IRQ_RESOURCE}_0__io"
 #: SB_IO PIN_TYPE[5:2] values with a registered output (Lattice's iCE40 technology library:
 #: PIN_OUTPUT_REGISTERED, _REGISTERED_ENABLE, _REGISTERED_ENABLE_REGISTERED).
 SB_IO_REGISTERED_OUTPUTS = {0b0101, 0b1001, 0b1101}
-
-
-def _design(board, board_builds, tmp_path):
-    """The build directory holding the board's synthesized design (``latscope.json``)."""
-    built = board_builds / board.name
-    if (built / f"{DESIGN_NAME}.json").exists():
-        return built
-    synthesize(board, tmp_path)
-    return tmp_path
 
 
 def _packed(board, directory):
@@ -92,13 +83,13 @@ class Netlist:
 
 
 @pytest.mark.parametrize("name", list(BOARDS))
-def test_irq_pad_is_driven_by_its_io_cells_register(name, board_builds, tmp_path):
+def test_irq_pad_is_driven_by_its_io_cells_register(name, synthesized):
     """The pad's driver is the I/O cell's output register, clocked by the capture clock (the
     appliance's ``capture_clk``, or its one clock ``clk``). That the register shows an edge
     in the cycle of its stamp, the netlist simulation checks to the stamp unit
     (test_netlist.py: the loopback and the trigger's delays)."""
     board = get_board(name)
-    directory = _design(board, board_builds, tmp_path)
+    directory = synthesized(name).build_dir
     capture_clock = "appliance.capture_clk" if board.link_hz else "appliance.clk"
     if board.family == "ice40":
         modules = json.loads((directory / f"{DESIGN_NAME}.json").read_text())["modules"]

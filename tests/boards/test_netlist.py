@@ -17,8 +17,9 @@ same compiled netlist, judged by the host's own ``selftest.loopback_result``. Th
 fires the IRQ at a sweep of delays after scripted markers (issue 26): each edge at the pin
 exactly its delay and the documented latency after its marker, to the stamp unit.
 
-Cost per board (measured, docs/tests.md): Yosys 12-15 s (none when the bitstream test of the
-same run already wrote the netlist), Verilator's compile 65-90 s, the simulations seconds.
+Cost per board (measured, docs/tests.md): Yosys 12-15 s (the board's synthesis of the run,
+the ``synthesized`` fixture, shared with its bitstream test), Verilator's compile 65-90 s,
+the simulations seconds.
 """
 
 import os
@@ -49,7 +50,6 @@ from latscope_boards.netlist_sim import (
     compile_netlist,
     decode_uart,
 )
-from latscope_boards.toolchain import NETLIST_NAME, synthesize
 from latscope_defs.markers import Point, Test, encode
 from latscope_defs.protocol import (
     GATEWARE_VERSION,
@@ -206,15 +206,6 @@ def scripted_session(board):
     return script, (started, burst, stopped)
 
 
-def netlist_of(record, board, tmp_path_factory, board_builds):
-    """The post-synthesis netlist of build ``record`` (a record name: the board's, or a
-    variant's): the bitstream test's of this run, else synthesized here."""
-    netlist = board_builds / record / NETLIST_NAME
-    if not netlist.exists():
-        netlist = synthesize(board, tmp_path_factory.mktemp("synth"))
-    return netlist
-
-
 #: Simulator of the netlist runs (netlist_sim.SIMULATORS).
 SIMULATOR = os.environ.get("LATSCOPE_NETLIST_SIM", SIMULATORS[0])
 #: Builds whose netlists run, by record name (all boards as shipped by default;
@@ -239,16 +230,15 @@ class Compiled:
 
 
 @pytest.fixture(scope="session")
-def netlists(tmp_path_factory, board_builds):
+def netlists(tmp_path_factory, synthesized):
     """Each build's netlist compiled once a run, by record name: a function of the name."""
     done = {}
 
     def compiled_build(record):
         if record not in done:
             board = BUILDS[record]
-            netlist = netlist_of(record, board, tmp_path_factory, board_builds)
             result = compile_netlist(
-                netlist,
+                synthesized(record).netlist,
                 tmp_path_factory.mktemp("netlist_sim"),
                 crystal_hz=crystal_hz(board),
                 family=board.family,
