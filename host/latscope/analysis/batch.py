@@ -181,6 +181,19 @@ def _plan_key(test: int, parameter: int | None) -> tuple[Test, int | None]:
     return Test(test), parameter if test in SUITE_PARAMETERS else None
 
 
+def _event_columns(
+    first: npt.ArrayLike, dtype: type[np.integer], stamp: Stamps, epoch: Stamps, holes: bool
+) -> tuple[npt.NDArray[np.integer], Stamps, Stamps]:
+    """The event columns a compiled pass (window_loop) takes: ``first`` (values or points) as
+    ``dtype``, the stamps, and the epochs only where the stream has holes (else empty: the
+    pass then reads every event as of one epoch), each contiguous."""
+    return (
+        np.ascontiguousarray(first, dtype),
+        np.ascontiguousarray(stamp, np.int64),
+        np.ascontiguousarray(epoch, np.int64) if holes else _EMPTY,
+    )
+
+
 def _joined(held: npt.NDArray[_Scalar], new: npt.NDArray[_Scalar]) -> npt.NDArray[_Scalar]:
     """``held`` followed by ``new`` (``new`` itself when nothing is held: no copy)."""
     return np.concatenate([held, new]) if len(held) else new
@@ -582,9 +595,7 @@ class BatchAnalysis(Generic[C]):
         stamps, epochs = np.empty(n, np.int64), np.empty(0 if uniform else n, np.int64)
         points, args = np.empty(n, np.int32), np.empty(n, np.int32)
         window_loop.group(
-            np.ascontiguousarray(m_value, np.int64),
-            np.ascontiguousarray(m_stamp, np.int64),
-            _EMPTY if uniform else np.ascontiguousarray(m_epoch, np.int64),
+            *_event_columns(m_value, np.int64, m_stamp, m_epoch, holes=not uniform),
             _MARKER_VALUE,
             TEST_SHIFT,
             TEST_BITS,
@@ -738,9 +749,7 @@ class BatchAnalysis(Generic[C]):
             )
         )
         route = (
-            np.ascontiguousarray(m_points, np.int32),
-            np.ascontiguousarray(m_stamp, np.int64),
-            _EMPTY if no_holes else np.ascontiguousarray(m_epoch, np.int64),
+            *_event_columns(m_points, np.int32, m_stamp, m_epoch, holes=not no_holes),
             seg_at,
             seg_window,
             seg_epoch,
