@@ -54,17 +54,28 @@ def cpu_seconds(pid):
     """The CPU seconds (user and system) that ``pid`` and the processes below it have spent so
     far: each one's own and, in its cutime and cstime, those of the children it has reaped.
 
-    Each process is read after its parent, so a child is never counted twice: one reaped
-    between the two reads is missed instead (its parent was read without it), and the next
-    call finds it in its parent's. A reading is never above the true total, and is exact (to
-    the clock tick) unless a child ended during it."""
+    Each process is read after its parent, so a child is never counted twice. A child reaped
+    between the two reads would be missed (its parent was read without it, and it is gone):
+    then the whole tree is read again, its parent now counting it. A reading is exact to the
+    clock tick, but for a process started during it (which has spent next to nothing)."""
+    while True:
+        ticks, vanished = _tree_ticks(pid)
+        if not vanished:
+            return ticks / CLOCK_TICKS
+
+
+def _tree_ticks(pid):
+    """(clock ticks of ``pid`` and the processes below it, whether a child vanished between
+    its parent's read and its own)."""
     parents = {child: int(fields[1]) for child, (_, fields) in _stats().items()}
     ticks, todo = 0, [(pid, None)]
     while todo:
         process, parent = todo.pop(0)
         stat = _stat(process)
         if stat is None or (parent is not None and int(stat[1][1]) != parent):
-            continue  # gone, or its number already taken by another process
+            if parent is not None:
+                return ticks, True  # reaped (or its number taken) since its parent was read
+            continue
         ticks += sum(int(field) for field in stat[1][11:15])  # utime stime cutime cstime
         todo += [(child, process) for child, ppid in parents.items() if ppid == process]
-    return ticks / CLOCK_TICKS
+    return ticks, False

@@ -91,7 +91,7 @@ def run_in_pty(argv, *, columns=80, rows=24, timeout=600, env=None, cwd=None, in
     spent = 0.0
 
     def spent_now():
-        # Never less than the last reading: cpu_seconds misses a child reaped while it reads.
+        # Never less than the last reading (one leaves out a process started while it reads).
         nonlocal spent
         spent = max(spent, cpu_seconds(process.pid))
         return spent

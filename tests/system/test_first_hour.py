@@ -9,12 +9,14 @@ the wall time between two redraws, not the work done between them.
 """
 
 import signal
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from support.process_tree import cpu_seconds
 from support.pty_run import columns_reached, run_in_pty
 from support.suite_capture import native_suite_capture
 
@@ -138,3 +140,25 @@ def test_the_simulation_commands_fit_the_terminal_and_show_progress(tmp_path):
     assert demo.status == 0 and "headline (ns)" in demo.text
     stopped = as_user(["capture", "-o", "stopped.lsc"], tmp_path, interrupt_after=8)
     assert stopped.status == 128 + signal.SIGINT and "interrupted by SIGINT" in stopped.text
+
+
+def test_a_reading_of_cpu_seconds_never_goes_back():
+    """A command whose children end one after another (400 of 2 ms each): its CPU seconds,
+    read as fast as can be, never go back. A child reaped between its parent's read and its
+    own would be missed by that reading (4 of 7,115 readings went back so before
+    ``cpu_seconds`` read the tree again then), and the next piece of output would seem to
+    follow a silence of that child's work."""
+    child = "import time\ns = time.process_time()\nwhile time.process_time() - s < 0.002: pass"
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys\n"
+            f"for _ in range(400): subprocess.run([sys.executable, '-c', {child!r}])",
+        ]
+    )
+    readings = []
+    while parent.poll() is None:
+        readings.append(cpu_seconds(parent.pid))
+    assert len(readings) > 100
+    assert all(a <= b for a, b in zip(readings, readings[1:]))
